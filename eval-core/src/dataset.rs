@@ -1,0 +1,136 @@
+//! Loading dataset files into [`Sample`]s.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use crate::error::{DatasetError, MAX_PROBLEMS, Problem};
+use crate::fields;
+use crate::sample::Sample;
+use crate::{csv_format, jsonl_format, naming};
+
+pub use crate::fields::FIELD_ALIASES;
+
+/// A dataset file format. Chosen by extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Format {
+    /// One JSON object per line (`.jsonl`, `.ndjson`): agentspec and letta-evals.
+    Jsonl,
+    /// Header row then one record per sample (`.csv`): letta-evals.
+    Csv,
+}
+
+impl Format {
+    /// The format for a path, from its extension (ASCII case ignored).
+    pub fn from_path(path: &str) -> Result<Format, DatasetError> {
+        let ext = Path::new(path)
+            .extension()
+            .map(|e| e.to_string_lossy().to_ascii_lowercase())
+            .unwrap_or_default();
+        match ext.as_str() {
+            "jsonl" | "ndjson" => Ok(Format::Jsonl),
+            "csv" => Ok(Format::Csv),
+            _ => Err(DatasetError::UnsupportedFormat {
+                path: path.to_string(),
+                extension: if ext.is_empty() {
+                    "(none)".into()
+                } else {
+                    format!(".{ext}")
+                },
+            }),
+        }
+    }
+}
+
+/// A loaded dataset: every sample of one file, in file order.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Dataset {
+    /// The path as the user wrote it (used in messages and reports).
+    pub path: String,
+    /// The file's format.
+    pub format: Format,
+    /// The samples, in file order.
+    pub samples: Vec<Sample>,
+}
+
+impl Dataset {
+    /// Reads and parses the file at `path`.
+    pub fn load(path: impl AsRef<Path>) -> Result<Dataset, DatasetError> {
+        let path = path.as_ref();
+        let shown = path.to_string_lossy();
+        Self::load_as(path, &shown)
+    }
+
+    /// Reads the file at `path` but names it `shown` in samples and messages
+    /// (e.g. the path relative to the crate, as written in the attribute).
+    pub fn load_as(path: &Path, shown: &str) -> Result<Dataset, DatasetError> {
+        let bytes = std::fs::read(path).map_err(|source| DatasetError::Io {
+            path: shown.to_string(),
+            source,
+        })?;
+        Self::from_bytes(shown, &bytes)
+    }
+
+    /// Parses `bytes` as the dataset named `path` (whose extension picks the format).
+    pub fn from_bytes(path: &str, bytes: &[u8]) -> Result<Dataset, DatasetError> {
+        let format = Format::from_path(path)?;
+        let mut problems = Vec::new();
+        let records = match format {
+            Format::Jsonl => jsonl_format::records(path, bytes, &mut problems),
+            Format::Csv => csv_format::records(path, bytes, &mut problems),
+        };
+        let mut samples = Vec::with_capacity(records.len());
+        for record in records {
+            if problems.len() >= MAX_PROBLEMS {
+                break;
+            }
+            let index = samples.len();
+            if let Some(sample) = fields::to_sample(path, index, record, &mut problems) {
+                samples.push(sample);
+            }
+        }
+        check_unique_ids(path, &samples, &mut problems);
+        if !problems.is_empty() {
+            problems.sort_by_key(|p| p.line);
+            problems.truncate(MAX_PROBLEMS);
+            return Err(DatasetError::Invalid {
+                path: path.to_string(),
+                problems,
+            });
+        }
+        if samples.is_empty() {
+            return Err(DatasetError::Empty {
+                path: path.to_string(),
+            });
+        }
+        Ok(Dataset {
+            path: path.to_string(),
+            format,
+            samples,
+        })
+    }
+
+    /// The test name of each sample, in order (see [`crate::naming`]).
+    pub fn test_names(&self) -> Vec<String> {
+        naming::test_names(&self.samples)
+    }
+}
+
+fn check_unique_ids(file: &str, samples: &[Sample], problems: &mut Vec<Problem>) {
+    let mut first: HashMap<&str, usize> = HashMap::new();
+    for s in samples.iter().filter(|s| s.explicit_id) {
+        if let Some(line) = first.get(s.id.as_str()) {
+            problems.push(
+                Problem::new(
+                    file,
+                    s.source.line,
+                    format!("duplicate id `{}` (first used on line {line})", s.id),
+                )
+                .field("id"),
+            );
+        } else {
+            first.insert(&s.id, s.source.line);
+        }
+    }
+}

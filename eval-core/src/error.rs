@@ -1,0 +1,112 @@
+//! Errors raised while loading a dataset.
+
+use std::fmt;
+
+/// One thing wrong with one place in a dataset file.
+///
+/// Displayed as `file:line[:column]: [field `f`: ]message`, the shape compilers
+/// and editors understand.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Problem {
+    /// The dataset path as the user wrote it.
+    pub file: String,
+    /// 1-based line (for CSV: the line the record starts on).
+    pub line: usize,
+    /// 1-based column, when known.
+    pub column: Option<usize>,
+    /// The field (JSON key or CSV column) concerned, when there is one.
+    pub field: Option<String>,
+    /// What was wrong and what was expected.
+    pub message: String,
+}
+
+impl Problem {
+    pub(crate) fn new(file: &str, line: usize, message: impl Into<String>) -> Self {
+        Problem {
+            file: file.to_string(),
+            line,
+            column: None,
+            field: None,
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn column(mut self, column: usize) -> Self {
+        self.column = Some(column);
+        self
+    }
+
+    pub(crate) fn field(mut self, field: &str) -> Self {
+        self.field = Some(field.to_string());
+        self
+    }
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)?;
+        if let Some(col) = self.column {
+            write!(f, ":{col}")?;
+        }
+        f.write_str(": ")?;
+        if let Some(field) = &self.field {
+            write!(f, "field `{field}`: ")?;
+        }
+        f.write_str(&self.message)
+    }
+}
+
+/// Most problems reported for one file before loading gives up.
+pub const MAX_PROBLEMS: usize = 50;
+
+/// Why a dataset could not be loaded.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DatasetError {
+    /// The file could not be read.
+    #[error("{path}: cannot read dataset: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The extension names no format this crate reads.
+    #[error("{path}: unsupported dataset format `{extension}` (expected .jsonl, .ndjson or .csv)")]
+    UnsupportedFormat { path: String, extension: String },
+    /// The file holds no sample at all.
+    #[error("{path}: dataset has no samples")]
+    Empty { path: String },
+    /// One or more lines or records are malformed; every problem found is listed.
+    #[error("{}", render_problems(.problems))]
+    Invalid {
+        path: String,
+        problems: Vec<Problem>,
+    },
+}
+
+impl DatasetError {
+    /// The individual problems (one for I/O, format and empty errors).
+    pub fn problems(&self) -> Vec<String> {
+        match self {
+            DatasetError::Invalid { problems, .. } => {
+                problems.iter().map(ToString::to_string).collect()
+            }
+            other => vec![other.to_string()],
+        }
+    }
+}
+
+fn render_problems(problems: &[Problem]) -> String {
+    let mut out = String::new();
+    for (i, p) in problems.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(&p.to_string());
+    }
+    if problems.len() >= MAX_PROBLEMS {
+        out.push_str("\n(further problems not reported)");
+    }
+    out
+}

@@ -1,0 +1,408 @@
+//! Record → [`Sample`]: field names, aliases and value types shared by every
+//! row-oriented adapter (JSONL, CSV).
+
+use serde_json::{Map, Value};
+
+use crate::error::Problem;
+use crate::sample::{Expected, Input, Sample, Source};
+
+/// The sample fields a record can fill.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Field {
+    Id,
+    Input,
+    Expected,
+    Context,
+    ReferenceContexts,
+    Tags,
+    Metadata,
+    AgentArgs,
+    RubricVars,
+}
+
+impl Field {
+    fn canonical(self) -> &'static str {
+        match self {
+            Field::Id => "id",
+            Field::Input => "input",
+            Field::Expected => "expected",
+            Field::Context => "context",
+            Field::ReferenceContexts => "reference_contexts",
+            Field::Tags => "tags",
+            Field::Metadata => "metadata",
+            Field::AgentArgs => "agent_args",
+            Field::RubricVars => "rubric_vars",
+        }
+    }
+}
+
+/// Field names understood in JSONL keys and CSV headers (matched ignoring
+/// ASCII case and surrounding spaces), with the [`Sample`] field they fill.
+///
+/// | sample field | accepted names | seen in |
+/// |---|---|---|
+/// | `id` | `id`, `sample_id` | letta-evals |
+/// | `input` | `input`, `query`, `question`, `prompt`, `user_input` | agentspec, letta-evals, golden-dataset, ragas |
+/// | `expected` | `expected`, `expected_output`, `ground_truth`, `ideal`, `reference`, `expected_response` | agentspec (docs and real files), letta-evals (current and legacy), ragas, runevals |
+/// | `context` | `context`, `contexts`, `retrieval_context`, `retrieved_contexts` | agentspec, ragas, deepeval |
+/// | `reference_contexts` | `reference_contexts` | agentspec, ragas |
+/// | `tags` | `tags` | agentspec, letta-evals |
+/// | `metadata` | `metadata` | agentspec, letta-evals |
+/// | `agent_args` | `agent_args` | letta-evals |
+/// | `rubric_vars` | `rubric_vars` | letta-evals |
+///
+/// A record that uses two names for the same field is rejected. Every other
+/// key is kept in [`Sample::extra`].
+pub const FIELD_ALIASES: &[(&str, &str)] = &[
+    ("id", "id"),
+    ("sample_id", "id"),
+    ("input", "input"),
+    ("query", "input"),
+    ("question", "input"),
+    ("prompt", "input"),
+    ("user_input", "input"),
+    ("expected", "expected"),
+    ("expected_output", "expected"),
+    ("ground_truth", "expected"),
+    ("ideal", "expected"),
+    ("reference", "expected"),
+    ("expected_response", "expected"),
+    ("context", "context"),
+    ("contexts", "context"),
+    ("retrieval_context", "context"),
+    ("retrieved_contexts", "context"),
+    ("reference_contexts", "reference_contexts"),
+    ("tags", "tags"),
+    ("metadata", "metadata"),
+    ("agent_args", "agent_args"),
+    ("rubric_vars", "rubric_vars"),
+];
+
+pub(crate) fn field_for(name: &str) -> Option<Field> {
+    let name = name.trim();
+    let canonical = FIELD_ALIASES
+        .iter()
+        .find(|(alias, _)| alias.eq_ignore_ascii_case(name))
+        .map(|(_, c)| *c)?;
+    Some(match canonical {
+        "id" => Field::Id,
+        "input" => Field::Input,
+        "expected" => Field::Expected,
+        "context" => Field::Context,
+        "reference_contexts" => Field::ReferenceContexts,
+        "tags" => Field::Tags,
+        "metadata" => Field::Metadata,
+        "agent_args" => Field::AgentArgs,
+        _ => Field::RubricVars,
+    })
+}
+
+fn accepted_names(field: Field) -> String {
+    FIELD_ALIASES
+        .iter()
+        .filter(|(_, c)| *c == field.canonical())
+        .map(|(a, _)| *a)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// One record as read by an adapter: its line and its fields in file order.
+pub(crate) struct Record {
+    pub line: usize,
+    pub fields: Vec<(String, Value)>,
+}
+
+/// Turns a CSV cell into the JSON value its field expects. `Ok(None)` for an
+/// empty cell of a known field (the field is absent).
+pub(crate) fn csv_cell(field: Option<Field>, cell: &str) -> Result<Option<Value>, String> {
+    let Some(field) = field else {
+        return Ok(Some(Value::String(cell.to_string())));
+    };
+    let trimmed = cell.trim();
+    if trimmed.is_empty() {
+        return Ok(None);
+    }
+    match field {
+        Field::Input | Field::Expected | Field::Context | Field::ReferenceContexts => {
+            // A cell holding a JSON array of strings is a list (letta-evals multi-turn
+            // CSV); anything else, even text starting with `[` or `{`, is plain text.
+            if trimmed.starts_with('[')
+                && let Ok(list) = serde_json::from_str::<Vec<String>>(trimmed)
+            {
+                return Ok(Some(Value::from(list)));
+            }
+            Ok(Some(Value::String(cell.to_string())))
+        }
+        Field::Tags => {
+            if trimmed.starts_with('[') {
+                return serde_json::from_str::<Value>(trimmed)
+                    .map(Some)
+                    .map_err(|e| format!("expected a JSON array of strings in this cell: {e}"));
+            }
+            let tags: Vec<Value> = trimmed
+                .split([',', ';'])
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+                .map(Value::from)
+                .collect();
+            Ok(Some(Value::Array(tags)))
+        }
+        Field::Metadata | Field::AgentArgs | Field::RubricVars => {
+            match serde_json::from_str::<Value>(trimmed) {
+                Ok(v @ Value::Object(_)) => Ok(Some(v)),
+                Ok(other) => Err(format!(
+                    "expected a JSON object in this cell, found {}",
+                    kind_of(&other)
+                )),
+                Err(e) => Err(format!("expected a JSON object in this cell: {e}")),
+            }
+        }
+        Field::Id => Ok(Some(Value::String(trimmed.to_string()))),
+    }
+}
+
+pub(crate) fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Builds a sample from a record, pushing every problem found. Returns `None`
+/// when the record has problems (the caller reports them all).
+pub(crate) fn to_sample(
+    file: &str,
+    index: usize,
+    record: Record,
+    problems: &mut Vec<Problem>,
+) -> Option<Sample> {
+    let line = record.line;
+    let before = problems.len();
+    let problem = |field: &str, msg: String| Problem::new(file, line, msg).field(field);
+
+    let mut seen: Vec<(Field, String)> = Vec::new();
+    let mut id = None;
+    let mut input = None;
+    let mut expected = None;
+    let mut context = Vec::new();
+    let mut reference_contexts = Vec::new();
+    let mut tags = Vec::new();
+    let mut metadata = Map::new();
+    let mut agent_args = Map::new();
+    let mut rubric_vars = Map::new();
+    let mut extra = Map::new();
+
+    for (key, value) in record.fields {
+        let Some(field) = field_for(&key) else {
+            extra.insert(key, value);
+            continue;
+        };
+        if value.is_null() {
+            continue;
+        }
+        if let Some((_, first)) = seen.iter().find(|(f, _)| *f == field) {
+            problems.push(problem(
+                &key,
+                format!(
+                    "`{first}` and `{key}` both give the sample's {}; keep one",
+                    field.canonical()
+                ),
+            ));
+            continue;
+        }
+        seen.push((field, key.clone()));
+        let result = match field {
+            Field::Id => id_value(&value).map(|v| id = Some(v)),
+            Field::Input => input_value(&value).map(|v| input = Some(v)),
+            Field::Expected => expected_value(&value).map(|v| expected = Some((key.clone(), v))),
+            Field::Context => string_list(&value).map(|v| context = v),
+            Field::ReferenceContexts => string_list(&value).map(|v| reference_contexts = v),
+            Field::Tags => tag_list(&value).map(|v| tags = v),
+            Field::Metadata => object(value).map(|v| metadata = v),
+            Field::AgentArgs => object(value).map(|v| agent_args = v),
+            Field::RubricVars => object(value).map(|v| rubric_vars = v),
+        };
+        if let Err(msg) = result {
+            problems.push(problem(&key, msg));
+        }
+    }
+
+    let Some(input) = input else {
+        if problems.len() == before {
+            problems.push(Problem::new(
+                file,
+                line,
+                format!(
+                    "missing field `input` (accepted names: {})",
+                    accepted_names(Field::Input)
+                ),
+            ));
+        }
+        return None;
+    };
+
+    let expected = match expected {
+        Some((key, Expected::PerTurn(list))) => match &input {
+            Input::Turns(turns) if turns.len() == list.len() => Some(Expected::PerTurn(list)),
+            Input::Turns(turns) => {
+                problems.push(problem(
+                    &key,
+                    format!(
+                        "has {} per-turn answers but `input` has {} turns; they must be the same length",
+                        list.len(),
+                        turns.len()
+                    ),
+                ));
+                None
+            }
+            Input::Text(_) => {
+                problems.push(problem(
+                    &key,
+                    "is an array (one answer per turn) but `input` is a single prompt; give a string, or make `input` an array of turns".into(),
+                ));
+                None
+            }
+        },
+        Some((_, e)) => Some(e),
+        None => None,
+    };
+
+    if problems.len() > before {
+        return None;
+    }
+    let (id, explicit_id) = match id {
+        Some(id) => (id, true),
+        None => (index.to_string(), false),
+    };
+    Some(Sample {
+        id,
+        explicit_id,
+        index,
+        input,
+        expected,
+        context,
+        reference_contexts,
+        tags,
+        metadata,
+        agent_args,
+        rubric_vars,
+        extra,
+        source: Source {
+            file: file.to_string(),
+            line,
+        },
+    })
+}
+
+fn id_value(v: &Value) -> Result<String, String> {
+    match v {
+        Value::String(s) if !s.trim().is_empty() => Ok(s.clone()),
+        Value::String(_) => Err("is empty; give a non-empty string or an integer".into()),
+        Value::Number(n) if n.is_i64() || n.is_u64() => Ok(n.to_string()),
+        other => Err(format!(
+            "expected a string or an integer, found {}",
+            kind_of(other)
+        )),
+    }
+}
+
+fn input_value(v: &Value) -> Result<Input, String> {
+    match v {
+        Value::String(s) if s.trim().is_empty() => Err("is empty".into()),
+        Value::String(s) => Ok(Input::Text(s.clone())),
+        Value::Array(items) if items.is_empty() => {
+            Err("is an empty array; a conversation needs at least one turn".into())
+        }
+        Value::Array(items) => {
+            let mut turns = Vec::with_capacity(items.len());
+            for (i, item) in items.iter().enumerate() {
+                match item {
+                    Value::String(s) if !s.trim().is_empty() => turns.push(s.clone()),
+                    Value::String(_) => return Err(format!("turn {i} is empty")),
+                    other => {
+                        return Err(format!(
+                            "turn {i}: expected a string, found {}",
+                            kind_of(other)
+                        ));
+                    }
+                }
+            }
+            Ok(Input::Turns(turns))
+        }
+        other => Err(format!(
+            "expected a string or an array of strings (one per turn), found {}",
+            kind_of(other)
+        )),
+    }
+}
+
+fn scalar_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+fn expected_value(v: &Value) -> Result<Expected, String> {
+    if let Some(text) = scalar_text(v) {
+        return Ok(Expected::Text(text));
+    }
+    match v {
+        Value::Array(items) if items.is_empty() => Err("is an empty array".into()),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                scalar_text(item)
+                    .ok_or_else(|| format!("turn {i}: expected a string, found {}", kind_of(item)))
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Expected::PerTurn),
+        other => Err(format!(
+            "expected a string or an array of strings (one per turn), found {}",
+            kind_of(other)
+        )),
+    }
+}
+
+fn string_list(v: &Value) -> Result<Vec<String>, String> {
+    match v {
+        Value::String(s) => Ok(vec![s.clone()]),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| match item {
+                Value::String(s) => Ok(s.clone()),
+                other => Err(format!(
+                    "item {i}: expected a string, found {}",
+                    kind_of(other)
+                )),
+            })
+            .collect(),
+        other => Err(format!(
+            "expected a string or an array of strings, found {}",
+            kind_of(other)
+        )),
+    }
+}
+
+fn tag_list(v: &Value) -> Result<Vec<String>, String> {
+    let tags = string_list(v)?;
+    if let Some(i) = tags.iter().position(|t| t.trim().is_empty()) {
+        return Err(format!("tag {i} is empty"));
+    }
+    Ok(tags.into_iter().map(|t| t.trim().to_string()).collect())
+}
+
+fn object(v: Value) -> Result<Map<String, Value>, String> {
+    match v {
+        Value::Object(map) => Ok(map),
+        other => Err(format!("expected an object, found {}", kind_of(&other))),
+    }
+}

@@ -1,0 +1,352 @@
+//! Metric declarations: which metrics exist, what they need, which way is
+//! better, and the `name(options) >= threshold` specs users write.
+//!
+//! Scoring lives in `eval-runtime`; this module is what the macro checks at
+//! compile time and the runtime executes, so both agree on the catalogue.
+
+use std::borrow::Cow;
+use std::fmt;
+
+/// Comparison of a score against its threshold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// `>=`: the score must be at least the threshold.
+    AtLeast,
+    /// `<=`: the score must be at most the threshold.
+    AtMost,
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Op::AtLeast => ">=",
+            Op::AtMost => "<=",
+        })
+    }
+}
+
+/// A sample field a metric cannot score without.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Need {
+    /// `expected` (or an alias such as `ground_truth`, `expected_output`).
+    Expected,
+    /// `context`.
+    Context,
+    /// `reference_contexts`.
+    ReferenceContexts,
+}
+
+impl fmt::Display for Need {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Need::Expected => "expected",
+            Need::Context => "context",
+            Need::ReferenceContexts => "reference_contexts",
+        })
+    }
+}
+
+/// The type of a metric option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OptionKind {
+    /// `true` / `false`.
+    Bool,
+    /// A string literal.
+    Str,
+}
+
+/// An option value as written in a metric spec.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OptionValue {
+    /// `case_sensitive = true`
+    Bool(bool),
+    /// `pattern = "..."`
+    Str(Cow<'static, str>),
+    /// A number (no metric takes one yet; rejected with a clear message).
+    Num(f64),
+}
+
+/// What the catalogue knows about one metric.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct MetricInfo {
+    /// Name used in specs.
+    pub name: &'static str,
+    /// Other accepted names.
+    pub aliases: &'static [&'static str],
+    /// Comparison implied when a spec gives no operator.
+    pub op: Op,
+    /// Threshold used when a spec gives none.
+    pub default_threshold: f64,
+    /// Fields every sample must have.
+    pub needs: &'static [Need],
+    /// Options the spec may set.
+    pub options: &'static [(&'static str, OptionKind)],
+    /// One line for error messages and docs.
+    pub summary: &'static str,
+}
+
+/// Every metric this version can score.
+pub static CATALOG: &[MetricInfo] = &[
+    MetricInfo {
+        name: "exact_match",
+        aliases: &["string_match"],
+        op: Op::AtLeast,
+        default_threshold: 1.0,
+        needs: &[Need::Expected],
+        options: &[("case_sensitive", OptionKind::Bool)],
+        summary: "1 if the trimmed output equals the expected answer (case-insensitive unless case_sensitive = true), else 0",
+    },
+    MetricInfo {
+        name: "contains",
+        aliases: &[],
+        op: Op::AtLeast,
+        default_threshold: 1.0,
+        needs: &[Need::Expected],
+        options: &[("case_sensitive", OptionKind::Bool)],
+        summary: "1 if the output contains the expected answer (case-insensitive unless case_sensitive = true), else 0",
+    },
+    MetricInfo {
+        name: "regex",
+        aliases: &[],
+        op: Op::AtLeast,
+        default_threshold: 1.0,
+        needs: &[Need::Expected],
+        options: &[
+            ("pattern", OptionKind::Str),
+            ("case_sensitive", OptionKind::Bool),
+        ],
+        summary: "1 if the output matches the regex (the expected answer, or `pattern`), else 0",
+    },
+    MetricInfo {
+        name: "partial_match",
+        aliases: &[],
+        op: Op::AtLeast,
+        default_threshold: 0.5,
+        needs: &[Need::Expected],
+        options: &[],
+        summary: "token-overlap F1 (SQuAD) between output and expected answer, 0..1",
+    },
+];
+
+/// The catalogue entry for `name` (or one of its aliases).
+pub fn lookup(name: &str) -> Option<&'static MetricInfo> {
+    CATALOG
+        .iter()
+        .find(|m| m.name == name || m.aliases.contains(&name))
+}
+
+/// All accepted metric names, for "expected one of" messages.
+pub fn known_names() -> Vec<&'static str> {
+    CATALOG
+        .iter()
+        .flat_map(|m| std::iter::once(m.name).chain(m.aliases.iter().copied()))
+        .collect()
+}
+
+/// How a metric scores, with its options resolved.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum MetricKind {
+    /// See [`CATALOG`] `exact_match`.
+    ExactMatch { case_sensitive: bool },
+    /// See [`CATALOG`] `contains`.
+    Contains { case_sensitive: bool },
+    /// See [`CATALOG`] `regex`.
+    Regex {
+        pattern: Option<String>,
+        case_sensitive: bool,
+    },
+    /// See [`CATALOG`] `partial_match`.
+    PartialMatch,
+}
+
+/// A metric with its threshold, ready to score.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct MetricSpec {
+    /// The name as written by the user (e.g. `string_match`).
+    pub name: String,
+    /// What to compute.
+    pub kind: MetricKind,
+    /// Comparison against the threshold.
+    pub op: Op,
+    /// The threshold.
+    pub threshold: f64,
+}
+
+/// A spec that names no known metric or sets it up wrongly.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+#[non_exhaustive]
+pub struct MetricSpecError(pub String);
+
+impl MetricSpec {
+    /// Checks and resolves `name(options) op threshold`. Omitted operator and
+    /// threshold take the metric's defaults.
+    pub fn new(
+        name: &str,
+        options: &[(&str, OptionValue)],
+        bound: Option<(Op, f64)>,
+    ) -> Result<MetricSpec, MetricSpecError> {
+        let err = |m: String| Err(MetricSpecError(m));
+        let Some(info) = lookup(name) else {
+            return err(format!(
+                "unknown metric `{name}`; known metrics: {}",
+                known_names().join(", ")
+            ));
+        };
+        let (op, threshold) = bound.unwrap_or((info.op, info.default_threshold));
+        if op != info.op {
+            return err(format!(
+                "`{name}` is better when {}, so its threshold is a {}: write `{name} {} {threshold}`",
+                if info.op == Op::AtLeast {
+                    "higher"
+                } else {
+                    "lower"
+                },
+                if info.op == Op::AtLeast {
+                    "minimum"
+                } else {
+                    "maximum"
+                },
+                info.op
+            ));
+        }
+        if !(0.0..=1.0).contains(&threshold) {
+            return err(format!(
+                "`{name}` scores between 0 and 1, so a threshold of {threshold} can never be met as intended"
+            ));
+        }
+        let mut case_sensitive = false;
+        let mut pattern = None;
+        for (key, value) in options {
+            let Some((_, kind)) = info.options.iter().find(|(k, _)| k == key) else {
+                let known: Vec<&str> = info.options.iter().map(|(k, _)| *k).collect();
+                return err(if known.is_empty() {
+                    format!("`{name}` takes no options, found `{key}`")
+                } else {
+                    format!(
+                        "`{name}` has no option `{key}`; its options: {}",
+                        known.join(", ")
+                    )
+                });
+            };
+            match (kind, value) {
+                (OptionKind::Bool, OptionValue::Bool(b)) if *key == "case_sensitive" => {
+                    case_sensitive = *b
+                }
+                (OptionKind::Str, OptionValue::Str(s)) if *key == "pattern" => {
+                    pattern = Some(s.to_string())
+                }
+                (OptionKind::Bool, _) => {
+                    return err(format!("option `{key}` of `{name}` expects true or false"));
+                }
+                (OptionKind::Str, _) => {
+                    return err(format!("option `{key}` of `{name}` expects a string"));
+                }
+            }
+        }
+        let kind = match info.name {
+            "exact_match" => MetricKind::ExactMatch { case_sensitive },
+            "contains" => MetricKind::Contains { case_sensitive },
+            "regex" => MetricKind::Regex {
+                pattern,
+                case_sensitive,
+            },
+            _ => MetricKind::PartialMatch,
+        };
+        Ok(MetricSpec {
+            name: name.to_string(),
+            kind,
+            op,
+            threshold,
+        })
+    }
+
+    /// The catalogue entry.
+    pub fn info(&self) -> &'static MetricInfo {
+        lookup(&self.name).expect("specs are only built from catalogue names")
+    }
+
+    /// Fields every sample must have for this spec.
+    pub fn needs(&self) -> &'static [Need] {
+        match &self.kind {
+            MetricKind::Regex {
+                pattern: Some(_), ..
+            } => &[],
+            _ => self.info().needs,
+        }
+    }
+
+    /// Whether `score` is on the right side of the threshold.
+    pub fn passes(&self, score: f64) -> bool {
+        match self.op {
+            Op::AtLeast => score >= self.threshold,
+            Op::AtMost => score <= self.threshold,
+        }
+    }
+}
+
+/// A metric spec as the `#[eval_dataset]` macro writes it into a `static`
+/// (const-constructible); turned into a [`MetricSpec`] at run time.
+#[derive(Debug)]
+pub struct MetricDecl {
+    /// Metric name.
+    pub name: &'static str,
+    /// Options in the order written.
+    pub options: &'static [(&'static str, OptionValue)],
+    /// Operator and threshold, if written.
+    pub bound: Option<(Op, f64)>,
+}
+
+impl MetricDecl {
+    /// Resolves the declaration (the macro already checked it with the same code).
+    pub fn to_spec(&self) -> Result<MetricSpec, MetricSpecError> {
+        MetricSpec::new(self.name, self.options, self.bound)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_aliases() {
+        let s = MetricSpec::new("string_match", &[], None).unwrap();
+        assert_eq!(
+            s.kind,
+            MetricKind::ExactMatch {
+                case_sensitive: false
+            }
+        );
+        assert_eq!((s.op, s.threshold), (Op::AtLeast, 1.0));
+        let p = MetricSpec::new("partial_match", &[], None).unwrap();
+        assert_eq!(p.threshold, 0.5);
+    }
+
+    #[test]
+    fn rejects_bad_specs() {
+        let e = MetricSpec::new("faithfulnes", &[], None).unwrap_err();
+        assert!(e.0.contains("unknown metric `faithfulnes`"), "{e}");
+        let e = MetricSpec::new("contains", &[], Some((Op::AtMost, 0.5))).unwrap_err();
+        assert!(e.0.contains("write `contains >= 0.5`"), "{e}");
+        let e = MetricSpec::new("contains", &[], Some((Op::AtLeast, 2.0))).unwrap_err();
+        assert!(e.0.contains("between 0 and 1"), "{e}");
+        let e = MetricSpec::new(
+            "partial_match",
+            &[("case_sensitive", OptionValue::Bool(true))],
+            None,
+        )
+        .unwrap_err();
+        assert!(e.0.contains("takes no options"), "{e}");
+        let e = MetricSpec::new(
+            "contains",
+            &[("case_sensitive", OptionValue::Str("x".into()))],
+            None,
+        )
+        .unwrap_err();
+        assert!(e.0.contains("expects true or false"), "{e}");
+    }
+}

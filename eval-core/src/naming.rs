@@ -1,0 +1,246 @@
+//! Test names for samples.
+//!
+//! A sample's name is `<key>[__<tag>]*`, a valid Rust identifier:
+//!
+//! * **key**: the sample's explicit `id` if it has one, else its input (all
+//!   turns), turned into `snake_case` ASCII: transliterated (`deunicode`:
+//!   `什么是 RAG?` → `shen_me_shi_rag`), lower-cased, every run of other
+//!   characters becomes one `_`. Keys longer than 48 characters are cut at a
+//!   word boundary and get `_` + 6 hex digits of a hash of the full text, so
+//!   long prompts that share a beginning stay apart. A key starting with a
+//!   digit gets a leading `_`; a Rust keyword gets a trailing `_`; an empty
+//!   key (input of only punctuation) becomes `sample_<hash>`.
+//! * **tags**: each tag the same way (cut at 32 characters), so
+//!   `cargo test -- advanced` selects samples tagged `advanced`.
+//!
+//! A name depends only on its own sample, so adding, removing or reordering
+//! other samples does not change it — with one exception: when two samples
+//! would get the same name, both get `_<hash>` of their content (input,
+//! expected answer, context) after the key, and samples whose content is
+//! identical are then numbered `_2`, `_3`… in file order.
+
+use std::collections::HashMap;
+
+use crate::sample::Sample;
+
+const MAX_KEY: usize = 48;
+const MAX_TAG: usize = 32;
+
+/// Names for `samples`, in the same order; unique within the slice.
+pub fn test_names(samples: &[Sample]) -> Vec<String> {
+    let keys: Vec<String> = samples.iter().map(sample_key).collect();
+    let suffixes: Vec<String> = samples.iter().map(tag_suffix).collect();
+    let mut names: Vec<String> = keys
+        .iter()
+        .zip(&suffixes)
+        .map(|(k, t)| format!("{k}{t}"))
+        .collect();
+
+    let mut count: HashMap<&str, usize> = HashMap::new();
+    for n in &names {
+        *count.entry(n.as_str()).or_default() += 1;
+    }
+    let colliding: Vec<bool> = names.iter().map(|n| count[n.as_str()] > 1).collect();
+    for (i, collides) in colliding.into_iter().enumerate() {
+        if collides {
+            let h = short_hash(&content_text(&samples[i]));
+            names[i] = format!("{}_{h}{}", keys[i], suffixes[i]);
+        }
+    }
+
+    // Identical content: number the repeats in file order.
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    for name in names.iter_mut() {
+        let n = seen.entry(name.clone()).or_default();
+        *n += 1;
+        if *n > 1 {
+            let (key, tags) = match name.find("__") {
+                Some(at) => name.split_at(at),
+                None => (name.as_str(), ""),
+            };
+            *name = format!("{key}_{n}{tags}");
+        }
+    }
+    names
+}
+
+/// The key part of a sample's name (before collision handling).
+pub fn sample_key(sample: &Sample) -> String {
+    let text = if sample.explicit_id {
+        sample.id.clone()
+    } else {
+        sample.input.turns().join(" ")
+    };
+    let key = slug(&text, MAX_KEY);
+    if key.is_empty() {
+        return format!("sample_{}", short_hash(&text));
+    }
+    key
+}
+
+fn tag_suffix(sample: &Sample) -> String {
+    let mut out = String::new();
+    for tag in &sample.tags {
+        let mut s = slug(tag, MAX_TAG);
+        if s.is_empty() {
+            s = format!("tag_{}", short_hash(tag));
+        }
+        // Inside the name a tag never needs the leading `_` or keyword `_`
+        // (it is not an identifier on its own), but keeping the same rule
+        // makes names predictable.
+        out.push_str("__");
+        out.push_str(s.trim_start_matches('_'));
+    }
+    out
+}
+
+fn content_text(sample: &Sample) -> String {
+    let mut text = sample.input.turns().join("\u{1f}");
+    text.push('\u{1e}');
+    if let Some(e) = &sample.expected {
+        text.push_str(&e.display_text());
+    }
+    text.push('\u{1e}');
+    text.push_str(&sample.context.join("\u{1f}"));
+    text
+}
+
+/// `text` as a snake_case ASCII identifier of at most `max` characters (plus a
+/// hash suffix when cut). Empty when `text` has no letter or digit.
+pub fn slug(text: &str, max: usize) -> String {
+    let ascii = deunicode::deunicode(text);
+    let mut s = String::with_capacity(ascii.len().min(max * 2));
+    let mut pending_sep = false;
+    for c in ascii.chars() {
+        if c.is_ascii_alphanumeric() {
+            if pending_sep && !s.is_empty() {
+                s.push('_');
+            }
+            pending_sep = false;
+            s.push(c.to_ascii_lowercase());
+        } else {
+            pending_sep = true;
+        }
+    }
+    if s.len() > max {
+        let cut = match s[..=max].rfind('_') {
+            Some(at) if at >= max / 2 => at,
+            _ => max,
+        };
+        let hash = short_hash(text);
+        s.truncate(cut);
+        s.push('_');
+        s.push_str(&hash);
+    }
+    if s.is_empty() {
+        return s;
+    }
+    if s.as_bytes()[0].is_ascii_digit() {
+        s.insert(0, '_');
+    }
+    if KEYWORDS.contains(&s.as_str()) {
+        s.push('_');
+    }
+    s
+}
+
+/// Strict and reserved keywords of every edition, plus `_`-like specials.
+const KEYWORDS: &[&str] = &[
+    "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "crate",
+    "do", "dyn", "else", "enum", "extern", "false", "final", "fn", "for", "gen", "if", "impl",
+    "in", "let", "loop", "macro", "match", "mod", "move", "mut", "override", "priv", "pub", "ref",
+    "return", "self", "static", "struct", "super", "trait", "true", "try", "type", "typeof",
+    "union", "unsafe", "unsized", "use", "virtual", "where", "while", "yield",
+];
+
+/// 6 hex digits of FNV-1a (64-bit) over the UTF-8 bytes: stable across
+/// platforms, versions and runs.
+pub fn short_hash(text: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.as_bytes() {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{:06x}", h >> 40)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sample::Sample;
+
+    fn is_ident(s: &str) -> bool {
+        let mut chars = s.chars();
+        matches!(chars.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
+            && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+            && s != "_"
+            && !KEYWORDS.contains(&s)
+    }
+
+    #[test]
+    fn slugs_are_identifiers() {
+        for text in [
+            "What is RAG?",
+            "2 + 2",
+            "type",
+            "什么是 RAG?",
+            "🦀🚀",
+            "  --  ",
+            "Ünïcödé façade",
+            &"x".repeat(5000),
+            &"word ".repeat(1000),
+        ] {
+            let s = slug(text, MAX_KEY);
+            assert!(s.is_empty() || is_ident(&s), "{text:?} -> {s:?}");
+            assert!(s.len() <= MAX_KEY + 8, "{s}");
+        }
+        assert_eq!(slug("What is RAG?", 48), "what_is_rag");
+        assert_eq!(slug("2 + 2", 48), "_2_2");
+        assert_eq!(slug("type", 48), "type_");
+        assert_eq!(slug("什么是 RAG?", 48), "shen_me_shi_rag");
+    }
+
+    #[test]
+    fn names_do_not_depend_on_other_samples() {
+        let a = Sample::new("What is RAG?").with_tags(["basics"]);
+        let b = Sample::new("How does vector search work?").with_tags(["rag", "advanced"]);
+        let c = Sample::new("Another one");
+        let one = test_names(&[a.clone(), b.clone()]);
+        let two = test_names(&[c, b.clone(), a.clone()]);
+        assert_eq!(
+            one,
+            vec![
+                "what_is_rag__basics",
+                "how_does_vector_search_work__rag__advanced"
+            ]
+        );
+        assert_eq!(two[1], one[1]);
+        assert_eq!(two[2], one[0]);
+    }
+
+    #[test]
+    fn collisions_are_disambiguated_deterministically() {
+        let a = Sample::new("What is RAG?").with_expected("x");
+        let b = Sample::new("what is rag").with_expected("y");
+        let c = Sample::new("What is RAG?").with_expected("x");
+        let names = test_names(&[a.clone(), b.clone(), c.clone()]);
+        assert_eq!(names.len(), 3);
+        assert_ne!(names[0], names[1]);
+        assert_ne!(names[0], names[2]);
+        assert!(names[2].ends_with("_2"), "{names:?}");
+        assert_eq!(names, test_names(&[a, b, c]));
+        for n in &names {
+            assert!(is_ident(n), "{n}");
+        }
+    }
+
+    #[test]
+    fn long_inputs_with_same_start_differ() {
+        let base = "a very long prompt that goes on and on and on and on ".repeat(3);
+        let a = Sample::new(format!("{base} ending one"));
+        let b = Sample::new(format!("{base} ending two"));
+        let names = test_names(&[a, b]);
+        assert_ne!(names[0], names[1]);
+        assert!(names[0].len() < 60);
+    }
+}

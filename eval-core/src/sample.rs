@@ -1,0 +1,179 @@
+//! The one sample model every dataset format is loaded into.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+/// What the agent is asked: one prompt, or a conversation of user turns sent in order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum Input {
+    /// A single prompt.
+    Text(String),
+    /// User turns of one conversation, in order (at least one).
+    Turns(Vec<String>),
+}
+
+impl Input {
+    /// The user turns, in order (one for [`Input::Text`]).
+    pub fn turns(&self) -> &[String] {
+        match self {
+            Input::Text(t) => std::slice::from_ref(t),
+            Input::Turns(ts) => ts,
+        }
+    }
+
+    /// The last user turn: what single-turn metrics compare against.
+    pub fn last(&self) -> &str {
+        self.turns().last().map(String::as_str).unwrap_or("")
+    }
+
+    /// All turns joined by newlines, for display.
+    pub fn display_text(&self) -> String {
+        self.turns().join("\n")
+    }
+}
+
+/// The expected answer: one for the whole sample, or one per user turn.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum Expected {
+    /// Expected final answer.
+    Text(String),
+    /// Expected answer after each user turn (same length as [`Input::turns`]).
+    PerTurn(Vec<String>),
+}
+
+impl Expected {
+    /// The expected answer to the last turn.
+    pub fn last(&self) -> &str {
+        match self {
+            Expected::Text(t) => t,
+            Expected::PerTurn(ts) => ts.last().map(String::as_str).unwrap_or(""),
+        }
+    }
+
+    /// All expected answers joined by newlines, for display.
+    pub fn display_text(&self) -> String {
+        match self {
+            Expected::Text(t) => t.clone(),
+            Expected::PerTurn(ts) => ts.join("\n"),
+        }
+    }
+}
+
+/// Where a sample came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Source {
+    /// Dataset path as the user wrote it.
+    pub file: String,
+    /// 1-based line the sample starts on.
+    pub line: usize,
+}
+
+impl std::fmt::Display for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)
+    }
+}
+
+/// One evaluation sample, whatever file format it came from.
+///
+/// Fields a format has no place for are empty. Fields of the file that have no
+/// place here are kept, unchanged, in [`Sample::extra`]: nothing is dropped.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct Sample {
+    /// The sample's id: the file's `id`/`sample_id` when given, else its 0-based
+    /// position in the file (letta-evals' rule).
+    pub id: String,
+    /// Whether [`Sample::id`] was written in the file.
+    pub explicit_id: bool,
+    /// 0-based position among the file's samples.
+    pub index: usize,
+    /// What the agent is asked.
+    pub input: Input,
+    /// The expected answer, if the dataset gives one.
+    pub expected: Option<Expected>,
+    /// Retrieved chunks given with the sample (agentspec `context`).
+    pub context: Vec<String>,
+    /// Ground-truth relevant chunks (agentspec `reference_contexts`).
+    pub reference_contexts: Vec<String>,
+    /// Labels; they are part of the generated test names.
+    pub tags: Vec<String>,
+    /// Free key/values reported with results.
+    pub metadata: Map<String, Value>,
+    /// Per-sample agent arguments, sent to the agent (letta-evals `agent_args`).
+    pub agent_args: Map<String, Value>,
+    /// Per-sample rubric template variables (letta-evals `rubric_vars`).
+    pub rubric_vars: Map<String, Value>,
+    /// Every other field of the record, unchanged.
+    pub extra: Map<String, Value>,
+    /// File and line.
+    pub source: Source,
+}
+
+impl Sample {
+    /// A sample with just an input, for in-process use and tests.
+    pub fn new(input: impl Into<String>) -> Self {
+        Sample {
+            id: "0".into(),
+            explicit_id: false,
+            index: 0,
+            input: Input::Text(input.into()),
+            expected: None,
+            context: Vec::new(),
+            reference_contexts: Vec::new(),
+            tags: Vec::new(),
+            metadata: Map::new(),
+            agent_args: Map::new(),
+            rubric_vars: Map::new(),
+            extra: Map::new(),
+            source: Source {
+                file: "<inline>".into(),
+                line: 0,
+            },
+        }
+    }
+
+    /// Sets the expected answer.
+    pub fn with_expected(mut self, expected: impl Into<String>) -> Self {
+        self.expected = Some(Expected::Text(expected.into()));
+        self
+    }
+
+    /// Replaces the input with a conversation of user turns.
+    pub fn with_turns<I, S>(mut self, turns: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.input = Input::Turns(turns.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Sets the tags.
+    pub fn with_tags<I, S>(mut self, tags: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.tags = tags.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets the context chunks.
+    pub fn with_context<I, S>(mut self, context: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.context = context.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The expected answer to the last turn, if any.
+    pub fn expected_text(&self) -> Option<&str> {
+        self.expected.as_ref().map(Expected::last)
+    }
+}
