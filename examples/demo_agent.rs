@@ -1,1 +1,174 @@
-fn main() {}
+//! Runs the demo RAG agent ([`eval_examples::demo`]) as an HTTP server.
+//!
+//! ```text
+//! cargo run --example demo_agent -- [--addr 127.0.0.1:8080] [--latency-ms N]
+//! ```
+//!
+//! Then, for example:
+//!
+//! ```text
+//! curl -s localhost:8080/v1/respond -d '{"input": "What is the capital of France?"}'
+//! ```
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use eval_examples::demo::{self, DemoConfig, LATENCY_ENV};
+
+const DEFAULT_ADDR: &str = "127.0.0.1:8080";
+
+fn usage() -> String {
+    format!(
+        "\
+Serve the demo RAG agent over HTTP.
+
+Usage: demo_agent [--addr HOST:PORT] [--latency-ms N]
+
+Options:
+  --addr HOST:PORT   address to listen on (default {DEFAULT_ADDR}; port 0 picks a free one)
+  --latency-ms N     wait N milliseconds before each answer (default: ${LATENCY_ENV}, else 0)
+  -h, --help         print this help
+
+Routes:
+  POST /, POST /v1/respond   {{\"input\": \"...\", \"messages\": [...], \"agent_args\": {{...}}}}
+                             -> {{\"output\": \"...\", \"context\": [...]}}
+  POST /v1/chat/completions  OpenAI chat-completions request -> response
+  GET  /health               -> ok
+"
+    )
+}
+
+#[derive(Debug)]
+struct Args {
+    addr: SocketAddr,
+    latency: Option<Duration>,
+}
+
+/// `Ok(None)` when help was asked for.
+fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Option<Args>, String> {
+    let mut addr: Option<String> = None;
+    let mut latency: Option<String> = None;
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        let (flag, inline) = match arg.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
+            _ => (arg.clone(), None),
+        };
+        let slot = match flag.as_str() {
+            "-h" | "--help" if inline.is_none() => return Ok(None),
+            "--addr" => &mut addr,
+            "--latency-ms" => &mut latency,
+            _ => return Err(format!("unknown argument `{arg}`")),
+        };
+        let value = match inline {
+            Some(v) => v,
+            None => args
+                .next()
+                .ok_or_else(|| format!("`{flag}` needs a value"))?,
+        };
+        *slot = Some(value);
+    }
+    let addr_text = addr.as_deref().unwrap_or(DEFAULT_ADDR);
+    let addr = addr_text
+        .parse::<SocketAddr>()
+        .map_err(|_| format!("`--addr` must look like 127.0.0.1:8080, got {addr_text:?}"))?;
+    let latency = match latency {
+        Some(v) => Some(
+            demo::parse_latency_ms("--latency-ms", &v)
+                .map_err(|e| e.to_string())?
+                .ok_or("`--latency-ms` needs a value")?,
+        ),
+        None => None,
+    };
+    Ok(Some(Args { addr, latency }))
+}
+
+fn main() -> ExitCode {
+    let args = match parse_args(std::env::args().skip(1)) {
+        Ok(Some(args)) => args,
+        Ok(None) => {
+            print!("{}", usage());
+            return ExitCode::SUCCESS;
+        }
+        Err(message) => {
+            eprintln!("demo_agent: {message}\n\n{}", usage());
+            return ExitCode::from(2);
+        }
+    };
+    // The flag wins over the environment; a bad environment value only
+    // matters when the flag is absent.
+    let config = match args.latency {
+        Some(latency) => DemoConfig { latency },
+        None => match DemoConfig::from_env() {
+            Ok(config) => config,
+            Err(e) => {
+                eprintln!("demo_agent: {e}");
+                return ExitCode::from(2);
+            }
+        },
+    };
+
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("demo_agent: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(args.addr)
+            .await
+            .map_err(|e| format!("cannot listen on {}: {e}", args.addr))?;
+        let local = listener.local_addr().map_err(|e| e.to_string())?;
+        println!("demo agent listening on http://{local}");
+        if !config.latency.is_zero() {
+            println!("latency: {} ms per answer", config.latency.as_millis());
+        }
+        demo::serve(listener, config)
+            .await
+            .map_err(|e| format!("server error: {e}"))
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("demo_agent: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Option<Args>, String> {
+        parse_args(args.iter().map(|s| s.to_string()))
+    }
+
+    #[test]
+    fn parses_flags() {
+        let a = parse(&[]).unwrap().unwrap();
+        assert_eq!(a.addr.to_string(), DEFAULT_ADDR);
+        assert_eq!(a.latency, None);
+        let a = parse(&["--addr", "127.0.0.1:0", "--latency-ms=25"])
+            .unwrap()
+            .unwrap();
+        assert_eq!(a.addr.port(), 0);
+        assert_eq!(a.latency, Some(Duration::from_millis(25)));
+        assert!(parse(&["--help"]).unwrap().is_none());
+        for bad in [
+            &["--addr"][..],
+            &["--addr", "localhost"],
+            &["--latency-ms", "soon"],
+            &["--latency-ms="],
+            &["--port", "1"],
+            &["extra"],
+        ] {
+            assert!(parse(bad).is_err(), "{bad:?}");
+        }
+    }
+}

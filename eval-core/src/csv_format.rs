@@ -22,7 +22,7 @@ pub(crate) fn records(file: &str, bytes: &[u8], problems: &mut Vec<Problem>) -> 
     let headers = match reader.byte_headers() {
         Ok(h) => h.clone(),
         Err(e) => {
-            problems.push(csv_problem(file, &e));
+            problems.push(csv_problem(file, &e, None));
             return Vec::new();
         }
     };
@@ -80,6 +80,7 @@ pub(crate) fn records(file: &str, bytes: &[u8], problems: &mut Vec<Problem>) -> 
     }
 
     let mut out = Vec::new();
+    let mut lines = LineCounter::new(bytes);
     let mut record = csv::ByteRecord::new();
     loop {
         if problems.len() >= MAX_PROBLEMS {
@@ -89,14 +90,17 @@ pub(crate) fn records(file: &str, bytes: &[u8], problems: &mut Vec<Problem>) -> 
             Ok(false) => break,
             Ok(true) => {}
             Err(e) => {
-                problems.push(csv_problem(file, &e));
+                problems.push(csv_problem(file, &e, Some(&mut lines)));
                 if matches!(e.kind(), csv::ErrorKind::Io(_)) {
                     break;
                 }
                 continue;
             }
         }
-        let line = record.position().map_or(0, |p| p.line() as usize);
+        let line = match record.position() {
+            Some(p) => lines.line_at(p.byte() as usize),
+            None => 0,
+        };
         let mut fields = Vec::with_capacity(columns.len());
         let mut ok = true;
         for ((name, field), cell) in columns.iter().zip(record.iter()) {
@@ -125,14 +129,77 @@ pub(crate) fn records(file: &str, bytes: &[u8], problems: &mut Vec<Problem>) -> 
             }
         }
         if ok {
+            keep_list_answers_with_list_inputs(&mut fields, &columns, &record);
             out.push(Record { line, fields });
         }
     }
     out
 }
 
-fn csv_problem(file: &str, e: &csv::Error) -> Problem {
-    let line = e.position().map_or(1, |p| p.line() as usize);
+/// Line numbers from byte offsets. The csv crate's own line count can point at
+/// the line before a record when rows end in CRLF (the record "starts" at the
+/// `\n` of the previous terminator), so count here: a record starts at its
+/// first byte that is not a line terminator. Offsets must not decrease.
+struct LineCounter<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    line: usize,
+}
+
+impl<'a> LineCounter<'a> {
+    fn new(bytes: &'a [u8]) -> Self {
+        LineCounter {
+            bytes,
+            pos: 0,
+            line: 1,
+        }
+    }
+
+    fn line_at(&mut self, mut offset: usize) -> usize {
+        while offset < self.bytes.len() && matches!(self.bytes[offset], b'\r' | b'\n') {
+            offset += 1;
+        }
+        let offset = offset.min(self.bytes.len());
+        while self.pos < offset {
+            match self.bytes[self.pos] {
+                b'\n' => self.line += 1,
+                b'\r' if self.bytes.get(self.pos + 1) != Some(&b'\n') => self.line += 1,
+                _ => {}
+            }
+            self.pos += 1;
+        }
+        self.line
+    }
+}
+
+/// A per-turn answer list only makes sense with a list of turns: next to a
+/// single-prompt input, an answer cell that happens to be a JSON array is text.
+fn keep_list_answers_with_list_inputs(
+    fields: &mut [(String, Value)],
+    columns: &[(String, Option<Field>)],
+    record: &csv::ByteRecord,
+) {
+    let input_is_list = columns
+        .iter()
+        .zip(fields.iter())
+        .any(|((_, f), (_, v))| *f == Some(Field::Input) && v.is_array());
+    if input_is_list {
+        return;
+    }
+    for (i, ((_, f), (_, v))) in columns.iter().zip(fields.iter_mut()).enumerate() {
+        if *f == Some(Field::Expected) && v.is_array() {
+            let raw = record.get(i).map(String::from_utf8_lossy).unwrap_or_default();
+            *v = Value::String(raw.into_owned());
+        }
+    }
+}
+
+fn csv_problem(file: &str, e: &csv::Error, lines: Option<&mut LineCounter>) -> Problem {
+    let line = match (e.position(), lines) {
+        (Some(p), Some(lines)) => lines.line_at(p.byte() as usize),
+        (Some(p), None) => p.line() as usize,
+        (None, _) => 1,
+    };
     let msg = match e.kind() {
         csv::ErrorKind::UnequalLengths {
             expected_len, len, ..

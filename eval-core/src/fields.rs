@@ -44,7 +44,7 @@ impl Field {
 /// | `id` | `id`, `sample_id` | letta-evals |
 /// | `input` | `input`, `query`, `question`, `prompt`, `user_input` | agentspec, letta-evals, golden-dataset, ragas |
 /// | `expected` | `expected`, `expected_output`, `ground_truth`, `ideal`, `reference`, `expected_response` | agentspec (docs and real files), letta-evals (current and legacy), ragas, runevals |
-/// | `context` | `context`, `contexts`, `retrieval_context`, `retrieved_contexts` | agentspec, ragas, deepeval |
+/// | `context` | `context`, `contexts`, `retrieved_contexts` | agentspec, ragas |
 /// | `reference_contexts` | `reference_contexts` | agentspec, ragas |
 /// | `tags` | `tags` | agentspec, letta-evals |
 /// | `metadata` | `metadata` | agentspec, letta-evals |
@@ -69,7 +69,6 @@ pub const FIELD_ALIASES: &[(&str, &str)] = &[
     ("expected_response", "expected"),
     ("context", "context"),
     ("contexts", "context"),
-    ("retrieval_context", "context"),
     ("retrieved_contexts", "context"),
     ("reference_contexts", "reference_contexts"),
     ("tags", "tags"),

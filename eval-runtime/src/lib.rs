@@ -1,1 +1,146 @@
+//! Run LLM-agent evaluation datasets as ordinary cargo tests.
+//!
+//! Put a dataset next to your tests and write one function:
+//!
+//! ```no_run
+//! use eval_runtime::prelude::*;
+//!
+//! // tests/evals.rs — one #[test] per line of evals/rag.jsonl, in module `rag`.
+//! #[eval_dataset("evals/rag.jsonl", metrics(contains >= 1.0, partial_match >= 0.5))]
+//! async fn rag(sample: &Sample) -> eval_runtime::Result<Response> {
+//!     HttpAgent::from_env()?.respond(sample).await
+//! }
+//! # fn main() {}
+//! ```
+//!
+//! `cargo test --test evals` then sends every sample to the agent at
+//! `EVAL_AGENT_URL`, scores each metric and fails the samples whose score is
+//! on the wrong side of its threshold, with a report a person can read:
+//!
+//! ```text
+//! FAILED rag::what_is_rag__basics (evals/rag.jsonl:1, id 0)
+//!   input:    What is RAG?
+//!   expected: Retrieval Augmented Generation
+//!   actual:   I don't know.
+//!   metric         score   threshold  verdict
+//!   contains       0.000   >= 1.000   FAIL
+//!   partial_match  0.000   >= 0.500   FAIL
+//! ```
+//!
+//! The agent can equally be in-process: the function is the agent.
+//!
+//! ```
+//! use eval_runtime::prelude::*;
+//!
+//! async fn my_agent(sample: &Sample) -> Response {
+//!     Response::new(format!("You asked: {}", sample.input.last()))
+//! }
+//!
+//! # fn main() {
+//! let sample = Sample::new("What is RAG?").with_expected("what is rag");
+//! let spec = MetricSpec::new("contains", &[], None).unwrap();
+//! let report = eval_runtime::evaluate_blocking("demo::one", &sample, &[spec], my_agent);
+//! assert!(report.passed(), "{}", report.render());
+//! # }
+//! ```
+//!
+//! # The attribute
+//!
+//! `#[eval_dataset("<path>", metrics(<metric>, ...), timeout_secs = N)]` on an
+//! `async fn` (or plain `fn`) taking `&Sample` and returning a [`Response`]
+//! (or a `Result` of one with any displayable error):
+//!
+//! * `<path>` is relative to the crate's `CARGO_MANIFEST_DIR`; `.jsonl` /
+//!   `.ndjson` (agentspec, letta-evals) and `.csv` (letta-evals). See
+//!   [`dataset::FIELD_ALIASES`] for the field names understood.
+//! * `<metric>` is `name`, `name >= x`, `name <= x` or
+//!   `name(option = value, ...) >= x`; see [`metrics`] for the list. A missing
+//!   threshold takes the metric's default.
+//! * `timeout_secs` bounds one sample's whole agent interaction (default 300,
+//!   or `EVAL_SAMPLE_TIMEOUT_SECS`).
+//!
+//! Test names are `<fn>::<sample key>__<tag>__<tag>` (see
+//! [`eval_core::naming`]), so `cargo test -- advanced` runs the samples
+//! tagged `advanced` and `cargo test -- rag::` one dataset. A malformed
+//! dataset, an unknown metric or a wrong threshold is a compile error naming
+//! the file and line.
+//!
+//! # Environment
+//!
+//! | variable | meaning |
+//! |---|---|
+//! | `EVAL_AGENT_URL` | agent URL for [`HttpAgent::from_env`] |
+//! | `EVAL_AGENT_TIMEOUT_SECS` | per-request timeout (default 60) |
+//! | `EVAL_AGENT_API_KEY` | sent as a bearer token, never printed |
+//! | `EVAL_SAMPLE_TIMEOUT_SECS` | per-sample limit (default 300) |
+//!
+//! # Known limitations
+//!
+//! * Samples run one per test thread (libtest's `--test-threads`); a
+//!   concurrent scheduler comes with the harness.
+//! * Adding a *new* dataset file needs a new attribute; editing an existing
+//!   one rebuilds automatically. rust-analyzer does not re-expand when only
+//!   the data file changes (rust-analyzer#16243): its test list can lag until
+//!   a `.rs` file is touched.
+//! * Test names are built from the input text when a sample has no `id`: a
+//!   sample's name only changes if another sample with the same name appears
+//!   (both then get a hash suffix). Give samples ids for names that never move.
+//! * Duplicate keys inside one JSON object are not detected (the last wins).
+//! * Only JSONL and CSV load so far; only string metrics are scored.
+//! * A sync eval function cannot be interrupted by the sample timeout.
+//! * Generated code refers to the crate as `::eval_runtime`: depend on it
+//!   under that name.
 
+pub mod agent;
+pub mod error;
+pub mod evaluate;
+pub mod metrics;
+pub mod report;
+
+#[doc(hidden)]
+#[path = "macro_support.rs"]
+pub mod __private;
+
+/// Datasets and the [`Sample`] model (from `eval-core`).
+pub mod dataset {
+    pub use eval_core::dataset::*;
+    pub use eval_core::error::{DatasetError, Problem};
+    pub use eval_core::naming;
+    pub use eval_core::sample::*;
+}
+
+pub use agent::{HttpAgent, IntoAgentResult, Response};
+pub use error::{Error, Result};
+pub use eval_core::metric::{self as metric_spec, MetricSpec, Op};
+pub use eval_core::{Dataset, Expected, Input, Sample};
+pub use eval_macros::eval_dataset;
+pub use report::{MetricResult, SampleReport};
+
+/// Everything an eval test file needs.
+pub mod prelude {
+    pub use crate::agent::{HttpAgent, Response};
+    pub use crate::eval_dataset;
+    pub use eval_core::metric::MetricSpec;
+    pub use eval_core::{Expected, Input, Sample};
+}
+
+/// Evaluates one sample with an in-process agent, blocking the current thread
+/// (which must not be inside an async runtime).
+pub fn evaluate_blocking<F, R>(
+    test_name: &str,
+    sample: &Sample,
+    specs: &[MetricSpec],
+    agent: F,
+) -> SampleReport
+where
+    F: AsyncFn(&Sample) -> R,
+    R: IntoAgentResult,
+{
+    __private::runtime().block_on(evaluate::evaluate(
+        test_name.to_string(),
+        sample,
+        specs,
+        evaluate::DEFAULT_SAMPLE_TIMEOUT,
+        async { agent(sample).await.into_agent_result() },
+    ))
+}

@@ -1,0 +1,93 @@
+//! Code generation: the user's function stays as written; next to it, a
+//! module of the same name holds the embedded dataset and one one-line
+//! `#[test]` per sample calling the runtime's hidden entry point.
+
+use eval_core::metric::{Op, OptionValue};
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::quote;
+
+use crate::validate::Checked;
+
+pub fn expand(c: Checked) -> TokenStream {
+    let func = &c.func;
+    let fn_ident = &func.sig.ident;
+    let fn_name = fn_ident.to_string();
+    let abs_path = &c.abs_path;
+    let shown_path = &c.shown_path;
+
+    let metrics = c.metrics.iter().map(|m| {
+        let name = &m.name;
+        let options = m.options.iter().map(|(k, v)| {
+            let v = match v {
+                OptionValue::Bool(b) => quote!(::eval_runtime::__private::OptionValue::Bool(#b)),
+                OptionValue::Str(s) => {
+                    let s = s.as_ref();
+                    quote!(::eval_runtime::__private::OptionValue::Str(
+                        ::eval_runtime::__private::Cow::Borrowed(#s)
+                    ))
+                }
+                OptionValue::Num(n) => quote!(::eval_runtime::__private::OptionValue::Num(#n)),
+            };
+            quote!((#k, #v))
+        });
+        let bound = match m.bound {
+            Some((op, value)) => {
+                let op = match op {
+                    Op::AtLeast => quote!(::eval_runtime::__private::Op::AtLeast),
+                    Op::AtMost => quote!(::eval_runtime::__private::Op::AtMost),
+                };
+                quote!(::core::option::Option::Some((#op, #value)))
+            }
+            None => quote!(::core::option::Option::None),
+        };
+        quote! {
+            ::eval_runtime::__private::MetricDecl {
+                name: #name,
+                options: &[#(#options),*],
+                bound: #bound,
+            }
+        }
+    });
+    let timeout = match c.timeout_secs {
+        Some(s) => quote!(::core::option::Option::Some(#s)),
+        None => quote!(::core::option::Option::None),
+    };
+    let entry = if c.is_async {
+        quote!(::eval_runtime::__private::run_async)
+    } else {
+        quote!(::eval_runtime::__private::run_sync)
+    };
+    let tests = c.test_names.iter().enumerate().map(|(i, name)| {
+        let ident = Ident::new(name, Span::call_site());
+        quote! {
+            #[test]
+            fn #ident() { __eval_run(#i) }
+        }
+    });
+
+    // The module takes the function's span so IDEs show one "Run Tests" for
+    // the dataset; the tests keep the attribute's span.
+    let mod_ident = Ident::new(&fn_name, fn_ident.span());
+    quote! {
+        #func
+
+        #[cfg(test)]
+        #[doc(hidden)]
+        mod #mod_ident {
+            static __EVAL_DATASET: ::eval_runtime::__private::Embedded =
+                ::eval_runtime::__private::Embedded::new(
+                    #fn_name,
+                    #shown_path,
+                    ::core::include_bytes!(#abs_path),
+                    &[#(#metrics),*],
+                    #timeout,
+                );
+
+            fn __eval_run(index: usize) {
+                #entry(&__EVAL_DATASET, index, super::#fn_ident)
+            }
+
+            #(#tests)*
+        }
+    }
+}

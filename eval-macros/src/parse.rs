@@ -1,0 +1,159 @@
+//! Typed view of the attribute and the function it sits on, with spans.
+
+use proc_macro2::{Span, TokenStream};
+use syn::parse::{Parse, ParseStream, Parser};
+use syn::punctuated::Punctuated;
+use syn::{Ident, ItemFn, Lit, LitStr, Token, parenthesized};
+
+/// `#[eval_dataset("path", metrics(...), timeout_secs = N)]` on a function.
+pub struct Input {
+    pub path: LitStr,
+    pub metrics: Vec<MetricArg>,
+    pub timeout_secs: Option<syn::LitInt>,
+    pub func: ItemFn,
+}
+
+/// One `name`, `name(opt = value, ...)`, optionally followed by `>= x` / `<= x`.
+pub struct MetricArg {
+    pub name: Ident,
+    pub options: Vec<(Ident, Lit)>,
+    pub bound: Option<Bound>,
+}
+
+pub struct Bound {
+    pub at_least: bool,
+    pub op_span: Span,
+    pub value: f64,
+    pub value_span: Span,
+}
+
+enum Arg {
+    Path(LitStr),
+    Metrics(Span, Vec<MetricArg>),
+    Timeout(syn::LitInt),
+}
+
+impl Parse for Arg {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        if input.peek(LitStr) {
+            return Ok(Arg::Path(input.parse()?));
+        }
+        let key: Ident = input.parse()?;
+        match key.to_string().as_str() {
+            "metrics" => {
+                let content;
+                parenthesized!(content in input);
+                let list = Punctuated::<MetricArg, Token![,]>::parse_terminated(&content)?;
+                Ok(Arg::Metrics(key.span(), list.into_iter().collect()))
+            }
+            "timeout_secs" => {
+                input.parse::<Token![=]>()?;
+                Ok(Arg::Timeout(input.parse()?))
+            }
+            other => Err(syn::Error::new(
+                key.span(),
+                format!(
+                    "unknown argument `{other}`; expected a dataset path string, `metrics(...)` or `timeout_secs = N`"
+                ),
+            )),
+        }
+    }
+}
+
+impl Parse for MetricArg {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let name: Ident = input.parse()?;
+        let mut options = Vec::new();
+        if input.peek(syn::token::Paren) {
+            let content;
+            parenthesized!(content in input);
+            let list = Punctuated::<OptionArg, Token![,]>::parse_terminated(&content)?;
+            options = list.into_iter().map(|o| (o.key, o.value)).collect();
+        }
+        let bound = if input.peek(Token![>=]) || input.peek(Token![<=]) {
+            let (at_least, op_span) = if input.peek(Token![>=]) {
+                (true, input.parse::<Token![>=]>()?.spans[0])
+            } else {
+                (false, input.parse::<Token![<=]>()?.spans[0])
+            };
+            let lit: Lit = input.parse()?;
+            let value = match &lit {
+                Lit::Float(f) => f.base10_parse::<f64>()?,
+                Lit::Int(i) => i.base10_parse::<f64>()?,
+                other => {
+                    return Err(syn::Error::new(
+                        other.span(),
+                        "expected a number threshold, e.g. `>= 0.8`",
+                    ));
+                }
+            };
+            Some(Bound {
+                at_least,
+                op_span,
+                value,
+                value_span: lit.span(),
+            })
+        } else if input.peek(Token![>]) || input.peek(Token![<]) || input.peek(Token![==]) {
+            return Err(input.error("use `>=` (a minimum) or `<=` (a maximum) before a threshold"));
+        } else {
+            None
+        };
+        Ok(MetricArg {
+            name,
+            options,
+            bound,
+        })
+    }
+}
+
+struct OptionArg {
+    key: Ident,
+    value: Lit,
+}
+
+impl Parse for OptionArg {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let key = input.parse()?;
+        input.parse::<Token![=]>()?;
+        Ok(OptionArg {
+            key,
+            value: input.parse()?,
+        })
+    }
+}
+
+pub fn parse(args: TokenStream, item: TokenStream) -> syn::Result<Input> {
+    let func: ItemFn = syn::parse2(item)?;
+    let args = Punctuated::<Arg, Token![,]>::parse_terminated.parse2(args)?;
+    let mut path = None;
+    let mut metrics = None;
+    let mut timeout_secs = None;
+    for arg in args {
+        match arg {
+            Arg::Path(p) if path.is_some() => {
+                return Err(syn::Error::new(
+                    p.span(),
+                    "only one dataset path per attribute; add another function for another dataset",
+                ));
+            }
+            Arg::Path(p) => path = Some(p),
+            Arg::Metrics(span, _) if metrics.is_some() => {
+                return Err(syn::Error::new(span, "`metrics(...)` given twice"));
+            }
+            Arg::Metrics(_, m) => metrics = Some(m),
+            Arg::Timeout(t) => timeout_secs = Some(t),
+        }
+    }
+    let Some(path) = path else {
+        return Err(syn::Error::new(
+            Span::call_site(),
+            "expected a dataset path: #[eval_dataset(\"evals/rag.jsonl\", metrics(...))]",
+        ));
+    };
+    Ok(Input {
+        path,
+        metrics: metrics.unwrap_or_default(),
+        timeout_secs,
+        func,
+    })
+}

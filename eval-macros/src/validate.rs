@@ -1,0 +1,188 @@
+//! Semantic checks: the dataset loads, the metrics exist and are set up
+//! right, the function has the expected shape. Every problem is reported at
+//! once, each at the span it concerns.
+
+use std::path::PathBuf;
+
+use eval_core::Dataset;
+use eval_core::metric::{MetricSpec, Op, OptionValue};
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+use syn::{FnArg, ItemFn, Lit, ReturnType};
+
+use crate::parse::Input;
+
+/// Everything expansion needs, all checked.
+pub struct Checked {
+    pub func: ItemFn,
+    pub is_async: bool,
+    /// Absolute path for `include_bytes!`.
+    pub abs_path: String,
+    /// The path as written, for messages.
+    pub shown_path: String,
+    pub test_names: Vec<String>,
+    pub metrics: Vec<CheckedMetric>,
+    pub timeout_secs: Option<u64>,
+}
+
+pub struct CheckedMetric {
+    pub name: String,
+    pub options: Vec<(String, OptionValue)>,
+    pub bound: Option<(Op, f64)>,
+}
+
+pub fn validate(input: Input) -> syn::Result<Checked> {
+    let mut errors: Vec<syn::Error> = Vec::new();
+
+    // The function.
+    let sig = &input.func.sig;
+    if !sig.generics.params.is_empty() {
+        errors.push(syn::Error::new(
+            sig.generics.span(),
+            "an eval function cannot be generic",
+        ));
+    }
+    match sig.inputs.len() {
+        1 => {
+            if let Some(FnArg::Receiver(r)) = sig.inputs.first() {
+                errors.push(syn::Error::new(
+                    r.span(),
+                    "an eval function takes `sample: &Sample`, not `self`",
+                ));
+            }
+        }
+        _ => errors.push(syn::Error::new(
+            if sig.inputs.is_empty() {
+                sig.ident.span()
+            } else {
+                sig.inputs.span()
+            },
+            "an eval function takes exactly one parameter: `sample: &Sample`",
+        )),
+    }
+    if matches!(sig.output, ReturnType::Default) {
+        errors.push(syn::Error::new(
+            sig.ident.span(),
+            "an eval function returns the agent's answer: `-> Response` or `-> eval_runtime::Result<Response>`",
+        ));
+    }
+
+    // The metrics.
+    let mut metrics = Vec::new();
+    if input.metrics.is_empty() {
+        errors.push(syn::Error::new(
+            Span::call_site(),
+            "no metrics to check: add e.g. `metrics(contains >= 1.0, partial_match >= 0.5)`",
+        ));
+    }
+    for m in &input.metrics {
+        let name = m.name.to_string();
+        let mut options = Vec::new();
+        for (key, lit) in &m.options {
+            let value = match lit {
+                Lit::Bool(b) => OptionValue::Bool(b.value),
+                Lit::Str(s) => OptionValue::Str(s.value().into()),
+                Lit::Int(i) => OptionValue::Num(i.base10_parse().unwrap_or(f64::NAN)),
+                Lit::Float(f) => OptionValue::Num(f.base10_parse().unwrap_or(f64::NAN)),
+                other => {
+                    errors.push(syn::Error::new(
+                        other.span(),
+                        "expected true, false, a number or a string",
+                    ));
+                    continue;
+                }
+            };
+            options.push((key.to_string(), value));
+        }
+        let bound = m.bound.as_ref().map(|b| {
+            (
+                if b.at_least { Op::AtLeast } else { Op::AtMost },
+                b.value,
+            )
+        });
+        let opts: Vec<(&str, OptionValue)> = options
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.clone()))
+            .collect();
+        match MetricSpec::new(&name, &opts, bound) {
+            Ok(_) => metrics.push(CheckedMetric {
+                name,
+                options,
+                bound,
+            }),
+            Err(e) => {
+                let span = if e.0.starts_with("unknown metric") {
+                    m.name.span()
+                } else if e.0.contains("option") || e.0.contains("expects") {
+                    m.options.first().map_or(m.name.span(), |(k, _)| k.span())
+                } else if let Some(b) = &m.bound {
+                    if e.0.contains("better when") {
+                        b.op_span
+                    } else {
+                        b.value_span
+                    }
+                } else {
+                    m.name.span()
+                };
+                errors.push(syn::Error::new(span, e.0));
+            }
+        }
+    }
+
+    let timeout_secs = match &input.timeout_secs {
+        None => None,
+        Some(lit) => match lit.base10_parse::<u64>() {
+            Ok(0) | Err(_) => {
+                errors.push(syn::Error::new(
+                    lit.span(),
+                    "timeout_secs must be a whole number of seconds above 0",
+                ));
+                None
+            }
+            Ok(n) => Some(n),
+        },
+    };
+
+    // The dataset, read relative to the crate being compiled.
+    let shown_path = input.path.value();
+    let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    let abs = manifest_dir.join(&shown_path);
+    let mut test_names = Vec::new();
+    match Dataset::load_as(&abs, &shown_path) {
+        Ok(ds) => test_names = ds.test_names(),
+        Err(err) => {
+            let hint = match &err {
+                eval_core::DatasetError::Io { .. } => format!(
+                    " (paths are relative to the crate's directory, CARGO_MANIFEST_DIR = {})",
+                    manifest_dir.display()
+                ),
+                _ => String::new(),
+            };
+            for problem in err.problems() {
+                errors.push(syn::Error::new(
+                    input.path.span(),
+                    format!("{problem}{hint}"),
+                ));
+            }
+        }
+    }
+
+    let mut errors = errors.into_iter();
+    if let Some(mut head) = errors.next() {
+        errors.for_each(|e| head.combine(e));
+        return Err(head);
+    }
+
+    let is_async = input.func.sig.asyncness.is_some();
+    Ok(Checked {
+        func: input.func,
+        is_async,
+        abs_path: abs.to_string_lossy().into_owned(),
+        shown_path,
+        test_names,
+        metrics,
+        timeout_secs,
+    })
+}

@@ -1,0 +1,511 @@
+//! Agents: what a sample is sent to, and what comes back.
+//!
+//! An in-process agent is just the `async fn(&Sample) -> Response` you write.
+//! [`HttpAgent`] talks to any agent over HTTP:
+//!
+//! * request: `POST <EVAL_AGENT_URL>` with JSON
+//!   `{"input": <current user turn>, "messages": [{"role", "content"}, ...], "agent_args": {...}}`;
+//! * response: `{"output": "...", "context": ["...", ...]}` (`context` optional),
+//!   or an OpenAI chat-completions body (`choices[0].message.content`).
+//!
+//! A multi-turn sample is sent one user turn at a time, each request carrying
+//! the conversation so far (earlier user turns and the agent's answers), so a
+//! stateless agent sees the whole conversation. Both mappings can be replaced
+//! with [`HttpAgent::map_request`] and [`HttpAgent::map_response`].
+
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use eval_core::Sample;
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use crate::error::{Error, Result, one_line};
+
+/// What an agent answered for one sample.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct Response {
+    /// The final answer (to the last user turn).
+    pub output: String,
+    /// Context the agent retrieved for the final answer.
+    pub context: Vec<String>,
+    /// The answer to each user turn, in order, for a multi-turn sample
+    /// (empty for a single prompt).
+    pub turn_outputs: Vec<String>,
+}
+
+impl Response {
+    /// A response with just an output.
+    pub fn new(output: impl Into<String>) -> Self {
+        Response {
+            output: output.into(),
+            ..Response::default()
+        }
+    }
+
+    /// Sets the retrieved context.
+    pub fn with_context<I, S>(mut self, context: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.context = context.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets the per-turn answers (the last one also becomes [`Response::output`]).
+    pub fn with_turn_outputs<I, S>(mut self, outputs: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.turn_outputs = outputs.into_iter().map(Into::into).collect();
+        if let Some(last) = self.turn_outputs.last() {
+            self.output = last.clone();
+        }
+        self
+    }
+}
+
+impl From<String> for Response {
+    fn from(output: String) -> Self {
+        Response::new(output)
+    }
+}
+
+impl From<&str> for Response {
+    fn from(output: &str) -> Self {
+        Response::new(output)
+    }
+}
+
+/// What an eval function may return: a [`Response`] (or anything that
+/// converts into one), or a `Result` of it with any displayable error.
+pub trait IntoAgentResult {
+    /// The response, or a one-line reason the agent failed.
+    fn into_agent_result(self) -> std::result::Result<Response, String>;
+}
+
+impl IntoAgentResult for Response {
+    fn into_agent_result(self) -> std::result::Result<Response, String> {
+        Ok(self)
+    }
+}
+
+impl IntoAgentResult for String {
+    fn into_agent_result(self) -> std::result::Result<Response, String> {
+        Ok(Response::new(self))
+    }
+}
+
+impl<T: Into<Response>, E: std::fmt::Display> IntoAgentResult for std::result::Result<T, E> {
+    fn into_agent_result(self) -> std::result::Result<Response, String> {
+        self.map(Into::into).map_err(|e| one_line(&e.to_string(), 500))
+    }
+}
+
+/// One message of a conversation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Message {
+    /// `user` or `assistant`.
+    pub role: &'static str,
+    /// The text.
+    pub content: String,
+}
+
+/// One request to the agent, before it is turned into JSON.
+#[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
+pub struct AgentRequest<'a> {
+    /// The current user turn.
+    pub input: &'a str,
+    /// The conversation so far, ending with the current user turn.
+    pub messages: &'a [Message],
+    /// The sample's `agent_args`.
+    pub agent_args: &'a Map<String, Value>,
+}
+
+/// What one agent call returned.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct AgentReply {
+    /// The answer text.
+    pub output: String,
+    /// Retrieved context, if any.
+    pub context: Vec<String>,
+}
+
+impl AgentReply {
+    /// A reply with output and context.
+    pub fn new(output: impl Into<String>, context: Vec<String>) -> Self {
+        AgentReply {
+            output: output.into(),
+            context,
+        }
+    }
+}
+
+type RequestMap = dyn Fn(&AgentRequest<'_>) -> Value + Send + Sync;
+type ResponseMap = dyn Fn(&Value) -> std::result::Result<AgentReply, String> + Send + Sync;
+
+/// Default per-request timeout.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// An agent reached over HTTP. Cheap to clone; clones share one connection pool.
+#[derive(Clone)]
+pub struct HttpAgent {
+    client: reqwest::Client,
+    url: reqwest::Url,
+    shown_url: String,
+    timeout: Duration,
+    api_key: Option<Arc<str>>,
+    map_request: Option<Arc<RequestMap>>,
+    map_response: Option<Arc<ResponseMap>>,
+}
+
+impl std::fmt::Debug for HttpAgent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpAgent")
+            .field("url", &self.shown_url)
+            .field("timeout", &self.timeout)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .finish_non_exhaustive()
+    }
+}
+
+/// One client for the whole process, so every agent shares its pool.
+fn shared_client() -> Result<reqwest::Client> {
+    static CLIENT: OnceLock<std::result::Result<reqwest::Client, String>> = OnceLock::new();
+    CLIENT
+        .get_or_init(|| {
+            // reqwest is built without a default crypto provider; ring it is.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+            reqwest::Client::builder()
+                .connect_timeout(Duration::from_secs(10))
+                .pool_idle_timeout(Duration::from_secs(30))
+                .build()
+                .map_err(|e| error_chain(&e))
+        })
+        .clone()
+        .map_err(|reason| Error::Config {
+            what: "HTTP client".into(),
+            reason,
+        })
+}
+
+impl HttpAgent {
+    /// An agent at `url` (e.g. `http://127.0.0.1:8080/`).
+    pub fn new(url: &str) -> Result<Self> {
+        let parsed = reqwest::Url::parse(url.trim()).map_err(|e| Error::Config {
+            what: "agent URL".into(),
+            reason: format!("{e} (expected e.g. http://127.0.0.1:8080)"),
+        })?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(Error::Config {
+                what: "agent URL".into(),
+                reason: format!("scheme `{}` is not http or https", parsed.scheme()),
+            });
+        }
+        Ok(HttpAgent {
+            client: shared_client()?,
+            shown_url: redact_url(&parsed),
+            url: parsed,
+            timeout: DEFAULT_TIMEOUT,
+            api_key: None,
+            map_request: None,
+            map_response: None,
+        })
+    }
+
+    /// The agent named by the environment:
+    ///
+    /// * `EVAL_AGENT_URL` (required): where to `POST`;
+    /// * `EVAL_AGENT_TIMEOUT_SECS` (default 60): per-request timeout;
+    /// * `EVAL_AGENT_API_KEY` (optional): sent as `Authorization: Bearer …`,
+    ///   never printed.
+    pub fn from_env() -> Result<Self> {
+        let url = env_var("EVAL_AGENT_URL")?.ok_or(Error::MissingEnv {
+            var: "EVAL_AGENT_URL",
+            hint: "set it to your agent's URL, e.g. EVAL_AGENT_URL=http://127.0.0.1:8080",
+        })?;
+        let mut agent = HttpAgent::new(&url)?;
+        if let Some(secs) = env_var("EVAL_AGENT_TIMEOUT_SECS")? {
+            agent.timeout = parse_secs("EVAL_AGENT_TIMEOUT_SECS", &secs)?;
+        }
+        if let Some(key) = env_var("EVAL_AGENT_API_KEY")? {
+            agent.api_key = Some(key.into());
+        }
+        Ok(agent)
+    }
+
+    /// Sets the per-request timeout.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Sends `Authorization: Bearer <key>` (never printed).
+    pub fn api_key(mut self, key: impl Into<String>) -> Self {
+        self.api_key = Some(key.into().into());
+        self
+    }
+
+    /// Replaces the request body mapping.
+    pub fn map_request(
+        mut self,
+        f: impl Fn(&AgentRequest<'_>) -> Value + Send + Sync + 'static,
+    ) -> Self {
+        self.map_request = Some(Arc::new(f));
+        self
+    }
+
+    /// Replaces the response body mapping.
+    pub fn map_response(
+        mut self,
+        f: impl Fn(&Value) -> std::result::Result<AgentReply, String> + Send + Sync + 'static,
+    ) -> Self {
+        self.map_response = Some(Arc::new(f));
+        self
+    }
+
+    /// The URL, with any credentials removed.
+    pub fn url(&self) -> &str {
+        &self.shown_url
+    }
+
+    /// Sends the sample (every user turn, in order) and collects the answers.
+    pub async fn respond(&self, sample: &Sample) -> Result<Response> {
+        let turns = sample.input.turns();
+        let mut messages: Vec<Message> = Vec::with_capacity(turns.len() * 2);
+        let mut outputs = Vec::with_capacity(turns.len());
+        let mut context = Vec::new();
+        for turn in turns {
+            messages.push(Message {
+                role: "user",
+                content: turn.clone(),
+            });
+            let request = AgentRequest {
+                input: turn,
+                messages: &messages,
+                agent_args: &sample.agent_args,
+            };
+            let reply = self.call(&request).await?;
+            messages.push(Message {
+                role: "assistant",
+                content: reply.output.clone(),
+            });
+            outputs.push(reply.output);
+            context = reply.context;
+        }
+        let mut response = Response::new(outputs.last().cloned().unwrap_or_default());
+        response.context = context;
+        if turns.len() > 1 {
+            response.turn_outputs = outputs;
+        }
+        Ok(response)
+    }
+
+    /// One HTTP round trip.
+    pub async fn call(&self, request: &AgentRequest<'_>) -> Result<AgentReply> {
+        let body = match &self.map_request {
+            Some(f) => f(request),
+            None => json!({
+                "input": request.input,
+                "messages": request.messages,
+                "agent_args": request.agent_args,
+            }),
+        };
+        let mut builder = self
+            .client
+            .post(self.url.clone())
+            .timeout(self.timeout)
+            .json(&body);
+        if let Some(key) = &self.api_key {
+            builder = builder.bearer_auth(key);
+        }
+        tracing::debug!(url = %self.shown_url, "calling agent");
+        let started = std::time::Instant::now();
+        let response = builder.send().await.map_err(|e| self.send_error(&e))?;
+        let status = response.status();
+        let bytes = response.bytes().await.map_err(|e| self.send_error(&e))?;
+        tracing::debug!(url = %self.shown_url, status = status.as_u16(), elapsed = ?started.elapsed(), "agent answered");
+        if !status.is_success() {
+            return Err(Error::AgentStatus {
+                url: self.shown_url.clone(),
+                status: status.as_u16(),
+                body: one_line(&String::from_utf8_lossy(&bytes), 200),
+            });
+        }
+        let value: Value = serde_json::from_slice(&bytes).map_err(|e| Error::AgentResponse {
+            url: self.shown_url.clone(),
+            reason: format!(
+                "not JSON ({e}); body starts: {}",
+                one_line(&String::from_utf8_lossy(&bytes), 120)
+            ),
+        })?;
+        let reply = match &self.map_response {
+            Some(f) => f(&value),
+            None => default_reply(&value),
+        };
+        reply.map_err(|reason| Error::AgentResponse {
+            url: self.shown_url.clone(),
+            reason,
+        })
+    }
+
+    fn send_error(&self, e: &reqwest::Error) -> Error {
+        if e.is_timeout() {
+            Error::AgentTimeout {
+                url: self.shown_url.clone(),
+                secs: self.timeout.as_secs_f64(),
+            }
+        } else {
+            Error::AgentUnreachable {
+                url: self.shown_url.clone(),
+                cause: error_chain(e),
+            }
+        }
+    }
+}
+
+/// Reads `{"output", "context"}` or an OpenAI chat-completions body.
+pub fn default_reply(value: &Value) -> std::result::Result<AgentReply, String> {
+    let Value::Object(map) = value else {
+        return Err(format!(
+            "expected a JSON object with `output`, found {}",
+            one_line(&value.to_string(), 80)
+        ));
+    };
+    let output = if let Some(out) = map.get("output") {
+        match out {
+            Value::String(s) => s.clone(),
+            other => return Err(format!("`output` is not a string: {}", one_line(&other.to_string(), 80))),
+        }
+    } else if let Some(content) = map
+        .get("choices")
+        .and_then(|c| c.get(0))
+        .and_then(|c| c.get("message"))
+        .and_then(|m| m.get("content"))
+    {
+        match content {
+            Value::String(s) => s.clone(),
+            Value::Null => String::new(),
+            other => {
+                return Err(format!(
+                    "`choices[0].message.content` is not a string: {}",
+                    one_line(&other.to_string(), 80)
+                ));
+            }
+        }
+    } else {
+        let keys: Vec<&str> = map.keys().map(String::as_str).collect();
+        return Err(format!(
+            "expected `output` (or an OpenAI `choices[0].message.content`), found keys: {}",
+            if keys.is_empty() { "none".to_string() } else { keys.join(", ") }
+        ));
+    };
+    let context = match map.get("context") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|item| match item {
+                Value::String(s) => Ok(s.clone()),
+                Value::Object(o) => o
+                    .get("text")
+                    .or_else(|| o.get("content"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+                    .ok_or_else(|| "a `context` item has no `text` or `content` string".to_string()),
+                other => Err(format!("a `context` item is {}", one_line(&other.to_string(), 60))),
+            })
+            .collect::<std::result::Result<_, _>>()?,
+        Some(Value::String(s)) => vec![s.clone()],
+        Some(other) => {
+            return Err(format!(
+                "`context` should be an array of strings, found {}",
+                one_line(&other.to_string(), 60)
+            ));
+        }
+    };
+    Ok(AgentReply { output, context })
+}
+
+/// `scheme://host:port/path` without user, password or query string.
+fn redact_url(url: &reqwest::Url) -> String {
+    let mut shown = url.clone();
+    let _ = shown.set_username("");
+    let _ = shown.set_password(None);
+    shown.set_query(None);
+    shown.set_fragment(None);
+    shown.to_string()
+}
+
+/// The error and its sources on one line, without repeats or URLs.
+fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut current: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = current {
+        let text = err.to_string();
+        let text = match text.find(" for url (") {
+            Some(at) => text[..at].to_string(),
+            None => text,
+        };
+        if !text.is_empty() && !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        current = err.source();
+    }
+    one_line(&parts.join(": "), 300)
+}
+
+pub(crate) fn env_var(name: &'static str) -> Result<Option<String>> {
+    match std::env::var(name) {
+        Ok(v) if v.trim().is_empty() => Ok(None),
+        Ok(v) => Ok(Some(v)),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(_)) => Err(Error::Config {
+            what: name.into(),
+            reason: "not valid UTF-8".into(),
+        }),
+    }
+}
+
+pub(crate) fn parse_secs(name: &str, value: &str) -> Result<Duration> {
+    match value.trim().parse::<f64>() {
+        Ok(s) if s > 0.0 && s.is_finite() => Ok(Duration::from_secs_f64(s)),
+        _ => Err(Error::Config {
+            what: name.into(),
+            reason: format!("`{value}` is not a positive number of seconds"),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_default_and_openai_bodies() {
+        let r = default_reply(&json!({"output": "hi", "context": ["a", {"text": "b"}]})).unwrap();
+        assert_eq!(r.output, "hi");
+        assert_eq!(r.context, vec!["a", "b"]);
+        let r = default_reply(&json!({"choices": [{"message": {"role": "assistant", "content": "yo"}}]}))
+            .unwrap();
+        assert_eq!(r.output, "yo");
+        let e = default_reply(&json!({"answer": "x"})).unwrap_err();
+        assert!(e.contains("found keys: answer"), "{e}");
+        let e = default_reply(&json!({"output": 3})).unwrap_err();
+        assert!(e.contains("not a string"), "{e}");
+    }
+
+    #[test]
+    fn urls_lose_credentials() {
+        let agent = HttpAgent::new("http://user:s3cret@127.0.0.1:9/x?key=s3cret").unwrap();
+        assert_eq!(agent.url(), "http://127.0.0.1:9/x");
+        let agent = agent.api_key("sk-very-secret");
+        assert!(!format!("{agent:?}").contains("secret"));
+        assert!(HttpAgent::new("ftp://x").is_err());
+        assert!(HttpAgent::new("not a url").is_err());
+    }
+}

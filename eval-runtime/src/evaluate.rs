@@ -1,0 +1,121 @@
+//! The engine shared by every way in: check the sample has what the metrics
+//! need, ask the agent, score, and build a [`SampleReport`].
+
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+use eval_core::metric::{MetricSpec, Need};
+use eval_core::{Expected, Sample};
+
+use crate::agent::Response;
+use crate::metrics;
+use crate::report::{MetricResult, SampleReport};
+
+/// Default limit on one sample's whole agent interaction.
+pub const DEFAULT_SAMPLE_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// The first field a metric needs that `sample` lacks, as a one-line reason.
+pub fn missing_fields(sample: &Sample, specs: &[MetricSpec]) -> Option<String> {
+    for spec in specs {
+        for need in spec.needs() {
+            let present = match need {
+                Need::Expected => sample.expected.is_some(),
+                Need::Context => !sample.context.is_empty(),
+                Need::ReferenceContexts => !sample.reference_contexts.is_empty(),
+                _ => true,
+            };
+            if !present {
+                let aliases = match need {
+                    Need::Expected => {
+                        " (or expected_output, ground_truth, ideal, reference, expected_response)"
+                    }
+                    _ => "",
+                };
+                return Some(format!(
+                    "sample has no `{need}` field{aliases}, which metric `{}` needs",
+                    spec.name
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// Evaluates one sample: `agent` is the (not yet started) call to the agent.
+pub async fn evaluate<F>(
+    test_name: String,
+    sample: &Sample,
+    specs: &[MetricSpec],
+    timeout: Duration,
+    agent: F,
+) -> SampleReport
+where
+    F: Future<Output = Result<Response, String>>,
+{
+    let mut report = SampleReport::new(test_name, sample);
+    if let Some(reason) = missing_fields(sample, specs) {
+        report.error = Some(reason);
+        return report;
+    }
+    let started = Instant::now();
+    let outcome = tokio::time::timeout(timeout, agent).await;
+    report.latency = started.elapsed();
+    let response = match outcome {
+        Err(_) => {
+            report.error = Some(format!(
+                "agent error: no answer within {}s (sample timeout)",
+                timeout.as_secs_f64()
+            ));
+            return report;
+        }
+        Ok(Err(reason)) => {
+            report.error = Some(format!("agent error: {reason}"));
+            return report;
+        }
+        Ok(Ok(r)) => r,
+    };
+    report.metrics = specs
+        .iter()
+        .map(|spec| score_sample(spec, sample, &response))
+        .collect();
+    report.output = Some(if response.turn_outputs.len() > 1 {
+        response.turn_outputs.join("\n")
+    } else {
+        response.output
+    });
+    report
+}
+
+fn score_sample(spec: &MetricSpec, sample: &Sample, response: &Response) -> MetricResult {
+    let result = match &sample.expected {
+        Some(Expected::PerTurn(expected)) => {
+            if response.turn_outputs.len() != expected.len() {
+                Err(format!(
+                    "the sample expects {} per-turn answers but the agent returned {}",
+                    expected.len(),
+                    response.turn_outputs.len()
+                ))
+            } else {
+                expected
+                    .iter()
+                    .zip(&response.turn_outputs)
+                    .map(|(exp, out)| metrics::score(spec, out, Some(exp)))
+                    .sum::<Result<f64, String>>()
+                    .map(|total| total / expected.len() as f64)
+            }
+        }
+        other => metrics::score(spec, &response.output, other.as_ref().map(Expected::last)),
+    };
+    let (score, error) = match result {
+        Ok(s) => (Some(s), None),
+        Err(e) => (None, Some(e)),
+    };
+    MetricResult {
+        name: spec.name.clone(),
+        passed: score.is_some_and(|s| spec.passes(s)),
+        score,
+        op: spec.op,
+        threshold: spec.threshold,
+        error,
+    }
+}

@@ -1,0 +1,48 @@
+//! The main job: every sample of the example datasets in `examples/evals/` is
+//! a test, run against the agent at `EVAL_AGENT_URL` — or, when that is not
+//! set, against the bundled demo agent started here on 127.0.0.1:0.
+//!
+//! ```text
+//! cargo test --test evals                 # everything
+//! cargo test --test evals -- advanced     # samples tagged `advanced`
+//! cargo test --test evals -- faq::        # one dataset
+//! ```
+
+use std::sync::OnceLock;
+
+use eval_runtime::prelude::*;
+
+/// One agent for the whole test process (its connection pool is shared).
+fn agent() -> eval_runtime::Result<&'static HttpAgent> {
+    static AGENT: OnceLock<Result<HttpAgent, String>> = OnceLock::new();
+    AGENT
+        .get_or_init(|| {
+            if std::env::var_os("EVAL_AGENT_URL").is_some() {
+                return HttpAgent::from_env().map_err(|e| e.to_string());
+            }
+            let config = eval_examples::demo::DemoConfig::from_env().map_err(|e| e.to_string())?;
+            let server = eval_examples::demo::spawn(config)
+                .map_err(|e| format!("cannot start the demo agent: {e}"))?;
+            let agent = HttpAgent::new(&server.url()).map_err(|e| e.to_string());
+            // The server lives as long as the test process.
+            std::mem::forget(server);
+            agent
+        })
+        .as_ref()
+        .map_err(eval_runtime::Error::msg)
+}
+
+#[eval_dataset("examples/evals/rag.jsonl", metrics(contains >= 1.0, partial_match >= 0.2))]
+async fn rag(sample: &Sample) -> eval_runtime::Result<Response> {
+    agent()?.respond(sample).await
+}
+
+#[eval_dataset("examples/evals/conversations.jsonl", metrics(contains >= 1.0))]
+async fn conversations(sample: &Sample) -> eval_runtime::Result<Response> {
+    agent()?.respond(sample).await
+}
+
+#[eval_dataset("examples/evals/faq.csv", metrics(contains >= 1.0, regex))]
+async fn faq(sample: &Sample) -> eval_runtime::Result<Response> {
+    agent()?.respond(sample).await
+}
