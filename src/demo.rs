@@ -183,27 +183,42 @@ impl DemoServer {
 /// Starts the demo agent on `127.0.0.1` with an OS-assigned port, on a
 /// dedicated thread (`demo-agent`) running its own two-worker tokio runtime.
 ///
-/// Returns once the socket is bound and listening: requests sent right after
-/// are queued by the OS and answered as soon as the runtime is up. Usable
-/// from synchronous code and from inside another tokio runtime alike.
+/// Returns once the server is listening and its runtime is up, so requests
+/// can be sent right away. Usable from synchronous code and from inside
+/// another tokio runtime alike (it blocks the calling thread only for that
+/// start-up).
 pub fn spawn(config: DemoConfig) -> std::io::Result<DemoServer> {
     let std_listener = std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0))?;
     std_listener.set_nonblocking(true)?;
     let addr = std_listener.local_addr()?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .thread_name("demo-agent-worker")
-        .enable_all()
-        .build()?;
-    let listener = {
-        let _guard = runtime.enter();
-        tokio::net::TcpListener::from_std(std_listener)?
-    };
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel::<std::io::Result<()>>();
     let (stop, stopped) = oneshot::channel::<()>();
+    // The runtime is built, used and dropped on the server thread only, so
+    // `spawn` also works when called from inside another runtime.
     let thread = std::thread::Builder::new()
         .name("demo-agent".to_string())
         .spawn(move || {
+            let runtime = match tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .thread_name("demo-agent-worker")
+                .enable_all()
+                .build()
+            {
+                Ok(rt) => rt,
+                Err(e) => {
+                    let _ = ready_tx.send(Err(std::io::Error::new(e.kind(), e.to_string())));
+                    return Err(e);
+                }
+            };
             let result = runtime.block_on(async move {
+                let listener = match tokio::net::TcpListener::from_std(std_listener) {
+                    Ok(l) => l,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(std::io::Error::new(e.kind(), e.to_string())));
+                        return Err(e);
+                    }
+                };
+                let _ = ready_tx.send(Ok(()));
                 axum::serve(listener, router(config))
                     .with_graceful_shutdown(async move {
                         // A dropped `DemoServer` closes the channel without a
@@ -218,7 +233,13 @@ pub fn spawn(config: DemoConfig) -> std::io::Result<DemoServer> {
             runtime.shutdown_background();
             result
         })?;
-    Ok(DemoServer { addr, stop, thread })
+    match ready_rx.recv() {
+        Ok(Ok(())) => Ok(DemoServer { addr, stop, thread }),
+        Ok(Err(e)) => Err(e),
+        Err(_) => Err(std::io::Error::other(
+            "demo agent thread ended before it started serving",
+        )),
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -315,7 +336,9 @@ struct AgentRequest {
 fn json_object(body: &[u8]) -> Result<Map<String, Value>, ApiError> {
     match serde_json::from_slice::<Value>(body) {
         Ok(Value::Object(map)) => Ok(map),
-        Ok(_) => Err(ApiError::bad_request("the request body must be a JSON object")),
+        Ok(_) => Err(ApiError::bad_request(
+            "the request body must be a JSON object",
+        )),
         Err(e) => Err(ApiError::bad_request(format!(
             "the request body is not valid JSON: {e}"
         ))),
@@ -686,27 +709,48 @@ mod tests {
             ("/", "{}"),
             ("/", r#"{"input": "   "}"#),
             ("/", r#"{"input": 42}"#),
-            ("/v1/respond", r#"{"messages": [{"role": "assistant", "content": "hi"}]}"#),
+            (
+                "/v1/respond",
+                r#"{"messages": [{"role": "assistant", "content": "hi"}]}"#,
+            ),
             ("/v1/respond", r#"{"messages": "hello"}"#),
-            ("/v1/respond", r#"{"messages": [{"role": "user", "content": 3}]}"#),
-            ("/v1/respond", r#"{"input": "hi", "agent_args": {"top_k": -1}}"#),
+            (
+                "/v1/respond",
+                r#"{"messages": [{"role": "user", "content": 3}]}"#,
+            ),
+            (
+                "/v1/respond",
+                r#"{"input": "hi", "agent_args": {"top_k": -1}}"#,
+            ),
             ("/v1/respond", r#"{"input": "hi", "agent_args": [1]}"#),
             ("/v1/chat/completions", "{\"messages\": ["),
             ("/v1/chat/completions", r#"{"messages": []}"#),
-            ("/v1/chat/completions", r#"{"model": 1, "messages": [{"role": "user", "content": "hi"}]}"#),
-            ("/v1/chat/completions", r#"{"stream": true, "messages": [{"role": "user", "content": "hi"}]}"#),
+            (
+                "/v1/chat/completions",
+                r#"{"model": 1, "messages": [{"role": "user", "content": "hi"}]}"#,
+            ),
+            (
+                "/v1/chat/completions",
+                r#"{"stream": true, "messages": [{"role": "user", "content": "hi"}]}"#,
+            ),
         ];
         for (path, body) in bad {
             let (status, text) = http(s.addr(), "POST", path, body);
             assert_eq!(status, 400, "{path} {body}: {text}");
             let error: Value = serde_json::from_str(&text).unwrap();
-            assert!(error["error"].as_str().is_some_and(|e| !e.is_empty()), "{text}");
+            assert!(
+                error["error"].as_str().is_some_and(|e| !e.is_empty()),
+                "{text}"
+            );
         }
         let (status, text) = http(s.addr(), "GET", "/nope", "");
         assert_eq!(status, 404);
         assert!(text.contains("error"));
         // Still alive after all that.
-        assert_eq!(http(s.addr(), "GET", "/health", ""), (200, "ok".to_string()));
+        assert_eq!(
+            http(s.addr(), "GET", "/health", ""),
+            (200, "ok".to_string())
+        );
     }
 
     #[test]
@@ -721,9 +765,24 @@ mod tests {
                 json!({ "messages": [{ "role": "user", "content": "What is RAG?" }] }),
             );
             assert_eq!(status, 200);
-            assert!(started.elapsed() >= latency, "{path}: {:?}", started.elapsed());
+            assert!(
+                started.elapsed() >= latency,
+                "{path}: {:?}",
+                started.elapsed()
+            );
         }
         slow.shutdown().expect("clean shutdown");
+    }
+
+    #[tokio::test]
+    async fn spawns_inside_a_runtime_and_outlives_its_handle() {
+        let s = spawn(DemoConfig::default()).expect("start demo agent");
+        let addr = s.addr();
+        drop(s); // detaches: the server keeps running
+        let (status, body) = tokio::task::spawn_blocking(move || http(addr, "GET", "/health", ""))
+            .await
+            .unwrap();
+        assert_eq!((status, body.as_str()), (200, "ok"));
     }
 
     #[test]
@@ -844,7 +903,10 @@ mod tests {
                 assert_eq!(truths.len(), turns.len());
                 for (i, expected) in truths.iter().enumerate() {
                     let reply = respond(&turns[..i], &turns[i], DEFAULT_TOP_K);
-                    assert!(contains(&reply.output, expected), "{turns:?}[{i}] → {reply:?}");
+                    assert!(
+                        contains(&reply.output, expected),
+                        "{turns:?}[{i}] → {reply:?}"
+                    );
                 }
             } else {
                 let (last, history) = turns.split_last().unwrap();
@@ -893,7 +955,10 @@ mod tests {
     fn faq_dataset_passes() {
         let text = dataset("faq.csv");
         let rows = csv_rows(&text);
-        assert_eq!(rows[0], ["id", "input", "ground_truth", "tags", "agent_args"]);
+        assert_eq!(
+            rows[0],
+            ["id", "input", "ground_truth", "tags", "agent_args"]
+        );
         assert!((3..=5).contains(&(rows.len() - 1)));
         assert!(rows[1..].iter().any(|r| r[1].contains('\n')));
         for row in &rows[1..] {

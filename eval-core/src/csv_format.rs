@@ -188,7 +188,10 @@ fn keep_list_answers_with_list_inputs(
     }
     for (i, ((_, f), (_, v))) in columns.iter().zip(fields.iter_mut()).enumerate() {
         if *f == Some(Field::Expected) && v.is_array() {
-            let raw = record.get(i).map(String::from_utf8_lossy).unwrap_or_default();
+            let raw = record
+                .get(i)
+                .map(String::from_utf8_lossy)
+                .unwrap_or_default();
             *v = Value::String(raw.into_owned());
         }
     }

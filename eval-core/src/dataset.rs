@@ -65,6 +65,7 @@ impl Dataset {
     /// Reads the file at `path` but names it `shown` in samples and messages
     /// (e.g. the path relative to the crate, as written in the attribute).
     pub fn load_as(path: &Path, shown: &str) -> Result<Dataset, DatasetError> {
+        Format::from_path(shown)?;
         let bytes = std::fs::read(path).map_err(|source| DatasetError::Io {
             path: shown.to_string(),
             source,

@@ -28,26 +28,61 @@ fn jsonl_bom_crlf_mixed_endings_blank_lines_no_final_newline() {
 fn jsonl_every_bad_line_is_reported_with_line_and_column() {
     let data = b"{\"input\": \"ok\"}\n{\"input\": \"broken\"\n[1, 2]\n{\"question\": 5}\n{\"expected\": \"x\"}\n";
     let msg = err("evals/rag.jsonl", data);
-    assert!(msg.contains("evals/rag.jsonl:2:18: invalid JSON: EOF while parsing an object"), "{msg}");
-    assert!(msg.contains("evals/rag.jsonl:3:1: expected a JSON object (one sample per line), found an array"), "{msg}");
+    assert!(
+        msg.contains("evals/rag.jsonl:2:18: invalid JSON: EOF while parsing an object"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains(
+            "evals/rag.jsonl:3:1: expected a JSON object (one sample per line), found an array"
+        ),
+        "{msg}"
+    );
     assert!(msg.contains("evals/rag.jsonl:4: field `question`: expected a string or an array of strings (one per turn), found a number"), "{msg}");
-    assert!(msg.contains("evals/rag.jsonl:5: missing field `input`"), "{msg}");
+    assert!(
+        msg.contains("evals/rag.jsonl:5: missing field `input`"),
+        "{msg}"
+    );
     assert_eq!(msg.lines().count(), 4, "{msg}");
 }
 
 #[test]
 fn jsonl_field_errors() {
     let cases: &[(&str, &str)] = &[
-        (r#"{"input": ["a", "b"], "ground_truth": ["x"]}"#, "has 1 per-turn answers but `input` has 2 turns"),
-        (r#"{"input": "a", "ground_truth": ["x", "y"]}"#, "is an array (one answer per turn) but `input` is a single prompt"),
-        (r#"{"input": "a", "expected": "x", "ground_truth": "y"}"#, "`expected` and `ground_truth` both give the sample's expected"),
-        (r#"{"input": "a", "tags": "x", "metadata": [1]}"#, "field `metadata`: expected an object, found an array"),
-        (r#"{"input": "a", "tags": ["ok", 3]}"#, "field `tags`: item 1: expected a string, found a number"),
-        (r#"{"input": "a", "tags": ["ok", " "]}"#, "field `tags`: tag 1 is empty"),
+        (
+            r#"{"input": ["a", "b"], "ground_truth": ["x"]}"#,
+            "has 1 per-turn answers but `input` has 2 turns",
+        ),
+        (
+            r#"{"input": "a", "ground_truth": ["x", "y"]}"#,
+            "is an array (one answer per turn) but `input` is a single prompt",
+        ),
+        (
+            r#"{"input": "a", "expected": "x", "ground_truth": "y"}"#,
+            "`expected` and `ground_truth` both give the sample's expected",
+        ),
+        (
+            r#"{"input": "a", "tags": "x", "metadata": [1]}"#,
+            "field `metadata`: expected an object, found an array",
+        ),
+        (
+            r#"{"input": "a", "tags": ["ok", 3]}"#,
+            "field `tags`: item 1: expected a string, found a number",
+        ),
+        (
+            r#"{"input": "a", "tags": ["ok", " "]}"#,
+            "field `tags`: tag 1 is empty",
+        ),
         (r#"{"input": []}"#, "a conversation needs at least one turn"),
         (r#"{"input": "   "}"#, "field `input`: is empty"),
-        (r#"{"input": "a", "id": 1.5}"#, "field `id`: expected a string or an integer, found a number"),
-        (r#"{"input": "a", "agent_args": "x"}"#, "field `agent_args`: expected an object, found a string"),
+        (
+            r#"{"input": "a", "id": 1.5}"#,
+            "field `id`: expected a string or an integer, found a number",
+        ),
+        (
+            r#"{"input": "a", "agent_args": "x"}"#,
+            "field `agent_args`: expected an object, found a string",
+        ),
     ];
     for (line, expected) in cases {
         let msg = err("t.jsonl", line.as_bytes());
@@ -58,8 +93,14 @@ fn jsonl_field_errors() {
 
 #[test]
 fn duplicate_ids_and_invalid_utf8() {
-    let msg = err("t.jsonl", b"{\"id\": 1, \"input\": \"a\"}\n{\"id\": \"1\", \"input\": \"b\"}\n");
-    assert!(msg.contains("t.jsonl:2: field `id`: duplicate id `1` (first used on line 1)"), "{msg}");
+    let msg = err(
+        "t.jsonl",
+        b"{\"id\": 1, \"input\": \"a\"}\n{\"id\": \"1\", \"input\": \"b\"}\n",
+    );
+    assert!(
+        msg.contains("t.jsonl:2: field `id`: duplicate id `1` (first used on line 1)"),
+        "{msg}"
+    );
     let msg = err("t.jsonl", b"{\"input\": \"a\xff\"}\n");
     assert!(msg.contains("t.jsonl:1:13: invalid UTF-8"), "{msg}");
 }
@@ -87,7 +128,10 @@ fn csv_json_cells_multiline_cells_bom_crlf() {
     let ds = ok("d.csv", data.as_bytes());
     assert_eq!(ds.samples.len(), 3);
     let s = &ds.samples[0];
-    assert_eq!(s.input, Input::Turns(vec!["Hi".into(), "What's my name?".into()]));
+    assert_eq!(
+        s.input,
+        Input::Turns(vec!["Hi".into(), "What's my name?".into()])
+    );
     assert_eq!(s.tags, vec!["memory", "advanced"]);
     assert_eq!(s.agent_args["user"], "a");
     assert_eq!(s.extra["notes"], "kept");
@@ -100,21 +144,36 @@ fn csv_json_cells_multiline_cells_bom_crlf() {
     assert_eq!(ds.samples[2].source.line, 5);
     assert_eq!(ds.samples[2].input.last(), "[INST] not json");
     // Next to a single prompt, an answer cell holding a JSON list is text.
-    assert_eq!(ds.samples[2].expected, Some(Expected::Text("[\"a\"]".into())));
+    assert_eq!(
+        ds.samples[2].expected,
+        Some(Expected::Text("[\"a\"]".into()))
+    );
 }
 
 #[test]
 fn csv_errors() {
     let msg = err("d.csv", b"input,expected\n\"a\",b,c\nok,x\n");
-    assert!(msg.contains("d.csv:2: record has 3 fields but the header row has 2"), "{msg}");
+    assert!(
+        msg.contains("d.csv:2: record has 3 fields but the header row has 2"),
+        "{msg}"
+    );
     let msg = err("d.csv", b"input,rubric_vars\na,\"{not json}\"\n");
-    assert!(msg.contains("d.csv:2: field `rubric_vars`: expected a JSON object in this cell"), "{msg}");
+    assert!(
+        msg.contains("d.csv:2: field `rubric_vars`: expected a JSON object in this cell"),
+        "{msg}"
+    );
     let msg = err("d.csv", b"question_text,answer\na,b\n");
-    assert!(msg.contains("d.csv:1: no `input` column in the header row (found: question_text, answer)"), "{msg}");
+    assert!(
+        msg.contains("d.csv:1: no `input` column in the header row (found: question_text, answer)"),
+        "{msg}"
+    );
     let msg = err("d.csv", b"input,,x\na,b,c\n");
     assert!(msg.contains("d.csv:1: column 2 has no name"), "{msg}");
     let msg = err("d.csv", b"input,expected,ground_truth\na,b,c\n");
-    assert!(msg.contains("columns `expected` and `ground_truth` both fill the same sample field"), "{msg}");
+    assert!(
+        msg.contains("columns `expected` and `ground_truth` both fill the same sample field"),
+        "{msg}"
+    );
     let msg = err("d.csv", b"input,expected\n,b\n");
     assert!(msg.contains("d.csv:2: missing field `input`"), "{msg}");
     let msg = err("d.csv", b"input,expected\n\"open quote,b\n");

@@ -17,34 +17,107 @@ fn load(rel: &str) -> Dataset {
 
 /// (path under fixtures/public, samples). Every file is expected to load.
 const PINNED: &[(&str, usize)] = &[
-    ("agentspec/agents-oss__agentspec/747919b/examples/gymcoach/eval/exercise-advice.jsonl", 3),
-    ("agentspec/agents-oss__agentspec/747919b/examples/gymcoach/eval/workout-qa.jsonl", 5),
-    ("letta-evals/letta-ai__letta-evals/23da318/examples/fetch-webpage-agent-tool-grader/datasets/fetch-webpage.jsonl", 50),
-    ("letta-evals/letta-ai__letta-evals/28bf491/examples/simple-tool-grader/dataset.csv", 5),
-    ("letta-evals/letta-ai__letta-evals/386ebb6/docs/examples/modal-sandbox/samples.jsonl", 1),
-    ("letta-evals/letta-ai__letta-evals/475d1dd/letta-leaderboard/sidecar-envs/user-memory-update/data/dataset_memory.jsonl", 5),
-    ("letta-evals/letta-ai__letta-evals/5502439/examples/letta-code-compaction/dataset.jsonl", 1),
-    ("letta-evals/letta-ai__letta-evals/a013b56/examples/aggregation-grader/dataset.csv", 3),
-    ("letta-evals/letta-ai__letta-evals/a207c56/examples/custom-tool-grader-and-extractor/dataset.jsonl", 3),
-    ("letta-evals/letta-ai__letta-evals/a207c56/examples/letta-code-simple-edit/dataset.jsonl", 3),
-    ("letta-evals/letta-ai__letta-evals/a207c56/examples/multi-model-simple-rubric-grader/dataset.jsonl", 5),
-    ("letta-evals/letta-ai__letta-evals/a207c56/examples/multiturn-per-turn-grading/dataset.jsonl", 3),
-    ("letta-evals/letta-ai__letta-evals/a207c56/examples/per-sample-rubric/dataset.jsonl", 3),
-    ("letta-evals/letta-ai__letta-evals/a207c56/examples/programmatic-agent-creation/dataset.jsonl", 5),
-    ("letta-evals/letta-ai__letta-evals/a207c56/examples/reward-composition/dataset.csv", 5),
-    ("letta-evals/letta-ai__letta-evals/a207c56/letta-leaderboard/filesystem-agent/datasets/filesystem_cloud.jsonl", 100),
-    ("letta-evals/letta-ai__letta-evals/a207c56/letta-leaderboard/skills-suite/data/dataset_select_use.csv", 100),
-    ("letta-evals/letta-ai__letta-evals/a683727/examples/multiturn-memory-block-extractor/dataset.jsonl", 5),
-    ("letta-evals/letta-ai__letta-evals/ae4878e/examples/letta-agent-rubric-grader/dataset.csv", 5),
-    ("letta-evals/letta-ai__letta-evals/b847734/examples/simple-tool-grader/tool_output_dataset.csv", 3),
-    ("letta-evals/letta-ai__letta-evals/b9f7c7c/letta-leaderboard/sidecar-envs/compression/data/dataset_all.jsonl", 6),
-    ("letta-evals/letta-ai__letta-evals/e63f47c/letta-leaderboard/memory-defrag-suite/data/dataset_defrag.csv", 1),
-    ("letta-evals/letta-ai__letta-evals/e63f47c/letta-leaderboard/memory-defrag-suite/data/dataset_defrag.jsonl", 1),
+    (
+        "agentspec/agents-oss__agentspec/747919b/examples/gymcoach/eval/exercise-advice.jsonl",
+        3,
+    ),
+    (
+        "agentspec/agents-oss__agentspec/747919b/examples/gymcoach/eval/workout-qa.jsonl",
+        5,
+    ),
+    (
+        "letta-evals/letta-ai__letta-evals/23da318/examples/fetch-webpage-agent-tool-grader/datasets/fetch-webpage.jsonl",
+        50,
+    ),
+    (
+        "letta-evals/letta-ai__letta-evals/28bf491/examples/simple-tool-grader/dataset.csv",
+        5,
+    ),
+    (
+        "letta-evals/letta-ai__letta-evals/386ebb6/docs/examples/modal-sandbox/samples.jsonl",
+        1,
+    ),
+    (
+        "letta-evals/letta-ai__letta-evals/475d1dd/letta-leaderboard/sidecar-envs/user-memory-update/data/dataset_memory.jsonl",
+        5,
+    ),
+    (
+        "letta-evals/letta-ai__letta-evals/5502439/examples/letta-code-compaction/dataset.jsonl",
+        1,
+    ),
+    (
+        "letta-evals/letta-ai__letta-evals/a013b56/examples/aggregation-grader/dataset.csv",
+        3,
+    ),
+    (
+        "letta-evals/letta-ai__letta-evals/a207c56/examples/custom-tool-grader-and-extractor/dataset.jsonl",
+        3,
+    ),
+    (
+        "letta-evals/letta-ai__letta-evals/a207c56/examples/letta-code-simple-edit/dataset.jsonl",
+        3,
+    ),
+    (
+        "letta-evals/letta-ai__letta-evals/a207c56/examples/multi-model-simple-rubric-grader/dataset.jsonl",
+        5,
+    ),
+    (
+        "letta-evals/letta-ai__letta-evals/a207c56/examples/multiturn-per-turn-grading/dataset.jsonl",
+        3,
+    ),
+    (
+        "letta-evals/letta-ai__letta-evals/a207c56/examples/per-sample-rubric/dataset.jsonl",
+        3,
+    ),
+    (
+        "letta-evals/letta-ai__letta-evals/a207c56/examples/programmatic-agent-creation/dataset.jsonl",
+        5,
+    ),
+    (
+        "letta-evals/letta-ai__letta-evals/a207c56/examples/reward-composition/dataset.csv",
+        5,
+    ),
+    (
+        "letta-evals/letta-ai__letta-evals/a207c56/letta-leaderboard/filesystem-agent/datasets/filesystem_cloud.jsonl",
+        100,
+    ),
+    (
+        "letta-evals/letta-ai__letta-evals/a207c56/letta-leaderboard/skills-suite/data/dataset_select_use.csv",
+        100,
+    ),
+    (
+        "letta-evals/letta-ai__letta-evals/a683727/examples/multiturn-memory-block-extractor/dataset.jsonl",
+        5,
+    ),
+    (
+        "letta-evals/letta-ai__letta-evals/ae4878e/examples/letta-agent-rubric-grader/dataset.csv",
+        5,
+    ),
+    (
+        "letta-evals/letta-ai__letta-evals/b847734/examples/simple-tool-grader/tool_output_dataset.csv",
+        3,
+    ),
+    (
+        "letta-evals/letta-ai__letta-evals/b9f7c7c/letta-leaderboard/sidecar-envs/compression/data/dataset_all.jsonl",
+        6,
+    ),
+    (
+        "letta-evals/letta-ai__letta-evals/e63f47c/letta-leaderboard/memory-defrag-suite/data/dataset_defrag.csv",
+        1,
+    ),
+    (
+        "letta-evals/letta-ai__letta-evals/e63f47c/letta-leaderboard/memory-defrag-suite/data/dataset_defrag.jsonl",
+        1,
+    ),
 ];
 
 fn dataset_files(dir: &Path, out: &mut Vec<String>) {
-    let entries = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("cannot read {} (is ../shared beside the repo?): {e}", dir.display()));
+    let entries = std::fs::read_dir(dir).unwrap_or_else(|e| {
+        panic!(
+            "cannot read {} (is ../shared beside the repo?): {e}",
+            dir.display()
+        )
+    });
     for entry in entries {
         let path = entry.unwrap().path();
         if path.is_dir() {
@@ -65,7 +138,10 @@ fn every_agentspec_and_letta_dataset_is_pinned_and_loads() {
     found.sort();
     let mut pinned: Vec<String> = PINNED.iter().map(|(p, _)| p.to_string()).collect();
     pinned.sort();
-    assert_eq!(found, pinned, "dataset files on disk and pinned list differ");
+    assert_eq!(
+        found, pinned,
+        "dataset files on disk and pinned list differ"
+    );
 
     for (rel, count) in PINNED {
         let ds = load(rel);
@@ -85,60 +161,90 @@ fn every_agentspec_and_letta_dataset_is_pinned_and_loads() {
 fn agentspec_expected_output_is_the_expected_answer() {
     let ds = load(PINNED[1].0);
     let first = &ds.samples[0];
-    assert_eq!(first.input.last(), "How many sets should I do for hypertrophy?");
-    assert!(first.expected_text().unwrap().starts_with("3–5 sets per exercise"));
+    assert_eq!(
+        first.input.last(),
+        "How many sets should I do for hypertrophy?"
+    );
+    assert!(
+        first
+            .expected_text()
+            .unwrap()
+            .starts_with("3–5 sets per exercise")
+    );
 }
 
 #[test]
 fn letta_quirks() {
     // Per-turn ground truth parallel to the turns.
-    let ds = load("letta-evals/letta-ai__letta-evals/a207c56/examples/multiturn-per-turn-grading/dataset.jsonl");
+    let ds = load(
+        "letta-evals/letta-ai__letta-evals/a207c56/examples/multiturn-per-turn-grading/dataset.jsonl",
+    );
     assert!(matches!(&ds.samples[0].input, Input::Turns(t) if t.len() == 3));
     assert_eq!(
         ds.samples[0].expected,
-        Some(Expected::PerTurn(vec!["Paris".into(), "Berlin".into(), "Rome".into()]))
+        Some(Expected::PerTurn(vec![
+            "Paris".into(),
+            "Berlin".into(),
+            "Rome".into()
+        ]))
     );
 
     // Legacy `ideal`, no final newline.
-    let ds = load("letta-evals/letta-ai__letta-evals/23da318/examples/fetch-webpage-agent-tool-grader/datasets/fetch-webpage.jsonl");
+    let ds = load(
+        "letta-evals/letta-ai__letta-evals/23da318/examples/fetch-webpage-agent-tool-grader/datasets/fetch-webpage.jsonl",
+    );
     assert_eq!(ds.samples[0].expected_text(), Some("lamb's tongue"));
     assert_eq!(ds.samples[49].source.line, 50);
 
     // `sample_id` instead of `id`; unknown fields kept.
-    let ds = load("letta-evals/letta-ai__letta-evals/475d1dd/letta-leaderboard/sidecar-envs/user-memory-update/data/dataset_memory.jsonl");
+    let ds = load(
+        "letta-evals/letta-ai__letta-evals/475d1dd/letta-leaderboard/sidecar-envs/user-memory-update/data/dataset_memory.jsonl",
+    );
     assert_eq!(ds.samples[0].id, "umu-001");
     assert!(ds.samples[0].explicit_id);
     assert!(ds.samples[0].extra.contains_key("extra_vars"));
 
     // No id: 0-based index.
-    let ds = load("letta-evals/letta-ai__letta-evals/a207c56/examples/programmatic-agent-creation/dataset.jsonl");
+    let ds = load(
+        "letta-evals/letta-ai__letta-evals/a207c56/examples/programmatic-agent-creation/dataset.jsonl",
+    );
     assert_eq!(ds.samples[4].id, "4");
     assert!(!ds.samples[4].explicit_id);
     assert!(ds.samples[0].agent_args["item"]["price"].is_f64());
 
     // CSV: JSON object cell with quote doubling and escapes.
-    let ds = load("letta-evals/letta-ai__letta-evals/a207c56/examples/reward-composition/dataset.csv");
-    let art = ds.samples[0].rubric_vars["reference_ascii"].as_str().unwrap();
+    let ds =
+        load("letta-evals/letta-ai__letta-evals/a207c56/examples/reward-composition/dataset.csv");
+    let art = ds.samples[0].rubric_vars["reference_ascii"]
+        .as_str()
+        .unwrap();
     assert!(art.contains("( o.o )"), "{art}");
 
     // CSV: `{4}` is text, not JSON.
-    let ds = load("letta-evals/letta-ai__letta-evals/28bf491/examples/simple-tool-grader/dataset.csv");
+    let ds =
+        load("letta-evals/letta-ai__letta-evals/28bf491/examples/simple-tool-grader/dataset.csv");
     assert_eq!(ds.samples[0].expected_text(), Some("{4}"));
 
     // CSV: CRLF records with LF inside quoted multi-line cells; lines counted.
-    let ds = load("letta-evals/letta-ai__letta-evals/a207c56/letta-leaderboard/skills-suite/data/dataset_select_use.csv");
+    let ds = load(
+        "letta-evals/letta-ai__letta-evals/a207c56/letta-leaderboard/skills-suite/data/dataset_select_use.csv",
+    );
     assert_eq!(ds.samples[0].id, "sample-0");
     assert!(ds.samples[0].input.last().contains('\n'));
     assert!(ds.samples[1].source.line > ds.samples[0].source.line + 1);
     assert!(ds.samples[0].extra.contains_key("skill"));
 
     // CSV: a cell spanning many lines, including blank ones.
-    let ds = load("letta-evals/letta-ai__letta-evals/e63f47c/letta-leaderboard/memory-defrag-suite/data/dataset_defrag.csv");
+    let ds = load(
+        "letta-evals/letta-ai__letta-evals/e63f47c/letta-leaderboard/memory-defrag-suite/data/dataset_defrag.csv",
+    );
     assert!(ds.samples[0].input.last().contains("\n\n"));
     assert_eq!(ds.samples[0].source.line, 2);
 
     // One-turn array input, 23 bytes, no newline.
-    let ds = load("letta-evals/letta-ai__letta-evals/5502439/examples/letta-code-compaction/dataset.jsonl");
+    let ds = load(
+        "letta-evals/letta-ai__letta-evals/5502439/examples/letta-code-compaction/dataset.jsonl",
+    );
     assert_eq!(ds.samples[0].input, Input::Turns(vec!["/compact".into()]));
     assert_eq!(ds.test_names(), vec!["compact"]);
 }

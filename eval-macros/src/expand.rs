@@ -4,7 +4,7 @@
 
 use eval_core::metric::{Op, OptionValue};
 use proc_macro2::{Ident, Span, TokenStream};
-use quote::quote;
+use quote::{quote, quote_spanned};
 
 use crate::validate::Checked;
 
@@ -68,8 +68,24 @@ pub fn expand(c: Checked) -> TokenStream {
     // The module takes the function's span so IDEs show one "Run Tests" for
     // the dataset; the tests keep the attribute's span.
     let mod_ident = Ident::new(&fn_name, fn_ident.span());
+    let check = if c.is_async {
+        quote!(::eval_runtime::__private::check_async)
+    } else {
+        quote!(::eval_runtime::__private::check_sync)
+    };
+    let ret_span = syn::spanned::Spanned::span(&func.sig.output);
+    let check_call = quote_spanned!(ret_span=> #check(#fn_ident););
     quote! {
         #func
+
+        // Type-checks the function's shape in every build (not only under
+        // `cfg(test)`), so a wrong signature is reported where it is written.
+        const _: () = {
+            #[allow(dead_code)]
+            fn __eval_check() {
+                #check_call
+            }
+        };
 
         #[cfg(test)]
         #[doc(hidden)]

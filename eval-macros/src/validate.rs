@@ -94,12 +94,10 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
             };
             options.push((key.to_string(), value));
         }
-        let bound = m.bound.as_ref().map(|b| {
-            (
-                if b.at_least { Op::AtLeast } else { Op::AtMost },
-                b.value,
-            )
-        });
+        let bound = m
+            .bound
+            .as_ref()
+            .map(|b| (if b.at_least { Op::AtLeast } else { Op::AtMost }, b.value));
         let opts: Vec<(&str, OptionValue)> = options
             .iter()
             .map(|(k, v)| (k.as_str(), v.clone()))

@@ -82,6 +82,11 @@ impl From<&str> for Response {
 
 /// What an eval function may return: a [`Response`] (or anything that
 /// converts into one), or a `Result` of it with any displayable error.
+#[diagnostic::on_unimplemented(
+    message = "an eval function must return `Response` or `Result<Response, E>` (E: Display), not `{Self}`",
+    label = "this function's return type",
+    note = "e.g. `async fn rag(sample: &Sample) -> eval_runtime::Result<Response>`"
+)]
 pub trait IntoAgentResult {
     /// The response, or a one-line reason the agent failed.
     fn into_agent_result(self) -> std::result::Result<Response, String>;
@@ -101,7 +106,8 @@ impl IntoAgentResult for String {
 
 impl<T: Into<Response>, E: std::fmt::Display> IntoAgentResult for std::result::Result<T, E> {
     fn into_agent_result(self) -> std::result::Result<Response, String> {
-        self.map(Into::into).map_err(|e| one_line(&e.to_string(), 500))
+        self.map(Into::into)
+            .map_err(|e| one_line(&e.to_string(), 500))
     }
 }
 
@@ -380,7 +386,12 @@ pub fn default_reply(value: &Value) -> std::result::Result<AgentReply, String> {
     let output = if let Some(out) = map.get("output") {
         match out {
             Value::String(s) => s.clone(),
-            other => return Err(format!("`output` is not a string: {}", one_line(&other.to_string(), 80))),
+            other => {
+                return Err(format!(
+                    "`output` is not a string: {}",
+                    one_line(&other.to_string(), 80)
+                ));
+            }
         }
     } else if let Some(content) = map
         .get("choices")
@@ -402,7 +413,11 @@ pub fn default_reply(value: &Value) -> std::result::Result<AgentReply, String> {
         let keys: Vec<&str> = map.keys().map(String::as_str).collect();
         return Err(format!(
             "expected `output` (or an OpenAI `choices[0].message.content`), found keys: {}",
-            if keys.is_empty() { "none".to_string() } else { keys.join(", ") }
+            if keys.is_empty() {
+                "none".to_string()
+            } else {
+                keys.join(", ")
+            }
         ));
     };
     let context = match map.get("context") {
@@ -416,8 +431,13 @@ pub fn default_reply(value: &Value) -> std::result::Result<AgentReply, String> {
                     .or_else(|| o.get("content"))
                     .and_then(Value::as_str)
                     .map(str::to_string)
-                    .ok_or_else(|| "a `context` item has no `text` or `content` string".to_string()),
-                other => Err(format!("a `context` item is {}", one_line(&other.to_string(), 60))),
+                    .ok_or_else(|| {
+                        "a `context` item has no `text` or `content` string".to_string()
+                    }),
+                other => Err(format!(
+                    "a `context` item is {}",
+                    one_line(&other.to_string(), 60)
+                )),
             })
             .collect::<std::result::Result<_, _>>()?,
         Some(Value::String(s)) => vec![s.clone()],
@@ -456,7 +476,10 @@ fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
         }
         current = err.source();
     }
-    one_line(&parts.join(": "), 300)
+    // The innermost causes say what happened ("tcp connect error: Connection
+    // refused"); the outer layers only repeat "error sending request".
+    let keep = parts.len().saturating_sub(2);
+    one_line(&parts[keep..].join(": "), 300)
 }
 
 pub(crate) fn env_var(name: &'static str) -> Result<Option<String>> {
@@ -490,8 +513,10 @@ mod tests {
         let r = default_reply(&json!({"output": "hi", "context": ["a", {"text": "b"}]})).unwrap();
         assert_eq!(r.output, "hi");
         assert_eq!(r.context, vec!["a", "b"]);
-        let r = default_reply(&json!({"choices": [{"message": {"role": "assistant", "content": "yo"}}]}))
-            .unwrap();
+        let r = default_reply(
+            &json!({"choices": [{"message": {"role": "assistant", "content": "yo"}}]}),
+        )
+        .unwrap();
         assert_eq!(r.output, "yo");
         let e = default_reply(&json!({"answer": "x"})).unwrap_err();
         assert!(e.contains("found keys: answer"), "{e}");

@@ -75,10 +75,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Text on one line, cut to `max` characters.
 pub(crate) fn one_line(text: &str, max: usize) -> String {
-    let flat: String = text
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
     let count = flat.chars().count();
     if count <= max {
         flat

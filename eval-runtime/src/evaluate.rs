@@ -69,7 +69,11 @@ where
             return report;
         }
         Ok(Err(reason)) => {
-            report.error = Some(format!("agent error: {reason}"));
+            report.error = Some(if reason.starts_with("agent") {
+                reason
+            } else {
+                format!("agent error: {reason}")
+            });
             return report;
         }
         Ok(Ok(r)) => r,

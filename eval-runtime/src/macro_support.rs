@@ -4,14 +4,14 @@
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use eval_core::metric::{MetricDecl, MetricSpec};
+use eval_core::metric::MetricSpec;
 use eval_core::{Dataset, Sample};
 
 use crate::agent::IntoAgentResult;
 use crate::evaluate::{DEFAULT_SAMPLE_TIMEOUT, evaluate};
 use crate::report::SampleReport;
 
-pub use eval_core::metric::{Op, OptionValue};
+pub use eval_core::metric::{MetricDecl, Op, OptionValue};
 pub use std::borrow::Cow;
 
 /// A dataset embedded in a test binary by the macro (`include_bytes!`, so an
@@ -53,7 +53,8 @@ impl Embedded {
     fn load(&self) -> Result<&Loaded, &str> {
         self.loaded
             .get_or_init(|| {
-                let dataset = Dataset::from_bytes(self.path, self.bytes).map_err(|e| e.to_string())?;
+                let dataset =
+                    Dataset::from_bytes(self.path, self.bytes).map_err(|e| e.to_string())?;
                 let specs = self
                     .metrics
                     .iter()
@@ -96,7 +97,10 @@ pub(crate) fn runtime() -> &'static tokio::runtime::Runtime {
     })
 }
 
-fn sample_for(ds: &'static Embedded, index: usize) -> (String, &'static Sample, &'static [MetricSpec]) {
+fn sample_for(
+    ds: &'static Embedded,
+    index: usize,
+) -> (String, &'static Sample, &'static [MetricSpec]) {
     let loaded = match ds.load() {
         Ok(l) => l,
         Err(e) => fail(format!("{}: {e}", ds.function)),
@@ -109,6 +113,22 @@ fn sample_for(ds: &'static Embedded, index: usize) -> (String, &'static Sample, 
     };
     let name = format!("{}::{}", ds.function, loaded.names[index]);
     (name, sample, &loaded.specs)
+}
+
+/// Compile-time check that an async eval function has the right shape.
+pub fn check_async<F, R>(_: F)
+where
+    F: AsyncFn(&Sample) -> R,
+    R: IntoAgentResult,
+{
+}
+
+/// Compile-time check that a sync eval function has the right shape.
+pub fn check_sync<F, R>(_: F)
+where
+    F: Fn(&Sample) -> R,
+    R: IntoAgentResult,
+{
 }
 
 /// Entry point for an `async fn(&Sample) -> R` eval function.

@@ -174,14 +174,32 @@ mod tests {
 
     #[test]
     fn string_metrics() {
-        assert_eq!(score(&spec("exact_match"), "  Paris ", Some("paris")), Ok(1.0));
-        assert_eq!(score(&spec("string_match"), "Paris.", Some("Paris")), Ok(0.0));
-        let cs = MetricSpec::new("exact_match", &[("case_sensitive", OptionValue::Bool(true))], None).unwrap();
+        assert_eq!(
+            score(&spec("exact_match"), "  Paris ", Some("paris")),
+            Ok(1.0)
+        );
+        assert_eq!(
+            score(&spec("string_match"), "Paris.", Some("Paris")),
+            Ok(0.0)
+        );
+        let cs = MetricSpec::new(
+            "exact_match",
+            &[("case_sensitive", OptionValue::Bool(true))],
+            None,
+        )
+        .unwrap();
         assert_eq!(score(&cs, "paris", Some("Paris")), Ok(0.0));
-        assert_eq!(score(&spec("contains"), "It is PARIS.", Some(" paris ")), Ok(1.0));
+        assert_eq!(
+            score(&spec("contains"), "It is PARIS.", Some(" paris ")),
+            Ok(1.0)
+        );
         assert_eq!(score(&spec("contains"), "Lyon", Some("paris")), Ok(0.0));
         assert_eq!(
-            score(&spec("regex"), "quantity change of 15", Some(r"change of \d+")),
+            score(
+                &spec("regex"),
+                "quantity change of 15",
+                Some(r"change of \d+")
+            ),
             Ok(1.0)
         );
         assert_eq!(score(&spec("regex"), "none", Some(r"\d+")), Ok(0.0));

@@ -112,10 +112,7 @@ impl SampleReport {
     /// input, expected vs actual, and a table of metrics.
     pub fn render(&self) -> String {
         if let Some(e) = &self.error {
-            return format!(
-                "{} ({}, id {}): {e}",
-                self.test_name, self.source, self.id
-            );
+            return format!("{} ({}, id {}): {e}", self.test_name, self.source, self.id);
         }
         let mut out = String::new();
         let _ = writeln!(

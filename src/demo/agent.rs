@@ -42,7 +42,14 @@ pub static CORPUS: &[Document] = &[
     Document {
         id: "vector-search",
         title: "Vector search",
-        keywords: &["vector", "search", "similarity", "nearest", "neighbor", "semantic"],
+        keywords: &[
+            "vector",
+            "search",
+            "similarity",
+            "nearest",
+            "neighbor",
+            "semantic",
+        ],
         text: "Vector search embeds the query and finds the stored chunks whose embeddings are \
                nearest to it, usually by cosine similarity. Approximate nearest-neighbor \
                indexes such as HNSW keep it fast at scale.",
@@ -52,7 +59,14 @@ pub static CORPUS: &[Document] = &[
     Document {
         id: "chunking",
         title: "Chunking",
-        keywords: &["chunk", "chunking", "split", "splitting", "passage", "overlap"],
+        keywords: &[
+            "chunk",
+            "chunking",
+            "split",
+            "splitting",
+            "passage",
+            "overlap",
+        ],
         text: "Chunking splits long documents into smaller passages, often a few hundred tokens \
                each with some overlap, before they are embedded and indexed.",
         answer: "Chunking splits long documents into smaller overlapping passages so each one \
@@ -70,7 +84,13 @@ pub static CORPUS: &[Document] = &[
     Document {
         id: "hallucination",
         title: "Hallucination",
-        keywords: &["hallucination", "hallucinate", "invent", "fabricate", "confabulation"],
+        keywords: &[
+            "hallucination",
+            "hallucinate",
+            "invent",
+            "fabricate",
+            "confabulation",
+        ],
         text: "A hallucination is fluent, confident output that is not supported by the sources \
                or by facts. Retrieval and faithfulness checks help detect and reduce \
                hallucinations.",
@@ -207,12 +227,12 @@ pub fn respond<S: AsRef<str>>(history: &[S], input: &str, top_k: usize) -> Reply
 const STOP_WORDS: &[&str] = &[
     "a", "about", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be", "been",
     "being", "but", "by", "can", "could", "describe", "did", "do", "does", "doing", "each",
-    "explain", "for", "from", "get", "give", "had", "has", "have", "here", "how", "i", "if",
-    "in", "into", "is", "it", "its", "just", "know", "like", "me", "mean", "meant", "means",
-    "my", "no", "not", "of", "on", "only", "or", "our", "please", "should", "so", "some",
-    "tell", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this",
-    "those", "to", "too", "us", "very", "was", "we", "were", "what", "whats", "when", "where",
-    "which", "who", "whom", "whose", "why", "will", "with", "would", "you", "your",
+    "explain", "for", "from", "get", "give", "had", "has", "have", "here", "how", "i", "if", "in",
+    "into", "is", "it", "its", "just", "know", "like", "me", "mean", "meant", "means", "my", "no",
+    "not", "of", "on", "only", "or", "our", "please", "should", "so", "some", "tell", "than",
+    "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "to", "too",
+    "us", "very", "was", "we", "were", "what", "whats", "when", "where", "which", "who", "whom",
+    "whose", "why", "will", "with", "would", "you", "your",
 ];
 
 /// Lower-cased word tokens without stop words, crudely singularised
@@ -430,15 +450,24 @@ fn memory_answer(facts: &Facts, q: &str, question: bool) -> Option<String> {
             None => "I don't know your name yet.".to_string(),
         });
     }
-    if has(&["what do i like", "what do i love", "what i like", "what i love"])
-        || (question && has(&["my favorite", "my favourite"]))
+    if has(&[
+        "what do i like",
+        "what do i love",
+        "what i like",
+        "what i love",
+    ]) || (question && has(&["my favorite", "my favourite"]))
     {
         return Some(match &facts.likes {
             Some(likes) => format!("You like {likes}."),
             None => "I don't know what you like yet.".to_string(),
         });
     }
-    if has(&["where do i live", "where i live", "where am i from", "where is my home"]) {
+    if has(&[
+        "where do i live",
+        "where i live",
+        "where am i from",
+        "where is my home",
+    ]) {
         return Some(match &facts.home {
             Some(home) => format!("You live in {home}."),
             None => "I don't know where you live yet.".to_string(),
@@ -459,7 +488,14 @@ fn is_greeting(q: &str) -> bool {
 /// `[what is|calculate|…] <number> <op> <number> [?|=|.]` counts.
 fn arithmetic(input: &str) -> Option<String> {
     const PREFIXES: &[&str] = &[
-        "what is", "what's", "whats", "how much is", "calculate", "compute", "evaluate", "solve",
+        "what is",
+        "what's",
+        "whats",
+        "how much is",
+        "calculate",
+        "compute",
+        "evaluate",
+        "solve",
     ];
     let lower = input.trim().to_lowercase();
     let mut rest = lower.as_str();
@@ -551,13 +587,22 @@ mod tests {
             ("What is retrieval-augmented generation?", "rag"),
             ("What is RAG?", "rag"),
             ("What are embeddings?", "embeddings"),
-            ("How does vector search find relevant chunks?", "vector-search"),
-            ("Why do we split documents into chunks before embedding them?", "chunking"),
+            (
+                "How does vector search find relevant chunks?",
+                "vector-search",
+            ),
+            (
+                "Why do we split documents into chunks before embedding them?",
+                "chunking",
+            ),
             ("What does a reranker do?", "reranking"),
             ("What is a hallucination in an LLM answer?", "hallucination"),
             ("What is the faithfulness metric?", "faithfulness"),
             ("What does context recall measure?", "context-recall"),
-            ("How do I run only some tests with cargo test?", "cargo-test"),
+            (
+                "How do I run only some tests with cargo test?",
+                "cargo-test",
+            ),
             ("How do I run the tests of a Rust crate?", "cargo-test"),
             ("Can an LLM judge grade answers?", "llm-judge"),
         ];
@@ -583,7 +628,10 @@ mod tests {
     #[test]
     fn remembers_facts() {
         let h = ["Hi! My name is Ada.", "I like apples."];
-        assert_eq!(respond(&h, "What's my name?", 2).output, "Your name is Ada.");
+        assert_eq!(
+            respond(&h, "What's my name?", 2).output,
+            "Your name is Ada."
+        );
         let h = ["I like apples.", "Sorry, I meant I like mangoes."];
         assert_eq!(
             respond(&h, "What is my favorite fruit?", 2).output,
@@ -591,7 +639,10 @@ mod tests {
         );
         assert_eq!(respond(&h, "what do I like", 2).output, "You like mangoes.");
         let h = ["Hello, I'm Sam and I live in Oslo."];
-        assert_eq!(respond(&h, "Where do I live?", 2).output, "You live in Oslo.");
+        assert_eq!(
+            respond(&h, "Where do I live?", 2).output,
+            "You live in Oslo."
+        );
         assert_eq!(
             respond(NONE, "Where do I live?", 2).output,
             "I don't know where you live yet."

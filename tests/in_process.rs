@@ -1,0 +1,63 @@
+//! The attribute with in-process agents (async and sync), no HTTP.
+
+use eval_runtime::prelude::*;
+
+fn answer(question: &str) -> String {
+    let q = question.to_lowercase();
+    let known = [
+        ("france", "Paris is the capital of France."),
+        ("japan", "Tokyo."),
+        ("italy", "Rome"),
+        ("spain", "Madrid"),
+        ("name", "Your name is Ada."),
+    ];
+    known
+        .iter()
+        .find(|(k, _)| q.contains(k))
+        .map_or("I don't know.", |(_, a)| a)
+        .to_string()
+}
+
+/// An in-process agent: answers every turn of the conversation.
+async fn agent(sample: &Sample) -> Response {
+    let outputs: Vec<String> = sample.input.turns().iter().map(|t| answer(t)).collect();
+    if outputs.len() > 1 {
+        Response::default().with_turn_outputs(outputs)
+    } else {
+        Response::new(outputs.concat())
+    }
+}
+
+#[eval_dataset("tests/data/capitals.jsonl", metrics(contains >= 1.0, partial_match >= 0.2))]
+async fn capitals(sample: &Sample) -> Response {
+    agent(sample).await
+}
+
+#[eval_dataset("tests/data/capitals.jsonl", metrics(contains(case_sensitive = true)))]
+fn capitals_sync(sample: &Sample) -> Result<Response, String> {
+    let outputs: Vec<String> = sample.input.turns().iter().map(|t| answer(t)).collect();
+    Ok(Response::default().with_turn_outputs(outputs))
+}
+
+#[test]
+fn generated_names_are_the_documented_ones() {
+    // Ask this very test binary for its list, as cargo/nextest/IDEs do.
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--list", "--format", "terse"])
+        .output()
+        .unwrap();
+    let list = String::from_utf8(out.stdout).unwrap();
+    for name in [
+        "capitals::what_is_the_capital_of_france__geo: test",
+        "capitals::what_is_the_capital_of_japan__geo__asia: test",
+        "capitals::remember_my_name_is_ada_what_s_my_name: test",
+        "capitals::per_turn: test",
+        "capitals_sync::per_turn: test",
+    ] {
+        assert!(list.lines().any(|l| l == name), "{name} not in:\n{list}");
+    }
+    assert_eq!(
+        list.lines().filter(|l| l.starts_with("capitals::")).count(),
+        4
+    );
+}
