@@ -1,0 +1,298 @@
+//! `HttpAgent` against real HTTP servers on loopback that misbehave on purpose.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use eval_runtime::{Error, HttpAgent, MetricSpec, Sample};
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// How the scripted server answers each request.
+#[derive(Clone)]
+enum Script {
+    /// Status and body.
+    Reply(u16, &'static str),
+    /// Echo `{"output": "<n>: <input>", "context": [...]}`, n = request count.
+    Echo,
+    /// Accept, read, never answer.
+    Hang,
+}
+
+struct Server {
+    url: String,
+    requests: Arc<Mutex<Vec<(String, Value)>>>,
+}
+
+async fn read_request(stream: &mut TcpStream) -> Option<(String, Vec<u8>)> {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        let n = stream.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buf[..end]).to_string();
+            let len = head
+                .lines()
+                .find_map(|l| {
+                    let (k, v) = l.split_once(':')?;
+                    k.eq_ignore_ascii_case("content-length")
+                        .then(|| v.trim().parse::<usize>().ok())?
+                })
+                .unwrap_or(0);
+            while buf.len() < end + 4 + len {
+                let n = stream.read(&mut chunk).await.ok()?;
+                if n == 0 {
+                    return None;
+                }
+                buf.extend_from_slice(&chunk[..n]);
+            }
+            return Some((head, buf[end + 4..end + 4 + len].to_vec()));
+        }
+    }
+}
+
+async fn start(script: Script) -> Server {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/agent", listener.local_addr().unwrap());
+    let requests = Arc::new(Mutex::new(Vec::new()));
+    let log = requests.clone();
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut stream, _)) = listener.accept().await else {
+                return;
+            };
+            let script = script.clone();
+            let log = log.clone();
+            tokio::spawn(async move {
+                while let Some((head, body)) = read_request(&mut stream).await {
+                    let json: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                    let n = {
+                        let mut log = log.lock().unwrap();
+                        log.push((head, json.clone()));
+                        log.len()
+                    };
+                    let (status, body) = match &script {
+                        Script::Reply(s, b) => (*s, b.to_string()),
+                        Script::Echo => (
+                            200,
+                            serde_json::json!({
+                                "output": format!("{n}: {}", json["input"].as_str().unwrap_or("")),
+                                "context": ["chunk"],
+                            })
+                            .to_string(),
+                        ),
+                        Script::Hang => {
+                            tokio::time::sleep(Duration::from_secs(3600)).await;
+                            return;
+                        }
+                    };
+                    let reply = format!(
+                        "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+                        body.len()
+                    );
+                    if stream.write_all(reply.as_bytes()).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    Server { url, requests }
+}
+
+#[tokio::test]
+async fn sends_the_contract_body_and_reads_output_and_context() {
+    let server = start(Script::Echo).await;
+    let agent = HttpAgent::new(&server.url)
+        .unwrap()
+        .api_key("sk-test-SECRET");
+    let mut sample = Sample::new("What is RAG?");
+    sample.agent_args.insert("top_k".into(), 3.into());
+    let response = agent.respond(&sample).await.unwrap();
+    assert_eq!(response.output, "1: What is RAG?");
+    assert_eq!(response.context, vec!["chunk"]);
+    assert!(response.turn_outputs.is_empty());
+    let log = server.requests.lock().unwrap();
+    let (head, body) = &log[0];
+    assert!(head.starts_with("POST /agent HTTP/1.1"), "{head}");
+    assert!(
+        head.to_lowercase()
+            .contains("authorization: bearer sk-test-secret"),
+        "{head}"
+    );
+    assert_eq!(body["input"], "What is RAG?");
+    assert_eq!(
+        body["messages"],
+        serde_json::json!([{"role": "user", "content": "What is RAG?"}])
+    );
+    assert_eq!(body["agent_args"]["top_k"], 3);
+}
+
+#[tokio::test]
+async fn multi_turn_samples_send_the_conversation_so_far() {
+    let server = start(Script::Echo).await;
+    let agent = HttpAgent::new(&server.url).unwrap();
+    let sample = Sample::new("").with_turns(["My name is Ada", "What's my name?"]);
+    let response = agent.respond(&sample).await.unwrap();
+    assert_eq!(
+        response.turn_outputs,
+        vec!["1: My name is Ada", "2: What's my name?"]
+    );
+    assert_eq!(response.output, "2: What's my name?");
+    let log = server.requests.lock().unwrap();
+    assert_eq!(log.len(), 2);
+    assert_eq!(
+        log[1].1["messages"],
+        serde_json::json!([
+            {"role": "user", "content": "My name is Ada"},
+            {"role": "assistant", "content": "1: My name is Ada"},
+            {"role": "user", "content": "What's my name?"},
+        ])
+    );
+    assert_eq!(log[1].1["input"], "What's my name?");
+}
+
+#[tokio::test]
+async fn openai_chat_completion_bodies_are_understood() {
+    let server = start(Script::Reply(
+        200,
+        r#"{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Paris"},"finish_reason":"stop"}]}"#,
+    ))
+    .await;
+    let agent = HttpAgent::new(&server.url).unwrap();
+    let r = agent
+        .respond(&Sample::new("Capital of France?"))
+        .await
+        .unwrap();
+    assert_eq!(r.output, "Paris");
+}
+
+async fn failure(script: Script, timeout: Duration) -> (Error, Duration) {
+    let server = start(script).await;
+    let agent = HttpAgent::new(&server.url)
+        .unwrap()
+        .timeout(timeout)
+        .api_key("sk-SECRET-KEY");
+    let started = Instant::now();
+    let err = agent.respond(&Sample::new("hi")).await.unwrap_err();
+    let msg = err.to_string();
+    assert!(!msg.contains("SECRET"), "{msg}");
+    assert_eq!(msg.lines().count(), 1, "{msg}");
+    (err, started.elapsed())
+}
+
+#[tokio::test]
+async fn http_errors_fail_with_one_line() {
+    let (err, _) = failure(
+        Script::Reply(500, r#"{"error": "boom\nstack"}"#),
+        Duration::from_secs(5),
+    )
+    .await;
+    assert!(
+        matches!(err, Error::AgentStatus { status: 500, .. }),
+        "{err}"
+    );
+    assert!(
+        err.to_string()
+            .contains("answered HTTP 500: {\"error\": \"boom\\nstack\"}"),
+        "{err}"
+    );
+
+    let (err, _) = failure(
+        Script::Reply(200, "<html>oops</html>"),
+        Duration::from_secs(5),
+    )
+    .await;
+    assert!(
+        err.to_string().contains("could not be read: not JSON"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("<html>oops</html>"), "{err}");
+
+    let (err, _) = failure(
+        Script::Reply(200, r#"{"answer": "x"}"#),
+        Duration::from_secs(5),
+    )
+    .await;
+    assert!(err.to_string().contains("expected `output`"), "{err}");
+}
+
+#[tokio::test]
+async fn a_silent_agent_times_out() {
+    let (err, took) = failure(Script::Hang, Duration::from_millis(300)).await;
+    assert!(matches!(err, Error::AgentTimeout { .. }), "{err}");
+    assert!(
+        err.to_string().contains("did not answer within 0.3s"),
+        "{err}"
+    );
+    assert!(took >= Duration::from_millis(300));
+}
+
+#[tokio::test]
+async fn a_refused_connection_fails_with_the_cause() {
+    // A port that was just free: nothing listens there.
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let agent = HttpAgent::new(&format!("http://127.0.0.1:{port}")).unwrap();
+    let err = agent.respond(&Sample::new("hi")).await.unwrap_err();
+    let msg = err.to_string();
+    assert!(matches!(err, Error::AgentUnreachable { .. }), "{msg}");
+    assert!(msg.to_lowercase().contains("connection refused"), "{msg}");
+}
+
+#[test]
+fn failing_samples_get_a_readable_report() {
+    let spec = |n: &str| MetricSpec::new(n, &[], None).unwrap();
+    let specs = [spec("contains"), spec("partial_match")];
+    let sample = Sample::new("What is RAG?").with_expected("Retrieval Augmented Generation");
+    let report =
+        eval_runtime::evaluate_blocking("rag::what_is_rag", &sample, &specs, async |_: &Sample| {
+            eval_runtime::Response::new("Retrieval is a step.")
+        });
+    assert!(!report.passed());
+    let text = report.render();
+    assert!(
+        text.starts_with("FAILED rag::what_is_rag (<inline>:0, id 0)"),
+        "{text}"
+    );
+    assert!(text.contains("  input:    What is RAG?\n"), "{text}");
+    assert!(
+        text.contains("  expected: Retrieval Augmented Generation\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  actual:   Retrieval is a step.\n"),
+        "{text}"
+    );
+    // contains: 0; partial_match: pred [retrieval, is, step] vs gold [retrieval, augmented,
+    // generation]: common 1, P = R = 1/3, F1 = 1/3.
+    assert!(
+        text.contains("contains       0.000   >= 1.000    FAIL"),
+        "{text}"
+    );
+    assert!(
+        text.contains("partial_match  0.333   >= 0.500    FAIL"),
+        "{text}"
+    );
+
+    // A missing field fails before the agent is called.
+    let no_expected = Sample::new("Hi");
+    let report = eval_runtime::evaluate_blocking(
+        "x",
+        &no_expected,
+        &specs,
+        async |_: &Sample| -> eval_runtime::Response { panic!("the agent must not be called") },
+    );
+    assert_eq!(
+        report.error.as_deref(),
+        Some(
+            "sample has no `expected` field (or expected_output, ground_truth, ideal, reference, expected_response), which metric `contains` needs"
+        )
+    );
+}
