@@ -5,8 +5,8 @@
 //! ```no_run
 //! use eval_runtime::prelude::*;
 //!
-//! // tests/evals.rs — one #[test] per line of evals/rag.jsonl, in module `rag`.
-//! #[eval_dataset("evals/rag.jsonl", metrics(contains >= 1.0, partial_match >= 0.5))]
+//! // tests/evals.rs — one #[test] per line of the dataset, in module `rag`.
+//! #[eval_dataset("tests/data/rag.jsonl", metrics(contains >= 1.0, partial_match >= 0.5))]
 //! async fn rag(sample: &Sample) -> eval_runtime::Result<Response> {
 //!     HttpAgent::from_env()?.respond(sample).await
 //! }

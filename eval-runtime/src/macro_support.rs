@@ -72,14 +72,16 @@ impl Embedded {
             .map_err(String::as_str)
     }
 
-    fn timeout(&self) -> Duration {
+    fn timeout(&self) -> Result<Duration, String> {
         if let Some(s) = self.timeout_secs {
-            return Duration::from_secs(s);
+            return Ok(Duration::from_secs(s));
         }
         match crate::agent::env_var("EVAL_SAMPLE_TIMEOUT_SECS") {
-            Ok(Some(v)) => crate::agent::parse_secs("EVAL_SAMPLE_TIMEOUT_SECS", &v)
-                .unwrap_or(DEFAULT_SAMPLE_TIMEOUT),
-            _ => DEFAULT_SAMPLE_TIMEOUT,
+            Ok(Some(v)) => {
+                crate::agent::parse_secs("EVAL_SAMPLE_TIMEOUT_SECS", &v).map_err(|e| e.to_string())
+            }
+            Ok(None) => Ok(DEFAULT_SAMPLE_TIMEOUT),
+            Err(e) => Err(e.to_string()),
         }
     }
 }
@@ -100,7 +102,7 @@ pub(crate) fn runtime() -> &'static tokio::runtime::Runtime {
 fn sample_for(
     ds: &'static Embedded,
     index: usize,
-) -> (String, &'static Sample, &'static [MetricSpec]) {
+) -> (String, &'static Sample, &'static [MetricSpec], Duration) {
     let loaded = match ds.load() {
         Ok(l) => l,
         Err(e) => fail(format!("{}: {e}", ds.function)),
@@ -112,7 +114,10 @@ fn sample_for(
         ))
     };
     let name = format!("{}::{}", ds.function, loaded.names[index]);
-    (name, sample, &loaded.specs)
+    let timeout = ds
+        .timeout()
+        .unwrap_or_else(|e| fail(format!("{name}: {e}")));
+    (name, sample, &loaded.specs, timeout)
 }
 
 /// Compile-time check that an async eval function has the right shape.
@@ -137,8 +142,8 @@ where
     F: AsyncFn(&Sample) -> R,
     R: IntoAgentResult,
 {
-    let (name, sample, specs) = sample_for(ds, index);
-    let report = runtime().block_on(evaluate(name, sample, specs, ds.timeout(), async {
+    let (name, sample, specs, timeout) = sample_for(ds, index);
+    let report = runtime().block_on(evaluate(name, sample, specs, timeout, async {
         agent(sample).await.into_agent_result()
     }));
     conclude(&report);
@@ -151,11 +156,9 @@ where
     F: Fn(&Sample) -> R,
     R: IntoAgentResult,
 {
-    let (name, sample, specs) = sample_for(ds, index);
+    let (name, sample, specs, timeout) = sample_for(ds, index);
     let result = agent(sample).into_agent_result();
-    let report = runtime().block_on(evaluate(name, sample, specs, ds.timeout(), async {
-        result
-    }));
+    let report = runtime().block_on(evaluate(name, sample, specs, timeout, async { result }));
     conclude(&report);
 }
 

@@ -244,6 +244,28 @@ async fn a_refused_connection_fails_with_the_cause() {
     let msg = err.to_string();
     assert!(matches!(err, Error::AgentUnreachable { .. }), "{msg}");
     assert!(msg.to_lowercase().contains("connection refused"), "{msg}");
+
+    // In a test, that is the whole failure: one line naming sample and cause.
+    let url = format!("http://127.0.0.1:{port}");
+    let report = tokio::task::spawn_blocking(move || {
+        let spec = MetricSpec::new("contains", &[], None).unwrap();
+        let sample = Sample::new("hi").with_expected("x");
+        eval_runtime::evaluate_blocking("rag::hi", &sample, &[spec], async |s: &Sample| {
+            HttpAgent::new(&url)?.respond(s).await
+        })
+    })
+    .await
+    .unwrap();
+    let text = report.render();
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(
+        text.starts_with("rag::hi (<inline>:0, id 0): agent at http://127.0.0.1:"),
+        "{text}"
+    );
+    assert!(
+        text.contains("unreachable: tcp connect error: Connection refused"),
+        "{text}"
+    );
 }
 
 #[test]
