@@ -4,7 +4,8 @@
 //! missing final newline and blank lines. Every other line must be one JSON
 //! object; anything else is a [`Problem`] with line and column.
 
-use serde_json::Value;
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Value};
 
 use crate::error::{MAX_PROBLEMS, Problem};
 use crate::fields::{Record, kind_of};
@@ -29,7 +30,7 @@ pub(crate) fn records(file: &str, bytes: &[u8], problems: &mut Vec<Problem>) -> 
         if trimmed.trim_end().is_empty() {
             continue;
         }
-        match serde_json::from_str::<Value>(trimmed) {
+        match parse_strict(trimmed) {
             Ok(Value::Object(map)) => out.push(Record {
                 line: line_no,
                 fields: map.into_iter().collect(),
@@ -51,14 +52,84 @@ pub(crate) fn records(file: &str, bytes: &[u8], problems: &mut Vec<Problem>) -> 
                     Some(at) => &msg[..at],
                     None => &msg[..],
                 };
-                problems.push(
-                    Problem::new(file, line_no, format!("invalid JSON: {msg}"))
-                        .column(lead + e.column().max(1)),
-                );
+                let msg = if msg.starts_with("duplicate key") {
+                    msg.to_string()
+                } else {
+                    format!("invalid JSON: {msg}")
+                };
+                problems.push(Problem::new(file, line_no, msg).column(lead + e.column().max(1)));
             }
         }
     }
     out
+}
+
+/// Parses one JSON value like `serde_json::from_str`, but rejects an object
+/// that repeats a key (serde_json would silently keep only the last value).
+fn parse_strict(text: &str) -> Result<Value, serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let value = StrictValue::deserialize(&mut de)?.0;
+    de.end()?;
+    Ok(value)
+}
+
+struct StrictValue(Value);
+
+impl<'de> Deserialize<'de> for StrictValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(StrictVisitor).map(StrictValue)
+    }
+}
+
+struct StrictVisitor;
+
+impl<'de> Visitor<'de> for StrictVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(StrictValue(v)) = seq.next_element()? {
+            items.push(v);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut object = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if object.contains_key(&key) {
+                return Err(de::Error::custom(format_args!(
+                    "duplicate key `{key}` in one object (only one value can be kept)"
+                )));
+            }
+            let StrictValue(value) = map.next_value()?;
+            object.insert(key, value);
+        }
+        Ok(Value::Object(object))
+    }
 }
 
 /// Splits on `\n`, `\r\n` and lone `\r`, yielding 1-based line numbers.
@@ -94,6 +165,20 @@ fn split_lines(bytes: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
 #[cfg(test)]
 mod tests {
     use super::split_lines;
+
+    #[test]
+    fn duplicate_keys_are_rejected_at_any_depth() {
+        let e = super::parse_strict(r#"{"input": "a", "input": "b"}"#).unwrap_err();
+        assert!(e.to_string().starts_with("duplicate key `input`"), "{e}");
+        let e = super::parse_strict(r#"{"metadata": {"k": 1, "k": 2}}"#).unwrap_err();
+        assert!(e.to_string().starts_with("duplicate key `k`"), "{e}");
+        let v = super::parse_strict(r#"{"a": [1, -2, 3.5, "x", null, true, {"b": {}}]}"#).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"a": [1, -2, 3.5, "x", null, true, {"b": {}}]})
+        );
+        assert!(super::parse_strict("{} x").is_err());
+    }
 
     #[test]
     fn splits_every_line_ending() {
