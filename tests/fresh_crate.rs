@@ -92,6 +92,12 @@ async fn odd(sample: &Sample) -> Response {
     echo(sample).await
 }
 
+// A sync function is only called once the sample has what its metrics need.
+#[eval_dataset("data/sync.jsonl", metrics(contains))]
+fn r#type(_sample: &Sample) -> Response {
+    panic!("the agent was called for a sample without an expected answer")
+}
+
 #[eval_dataset("data/odd.csv", metrics(contains >= 1.0))]
 async fn sheet(sample: &Sample) -> eval_runtime::Result<Response> {
     Ok(echo(sample).await)
@@ -119,6 +125,11 @@ fn a_new_crate_gets_documented_names_rebuilds_on_data_and_reports_failures() {
     fs::write(dir.join("src/lib.rs"), "").unwrap();
     fs::write(dir.join("data/odd.jsonl"), ODD_JSONL).unwrap();
     fs::write(dir.join("data/odd.csv"), ODD_CSV).unwrap();
+    fs::write(
+        dir.join("data/sync.jsonl"),
+        "{\"input\": \"no answer here\"}\n",
+    )
+    .unwrap();
     fs::write(dir.join("tests/evals.rs"), EVALS_RS).unwrap();
 
     // A 5,000-character input, written at run time to keep this file readable.
@@ -140,6 +151,7 @@ fn a_new_crate_gets_documented_names_rebuilds_on_data_and_reports_failures() {
             "odd::what_is_rag_4b7190",
             "odd::what_is_rag_e8506d",
             "odd::word_word_word_word_word_word_word_word_word_f3c73f",
+            "r#type::no_answer_here",
             "sheet::lines",
             "sheet::multi__conv",
         ]
@@ -159,14 +171,22 @@ fn a_new_crate_gets_documented_names_rebuilds_on_data_and_reports_failures() {
         assert!(after.contains(n), "{n} changed name after an append");
     }
 
-    // Running: everything passes but sample id 7, whose report is readable.
+    // Running: everything passes but sample id 7 (readable report) and the
+    // sample without an expected answer (its sync agent is never called).
     let out = cargo(&dir, &["test", "--test", "evals"]);
     let all = text(&out);
     assert!(!out.status.success(), "{all}");
     assert!(
-        all.contains("test result: FAILED. 10 passed; 1 failed"),
+        all.contains("test result: FAILED. 10 passed; 2 failed"),
         "{all}"
     );
+    assert!(
+        all.contains(
+            "r#type::no_answer_here (data/sync.jsonl:1, id 0): sample has no `expected` field"
+        ),
+        "{all}"
+    );
+    assert!(!all.contains("the agent was called"), "{all}");
     assert!(
         all.contains("FAILED odd::_7 (data/odd.jsonl:7, id 7)\n  input:    with id\n  expected: fails on purpose\n  actual:   with id\n"),
         "{all}"

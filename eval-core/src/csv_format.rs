@@ -14,9 +14,11 @@ use crate::fields::{Field, Record, csv_cell, field_for};
 
 pub(crate) fn records(file: &str, bytes: &[u8], problems: &mut Vec<Problem>) -> Vec<Record> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    // `flexible`: rows of the wrong width are reported here, so that a
+    // whitespace-only line can be skipped like a blank one.
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
-        .flexible(false)
+        .flexible(true)
         .from_reader(bytes);
 
     let headers = match reader.byte_headers() {
@@ -26,64 +28,16 @@ pub(crate) fn records(file: &str, bytes: &[u8], problems: &mut Vec<Problem>) -> 
             return Vec::new();
         }
     };
-    let mut columns: Vec<(String, Option<Field>)> = Vec::with_capacity(headers.len());
-    for (i, raw) in headers.iter().enumerate() {
-        let name = match std::str::from_utf8(raw) {
-            Ok(n) => n.trim().to_string(),
-            Err(_) => {
-                problems.push(Problem::new(
-                    file,
-                    1,
-                    format!("header of column {} is not valid UTF-8", i + 1),
-                ));
-                return Vec::new();
-            }
-        };
-        if name.is_empty() {
-            problems.push(Problem::new(
-                file,
-                1,
-                format!("column {} has no name in the header row", i + 1),
-            ));
-            return Vec::new();
-        }
-        let field = field_for(&name);
-        if let Some((other, _)) = columns
-            .iter()
-            .find(|(n, f)| n.eq_ignore_ascii_case(&name) || (field.is_some() && *f == field))
-        {
-            problems.push(
-                Problem::new(
-                    file,
-                    1,
-                    format!(
-                        "columns `{other}` and `{name}` both fill the same sample field; keep one"
-                    ),
-                )
-                .field(&name),
-            );
-            return Vec::new();
-        }
-        columns.push((name, field));
-    }
-    if !columns.iter().any(|(_, f)| *f == Some(Field::Input)) {
-        let names: Vec<&str> = columns.iter().map(|(n, _)| n.as_str()).collect();
-        problems.push(Problem::new(
-            file,
-            1,
-            format!(
-                "no `input` column in the header row (found: {}); accepted names: input, query, question, prompt, user_input",
-                names.join(", ")
-            ),
-        ));
+    let Some(columns) = columns(file, &headers, problems) else {
         return Vec::new();
-    }
+    };
 
     let mut out = Vec::new();
     let mut lines = LineCounter::new(bytes);
     let mut record = csv::ByteRecord::new();
+    let mut last_start = None;
     loop {
-        if problems.len() >= MAX_PROBLEMS {
+        if problems.len() > MAX_PROBLEMS {
             break;
         }
         match reader.read_byte_record(&mut record) {
@@ -97,13 +51,41 @@ pub(crate) fn records(file: &str, bytes: &[u8], problems: &mut Vec<Problem>) -> 
                 continue;
             }
         }
-        let line = match record.position() {
-            Some(p) => lines.line_at(p.byte() as usize),
-            None => 0,
-        };
+        let start = record.position().map_or(0, |p| p.byte() as usize);
+        let line = lines.line_at(start);
+        last_start = Some((start, line));
+        if record.len() != columns.len() {
+            if record.iter().all(|c| c.iter().all(u8::is_ascii_whitespace)) {
+                continue; // a blank line
+            }
+            problems.push(Problem::new(
+                file,
+                line,
+                format!(
+                    "record has {} fields but the header row has {} (a quote left open or an unquoted comma?)",
+                    record.len(),
+                    columns.len()
+                ),
+            ));
+            continue;
+        }
         let mut fields = Vec::with_capacity(columns.len());
         let mut ok = true;
-        for ((name, field), cell) in columns.iter().zip(record.iter()) {
+        for (i, ((name, field), cell)) in columns.iter().zip(record.iter()).enumerate() {
+            let Some(name) = name else {
+                if !cell.iter().all(u8::is_ascii_whitespace) {
+                    problems.push(Problem::new(
+                        file,
+                        line,
+                        format!(
+                            "column {} has no name in the header row, but this row has a value in it",
+                            i + 1
+                        ),
+                    ));
+                    ok = false;
+                }
+                continue;
+            };
             let cell = match std::str::from_utf8(cell) {
                 Ok(c) => c,
                 Err(e) => {
@@ -133,7 +115,103 @@ pub(crate) fn records(file: &str, bytes: &[u8], problems: &mut Vec<Problem>) -> 
             out.push(Record { line, fields });
         }
     }
+    // The csv crate ends a quoted cell left open at the end of the file
+    // silently, taking every later line into it: refuse that.
+    if let Some((start, line)) = last_start
+        && quote_left_open(&bytes[start..])
+    {
+        out.retain(|r| r.line != line);
+        problems.push(Problem::new(
+            file,
+            line,
+            "a quoted cell opened in this record is never closed (every later line was read into it)",
+        ));
+    }
     out
+}
+
+/// The header's columns: name (None for an unnamed column) and the sample field it fills.
+fn columns(
+    file: &str,
+    headers: &csv::ByteRecord,
+    problems: &mut Vec<Problem>,
+) -> Option<Vec<(Option<String>, Option<Field>)>> {
+    let mut columns: Vec<(Option<String>, Option<Field>)> = Vec::with_capacity(headers.len());
+    for (i, raw) in headers.iter().enumerate() {
+        let Ok(name) = std::str::from_utf8(raw) else {
+            problems.push(Problem::new(
+                file,
+                1,
+                format!("header of column {} is not valid UTF-8", i + 1),
+            ));
+            return None;
+        };
+        let name = name.trim().to_string();
+        if name.is_empty() {
+            // Allowed while the column stays empty (e.g. a trailing comma).
+            columns.push((None, None));
+            continue;
+        }
+        let field = field_for(&name);
+        for (other, other_field) in &columns {
+            let Some(other) = other else { continue };
+            let msg = if other.eq_ignore_ascii_case(&name) {
+                format!("column `{name}` appears twice in the header row")
+            } else if field.is_some() && *other_field == field {
+                format!("columns `{other}` and `{name}` both fill the same sample field; keep one")
+            } else {
+                continue;
+            };
+            problems.push(Problem::new(file, 1, msg).field(&name));
+            return None;
+        }
+        columns.push((Some(name), field));
+    }
+    if !columns.iter().any(|(_, f)| *f == Some(Field::Input)) {
+        let names: Vec<&str> = columns.iter().filter_map(|(n, _)| n.as_deref()).collect();
+        problems.push(Problem::new(
+            file,
+            1,
+            format!(
+                "no `input` column in the header row (found: {}); accepted names: input, query, question, prompt, user_input",
+                names.join(", ")
+            ),
+        ));
+        return None;
+    }
+    Some(columns)
+}
+
+/// Whether a record's raw bytes (to the end of the file) end inside a quoted cell.
+fn quote_left_open(raw: &[u8]) -> bool {
+    let mut in_quotes = false;
+    let mut at_cell_start = true;
+    let mut i = 0;
+    while i < raw.len() {
+        let b = raw[i];
+        if in_quotes {
+            if b == b'"' {
+                if raw.get(i + 1) == Some(&b'"') {
+                    i += 1;
+                } else {
+                    in_quotes = false;
+                }
+            }
+        } else {
+            match b {
+                b'"' if at_cell_start => in_quotes = true,
+                b',' | b'\n' | b'\r' => {
+                    at_cell_start = true;
+                    i += 1;
+                    continue;
+                }
+                _ => {}
+            }
+            at_cell_start = false;
+        }
+        i += 1;
+    }
+    in_quotes
 }
 
 /// Line numbers from byte offsets. The csv crate's own line count can point at
@@ -176,23 +254,24 @@ impl<'a> LineCounter<'a> {
 /// single-prompt input, an answer cell that happens to be a JSON array is text.
 fn keep_list_answers_with_list_inputs(
     fields: &mut [(String, Value)],
-    columns: &[(String, Option<Field>)],
+    columns: &[(Option<String>, Option<Field>)],
     record: &csv::ByteRecord,
 ) {
-    let input_is_list = columns
+    let column = |name: &str| columns.iter().position(|(n, _)| n.as_deref() == Some(name));
+    let fills =
+        |name: &str, field: Field| column(name).is_some_and(|i| columns[i].1 == Some(field));
+    if fields
         .iter()
-        .zip(fields.iter())
-        .any(|((_, f), (_, v))| *f == Some(Field::Input) && v.is_array());
-    if input_is_list {
+        .any(|(n, v)| v.is_array() && fills(n, Field::Input))
+    {
         return;
     }
-    for (i, ((_, f), (_, v))) in columns.iter().zip(fields.iter_mut()).enumerate() {
-        if *f == Some(Field::Expected) && v.is_array() {
-            let raw = record
-                .get(i)
-                .map(String::from_utf8_lossy)
-                .unwrap_or_default();
-            *v = Value::String(raw.into_owned());
+    for (name, value) in fields.iter_mut() {
+        if value.is_array()
+            && fills(name, Field::Expected)
+            && let Some(raw) = column(name).and_then(|i| record.get(i))
+        {
+            *value = Value::String(String::from_utf8_lossy(raw).into_owned());
         }
     }
 }

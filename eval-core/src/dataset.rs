@@ -83,7 +83,7 @@ impl Dataset {
         };
         let mut samples = Vec::with_capacity(records.len());
         for record in records {
-            if problems.len() >= MAX_PROBLEMS {
+            if problems.len() > MAX_PROBLEMS {
                 break;
             }
             let index = samples.len();
@@ -94,7 +94,7 @@ impl Dataset {
         check_unique_ids(path, &samples, &mut problems);
         if !problems.is_empty() {
             problems.sort_by_key(|p| p.line);
-            problems.truncate(MAX_PROBLEMS);
+            problems.truncate(MAX_PROBLEMS + 1);
             return Err(DatasetError::Invalid {
                 path: path.to_string(),
                 problems,

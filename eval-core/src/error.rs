@@ -57,7 +57,7 @@ impl fmt::Display for Problem {
     }
 }
 
-/// Most problems reported for one file before loading gives up.
+/// Most problems reported for one file (loading stops after one more).
 pub const MAX_PROBLEMS: usize = 50;
 
 /// Why a dataset could not be loaded.
@@ -90,7 +90,15 @@ impl DatasetError {
     pub fn problems(&self) -> Vec<String> {
         match self {
             DatasetError::Invalid { problems, .. } => {
-                problems.iter().map(ToString::to_string).collect()
+                let mut all: Vec<String> = problems
+                    .iter()
+                    .take(MAX_PROBLEMS)
+                    .map(ToString::to_string)
+                    .collect();
+                if problems.len() > MAX_PROBLEMS {
+                    all.push("(further problems not reported)".into());
+                }
+                all
             }
             other => vec![other.to_string()],
         }
@@ -99,13 +107,13 @@ impl DatasetError {
 
 fn render_problems(problems: &[Problem]) -> String {
     let mut out = String::new();
-    for (i, p) in problems.iter().enumerate() {
+    for (i, p) in problems.iter().take(MAX_PROBLEMS).enumerate() {
         if i > 0 {
             out.push('\n');
         }
         out.push_str(&p.to_string());
     }
-    if problems.len() >= MAX_PROBLEMS {
+    if problems.len() > MAX_PROBLEMS {
         out.push_str("\n(further problems not reported)");
     }
     out

@@ -133,10 +133,10 @@ pub(crate) fn csv_cell(field: Option<Field>, cell: &str) -> Result<Option<Value>
             Ok(Some(Value::String(cell.to_string())))
         }
         Field::Tags => {
-            if trimmed.starts_with('[') {
-                return serde_json::from_str::<Value>(trimmed)
-                    .map(Some)
-                    .map_err(|e| format!("expected a JSON array of strings in this cell: {e}"));
+            if trimmed.starts_with('[')
+                && let Ok(list @ Value::Array(_)) = serde_json::from_str::<Value>(trimmed)
+            {
+                return Ok(Some(list));
             }
             let tags: Vec<Value> = trimmed
                 .split([',', ';'])
@@ -350,6 +350,12 @@ fn scalar_text(v: &Value) -> Option<String> {
 
 fn expected_value(v: &Value) -> Result<Expected, String> {
     if let Some(text) = scalar_text(v) {
+        if text.trim().is_empty() {
+            // "" would make `contains` and `regex` pass on any output.
+            return Err(
+                "is empty; leave the field out if the sample has no expected answer".into(),
+            );
+        }
         return Ok(Expected::Text(text));
     }
     match v {
@@ -357,9 +363,13 @@ fn expected_value(v: &Value) -> Result<Expected, String> {
         Value::Array(items) => items
             .iter()
             .enumerate()
-            .map(|(i, item)| {
-                scalar_text(item)
-                    .ok_or_else(|| format!("turn {i}: expected a string, found {}", kind_of(item)))
+            .map(|(i, item)| match scalar_text(item) {
+                Some(t) if t.trim().is_empty() => Err(format!("turn {i} is empty")),
+                Some(t) => Ok(t),
+                None => Err(format!(
+                    "turn {i}: expected a string, found {}",
+                    kind_of(item)
+                )),
             })
             .collect::<Result<Vec<_>, _>>()
             .map(Expected::PerTurn),

@@ -14,7 +14,7 @@ pub(crate) fn records(file: &str, bytes: &[u8], problems: &mut Vec<Problem>) -> 
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let mut out = Vec::new();
     for (line_no, raw) in split_lines(bytes) {
-        if problems.len() >= MAX_PROBLEMS {
+        if problems.len() > MAX_PROBLEMS {
             break;
         }
         let text = match std::str::from_utf8(raw) {
@@ -57,11 +57,23 @@ pub(crate) fn records(file: &str, bytes: &[u8], problems: &mut Vec<Problem>) -> 
                 } else {
                     format!("invalid JSON: {msg}")
                 };
-                problems.push(Problem::new(file, line_no, msg).column(lead + e.column().max(1)));
+                problems.push(
+                    Problem::new(file, line_no, msg)
+                        .column(char_column(text, lead + e.column().saturating_sub(1))),
+                );
             }
         }
     }
     out
+}
+
+/// 1-based column, in characters, of byte offset `byte` in `line`.
+fn char_column(line: &str, byte: usize) -> usize {
+    let mut end = byte.min(line.len());
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    line[..end].chars().count() + 1
 }
 
 /// Parses one JSON value like `serde_json::from_str`, but rejects an object

@@ -180,7 +180,21 @@ pub struct MetricSpec {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 #[non_exhaustive]
-pub struct MetricSpecError(pub String);
+pub struct MetricSpecError(pub String, pub SpecPart);
+
+/// Which part of a metric spec an error is about (for error spans).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SpecPart {
+    /// The metric name.
+    Name,
+    /// The option at this index.
+    Option(usize),
+    /// The `>=` / `<=` operator.
+    Op,
+    /// The threshold value.
+    Threshold,
+}
 
 impl MetricSpec {
     /// Checks and resolves `name(options) op threshold`. Omitted operator and
@@ -190,61 +204,100 @@ impl MetricSpec {
         options: &[(&str, OptionValue)],
         bound: Option<(Op, f64)>,
     ) -> Result<MetricSpec, MetricSpecError> {
-        let err = |m: String| Err(MetricSpecError(m));
+        let err = |m: String, part: SpecPart| Err(MetricSpecError(m, part));
         let Some(info) = lookup(name) else {
-            return err(format!(
-                "unknown metric `{name}`; known metrics: {}",
-                known_names().join(", ")
-            ));
+            return err(
+                format!(
+                    "unknown metric `{name}`; known metrics: {}",
+                    known_names().join(", ")
+                ),
+                SpecPart::Name,
+            );
         };
         let (op, threshold) = bound.unwrap_or((info.op, info.default_threshold));
         if op != info.op {
-            return err(format!(
-                "`{name}` is better when {}, so its threshold is a {}: write `{name} {} {threshold}`",
-                if info.op == Op::AtLeast {
-                    "higher"
-                } else {
-                    "lower"
-                },
-                if info.op == Op::AtLeast {
-                    "minimum"
-                } else {
-                    "maximum"
-                },
-                info.op
-            ));
+            return err(
+                format!(
+                    "`{name}` is better when {}, so its threshold is a {}: write `{name} {} {threshold}`",
+                    if info.op == Op::AtLeast {
+                        "higher"
+                    } else {
+                        "lower"
+                    },
+                    if info.op == Op::AtLeast {
+                        "minimum"
+                    } else {
+                        "maximum"
+                    },
+                    info.op
+                ),
+                SpecPart::Op,
+            );
         }
         if !(0.0..=1.0).contains(&threshold) {
-            return err(format!(
-                "`{name}` scores between 0 and 1, so a threshold of {threshold} can never be met as intended"
-            ));
+            return err(
+                format!(
+                    "`{name}` scores between 0 and 1, so a threshold of {threshold} can never be met as intended"
+                ),
+                SpecPart::Threshold,
+            );
         }
         let mut case_sensitive = false;
         let mut pattern = None;
-        for (key, value) in options {
+        for (i, (key, _)) in options.iter().enumerate() {
+            if options[..i].iter().any(|(k, _)| k == key) {
+                return err(
+                    format!("option `{key}` of `{name}` is given twice"),
+                    SpecPart::Option(i),
+                );
+            }
+        }
+        for (i, (key, value)) in options.iter().enumerate() {
+            let part = SpecPart::Option(i);
+            if *key == "threshold" {
+                return err(
+                    format!(
+                        "the threshold goes after the metric: write `{name} {} {}`",
+                        info.op, info.default_threshold
+                    ),
+                    part,
+                );
+            }
             let Some((_, kind)) = info.options.iter().find(|(k, _)| k == key) else {
                 let known: Vec<&str> = info.options.iter().map(|(k, _)| *k).collect();
-                return err(if known.is_empty() {
-                    format!("`{name}` takes no options, found `{key}`")
-                } else {
-                    format!(
-                        "`{name}` has no option `{key}`; its options: {}",
-                        known.join(", ")
-                    )
-                });
+                return err(
+                    if known.is_empty() {
+                        format!("`{name}` takes no options, found `{key}`")
+                    } else {
+                        format!(
+                            "`{name}` has no option `{key}`; its options: {}",
+                            known.join(", ")
+                        )
+                    },
+                    part,
+                );
             };
             match (kind, value) {
                 (OptionKind::Bool, OptionValue::Bool(b)) if *key == "case_sensitive" => {
                     case_sensitive = *b
                 }
                 (OptionKind::Str, OptionValue::Str(s)) if *key == "pattern" => {
+                    if let Err(e) = regex_syntax::Parser::new().parse(s) {
+                        let detail = e.to_string();
+                        let last = detail.lines().last().unwrap_or("").trim();
+                        let last = last.trim_start_matches("error: ");
+                        return err(format!("`pattern` is not a valid regex: {last}"), part);
+                    }
                     pattern = Some(s.to_string())
                 }
                 (OptionKind::Bool, _) => {
-                    return err(format!("option `{key}` of `{name}` expects true or false"));
+                    return err(
+                        format!("option `{key}` of `{name}` expects true or false"),
+                        part,
+                    );
                 }
                 (OptionKind::Str, _) => {
-                    return err(format!("option `{key}` of `{name}` expects a string"));
+                    return err(format!("option `{key}` of `{name}` expects a string"), part);
                 }
             }
         }

@@ -15,9 +15,10 @@
 //!
 //! A name depends only on its own sample, so adding, removing or reordering
 //! other samples does not change it — with one exception: when two samples
-//! would get the same name, both get `_<hash>` of their content (input,
-//! expected answer, context) after the key, and samples whose content is
-//! identical are then numbered `_2`, `_3`… in file order.
+//! would get the same name, both get `_<hash>` after the key, a hash of the
+//! raw id for samples with ids (`a-b` and `a_b`), else of their content
+//! (input, expected answer, context); samples whose content is identical are
+//! then numbered `_2`, `_3`… in file order.
 
 use std::collections::HashMap;
 
@@ -81,20 +82,22 @@ pub fn sample_key(sample: &Sample) -> String {
 fn tag_suffix(sample: &Sample) -> String {
     let mut out = String::new();
     for tag in &sample.tags {
-        let mut s = slug(tag, MAX_TAG);
+        // Inside a name a tag is not an identifier on its own: no leading `_`
+        // for digits, no trailing `_` for keywords.
+        let mut s = snake(tag, MAX_TAG);
         if s.is_empty() {
             s = format!("tag_{}", short_hash(tag));
         }
-        // Inside the name a tag never needs the leading `_` or keyword `_`
-        // (it is not an identifier on its own), but keeping the same rule
-        // makes names predictable.
         out.push_str("__");
-        out.push_str(s.trim_start_matches('_'));
+        out.push_str(&s);
     }
     out
 }
 
 fn content_text(sample: &Sample) -> String {
+    if sample.explicit_id {
+        return sample.id.clone();
+    }
     let mut text = sample.input.turns().join("\u{1f}");
     text.push('\u{1e}');
     if let Some(e) = &sample.expected {
@@ -108,6 +111,21 @@ fn content_text(sample: &Sample) -> String {
 /// `text` as a snake_case ASCII identifier of at most `max` characters (plus a
 /// hash suffix when cut). Empty when `text` has no letter or digit.
 pub fn slug(text: &str, max: usize) -> String {
+    let mut s = snake(text, max);
+    if s.is_empty() {
+        return s;
+    }
+    if s.as_bytes()[0].is_ascii_digit() {
+        s.insert(0, '_');
+    }
+    if KEYWORDS.contains(&s.as_str()) {
+        s.push('_');
+    }
+    s
+}
+
+/// Transliterated, lower-cased, `_`-separated ASCII, cut with a hash suffix.
+fn snake(text: &str, max: usize) -> String {
     let ascii = deunicode::deunicode(text);
     let mut s = String::with_capacity(ascii.len().min(max * 2));
     let mut pending_sep = false;
@@ -131,15 +149,6 @@ pub fn slug(text: &str, max: usize) -> String {
         s.truncate(cut);
         s.push('_');
         s.push_str(&hash);
-    }
-    if s.is_empty() {
-        return s;
-    }
-    if s.as_bytes()[0].is_ascii_digit() {
-        s.insert(0, '_');
-    }
-    if KEYWORDS.contains(&s.as_str()) {
-        s.push('_');
     }
     s
 }
@@ -232,6 +241,25 @@ mod tests {
         for n in &names {
             assert!(is_ident(n), "{n}");
         }
+    }
+
+    #[test]
+    fn ids_that_slug_alike_are_told_apart_by_the_id_alone() {
+        let mut a = Sample::new("one");
+        a.id = "a-b".into();
+        a.explicit_id = true;
+        let mut b = Sample::new("two");
+        b.id = "a_b".into();
+        b.explicit_id = true;
+        let names = test_names(&[a.clone(), b.clone()]);
+        assert_eq!(names[0], format!("a_b_{}", short_hash("a-b")));
+        assert_eq!(names[1], format!("a_b_{}", short_hash("a_b")));
+        // Editing the content of an id'd sample does not rename it.
+        a.input = crate::Input::Text("changed".into());
+        assert_eq!(test_names(&[a, b])[0], names[0]);
+        // Tags are not identifiers on their own: no `_` added for keywords or digits.
+        let t = Sample::new("q").with_tags(["self", "2024", "Super"]);
+        assert_eq!(test_names(&[t]), vec!["q__self__2024__super"]);
     }
 
     #[test]

@@ -168,7 +168,25 @@ fn csv_errors() {
         "{msg}"
     );
     let msg = err("d.csv", b"input,,x\na,b,c\n");
-    assert!(msg.contains("d.csv:1: column 2 has no name"), "{msg}");
+    assert!(
+        msg.contains(
+            "d.csv:2: column 2 has no name in the header row, but this row has a value in it"
+        ),
+        "{msg}"
+    );
+    let msg = err("d.csv", b"input,Input\na,b\n");
+    assert!(
+        msg.contains("d.csv:1: field `Input`: column `Input` appears twice in the header row"),
+        "{msg}"
+    );
+    // A quote left open would swallow every later row.
+    let msg = err("d.csv", b"input,expected\na,\"b\nc,d\ne,f\n");
+    assert!(
+        msg.contains("d.csv:2: a quoted cell opened in this record is never closed"),
+        "{msg}"
+    );
+    let msg = err("d.csv", b"input,expected\nx,y\na,\"b\n");
+    assert!(msg.contains("d.csv:3: a quoted cell opened"), "{msg}");
     let msg = err("d.csv", b"input,expected,ground_truth\na,b,c\n");
     assert!(
         msg.contains("columns `expected` and `ground_truth` both fill the same sample field"),
@@ -178,6 +196,55 @@ fn csv_errors() {
     assert!(msg.contains("d.csv:2: missing field `input`"), "{msg}");
     let msg = err("d.csv", b"input,expected\n\"open quote,b\n");
     assert!(msg.starts_with("d.csv:"), "{msg}");
+}
+
+#[test]
+fn csv_blank_rows_trailing_comma_and_text_tags() {
+    let ds = ok(
+        "d.csv",
+        b"input,expected,tags,\na,b,[urgent] billing,\n   \n\t\nc,\"d \"\"quoted\"\"\",,\n",
+    );
+    assert_eq!(ds.samples.len(), 2);
+    assert_eq!(ds.samples[0].tags, vec!["[urgent] billing"]);
+    assert_eq!(ds.samples[1].source.line, 5);
+    assert_eq!(ds.samples[1].expected_text(), Some("d \"quoted\""));
+}
+
+#[test]
+fn empty_expected_is_an_error_not_a_free_pass() {
+    let msg = err("t.jsonl", br#"{"input": "a", "expected": "  "}"#);
+    assert!(
+        msg.contains("t.jsonl:1: field `expected`: is empty; leave the field out"),
+        "{msg}"
+    );
+    let msg = err(
+        "t.jsonl",
+        br#"{"input": ["a", "b"], "ground_truth": ["x", ""]}"#,
+    );
+    assert!(
+        msg.contains("field `ground_truth`: turn 1 is empty"),
+        "{msg}"
+    );
+    // In CSV an empty cell is an absent field.
+    let ds = ok("d.csv", b"input,expected\na,\n");
+    assert_eq!(ds.samples[0].expected, None);
+}
+
+#[test]
+fn columns_count_characters_and_problem_lists_are_capped() {
+    let msg = err("t.jsonl", "{\"input\":\"日本語日本語\", x}".as_bytes());
+    assert!(
+        msg.starts_with("t.jsonl:1:20: invalid JSON: key must be a string"),
+        "{msg}"
+    );
+    let fifty = "x\n".repeat(50);
+    let msg = err("t.jsonl", fifty.as_bytes());
+    assert_eq!(msg.lines().count(), 50, "{msg}");
+    assert!(!msg.contains("further problems"));
+    let more = "x\n".repeat(80);
+    let msg = err("t.jsonl", more.as_bytes());
+    assert_eq!(msg.lines().count(), 51, "{msg}");
+    assert!(msg.ends_with("(further problems not reported)"), "{msg}");
 }
 
 #[test]

@@ -11,6 +11,7 @@ use crate::validate::Checked;
 pub fn expand(c: Checked) -> TokenStream {
     let func = &c.func;
     let fn_ident = &func.sig.ident;
+    // As libtest shows it (`r#type` stays `r#type`).
     let fn_name = fn_ident.to_string();
     let abs_path = &c.abs_path;
     let shown_path = &c.shown_path;
@@ -67,7 +68,7 @@ pub fn expand(c: Checked) -> TokenStream {
 
     // The module takes the function's span so IDEs show one "Run Tests" for
     // the dataset; the tests keep the attribute's span.
-    let mod_ident = Ident::new(&fn_name, fn_ident.span());
+    let mod_ident = fn_ident.clone();
     let check = if c.is_async {
         quote!(::eval_runtime::__private::check_async)
     } else {

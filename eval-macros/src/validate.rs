@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use eval_core::Dataset;
-use eval_core::metric::{MetricSpec, Op, OptionValue};
+use eval_core::metric::{MetricSpec, Op, OptionValue, SpecPart, lookup};
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 use syn::{FnArg, ItemFn, Lit, ReturnType};
@@ -75,8 +75,19 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
             "no metrics to check: add e.g. `metrics(contains >= 1.0, partial_match >= 0.5)`",
         ));
     }
+    let mut seen: Vec<&str> = Vec::new();
     for m in &input.metrics {
         let name = m.name.to_string();
+        if let Some(info) = lookup(&name) {
+            if seen.contains(&info.name) {
+                errors.push(syn::Error::new(
+                    m.name.span(),
+                    format!("`{name}` is listed twice; keep one threshold per metric"),
+                ));
+                continue;
+            }
+            seen.push(info.name);
+        }
         let mut options = Vec::new();
         for (key, lit) in &m.options {
             let value = match lit {
@@ -109,18 +120,13 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
                 bound,
             }),
             Err(e) => {
-                let span = if e.0.starts_with("unknown metric") {
-                    m.name.span()
-                } else if e.0.contains("option") || e.0.contains("expects") {
-                    m.options.first().map_or(m.name.span(), |(k, _)| k.span())
-                } else if let Some(b) = &m.bound {
-                    if e.0.contains("better when") {
-                        b.op_span
-                    } else {
-                        b.value_span
+                let span = match e.1 {
+                    SpecPart::Option(i) => {
+                        m.options.get(i).map_or(m.name.span(), |(k, _)| k.span())
                     }
-                } else {
-                    m.name.span()
+                    SpecPart::Op => m.bound.as_ref().map_or(m.name.span(), |b| b.op_span),
+                    SpecPart::Threshold => m.bound.as_ref().map_or(m.name.span(), |b| b.value_span),
+                    _ => m.name.span(),
                 };
                 errors.push(syn::Error::new(span, e.0));
             }

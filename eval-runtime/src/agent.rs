@@ -328,7 +328,23 @@ impl HttpAgent {
             .timeout(self.timeout)
             .json(&body);
         if let Some(key) = &self.api_key {
-            builder = builder.bearer_auth(key);
+            if !self.url.username().is_empty() || self.url.password().is_some() {
+                return Err(Error::Config {
+                    what: "agent credentials".into(),
+                    reason:
+                        "the agent URL carries a user/password and an API key is set too; use one"
+                            .into(),
+                });
+            }
+            let header =
+                reqwest::header::HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
+                    Error::Config {
+                        what: "agent API key".into(),
+                        reason: "it holds characters not allowed in an HTTP header (a newline?)"
+                            .into(),
+                    }
+                })?;
+            builder = builder.header(reqwest::header::AUTHORIZATION, header);
         }
         tracing::debug!(url = %self.shown_url, "calling agent");
         let started = std::time::Instant::now();
@@ -340,14 +356,14 @@ impl HttpAgent {
             return Err(Error::AgentStatus {
                 url: self.shown_url.clone(),
                 status: status.as_u16(),
-                body: one_line(&String::from_utf8_lossy(&bytes), 200),
+                body: self.shown_body(&bytes, 200),
             });
         }
         let value: Value = serde_json::from_slice(&bytes).map_err(|e| Error::AgentResponse {
             url: self.shown_url.clone(),
             reason: format!(
                 "not JSON ({e}); body starts: {}",
-                one_line(&String::from_utf8_lossy(&bytes), 120)
+                self.shown_body(&bytes, 120)
             ),
         })?;
         let reply = match &self.map_response {
@@ -356,8 +372,24 @@ impl HttpAgent {
         };
         reply.map_err(|reason| Error::AgentResponse {
             url: self.shown_url.clone(),
-            reason,
+            reason: self.redact(&reason),
         })
+    }
+
+    /// A body for an error message: one line, cut, the API key masked.
+    fn shown_body(&self, bytes: &[u8], max: usize) -> String {
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return "(empty body)".into();
+        }
+        one_line(&self.redact(&String::from_utf8_lossy(bytes)), max)
+    }
+
+    /// `text` with the API key (if any) replaced, in case the agent echoes it.
+    fn redact(&self, text: &str) -> String {
+        match &self.api_key {
+            Some(key) if !key.is_empty() => text.replace(&**key, "<redacted>"),
+            _ => text.to_string(),
+        }
     }
 
     fn send_error(&self, e: &reqwest::Error) -> Error {
@@ -495,13 +527,15 @@ pub(crate) fn env_var(name: &'static str) -> Result<Option<String>> {
 }
 
 pub(crate) fn parse_secs(name: &str, value: &str) -> Result<Duration> {
-    match value.trim().parse::<f64>() {
-        Ok(s) if s > 0.0 && s.is_finite() => Ok(Duration::from_secs_f64(s)),
-        _ => Err(Error::Config {
-            what: name.into(),
-            reason: format!("`{value}` is not a positive number of seconds"),
-        }),
+    let bad = || Error::Config {
+        what: name.into(),
+        reason: format!("`{value}` is not a number of seconds between 0.001 and 10^9"),
+    };
+    let secs: f64 = value.trim().parse().map_err(|_| bad())?;
+    if !(0.001..=1e9).contains(&secs) {
+        return Err(bad());
     }
+    Duration::try_from_secs_f64(secs).map_err(|_| bad())
 }
 
 #[cfg(test)]
@@ -522,6 +556,15 @@ mod tests {
         assert!(e.contains("found keys: answer"), "{e}");
         let e = default_reply(&json!({"output": 3})).unwrap_err();
         assert!(e.contains("not a string"), "{e}");
+    }
+
+    #[test]
+    fn timeouts_must_be_sane_numbers_of_seconds() {
+        assert_eq!(parse_secs("T", "2.5").unwrap(), Duration::from_millis(2500));
+        for bad in ["0", "-1", "1e-12", "1e30", "NaN", "inf", "ten"] {
+            let e = parse_secs("T", bad).unwrap_err().to_string();
+            assert!(e.starts_with("invalid T: `"), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -83,7 +83,7 @@ where
         .map(|spec| score_sample(spec, sample, &response))
         .collect();
     report.output = Some(if response.turn_outputs.len() > 1 {
-        response.turn_outputs.join("\n")
+        crate::report::numbered(&response.turn_outputs)
     } else {
         response.output
     });
@@ -95,7 +95,7 @@ fn score_sample(spec: &MetricSpec, sample: &Sample, response: &Response) -> Metr
         Some(Expected::PerTurn(expected)) => {
             if response.turn_outputs.len() != expected.len() {
                 Err(format!(
-                    "the sample expects {} per-turn answers but the agent returned {}",
+                    "the sample expects {} per-turn answers but the agent returned {} (an in-process agent sets them with Response::with_turn_outputs)",
                     expected.len(),
                     response.turn_outputs.len()
                 ))

@@ -85,7 +85,7 @@
 //! * Test names are built from the input text when a sample has no `id`: a
 //!   sample's name only changes if another sample with the same name appears
 //!   (both then get a hash suffix). Give samples ids for names that never move.
-//! //! * Only JSONL and CSV load so far; only string metrics are scored.
+//! * Only JSONL and CSV load so far; only string metrics are scored.
 //! * A sync eval function cannot be interrupted by the sample timeout.
 //! * Generated code refers to the crate as `::eval_runtime`: depend on it
 //!   under that name.

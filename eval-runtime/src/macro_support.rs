@@ -157,8 +157,10 @@ where
     R: IntoAgentResult,
 {
     let (name, sample, specs, timeout) = sample_for(ds, index);
-    let result = agent(sample).into_agent_result();
-    let report = runtime().block_on(evaluate(name, sample, specs, timeout, async { result }));
+    // The closure runs inside the future, so only after the field checks.
+    let report = runtime().block_on(evaluate(name, sample, specs, timeout, async {
+        agent(sample).into_agent_result()
+    }));
     conclude(&report);
 }
 

@@ -18,10 +18,14 @@ use eval_core::metric::{MetricKind, MetricSpec};
 /// Scores one output against one expected answer. `Err` is a one-line reason
 /// the metric could not be computed (e.g. an invalid regex).
 pub fn score(spec: &MetricSpec, output: &str, expected: Option<&str>) -> Result<f64, String> {
-    let expected = || {
-        expected
-            .map(str::trim)
-            .ok_or_else(|| format!("`{}` needs an expected answer", spec.name))
+    let expected = || match expected.map(str::trim) {
+        None => Err(format!("`{}` needs an expected answer", spec.name)),
+        // An empty answer is contained in, and matched by, everything.
+        Some("") => Err(format!(
+            "`{}` cannot score against an empty expected answer",
+            spec.name
+        )),
+        Some(e) => Ok(e),
     };
     Ok(match &spec.kind {
         MetricKind::ExactMatch { case_sensitive } => {

@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use eval_core::metric::Op;
-use eval_core::{Sample, Source};
+use eval_core::{Expected, Sample, Source};
 use serde::Serialize;
 
 use crate::error::one_line;
@@ -63,6 +63,19 @@ fn ser_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error>
 
 const SHOWN_CHARS: usize = 300;
 
+/// One text, or several numbered per turn: `[1] Hi  [2] Bye`.
+pub(crate) fn numbered(texts: &[String]) -> String {
+    if texts.len() == 1 {
+        return texts[0].clone();
+    }
+    texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| format!("[{}] {}", i + 1, one_line(t, 120)))
+        .collect::<Vec<_>>()
+        .join("  ")
+}
+
 impl SampleReport {
     /// A report for `sample` with nothing evaluated yet.
     pub fn new(test_name: String, sample: &Sample) -> Self {
@@ -70,8 +83,11 @@ impl SampleReport {
             test_name,
             id: sample.id.clone(),
             source: sample.source.clone(),
-            input: sample.input.display_text(),
-            expected: sample.expected.as_ref().map(|e| e.display_text()),
+            input: numbered(sample.input.turns()),
+            expected: sample.expected.as_ref().map(|e| match e {
+                Expected::PerTurn(list) => numbered(list),
+                Expected::Text(t) => t.clone(),
+            }),
             output: None,
             metrics: Vec::new(),
             error: None,

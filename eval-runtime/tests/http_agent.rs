@@ -222,6 +222,54 @@ async fn http_errors_fail_with_one_line() {
 }
 
 #[tokio::test]
+async fn an_echoed_api_key_is_masked_and_empty_bodies_say_so() {
+    let server = start(Script::Reply(401, "invalid api key: Bearer sk-SECRET-KEY")).await;
+    let agent = HttpAgent::new(&server.url)
+        .unwrap()
+        .api_key("sk-SECRET-KEY");
+    let err = agent
+        .respond(&Sample::new("hi"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.ends_with("answered HTTP 401: invalid api key: Bearer <redacted>"),
+        "{err}"
+    );
+
+    let server = start(Script::Reply(404, "")).await;
+    let agent = HttpAgent::new(&server.url).unwrap();
+    let err = agent
+        .respond(&Sample::new("hi"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.ends_with("answered HTTP 404: (empty body)"), "{err}");
+}
+
+#[tokio::test]
+async fn conflicting_or_malformed_credentials_are_config_errors() {
+    let server = start(Script::Echo).await;
+    let with_user = server.url.replace("http://", "http://user:pw@");
+    let agent = HttpAgent::new(&with_user).unwrap().api_key("sk-x");
+    let err = agent.respond(&Sample::new("hi")).await.unwrap_err();
+    assert!(matches!(err, Error::Config { .. }), "{err}");
+    assert!(err.to_string().contains("use one"), "{err}");
+
+    let agent = HttpAgent::new(&server.url)
+        .unwrap()
+        .api_key("sk-x\nInjected: 1");
+    let err = agent
+        .respond(&Sample::new("hi"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("invalid agent API key"), "{err}");
+    assert!(!err.contains("sk-x"), "{err}");
+    assert!(server.requests.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
 async fn a_silent_agent_times_out() {
     let (err, took) = failure(Script::Hang, Duration::from_millis(300)).await;
     assert!(matches!(err, Error::AgentTimeout { .. }), "{err}");
