@@ -87,6 +87,9 @@
 //!   (both then get a hash suffix). Give samples ids for names that never move.
 //! * Only JSONL and CSV load so far; only string metrics are scored.
 //! * A sync eval function cannot be interrupted by the sample timeout.
+//! * The attribute goes on a free function at module level (not inside another
+//!   function or an `impl`), and the module it generates takes the function's
+//!   name: another item of that name in the same module is a name clash (E0428).
 //! * Generated code refers to the crate as `::eval_runtime`: depend on it
 //!   under that name.
 
