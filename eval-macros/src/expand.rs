@@ -11,8 +11,6 @@ use crate::validate::Checked;
 pub fn expand(c: Checked) -> TokenStream {
     let func = &c.func;
     let fn_ident = &func.sig.ident;
-    // As libtest shows it (`r#type` stays `r#type`).
-    let fn_name = fn_ident.to_string();
     let abs_path = &c.abs_path;
     let shown_path = &c.shown_path;
 
@@ -93,7 +91,7 @@ pub fn expand(c: Checked) -> TokenStream {
         mod #mod_ident {
             static __EVAL_DATASET: ::eval_runtime::__private::Embedded =
                 ::eval_runtime::__private::Embedded::new(
-                    #fn_name,
+                    ::core::module_path!(),
                     #shown_path,
                     ::core::include_bytes!(#abs_path),
                     &[#(#metrics),*],

@@ -13,6 +13,7 @@
 //! stateless agent sees the whole conversation. Both mappings can be replaced
 //! with [`HttpAgent::map_request`] and [`HttpAgent::map_response`].
 
+use std::future::Future;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -536,6 +537,62 @@ pub(crate) fn parse_secs(name: &str, value: &str) -> Result<Duration> {
         return Err(bad());
     }
     Duration::try_from_secs_f64(secs).map_err(|_| bad())
+}
+
+/// An agent the [`Harness`](crate::Harness) can share across samples:
+/// [`HttpAgent`], an async function wrapped in [`FnAgent`], or your own type.
+pub trait Agent: Send + Sync + 'static {
+    /// Answers one sample; `Err` is a one-line reason.
+    fn respond<'a>(
+        &'a self,
+        sample: &'a Sample,
+    ) -> std::pin::Pin<Box<dyn Future<Output = std::result::Result<Response, String>> + 'a>>;
+}
+
+impl Agent for HttpAgent {
+    fn respond<'a>(
+        &'a self,
+        sample: &'a Sample,
+    ) -> std::pin::Pin<Box<dyn Future<Output = std::result::Result<Response, String>> + 'a>> {
+        Box::pin(async move {
+            HttpAgent::respond(self, sample)
+                .await
+                .map_err(|e| e.to_string())
+        })
+    }
+}
+
+/// An agent that could not be set up (e.g. `HttpAgent::from_env()` without
+/// `EVAL_AGENT_URL`): every sample fails with the reason, on one line.
+impl<A: Agent> Agent for Result<A> {
+    fn respond<'a>(
+        &'a self,
+        sample: &'a Sample,
+    ) -> std::pin::Pin<Box<dyn Future<Output = std::result::Result<Response, String>> + 'a>> {
+        match self {
+            Ok(agent) => agent.respond(sample),
+            Err(e) => {
+                let reason = e.to_string();
+                Box::pin(async move { Err(reason) })
+            }
+        }
+    }
+}
+
+/// An in-process agent: any `async fn(&Sample) -> R` (`R`: [`Response`] or a `Result` of one).
+pub struct FnAgent<F>(pub F);
+
+impl<F, R> Agent for FnAgent<F>
+where
+    F: AsyncFn(&Sample) -> R + Send + Sync + 'static,
+    R: IntoAgentResult,
+{
+    fn respond<'a>(
+        &'a self,
+        sample: &'a Sample,
+    ) -> std::pin::Pin<Box<dyn Future<Output = std::result::Result<Response, String>> + 'a>> {
+        Box::pin(async move { (self.0)(sample).await.into_agent_result() })
+    }
 }
 
 #[cfg(test)]

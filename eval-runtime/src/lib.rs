@@ -96,8 +96,12 @@
 pub mod agent;
 pub mod error;
 pub mod evaluate;
+pub mod harness;
 pub mod metrics;
 pub mod report;
+pub mod results;
+mod schedule;
+mod selection;
 
 #[doc(hidden)]
 #[path = "macro_support.rs"]
@@ -111,11 +115,12 @@ pub mod dataset {
     pub use eval_core::sample::*;
 }
 
-pub use agent::{HttpAgent, IntoAgentResult, Response};
+pub use agent::{Agent, FnAgent, HttpAgent, IntoAgentResult, Response};
 pub use error::{Error, Result};
 pub use eval_core::metric::{self as metric_spec, MetricSpec, Op};
 pub use eval_core::{Dataset, Expected, Input, Sample};
 pub use eval_macros::eval_dataset;
+pub use harness::Harness;
 pub use report::{MetricResult, SampleReport};
 
 /// Everything an eval test file needs.

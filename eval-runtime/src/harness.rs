@@ -1,0 +1,554 @@
+//! The run-time harness: samples found when the test binary runs (no rebuild
+//! when data changes), all selected samples evaluated concurrently, one
+//! libtest-compatible trial per sample, a results file, aggregate gates.
+//!
+//! ```no_run
+//! // tests/evals_harness.rs, with `[[test]] name = "evals_harness" harness = false`
+//! use eval_runtime::{Harness, HttpAgent};
+//!
+//! fn main() -> std::process::ExitCode {
+//!     Harness::new()
+//!         .dataset("evals/*.jsonl", "contains >= 1.0, partial_match >= 0.5")
+//!         .gate("partial_match >= 0.7")
+//!         .agent(HttpAgent::from_env())
+//!         .run()
+//! }
+//! ```
+//!
+//! Trials are named `<dataset>::<sample>` (dataset = file stem), the sample
+//! part as in the attribute, so `-- advanced`, `--skip`, `--exact` and
+//! `--list` behave as with `#[test]`s, and `cargo nextest run` can run and
+//! shard them. An `--exact` name that matches no sample is an error, not a
+//! silent pass.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use eval_core::metric::{MetricSpec, parse_specs};
+use eval_core::{Dataset, naming};
+use libtest_mimic::{Arguments, Failed, Trial};
+
+use crate::agent::{Agent, FnAgent, IntoAgentResult};
+use crate::evaluate::DEFAULT_SAMPLE_TIMEOUT;
+use crate::report::SampleReport;
+use crate::results::{self, Gate, Results, SampleRecord};
+use crate::schedule::{self, Job, Slots};
+use crate::selection::under_nextest;
+use eval_core::Sample;
+
+struct Source {
+    pattern: String,
+    metrics: String,
+    gates: Vec<String>,
+}
+
+/// What a harness run did.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Outcome {
+    /// Exit code: 0 all passed, 101 a sample failed, 1 a gate was missed, 2 the run could not start.
+    pub code: u8,
+    /// The results (not for `--list`, nor under nextest, where parts are written).
+    pub results: Option<Results>,
+    /// Where the results were written.
+    pub results_path: Option<PathBuf>,
+    /// Why the run could not start.
+    pub error: Option<String>,
+}
+
+impl Outcome {
+    fn code(code: u8) -> Self {
+        Outcome {
+            code,
+            results: None,
+            results_path: None,
+            error: None,
+        }
+    }
+}
+
+/// Builder for a `harness = false` test binary. See the [module docs](self).
+#[must_use = "call .run() to evaluate"]
+pub struct Harness {
+    sources: Vec<Source>,
+    agent: Option<Arc<dyn Agent>>,
+    concurrency: Option<usize>,
+    timeout: Option<Duration>,
+    ci_gate: bool,
+    base_dir: Option<PathBuf>,
+    results_path: Option<PathBuf>,
+}
+
+impl Default for Harness {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// One loaded dataset of the run.
+struct Loaded {
+    name: String,
+    dataset: Dataset,
+    specs: Vec<MetricSpec>,
+    gates: Vec<Gate>,
+}
+
+/// Everything the trials and the evaluation thread share.
+struct Shared {
+    datasets: Vec<Loaded>,
+    /// (dataset index, sample index, full trial name) per trial, in trial order.
+    trials: Vec<(usize, usize, String)>,
+    slots: std::sync::OnceLock<Slots>,
+    records: Mutex<Vec<SampleRecord>>,
+    ci_gate: bool,
+    agent: Arc<dyn Agent>,
+    timeout: Duration,
+}
+
+impl Harness {
+    /// An empty harness: add datasets and an agent, then [`run`](Self::run).
+    pub fn new() -> Self {
+        Harness {
+            sources: Vec::new(),
+            agent: None,
+            concurrency: None,
+            timeout: None,
+            ci_gate: false,
+            base_dir: None,
+            results_path: None,
+        }
+    }
+
+    /// Adds the dataset file(s) at `path` (a glob such as `evals/*.jsonl` is
+    /// allowed; relative to `CARGO_MANIFEST_DIR`), scored with `metrics` in
+    /// the attribute's syntax: `"contains >= 1.0, partial_match"`.
+    pub fn dataset(mut self, path: &str, metrics: &str) -> Self {
+        self.sources.push(Source {
+            pattern: path.to_string(),
+            metrics: metrics.to_string(),
+            gates: Vec::new(),
+        });
+        self
+    }
+
+    /// Aggregate gates for the datasets of the last [`dataset`](Self::dataset)
+    /// call: the *mean* of each metric over the evaluated samples, e.g.
+    /// `"partial_match >= 0.7"`. A missed gate makes the run exit with code 1.
+    pub fn gate(mut self, gates: &str) -> Self {
+        if let Some(last) = self.sources.last_mut() {
+            last.gates.push(gates.to_string());
+        }
+        self
+    }
+
+    /// agentspec's `ciGate: true`: every metric's threshold becomes a gate on
+    /// its mean, and single samples no longer fail on scores (only on errors).
+    pub fn ci_gate(mut self, on: bool) -> Self {
+        self.ci_gate = on;
+        self
+    }
+
+    /// The agent every sample goes to.
+    pub fn agent(mut self, agent: impl Agent) -> Self {
+        self.agent = Some(Arc::new(agent));
+        self
+    }
+
+    /// An in-process agent: an `async fn(&Sample) -> Response` (or `Result`).
+    pub fn agent_fn<F, R>(self, f: F) -> Self
+    where
+        F: AsyncFn(&Sample) -> R + Send + Sync + 'static,
+        R: IntoAgentResult,
+    {
+        self.agent(FnAgent(f))
+    }
+
+    /// Agent calls in flight at once (default `EVAL_CONCURRENCY`, else 16).
+    pub fn concurrency(mut self, n: usize) -> Self {
+        self.concurrency = Some(n.max(1));
+        self
+    }
+
+    /// Limit on one sample's agent interaction (default 300 s).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Directory relative paths are resolved against (default `CARGO_MANIFEST_DIR`, else the working directory).
+    pub fn base_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.base_dir = Some(dir.into());
+        self
+    }
+
+    /// Where to write the results file (default `target/evals/<binary>.json`).
+    pub fn results_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.results_path = Some(path.into());
+        self
+    }
+
+    /// Runs with the process's command line; returns the exit code for `main`.
+    pub fn run(self) -> ExitCode {
+        self.run_with_args(Arguments::from_args())
+    }
+
+    /// Runs with explicit libtest arguments.
+    pub fn run_with_args(self, args: Arguments) -> ExitCode {
+        ExitCode::from(self.evaluate(args).code)
+    }
+
+    /// Runs with explicit libtest arguments and returns what happened, for
+    /// programs that drive the harness themselves.
+    pub fn evaluate(self, args: Arguments) -> Outcome {
+        match self.execute(args) {
+            Ok(outcome) => outcome,
+            Err(message) => {
+                eprintln!("error: {message}");
+                Outcome {
+                    code: 2,
+                    error: Some(message),
+                    ..Outcome::code(2)
+                }
+            }
+        }
+    }
+
+    fn execute(self, args: Arguments) -> Result<Outcome, String> {
+        let agent = self
+            .agent
+            .clone()
+            .ok_or("no agent: call .agent(HttpAgent::from_env()) or .agent_fn(my_agent)")?;
+        let datasets = self.load()?;
+        let mut trials_meta = Vec::new();
+        for (d, loaded) in datasets.iter().enumerate() {
+            for (i, name) in naming::test_names(&loaded.dataset.samples)
+                .into_iter()
+                .enumerate()
+            {
+                trials_meta.push((d, i, format!("{}::{name}", loaded.name)));
+            }
+        }
+        let shared = Arc::new(Shared {
+            datasets,
+            slots: std::sync::OnceLock::new(),
+            records: Mutex::new(Vec::new()),
+            ci_gate: self.ci_gate,
+            trials: trials_meta,
+            agent: agent.clone(),
+            timeout: self.timeout.unwrap_or(DEFAULT_SAMPLE_TIMEOUT),
+        });
+        let trials: Vec<Trial> = (0..shared.trials.len())
+            .map(|t| {
+                let s = shared.clone();
+                Trial::test(shared.trials[t].2.clone(), move || s.conclude(t))
+            })
+            .collect();
+
+        // The samples libtest-mimic will run, in its order.
+        let selected: Vec<bool> = trials
+            .iter()
+            .map(|t| !args.is_filtered_out(t) && !args.is_ignored(t))
+            .collect();
+        if args.list {
+            let _ = libtest_mimic::run(&args, trials);
+            return Ok(Outcome::code(0));
+        }
+        if args.exact
+            && let Some(filter) = &args.filter
+            && !selected.iter().any(|s| *s)
+        {
+            return Err(format!(
+                "no sample is named `{filter}` (--exact); `--list` shows the names"
+            ));
+        }
+        let _ = shared.slots.set(Slots::new(selected.iter().copied()));
+        let limit = match self.concurrency {
+            Some(n) => n,
+            None => schedule::concurrency().map_err(|e| e.to_string())?,
+        };
+        let worker = {
+            let shared = shared.clone();
+            std::thread::Builder::new()
+                .name("eval-harness".into())
+                .spawn(move || shared.evaluate(&selected, limit))
+                .map_err(|e| format!("cannot start the evaluation thread: {e}"))?
+        };
+        let conclusion = libtest_mimic::run(&args, trials);
+        let _ = worker.join();
+
+        let records =
+            std::mem::take(&mut *shared.records.lock().unwrap_or_else(|p| p.into_inner()));
+        let gates: BTreeMap<String, Vec<Gate>> = shared
+            .datasets
+            .iter()
+            .map(|d| (d.name.clone(), d.gates.clone()))
+            .collect();
+        let binary = results::binary_name();
+        if under_nextest() {
+            // One trial per process: write a part, gates are checked on the merge.
+            let run = std::env::var("NEXTEST_RUN_ID").unwrap_or_else(|_| "run".into());
+            if let Some(first) = records.first() {
+                let path = results::results_dir()
+                    .join(format!("{binary}.parts"))
+                    .join(results::file_safe(&run))
+                    .join(format!("{}.json", results::file_safe(&first.test_name)));
+                Results::new(&binary, records, &gates)
+                    .write(&path)
+                    .map_err(|e| e.to_string())?;
+            }
+            return Ok(Outcome::code(if conclusion.has_failed() { 101 } else { 0 }));
+        }
+        let results = Results::new(&binary, records, &gates);
+        let path = self
+            .results_path
+            .clone()
+            .unwrap_or_else(|| results::results_dir().join(format!("{binary}.json")));
+        results.write(&path).map_err(|e| e.to_string())?;
+        let failed = results.failed_gates();
+        for d in &results.datasets {
+            for m in &d.metrics {
+                if let Some(g) = &m.gate {
+                    println!(
+                        "gate {} {}: {g}",
+                        d.name,
+                        if g.passed { "passed" } else { "FAILED" }
+                    );
+                }
+            }
+        }
+        println!("results: {}", path.display());
+        // libtest's code for failed tests; agentspec's 1 for a missed gate.
+        let code = if conclusion.has_failed() {
+            101
+        } else if !failed.is_empty() {
+            1
+        } else {
+            0
+        };
+        Ok(Outcome {
+            code,
+            results: Some(results),
+            results_path: Some(path),
+            error: None,
+        })
+    }
+
+    fn base(&self) -> PathBuf {
+        self.base_dir
+            .clone()
+            .or_else(|| std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from))
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_default()
+    }
+
+    /// Expands the globs and loads every dataset, reporting every problem.
+    fn load(&self) -> Result<Vec<Loaded>, String> {
+        if self.sources.is_empty() {
+            return Err("no datasets: call .dataset(\"evals/rag.jsonl\", \"contains\")".into());
+        }
+        let base = self.base();
+        let mut problems = Vec::new();
+        let mut loaded: Vec<Loaded> = Vec::new();
+        for source in &self.sources {
+            let specs = match parse_specs(&source.metrics) {
+                Ok(s) => s,
+                Err(e) => {
+                    problems.push(format!("metrics for {}: {e}", source.pattern));
+                    continue;
+                }
+            };
+            let mut gates: Vec<Gate> = if self.ci_gate {
+                specs.iter().map(Gate::from_spec).collect()
+            } else {
+                Vec::new()
+            };
+            for g in &source.gates {
+                match parse_specs(g) {
+                    Ok(list) => {
+                        for spec in list {
+                            if !specs.iter().any(|s| s.info().name == spec.info().name) {
+                                problems.push(format!(
+                                    "gate `{}` for {}: the dataset is not scored with `{}`",
+                                    spec.name, source.pattern, spec.name
+                                ));
+                            }
+                            gates.retain(|x| x.metric != spec.name);
+                            gates.push(Gate::from_spec(&spec));
+                        }
+                    }
+                    Err(e) => problems.push(format!("gate for {}: {e}", source.pattern)),
+                }
+            }
+            let files = match expand(&base, &source.pattern) {
+                Ok(f) => f,
+                Err(e) => {
+                    problems.push(e);
+                    continue;
+                }
+            };
+            for (file, shown) in files {
+                match Dataset::load_as(&file, &shown) {
+                    Ok(dataset) => {
+                        let stem = Path::new(&shown)
+                            .file_stem()
+                            .map(|s| s.to_string_lossy().into_owned())
+                            .unwrap_or_default();
+                        let name = match naming::slug(&stem, 48) {
+                            s if s.is_empty() => "dataset".to_string(),
+                            s => s,
+                        };
+                        if let Some(other) = loaded.iter().find(|l| l.name == name) {
+                            problems.push(format!(
+                                "{shown} and {} would both be named `{name}`: rename one",
+                                other.dataset.path
+                            ));
+                            continue;
+                        }
+                        loaded.push(Loaded {
+                            name,
+                            dataset,
+                            specs: specs.clone(),
+                            gates: gates.clone(),
+                        });
+                    }
+                    Err(e) => problems.push(e.to_string()),
+                }
+            }
+        }
+        if problems.is_empty() {
+            Ok(loaded)
+        } else {
+            Err(problems.join("\n"))
+        }
+    }
+}
+
+/// The files a pattern names, with the path to show for each.
+fn expand(base: &Path, pattern: &str) -> Result<Vec<(PathBuf, String)>, String> {
+    let is_glob = pattern.contains(['*', '?', '[']);
+    let full = base.join(pattern);
+    if !is_glob {
+        return Ok(vec![(full, pattern.to_string())]);
+    }
+    let text = full.to_string_lossy().into_owned();
+    let paths = glob::glob(&text).map_err(|e| format!("bad glob `{pattern}`: {e}"))?;
+    let mut files = Vec::new();
+    for entry in paths {
+        let path = entry.map_err(|e| format!("{pattern}: {e}"))?;
+        if eval_core::Format::from_path(&path.to_string_lossy()).is_err() {
+            continue; // a glob like `evals/*` also matches READMEs
+        }
+        let shown = path
+            .strip_prefix(base)
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_else(|_| path.to_string_lossy().into_owned());
+        files.push((path, shown));
+    }
+    if files.is_empty() {
+        return Err(format!(
+            "`{pattern}` matches no dataset file (relative to {})",
+            base.display()
+        ));
+    }
+    files.sort();
+    Ok(files)
+}
+
+impl Shared {
+    /// Evaluates every selected sample, in trial order, filling the slots.
+    fn evaluate(&self, selected: &[bool], limit: usize) {
+        let (agent, timeout) = (&self.agent, self.timeout);
+        let jobs = self
+            .trials
+            .iter()
+            .enumerate()
+            .filter(|(t, _)| selected[*t])
+            .map(|(t, (d, i, name))| Job {
+                key: t,
+                name: name.clone(),
+                sample: &self.datasets[*d].dataset.samples[*i],
+            });
+        // Datasets may differ in metrics: evaluate each dataset's jobs with its specs.
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            crate::__private::runtime().block_on(async {
+                let mut by_dataset: BTreeMap<usize, Vec<Job<'_>>> = BTreeMap::new();
+                for job in jobs {
+                    let d = self.trials[job.key].0;
+                    by_dataset.entry(d).or_default().push(job);
+                }
+                let runs = by_dataset.into_iter().map(|(d, jobs)| {
+                    schedule::evaluate_all(
+                        jobs,
+                        &self.datasets[d].specs,
+                        timeout,
+                        limit,
+                        move |s| agent.respond(s),
+                        |key, report| self.fill(key, report),
+                    )
+                });
+                futures_util::future::join_all(runs).await;
+            })
+        }));
+        if let Err(panic) = run {
+            eprintln!(
+                "evaluation stopped ({}); remaining samples run one by one",
+                schedule::panic_message(&panic)
+            );
+            self.slots().abandon();
+        }
+    }
+
+    fn slots(&self) -> &Slots {
+        self.slots
+            .get()
+            .expect("slots are set before evaluation starts")
+    }
+
+    fn fill(&self, t: usize, report: SampleReport) {
+        let d = self.trials[t].0;
+        self.records
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(SampleRecord::from_report(&self.datasets[d].name, &report));
+        self.slots().fill(t, report);
+    }
+
+    /// The trial body: waits for the sample's report and turns it into a verdict.
+    fn conclude(&self, t: usize) -> Result<(), Failed> {
+        let report = match self.slots().take(t) {
+            Some(report) => report,
+            None => {
+                // Not scheduled (the evaluation thread stopped): evaluate alone.
+                let (d, i, name) = &self.trials[t];
+                let loaded = &self.datasets[*d];
+                let sample = &loaded.dataset.samples[*i];
+                let agent = self.agent.clone();
+                let report = crate::__private::runtime().block_on(crate::evaluate::evaluate(
+                    name.clone(),
+                    sample,
+                    &loaded.specs,
+                    self.timeout,
+                    agent.respond(sample),
+                ));
+                self.records
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(SampleRecord::from_report(&loaded.name, &report));
+                report
+            }
+        };
+        let failed = if self.ci_gate {
+            report.error.is_some()
+        } else {
+            !report.passed()
+        };
+        if failed {
+            Err(Failed::from(report.render()))
+        } else {
+            Ok(())
+        }
+    }
+}
