@@ -1,0 +1,251 @@
+//! The run-time harness, driven in-process with in-process agents.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use eval_runtime::harness::Outcome;
+use eval_runtime::results::{Results, Verdict};
+use eval_runtime::{Harness, Response, Sample};
+use libtest_mimic::Arguments;
+
+fn scratch(name: &str, files: &[(&str, &str)]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("eval-harness-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for (file, text) in files {
+        std::fs::write(dir.join(file), text).unwrap();
+    }
+    dir
+}
+
+fn args(extra: &[&str]) -> Arguments {
+    let mut all = vec!["harness", "--test-threads", "2", "-q"];
+    all.extend_from_slice(extra);
+    Arguments::from_iter(all)
+}
+
+/// 10 samples; the agent gets the three `wrong` ones wrong.
+fn ten() -> String {
+    (0..10)
+        .map(|i| {
+            let q = if i % 3 == 1 {
+                format!("wrong {i}")
+            } else {
+                format!("question {i}")
+            };
+            let tag = if i < 4 {
+                r#", "tags": ["advanced"]"#
+            } else {
+                ""
+            };
+            format!("{{\"input\": \"{q}\", \"expected\": \"answer {i}\"{tag}}}\n")
+        })
+        .collect()
+}
+
+async fn answer(sample: &Sample) -> Response {
+    let expected = sample.expected_text().unwrap_or_default();
+    if sample.input.last().starts_with("wrong") {
+        Response::new("something else")
+    } else {
+        Response::new(format!("the {expected}"))
+    }
+}
+
+fn harness(dir: &PathBuf) -> Harness {
+    Harness::new()
+        .base_dir(dir)
+        .results_file(dir.join("out/results.json"))
+}
+
+#[test]
+fn results_file_counts_failures_and_is_written_atomically() {
+    let dir = scratch("counts", &[("qa.jsonl", &ten())]);
+    let out: Outcome = harness(&dir)
+        .dataset("qa.jsonl", "contains, partial_match >= 0.5")
+        .agent_fn(answer)
+        .evaluate(args(&[]));
+    assert_eq!(out.code, 101, "a failing sample fails the run like libtest");
+    let results = out.results.unwrap();
+    assert_eq!(results.samples.len(), 10);
+    let d = &results.datasets[0];
+    assert_eq!(
+        (d.name.as_str(), d.samples, d.passed, d.failed, d.errors),
+        ("qa", 10, 7, 3, 0)
+    );
+    // contains: 7 of 10. partial_match: "the answer N" vs "answer N" is 1.0 (the
+    // article is dropped), "something else" vs "answer N" is 0: mean 0.7.
+    assert_eq!(d.metrics[0].name, "contains");
+    assert_eq!(d.metrics[0].mean, Some(0.7));
+    assert_eq!(d.metrics[0].pass_rate, Some(0.7));
+    assert_eq!(d.metrics[1].mean, Some(0.7));
+    let bad = results.samples.iter().find(|s| s.id == "1").unwrap();
+    assert_eq!(bad.test_name, "qa::wrong_1__advanced");
+    assert_eq!(bad.verdict, Verdict::Fail);
+    assert_eq!(bad.source, "qa.jsonl:2");
+    assert_eq!(bad.output.as_deref(), Some("something else"));
+    assert_eq!(bad.metrics[0].score, Some(0.0));
+    let on_disk = Results::read(&dir.join("out/results.json")).unwrap();
+    assert_eq!(on_disk, results);
+    let names: Vec<_> = std::fs::read_dir(dir.join("out")).unwrap().collect();
+    assert_eq!(names.len(), 1, "no temporary file left");
+}
+
+#[test]
+fn filters_select_what_is_evaluated() {
+    let dir = scratch("filters", &[("qa.jsonl", &ten())]);
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counted = calls.clone();
+    let out = harness(&dir)
+        .dataset("qa.jsonl", "contains")
+        .agent_fn(async move |s: &Sample| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            answer(s).await
+        })
+        .evaluate(args(&["advanced", "--skip", "wrong"]));
+    // Tagged `advanced`: samples 0..4, minus the `wrong` 1: 0, 2, 3.
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+    assert_eq!(out.code, 0);
+    assert_eq!(out.results.unwrap().samples.len(), 3);
+}
+
+#[test]
+fn an_exact_name_that_matches_nothing_is_an_error() {
+    let dir = scratch("exact", &[("qa.jsonl", &ten())]);
+    let out = harness(&dir)
+        .dataset("qa.jsonl", "contains")
+        .agent_fn(answer)
+        .evaluate(args(&["--exact", "qa::question_99"]));
+    assert_eq!(out.code, 2);
+    assert!(
+        out.error
+            .unwrap()
+            .contains("no sample is named `qa::question_99`")
+    );
+
+    let out = harness(&dir)
+        .dataset("qa.jsonl", "contains")
+        .agent_fn(answer)
+        .evaluate(args(&["--exact", "qa::question_0__advanced"]));
+    assert_eq!(out.code, 0);
+    assert_eq!(out.results.unwrap().samples.len(), 1);
+}
+
+#[test]
+fn gates_on_means_exit_with_1() {
+    let dir = scratch("gates", &[("qa.jsonl", &ten())]);
+    // Samples pass individually (only the right ones selected), the gate on the mean does not.
+    let out = harness(&dir)
+        .dataset("qa.jsonl", "partial_match >= 0.5")
+        .gate("partial_match >= 0.99")
+        .agent_fn(async |s: &Sample| {
+            Response::new(format!("{} and more words", s.expected_text().unwrap()))
+        })
+        .evaluate(args(&["--skip", "wrong"]));
+    assert_eq!(out.code, 1);
+    let results = out.results.unwrap();
+    let failed = results.failed_gates();
+    assert_eq!(failed.len(), 1);
+    // [answer, N, and, more, words] vs [answer, N]: P = 2/5, R = 1, F1 = 4/7.
+    let gate = failed[0].1;
+    assert!((gate.margin.unwrap() - (4.0 / 7.0 - 0.99)).abs() < 1e-12);
+
+    // agentspec's ciGate: thresholds gate the means; samples do not fail alone.
+    let out = harness(&dir)
+        .dataset("qa.jsonl", "contains >= 0.75")
+        .ci_gate(true)
+        .agent_fn(answer)
+        .evaluate(args(&[]));
+    assert_eq!(out.code, 1, "mean contains 0.7 < 0.75");
+    let out = harness(&dir)
+        .dataset("qa.jsonl", "contains >= 0.6")
+        .ci_gate(true)
+        .agent_fn(answer)
+        .evaluate(args(&[]));
+    assert_eq!(
+        out.code, 0,
+        "mean contains 0.7 >= 0.6, though 3 samples scored 0"
+    );
+}
+
+#[test]
+fn a_panicking_agent_fails_only_its_sample() {
+    let dir = scratch("panic", &[("qa.jsonl", &ten())]);
+    let out = harness(&dir)
+        .dataset("qa.jsonl", "contains")
+        .agent_fn(async |s: &Sample| {
+            if s.input.last() == "question 3" {
+                panic!("boom in the agent");
+            }
+            answer(s).await
+        })
+        .evaluate(args(&["--skip", "wrong"]));
+    let results = out.results.unwrap();
+    let d = &results.datasets[0];
+    assert_eq!((d.passed, d.errors), (6, 1));
+    let s = results
+        .samples
+        .iter()
+        .find(|s| s.verdict == Verdict::Error)
+        .unwrap();
+    assert_eq!(
+        s.error.as_deref(),
+        Some("agent error: the agent panicked: boom in the agent")
+    );
+}
+
+#[test]
+fn samples_run_concurrently_up_to_the_limit() {
+    let lines: String = (0..32)
+        .map(|i| format!("{{\"input\": \"q{i}\", \"expected\": \"a\"}}\n"))
+        .collect();
+    let dir = scratch("concurrency", &[("many.jsonl", &lines)]);
+    let in_flight = Arc::new(AtomicUsize::new(0));
+    let peak = Arc::new(AtomicUsize::new(0));
+    let (f, p) = (in_flight.clone(), peak.clone());
+    let started = Instant::now();
+    let out = harness(&dir)
+        .dataset("many.jsonl", "contains")
+        .concurrency(8)
+        .agent_fn(async move |_: &Sample| {
+            let now = f.fetch_add(1, Ordering::SeqCst) + 1;
+            p.fetch_max(now, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            f.fetch_sub(1, Ordering::SeqCst);
+            Response::new("a")
+        })
+        .evaluate(args(&[]));
+    let wall = started.elapsed();
+    assert_eq!(out.code, 0);
+    assert_eq!(
+        peak.load(Ordering::SeqCst),
+        8,
+        "exactly the limit in flight"
+    );
+    // 32 x 100 ms at 8 at once is 400 ms; one per test thread (2) would be 1.6 s.
+    assert!(wall < Duration::from_millis(1200), "{wall:?}");
+}
+
+#[test]
+fn bad_setup_is_a_clear_error() {
+    let dir = scratch("bad", &[("bad.jsonl", "{\"input\": \"a\"}\n{oops}\n")]);
+    let out = harness(&dir)
+        .dataset("bad.jsonl", "contains")
+        .dataset("missing/*.jsonl", "contains")
+        .dataset("bad.jsonl", "contans")
+        .agent_fn(answer)
+        .evaluate(args(&[]));
+    assert_eq!(out.code, 2);
+    let err = out.error.unwrap();
+    assert!(
+        err.contains("bad.jsonl:2:2: invalid JSON: key must be a string"),
+        "{err}"
+    );
+    assert!(
+        err.contains("`missing/*.jsonl` matches no dataset file"),
+        "{err}"
+    );
+    assert!(err.contains("unknown metric `contans`"), "{err}");
+}
