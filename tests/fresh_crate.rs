@@ -98,6 +98,23 @@ fn r#type(_sample: &Sample) -> Response {
     panic!("the agent was called for a sample without an expected answer")
 }
 
+// Logs every agent call (input and how many calls were in flight) to $COUNT_FILE.
+static IN_FLIGHT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+#[eval_dataset("data/count.jsonl", metrics(contains))]
+async fn count(sample: &Sample) -> Response {
+    use std::io::Write;
+    use std::sync::atomic::Ordering;
+    let now = IN_FLIGHT.fetch_add(1, Ordering::SeqCst) + 1;
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    if let Some(path) = std::env::var_os("COUNT_FILE") {
+        let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap();
+        writeln!(f, "{} {now}", sample.input.last()).unwrap();
+    }
+    IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
+    Response::new(sample.expected_text().unwrap_or_default())
+}
+
 #[eval_dataset("data/odd.csv", metrics(contains >= 1.0))]
 async fn sheet(sample: &Sample) -> eval_runtime::Result<Response> {
     Ok(echo(sample).await)
@@ -116,7 +133,8 @@ fn a_new_crate_gets_documented_names_rebuilds_on_data_and_reports_failures() {
         dir.join("Cargo.toml"),
         format!(
             "[package]\nname = \"fresh\"\nversion = \"0.0.0\"\nedition = \"2024\"\n\n\
-             [workspace]\n\n[dev-dependencies]\neval-runtime = {{ path = {:?} }}\n",
+             [workspace]\n\n[dev-dependencies]\neval-runtime = {{ path = {:?} }}\n\
+             tokio = {{ version = \"1\", features = [\"time\"] }}\n",
             runtime.to_string_lossy()
         ),
     )
@@ -130,6 +148,10 @@ fn a_new_crate_gets_documented_names_rebuilds_on_data_and_reports_failures() {
         "{\"input\": \"no answer here\"}\n",
     )
     .unwrap();
+    let count: String = (0..6)
+        .map(|i| format!("{{\"input\": \"c{i}\", \"expected\": \"x\"}}\n"))
+        .collect();
+    fs::write(dir.join("data/count.jsonl"), count).unwrap();
     fs::write(dir.join("tests/evals.rs"), EVALS_RS).unwrap();
 
     // A 5,000-character input, written at run time to keep this file readable.
@@ -143,6 +165,12 @@ fn a_new_crate_gets_documented_names_rebuilds_on_data_and_reports_failures() {
     assert_eq!(
         names,
         vec![
+            "count::c0",
+            "count::c1",
+            "count::c2",
+            "count::c3",
+            "count::c4",
+            "count::c5",
             "odd::_42_is_the_answer",
             "odd::_7",
             "odd::crab_rocket__emoji_tada__hard_case",
@@ -177,7 +205,7 @@ fn a_new_crate_gets_documented_names_rebuilds_on_data_and_reports_failures() {
     let all = text(&out);
     assert!(!out.status.success(), "{all}");
     assert!(
-        all.contains("test result: FAILED. 10 passed; 2 failed"),
+        all.contains("test result: FAILED. 16 passed; 2 failed"),
         "{all}"
     );
     assert!(
@@ -197,6 +225,8 @@ fn a_new_crate_gets_documented_names_rebuilds_on_data_and_reports_failures() {
         "no panic noise around the report:\n{all}"
     );
 
+    batching_follows_libtest_selection(&dir);
+
     // A broken line is a compile error naming file and line.
     data.push_str("\n{\"input\": \"broken\",}\n");
     fs::write(dir.join("data/odd.jsonl"), &data).unwrap();
@@ -207,4 +237,65 @@ fn a_new_crate_gets_documented_names_rebuilds_on_data_and_reports_failures() {
         all.contains("error: data/odd.jsonl:10:20: invalid JSON: trailing comma"),
         "{all}"
     );
+}
+
+/// The first test of a dataset starts every selected sample at once; what
+/// libtest will not run is never evaluated; under nextest each process
+/// evaluates only its own sample.
+fn batching_follows_libtest_selection(dir: &Path) {
+    let out = cargo(dir, &["test", "--test", "evals", "--no-run", "--message-format=json"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let exe = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|v| v["target"]["name"] == "evals" && v["executable"].is_string())
+        .map(|v| PathBuf::from(v["executable"].as_str().unwrap()))
+        .expect("the evals test binary");
+    let run = |tag: &str, args: &[&str], env: &[(&str, &str)]| -> Vec<(String, usize)> {
+        let log = dir.join(format!("calls-{tag}.txt"));
+        let _ = fs::remove_file(&log);
+        let mut cmd = Command::new(&exe);
+        cmd.args(args)
+            .env("COUNT_FILE", &log)
+            .env("EVAL_RESULTS_DIR", dir.join(format!("results-{tag}")))
+            .env_remove("NEXTEST")
+            .env_remove("NEXTEST_RUN_ID");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{tag}: {}", text(&out));
+        let mut calls: Vec<(String, usize)> = fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| {
+                let (input, n) = l.split_once(' ').unwrap();
+                (input.to_string(), n.parse().unwrap())
+            })
+            .collect();
+        calls.sort();
+        calls
+    };
+    let inputs = |calls: &[(String, usize)]| calls.iter().map(|(i, _)| i.clone()).collect::<Vec<_>>();
+
+    // One test thread, yet all six samples in flight together.
+    let calls = run("all", &["count::", "--test-threads", "1"], &[]);
+    assert_eq!(inputs(&calls), ["c0", "c1", "c2", "c3", "c4", "c5"]);
+    assert!(calls.iter().any(|(_, n)| *n == 6), "not concurrent: {calls:?}");
+    let results = fs::read_to_string(dir.join("results-all/evals.json")).unwrap();
+    let results: serde_json::Value = serde_json::from_str(&results).unwrap();
+    assert_eq!(results["samples"].as_array().unwrap().len(), 6);
+    assert_eq!(results["datasets"][0]["name"], "count");
+    assert_eq!(results["datasets"][0]["passed"], 6);
+
+    let calls = run("skip", &["count::", "--skip", "c1", "--skip=c4"], &[]);
+    assert_eq!(inputs(&calls), ["c0", "c2", "c3", "c5"]);
+
+    let calls = run("exact", &["--exact", "count::c2"], &[]);
+    assert_eq!(inputs(&calls), ["c2"]);
+
+    // nextest runs one test per process: only that sample, and a part file.
+    let calls = run("nextest", &["--exact", "count::c3", "--nocapture"], &[("NEXTEST", "1"), ("NEXTEST_RUN_ID", "r1")]);
+    assert_eq!(inputs(&calls), ["c3"]);
+    assert!(dir.join("results-nextest/evals.parts/r1/count..c3.json").is_file());
 }

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use eval_runtime::harness::Outcome;
 use eval_runtime::results::{Results, Verdict};
@@ -205,7 +205,6 @@ fn samples_run_concurrently_up_to_the_limit() {
     let in_flight = Arc::new(AtomicUsize::new(0));
     let peak = Arc::new(AtomicUsize::new(0));
     let (f, p) = (in_flight.clone(), peak.clone());
-    let started = Instant::now();
     let out = harness(&dir)
         .dataset("many.jsonl", "contains")
         .concurrency(8)
