@@ -243,7 +243,16 @@ fn a_new_crate_gets_documented_names_rebuilds_on_data_and_reports_failures() {
 /// libtest will not run is never evaluated; under nextest each process
 /// evaluates only its own sample.
 fn batching_follows_libtest_selection(dir: &Path) {
-    let out = cargo(dir, &["test", "--test", "evals", "--no-run", "--message-format=json"]);
+    let out = cargo(
+        dir,
+        &[
+            "test",
+            "--test",
+            "evals",
+            "--no-run",
+            "--message-format=json",
+        ],
+    );
     assert!(out.status.success(), "{}", text(&out));
     let exe = String::from_utf8_lossy(&out.stdout)
         .lines()
@@ -276,12 +285,16 @@ fn batching_follows_libtest_selection(dir: &Path) {
         calls.sort();
         calls
     };
-    let inputs = |calls: &[(String, usize)]| calls.iter().map(|(i, _)| i.clone()).collect::<Vec<_>>();
+    let inputs =
+        |calls: &[(String, usize)]| calls.iter().map(|(i, _)| i.clone()).collect::<Vec<_>>();
 
     // One test thread, yet all six samples in flight together.
     let calls = run("all", &["count::", "--test-threads", "1"], &[]);
     assert_eq!(inputs(&calls), ["c0", "c1", "c2", "c3", "c4", "c5"]);
-    assert!(calls.iter().any(|(_, n)| *n == 6), "not concurrent: {calls:?}");
+    assert!(
+        calls.iter().any(|(_, n)| *n == 6),
+        "not concurrent: {calls:?}"
+    );
     let results = fs::read_to_string(dir.join("results-all/evals.json")).unwrap();
     let results: serde_json::Value = serde_json::from_str(&results).unwrap();
     assert_eq!(results["samples"].as_array().unwrap().len(), 6);
@@ -295,7 +308,14 @@ fn batching_follows_libtest_selection(dir: &Path) {
     assert_eq!(inputs(&calls), ["c2"]);
 
     // nextest runs one test per process: only that sample, and a part file.
-    let calls = run("nextest", &["--exact", "count::c3", "--nocapture"], &[("NEXTEST", "1"), ("NEXTEST_RUN_ID", "r1")]);
+    let calls = run(
+        "nextest",
+        &["--exact", "count::c3", "--nocapture"],
+        &[("NEXTEST", "1"), ("NEXTEST_RUN_ID", "r1")],
+    );
     assert_eq!(inputs(&calls), ["c3"]);
-    assert!(dir.join("results-nextest/evals.parts/r1/count..c3.json").is_file());
+    assert!(
+        dir.join("results-nextest/evals.parts/r1/count..c3.json")
+            .is_file()
+    );
 }

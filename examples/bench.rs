@@ -1,0 +1,269 @@
+//! Throughput and overhead benchmark: `cargo run --release --example bench`.
+//!
+//! Builds the two benchmark targets (`benches/bench_macro.rs`: the attribute,
+//! 1,000 `#[test]`s; `benches/bench_harness.rs`: the run-time harness),
+//! starts the demo agent in this process at 50 ms and at 0 ms of latency,
+//! runs each target as a child process exactly as `cargo test` would, and
+//! prints per run: wall time, the physical floor N·L/C, their ratio, the
+//! child's CPU time per sample, and its peak RSS (from `wait4`).
+//!
+//! Options: `--samples-100k N` changes the size of the large in-process run
+//! (default 100000); `--skip-large` leaves it out.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use eval_examples::demo::{DemoConfig, spawn};
+
+const CONCURRENCY: usize = 16;
+
+struct Run {
+    label: String,
+    samples: usize,
+    latency: Duration,
+    wall: Duration,
+    cpu: Duration,
+    max_rss_kib: i64,
+    exit: i32,
+}
+
+fn main() {
+    let mut large = 100_000usize;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--samples-100k" => large = args.next().and_then(|v| v.parse().ok()).unwrap_or(large),
+            "--skip-large" => large = 0,
+            other => {
+                eprintln!("unknown argument {other}; see the doc comment of examples/bench.rs");
+                std::process::exit(2);
+            }
+        }
+    }
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let (macro_bin, harness_bin) = build(&root);
+    let work = root.join("target/bench");
+    std::fs::create_dir_all(&work).expect("create target/bench");
+    let dataset_1k = root.join("benches/data/bench_1000.jsonl");
+
+    let mut runs = Vec::new();
+    for latency_ms in [50u64, 0] {
+        let latency = Duration::from_millis(latency_ms);
+        let server = spawn(DemoConfig { latency }).expect("start the demo agent");
+        let url = server.url();
+        let env = |extra: &[(&'static str, String)]| -> Vec<(&'static str, String)> {
+            let mut e = vec![
+                ("EVAL_AGENT_URL", url.clone()),
+                ("EVAL_CONCURRENCY", CONCURRENCY.to_string()),
+                (
+                    "EVAL_RESULTS_DIR",
+                    work.join("results").to_string_lossy().into_owned(),
+                ),
+            ];
+            e.extend(extra.iter().cloned());
+            e
+        };
+        let ds = dataset_1k.to_string_lossy().into_owned();
+        runs.push(run(
+            &format!("harness, HTTP, {latency_ms} ms"),
+            &harness_bin,
+            &["-q"],
+            &env(&[("BENCH_DATASET", ds.clone())]),
+            1000,
+            latency,
+        ));
+        runs.push(run(
+            &format!("macro (libtest, default threads), HTTP, {latency_ms} ms"),
+            &macro_bin,
+            &["-q"],
+            &env(&[]),
+            1000,
+            latency,
+        ));
+        if latency_ms == 0 {
+            runs.push(run(
+                "harness, in-process agent",
+                &harness_bin,
+                &["-q"],
+                &env(&[("BENCH_DATASET", ds), ("BENCH_AGENT", "in-process".into())]),
+                1000,
+                Duration::ZERO,
+            ));
+        }
+        drop(server);
+    }
+    if large > 0 {
+        let path = work.join(format!("bench_{large}.jsonl"));
+        write_large(&path, large);
+        runs.push(run(
+            &format!("harness, in-process agent, {large} samples"),
+            &harness_bin,
+            &["-q"],
+            &[
+                ("BENCH_DATASET", path.to_string_lossy().into_owned()),
+                ("BENCH_AGENT", "in-process".into()),
+                ("EVAL_CONCURRENCY", CONCURRENCY.to_string()),
+                (
+                    "EVAL_RESULTS_DIR",
+                    work.join("results").to_string_lossy().into_owned(),
+                ),
+            ],
+            large,
+            Duration::ZERO,
+        ));
+    }
+    report(&runs);
+}
+
+/// Builds the benchmark targets in release mode; returns their executables.
+fn build(root: &Path) -> (PathBuf, PathBuf) {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .current_dir(root)
+        .args([
+            "test",
+            "--release",
+            "--no-run",
+            "--message-format=json",
+            "--test",
+            "bench_macro",
+            "--test",
+            "bench_harness",
+        ])
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("run cargo");
+    assert!(
+        out.status.success(),
+        "building the benchmark targets failed"
+    );
+    let mut found = (None, None);
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        let Some(exe) = v["executable"].as_str() else {
+            continue;
+        };
+        match v["target"]["name"].as_str() {
+            Some("bench_macro") => found.0 = Some(PathBuf::from(exe)),
+            Some("bench_harness") => found.1 = Some(PathBuf::from(exe)),
+            _ => {}
+        }
+    }
+    (
+        found.0.expect("bench_macro executable"),
+        found.1.expect("bench_harness executable"),
+    )
+}
+
+fn write_large(path: &Path, n: usize) {
+    use std::io::Write;
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).expect("create dataset"));
+    for i in 0..n {
+        writeln!(
+            f,
+            r#"{{"id": "s{i}", "input": "Question {i}: what is retrieval-augmented generation?", "expected": "answer {i}", "tags": ["large"]}}"#
+        )
+        .expect("write dataset");
+    }
+}
+
+/// Runs one child to completion, measuring wall time, CPU time and peak RSS.
+fn run(
+    label: &str,
+    exe: &Path,
+    args: &[&str],
+    env: &[(&str, String)],
+    samples: usize,
+    latency: Duration,
+) -> Run {
+    let mut cmd = Command::new(exe);
+    cmd.args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .env_remove("NEXTEST")
+        .env_remove("NEXTEST_RUN_ID");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    eprintln!("running: {label}");
+    let started = Instant::now();
+    let child = cmd.spawn().expect("start benchmark target");
+    let (exit, cpu, max_rss_kib) = wait4(child.id() as libc::pid_t);
+    let wall = started.elapsed();
+    Run {
+        label: label.to_string(),
+        samples,
+        latency,
+        wall,
+        cpu,
+        max_rss_kib,
+        exit,
+    }
+}
+
+/// Waits for `pid` and returns (exit code, user+sys CPU time, peak RSS in KiB).
+fn wait4(pid: libc::pid_t) -> (i32, Duration, i64) {
+    let mut status = 0;
+    // SAFETY: rusage is plain old data; wait4 fills it for our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointers to locals; the child is ours and not yet reaped.
+    let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(rc, pid, "wait4 failed");
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    };
+    (
+        code,
+        tv(usage.ru_utime) + tv(usage.ru_stime),
+        usage.ru_maxrss,
+    )
+}
+
+fn report(runs: &[Run]) {
+    println!();
+    println!(
+        "{:<52} {:>7} {:>9} {:>9} {:>7} {:>12} {:>12} {:>9} {:>5}",
+        "run",
+        "samples",
+        "wall s",
+        "floor s",
+        "ratio",
+        "wall/sample",
+        "cpu/sample",
+        "peak RSS",
+        "exit"
+    );
+    for r in runs {
+        let floor = r.samples as f64 * r.latency.as_secs_f64() / CONCURRENCY as f64;
+        let wall = r.wall.as_secs_f64();
+        let ratio = if floor > 0.0 {
+            format!("{:.3}", wall / floor)
+        } else {
+            "-".into()
+        };
+        println!(
+            "{:<52} {:>7} {:>9.3} {:>9.3} {:>7} {:>10.1}µs {:>10.1}µs {:>7.1}MB {:>5}",
+            r.label,
+            r.samples,
+            wall,
+            floor,
+            ratio,
+            wall * 1e6 / r.samples as f64,
+            r.cpu.as_secs_f64() * 1e6 / r.samples as f64,
+            r.max_rss_kib as f64 / 1024.0,
+            r.exit
+        );
+    }
+    println!();
+    println!(
+        "floor = samples x latency / {CONCURRENCY} (EVAL_CONCURRENCY); cpu/sample is the child's user+sys time \
+         (the demo agent runs in this process, not the child); 2-core machine: {} threads available",
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+}
