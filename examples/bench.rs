@@ -190,6 +190,8 @@ fn run(
     }
     eprintln!("running: {label}");
     let started = Instant::now();
+    // Reaped by `wait4` below (which also reports its resource usage).
+    #[allow(clippy::zombie_processes)]
     let child = cmd.spawn().expect("start benchmark target");
     let (exit, cpu, max_rss_kib) = wait4(child.id() as libc::pid_t);
     let wall = started.elapsed();
