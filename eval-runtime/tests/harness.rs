@@ -216,15 +216,9 @@ fn samples_run_concurrently_up_to_the_limit() {
             Response::new("a")
         })
         .evaluate(args(&[]));
-    let wall = started.elapsed();
     assert_eq!(out.code, 0);
-    assert_eq!(
-        peak.load(Ordering::SeqCst),
-        8,
-        "exactly the limit in flight"
-    );
-    // 32 x 100 ms at 8 at once is 400 ms; one per test thread (2) would be 1.6 s.
-    assert!(wall < Duration::from_millis(1200), "{wall:?}");
+    // With 2 test threads, one sample per thread would peak at 2.
+    assert_eq!(peak.load(Ordering::SeqCst), 8, "exactly the limit in flight");
 }
 
 #[test]
