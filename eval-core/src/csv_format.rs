@@ -10,9 +10,9 @@
 use serde_json::Value;
 
 use crate::error::{MAX_PROBLEMS, Problem};
-use crate::fields::{Field, Record, csv_cell, field_for};
+use crate::fields::{Field, Record, Sink, csv_cell, field_for};
 
-pub(crate) fn records(file: &str, bytes: &[u8], problems: &mut Vec<Problem>) -> Vec<Record> {
+pub(crate) fn records(file: &str, bytes: &[u8], problems: &mut Vec<Problem>, sink: Sink<'_>) {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     // `flexible`: rows of the wrong width are reported here, so that a
     // whitespace-only line can be skipped like a blank one.
@@ -25,14 +25,15 @@ pub(crate) fn records(file: &str, bytes: &[u8], problems: &mut Vec<Problem>) -> 
         Ok(h) => h.clone(),
         Err(e) => {
             problems.push(csv_problem(file, &e, None));
-            return Vec::new();
+            return;
         }
     };
     let Some(columns) = columns(file, &headers, problems) else {
-        return Vec::new();
+        return;
     };
 
-    let mut out = Vec::new();
+    // Held back one record: the last may turn out to hold an unclosed quote.
+    let mut held: Option<Record> = None;
     let mut lines = LineCounter::new(bytes);
     let mut record = csv::ByteRecord::new();
     let mut last_start = None;
@@ -112,7 +113,9 @@ pub(crate) fn records(file: &str, bytes: &[u8], problems: &mut Vec<Problem>) -> 
         }
         if ok {
             keep_list_answers_with_list_inputs(&mut fields, &columns, &record);
-            out.push(Record { line, fields });
+            if let Some(previous) = held.replace(Record { line, fields }) {
+                sink(previous, problems);
+            }
         }
     }
     // The csv crate ends a quoted cell left open at the end of the file
@@ -120,14 +123,16 @@ pub(crate) fn records(file: &str, bytes: &[u8], problems: &mut Vec<Problem>) -> 
     if let Some((start, line)) = last_start
         && quote_left_open(&bytes[start..])
     {
-        out.retain(|r| r.line != line);
+        held = held.filter(|r| r.line != line);
         problems.push(Problem::new(
             file,
             line,
             "a quoted cell opened in this record is never closed (every later line was read into it)",
         ));
     }
-    out
+    if let Some(last) = held {
+        sink(last, problems);
+    }
 }
 
 /// The header's columns: name (None for an unnamed column) and the sample field it fills.

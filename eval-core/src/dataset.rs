@@ -77,19 +77,21 @@ impl Dataset {
     pub fn from_bytes(path: &str, bytes: &[u8]) -> Result<Dataset, DatasetError> {
         let format = Format::from_path(path)?;
         let mut problems = Vec::new();
-        let records = match format {
-            Format::Jsonl => jsonl_format::records(path, bytes, &mut problems),
-            Format::Csv => csv_format::records(path, bytes, &mut problems),
-        };
-        let mut samples = Vec::with_capacity(records.len());
-        for record in records {
-            if problems.len() > MAX_PROBLEMS {
-                break;
-            }
-            let index = samples.len();
-            if let Some(sample) = fields::to_sample(path, index, record, &mut problems) {
+        let mut samples = Vec::new();
+        let shared_path: std::sync::Arc<str> = path.into();
+        // Each record becomes a sample as soon as it is read: the file's
+        // records are never all held at once.
+        let mut sink = |record, problems: &mut Vec<Problem>| {
+            if problems.len() <= MAX_PROBLEMS
+                && let Some(sample) =
+                    fields::to_sample(&shared_path, samples.len(), record, problems)
+            {
                 samples.push(sample);
             }
+        };
+        match format {
+            Format::Jsonl => jsonl_format::records(path, bytes, &mut problems, &mut sink),
+            Format::Csv => csv_format::records(path, bytes, &mut problems, &mut sink),
         }
         check_unique_ids(path, &samples, &mut problems);
         if !problems.is_empty() {

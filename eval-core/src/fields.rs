@@ -105,6 +105,9 @@ fn accepted_names(field: Field) -> String {
         .join(", ")
 }
 
+/// Where an adapter hands each record, with the problem list to add to.
+pub(crate) type Sink<'a> = &'a mut dyn FnMut(Record, &mut Vec<Problem>);
+
 /// One record as read by an adapter: its line and its fields in file order.
 pub(crate) struct Record {
     pub line: usize,
@@ -174,11 +177,12 @@ pub(crate) fn kind_of(v: &Value) -> &'static str {
 /// Builds a sample from a record, pushing every problem found. Returns `None`
 /// when the record has problems (the caller reports them all).
 pub(crate) fn to_sample(
-    file: &str,
+    shared_file: &std::sync::Arc<str>,
     index: usize,
     record: Record,
     problems: &mut Vec<Problem>,
 ) -> Option<Sample> {
+    let file: &str = shared_file;
     let line = record.line;
     let before = problems.len();
     let problem = |field: &str, msg: String| Problem::new(file, line, msg).field(field);
@@ -291,7 +295,7 @@ pub(crate) fn to_sample(
         rubric_vars,
         extra,
         source: Source {
-            file: file.to_string(),
+            file: shared_file.clone(),
             line,
         },
     })

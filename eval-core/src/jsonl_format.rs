@@ -8,11 +8,10 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 use crate::error::{MAX_PROBLEMS, Problem};
-use crate::fields::{Record, kind_of};
+use crate::fields::{Record, Sink, kind_of};
 
-pub(crate) fn records(file: &str, bytes: &[u8], problems: &mut Vec<Problem>) -> Vec<Record> {
+pub(crate) fn records(file: &str, bytes: &[u8], problems: &mut Vec<Problem>, sink: Sink<'_>) {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    let mut out = Vec::new();
     for (line_no, raw) in split_lines(bytes) {
         if problems.len() > MAX_PROBLEMS {
             break;
@@ -31,10 +30,13 @@ pub(crate) fn records(file: &str, bytes: &[u8], problems: &mut Vec<Problem>) -> 
             continue;
         }
         match parse_strict(trimmed) {
-            Ok(Value::Object(map)) => out.push(Record {
-                line: line_no,
-                fields: map.into_iter().collect(),
-            }),
+            Ok(Value::Object(map)) => sink(
+                Record {
+                    line: line_no,
+                    fields: map.into_iter().collect(),
+                },
+                problems,
+            ),
             Ok(other) => problems.push(
                 Problem::new(
                     file,
@@ -64,7 +66,6 @@ pub(crate) fn records(file: &str, bytes: &[u8], problems: &mut Vec<Problem>) -> 
             }
         }
     }
-    out
 }
 
 /// 1-based column, in characters, of byte offset `byte` in `line`.

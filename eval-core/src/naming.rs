@@ -20,8 +20,6 @@
 //! (input, expected answer, context); samples whose content is identical are
 //! then numbered `_2`, `_3`… in file order.
 
-use std::collections::HashMap;
-
 use crate::sample::Sample;
 
 const MAX_KEY: usize = 48;
@@ -29,40 +27,50 @@ const MAX_TAG: usize = 32;
 
 /// Names for `samples`, in the same order; unique within the slice.
 pub fn test_names(samples: &[Sample]) -> Vec<String> {
-    let keys: Vec<String> = samples.iter().map(sample_key).collect();
-    let suffixes: Vec<String> = samples.iter().map(tag_suffix).collect();
-    let mut names: Vec<String> = keys
+    let mut names: Vec<String> = samples
         .iter()
-        .zip(&suffixes)
-        .map(|(k, t)| format!("{k}{t}"))
+        .map(|s| format!("{}{}", sample_key(s), tag_suffix(s)))
         .collect();
 
-    let mut count: HashMap<&str, usize> = HashMap::new();
-    for n in &names {
-        *count.entry(n.as_str()).or_default() += 1;
+    // Samples whose names collide get a hash of their content after the key.
+    for i in colliding(&names) {
+        let hash = short_hash(&content_text(&samples[i]));
+        names[i] = format!(
+            "{}_{hash}{}",
+            sample_key(&samples[i]),
+            tag_suffix(&samples[i])
+        );
     }
-    let colliding: Vec<bool> = names.iter().map(|n| count[n.as_str()] > 1).collect();
-    for (i, collides) in colliding.into_iter().enumerate() {
-        if collides {
-            let h = short_hash(&content_text(&samples[i]));
-            names[i] = format!("{}_{h}{}", keys[i], suffixes[i]);
-        }
-    }
-
     // Identical content: number the repeats in file order.
-    let mut seen: HashMap<String, usize> = HashMap::new();
-    for name in names.iter_mut() {
-        let n = seen.entry(name.clone()).or_default();
+    let mut repeats = colliding(&names);
+    repeats.sort_unstable();
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for i in repeats {
+        let n = seen.entry(names[i].clone()).or_default();
         *n += 1;
         if *n > 1 {
-            let (key, tags) = match name.find("__") {
-                Some(at) => name.split_at(at),
-                None => (name.as_str(), ""),
+            let (key, tags) = match names[i].find("__") {
+                Some(at) => names[i].split_at(at),
+                None => (names[i].as_str(), ""),
             };
-            *name = format!("{key}_{n}{tags}");
+            names[i] = format!("{key}_{n}{tags}");
         }
     }
     names
+}
+
+/// Indices of names that occur more than once (sorting, not hashing, keeps
+/// this lean for very large datasets).
+fn colliding(names: &[String]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..names.len()).collect();
+    order.sort_unstable_by(|a, b| names[*a].cmp(&names[*b]));
+    let mut out = Vec::new();
+    for run in order.chunk_by(|a, b| names[*a] == names[*b]) {
+        if run.len() > 1 {
+            out.extend_from_slice(run);
+        }
+    }
+    out
 }
 
 /// The key part of a sample's name (before collision handling).

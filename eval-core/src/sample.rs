@@ -65,8 +65,8 @@ impl Expected {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct Source {
-    /// Dataset path as the user wrote it.
-    pub file: String,
+    /// Dataset path as the user wrote it (shared by all samples of a file).
+    pub file: std::sync::Arc<str>,
     /// 1-based line the sample starts on.
     pub line: usize,
 }

@@ -34,7 +34,7 @@ use libtest_mimic::{Arguments, Failed, Trial};
 use crate::agent::{Agent, FnAgent, IntoAgentResult};
 use crate::evaluate::DEFAULT_SAMPLE_TIMEOUT;
 use crate::report::SampleReport;
-use crate::results::{self, Gate, Results, SampleRecord};
+use crate::results::{self, DatasetSummary, Gate, MetricRecord, SampleRecord, Summaries, Verdict};
 use crate::schedule::{self, Job, Slots};
 use crate::selection::under_nextest;
 use eval_core::Sample;
@@ -51,8 +51,9 @@ struct Source {
 pub struct Outcome {
     /// Exit code: 0 all passed, 101 a sample failed, 1 a gate was missed, 2 the run could not start.
     pub code: u8,
-    /// The results (not for `--list`, nor under nextest, where parts are written).
-    pub results: Option<Results>,
+    /// Per-dataset aggregates and gate verdicts (empty for `--list`; under
+    /// nextest each process writes a part file instead).
+    pub datasets: Vec<DatasetSummary>,
     /// Where the results were written.
     pub results_path: Option<PathBuf>,
     /// Why the run could not start.
@@ -63,7 +64,7 @@ impl Outcome {
     fn code(code: u8) -> Self {
         Outcome {
             code,
-            results: None,
+            datasets: Vec::new(),
             results_path: None,
             error: None,
         }
@@ -102,7 +103,8 @@ struct Shared {
     /// (dataset index, sample index, full trial name) per trial, in trial order.
     trials: Vec<(usize, usize, String)>,
     slots: std::sync::OnceLock<Slots>,
-    records: Mutex<Vec<SampleRecord>>,
+    /// Per trial, what its sample scored (compact: a run may have 100k samples).
+    records: Mutex<Vec<Option<Compact>>>,
     ci_gate: bool,
     agent: Arc<dyn Agent>,
     timeout: Duration,
@@ -235,6 +237,7 @@ impl Harness {
             datasets,
             slots: std::sync::OnceLock::new(),
             records: Mutex::new(Vec::new()),
+
             ci_gate: self.ci_gate,
             trials: trials_meta,
             agent: agent.clone(),
@@ -273,42 +276,55 @@ impl Harness {
             let shared = shared.clone();
             std::thread::Builder::new()
                 .name("eval-harness".into())
-                .spawn(move || shared.evaluate(&selected, limit))
+                .spawn({
+                    let selected = selected.clone();
+                    move || shared.evaluate(&selected, limit)
+                })
                 .map_err(|e| format!("cannot start the evaluation thread: {e}"))?
         };
         let conclusion = libtest_mimic::run(&args, trials);
         let _ = worker.join();
 
-        let records =
-            std::mem::take(&mut *shared.records.lock().unwrap_or_else(|p| p.into_inner()));
         let gates: BTreeMap<String, Vec<Gate>> = shared
             .datasets
             .iter()
             .map(|d| (d.name.clone(), d.gates.clone()))
             .collect();
         let binary = results::binary_name();
-        if under_nextest() {
-            // One trial per process: write a part, gates are checked on the merge.
+        let path = if under_nextest() {
+            // One trial per process: a part file; gates are checked on the merge.
             let run = std::env::var("NEXTEST_RUN_ID").unwrap_or_else(|_| "run".into());
-            if let Some(first) = records.first() {
-                let path = results::results_dir()
-                    .join(format!("{binary}.parts"))
-                    .join(results::file_safe(&run))
-                    .join(format!("{}.json", results::file_safe(&first.test_name)));
-                Results::new(&binary, records, &gates)
-                    .write(&path)
-                    .map_err(|e| e.to_string())?;
-            }
+            let Some(first) = selected.iter().position(|s| *s) else {
+                return Ok(Outcome::code(0));
+            };
+            results::results_dir()
+                .join(format!("{binary}.parts"))
+                .join(results::file_safe(&run))
+                .join(format!(
+                    "{}.json",
+                    results::file_safe(&shared.trials[first].2)
+                ))
+        } else {
+            self.results_path
+                .clone()
+                .unwrap_or_else(|| results::results_dir().join(format!("{binary}.json")))
+        };
+        let records = shared.records.lock().unwrap_or_else(|p| p.into_inner());
+        let all = || {
+            records
+                .iter()
+                .enumerate()
+                .filter_map(|(t, c)| c.as_ref().map(|c| shared.record(t, c)))
+        };
+        let mut summaries = Summaries::default();
+        all().for_each(|r| summaries.add(&r));
+        let datasets = summaries.finish(&gates);
+        results::write_streaming(&path, &binary, &datasets, all()).map_err(|e| e.to_string())?;
+        drop(records);
+        if under_nextest() {
             return Ok(Outcome::code(if conclusion.has_failed() { 101 } else { 0 }));
         }
-        let results = Results::new(&binary, records, &gates);
-        let path = self
-            .results_path
-            .clone()
-            .unwrap_or_else(|| results::results_dir().join(format!("{binary}.json")));
-        results.write(&path).map_err(|e| e.to_string())?;
-        let failed = results.failed_gates();
-        for d in &results.datasets {
+        for d in &datasets {
             for m in &d.metrics {
                 if let Some(g) = &m.gate {
                     println!(
@@ -323,14 +339,14 @@ impl Harness {
         // libtest's code for failed tests; agentspec's 1 for a missed gate.
         let code = if conclusion.has_failed() {
             101
-        } else if !failed.is_empty() {
+        } else if !results::failed_gates(&datasets).is_empty() {
             1
         } else {
             0
         };
         Ok(Outcome {
             code,
-            results: Some(results),
+            datasets,
             results_path: Some(path),
             error: None,
         })
@@ -508,12 +524,46 @@ impl Shared {
     }
 
     fn fill(&self, t: usize, report: SampleReport) {
-        let d = self.trials[t].0;
-        self.records
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(SampleRecord::from_report(&self.datasets[d].name, &report));
+        self.store(t, &report);
         self.slots().fill(t, report);
+    }
+
+    fn store(&self, t: usize, report: &SampleReport) {
+        let mut records = self.records.lock().unwrap_or_else(|p| p.into_inner());
+        if records.len() != self.trials.len() {
+            records.resize_with(self.trials.len(), || None);
+        }
+        records[t] = Some(Compact::from_report(report));
+    }
+
+    /// The full record of trial `t`, rebuilt from its compact form.
+    fn record(&self, t: usize, c: &Compact) -> SampleRecord {
+        let (d, i, name) = &self.trials[t];
+        let loaded = &self.datasets[*d];
+        let sample = &loaded.dataset.samples[*i];
+        SampleRecord {
+            dataset: loaded.name.clone(),
+            test_name: name.clone(),
+            id: sample.id.clone(),
+            source: sample.source.to_string(),
+            verdict: c.verdict,
+            metrics: loaded
+                .specs
+                .iter()
+                .zip(c.metrics.iter())
+                .map(|(spec, (score, passed, error))| MetricRecord {
+                    name: spec.name.clone(),
+                    score: *score,
+                    op: spec.op.to_string(),
+                    threshold: spec.threshold,
+                    passed: *passed,
+                    error: error.as_deref().map(str::to_string),
+                })
+                .collect(),
+            latency_ms: f64::from(c.latency_ms),
+            error: c.error.as_deref().map(str::to_string),
+            output: c.output.as_deref().map(str::to_string),
+        }
     }
 
     /// The trial body: waits for the sample's report and turns it into a verdict.
@@ -533,10 +583,7 @@ impl Shared {
                     self.timeout,
                     agent.respond(sample),
                 ));
-                self.records
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .push(SampleRecord::from_report(&loaded.name, &report));
+                self.store(t, &report);
                 report
             }
         };
@@ -549,6 +596,34 @@ impl Shared {
             Err(Failed::from(report.render()))
         } else {
             Ok(())
+        }
+    }
+}
+
+/// What the results file needs of one sample beyond what the dataset and the
+/// trial already hold.
+struct Compact {
+    verdict: Verdict,
+    latency_ms: f32,
+    /// Per metric (in spec order): score, passed, error.
+    metrics: Box<[(Option<f64>, bool, Option<Box<str>>)]>,
+    error: Option<Box<str>>,
+    output: Option<Box<str>>,
+}
+
+impl Compact {
+    fn from_report(report: &SampleReport) -> Self {
+        let full = SampleRecord::from_report("", report);
+        Compact {
+            verdict: full.verdict,
+            latency_ms: full.latency_ms as f32,
+            metrics: report
+                .metrics
+                .iter()
+                .map(|m| (m.score, m.passed, m.error.as_deref().map(Box::from)))
+                .collect(),
+            error: full.error.map(String::into_boxed_str),
+            output: full.output.map(String::into_boxed_str),
         }
     }
 }

@@ -226,24 +226,13 @@ impl Results {
         gates: &BTreeMap<String, Vec<Gate>>,
     ) -> Self {
         samples.sort_by(|a, b| (&a.dataset, &a.test_name).cmp(&(&b.dataset, &b.test_name)));
-        let mut names: Vec<&str> = samples.iter().map(|s| s.dataset.as_str()).collect();
-        names.extend(gates.keys().map(String::as_str));
-        names.sort_unstable();
-        names.dedup();
-        let datasets = names
-            .iter()
-            .map(|name| {
-                let of: Vec<&SampleRecord> =
-                    samples.iter().filter(|s| s.dataset == *name).collect();
-                summarize(name, &of, gates.get(*name).map_or(&[][..], Vec::as_slice))
-            })
-            .collect();
+        let mut summaries = Summaries::default();
+        samples.iter().for_each(|s| summaries.add(s));
+        let datasets = summaries.finish(gates);
         Results {
             version: FORMAT_VERSION,
             binary: binary.to_string(),
-            written_unix: SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0.0, |d| d.as_secs_f64()),
+            written_unix: now_unix(),
             datasets,
             samples,
         }
@@ -251,33 +240,13 @@ impl Results {
 
     /// The gates that failed, as `(dataset, gate result)`.
     pub fn failed_gates(&self) -> Vec<(&str, &GateResult)> {
-        self.datasets
-            .iter()
-            .flat_map(|d| {
-                d.metrics
-                    .iter()
-                    .filter_map(|m| m.gate.as_ref())
-                    .filter(|g| !g.passed)
-                    .map(move |g| (d.name.as_str(), g))
-            })
-            .collect()
+        failed_gates(&self.datasets)
     }
 
     /// Writes the file atomically: a temporary file beside it, then a rename.
     pub fn write(&self, path: &Path) -> Result<()> {
-        let io = |e: std::io::Error| Error::Config {
-            what: format!("results file {}", path.display()),
-            reason: e.to_string(),
-        };
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(io)?;
-        }
-        let json = serde_json::to_vec_pretty(self).map_err(|e| Error::msg(e.to_string()))?;
-        let tmp = path.with_extension(format!("json.tmp.{}", std::process::id()));
-        std::fs::write(&tmp, json).map_err(io)?;
-        std::fs::rename(&tmp, path).map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            io(e)
+        write_atomically(path, |out| {
+            serde_json::to_writer_pretty(out, self).map_err(std::io::Error::other)
         })
     }
 
@@ -327,63 +296,184 @@ impl fmt::Display for GateResult {
     }
 }
 
-fn summarize(name: &str, samples: &[&SampleRecord], gates: &[Gate]) -> DatasetSummary {
-    let mut metric_names: Vec<&str> = Vec::new();
-    for s in samples {
-        for m in &s.metrics {
-            if !metric_names.contains(&m.name.as_str()) {
-                metric_names.push(&m.name);
-            }
-        }
-    }
-    for g in gates {
-        if !metric_names.contains(&g.metric.as_str()) {
-            metric_names.push(&g.metric);
-        }
-    }
-    let metrics: Vec<MetricSummary> = metric_names
+/// The gates that failed in `datasets`, as `(dataset, gate result)`.
+pub fn failed_gates(datasets: &[DatasetSummary]) -> Vec<(&str, &GateResult)> {
+    datasets
         .iter()
-        .map(|metric| {
-            let scores: Vec<(f64, bool)> = samples
+        .flat_map(|d| {
+            d.metrics
                 .iter()
-                .flat_map(|s| s.metrics.iter())
-                .filter(|m| m.name == *metric)
-                .filter_map(|m| m.score.map(|sc| (sc, m.passed)))
-                .collect();
-            let n = scores.len();
-            let mean = (n > 0).then(|| scores.iter().map(|(s, _)| s).sum::<f64>() / n as f64);
-            let pass_rate =
-                (n > 0).then(|| scores.iter().filter(|(_, p)| *p).count() as f64 / n as f64);
-            let gate = gates
-                .iter()
-                .find(|g| g.metric == *metric)
-                .map(|g| GateResult {
-                    gate: g.clone(),
-                    passed: mean.is_some_and(|m| g.passes(m)),
-                    margin: mean.map(|m| m - g.threshold),
-                });
-            MetricSummary {
-                name: metric.to_string(),
-                scored: n,
-                mean,
-                pass_rate,
-                gate,
-            }
+                .filter_map(|m| m.gate.as_ref())
+                .filter(|g| !g.passed)
+                .map(move |g| (d.name.as_str(), g))
         })
-        .collect();
-    let count = |v: Verdict| samples.iter().filter(|s| s.verdict == v).count();
-    DatasetSummary {
-        name: name.to_string(),
-        samples: samples.len(),
-        passed: count(Verdict::Pass),
-        failed: count(Verdict::Fail),
-        errors: count(Verdict::Error),
-        gates_passed: metrics
-            .iter()
-            .all(|m| m.gate.as_ref().is_none_or(|g| g.passed)),
-        metrics,
-        gates: gates.to_vec(),
+        .collect()
+}
+
+fn now_unix() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// Running per-dataset, per-metric tallies: records are added one at a time,
+/// so a huge run never needs all its records at once.
+#[derive(Default)]
+pub(crate) struct Summaries {
+    datasets: BTreeMap<String, Tally>,
+}
+
+#[derive(Default)]
+struct Tally {
+    samples: usize,
+    passed: usize,
+    failed: usize,
+    errors: usize,
+    /// (name, scored, sum, passed), in first-seen order.
+    metrics: Vec<(String, usize, f64, usize)>,
+}
+
+impl Summaries {
+    pub(crate) fn add(&mut self, record: &SampleRecord) {
+        let t = self.datasets.entry(record.dataset.clone()).or_default();
+        t.samples += 1;
+        match record.verdict {
+            Verdict::Pass => t.passed += 1,
+            Verdict::Fail => t.failed += 1,
+            Verdict::Error => t.errors += 1,
+        }
+        for m in &record.metrics {
+            let i = match t.metrics.iter().position(|(n, ..)| *n == m.name) {
+                Some(i) => i,
+                None => {
+                    t.metrics.push((m.name.clone(), 0, 0.0, 0));
+                    t.metrics.len() - 1
+                }
+            };
+            if let Some(score) = m.score {
+                let entry = &mut t.metrics[i];
+                entry.1 += 1;
+                entry.2 += score;
+                entry.3 += usize::from(m.passed);
+            }
+        }
     }
+
+    /// One summary per dataset (and per gated dataset without samples), by name.
+    pub(crate) fn finish(mut self, gates: &BTreeMap<String, Vec<Gate>>) -> Vec<DatasetSummary> {
+        for name in gates.keys() {
+            self.datasets.entry(name.clone()).or_default();
+        }
+        self.datasets
+            .into_iter()
+            .map(|(name, mut t)| {
+                let gates = gates.get(&name).cloned().unwrap_or_default();
+                for g in &gates {
+                    if !t.metrics.iter().any(|(n, ..)| *n == g.metric) {
+                        t.metrics.push((g.metric.clone(), 0, 0.0, 0));
+                    }
+                }
+                let metrics: Vec<MetricSummary> = t
+                    .metrics
+                    .into_iter()
+                    .map(|(metric, n, sum, passed)| {
+                        let mean = (n > 0).then(|| sum / n as f64);
+                        let gate = gates
+                            .iter()
+                            .find(|g| g.metric == metric)
+                            .map(|g| GateResult {
+                                gate: g.clone(),
+                                passed: mean.is_some_and(|m| g.passes(m)),
+                                margin: mean.map(|m| m - g.threshold),
+                            });
+                        MetricSummary {
+                            name: metric,
+                            scored: n,
+                            mean,
+                            pass_rate: (n > 0).then(|| passed as f64 / n as f64),
+                            gate,
+                        }
+                    })
+                    .collect();
+                DatasetSummary {
+                    name,
+                    samples: t.samples,
+                    passed: t.passed,
+                    failed: t.failed,
+                    errors: t.errors,
+                    gates_passed: metrics
+                        .iter()
+                        .all(|m| m.gate.as_ref().is_none_or(|g| g.passed)),
+                    metrics,
+                    gates,
+                }
+            })
+            .collect()
+    }
+}
+
+/// Writes a results file whose samples come from an iterator, one at a time
+/// (same layout as [`Results`]), atomically.
+pub(crate) fn write_streaming(
+    path: &Path,
+    binary: &str,
+    datasets: &[DatasetSummary],
+    samples: impl Iterator<Item = SampleRecord>,
+) -> Result<()> {
+    struct Seq<I>(std::cell::RefCell<Option<I>>);
+    impl<I: Iterator<Item = SampleRecord>> Serialize for Seq<I> {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+            match self.0.borrow_mut().take() {
+                Some(iter) => s.collect_seq(iter),
+                None => s.collect_seq(std::iter::empty::<SampleRecord>()),
+            }
+        }
+    }
+    #[derive(Serialize)]
+    #[serde(bound = "")]
+    struct Streamed<'a, I: Iterator<Item = SampleRecord>> {
+        version: u32,
+        binary: &'a str,
+        written_unix: f64,
+        datasets: &'a [DatasetSummary],
+        samples: Seq<I>,
+    }
+    let doc = Streamed {
+        version: FORMAT_VERSION,
+        binary,
+        written_unix: now_unix(),
+        datasets,
+        samples: Seq(std::cell::RefCell::new(Some(samples))),
+    };
+    write_atomically(path, |out| {
+        serde_json::to_writer_pretty(out, &doc).map_err(std::io::Error::other)
+    })
+}
+
+/// Writes through a temporary file beside `path`, then renames it over `path`.
+fn write_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+) -> Result<()> {
+    let io = |e: std::io::Error| Error::Config {
+        what: format!("results file {}", path.display()),
+        reason: e.to_string(),
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(io)?;
+    }
+    let tmp = path.with_extension(format!("json.tmp.{}", std::process::id()));
+    let written = std::fs::File::create(&tmp).and_then(|file| {
+        let mut out = std::io::BufWriter::new(file);
+        write(&mut out)?;
+        std::io::Write::flush(&mut out)?;
+        out.get_ref().sync_all()
+    });
+    if let Err(e) = written.and_then(|()| std::fs::rename(&tmp, path)) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(io(e));
+    }
+    Ok(())
 }
 
 /// Joins results (shards of one run, or the per-test parts nextest leaves):
