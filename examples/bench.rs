@@ -24,6 +24,8 @@ struct Run {
     latency: Duration,
     wall: Duration,
     cpu: Duration,
+    /// CPU the demo agent (in this process) spent meanwhile.
+    agent_cpu: Duration,
     max_rss_kib: i64,
     exit: i32,
 }
@@ -42,7 +44,7 @@ fn main() {
         }
     }
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let (macro_bin, harness_bin) = build(&root);
+    let (macro_bin, harness_bin, baseline_bin) = build(&root);
     let work = root.join("target/bench");
     std::fs::create_dir_all(&work).expect("create target/bench");
     let dataset_1k = root.join("benches/data/bench_1000.jsonl");
@@ -83,6 +85,14 @@ fn main() {
         ));
         if latency_ms == 0 {
             runs.push(run(
+                "libtest alone: 1000 trivial #[test]s (baseline)",
+                &baseline_bin,
+                &["-q"],
+                &[],
+                1000,
+                Duration::ZERO,
+            ));
+            runs.push(run(
                 "harness, in-process agent",
                 &harness_bin,
                 &["-q"],
@@ -117,7 +127,7 @@ fn main() {
 }
 
 /// Builds the benchmark targets in release mode; returns their executables.
-fn build(root: &Path) -> (PathBuf, PathBuf) {
+fn build(root: &Path) -> (PathBuf, PathBuf, PathBuf) {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(cargo)
         .current_dir(root)
@@ -130,6 +140,8 @@ fn build(root: &Path) -> (PathBuf, PathBuf) {
             "bench_macro",
             "--test",
             "bench_harness",
+            "--test",
+            "libtest_baseline",
         ])
         .stderr(Stdio::inherit())
         .output()
@@ -138,7 +150,7 @@ fn build(root: &Path) -> (PathBuf, PathBuf) {
         out.status.success(),
         "building the benchmark targets failed"
     );
-    let mut found = (None, None);
+    let mut found = (None, None, None);
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
             continue;
@@ -149,12 +161,14 @@ fn build(root: &Path) -> (PathBuf, PathBuf) {
         match v["target"]["name"].as_str() {
             Some("bench_macro") => found.0 = Some(PathBuf::from(exe)),
             Some("bench_harness") => found.1 = Some(PathBuf::from(exe)),
+            Some("libtest_baseline") => found.2 = Some(PathBuf::from(exe)),
             _ => {}
         }
     }
     (
         found.0.expect("bench_macro executable"),
         found.1.expect("bench_harness executable"),
+        found.2.expect("libtest_baseline executable"),
     )
 }
 
@@ -189,21 +203,38 @@ fn run(
         cmd.env(k, v);
     }
     eprintln!("running: {label}");
+    let agent_before = self_cpu();
     let started = Instant::now();
     // Reaped by `wait4` below (which also reports its resource usage).
     #[allow(clippy::zombie_processes)]
     let child = cmd.spawn().expect("start benchmark target");
     let (exit, cpu, max_rss_kib) = wait4(child.id() as libc::pid_t);
     let wall = started.elapsed();
+    let agent_cpu = self_cpu().saturating_sub(agent_before);
     Run {
         label: label.to_string(),
         samples,
         latency,
         wall,
         cpu,
+        agent_cpu,
         max_rss_kib,
         exit,
     }
+}
+
+/// CPU time of this process so far: while a child runs, the only busy
+/// threads here are the demo agent's.
+fn self_cpu() -> Duration {
+    // SAFETY: rusage is plain old data filled by the kernel.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointer to a local.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    timeval(usage.ru_utime) + timeval(usage.ru_stime)
+}
+
+fn timeval(t: libc::timeval) -> Duration {
+    Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000)
 }
 
 /// Waits for `pid` and returns (exit code, user+sys CPU time, peak RSS in KiB).
@@ -214,7 +245,6 @@ fn wait4(pid: libc::pid_t) -> (i32, Duration, i64) {
     // SAFETY: valid pointers to locals; the child is ours and not yet reaped.
     let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
     assert_eq!(rc, pid, "wait4 failed");
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
     let code = if libc::WIFEXITED(status) {
         libc::WEXITSTATUS(status)
     } else {
@@ -222,7 +252,7 @@ fn wait4(pid: libc::pid_t) -> (i32, Duration, i64) {
     };
     (
         code,
-        tv(usage.ru_utime) + tv(usage.ru_stime),
+        timeval(usage.ru_utime) + timeval(usage.ru_stime),
         usage.ru_maxrss,
     )
 }
@@ -230,14 +260,15 @@ fn wait4(pid: libc::pid_t) -> (i32, Duration, i64) {
 fn report(runs: &[Run]) {
     println!();
     println!(
-        "{:<52} {:>7} {:>9} {:>9} {:>7} {:>12} {:>12} {:>9} {:>5}",
+        "{:<52} {:>7} {:>9} {:>9} {:>7} {:>12} {:>12} {:>12} {:>9} {:>5}",
         "run",
         "samples",
         "wall s",
         "floor s",
         "ratio",
         "wall/sample",
-        "cpu/sample",
+        "own cpu/smp",
+        "agent cpu/smp",
         "peak RSS",
         "exit"
     );
@@ -250,7 +281,7 @@ fn report(runs: &[Run]) {
             "-".into()
         };
         println!(
-            "{:<52} {:>7} {:>9.3} {:>9.3} {:>7} {:>10.1}µs {:>10.1}µs {:>7.1}MB {:>5}",
+            "{:<52} {:>7} {:>9.3} {:>9.3} {:>7} {:>10.1}µs {:>10.1}µs {:>10.1}µs {:>7.1}MB {:>5}",
             r.label,
             r.samples,
             wall,
@@ -258,14 +289,29 @@ fn report(runs: &[Run]) {
             ratio,
             wall * 1e6 / r.samples as f64,
             r.cpu.as_secs_f64() * 1e6 / r.samples as f64,
+            r.agent_cpu.as_secs_f64() * 1e6 / r.samples as f64,
             r.max_rss_kib as f64 / 1024.0,
             r.exit
         );
     }
     println!();
     println!(
-        "floor = samples x latency / {CONCURRENCY} (EVAL_CONCURRENCY); cpu/sample is the child's user+sys time \
-         (the demo agent runs in this process, not the child); 2-core machine: {} threads available",
+        "floor = samples x latency / {CONCURRENCY} (EVAL_CONCURRENCY); own cpu = the child's user+sys time; \
+         agent cpu = the demo agent's (in this process); {} threads available",
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
+    let cpu = |label: &str| {
+        runs.iter()
+            .find(|r| r.label.starts_with(label))
+            .map(|r| r.cpu.as_secs_f64() * 1e6 / r.samples as f64)
+    };
+    if let (Some(m), Some(b)) = (
+        cpu("macro (libtest, default threads), HTTP, 0 ms"),
+        cpu("libtest alone"),
+    ) {
+        println!(
+            "attribute path, own CPU per sample at 0 ms = {m:.1}µs - libtest's {b:.1}µs per test = {:.1}µs",
+            m - b
+        );
+    }
 }

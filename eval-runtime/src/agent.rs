@@ -14,7 +14,7 @@
 //! with [`HttpAgent::map_request`] and [`HttpAgent::map_response`].
 
 use std::future::Future;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use eval_core::Sample;
@@ -159,10 +159,10 @@ type ResponseMap = dyn Fn(&Value) -> std::result::Result<AgentReply, String> + S
 /// Default per-request timeout.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// An agent reached over HTTP. Cheap to clone; clones share one connection pool.
+/// An agent reached over HTTP. Cheap to clone; each thread keeps one
+/// connection pool for all agents it calls.
 #[derive(Clone)]
 pub struct HttpAgent {
-    client: reqwest::Client,
     url: reqwest::Url,
     shown_url: String,
     timeout: Duration,
@@ -181,23 +181,34 @@ impl std::fmt::Debug for HttpAgent {
     }
 }
 
-/// One client for the whole process, so every agent shares its pool.
-fn shared_client() -> Result<reqwest::Client> {
-    static CLIENT: OnceLock<std::result::Result<reqwest::Client, String>> = OnceLock::new();
-    CLIENT
-        .get_or_init(|| {
-            // reqwest is built without a default crypto provider; ring it is.
-            let _ = rustls::crypto::ring::default_provider().install_default();
-            reqwest::Client::builder()
-                .connect_timeout(Duration::from_secs(10))
-                .pool_idle_timeout(Duration::from_secs(30))
-                .build()
-                .map_err(|e| error_chain(&e))
-        })
-        .clone()
-        .map_err(|reason| Error::Config {
+/// The HTTP client of the calling thread. A client's pooled connections are
+/// driven by the runtime they were opened on, so one client per thread keeps
+/// each pool on the one runtime that thread runs (the evaluation threads run
+/// their own single-threaded runtime: no cross-thread wake-up per request).
+fn thread_client() -> Result<reqwest::Client> {
+    thread_local! {
+        static CLIENT: std::cell::OnceCell<reqwest::Client> = const { std::cell::OnceCell::new() };
+    }
+    CLIENT.with(|c| match c.get() {
+        Some(client) => Ok(client.clone()),
+        None => {
+            let client = build_client()?;
+            let _ = c.set(client.clone());
+            Ok(client)
+        }
+    })
+}
+
+fn build_client() -> Result<reqwest::Client> {
+    // reqwest is built without a default crypto provider; ring it is.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(10))
+        .pool_idle_timeout(Duration::from_secs(30))
+        .build()
+        .map_err(|e| Error::Config {
             what: "HTTP client".into(),
-            reason,
+            reason: error_chain(&e),
         })
 }
 
@@ -215,7 +226,6 @@ impl HttpAgent {
             });
         }
         Ok(HttpAgent {
-            client: shared_client()?,
             shown_url: redact_url(&parsed),
             url: parsed,
             timeout: DEFAULT_TIMEOUT,
@@ -323,8 +333,7 @@ impl HttpAgent {
                 "agent_args": request.agent_args,
             }),
         };
-        let mut builder = self
-            .client
+        let mut builder = thread_client()?
             .post(self.url.clone())
             .timeout(self.timeout)
             .json(&body);

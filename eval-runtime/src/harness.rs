@@ -489,7 +489,7 @@ impl Shared {
             });
         // Datasets may differ in metrics: evaluate each dataset's jobs with its specs.
         let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            crate::__private::runtime().block_on(async {
+            crate::__private::local_runtime().block_on(async {
                 let mut by_dataset: BTreeMap<usize, Vec<Job<'_>>> = BTreeMap::new();
                 for job in jobs {
                     let d = self.trials[job.key].0;
@@ -600,30 +600,36 @@ impl Shared {
     }
 }
 
+/// One metric of a [`Compact`]: score, passed, error.
+type CompactScore = (Option<f64>, bool, Option<Box<str>>);
+
 /// What the results file needs of one sample beyond what the dataset and the
 /// trial already hold.
 struct Compact {
     verdict: Verdict,
     latency_ms: f32,
-    /// Per metric (in spec order): score, passed, error.
-    metrics: Box<[(Option<f64>, bool, Option<Box<str>>)]>,
+    /// Per metric, in spec order.
+    metrics: Box<[CompactScore]>,
     error: Option<Box<str>>,
     output: Option<Box<str>>,
 }
 
 impl Compact {
     fn from_report(report: &SampleReport) -> Self {
-        let full = SampleRecord::from_report("", report);
+        let verdict = Verdict::of(report);
         Compact {
-            verdict: full.verdict,
-            latency_ms: full.latency_ms as f32,
+            verdict,
+            latency_ms: (report.latency.as_secs_f64() * 1000.0) as f32,
             metrics: report
                 .metrics
                 .iter()
                 .map(|m| (m.score, m.passed, m.error.as_deref().map(Box::from)))
                 .collect(),
-            error: full.error.map(String::into_boxed_str),
-            output: full.output.map(String::into_boxed_str),
+            error: report.error.as_deref().map(Box::from),
+            output: match (&report.output, verdict) {
+                (Some(out), Verdict::Fail) => Some(results::cut_output(out).into_boxed_str()),
+                _ => None,
+            },
         }
     }
 }

@@ -127,11 +127,28 @@ pub(crate) fn runtime() -> &'static tokio::runtime::Runtime {
     static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
     RT.get_or_init(|| {
         tokio::runtime::Builder::new_multi_thread()
+            // Workers only drive I/O and connection tasks (agent futures run on
+            // the thread that blocks): half the cores leaves room for libtest's
+            // test threads and for an agent on the same machine.
+            .worker_threads(
+                std::thread::available_parallelism()
+                    .map_or(1, |n| n.get().div_ceil(2))
+                    .max(1),
+            )
             .enable_all()
             .thread_name("eval-runtime")
             .build()
             .unwrap_or_else(|e| fail(format!("cannot start the async runtime: {e}")))
     })
+}
+
+/// A single-threaded runtime for an evaluation thread: agent futures, HTTP
+/// connections and timers all on that one thread.
+pub(crate) fn local_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| fail(format!("cannot start the async runtime: {e}")))
 }
 
 /// Compile-time check that an async eval function has the right shape.
@@ -270,7 +287,7 @@ where
                 shared.fill(key, report);
             };
             let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                runtime().block_on(schedule::evaluate_all(
+                local_runtime().block_on(schedule::evaluate_all(
                     jobs,
                     &loaded.specs,
                     timeout,

@@ -50,6 +50,24 @@ pub enum Verdict {
     Error,
 }
 
+impl Verdict {
+    /// The verdict of a report.
+    pub fn of(report: &SampleReport) -> Verdict {
+        if report.error.is_some() {
+            Verdict::Error
+        } else if report.passed() {
+            Verdict::Pass
+        } else {
+            Verdict::Fail
+        }
+    }
+}
+
+/// The part of a failing output kept in results files (500 characters).
+pub(crate) fn cut_output(output: &str) -> String {
+    output.chars().take(500).collect()
+}
+
 /// One metric on one sample.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -98,13 +116,7 @@ pub struct SampleRecord {
 impl SampleRecord {
     /// The persisted form of a report.
     pub fn from_report(dataset: &str, report: &SampleReport) -> Self {
-        let verdict = if report.error.is_some() {
-            Verdict::Error
-        } else if report.passed() {
-            Verdict::Pass
-        } else {
-            Verdict::Fail
-        };
+        let verdict = Verdict::of(report);
         SampleRecord {
             dataset: dataset.to_string(),
             test_name: report.test_name.clone(),
@@ -126,7 +138,7 @@ impl SampleRecord {
             latency_ms: report.latency.as_secs_f64() * 1000.0,
             error: report.error.clone(),
             output: match (&report.output, verdict) {
-                (Some(out), Verdict::Fail) => Some(out.chars().take(500).collect()),
+                (Some(out), Verdict::Fail) => Some(cut_output(out)),
                 _ => None,
             },
         }

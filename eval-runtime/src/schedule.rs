@@ -101,8 +101,15 @@ pub(crate) fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
 
 /// Reports handed from the evaluation thread to the tests waiting for them.
 pub(crate) struct Slots {
-    slots: Mutex<Vec<Slot>>,
+    slots: Mutex<SlotState>,
     ready: Condvar,
+}
+
+struct SlotState {
+    slots: Vec<Slot>,
+    /// Threads blocked in `take`: a fill wakes nobody (no syscall) when zero,
+    /// the common case since evaluation runs ahead of the tests.
+    waiting: usize,
 }
 
 enum Slot {
@@ -117,33 +124,41 @@ impl Slots {
     /// One slot per item, pending where `selected`.
     pub(crate) fn new(selected: impl IntoIterator<Item = bool>) -> Self {
         Slots {
-            slots: Mutex::new(
-                selected
+            slots: Mutex::new(SlotState {
+                slots: selected
                     .into_iter()
                     .map(|s| if s { Slot::Pending } else { Slot::Unselected })
                     .collect(),
-            ),
+                waiting: 0,
+            }),
             ready: Condvar::new(),
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Slot>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, SlotState> {
         self.slots.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Publishes the report of item `i`.
     pub(crate) fn fill(&self, i: usize, report: SampleReport) {
-        self.lock()[i] = Slot::Done(Box::new(report));
-        self.ready.notify_all();
+        let mut state = self.lock();
+        state.slots[i] = Slot::Done(Box::new(report));
+        if state.waiting > 0 {
+            self.ready.notify_all();
+        }
     }
 
     /// Waits for the report of item `i`; `None` if it was not scheduled (or
     /// was already taken).
     pub(crate) fn take(&self, i: usize) -> Option<SampleReport> {
-        let mut slots = self.lock();
+        let mut state = self.lock();
         loop {
-            match slots.get_mut(i)? {
-                Slot::Pending => slots = self.ready.wait(slots).unwrap_or_else(|p| p.into_inner()),
+            match state.slots.get_mut(i)? {
+                Slot::Pending => {
+                    state.waiting += 1;
+                    state = self.ready.wait(state).unwrap_or_else(|p| p.into_inner());
+                    state.waiting -= 1;
+                }
                 slot @ Slot::Done(_) => {
                     return match std::mem::replace(slot, Slot::Taken) {
                         Slot::Done(report) => Some(*report),
@@ -158,7 +173,7 @@ impl Slots {
     /// After the evaluation thread died: every pending item becomes
     /// unscheduled, so its waiter evaluates it alone.
     pub(crate) fn abandon(&self) {
-        for slot in self.lock().iter_mut() {
+        for slot in self.lock().slots.iter_mut() {
             if matches!(slot, Slot::Pending) {
                 *slot = Slot::Unselected;
             }
