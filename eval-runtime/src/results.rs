@@ -371,11 +371,10 @@ impl Summaries {
         }
     }
 
-    /// One summary per dataset (and per gated dataset without samples), by name.
-    pub(crate) fn finish(mut self, gates: &BTreeMap<String, Vec<Gate>>) -> Vec<DatasetSummary> {
-        for name in gates.keys() {
-            self.datasets.entry(name.clone()).or_default();
-        }
+    /// One summary per dataset with evaluated samples, by name. Gates of
+    /// datasets none of whose samples ran (filtered out, another shard) are
+    /// not judged here.
+    pub(crate) fn finish(self, gates: &BTreeMap<String, Vec<Gate>>) -> Vec<DatasetSummary> {
         self.datasets
             .into_iter()
             .map(|(name, mut t)| {
@@ -666,6 +665,46 @@ mod tests {
 
         let err = merge(&[a.clone(), a]).unwrap_err().to_string();
         assert!(err.contains("the shards overlap"), "{err}");
+    }
+
+    #[test]
+    fn gates_of_datasets_that_did_not_run_are_not_judged_and_parts_merge() {
+        let gate = Gate {
+            metric: "contains".into(),
+            op: ">=".into(),
+            threshold: 0.9,
+        };
+        let gates = BTreeMap::from([
+            ("rag".to_string(), vec![gate.clone()]),
+            ("faq".to_string(), vec![]),
+        ]);
+        let part = |name: &str, passed: bool| {
+            Results::new(
+                "evals",
+                vec![record("rag", name, if passed { 1.0 } else { 0.0 }, passed)],
+                &gates,
+            )
+        };
+        let faq_only = Results::new("evals", vec![record("faq", "x", 1.0, true)], &gates);
+        assert_eq!(
+            faq_only.datasets.len(),
+            1,
+            "rag did not run: no summary, no gate"
+        );
+        assert!(faq_only.failed_gates().is_empty());
+
+        let dir = std::env::temp_dir().join(format!("eval-parts-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        part("a", true).write(&dir.join("run/a.json")).unwrap();
+        part("b", false).write(&dir.join("run/b.json")).unwrap();
+        faq_only.write(&dir.join("run/c.json")).unwrap();
+        let merged = merge_dir(&dir).unwrap();
+        assert_eq!(merged.samples.len(), 3);
+        let rag = merged.datasets.iter().find(|d| d.name == "rag").unwrap();
+        assert_eq!(rag.gates, vec![gate]);
+        let g = rag.metrics[0].gate.as_ref().unwrap();
+        assert_eq!((g.passed, g.margin), (false, Some(0.5 - 0.9)));
+        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]
