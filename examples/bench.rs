@@ -124,6 +124,45 @@ fn main() {
         ));
     }
     report(&runs);
+    if large > 0 {
+        // nextest lists once, then starts one process per test with `--exact`.
+        let path = work.join(format!("bench_{large}.jsonl"));
+        let env = [
+            ("BENCH_DATASET", path.to_string_lossy().into_owned()),
+            ("BENCH_AGENT", "in-process".to_string()),
+            (
+                "EVAL_RESULTS_DIR",
+                work.join("results").to_string_lossy().into_owned(),
+            ),
+        ];
+        let started = Instant::now();
+        let list = Command::new(&harness_bin)
+            .args(["--list", "--format", "terse"])
+            .envs(env.iter().cloned())
+            .output()
+            .expect("run --list");
+        let list_wall = started.elapsed();
+        let listed = String::from_utf8_lossy(&list.stdout);
+        let names: Vec<&str> = listed
+            .lines()
+            .filter_map(|l| l.strip_suffix(": test"))
+            .collect();
+        let middle = names.get(names.len() / 2).copied().unwrap_or_default();
+        let started = Instant::now();
+        let exact = Command::new(&harness_bin)
+            .args(["--exact", middle])
+            .envs(env.iter().cloned())
+            .output()
+            .expect("run --exact");
+        let exact_wall = started.elapsed();
+        println!(
+            "{large}-sample dataset: --list {} names in {:.3}s; --exact {middle} in {:.4}s (exit {})",
+            names.len(),
+            list_wall.as_secs_f64(),
+            exact_wall.as_secs_f64(),
+            exact.status.code().unwrap_or(-1)
+        );
+    }
 }
 
 /// Builds the benchmark targets in release mode; returns their executables.

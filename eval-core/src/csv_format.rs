@@ -12,23 +12,20 @@ use serde_json::Value;
 use crate::error::{MAX_PROBLEMS, Problem};
 use crate::fields::{Field, Record, Sink, csv_cell, field_for};
 
+/// A header's columns: name (None for an unnamed column) and the sample field it fills.
+type Columns = Vec<(Option<String>, Option<Field>)>;
+
 pub(crate) fn records(file: &str, bytes: &[u8], problems: &mut Vec<Problem>, sink: Sink<'_>) {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let bom = (bytes.len() - body.len()) as u64;
+    let bytes = body;
     // `flexible`: rows of the wrong width are reported here, so that a
     // whitespace-only line can be skipped like a blank one.
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
         .flexible(true)
         .from_reader(bytes);
-
-    let headers = match reader.byte_headers() {
-        Ok(h) => h.clone(),
-        Err(e) => {
-            problems.push(csv_problem(file, &e, None));
-            return;
-        }
-    };
-    let Some(columns) = columns(file, &headers, problems) else {
+    let Some(columns) = header(file, &mut reader, problems) else {
         return;
     };
 
@@ -52,70 +49,12 @@ pub(crate) fn records(file: &str, bytes: &[u8], problems: &mut Vec<Problem>, sin
                 continue;
             }
         }
-        let start = record.position().map_or(0, |p| p.byte() as usize);
-        let line = lines.line_at(start);
+        let (line, start) = lines.line_at(record.position().map_or(0, |p| p.byte() as usize));
         last_start = Some((start, line));
-        if record.len() != columns.len() {
-            if record.iter().all(|c| c.iter().all(u8::is_ascii_whitespace)) {
-                continue; // a blank line
-            }
-            problems.push(Problem::new(
-                file,
-                line,
-                format!(
-                    "record has {} fields but the header row has {} (a quote left open or an unquoted comma?)",
-                    record.len(),
-                    columns.len()
-                ),
-            ));
-            continue;
-        }
-        let mut fields = Vec::with_capacity(columns.len());
-        let mut ok = true;
-        for (i, ((name, field), cell)) in columns.iter().zip(record.iter()).enumerate() {
-            let Some(name) = name else {
-                if !cell.iter().all(u8::is_ascii_whitespace) {
-                    problems.push(Problem::new(
-                        file,
-                        line,
-                        format!(
-                            "column {} has no name in the header row, but this row has a value in it",
-                            i + 1
-                        ),
-                    ));
-                    ok = false;
-                }
-                continue;
-            };
-            let cell = match std::str::from_utf8(cell) {
-                Ok(c) => c,
-                Err(e) => {
-                    problems.push(
-                        Problem::new(
-                            file,
-                            line,
-                            format!("invalid UTF-8 after byte {}", e.valid_up_to()),
-                        )
-                        .field(name),
-                    );
-                    ok = false;
-                    continue;
-                }
-            };
-            match csv_cell(*field, cell) {
-                Ok(Some(value)) => fields.push((name.clone(), value)),
-                Ok(None) => fields.push((name.clone(), Value::Null)),
-                Err(msg) => {
-                    problems.push(Problem::new(file, line, msg).field(name));
-                    ok = false;
-                }
-            }
-        }
-        if ok {
-            keep_list_answers_with_list_inputs(&mut fields, &columns, &record);
-            if let Some(previous) = held.replace(Record { line, fields }) {
-                sink(previous, problems);
-            }
+        if let Some(r) = to_record(file, &columns, &record, line, bom + start as u64, problems)
+            && let Some(previous) = held.replace(r)
+        {
+            sink(previous, problems);
         }
     }
     // The csv crate ends a quoted cell left open at the end of the file
@@ -135,12 +74,143 @@ pub(crate) fn records(file: &str, bytes: &[u8], problems: &mut Vec<Problem>, sin
     }
 }
 
-/// The header's columns: name (None for an unnamed column) and the sample field it fills.
-fn columns(
+/// Reads the header row into columns (problems reported at line 1).
+fn header<R: std::io::Read>(
     file: &str,
-    headers: &csv::ByteRecord,
+    reader: &mut csv::Reader<R>,
     problems: &mut Vec<Problem>,
-) -> Option<Vec<(Option<String>, Option<Field>)>> {
+) -> Option<Columns> {
+    match reader.byte_headers() {
+        Ok(h) => {
+            let h = h.clone();
+            columns(file, &h, problems)
+        }
+        Err(e) => {
+            problems.push(csv_problem(file, &e, None));
+            None
+        }
+    }
+}
+
+/// One CSV record as a [`Record`]; `None` for a blank line or a record with
+/// problems (pushed to `problems`).
+fn to_record(
+    file: &str,
+    columns: &Columns,
+    record: &csv::ByteRecord,
+    line: usize,
+    offset: u64,
+    problems: &mut Vec<Problem>,
+) -> Option<Record> {
+    if record.len() != columns.len() {
+        if record.iter().all(|c| c.iter().all(u8::is_ascii_whitespace)) {
+            return None; // a blank line
+        }
+        problems.push(Problem::new(
+            file,
+            line,
+            format!(
+                "record has {} fields but the header row has {} (a quote left open or an unquoted comma?)",
+                record.len(),
+                columns.len()
+            ),
+        ));
+        return None;
+    }
+    let mut fields = Vec::with_capacity(columns.len());
+    let mut ok = true;
+    for (i, ((name, field), cell)) in columns.iter().zip(record.iter()).enumerate() {
+        let Some(name) = name else {
+            if !cell.iter().all(u8::is_ascii_whitespace) {
+                problems.push(Problem::new(
+                    file,
+                    line,
+                    format!(
+                        "column {} has no name in the header row, but this row has a value in it",
+                        i + 1
+                    ),
+                ));
+                ok = false;
+            }
+            continue;
+        };
+        let cell = match std::str::from_utf8(cell) {
+            Ok(c) => c,
+            Err(e) => {
+                problems.push(
+                    Problem::new(
+                        file,
+                        line,
+                        format!("invalid UTF-8 after byte {}", e.valid_up_to()),
+                    )
+                    .field(name),
+                );
+                ok = false;
+                continue;
+            }
+        };
+        match csv_cell(*field, cell) {
+            Ok(Some(value)) => fields.push((name.clone(), value)),
+            Ok(None) => fields.push((name.clone(), Value::Null)),
+            Err(msg) => {
+                problems.push(Problem::new(file, line, msg).field(name));
+                ok = false;
+            }
+        }
+    }
+    if !ok {
+        return None;
+    }
+    keep_list_answers_with_list_inputs(&mut fields, columns, record);
+    Some(Record {
+        line,
+        offset,
+        fields,
+    })
+}
+
+/// The record starting at byte `offset` of the CSV file at `path` (for an
+/// indexed lookup): reads the header row and that one record only.
+pub(crate) fn record_at(
+    file: &str,
+    path: &std::path::Path,
+    offset: u64,
+    line: usize,
+    problems: &mut Vec<Problem>,
+) -> std::io::Result<Option<Record>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut head = std::fs::File::open(path)?;
+    let mut bom = [0u8; 3];
+    let n = head.read(&mut bom)?;
+    if !(n == 3 && bom == *b"\xEF\xBB\xBF") {
+        head.seek(SeekFrom::Start(0))?;
+    }
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .flexible(true)
+        .from_reader(std::io::BufReader::new(head));
+    let Some(columns) = header(file, &mut reader, problems) else {
+        return Ok(None);
+    };
+    let mut at = std::fs::File::open(path)?;
+    at.seek(SeekFrom::Start(offset))?;
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(std::io::BufReader::new(at));
+    let mut record = csv::ByteRecord::new();
+    match reader.read_byte_record(&mut record) {
+        Ok(true) => Ok(to_record(file, &columns, &record, line, offset, problems)),
+        Ok(false) => Ok(None),
+        Err(e) => {
+            problems.push(Problem::new(file, line, e.to_string()));
+            Ok(None)
+        }
+    }
+}
+
+/// The header's columns: name (None for an unnamed column) and the sample field it fills.
+fn columns(file: &str, headers: &csv::ByteRecord, problems: &mut Vec<Problem>) -> Option<Columns> {
     let mut columns: Vec<(Option<String>, Option<Field>)> = Vec::with_capacity(headers.len());
     for (i, raw) in headers.iter().enumerate() {
         let Ok(name) = std::str::from_utf8(raw) else {
@@ -238,7 +308,8 @@ impl<'a> LineCounter<'a> {
         }
     }
 
-    fn line_at(&mut self, mut offset: usize) -> usize {
+    /// The line of the record at `offset`, and where its first byte is.
+    fn line_at(&mut self, mut offset: usize) -> (usize, usize) {
         while offset < self.bytes.len() && matches!(self.bytes[offset], b'\r' | b'\n') {
             offset += 1;
         }
@@ -251,7 +322,7 @@ impl<'a> LineCounter<'a> {
             }
             self.pos += 1;
         }
-        self.line
+        (self.line, offset)
     }
 }
 
@@ -283,7 +354,7 @@ fn keep_list_answers_with_list_inputs(
 
 fn csv_problem(file: &str, e: &csv::Error, lines: Option<&mut LineCounter>) -> Problem {
     let line = match (e.position(), lines) {
-        (Some(p), Some(lines)) => lines.line_at(p.byte() as usize),
+        (Some(p), Some(lines)) => lines.line_at(p.byte() as usize).0,
         (Some(p), None) => p.line() as usize,
         (None, _) => 1,
     };

@@ -114,6 +114,62 @@ impl Dataset {
         })
     }
 
+    /// Loads just the sample an [`index`](crate::index) entry points at: one
+    /// record read, however large the file. The sample is as a full load
+    /// would give it (same line, index, id).
+    pub fn load_record(
+        path: &Path,
+        shown: &str,
+        entry: &crate::index::Entry,
+    ) -> Result<Dataset, DatasetError> {
+        let format = Format::from_path(shown)?;
+        let io = |source| DatasetError::Io {
+            path: shown.to_string(),
+            source,
+        };
+        let mut problems = Vec::new();
+        let record = match format {
+            Format::Jsonl => {
+                let mut file = std::fs::File::open(path).map_err(io)?;
+                let raw = jsonl_format::read_line_at(&mut file, entry.offset).map_err(io)?;
+                match jsonl_format::line_record(shown, entry.line, entry.offset, &raw) {
+                    Ok(r) => r,
+                    Err(p) => {
+                        problems.push(p);
+                        None
+                    }
+                }
+            }
+            Format::Csv => {
+                csv_format::record_at(shown, path, entry.offset, entry.line, &mut problems)
+                    .map_err(io)?
+            }
+        };
+        let shared_path: std::sync::Arc<str> = shown.into();
+        let sample =
+            record.and_then(|r| fields::to_sample(&shared_path, entry.index, r, &mut problems));
+        match sample {
+            Some(sample) if problems.is_empty() => Ok(Dataset {
+                path: shown.to_string(),
+                format,
+                samples: vec![sample],
+            }),
+            _ => {
+                if problems.is_empty() {
+                    problems.push(Problem::new(
+                        shown,
+                        entry.line,
+                        "no record here (the index is stale)",
+                    ));
+                }
+                Err(DatasetError::Invalid {
+                    path: shown.to_string(),
+                    problems,
+                })
+            }
+        }
+    }
+
     /// The test name of each sample, in order (see [`crate::naming`]).
     pub fn test_names(&self) -> Vec<String> {
         naming::test_names(&self.samples)

@@ -111,6 +111,8 @@ pub(crate) type Sink<'a> = &'a mut dyn FnMut(Record, &mut Vec<Problem>);
 /// One record as read by an adapter: its line and its fields in file order.
 pub(crate) struct Record {
     pub line: usize,
+    /// Byte offset of the record in the file.
+    pub offset: u64,
     pub fields: Vec<(String, Value)>,
 }
 
@@ -184,6 +186,7 @@ pub(crate) fn to_sample(
 ) -> Option<Sample> {
     let file: &str = shared_file;
     let line = record.line;
+    let offset = record.offset;
     let before = problems.len();
     let problem = |field: &str, msg: String| Problem::new(file, line, msg).field(field);
 
@@ -297,6 +300,7 @@ pub(crate) fn to_sample(
         source: Source {
             file: shared_file.clone(),
             line,
+            offset,
         },
     })
 }

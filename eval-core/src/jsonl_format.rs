@@ -11,61 +11,79 @@ use crate::error::{MAX_PROBLEMS, Problem};
 use crate::fields::{Record, Sink, kind_of};
 
 pub(crate) fn records(file: &str, bytes: &[u8], problems: &mut Vec<Problem>, sink: Sink<'_>) {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    for (line_no, raw) in split_lines(bytes) {
+    let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let bom = bytes.len() - body.len();
+    for (line_no, raw) in split_lines(body) {
         if problems.len() > MAX_PROBLEMS {
             break;
         }
-        let text = match std::str::from_utf8(raw) {
-            Ok(t) => t,
-            Err(e) => {
-                problems
-                    .push(Problem::new(file, line_no, "invalid UTF-8").column(e.valid_up_to() + 1));
-                continue;
-            }
-        };
-        let trimmed = text.trim_start();
-        let lead = text.len() - trimmed.len();
-        if trimmed.trim_end().is_empty() {
-            continue;
-        }
-        match parse_strict(trimmed) {
-            Ok(Value::Object(map)) => sink(
-                Record {
-                    line: line_no,
-                    fields: map.into_iter().collect(),
-                },
-                problems,
-            ),
-            Ok(other) => problems.push(
-                Problem::new(
-                    file,
-                    line_no,
-                    format!(
-                        "expected a JSON object (one sample per line), found {}",
-                        kind_of(&other)
-                    ),
-                )
-                .column(lead + 1),
-            ),
-            Err(e) => {
-                let msg = e.to_string();
-                let msg = match msg.rfind(" at line ") {
-                    Some(at) => &msg[..at],
-                    None => &msg[..],
-                };
-                let msg = if msg.starts_with("duplicate key") {
-                    msg.to_string()
-                } else {
-                    format!("invalid JSON: {msg}")
-                };
-                problems.push(
-                    Problem::new(file, line_no, msg)
-                        .column(char_column(text, lead + e.column().saturating_sub(1))),
-                );
-            }
+        let offset = (bom + (raw.as_ptr() as usize - body.as_ptr() as usize)) as u64;
+        match line_record(file, line_no, offset, raw) {
+            Ok(Some(record)) => sink(record, problems),
+            Ok(None) => {}
+            Err(problem) => problems.push(problem),
         }
     }
+}
+
+/// One line: `Ok(None)` for a blank line, else its record or its problem.
+pub(crate) fn line_record(
+    file: &str,
+    line_no: usize,
+    offset: u64,
+    raw: &[u8],
+) -> Result<Option<Record>, Problem> {
+    let text = std::str::from_utf8(raw).map_err(|e| {
+        let valid = String::from_utf8_lossy(&raw[..e.valid_up_to()]);
+        Problem::new(file, line_no, "invalid UTF-8").column(valid.chars().count() + 1)
+    })?;
+    let trimmed = text.trim_start();
+    let lead = text.len() - trimmed.len();
+    if trimmed.trim_end().is_empty() {
+        return Ok(None);
+    }
+    match parse_strict(trimmed) {
+        Ok(Value::Object(map)) => Ok(Some(Record {
+            line: line_no,
+            offset,
+            fields: map.into_iter().collect(),
+        })),
+        Ok(other) => Err(Problem::new(
+            file,
+            line_no,
+            format!(
+                "expected a JSON object (one sample per line), found {}",
+                kind_of(&other)
+            ),
+        )
+        .column(char_column(text, lead))),
+        Err(e) => {
+            let msg = e.to_string();
+            let msg = match msg.rfind(" at line ") {
+                Some(at) => &msg[..at],
+                None => &msg[..],
+            };
+            let msg = if msg.starts_with("duplicate key") {
+                msg.to_string()
+            } else {
+                format!("invalid JSON: {msg}")
+            };
+            Err(Problem::new(file, line_no, msg)
+                .column(char_column(text, lead + e.column().saturating_sub(1))))
+        }
+    }
+}
+
+/// The line starting at `offset` of a JSONL file (for an indexed lookup).
+pub(crate) fn read_line_at(file: &mut std::fs::File, offset: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::{BufRead, Seek, SeekFrom};
+    file.seek(SeekFrom::Start(offset))?;
+    let mut raw = Vec::new();
+    std::io::BufReader::new(file).read_until(b'\n', &mut raw)?;
+    if let Some(end) = raw.iter().position(|&b| b == b'\n' || b == b'\r') {
+        raw.truncate(end);
+    }
+    Ok(raw)
 }
 
 /// 1-based column, in characters, of byte offset `byte` in `line`.

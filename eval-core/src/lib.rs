@@ -18,6 +18,7 @@
 
 pub mod dataset;
 pub mod error;
+pub mod index;
 pub mod metric;
 pub mod naming;
 pub mod sample;

@@ -69,6 +69,8 @@ pub struct Source {
     pub file: std::sync::Arc<str>,
     /// 1-based line the sample starts on.
     pub line: usize,
+    /// Byte offset in the file where the sample's record starts.
+    pub offset: u64,
 }
 
 impl std::fmt::Display for Source {
@@ -132,6 +134,7 @@ impl Sample {
             source: Source {
                 file: "<inline>".into(),
                 line: 0,
+                offset: 0,
             },
         }
     }

@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use eval_core::metric::{MetricSpec, parse_specs};
-use eval_core::{Dataset, naming};
+use eval_core::{Dataset, index, naming};
 use libtest_mimic::{Arguments, Failed, Trial};
 
 use crate::agent::{Agent, FnAgent, IntoAgentResult};
@@ -93,6 +93,8 @@ impl Default for Harness {
 struct Loaded {
     name: String,
     dataset: Dataset,
+    /// Test name of each sample (sample part).
+    names: Vec<String>,
     specs: Vec<MetricSpec>,
     gates: Vec<Gate>,
 }
@@ -223,13 +225,20 @@ impl Harness {
             .agent
             .clone()
             .ok_or("no agent: call .agent(HttpAgent::from_env()) or .agent_fn(my_agent)")?;
-        let datasets = self.load()?;
+        let resolved = self.resolve()?;
+        let fast = match &args.filter {
+            Some(filter) if args.exact && !args.list && !args.ignored && args.skip.is_empty() => {
+                self.load_exact(&resolved, filter)
+            }
+            _ => None,
+        };
+        let mut datasets = match fast {
+            Some(one) => vec![one],
+            None => self.load(resolved)?,
+        };
         let mut trials_meta = Vec::new();
-        for (d, loaded) in datasets.iter().enumerate() {
-            for (i, name) in naming::test_names(&loaded.dataset.samples)
-                .into_iter()
-                .enumerate()
-            {
+        for (d, loaded) in datasets.iter_mut().enumerate() {
+            for (i, name) in std::mem::take(&mut loaded.names).into_iter().enumerate() {
                 trials_meta.push((d, i, format!("{}::{name}", loaded.name)));
             }
         }
@@ -360,14 +369,23 @@ impl Harness {
             .unwrap_or_default()
     }
 
-    /// Expands the globs and loads every dataset, reporting every problem.
-    fn load(&self) -> Result<Vec<Loaded>, String> {
+    /// Where dataset name indexes are kept: `index/` beside the results.
+    fn index_dir(&self) -> PathBuf {
+        match self.results_path.as_ref().and_then(|p| p.parent()) {
+            Some(dir) => dir.join("index"),
+            None => results::results_dir().join("index"),
+        }
+    }
+
+    /// Parses every source's metrics and gates and expands its globs,
+    /// reporting every problem; no dataset is read yet.
+    fn resolve(&self) -> Result<Vec<Resolved>, String> {
         if self.sources.is_empty() {
             return Err("no datasets: call .dataset(\"evals/rag.jsonl\", \"contains\")".into());
         }
         let base = self.base();
         let mut problems = Vec::new();
-        let mut loaded: Vec<Loaded> = Vec::new();
+        let mut resolved: Vec<Resolved> = Vec::new();
         for source in &self.sources {
             let specs = match parse_specs(&source.metrics) {
                 Ok(s) => s,
@@ -406,32 +424,61 @@ impl Harness {
                 }
             };
             for (file, shown) in files {
-                match Dataset::load_as(&file, &shown) {
-                    Ok(dataset) => {
-                        let stem = Path::new(&shown)
-                            .file_stem()
-                            .map(|s| s.to_string_lossy().into_owned())
-                            .unwrap_or_default();
-                        let name = match naming::slug(&stem, 48) {
-                            s if s.is_empty() => "dataset".to_string(),
-                            s => s,
-                        };
-                        if let Some(other) = loaded.iter().find(|l| l.name == name) {
-                            problems.push(format!(
-                                "{shown} and {} would both be named `{name}`: rename one",
-                                other.dataset.path
-                            ));
-                            continue;
-                        }
-                        loaded.push(Loaded {
-                            name,
-                            dataset,
-                            specs: specs.clone(),
-                            gates: gates.clone(),
-                        });
-                    }
-                    Err(e) => problems.push(e.to_string()),
+                let stem = Path::new(&shown)
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                let name = match naming::slug(&stem, 48) {
+                    s if s.is_empty() => "dataset".to_string(),
+                    s => s,
+                };
+                if let Some(other) = resolved.iter().find(|r| r.name == name) {
+                    problems.push(format!(
+                        "{shown} and {} would both be named `{name}`: rename one",
+                        other.shown
+                    ));
+                    continue;
                 }
+                resolved.push(Resolved {
+                    name,
+                    file,
+                    shown,
+                    specs: specs.clone(),
+                    gates: gates.clone(),
+                });
+            }
+        }
+        if problems.is_empty() {
+            Ok(resolved)
+        } else {
+            Err(problems.join("\n"))
+        }
+    }
+
+    /// Loads every dataset, reporting every problem, and (re)writes the
+    /// name index of each so a later `--exact` run can skip the full parse.
+    fn load(&self, resolved: Vec<Resolved>) -> Result<Vec<Loaded>, String> {
+        let mut problems = Vec::new();
+        let mut loaded = Vec::new();
+        for r in resolved {
+            match Dataset::load_as(&r.file, &r.shown) {
+                Ok(dataset) => {
+                    let names = naming::test_names(&dataset.samples);
+                    if let Ok(idx) = index::path_for(&self.index_dir(), &r.file)
+                        && !idx.exists()
+                    {
+                        // A cache: failing to write it only costs speed later.
+                        let _ = index::write(&idx, &dataset, &names);
+                    }
+                    loaded.push(Loaded {
+                        name: r.name,
+                        dataset,
+                        names,
+                        specs: r.specs,
+                        gates: r.gates,
+                    });
+                }
+                Err(e) => problems.push(e.to_string()),
             }
         }
         if problems.is_empty() {
@@ -440,6 +487,33 @@ impl Harness {
             Err(problems.join("\n"))
         }
     }
+
+    /// `--exact <dataset>::<sample>`: the one sample, found through the
+    /// dataset's index and read alone. `None` when there is no usable index
+    /// (the caller then loads everything).
+    fn load_exact(&self, resolved: &[Resolved], filter: &str) -> Option<Loaded> {
+        let (dataset, sample) = filter.split_once("::")?;
+        let r = resolved.iter().find(|r| r.name == dataset)?;
+        let idx = index::path_for(&self.index_dir(), &r.file).ok()?;
+        let entry = index::lookup(&idx, sample).ok()??;
+        let one = Dataset::load_record(&r.file, &r.shown, &entry).ok()?;
+        Some(Loaded {
+            name: r.name.clone(),
+            dataset: one,
+            names: vec![entry.name],
+            specs: r.specs.clone(),
+            gates: r.gates.clone(),
+        })
+    }
+}
+
+/// A dataset file to load, with its name, metrics and gates.
+struct Resolved {
+    name: String,
+    file: PathBuf,
+    shown: String,
+    specs: Vec<MetricSpec>,
+    gates: Vec<Gate>,
 }
 
 /// The files a pattern names, with the path to show for each.

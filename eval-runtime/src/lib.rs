@@ -73,11 +73,20 @@
 //! | `EVAL_AGENT_TIMEOUT_SECS` | per-request timeout (default 60) |
 //! | `EVAL_AGENT_API_KEY` | sent as a bearer token, never printed |
 //! | `EVAL_SAMPLE_TIMEOUT_SECS` | per-sample limit (default 300) |
+//! | `EVAL_CONCURRENCY` | agent calls in flight per process (default 16) |
+//! | `EVAL_RESULTS_DIR` | results files (default `target/evals/`) |
+//!
+//! # The harness
+//!
+//! For datasets found at run time, use [`Harness`] in a `harness = false`
+//! test; see [`harness`]. Every run writes a results file: see [`results`].
 //!
 //! # Known limitations
 //!
-//! * Samples run one per test thread (libtest's `--test-threads`); a
-//!   concurrent scheduler comes with the harness.
+//! * The attribute path starts a dataset's selected samples together when its
+//!   first test runs (up to `EVAL_CONCURRENCY` in flight); different datasets
+//!   of one binary run one after another. Under nextest each process
+//!   evaluates only its own sample.
 //! * Adding a *new* dataset file needs a new attribute; editing an existing
 //!   one rebuilds automatically. rust-analyzer does not re-expand when only
 //!   the data file changes (rust-analyzer#16243): its test list can lag until

@@ -1,0 +1,252 @@
+//! A sorted on-disk index from test name to record position, so a run that
+//! wants one sample by its exact name (`--exact`, as `cargo nextest run`
+//! does once per test) reads a few index lines and one record instead of
+//! parsing the whole dataset.
+//!
+//! An index is named after the dataset's canonical path, length and
+//! modification time, so an edited file never meets a stale index. The file
+//! is text: a header line, then `name\toffset\tline\tindex` lines sorted by
+//! name (names are identifiers: no tab, no newline).
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use crate::dataset::Dataset;
+use crate::naming::short_hash;
+
+const HEADER: &str = "eval-index 1\n";
+
+/// Where one sample's record is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Entry {
+    /// Test name (sample part).
+    pub name: String,
+    /// Byte offset of the record.
+    pub offset: u64,
+    /// 1-based line of the record.
+    pub line: usize,
+    /// 0-based position of the sample in the file.
+    pub index: usize,
+}
+
+/// The index file for the dataset at `dataset`, under `dir`.
+pub fn path_for(dir: &Path, dataset: &Path) -> std::io::Result<PathBuf> {
+    let canonical = dataset.canonicalize()?;
+    let meta = std::fs::metadata(&canonical)?;
+    let mtime = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    let stem = canonical
+        .file_stem()
+        .map(|s| crate::naming::slug(&s.to_string_lossy(), 32))
+        .unwrap_or_default();
+    // One name per file (old states of it are removed on write), one state per
+    // length, mtime and version of the naming rules.
+    let file = short_hash(&canonical.to_string_lossy());
+    let state = short_hash(&format!(
+        "{}\0{mtime}\0{}",
+        meta.len(),
+        env!("CARGO_PKG_VERSION")
+    ));
+    Ok(dir.join(format!("{stem}-{file}-{state}.idx")))
+}
+
+/// Writes the index of `dataset` (whose test names are `names`), atomically.
+pub fn write(path: &Path, dataset: &Dataset, names: &[String]) -> std::io::Result<()> {
+    let mut rows: Vec<(&str, u64, usize, usize)> = dataset
+        .samples
+        .iter()
+        .zip(names)
+        .map(|(s, n)| (n.as_str(), s.source.offset, s.source.line, s.index))
+        .collect();
+    rows.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let tmp = path.with_extension(format!("idx.tmp.{}", std::process::id()));
+    // Drop indexes of earlier states of the same file.
+    if let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str()))
+        && let Some((prefix, _)) = name.rsplit_once('-')
+        && let Ok(entries) = std::fs::read_dir(dir)
+    {
+        for e in entries.flatten() {
+            let other = e.file_name();
+            let other = other.to_string_lossy();
+            if other != name && other.starts_with(&format!("{prefix}-")) && other.ends_with(".idx")
+            {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+    let result = (|| {
+        let mut out = std::io::BufWriter::new(File::create(&tmp)?);
+        out.write_all(HEADER.as_bytes())?;
+        for (name, offset, line, index) in rows {
+            writeln!(out, "{name}\t{offset}\t{line}\t{index}")?;
+        }
+        out.flush()?;
+        drop(out);
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Finds `name` by binary search over the index file (a few small reads).
+/// `Ok(None)` when the index does not hold it or is not an index.
+pub fn lookup(path: &Path, name: &str) -> std::io::Result<Option<Entry>> {
+    let mut file = File::open(path)?;
+    let len = file.metadata()?.len();
+    let mut header = vec![0u8; HEADER.len()];
+    if file.read_exact(&mut header).is_err() || header != HEADER.as_bytes() {
+        return Ok(None);
+    }
+    // Invariant: every line starting before `lo` sorts before `name`; every
+    // line starting at or after `hi` sorts after it.
+    let (mut lo, mut hi) = (HEADER.len() as u64, len);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        // The first line starting at or after `mid`.
+        let start = if mid == lo {
+            lo
+        } else {
+            next_line_start(&mut file, mid)?
+        };
+        if start >= hi {
+            hi = mid;
+            continue;
+        }
+        let (row, next) = read_row(&mut file, start)?;
+        let Some(entry) = parse(&row) else {
+            return Ok(None);
+        };
+        match entry.name.as_str().cmp(name) {
+            std::cmp::Ordering::Equal => return Ok(Some(entry)),
+            std::cmp::Ordering::Less => lo = next,
+            std::cmp::Ordering::Greater => hi = start,
+        }
+    }
+    Ok(None)
+}
+
+fn next_line_start(file: &mut File, from: u64) -> std::io::Result<u64> {
+    file.seek(SeekFrom::Start(from - 1))?;
+    let mut pos = from - 1;
+    let mut buf = [0u8; 256];
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            return Ok(pos);
+        }
+        if let Some(i) = buf[..n].iter().position(|&b| b == b'\n') {
+            return Ok(pos + i as u64 + 1);
+        }
+        pos += n as u64;
+    }
+}
+
+/// The line at `start` (without its newline) and the offset after it.
+fn read_row(file: &mut File, start: u64) -> std::io::Result<(String, u64)> {
+    file.seek(SeekFrom::Start(start))?;
+    let mut row = Vec::new();
+    let mut buf = [0u8; 256];
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        if let Some(i) = buf[..n].iter().position(|&b| b == b'\n') {
+            row.extend_from_slice(&buf[..i]);
+            break;
+        }
+        row.extend_from_slice(&buf[..n]);
+    }
+    let next = start + row.len() as u64 + 1;
+    Ok((String::from_utf8_lossy(&row).into_owned(), next))
+}
+
+fn parse(row: &str) -> Option<Entry> {
+    let mut parts = row.split('\t');
+    let name = parts.next()?.to_string();
+    let offset = parts.next()?.parse().ok()?;
+    let line = parts.next()?.parse().ok()?;
+    let index = parts.next()?.parse().ok()?;
+    Some(Entry {
+        name,
+        offset,
+        line,
+        index,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_every_name_and_only_those() {
+        let dir = std::env::temp_dir().join(format!("eval-index-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let data: String = (0..500)
+            .map(|i| format!("{{\"input\": \"question {i} {}\"}}\r\n", "x".repeat(i % 7)))
+            .collect();
+        let file = dir.join("d.jsonl");
+        std::fs::write(&file, format!("\u{feff}{data}")).unwrap();
+        let ds = Dataset::load(&file).unwrap();
+        let names = ds.test_names();
+        let idx = path_for(&dir, &file).unwrap();
+        write(&idx, &ds, &names).unwrap();
+        for (i, n) in names.iter().enumerate() {
+            let e = lookup(&idx, n)
+                .unwrap()
+                .unwrap_or_else(|| panic!("{n} not found"));
+            assert_eq!((e.index, e.line), (i, i + 1));
+            let one = Dataset::load_record(&file, &file.to_string_lossy(), &e).unwrap();
+            assert_eq!(one.samples[0].input, ds.samples[i].input);
+            assert_eq!(one.samples[0].source, ds.samples[i].source);
+            assert_eq!(one.samples[0].id, ds.samples[i].id);
+        }
+        for missing in ["", "a", "question", "zzz", "question_0_x"] {
+            assert_eq!(lookup(&idx, missing).unwrap(), None, "{missing}");
+        }
+        // An edit makes a new index path, and writing it drops the old one.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(&file, "{\"input\": \"changed\"}\n").unwrap();
+        let new = path_for(&dir, &file).unwrap();
+        assert_ne!(new, idx);
+        let ds = Dataset::load(&file).unwrap();
+        write(&new, &ds, &ds.test_names()).unwrap();
+        assert!(new.exists() && !idx.exists());
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn csv_records_load_alone() {
+        let dir = std::env::temp_dir().join(format!("eval-index-csv-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("d.csv");
+        std::fs::write(
+            &file,
+            "\u{feff}id,input,ground_truth\r\na,\"two\nlines\",x\r\n\r\nb,plain,\"[\"\"y\"\"]\"\r\n",
+        )
+        .unwrap();
+        let ds = Dataset::load(&file).unwrap();
+        let names = ds.test_names();
+        let idx = path_for(&dir, &file).unwrap();
+        write(&idx, &ds, &names).unwrap();
+        for (i, n) in names.iter().enumerate() {
+            let e = lookup(&idx, n).unwrap().unwrap();
+            let one = Dataset::load_record(&file, &file.to_string_lossy(), &e).unwrap();
+            assert_eq!(one.samples[0], ds.samples[i]);
+        }
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
