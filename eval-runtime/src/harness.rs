@@ -225,17 +225,28 @@ impl Harness {
             .agent
             .clone()
             .ok_or("no agent: call .agent(HttpAgent::from_env()) or .agent_fn(my_agent)")?;
-        let resolved = self.resolve()?;
+        // Every problem (metrics, globs, every dataset line) is reported at once.
+        let mut problems = Vec::new();
+        let resolved = self.resolve(&mut problems);
         let fast = match &args.filter {
-            Some(filter) if args.exact && !args.list && !args.ignored && args.skip.is_empty() => {
+            Some(filter)
+                if problems.is_empty()
+                    && args.exact
+                    && !args.list
+                    && !args.ignored
+                    && args.skip.is_empty() =>
+            {
                 self.load_exact(&resolved, filter)
             }
             _ => None,
         };
         let mut datasets = match fast {
             Some(one) => vec![one],
-            None => self.load(resolved)?,
+            None => self.load(resolved, &mut problems),
         };
+        if !problems.is_empty() {
+            return Err(problems.join("\n"));
+        }
         let mut trials_meta = Vec::new();
         for (d, loaded) in datasets.iter_mut().enumerate() {
             for (i, name) in std::mem::take(&mut loaded.names).into_iter().enumerate() {
@@ -379,12 +390,11 @@ impl Harness {
 
     /// Parses every source's metrics and gates and expands its globs,
     /// reporting every problem; no dataset is read yet.
-    fn resolve(&self) -> Result<Vec<Resolved>, String> {
+    fn resolve(&self, problems: &mut Vec<String>) -> Vec<Resolved> {
         if self.sources.is_empty() {
-            return Err("no datasets: call .dataset(\"evals/rag.jsonl\", \"contains\")".into());
+            problems.push("no datasets: call .dataset(\"evals/rag.jsonl\", \"contains\")".into());
         }
         let base = self.base();
-        let mut problems = Vec::new();
         let mut resolved: Vec<Resolved> = Vec::new();
         for source in &self.sources {
             let specs = match parse_specs(&source.metrics) {
@@ -448,17 +458,12 @@ impl Harness {
                 });
             }
         }
-        if problems.is_empty() {
-            Ok(resolved)
-        } else {
-            Err(problems.join("\n"))
-        }
+        resolved
     }
 
     /// Loads every dataset, reporting every problem, and (re)writes the
     /// name index of each so a later `--exact` run can skip the full parse.
-    fn load(&self, resolved: Vec<Resolved>) -> Result<Vec<Loaded>, String> {
-        let mut problems = Vec::new();
+    fn load(&self, resolved: Vec<Resolved>, problems: &mut Vec<String>) -> Vec<Loaded> {
         let mut loaded = Vec::new();
         for r in resolved {
             match Dataset::load_as(&r.file, &r.shown) {
@@ -481,11 +486,7 @@ impl Harness {
                 Err(e) => problems.push(e.to_string()),
             }
         }
-        if problems.is_empty() {
-            Ok(loaded)
-        } else {
-            Err(problems.join("\n"))
-        }
+        loaded
     }
 
     /// `--exact <dataset>::<sample>`: the one sample, found through the
