@@ -87,7 +87,8 @@ pub fn sample_key(sample: &Sample) -> String {
     key
 }
 
-fn tag_suffix(sample: &Sample) -> String {
+/// The tag part of a sample's name (`__tag__tag`, empty without tags).
+pub fn tag_suffix(sample: &Sample) -> String {
     let mut out = String::new();
     for tag in &sample.tags {
         // Inside a name a tag is not an identifier on its own: no leading `_`

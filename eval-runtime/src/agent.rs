@@ -159,8 +159,8 @@ type ResponseMap = dyn Fn(&Value) -> std::result::Result<AgentReply, String> + S
 /// Default per-request timeout.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// An agent reached over HTTP. Cheap to clone; each thread keeps one
-/// connection pool for all agents it calls.
+/// An agent reached over HTTP. Cheap to clone; all agents share one
+/// connection pool per async runtime.
 #[derive(Clone)]
 pub struct HttpAgent {
     url: reqwest::Url,
@@ -181,22 +181,29 @@ impl std::fmt::Debug for HttpAgent {
     }
 }
 
-/// The HTTP client of the calling thread. A client's pooled connections are
-/// driven by the runtime they were opened on, so one client per thread keeps
-/// each pool on the one runtime that thread runs (the evaluation threads run
-/// their own single-threaded runtime: no cross-thread wake-up per request).
-fn thread_client() -> Result<reqwest::Client> {
-    thread_local! {
-        static CLIENT: std::cell::OnceCell<reqwest::Client> = const { std::cell::OnceCell::new() };
+/// The HTTP client for the async runtime the caller runs on. A client's pooled
+/// connections are driven by the runtime that opened them, so each runtime
+/// gets its own client: a connection is never handed to a runtime that does
+/// not drive it (which would stall until the timeout). Clients of runtimes
+/// that are gone are dropped after a while (their connections already are).
+fn runtime_client() -> Result<reqwest::Client> {
+    type Clients = std::sync::Mutex<Vec<(tokio::runtime::Id, reqwest::Client)>>;
+    static CLIENTS: std::sync::OnceLock<Clients> = std::sync::OnceLock::new();
+    const KEEP: usize = 64;
+    let id = tokio::runtime::Handle::try_current()
+        .map_err(|_| Error::msg("HttpAgent must be called from within a tokio runtime"))?
+        .id();
+    let clients = CLIENTS.get_or_init(Default::default);
+    let mut clients = clients.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, client)) = clients.iter().find(|(i, _)| *i == id) {
+        return Ok(client.clone());
     }
-    CLIENT.with(|c| match c.get() {
-        Some(client) => Ok(client.clone()),
-        None => {
-            let client = build_client()?;
-            let _ = c.set(client.clone());
-            Ok(client)
-        }
-    })
+    let client = build_client()?;
+    if clients.len() >= KEEP {
+        clients.remove(0);
+    }
+    clients.push((id, client.clone()));
+    Ok(client)
 }
 
 fn build_client() -> Result<reqwest::Client> {
@@ -333,7 +340,7 @@ impl HttpAgent {
                 "agent_args": request.agent_args,
             }),
         };
-        let mut builder = thread_client()?
+        let mut builder = runtime_client()?
             .post(self.url.clone())
             .timeout(self.timeout)
             .json(&body);

@@ -41,6 +41,14 @@ pub fn missing_fields(sample: &Sample, specs: &[MetricSpec]) -> Option<String> {
     None
 }
 
+/// The per-sample limit: `EVAL_SAMPLE_TIMEOUT_SECS`, else [`DEFAULT_SAMPLE_TIMEOUT`].
+pub fn sample_timeout() -> crate::Result<Duration> {
+    match crate::agent::env_var("EVAL_SAMPLE_TIMEOUT_SECS")? {
+        Some(v) => crate::agent::parse_secs("EVAL_SAMPLE_TIMEOUT_SECS", &v),
+        None => Ok(DEFAULT_SAMPLE_TIMEOUT),
+    }
+}
+
 /// Evaluates one sample: `agent` is the (not yet started) call to the agent.
 pub async fn evaluate<F>(
     test_name: String,
@@ -60,15 +68,47 @@ where
     let started = Instant::now();
     let outcome = tokio::time::timeout(timeout, agent).await;
     report.latency = started.elapsed();
-    let response = match outcome {
+    match outcome {
         Err(_) => {
             report.error = Some(format!(
                 "agent error: no answer within {}s (sample timeout)",
                 timeout.as_secs_f64()
             ));
-            return report;
+            report
         }
-        Ok(Err(reason)) => {
+        Ok(outcome) => score(report, sample, specs, outcome),
+    }
+}
+
+/// Evaluates one sample with a blocking agent call, on the calling thread and
+/// outside any async runtime (so the agent may start its own). The sample
+/// timeout cannot interrupt it.
+pub fn evaluate_sync(
+    test_name: String,
+    sample: &Sample,
+    specs: &[MetricSpec],
+    agent: impl FnOnce() -> Result<Response, String>,
+) -> SampleReport {
+    let mut report = SampleReport::new(test_name, sample);
+    if let Some(reason) = missing_fields(sample, specs) {
+        report.error = Some(reason);
+        return report;
+    }
+    let started = Instant::now();
+    let outcome = agent();
+    report.latency = started.elapsed();
+    score(report, sample, specs, outcome)
+}
+
+/// Fills `report` from the agent's outcome: an error, or every metric's score.
+fn score(
+    mut report: SampleReport,
+    sample: &Sample,
+    specs: &[MetricSpec],
+    outcome: Result<Response, String>,
+) -> SampleReport {
+    let response = match outcome {
+        Err(reason) => {
             report.error = Some(if reason.starts_with("agent") {
                 reason
             } else {
@@ -76,7 +116,7 @@ where
             });
             return report;
         }
-        Ok(Ok(r)) => r,
+        Ok(r) => r,
     };
     report.metrics = specs
         .iter()

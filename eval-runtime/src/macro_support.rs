@@ -1,15 +1,16 @@
 //! What `#[eval_dataset]` expands to calls into here. Not a public API: the
 //! macro and this module change together.
 //!
-//! The first generated test of a dataset to run starts every sample of the
-//! dataset that libtest selected (same filters, read from the command line)
-//! on one background thread, many at once; each test then waits for its own
-//! sample's report. So `cargo test` with 2 test threads still has
-//! `EVAL_CONCURRENCY` agent calls in flight. Under nextest (one process per
-//! test) or with arguments it does not understand, each test evaluates just
-//! its own sample.
+//! For an `async fn`, the first generated test of a dataset to run starts
+//! every sample of the dataset that libtest selected (same filters, read from
+//! the command line) on one background thread, many at once; each test then
+//! waits for its own sample's report. So `cargo test` with 2 test threads
+//! still has `EVAL_CONCURRENCY` agent calls in flight. Under nextest (one
+//! process per test), with libtest arguments this module does not know, and
+//! for plain (sync) functions, each test evaluates just its own sample.
 
 use std::collections::BTreeMap;
+use std::io::Write as _;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -17,7 +18,7 @@ use eval_core::metric::MetricSpec;
 use eval_core::{Dataset, Sample};
 
 use crate::agent::IntoAgentResult;
-use crate::evaluate::{DEFAULT_SAMPLE_TIMEOUT, evaluate};
+use crate::evaluate::{evaluate, evaluate_sync, sample_timeout};
 use crate::report::SampleReport;
 use crate::results::{self, Results, SampleRecord};
 use crate::schedule::{self, Job, Slots};
@@ -35,17 +36,18 @@ pub struct Embedded {
     metrics: &'static [MetricDecl],
     timeout_secs: Option<u64>,
     loaded: OnceLock<Result<Loaded, String>>,
-    batch: OnceLock<Option<Arc<Slots>>>,
+    batch: OnceLock<Result<Option<Arc<Slots>>, String>>,
 }
 
 struct Loaded {
     dataset: Dataset,
     /// Full libtest names (module path without the crate, then the sample name).
     names: Vec<String>,
-    /// The eval function's name (the generated module's).
-    function: String,
+    /// The dataset's name in results: the eval function's path without the
+    /// crate (`rag`, or `a::rag` for a function in module `a`).
+    name: String,
     specs: Vec<MetricSpec>,
-    timeout: Result<Duration, String>,
+    timeout: Duration,
 }
 
 impl Embedded {
@@ -68,61 +70,59 @@ impl Embedded {
         }
     }
 
-    fn load(&self) -> Result<&Loaded, &str> {
-        self.loaded
-            .get_or_init(|| {
-                let dataset =
-                    Dataset::from_bytes(self.path, self.bytes).map_err(|e| e.to_string())?;
-                let specs = self
-                    .metrics
-                    .iter()
-                    .map(MetricDecl::to_spec)
-                    .collect::<Result<Vec<_>, _>>()
-                    .map_err(|e| e.to_string())?;
-                // `krate::a::rag` -> tests are named `a::rag::<sample>`.
-                let prefix = match self.module_path.split_once("::") {
-                    Some((_, rest)) => rest,
-                    None => self.module_path,
-                };
-                let function = prefix.rsplit("::").next().unwrap_or(prefix).to_string();
-                let names = dataset
-                    .test_names()
-                    .into_iter()
-                    .map(|n| format!("{prefix}::{n}"))
-                    .collect();
-                Ok(Loaded {
-                    dataset,
-                    names,
-                    function,
-                    specs,
-                    timeout: self.timeout(),
-                })
+    /// The parsed dataset, names, metrics and timeout; a test fails with the
+    /// reason when any of them is wrong (bad `EVAL_SAMPLE_TIMEOUT_SECS`...).
+    fn loaded(&self) -> &Loaded {
+        let loaded = self.loaded.get_or_init(|| {
+            let dataset = Dataset::from_bytes(self.path, self.bytes).map_err(|e| e.to_string())?;
+            let specs = self
+                .metrics
+                .iter()
+                .map(MetricDecl::to_spec)
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| e.to_string())?;
+            let timeout = match self.timeout_secs {
+                Some(s) => Duration::from_secs(s),
+                None => sample_timeout().map_err(|e| e.to_string())?,
+            };
+            // `krate::a::rag` -> tests are named `a::rag::<sample>`.
+            let name = match self.module_path.split_once("::") {
+                Some((_, rest)) => rest,
+                None => self.module_path,
+            };
+            let names = dataset
+                .test_names()
+                .into_iter()
+                .map(|n| format!("{name}::{n}"))
+                .collect();
+            Ok(Loaded {
+                dataset,
+                names,
+                name: name.to_string(),
+                specs,
+                timeout,
             })
-            .as_ref()
-            .map_err(String::as_str)
-    }
-
-    fn timeout(&self) -> Result<Duration, String> {
-        if let Some(s) = self.timeout_secs {
-            return Ok(Duration::from_secs(s));
-        }
-        match crate::agent::env_var("EVAL_SAMPLE_TIMEOUT_SECS") {
-            Ok(Some(v)) => {
-                crate::agent::parse_secs("EVAL_SAMPLE_TIMEOUT_SECS", &v).map_err(|e| e.to_string())
-            }
-            Ok(None) => Ok(DEFAULT_SAMPLE_TIMEOUT),
-            Err(e) => Err(e.to_string()),
+        });
+        match loaded {
+            Ok(l) => l,
+            Err(e) => fail(format!("{}: {e}", self.module_path)),
         }
     }
 
-    fn loaded_or_fail(&self) -> &Loaded {
-        self.load()
-            .unwrap_or_else(|e| fail(format!("{}: {e}", self.module_path)))
+    fn sample(&self, index: usize) -> (&Loaded, &Sample) {
+        let loaded = self.loaded();
+        match loaded.dataset.samples.get(index) {
+            Some(sample) => (loaded, sample),
+            None => fail(format!(
+                "{}: sample {index} is not in {} (the dataset changed without a rebuild?)",
+                self.module_path, self.path
+            )),
+        }
     }
 }
 
-/// The process-wide runtime every generated test blocks on, so connection
-/// pools and agents outlive single tests.
+/// The process-wide multi-threaded runtime tests block on when they
+/// evaluate their own sample.
 pub(crate) fn runtime() -> &'static tokio::runtime::Runtime {
     static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
     RT.get_or_init(|| {
@@ -173,20 +173,26 @@ where
     F: AsyncFn(&Sample) -> R + Copy + Send + 'static,
     R: IntoAgentResult,
 {
-    let loaded = ds.loaded_or_fail();
+    let (loaded, sample) = ds.sample(index);
     let batch = ds.batch.get_or_init(|| {
-        start_batch(ds, loaded, move |s| async move {
+        start_batch(ds.loaded(), move |s| async move {
             agent(s).await.into_agent_result()
         })
     });
+    let batch = match batch {
+        Ok(b) => b,
+        Err(e) => fail(format!("{}: {e}", loaded.names[index])),
+    };
     let report = match batch.as_ref().and_then(|b| b.take(index)) {
         Some(report) => report,
         None => {
-            let (name, sample, timeout) = single(ds, loaded, index);
-            let report =
-                runtime().block_on(evaluate(name, sample, &loaded.specs, timeout, async {
-                    agent(sample).await.into_agent_result()
-                }));
+            let report = runtime().block_on(evaluate(
+                loaded.names[index].clone(),
+                sample,
+                &loaded.specs,
+                loaded.timeout,
+                async { agent(sample).await.into_agent_result() },
+            ));
             if batch.is_none() {
                 record_single(loaded, &report);
             }
@@ -196,72 +202,38 @@ where
     conclude(&report);
 }
 
-/// Entry point for a plain `fn(&Sample) -> R` eval function. Batched like
-/// async ones (each call runs on the batch thread, one after another inside
-/// the concurrent schedule, so a slow sync agent gains nothing).
+/// Entry point for a plain `fn(&Sample) -> R` eval function: called on the
+/// test's own thread, outside any async runtime (it may start its own), so
+/// libtest's test threads run sync agents in parallel.
 pub fn run_sync<F, R>(ds: &'static Embedded, index: usize, agent: F)
 where
-    F: Fn(&Sample) -> R + Copy + Send + 'static,
+    F: Fn(&Sample) -> R,
     R: IntoAgentResult,
 {
-    let loaded = ds.loaded_or_fail();
-    let batch = ds.batch.get_or_init(|| {
-        start_batch(
-            ds,
-            loaded,
-            move |s| async move { agent(s).into_agent_result() },
-        )
+    let (loaded, sample) = ds.sample(index);
+    let report = evaluate_sync(loaded.names[index].clone(), sample, &loaded.specs, || {
+        agent(sample).into_agent_result()
     });
-    let report = match batch.as_ref().and_then(|b| b.take(index)) {
-        Some(report) => report,
-        None => {
-            let (name, sample, timeout) = single(ds, loaded, index);
-            // The closure runs inside the future, so only after the field checks.
-            let report =
-                runtime().block_on(evaluate(name, sample, &loaded.specs, timeout, async {
-                    agent(sample).into_agent_result()
-                }));
-            if batch.is_none() {
-                record_single(loaded, &report);
-            }
-            report
-        }
-    };
+    record_single(loaded, &report);
     conclude(&report);
 }
 
-fn single<'a>(ds: &Embedded, loaded: &'a Loaded, index: usize) -> (String, &'a Sample, Duration) {
-    let Some(sample) = loaded.dataset.samples.get(index) else {
-        fail(format!(
-            "{}: sample {index} is not in {} (the dataset changed without a rebuild?)",
-            ds.module_path, ds.path
-        ))
-    };
-    let name = loaded.names[index].clone();
-    let timeout = match &loaded.timeout {
-        Ok(t) => *t,
-        Err(e) => fail(format!("{name}: {e}")),
-    };
-    (name, sample, timeout)
-}
-
-/// Starts the batch for `ds`, or returns `None` when each test should
-/// evaluate its own sample (nextest, unknown libtest arguments, bad config).
-fn start_batch<C, Fut>(
-    ds: &'static Embedded,
-    loaded: &'static Loaded,
-    call: C,
-) -> Option<Arc<Slots>>
+/// Starts the batch for a dataset. `Ok(None)` when each test should evaluate
+/// its own sample (nextest, libtest arguments not understood); `Err` for a
+/// configuration error every test of the dataset reports.
+fn start_batch<C, Fut>(loaded: &'static Loaded, call: C) -> Result<Option<Arc<Slots>>, String>
 where
     C: Fn(&'static Sample) -> Fut + Send + 'static,
     Fut: std::future::Future<Output = Result<crate::Response, String>> + 'static,
 {
+    let limit = schedule::concurrency().map_err(|e| e.to_string())?;
     if under_nextest() {
-        return None;
+        return Ok(None);
     }
-    let selection = Selection::from_args(std::env::args().skip(1))?;
-    let timeout = loaded.timeout.clone().ok()?;
-    let limit = schedule::concurrency().ok()?;
+    let Some(selection) = Selection::from_args(std::env::args().skip(1)) else {
+        warn("eval: unrecognised test arguments; evaluating one sample per test");
+        return Ok(None);
+    };
     let selected: Vec<bool> = loaded.names.iter().map(|n| selection.selects(n)).collect();
     let mut order: Vec<usize> = (0..selected.len()).filter(|i| selected[*i]).collect();
     // libtest runs tests in name order: finish them in that order too.
@@ -269,7 +241,7 @@ where
     let batch = Arc::new(Slots::new(selected));
     let shared = batch.clone();
     let spawned = std::thread::Builder::new()
-        .name(format!("eval-batch:{}", loaded.function))
+        .name(format!("eval-batch:{}", loaded.name))
         .spawn(move || {
             let total = order.len();
             let mut records = Vec::with_capacity(total);
@@ -279,10 +251,10 @@ where
                 sample: &loaded.dataset.samples[i],
             });
             let done = |key: usize, report: SampleReport| {
-                records.push(SampleRecord::from_report(&loaded.function, &report));
+                records.push(SampleRecord::from_report(&loaded.name, &report));
                 if records.len() == total {
                     // Written before the last test can finish and the process exit.
-                    record_dataset(&loaded.function, std::mem::take(&mut records));
+                    record_dataset(&loaded.name, std::mem::take(&mut records));
                 }
                 shared.fill(key, report);
             };
@@ -290,59 +262,62 @@ where
                 local_runtime().block_on(schedule::evaluate_all(
                     jobs,
                     &loaded.specs,
-                    timeout,
-                    limit,
+                    loaded.timeout,
+                    (schedule::process_permits(), limit),
                     call,
                     done,
                 ))
             }));
             if let Err(panic) = run {
                 let why = schedule::panic_message(&panic);
-                eprintln!("eval batch stopped ({why}); remaining samples run one by one");
+                warn(&format!(
+                    "eval batch stopped ({why}); remaining samples run one by one"
+                ));
                 shared.abandon();
             }
         });
-    if spawned.is_err() {
-        return None;
+    match spawned {
+        Ok(_) => Ok(Some(batch)),
+        Err(_) => Ok(None),
     }
-    let _ = ds;
-    Some(batch)
 }
 
-/// Results of every dataset of this process that has finished, by name.
+/// A warning on the real stderr: threads started from a test inherit its
+/// output capture, which would hide it.
+fn warn(message: &str) {
+    let _ = writeln!(std::io::stderr(), "warning: {message}");
+}
+
+/// Results of every dataset of this process evaluated so far, by name.
 fn finished() -> &'static Mutex<BTreeMap<String, Vec<SampleRecord>>> {
     static DONE: OnceLock<Mutex<BTreeMap<String, Vec<SampleRecord>>>> = OnceLock::new();
     DONE.get_or_init(Default::default)
 }
 
-/// Adds a finished dataset and rewrites this process's results file.
+/// Adds records and rewrites this process's results file with everything so far.
 fn record_dataset(dataset: &str, records: Vec<SampleRecord>) {
     let mut done = finished().lock().unwrap_or_else(|p| p.into_inner());
     done.entry(dataset.to_string()).or_default().extend(records);
     let all: Vec<SampleRecord> = done.values().flatten().cloned().collect();
     let binary = results::binary_name();
     let path = results::results_dir().join(format!("{binary}.json"));
-    write_results(&Results::new(&binary, all, &BTreeMap::new()), &path);
+    if let Err(e) = Results::new(&binary, all, &BTreeMap::new()).write(&path) {
+        warn(&e.to_string());
+    }
 }
 
-/// One test evaluated alone (nextest): its own part file, merged later.
+/// A test that evaluated its own sample: under nextest its own part file
+/// (merged later), otherwise added to this process's results file.
 fn record_single(loaded: &Loaded, report: &SampleReport) {
+    let record = SampleRecord::from_report(&loaded.name, report);
+    if !under_nextest() {
+        record_dataset(&loaded.name, vec![record]);
+        return;
+    }
     let binary = results::binary_name();
-    let run = std::env::var("NEXTEST_RUN_ID").unwrap_or_else(|_| "run".into());
-    let path = results::results_dir()
-        .join(format!("{binary}.parts"))
-        .join(results::file_safe(&run))
-        .join(format!("{}.json", results::file_safe(&report.test_name)));
-    let record = SampleRecord::from_report(&loaded.function, report);
-    write_results(
-        &Results::new(&binary, vec![record], &BTreeMap::new()),
-        &path,
-    );
-}
-
-fn write_results(results: &Results, path: &std::path::Path) {
-    if let Err(e) = results.write(path) {
-        eprintln!("warning: {e}");
+    let path = results::part_path(&binary, &report.test_name);
+    if let Err(e) = Results::new(&binary, vec![record], &BTreeMap::new()).write(&path) {
+        warn(&e.to_string());
     }
 }
 

@@ -188,6 +188,9 @@ pub struct GateResult {
     pub passed: bool,
     /// `mean - threshold` (negative = short of a minimum), when there is a mean.
     pub margin: Option<f64>,
+    /// Samples of the dataset that could not be scored: any fails the gate.
+    #[serde(default)]
+    pub unscored: usize,
 }
 
 /// Aggregates of one metric over one dataset.
@@ -288,6 +291,13 @@ impl Results {
 impl fmt::Display for GateResult {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let g = &self.gate;
+        if self.unscored > 0 {
+            write!(
+                f,
+                "{} sample(s) could not be scored, so the gate is missed; ",
+                self.unscored
+            )?;
+        }
         match self.margin {
             Some(m) => write!(
                 f,
@@ -389,13 +399,15 @@ impl Summaries {
                     .into_iter()
                     .map(|(metric, n, sum, passed)| {
                         let mean = (n > 0).then(|| sum / n as f64);
+                        // A sample that could not be scored must not vanish from a gate.
                         let gate = gates
                             .iter()
                             .find(|g| g.metric == metric)
                             .map(|g| GateResult {
                                 gate: g.clone(),
-                                passed: mean.is_some_and(|m| g.passes(m)),
+                                passed: t.errors == 0 && mean.is_some_and(|m| g.passes(m)),
                                 margin: mean.map(|m| m - g.threshold),
+                                unscored: t.errors,
                             });
                         MetricSummary {
                             name: metric,
@@ -495,6 +507,14 @@ pub fn merge(parts: &[Results]) -> Result<Results> {
     let mut samples: Vec<SampleRecord> = Vec::new();
     let mut seen: BTreeMap<(String, String), usize> = BTreeMap::new();
     let mut gates: BTreeMap<String, Vec<Gate>> = BTreeMap::new();
+    if let Some(first) = parts.first()
+        && let Some(other) = parts.iter().find(|p| p.binary != first.binary)
+    {
+        return Err(Error::msg(format!(
+            "results of different test binaries ({} and {}): merge each binary's results on its own",
+            first.binary, other.binary
+        )));
+    }
     for (i, part) in parts.iter().enumerate() {
         for s in &part.samples {
             let key = (s.dataset.clone(), s.test_name.clone());
@@ -567,8 +587,35 @@ pub fn results_dir() -> PathBuf {
                 return dir.join("evals");
             }
         }
+        // An unpacked nextest archive has no tag: `<target>/<profile>/deps/<exe>`.
+        let mut up = exe.ancestors().skip(1);
+        if let (Some(deps), Some(_profile), Some(target)) = (up.next(), up.next(), up.next())
+            && deps.file_name().is_some_and(|n| n == "deps")
+        {
+            return target.join("evals");
+        }
     }
     std::env::temp_dir().join("evals")
+}
+
+/// Where one test's part goes under `cargo nextest run`:
+/// `<results dir>/<binary>.parts/<run id>/<test>.json`. The first process of
+/// a new run removes the parts of earlier runs, so the directory always holds
+/// one run.
+pub fn part_path(binary: &str, test_name: &str) -> PathBuf {
+    let run = std::env::var("NEXTEST_RUN_ID").unwrap_or_else(|_| "run".into());
+    let parts = results_dir().join(format!("{binary}.parts"));
+    let dir = parts.join(file_safe(&run));
+    if !dir.exists()
+        && let Ok(entries) = std::fs::read_dir(&parts)
+    {
+        for e in entries.flatten() {
+            if e.path() != dir && e.path().is_dir() {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    }
+    dir.join(format!("{}.json", file_safe(test_name)))
 }
 
 /// The running test binary's name without cargo's `-<hash>` suffix.

@@ -37,7 +37,8 @@ pub fn concurrency() -> Result<usize> {
     }
 }
 
-fn permits() -> &'static tokio::sync::Semaphore {
+/// The cap shared by every dataset batch of the process (attribute path).
+pub(crate) fn process_permits() -> &'static tokio::sync::Semaphore {
     static SEM: OnceLock<tokio::sync::Semaphore> = OnceLock::new();
     SEM.get_or_init(|| tokio::sync::Semaphore::new(concurrency().unwrap_or(DEFAULT_CONCURRENCY)))
 }
@@ -54,13 +55,13 @@ pub(crate) struct Job<'a> {
 
 /// Evaluates `jobs` concurrently and hands each report to `done` as it
 /// completes. `call` starts the agent on a sample; a panic inside it becomes
-/// that sample's agent error. At most `limit` samples are started ahead of
-/// the process-wide semaphore, so memory stays bounded for huge datasets.
+/// that sample's agent error. Each agent call holds one of `permits`; at most
+/// `limit` samples are started at once, so memory stays bounded for huge datasets.
 pub(crate) async fn evaluate_all<'a, C, Fut>(
     jobs: impl IntoIterator<Item = Job<'a>>,
     specs: &'a [MetricSpec],
     timeout: Duration,
-    limit: usize,
+    (permits, limit): (&'a tokio::sync::Semaphore, usize),
     call: C,
     mut done: impl FnMut(usize, SampleReport),
 ) where
@@ -74,7 +75,7 @@ pub(crate) async fn evaluate_all<'a, C, Fut>(
         while running.len() < limit.max(1) {
             let Some(job) = jobs.next() else { break };
             running.push(async move {
-                let _permit = permits().acquire().await;
+                let _permit = permits.acquire().await;
                 let agent = AssertUnwindSafe(async move { call(job.sample).await })
                     .catch_unwind()
                     .map(|r| r.unwrap_or_else(|panic| Err(panic_message(&panic))));

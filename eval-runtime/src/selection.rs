@@ -21,7 +21,6 @@ const WITH_VALUE: &[&str] = &[
     "--format",
     "--shuffle-seed",
     "-Z",
-    "--report-time",
 ];
 
 /// Flags of libtest that take none.
@@ -41,6 +40,7 @@ const FLAGS: &[&str] = &[
     "--shuffle",
     "--fail-fast",
     "--ensure-time",
+    "--report-time",
 ];
 
 impl Selection {
@@ -68,6 +68,8 @@ impl Selection {
                     "--ignored" | "--list" | "--bench" => sel.none = true,
                     _ => {}
                 }
+            } else if arg.starts_with("-Z") {
+                // `-Zunstable-options`: an unstable option joined to its flag.
             } else if arg.starts_with('-') {
                 return None;
             } else {
@@ -132,6 +134,10 @@ mod tests {
                 .selects("anything")
         );
         assert_eq!(sel(&["--something-new"]), None);
+        let s = sel(&["-Zunstable-options", "--report-time", "adv"]).unwrap();
+        assert!(s.selects("x__adv") && !s.selects("x__basic"));
+        let s = sel(&["-Z", "unstable-options", "adv"]).unwrap();
+        assert!(s.selects("x__adv") && !s.selects("unstable-options"));
         assert_eq!(sel(&["--skip"]), None);
     }
 }

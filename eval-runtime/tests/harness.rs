@@ -148,14 +148,14 @@ fn an_exact_name_that_matches_nothing_is_an_error() {
 #[test]
 fn gates_on_means_exit_with_1() {
     let dir = scratch("gates", &[("qa.jsonl", &ten())]);
-    // Samples pass individually (only the right ones selected), the gate on the mean does not.
+    // Every sample passes on its own; the gate on the mean does not.
     let out = harness(&dir)
         .dataset("qa.jsonl", "partial_match >= 0.5")
         .gate("partial_match >= 0.99")
         .agent_fn(async |s: &Sample| {
             Response::new(format!("{} and more words", s.expected_text().unwrap()))
         })
-        .evaluate(args(&["--skip", "wrong"]));
+        .evaluate(args(&[]));
     assert_eq!(out.code, 1);
     let failed = eval_runtime::results::failed_gates(&out.datasets);
     assert_eq!(failed.len(), 1);
@@ -256,4 +256,132 @@ fn bad_setup_is_a_clear_error() {
         "{err}"
     );
     assert!(err.contains("unknown metric `contans`"), "{err}");
+}
+
+#[test]
+fn a_stale_index_is_noticed() {
+    let dir = scratch(
+        "stale",
+        &[(
+            "qa.jsonl",
+            "{\"input\": \"France\", \"expected\": \"Paris\"}\n",
+        )],
+    );
+    let file = dir.join("qa.jsonl");
+    let mtime = std::fs::metadata(&file).unwrap().modified().unwrap();
+    let run = |extra: &[&str]| {
+        harness(&dir)
+            .dataset("qa.jsonl", "contains")
+            .agent_fn(async |_: &Sample| Response::new("Paris"))
+            .evaluate(args(extra))
+    };
+    assert_eq!(run(&[]).code, 0, "the full run writes the index");
+    assert_eq!(run(&["--exact", "qa::france"]).code, 0);
+    // Same length, same modification time, other content.
+    std::fs::write(&file, "{\"input\": \"Franze\", \"expected\": \"Paris\"}\n").unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&file)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    let out = run(&["--exact", "qa::france"]);
+    assert_eq!(out.code, 2, "the old name is gone");
+    assert!(
+        out.error
+            .unwrap()
+            .contains("no sample is named `qa::france`")
+    );
+    assert_eq!(run(&["--exact", "qa::franze"]).code, 0);
+}
+
+#[test]
+fn exact_names_of_other_tests_and_gates_before_datasets() {
+    let dir = scratch("other", &[("qa.jsonl", &ten())]);
+    // `cargo test -- --exact some_unit_test` reaches every test binary.
+    let out = harness(&dir)
+        .dataset("qa.jsonl", "contains")
+        .agent_fn(answer)
+        .evaluate(args(&["--exact", "some_unit_test"]));
+    assert_eq!(out.code, 0);
+    assert!(
+        out.results_path.is_none(),
+        "nothing ran: no results file written"
+    );
+
+    let out = harness(&dir)
+        .gate("contains >= 0.5")
+        .dataset("qa.jsonl", "contains")
+        .agent_fn(answer)
+        .evaluate(args(&[]));
+    assert_eq!(out.code, 2);
+    assert!(out.error.unwrap().contains("comes before any .dataset()"));
+}
+
+#[test]
+fn gates_wait_for_the_whole_dataset_and_count_errors() {
+    let dir = scratch("partial", &[("qa.jsonl", &ten())]);
+    let gated = || {
+        harness(&dir)
+            .dataset("qa.jsonl", "contains >= 0.5")
+            .gate("contains >= 0.9")
+    };
+    // Only part of the dataset ran: the gate is not judged.
+    let out = gated().agent_fn(answer).evaluate(args(&["question"]));
+    assert_eq!(out.code, 0);
+    assert!(out.datasets[0].metrics[0].gate.is_none());
+    // An agent error fails the gate even when every scored sample is perfect.
+    let out = gated()
+        .agent_fn(async |s: &Sample| {
+            if s.input.last() == "question 0" {
+                Err("down".to_string())
+            } else {
+                Ok(Response::new(s.expected_text().unwrap().to_string()))
+            }
+        })
+        .evaluate(args(&[]));
+    assert_eq!(out.code, 101);
+    let gate = out.datasets[0].metrics[0].gate.as_ref().unwrap();
+    assert!(
+        (gate.margin.unwrap() - 0.1).abs() < 1e-12,
+        "mean 1.0 over the 9 scored"
+    );
+    assert!(!gate.passed);
+    assert!(
+        gate.to_string()
+            .starts_with("1 sample(s) could not be scored"),
+        "{gate}"
+    );
+}
+
+#[test]
+fn harness_concurrency_is_the_cap_across_datasets() {
+    let lines: String = (0..12)
+        .map(|i| format!("{{\"input\": \"q{i}\", \"expected\": \"a\"}}\n"))
+        .collect();
+    let dir = scratch(
+        "cap",
+        &[
+            ("a.jsonl", &lines),
+            ("b.jsonl", &lines),
+            ("c.jsonl", &lines),
+        ],
+    );
+    let in_flight = Arc::new(AtomicUsize::new(0));
+    let peak = Arc::new(AtomicUsize::new(0));
+    let (f, p) = (in_flight.clone(), peak.clone());
+    let out = harness(&dir)
+        .dataset("*.jsonl", "contains")
+        .concurrency(4)
+        .agent_fn(async move |_: &Sample| {
+            let now = f.fetch_add(1, Ordering::SeqCst) + 1;
+            p.fetch_max(now, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            f.fetch_sub(1, Ordering::SeqCst);
+            Response::new("a")
+        })
+        .evaluate(args(&[]));
+    assert_eq!(out.code, 0);
+    assert_eq!(out.datasets.len(), 3);
+    assert_eq!(peak.load(Ordering::SeqCst), 4);
 }

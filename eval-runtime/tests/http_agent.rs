@@ -366,3 +366,46 @@ fn failing_samples_get_a_readable_report() {
         )
     );
 }
+
+/// A server on its own thread and runtime, driven for the rest of the process.
+fn start_detached(script: Script) -> String {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let server = start(script).await;
+            tx.send(server.url.clone()).unwrap();
+            std::future::pending::<()>().await;
+        });
+    });
+    rx.recv().unwrap()
+}
+
+#[test]
+fn connections_never_cross_runtimes() {
+    // A connection pooled by a runtime that is alive but no longer driven must
+    // not be handed to another runtime: it would stall until the timeout.
+    let url = start_detached(Script::Echo);
+    let agent = HttpAgent::new(&url)
+        .unwrap()
+        .timeout(Duration::from_secs(2));
+    let idle = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let first = idle.block_on(agent.respond(&Sample::new("one"))).unwrap();
+    assert_eq!(first.output, "1: one");
+    // `idle` stays alive, undriven; the next call runs on the shared runtime.
+    let spec = MetricSpec::new("contains", &[], None).unwrap();
+    let sample = Sample::new("two").with_expected("two");
+    let started = Instant::now();
+    let report = eval_runtime::evaluate_blocking("x", &sample, &[spec], async |s: &Sample| {
+        agent.respond(s).await
+    });
+    assert!(report.passed(), "{}", report.render());
+    assert!(started.elapsed() < Duration::from_secs(2));
+    drop(idle);
+}
