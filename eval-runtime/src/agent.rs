@@ -186,7 +186,7 @@ impl std::fmt::Debug for HttpAgent {
 /// gets its own client: a connection is never handed to a runtime that does
 /// not drive it (which would stall until the timeout). Clients of runtimes
 /// that are gone are dropped after a while (their connections already are).
-fn runtime_client() -> Result<reqwest::Client> {
+pub(crate) fn runtime_client() -> Result<reqwest::Client> {
     type Clients = std::sync::Mutex<Vec<(tokio::runtime::Id, reqwest::Client)>>;
     static CLIENTS: std::sync::OnceLock<Clients> = std::sync::OnceLock::new();
     const KEEP: usize = 64;
@@ -501,7 +501,7 @@ pub fn default_reply(value: &Value) -> std::result::Result<AgentReply, String> {
 }
 
 /// `scheme://host:port/path` without user, password or query string.
-fn redact_url(url: &reqwest::Url) -> String {
+pub(crate) fn redact_url(url: &reqwest::Url) -> String {
     let mut shown = url.clone();
     let _ = shown.set_username("");
     let _ = shown.set_password(None);
@@ -511,7 +511,7 @@ fn redact_url(url: &reqwest::Url) -> String {
 }
 
 /// The error and its sources on one line, without repeats or URLs.
-fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut parts: Vec<String> = Vec::new();
     let mut current: Option<&(dyn std::error::Error + 'static)> = Some(e);
     while let Some(err) = current {

@@ -103,14 +103,18 @@
 //!   under that name.
 
 pub mod agent;
+pub mod cache;
+pub mod embed;
 pub mod error;
 pub mod evaluate;
 pub mod harness;
+pub mod judge;
 pub mod metrics;
 pub mod report;
 pub mod results;
 mod schedule;
 mod selection;
+pub mod service;
 
 #[doc(hidden)]
 #[path = "macro_support.rs"]

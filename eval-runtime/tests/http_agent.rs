@@ -1,12 +1,12 @@
 //! `HttpAgent` against real HTTP servers on loopback that misbehave on purpose.
 
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use eval_runtime::{Error, HttpAgent, MetricSpec, Sample};
-use serde_json::Value;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+
+mod common;
+
+use common::Reply;
 
 /// How the scripted server answers each request.
 #[derive(Clone)]
@@ -19,89 +19,23 @@ enum Script {
     Hang,
 }
 
-struct Server {
-    url: String,
-    requests: Arc<Mutex<Vec<(String, Value)>>>,
-}
-
-async fn read_request(stream: &mut TcpStream) -> Option<(String, Vec<u8>)> {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
-    loop {
-        let n = stream.read(&mut chunk).await.ok()?;
-        if n == 0 {
-            return None;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            let head = String::from_utf8_lossy(&buf[..end]).to_string();
-            let len = head
-                .lines()
-                .find_map(|l| {
-                    let (k, v) = l.split_once(':')?;
-                    k.eq_ignore_ascii_case("content-length")
-                        .then(|| v.trim().parse::<usize>().ok())?
-                })
-                .unwrap_or(0);
-            while buf.len() < end + 4 + len {
-                let n = stream.read(&mut chunk).await.ok()?;
-                if n == 0 {
-                    return None;
-                }
-                buf.extend_from_slice(&chunk[..n]);
-            }
-            return Some((head, buf[end + 4..end + 4 + len].to_vec()));
-        }
-    }
-}
-
-async fn start(script: Script) -> Server {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/agent", listener.local_addr().unwrap());
-    let requests = Arc::new(Mutex::new(Vec::new()));
-    let log = requests.clone();
-    tokio::spawn(async move {
-        loop {
-            let Ok((mut stream, _)) = listener.accept().await else {
-                return;
-            };
-            let script = script.clone();
-            let log = log.clone();
-            tokio::spawn(async move {
-                while let Some((head, body)) = read_request(&mut stream).await {
-                    let json: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-                    let n = {
-                        let mut log = log.lock().unwrap();
-                        log.push((head, json.clone()));
-                        log.len()
-                    };
-                    let (status, body) = match &script {
-                        Script::Reply(s, b) => (*s, b.to_string()),
-                        Script::Echo => (
-                            200,
-                            serde_json::json!({
-                                "output": format!("{n}: {}", json["input"].as_str().unwrap_or("")),
-                                "context": ["chunk"],
-                            })
-                            .to_string(),
-                        ),
-                        Script::Hang => {
-                            tokio::time::sleep(Duration::from_secs(3600)).await;
-                            return;
-                        }
-                    };
-                    let reply = format!(
-                        "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
-                        body.len()
-                    );
-                    if stream.write_all(reply.as_bytes()).await.is_err() {
-                        return;
-                    }
-                }
-            });
-        }
-    });
-    Server { url, requests }
+/// A scripted agent at `<server>/agent`.
+async fn start(script: Script) -> common::Server {
+    let mut server = common::serve(move |n, _, json| match &script {
+        Script::Reply(s, b) => Reply::json(*s, *b),
+        Script::Echo => Reply::json(
+            200,
+            serde_json::json!({
+                "output": format!("{n}: {}", json["input"].as_str().unwrap_or("")),
+                "context": ["chunk"],
+            })
+            .to_string(),
+        ),
+        Script::Hang => Reply::Hang,
+    })
+    .await;
+    server.url.push_str("/agent");
+    server
 }
 
 #[tokio::test]
@@ -367,28 +301,18 @@ fn failing_samples_get_a_readable_report() {
     );
 }
 
-/// A server on its own thread and runtime, driven for the rest of the process.
-fn start_detached(script: Script) -> String {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let server = start(script).await;
-            tx.send(server.url.clone()).unwrap();
-            std::future::pending::<()>().await;
-        });
-    });
-    rx.recv().unwrap()
-}
-
 #[test]
 fn connections_never_cross_runtimes() {
     // A connection pooled by a runtime that is alive but no longer driven must
     // not be handed to another runtime: it would stall until the timeout.
-    let url = start_detached(Script::Echo);
+    let url = common::serve_detached(|n, _, json| {
+        Reply::json(
+            200,
+            serde_json::json!({"output": format!("{n}: {}", json["input"].as_str().unwrap_or(""))})
+                .to_string(),
+        )
+    })
+    .url;
     let agent = HttpAgent::new(&url)
         .unwrap()
         .timeout(Duration::from_secs(2));

@@ -1,0 +1,88 @@
+//! On-disk cache of judge and embedding answers.
+//!
+//! An entry's key is the SHA-256 of everything that shapes the answer: the
+//! endpoint, the model, the full request body and the metric's name and
+//! version, so editing a metric's prompt (and bumping its version) or changing
+//! model never reuses a stale answer. `EVAL_CACHE=off` disables the cache;
+//! `EVAL_CACHE_DIR` moves it (default `target/evals/cache/`). An entry that
+//! does not parse is ignored and overwritten, never fatal.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// A directory of cached answers.
+#[derive(Debug, Clone)]
+pub struct Cache {
+    dir: PathBuf,
+}
+
+impl Cache {
+    /// A cache in `dir`.
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        Cache { dir: dir.into() }
+    }
+
+    /// The cache the environment asks for: `None` when `EVAL_CACHE=off`.
+    pub fn from_env() -> Option<Cache> {
+        let off = std::env::var("EVAL_CACHE")
+            .map(|v| {
+                matches!(
+                    v.trim().to_ascii_lowercase().as_str(),
+                    "off" | "0" | "false" | "no"
+                )
+            })
+            .unwrap_or(false);
+        if off {
+            return None;
+        }
+        let dir = std::env::var_os("EVAL_CACHE_DIR")
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from)
+            .unwrap_or_else(|| crate::results::results_dir().join("cache"));
+        Some(Cache::new(dir))
+    }
+
+    /// The key of a request: SHA-256 over its parts, hex.
+    pub fn key(parts: &[&str]) -> String {
+        let mut h = Sha256::new();
+        for p in parts {
+            h.update((p.len() as u64).to_le_bytes());
+            h.update(p.as_bytes());
+        }
+        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    fn path(&self, key: &str) -> PathBuf {
+        self.dir
+            .join(&key[..2.min(key.len())])
+            .join(format!("{key}.json"))
+    }
+
+    /// The cached value, if present and readable.
+    pub fn get(&self, key: &str) -> Option<Value> {
+        let bytes = std::fs::read(self.path(key)).ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+
+    /// Stores `value` (atomically; a failure only costs a later call).
+    pub fn put(&self, key: &str, value: &Value) {
+        let path = self.path(key);
+        let Some(dir) = path.parent() else { return };
+        if std::fs::create_dir_all(dir).is_err() {
+            return;
+        }
+        let tmp = path.with_extension(format!(
+            "tmp.{}.{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let ok = serde_json::to_vec(value)
+            .ok()
+            .is_some_and(|bytes| std::fs::write(&tmp, bytes).is_ok());
+        if !ok || std::fs::rename(&tmp, &path).is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+    }
+}

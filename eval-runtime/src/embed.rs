@@ -1,0 +1,160 @@
+//! Embeddings: any OpenAI-compatible `/v1/embeddings` server
+//! (`EVAL_EMBED_URL`, `EVAL_EMBED_MODEL`, `EVAL_EMBED_API_KEY` else
+//! `OPENAI_API_KEY`). Vectors are cached per text (see [`crate::cache`]).
+
+use serde_json::{Value, json};
+
+use crate::cache::Cache;
+use crate::service::{Endpoint, ServiceError, Usage};
+
+/// A configured embeddings client. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Embedder {
+    endpoint: Endpoint,
+    model: String,
+    cache: Option<Cache>,
+}
+
+impl Embedder {
+    /// An embedder at `url` (base such as `http://host/v1`, or the full
+    /// `.../embeddings`) using `model`.
+    pub fn new(url: &str, model: &str) -> Result<Embedder, ServiceError> {
+        Ok(Embedder {
+            endpoint: Endpoint::new("embeddings", url, "embeddings")?,
+            model: model.to_string(),
+            cache: None,
+        })
+    }
+
+    /// The embedder the environment configures; `Err(NotConfigured)` without `EVAL_EMBED_URL`.
+    pub fn from_env() -> Result<Embedder, ServiceError> {
+        let read = |name: &'static str| {
+            crate::agent::env_var(name).map_err(|e| ServiceError::Config {
+                what: name.into(),
+                reason: e.to_string(),
+            })
+        };
+        let Some(url) = read("EVAL_EMBED_URL")? else {
+            return Err(ServiceError::NotConfigured {
+                what: "embeddings",
+                hint: "set EVAL_EMBED_URL (an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1) and EVAL_EMBED_MODEL".into(),
+            });
+        };
+        let model = read("EVAL_EMBED_MODEL")?.unwrap_or_else(|| "text-embedding-3-small".into());
+        Ok(Embedder::new(&url, &model)?
+            .api_key(Endpoint::key_from_env("EVAL_EMBED_API_KEY")?)
+            .cache(Cache::from_env()))
+    }
+
+    /// Sets (or clears) the API key.
+    pub fn api_key(mut self, key: Option<String>) -> Self {
+        self.endpoint = self.endpoint.with_key(key);
+        self
+    }
+
+    /// Sets (or clears) the cache.
+    pub fn cache(mut self, cache: Option<Cache>) -> Self {
+        self.cache = cache;
+        self
+    }
+
+    /// Sets how many times a 429/5xx/unreachable call is retried (default 4).
+    pub fn max_retries(mut self, n: u32) -> Self {
+        self.endpoint.max_retries = n;
+        self
+    }
+
+    /// One vector per text, in order; texts already cached are not sent.
+    pub async fn embed(&self, texts: &[&str]) -> Result<(Vec<Vec<f64>>, Usage), ServiceError> {
+        let mut usage = Usage::default();
+        let keys: Vec<String> = texts
+            .iter()
+            .map(|t| Cache::key(&["embed", &self.endpoint.shown, &self.model, t]))
+            .collect();
+        let mut vectors: Vec<Option<Vec<f64>>> = keys
+            .iter()
+            .map(|k| {
+                let cached = self.cache.as_ref()?.get(k)?;
+                vector(&cached).ok()
+            })
+            .collect();
+        usage.cache_hits = vectors.iter().filter(|v| v.is_some()).count() as u32;
+        let missing: Vec<usize> = (0..texts.len()).filter(|i| vectors[*i].is_none()).collect();
+        if !missing.is_empty() {
+            let input: Vec<&str> = missing.iter().map(|i| texts[*i]).collect();
+            let (answer, retries) = self
+                .endpoint
+                .post(&json!({"model": self.model, "input": input}))
+                .await?;
+            usage.calls += retries + 1;
+            usage.retries += retries;
+            usage.prompt_tokens += answer["usage"]["prompt_tokens"].as_u64().unwrap_or(0);
+            let bad = |reason: String| ServiceError::BadResponse {
+                url: self.endpoint.shown.clone(),
+                reason,
+            };
+            let data = answer["data"]
+                .as_array()
+                .ok_or_else(|| bad("no `data` array".into()))?;
+            if data.len() != missing.len() {
+                return Err(bad(format!(
+                    "{} vectors for {} texts",
+                    data.len(),
+                    missing.len()
+                )));
+            }
+            for (pos, item) in data.iter().enumerate() {
+                // Servers give `index`; fall back to order.
+                let at = item["index"].as_u64().map_or(pos, |i| i as usize);
+                let Some(&slot) = missing.get(at) else {
+                    return Err(bad(format!("vector index {at} out of range")));
+                };
+                let v = vector(&item["embedding"]).map_err(bad)?;
+                if let Some(cache) = &self.cache {
+                    cache.put(&keys[slot], &item["embedding"]);
+                }
+                vectors[slot] = Some(v);
+            }
+        }
+        let vectors = vectors
+            .into_iter()
+            .map(|v| {
+                v.ok_or_else(|| ServiceError::BadResponse {
+                    url: self.endpoint.shown.clone(),
+                    reason: "a text got no vector".into(),
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok((vectors, usage))
+    }
+}
+
+fn vector(v: &Value) -> Result<Vec<f64>, String> {
+    let items = v.as_array().ok_or("an `embedding` is not an array")?;
+    if items.is_empty() {
+        return Err("an `embedding` is empty".into());
+    }
+    items
+        .iter()
+        .map(|x| {
+            x.as_f64()
+                .ok_or_else(|| "an `embedding` holds a non-number".to_string())
+        })
+        .collect()
+}
+
+/// Cosine similarity of two vectors (0 when either has zero length or they
+/// differ in dimension).
+pub fn cosine(a: &[f64], b: &[f64]) -> f64 {
+    if a.len() != b.len() || a.is_empty() {
+        return 0.0;
+    }
+    let dot: f64 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let na: f64 = a.iter().map(|x| x * x).sum::<f64>().sqrt();
+    let nb: f64 = b.iter().map(|x| x * x).sum::<f64>().sqrt();
+    if na == 0.0 || nb == 0.0 {
+        0.0
+    } else {
+        dot / (na * nb)
+    }
+}

@@ -1,0 +1,234 @@
+//! The LLM judge: any OpenAI-compatible chat-completions server.
+//!
+//! * `EVAL_JUDGE_URL` (e.g. `http://127.0.0.1:8000/v1`), `EVAL_JUDGE_MODEL`,
+//!   `EVAL_JUDGE_API_KEY` (else `OPENAI_API_KEY`; sent as a bearer token,
+//!   never printed), `EVAL_JUDGE_TIMEOUT_SECS` (default 120).
+//! * Every request asks for JSON (`response_format: json_object`) with
+//!   temperature 0 and a fixed seed, so the same input gets the same verdict
+//!   from servers that honour them.
+//! * An answer that is not valid JSON is re-asked (at most twice), showing the
+//!   judge its answer and the parse error; then the metric fails, alone.
+//! * 429 and 5xx are retried with backoff, honouring `Retry-After`.
+//! * Answers are cached (see [`crate::cache`]); [`Usage`] counts calls,
+//!   retries, re-asks, tokens and cache hits.
+
+use serde_json::{Value, json};
+
+use crate::cache::Cache;
+use crate::service::{Endpoint, ServiceError, Usage};
+
+/// Default seed sent with every judge request.
+pub const DEFAULT_SEED: u64 = 42;
+/// Re-asks after an answer that is not valid JSON.
+pub const MAX_REASKS: u32 = 2;
+
+/// A configured judge. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Judge {
+    endpoint: Endpoint,
+    model: String,
+    seed: u64,
+    cache: Option<Cache>,
+}
+
+/// A judge's parsed answer.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct JudgeReply {
+    /// The JSON the judge answered.
+    pub value: Value,
+    /// What it cost.
+    pub usage: Usage,
+}
+
+impl Judge {
+    /// A judge at `url` (base such as `http://host/v1`, or the full
+    /// `.../chat/completions`) using `model`.
+    pub fn new(url: &str, model: &str) -> Result<Judge, ServiceError> {
+        Ok(Judge {
+            endpoint: Endpoint::new("judge", url, "chat/completions")?,
+            model: model.to_string(),
+            seed: DEFAULT_SEED,
+            cache: None,
+        })
+    }
+
+    /// The judge the environment configures, with the cache of
+    /// [`Cache::from_env`]; `Err(NotConfigured)` without `EVAL_JUDGE_URL`.
+    pub fn from_env() -> Result<Judge, ServiceError> {
+        let read = |name: &'static str| {
+            crate::agent::env_var(name).map_err(|e| ServiceError::Config {
+                what: name.into(),
+                reason: e.to_string(),
+            })
+        };
+        let Some(url) = read("EVAL_JUDGE_URL")? else {
+            return Err(ServiceError::NotConfigured {
+                what: "LLM judge",
+                hint: "set EVAL_JUDGE_URL (an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1), EVAL_JUDGE_MODEL and EVAL_JUDGE_API_KEY or OPENAI_API_KEY".into(),
+            });
+        };
+        let model = read("EVAL_JUDGE_MODEL")?.unwrap_or_else(|| "gpt-4o-mini".into());
+        let mut judge = Judge::new(&url, &model)?
+            .api_key(Endpoint::key_from_env("EVAL_JUDGE_API_KEY")?)
+            .cache(Cache::from_env());
+        if let Some(secs) = read("EVAL_JUDGE_TIMEOUT_SECS")? {
+            judge.endpoint.timeout = crate::agent::parse_secs("EVAL_JUDGE_TIMEOUT_SECS", &secs)
+                .map_err(|e| ServiceError::Config {
+                    what: "EVAL_JUDGE_TIMEOUT_SECS".into(),
+                    reason: e.to_string(),
+                })?;
+        }
+        Ok(judge)
+    }
+
+    /// Sets (or clears) the API key.
+    pub fn api_key(mut self, key: Option<String>) -> Self {
+        self.endpoint = self.endpoint.with_key(key);
+        self
+    }
+
+    /// Sets (or clears) the cache.
+    pub fn cache(mut self, cache: Option<Cache>) -> Self {
+        self.cache = cache;
+        self
+    }
+
+    /// Sets the per-request timeout.
+    pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.endpoint.timeout = timeout;
+        self
+    }
+
+    /// Sets how many times a 429/5xx/unreachable call is retried (default 4).
+    pub fn max_retries(mut self, n: u32) -> Self {
+        self.endpoint.max_retries = n;
+        self
+    }
+
+    /// The model asked.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// Asks for a JSON answer. `metric` and `version` name the prompt, for the
+    /// cache key: a new prompt version never reuses an old answer.
+    pub async fn ask_json(
+        &self,
+        metric: &str,
+        version: u32,
+        system: &str,
+        user: &str,
+    ) -> Result<JudgeReply, ServiceError> {
+        let mut messages = vec![
+            json!({"role": "system", "content": system}),
+            json!({"role": "user", "content": user}),
+        ];
+        let body = self.body(&messages);
+        let key = Cache::key(&[
+            "judge",
+            &self.endpoint.shown,
+            &self.model,
+            metric,
+            &version.to_string(),
+            &body.to_string(),
+        ]);
+        if let Some(cache) = &self.cache
+            && let Some(value) = cache.get(&key)
+        {
+            return Ok(JudgeReply {
+                value,
+                usage: Usage {
+                    cache_hits: 1,
+                    ..Usage::default()
+                },
+            });
+        }
+        let mut usage = Usage::default();
+        let mut body = body;
+        loop {
+            let (answer, retries) = self.endpoint.post(&body).await?;
+            usage.calls += retries + 1;
+            usage.retries += retries;
+            usage.prompt_tokens += answer["usage"]["prompt_tokens"].as_u64().unwrap_or(0);
+            usage.completion_tokens += answer["usage"]["completion_tokens"].as_u64().unwrap_or(0);
+            let content = answer["choices"][0]["message"]["content"]
+                .as_str()
+                .ok_or_else(|| ServiceError::BadResponse {
+                    url: self.endpoint.shown.clone(),
+                    reason: "no `choices[0].message.content` string".into(),
+                })?
+                .to_string();
+            match parse_json_answer(&content) {
+                Ok(value) => {
+                    if let Some(cache) = &self.cache {
+                        cache.put(&key, &value);
+                    }
+                    return Ok(JudgeReply { value, usage });
+                }
+                Err(reason) if usage.reasks < MAX_REASKS => {
+                    usage.reasks += 1;
+                    messages.push(json!({"role": "assistant", "content": content}));
+                    messages.push(json!({
+                        "role": "user",
+                        "content": format!("That was not valid JSON ({reason}). Answer again with only the JSON object asked for, nothing else.")
+                    }));
+                    body = self.body(&messages);
+                }
+                Err(reason) => {
+                    return Err(ServiceError::InvalidJson {
+                        attempts: usage.reasks + 1,
+                        reason: self.endpoint.redact(&reason),
+                    });
+                }
+            }
+        }
+    }
+
+    fn body(&self, messages: &[Value]) -> Value {
+        json!({
+            "model": self.model,
+            "messages": messages,
+            "temperature": 0,
+            "seed": self.seed,
+            "response_format": {"type": "json_object"},
+        })
+    }
+}
+
+/// A JSON object from a judge's text: the whole text, or the inside of a
+/// ```json fence.
+fn parse_json_answer(content: &str) -> Result<Value, String> {
+    let text = content.trim();
+    let text = text
+        .strip_prefix("```json")
+        .or_else(|| text.strip_prefix("```"))
+        .and_then(|t| t.strip_suffix("```"))
+        .unwrap_or(text)
+        .trim();
+    match serde_json::from_str::<Value>(text) {
+        Ok(v @ Value::Object(_)) => Ok(v),
+        Ok(other) => Err(format!(
+            "expected a JSON object, found {}",
+            crate::error::one_line(&other.to_string(), 60)
+        )),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_json_answer;
+
+    #[test]
+    fn answers_in_fences_parse() {
+        assert!(parse_json_answer("```json\n{\"a\": 1}\n```").is_ok());
+        assert!(parse_json_answer(" {\"a\": 1} ").is_ok());
+        assert!(
+            parse_json_answer("[1]")
+                .unwrap_err()
+                .contains("expected a JSON object")
+        );
+        assert!(parse_json_answer("Sure! {\"a\": 1}").is_err());
+    }
+}

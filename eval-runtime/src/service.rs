@@ -1,0 +1,262 @@
+//! Plumbing shared by the judge and embeddings clients: one OpenAI-compatible
+//! endpoint, JSON POSTs with timeouts and retries, keys kept out of every
+//! message.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::agent::{env_var, error_chain, redact_url, runtime_client};
+use crate::error::one_line;
+
+/// Why a judge or embeddings call failed. Messages are one line and never
+/// contain the API key.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServiceError {
+    /// Nothing is configured for this service.
+    #[error("{what} is not configured: {hint}")]
+    NotConfigured {
+        /// "LLM judge" or "embeddings".
+        what: &'static str,
+        /// What to set.
+        hint: String,
+    },
+    /// A configuration value is wrong.
+    #[error("invalid {what}: {reason}")]
+    Config {
+        /// What was being configured.
+        what: String,
+        /// Why.
+        reason: String,
+    },
+    /// The server answered with an error status, after all retries.
+    #[error("{url} answered HTTP {status} after {attempts} attempt(s): {body}")]
+    Status {
+        /// Endpoint (credentials removed).
+        url: String,
+        /// Last status.
+        status: u16,
+        /// Attempts made.
+        attempts: u32,
+        /// Start of the last body, key masked.
+        body: String,
+    },
+    /// The server could not be reached or did not answer in time, after all retries.
+    #[error("{url} unreachable after {attempts} attempt(s): {cause}")]
+    Unreachable {
+        /// Endpoint (credentials removed).
+        url: String,
+        /// Attempts made.
+        attempts: u32,
+        /// Innermost causes.
+        cause: String,
+    },
+    /// The answer had an unexpected shape.
+    #[error("{url} sent an answer that could not be read: {reason}")]
+    BadResponse {
+        /// Endpoint (credentials removed).
+        url: String,
+        /// What was wrong.
+        reason: String,
+    },
+    /// The judge's answer was not valid JSON, even after re-asking.
+    #[error("the judge's answer was not valid JSON after {attempts} attempt(s): {reason}")]
+    InvalidJson {
+        /// Attempts made (first ask plus re-asks).
+        attempts: u32,
+        /// The last parse error.
+        reason: String,
+    },
+}
+
+/// Calls made, retries, re-asks, tokens and cache hits, for one sample or a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[non_exhaustive]
+pub struct Usage {
+    /// HTTP calls made.
+    pub calls: u32,
+    /// Calls repeated after a 429/5xx or a connection failure.
+    pub retries: u32,
+    /// Judge answers re-asked because they were not valid JSON.
+    pub reasks: u32,
+    /// Prompt tokens reported by the server.
+    pub prompt_tokens: u64,
+    /// Completion tokens reported by the server.
+    pub completion_tokens: u64,
+    /// Answers served from the cache (no call).
+    pub cache_hits: u32,
+}
+
+impl Usage {
+    /// Adds `other` to `self`.
+    pub fn add(&mut self, other: Usage) {
+        self.calls += other.calls;
+        self.retries += other.retries;
+        self.reasks += other.reasks;
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
+        self.cache_hits += other.cache_hits;
+    }
+}
+
+/// One OpenAI-compatible endpoint.
+#[derive(Clone)]
+pub(crate) struct Endpoint {
+    url: reqwest::Url,
+    pub(crate) shown: String,
+    api_key: Option<Arc<str>>,
+    pub(crate) timeout: Duration,
+    pub(crate) max_retries: u32,
+}
+
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("url", &self.shown)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
+impl Endpoint {
+    /// `base` (e.g. `http://127.0.0.1:8000/v1`) plus `path` (`chat/completions`),
+    /// unless `base` already ends with it.
+    pub(crate) fn new(what: &str, base: &str, path: &str) -> Result<Endpoint, ServiceError> {
+        let base = base.trim().trim_end_matches('/');
+        let full = if base.ends_with(path) {
+            base.to_string()
+        } else {
+            format!("{base}/{path}")
+        };
+        let url = reqwest::Url::parse(&full).map_err(|e| ServiceError::Config {
+            what: format!("{what} URL"),
+            reason: format!("{e} (expected e.g. http://127.0.0.1:8000/v1)"),
+        })?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(ServiceError::Config {
+                what: format!("{what} URL"),
+                reason: format!("scheme `{}` is not http or https", url.scheme()),
+            });
+        }
+        Ok(Endpoint {
+            shown: redact_url(&url),
+            url,
+            api_key: None,
+            timeout: Duration::from_secs(120),
+            max_retries: 4,
+        })
+    }
+
+    pub(crate) fn with_key(mut self, key: Option<String>) -> Self {
+        self.api_key = key.filter(|k| !k.is_empty()).map(Into::into);
+        self
+    }
+
+    /// `specific` (e.g. `EVAL_JUDGE_API_KEY`), else `OPENAI_API_KEY`.
+    pub(crate) fn key_from_env(specific: &'static str) -> Result<Option<String>, ServiceError> {
+        let read = |name| {
+            env_var(name).map_err(|e| ServiceError::Config {
+                what: name.to_string(),
+                reason: e.to_string(),
+            })
+        };
+        Ok(match read(specific)? {
+            Some(k) => Some(k),
+            None => read("OPENAI_API_KEY")?,
+        })
+    }
+
+    /// `text` with the key masked.
+    pub(crate) fn redact(&self, text: &str) -> String {
+        match &self.api_key {
+            Some(key) => text.replace(&**key, "<redacted>"),
+            None => text.to_string(),
+        }
+    }
+
+    /// POSTs `body`, retrying 429, 5xx and connection failures with backoff
+    /// (honouring `Retry-After` in seconds, at most 60). Returns the JSON
+    /// answer and the retries made.
+    pub(crate) async fn post(&self, body: &Value) -> Result<(Value, u32), ServiceError> {
+        let client = runtime_client().map_err(|e| ServiceError::Config {
+            what: "HTTP client".into(),
+            reason: e.to_string(),
+        })?;
+        let mut attempt = 0u32;
+        loop {
+            attempt += 1;
+            let mut request = client
+                .post(self.url.clone())
+                .timeout(self.timeout)
+                .json(body);
+            if let Some(key) = &self.api_key {
+                let header = reqwest::header::HeaderValue::from_str(&format!("Bearer {key}"))
+                    .map_err(|_| ServiceError::Config {
+                        what: "API key".into(),
+                        reason: "it holds characters not allowed in an HTTP header".into(),
+                    })?;
+                request = request.header(reqwest::header::AUTHORIZATION, header);
+            }
+            let wait = match request.send().await {
+                Ok(response) => {
+                    let status = response.status();
+                    let retry_after = response
+                        .headers()
+                        .get(reqwest::header::RETRY_AFTER)
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|v| v.trim().parse::<f64>().ok())
+                        .filter(|s| s.is_finite() && *s >= 0.0)
+                        .map(|s| Duration::from_secs_f64(s.min(60.0)));
+                    let bytes = response.bytes().await.unwrap_or_default();
+                    if status.is_success() {
+                        let value = serde_json::from_slice(&bytes).map_err(|e| {
+                            ServiceError::BadResponse {
+                                url: self.shown.clone(),
+                                reason: format!(
+                                    "not JSON ({e}): {}",
+                                    one_line(&self.redact(&String::from_utf8_lossy(&bytes)), 120)
+                                ),
+                            }
+                        })?;
+                        return Ok((value, attempt - 1));
+                    }
+                    let retryable = status.as_u16() == 429 || status.is_server_error();
+                    if !retryable || attempt > self.max_retries {
+                        let text = String::from_utf8_lossy(&bytes);
+                        return Err(ServiceError::Status {
+                            url: self.shown.clone(),
+                            status: status.as_u16(),
+                            attempts: attempt,
+                            body: if text.trim().is_empty() {
+                                "(empty body)".into()
+                            } else {
+                                one_line(&self.redact(&text), 200)
+                            },
+                        });
+                    }
+                    retry_after.unwrap_or_else(|| backoff(attempt))
+                }
+                Err(e) => {
+                    if attempt > self.max_retries {
+                        return Err(ServiceError::Unreachable {
+                            url: self.shown.clone(),
+                            attempts: attempt,
+                            cause: self.redact(&error_chain(&e)),
+                        });
+                    }
+                    backoff(attempt)
+                }
+            };
+            tokio::time::sleep(wait).await;
+        }
+    }
+}
+
+/// 0.25 s, 0.5 s, 1 s, 2 s, ... capped at 8 s.
+fn backoff(attempt: u32) -> Duration {
+    Duration::from_millis(250u64 << attempt.saturating_sub(1).min(5)).min(Duration::from_secs(8))
+}

@@ -1,0 +1,157 @@
+//! A scripted HTTP/1.1 server on loopback for tests: every request is logged
+//! and answered by a closure (status, extra headers, body), or never answered.
+
+#![allow(dead_code)]
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// What the server does with one request.
+pub enum Reply {
+    /// Status, extra header lines (`"retry-after: 1"`), body.
+    With(u16, Vec<String>, String),
+    /// Read the request, never answer.
+    Hang,
+}
+
+impl Reply {
+    pub fn json(status: u16, body: impl Into<String>) -> Reply {
+        Reply::With(status, Vec::new(), body.into())
+    }
+}
+
+/// A logged request: head (request line and headers) and JSON body.
+pub type Logged = (String, Value);
+
+pub struct Server {
+    pub url: String,
+    pub requests: Arc<Mutex<Vec<Logged>>>,
+}
+
+impl Server {
+    pub fn count(&self) -> usize {
+        self.requests.lock().unwrap().len()
+    }
+}
+
+async fn read_request(stream: &mut TcpStream) -> Option<(String, Vec<u8>)> {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        let n = stream.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buf[..end]).to_string();
+            let len = head
+                .lines()
+                .find_map(|l| {
+                    let (k, v) = l.split_once(':')?;
+                    k.eq_ignore_ascii_case("content-length")
+                        .then(|| v.trim().parse::<usize>().ok())?
+                })
+                .unwrap_or(0);
+            while buf.len() < end + 4 + len {
+                let n = stream.read(&mut chunk).await.ok()?;
+                if n == 0 {
+                    return None;
+                }
+                buf.extend_from_slice(&chunk[..n]);
+            }
+            return Some((head, buf[end + 4..end + 4 + len].to_vec()));
+        }
+    }
+}
+
+/// Starts a server on 127.0.0.1:0 in the current runtime. `respond` gets the
+/// 1-based request number, the head and the JSON body.
+pub async fn serve<F>(respond: F) -> Server
+where
+    F: Fn(usize, &str, &Value) -> Reply + Send + Sync + 'static,
+{
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let requests: Arc<Mutex<Vec<Logged>>> = Arc::new(Mutex::new(Vec::new()));
+    let log = requests.clone();
+    let respond = Arc::new(respond);
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut stream, _)) = listener.accept().await else {
+                return;
+            };
+            let log = log.clone();
+            let respond = respond.clone();
+            tokio::spawn(async move {
+                while let Some((head, body)) = read_request(&mut stream).await {
+                    let json: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                    let n = {
+                        let mut log = log.lock().unwrap();
+                        log.push((head.clone(), json.clone()));
+                        log.len()
+                    };
+                    let (status, headers, body) = match respond(n, &head, &json) {
+                        Reply::With(s, h, b) => (s, h, b),
+                        Reply::Hang => {
+                            tokio::time::sleep(Duration::from_secs(3600)).await;
+                            return;
+                        }
+                    };
+                    let mut reply = format!(
+                        "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n",
+                        body.len()
+                    );
+                    for h in headers {
+                        reply.push_str(&h);
+                        reply.push_str("\r\n");
+                    }
+                    reply.push_str("\r\n");
+                    reply.push_str(&body);
+                    if stream.write_all(reply.as_bytes()).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    Server { url, requests }
+}
+
+/// A server on its own thread and runtime, driven for the rest of the process.
+pub fn serve_detached<F>(respond: F) -> Server
+where
+    F: Fn(usize, &str, &Value) -> Reply + Send + Sync + 'static,
+{
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let server = serve(respond).await;
+            tx.send((server.url.clone(), server.requests.clone()))
+                .unwrap();
+            std::future::pending::<()>().await;
+        });
+    });
+    let (url, requests) = rx.recv().unwrap();
+    Server { url, requests }
+}
+
+/// An OpenAI chat-completions body whose message content is `content`.
+pub fn chat(content: &str) -> String {
+    serde_json::json!({
+        "id": "x",
+        "object": "chat.completion",
+        "model": "judge",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+    })
+    .to_string()
+}

@@ -1,0 +1,289 @@
+//! The judge and embeddings clients against a scripted OpenAI-compatible
+//! server on loopback.
+
+mod common;
+
+use common::{Reply, chat};
+use eval_runtime::cache::Cache;
+use eval_runtime::embed::{Embedder, cosine};
+use eval_runtime::judge::Judge;
+use eval_runtime::service::ServiceError;
+
+const KEY: &str = "sk-test-VERY-SECRET-1234";
+
+fn temp(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("eval-judge-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+#[tokio::test]
+async fn asks_for_json_deterministically_and_counts_usage() {
+    let server = common::serve(|_, _, _| Reply::json(200, chat(r#"{"verdict": 1}"#))).await;
+    let judge = Judge::new(&format!("{}/v1", server.url), "judge-model")
+        .unwrap()
+        .api_key(Some(KEY.into()));
+    let reply = judge
+        .ask_json("faithfulness", 1, "system", "user")
+        .await
+        .unwrap();
+    assert_eq!(reply.value["verdict"], 1);
+    assert_eq!(
+        (
+            reply.usage.calls,
+            reply.usage.prompt_tokens,
+            reply.usage.completion_tokens
+        ),
+        (1, 10, 5)
+    );
+    let log = server.requests.lock().unwrap();
+    let (head, body) = &log[0];
+    assert!(head.starts_with("POST /v1/chat/completions "), "{head}");
+    assert!(
+        head.contains(&format!("authorization: Bearer {KEY}")),
+        "{head}"
+    );
+    assert_eq!(body["model"], "judge-model");
+    assert_eq!(body["temperature"], 0);
+    assert_eq!(body["seed"], 42);
+    assert_eq!(body["response_format"]["type"], "json_object");
+    assert_eq!(body["messages"][0]["role"], "system");
+    assert!(!format!("{judge:?}").contains("SECRET"));
+}
+
+#[tokio::test]
+async fn retries_429_honouring_retry_after_and_counts_them() {
+    let server = common::serve(|n, _, _| {
+        if n <= 2 {
+            Reply::With(
+                429,
+                vec!["retry-after: 0".into()],
+                r#"{"error": "slow down"}"#.into(),
+            )
+        } else {
+            Reply::json(200, chat(r#"{"ok": true}"#))
+        }
+    })
+    .await;
+    let judge = Judge::new(&server.url, "m").unwrap();
+    let reply = judge.ask_json("m", 1, "s", "u").await.unwrap();
+    assert_eq!(reply.value["ok"], true);
+    assert_eq!((reply.usage.calls, reply.usage.retries), (3, 2));
+    assert_eq!(server.count(), 3);
+}
+
+#[tokio::test]
+async fn gives_up_after_the_retries_with_a_clear_error() {
+    let server = common::serve(|_, _, _| Reply::json(503, "overloaded")).await;
+    let judge = Judge::new(&server.url, "m").unwrap().max_retries(2);
+    let err = judge.ask_json("m", 1, "s", "u").await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ServiceError::Status {
+                status: 503,
+                attempts: 3,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(server.count(), 3);
+    let server = common::serve(|_, _, _| Reply::json(400, "bad request")).await;
+    let judge = Judge::new(&server.url, "m").unwrap();
+    let err = judge.ask_json("m", 1, "s", "u").await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ServiceError::Status {
+                status: 400,
+                attempts: 1,
+                ..
+            }
+        ),
+        "no retry on 400: {err}"
+    );
+}
+
+#[tokio::test]
+async fn an_answer_that_is_not_json_is_re_asked_then_fails() {
+    let server = common::serve(|_, _, _| Reply::json(200, chat("Sure! The verdict is yes."))).await;
+    let judge = Judge::new(&server.url, "m").unwrap();
+    let err = judge.ask_json("m", 1, "s", "u").await.unwrap_err();
+    assert!(
+        matches!(err, ServiceError::InvalidJson { attempts: 3, .. }),
+        "{err}"
+    );
+    assert!(
+        err.to_string()
+            .starts_with("the judge's answer was not valid JSON after 3 attempt(s)")
+    );
+    let log = server.requests.lock().unwrap();
+    assert_eq!(log.len(), 3);
+    let last = log[2].1["messages"].as_array().unwrap();
+    assert_eq!(last.len(), 6, "system, user, then (answer, re-ask) twice");
+    assert_eq!(last[2]["content"], "Sure! The verdict is yes.");
+    assert!(
+        last[3]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("That was not valid JSON")
+    );
+}
+
+#[tokio::test]
+async fn a_re_ask_can_succeed() {
+    let server = common::serve(|n, _, _| {
+        Reply::json(
+            200,
+            chat(if n == 1 {
+                "```json\n{oops}\n```"
+            } else {
+                r#"```json
+{"a": 1}
+```"#
+            }),
+        )
+    })
+    .await;
+    let reply = Judge::new(&server.url, "m")
+        .unwrap()
+        .ask_json("m", 1, "s", "u")
+        .await
+        .unwrap();
+    assert_eq!(reply.value["a"], 1);
+    assert_eq!((reply.usage.calls, reply.usage.reasks), (2, 1));
+}
+
+#[tokio::test]
+async fn the_cache_answers_the_second_identical_question() {
+    let server = common::serve(|_, _, _| Reply::json(200, chat(r#"{"v": 0.5}"#))).await;
+    let dir = temp("cache");
+    let judge = Judge::new(&server.url, "m")
+        .unwrap()
+        .cache(Some(Cache::new(&dir)));
+    let first = judge.ask_json("faithfulness", 1, "s", "u").await.unwrap();
+    let second = judge.ask_json("faithfulness", 1, "s", "u").await.unwrap();
+    assert_eq!(first.value, second.value);
+    assert_eq!((second.usage.calls, second.usage.cache_hits), (0, 1));
+    assert_eq!(server.count(), 1);
+    // Another prompt version, model or question is another entry.
+    judge.ask_json("faithfulness", 2, "s", "u").await.unwrap();
+    judge
+        .ask_json("faithfulness", 1, "s", "other")
+        .await
+        .unwrap();
+    Judge::new(&server.url, "m2")
+        .unwrap()
+        .cache(Some(Cache::new(&dir)))
+        .ask_json("faithfulness", 1, "s", "u")
+        .await
+        .unwrap();
+    assert_eq!(server.count(), 4);
+    // An entry that does not parse is ignored, not fatal.
+    for shard in std::fs::read_dir(&dir).unwrap() {
+        for entry in std::fs::read_dir(shard.unwrap().path()).unwrap() {
+            std::fs::write(entry.unwrap().path(), b"{not json").unwrap();
+        }
+    }
+    let again = judge.ask_json("faithfulness", 1, "s", "u").await.unwrap();
+    assert_eq!(again.usage.calls, 1);
+    assert_eq!(server.count(), 5);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test]
+async fn keys_never_appear_in_errors() {
+    // A server that echoes the authorization header back, in a 401 and in a bad answer.
+    let server = common::serve(|n, head, _| {
+        let auth = head
+            .lines()
+            .find(|l| l.starts_with("authorization"))
+            .unwrap_or("")
+            .to_string();
+        if n == 1 {
+            Reply::json(401, format!("invalid key: {auth}"))
+        } else {
+            Reply::json(200, chat(&format!("not json, {auth}")))
+        }
+    })
+    .await;
+    let judge = Judge::new(&server.url, "m")
+        .unwrap()
+        .api_key(Some(KEY.into()))
+        .max_retries(0);
+    let err = judge
+        .ask_json("m", 1, "s", "u")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("HTTP 401") && err.contains("<redacted>") && !err.contains("SECRET"),
+        "{err}"
+    );
+    let err = judge
+        .ask_json("m", 1, "s", "u")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(!err.contains("SECRET"), "{err}");
+    let err = Judge::new("http://user:pw@127.0.0.1:9/v1?key=SECRET", "m")
+        .unwrap()
+        .max_retries(0)
+        .ask_json("m", 1, "s", "u")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(!err.contains("SECRET") && !err.contains("pw"), "{err}");
+}
+
+#[tokio::test]
+async fn embeddings_in_order_and_cached() {
+    let server = common::serve(|_, _, body| {
+        // Answer in reverse order, with indexes, as servers may.
+        let inputs = body["input"].as_array().unwrap().clone();
+        let data: Vec<_> = inputs
+            .iter()
+            .enumerate()
+            .rev()
+            .map(|(i, t)| {
+                let len = t.as_str().unwrap().len() as f64;
+                serde_json::json!({"index": i, "embedding": [len, 1.0]})
+            })
+            .collect();
+        Reply::json(
+            200,
+            serde_json::json!({"data": data, "usage": {"prompt_tokens": 3}}).to_string(),
+        )
+    })
+    .await;
+    let dir = temp("embed");
+    let embedder = Embedder::new(&format!("{}/v1", server.url), "e")
+        .unwrap()
+        .cache(Some(Cache::new(&dir)));
+    let (v, usage) = embedder.embed(&["a", "abc"]).await.unwrap();
+    assert_eq!(v, vec![vec![1.0, 1.0], vec![3.0, 1.0]]);
+    assert_eq!(usage.calls, 1);
+    let (v2, usage) = embedder.embed(&["abc", "ab"]).await.unwrap();
+    assert_eq!(v2, vec![vec![3.0, 1.0], vec![2.0, 1.0]]);
+    assert_eq!((usage.calls, usage.cache_hits), (1, 1));
+    let log = server.requests.lock().unwrap();
+    assert!(log[0].0.starts_with("POST /v1/embeddings "));
+    assert_eq!(
+        log[1].1["input"],
+        serde_json::json!(["ab"]),
+        "only the uncached text is sent"
+    );
+    drop(log);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn cosine_matches_hand_values() {
+    // (1,0)·(1,1) / (1 · √2) = 1/√2
+    assert!((cosine(&[1.0, 0.0], &[1.0, 1.0]) - 1.0 / 2f64.sqrt()).abs() < 1e-12);
+    assert!((cosine(&[1.0, 2.0], &[2.0, 4.0]) - 1.0).abs() < 1e-12);
+    assert_eq!(cosine(&[1.0, 0.0], &[0.0, 1.0]), 0.0);
+    assert_eq!(cosine(&[0.0, 0.0], &[1.0, 1.0]), 0.0);
+    assert_eq!(cosine(&[1.0], &[1.0, 1.0]), 0.0);
+}
