@@ -120,6 +120,33 @@ pub static CATALOG: &[MetricInfo] = &[
         summary: "1 if the output matches the regex (the expected answer, or `pattern`), else 0",
     },
     MetricInfo {
+        name: "faithfulness",
+        aliases: &[],
+        op: Op::AtLeast,
+        default_threshold: 0.8,
+        needs: &[],
+        options: &[],
+        summary: "ragas faithfulness: share of the answer's statements the retrieved context supports (LLM judge; context from the agent's answer, else the sample)",
+    },
+    MetricInfo {
+        name: "answer_similarity",
+        aliases: &["semantic_similarity"],
+        op: Op::AtLeast,
+        default_threshold: 0.8,
+        needs: &[Need::Expected],
+        options: &[],
+        summary: "ragas semantic similarity: cosine of the answer's and the expected answer's embeddings (offline: Levenshtein string similarity)",
+    },
+    MetricInfo {
+        name: "context_recall",
+        aliases: &[],
+        op: Op::AtLeast,
+        default_threshold: 0.75,
+        needs: &[],
+        options: &[],
+        summary: "ragas context recall: share of the expected answer's statements attributable to the retrieved context (LLM judge; offline: NonLLMContextRecall over reference_contexts)",
+    },
+    MetricInfo {
         name: "partial_match",
         aliases: &[],
         op: Op::AtLeast,
@@ -145,6 +172,24 @@ pub fn known_names() -> Vec<&'static str> {
         .collect()
 }
 
+/// Levenshtein distance over characters (for "did you mean" hints).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
 /// How a metric scores, with its options resolved.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -160,6 +205,12 @@ pub enum MetricKind {
     },
     /// See [`CATALOG`] `partial_match`.
     PartialMatch,
+    /// See [`CATALOG`] `faithfulness`.
+    Faithfulness,
+    /// See [`CATALOG`] `answer_similarity`.
+    AnswerSimilarity,
+    /// See [`CATALOG`] `context_recall`.
+    ContextRecall,
 }
 
 /// A metric with its threshold, ready to score.
@@ -206,9 +257,16 @@ impl MetricSpec {
     ) -> Result<MetricSpec, MetricSpecError> {
         let err = |m: String, part: SpecPart| Err(MetricSpecError(m, part));
         let Some(info) = lookup(name) else {
+            let hint = known_names()
+                .into_iter()
+                .map(|k| (edit_distance(k, name), k))
+                .filter(|(d, _)| *d <= 2)
+                .min()
+                .map(|(_, k)| format!(" (did you mean `{k}`?)"))
+                .unwrap_or_default();
             return err(
                 format!(
-                    "unknown metric `{name}`; known metrics: {}",
+                    "unknown metric `{name}`{hint}; known metrics: {}",
                     known_names().join(", ")
                 ),
                 SpecPart::Name,
@@ -308,6 +366,9 @@ impl MetricSpec {
                 pattern,
                 case_sensitive,
             },
+            "faithfulness" => MetricKind::Faithfulness,
+            "answer_similarity" => MetricKind::AnswerSimilarity,
+            "context_recall" => MetricKind::ContextRecall,
             _ => MetricKind::PartialMatch,
         };
         Ok(MetricSpec {

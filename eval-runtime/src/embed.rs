@@ -79,7 +79,13 @@ impl Embedder {
             })
             .collect();
         usage.cache_hits = vectors.iter().filter(|v| v.is_some()).count() as u32;
-        let missing: Vec<usize> = (0..texts.len()).filter(|i| vectors[*i].is_none()).collect();
+        // Each text not cached yet, once.
+        let mut missing: Vec<usize> = Vec::new();
+        for i in (0..texts.len()).filter(|i| vectors[*i].is_none()) {
+            if !missing.iter().any(|m| texts[*m] == texts[i]) {
+                missing.push(i);
+            }
+        }
         if !missing.is_empty() {
             let input: Vec<&str> = missing.iter().map(|i| texts[*i]).collect();
             let (answer, retries) = self
@@ -113,7 +119,11 @@ impl Embedder {
                 if let Some(cache) = &self.cache {
                     cache.put(&keys[slot], &item["embedding"]);
                 }
-                vectors[slot] = Some(v);
+                for (i, text) in texts.iter().enumerate() {
+                    if *text == texts[slot] {
+                        vectors[i] = Some(v.clone());
+                    }
+                }
             }
         }
         let vectors = vectors

@@ -9,6 +9,7 @@ use eval_core::{Expected, Sample};
 
 use crate::agent::Response;
 use crate::metrics;
+use crate::metrics::ragas::{self, Services};
 use crate::report::{MetricResult, SampleReport};
 
 /// Default limit on one sample's whole agent interaction.
@@ -50,12 +51,36 @@ pub fn sample_timeout() -> crate::Result<Duration> {
 }
 
 /// Evaluates one sample: `agent` is the (not yet started) call to the agent.
+/// Model-based metrics use the judge and embedder of the environment.
 pub async fn evaluate<F>(
     test_name: String,
     sample: &Sample,
     specs: &[MetricSpec],
     timeout: Duration,
     agent: F,
+) -> SampleReport
+where
+    F: Future<Output = Result<Response, String>>,
+{
+    evaluate_with(
+        test_name,
+        sample,
+        specs,
+        timeout,
+        agent,
+        Services::from_env_once(),
+    )
+    .await
+}
+
+/// [`evaluate`] with the given judge and embedder.
+pub async fn evaluate_with<F>(
+    test_name: String,
+    sample: &Sample,
+    specs: &[MetricSpec],
+    timeout: Duration,
+    agent: F,
+    services: &Services,
 ) -> SampleReport
 where
     F: Future<Output = Result<Response, String>>,
@@ -76,7 +101,7 @@ where
             ));
             report
         }
-        Ok(outcome) => score(report, sample, specs, outcome),
+        Ok(outcome) => score(report, sample, specs, outcome, services).await,
     }
 }
 
@@ -97,15 +122,24 @@ pub fn evaluate_sync(
     let started = Instant::now();
     let outcome = agent();
     report.latency = started.elapsed();
-    score(report, sample, specs, outcome)
+    // The agent is done: model-based metrics may now use the shared runtime.
+    crate::__private::runtime().block_on(score(
+        report,
+        sample,
+        specs,
+        outcome,
+        Services::from_env_once(),
+    ))
 }
 
-/// Fills `report` from the agent's outcome: an error, or every metric's score.
-fn score(
+/// Fills `report` from the agent's outcome: an error, or every metric's score
+/// (model-based ones through `services`).
+pub(crate) async fn score(
     mut report: SampleReport,
     sample: &Sample,
     specs: &[MetricSpec],
     outcome: Result<Response, String>,
+    services: &Services,
 ) -> SampleReport {
     let response = match outcome {
         Err(reason) => {
@@ -118,10 +152,19 @@ fn score(
         }
         Ok(r) => r,
     };
-    report.metrics = specs
-        .iter()
-        .map(|spec| score_sample(spec, sample, &response))
-        .collect();
+    let mut metrics = Vec::with_capacity(specs.len());
+    for spec in specs {
+        metrics.push(if ragas::is_model_based(spec) {
+            let scored = ragas::score(spec, sample, &response, services).await;
+            report.usage.add(scored.usage);
+            let mut result = metric_result(spec, scored.score);
+            result.method = scored.method;
+            result
+        } else {
+            score_sample(spec, sample, &response)
+        });
+    }
+    report.metrics = metrics;
     report.output = Some(if response.turn_outputs.len() > 1 {
         crate::report::numbered(&response.turn_outputs)
     } else {
@@ -150,6 +193,10 @@ fn score_sample(spec: &MetricSpec, sample: &Sample, response: &Response) -> Metr
         }
         other => metrics::score(spec, &response.output, other.as_ref().map(Expected::last)),
     };
+    metric_result(spec, result)
+}
+
+fn metric_result(spec: &MetricSpec, result: Result<f64, String>) -> MetricResult {
     let (score, error) = match result {
         Ok(s) => (Some(s), None),
         Err(e) => (None, Some(e)),
@@ -161,5 +208,6 @@ fn score_sample(spec: &MetricSpec, sample: &Sample, response: &Response) -> Metr
         op: spec.op,
         threshold: spec.threshold,
         error,
+        method: None,
     }
 }

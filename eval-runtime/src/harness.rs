@@ -664,18 +664,20 @@ impl Shared {
                 .specs
                 .iter()
                 .zip(c.metrics.iter())
-                .map(|(spec, (score, passed, error))| MetricRecord {
+                .map(|(spec, (score, passed, error, method))| MetricRecord {
                     name: spec.name.clone(),
                     score: *score,
                     op: spec.op.to_string(),
                     threshold: spec.threshold,
                     passed: *passed,
                     error: error.as_deref().map(str::to_string),
+                    method: method.map(str::to_string),
                 })
                 .collect(),
             latency_ms: f64::from(c.latency_ms),
             error: c.error.as_deref().map(str::to_string),
             output: c.output.as_deref().map(str::to_string),
+            usage: c.usage,
         }
     }
 
@@ -713,8 +715,8 @@ impl Shared {
     }
 }
 
-/// One metric of a [`Compact`]: score, passed, error.
-type CompactScore = (Option<f64>, bool, Option<Box<str>>);
+/// One metric of a [`Compact`]: score, passed, error, method.
+type CompactScore = (Option<f64>, bool, Option<Box<str>>, Option<&'static str>);
 
 /// What the results file needs of one sample beyond what the dataset and the
 /// trial already hold.
@@ -725,6 +727,7 @@ struct Compact {
     metrics: Box<[CompactScore]>,
     error: Option<Box<str>>,
     output: Option<Box<str>>,
+    usage: crate::service::Usage,
 }
 
 impl Compact {
@@ -736,13 +739,21 @@ impl Compact {
             metrics: report
                 .metrics
                 .iter()
-                .map(|m| (m.score, m.passed, m.error.as_deref().map(Box::from)))
+                .map(|m| {
+                    (
+                        m.score,
+                        m.passed,
+                        m.error.as_deref().map(Box::from),
+                        m.method,
+                    )
+                })
                 .collect(),
             error: report.error.as_deref().map(Box::from),
             output: match (&report.output, verdict) {
                 (Some(out), Verdict::Fail) => Some(results::cut_output(out).into_boxed_str()),
                 _ => None,
             },
+            usage: report.usage,
         }
     }
 }

@@ -31,16 +31,6 @@ pub struct Judge {
     cache: Option<Cache>,
 }
 
-/// A judge's parsed answer.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct JudgeReply {
-    /// The JSON the judge answered.
-    pub value: Value,
-    /// What it cost.
-    pub usage: Usage,
-}
-
 impl Judge {
     /// A judge at `url` (base such as `http://host/v1`, or the full
     /// `.../chat/completions`) using `model`.
@@ -111,15 +101,17 @@ impl Judge {
         &self.model
     }
 
-    /// Asks for a JSON answer. `metric` and `version` name the prompt, for the
-    /// cache key: a new prompt version never reuses an old answer.
+    /// Asks for a JSON object. `metric` and `version` name the prompt, for the
+    /// cache key: a new prompt version never reuses an old answer. Calls,
+    /// retries, re-asks, tokens and cache hits are added to `usage`, also
+    /// when the question fails.
     pub async fn ask_json(
         &self,
         metric: &str,
         version: u32,
-        system: &str,
-        user: &str,
-    ) -> Result<JudgeReply, ServiceError> {
+        (system, user): (&str, &str),
+        usage: &mut Usage,
+    ) -> Result<Value, ServiceError> {
         let mut messages = vec![
             json!({"role": "system", "content": system}),
             json!({"role": "user", "content": user}),
@@ -136,15 +128,10 @@ impl Judge {
         if let Some(cache) = &self.cache
             && let Some(value) = cache.get(&key)
         {
-            return Ok(JudgeReply {
-                value,
-                usage: Usage {
-                    cache_hits: 1,
-                    ..Usage::default()
-                },
-            });
+            usage.cache_hits += 1;
+            return Ok(value);
         }
-        let mut usage = Usage::default();
+        let mut reasks = 0;
         let mut body = body;
         loop {
             let (answer, retries) = self.endpoint.post(&body).await?;
@@ -164,9 +151,10 @@ impl Judge {
                     if let Some(cache) = &self.cache {
                         cache.put(&key, &value);
                     }
-                    return Ok(JudgeReply { value, usage });
+                    return Ok(value);
                 }
-                Err(reason) if usage.reasks < MAX_REASKS => {
+                Err(reason) if reasks < MAX_REASKS => {
+                    reasks += 1;
                     usage.reasks += 1;
                     messages.push(json!({"role": "assistant", "content": content}));
                     messages.push(json!({
@@ -177,7 +165,7 @@ impl Judge {
                 }
                 Err(reason) => {
                     return Err(ServiceError::InvalidJson {
-                        attempts: usage.reasks + 1,
+                        attempts: reasks + 1,
                         reason: self.endpoint.redact(&reason),
                     });
                 }

@@ -26,6 +26,9 @@ pub struct MetricResult {
     pub passed: bool,
     /// Why the score could not be computed.
     pub error: Option<String>,
+    /// How it was scored when not by the metric's primary method (e.g. an
+    /// offline variant without a judge).
+    pub method: Option<&'static str>,
 }
 
 fn ser_op<S: serde::Serializer>(op: &Op, s: S) -> Result<S::Ok, S::Error> {
@@ -55,6 +58,8 @@ pub struct SampleReport {
     /// Time spent in the agent.
     #[serde(serialize_with = "ser_secs")]
     pub latency: Duration,
+    /// Judge and embedding calls made to score it.
+    pub usage: crate::service::Usage,
 }
 
 fn ser_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -92,6 +97,7 @@ impl SampleReport {
             metrics: Vec::new(),
             error: None,
             latency: Duration::ZERO,
+            usage: crate::service::Usage::default(),
         }
     }
 
@@ -169,7 +175,18 @@ impl SampleReport {
             if let Some(e) = &m.error {
                 let _ = write!(out, " ({e})");
             }
+            if let Some(method) = m.method {
+                let _ = write!(out, " [{method}]");
+            }
             out.push('\n');
+        }
+        let u = &self.usage;
+        if u.calls + u.cache_hits > 0 {
+            let _ = writeln!(
+                out,
+                "  judge/embeddings: {} call(s), {} retr(ies), {} re-ask(s), {} cache hit(s), {} + {} tokens",
+                u.calls, u.retries, u.reasks, u.cache_hits, u.prompt_tokens, u.completion_tokens
+            );
         }
         out
     }

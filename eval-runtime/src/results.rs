@@ -85,6 +85,9 @@ pub struct MetricRecord {
     /// Why no score.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// How it was scored when not by the metric's primary method.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
 }
 
 /// One evaluated sample.
@@ -111,6 +114,13 @@ pub struct SampleRecord {
     /// The agent's output, for samples that did not pass (cut to 500 characters).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<String>,
+    /// Judge and embedding calls made to score it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub usage: crate::service::Usage,
+}
+
+fn is_zero(u: &crate::service::Usage) -> bool {
+    *u == crate::service::Usage::default()
 }
 
 impl SampleRecord {
@@ -133,6 +143,7 @@ impl SampleRecord {
                     threshold: m.threshold,
                     passed: m.passed,
                     error: m.error.clone(),
+                    method: m.method.map(str::to_string),
                 })
                 .collect(),
             latency_ms: report.latency.as_secs_f64() * 1000.0,
@@ -141,6 +152,7 @@ impl SampleRecord {
                 (Some(out), Verdict::Fail) => Some(cut_output(out)),
                 _ => None,
             },
+            usage: report.usage,
         }
     }
 }
@@ -663,10 +675,12 @@ mod tests {
                 threshold: 1.0,
                 passed,
                 error: None,
+                method: None,
             }],
             latency_ms: 1.0,
             error: None,
             output: None,
+            usage: Default::default(),
         }
     }
 

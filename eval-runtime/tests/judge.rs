@@ -7,7 +7,21 @@ use common::{Reply, chat};
 use eval_runtime::cache::Cache;
 use eval_runtime::embed::{Embedder, cosine};
 use eval_runtime::judge::Judge;
-use eval_runtime::service::ServiceError;
+use eval_runtime::service::{ServiceError, Usage};
+
+/// One question; the answer and what it cost.
+async fn ask(
+    judge: &Judge,
+    metric: &str,
+    version: u32,
+    user: &str,
+) -> (Result<serde_json::Value, ServiceError>, Usage) {
+    let mut usage = Usage::default();
+    let answer = judge
+        .ask_json(metric, version, ("system", user), &mut usage)
+        .await;
+    (answer, usage)
+}
 
 const KEY: &str = "sk-test-VERY-SECRET-1234";
 
@@ -23,17 +37,10 @@ async fn asks_for_json_deterministically_and_counts_usage() {
     let judge = Judge::new(&format!("{}/v1", server.url), "judge-model")
         .unwrap()
         .api_key(Some(KEY.into()));
-    let reply = judge
-        .ask_json("faithfulness", 1, "system", "user")
-        .await
-        .unwrap();
-    assert_eq!(reply.value["verdict"], 1);
+    let (value, usage) = ask(&judge, "faithfulness", 1, "user").await;
+    assert_eq!(value.unwrap()["verdict"], 1);
     assert_eq!(
-        (
-            reply.usage.calls,
-            reply.usage.prompt_tokens,
-            reply.usage.completion_tokens
-        ),
+        (usage.calls, usage.prompt_tokens, usage.completion_tokens),
         (1, 10, 5)
     );
     let log = server.requests.lock().unwrap();
@@ -66,9 +73,9 @@ async fn retries_429_honouring_retry_after_and_counts_them() {
     })
     .await;
     let judge = Judge::new(&server.url, "m").unwrap();
-    let reply = judge.ask_json("m", 1, "s", "u").await.unwrap();
-    assert_eq!(reply.value["ok"], true);
-    assert_eq!((reply.usage.calls, reply.usage.retries), (3, 2));
+    let (value, usage) = ask(&judge, "m", 1, "u").await;
+    assert_eq!(value.unwrap()["ok"], true);
+    assert_eq!((usage.calls, usage.retries), (3, 2));
     assert_eq!(server.count(), 3);
 }
 
@@ -76,7 +83,7 @@ async fn retries_429_honouring_retry_after_and_counts_them() {
 async fn gives_up_after_the_retries_with_a_clear_error() {
     let server = common::serve(|_, _, _| Reply::json(503, "overloaded")).await;
     let judge = Judge::new(&server.url, "m").unwrap().max_retries(2);
-    let err = judge.ask_json("m", 1, "s", "u").await.unwrap_err();
+    let err = ask(&judge, "m", 1, "u").await.0.unwrap_err();
     assert!(
         matches!(
             err,
@@ -91,7 +98,7 @@ async fn gives_up_after_the_retries_with_a_clear_error() {
     assert_eq!(server.count(), 3);
     let server = common::serve(|_, _, _| Reply::json(400, "bad request")).await;
     let judge = Judge::new(&server.url, "m").unwrap();
-    let err = judge.ask_json("m", 1, "s", "u").await.unwrap_err();
+    let err = ask(&judge, "m", 1, "u").await.0.unwrap_err();
     assert!(
         matches!(
             err,
@@ -109,7 +116,7 @@ async fn gives_up_after_the_retries_with_a_clear_error() {
 async fn an_answer_that_is_not_json_is_re_asked_then_fails() {
     let server = common::serve(|_, _, _| Reply::json(200, chat("Sure! The verdict is yes."))).await;
     let judge = Judge::new(&server.url, "m").unwrap();
-    let err = judge.ask_json("m", 1, "s", "u").await.unwrap_err();
+    let err = ask(&judge, "m", 1, "u").await.0.unwrap_err();
     assert!(
         matches!(err, ServiceError::InvalidJson { attempts: 3, .. }),
         "{err}"
@@ -146,13 +153,9 @@ async fn a_re_ask_can_succeed() {
         )
     })
     .await;
-    let reply = Judge::new(&server.url, "m")
-        .unwrap()
-        .ask_json("m", 1, "s", "u")
-        .await
-        .unwrap();
-    assert_eq!(reply.value["a"], 1);
-    assert_eq!((reply.usage.calls, reply.usage.reasks), (2, 1));
+    let (value, usage) = ask(&Judge::new(&server.url, "m").unwrap(), "m", 1, "u").await;
+    assert_eq!(value.unwrap()["a"], 1);
+    assert_eq!((usage.calls, usage.reasks), (2, 1));
 }
 
 #[tokio::test]
@@ -162,23 +165,18 @@ async fn the_cache_answers_the_second_identical_question() {
     let judge = Judge::new(&server.url, "m")
         .unwrap()
         .cache(Some(Cache::new(&dir)));
-    let first = judge.ask_json("faithfulness", 1, "s", "u").await.unwrap();
-    let second = judge.ask_json("faithfulness", 1, "s", "u").await.unwrap();
-    assert_eq!(first.value, second.value);
-    assert_eq!((second.usage.calls, second.usage.cache_hits), (0, 1));
+    let (first, _) = ask(&judge, "faithfulness", 1, "u").await;
+    let (second, usage) = ask(&judge, "faithfulness", 1, "u").await;
+    assert_eq!(first.unwrap(), second.unwrap());
+    assert_eq!((usage.calls, usage.cache_hits), (0, 1));
     assert_eq!(server.count(), 1);
     // Another prompt version, model or question is another entry.
-    judge.ask_json("faithfulness", 2, "s", "u").await.unwrap();
-    judge
-        .ask_json("faithfulness", 1, "s", "other")
-        .await
-        .unwrap();
-    Judge::new(&server.url, "m2")
+    ask(&judge, "faithfulness", 2, "u").await.0.unwrap();
+    ask(&judge, "faithfulness", 1, "other").await.0.unwrap();
+    let other_model = Judge::new(&server.url, "m2")
         .unwrap()
-        .cache(Some(Cache::new(&dir)))
-        .ask_json("faithfulness", 1, "s", "u")
-        .await
-        .unwrap();
+        .cache(Some(Cache::new(&dir)));
+    ask(&other_model, "faithfulness", 1, "u").await.0.unwrap();
     assert_eq!(server.count(), 4);
     // An entry that does not parse is ignored, not fatal.
     for shard in std::fs::read_dir(&dir).unwrap() {
@@ -186,8 +184,9 @@ async fn the_cache_answers_the_second_identical_question() {
             std::fs::write(entry.unwrap().path(), b"{not json").unwrap();
         }
     }
-    let again = judge.ask_json("faithfulness", 1, "s", "u").await.unwrap();
-    assert_eq!(again.usage.calls, 1);
+    let (again, usage) = ask(&judge, "faithfulness", 1, "u").await;
+    again.unwrap();
+    assert_eq!(usage.calls, 1);
     assert_eq!(server.count(), 5);
     let _ = std::fs::remove_dir_all(dir);
 }
@@ -212,26 +211,19 @@ async fn keys_never_appear_in_errors() {
         .unwrap()
         .api_key(Some(KEY.into()))
         .max_retries(0);
-    let err = judge
-        .ask_json("m", 1, "s", "u")
-        .await
-        .unwrap_err()
-        .to_string();
+    let err = ask(&judge, "m", 1, "u").await.0.unwrap_err().to_string();
     assert!(
         err.contains("HTTP 401") && err.contains("<redacted>") && !err.contains("SECRET"),
         "{err}"
     );
-    let err = judge
-        .ask_json("m", 1, "s", "u")
-        .await
-        .unwrap_err()
-        .to_string();
+    let err = ask(&judge, "m", 1, "u").await.0.unwrap_err().to_string();
     assert!(!err.contains("SECRET"), "{err}");
-    let err = Judge::new("http://user:pw@127.0.0.1:9/v1?key=SECRET", "m")
+    let unreachable = Judge::new("http://user:pw@127.0.0.1:9/v1?key=SECRET", "m")
         .unwrap()
-        .max_retries(0)
-        .ask_json("m", 1, "s", "u")
+        .max_retries(0);
+    let err = ask(&unreachable, "m", 1, "u")
         .await
+        .0
         .unwrap_err()
         .to_string();
     assert!(!err.contains("SECRET") && !err.contains("pw"), "{err}");

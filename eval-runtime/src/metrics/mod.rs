@@ -8,10 +8,14 @@
 //! | `regex` | 1 if the regex (the expected answer, as letta-evals datasets write it, or the `pattern` option) matches anywhere in the output, else 0. Case-insensitive unless `case_sensitive = true`. |
 //! | `partial_match` | SQuAD token F1 (see [`token_f1`]), 0..1, default threshold 0.5 as runevals' PartialMatch. |
 //!
+//! | `faithfulness`, `answer_similarity`, `context_recall` | see [`ragas`]: LLM judge / embeddings, with offline variants |
+//!
 //! A sample whose `expected` is one answer per turn is scored turn by turn
 //! and gets the mean.
 
 use std::collections::HashMap;
+
+pub mod ragas;
 
 use eval_core::metric::{MetricKind, MetricSpec};
 

@@ -1,0 +1,384 @@
+//! Model-based metrics with the definitions of ragas (Es et al., "RAGAS:
+//! Automated Evaluation of Retrieval Augmented Generation", 2023, and the
+//! ragas library's metric documentation), with their non-LLM variants used
+//! when no judge or embeddings server is configured.
+//!
+//! The prompts are ours; the scoring formulas are ragas'. Each prompt has a
+//! version, part of the cache key: changing a prompt means bumping it.
+
+use eval_core::Sample;
+use eval_core::metric::{MetricKind, MetricSpec};
+use serde_json::Value;
+
+use crate::agent::Response;
+use crate::embed::{Embedder, cosine};
+use crate::judge::Judge;
+use crate::service::{ServiceError, Usage};
+
+/// The judge and embedder a run uses (each may be missing).
+#[derive(Debug, Clone)]
+pub struct Services {
+    /// The LLM judge, or why there is none.
+    pub judge: Result<Judge, ServiceError>,
+    /// The embeddings server, or why there is none.
+    pub embedder: Result<Embedder, ServiceError>,
+}
+
+impl Services {
+    /// Both from the environment (`EVAL_JUDGE_*`, `EVAL_EMBED_*`).
+    pub fn from_env() -> Services {
+        Services {
+            judge: Judge::from_env(),
+            embedder: Embedder::from_env(),
+        }
+    }
+
+    /// Neither: every metric uses its offline variant or fails saying what to set.
+    pub fn none() -> Services {
+        Services {
+            judge: Err(not_configured("LLM judge")),
+            embedder: Err(not_configured("embeddings")),
+        }
+    }
+
+    /// The process's services, read from the environment once.
+    pub fn from_env_once() -> &'static Services {
+        static SERVICES: std::sync::OnceLock<Services> = std::sync::OnceLock::new();
+        SERVICES.get_or_init(Services::from_env)
+    }
+}
+
+fn not_configured(what: &'static str) -> ServiceError {
+    ServiceError::NotConfigured {
+        what,
+        hint: "none is used in this run".into(),
+    }
+}
+
+/// The outcome of one model-based metric on one sample.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scored {
+    /// The score, or a one-line reason there is none.
+    pub score: Result<f64, String>,
+    /// How it was scored, when not by the metric's primary method
+    /// (e.g. the offline variant).
+    pub method: Option<&'static str>,
+    /// Judge and embedding calls made.
+    pub usage: Usage,
+}
+
+/// Whether `spec` needs a judge or embeddings (and so async scoring).
+pub fn is_model_based(spec: &MetricSpec) -> bool {
+    matches!(
+        spec.kind,
+        MetricKind::Faithfulness | MetricKind::AnswerSimilarity | MetricKind::ContextRecall
+    )
+}
+
+/// Scores a model-based metric.
+pub async fn score(
+    spec: &MetricSpec,
+    sample: &Sample,
+    response: &Response,
+    services: &Services,
+) -> Scored {
+    let mut usage = Usage::default();
+    let (score, method) = match &spec.kind {
+        MetricKind::Faithfulness => (
+            faithfulness(sample, response, services, &mut usage).await,
+            None,
+        ),
+        MetricKind::AnswerSimilarity => {
+            answer_similarity(sample, response, services, &mut usage).await
+        }
+        MetricKind::ContextRecall => context_recall(sample, response, services, &mut usage).await,
+        _ => (Err(format!("`{}` is not model-based", spec.name)), None),
+    };
+    Scored {
+        score,
+        method,
+        usage,
+    }
+}
+
+/// The retrieved context: what the agent returned, else the sample's.
+fn retrieved<'a>(sample: &'a Sample, response: &'a Response) -> &'a [String] {
+    if response.context.is_empty() {
+        &sample.context
+    } else {
+        &response.context
+    }
+}
+
+fn judge<'a>(services: &'a Services, metric: &str) -> Result<&'a Judge, String> {
+    services.judge.as_ref().map_err(|e| {
+        format!("`{metric}` needs an LLM judge (set EVAL_JUDGE_URL and EVAL_JUDGE_MODEL): {e}")
+    })
+}
+
+const FAITHFULNESS_VERSION: u32 = 1;
+
+/// ragas **faithfulness**: the answer is broken into statements (judge, step
+/// 1); each is checked against the retrieved context (judge, step 2);
+/// score = statements supported / statements. Context comes from the agent's
+/// answer, else the sample's `context`.
+async fn faithfulness(
+    sample: &Sample,
+    response: &Response,
+    services: &Services,
+    usage: &mut Usage,
+) -> Result<f64, String> {
+    let judge = judge(services, "faithfulness")?;
+    let context = retrieved(sample, response);
+    if context.is_empty() {
+        return Err("`faithfulness` needs context: the agent returned none and the sample has no `context` field".into());
+    }
+    let reply = judge
+        .ask_json(
+            "faithfulness/statements",
+            FAITHFULNESS_VERSION,
+            (
+                "TASK faithfulness/statements. Split the answer into short, self-contained factual \
+             statements, replacing pronouns with what they refer to. Reply with JSON only: \
+             {\"statements\": [\"...\"]}.",
+                &format!(
+                    "Question: {}\nAnswer: {}",
+                    sample.input.last(),
+                    response.output
+                ),
+            ),
+            usage,
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+    let statements = strings(&reply, "statements")?;
+    if statements.is_empty() {
+        return Err("the judge found no statements in the answer to check".into());
+    }
+    let numbered: String = statements
+        .iter()
+        .enumerate()
+        .map(|(i, s)| format!("{}. {s}\n", i + 1))
+        .collect();
+    let reply = judge
+        .ask_json(
+            "faithfulness/verdicts",
+            FAITHFULNESS_VERSION,
+            (
+                "TASK faithfulness/verdicts. For each statement, decide whether it can be inferred \
+             directly from the context (1) or not (0). Reply with JSON only: {\"verdicts\": \
+             [{\"statement\": \"...\", \"reason\": \"...\", \"verdict\": 1}]}, one entry per \
+             statement, in order.",
+                &format!(
+                    "Context:\n{}\n\nStatements:\n{numbered}",
+                    context.join("\n")
+                ),
+            ),
+            usage,
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+    let verdicts = flags(&reply, "verdicts", "verdict")?;
+    if verdicts.len() != statements.len() {
+        return Err(format!(
+            "the judge gave {} verdicts for {} statements",
+            verdicts.len(),
+            statements.len()
+        ));
+    }
+    Ok(verdicts.iter().filter(|v| **v).count() as f64 / verdicts.len() as f64)
+}
+
+/// ragas **semantic similarity** (`answer_similarity`): cosine similarity of
+/// the embeddings of the answer and of the expected answer. Offline, ragas'
+/// `NonLLMStringSimilarity` with the Levenshtein measure:
+/// `1 - distance / max(len)` over characters.
+async fn answer_similarity(
+    sample: &Sample,
+    response: &Response,
+    services: &Services,
+    usage: &mut Usage,
+) -> (Result<f64, String>, Option<&'static str>) {
+    let Some(expected) = sample.expected_text() else {
+        return (
+            Err("`answer_similarity` needs an expected answer".into()),
+            None,
+        );
+    };
+    match &services.embedder {
+        Ok(embedder) => {
+            let result = embedder.embed(&[&response.output, expected]).await;
+            (
+                result
+                    .map(|(v, u)| {
+                        usage.add(u);
+                        cosine(&v[0], &v[1])
+                    })
+                    .map_err(|e| e.to_string()),
+                None,
+            )
+        }
+        Err(_) => (
+            Ok(string_similarity(&response.output, expected)),
+            Some("offline: ragas NonLLMStringSimilarity (Levenshtein), no EVAL_EMBED_URL"),
+        ),
+    }
+}
+
+const CONTEXT_RECALL_VERSION: u32 = 1;
+
+/// ragas **context recall**. With a judge (`LLMContextRecall`): the expected
+/// answer is split into statements, each classified as attributable to the
+/// retrieved context or not; score = attributed / statements. Offline
+/// (`NonLLMContextRecall`): a reference context counts as recalled when its
+/// string similarity to some retrieved context is above 0.5; score =
+/// recalled / reference contexts.
+async fn context_recall(
+    sample: &Sample,
+    response: &Response,
+    services: &Services,
+    usage: &mut Usage,
+) -> (Result<f64, String>, Option<&'static str>) {
+    let context = retrieved(sample, response);
+    if context.is_empty() {
+        return (
+            Err("`context_recall` needs retrieved context: the agent returned none and the sample has no `context` field".into()),
+            None,
+        );
+    }
+    let Ok(judge) = &services.judge else {
+        if sample.reference_contexts.is_empty() {
+            return (
+                Err("`context_recall` needs an LLM judge (set EVAL_JUDGE_URL) or, offline, `reference_contexts` in the sample".into()),
+                None,
+            );
+        }
+        let recalled = sample
+            .reference_contexts
+            .iter()
+            .filter(|r| {
+                context
+                    .iter()
+                    .map(|c| string_similarity(c, r))
+                    .fold(0.0, f64::max)
+                    > 0.5
+            })
+            .count();
+        return (
+            Ok(recalled as f64 / sample.reference_contexts.len() as f64),
+            Some("offline: ragas NonLLMContextRecall (Levenshtein > 0.5), no EVAL_JUDGE_URL"),
+        );
+    };
+    let Some(expected) = sample.expected_text() else {
+        return (
+            Err("`context_recall` with a judge needs an expected answer".into()),
+            None,
+        );
+    };
+    let reply = judge
+        .ask_json(
+            "context_recall",
+            CONTEXT_RECALL_VERSION,
+            (
+                "TASK context_recall/attribution. Split the reference answer into statements; for \
+             each, decide whether it can be attributed to the context (1) or not (0). Reply with \
+             JSON only: {\"classifications\": [{\"statement\": \"...\", \"reason\": \"...\", \
+             \"attributed\": 1}]}.",
+                &format!(
+                    "Question: {}\nContext:\n{}\nReference answer: {expected}",
+                    sample.input.last(),
+                    context.join("\n")
+                ),
+            ),
+            usage,
+        )
+        .await;
+    let reply = match reply {
+        Ok(r) => r,
+        Err(e) => return (Err(e.to_string()), None),
+    };
+    let score = flags(&reply, "classifications", "attributed").and_then(|f| {
+        if f.is_empty() {
+            Err("the judge found no statements in the expected answer".into())
+        } else {
+            Ok(f.iter().filter(|a| **a).count() as f64 / f.len() as f64)
+        }
+    });
+    (score, None)
+}
+
+/// `key`: an array of strings.
+fn strings(v: &Value, key: &str) -> Result<Vec<String>, String> {
+    v[key]
+        .as_array()
+        .ok_or_else(|| format!("the judge's answer has no `{key}` array"))?
+        .iter()
+        .map(|s| {
+            s.as_str()
+                .map(str::to_string)
+                .ok_or_else(|| format!("`{key}` holds a non-string"))
+        })
+        .collect()
+}
+
+/// `key`: an array of objects whose `flag` is 1/0 (or true/false, "yes"/"no").
+fn flags(v: &Value, key: &str, flag: &str) -> Result<Vec<bool>, String> {
+    v[key]
+        .as_array()
+        .ok_or_else(|| format!("the judge's answer has no `{key}` array"))?
+        .iter()
+        .map(|item| match &item[flag] {
+            Value::Bool(b) => Ok(*b),
+            Value::Number(n) if n.as_f64() == Some(1.0) => Ok(true),
+            Value::Number(n) if n.as_f64() == Some(0.0) => Ok(false),
+            Value::String(s) if matches!(s.to_lowercase().as_str(), "1" | "yes" | "true") => {
+                Ok(true)
+            }
+            Value::String(s) if matches!(s.to_lowercase().as_str(), "0" | "no" | "false") => {
+                Ok(false)
+            }
+            other => Err(format!("`{key}[].{flag}` is {other}, not 1 or 0")),
+        })
+        .collect()
+}
+
+/// `1 - levenshtein(a, b) / max(len(a), len(b))` over characters (1 for two
+/// empty strings), the normalised similarity ragas' `NonLLMStringSimilarity`
+/// computes with the Levenshtein measure.
+pub fn string_similarity(a: &str, b: &str) -> f64 {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let longest = a.len().max(b.len());
+    if longest == 0 {
+        return 1.0;
+    }
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != cb));
+            diagonal = above;
+        }
+    }
+    1.0 - row[b.len()] as f64 / longest as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::string_similarity;
+
+    #[test]
+    fn levenshtein_similarity_matches_hand_values() {
+        // kitten -> sitting: distance 3, max length 7.
+        assert!((string_similarity("kitten", "sitting") - (1.0 - 3.0 / 7.0)).abs() < 1e-12);
+        assert_eq!(string_similarity("", ""), 1.0);
+        assert_eq!(string_similarity("abc", ""), 0.0);
+        assert_eq!(string_similarity("same", "same"), 1.0);
+        // Characters, not bytes: one substitution in 3.
+        assert!((string_similarity("日本語", "日本人") - 2.0 / 3.0).abs() < 1e-12);
+    }
+}

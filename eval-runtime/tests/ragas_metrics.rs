@@ -1,0 +1,329 @@
+//! Model-based metrics against a scripted OpenAI-compatible judge and
+//! embeddings server on loopback, compared with values computed by hand
+//! from ragas' formulas.
+
+mod common;
+
+use common::{Reply, chat};
+use eval_runtime::cache::Cache;
+use eval_runtime::embed::Embedder;
+use eval_runtime::judge::Judge;
+use eval_runtime::metrics::ragas::{Services, score, string_similarity};
+use eval_runtime::service::ServiceError;
+use eval_runtime::{MetricSpec, Response, Sample};
+
+fn spec(name: &str) -> MetricSpec {
+    MetricSpec::new(name, &[], None).unwrap()
+}
+
+/// A judge that answers by task: the system prompt names it.
+fn judge_script(n: usize, body: &serde_json::Value) -> Reply {
+    let _ = n;
+    let system = body["messages"][0]["content"].as_str().unwrap_or("");
+    let content = if system.contains("faithfulness/statements") {
+        r#"{"statements": ["Paris is in France.", "Paris has 10 million people.", "Paris is a capital."]}"#
+    } else if system.contains("faithfulness/verdicts") {
+        r#"{"verdicts": [{"statement": "a", "reason": "r", "verdict": 1}, {"statement": "b", "reason": "r", "verdict": 0}, {"statement": "c", "reason": "r", "verdict": "yes"}]}"#
+    } else if system.contains("context_recall") {
+        r#"{"classifications": [{"statement": "a", "reason": "r", "attributed": 1}, {"statement": "b", "reason": "r", "attributed": 1}, {"statement": "c", "reason": "r", "attributed": 0}, {"statement": "d", "reason": "r", "attributed": true}]}"#
+    } else {
+        "{}"
+    };
+    Reply::json(200, chat(content))
+}
+
+fn services(judge_url: Option<&str>, embed_url: Option<&str>) -> Services {
+    Services {
+        judge: match judge_url {
+            Some(u) => Ok(Judge::new(u, "judge").unwrap()),
+            None => Err(ServiceError::NotConfigured {
+                what: "LLM judge",
+                hint: "test".into(),
+            }),
+        },
+        embedder: match embed_url {
+            Some(u) => Ok(Embedder::new(u, "embed").unwrap()),
+            None => Err(ServiceError::NotConfigured {
+                what: "embeddings",
+                hint: "test".into(),
+            }),
+        },
+    }
+}
+
+fn sample() -> Sample {
+    let mut s = Sample::new("What is Paris?")
+        .with_expected("Paris is the capital of France.")
+        .with_context(["Paris is the capital and largest city of France."]);
+    s.reference_contexts = vec![
+        "Paris is the capital of France".into(),
+        "Berlin is in Germany".into(),
+    ];
+    s
+}
+
+#[tokio::test]
+async fn faithfulness_is_supported_statements_over_statements() {
+    let server = common::serve(|n, _, body| judge_script(n, body)).await;
+    let svc = services(Some(&server.url), None);
+    let response = Response::new("Paris is in France, has 10 million people and is a capital.");
+    let scored = score(&spec("faithfulness"), &sample(), &response, &svc).await;
+    // 3 statements, verdicts 1, 0, 1: 2/3.
+    assert!((scored.score.unwrap() - 2.0 / 3.0).abs() < 1e-9);
+    assert_eq!(scored.usage.calls, 2);
+    let log = server.requests.lock().unwrap();
+    // The context the agent returned wins over the sample's, when it has one.
+    assert!(
+        log[1].1["messages"][1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("Paris is the capital and largest city")
+    );
+}
+
+#[tokio::test]
+async fn faithfulness_uses_the_agents_context_and_says_what_is_missing() {
+    let server = common::serve(|n, _, body| judge_script(n, body)).await;
+    let svc = services(Some(&server.url), None);
+    let response = Response::new("x").with_context(["Retrieved by the agent."]);
+    score(&spec("faithfulness"), &sample(), &response, &svc)
+        .await
+        .score
+        .unwrap();
+    let verdict_prompt = server.requests.lock().unwrap()[1].1["messages"][1]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        verdict_prompt.contains("Retrieved by the agent.")
+            && !verdict_prompt.contains("largest city")
+    );
+
+    let no_context = Sample::new("q").with_expected("a");
+    let e = score(
+        &spec("faithfulness"),
+        &no_context,
+        &Response::new("x"),
+        &svc,
+    )
+    .await
+    .score
+    .unwrap_err();
+    assert!(e.contains("needs context"), "{e}");
+    let e = score(
+        &spec("faithfulness"),
+        &sample(),
+        &Response::new("x"),
+        &services(None, None),
+    )
+    .await
+    .score
+    .unwrap_err();
+    assert!(
+        e.starts_with("`faithfulness` needs an LLM judge (set EVAL_JUDGE_URL"),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn context_recall_with_a_judge_and_offline() {
+    let server = common::serve(|n, _, body| judge_script(n, body)).await;
+    let scored = score(
+        &spec("context_recall"),
+        &sample(),
+        &Response::new("x"),
+        &services(Some(&server.url), None),
+    )
+    .await;
+    // attributed 1, 1, 0, 1 of 4.
+    assert!((scored.score.unwrap() - 0.75).abs() < 1e-9);
+    assert_eq!(scored.method, None);
+
+    // Offline (NonLLMContextRecall): each reference context is recalled when its
+    // best Levenshtein similarity to a retrieved context is above 0.5.
+    let s = sample();
+    let retrieved = "Paris is the capital and largest city of France.";
+    let sims: Vec<f64> = s
+        .reference_contexts
+        .iter()
+        .map(|r| string_similarity(retrieved, r))
+        .collect();
+    let expected = sims.iter().filter(|x| **x > 0.5).count() as f64 / 2.0;
+    let offline = score(
+        &spec("context_recall"),
+        &s,
+        &Response::new("x"),
+        &services(None, None),
+    )
+    .await;
+    assert_eq!(offline.score.unwrap(), expected);
+    assert!(offline.method.unwrap().contains("NonLLMContextRecall"));
+    assert!(sims[0] > 0.5 && sims[1] <= 0.5, "{sims:?}");
+
+    let mut bare = sample();
+    bare.reference_contexts.clear();
+    let e = score(
+        &spec("context_recall"),
+        &bare,
+        &Response::new("x"),
+        &services(None, None),
+    )
+    .await
+    .score
+    .unwrap_err();
+    assert!(
+        e.contains("needs an LLM judge (set EVAL_JUDGE_URL) or, offline, `reference_contexts`"),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn answer_similarity_is_the_cosine_of_embeddings_or_levenshtein_offline() {
+    let server = common::serve(|_, _, body| {
+        let data: Vec<_> = body["input"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let v = if t.as_str().unwrap().starts_with("Paris is the capital") {
+                    [1.0, 1.0]
+                } else {
+                    [1.0, 0.0]
+                };
+                serde_json::json!({"index": i, "embedding": v})
+            })
+            .collect();
+        Reply::json(200, serde_json::json!({"data": data}).to_string())
+    })
+    .await;
+    let online = score(
+        &spec("answer_similarity"),
+        &sample(),
+        &Response::new("Paris."),
+        &services(None, Some(&server.url)),
+    )
+    .await;
+    // (1,0)·(1,1) / (1·√2)
+    assert!((online.score.unwrap() - 1.0 / 2f64.sqrt()).abs() < 1e-9);
+    assert_eq!(online.method, None);
+
+    let s = Sample::new("q").with_expected("sitting");
+    let offline = score(
+        &spec("answer_similarity"),
+        &s,
+        &Response::new("kitten"),
+        &services(None, None),
+    )
+    .await;
+    assert!((offline.score.unwrap() - (1.0 - 3.0 / 7.0)).abs() < 1e-9);
+    assert!(
+        offline
+            .method
+            .unwrap()
+            .starts_with("offline: ragas NonLLMStringSimilarity")
+    );
+}
+
+#[tokio::test]
+async fn a_judge_that_throttles_twice_still_scores_and_counts_retries() {
+    let server = common::serve(|n, _, body| {
+        if n <= 2 {
+            Reply::With(429, vec!["retry-after: 0".into()], "{}".into())
+        } else {
+            judge_script(n, body)
+        }
+    })
+    .await;
+    let scored = score(
+        &spec("context_recall"),
+        &sample(),
+        &Response::new("x"),
+        &services(Some(&server.url), None),
+    )
+    .await;
+    assert!((scored.score.unwrap() - 0.75).abs() < 1e-9);
+    assert_eq!((scored.usage.calls, scored.usage.retries), (3, 2));
+}
+
+#[tokio::test]
+async fn a_judge_that_never_answers_json_fails_that_metric_only() {
+    let server = common::serve(|_, _, _| Reply::json(200, chat("I think it is faithful."))).await;
+    let svc = services(Some(&server.url), None);
+    let s = sample();
+    let response = Response::new("Paris is the capital of France.");
+    let faith = score(&spec("faithfulness"), &s, &response, &svc).await;
+    let e = faith.score.unwrap_err();
+    assert!(
+        e.starts_with("the judge's answer was not valid JSON after 3 attempt(s)"),
+        "{e}"
+    );
+    assert_eq!(faith.usage.reasks, 2);
+    // In a report, only that metric fails; the sample's other metrics score.
+    let report = eval_runtime::evaluate::evaluate_with(
+        "rag::x".into(),
+        &s,
+        &[spec("contains"), spec("faithfulness")],
+        std::time::Duration::from_secs(10),
+        async { Ok(response.clone()) },
+        &svc,
+    )
+    .await;
+    assert!(report.error.is_none());
+    assert_eq!(report.metrics[0].score, Some(1.0));
+    assert!(report.metrics[0].passed);
+    assert!(!report.metrics[1].passed);
+    let text = report.render();
+    assert!(text.contains("not valid JSON after 3 attempt(s)"), "{text}");
+    assert!(
+        text.contains("judge/embeddings: 3 call(s), 0 retr(ies), 2 re-ask(s)"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn a_second_identical_run_makes_no_judge_or_embedding_calls() {
+    let judge = common::serve(|n, _, body| judge_script(n, body)).await;
+    let embed = common::serve(|_, _, body| {
+        let n = body["input"].as_array().unwrap().len();
+        let data: Vec<_> = (0..n)
+            .map(|i| serde_json::json!({"index": i, "embedding": [1.0, i as f64]}))
+            .collect();
+        Reply::json(200, serde_json::json!({"data": data}).to_string())
+    })
+    .await;
+    let dir = std::env::temp_dir().join(format!("eval-ragas-cache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let svc = Services {
+        judge: Ok(Judge::new(&judge.url, "j")
+            .unwrap()
+            .cache(Some(Cache::new(&dir)))),
+        embedder: Ok(Embedder::new(&embed.url, "e")
+            .unwrap()
+            .cache(Some(Cache::new(&dir)))),
+    };
+    let specs = [
+        spec("faithfulness"),
+        spec("context_recall"),
+        spec("answer_similarity"),
+    ];
+    let response = Response::new("Paris is a capital.");
+    let mut first = Vec::new();
+    for s in &specs {
+        first.push(score(s, &sample(), &response, &svc).await.score.unwrap());
+    }
+    let calls = (judge.count(), embed.count());
+    assert_eq!(calls, (3, 1));
+    for (s, before) in specs.iter().zip(&first) {
+        let again = score(s, &sample(), &response, &svc).await;
+        assert_eq!(again.score.unwrap(), *before);
+        assert_eq!(again.usage.calls, 0);
+        assert!(again.usage.cache_hits > 0);
+    }
+    assert_eq!(
+        (judge.count(), embed.count()),
+        calls,
+        "no call the second time"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
