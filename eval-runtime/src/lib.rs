@@ -94,7 +94,8 @@
 //! * Test names are built from the input text when a sample has no `id`: a
 //!   sample's name only changes if another sample with the same name appears
 //!   (both then get a hash suffix). Give samples ids for names that never move.
-//! * Only JSONL and CSV load so far; only string metrics are scored.
+//! * Only JSONL and CSV load so far; the model-based metrics so far are
+//!   faithfulness, answer_similarity and context_recall (see [`metrics::ragas`]).
 //! * A sync eval function cannot be interrupted by the sample timeout.
 //! * The attribute goes on a free function at module level (not inside another
 //!   function or an `impl`), and the module it generates takes the function's
