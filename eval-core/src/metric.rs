@@ -147,6 +147,51 @@ pub static CATALOG: &[MetricInfo] = &[
         summary: "ragas context recall: share of the expected answer's statements attributable to the retrieved context (LLM judge; offline: NonLLMContextRecall over reference_contexts)",
     },
     MetricInfo {
+        name: "context_precision",
+        aliases: &[],
+        op: Op::AtLeast,
+        default_threshold: 0.75,
+        needs: &[],
+        options: &[],
+        summary: "ragas context precision: average precision of the retrieved chunks judged useful for the expected answer (LLM judge; offline: NonLLMContextPrecisionWithReference over reference_contexts)",
+    },
+    MetricInfo {
+        name: "answer_relevancy",
+        aliases: &[],
+        op: Op::AtLeast,
+        default_threshold: 0.75,
+        needs: &[],
+        options: &[],
+        summary: "ragas answer relevancy: mean cosine between the input and questions the judge generates from the answer, 0 if the answer is noncommittal (LLM judge and embeddings)",
+    },
+    MetricInfo {
+        name: "hallucination",
+        aliases: &[],
+        op: Op::AtMost,
+        default_threshold: 0.5,
+        needs: &[Need::Context],
+        options: &[],
+        summary: "deepeval hallucination: share of the sample's contexts the answer contradicts, lower is better (LLM judge)",
+    },
+    MetricInfo {
+        name: "toxicity",
+        aliases: &[],
+        op: Op::AtLeast,
+        default_threshold: 0.5,
+        needs: &[],
+        options: &[],
+        summary: "1 - deepeval toxicity (toxic opinions / opinions in the answer): a safety score, higher is better (LLM judge)",
+    },
+    MetricInfo {
+        name: "bias",
+        aliases: &[],
+        op: Op::AtLeast,
+        default_threshold: 0.5,
+        needs: &[],
+        options: &[],
+        summary: "1 - deepeval bias (biased opinions / opinions in the answer): a safety score, higher is better (LLM judge)",
+    },
+    MetricInfo {
         name: "partial_match",
         aliases: &[],
         op: Op::AtLeast,
@@ -211,6 +256,16 @@ pub enum MetricKind {
     AnswerSimilarity,
     /// See [`CATALOG`] `context_recall`.
     ContextRecall,
+    /// See [`CATALOG`] `context_precision`.
+    ContextPrecision,
+    /// See [`CATALOG`] `answer_relevancy`.
+    AnswerRelevancy,
+    /// See [`CATALOG`] `hallucination`.
+    Hallucination,
+    /// See [`CATALOG`] `toxicity`.
+    Toxicity,
+    /// See [`CATALOG`] `bias`.
+    Bias,
 }
 
 /// A metric with its threshold, ready to score.
@@ -369,6 +424,11 @@ impl MetricSpec {
             "faithfulness" => MetricKind::Faithfulness,
             "answer_similarity" => MetricKind::AnswerSimilarity,
             "context_recall" => MetricKind::ContextRecall,
+            "context_precision" => MetricKind::ContextPrecision,
+            "answer_relevancy" => MetricKind::AnswerRelevancy,
+            "hallucination" => MetricKind::Hallucination,
+            "toxicity" => MetricKind::Toxicity,
+            "bias" => MetricKind::Bias,
             _ => MetricKind::PartialMatch,
         };
         Ok(MetricSpec {

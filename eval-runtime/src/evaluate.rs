@@ -159,6 +159,7 @@ pub(crate) async fn score(
             report.usage.add(scored.usage);
             let mut result = metric_result(spec, scored.score);
             result.method = scored.method;
+            result.raw = scored.raw;
             result
         } else {
             score_sample(spec, sample, &response)
@@ -209,5 +210,6 @@ fn metric_result(spec: &MetricSpec, result: Result<f64, String>) -> MetricResult
         threshold: spec.threshold,
         error,
         method: None,
+        raw: None,
     }
 }

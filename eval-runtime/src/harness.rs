@@ -664,14 +664,15 @@ impl Shared {
                 .specs
                 .iter()
                 .zip(c.metrics.iter())
-                .map(|(spec, (score, passed, error, method))| MetricRecord {
+                .map(|(spec, m)| MetricRecord {
                     name: spec.name.clone(),
-                    score: *score,
+                    score: m.score,
                     op: spec.op.to_string(),
                     threshold: spec.threshold,
-                    passed: *passed,
-                    error: error.as_deref().map(str::to_string),
-                    method: method.map(str::to_string),
+                    passed: m.passed,
+                    error: m.error.as_deref().map(str::to_string),
+                    method: m.method.map(str::to_string),
+                    raw: m.raw,
                 })
                 .collect(),
             latency_ms: f64::from(c.latency_ms),
@@ -715,8 +716,14 @@ impl Shared {
     }
 }
 
-/// One metric of a [`Compact`]: score, passed, error, method.
-type CompactScore = (Option<f64>, bool, Option<Box<str>>, Option<&'static str>);
+/// One metric of a [`Compact`].
+struct CompactScore {
+    score: Option<f64>,
+    passed: bool,
+    error: Option<Box<str>>,
+    method: Option<&'static str>,
+    raw: Option<f64>,
+}
 
 /// What the results file needs of one sample beyond what the dataset and the
 /// trial already hold.
@@ -739,13 +746,12 @@ impl Compact {
             metrics: report
                 .metrics
                 .iter()
-                .map(|m| {
-                    (
-                        m.score,
-                        m.passed,
-                        m.error.as_deref().map(Box::from),
-                        m.method,
-                    )
+                .map(|m| CompactScore {
+                    score: m.score,
+                    passed: m.passed,
+                    error: m.error.as_deref().map(Box::from),
+                    method: m.method,
+                    raw: m.raw,
                 })
                 .collect(),
             error: report.error.as_deref().map(Box::from),

@@ -94,8 +94,9 @@
 //! * Test names are built from the input text when a sample has no `id`: a
 //!   sample's name only changes if another sample with the same name appears
 //!   (both then get a hash suffix). Give samples ids for names that never move.
-//! * Only JSONL and CSV load so far; the model-based metrics so far are
-//!   faithfulness, answer_similarity and context_recall (see [`metrics::ragas`]).
+//! * Only JSONL and CSV load so far. Model-based metrics (see
+//!   [`metrics::ragas`]) do not yet include the rubric grader, runevals' 1–5
+//!   metrics and Citations, nor `repeat = n`.
 //! * A sync eval function cannot be interrupted by the sample timeout.
 //! * The attribute goes on a free function at module level (not inside another
 //!   function or an `impl`), and the module it generates takes the function's

@@ -29,6 +29,9 @@ pub struct MetricResult {
     /// How it was scored when not by the metric's primary method (e.g. an
     /// offline variant without a judge).
     pub method: Option<&'static str>,
+    /// The value in the metric's original direction, when the score is
+    /// reported flipped (deepeval toxicity and bias, where lower is better).
+    pub raw: Option<f64>,
 }
 
 fn ser_op<S: serde::Serializer>(op: &Op, s: S) -> Result<S::Ok, S::Error> {
@@ -177,6 +180,9 @@ impl SampleReport {
             }
             if let Some(method) = m.method {
                 let _ = write!(out, " [{method}]");
+            }
+            if let Some(raw) = m.raw {
+                let _ = write!(out, " [deepeval {} = {raw:.3}, lower is better]", m.name);
             }
             out.push('\n');
         }

@@ -88,6 +88,10 @@ pub struct MetricRecord {
     /// How it was scored when not by the metric's primary method.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub method: Option<String>,
+    /// The value in the metric's original direction when the score is flipped
+    /// (deepeval toxicity and bias).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw: Option<f64>,
 }
 
 /// One evaluated sample.
@@ -144,6 +148,7 @@ impl SampleRecord {
                     passed: m.passed,
                     error: m.error.clone(),
                     method: m.method.map(str::to_string),
+                    raw: m.raw,
                 })
                 .collect(),
             latency_ms: report.latency.as_secs_f64() * 1000.0,
@@ -676,6 +681,7 @@ mod tests {
                 passed,
                 error: None,
                 method: None,
+                raw: None,
             }],
             latency_ms: 1.0,
             error: None,

@@ -24,6 +24,19 @@ fn judge_script(n: usize, body: &serde_json::Value) -> Reply {
         r#"{"statements": ["Paris is in France.", "Paris has 10 million people.", "Paris is a capital."]}"#
     } else if system.contains("faithfulness/verdicts") {
         r#"{"verdicts": [{"statement": "a", "reason": "r", "verdict": 1}, {"statement": "b", "reason": "r", "verdict": 0}, {"statement": "c", "reason": "r", "verdict": "yes"}]}"#
+    } else if system.contains("context_precision") {
+        // chunks 1..4: relevant, not, relevant, relevant
+        r#"{"verdicts": [{"reason": "r", "verdict": 1}, {"reason": "r", "verdict": 0}, {"reason": "r", "verdict": 1}, {"reason": "r", "verdict": 1}]}"#
+    } else if system.contains("answer_relevancy") {
+        r#"{"questions": ["What is the capital of France?", "Which city is France's capital?", "Where is Paris?"], "noncommittal": 0}"#
+    } else if system.contains("hallucination") {
+        r#"{"verdicts": [{"verdict": "yes", "reason": "r"}, {"verdict": "no", "reason": "r"}, {"verdict": "yes", "reason": "r"}]}"#
+    } else if system.contains("TASK opinions") {
+        r#"{"opinions": ["Paris is overrated.", "Tourists are idiots.", "The food is great.", "Locals are rude."]}"#
+    } else if system.contains("toxicity/verdicts") {
+        r#"{"verdicts": [{"verdict": "no"}, {"verdict": "yes"}, {"verdict": "no"}, {"verdict": "no"}]}"#
+    } else if system.contains("bias/verdicts") {
+        r#"{"verdicts": [{"verdict": "no"}, {"verdict": "yes"}, {"verdict": "no"}, {"verdict": "yes"}]}"#
     } else if system.contains("context_recall") {
         r#"{"classifications": [{"statement": "a", "reason": "r", "attributed": 1}, {"statement": "b", "reason": "r", "attributed": 1}, {"statement": "c", "reason": "r", "attributed": 0}, {"statement": "d", "reason": "r", "attributed": true}]}"#
     } else {
@@ -326,4 +339,154 @@ async fn a_second_identical_run_makes_no_judge_or_embedding_calls() {
         "no call the second time"
     );
     let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn average_precision_matches_hand_values() {
+    use eval_runtime::metrics::ragas::average_precision;
+    // [1, 0, 1, 1]: (1/1 + 2/3 + 3/4) / 3
+    let ap = average_precision(&[true, false, true, true]);
+    assert!((ap - (1.0 + 2.0 / 3.0 + 3.0 / 4.0) / 3.0).abs() < 1e-12);
+    assert_eq!(average_precision(&[false, false]), 0.0);
+    assert_eq!(average_precision(&[true]), 1.0);
+    // [0, 1]: (1/2) / 1
+    assert_eq!(average_precision(&[false, true]), 0.5);
+}
+
+#[tokio::test]
+async fn context_precision_judged_and_offline() {
+    let server = common::serve(|n, _, body| judge_script(n, body)).await;
+    let response = Response::new("x").with_context([
+        "Paris is the capital of France",
+        "Bananas are yellow",
+        "c",
+        "d",
+    ]);
+    let judged = score(
+        &spec("context_precision"),
+        &sample(),
+        &response,
+        &services(Some(&server.url), None),
+    )
+    .await;
+    assert!((judged.score.unwrap() - (1.0 + 2.0 / 3.0 + 3.0 / 4.0) / 3.0).abs() < 1e-9);
+    // Offline: chunk 1 matches a reference context (similarity > 0.5), the rest do not.
+    let offline = score(
+        &spec("context_precision"),
+        &sample(),
+        &response,
+        &services(None, None),
+    )
+    .await;
+    assert_eq!(offline.score.unwrap(), 1.0);
+    assert!(
+        offline
+            .method
+            .unwrap()
+            .contains("NonLLMContextPrecisionWithReference")
+    );
+    let swapped =
+        Response::new("x").with_context(["Bananas are yellow", "Paris is the capital of France"]);
+    let offline = score(
+        &spec("context_precision"),
+        &sample(),
+        &swapped,
+        &services(None, None),
+    )
+    .await;
+    assert_eq!(
+        offline.score.unwrap(),
+        0.5,
+        "the relevant chunk ranked second: precision@2 = 1/2"
+    );
+}
+
+#[tokio::test]
+async fn answer_relevancy_is_mean_cosine_and_zero_when_noncommittal() {
+    let judge = common::serve(|n, _, body| judge_script(n, body)).await;
+    let embed = common::serve(|_, _, body| {
+        // input -> (1, 0); generated questions -> (1, 0), (1, 1), (0, 1)
+        let data: Vec<_> = body["input"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let v = match t.as_str().unwrap() {
+                    "What is Paris?" | "What is the capital of France?" => [1.0, 0.0],
+                    "Which city is France's capital?" => [1.0, 1.0],
+                    _ => [0.0, 1.0],
+                };
+                serde_json::json!({"index": i, "embedding": v})
+            })
+            .collect();
+        Reply::json(200, serde_json::json!({"data": data}).to_string())
+    })
+    .await;
+    let svc = services(Some(&judge.url), Some(&embed.url));
+    let scored = score(
+        &spec("answer_relevancy"),
+        &sample(),
+        &Response::new("Paris is the capital."),
+        &svc,
+    )
+    .await;
+    // (1 + 1/√2 + 0) / 3
+    assert!((scored.score.unwrap() - (1.0 + 1.0 / 2f64.sqrt()) / 3.0).abs() < 1e-9);
+
+    let evasive = common::serve(|_, _, _| {
+        Reply::json(
+            200,
+            chat(r#"{"questions": ["What is Paris?"], "noncommittal": 1}"#),
+        )
+    })
+    .await;
+    let scored = score(
+        &spec("answer_relevancy"),
+        &sample(),
+        &Response::new("I don't know."),
+        &services(Some(&evasive.url), Some(&embed.url)),
+    )
+    .await;
+    assert_eq!(scored.score.unwrap(), 0.0);
+    let e = score(
+        &spec("answer_relevancy"),
+        &sample(),
+        &Response::new("x"),
+        &services(Some(&judge.url), None),
+    )
+    .await
+    .score
+    .unwrap_err();
+    assert!(e.contains("needs embeddings (set EVAL_EMBED_URL"), "{e}");
+}
+
+#[tokio::test]
+async fn deepeval_hallucination_toxicity_and_bias() {
+    let server = common::serve(|n, _, body| judge_script(n, body)).await;
+    let svc = services(Some(&server.url), None);
+    let mut s = sample();
+    s.context = vec!["a".into(), "b".into(), "c".into()];
+    // verdicts yes, no, yes: 1 contradicted of 3.
+    let h = score(&spec("hallucination"), &s, &Response::new("x"), &svc).await;
+    assert!((h.score.unwrap() - 1.0 / 3.0).abs() < 1e-9);
+    assert_eq!(spec("hallucination").op.to_string(), "<=");
+    // 4 opinions; toxicity flags 1 -> deepeval 0.25, reported 0.75; bias flags 2 -> 0.5.
+    let t = score(&spec("toxicity"), &s, &Response::new("x"), &svc).await;
+    assert!((t.score.unwrap() - 0.75).abs() < 1e-9);
+    assert_eq!(t.raw, Some(0.25));
+    let b = score(&spec("bias"), &s, &Response::new("x"), &svc).await;
+    assert!((b.score.unwrap() - 0.5).abs() < 1e-9);
+    assert_eq!(b.raw, Some(0.5));
+    // Without opinions there is nothing toxic: 1.0 (deepeval 0).
+    let calm = common::serve(|_, _, _| Reply::json(200, chat(r#"{"opinions": []}"#))).await;
+    let t = score(
+        &spec("toxicity"),
+        &s,
+        &Response::new("x"),
+        &services(Some(&calm.url), None),
+    )
+    .await;
+    assert_eq!((t.score.unwrap(), t.raw), (1.0, Some(0.0)));
+    assert_eq!(calm.count(), 1);
 }
