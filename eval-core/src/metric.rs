@@ -192,6 +192,63 @@ pub static CATALOG: &[MetricInfo] = &[
         summary: "1 - deepeval bias (biased opinions / opinions in the answer): a safety score, higher is better (LLM judge)",
     },
     MetricInfo {
+        name: "rubric",
+        aliases: &[],
+        op: Op::AtLeast,
+        default_threshold: 0.5,
+        needs: &[],
+        options: &[
+            ("rubric", OptionKind::Str),
+            ("rubric_file", OptionKind::Str),
+        ],
+        summary: "letta-evals rubric grader: the judge scores the answer 0..1 against a rubric with {var} placeholders (the sample's `rubric` field, else `rubric = \"...\"` or `rubric_file = \"...\"`)",
+    },
+    MetricInfo {
+        name: "relevance",
+        aliases: &["Relevance"],
+        op: Op::AtLeast,
+        default_threshold: 0.5,
+        needs: &[],
+        options: &[],
+        summary: "runevals Relevance: the judge rates 1-5 how well the answer addresses the input; scored (rating - 1) / 4",
+    },
+    MetricInfo {
+        name: "coherence",
+        aliases: &["Coherence"],
+        op: Op::AtLeast,
+        default_threshold: 0.5,
+        needs: &[],
+        options: &[],
+        summary: "runevals Coherence: the judge rates 1-5 how clear and logically ordered the answer is; scored (rating - 1) / 4",
+    },
+    MetricInfo {
+        name: "groundedness",
+        aliases: &["Groundedness"],
+        op: Op::AtLeast,
+        default_threshold: 0.5,
+        needs: &[],
+        options: &[],
+        summary: "runevals Groundedness: the judge rates 1-5 how well the context supports the answer; scored (rating - 1) / 4",
+    },
+    MetricInfo {
+        name: "similarity",
+        aliases: &["Similarity"],
+        op: Op::AtLeast,
+        default_threshold: 0.5,
+        needs: &[Need::Expected],
+        options: &[],
+        summary: "runevals Similarity: the judge rates 1-5 how close the answer is to the expected answer; scored (rating - 1) / 4",
+    },
+    MetricInfo {
+        name: "citations",
+        aliases: &["Citations"],
+        op: Op::AtLeast,
+        default_threshold: 1.0,
+        needs: &[],
+        options: &[],
+        summary: "runevals Citations: how many distinct citation markers ([1], [^1], 【1】) the answer has; a count, not 0..1",
+    },
+    MetricInfo {
         name: "partial_match",
         aliases: &[],
         op: Op::AtLeast,
@@ -266,6 +323,31 @@ pub enum MetricKind {
     Toxicity,
     /// See [`CATALOG`] `bias`.
     Bias,
+    /// See [`CATALOG`] `rubric`.
+    Rubric {
+        /// Rubric text given in the spec.
+        text: Option<String>,
+        /// Rubric file given in the spec (relative to the crate).
+        file: Option<String>,
+    },
+    /// A runevals 1–5 rating: `relevance`, `coherence`, `groundedness`, `similarity`.
+    Rating(Rating),
+    /// See [`CATALOG`] `citations`.
+    Citations,
+}
+
+/// The runevals 1–5 ratings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Rating {
+    /// How well the answer addresses the input.
+    Relevance,
+    /// How clear and logically ordered the answer is.
+    Coherence,
+    /// How well the retrieved context supports the answer.
+    Groundedness,
+    /// How close the answer is to the expected answer.
+    Similarity,
 }
 
 /// A metric with its threshold, ready to score.
@@ -347,7 +429,12 @@ impl MetricSpec {
                 SpecPart::Op,
             );
         }
-        if !(0.0..=1.0).contains(&threshold) {
+        let max = if info.name == "citations" {
+            f64::INFINITY
+        } else {
+            1.0
+        };
+        if !(0.0..=max).contains(&threshold) {
             return err(
                 format!(
                     "`{name}` scores between 0 and 1, so a threshold of {threshold} can never be met as intended"
@@ -357,6 +444,8 @@ impl MetricSpec {
         }
         let mut case_sensitive = false;
         let mut pattern = None;
+        let mut rubric_text = None;
+        let mut rubric_file = None;
         for (i, (key, _)) in options.iter().enumerate() {
             if options[..i].iter().any(|(k, _)| k == key) {
                 return err(
@@ -403,6 +492,12 @@ impl MetricSpec {
                     }
                     pattern = Some(s.to_string())
                 }
+                (OptionKind::Str, OptionValue::Str(s)) if *key == "rubric" => {
+                    rubric_text = Some(s.to_string())
+                }
+                (OptionKind::Str, OptionValue::Str(s)) if *key == "rubric_file" => {
+                    rubric_file = Some(s.to_string())
+                }
                 (OptionKind::Bool, _) => {
                     return err(
                         format!("option `{key}` of `{name}` expects true or false"),
@@ -429,6 +524,23 @@ impl MetricSpec {
             "hallucination" => MetricKind::Hallucination,
             "toxicity" => MetricKind::Toxicity,
             "bias" => MetricKind::Bias,
+            "rubric" => {
+                if rubric_text.is_some() && rubric_file.is_some() {
+                    return err(
+                        "`rubric` takes `rubric` or `rubric_file`, not both".into(),
+                        SpecPart::Option(1),
+                    );
+                }
+                MetricKind::Rubric {
+                    text: rubric_text,
+                    file: rubric_file,
+                }
+            }
+            "relevance" => MetricKind::Rating(Rating::Relevance),
+            "coherence" => MetricKind::Rating(Rating::Coherence),
+            "groundedness" => MetricKind::Rating(Rating::Groundedness),
+            "similarity" => MetricKind::Rating(Rating::Similarity),
+            "citations" => MetricKind::Citations,
             _ => MetricKind::PartialMatch,
         };
         Ok(MetricSpec {

@@ -9,7 +9,7 @@ use eval_core::{Expected, Sample};
 
 use crate::agent::Response;
 use crate::metrics;
-use crate::metrics::ragas::{self, Services};
+use crate::metrics::judged::{self, Services};
 use crate::report::{MetricResult, SampleReport};
 
 /// Default limit on one sample's whole agent interaction.
@@ -154,8 +154,8 @@ pub(crate) async fn score(
     };
     let mut metrics = Vec::with_capacity(specs.len());
     for spec in specs {
-        metrics.push(if ragas::is_model_based(spec) {
-            let scored = ragas::score(spec, sample, &response, services).await;
+        metrics.push(if judged::is_model_based(spec) {
+            let scored = judged::score(spec, sample, &response, services).await;
             report.usage.add(scored.usage);
             let mut result = metric_result(spec, scored.score);
             result.method = scored.method;

@@ -95,7 +95,7 @@
 //!   sample's name only changes if another sample with the same name appears
 //!   (both then get a hash suffix). Give samples ids for names that never move.
 //! * Only JSONL and CSV load so far. Model-based metrics (see
-//!   [`metrics::ragas`]) do not yet include the rubric grader, runevals' 1–5
+//!   [`metrics::judged`]) do not yet include the rubric grader, runevals' 1–5
 //!   metrics and Citations, nor `repeat = n`.
 //! * A sync eval function cannot be interrupted by the sample timeout.
 //! * The attribute goes on a free function at module level (not inside another

@@ -8,7 +8,7 @@ use common::{Reply, chat};
 use eval_runtime::cache::Cache;
 use eval_runtime::embed::Embedder;
 use eval_runtime::judge::Judge;
-use eval_runtime::metrics::ragas::{Services, score, string_similarity};
+use eval_runtime::metrics::judged::{Services, score, string_similarity};
 use eval_runtime::service::ServiceError;
 use eval_runtime::{MetricSpec, Response, Sample};
 
@@ -343,7 +343,7 @@ async fn a_second_identical_run_makes_no_judge_or_embedding_calls() {
 
 #[test]
 fn average_precision_matches_hand_values() {
-    use eval_runtime::metrics::ragas::average_precision;
+    use eval_runtime::metrics::judged::average_precision;
     // [1, 0, 1, 1]: (1/1 + 2/3 + 3/4) / 3
     let ap = average_precision(&[true, false, true, true]);
     assert!((ap - (1.0 + 2.0 / 3.0 + 3.0 / 4.0) / 3.0).abs() < 1e-12);
@@ -489,4 +489,104 @@ async fn deepeval_hallucination_toxicity_and_bias() {
     .await;
     assert_eq!((t.score.unwrap(), t.raw), (1.0, Some(0.0)));
     assert_eq!(calm.count(), 1);
+}
+
+#[tokio::test]
+async fn rubric_fills_placeholders_and_names_missing_variables() {
+    let server =
+        common::serve(|_, _, _| Reply::json(200, chat(r#"{"score": 0.8, "rationale": "ok"}"#)))
+            .await;
+    let svc = services(Some(&server.url), None);
+    let rubric = |text: &str| {
+        MetricSpec::new(
+            "rubric",
+            &[(
+                "rubric",
+                eval_runtime::metric_spec::OptionValue::Str(text.to_string().into()),
+            )],
+            None,
+        )
+        .unwrap()
+    };
+    let mut s = Sample::new("Draw a cat").with_expected("a cat");
+    s.rubric_vars
+        .insert("reference_ascii".into(), " /\\_/\\ ".into());
+    let scored = score(&rubric("Task: {input}\nSubmission: {submission}\nReference: {reference_ascii}\nExpected: {ground_truth}\nLiteral {{braces}} and ```{YOUR ART}```"), &s, &Response::new("=^.^="), &svc).await;
+    assert!((scored.score.unwrap() - 0.8).abs() < 1e-9);
+    let prompt = server.requests.lock().unwrap()[0].1["messages"][1]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        prompt,
+        "Task: Draw a cat\nSubmission: =^.^=\nReference:  /\\_/\\ \nExpected: a cat\nLiteral {braces} and ```{YOUR ART}```"
+    );
+    let e = score(
+        &rubric("Compare with {reference_code} and {style}"),
+        &s,
+        &Response::new("x"),
+        &svc,
+    )
+    .await
+    .score
+    .unwrap_err();
+    assert_eq!(
+        e,
+        "the rubric uses {reference_code}, {style} with no value: add them to the sample's `rubric_vars`"
+    );
+
+    // A sample's own `rubric` wins over the spec's.
+    let mut own = s.clone();
+    own.extra
+        .insert("rubric".into(), "Own rubric for {input}".into());
+    score(&rubric("Spec rubric"), &own, &Response::new("x"), &svc)
+        .await
+        .score
+        .unwrap();
+    let last = server.requests.lock().unwrap().last().unwrap().1["messages"][1]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(last, "Own rubric for Draw a cat");
+
+    let bad = common::serve(|_, _, _| Reply::json(200, chat(r#"{"score": 7}"#))).await;
+    let e = score(
+        &rubric("r"),
+        &s,
+        &Response::new("x"),
+        &services(Some(&bad.url), None),
+    )
+    .await
+    .score
+    .unwrap_err();
+    assert!(e.contains("not a number from 0 to 1"), "{e}");
+}
+
+#[tokio::test]
+async fn runevals_ratings_are_1_to_5_and_normalised() {
+    let server =
+        common::serve(|_, _, _| Reply::json(200, chat(r#"{"rating": 4, "reason": "good"}"#))).await;
+    let svc = services(Some(&server.url), None);
+    for name in ["Relevance", "coherence", "Groundedness", "similarity"] {
+        let scored = score(&spec(name), &sample(), &Response::new("Paris."), &svc).await;
+        assert_eq!(scored.score.unwrap(), 0.75, "{name}: (4 - 1) / 4");
+        assert_eq!(scored.raw, Some(4.0));
+    }
+    let bad = common::serve(|_, _, _| Reply::json(200, chat(r#"{"rating": 4.5}"#))).await;
+    let e = score(
+        &spec("relevance"),
+        &sample(),
+        &Response::new("x"),
+        &services(Some(&bad.url), None),
+    )
+    .await
+    .score
+    .unwrap_err();
+    assert!(e.contains("not an integer from 1 to 5"), "{e}");
+    assert_eq!(
+        MetricSpec::new("citations", &[], Some((eval_runtime::Op::AtLeast, 3.0)))
+            .unwrap()
+            .threshold,
+        3.0
+    );
 }

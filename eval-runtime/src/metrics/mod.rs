@@ -8,14 +8,14 @@
 //! | `regex` | 1 if the regex (the expected answer, as letta-evals datasets write it, or the `pattern` option) matches anywhere in the output, else 0. Case-insensitive unless `case_sensitive = true`. |
 //! | `partial_match` | SQuAD token F1 (see [`token_f1`]), 0..1, default threshold 0.5 as runevals' PartialMatch. |
 //!
-//! | `faithfulness`, `answer_similarity`, `context_recall` | see [`ragas`]: LLM judge / embeddings, with offline variants |
+//! | `faithfulness`, `answer_similarity`, `context_recall` | see [`judged`]: LLM judge / embeddings, with offline variants |
 //!
 //! A sample whose `expected` is one answer per turn is scored turn by turn
 //! and gets the mean.
 
 use std::collections::HashMap;
 
-pub mod ragas;
+pub mod judged;
 
 use eval_core::metric::{MetricKind, MetricSpec};
 
@@ -69,12 +69,32 @@ pub fn score(spec: &MetricSpec, output: &str, expected: Option<&str>) -> Result<
             bool_score(re.is_match(output))
         }
         MetricKind::PartialMatch => token_f1(output, expected()?),
+        MetricKind::Citations => citations(output) as f64,
         _ => return Err(format!("`{}` cannot be scored by this version", spec.name)),
     })
 }
 
 fn bool_score(b: bool) -> f64 {
     if b { 1.0 } else { 0.0 }
+}
+
+/// runevals' Citations: the number of distinct citation markers in the
+/// answer — `[1]`, `[^1]`, `[^1^]` and `【1】`/`【1†source】` — counted once
+/// per number.
+pub fn citations(output: &str) -> usize {
+    static MARKERS: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = MARKERS.get_or_init(|| {
+        regex::Regex::new(r"\[\^?(\d{1,4})\^?\]|【(\d{1,4})(?:†[^】]*)?】")
+            .expect("a valid pattern")
+    });
+    let mut seen: Vec<&str> = re
+        .captures_iter(output)
+        .filter_map(|c| c.get(1).or_else(|| c.get(2)))
+        .map(|m| m.as_str())
+        .collect();
+    seen.sort_unstable();
+    seen.dedup();
+    seen.len()
 }
 
 /// Token-overlap F1 as defined by the SQuAD v1.1/v2.0 evaluation script
@@ -213,6 +233,11 @@ mod tests {
         assert_eq!(score(&spec("regex"), "none", Some(r"\d+")), Ok(0.0));
         let e = score(&spec("regex"), "x", Some("(")).unwrap_err();
         assert!(e.contains("not a valid regex"), "{e}");
+        assert_eq!(
+            citations("See [1] and [2], also [1] and [^3] and 【4†doc】."),
+            4
+        );
+        assert_eq!(score(&spec("citations"), "no sources", None), Ok(0.0));
         let e = score(&spec("contains"), "x", None).unwrap_err();
         assert!(e.contains("needs an expected answer"), "{e}");
     }
