@@ -39,6 +39,12 @@ fn capitals_sync(sample: &Sample) -> Result<Response, String> {
     Ok(Response::default().with_turn_outputs(outputs))
 }
 
+/// Three runs per sample: each metric is the mean over the runs.
+#[eval_dataset("tests/data/capitals.jsonl", metrics(contains), repeat = 3)]
+async fn capitals_repeated(sample: &Sample) -> Response {
+    agent(sample).await
+}
+
 #[test]
 fn generated_names_are_the_documented_ones() {
     // Ask this very test binary for its list, as cargo/nextest/IDEs do.

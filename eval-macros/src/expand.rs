@@ -51,6 +51,7 @@ pub fn expand(c: Checked) -> TokenStream {
         Some(s) => quote!(::core::option::Option::Some(#s)),
         None => quote!(::core::option::Option::None),
     };
+    let repeat = c.repeat;
     let entry = if c.is_async {
         quote!(::eval_runtime::__private::run_async)
     } else {
@@ -96,6 +97,7 @@ pub fn expand(c: Checked) -> TokenStream {
                     ::core::include_bytes!(#abs_path),
                     &[#(#metrics),*],
                     #timeout,
+                    #repeat,
                 );
 
             fn __eval_run(index: usize) {

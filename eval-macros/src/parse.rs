@@ -10,6 +10,7 @@ pub struct Input {
     pub path: LitStr,
     pub metrics: Vec<MetricArg>,
     pub timeout_secs: Option<syn::LitInt>,
+    pub repeat: Option<syn::LitInt>,
     pub func: ItemFn,
 }
 
@@ -31,6 +32,7 @@ enum Arg {
     Path(LitStr),
     Metrics(Span, Vec<MetricArg>),
     Timeout(syn::LitInt),
+    Repeat(syn::LitInt),
 }
 
 impl Parse for Arg {
@@ -50,10 +52,14 @@ impl Parse for Arg {
                 input.parse::<Token![=]>()?;
                 Ok(Arg::Timeout(input.parse()?))
             }
+            "repeat" => {
+                input.parse::<Token![=]>()?;
+                Ok(Arg::Repeat(input.parse()?))
+            }
             other => Err(syn::Error::new(
                 key.span(),
                 format!(
-                    "unknown argument `{other}`; expected a dataset path string, `metrics(...)` or `timeout_secs = N`"
+                    "unknown argument `{other}`; expected a dataset path string, `metrics(...)`, `timeout_secs = N` or `repeat = N`"
                 ),
             )),
         }
@@ -128,6 +134,7 @@ pub fn parse(args: TokenStream, item: TokenStream) -> syn::Result<Input> {
     let mut path = None;
     let mut metrics = None;
     let mut timeout_secs = None;
+    let mut repeat = None;
     for arg in args {
         match arg {
             Arg::Path(p) if path.is_some() => {
@@ -142,6 +149,7 @@ pub fn parse(args: TokenStream, item: TokenStream) -> syn::Result<Input> {
             }
             Arg::Metrics(_, m) => metrics = Some(m),
             Arg::Timeout(t) => timeout_secs = Some(t),
+            Arg::Repeat(r) => repeat = Some(r),
         }
     }
     let Some(path) = path else {
@@ -154,6 +162,7 @@ pub fn parse(args: TokenStream, item: TokenStream) -> syn::Result<Input> {
         path,
         metrics: metrics.unwrap_or_default(),
         timeout_secs,
+        repeat,
         func,
     })
 }

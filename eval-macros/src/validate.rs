@@ -23,6 +23,7 @@ pub struct Checked {
     pub test_names: Vec<String>,
     pub metrics: Vec<CheckedMetric>,
     pub timeout_secs: Option<u64>,
+    pub repeat: u32,
 }
 
 pub struct CheckedMetric {
@@ -147,6 +148,20 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
         },
     };
 
+    let repeat = match &input.repeat {
+        None => 1,
+        Some(lit) => match lit.base10_parse::<u32>() {
+            Ok(n @ 1..=100) => n,
+            _ => {
+                errors.push(syn::Error::new(
+                    lit.span(),
+                    "repeat must be a whole number of runs from 1 to 100",
+                ));
+                1
+            }
+        },
+    };
+
     // The dataset, read relative to the crate being compiled.
     let shown_path = input.path.value();
     let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR")
@@ -188,5 +203,6 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
         test_names,
         metrics,
         timeout_secs,
+        repeat,
     })
 }

@@ -10,7 +10,7 @@ use eval_core::{Expected, Sample};
 use crate::agent::Response;
 use crate::metrics;
 use crate::metrics::judged::{self, Services};
-use crate::report::{MetricResult, SampleReport};
+use crate::report::{MetricResult, SampleReport, Spread};
 
 /// Default limit on one sample's whole agent interaction.
 pub const DEFAULT_SAMPLE_TIMEOUT: Duration = Duration::from_secs(300);
@@ -85,24 +85,108 @@ pub async fn evaluate_with<F>(
 where
     F: Future<Output = Result<Response, String>>,
 {
-    let mut report = SampleReport::new(test_name, sample);
+    evaluate_runs(test_name, sample, specs, timeout, vec![agent], services).await
+}
+
+/// Evaluates one sample over several runs of the agent (`repeat = n`): each
+/// run is scored; a metric's score is the mean over the runs, with a 95%
+/// interval (see [`Spread`]), and its threshold applies to the mean. A run
+/// that fails fails the sample, naming the run.
+pub async fn evaluate_runs<F>(
+    test_name: String,
+    sample: &Sample,
+    specs: &[MetricSpec],
+    timeout: Duration,
+    runs: Vec<F>,
+    services: &Services,
+) -> SampleReport
+where
+    F: Future<Output = Result<Response, String>>,
+{
+    let mut report = SampleReport::new(test_name.clone(), sample);
     if let Some(reason) = missing_fields(sample, specs) {
         report.error = Some(reason);
         return report;
     }
-    let started = Instant::now();
-    let outcome = tokio::time::timeout(timeout, agent).await;
-    report.latency = started.elapsed();
-    match outcome {
-        Err(_) => {
-            report.error = Some(format!(
+    let n = runs.len();
+    let mut scored = Vec::with_capacity(n);
+    for (k, agent) in runs.into_iter().enumerate() {
+        let started = Instant::now();
+        let outcome = match tokio::time::timeout(timeout, agent).await {
+            Ok(outcome) => outcome,
+            Err(_) => Err(format!(
                 "agent error: no answer within {}s (sample timeout)",
                 timeout.as_secs_f64()
-            ));
-            report
+            )),
+        };
+        let latency = started.elapsed();
+        let mut run = score(
+            SampleReport::new(test_name.clone(), sample),
+            sample,
+            specs,
+            outcome,
+            services,
+        )
+        .await;
+        run.latency = latency;
+        if let Some(e) = run.error.take() {
+            report.usage.add(run.usage);
+            report.latency += run.latency;
+            report.error = Some(if n > 1 {
+                format!("run {}/{n}: {e}", k + 1)
+            } else {
+                e
+            });
+            return report;
         }
-        Ok(outcome) => score(report, sample, specs, outcome, services).await,
+        scored.push(run);
     }
+    if n == 1 {
+        return scored.pop().unwrap_or(report);
+    }
+    combine(report, specs, scored)
+}
+
+/// The mean of each metric over the runs, with its spread.
+fn combine(
+    mut report: SampleReport,
+    specs: &[MetricSpec],
+    runs: Vec<SampleReport>,
+) -> SampleReport {
+    for run in &runs {
+        report.usage.add(run.usage);
+        report.latency += run.latency;
+    }
+    report.metrics = specs
+        .iter()
+        .enumerate()
+        .map(|(m, spec)| {
+            let mut scores = Vec::with_capacity(runs.len());
+            for (k, run) in runs.iter().enumerate() {
+                let result = &run.metrics[m];
+                match result.score {
+                    Some(s) => scores.push(s),
+                    None => {
+                        let mut failed = result.clone();
+                        failed.error = Some(format!(
+                            "run {}/{}: {}",
+                            k + 1,
+                            runs.len(),
+                            result.error.as_deref().unwrap_or("no score")
+                        ));
+                        return failed;
+                    }
+                }
+            }
+            let spread = Spread::of(&scores, spec.threshold);
+            let mut result = metric_result(spec, Ok(spread.mean));
+            result.method = runs[0].metrics[m].method;
+            result.spread = Some(spread);
+            result
+        })
+        .collect();
+    report.output = runs.last().and_then(|r| r.output.clone());
+    report
 }
 
 /// Evaluates one sample with a blocking agent call, on the calling thread and
@@ -112,24 +196,38 @@ pub fn evaluate_sync(
     test_name: String,
     sample: &Sample,
     specs: &[MetricSpec],
-    agent: impl FnOnce() -> Result<Response, String>,
+    repeat: u32,
+    agent: impl Fn() -> Result<Response, String>,
 ) -> SampleReport {
-    let mut report = SampleReport::new(test_name, sample);
+    let mut report = SampleReport::new(test_name.clone(), sample);
     if let Some(reason) = missing_fields(sample, specs) {
         report.error = Some(reason);
         return report;
     }
-    let started = Instant::now();
-    let outcome = agent();
-    report.latency = started.elapsed();
-    // The agent is done: model-based metrics may now use the shared runtime.
-    crate::__private::runtime().block_on(score(
-        report,
+    // The agent runs here, outside any runtime; each outcome is then scored
+    // through a ready future (model-based metrics use the shared runtime).
+    let outcomes: Vec<_> = (0..repeat.max(1))
+        .map(|_| {
+            let started = Instant::now();
+            let outcome = agent();
+            (outcome, started.elapsed())
+        })
+        .collect();
+    let latency: Duration = outcomes.iter().map(|(_, d)| *d).sum();
+    let runs = outcomes
+        .into_iter()
+        .map(|(outcome, _)| std::future::ready(outcome))
+        .collect();
+    let mut report = crate::__private::runtime().block_on(evaluate_runs(
+        test_name,
         sample,
         specs,
-        outcome,
+        DEFAULT_SAMPLE_TIMEOUT,
+        runs,
         Services::from_env_once(),
-    ))
+    ));
+    report.latency = latency;
+    report
 }
 
 /// Fills `report` from the agent's outcome: an error, or every metric's score
@@ -211,5 +309,6 @@ fn metric_result(spec: &MetricSpec, result: Result<f64, String>) -> MetricResult
         error,
         method: None,
         raw: None,
+        spread: None,
     }
 }

@@ -79,6 +79,7 @@ pub struct Harness {
     concurrency: Option<usize>,
     timeout: Option<Duration>,
     ci_gate: bool,
+    repeat: u32,
     base_dir: Option<PathBuf>,
     results_path: Option<PathBuf>,
     setup_errors: Vec<String>,
@@ -111,6 +112,7 @@ struct Shared {
     ci_gate: bool,
     agent: Arc<dyn Agent>,
     timeout: Duration,
+    repeat: u32,
 }
 
 impl Harness {
@@ -122,6 +124,7 @@ impl Harness {
             concurrency: None,
             timeout: None,
             ci_gate: false,
+            repeat: 1,
             base_dir: None,
             results_path: None,
             setup_errors: Vec::new(),
@@ -178,6 +181,14 @@ impl Harness {
     /// Agent calls in flight at once (default `EVAL_CONCURRENCY`, else 16).
     pub fn concurrency(mut self, n: usize) -> Self {
         self.concurrency = Some(n.max(1));
+        self
+    }
+
+    /// Runs the agent `n` times per sample: each metric's score is the mean
+    /// over the runs, reported with a 95% interval, and samples whose
+    /// interval straddles the threshold are flagged.
+    pub fn repeat(mut self, n: u32) -> Self {
+        self.repeat = n.max(1);
         self
     }
 
@@ -270,6 +281,7 @@ impl Harness {
                 Some(t) => t,
                 None => sample_timeout().map_err(|e| e.to_string())?,
             },
+            repeat: self.repeat,
         });
         let trials: Vec<Trial> = (0..shared.trials.len())
             .map(|t| {
@@ -612,7 +624,7 @@ impl Shared {
                     schedule::evaluate_all(
                         jobs,
                         &self.datasets[d].specs,
-                        timeout,
+                        (timeout, self.repeat),
                         (&permits, limit),
                         move |s| agent.respond(s),
                         |key, report| self.fill(key, report),
@@ -673,6 +685,7 @@ impl Shared {
                     error: m.error.as_deref().map(str::to_string),
                     method: m.method.map(str::to_string),
                     raw: m.raw,
+                    spread: m.spread.map(results::RunSpread::from),
                 })
                 .collect(),
             latency_ms: f64::from(c.latency_ms),
@@ -692,12 +705,14 @@ impl Shared {
                 let loaded = &self.datasets[*d];
                 let sample = &loaded.dataset.samples[*i];
                 let agent = self.agent.clone();
-                let report = crate::__private::runtime().block_on(crate::evaluate::evaluate(
+                let runs = (0..self.repeat).map(|_| agent.respond(sample)).collect();
+                let report = crate::__private::runtime().block_on(crate::evaluate::evaluate_runs(
                     name.clone(),
                     sample,
                     &loaded.specs,
                     self.timeout,
-                    agent.respond(sample),
+                    runs,
+                    crate::metrics::judged::Services::from_env_once(),
                 ));
                 self.store(t, &report);
                 report
@@ -723,6 +738,7 @@ struct CompactScore {
     error: Option<Box<str>>,
     method: Option<&'static str>,
     raw: Option<f64>,
+    spread: Option<crate::report::Spread>,
 }
 
 /// What the results file needs of one sample beyond what the dataset and the
@@ -752,6 +768,7 @@ impl Compact {
                     error: m.error.as_deref().map(Box::from),
                     method: m.method,
                     raw: m.raw,
+                    spread: m.spread,
                 })
                 .collect(),
             error: report.error.as_deref().map(Box::from),

@@ -58,6 +58,8 @@
 //!   threshold takes the metric's default.
 //! * `timeout_secs` bounds one sample's whole agent interaction (default 300,
 //!   or `EVAL_SAMPLE_TIMEOUT_SECS`).
+//! * `repeat = n` runs the agent n times per sample; scores are means, with a
+//!   95% interval (see [`report::Spread`]).
 //!
 //! Test names are `<fn>::<sample key>__<tag>__<tag>` (see
 //! [`eval_core::naming`]), so `cargo test -- advanced` runs the samples

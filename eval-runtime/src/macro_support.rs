@@ -18,7 +18,7 @@ use eval_core::metric::MetricSpec;
 use eval_core::{Dataset, Sample};
 
 use crate::agent::IntoAgentResult;
-use crate::evaluate::{evaluate, evaluate_sync, sample_timeout};
+use crate::evaluate::{evaluate_runs, evaluate_sync, sample_timeout};
 use crate::report::SampleReport;
 use crate::results::{self, Results, SampleRecord};
 use crate::schedule::{self, Job, Slots};
@@ -35,6 +35,7 @@ pub struct Embedded {
     bytes: &'static [u8],
     metrics: &'static [MetricDecl],
     timeout_secs: Option<u64>,
+    repeat: u32,
     loaded: OnceLock<Result<Loaded, String>>,
     batch: OnceLock<Result<Option<Arc<Slots>>, String>>,
 }
@@ -48,6 +49,7 @@ struct Loaded {
     name: String,
     specs: Vec<MetricSpec>,
     timeout: Duration,
+    repeat: u32,
 }
 
 impl Embedded {
@@ -58,6 +60,7 @@ impl Embedded {
         bytes: &'static [u8],
         metrics: &'static [MetricDecl],
         timeout_secs: Option<u64>,
+        repeat: u32,
     ) -> Self {
         Embedded {
             module_path,
@@ -65,6 +68,7 @@ impl Embedded {
             bytes,
             metrics,
             timeout_secs,
+            repeat,
             loaded: OnceLock::new(),
             batch: OnceLock::new(),
         }
@@ -101,6 +105,7 @@ impl Embedded {
                 name: name.to_string(),
                 specs,
                 timeout,
+                repeat: self.repeat.max(1),
             })
         });
         match loaded {
@@ -186,12 +191,16 @@ where
     let report = match batch.as_ref().and_then(|b| b.take(index)) {
         Some(report) => report,
         None => {
-            let report = runtime().block_on(evaluate(
+            let runs = (0..loaded.repeat)
+                .map(|_| async { agent(sample).await.into_agent_result() })
+                .collect();
+            let report = runtime().block_on(evaluate_runs(
                 loaded.names[index].clone(),
                 sample,
                 &loaded.specs,
                 loaded.timeout,
-                async { agent(sample).await.into_agent_result() },
+                runs,
+                crate::metrics::judged::Services::from_env_once(),
             ));
             if batch.is_none() {
                 record_single(loaded, &report);
@@ -211,9 +220,13 @@ where
     R: IntoAgentResult,
 {
     let (loaded, sample) = ds.sample(index);
-    let report = evaluate_sync(loaded.names[index].clone(), sample, &loaded.specs, || {
-        agent(sample).into_agent_result()
-    });
+    let report = evaluate_sync(
+        loaded.names[index].clone(),
+        sample,
+        &loaded.specs,
+        loaded.repeat,
+        || agent(sample).into_agent_result(),
+    );
     record_single(loaded, &report);
     conclude(&report);
 }
@@ -262,7 +275,7 @@ where
                 local_runtime().block_on(schedule::evaluate_all(
                     jobs,
                     &loaded.specs,
-                    loaded.timeout,
+                    (loaded.timeout, loaded.repeat),
                     (schedule::process_permits(), limit),
                     call,
                     done,

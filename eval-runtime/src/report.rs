@@ -32,6 +32,65 @@ pub struct MetricResult {
     /// The value in the metric's original direction, when the score is
     /// reported flipped (deepeval toxicity and bias, where lower is better).
     pub raw: Option<f64>,
+    /// Over repeated runs (`repeat = n`): the score is their mean; this is
+    /// the spread.
+    pub spread: Option<Spread>,
+}
+
+/// A metric over `n` runs of the agent: mean and 95% confidence interval
+/// (Student's t, `mean ± t(0.975, n-1) · s / √n`, `s` the sample standard
+/// deviation).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct Spread {
+    /// Runs.
+    pub runs: usize,
+    /// Mean score.
+    pub mean: f64,
+    /// Lower end of the 95% interval.
+    pub low: f64,
+    /// Upper end of the 95% interval.
+    pub high: f64,
+    /// The interval contains the threshold: the verdict could go either way.
+    pub straddles: bool,
+}
+
+impl Spread {
+    /// The spread of `scores` (at least one) around `threshold`.
+    pub fn of(scores: &[f64], threshold: f64) -> Spread {
+        let n = scores.len().max(1);
+        let mean = scores.iter().sum::<f64>() / n as f64;
+        let half = if n < 2 {
+            0.0
+        } else {
+            let var = scores.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+            t_975(n - 1) * var.sqrt() / (n as f64).sqrt()
+        };
+        let (low, high) = (mean - half, mean + half);
+        Spread {
+            runs: scores.len(),
+            mean,
+            low,
+            high,
+            straddles: half > 0.0 && low < threshold && threshold < high,
+        }
+    }
+}
+
+/// Two-sided 95% critical value of Student's t with `df` degrees of freedom.
+fn t_975(df: usize) -> f64 {
+    const TABLE: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
+    ];
+    match df {
+        0 => f64::INFINITY,
+        1..=30 => TABLE[df - 1],
+        31..=60 => 2.000,
+        61..=120 => 1.980,
+        _ => 1.960,
+    }
 }
 
 fn ser_op<S: serde::Serializer>(op: &Op, s: S) -> Result<S::Ok, S::Error> {
@@ -182,7 +241,25 @@ impl SampleReport {
                 let _ = write!(out, " [{method}]");
             }
             if let Some(raw) = m.raw {
-                let _ = write!(out, " [deepeval {} = {raw:.3}, lower is better]", m.name);
+                if matches!(m.name.as_str(), "toxicity" | "bias") {
+                    let _ = write!(out, " [deepeval {} {raw:.3}, lower is better]", m.name);
+                } else {
+                    let _ = write!(out, " [rating {raw}/5]");
+                }
+            }
+            if let Some(s) = &m.spread {
+                let _ = write!(
+                    out,
+                    " [mean of {} runs, 95% interval {:.3}..{:.3}{}]",
+                    s.runs,
+                    s.low,
+                    s.high,
+                    if s.straddles {
+                        ", straddles the threshold"
+                    } else {
+                        ""
+                    }
+                );
             }
             out.push('\n');
         }
@@ -195,5 +272,24 @@ impl SampleReport {
             );
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Spread;
+
+    #[test]
+    fn spread_is_a_students_t_interval() {
+        // scores 0.6, 0.8, 1.0: mean 0.8, s = 0.2, t(0.975, 2) = 4.303,
+        // half-width = 4.303 * 0.2 / sqrt(3).
+        let s = Spread::of(&[0.6, 0.8, 1.0], 0.75);
+        let half = 4.303 * 0.2 / 3f64.sqrt();
+        assert!((s.mean - 0.8).abs() < 1e-12);
+        assert!((s.low - (0.8 - half)).abs() < 1e-12 && (s.high - (0.8 + half)).abs() < 1e-12);
+        assert!(s.straddles);
+        let tight = Spread::of(&[1.0, 1.0, 1.0, 1.0], 0.75);
+        assert_eq!((tight.low, tight.high, tight.straddles), (1.0, 1.0, false));
+        assert!(!Spread::of(&[0.9], 0.5).straddles);
     }
 }

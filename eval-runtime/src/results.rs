@@ -89,9 +89,38 @@ pub struct MetricRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub method: Option<String>,
     /// The value in the metric's original direction when the score is flipped
-    /// (deepeval toxicity and bias).
+    /// (deepeval toxicity and bias), or the 1–5 rating.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw: Option<f64>,
+    /// Over repeated runs: `[runs, low, high]` of the 95% interval around the
+    /// score (the mean), and whether it straddles the threshold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spread: Option<RunSpread>,
+}
+
+/// A metric's spread over repeated runs, in a results file.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct RunSpread {
+    /// Runs.
+    pub runs: usize,
+    /// Lower end of the 95% interval.
+    pub low: f64,
+    /// Upper end of the 95% interval.
+    pub high: f64,
+    /// The interval contains the threshold.
+    pub straddles: bool,
+}
+
+impl From<crate::report::Spread> for RunSpread {
+    fn from(s: crate::report::Spread) -> Self {
+        RunSpread {
+            runs: s.runs,
+            low: s.low,
+            high: s.high,
+            straddles: s.straddles,
+        }
+    }
 }
 
 /// One evaluated sample.
@@ -149,6 +178,7 @@ impl SampleRecord {
                     error: m.error.clone(),
                     method: m.method.map(str::to_string),
                     raw: m.raw,
+                    spread: m.spread.map(RunSpread::from),
                 })
                 .collect(),
             latency_ms: report.latency.as_secs_f64() * 1000.0,
@@ -682,6 +712,7 @@ mod tests {
                 error: None,
                 method: None,
                 raw: None,
+                spread: None,
             }],
             latency_ms: 1.0,
             error: None,

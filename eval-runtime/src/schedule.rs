@@ -16,7 +16,8 @@ use futures_util::stream::{FuturesUnordered, StreamExt};
 
 use crate::agent::Response;
 use crate::error::{Error, Result};
-use crate::evaluate::evaluate;
+use crate::evaluate::evaluate_runs;
+use crate::metrics::judged::Services;
 use crate::report::SampleReport;
 
 /// Agent calls in flight at once when `EVAL_CONCURRENCY` is not set
@@ -60,7 +61,7 @@ pub(crate) struct Job<'a> {
 pub(crate) async fn evaluate_all<'a, C, Fut>(
     jobs: impl IntoIterator<Item = Job<'a>>,
     specs: &'a [MetricSpec],
-    timeout: Duration,
+    (timeout, repeat): (Duration, u32),
     (permits, limit): (&'a tokio::sync::Semaphore, usize),
     call: C,
     mut done: impl FnMut(usize, SampleReport),
@@ -76,10 +77,22 @@ pub(crate) async fn evaluate_all<'a, C, Fut>(
             let Some(job) = jobs.next() else { break };
             running.push(async move {
                 let _permit = permits.acquire().await;
-                let agent = AssertUnwindSafe(async move { call(job.sample).await })
-                    .catch_unwind()
-                    .map(|r| r.unwrap_or_else(|panic| Err(panic_message(&panic))));
-                let report = evaluate(job.name, job.sample, specs, timeout, agent).await;
+                let runs = (0..repeat.max(1))
+                    .map(|_| {
+                        AssertUnwindSafe(async move { call(job.sample).await })
+                            .catch_unwind()
+                            .map(|r| r.unwrap_or_else(|panic| Err(panic_message(&panic))))
+                    })
+                    .collect();
+                let report = evaluate_runs(
+                    job.name,
+                    job.sample,
+                    specs,
+                    timeout,
+                    runs,
+                    Services::from_env_once(),
+                )
+                .await;
                 (job.key, report)
             });
         }

@@ -385,3 +385,33 @@ fn harness_concurrency_is_the_cap_across_datasets() {
     assert_eq!(out.datasets.len(), 3);
     assert_eq!(peak.load(Ordering::SeqCst), 4);
 }
+
+#[test]
+fn repeat_scores_the_mean_and_flags_a_straddling_interval() {
+    let dir = scratch(
+        "repeat",
+        &[("qa.jsonl", "{\"input\": \"q\", \"expected\": \"yes\"}\n")],
+    );
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counted = calls.clone();
+    // Right on runs 1 and 3, wrong on run 2: contains = 1, 0, 1.
+    let out = harness(&dir)
+        .dataset("qa.jsonl", "contains >= 0.5")
+        .repeat(3)
+        .agent_fn(async move |_: &Sample| {
+            let n = counted.fetch_add(1, Ordering::SeqCst);
+            Response::new(if n == 1 { "no" } else { "yes" })
+        })
+        .evaluate(args(&[]));
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+    assert_eq!(out.code, 0, "mean 2/3 >= 0.5");
+    let results = read(&out);
+    let m = &results.samples[0].metrics[0];
+    assert!((m.score.unwrap() - 2.0 / 3.0).abs() < 1e-12);
+    let spread = m.spread.unwrap();
+    // s = sqrt(1/3), half-width = 4.303 * s / sqrt(3)
+    let half = 4.303 * (1.0f64 / 3.0).sqrt() / 3f64.sqrt();
+    assert_eq!(spread.runs, 3);
+    assert!((spread.low - (2.0 / 3.0 - half)).abs() < 1e-12);
+    assert!(spread.straddles);
+}
