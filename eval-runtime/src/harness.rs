@@ -32,11 +32,15 @@ use eval_core::{Dataset, index, naming};
 use libtest_mimic::{Arguments, Failed, Trial};
 
 use crate::agent::{Agent, FnAgent, IntoAgentResult};
+use crate::embed::Embedder;
 use crate::evaluate::sample_timeout;
+use crate::judge::Judge;
+use crate::metrics::judged::Services;
 use crate::report::SampleReport;
 use crate::results::{self, DatasetSummary, Gate, MetricRecord, SampleRecord, Summaries, Verdict};
 use crate::schedule::{self, Job, Slots};
 use crate::selection::under_nextest;
+use crate::service::ServiceError;
 use eval_core::Sample;
 
 struct Source {
@@ -80,6 +84,8 @@ pub struct Harness {
     timeout: Option<Duration>,
     ci_gate: bool,
     repeat: u32,
+    judge: Option<Result<Judge, ServiceError>>,
+    embedder: Option<Result<Embedder, ServiceError>>,
     base_dir: Option<PathBuf>,
     results_path: Option<PathBuf>,
     setup_errors: Vec<String>,
@@ -113,6 +119,7 @@ struct Shared {
     agent: Arc<dyn Agent>,
     timeout: Duration,
     repeat: u32,
+    services: Services,
 }
 
 impl Harness {
@@ -125,6 +132,8 @@ impl Harness {
             timeout: None,
             ci_gate: false,
             repeat: 1,
+            judge: None,
+            embedder: None,
             base_dir: None,
             results_path: None,
             setup_errors: Vec::new(),
@@ -189,6 +198,18 @@ impl Harness {
     /// interval straddles the threshold are flagged.
     pub fn repeat(mut self, n: u32) -> Self {
         self.repeat = n.max(1);
+        self
+    }
+
+    /// The LLM judge for model-based metrics (default: `EVAL_JUDGE_*`).
+    pub fn judge(mut self, judge: Judge) -> Self {
+        self.judge = Some(Ok(judge));
+        self
+    }
+
+    /// The embeddings server for model-based metrics (default: `EVAL_EMBED_*`).
+    pub fn embedder(mut self, embedder: Embedder) -> Self {
+        self.embedder = Some(Ok(embedder));
         self
     }
 
@@ -282,6 +303,16 @@ impl Harness {
                 None => sample_timeout().map_err(|e| e.to_string())?,
             },
             repeat: self.repeat,
+            services: Services {
+                judge: self
+                    .judge
+                    .clone()
+                    .unwrap_or_else(|| Services::from_env_once().judge.clone()),
+                embedder: self
+                    .embedder
+                    .clone()
+                    .unwrap_or_else(|| Services::from_env_once().embedder.clone()),
+            },
         });
         let trials: Vec<Trial> = (0..shared.trials.len())
             .map(|t| {
@@ -624,7 +655,7 @@ impl Shared {
                     schedule::evaluate_all(
                         jobs,
                         &self.datasets[d].specs,
-                        (timeout, self.repeat),
+                        (timeout, self.repeat, &self.services),
                         (&permits, limit),
                         move |s| agent.respond(s),
                         |key, report| self.fill(key, report),
@@ -712,7 +743,7 @@ impl Shared {
                     &loaded.specs,
                     self.timeout,
                     runs,
-                    crate::metrics::judged::Services::from_env_once(),
+                    &self.services,
                 ));
                 self.store(t, &report);
                 report

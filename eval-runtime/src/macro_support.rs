@@ -275,7 +275,11 @@ where
                 local_runtime().block_on(schedule::evaluate_all(
                     jobs,
                     &loaded.specs,
-                    (loaded.timeout, loaded.repeat),
+                    (
+                        loaded.timeout,
+                        loaded.repeat,
+                        crate::metrics::judged::Services::from_env_once(),
+                    ),
                     (schedule::process_permits(), limit),
                     call,
                     done,

@@ -61,7 +61,7 @@ pub(crate) struct Job<'a> {
 pub(crate) async fn evaluate_all<'a, C, Fut>(
     jobs: impl IntoIterator<Item = Job<'a>>,
     specs: &'a [MetricSpec],
-    (timeout, repeat): (Duration, u32),
+    (timeout, repeat, services): (Duration, u32, &'a Services),
     (permits, limit): (&'a tokio::sync::Semaphore, usize),
     call: C,
     mut done: impl FnMut(usize, SampleReport),
@@ -84,15 +84,8 @@ pub(crate) async fn evaluate_all<'a, C, Fut>(
                             .map(|r| r.unwrap_or_else(|panic| Err(panic_message(&panic))))
                     })
                     .collect();
-                let report = evaluate_runs(
-                    job.name,
-                    job.sample,
-                    specs,
-                    timeout,
-                    runs,
-                    Services::from_env_once(),
-                )
-                .await;
+                let report =
+                    evaluate_runs(job.name, job.sample, specs, timeout, runs, services).await;
                 (job.key, report)
             });
         }

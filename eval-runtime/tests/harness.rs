@@ -5,6 +5,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+mod common;
+
 use eval_runtime::harness::Outcome;
 use eval_runtime::results::{Results, Verdict};
 use eval_runtime::{Harness, Response, Sample};
@@ -414,4 +416,65 @@ fn repeat_scores_the_mean_and_flags_a_straddling_interval() {
     assert_eq!(spread.runs, 3);
     assert!((spread.low - (2.0 / 3.0 - half)).abs() < 1e-12);
     assert!(spread.straddles);
+}
+
+#[test]
+fn a_judged_run_records_usage_and_never_writes_the_key() {
+    const KEY: &str = "sk-e2e-SUPER-SECRET-42";
+    let dataset = "{\"input\": \"What is Paris?\", \"expected\": \"capital\", \"context\": [\"Paris is the capital of France.\"]}\n";
+    let dir = scratch("judged", &[("qa.jsonl", dataset)]);
+    // A judge that first throttles, then answers; a second judge that
+    // rejects the key and echoes it back.
+    let good = common::serve_detached(|n, _, body| {
+        if n == 1 {
+            return common::Reply::With(429, vec!["retry-after: 0".into()], "{}".into());
+        }
+        let system = body["messages"][0]["content"].as_str().unwrap_or("");
+        common::Reply::json(
+            200,
+            common::chat(if system.contains("statements") {
+                r#"{"statements": ["Paris is the capital of France."]}"#
+            } else {
+                r#"{"verdicts": [{"statement": "s", "reason": "r", "verdict": 1}]}"#
+            }),
+        )
+    });
+    let echo = common::serve_detached(|_, head, _| {
+        let auth = head
+            .lines()
+            .find(|l| l.starts_with("authorization"))
+            .unwrap_or("")
+            .to_string();
+        common::Reply::json(401, format!("bad key {auth}"))
+    });
+    let run = |url: &str| {
+        harness(&dir)
+            .dataset("qa.jsonl", "contains, faithfulness >= 0.9")
+            .judge(
+                eval_runtime::judge::Judge::new(url, "j")
+                    .unwrap()
+                    .api_key(Some(KEY.into()))
+                    .cache(None),
+            )
+            .agent_fn(async |_: &Sample| Response::new("Paris is the capital of France."))
+            .evaluate(args(&[]))
+    };
+    let out = run(&good.url);
+    assert_eq!(out.code, 0);
+    let results = read(&out);
+    let sample = &results.samples[0];
+    assert_eq!(sample.metrics[1].score, Some(1.0));
+    assert_eq!((sample.usage.calls, sample.usage.retries), (3, 1));
+
+    let out = run(&echo.url);
+    assert_eq!(out.code, 101);
+    let text = std::fs::read_to_string(out.results_path.as_ref().unwrap()).unwrap();
+    assert!(
+        text.contains("HTTP 401") && text.contains("<redacted>"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("SUPER-SECRET"),
+        "the key leaked into the results file"
+    );
 }
