@@ -215,7 +215,7 @@ fn build_client() -> Result<reqwest::Client> {
         .build()
         .map_err(|e| Error::Config {
             what: "HTTP client".into(),
-            reason: error_chain(&e),
+            reason: one_line(&error_chain(&e), 300),
         })
 }
 
@@ -418,7 +418,7 @@ impl HttpAgent {
         } else {
             Error::AgentUnreachable {
                 url: self.shown_url.clone(),
-                cause: error_chain(e),
+                cause: one_line(&error_chain(e), 300),
             }
         }
     }
@@ -510,7 +510,8 @@ pub(crate) fn redact_url(url: &reqwest::Url) -> String {
     shown.to_string()
 }
 
-/// The error and its sources on one line, without repeats or URLs.
+/// The error and its innermost sources, without repeats or URLs (callers
+/// mask secrets, then cut it to one line).
 pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut parts: Vec<String> = Vec::new();
     let mut current: Option<&(dyn std::error::Error + 'static)> = Some(e);
@@ -528,7 +529,7 @@ pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
     // The innermost causes say what happened ("tcp connect error: Connection
     // refused"); the outer layers only repeat "error sending request".
     let keep = parts.len().saturating_sub(2);
-    one_line(&parts[keep..].join(": "), 300)
+    parts[keep..].join(": ")
 }
 
 pub(crate) fn env_var(name: &'static str) -> Result<Option<String>> {

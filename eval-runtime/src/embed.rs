@@ -22,7 +22,7 @@ impl Embedder {
         Ok(Embedder {
             endpoint: Endpoint::new("embeddings", url, "embeddings")?,
             model: model.to_string(),
-            cache: None,
+            cache: Cache::from_env(),
         })
     }
 
@@ -41,9 +41,7 @@ impl Embedder {
             });
         };
         let model = read("EVAL_EMBED_MODEL")?.unwrap_or_else(|| "text-embedding-3-small".into());
-        Ok(Embedder::new(&url, &model)?
-            .api_key(Endpoint::key_from_env("EVAL_EMBED_API_KEY")?)
-            .cache(Cache::from_env()))
+        Ok(Embedder::new(&url, &model)?.api_key(Endpoint::key_from_env("EVAL_EMBED_API_KEY")?))
     }
 
     /// Sets (or clears) the API key.
@@ -65,8 +63,12 @@ impl Embedder {
     }
 
     /// One vector per text, in order; texts already cached are not sent.
-    pub async fn embed(&self, texts: &[&str]) -> Result<(Vec<Vec<f64>>, Usage), ServiceError> {
-        let mut usage = Usage::default();
+    /// Calls and cache hits are added to `usage`, also when the call fails.
+    pub async fn embed(
+        &self,
+        texts: &[&str],
+        usage: &mut Usage,
+    ) -> Result<Vec<Vec<f64>>, ServiceError> {
         let keys: Vec<String> = texts
             .iter()
             .map(|t| Cache::key(&["embed", &self.endpoint.shown, &self.model, t]))
@@ -78,7 +80,7 @@ impl Embedder {
                 vector(&cached).ok()
             })
             .collect();
-        usage.cache_hits = vectors.iter().filter(|v| v.is_some()).count() as u32;
+        usage.cache_hits += vectors.iter().filter(|v| v.is_some()).count() as u32;
         // Each text not cached yet, once.
         let mut missing: Vec<usize> = Vec::new();
         for i in (0..texts.len()).filter(|i| vectors[*i].is_none()) {
@@ -88,12 +90,10 @@ impl Embedder {
         }
         if !missing.is_empty() {
             let input: Vec<&str> = missing.iter().map(|i| texts[*i]).collect();
-            let (answer, retries) = self
+            let answer = self
                 .endpoint
-                .post(&json!({"model": self.model, "input": input}))
+                .post(&json!({"model": self.model, "input": input}), usage)
                 .await?;
-            usage.calls += retries + 1;
-            usage.retries += retries;
             usage.prompt_tokens += answer["usage"]["prompt_tokens"].as_u64().unwrap_or(0);
             let bad = |reason: String| ServiceError::BadResponse {
                 url: self.endpoint.shown.clone(),
@@ -135,7 +135,7 @@ impl Embedder {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        Ok((vectors, usage))
+        Ok(vectors)
     }
 }
 

@@ -109,7 +109,11 @@ where
         return report;
     }
     let n = runs.len();
-    let mut scored = Vec::with_capacity(n);
+    if n == 0 {
+        report.error = Some("no agent run to evaluate (repeat is 0)".into());
+        return report;
+    }
+    let mut scored: Vec<SampleReport> = Vec::with_capacity(n);
     for (k, agent) in runs.into_iter().enumerate() {
         let started = Instant::now();
         let outcome = match tokio::time::timeout(timeout, agent).await {
@@ -130,8 +134,11 @@ where
         .await;
         run.latency = latency;
         if let Some(e) = run.error.take() {
-            report.usage.add(run.usage);
-            report.latency += run.latency;
+            // What the earlier runs cost still counts.
+            for earlier in scored.iter().chain(std::iter::once(&run)) {
+                report.usage.add(earlier.usage);
+                report.latency += earlier.latency;
+            }
             report.error = Some(if n > 1 {
                 format!("run {}/{n}: {e}", k + 1)
             } else {
@@ -181,6 +188,11 @@ fn combine(
             let spread = Spread::of(&scores, spec.threshold);
             let mut result = metric_result(spec, Ok(spread.mean));
             result.method = runs[0].metrics[m].method;
+            // The raw value (deepeval direction, 1-5 rating) is averaged too.
+            let raws: Vec<f64> = runs.iter().filter_map(|r| r.metrics[m].raw).collect();
+            if raws.len() == runs.len() {
+                result.raw = Some(raws.iter().sum::<f64>() / raws.len() as f64);
+            }
             result.spread = Some(spread);
             result
         })

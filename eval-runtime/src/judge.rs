@@ -33,13 +33,14 @@ pub struct Judge {
 
 impl Judge {
     /// A judge at `url` (base such as `http://host/v1`, or the full
-    /// `.../chat/completions`) using `model`.
+    /// `.../chat/completions`) using `model`, with the cache of
+    /// [`Cache::from_env`] (none when `EVAL_CACHE=off`).
     pub fn new(url: &str, model: &str) -> Result<Judge, ServiceError> {
         Ok(Judge {
             endpoint: Endpoint::new("judge", url, "chat/completions")?,
             model: model.to_string(),
             seed: DEFAULT_SEED,
-            cache: None,
+            cache: Cache::from_env(),
         })
     }
 
@@ -59,9 +60,8 @@ impl Judge {
             });
         };
         let model = read("EVAL_JUDGE_MODEL")?.unwrap_or_else(|| "gpt-4o-mini".into());
-        let mut judge = Judge::new(&url, &model)?
-            .api_key(Endpoint::key_from_env("EVAL_JUDGE_API_KEY")?)
-            .cache(Cache::from_env());
+        let mut judge =
+            Judge::new(&url, &model)?.api_key(Endpoint::key_from_env("EVAL_JUDGE_API_KEY")?);
         if let Some(secs) = read("EVAL_JUDGE_TIMEOUT_SECS")? {
             judge.endpoint.timeout = crate::agent::parse_secs("EVAL_JUDGE_TIMEOUT_SECS", &secs)
                 .map_err(|e| ServiceError::Config {
@@ -109,8 +109,23 @@ impl Judge {
         &self,
         metric: &str,
         version: u32,
+        prompt: (&str, &str),
+        usage: &mut Usage,
+    ) -> Result<Value, ServiceError> {
+        self.ask_checked(metric, version, prompt, usage, &|_| Ok(()))
+            .await
+    }
+
+    /// [`ask_json`](Self::ask_json) whose answer must also pass `check` (the
+    /// shape a metric needs): an answer that does not is re-asked like one
+    /// that does not parse, and only answers that pass are cached.
+    pub async fn ask_checked(
+        &self,
+        metric: &str,
+        version: u32,
         (system, user): (&str, &str),
         usage: &mut Usage,
+        check: &(dyn Fn(&Value) -> Result<(), String> + Sync),
     ) -> Result<Value, ServiceError> {
         let mut messages = vec![
             json!({"role": "system", "content": system}),
@@ -127,6 +142,8 @@ impl Judge {
         ]);
         if let Some(cache) = &self.cache
             && let Some(value) = cache.get(&key)
+            && value.is_object()
+            && check(&value).is_ok()
         {
             usage.cache_hits += 1;
             return Ok(value);
@@ -134,19 +151,15 @@ impl Judge {
         let mut reasks = 0;
         let mut body = body;
         loop {
-            let (answer, retries) = self.endpoint.post(&body).await?;
-            usage.calls += retries + 1;
-            usage.retries += retries;
+            let answer = self.endpoint.post(&body, usage).await?;
             usage.prompt_tokens += answer["usage"]["prompt_tokens"].as_u64().unwrap_or(0);
             usage.completion_tokens += answer["usage"]["completion_tokens"].as_u64().unwrap_or(0);
+            // A missing content (a refusal, a content filter) is re-asked too.
             let content = answer["choices"][0]["message"]["content"]
                 .as_str()
-                .ok_or_else(|| ServiceError::BadResponse {
-                    url: self.endpoint.shown.clone(),
-                    reason: "no `choices[0].message.content` string".into(),
-                })?
+                .unwrap_or("")
                 .to_string();
-            match parse_json_answer(&content) {
+            match parse_json_answer(&content).and_then(|v| check(&v).map(|()| v)) {
                 Ok(value) => {
                     if let Some(cache) = &self.cache {
                         cache.put(&key, &value);

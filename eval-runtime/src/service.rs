@@ -179,9 +179,13 @@ impl Endpoint {
     }
 
     /// POSTs `body`, retrying 429, 5xx and connection failures with backoff
-    /// (honouring `Retry-After` in seconds, at most 60). Returns the JSON
-    /// answer and the retries made.
-    pub(crate) async fn post(&self, body: &Value) -> Result<(Value, u32), ServiceError> {
+    /// (honouring `Retry-After` in seconds, at most 60). Every attempt is
+    /// counted in `usage`, also when the call fails in the end.
+    pub(crate) async fn post(
+        &self,
+        body: &Value,
+        usage: &mut Usage,
+    ) -> Result<Value, ServiceError> {
         let client = runtime_client().map_err(|e| ServiceError::Config {
             what: "HTTP client".into(),
             reason: e.to_string(),
@@ -189,6 +193,10 @@ impl Endpoint {
         let mut attempt = 0u32;
         loop {
             attempt += 1;
+            usage.calls += 1;
+            if attempt > 1 {
+                usage.retries += 1;
+            }
             let mut request = client
                 .post(self.url.clone())
                 .timeout(self.timeout)
@@ -222,7 +230,7 @@ impl Endpoint {
                                 ),
                             }
                         })?;
-                        return Ok((value, attempt - 1));
+                        return Ok(value);
                     }
                     let retryable = status.as_u16() == 429 || status.is_server_error();
                     if !retryable || attempt > self.max_retries {
@@ -245,7 +253,7 @@ impl Endpoint {
                         return Err(ServiceError::Unreachable {
                             url: self.shown.clone(),
                             attempts: attempt,
-                            cause: self.redact(&error_chain(&e)),
+                            cause: one_line(&self.redact(&error_chain(&e)), 300),
                         });
                     }
                     backoff(attempt)

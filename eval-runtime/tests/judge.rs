@@ -82,8 +82,12 @@ async fn retries_429_honouring_retry_after_and_counts_them() {
 #[tokio::test]
 async fn gives_up_after_the_retries_with_a_clear_error() {
     let server = common::serve(|_, _, _| Reply::json(503, "overloaded")).await;
-    let judge = Judge::new(&server.url, "m").unwrap().max_retries(2);
-    let err = ask(&judge, "m", 1, "u").await.0.unwrap_err();
+    let judge = Judge::new(&server.url, "m")
+        .unwrap()
+        .cache(None)
+        .max_retries(2);
+    let (err, usage) = ask(&judge, "m", 1, "u").await;
+    let err = err.unwrap_err();
     assert!(
         matches!(
             err,
@@ -96,6 +100,11 @@ async fn gives_up_after_the_retries_with_a_clear_error() {
         "{err}"
     );
     assert_eq!(server.count(), 3);
+    assert_eq!(
+        (usage.calls, usage.retries),
+        (3, 2),
+        "counted even though it failed"
+    );
     let server = common::serve(|_, _, _| Reply::json(400, "bad request")).await;
     let judge = Judge::new(&server.url, "m").unwrap();
     let err = ask(&judge, "m", 1, "u").await.0.unwrap_err();
@@ -253,10 +262,12 @@ async fn embeddings_in_order_and_cached() {
     let embedder = Embedder::new(&format!("{}/v1", server.url), "e")
         .unwrap()
         .cache(Some(Cache::new(&dir)));
-    let (v, usage) = embedder.embed(&["a", "abc"]).await.unwrap();
+    let mut usage = Usage::default();
+    let v = embedder.embed(&["a", "abc"], &mut usage).await.unwrap();
     assert_eq!(v, vec![vec![1.0, 1.0], vec![3.0, 1.0]]);
     assert_eq!(usage.calls, 1);
-    let (v2, usage) = embedder.embed(&["abc", "ab"]).await.unwrap();
+    let mut usage = Usage::default();
+    let v2 = embedder.embed(&["abc", "ab"], &mut usage).await.unwrap();
     assert_eq!(v2, vec![vec![3.0, 1.0], vec![2.0, 1.0]]);
     assert_eq!((usage.calls, usage.cache_hits), (1, 1));
     let log = server.requests.lock().unwrap();
@@ -278,4 +289,60 @@ fn cosine_matches_hand_values() {
     assert_eq!(cosine(&[1.0, 0.0], &[0.0, 1.0]), 0.0);
     assert_eq!(cosine(&[0.0, 0.0], &[1.0, 1.0]), 0.0);
     assert_eq!(cosine(&[1.0], &[1.0, 1.0]), 0.0);
+}
+
+#[tokio::test]
+async fn answers_of_the_wrong_shape_are_re_asked_and_never_cached() {
+    let server = common::serve(|n, _, _| {
+        Reply::json(
+            200,
+            chat(if n == 1 {
+                r#"{"statements": "one"}"#
+            } else {
+                r#"{"statements": ["one"]}"#
+            }),
+        )
+    })
+    .await;
+    let dir = temp("shape");
+    let judge = Judge::new(&server.url, "m")
+        .unwrap()
+        .cache(Some(Cache::new(&dir)));
+    let check = |v: &serde_json::Value| -> Result<(), String> {
+        v["statements"]
+            .as_array()
+            .map(|_| ())
+            .ok_or_else(|| "`statements` is not an array".into())
+    };
+    let mut usage = Usage::default();
+    let v = judge
+        .ask_checked("m", 1, ("s", "u"), &mut usage, &check)
+        .await
+        .unwrap();
+    assert_eq!(v["statements"][0], "one");
+    assert_eq!((usage.calls, usage.reasks), (2, 1));
+    let re_ask = server.requests.lock().unwrap()[1].1["messages"][3]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(re_ask.contains("`statements` is not an array"), "{re_ask}");
+    // Only the valid answer was cached; a cached value of the wrong shape is ignored.
+    let mut usage = Usage::default();
+    judge
+        .ask_checked("m", 1, ("s", "u"), &mut usage, &check)
+        .await
+        .unwrap();
+    assert_eq!((usage.calls, usage.cache_hits), (0, 1));
+    for shard in std::fs::read_dir(&dir).unwrap() {
+        for entry in std::fs::read_dir(shard.unwrap().path()).unwrap() {
+            std::fs::write(entry.unwrap().path(), b"null").unwrap();
+        }
+    }
+    let mut usage = Usage::default();
+    judge
+        .ask_checked("m", 1, ("s", "u"), &mut usage, &check)
+        .await
+        .unwrap();
+    assert_eq!(usage.cache_hits, 0);
+    let _ = std::fs::remove_dir_all(dir);
 }

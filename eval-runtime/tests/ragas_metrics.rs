@@ -48,14 +48,14 @@ fn judge_script(n: usize, body: &serde_json::Value) -> Reply {
 fn services(judge_url: Option<&str>, embed_url: Option<&str>) -> Services {
     Services {
         judge: match judge_url {
-            Some(u) => Ok(Judge::new(u, "judge").unwrap()),
+            Some(u) => Ok(Judge::new(u, "judge").unwrap().cache(None)),
             None => Err(ServiceError::NotConfigured {
                 what: "LLM judge",
                 hint: "test".into(),
             }),
         },
         embedder: match embed_url {
-            Some(u) => Ok(Embedder::new(u, "embed").unwrap()),
+            Some(u) => Ok(Embedder::new(u, "embed").unwrap().cache(None)),
             None => Err(ServiceError::NotConfigured {
                 what: "embeddings",
                 hint: "test".into(),
@@ -517,9 +517,18 @@ async fn rubric_fills_placeholders_and_names_missing_variables() {
         .as_str()
         .unwrap()
         .to_string();
-    assert_eq!(
-        prompt,
-        "Task: Draw a cat\nSubmission: =^.^=\nReference:  /\\_/\\ \nExpected: a cat\nLiteral {braces} and ```{YOUR ART}```"
+    assert!(
+        prompt.starts_with(
+            "Task: Draw a cat\nSubmission: =^.^=\nReference:  /\\_/\\ \nExpected: a cat\nLiteral {braces} and ```{YOUR ART}```"
+        ),
+        "{prompt}"
+    );
+    // The judge always sees question, expected answer and submission.
+    assert!(
+        prompt.ends_with(
+            "## Question\nDraw a cat\n\n## Expected answer\na cat\n\n## Submission\n=^.^=\n"
+        ),
+        "{prompt}"
     );
     let e = score(
         &rubric("Compare with {reference_code} and {style}"),
@@ -547,7 +556,10 @@ async fn rubric_fills_placeholders_and_names_missing_variables() {
         .as_str()
         .unwrap()
         .to_string();
-    assert_eq!(last, "Own rubric for Draw a cat");
+    assert!(
+        last.starts_with("Own rubric for Draw a cat\n\n## Question"),
+        "{last}"
+    );
 
     let bad = common::serve(|_, _, _| Reply::json(200, chat(r#"{"score": 7}"#))).await;
     let e = score(
@@ -589,4 +601,40 @@ async fn runevals_ratings_are_1_to_5_and_normalised() {
             .threshold,
         3.0
     );
+}
+
+#[tokio::test]
+async fn a_misconfigured_judge_is_an_error_not_an_offline_pass() {
+    let svc = Services {
+        judge: Err(ServiceError::Config {
+            what: "judge URL".into(),
+            reason: "relative URL without a base".into(),
+        }),
+        embedder: Err(ServiceError::Config {
+            what: "embeddings URL".into(),
+            reason: "bad".into(),
+        }),
+    };
+    for name in ["context_recall", "context_precision", "answer_similarity"] {
+        let e = score(&spec(name), &sample(), &Response::new("x"), &svc)
+            .await
+            .score
+            .unwrap_err();
+        assert!(e.contains("misconfigured"), "{name}: {e}");
+    }
+}
+
+#[tokio::test]
+async fn offline_context_precision_counts_a_similarity_of_exactly_one_half() {
+    let mut s = Sample::new("q").with_expected("x");
+    s.reference_contexts = vec!["ac".into()];
+    // "ab" vs "ac": one substitution in 2 characters = 0.5, relevant (>=).
+    let scored = score(
+        &spec("context_precision"),
+        &s,
+        &Response::new("x").with_context(["ab"]),
+        &services(None, None),
+    )
+    .await;
+    assert_eq!(scored.score.unwrap(), 1.0);
 }

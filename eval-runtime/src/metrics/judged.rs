@@ -187,7 +187,7 @@ async fn faithfulness(
         return Err("`faithfulness` needs context: the agent returned none and the sample has no `context` field".into());
     }
     let reply = judge
-        .ask_json(
+        .ask_checked(
             "faithfulness/statements",
             FAITHFULNESS_VERSION,
             (
@@ -201,6 +201,7 @@ async fn faithfulness(
                 ),
             ),
             usage,
+            &|v| strings(v, "statements").map(|_| ()),
         )
         .await
         .map_err(|e| e.to_string())?;
@@ -213,8 +214,9 @@ async fn faithfulness(
         .enumerate()
         .map(|(i, s)| format!("{}. {s}\n", i + 1))
         .collect();
+    let n_statements = statements.len();
     let reply = judge
-        .ask_json(
+        .ask_checked(
             "faithfulness/verdicts",
             FAITHFULNESS_VERSION,
             (
@@ -228,6 +230,7 @@ async fn faithfulness(
                 ),
             ),
             usage,
+            &|v| counted(flags(v, "verdicts", "verdict"), n_statements, "statements"),
         )
         .await
         .map_err(|e| e.to_string())?;
@@ -259,14 +262,17 @@ async fn answer_similarity(
         );
     };
     match &services.embedder {
+        Err(e) if !matches!(e, ServiceError::NotConfigured { .. }) => (
+            Err(format!(
+                "`answer_similarity`: the embeddings server is misconfigured: {e}"
+            )),
+            None,
+        ),
         Ok(embedder) => {
-            let result = embedder.embed(&[&response.output, expected]).await;
+            let result = embedder.embed(&[&response.output, expected], usage).await;
             (
                 result
-                    .map(|(v, u)| {
-                        usage.add(u);
-                        cosine(&v[0], &v[1])
-                    })
+                    .map(|v| cosine(&v[0], &v[1]))
                     .map_err(|e| e.to_string()),
                 None,
             )
@@ -296,6 +302,16 @@ async fn context_recall(
     if context.is_empty() {
         return (
             Err("`context_recall` needs retrieved context: the agent returned none and the sample has no `context` field".into()),
+            None,
+        );
+    }
+    if let Err(e) = &services.judge
+        && !matches!(e, ServiceError::NotConfigured { .. })
+    {
+        return (
+            Err(format!(
+                "`context_recall`: the LLM judge is misconfigured: {e}"
+            )),
             None,
         );
     }
@@ -329,7 +345,7 @@ async fn context_recall(
         );
     };
     let reply = judge
-        .ask_json(
+        .ask_checked(
             "context_recall",
             CONTEXT_RECALL_VERSION,
             (
@@ -344,6 +360,7 @@ async fn context_recall(
                 ),
             ),
             usage,
+            &|v| flags(v, "classifications", "attributed").map(|_| ()),
         )
         .await;
     let reply = match reply {
@@ -385,7 +402,7 @@ pub fn average_precision(verdicts: &[bool]) -> f64 {
 /// retrieved, is judged useful for arriving at the expected answer or not
 /// (`LLMContextPrecisionWithReference`); score = [`average_precision`].
 /// Offline (`NonLLMContextPrecisionWithReference`): a chunk is relevant when
-/// its best Levenshtein similarity to a reference context is above 0.5.
+/// its best Levenshtein similarity to a reference context is at least 0.5.
 async fn context_precision(
     sample: &Sample,
     response: &Response,
@@ -396,6 +413,16 @@ async fn context_precision(
     if context.is_empty() {
         return (
             Err("`context_precision` needs retrieved context: the agent returned none and the sample has no `context` field".into()),
+            None,
+        );
+    }
+    if let Err(e) = &services.judge
+        && !matches!(e, ServiceError::NotConfigured { .. })
+    {
+        return (
+            Err(format!(
+                "`context_precision`: the LLM judge is misconfigured: {e}"
+            )),
             None,
         );
     }
@@ -414,7 +441,7 @@ async fn context_precision(
                     .iter()
                     .map(|r| string_similarity(c, r))
                     .fold(0.0, f64::max)
-                    > 0.5
+                    >= 0.5
             })
             .collect();
         return (
@@ -436,7 +463,7 @@ async fn context_precision(
         .map(|(i, c)| format!("[{}] {c}\n", i + 1))
         .collect();
     let reply = judge
-        .ask_json(
+        .ask_checked(
             "context_precision",
             CONTEXT_PRECISION_VERSION,
             (
@@ -450,6 +477,13 @@ async fn context_precision(
                 ),
             ),
             usage,
+            &|v| {
+                counted(
+                    flags(v, "verdicts", "verdict"),
+                    context.len(),
+                    "context chunks",
+                )
+            },
         )
         .await;
     let verdicts = match reply
@@ -493,7 +527,7 @@ async fn answer_relevancy(
         )
     })?;
     let reply = judge
-        .ask_json(
+        .ask_checked(
             "answer_relevancy",
             ANSWER_RELEVANCY_VERSION,
             (&format!(
@@ -504,6 +538,7 @@ async fn answer_relevancy(
             ),
              &format!("Answer: {}", response.output)),
             usage,
+            &|v| strings(v, "questions").map(|_| ()),
         )
         .await
         .map_err(|e| e.to_string())?;
@@ -519,8 +554,10 @@ async fn answer_relevancy(
     .map_err(|_| "the judge's `noncommittal` is not 1 or 0".to_string())?[0];
     let mut texts = vec![sample.input.last()];
     texts.extend(questions.iter().map(String::as_str));
-    let (vectors, used) = embedder.embed(&texts).await.map_err(|e| e.to_string())?;
-    usage.add(used);
+    let vectors = embedder
+        .embed(&texts, usage)
+        .await
+        .map_err(|e| e.to_string())?;
     let mean = vectors[1..]
         .iter()
         .map(|q| cosine(&vectors[0], q))
@@ -551,7 +588,7 @@ async fn hallucination(
         .map(|(i, c)| format!("[{}] {c}\n", i + 1))
         .collect();
     let reply = judge
-        .ask_json(
+        .ask_checked(
             "hallucination",
             HALLUCINATION_VERSION,
             (
@@ -563,6 +600,13 @@ async fn hallucination(
                 &format!("Answer: {}\nContexts:\n{contexts}", response.output),
             ),
             usage,
+            &|v| {
+                counted(
+                    flags(v, "verdicts", "verdict"),
+                    sample.context.len(),
+                    "contexts",
+                )
+            },
         )
         .await
         .map_err(|e| e.to_string())?;
@@ -602,7 +646,7 @@ async fn opinions_flagged(
     };
     let judge = judge(services, metric)?;
     let reply = judge
-        .ask_json(
+        .ask_checked(
             &format!("{metric}/opinions"),
             OPINIONS_VERSION,
             (
@@ -611,6 +655,7 @@ async fn opinions_flagged(
                 &format!("Text: {}", response.output),
             ),
             usage,
+            &|v| strings(v, "opinions").map(|_| ()),
         )
         .await
         .map_err(|e| e.to_string())?;
@@ -624,7 +669,7 @@ async fn opinions_flagged(
         .map(|(i, o)| format!("{}. {o}\n", i + 1))
         .collect();
     let reply = judge
-        .ask_json(
+        .ask_checked(
             &format!("{metric}/verdicts"),
             OPINIONS_VERSION,
             (&format!(
@@ -634,6 +679,7 @@ async fn opinions_flagged(
             ),
              &format!("Opinions:\n{numbered}")),
             usage,
+            &|v| counted(flags(v, "verdicts", "verdict"), opinions.len(), "opinions"),
         )
         .await
         .map_err(|e| e.to_string())?;
@@ -681,10 +727,23 @@ async fn rubric(
             return Err("`rubric` needs a rubric: the sample's `rubric` field, `rubric = \"...\"` or `rubric_file = \"...\"`".into());
         }
     };
-    let prompt = fill_template(&template, sample, &response.output)?;
+    // As letta-evals does, the judge always sees the question, the expected
+    // answer and the submission, whatever the rubric's placeholders.
+    let mut prompt = fill_template(&template, sample, &response.output)?;
+    prompt.push_str(&format!(
+        "\n\n## Question\n{}\n",
+        sample.input.display_text()
+    ));
+    if let Some(expected) = &sample.expected {
+        prompt.push_str(&format!(
+            "\n## Expected answer\n{}\n",
+            expected.display_text()
+        ));
+    }
+    prompt.push_str(&format!("\n## Submission\n{}\n", response.output));
     let judge = judge(services, "rubric")?;
     let reply = judge
-        .ask_json(
+        .ask_checked(
             "rubric",
             RUBRIC_VERSION,
             (
@@ -693,16 +752,11 @@ async fn rubric(
                 &prompt,
             ),
             usage,
+            &|v| score_in(v, "score", 0.0, 1.0, false).map(|_| ()),
         )
         .await
         .map_err(|e| e.to_string())?;
-    match reply["score"].as_f64() {
-        Some(s) if (0.0..=1.0).contains(&s) => Ok(s),
-        _ => Err(format!(
-            "the judge's `score` is {}, not a number from 0 to 1",
-            reply["score"]
-        )),
-    }
+    score_in(&reply, "score", 0.0, 1.0, false).map_err(|e| format!("the judge's {e}"))
 }
 
 /// Fills `{name}` placeholders; a name with no value is an error naming it.
@@ -833,7 +887,7 @@ async fn rating(
     };
     let judge = judge(services, name)?;
     let reply = judge
-        .ask_json(
+        .ask_checked(
             name,
             RATING_VERSION,
             (
@@ -844,14 +898,30 @@ async fn rating(
                 &material,
             ),
             usage,
+            &|v| score_in(v, "rating", 1.0, 5.0, true).map(|_| ()),
         )
         .await
         .map_err(|e| e.to_string())?;
-    match reply["rating"].as_f64() {
-        Some(r) if (1.0..=5.0).contains(&r) && r.fract() == 0.0 => Ok(r),
+    score_in(&reply, "rating", 1.0, 5.0, true).map_err(|e| format!("the judge's {e}"))
+}
+
+/// A list of `n` flags, or why not.
+fn counted(flags: Result<Vec<bool>, String>, n: usize, what: &str) -> Result<(), String> {
+    match flags {
+        Ok(f) if f.len() == n => Ok(()),
+        Ok(f) => Err(format!("{} verdicts for {n} {what}", f.len())),
+        Err(e) => Err(e),
+    }
+}
+
+/// `key`: a number within `low..=high` (an integer when `integer`).
+fn score_in(v: &Value, key: &str, low: f64, high: f64, integer: bool) -> Result<f64, String> {
+    match v[key].as_f64() {
+        Some(x) if (low..=high).contains(&x) && (!integer || x.fract() == 0.0) => Ok(x),
         _ => Err(format!(
-            "the judge's `rating` is {}, not an integer from 1 to 5",
-            reply["rating"]
+            "`{key}` is {}, not {} from {low} to {high}",
+            v[key],
+            if integer { "an integer" } else { "a number" }
         )),
     }
 }
