@@ -41,7 +41,16 @@ impl Embedder {
             });
         };
         let model = read("EVAL_EMBED_MODEL")?.unwrap_or_else(|| "text-embedding-3-small".into());
-        Ok(Embedder::new(&url, &model)?.api_key(Endpoint::key_from_env("EVAL_EMBED_API_KEY")?))
+        let mut embedder =
+            Embedder::new(&url, &model)?.api_key(Endpoint::key_from_env("EVAL_EMBED_API_KEY")?);
+        if let Some(secs) = read("EVAL_EMBED_TIMEOUT_SECS")? {
+            embedder.endpoint.timeout = crate::agent::parse_secs("EVAL_EMBED_TIMEOUT_SECS", &secs)
+                .map_err(|e| ServiceError::Config {
+                    what: "EVAL_EMBED_TIMEOUT_SECS".into(),
+                    reason: e.to_string(),
+                })?;
+        }
+        Ok(embedder)
     }
 
     /// Sets (or clears) the API key.
@@ -53,6 +62,12 @@ impl Embedder {
     /// Sets (or clears) the cache.
     pub fn cache(mut self, cache: Option<Cache>) -> Self {
         self.cache = cache;
+        self
+    }
+
+    /// Sets the per-request timeout (default 120 s; `EVAL_EMBED_TIMEOUT_SECS`).
+    pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.endpoint.timeout = timeout;
         self
     }
 
@@ -71,7 +86,7 @@ impl Embedder {
     ) -> Result<Vec<Vec<f64>>, ServiceError> {
         let keys: Vec<String> = texts
             .iter()
-            .map(|t| Cache::key(&["embed", &self.endpoint.shown, &self.model, t]))
+            .map(|t| Cache::key(&["embed", self.endpoint.cache_id(), &self.model, t]))
             .collect();
         let mut vectors: Vec<Option<Vec<f64>>> = keys
             .iter()

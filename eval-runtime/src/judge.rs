@@ -134,7 +134,7 @@ impl Judge {
         let body = self.body(&messages);
         let key = Cache::key(&[
             "judge",
-            &self.endpoint.shown,
+            self.endpoint.cache_id(),
             &self.model,
             metric,
             &version.to_string(),

@@ -124,15 +124,9 @@ impl std::fmt::Debug for Endpoint {
 
 impl Endpoint {
     /// `base` (e.g. `http://127.0.0.1:8000/v1`) plus `path` (`chat/completions`),
-    /// unless `base` already ends with it.
+    /// unless its path already ends with it.
     pub(crate) fn new(what: &str, base: &str, path: &str) -> Result<Endpoint, ServiceError> {
-        let base = base.trim().trim_end_matches('/');
-        let full = if base.ends_with(path) {
-            base.to_string()
-        } else {
-            format!("{base}/{path}")
-        };
-        let url = reqwest::Url::parse(&full).map_err(|e| ServiceError::Config {
+        let mut url = reqwest::Url::parse(base.trim()).map_err(|e| ServiceError::Config {
             what: format!("{what} URL"),
             reason: format!("{e} (expected e.g. http://127.0.0.1:8000/v1)"),
         })?;
@@ -141,6 +135,12 @@ impl Endpoint {
                 what: format!("{what} URL"),
                 reason: format!("scheme `{}` is not http or https", url.scheme()),
             });
+        }
+        // The path gets `/chat/completions` (or `/embeddings`) unless it ends
+        // with it; a query (`?api-version=...`) stays where it is.
+        let current = url.path().trim_end_matches('/').to_string();
+        if !current.ends_with(path) {
+            url.set_path(&format!("{current}/{path}"));
         }
         Ok(Endpoint {
             shown: redact_url(&url),
@@ -168,6 +168,12 @@ impl Endpoint {
             Some(k) => Some(k),
             None => read("OPENAI_API_KEY")?,
         })
+    }
+
+    /// The full URL, query included, for cache keys (hashed, never shown):
+    /// endpoints that differ only in their query (`?api-version=`) differ.
+    pub(crate) fn cache_id(&self) -> &str {
+        self.url.as_str()
     }
 
     /// `text` with the key masked.

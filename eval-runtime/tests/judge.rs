@@ -182,11 +182,24 @@ async fn the_cache_answers_the_second_identical_question() {
     // Another prompt version, model or question is another entry.
     ask(&judge, "faithfulness", 2, "u").await.0.unwrap();
     ask(&judge, "faithfulness", 1, "other").await.0.unwrap();
+    // The same host with another query string (e.g. Azure's api-version) too.
+    let other_query = Judge::new(
+        &format!("{}/chat/completions?api-version=2", server.url),
+        "m",
+    )
+    .unwrap()
+    .cache(Some(Cache::new(&dir)));
+    ask(&other_query, "faithfulness", 1, "u").await.0.unwrap();
+    let head = server.requests.lock().unwrap().last().unwrap().0.clone();
+    assert!(
+        head.starts_with("POST /chat/completions?api-version=2 "),
+        "{head}"
+    );
     let other_model = Judge::new(&server.url, "m2")
         .unwrap()
         .cache(Some(Cache::new(&dir)));
     ask(&other_model, "faithfulness", 1, "u").await.0.unwrap();
-    assert_eq!(server.count(), 4);
+    assert_eq!(server.count(), 5);
     // An entry that does not parse is ignored, not fatal.
     for shard in std::fs::read_dir(&dir).unwrap() {
         for entry in std::fs::read_dir(shard.unwrap().path()).unwrap() {
@@ -196,7 +209,7 @@ async fn the_cache_answers_the_second_identical_question() {
     let (again, usage) = ask(&judge, "faithfulness", 1, "u").await;
     again.unwrap();
     assert_eq!(usage.calls, 1);
-    assert_eq!(server.count(), 5);
+    assert_eq!(server.count(), 6);
     let _ = std::fs::remove_dir_all(dir);
 }
 
