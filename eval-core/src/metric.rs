@@ -274,8 +274,9 @@ pub fn known_names() -> Vec<&'static str> {
         .collect()
 }
 
-/// Levenshtein distance over characters (for "did you mean" hints).
-fn edit_distance(a: &str, b: &str) -> usize {
+/// Levenshtein distance over characters (used for "did you mean" hints and
+/// by the runtime's string-similarity metrics).
+pub fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut row: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {

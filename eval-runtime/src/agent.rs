@@ -532,7 +532,7 @@ pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
     parts[keep..].join(": ")
 }
 
-pub(crate) fn env_var(name: &'static str) -> Result<Option<String>> {
+pub(crate) fn env_var(name: &str) -> Result<Option<String>> {
     match std::env::var(name) {
         Ok(v) if v.trim().is_empty() => Ok(None),
         Ok(v) => Ok(Some(v)),

@@ -28,29 +28,18 @@ impl Embedder {
 
     /// The embedder the environment configures; `Err(NotConfigured)` without `EVAL_EMBED_URL`.
     pub fn from_env() -> Result<Embedder, ServiceError> {
-        let read = |name: &'static str| {
-            crate::agent::env_var(name).map_err(|e| ServiceError::Config {
-                what: name.into(),
-                reason: e.to_string(),
-            })
-        };
-        let Some(url) = read("EVAL_EMBED_URL")? else {
-            return Err(ServiceError::NotConfigured {
-                what: "embeddings",
-                hint: "set EVAL_EMBED_URL (an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1) and EVAL_EMBED_MODEL".into(),
-            });
-        };
-        let model = read("EVAL_EMBED_MODEL")?.unwrap_or_else(|| "text-embedding-3-small".into());
-        let mut embedder =
-            Embedder::new(&url, &model)?.api_key(Endpoint::key_from_env("EVAL_EMBED_API_KEY")?);
-        if let Some(secs) = read("EVAL_EMBED_TIMEOUT_SECS")? {
-            embedder.endpoint.timeout = crate::agent::parse_secs("EVAL_EMBED_TIMEOUT_SECS", &secs)
-                .map_err(|e| ServiceError::Config {
-                    what: "EVAL_EMBED_TIMEOUT_SECS".into(),
-                    reason: e.to_string(),
-                })?;
-        }
-        Ok(embedder)
+        let (endpoint, model) = Endpoint::from_env(
+            "embeddings",
+            "EVAL_EMBED",
+            "embeddings",
+            "text-embedding-3-small",
+            "set EVAL_EMBED_URL (an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1) and EVAL_EMBED_MODEL",
+        )?;
+        Ok(Embedder {
+            endpoint,
+            model,
+            cache: Cache::from_env(),
+        })
     }
 
     /// Sets (or clears) the API key.

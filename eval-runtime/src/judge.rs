@@ -47,29 +47,19 @@ impl Judge {
     /// The judge the environment configures, with the cache of
     /// [`Cache::from_env`]; `Err(NotConfigured)` without `EVAL_JUDGE_URL`.
     pub fn from_env() -> Result<Judge, ServiceError> {
-        let read = |name: &'static str| {
-            crate::agent::env_var(name).map_err(|e| ServiceError::Config {
-                what: name.into(),
-                reason: e.to_string(),
-            })
-        };
-        let Some(url) = read("EVAL_JUDGE_URL")? else {
-            return Err(ServiceError::NotConfigured {
-                what: "LLM judge",
-                hint: "set EVAL_JUDGE_URL (an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1), EVAL_JUDGE_MODEL and EVAL_JUDGE_API_KEY or OPENAI_API_KEY".into(),
-            });
-        };
-        let model = read("EVAL_JUDGE_MODEL")?.unwrap_or_else(|| "gpt-4o-mini".into());
-        let mut judge =
-            Judge::new(&url, &model)?.api_key(Endpoint::key_from_env("EVAL_JUDGE_API_KEY")?);
-        if let Some(secs) = read("EVAL_JUDGE_TIMEOUT_SECS")? {
-            judge.endpoint.timeout = crate::agent::parse_secs("EVAL_JUDGE_TIMEOUT_SECS", &secs)
-                .map_err(|e| ServiceError::Config {
-                    what: "EVAL_JUDGE_TIMEOUT_SECS".into(),
-                    reason: e.to_string(),
-                })?;
-        }
-        Ok(judge)
+        let (endpoint, model) = Endpoint::from_env(
+            "LLM judge",
+            "EVAL_JUDGE",
+            "chat/completions",
+            "gpt-4o-mini",
+            "set EVAL_JUDGE_URL (an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1), EVAL_JUDGE_MODEL and EVAL_JUDGE_API_KEY or OPENAI_API_KEY",
+        )?;
+        Ok(Judge {
+            endpoint,
+            model,
+            seed: DEFAULT_SEED,
+            cache: Cache::from_env(),
+        })
     }
 
     /// Sets (or clears) the API key.

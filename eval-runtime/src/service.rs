@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::agent::{env_var, error_chain, redact_url, runtime_client};
+use crate::agent::{env_var, error_chain, parse_secs, redact_url, runtime_client};
 use crate::error::one_line;
 
 /// Why a judge or embeddings call failed. Messages are one line and never
@@ -156,18 +156,43 @@ impl Endpoint {
         self
     }
 
-    /// `specific` (e.g. `EVAL_JUDGE_API_KEY`), else `OPENAI_API_KEY`.
-    pub(crate) fn key_from_env(specific: &'static str) -> Result<Option<String>, ServiceError> {
-        let read = |name| {
+    /// The endpoint and model the environment names with `prefix`
+    /// (`EVAL_JUDGE`, `EVAL_EMBED`): `<prefix>_URL` (required, else
+    /// `NotConfigured` with `hint`), `<prefix>_MODEL` (else `default_model`),
+    /// `<prefix>_API_KEY` (else `OPENAI_API_KEY`), `<prefix>_TIMEOUT_SECS`.
+    pub(crate) fn from_env(
+        what: &'static str,
+        prefix: &str,
+        path: &str,
+        default_model: &str,
+        hint: &str,
+    ) -> Result<(Endpoint, String), ServiceError> {
+        let read = |name: &str| {
             env_var(name).map_err(|e| ServiceError::Config {
                 what: name.to_string(),
                 reason: e.to_string(),
             })
         };
-        Ok(match read(specific)? {
+        let Some(url) = read(&format!("{prefix}_URL"))? else {
+            return Err(ServiceError::NotConfigured {
+                what,
+                hint: hint.to_string(),
+            });
+        };
+        let model = read(&format!("{prefix}_MODEL"))?.unwrap_or_else(|| default_model.to_string());
+        let key = match read(&format!("{prefix}_API_KEY"))? {
             Some(k) => Some(k),
             None => read("OPENAI_API_KEY")?,
-        })
+        };
+        let mut endpoint = Endpoint::new(what, &url, path)?.with_key(key);
+        let timeout = format!("{prefix}_TIMEOUT_SECS");
+        if let Some(secs) = read(&timeout)? {
+            endpoint.timeout = parse_secs(&timeout, &secs).map_err(|e| ServiceError::Config {
+                what: timeout.clone(),
+                reason: e.to_string(),
+            })?;
+        }
+        Ok((endpoint, model))
     }
 
     /// The full URL, query included, for cache keys (hashed, never shown):

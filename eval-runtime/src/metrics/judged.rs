@@ -305,38 +305,26 @@ async fn context_recall(
             None,
         );
     }
-    if let Err(e) = &services.judge
-        && !matches!(e, ServiceError::NotConfigured { .. })
-    {
-        return (
-            Err(format!(
-                "`context_recall`: the LLM judge is misconfigured: {e}"
-            )),
-            None,
-        );
-    }
-    let Ok(judge) = &services.judge else {
-        if sample.reference_contexts.is_empty() {
+    let judge = match judge_or_offline(services, "context_recall") {
+        Err(e) => return (Err(e), None),
+        Ok(Some(judge)) => judge,
+        Ok(None) if sample.reference_contexts.is_empty() => {
             return (
                 Err("`context_recall` needs an LLM judge (set EVAL_JUDGE_URL) or, offline, `reference_contexts` in the sample".into()),
                 None,
             );
         }
-        let recalled = sample
-            .reference_contexts
-            .iter()
-            .filter(|r| {
-                context
-                    .iter()
-                    .map(|c| string_similarity(c, r))
-                    .fold(0.0, f64::max)
-                    > 0.5
-            })
-            .count();
-        return (
-            Ok(recalled as f64 / sample.reference_contexts.len() as f64),
-            Some("offline: ragas NonLLMContextRecall (Levenshtein > 0.5), no EVAL_JUDGE_URL"),
-        );
+        Ok(None) => {
+            let recalled = sample
+                .reference_contexts
+                .iter()
+                .filter(|r| best_similarity(r, context) > 0.5)
+                .count();
+            return (
+                Ok(recalled as f64 / sample.reference_contexts.len() as f64),
+                Some("offline: ragas NonLLMContextRecall (Levenshtein > 0.5), no EVAL_JUDGE_URL"),
+            );
+        }
     };
     let Some(expected) = sample.expected_text() else {
         return (
@@ -416,40 +404,27 @@ async fn context_precision(
             None,
         );
     }
-    if let Err(e) = &services.judge
-        && !matches!(e, ServiceError::NotConfigured { .. })
-    {
-        return (
-            Err(format!(
-                "`context_precision`: the LLM judge is misconfigured: {e}"
-            )),
-            None,
-        );
-    }
-    let Ok(judge) = &services.judge else {
-        if sample.reference_contexts.is_empty() {
+    let judge = match judge_or_offline(services, "context_precision") {
+        Err(e) => return (Err(e), None),
+        Ok(Some(judge)) => judge,
+        Ok(None) if sample.reference_contexts.is_empty() => {
             return (
                 Err("`context_precision` needs an LLM judge (set EVAL_JUDGE_URL) or, offline, `reference_contexts` in the sample".into()),
                 None,
             );
         }
-        let verdicts: Vec<bool> = context
-            .iter()
-            .map(|c| {
-                sample
-                    .reference_contexts
-                    .iter()
-                    .map(|r| string_similarity(c, r))
-                    .fold(0.0, f64::max)
-                    >= 0.5
-            })
-            .collect();
-        return (
-            Ok(average_precision(&verdicts)),
-            Some(
-                "offline: ragas NonLLMContextPrecisionWithReference (Levenshtein > 0.5), no EVAL_JUDGE_URL",
-            ),
-        );
+        Ok(None) => {
+            let verdicts: Vec<bool> = context
+                .iter()
+                .map(|c| best_similarity(c, &sample.reference_contexts) >= 0.5)
+                .collect();
+            return (
+                Ok(average_precision(&verdicts)),
+                Some(
+                    "offline: ragas NonLLMContextPrecisionWithReference (Levenshtein >= 0.5), no EVAL_JUDGE_URL",
+                ),
+            );
+        }
     };
     let Some(expected) = sample.expected_text() else {
         return (
@@ -965,25 +940,29 @@ fn flags(v: &Value, key: &str, flag: &str) -> Result<Vec<bool>, String> {
 /// empty strings), the normalised similarity ragas' `NonLLMStringSimilarity`
 /// computes with the Levenshtein measure.
 pub fn string_similarity(a: &str, b: &str) -> f64 {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let longest = a.len().max(b.len());
+    let longest = a.chars().count().max(b.chars().count());
     if longest == 0 {
         return 1.0;
     }
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let above = row[j + 1];
-            row[j + 1] = (above + 1)
-                .min(row[j] + 1)
-                .min(diagonal + usize::from(ca != cb));
-            diagonal = above;
-        }
+    1.0 - eval_core::metric::edit_distance(a, b) as f64 / longest as f64
+}
+
+/// The best [`string_similarity`] of `text` to any of `others` (0 when none).
+fn best_similarity(text: &str, others: &[String]) -> f64 {
+    others
+        .iter()
+        .map(|o| string_similarity(text, o))
+        .fold(0.0, f64::max)
+}
+
+/// The judge, `Ok(None)` when none is configured at all (the caller then
+/// uses its offline variant), or an error when one is configured wrongly.
+fn judge_or_offline<'a>(services: &'a Services, metric: &str) -> Result<Option<&'a Judge>, String> {
+    match &services.judge {
+        Ok(judge) => Ok(Some(judge)),
+        Err(ServiceError::NotConfigured { .. }) => Ok(None),
+        Err(e) => Err(format!("`{metric}`: the LLM judge is misconfigured: {e}")),
     }
-    1.0 - row[b.len()] as f64 / longest as f64
 }
 
 #[cfg(test)]
