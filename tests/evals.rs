@@ -46,3 +46,9 @@ async fn conversations(sample: &Sample) -> eval_runtime::Result<Response> {
 async fn faq(sample: &Sample) -> eval_runtime::Result<Response> {
     agent()?.respond(sample).await
 }
+
+// Metrics and thresholds from the agentspec manifest instead of the attribute.
+#[eval_dataset(manifest = "examples/agent.yaml", dataset = "faq")]
+async fn faq_from_manifest(sample: &Sample) -> eval_runtime::Result<Response> {
+    agent()?.respond(sample).await
+}

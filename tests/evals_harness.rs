@@ -1,6 +1,8 @@
-//! The same example datasets through the run-time harness (`harness = false`):
-//! samples are found when the binary runs, all selected samples are evaluated
-//! concurrently, a results file is written and aggregate gates are checked.
+//! The same example datasets through the run-time harness (`harness = false`),
+//! as the agentspec manifest `examples/agent.yaml` lists them: samples are
+//! found when the binary runs, all selected samples are evaluated
+//! concurrently, a results file is written and the manifest's `ciGate`
+//! thresholds are checked on each dataset's mean.
 //!
 //! ```text
 //! cargo test --test evals_harness                  # everything
@@ -32,14 +34,8 @@ fn main() -> ExitCode {
             }
         }
     };
-    Harness::new()
-        .dataset(
-            "examples/evals/rag.jsonl",
-            "contains >= 1.0, partial_match >= 0.2",
-        )
-        .gate("partial_match >= 0.3")
-        .dataset("examples/evals/conversations.jsonl", "contains")
-        .dataset("examples/evals/faq.csv", "contains, regex")
+    // Datasets, metrics, thresholds and the CI gate come from the manifest.
+    Harness::from_manifest("examples/agent.yaml")
         .agent(agent)
         .run()
 }

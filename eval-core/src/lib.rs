@@ -19,6 +19,7 @@
 pub mod dataset;
 pub mod error;
 pub mod index;
+pub mod manifest;
 pub mod metric;
 pub mod naming;
 pub mod sample;
@@ -29,5 +30,6 @@ mod jsonl_format;
 
 pub use dataset::{Dataset, Format};
 pub use error::{DatasetError, Problem};
+pub use manifest::{Manifest, ManifestDataset, ManifestError};
 pub use metric::{MetricSpec, Op};
 pub use sample::{Expected, Input, Sample, Source};

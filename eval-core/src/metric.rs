@@ -567,6 +567,43 @@ impl MetricSpec {
         }
     }
 
+    /// The spec taken apart again: name, options, bound; what
+    /// [`MetricSpec::new`] takes to build it (the macro writes these out).
+    pub fn decl_parts(&self) -> DeclParts {
+        let mut options = Vec::new();
+        match &self.kind {
+            MetricKind::ExactMatch { case_sensitive } | MetricKind::Contains { case_sensitive }
+                if *case_sensitive =>
+            {
+                options.push(("case_sensitive".to_string(), OptionValue::Bool(true)));
+            }
+            MetricKind::Regex {
+                pattern,
+                case_sensitive,
+            } => {
+                if let Some(p) = pattern {
+                    options.push(("pattern".into(), OptionValue::Str(Cow::Owned(p.clone()))));
+                }
+                if *case_sensitive {
+                    options.push(("case_sensitive".into(), OptionValue::Bool(true)));
+                }
+            }
+            MetricKind::Rubric { text, file } => {
+                if let Some(t) = text {
+                    options.push(("rubric".into(), OptionValue::Str(Cow::Owned(t.clone()))));
+                }
+                if let Some(f) = file {
+                    options.push((
+                        "rubric_file".into(),
+                        OptionValue::Str(Cow::Owned(f.clone())),
+                    ));
+                }
+            }
+            _ => {}
+        }
+        (self.name.clone(), options, Some((self.op, self.threshold)))
+    }
+
     /// Whether `score` is on the right side of the threshold.
     pub fn passes(&self, score: f64) -> bool {
         match self.op {
@@ -575,6 +612,9 @@ impl MetricSpec {
         }
     }
 }
+
+/// A [`MetricSpec`] taken apart: name, options, bound.
+pub type DeclParts = (String, Vec<(String, OptionValue)>, Option<(Op, f64)>);
 
 /// A metric spec as the `#[eval_dataset]` macro writes it into a `static`
 /// (const-constructible); turned into a [`MetricSpec`] at run time.

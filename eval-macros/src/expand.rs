@@ -52,6 +52,7 @@ pub fn expand(c: Checked) -> TokenStream {
         None => quote!(::core::option::Option::None),
     };
     let repeat = c.repeat;
+    let tracked = &c.tracked;
     let entry = if c.is_async {
         quote!(::eval_runtime::__private::run_async)
     } else {
@@ -90,6 +91,8 @@ pub fn expand(c: Checked) -> TokenStream {
         #[cfg(test)]
         #[doc(hidden)]
         mod #mod_ident {
+            #(const _: &[u8] = ::core::include_bytes!(#tracked);)*
+
             static __EVAL_DATASET: ::eval_runtime::__private::Embedded =
                 ::eval_runtime::__private::Embedded::new(
                     ::core::module_path!(),

@@ -5,9 +5,14 @@ use syn::parse::{Parse, ParseStream, Parser};
 use syn::punctuated::Punctuated;
 use syn::{Ident, ItemFn, Lit, LitStr, Token, parenthesized};
 
-/// `#[eval_dataset("path", metrics(...), timeout_secs = N)]` on a function.
+/// `#[eval_dataset("path", metrics(...), timeout_secs = N)]` or
+/// `#[eval_dataset(manifest = "agent.yaml", dataset = "name")]` on a function.
 pub struct Input {
-    pub path: LitStr,
+    pub path: Option<LitStr>,
+    pub manifest: Option<LitStr>,
+    pub dataset: Option<LitStr>,
+    /// Where `metrics(...)` was written, when it was.
+    pub metrics_span: Option<Span>,
     pub metrics: Vec<MetricArg>,
     pub timeout_secs: Option<syn::LitInt>,
     pub repeat: Option<syn::LitInt>,
@@ -33,6 +38,8 @@ enum Arg {
     Metrics(Span, Vec<MetricArg>),
     Timeout(syn::LitInt),
     Repeat(syn::LitInt),
+    Manifest(LitStr),
+    Dataset(LitStr),
 }
 
 impl Parse for Arg {
@@ -56,10 +63,18 @@ impl Parse for Arg {
                 input.parse::<Token![=]>()?;
                 Ok(Arg::Repeat(input.parse()?))
             }
+            "manifest" => {
+                input.parse::<Token![=]>()?;
+                Ok(Arg::Manifest(input.parse()?))
+            }
+            "dataset" => {
+                input.parse::<Token![=]>()?;
+                Ok(Arg::Dataset(input.parse()?))
+            }
             other => Err(syn::Error::new(
                 key.span(),
                 format!(
-                    "unknown argument `{other}`; expected a dataset path string, `metrics(...)`, `timeout_secs = N` or `repeat = N`"
+                    "unknown argument `{other}`; expected a dataset path string, `metrics(...)`, `timeout_secs = N`, `repeat = N`, `manifest = \"agent.yaml\"` or `dataset = \"name\"`"
                 ),
             )),
         }
@@ -135,6 +150,9 @@ pub fn parse(args: TokenStream, item: TokenStream) -> syn::Result<Input> {
     let mut metrics = None;
     let mut timeout_secs = None;
     let mut repeat = None;
+    let mut manifest: Option<LitStr> = None;
+    let mut dataset: Option<LitStr> = None;
+    let mut metrics_span = None;
     for arg in args {
         match arg {
             Arg::Path(p) if path.is_some() => {
@@ -147,19 +165,33 @@ pub fn parse(args: TokenStream, item: TokenStream) -> syn::Result<Input> {
             Arg::Metrics(span, _) if metrics.is_some() => {
                 return Err(syn::Error::new(span, "`metrics(...)` given twice"));
             }
-            Arg::Metrics(_, m) => metrics = Some(m),
+            Arg::Metrics(span, m) => {
+                metrics_span = Some(span);
+                metrics = Some(m)
+            }
+            Arg::Manifest(m) if manifest.is_some() => {
+                return Err(syn::Error::new(m.span(), "`manifest` given twice"));
+            }
+            Arg::Manifest(m) => manifest = Some(m),
+            Arg::Dataset(d) if dataset.is_some() => {
+                return Err(syn::Error::new(d.span(), "`dataset` given twice"));
+            }
+            Arg::Dataset(d) => dataset = Some(d),
             Arg::Timeout(t) => timeout_secs = Some(t),
             Arg::Repeat(r) => repeat = Some(r),
         }
     }
-    let Some(path) = path else {
+    if path.is_none() && manifest.is_none() {
         return Err(syn::Error::new(
             Span::call_site(),
-            "expected a dataset path: #[eval_dataset(\"evals/rag.jsonl\", metrics(...))]",
+            "expected a dataset path: #[eval_dataset(\"evals/rag.jsonl\", metrics(...))], or #[eval_dataset(manifest = \"agent.yaml\", dataset = \"name\")]",
         ));
-    };
+    }
     Ok(Input {
         path,
+        manifest,
+        dataset,
+        metrics_span,
         metrics: metrics.unwrap_or_default(),
         timeout_secs,
         repeat,

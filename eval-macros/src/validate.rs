@@ -24,6 +24,8 @@ pub struct Checked {
     pub metrics: Vec<CheckedMetric>,
     pub timeout_secs: Option<u64>,
     pub repeat: u32,
+    /// Other files the expansion depends on (the manifest), for rebuilds.
+    pub tracked: Vec<String>,
 }
 
 pub struct CheckedMetric {
@@ -70,7 +72,14 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
 
     // The metrics.
     let mut metrics = Vec::new();
-    if input.metrics.is_empty() {
+    if input.manifest.is_some() {
+        if let Some(span) = input.metrics_span {
+            errors.push(syn::Error::new(
+                span,
+                "with `manifest = ...` the metrics and thresholds come from the manifest; remove `metrics(...)`",
+            ));
+        }
+    } else if input.metrics.is_empty() {
         errors.push(syn::Error::new(
             Span::call_site(),
             "no metrics to check: add e.g. `metrics(contains >= 1.0, partial_match >= 0.5)`",
@@ -149,7 +158,7 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
     };
 
     let repeat = match &input.repeat {
-        None => 1,
+        None => 0,
         Some(lit) => match lit.base10_parse::<u32>() {
             Ok(n @ 1..=100) => n,
             _ => {
@@ -163,15 +172,83 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
     };
 
     // The dataset, read relative to the crate being compiled.
-    let shown_path = input.path.value();
     let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR")
         .map(PathBuf::from)
         .unwrap_or_default();
-    let abs = manifest_dir.join(&shown_path);
+    let mut tracked = Vec::new();
+    let mut repeat = repeat;
     let mut test_names = Vec::new();
-    match Dataset::load_as(&abs, &shown_path) {
-        Ok(ds) => test_names = ds.test_names(),
-        Err(err) => {
+    let (shown_path, abs, loaded, path_span) = match (&input.path, &input.manifest) {
+        (Some(path), Some(_)) => {
+            errors.push(syn::Error::new(
+                path.span(),
+                "give a dataset path or `manifest = ...` with `dataset = ...`, not both",
+            ));
+            (String::new(), PathBuf::new(), None, path.span())
+        }
+        (Some(path), None) => {
+            if let Some(d) = &input.dataset {
+                errors.push(syn::Error::new(
+                    d.span(),
+                    "`dataset = ...` names a dataset of a manifest: add `manifest = \"agent.yaml\"`",
+                ));
+            }
+            let shown = path.value();
+            let abs = manifest_dir.join(&shown);
+            let loaded = Dataset::load_as(&abs, &shown);
+            (shown, abs, Some(loaded), path.span())
+        }
+        (None, Some(manifest)) => {
+            let file = manifest_dir.join(manifest.value());
+            tracked.push(file.to_string_lossy().into_owned());
+            let chosen = match &input.dataset {
+                None => Err(vec![format!(
+                    "name the manifest's dataset to test: `dataset = \"...\"`"
+                )]),
+                Some(name) => eval_core::Manifest::load(
+                    &file,
+                    &manifest.value(),
+                    &eval_core::manifest::project_root(&manifest_dir),
+                )
+                .and_then(|m| m.dataset(&name.value()).cloned().map(|d| (m.repeat, d)))
+                .map_err(|e| e.problems()),
+            };
+            match chosen {
+                Ok((manifest_repeat, d)) => {
+                    if repeat == 0 {
+                        repeat = manifest_repeat;
+                    }
+                    for spec in &d.specs {
+                        let (name, options, bound) = spec.decl_parts();
+                        metrics.push(CheckedMetric {
+                            name,
+                            options,
+                            bound,
+                        });
+                    }
+                    let loaded = d.load();
+                    (
+                        d.shown.clone(),
+                        d.file.clone(),
+                        Some(loaded),
+                        manifest.span(),
+                    )
+                }
+                Err(problems) => {
+                    for p in problems {
+                        errors.push(syn::Error::new(manifest.span(), p));
+                    }
+                    (String::new(), PathBuf::new(), None, manifest.span())
+                }
+            }
+        }
+        (None, None) => unreachable!("parse requires a path or a manifest"),
+    };
+    let repeat = repeat.max(1);
+    match loaded {
+        None => {}
+        Some(Ok(ds)) => test_names = ds.test_names(),
+        Some(Err(err)) => {
             let hint = match &err {
                 eval_core::DatasetError::Io { .. } => format!(
                     " (paths are relative to the crate's directory, CARGO_MANIFEST_DIR = {})",
@@ -180,10 +257,7 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
                 _ => String::new(),
             };
             for problem in err.problems() {
-                errors.push(syn::Error::new(
-                    input.path.span(),
-                    format!("{problem}{hint}"),
-                ));
+                errors.push(syn::Error::new(path_span, format!("{problem}{hint}")));
             }
         }
     }
@@ -204,5 +278,6 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
         metrics,
         timeout_secs,
         repeat,
+        tracked,
     })
 }

@@ -47,6 +47,8 @@ struct Source {
     pattern: String,
     metrics: String,
     gates: Vec<String>,
+    /// `Some` for datasets from an agent.yaml: (manifest path, one dataset or all).
+    manifest: Option<Option<String>>,
 }
 
 /// What a harness run did.
@@ -83,7 +85,7 @@ pub struct Harness {
     concurrency: Option<usize>,
     timeout: Option<Duration>,
     ci_gate: bool,
-    repeat: u32,
+    repeat: Option<u32>,
     judge: Option<Result<Judge, ServiceError>>,
     embedder: Option<Result<Embedder, ServiceError>>,
     base_dir: Option<PathBuf>,
@@ -105,6 +107,10 @@ struct Loaded {
     names: Vec<String>,
     specs: Vec<MetricSpec>,
     gates: Vec<Gate>,
+    /// Agent runs per sample.
+    repeat: u32,
+    /// Samples fail only on errors; the thresholds gate the mean.
+    ci_gate: bool,
 }
 
 /// Everything the trials and the evaluation thread share.
@@ -115,10 +121,8 @@ struct Shared {
     slots: std::sync::OnceLock<Slots>,
     /// Per trial, what its sample scored (compact: a run may have 100k samples).
     records: Mutex<Vec<Option<Compact>>>,
-    ci_gate: bool,
     agent: Arc<dyn Agent>,
     timeout: Duration,
-    repeat: u32,
     services: Services,
 }
 
@@ -131,7 +135,7 @@ impl Harness {
             concurrency: None,
             timeout: None,
             ci_gate: false,
-            repeat: 1,
+            repeat: None,
             judge: None,
             embedder: None,
             base_dir: None,
@@ -148,6 +152,41 @@ impl Harness {
             pattern: path.to_string(),
             metrics: metrics.to_string(),
             gates: Vec::new(),
+            manifest: None,
+        });
+        self
+    }
+
+    /// A harness for every dataset of an agentspec manifest (`agent.yaml`,
+    /// relative to `CARGO_MANIFEST_DIR`): see [`manifest`](Self::manifest).
+    pub fn from_manifest(path: &str) -> Self {
+        Self::new().manifest(path)
+    }
+
+    /// Adds every dataset of an agentspec manifest, with its metrics and
+    /// thresholds. Trials are `<dataset name>::<sample>`. With `ciGate: true`
+    /// the thresholds gate each dataset's *mean* (exit code 1 when missed)
+    /// and samples fail only on errors, as agentspec judges them; without it
+    /// every sample is held to the thresholds. The manifest's `repeat`
+    /// applies unless [`repeat`](Self::repeat) is set. Samples lacking a
+    /// field a metric needs (seed 000's table) are rejected before any agent call.
+    pub fn manifest(mut self, path: &str) -> Self {
+        self.sources.push(Source {
+            pattern: path.to_string(),
+            metrics: String::new(),
+            gates: Vec::new(),
+            manifest: Some(None),
+        });
+        self
+    }
+
+    /// Adds one dataset, by name, of an agentspec manifest (see [`manifest`](Self::manifest)).
+    pub fn manifest_dataset(mut self, path: &str, name: &str) -> Self {
+        self.sources.push(Source {
+            pattern: path.to_string(),
+            metrics: String::new(),
+            gates: Vec::new(),
+            manifest: Some(Some(name.to_string())),
         });
         self
     }
@@ -197,7 +236,7 @@ impl Harness {
     /// over the runs, reported with a 95% interval, and samples whose
     /// interval straddles the threshold are flagged.
     pub fn repeat(mut self, n: u32) -> Self {
-        self.repeat = n.max(1);
+        self.repeat = Some(n.max(1));
         self
     }
 
@@ -295,14 +334,12 @@ impl Harness {
             slots: std::sync::OnceLock::new(),
             records: Mutex::new(Vec::new()),
 
-            ci_gate: self.ci_gate,
             trials: trials_meta,
             agent: agent.clone(),
             timeout: match self.timeout {
                 Some(t) => t,
                 None => sample_timeout().map_err(|e| e.to_string())?,
             },
-            repeat: self.repeat,
             services: Services {
                 judge: self
                     .judge
@@ -464,6 +501,16 @@ impl Harness {
         let base = self.base();
         let mut resolved: Vec<Resolved> = Vec::new();
         for source in &self.sources {
+            if let Some(only) = &source.manifest {
+                self.resolve_manifest(
+                    &base,
+                    &source.pattern,
+                    only.as_deref(),
+                    &mut resolved,
+                    problems,
+                );
+                continue;
+            }
             let specs = match parse_specs(&source.metrics) {
                 Ok(s) => s,
                 Err(e) => {
@@ -522,10 +569,70 @@ impl Harness {
                     shown,
                     specs: specs.clone(),
                     gates: gates.clone(),
+                    repeat: self.repeat.unwrap_or(1),
+                    ci_gate: self.ci_gate,
+                    manifest: None,
                 });
             }
         }
         resolved
+    }
+
+    /// The datasets of the manifest at `path` (all, or the one named `only`).
+    fn resolve_manifest(
+        &self,
+        base: &Path,
+        path: &str,
+        only: Option<&str>,
+        resolved: &mut Vec<Resolved>,
+        problems: &mut Vec<String>,
+    ) {
+        let root = eval_core::manifest::project_root(base);
+        let manifest = match eval_core::Manifest::load(&base.join(path), path, &root) {
+            Ok(m) => m,
+            Err(e) => {
+                problems.extend(e.problems());
+                return;
+            }
+        };
+        let chosen: Vec<&eval_core::ManifestDataset> = match only {
+            Some(name) => match manifest.dataset(name) {
+                Ok(d) => vec![d],
+                Err(e) => {
+                    problems.push(e.to_string());
+                    return;
+                }
+            },
+            None => manifest.datasets.iter().collect(),
+        };
+        let ci_gate = self.ci_gate || manifest.ci_gate;
+        for d in chosen {
+            let name = match naming::slug(&d.name, 48) {
+                s if s.is_empty() => "dataset".to_string(),
+                s => s,
+            };
+            if resolved.iter().any(|r| r.name == name) {
+                problems.push(format!(
+                    "{path}: dataset `{}` would be named `{name}` like another dataset of this run: rename one",
+                    d.name
+                ));
+                continue;
+            }
+            resolved.push(Resolved {
+                name,
+                file: d.file.clone(),
+                shown: d.shown.clone(),
+                specs: d.specs.clone(),
+                gates: if ci_gate {
+                    d.specs.iter().map(Gate::from_spec).collect()
+                } else {
+                    Vec::new()
+                },
+                repeat: self.repeat.unwrap_or(manifest.repeat),
+                ci_gate,
+                manifest: Some(d.clone()),
+            });
+        }
     }
 
     /// Loads every dataset, reporting every problem, and (re)writes the
@@ -533,7 +640,11 @@ impl Harness {
     fn load(&self, resolved: Vec<Resolved>, problems: &mut Vec<String>) -> Vec<Loaded> {
         let mut loaded = Vec::new();
         for r in resolved {
-            match Dataset::load_as(&r.file, &r.shown) {
+            let dataset = Dataset::load_as(&r.file, &r.shown).and_then(|d| match &r.manifest {
+                Some(m) => m.check_fields(&d).map(|()| d),
+                None => Ok(d),
+            });
+            match dataset {
                 Ok(dataset) => {
                     let names = naming::test_names(&dataset.samples);
                     if let Ok(idx) = index::path_for(&self.index_dir(), &r.file)
@@ -548,6 +659,8 @@ impl Harness {
                         names,
                         specs: r.specs,
                         gates: r.gates,
+                        repeat: r.repeat,
+                        ci_gate: r.ci_gate,
                     });
                 }
                 Err(e) => problems.push(e.to_string()),
@@ -567,6 +680,13 @@ impl Harness {
         let one = Dataset::load_record(&r.file, &r.shown, &entry).ok();
         // The record must still be the sample the index named (a same-size
         // edit within one mtime tick, or other naming rules, make it stale).
+        // A manifest's field rules: a failing sample goes through the full
+        // load, which reports it.
+        if let (Some(m), Some(d)) = (&r.manifest, &one)
+            && m.check_fields(d).is_err()
+        {
+            return None;
+        }
         let fresh = one.as_ref().is_some_and(|d| {
             let s = &d.samples[0];
             entry.name.starts_with(&naming::sample_key(s))
@@ -583,6 +703,8 @@ impl Harness {
             names: vec![entry.name],
             specs: r.specs.clone(),
             gates: r.gates.clone(),
+            repeat: r.repeat,
+            ci_gate: r.ci_gate,
         })
     }
 }
@@ -594,6 +716,10 @@ struct Resolved {
     shown: String,
     specs: Vec<MetricSpec>,
     gates: Vec<Gate>,
+    repeat: u32,
+    ci_gate: bool,
+    /// For a manifest's dataset: checks the samples' fields after loading.
+    manifest: Option<eval_core::ManifestDataset>,
 }
 
 /// The files a pattern names, with the path to show for each.
@@ -655,7 +781,7 @@ impl Shared {
                     schedule::evaluate_all(
                         jobs,
                         &self.datasets[d].specs,
-                        (timeout, self.repeat, &self.services),
+                        (timeout, self.datasets[d].repeat, &self.services),
                         (&permits, limit),
                         move |s| agent.respond(s),
                         |key, report| self.fill(key, report),
@@ -736,7 +862,7 @@ impl Shared {
                 let loaded = &self.datasets[*d];
                 let sample = &loaded.dataset.samples[*i];
                 let agent = self.agent.clone();
-                let runs = (0..self.repeat).map(|_| agent.respond(sample)).collect();
+                let runs = (0..loaded.repeat).map(|_| agent.respond(sample)).collect();
                 let report = crate::__private::runtime().block_on(crate::evaluate::evaluate_runs(
                     name.clone(),
                     sample,
@@ -749,7 +875,7 @@ impl Shared {
                 report
             }
         };
-        let failed = if self.ci_gate {
+        let failed = if self.datasets[self.trials[t].0].ci_gate {
             report.error.is_some()
         } else {
             !report.passed()

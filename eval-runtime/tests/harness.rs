@@ -478,3 +478,88 @@ fn a_judged_run_records_usage_and_never_writes_the_key() {
         "the key leaked into the results file"
     );
 }
+
+#[test]
+fn an_agentspec_manifest_drives_metrics_gates_and_repeat() {
+    let manifest = "spec:\n  evaluation:\n    datasets:\n      - name: qa-set\n        path: $file:data/qa.jsonl\n        metrics: [contains, partial_match]\n    thresholds:\n      contains: 0.75\n    ciGate: true\n    repeat: 2\n";
+    let dir = scratch("manifest", &[("agent.yaml", manifest)]);
+    std::fs::create_dir_all(dir.join("data")).unwrap();
+    std::fs::write(dir.join("data/qa.jsonl"), ten()).unwrap();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counted = calls.clone();
+    let out = harness(&dir)
+        .manifest("agent.yaml")
+        .agent_fn(move |s: &Sample| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            let s = s.clone();
+            async move { answer(&s).await }
+        })
+        .evaluate(args(&[]));
+    // ciGate: mean contains 0.7 misses 0.75 -> exit 1, though no sample fails alone.
+    assert_eq!(out.code, 1);
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        20,
+        "repeat: 2 from the manifest"
+    );
+    let results = read(&out);
+    assert_eq!(results.datasets[0].name, "qa_set");
+    assert!(results.samples[0].test_name.starts_with("qa_set::"));
+    let failed = eval_runtime::results::failed_gates(&out.datasets);
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0].0, "qa_set");
+    assert!(
+        failed[0].1.to_string().contains("mean contains = 0.7000"),
+        "{}",
+        failed[0].1
+    );
+
+    // The builder's repeat wins over the manifest's; one dataset by name.
+    calls.store(0, Ordering::SeqCst);
+    let counted = calls.clone();
+    let out = harness(&dir)
+        .manifest_dataset("agent.yaml", "qa-set")
+        .repeat(1)
+        .agent_fn(move |s: &Sample| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            let s = s.clone();
+            async move { answer(&s).await }
+        })
+        .evaluate(args(&[]));
+    assert_eq!(out.code, 1);
+    assert_eq!(calls.load(Ordering::SeqCst), 10);
+
+    let out = harness(&dir)
+        .manifest_dataset("agent.yaml", "nope")
+        .agent_fn(answer)
+        .evaluate(args(&[]));
+    assert_eq!(out.code, 2);
+    assert_eq!(
+        out.error.unwrap(),
+        "agent.yaml: no dataset named `nope`; the manifest has: qa-set"
+    );
+}
+
+#[test]
+fn a_manifest_metric_without_its_fields_is_rejected_before_any_agent_call() {
+    let manifest = "spec:\n  evaluation:\n    datasets:\n      - name: rag\n        path: qa.jsonl\n        metrics: [faithfulness, context_recall]\n";
+    let dir = scratch(
+        "manifest-fields",
+        &[("agent.yaml", manifest), ("qa.jsonl", &ten())],
+    );
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counted = calls.clone();
+    let out = harness(&dir)
+        .manifest("agent.yaml")
+        .agent_fn(move |s: &Sample| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            let s = s.clone();
+            async move { answer(&s).await }
+        })
+        .evaluate(args(&[]));
+    assert_eq!(out.code, 2);
+    assert_eq!(calls.load(Ordering::SeqCst), 0);
+    let error = out.error.unwrap();
+    assert_eq!(error.lines().count(), 10, "one line per sample: {error}");
+    assert!(error.starts_with("qa.jsonl:1: field `context`: dataset `rag` (agent.yaml:4) is scored with `faithfulness`, which needs `context`"), "{error}");
+}

@@ -1,0 +1,591 @@
+//! agentspec `agent.yaml` manifests (seed 000): which datasets to evaluate,
+//! with which metrics, thresholds and CI gate.
+//!
+//! ```yaml
+//! spec:
+//!   evaluation:
+//!     framework: ragas
+//!     datasets:
+//!       - name: rag-quality
+//!         path: $file:evals/rag.jsonl
+//!         metrics: [faithfulness, context_recall, answer_relevancy]
+//!     thresholds:
+//!       faithfulness: 0.80
+//!     ciGate: true
+//!     repeat: 3          # ours: agent runs per sample (letta's num_runs)
+//! ```
+//!
+//! Rules, each broken rule reported with the manifest's file:line:
+//! - dataset paths (`$file:` prefix optional) are relative to the manifest and
+//!   must exist inside the project root the caller names;
+//! - a dataset's `metrics` override the evaluation-level `metrics`; every
+//!   metric must be known, every threshold must name a metric some dataset
+//!   uses, and thresholds take the metric's direction;
+//! - with `framework: deepeval`, the thresholds of `toxicity` and `bias` are
+//!   deepeval's (the most toxicity allowed, e.g. `toxicity: 0.1`) and become
+//!   our safety-score minimum `1 - t`; otherwise they are safety minimums as
+//!   in seed 000 (`toxicity: 0.90`). `hallucination` is a maximum either way;
+//! - [`ManifestDataset::check_fields`] applies seed 000's field table to the
+//!   loaded samples, before any agent call.
+
+use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
+
+use serde::Deserialize;
+use serde_saphyr::Spanned;
+
+use crate::dataset::Dataset;
+use crate::error::{DatasetError, MAX_PROBLEMS, Problem};
+use crate::metric::{MetricKind, MetricSpec, Op, OptionValue, parse_specs};
+
+/// Most agent runs per sample a manifest may ask for.
+pub const MAX_REPEAT: u32 = 100;
+
+/// A loaded, checked manifest.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Manifest {
+    /// The manifest path as shown in messages.
+    pub path: String,
+    /// `spec.evaluation.framework`, when given.
+    pub framework: Option<String>,
+    /// The datasets, in manifest order.
+    pub datasets: Vec<ManifestDataset>,
+    /// `ciGate`: a metric whose dataset mean misses its threshold fails the run.
+    pub ci_gate: bool,
+    /// Agent runs per sample (`repeat`, default 1).
+    pub repeat: u32,
+}
+
+/// One entry of `spec.evaluation.datasets`.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ManifestDataset {
+    /// `name`.
+    pub name: String,
+    /// The dataset file, absolute.
+    pub file: PathBuf,
+    /// The dataset path relative to the project root, for messages.
+    pub shown: String,
+    /// Metrics with their thresholds.
+    pub specs: Vec<MetricSpec>,
+    /// Line of the entry in the manifest.
+    pub line: usize,
+    /// The manifest path as shown.
+    pub manifest: String,
+}
+
+/// Why a manifest could not be used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ManifestError {
+    /// The manifest could not be read.
+    #[error("{path}: cannot read manifest: {source}")]
+    Io {
+        /// The manifest path.
+        path: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The manifest breaks one or more rules; every problem is listed.
+    #[error("{}", render(.problems))]
+    Invalid {
+        /// The manifest path.
+        path: String,
+        /// What is wrong, where.
+        problems: Vec<Problem>,
+    },
+    /// No dataset of that name.
+    #[error("{path}: no dataset named `{name}`; the manifest has: {}", .known.join(", "))]
+    UnknownDataset {
+        /// The manifest path.
+        path: String,
+        /// The name asked for.
+        name: String,
+        /// The names it has.
+        known: Vec<String>,
+    },
+}
+
+impl ManifestError {
+    /// The individual problems, one line each.
+    pub fn problems(&self) -> Vec<String> {
+        match self {
+            ManifestError::Invalid { problems, .. } => {
+                problems.iter().map(ToString::to_string).collect()
+            }
+            other => vec![other.to_string()],
+        }
+    }
+}
+
+fn render(problems: &[Problem]) -> String {
+    problems
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[derive(Deserialize)]
+struct RawManifest {
+    spec: Option<RawSpec>,
+}
+
+#[derive(Deserialize)]
+struct RawSpec {
+    evaluation: Option<Spanned<RawEvaluation>>,
+}
+
+#[derive(Deserialize)]
+struct RawEvaluation {
+    framework: Option<Spanned<String>>,
+    datasets: Option<Spanned<Vec<Spanned<RawDataset>>>>,
+    metrics: Option<Vec<Spanned<String>>>,
+    thresholds: Option<BTreeMap<String, Spanned<f64>>>,
+    #[serde(rename = "ciGate")]
+    ci_gate: Option<bool>,
+    repeat: Option<Spanned<i64>>,
+}
+
+#[derive(Deserialize)]
+struct RawDataset {
+    name: Option<Spanned<String>>,
+    path: Option<Spanned<String>>,
+    metrics: Option<Vec<Spanned<String>>>,
+}
+
+impl Manifest {
+    /// Reads the manifest at `path` (shown as `shown`). Dataset paths must
+    /// lie inside `root` (the crate, or the project the CLI runs in).
+    pub fn load(path: &Path, shown: &str, root: &Path) -> Result<Manifest, ManifestError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ManifestError::Io {
+            path: shown.to_string(),
+            source,
+        })?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        Self::parse(&text, shown, dir, root)
+    }
+
+    /// Parses manifest `text`; relative dataset paths resolve against `dir`.
+    pub fn parse(
+        text: &str,
+        shown: &str,
+        dir: &Path,
+        root: &Path,
+    ) -> Result<Manifest, ManifestError> {
+        let invalid = |problems: Vec<Problem>| ManifestError::Invalid {
+            path: shown.to_string(),
+            problems,
+        };
+        let at = |line: u32, message: String| Problem::new(shown, line.max(1) as usize, message);
+        let raw: RawManifest = match serde_saphyr::from_str(text) {
+            Ok(raw) => raw,
+            Err(e) => {
+                let line = e.location().map(|l| l.line()).unwrap_or(1);
+                let full = e.to_string();
+                let message = full
+                    .lines()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("invalid YAML")
+                    .trim();
+                let message = message.strip_prefix("error: ").unwrap_or(message);
+                let message = match message.split_once(": ") {
+                    Some((head, rest)) if head.starts_with("line ") => rest,
+                    _ => message,
+                };
+                let mut p = at(line as u32, format!("invalid manifest: {message}"));
+                if let Some(l) = e.location() {
+                    p = p.column(l.column() as usize);
+                }
+                return Err(invalid(vec![p]));
+            }
+        };
+        let Some(evaluation) = raw.spec.and_then(|s| s.evaluation) else {
+            return Err(invalid(vec![at(
+                1,
+                "no `spec.evaluation` block: nothing to evaluate (expected spec.evaluation.datasets)"
+                    .into(),
+            )]));
+        };
+        let eval_line = evaluation.referenced.line();
+        let evaluation = evaluation.value;
+        let mut problems = Vec::new();
+        let framework = evaluation.framework.map(|f| f.value);
+        let deepeval = framework.as_deref() == Some("deepeval");
+
+        let repeat = match evaluation.repeat {
+            None => 1,
+            Some(r) if (1..=MAX_REPEAT as i64).contains(&r.value) => r.value as u32,
+            Some(r) => {
+                problems.push(
+                    at(r.referenced.line() as u32, format!(
+                        "`repeat: {}`: expected a number of agent runs per sample from 1 to {MAX_REPEAT}",
+                        r.value
+                    ))
+                    .field("repeat"),
+                );
+                1
+            }
+        };
+
+        let thresholds = evaluation.thresholds.unwrap_or_default();
+        let mut used_thresholds: Vec<&str> = Vec::new();
+        let datasets_raw = match evaluation.datasets {
+            Some(d) if !d.value.is_empty() => d.value,
+            Some(d) => {
+                problems.push(
+                    at(
+                        d.referenced.line() as u32,
+                        "`datasets` is empty: list at least one {name, path, metrics}".into(),
+                    )
+                    .field("datasets"),
+                );
+                Vec::new()
+            }
+            None => {
+                problems.push(
+                    at(
+                        eval_line as u32,
+                        "`spec.evaluation` has no `datasets` list".into(),
+                    )
+                    .field("datasets"),
+                );
+                Vec::new()
+            }
+        };
+        let mut datasets: Vec<ManifestDataset> = Vec::new();
+        for entry in datasets_raw {
+            let line = entry.referenced.line() as usize;
+            let entry = entry.value;
+            let Some(name) = entry.name.filter(|n| !n.value.trim().is_empty()) else {
+                problems.push(at(line as u32, "dataset entry has no `name`".into()).field("name"));
+                continue;
+            };
+            if datasets.iter().any(|d| d.name == name.value) {
+                problems.push(
+                    at(
+                        name.referenced.line() as u32,
+                        format!("dataset `{}` is listed twice", name.value),
+                    )
+                    .field("name"),
+                );
+                continue;
+            }
+            let file = match entry.path {
+                None => {
+                    problems.push(
+                        at(
+                            line as u32,
+                            format!("dataset `{}` has no `path`", name.value),
+                        )
+                        .field("path"),
+                    );
+                    None
+                }
+                Some(p) => match resolve(&p.value, dir, root) {
+                    Ok(found) => Some(found),
+                    Err(message) => {
+                        problems.push(at(p.referenced.line() as u32, message).field("path"));
+                        None
+                    }
+                },
+            };
+            let (metric_list, metric_line) = match (entry.metrics, &evaluation.metrics) {
+                (Some(m), _) => (m, line),
+                (None, Some(m)) => (m.clone(), line),
+                (None, None) => {
+                    problems.push(
+                        at(line as u32, format!(
+                            "dataset `{}` has no metrics: give it `metrics: [...]` or list them under spec.evaluation.metrics",
+                            name.value
+                        ))
+                        .field("metrics"),
+                    );
+                    continue;
+                }
+            };
+            if metric_list.is_empty() {
+                problems.push(
+                    at(
+                        metric_line as u32,
+                        format!("dataset `{}` has an empty `metrics` list", name.value),
+                    )
+                    .field("metrics"),
+                );
+            }
+            let mut specs: Vec<MetricSpec> = Vec::new();
+            for m in &metric_list {
+                let m_line = m.referenced.line() as u32;
+                let parsed = match parse_specs(&m.value) {
+                    Ok(mut list) if list.len() == 1 => list.remove(0),
+                    Ok(_) => {
+                        problems.push(
+                            at(m_line, format!("`{}`: one metric per list entry", m.value))
+                                .field("metrics"),
+                        );
+                        continue;
+                    }
+                    Err(e) => {
+                        problems.push(at(m_line, e.to_string()).field("metrics"));
+                        continue;
+                    }
+                };
+                let canonical = parsed.info().name;
+                if specs.iter().any(|s| s.info().name == canonical) {
+                    problems.push(
+                        at(
+                            m_line,
+                            format!("metric `{}` is listed twice for `{}`", m.value, name.value),
+                        )
+                        .field("metrics"),
+                    );
+                    continue;
+                }
+                let written_bound = m.value.contains(">=") || m.value.contains("<=");
+                let threshold = thresholds
+                    .iter()
+                    .find(|(k, _)| k.as_str() == parsed.name || k.as_str() == canonical);
+                let spec = match threshold {
+                    Some((key, t)) if !written_bound => {
+                        used_thresholds.push(key.as_str());
+                        let (op, value) = match canonical {
+                            "toxicity" | "bias" if deepeval => (Op::AtLeast, 1.0 - t.value),
+                            _ => (parsed.info().op, t.value),
+                        };
+                        let (name_s, options, _) = parsed.decl_parts();
+                        let opts: Vec<(&str, OptionValue)> = options
+                            .iter()
+                            .map(|(k, v)| (k.as_str(), v.clone()))
+                            .collect();
+                        match MetricSpec::new(&name_s, &opts, Some((op, value))) {
+                            Ok(s) => s,
+                            Err(e) => {
+                                problems.push(
+                                    at(
+                                        t.referenced.line() as u32,
+                                        format!("threshold `{key}: {}`: {e}", t.value),
+                                    )
+                                    .field("thresholds"),
+                                );
+                                continue;
+                            }
+                        }
+                    }
+                    Some((key, _)) => {
+                        used_thresholds.push(key.as_str());
+                        parsed
+                    }
+                    None => parsed,
+                };
+                specs.push(spec);
+            }
+            if let Some((file, shown)) = file {
+                datasets.push(ManifestDataset {
+                    name: name.value,
+                    file,
+                    shown,
+                    specs,
+                    line,
+                    manifest: String::new(),
+                });
+            }
+        }
+        for (key, t) in &thresholds {
+            if !used_thresholds.contains(&key.as_str()) {
+                problems.push(
+                    at(
+                        t.referenced.line() as u32,
+                        format!(
+                            "threshold for `{key}`, but no dataset is scored with `{key}` (a typo?)"
+                        ),
+                    )
+                    .field("thresholds"),
+                );
+            }
+        }
+        if !problems.is_empty() {
+            problems.sort_by_key(|p| p.line);
+            return Err(invalid(problems));
+        }
+        for d in &mut datasets {
+            d.manifest = shown.to_string();
+        }
+        Ok(Manifest {
+            path: shown.to_string(),
+            framework,
+            datasets,
+            ci_gate: evaluation.ci_gate.unwrap_or(false),
+            repeat,
+        })
+    }
+
+    /// The dataset called `name`.
+    pub fn dataset(&self, name: &str) -> Result<&ManifestDataset, ManifestError> {
+        self.datasets
+            .iter()
+            .find(|d| d.name == name)
+            .ok_or_else(|| ManifestError::UnknownDataset {
+                path: self.path.clone(),
+                name: name.to_string(),
+                known: self.datasets.iter().map(|d| d.name.clone()).collect(),
+            })
+    }
+}
+
+/// `$file:relative/path` (or a plain path) resolved against `dir`, checked to
+/// exist inside `root`. Returns the absolute path and the path to show.
+fn resolve(raw: &str, dir: &Path, root: &Path) -> Result<(PathBuf, String), String> {
+    let written = raw.trim();
+    let rel = written.strip_prefix("$file:").unwrap_or(written).trim();
+    if rel.starts_with('$') {
+        return Err(format!(
+            "`{written}`: a dataset path is a file (`$file:evals/rag.jsonl` or `evals/rag.jsonl`), not an env or secret reference"
+        ));
+    }
+    if rel.is_empty() {
+        return Err("empty dataset path".into());
+    }
+    let root_abs = normalize(&absolute(root));
+    let full = normalize(&absolute(&dir.join(rel)));
+    let outside = || {
+        format!(
+            "`{written}` resolves to {}, outside the project root {}: keep datasets inside the project",
+            full.display(),
+            root_abs.display()
+        )
+    };
+    if !full.starts_with(&root_abs) {
+        return Err(outside());
+    }
+    let shown = full
+        .strip_prefix(&root_abs)
+        .map(|p| p.to_string_lossy().replace('\\', "/"))
+        .unwrap_or_else(|_| full.to_string_lossy().into_owned());
+    if !full.is_file() {
+        return Err(if full.exists() {
+            format!("`{written}` ({shown}) is not a file")
+        } else {
+            format!(
+                "dataset file `{written}` does not exist (looked for {shown} in {})",
+                root_abs.display()
+            )
+        });
+    }
+    // A symlink inside the project may still point outside it.
+    if let (Ok(real), Ok(real_root)) = (full.canonicalize(), root_abs.canonicalize())
+        && !real.starts_with(&real_root)
+    {
+        return Err(outside());
+    }
+    Ok((full, shown))
+}
+
+/// The project a manifest's datasets must stay inside: the nearest directory
+/// at or above `start` holding `.git` (a repository, so a workspace's shared
+/// `evals/` is allowed), else `start` itself.
+pub fn project_root(start: &Path) -> PathBuf {
+    let start = normalize(&absolute(start));
+    start
+        .ancestors()
+        .find(|dir| dir.join(".git").exists())
+        .unwrap_or(&start)
+        .to_path_buf()
+}
+
+fn absolute(path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(path)
+    }
+}
+
+/// Removes `.` and resolves `..` without touching the file system.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+impl ManifestDataset {
+    /// What each metric needs of every sample in a manifest dataset: seed
+    /// 000's table (`context` for faithfulness, context_precision and
+    /// hallucination; `context` and `reference_contexts` for
+    /// context_recall) plus what the metric itself needs (e.g. `expected`).
+    pub fn needs(spec: &MetricSpec) -> Vec<crate::metric::Need> {
+        use crate::metric::Need;
+        let mut needs: Vec<Need> = spec.needs().to_vec();
+        let extra: &[Need] = match spec.kind {
+            MetricKind::Faithfulness | MetricKind::Hallucination => &[Need::Context],
+            MetricKind::ContextPrecision => &[Need::Context, Need::Expected],
+            MetricKind::ContextRecall => &[Need::Context, Need::ReferenceContexts],
+            _ => &[],
+        };
+        for n in extra {
+            if !needs.contains(n) {
+                needs.push(*n);
+            }
+        }
+        needs
+    }
+
+    /// Checks every sample has the fields this dataset's metrics need, before
+    /// any agent call; lists every sample that lacks one.
+    pub fn check_fields(&self, dataset: &Dataset) -> Result<(), DatasetError> {
+        use crate::metric::Need;
+        let mut problems = Vec::new();
+        'samples: for sample in &dataset.samples {
+            for spec in &self.specs {
+                for need in Self::needs(spec) {
+                    let present = match need {
+                        Need::Expected => sample.expected.is_some(),
+                        Need::Context => !sample.context.is_empty(),
+                        Need::ReferenceContexts => !sample.reference_contexts.is_empty(),
+                    };
+                    if !present {
+                        problems.push(
+                            Problem::new(
+                                &sample.source.file,
+                                sample.source.line,
+                                format!(
+                                    "dataset `{}` ({}:{}) is scored with `{}`, which needs `{need}` in every sample (seed 000's field table); this sample has none",
+                                    self.name, self.manifest, self.line, spec.name
+                                ),
+                            )
+                            .field(&need.to_string()),
+                        );
+                        if problems.len() > MAX_PROBLEMS {
+                            break 'samples;
+                        }
+                        continue 'samples;
+                    }
+                }
+            }
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(DatasetError::Invalid {
+                path: dataset.path.clone(),
+                problems,
+            })
+        }
+    }
+
+    /// Loads the dataset and checks its fields ([`check_fields`](Self::check_fields)).
+    pub fn load(&self) -> Result<Dataset, DatasetError> {
+        let dataset = Dataset::load_as(&self.file, &self.shown)?;
+        self.check_fields(&dataset)?;
+        Ok(dataset)
+    }
+}
