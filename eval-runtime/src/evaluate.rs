@@ -104,7 +104,9 @@ where
     F: Future<Output = Result<Response, String>>,
 {
     let mut report = SampleReport::new(test_name.clone(), sample);
-    if let Some(reason) = missing_fields(sample, specs) {
+    if let Some(reason) =
+        missing_fields(sample, specs).or_else(|| judged::missing_for_setup(sample, specs, services))
+    {
         report.error = Some(reason);
         return report;
     }
@@ -124,14 +126,29 @@ where
             )),
         };
         let latency = started.elapsed();
-        let mut run = score(
-            SampleReport::new(test_name.clone(), sample),
-            sample,
-            specs,
-            outcome,
-            services,
+        // Judging is bounded too: retries and re-asks cannot stall a sample.
+        let mut run = match tokio::time::timeout(
+            timeout,
+            score(
+                SampleReport::new(test_name.clone(), sample),
+                sample,
+                specs,
+                outcome,
+                services,
+            ),
         )
-        .await;
+        .await
+        {
+            Ok(run) => run,
+            Err(_) => {
+                let mut run = SampleReport::new(test_name.clone(), sample);
+                run.error = Some(format!(
+                    "scoring (LLM judge / embeddings) took longer than {}s (sample timeout)",
+                    timeout.as_secs_f64()
+                ));
+                run
+            }
+        };
         run.latency = latency;
         if let Some(e) = run.error.take() {
             // What the earlier runs cost still counts.
@@ -212,7 +229,9 @@ pub fn evaluate_sync(
     agent: impl Fn() -> Result<Response, String>,
 ) -> SampleReport {
     let mut report = SampleReport::new(test_name.clone(), sample);
-    if let Some(reason) = missing_fields(sample, specs) {
+    if let Some(reason) = missing_fields(sample, specs)
+        .or_else(|| judged::missing_for_setup(sample, specs, Services::from_env_once()))
+    {
         report.error = Some(reason);
         return report;
     }
@@ -265,7 +284,7 @@ pub(crate) async fn score(
     let mut metrics = Vec::with_capacity(specs.len());
     for spec in specs {
         metrics.push(if judged::is_model_based(spec) {
-            let scored = judged::score(spec, sample, &response, services).await;
+            let scored = score_judged(spec, sample, &response, services).await;
             report.usage.add(scored.usage);
             let mut result = metric_result(spec, scored.score);
             result.method = scored.method;
@@ -282,6 +301,60 @@ pub(crate) async fn score(
         response.output
     });
     report
+}
+
+/// A model-based metric. A metric that compares with the expected answer,
+/// on a sample with one expected answer per turn, scores every turn (the
+/// conversation up to it, its answer, its expected answer) and averages, as
+/// the deterministic metrics do; other metrics judge the final answer.
+async fn score_judged(
+    spec: &MetricSpec,
+    sample: &Sample,
+    response: &Response,
+    services: &Services,
+) -> judged::Scored {
+    let per_turn = match &sample.expected {
+        Some(Expected::PerTurn(expected))
+            if spec.needs().contains(&Need::Expected)
+                && response.turn_outputs.len() == expected.len()
+                && expected.len() > 1 =>
+        {
+            expected
+        }
+        _ => return judged::score(spec, sample, response, services).await,
+    };
+    let turns = sample.input.turns();
+    let mut total = judged::Scored {
+        score: Ok(0.0),
+        method: None,
+        usage: Default::default(),
+        raw: None,
+    };
+    let mut raw_sum = Some(0.0);
+    for (k, (expected, output)) in per_turn.iter().zip(&response.turn_outputs).enumerate() {
+        let mut turn = sample.clone();
+        turn.input =
+            eval_core::Input::Turns(turns[..=k.min(turns.len().saturating_sub(1))].to_vec());
+        turn.expected = Some(Expected::Text(expected.clone()));
+        let answer = Response {
+            output: output.clone(),
+            context: response.context.clone(),
+            turn_outputs: Vec::new(),
+        };
+        let scored = judged::score(spec, &turn, &answer, services).await;
+        total.usage.add(scored.usage);
+        total.method = total.method.or(scored.method);
+        raw_sum = raw_sum.zip(scored.raw).map(|(a, b)| a + b);
+        total.score = match (total.score, scored.score) {
+            (Ok(a), Ok(b)) => Ok(a + b),
+            (Err(e), _) => Err(e),
+            (_, Err(e)) => Err(format!("turn {}: {e}", k + 1)),
+        };
+    }
+    let n = per_turn.len() as f64;
+    total.score = total.score.map(|s| s / n);
+    total.raw = raw_sum.map(|r| r / n);
+    total
 }
 
 fn score_sample(spec: &MetricSpec, sample: &Sample, response: &Response) -> MetricResult {

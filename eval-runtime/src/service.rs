@@ -167,10 +167,24 @@ impl Endpoint {
         default_model: &str,
         hint: &str,
     ) -> Result<(Endpoint, String), ServiceError> {
+        Self::from_vars(what, prefix, path, default_model, hint, |name| {
+            env_var(name).map_err(|e| e.to_string())
+        })
+    }
+
+    /// [`from_env`](Self::from_env) reading variables through `var`.
+    pub(crate) fn from_vars(
+        what: &'static str,
+        prefix: &str,
+        path: &str,
+        default_model: &str,
+        hint: &str,
+        var: impl Fn(&str) -> Result<Option<String>, String>,
+    ) -> Result<(Endpoint, String), ServiceError> {
         let read = |name: &str| {
-            env_var(name).map_err(|e| ServiceError::Config {
+            var(name).map_err(|reason| ServiceError::Config {
                 what: name.to_string(),
-                reason: e.to_string(),
+                reason,
             })
         };
         let Some(url) = read(&format!("{prefix}_URL"))? else {
@@ -247,9 +261,7 @@ impl Endpoint {
                         .headers()
                         .get(reqwest::header::RETRY_AFTER)
                         .and_then(|v| v.to_str().ok())
-                        .and_then(|v| v.trim().parse::<f64>().ok())
-                        .filter(|s| s.is_finite() && *s >= 0.0)
-                        .map(|s| Duration::from_secs_f64(s.min(60.0)));
+                        .and_then(|v| retry_after(v, std::time::SystemTime::now()));
                     let bytes = response.bytes().await.unwrap_or_default();
                     if status.is_success() {
                         let value = serde_json::from_slice(&bytes).map_err(|e| {
@@ -295,7 +307,160 @@ impl Endpoint {
     }
 }
 
-/// 0.25 s, 0.5 s, 1 s, 2 s, ... capped at 8 s.
+/// Most a `Retry-After` may make a call wait.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+
+/// How long a `Retry-After` header asks to wait (RFC 9110 §10.2.3): delay
+/// seconds, or an HTTP date (a date already past means now). At most 60 s.
+fn retry_after(value: &str, now: std::time::SystemTime) -> Option<Duration> {
+    let value = value.trim();
+    let wait = match value.parse::<f64>() {
+        Ok(secs) if secs.is_finite() && secs >= 0.0 => Duration::from_secs_f64(secs.min(60.0)),
+        Ok(_) => return None,
+        Err(_) => {
+            let when = httpdate::parse_http_date(value).ok()?;
+            when.duration_since(now).unwrap_or(Duration::ZERO)
+        }
+    };
+    Some(wait.min(MAX_RETRY_AFTER))
+}
+
+/// Exponential backoff with jitter: the base doubles from 0.25 s up to 8 s,
+/// and the wait is drawn from [base/2, base] so that clients throttled
+/// together do not retry together.
 fn backoff(attempt: u32) -> Duration {
-    Duration::from_millis(250u64 << attempt.saturating_sub(1).min(5)).min(Duration::from_secs(8))
+    let base = Duration::from_millis(250u64 << attempt.saturating_sub(1).min(5))
+        .min(Duration::from_secs(8));
+    base.mul_f64(0.5 + 0.5 * unit_random())
+}
+
+/// A number in [0, 1) from the standard library's per-process random hash keys.
+fn unit_random() -> f64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    (h.finish() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::UNIX_EPOCH;
+
+    #[test]
+    fn retry_after_takes_seconds_or_an_http_date() {
+        // 1994-11-06 08:49:37 GMT, RFC 9110's example date.
+        let now = UNIX_EPOCH + Duration::from_secs(784_111_777);
+        assert_eq!(retry_after("2", now), Some(Duration::from_secs(2)));
+        assert_eq!(retry_after(" 0.5 ", now), Some(Duration::from_millis(500)));
+        assert_eq!(retry_after("3600", now), Some(MAX_RETRY_AFTER));
+        assert_eq!(retry_after("-1", now), None);
+        assert_eq!(retry_after("soon", now), None);
+        assert_eq!(
+            retry_after("Sun, 06 Nov 1994 08:49:47 GMT", now),
+            Some(Duration::from_secs(10))
+        );
+        assert_eq!(
+            retry_after("Sun, 06 Nov 1994 08:49:30 GMT", now),
+            Some(Duration::ZERO),
+            "a date in the past means retry now"
+        );
+        assert_eq!(
+            retry_after("Mon, 07 Nov 1994 08:49:37 GMT", now),
+            Some(MAX_RETRY_AFTER)
+        );
+    }
+
+    #[test]
+    fn endpoint_settings_come_from_prefixed_variables() {
+        let vars = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| -> Result<Option<String>, String> {
+                Ok(pairs
+                    .iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| v.to_string()))
+            }
+        };
+        let build = |pairs| {
+            Endpoint::from_vars(
+                "LLM judge",
+                "EVAL_JUDGE",
+                "chat/completions",
+                "gpt-4o-mini",
+                "set EVAL_JUDGE_URL",
+                vars(pairs),
+            )
+        };
+        match build(&[]) {
+            Err(ServiceError::NotConfigured { what, hint }) => {
+                assert_eq!((what, hint.as_str()), ("LLM judge", "set EVAL_JUDGE_URL"));
+            }
+            other => panic!("{other:?}"),
+        }
+        let (e, model) = build(&[
+            (
+                "EVAL_JUDGE_URL",
+                "http://user:pw@127.0.0.1:9/v1?api-version=2",
+            ),
+            ("OPENAI_API_KEY", "sk-fallback-123"),
+            ("EVAL_JUDGE_TIMEOUT_SECS", "7"),
+        ])
+        .unwrap();
+        assert_eq!(model, "gpt-4o-mini");
+        assert_eq!(e.timeout, Duration::from_secs(7));
+        assert_eq!(
+            e.cache_id(),
+            "http://user:pw@127.0.0.1:9/v1/chat/completions?api-version=2"
+        );
+        assert!(!e.shown.contains("pw"), "{}", e.shown);
+        assert_eq!(e.redact("key sk-fallback-123 here"), "key <redacted> here");
+        assert!(!format!("{e:?}").contains("sk-fallback"));
+        // The service's own key wins over OPENAI_API_KEY; the model is read.
+        let (e, model) = build(&[
+            ("EVAL_JUDGE_URL", "http://127.0.0.1:9/v1/chat/completions"),
+            ("EVAL_JUDGE_MODEL", "judge-1"),
+            ("EVAL_JUDGE_API_KEY", "sk-own"),
+            ("OPENAI_API_KEY", "sk-fallback"),
+        ])
+        .unwrap();
+        assert_eq!(model, "judge-1");
+        assert_eq!(e.cache_id(), "http://127.0.0.1:9/v1/chat/completions");
+        assert_eq!(e.redact("sk-own sk-fallback"), "<redacted> sk-fallback");
+        match build(&[
+            ("EVAL_JUDGE_URL", "ftp://x"),
+            ("EVAL_JUDGE_TIMEOUT_SECS", "soon"),
+        ]) {
+            Err(ServiceError::Config { what, .. }) => assert_eq!(what, "LLM judge URL"),
+            other => panic!("{other:?}"),
+        }
+        match build(&[
+            ("EVAL_JUDGE_URL", "http://127.0.0.1:9"),
+            ("EVAL_JUDGE_TIMEOUT_SECS", "soon"),
+        ]) {
+            Err(ServiceError::Config { what, .. }) => assert_eq!(what, "EVAL_JUDGE_TIMEOUT_SECS"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn backoff_doubles_within_jitter_bounds() {
+        for attempt in 1..=8u32 {
+            let base =
+                Duration::from_millis(250u64 << (attempt - 1).min(5)).min(Duration::from_secs(8));
+            for _ in 0..50 {
+                let wait = backoff(attempt);
+                assert!(
+                    wait >= base / 2 && wait <= base,
+                    "attempt {attempt}: {wait:?}"
+                );
+            }
+        }
+        let draws: std::collections::HashSet<u128> =
+            (0..20).map(|_| backoff(3).as_nanos()).collect();
+        assert!(draws.len() > 1, "the jitter varies");
+    }
 }

@@ -638,3 +638,112 @@ async fn offline_context_precision_counts_a_similarity_of_exactly_one_half() {
     .await;
     assert_eq!(scored.score.unwrap(), 1.0);
 }
+
+#[tokio::test]
+async fn per_turn_expected_answers_are_judged_turn_by_turn() {
+    // Offline answer_similarity (Levenshtein) on each turn, then the mean:
+    // turn 1 "abc" vs "abc" = 1; turn 2 "xya" vs "xyz" = 1 - 1/3.
+    let mut s = Sample::new("unused").with_turns(["first?", "second?"]);
+    s.expected = Some(eval_runtime::Expected::PerTurn(vec![
+        "abc".into(),
+        "xyz".into(),
+    ]));
+    let report = eval_runtime::evaluate::evaluate_with(
+        "conv::x".into(),
+        &s,
+        &[MetricSpec::new(
+            "answer_similarity",
+            &[],
+            Some((eval_runtime::Op::AtLeast, 0.5)),
+        )
+        .unwrap()],
+        std::time::Duration::from_secs(10),
+        async {
+            Ok(Response::new("xya").with_turn_outputs(vec!["abc".to_string(), "xya".to_string()]))
+        },
+        &services(None, None),
+    )
+    .await;
+    assert!(report.error.is_none(), "{:?}", report.error);
+    let score = report.metrics[0].score.unwrap();
+    assert!((score - (1.0 + 2.0 / 3.0) / 2.0).abs() < 1e-9, "{score}");
+    assert!(report.metrics[0].method.unwrap().starts_with("offline"));
+}
+
+#[tokio::test]
+async fn context_metrics_without_what_they_compare_with_fail_before_the_agent_call() {
+    let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut s = sample();
+    s.reference_contexts.clear();
+    let run = |s: Sample, svc: Services, metric: &'static str| {
+        let calls = calls.clone();
+        async move {
+            eval_runtime::evaluate::evaluate_with(
+                "rag::x".into(),
+                &s,
+                &[spec(metric)],
+                std::time::Duration::from_secs(10),
+                async {
+                    calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    Ok(Response::new("Paris"))
+                },
+                &svc,
+            )
+            .await
+        }
+    };
+    // Offline, context_recall compares with reference_contexts: there are none.
+    let report = run(s.clone(), services(None, None), "context_recall").await;
+    assert_eq!(
+        report.error.as_deref(),
+        Some(
+            "`context_recall` needs an LLM judge (set EVAL_JUDGE_URL) or, offline, `reference_contexts` in the sample"
+        )
+    );
+    // With a judge, context_precision compares with the expected answer.
+    let judge = common::serve(|n, _, body| judge_script(n, body)).await;
+    let mut no_expected = sample();
+    no_expected.expected = None;
+    let report = run(
+        no_expected,
+        services(Some(&judge.url), None),
+        "context_precision",
+    )
+    .await;
+    assert!(
+        report
+            .error
+            .as_deref()
+            .unwrap()
+            .starts_with("sample has no `expected` field"),
+        "{:?}",
+        report.error
+    );
+    assert_eq!(
+        calls.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "the agent was never called"
+    );
+    assert_eq!(judge.count(), 0);
+}
+
+#[tokio::test]
+async fn judging_is_bounded_by_the_sample_timeout() {
+    let judge = common::serve(|_, _, _| Reply::Hang).await;
+    let started = std::time::Instant::now();
+    let report = eval_runtime::evaluate::evaluate_with(
+        "rag::x".into(),
+        &sample(),
+        &[spec("contains"), spec("faithfulness")],
+        std::time::Duration::from_millis(300),
+        async { Ok(Response::new("Paris is the capital of France.")) },
+        &services(Some(&judge.url), None),
+    )
+    .await;
+    assert_eq!(
+        report.error.as_deref(),
+        Some("scoring (LLM judge / embeddings) took longer than 0.3s (sample timeout)")
+    );
+    // Not a speed check: only that the 120 s judge timeout did not apply.
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+}

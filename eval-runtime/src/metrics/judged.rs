@@ -92,6 +92,42 @@ pub fn is_model_based(spec: &MetricSpec) -> bool {
     )
 }
 
+/// What a sample lacks for a model-based metric *in this run's setup*,
+/// known before the agent is called: the context metrics compare with the
+/// expected answer when a judge scores them, and with `reference_contexts`
+/// offline; a metric with nothing to score against fails before the call.
+pub fn missing_for_setup(
+    sample: &Sample,
+    specs: &[MetricSpec],
+    services: &Services,
+) -> Option<String> {
+    for spec in specs {
+        if !matches!(
+            spec.kind,
+            MetricKind::ContextRecall | MetricKind::ContextPrecision
+        ) {
+            continue;
+        }
+        match judge_or_offline(services, &spec.name) {
+            Err(e) => return Some(e),
+            Ok(Some(_)) if sample.expected.is_none() => {
+                return Some(format!(
+                    "sample has no `expected` field (or expected_output, ground_truth, ...), which `{}` needs when an LLM judge scores it",
+                    spec.name
+                ));
+            }
+            Ok(None) if sample.reference_contexts.is_empty() => {
+                return Some(format!(
+                    "`{}` needs an LLM judge (set EVAL_JUDGE_URL) or, offline, `reference_contexts` in the sample",
+                    spec.name
+                ));
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 /// Scores a model-based metric.
 pub async fn score(
     spec: &MetricSpec,
@@ -489,6 +525,11 @@ const RELEVANCY_QUESTIONS: usize = 3;
 /// answer, and says whether the answer is noncommittal ("I don't know");
 /// score = mean cosine similarity between the embeddings of the input and
 /// of each generated question, times 0 when the answer is noncommittal.
+///
+/// ragas (`ResponseRelevancy`) samples `strictness` = 3 generations of one
+/// question each; at temperature 0 with a fixed seed those would be three
+/// copies of one question, so we ask for 3 *different* questions in one call.
+/// The formula over the questions is ragas'.
 async fn answer_relevancy(
     sample: &Sample,
     response: &Response,
