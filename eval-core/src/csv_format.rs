@@ -166,6 +166,7 @@ fn to_record(
         line,
         offset,
         fields,
+        csv: true,
     })
 }
 
@@ -242,8 +243,10 @@ fn columns(file: &str, headers: &csv::ByteRecord, problems: &mut Vec<Problem>) -
         }
         columns.push((Some(name), field));
     }
-    if !columns.iter().any(|(_, f)| *f == Some(Field::Input)) {
-        let names: Vec<&str> = columns.iter().filter_map(|(n, _)| n.as_deref()).collect();
+    let names: Vec<&str> = columns.iter().filter_map(|(n, _)| n.as_deref()).collect();
+    if !columns.iter().any(|(_, f)| *f == Some(Field::Input))
+        && !crate::shapes::csv_gives_input(&names)
+    {
         problems.push(Problem::new(
             file,
             1,

@@ -6,7 +6,7 @@ use std::path::Path;
 use crate::error::{DatasetError, MAX_PROBLEMS, Problem};
 use crate::fields;
 use crate::sample::Sample;
-use crate::{csv_format, jsonl_format, naming};
+use crate::{csv_format, json_format, jsonl_format, naming};
 
 pub use crate::fields::FIELD_ALIASES;
 
@@ -18,6 +18,8 @@ pub enum Format {
     Jsonl,
     /// Header row then one record per sample (`.csv`): letta-evals.
     Csv,
+    /// One JSON document (`.json`): a runevals document, or an array of samples.
+    Json,
 }
 
 impl Format {
@@ -30,6 +32,7 @@ impl Format {
         match ext.as_str() {
             "jsonl" | "ndjson" => Ok(Format::Jsonl),
             "csv" => Ok(Format::Csv),
+            "json" => Ok(Format::Json),
             _ => Err(DatasetError::UnsupportedFormat {
                 path: path.to_string(),
                 extension: if ext.is_empty() {
@@ -92,6 +95,7 @@ impl Dataset {
         match format {
             Format::Jsonl => jsonl_format::records(path, bytes, &mut problems, &mut sink),
             Format::Csv => csv_format::records(path, bytes, &mut problems, &mut sink),
+            Format::Json => json_format::records(path, bytes, &mut problems, &mut sink),
         }
         check_unique_ids(path, &samples, &mut problems);
         if !problems.is_empty() {
@@ -143,6 +147,16 @@ impl Dataset {
             Format::Csv => {
                 csv_format::record_at(shown, path, entry.offset, entry.line, &mut problems)
                     .map_err(io)?
+            }
+            Format::Json => {
+                // One document: read it whole and keep the indexed sample.
+                let mut all = Dataset::load_as(path, shown)?;
+                if entry.index < all.samples.len() {
+                    let sample = all.samples.swap_remove(entry.index);
+                    all.samples = vec![sample];
+                    return Ok(all);
+                }
+                None
             }
         };
         let shared_path: std::sync::Arc<str> = shown.into();

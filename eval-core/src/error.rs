@@ -72,7 +72,9 @@ pub enum DatasetError {
         source: std::io::Error,
     },
     /// The extension names no format this crate reads.
-    #[error("{path}: unsupported dataset format `{extension}` (expected .jsonl, .ndjson or .csv)")]
+    #[error(
+        "{path}: unsupported dataset format `{extension}` (expected .jsonl, .ndjson, .csv or .json)"
+    )]
     UnsupportedFormat { path: String, extension: String },
     /// The file holds no sample at all.
     #[error("{path}: dataset has no samples")]

@@ -18,6 +18,8 @@ pub(crate) enum Field {
     Metadata,
     AgentArgs,
     RubricVars,
+    Evaluators,
+    Extra,
 }
 
 impl Field {
@@ -32,6 +34,8 @@ impl Field {
             Field::Metadata => "metadata",
             Field::AgentArgs => "agent_args",
             Field::RubricVars => "rubric_vars",
+            Field::Evaluators => "evaluators",
+            Field::Extra => "extra",
         }
     }
 }
@@ -43,16 +47,20 @@ impl Field {
 /// |---|---|---|
 /// | `id` | `id`, `sample_id` | letta-evals |
 /// | `input` | `input`, `query`, `question`, `prompt`, `user_input` | agentspec, letta-evals, golden-dataset, ragas |
-/// | `expected` | `expected`, `expected_output`, `ground_truth`, `ideal`, `reference`, `expected_response` | agentspec (docs and real files), letta-evals (current and legacy), ragas, runevals |
+/// | `expected` | `expected`, `expected_output`, `ground_truth`, `ideal`, `reference`, `expected_response`, `expected_answer` | agentspec (docs and real files), letta-evals (current and legacy), ragas, runevals, deepeval |
 /// | `context` | `context`, `contexts`, `retrieved_contexts` | agentspec, ragas |
 /// | `reference_contexts` | `reference_contexts` | agentspec, ragas |
 /// | `tags` | `tags` | agentspec, letta-evals |
 /// | `metadata` | `metadata` | agentspec, letta-evals |
 /// | `agent_args` | `agent_args` | letta-evals |
 /// | `rubric_vars` | `rubric_vars` | letta-evals |
+/// | `evaluators` | `evaluators` (name → options) | runevals |
+/// | `extra` | `extra` (an object: fields of other formats, as `evals convert` writes them) | — |
 ///
 /// A record that uses two names for the same field is rejected. Every other
-/// key is kept in [`Sample::extra`].
+/// key is kept in [`Sample::extra`]. Records shaped as other tools write them
+/// (deepeval, golden-dataset, OpenAI evals, promptflow, promptfoo) are first
+/// rewritten into these names: see `shapes.rs`.
 pub const FIELD_ALIASES: &[(&str, &str)] = &[
     ("id", "id"),
     ("sample_id", "id"),
@@ -67,6 +75,7 @@ pub const FIELD_ALIASES: &[(&str, &str)] = &[
     ("ideal", "expected"),
     ("reference", "expected"),
     ("expected_response", "expected"),
+    ("expected_answer", "expected"),
     ("context", "context"),
     ("contexts", "context"),
     ("retrieved_contexts", "context"),
@@ -75,6 +84,8 @@ pub const FIELD_ALIASES: &[(&str, &str)] = &[
     ("metadata", "metadata"),
     ("agent_args", "agent_args"),
     ("rubric_vars", "rubric_vars"),
+    ("evaluators", "evaluators"),
+    ("extra", "extra"),
 ];
 
 pub(crate) fn field_for(name: &str) -> Option<Field> {
@@ -92,6 +103,8 @@ pub(crate) fn field_for(name: &str) -> Option<Field> {
         "tags" => Field::Tags,
         "metadata" => Field::Metadata,
         "agent_args" => Field::AgentArgs,
+        "evaluators" => Field::Evaluators,
+        "extra" => Field::Extra,
         _ => Field::RubricVars,
     })
 }
@@ -114,6 +127,8 @@ pub(crate) struct Record {
     /// Byte offset of the record in the file.
     pub offset: u64,
     pub fields: Vec<(String, Value)>,
+    /// The values are CSV cells.
+    pub csv: bool,
 }
 
 /// Turns a CSV cell into the JSON value its field expects. `Ok(None)` for an
@@ -151,16 +166,18 @@ pub(crate) fn csv_cell(field: Option<Field>, cell: &str) -> Result<Option<Value>
                 .collect();
             Ok(Some(Value::Array(tags)))
         }
-        Field::Metadata | Field::AgentArgs | Field::RubricVars => {
-            match serde_json::from_str::<Value>(trimmed) {
-                Ok(v @ Value::Object(_)) => Ok(Some(v)),
-                Ok(other) => Err(format!(
-                    "expected a JSON object in this cell, found {}",
-                    kind_of(&other)
-                )),
-                Err(e) => Err(format!("expected a JSON object in this cell: {e}")),
-            }
-        }
+        Field::Metadata
+        | Field::AgentArgs
+        | Field::RubricVars
+        | Field::Evaluators
+        | Field::Extra => match serde_json::from_str::<Value>(trimmed) {
+            Ok(v @ Value::Object(_)) => Ok(Some(v)),
+            Ok(other) => Err(format!(
+                "expected a JSON object in this cell, found {}",
+                kind_of(&other)
+            )),
+            Err(e) => Err(format!("expected a JSON object in this cell: {e}")),
+        },
         Field::Id => Ok(Some(Value::String(trimmed.to_string()))),
     }
 }
@@ -200,9 +217,11 @@ pub(crate) fn to_sample(
     let mut metadata = Map::new();
     let mut agent_args = Map::new();
     let mut rubric_vars = Map::new();
+    let mut evaluators = Map::new();
     let mut extra = Map::new();
+    let mut extra_object: Option<Map<String, Value>> = None;
 
-    for (key, value) in record.fields {
+    for (key, value) in crate::shapes::normalize(record.fields, record.csv) {
         let Some(field) = field_for(&key) else {
             extra.insert(key, value);
             continue;
@@ -231,6 +250,8 @@ pub(crate) fn to_sample(
             Field::Metadata => object(value).map(|v| metadata = v),
             Field::AgentArgs => object(value).map(|v| agent_args = v),
             Field::RubricVars => object(value).map(|v| rubric_vars = v),
+            Field::Evaluators => object(value).map(|v| evaluators = v),
+            Field::Extra => object(value).map(|v| extra_object = Some(v)),
         };
         if let Err(msg) = result {
             problems.push(problem(&key, msg));
@@ -280,6 +301,12 @@ pub(crate) fn to_sample(
     if problems.len() > before {
         return None;
     }
+    // `extra: {...}` (as our writers emit it) holds the fields of other formats.
+    if let Some(more) = extra_object {
+        for (k, v) in more {
+            extra.insert(k, v);
+        }
+    }
     let (id, explicit_id) = match id {
         Some(id) => (id, true),
         None => (index.to_string(), false),
@@ -296,6 +323,7 @@ pub(crate) fn to_sample(
         metadata,
         agent_args,
         rubric_vars,
+        evaluators,
         extra,
         source: Source {
             file: shared_file.clone(),

@@ -13,6 +13,13 @@ use crate::fields::{Record, Sink, kind_of};
 pub(crate) fn records(file: &str, bytes: &[u8], problems: &mut Vec<Problem>, sink: Sink<'_>) {
     let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let bom = bytes.len() - body.len();
+    if let Some(lfs) = std::str::from_utf8(body)
+        .ok()
+        .and_then(crate::json_format::lfs_pointer)
+    {
+        problems.push(Problem::new(file, 1, lfs));
+        return;
+    }
     for (line_no, raw) in split_lines(body) {
         if problems.len() > MAX_PROBLEMS {
             break;
@@ -47,6 +54,7 @@ pub(crate) fn line_record(
             line: line_no,
             offset,
             fields: map.into_iter().collect(),
+            csv: false,
         })),
         Ok(other) => Err(Problem::new(
             file,
@@ -97,7 +105,7 @@ fn char_column(line: &str, byte: usize) -> usize {
 
 /// Parses one JSON value like `serde_json::from_str`, but rejects an object
 /// that repeats a key (serde_json would silently keep only the last value).
-fn parse_strict(text: &str) -> Result<Value, serde_json::Error> {
+pub(crate) fn parse_strict(text: &str) -> Result<Value, serde_json::Error> {
     let mut de = serde_json::Deserializer::from_str(text);
     let value = StrictValue::deserialize(&mut de)?.0;
     de.end()?;

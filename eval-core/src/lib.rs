@@ -18,15 +18,20 @@
 
 pub mod dataset;
 pub mod error;
+pub mod files;
 pub mod index;
 pub mod manifest;
 pub mod metric;
 pub mod naming;
+pub mod runevals;
 pub mod sample;
+pub mod write;
 
 mod csv_format;
 mod fields;
+mod json_format;
 mod jsonl_format;
+mod shapes;
 
 pub use dataset::{Dataset, Format};
 pub use error::{DatasetError, Problem};

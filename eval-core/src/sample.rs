@@ -109,6 +109,9 @@ pub struct Sample {
     pub agent_args: Map<String, Value>,
     /// Per-sample rubric template variables (letta-evals `rubric_vars`).
     pub rubric_vars: Map<String, Value>,
+    /// Evaluators the sample names itself (runevals `evaluators`, after
+    /// `default_evaluators` and `evaluators_mode`): name → options.
+    pub evaluators: Map<String, Value>,
     /// Every other field of the record, unchanged.
     pub extra: Map<String, Value>,
     /// File and line.
@@ -130,6 +133,7 @@ impl Sample {
             metadata: Map::new(),
             agent_args: Map::new(),
             rubric_vars: Map::new(),
+            evaluators: Map::new(),
             extra: Map::new(),
             source: Source {
                 file: "<inline>".into(),

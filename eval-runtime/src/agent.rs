@@ -249,10 +249,19 @@ impl HttpAgent {
     /// * `EVAL_AGENT_API_KEY` (optional): sent as `Authorization: Bearer …`,
     ///   never printed.
     pub fn from_env() -> Result<Self> {
-        let url = env_var("EVAL_AGENT_URL")?.ok_or(Error::MissingEnv {
-            var: "EVAL_AGENT_URL",
-            hint: "set it to your agent's URL, e.g. EVAL_AGENT_URL=http://127.0.0.1:8080",
-        })?;
+        Self::from_env_with_url(None)
+    }
+
+    /// [`from_env`](Self::from_env), with `url` (e.g. a command-line
+    /// `--url`) in place of `EVAL_AGENT_URL` when given.
+    pub fn from_env_with_url(url: Option<&str>) -> Result<Self> {
+        let url = match url {
+            Some(u) => u.to_string(),
+            None => env_var("EVAL_AGENT_URL")?.ok_or(Error::MissingEnv {
+                var: "EVAL_AGENT_URL",
+                hint: "set it to your agent's URL, e.g. EVAL_AGENT_URL=http://127.0.0.1:8080",
+            })?,
+        };
         let mut agent = HttpAgent::new(&url)?;
         if let Some(secs) = env_var("EVAL_AGENT_TIMEOUT_SECS")? {
             agent.timeout = parse_secs("EVAL_AGENT_TIMEOUT_SECS", &secs)?;

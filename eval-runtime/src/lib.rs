@@ -116,6 +116,7 @@ pub mod judge;
 pub mod metrics;
 pub mod report;
 pub mod results;
+pub mod runner;
 mod schedule;
 mod selection;
 pub mod service;

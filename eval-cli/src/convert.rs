@@ -1,0 +1,163 @@
+//! `evals convert` (JSONL ↔ CSV ↔ runevals JSON) and `evals upgrade`
+//! (legacy runevals → versioned, after a timestamped backup).
+
+use std::path::{Path, PathBuf};
+
+use eval_core::{Dataset, Sample, files, runevals, write};
+
+use crate::Failure;
+
+/// Flags of `evals convert`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The dataset to read (.jsonl, .csv, .json).
+    pub input: PathBuf,
+    /// The file to write; its extension picks the format (.jsonl, .csv, or .json for runevals).
+    pub output: PathBuf,
+    /// Replace OUTPUT if it exists (a backup is written first).
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Flags of `evals upgrade`.
+#[derive(Debug, clap::Args)]
+pub struct UpgradeArgs {
+    /// A legacy runevals file (a bare array, or {prompts, expected_responses}).
+    pub file: PathBuf,
+}
+
+fn ext(path: &Path) -> String {
+    path.extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default()
+}
+
+pub fn run(args: Args) -> Result<u8, Failure> {
+    let shown = args.input.to_string_lossy().into_owned();
+    let data = Dataset::load_as(&args.input, &shown).map_err(|e| Failure::config(e.to_string()))?;
+    let text = render(&data.samples, &args.output)?;
+    // What was read must read back the same.
+    let out_shown = args.output.to_string_lossy().into_owned();
+    let back = Dataset::from_bytes(&out_shown, text.as_bytes())
+        .map_err(|e| Failure::config(format!("the converted file would not read back: {e}")))?;
+    let lost = differences(&data.samples, &back.samples);
+    if !lost.is_empty() {
+        return Err(Failure::config(format!(
+            "{} cannot hold everything in {shown}; nothing written. What would be lost:\n{}",
+            out_shown,
+            lost.join("\n")
+        )));
+    }
+    if args.output.exists() {
+        if !args.force {
+            return Err(Failure::config(format!(
+                "{out_shown} exists; pass --force to replace it (a backup is kept)"
+            )));
+        }
+        let backup = files::backup(&args.output)
+            .map_err(|e| Failure::config(format!("cannot back up {out_shown}: {e}")))?;
+        eprintln!("backup: {}", backup.display());
+    }
+    files::write_atomically(&args.output, text.as_bytes())
+        .map_err(|e| Failure::config(format!("cannot write {out_shown}: {e}")))?;
+    println!("wrote {} samples to {out_shown}", back.samples.len());
+    Ok(0)
+}
+
+fn render(samples: &[Sample], output: &Path) -> Result<String, Failure> {
+    match ext(output).as_str() {
+        "jsonl" | "ndjson" => Ok(write::to_jsonl(samples)),
+        "csv" => {
+            let lost = write::csv_losses(samples);
+            if !lost.is_empty() {
+                return Err(Failure::config(format!(
+                    "CSV cannot hold everything; nothing written. What would be lost:\n{}",
+                    lost.join("\n")
+                )));
+            }
+            write::to_csv(samples).map_err(|e| Failure::config(format!("cannot write CSV: {e}")))
+        }
+        "json" => serde_json::to_string_pretty(&write::to_runevals(samples))
+            .map(|t| t + "\n")
+            .map_err(|e| Failure::config(e.to_string())),
+        other => Err(Failure::config(format!(
+            "{}: unsupported output format `.{other}` (expected .jsonl, .csv or .json)",
+            output.display()
+        ))),
+    }
+}
+
+/// Field by field, what differs between the samples read and read back.
+fn differences(a: &[Sample], b: &[Sample]) -> Vec<String> {
+    let mut out = Vec::new();
+    if a.len() != b.len() {
+        out.push(format!("{} samples became {}", a.len(), b.len()));
+        return out;
+    }
+    for (x, y) in a.iter().zip(b) {
+        let at = x.source.to_string();
+        let mut diff = |what: &str, same: bool| {
+            if !same {
+                out.push(format!("{at}: {what}"));
+            }
+        };
+        diff("id", x.id == y.id && x.explicit_id == y.explicit_id);
+        diff("input", x.input == y.input);
+        diff("expected answer", x.expected == y.expected);
+        diff("context", x.context == y.context);
+        diff(
+            "reference_contexts",
+            x.reference_contexts == y.reference_contexts,
+        );
+        diff("tags", x.tags == y.tags);
+        diff("metadata", x.metadata == y.metadata);
+        diff("agent_args", x.agent_args == y.agent_args);
+        diff("rubric_vars", x.rubric_vars == y.rubric_vars);
+        diff("evaluators", x.evaluators == y.evaluators);
+        for (k, v) in &x.extra {
+            if y.extra.get(k) != Some(v) {
+                out.push(format!("{at}: field `{k}`"));
+            }
+        }
+    }
+    out
+}
+
+pub fn upgrade(args: UpgradeArgs) -> Result<u8, Failure> {
+    let shown = args.file.to_string_lossy().into_owned();
+    let text = std::fs::read_to_string(&args.file)
+        .map_err(|e| Failure::config(format!("{shown}: cannot read: {e}")))?;
+    let doc: serde_json::Value = serde_json::from_str(text.trim_start_matches('\u{feff}'))
+        .map_err(|e| {
+            Failure::config(format!(
+                "{shown}:{}:{}: invalid JSON: {e}",
+                e.line(),
+                e.column()
+            ))
+        })?;
+    let upgraded = runevals::upgrade(&doc).map_err(|e| Failure::config(format!("{shown}: {e}")))?;
+    let out =
+        serde_json::to_string_pretty(&upgraded).map_err(|e| Failure::config(e.to_string()))? + "\n";
+    // The upgraded document must load, with the same samples.
+    let before = Dataset::from_bytes(&shown, text.as_bytes()).ok();
+    let after = Dataset::from_bytes(&shown, out.as_bytes())
+        .map_err(|e| Failure::config(format!("the upgraded document does not load: {e}")))?;
+    if let Some(before) = before
+        && !differences(&before.samples, &after.samples).is_empty()
+    {
+        return Err(Failure::config(format!(
+            "{shown}: the upgrade would change samples; nothing written"
+        )));
+    }
+    let backup = files::backup(&args.file)
+        .map_err(|e| Failure::config(format!("cannot back up {shown}: {e}")))?;
+    files::write_atomically(&args.file, out.as_bytes())
+        .map_err(|e| Failure::config(format!("cannot write {shown}: {e}")))?;
+    println!(
+        "upgraded {shown} to schemaVersion {} ({} items); backup: {}",
+        runevals::CURRENT_VERSION,
+        after.samples.len(),
+        backup.display()
+    );
+    Ok(0)
+}

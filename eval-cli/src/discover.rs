@@ -1,0 +1,86 @@
+//! runevals' file discovery (seed 003) and `evals init`.
+
+use std::path::{Path, PathBuf};
+
+use crate::Failure;
+
+/// Names looked for, in order, in `.` and then in `./evals/`.
+pub const CANDIDATES: &[&str] = &["prompts.json", "evals.json", "tests.json"];
+
+/// The first of [`CANDIDATES`] in `dir`, then in `dir/evals`.
+pub fn find(dir: &Path) -> Result<PathBuf, Failure> {
+    for base in [dir.to_path_buf(), dir.join("evals")] {
+        for name in CANDIDATES {
+            let path = base.join(name);
+            if path.is_file() {
+                return Ok(path
+                    .strip_prefix("./")
+                    .map(Path::to_path_buf)
+                    .unwrap_or(path));
+            }
+        }
+    }
+    Err(Failure::config(
+        "no file given and none of prompts.json, evals.json, tests.json in . or ./evals/: \
+         pass a manifest or dataset, use --prompts, or run `evals init` for a starter evals/evals.json",
+    ))
+}
+
+/// Flags of `evals init`.
+#[derive(Debug, clap::Args)]
+pub struct InitArgs {
+    /// Where to write the starter file.
+    #[arg(default_value = "evals/evals.json")]
+    pub path: PathBuf,
+}
+
+/// The starter document: runevals' versioned format, scored offline with
+/// PartialMatch so it runs before a judge is configured.
+pub const STARTER: &str = r#"{
+  "schemaVersion": "1.6.0",
+  "metadata": {
+    "name": "starter",
+    "description": "Starter evals: replace the prompts and expected responses with your agent's. With an LLM judge configured (EVAL_JUDGE_URL), add \"Relevance\": {} or \"Coherence\": {} to default_evaluators."
+  },
+  "default_evaluators": {
+    "PartialMatch": { "threshold": 0.3 }
+  },
+  "items": [
+    {
+      "prompt": "What can you help me with?",
+      "expected_response": "I can help you with questions about our product and documentation."
+    },
+    {
+      "prompt": "What is retrieval-augmented generation?",
+      "expected_response": "Retrieval-augmented generation grounds a model's answer in retrieved documents."
+    },
+    {
+      "turns": [
+        { "prompt": "Hi, I'm Sam.", "expected_response": "Hello Sam" },
+        { "prompt": "What is my name?", "expected_response": "Sam" }
+      ]
+    }
+  ]
+}
+"#;
+
+pub fn init(args: InitArgs) -> Result<u8, Failure> {
+    let path = &args.path;
+    if path.exists() {
+        return Err(Failure::config(format!(
+            "{} already exists; not overwriting it",
+            path.display()
+        )));
+    }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Failure::config(format!("cannot create {}: {e}", dir.display())))?;
+    }
+    eval_core::files::write_atomically(path, STARTER.as_bytes())
+        .map_err(|e| Failure::config(format!("cannot write {}: {e}", path.display())))?;
+    println!(
+        "wrote {}; run it with: evals evaluate --url http://127.0.0.1:8080",
+        path.display()
+    );
+    Ok(0)
+}

@@ -1,0 +1,79 @@
+//! `evals`: run agentspec manifests and eval datasets against any HTTP
+//! agent, and lint, describe, convert and upgrade datasets.
+//!
+//! Exit codes: 0 success, 1 a gate failed (`evaluate` with `ciGate`) or lint
+//! found errors, 2 a usage or configuration error (bad flags, unreadable or
+//! malformed files, an unreachable setup).
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod convert;
+mod discover;
+mod evaluate;
+mod lint;
+mod select;
+mod stats;
+
+/// Run LLM-agent evals from the command line.
+#[derive(Debug, Parser)]
+#[command(name = "evals", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run a manifest or dataset against an HTTP agent and report the scores.
+    Evaluate(Box<evaluate::Args>),
+    /// Write a starter `evals/evals.json` (runevals format).
+    Init(discover::InitArgs),
+    /// Check datasets for quality problems (seed 002's checks and codes).
+    Lint(lint::Args),
+    /// Counts and distributions of a dataset.
+    Stats(stats::Args),
+    /// Convert a dataset between JSONL, CSV and runevals JSON.
+    Convert(convert::Args),
+    /// Upgrade a legacy runevals file to the versioned format (a backup is written first).
+    Upgrade(convert::UpgradeArgs),
+}
+
+/// A failure that ends the command: its message and exit code.
+#[derive(Debug)]
+pub struct Failure {
+    pub code: u8,
+    pub message: String,
+}
+
+impl Failure {
+    /// A usage or configuration error (exit code 2).
+    pub fn config(message: impl Into<String>) -> Self {
+        Failure {
+            code: 2,
+            message: message.into(),
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Evaluate(args) => evaluate::run(*args),
+        Command::Init(args) => discover::init(args),
+        Command::Lint(args) => lint::run(args),
+        Command::Stats(args) => stats::run(args),
+        Command::Convert(args) => convert::run(args),
+        Command::Upgrade(args) => convert::upgrade(args),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(failure) => {
+            for line in failure.message.lines() {
+                eprintln!("error: {line}");
+            }
+            ExitCode::from(failure.code)
+        }
+    }
+}

@@ -1,0 +1,491 @@
+//! The `evals` binary end to end: exit codes, file:line in errors, lint
+//! codes, convert round trips, upgrade backups, and `evaluate --json`
+//! against the demo agent (a real HTTP server on 127.0.0.1:0).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use eval_core::Dataset;
+
+fn evals(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_evals"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("EVAL_AGENT_URL")
+        .env_remove("EVAL_JUDGE_URL")
+        .env_remove("EVAL_EMBED_URL")
+        .env("EVAL_CACHE", "off")
+        .output()
+        .expect("run evals")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+
+fn demo_url() -> &'static str {
+    static URL: OnceLock<String> = OnceLock::new();
+    URL.get_or_init(|| {
+        let server =
+            eval_examples::demo::spawn(eval_examples::demo::DemoConfig::default()).unwrap();
+        let url = server.url();
+        std::mem::forget(server);
+        url
+    })
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("evals-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn fixtures() -> PathBuf {
+    repo().join("../shared/fixtures/public")
+}
+
+#[test]
+fn evaluate_a_manifest_against_the_demo_agent() {
+    let manifest = repo().join("examples/agent.yaml");
+    let out = evals(
+        &repo(),
+        &["evaluate", manifest.to_str().unwrap(), "--url", demo_url()],
+    );
+    let (stdout, stderr) = text(&out);
+    assert_eq!(code(&out), 0, "{stdout}{stderr}");
+    assert!(stdout.contains("rag-quality: 8 samples"), "{stdout}");
+    assert!(stdout.contains("gate passed"), "{stdout}");
+}
+
+#[test]
+fn evaluate_json_with_a_failing_gate_exits_1() {
+    let dir = scratch("gate");
+    std::fs::create_dir_all(dir.join("evals")).unwrap();
+    std::fs::copy(
+        repo().join("examples/evals/rag.jsonl"),
+        dir.join("evals/rag.jsonl"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("agent.yaml"),
+        "spec:\n  evaluation:\n    datasets:\n      - name: rag\n        path: $file:evals/rag.jsonl\n        metrics: [contains, partial_match]\n    thresholds:\n      partial_match: 0.99\n    ciGate: true\n",
+    )
+    .unwrap();
+    let out = evals(
+        &dir,
+        &[
+            "evaluate",
+            "agent.yaml",
+            "--url",
+            demo_url(),
+            "--json",
+            "--output",
+            "out/results.json",
+        ],
+    );
+    let (stdout, stderr) = text(&out);
+    assert_eq!(code(&out), 1, "{stdout}{stderr}");
+    let results: serde_json::Value =
+        serde_json::from_str(&stdout).expect("stdout is the results JSON");
+    let gate = &results["datasets"][0]["metrics"][1]["gate"];
+    assert_eq!(gate["metric"], "partial_match");
+    assert_eq!(gate["passed"], false);
+    assert_eq!(results["samples"].as_array().unwrap().len(), 8);
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("out/results.json")).unwrap())
+            .unwrap();
+    assert_eq!(written["samples"], results["samples"]);
+
+    // The same without ciGate: scores are reported, the exit code is 0.
+    std::fs::write(
+        dir.join("nogate.yaml"),
+        "spec:\n  evaluation:\n    datasets:\n      - name: rag\n        path: $file:evals/rag.jsonl\n        metrics: [partial_match]\n    thresholds:\n      partial_match: 0.99\n",
+    )
+    .unwrap();
+    let out = evals(&dir, &["evaluate", "nogate.yaml", "--url", demo_url()]);
+    assert_eq!(code(&out), 0, "{:?}", text(&out));
+
+    // --sample-size with a seed draws the same samples every time; --tag needs all tags.
+    let run = |extra: &[&str]| {
+        let mut args = vec!["evaluate", "nogate.yaml", "--url", demo_url(), "--json"];
+        args.extend_from_slice(extra);
+        let out = evals(&dir, &args);
+        let v: serde_json::Value = serde_json::from_str(&text(&out).0).unwrap();
+        v["samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["id"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    let a = run(&["--sample-size", "3", "--seed", "5"]);
+    assert_eq!(a.len(), 3);
+    assert_eq!(a, run(&["--sample-size", "3", "--seed", "5"]));
+    let tagged = run(&["--tag", "retrieval", "--tag", "advanced"]);
+    let all_rag = std::fs::read_to_string(dir.join("evals/rag.jsonl")).unwrap();
+    let expected = all_rag
+        .lines()
+        .filter(|l| l.contains("\"retrieval\"") && l.contains("\"advanced\""))
+        .count();
+    assert_eq!(tagged.len(), expected);
+    assert_eq!(run(&["--max-samples", "2"]).len(), 2);
+}
+
+#[test]
+fn usage_and_config_errors_exit_2_with_file_and_line() {
+    let dir = scratch("errors");
+    let out = evals(&dir, &["evaluate", "nope.yaml", "--url", demo_url()]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        text(&out).1.contains("nope.yaml: cannot read manifest"),
+        "{:?}",
+        text(&out)
+    );
+
+    std::fs::write(
+        dir.join("bad.jsonl"),
+        "{\"input\": \"a\", \"expected\": \"b\"}\n{\"input\": \"c\",}\n",
+    )
+    .unwrap();
+    let out = evals(
+        &dir,
+        &[
+            "evaluate",
+            "bad.jsonl",
+            "--metrics",
+            "contains",
+            "--url",
+            demo_url(),
+        ],
+    );
+    assert_eq!(code(&out), 2);
+    assert!(
+        text(&out)
+            .1
+            .contains("error: bad.jsonl:2:15: invalid JSON: trailing comma"),
+        "{:?}",
+        text(&out)
+    );
+
+    std::fs::write(
+        dir.join("agent.yaml"),
+        "spec:\n  evaluation:\n    datasets:\n      - name: x\n        path: $file:../outside.jsonl\n        metrics: [contains]\n",
+    )
+    .unwrap();
+    let out = evals(&dir, &["evaluate", "agent.yaml", "--url", demo_url()]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        text(&out)
+            .1
+            .contains("agent.yaml:5: field `path`: `$file:../outside.jsonl` resolves to"),
+        "{:?}",
+        text(&out)
+    );
+    assert!(
+        text(&out).1.contains("outside the project root"),
+        "{:?}",
+        text(&out)
+    );
+
+    let out = evals(
+        &dir,
+        &[
+            "evaluate",
+            "--prompts",
+            "a",
+            "b",
+            "--expected",
+            "x",
+            "--url",
+            demo_url(),
+        ],
+    );
+    assert_eq!(code(&out), 2);
+    assert!(
+        text(&out).1.contains("2 --prompts but 1 --expected"),
+        "{:?}",
+        text(&out)
+    );
+    let out = evals(&dir, &["evaluate", "--bogus"]);
+    assert_eq!(code(&out), 2, "clap's usage errors exit 2");
+    std::fs::write(
+        dir.join("good.jsonl"),
+        "{\"input\": \"a\", \"expected\": \"b\"}\n",
+    )
+    .unwrap();
+    let out = evals(&dir, &["evaluate", "good.jsonl", "--metrics", "contains"]);
+    assert_eq!(code(&out), 2);
+    assert!(text(&out).1.contains("EVAL_AGENT_URL"), "{:?}", text(&out));
+}
+
+#[test]
+fn inline_prompts_discovery_and_init() {
+    let dir = scratch("discover");
+    let out = evals(&dir, &["evaluate", "--url", demo_url()]);
+    assert_eq!(code(&out), 2);
+    assert!(text(&out).1.contains("evals init"), "{:?}", text(&out));
+
+    let out = evals(&dir, &["init"]);
+    assert_eq!(code(&out), 0, "{:?}", text(&out));
+    let starter = dir.join("evals/evals.json");
+    assert_eq!(Dataset::load(&starter).unwrap().samples.len(), 3);
+    let out = evals(&dir, &["init"]);
+    assert_eq!(code(&out), 2, "init never overwrites");
+
+    // Found in ./evals/ without naming it; scored with its own evaluators.
+    let out = evals(&dir, &["evaluate", "--url", demo_url(), "--json"]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(code(&out), 0, "{stdout}{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["samples"].as_array().unwrap().len(), 3);
+    assert_eq!(v["datasets"][0]["metrics"][0]["name"], "partial_match");
+
+    // prompts.json in . comes first.
+    std::fs::write(
+        dir.join("prompts.json"),
+        r#"[{"prompt": "What is the capital of France?", "expected_response": "Paris"}]"#,
+    )
+    .unwrap();
+    let out = evals(
+        &dir,
+        &[
+            "evaluate",
+            "--url",
+            demo_url(),
+            "--metrics",
+            "contains",
+            "--json",
+        ],
+    );
+    let v: serde_json::Value = serde_json::from_str(&text(&out).0).unwrap();
+    assert_eq!(v["datasets"][0]["name"], "prompts");
+    assert_eq!(v["samples"][0]["verdict"], "pass");
+
+    let out = evals(
+        &dir,
+        &[
+            "evaluate",
+            "--prompts",
+            "What is the capital of France?",
+            "--expected",
+            "Paris",
+            "--metrics",
+            "contains",
+            "--url",
+            demo_url(),
+            "--json",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{:?}", text(&out));
+    let v: serde_json::Value = serde_json::from_str(&text(&out).0).unwrap();
+    assert_eq!(v["samples"][0]["metrics"][0]["score"], 1.0);
+}
+
+#[test]
+fn lint_reports_codes_with_lines_and_exits_1_on_errors() {
+    let dir = scratch("lint");
+    let long = "a complete answer that is certainly longer than ten words in all";
+    let mut lines: Vec<String> = (0..12)
+        .map(|i| format!(r#"{{"id": "q{i}", "query": "question number {i} about the corpus", "ground_truth": "{long}", "contexts": ["passage {i}"], "source_docs": ["doc{i}.md"], "metadata": {{"difficulty": "{}"}}}}"#, ["easy", "medium", "hard"][i % 3]))
+        .collect();
+    std::fs::write(dir.join("clean.jsonl"), lines.join("\n")).unwrap();
+    let out = evals(&dir, &["lint", "clean.jsonl"]);
+    assert_eq!(code(&out), 0, "{:?}", text(&out));
+    assert!(
+        text(&out).0.ends_with("0 error(s), 0 warning(s)\n"),
+        "{:?}",
+        text(&out)
+    );
+
+    lines[3] = r#"{"id": "q3", "query": "Question number 0 about the corpus!", "ground_truth": "short", "contexts": ["p"], "source_docs": ["d.md"]}"#.into();
+    lines[5] = r#"{"id": "q5", "query": "question number five about the whole corpus", "source_docs": []}"#.into();
+    std::fs::write(dir.join("dirty.jsonl"), lines.join("\n")).unwrap();
+    std::fs::write(dir.join("broken.jsonl"), "{\"query\": \"x\"\n").unwrap();
+    let out = evals(&dir, &["lint", "dirty.jsonl", "broken.jsonl"]);
+    let (stdout, _) = text(&out);
+    assert_eq!(code(&out), 1, "{stdout}");
+    for expected in [
+        "dirty.jsonl:4: error[DUPLICATE_QUERIES]: same input as line 1",
+        "dirty.jsonl:4: warning[SHORT_ANSWER]: sample `q3`: expected answer has 1 word(s) (fewer than 10)",
+        "dirty.jsonl:6: error[MISSING_GROUND_TRUTH]: sample `q5` has no expected answer",
+        "dirty.jsonl:6: warning[MISSING_CONTEXT]: sample `q5` has no context passages",
+        "dirty.jsonl:6: warning[MISSING_SOURCE_DOCS]: sample `q5` has no source_docs",
+        "broken.jsonl:1: error[FILE_FORMAT_ERROR]:",
+    ] {
+        assert!(
+            stdout.contains(expected),
+            "missing `{expected}` in:\n{stdout}"
+        );
+    }
+    let out = evals(&dir, &["lint", "--json", "dirty.jsonl"]);
+    let v: serde_json::Value = serde_json::from_str(&text(&out).0).unwrap();
+    assert_eq!(v["errors"], 2);
+
+    // Too small, imbalanced.
+    std::fs::write(
+        dir.join("small.jsonl"),
+        "{\"input\": \"only one question here today\", \"expected\": \"x\"}\n",
+    )
+    .unwrap();
+    let out = evals(&dir, &["lint", "small.jsonl"]);
+    assert!(
+        text(&out)
+            .0
+            .contains("small.jsonl:1: error[DATASET_TOO_SMALL]: 1 samples"),
+        "{:?}",
+        text(&out)
+    );
+    let skewed: Vec<String> = (0..10)
+        .map(|i| format!(r#"{{"input": "distinct question {i} {i} here", "expected": "{long}", "context": ["c"], "metadata": {{"difficulty": "{}"}}}}"#, if i < 8 { "easy" } else { "hard" }))
+        .collect();
+    std::fs::write(dir.join("skewed.jsonl"), skewed.join("\n")).unwrap();
+    let out = evals(&dir, &["lint", "skewed.jsonl"]);
+    assert!(
+        text(&out)
+            .0
+            .contains("warning[IMBALANCED_DISTRIBUTION]: difficulty: `easy` holds 8 of 10 (80%)"),
+        "{:?}",
+        text(&out)
+    );
+}
+
+#[test]
+fn stats_counts_and_distributions() {
+    let file = fixtures()
+        .join("deepeval/confident-ai__deepeval/a2e0d4c/tests/test_confident/goldens.json");
+    let out = evals(&repo(), &["stats", "--json", file.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{:?}", text(&out));
+    let v: serde_json::Value = serde_json::from_str(&text(&out).0).unwrap();
+    assert_eq!(v["samples"], 4);
+    assert_eq!(
+        v["missing"]["expected"], 1,
+        "record 4 has no expected_output"
+    );
+    assert_eq!(
+        v["distributions"]["difficulty"]["easy"].as_u64().unwrap()
+            + v["distributions"]["difficulty"]["medium"].as_u64().unwrap(),
+        4
+    );
+}
+
+/// Every field survives JSONL → CSV → runevals JSON → JSONL.
+#[test]
+fn convert_round_trips_preserve_every_field() {
+    let dir = scratch("convert");
+    let sources = [
+        "letta-evals/letta-ai__letta-evals/a207c56/examples/multiturn-per-turn-grading/dataset.jsonl",
+        "letta-evals/letta-ai__letta-evals/a207c56/examples/reward-composition/dataset.csv",
+        "deepeval/confident-ai__deepeval/a2e0d4c/tests/test_confident/goldens_multi_turn.json",
+        "m365-runevals/microsoft__m365-copilot-eval/ae7844f/samples/hr_benefits_leave.json",
+        "m365-runevals/microsoft__m365-copilot-eval/ae7844f/schema/v1/examples/valid/scenarios-with-mixed-errors.json",
+        "agentspec/agents-oss__agentspec/747919b/examples/gymcoach/eval/workout-qa.jsonl",
+    ];
+    for (n, source) in sources.iter().enumerate() {
+        let src = fixtures().join(source);
+        let chain = [
+            format!("{n}.jsonl"),
+            format!("{n}.csv"),
+            format!("{n}.json"),
+            format!("{n}-back.jsonl"),
+        ];
+        let mut from = src.to_string_lossy().into_owned();
+        for to in &chain {
+            let out = evals(&dir, &["convert", &from, to]);
+            assert_eq!(code(&out), 0, "{source} -> {to}: {:?}", text(&out));
+            from = to.clone();
+        }
+        let a = Dataset::load(&src).unwrap().samples;
+        let b = Dataset::load(dir.join(&chain[3])).unwrap().samples;
+        assert_eq!(a.len(), b.len());
+        for (x, y) in a.iter().zip(&b) {
+            let strip = |s: &eval_core::Sample| {
+                let mut s = s.clone();
+                s.source = eval_core::Sample::new("").source;
+                s
+            };
+            assert_eq!(strip(x), strip(y), "{source}");
+        }
+    }
+    // An existing output is kept unless --force, and then backed up.
+    let out = evals(&dir, &["convert", "0.jsonl", "0.csv"]);
+    assert_eq!(code(&out), 2);
+    let out = evals(&dir, &["convert", "0.jsonl", "0.csv", "--force"]);
+    assert_eq!(code(&out), 0, "{:?}", text(&out));
+    assert!(std::fs::read_dir(&dir).unwrap().any(|e| {
+        e.unwrap()
+            .file_name()
+            .to_string_lossy()
+            .starts_with("0.csv.")
+    }));
+    // A target that cannot hold a sample: refused, listing what.
+    std::fs::write(
+        dir.join("odd.jsonl"),
+        "{\"input\": \"[\\\"a\\\", \\\"b\\\"]\", \"expected\": \"x\"}\n",
+    )
+    .unwrap();
+    let out = evals(&dir, &["convert", "odd.jsonl", "odd.csv"]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        text(&out)
+            .1
+            .contains("odd.jsonl:1: the input is text that reads as a JSON list"),
+        "{:?}",
+        text(&out)
+    );
+    assert!(!dir.join("odd.csv").exists());
+}
+
+#[test]
+fn upgrade_writes_a_backup_first() {
+    let dir = scratch("upgrade");
+    for name in ["example_prompts.json", "example_prompts_alt.json"] {
+        let src = fixtures()
+            .join("m365-runevals/microsoft__m365-copilot-eval/ae7844f/samples")
+            .join(name);
+        let original = std::fs::read(&src).unwrap();
+        std::fs::write(dir.join(name), &original).unwrap();
+        let before = Dataset::load(dir.join(name)).unwrap().samples;
+        let out = evals(&dir, &["upgrade", name]);
+        assert_eq!(code(&out), 0, "{:?}", text(&out));
+        let backup = dir.join(text(&out).0.rsplit("backup: ").next().unwrap().trim());
+        assert_eq!(
+            std::fs::read(&backup).unwrap(),
+            original,
+            "the backup holds the original bytes"
+        );
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join(name)).unwrap()).unwrap();
+        assert_eq!(doc["schemaVersion"], "1.6.0");
+        let after = Dataset::load(dir.join(name)).unwrap().samples;
+        assert_eq!(
+            before.iter().map(|s| &s.input).collect::<Vec<_>>(),
+            after.iter().map(|s| &s.input).collect::<Vec<_>>()
+        );
+        assert_eq!(
+            before.iter().map(|s| &s.expected).collect::<Vec<_>>(),
+            after.iter().map(|s| &s.expected).collect::<Vec<_>>()
+        );
+        let out = evals(&dir, &["upgrade", name]);
+        assert_eq!(code(&out), 2);
+        assert!(
+            text(&out)
+                .1
+                .contains("already a versioned runevals document"),
+            "{:?}",
+            text(&out)
+        );
+    }
+}

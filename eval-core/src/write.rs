@@ -1,0 +1,252 @@
+//! Writing samples back out: JSONL, CSV and runevals JSON, each read back
+//! by this crate into the same samples (`evals convert`).
+//!
+//! - JSONL: one object per sample with the canonical field names; fields of
+//!   other formats go under `extra`.
+//! - CSV: the same columns; lists and objects as JSON text in their cells.
+//! - runevals: a versioned document; a conversation is a `turns` item, the
+//!   first tag its `category`; what runevals has no field for (more tags,
+//!   several contexts, reference contexts, metadata, agent args, rubric
+//!   variables, other fields) goes under `extensions.evals`, which the
+//!   schema leaves open.
+
+use serde_json::{Map, Value};
+
+use crate::sample::{Expected, Input, Sample};
+
+fn strings(list: &[String]) -> Value {
+    Value::from(list.to_vec())
+}
+
+/// The sample as one JSON object with the canonical names.
+pub fn record(sample: &Sample) -> Map<String, Value> {
+    let mut o = Map::new();
+    if sample.explicit_id {
+        o.insert("id".into(), Value::from(sample.id.clone()));
+    }
+    o.insert(
+        "input".into(),
+        match &sample.input {
+            Input::Text(t) => Value::from(t.clone()),
+            Input::Turns(t) => strings(t),
+        },
+    );
+    if let Some(e) = &sample.expected {
+        o.insert(
+            "expected".into(),
+            match e {
+                Expected::Text(t) => Value::from(t.clone()),
+                Expected::PerTurn(t) => strings(t),
+            },
+        );
+    }
+    let lists = [
+        ("context", &sample.context),
+        ("reference_contexts", &sample.reference_contexts),
+        ("tags", &sample.tags),
+    ];
+    for (k, v) in lists {
+        if !v.is_empty() {
+            o.insert(k.into(), strings(v));
+        }
+    }
+    let maps = [
+        ("metadata", &sample.metadata),
+        ("agent_args", &sample.agent_args),
+        ("rubric_vars", &sample.rubric_vars),
+        ("evaluators", &sample.evaluators),
+        ("extra", &sample.extra),
+    ];
+    for (k, v) in maps {
+        if !v.is_empty() {
+            o.insert(k.into(), Value::Object(v.clone()));
+        }
+    }
+    o
+}
+
+/// JSONL text: one line per sample.
+pub fn to_jsonl(samples: &[Sample]) -> String {
+    let mut out = String::new();
+    for s in samples {
+        out.push_str(&Value::Object(record(s)).to_string());
+        out.push('\n');
+    }
+    out
+}
+
+/// The CSV columns, in order.
+pub const CSV_COLUMNS: &[&str] = &[
+    "id",
+    "input",
+    "expected",
+    "context",
+    "reference_contexts",
+    "tags",
+    "metadata",
+    "agent_args",
+    "rubric_vars",
+    "evaluators",
+    "extra",
+];
+
+/// CSV text with [`CSV_COLUMNS`] (columns no sample uses are left out).
+pub fn to_csv(samples: &[Sample]) -> Result<String, String> {
+    let records: Vec<Map<String, Value>> = samples.iter().map(record).collect();
+    let columns: Vec<&str> = CSV_COLUMNS
+        .iter()
+        .copied()
+        .filter(|c| *c == "input" || records.iter().any(|r| r.contains_key(*c)))
+        .collect();
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(&columns).map_err(|e| e.to_string())?;
+    for r in &records {
+        let row: Vec<String> = columns
+            .iter()
+            .map(|c| match r.get(*c) {
+                None => String::new(),
+                Some(Value::String(s)) => s.clone(),
+                Some(other) => other.to_string(),
+            })
+            .collect();
+        w.write_record(&row).map_err(|e| e.to_string())?;
+    }
+    let bytes = w.into_inner().map_err(|e| e.to_string())?;
+    String::from_utf8(bytes).map_err(|e| e.to_string())
+}
+
+/// What a CSV file cannot hold of `samples` (one line each; empty when
+/// nothing is lost). A text input or answer that looks like a JSON list of
+/// strings would read back as a list.
+pub fn csv_losses(samples: &[Sample]) -> Vec<String> {
+    let mut lost = Vec::new();
+    for s in samples {
+        let looks_like_list = |t: &str| {
+            let t = t.trim();
+            t.starts_with('[') && serde_json::from_str::<Vec<String>>(t).is_ok()
+        };
+        if let Input::Text(t) = &s.input
+            && looks_like_list(t)
+        {
+            lost.push(format!(
+                "{}: the input is text that reads as a JSON list",
+                s.source
+            ));
+        }
+        if let Some(Expected::Text(t)) = &s.expected
+            && looks_like_list(t)
+        {
+            lost.push(format!(
+                "{}: the expected answer is text that reads as a JSON list",
+                s.source
+            ));
+        }
+        if s.input.turns().iter().any(|t| t.trim().is_empty()) {
+            lost.push(format!("{}: an empty turn", s.source));
+        }
+    }
+    lost
+}
+
+/// A versioned runevals document.
+pub fn to_runevals(samples: &[Sample]) -> Value {
+    let items: Vec<Value> = samples.iter().map(runevals_item).collect();
+    let mut doc = Map::new();
+    doc.insert(
+        "schemaVersion".into(),
+        Value::from(crate::runevals::CURRENT_VERSION),
+    );
+    doc.insert("items".into(), Value::Array(items));
+    Value::Object(doc)
+}
+
+fn runevals_item(s: &Sample) -> Value {
+    let mut item = Map::new();
+    let mut ours = Map::new();
+    if s.explicit_id {
+        item.insert("testId".into(), Value::from(s.id.clone()));
+    }
+    let evaluators = (!s.evaluators.is_empty()).then(|| Value::Object(s.evaluators.clone()));
+    match &s.input {
+        Input::Text(prompt) => {
+            item.insert("prompt".into(), Value::from(prompt.clone()));
+            if let Some(e) = &s.expected {
+                item.insert(
+                    "expected_response".into(),
+                    Value::from(e.last().to_string()),
+                );
+            }
+            if s.context.len() == 1 {
+                item.insert("context".into(), Value::from(s.context[0].clone()));
+            } else if !s.context.is_empty() {
+                ours.insert("context".into(), strings(&s.context));
+            }
+            if let Some(e) = evaluators {
+                item.insert("evaluators".into(), e);
+                item.insert("evaluators_mode".into(), Value::from("replace"));
+            }
+        }
+        Input::Turns(turns) => {
+            let n = turns.len();
+            let per_turn: Vec<Option<String>> = match &s.expected {
+                Some(Expected::PerTurn(list)) => list.iter().cloned().map(Some).collect(),
+                // One turn with one answer would read back as a per-turn list.
+                Some(Expected::Text(t)) if n == 1 => {
+                    ours.insert("expected".into(), Value::from(t.clone()));
+                    vec![None]
+                }
+                Some(Expected::Text(t)) => {
+                    (0..n).map(|i| (i + 1 == n).then(|| t.clone())).collect()
+                }
+                None => vec![None; n],
+            };
+            let turns: Vec<Value> = turns
+                .iter()
+                .enumerate()
+                .map(|(i, prompt)| {
+                    let mut t = Map::new();
+                    t.insert("prompt".into(), Value::from(prompt.clone()));
+                    if let Some(Some(e)) = per_turn.get(i) {
+                        t.insert("expected_response".into(), Value::from(e.clone()));
+                    }
+                    if let Some(e) = &evaluators {
+                        t.insert("evaluators".into(), e.clone());
+                        t.insert("evaluators_mode".into(), Value::from("replace"));
+                    }
+                    Value::Object(t)
+                })
+                .collect();
+            item.insert("turns".into(), Value::Array(turns));
+            if !s.context.is_empty() {
+                ours.insert("context".into(), strings(&s.context));
+            }
+        }
+    }
+    if let Some(first) = s.tags.first() {
+        item.insert("category".into(), Value::from(first.clone()));
+        if s.tags.len() > 1 {
+            ours.insert("tags".into(), strings(&s.tags));
+        }
+    }
+    if !s.reference_contexts.is_empty() {
+        ours.insert("reference_contexts".into(), strings(&s.reference_contexts));
+    }
+    for (k, v) in [
+        ("metadata", &s.metadata),
+        ("agent_args", &s.agent_args),
+        ("rubric_vars", &s.rubric_vars),
+        ("extra", &s.extra),
+    ] {
+        if !v.is_empty() {
+            ours.insert(k.into(), Value::Object(v.clone()));
+        }
+    }
+    // A conversation always carries the marker: its reader then knows the
+    // turns were written from the sample and are not extra data.
+    if !ours.is_empty() || matches!(s.input, Input::Turns(_)) {
+        let mut ext = Map::new();
+        ext.insert("evals".into(), Value::Object(ours));
+        item.insert("extensions".into(), Value::Object(ext));
+    }
+    Value::Object(item)
+}
