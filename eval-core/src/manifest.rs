@@ -182,6 +182,9 @@ impl Manifest {
         let at = |line: u32, message: String| Problem::new(shown, line.max(1) as usize, message);
         let raw: RawManifest = match serde_saphyr::from_str(text) {
             Ok(raw) => raw,
+            Err(_) if other_tool(text).is_some() => {
+                return Err(invalid(vec![at(1, other_tool(text).unwrap_or_default())]));
+            }
             Err(e) => {
                 let line = e.location().map(|l| l.line()).unwrap_or(1);
                 let full = e.to_string();
@@ -203,6 +206,9 @@ impl Manifest {
             }
         };
         let Some(evaluation) = raw.spec.and_then(|s| s.evaluation) else {
+            if let Some(other) = other_tool(text) {
+                return Err(invalid(vec![at(1, other)]));
+            }
             return Err(invalid(vec![at(
                 1,
                 "no `spec.evaluation` block: nothing to evaluate (expected spec.evaluation.datasets)"
@@ -434,6 +440,42 @@ impl Manifest {
     }
 }
 
+/// What another tool's YAML file is, by its top-level keys, when it is not
+/// an agentspec manifest.
+fn other_tool(text: &str) -> Option<String> {
+    let keys: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with([' ', '\t', '#', '-']))
+        .filter_map(|l| l.split_once(':').map(|(k, _)| k.trim()))
+        .collect();
+    let has = |k: &str| keys.contains(&k);
+    if has("dataset") && (has("graders") || has("target")) {
+        let dataset = text
+            .lines()
+            .find_map(|l| l.strip_prefix("dataset:"))
+            .map(|d| d.split('#').next().unwrap_or("").trim().to_string())
+            .unwrap_or_default();
+        return Some(format!(
+            "a letta-evals suite, not an agentspec manifest: test its dataset ({dataset}) with #[eval_dataset], the harness or `evals evaluate --metrics`"
+        ));
+    }
+    if has("prompts")
+        || has("providers")
+        || has("tests")
+        || has("defaultTest")
+        || has("assert")
+        || text
+            .lines()
+            .find(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+            .is_some_and(|l| l.starts_with("- "))
+    {
+        return Some(
+            "a promptfoo configuration or test list, not an agentspec manifest (not supported: its prompt templates and assertions have no equivalent here)".into(),
+        );
+    }
+    None
+}
+
 /// `$file:relative/path` (or a plain path) resolved against `dir`, checked to
 /// exist inside `root`. Returns the absolute path and the path to show.
 fn resolve(raw: &str, dir: &Path, root: &Path) -> Result<(PathBuf, String), String> {
@@ -468,8 +510,7 @@ fn resolve(raw: &str, dir: &Path, root: &Path) -> Result<(PathBuf, String), Stri
             format!("`{written}` ({shown}) is not a file")
         } else {
             format!(
-                "dataset file `{written}` does not exist (looked for {shown} in {})",
-                root_abs.display()
+                "dataset file `{written}` does not exist (looked for {shown}, relative to the project root)"
             )
         });
     }

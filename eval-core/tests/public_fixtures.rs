@@ -248,3 +248,93 @@ fn letta_quirks() {
     assert_eq!(ds.samples[0].input, Input::Turns(vec!["/compact".into()]));
     assert_eq!(ds.test_names(), vec!["compact"]);
 }
+
+/// Every file under the public fixtures (all 124, datasets and manifests and
+/// everything beside them), with what loading it gives: the number of
+/// samples (or datasets, for a manifest), or the exact rejection. The table
+/// is `tests/data/public_fixtures.snap`; `EVAL_BLESS=1` rewrites it.
+#[test]
+fn every_public_fixture_loads_or_is_rejected_with_its_reason() {
+    let root = fixtures();
+    let mut files = Vec::new();
+    all_files(&root, &root, &mut files);
+    files.sort();
+    assert_eq!(files.len(), 124, "PROVENANCE.md lists 124 files");
+    let mut table = String::new();
+    for rel in &files {
+        let path = root.join(rel);
+        let outcome = if rel.ends_with(".yaml") || rel.ends_with(".yml") {
+            // A manifest's datasets stay inside its repository snapshot.
+            let repo = root.join(rel.split('/').take(3).collect::<Vec<_>>().join("/"));
+            match eval_core::Manifest::load(&path, rel, &repo) {
+                Ok(m) => {
+                    let parts: Vec<String> = m
+                        .datasets
+                        .iter()
+                        .map(|d| match d.load() {
+                            Ok(data) => format!("{} ({} samples)", d.name, data.samples.len()),
+                            Err(e) => {
+                                format!("{} rejected: {}", d.name, first_line(&e.to_string()))
+                            }
+                        })
+                        .collect();
+                    format!(
+                        "manifest, {} dataset(s): {}",
+                        m.datasets.len(),
+                        parts.join("; ")
+                    )
+                }
+                Err(e) => format!("rejected: {}", first_line(&e.to_string())),
+            }
+        } else {
+            match Dataset::load_as(&path, rel) {
+                Ok(d) => format!("{} samples", d.samples.len()),
+                Err(e) => format!("rejected: {}", first_line(&e.to_string())),
+            }
+        };
+        table.push_str(&format!("{rel}\n    {outcome}\n"));
+    }
+    let snap = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/public_fixtures.snap");
+    if std::env::var_os("EVAL_BLESS").is_some() {
+        std::fs::write(&snap, &table).unwrap();
+    }
+    let pinned = std::fs::read_to_string(&snap).expect("the snapshot (EVAL_BLESS=1 writes it)");
+    if pinned != table {
+        let diff: Vec<String> = pinned
+            .lines()
+            .zip(table.lines())
+            .filter(|(a, b)| a != b)
+            .take(10)
+            .map(|(a, b)| format!("- {a}\n+ {b}"))
+            .collect();
+        panic!(
+            "outcomes changed (EVAL_BLESS=1 to accept):\n{}",
+            diff.join("\n")
+        );
+    }
+}
+
+fn first_line(text: &str) -> String {
+    let mut lines = text.lines();
+    let first = lines.next().unwrap_or_default().to_string();
+    match lines.count() {
+        0 => first,
+        n => format!("{first} (+{n} more)"),
+    }
+}
+
+fn all_files(root: &Path, dir: &Path, out: &mut Vec<String>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            all_files(root, &path, out);
+        } else if path.file_name().is_some_and(|n| n != "PROVENANCE.md") {
+            out.push(
+                path.strip_prefix(root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/"),
+            );
+        }
+    }
+}
