@@ -51,13 +51,19 @@
 //! (or a `Result` of one with any displayable error):
 //!
 //! * `<path>` is relative to the crate's `CARGO_MANIFEST_DIR`; `.jsonl` /
-//!   `.ndjson` (agentspec, letta-evals) and `.csv` (letta-evals). See
+//!   `.ndjson` (agentspec, letta-evals, OpenAI evals, promptflow), `.csv`
+//!   (letta-evals, deepeval, ragas, promptfoo) and `.json` (runevals
+//!   documents, deepeval and golden-dataset arrays). See
 //!   [`dataset::FIELD_ALIASES`] for the field names understood.
+//! * Or `manifest = "agent.yaml", dataset = "<name>"`: the metrics,
+//!   thresholds and `repeat` of that dataset of an agentspec manifest (see
+//!   [`eval_core::manifest`]); samples lacking a field a metric needs are a
+//!   compile error.
 //! * `<metric>` is `name`, `name >= x`, `name <= x` or
 //!   `name(option = value, ...) >= x`; see [`metrics`] for the list. A missing
 //!   threshold takes the metric's default.
-//! * `timeout_secs` bounds one sample's whole agent interaction (default 300,
-//!   or `EVAL_SAMPLE_TIMEOUT_SECS`).
+//! * `timeout_secs` bounds one sample's agent interaction, and separately its
+//!   scoring by a judge (default 300, or `EVAL_SAMPLE_TIMEOUT_SECS`).
 //! * `repeat = n` runs the agent n times per sample; scores are means, with a
 //!   95% interval (see [`report::Spread`]).
 //!
@@ -96,9 +102,15 @@
 //! * Test names are built from the input text when a sample has no `id`: a
 //!   sample's name only changes if another sample with the same name appears
 //!   (both then get a hash suffix). Give samples ids for names that never move.
-//! * Only JSONL and CSV load so far. Model-based metrics (see
-//!   [`metrics::judged`]) do not yet include the rubric grader, runevals' 1–5
-//!   metrics and Citations, nor `repeat = n`.
+//! * A manifest's `ciGate` (gates on dataset means) is judged by the harness
+//!   and the `evals` CLI; the attribute's tests hold each sample to the
+//!   thresholds.
+//! * runevals' RetrievalQuery/RetrievalResult (Microsoft 365 retrieval
+//!   diagnostics) and custom evaluators are refused with a message; in a
+//!   runevals conversation, turns that name different evaluators are scored
+//!   with the union of them, over the whole conversation.
+//! * `answer_relevancy` asks the judge for 3 distinct questions in one call
+//!   (ragas samples 3 generations; at temperature 0 those would be equal).
 //! * A sync eval function cannot be interrupted by the sample timeout.
 //! * The attribute goes on a free function at module level (not inside another
 //!   function or an `impl`), and the module it generates takes the function's
