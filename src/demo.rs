@@ -129,12 +129,16 @@ pub fn router(config: DemoConfig) -> Router {
     let state = Arc::new(AppState {
         config,
         completions: AtomicU64::new(0),
+        index: eval_runtime::retrieval::MemoryRetriever::new(),
     });
     Router::new()
         .route("/", post(respond_route))
         .route("/v1/respond", post(respond_route))
         .route("/v1/chat/completions", post(chat_completions_route))
         .route("/health", get(health_route))
+        .route("/retrieval/delete", post(retrieval_delete_route))
+        .route("/retrieval/ingest", post(retrieval_ingest_route))
+        .route("/retrieval/search", post(retrieval_search_route))
         .fallback(not_found)
         .with_state(state)
 }
@@ -248,6 +252,8 @@ pub fn spawn(config: DemoConfig) -> std::io::Result<DemoServer> {
 struct AppState {
     config: DemoConfig,
     completions: AtomicU64,
+    /// The retrieval contract's index (`/retrieval/*`).
+    index: eval_runtime::retrieval::MemoryRetriever,
 }
 
 /// A failed request: status and message, sent as `{"error": message}`.
@@ -262,6 +268,108 @@ impl ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         (self.0, Json(json!({ "error": self.1 }))).into_response()
+    }
+}
+
+// The retrieval contract of `eval_runtime::retrieval` (delete, ingest, search),
+// over an in-memory index ranked by shared words.
+
+fn json_body(body: &Bytes) -> Result<Value, ApiError> {
+    serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request(format!("body is not JSON: {e}")))
+}
+
+fn field<'a>(v: &'a Value, key: &str) -> Result<&'a Value, ApiError> {
+    v.get(key)
+        .ok_or_else(|| ApiError::bad_request(format!("missing `{key}`")))
+}
+
+async fn retrieval_delete_route(State(state): State<Arc<AppState>>, body: Bytes) -> Response {
+    use eval_runtime::retrieval::Retriever;
+    let run = async {
+        let v = json_body(&body)?;
+        let prefix = field(&v, "prefix")?
+            .as_str()
+            .ok_or_else(|| ApiError::bad_request("`prefix` must be a string"))?;
+        let deleted = state
+            .index
+            .delete_prefix(prefix)
+            .await
+            .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e))?;
+        Ok::<_, ApiError>(json!({ "deleted": deleted }))
+    };
+    match run.await {
+        Ok(v) => Json(v).into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn retrieval_ingest_route(State(state): State<Arc<AppState>>, body: Bytes) -> Response {
+    use eval_runtime::retrieval::{IngestDocument, Retriever};
+    let run = async {
+        let v = json_body(&body)?;
+        let docs = field(&v, "documents")?
+            .as_array()
+            .ok_or_else(|| ApiError::bad_request("`documents` must be an array"))?;
+        let mut list = Vec::with_capacity(docs.len());
+        for (i, d) in docs.iter().enumerate() {
+            let text = |k: &str| d.get(k).and_then(Value::as_str).map(str::to_string);
+            let (Some(source_id), Some(content)) = (text("sourceId"), text("content")) else {
+                return Err(ApiError::bad_request(format!(
+                    "documents[{i}] needs `sourceId` and `content` strings"
+                )));
+            };
+            list.push(IngestDocument {
+                source_id,
+                content,
+                metadata: d
+                    .get("metadata")
+                    .and_then(Value::as_object)
+                    .cloned()
+                    .unwrap_or_default(),
+            });
+        }
+        state
+            .index
+            .ingest(&list)
+            .await
+            .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e))?;
+        Ok::<_, ApiError>(json!({ "ingested": list.len() }))
+    };
+    match run.await {
+        Ok(v) => Json(v).into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn retrieval_search_route(State(state): State<Arc<AppState>>, body: Bytes) -> Response {
+    use eval_runtime::retrieval::Retriever;
+    delay(&state.config).await;
+    let run = async {
+        let v = json_body(&body)?;
+        let query = field(&v, "query")?
+            .as_str()
+            .ok_or_else(|| ApiError::bad_request("`query` must be a string"))?;
+        let prefix = v.get("scopePrefix").and_then(Value::as_str).unwrap_or("");
+        let k = v
+            .get("topK")
+            .and_then(Value::as_u64)
+            .unwrap_or(10)
+            .clamp(1, 1000) as usize;
+        let hits = state
+            .index
+            .search(query, prefix, k)
+            .await
+            .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e))?;
+        let results: Vec<Value> = hits
+            .iter()
+            .map(|h| json!({"sourceId": h.source_id, "score": h.score, "content": h.content}))
+            .collect();
+        Ok::<_, ApiError>(json!({ "results": results }))
+    };
+    match run.await {
+        Ok(v) => Json(v).into_response(),
+        Err(e) => e.into_response(),
     }
 }
 

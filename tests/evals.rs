@@ -52,3 +52,33 @@ async fn faq(sample: &Sample) -> eval_runtime::Result<Response> {
 async fn faq_from_manifest(sample: &Sample) -> eval_runtime::Result<Response> {
     agent()?.respond(sample).await
 }
+
+/// The demo agent's retrieval endpoints (`/retrieval/*`), for the retrieval
+/// dataset: its documents are ingested once under `eval:support:`.
+fn retriever() -> eval_runtime::Result<&'static eval_runtime::retrieval::RetrieverAgent> {
+    use eval_runtime::retrieval::{HttpRetriever, RetrieverAgent};
+    static RETRIEVER: OnceLock<Result<RetrieverAgent, String>> = OnceLock::new();
+    RETRIEVER
+        .get_or_init(|| {
+            let http = match std::env::var_os("EVAL_RETRIEVER_URL") {
+                Some(_) => HttpRetriever::from_env(),
+                None => {
+                    let base = agent()
+                        .map_err(|e| e.to_string())?
+                        .url()
+                        .trim_end_matches('/')
+                        .to_string();
+                    HttpRetriever::new(&format!("{base}/retrieval"))
+                }
+            };
+            http.map(RetrieverAgent::new).map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(eval_runtime::Error::msg)
+}
+
+// One test per query (Unrag, seed 004), held to per-query rank thresholds.
+#[eval_dataset("examples/evals/support.json", metrics(recall_at_k >= 1.0, mrr_at_k >= 0.5, hit_at_k))]
+async fn support(sample: &Sample) -> eval_runtime::Result<Response> {
+    retriever()?.search(sample).await
+}

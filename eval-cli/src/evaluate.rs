@@ -8,6 +8,7 @@ use eval_core::metric::{MetricSpec, parse_specs};
 use eval_core::{Dataset, Manifest, Sample, manifest};
 use eval_runtime::HttpAgent;
 use eval_runtime::results::{Gate, Results, Verdict};
+use eval_runtime::retrieval::{HttpRetriever, RetrieverAgent};
 use eval_runtime::runner::{RunDataset, Runner};
 
 use crate::Failure;
@@ -65,6 +66,13 @@ pub struct Args {
     /// Agent runs per sample (default: the manifest's `repeat`, else 1).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
     pub repeat: Option<u32>,
+    /// Retrieval datasets (Unrag): allow a scopePrefix not starting with `eval:`
+    /// (ingest deletes everything under it).
+    #[arg(long)]
+    pub allow_custom_prefix: bool,
+    /// Retrieval datasets: search what is already indexed (no delete, no ingest).
+    #[arg(long)]
+    pub no_ingest: bool,
     /// Limit on one sample's agent interaction and scoring, in seconds (default 300).
     #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout_secs: Option<u64>,
@@ -72,9 +80,30 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<u8, Failure> {
     let datasets = plan(&args)?;
-    let agent = HttpAgent::from_env_with_url(args.url.as_deref())
+    let retrieval = datasets.iter().any(|d| {
+        d.samples
+            .iter()
+            .any(|s| s.extra.contains_key("scope_prefix"))
+    });
+    let mut runner = if retrieval {
+        // --url is the retriever's base URL here (else EVAL_RETRIEVER_URL).
+        let http = match &args.url {
+            Some(u) => HttpRetriever::new(u),
+            None => HttpRetriever::from_env(),
+        }
         .map_err(|e| Failure::config(format!("{e} (or pass --url)")))?;
-    let mut runner = Runner::new(agent);
+        Runner::new(
+            RetrieverAgent::new(http)
+                // Dataset paths on the command line are relative to here.
+                .base_dir(std::env::current_dir().unwrap_or_default())
+                .allow_custom_prefix(args.allow_custom_prefix)
+                .no_ingest(args.no_ingest),
+        )
+    } else {
+        let agent = HttpAgent::from_env_with_url(args.url.as_deref())
+            .map_err(|e| Failure::config(format!("{e} (or pass --url)")))?;
+        Runner::new(agent)
+    };
     if let Some(n) = args.concurrency {
         runner = runner.concurrency(n);
     }
@@ -238,6 +267,13 @@ fn plan(args: &Args) -> Result<Vec<RunDataset>, Failure> {
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "dataset".into());
+    if data
+        .samples
+        .iter()
+        .any(|s| s.extra.contains_key("scope_prefix"))
+    {
+        return retrieval_plan(args, &file, &shown, name, pick(data.samples)).map(|d| vec![d]);
+    }
     if let Some(m) = &args.metrics {
         let specs = parse(m)?;
         out.push(with_gate(
@@ -287,6 +323,69 @@ fn plan(args: &Args) -> Result<Vec<RunDataset>, Failure> {
             .repeat(args.repeat.unwrap_or(1)),
     );
     Ok(out)
+}
+
+/// An Unrag dataset: every rank metric per query, and the dataset's own
+/// `defaults.thresholds` (`{"min": {"recallAtK": 0.75}}`) as gates on the
+/// means, as Unrag judges a run.
+fn retrieval_plan(
+    args: &Args,
+    file: &Path,
+    shown: &str,
+    name: String,
+    samples: Vec<Sample>,
+) -> Result<RunDataset, Failure> {
+    let dataset = eval_core::retrieval::RetrievalDataset::load(file, shown)
+        .map_err(|e| Failure::config(e.to_string()))?;
+    if !args.allow_custom_prefix
+        && let Err(e) = dataset.check_prefix(false)
+    {
+        return Err(Failure::config(e.replace(
+            "(--allow-custom-prefix, .allow_custom_prefix(true), allow_custom_prefix = true)",
+            "(--allow-custom-prefix)",
+        )));
+    }
+    let specs = match &args.metrics {
+        Some(m) => parse(m)?,
+        None => parse("hit_at_k, recall_at_k, precision_at_k, mrr_at_k, ndcg_at_k")?,
+    };
+    let mut gates = Vec::new();
+    for (side, op) in [
+        ("min", eval_core::Op::AtLeast),
+        ("max", eval_core::Op::AtMost),
+    ] {
+        let Some(list) = dataset.thresholds.get(side).and_then(|v| v.as_object()) else {
+            continue;
+        };
+        for (metric, value) in list {
+            let threshold = value.as_f64().ok_or_else(|| {
+                Failure::config(format!(
+                    "{shown}: defaults.thresholds.{side}.{metric}: expected a number"
+                ))
+            })?;
+            let Some(rank) = eval_core::retrieval::RankMetric::parse(metric) else {
+                return Err(Failure::config(format!(
+                    "{shown}: defaults.thresholds.{side}: unknown metric `{metric}` (expected hitAtK, recallAtK, precisionAtK, mrrAtK or ndcgAtK)"
+                )));
+            };
+            let canonical = rank.name().replace("@k", "_at_k");
+            if !specs.iter().any(|s| s.name == canonical) {
+                continue;
+            }
+            gates.push(Gate::new(&canonical, op, threshold));
+        }
+    }
+    let gates = if args.ci_gate {
+        let mut all: Vec<Gate> = specs.iter().map(Gate::from_spec).collect();
+        all.retain(|g| !gates.iter().any(|x: &Gate| x.metric == g.metric));
+        all.extend(gates);
+        all
+    } else {
+        gates
+    };
+    Ok(RunDataset::new(name, samples, specs)
+        .gates(gates)
+        .repeat(args.repeat.unwrap_or(1)))
 }
 
 fn parse(metrics: &str) -> Result<Vec<MetricSpec>, Failure> {

@@ -13,6 +13,7 @@ mod convert;
 mod discover;
 mod evaluate;
 mod lint;
+mod report;
 mod select;
 mod stats;
 
@@ -38,6 +39,9 @@ enum Command {
     Convert(convert::Args),
     /// Upgrade a legacy runevals file to the versioned format (a backup is written first).
     Upgrade(convert::UpgradeArgs),
+    /// Compare results files (`diff`), or accept one as the baseline (`accept`).
+    #[command(subcommand)]
+    Report(report::Command),
 }
 
 /// A failure that ends the command: its message and exit code.
@@ -66,6 +70,7 @@ fn main() -> ExitCode {
         Command::Stats(args) => stats::run(args),
         Command::Convert(args) => convert::run(args),
         Command::Upgrade(args) => convert::upgrade(args),
+        Command::Report(command) => report::run(command),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -489,3 +489,167 @@ fn upgrade_writes_a_backup_first() {
         );
     }
 }
+
+#[test]
+fn retrieval_dataset_against_the_demo_retriever_with_guard_and_diff() {
+    let dir = scratch("retrieval");
+    let dataset = |shipping: &str| {
+        format!(
+            r#"{{"version": "1", "id": "kb", "defaults": {{"topK": 2, "scopePrefix": "eval:kb:", "thresholds": {{"min": {{"recallAtK": 0.5}}}}}},
+  "documents": [
+    {{"sourceId": "eval:kb:refunds", "content": "Refunds are accepted within 30 days of purchase."}},
+    {{"sourceId": "eval:kb:shipping", "content": "{shipping}"}},
+    {{"sourceId": "eval:kb:password", "content": "Reset your password from the account settings page."}}
+  ],
+  "queries": [
+    {{"id": "q_refund", "query": "When are refunds accepted?", "relevant": {{"sourceIds": ["eval:kb:refunds"]}}}},
+    {{"id": "q_express", "query": "What does express shipping cost?", "relevant": {{"sourceIds": ["eval:kb:shipping"]}}}},
+    {{"id": "q_password", "query": "How do I reset my password?", "relevant": {{"sourceIds": ["eval:kb:password"]}}}}
+  ]}}"#
+        )
+    };
+    std::fs::write(
+        dir.join("kb.json"),
+        dataset("Express shipping costs $9.99; standard shipping is free."),
+    )
+    .unwrap();
+    let url = format!("{}/retrieval", demo_url().trim_end_matches('/'));
+    let out = evals(
+        &dir,
+        &[
+            "evaluate",
+            "kb.json",
+            "--url",
+            &url,
+            "--json",
+            "--output",
+            "run1.json",
+        ],
+    );
+    let (stdout, stderr) = text(&out);
+    assert_eq!(code(&out), 0, "{stdout}{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let samples = v["samples"].as_array().unwrap();
+    assert_eq!(samples.len(), 3, "one per query");
+    for s in samples {
+        let recall = s["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == "recall_at_k")
+            .unwrap();
+        assert_eq!(recall["score"], 1.0, "{s}");
+    }
+
+    // The shipping document loses its words: q_express regresses.
+    std::fs::write(
+        dir.join("kb.json"),
+        dataset("Parcels leave the warehouse on weekdays."),
+    )
+    .unwrap();
+    let out = evals(
+        &dir,
+        &[
+            "evaluate",
+            "kb.json",
+            "--url",
+            &url,
+            "--output",
+            "run2.json",
+        ],
+    );
+    assert_eq!(
+        code(&out),
+        0,
+        "recall mean 2/3 still meets the dataset's 0.5: {:?}",
+        text(&out)
+    );
+    let out = evals(&dir, &["report", "diff", "run1.json", "run2.json"]);
+    let (stdout, _) = text(&out);
+    assert_eq!(code(&out), 1, "{stdout}");
+    assert!(
+        stdout.contains("kb::q_express [kb::q_express] recall_at_k: 1.0000 -> 0.0000 (-1.0000)"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("q_refund"), "{stdout}");
+    let out = evals(&dir, &["report", "diff", "run1.json", "run1.json"]);
+    assert_eq!(code(&out), 0);
+    let out = evals(&dir, &["report", "accept", "run2.json", "baseline.json"]);
+    assert_eq!(code(&out), 0, "{:?}", text(&out));
+    assert!(dir.join("baseline.json").exists());
+
+    // The dataset's own threshold is a gate: recall mean 2/3 < 0.9 fails.
+    std::fs::write(
+        dir.join("kb.json"),
+        dataset("Parcels leave the warehouse on weekdays.").replace("0.5", "0.9"),
+    )
+    .unwrap();
+    let out = evals(&dir, &["evaluate", "kb.json", "--url", &url]);
+    assert_eq!(code(&out), 1, "{:?}", text(&out));
+
+    // A production prefix is refused before anything is deleted.
+    std::fs::write(
+        dir.join("prod.json"),
+        dataset("x").replace("eval:kb:", "prod:kb:"),
+    )
+    .unwrap();
+    let out = evals(&dir, &["evaluate", "prod.json", "--url", &url]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        text(&out)
+            .1
+            .contains("scopePrefix `prod:kb:` does not start with `eval:`"),
+        "{:?}",
+        text(&out)
+    );
+    assert!(
+        text(&out).1.contains("--allow-custom-prefix"),
+        "{:?}",
+        text(&out)
+    );
+    let out = evals(
+        &dir,
+        &[
+            "evaluate",
+            "prod.json",
+            "--url",
+            &url,
+            "--allow-custom-prefix",
+            "--json",
+        ],
+    );
+    assert!(matches!(code(&out), 0 | 1), "{:?}", text(&out));
+
+    // Broken datasets: unknown version, a document outside the scope.
+    std::fs::write(
+        dir.join("v2.json"),
+        dataset("x").replace("\"version\": \"1\"", "\"version\": \"2\""),
+    )
+    .unwrap();
+    let out = evals(&dir, &["evaluate", "v2.json", "--url", &url]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        text(&out)
+            .1
+            .contains("v2.json:1: field `version`: unsupported version \"2\""),
+        "{:?}",
+        text(&out)
+    );
+    std::fs::write(
+        dir.join("scope.json"),
+        dataset("x").replace(
+            "\"eval:kb:password\", \"content\"",
+            "\"other:password\", \"content\"",
+        ),
+    )
+    .unwrap();
+    let out = evals(&dir, &["evaluate", "scope.json", "--url", &url]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        text(&out)
+            .1
+            .contains("document `other:password` is outside the dataset's scope"),
+        "{:?}",
+        text(&out)
+    );
+}

@@ -44,6 +44,28 @@ pub(crate) fn records(file: &str, bytes: &[u8], problems: &mut Vec<Problem>, sin
         }
     };
     let at = |offset: usize| line_at(text, offset);
+    if crate::retrieval::is_retrieval_dataset(&doc) {
+        match crate::retrieval::RetrievalDataset::from_bytes(file, body) {
+            Ok(d) => {
+                for q in &d.queries {
+                    sink(
+                        Record {
+                            line: q.line,
+                            offset: 0,
+                            fields: crate::retrieval::query_fields(&d, q),
+                            csv: false,
+                        },
+                        problems,
+                    );
+                }
+            }
+            Err(crate::error::DatasetError::Invalid { problems: list, .. }) => {
+                problems.extend(list)
+            }
+            Err(other) => problems.push(Problem::new(file, 1, other.to_string())),
+        }
+        return;
+    }
     if let Some(shape) = runevals::shape(&doc) {
         // Where each item starts, for line numbers.
         let starts: Vec<usize> = match shape {

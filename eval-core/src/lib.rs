@@ -23,6 +23,7 @@ pub mod index;
 pub mod manifest;
 pub mod metric;
 pub mod naming;
+pub mod retrieval;
 pub mod runevals;
 pub mod sample;
 pub mod write;

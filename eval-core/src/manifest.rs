@@ -592,6 +592,7 @@ impl ManifestDataset {
                         Need::Expected => sample.expected.is_some(),
                         Need::Context => !sample.context.is_empty(),
                         Need::ReferenceContexts => !sample.reference_contexts.is_empty(),
+                        Need::RelevantIds => sample.relevant_ids().is_some(),
                     };
                     if !present {
                         problems.push(

@@ -35,6 +35,8 @@ pub enum Need {
     Context,
     /// `reference_contexts`.
     ReferenceContexts,
+    /// Relevant document ids (a retrieval dataset's `relevant.sourceIds`).
+    RelevantIds,
 }
 
 impl fmt::Display for Need {
@@ -43,6 +45,7 @@ impl fmt::Display for Need {
             Need::Expected => "expected",
             Need::Context => "context",
             Need::ReferenceContexts => "reference_contexts",
+            Need::RelevantIds => "relevant.sourceIds",
         })
     }
 }
@@ -249,6 +252,51 @@ pub static CATALOG: &[MetricInfo] = &[
         summary: "runevals Citations: how many distinct citation markers ([1], [^1], 【1】) the answer has; a count, not 0..1",
     },
     MetricInfo {
+        name: "hit_at_k",
+        aliases: &["hit@k", "hitAtK"],
+        op: Op::AtLeast,
+        default_threshold: 1.0,
+        needs: &[Need::RelevantIds],
+        options: &[],
+        summary: "retrieval: 1 if a relevant document is among the top k retrieved (Unrag, trec_eval), else 0",
+    },
+    MetricInfo {
+        name: "recall_at_k",
+        aliases: &["recall@k", "recallAtK"],
+        op: Op::AtLeast,
+        default_threshold: 0.75,
+        needs: &[Need::RelevantIds],
+        options: &[],
+        summary: "retrieval: relevant documents among the top k / relevant documents",
+    },
+    MetricInfo {
+        name: "precision_at_k",
+        aliases: &["precision@k", "precisionAtK"],
+        op: Op::AtLeast,
+        default_threshold: 0.1,
+        needs: &[Need::RelevantIds],
+        options: &[],
+        summary: "retrieval: relevant documents among the top k / k (trec_eval's P@k)",
+    },
+    MetricInfo {
+        name: "mrr_at_k",
+        aliases: &["mrr@k", "mrrAtK"],
+        op: Op::AtLeast,
+        default_threshold: 0.5,
+        needs: &[Need::RelevantIds],
+        options: &[],
+        summary: "retrieval: 1 / rank of the first relevant document within the top k, else 0",
+    },
+    MetricInfo {
+        name: "ndcg_at_k",
+        aliases: &["ndcg@k", "ndcgAtK"],
+        op: Op::AtLeast,
+        default_threshold: 0.5,
+        needs: &[Need::RelevantIds],
+        options: &[],
+        summary: "retrieval: nDCG at k with binary relevance (gain 1/log2(rank+1), ideal = all relevant first)",
+    },
+    MetricInfo {
         name: "partial_match",
         aliases: &[],
         op: Op::AtLeast,
@@ -335,6 +383,8 @@ pub enum MetricKind {
     Rating(Rating),
     /// See [`CATALOG`] `citations`.
     Citations,
+    /// A retrieval rank metric (`recall_at_k`, ...).
+    Rank(crate::retrieval::RankMetric),
 }
 
 /// The runevals 1–5 ratings.
@@ -542,6 +592,11 @@ impl MetricSpec {
             "groundedness" => MetricKind::Rating(Rating::Groundedness),
             "similarity" => MetricKind::Rating(Rating::Similarity),
             "citations" => MetricKind::Citations,
+            "hit_at_k" => MetricKind::Rank(crate::retrieval::RankMetric::Hit),
+            "recall_at_k" => MetricKind::Rank(crate::retrieval::RankMetric::Recall),
+            "precision_at_k" => MetricKind::Rank(crate::retrieval::RankMetric::Precision),
+            "mrr_at_k" => MetricKind::Rank(crate::retrieval::RankMetric::Mrr),
+            "ndcg_at_k" => MetricKind::Rank(crate::retrieval::RankMetric::Ndcg),
             _ => MetricKind::PartialMatch,
         };
         Ok(MetricSpec {
@@ -718,7 +773,11 @@ pub fn parse_specs(text: &str) -> Result<Vec<MetricSpec>, MetricSpecError> {
             }
             None => (head, Vec::new()),
         };
-        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '@')
+        {
             return Err(bad(format!("`{part}`: expected a metric name")));
         }
         let opts: Vec<(&str, OptionValue)> = options

@@ -183,4 +183,20 @@ impl Sample {
     pub fn expected_text(&self) -> Option<&str> {
         self.expected.as_ref().map(Expected::last)
     }
+
+    /// For a query of a retrieval dataset: the relevant document ids
+    /// (`extra.relevant_source_ids`, possibly empty).
+    pub fn relevant_ids(&self) -> Option<Vec<String>> {
+        let list = self.extra.get("relevant_source_ids")?.as_array()?;
+        Some(
+            list.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect(),
+        )
+    }
+
+    /// For a query of a retrieval dataset: its k (`extra.top_k`).
+    pub fn top_k(&self) -> Option<usize> {
+        self.extra.get("top_k")?.as_u64().map(|k| k as usize)
+    }
 }

@@ -53,6 +53,11 @@ pub fn expand(c: Checked) -> TokenStream {
     };
     let repeat = c.repeat;
     let tracked = &c.tracked;
+    let allow = if c.allow_custom_prefix {
+        quote!(.allow_custom_prefix(true))
+    } else {
+        quote!()
+    };
     let entry = if c.is_async {
         quote!(::eval_runtime::__private::run_async)
     } else {
@@ -101,7 +106,7 @@ pub fn expand(c: Checked) -> TokenStream {
                     &[#(#metrics),*],
                     #timeout,
                     #repeat,
-                );
+                )#allow;
 
             fn __eval_run(index: usize) {
                 #entry(&__EVAL_DATASET, index, super::#fn_ident)

@@ -16,6 +16,7 @@ pub struct Input {
     pub metrics: Vec<MetricArg>,
     pub timeout_secs: Option<syn::LitInt>,
     pub repeat: Option<syn::LitInt>,
+    pub allow_custom_prefix: Option<syn::LitBool>,
     pub func: ItemFn,
 }
 
@@ -40,6 +41,7 @@ enum Arg {
     Repeat(syn::LitInt),
     Manifest(LitStr),
     Dataset(LitStr),
+    AllowCustomPrefix(syn::LitBool),
 }
 
 impl Parse for Arg {
@@ -71,10 +73,14 @@ impl Parse for Arg {
                 input.parse::<Token![=]>()?;
                 Ok(Arg::Dataset(input.parse()?))
             }
+            "allow_custom_prefix" => {
+                input.parse::<Token![=]>()?;
+                Ok(Arg::AllowCustomPrefix(input.parse()?))
+            }
             other => Err(syn::Error::new(
                 key.span(),
                 format!(
-                    "unknown argument `{other}`; expected a dataset path string, `metrics(...)`, `timeout_secs = N`, `repeat = N`, `manifest = \"agent.yaml\"` or `dataset = \"name\"`"
+                    "unknown argument `{other}`; expected a dataset path string, `metrics(...)`, `timeout_secs = N`, `repeat = N`, `manifest = \"agent.yaml\"`, `dataset = \"name\"` or `allow_custom_prefix = true`"
                 ),
             )),
         }
@@ -153,6 +159,7 @@ pub fn parse(args: TokenStream, item: TokenStream) -> syn::Result<Input> {
     let mut manifest: Option<LitStr> = None;
     let mut dataset: Option<LitStr> = None;
     let mut metrics_span = None;
+    let mut allow_custom_prefix = None;
     for arg in args {
         match arg {
             Arg::Path(p) if path.is_some() => {
@@ -177,6 +184,7 @@ pub fn parse(args: TokenStream, item: TokenStream) -> syn::Result<Input> {
                 return Err(syn::Error::new(d.span(), "`dataset` given twice"));
             }
             Arg::Dataset(d) => dataset = Some(d),
+            Arg::AllowCustomPrefix(b) => allow_custom_prefix = Some(b),
             Arg::Timeout(t) => timeout_secs = Some(t),
             Arg::Repeat(r) => repeat = Some(r),
         }
@@ -195,6 +203,7 @@ pub fn parse(args: TokenStream, item: TokenStream) -> syn::Result<Input> {
         metrics: metrics.unwrap_or_default(),
         timeout_secs,
         repeat,
+        allow_custom_prefix,
         func,
     })
 }

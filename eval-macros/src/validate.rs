@@ -26,6 +26,8 @@ pub struct Checked {
     pub repeat: u32,
     /// Other files the expansion depends on (the manifest), for rebuilds.
     pub tracked: Vec<String>,
+    /// `allow_custom_prefix = true`.
+    pub allow_custom_prefix: bool,
 }
 
 pub struct CheckedMetric {
@@ -247,7 +249,26 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
     let repeat = repeat.max(1);
     match loaded {
         None => {}
-        Some(Ok(ds)) => test_names = ds.test_names(),
+        Some(Ok(ds)) => {
+            // seed 004: a retrieval dataset's ingest deletes its scope.
+            let allowed = input.allow_custom_prefix.as_ref().is_some_and(|b| b.value);
+            if let Some(prefix) = ds
+                .samples
+                .first()
+                .and_then(|s| s.extra.get("scope_prefix"))
+                .and_then(|v| v.as_str())
+                && !allowed
+                && !prefix.starts_with(eval_core::retrieval::SAFE_PREFIX)
+            {
+                errors.push(syn::Error::new(
+                    path_span,
+                    format!(
+                        "{shown_path}: scopePrefix `{prefix}` does not start with `eval:`: ingest deletes every document under it; add `allow_custom_prefix = true` if that is intended"
+                    ),
+                ));
+            }
+            test_names = ds.test_names()
+        }
         Some(Err(err)) => {
             let hint = match &err {
                 eval_core::DatasetError::Io { .. } => format!(
@@ -279,5 +300,6 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
         timeout_secs,
         repeat,
         tracked,
+        allow_custom_prefix: input.allow_custom_prefix.as_ref().is_some_and(|b| b.value),
     })
 }

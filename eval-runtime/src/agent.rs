@@ -34,6 +34,9 @@ pub struct Response {
     /// The answer to each user turn, in order, for a multi-turn sample
     /// (empty for a single prompt).
     pub turn_outputs: Vec<String>,
+    /// For a retrieval query: the ids (`sourceId`s) of the documents
+    /// retrieved, best first; what the rank metrics score.
+    pub retrieved: Vec<String>,
 }
 
 impl Response {
@@ -52,6 +55,16 @@ impl Response {
         S: Into<String>,
     {
         self.context = context.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets the retrieved document ids, best first (retrieval queries).
+    pub fn with_retrieved<I, S>(mut self, ids: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.retrieved = ids.into_iter().map(Into::into).collect();
         self
     }
 

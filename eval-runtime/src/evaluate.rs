@@ -23,6 +23,7 @@ pub fn missing_fields(sample: &Sample, specs: &[MetricSpec]) -> Option<String> {
                 Need::Expected => sample.expected.is_some(),
                 Need::Context => !sample.context.is_empty(),
                 Need::ReferenceContexts => !sample.reference_contexts.is_empty(),
+                Need::RelevantIds => sample.relevant_ids().is_some(),
                 _ => true,
             };
             if !present {
@@ -340,6 +341,7 @@ async fn score_judged(
             output: output.clone(),
             context: response.context.clone(),
             turn_outputs: Vec::new(),
+            retrieved: Vec::new(),
         };
         let scored = judged::score(spec, &turn, &answer, services).await;
         total.usage.add(scored.usage);
@@ -358,6 +360,9 @@ async fn score_judged(
 }
 
 fn score_sample(spec: &MetricSpec, sample: &Sample, response: &Response) -> MetricResult {
+    if let eval_core::metric::MetricKind::Rank(metric) = spec.kind {
+        return score_rank(spec, metric, sample, response);
+    }
     let result = match &sample.expected {
         Some(Expected::PerTurn(expected)) => {
             if response.turn_outputs.len() != expected.len() {
@@ -378,6 +383,34 @@ fn score_sample(spec: &MetricSpec, sample: &Sample, response: &Response) -> Metr
         other => metrics::score(spec, &response.output, other.as_ref().map(Expected::last)),
     };
     metric_result(spec, result)
+}
+
+/// A rank metric of a retrieval query (see [`eval_core::retrieval`]). A query
+/// with no relevant documents scores 0 as Unrag defines it, and is not held
+/// to the threshold: finding nothing relevant is what it expects.
+fn score_rank(
+    spec: &MetricSpec,
+    metric: eval_core::retrieval::RankMetric,
+    sample: &Sample,
+    response: &Response,
+) -> MetricResult {
+    let Some(relevant) = sample.relevant_ids() else {
+        return metric_result(
+            spec,
+            Err(format!(
+                "`{}` needs the query's relevant.sourceIds",
+                spec.name
+            )),
+        );
+    };
+    let k = sample.top_k().unwrap_or(10);
+    let scores = eval_core::retrieval::metrics_at_k(&response.retrieved, &relevant, k);
+    let mut result = metric_result(spec, Ok(scores.get(metric)));
+    if relevant.is_empty() {
+        result.passed = true;
+        result.method = Some("no relevant documents: nothing to find, not held to the threshold");
+    }
+    result
 }
 
 fn metric_result(spec: &MetricSpec, result: Result<f64, String>) -> MetricResult {

@@ -91,6 +91,8 @@ pub struct Harness {
     base_dir: Option<PathBuf>,
     results_path: Option<PathBuf>,
     setup_errors: Vec<String>,
+    allow_custom_prefix: bool,
+    baseline: Option<(PathBuf, f64)>,
 }
 
 impl Default for Harness {
@@ -141,6 +143,8 @@ impl Harness {
             base_dir: None,
             results_path: None,
             setup_errors: Vec::new(),
+            allow_custom_prefix: false,
+            baseline: None,
         }
     }
 
@@ -261,6 +265,23 @@ impl Harness {
     /// Directory relative paths are resolved against (default `CARGO_MANIFEST_DIR`, else the working directory).
     pub fn base_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.base_dir = Some(dir.into());
+        self
+    }
+
+    /// Retrieval datasets: allows a `scopePrefix` that does not start with
+    /// `eval:` (ingest deletes everything under it).
+    pub fn allow_custom_prefix(mut self, on: bool) -> Self {
+        self.allow_custom_prefix = on;
+        self
+    }
+
+    /// Gates the run on a baseline results file: a sample's metric that
+    /// fell by more than `epsilon` since the baseline fails the run (exit 1),
+    /// and the comparison is printed. With `EVAL_ACCEPT_BASELINE=1` the run's
+    /// results become the new baseline instead (the old one is backed up),
+    /// as `INSTA_UPDATE` accepts snapshots. A missing baseline is written.
+    pub fn baseline(mut self, path: impl Into<PathBuf>, epsilon: f64) -> Self {
+        self.baseline = Some((path.into(), epsilon));
         self
     }
 
@@ -460,10 +481,14 @@ impl Harness {
             }
         }
         println!("results: {}", path.display());
+        let regressed = match &self.baseline {
+            Some((baseline, epsilon)) => compare_with_baseline(&path, baseline, *epsilon)?,
+            None => false,
+        };
         // libtest's code for failed tests; agentspec's 1 for a missed gate.
         let code = if conclusion.has_failed() {
             101
-        } else if !results::failed_gates(&datasets).is_empty() {
+        } else if !results::failed_gates(&datasets).is_empty() || regressed {
             1
         } else {
             0
@@ -474,6 +499,16 @@ impl Harness {
             results_path: Some(path),
             error: None,
         })
+    }
+
+    /// `allow_custom_prefix` travels with the samples to the retriever agent.
+    fn mark(&self, mut dataset: Dataset) -> Dataset {
+        if self.allow_custom_prefix {
+            for s in &mut dataset.samples {
+                s.extra.insert("allow_custom_prefix".into(), true.into());
+            }
+        }
+        dataset
     }
 
     fn base(&self) -> PathBuf {
@@ -640,10 +675,12 @@ impl Harness {
     fn load(&self, resolved: Vec<Resolved>, problems: &mut Vec<String>) -> Vec<Loaded> {
         let mut loaded = Vec::new();
         for r in resolved {
-            let dataset = Dataset::load_as(&r.file, &r.shown).and_then(|d| match &r.manifest {
-                Some(m) => m.check_fields(&d).map(|()| d),
-                None => Ok(d),
-            });
+            let dataset = Dataset::load_as(&r.file, &r.shown)
+                .map(|d| self.mark(d))
+                .and_then(|d| match &r.manifest {
+                    Some(m) => m.check_fields(&d).map(|()| d),
+                    None => Ok(d),
+                });
             match dataset {
                 Ok(dataset) => {
                     let names = naming::test_names(&dataset.samples);
@@ -677,7 +714,9 @@ impl Harness {
         let r = resolved.iter().find(|r| r.name == dataset)?;
         let idx = index::path_for(&self.index_dir(), &r.file).ok()?;
         let entry = index::lookup(&idx, sample).ok()??;
-        let one = Dataset::load_record(&r.file, &r.shown, &entry).ok();
+        let one = Dataset::load_record(&r.file, &r.shown, &entry)
+            .ok()
+            .map(|d| self.mark(d));
         // The record must still be the sample the index named (a same-size
         // edit within one mtime tick, or other naming rules, make it stale).
         // A manifest's field rules: a failing sample goes through the full
@@ -707,6 +746,37 @@ impl Harness {
             ci_gate: r.ci_gate,
         })
     }
+}
+
+/// Compares the run's results with the baseline (or accepts them as the new
+/// baseline); true when something regressed beyond `epsilon`.
+fn compare_with_baseline(
+    results_path: &Path,
+    baseline: &Path,
+    epsilon: f64,
+) -> Result<bool, String> {
+    let current = results::Results::read(results_path).map_err(|e| e.to_string())?;
+    let accept = std::env::var("EVAL_ACCEPT_BASELINE").is_ok_and(|v| v == "1" || v == "true");
+    if accept || !baseline.exists() {
+        let backup = crate::diff::accept(&current, baseline).map_err(|e| e.to_string())?;
+        println!(
+            "baseline {} written{}",
+            baseline.display(),
+            backup
+                .map(|b| format!(" (previous kept as {})", b.display()))
+                .unwrap_or_default()
+        );
+        return Ok(false);
+    }
+    let old = results::Results::read(baseline).map_err(|e| format!("baseline: {e}"))?;
+    let d = crate::diff::diff(&old, &current, epsilon);
+    print!("against baseline {}: {}", baseline.display(), d.render());
+    if !d.regressions().is_empty() {
+        println!(
+            "baseline gate FAILED: EVAL_ACCEPT_BASELINE=1 accepts these results as the new baseline"
+        );
+    }
+    Ok(!d.regressions().is_empty())
 }
 
 /// A dataset file to load, with its name, metrics and gates.

@@ -120,6 +120,7 @@
 
 pub mod agent;
 pub mod cache;
+pub mod diff;
 pub mod embed;
 pub mod error;
 pub mod evaluate;
@@ -128,6 +129,7 @@ pub mod judge;
 pub mod metrics;
 pub mod report;
 pub mod results;
+pub mod retrieval;
 pub mod runner;
 mod schedule;
 mod selection;

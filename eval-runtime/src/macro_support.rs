@@ -36,6 +36,7 @@ pub struct Embedded {
     metrics: &'static [MetricDecl],
     timeout_secs: Option<u64>,
     repeat: u32,
+    allow_custom_prefix: bool,
     loaded: OnceLock<Result<Loaded, String>>,
     batch: OnceLock<Result<Option<Arc<Slots>>, String>>,
 }
@@ -69,16 +70,29 @@ impl Embedded {
             metrics,
             timeout_secs,
             repeat,
+            allow_custom_prefix: false,
             loaded: OnceLock::new(),
             batch: OnceLock::new(),
         }
+    }
+
+    /// The attribute's `allow_custom_prefix = true` (retrieval datasets).
+    pub const fn allow_custom_prefix(mut self, on: bool) -> Self {
+        self.allow_custom_prefix = on;
+        self
     }
 
     /// The parsed dataset, names, metrics and timeout; a test fails with the
     /// reason when any of them is wrong (bad `EVAL_SAMPLE_TIMEOUT_SECS`...).
     fn loaded(&self) -> &Loaded {
         let loaded = self.loaded.get_or_init(|| {
-            let dataset = Dataset::from_bytes(self.path, self.bytes).map_err(|e| e.to_string())?;
+            let mut dataset =
+                Dataset::from_bytes(self.path, self.bytes).map_err(|e| e.to_string())?;
+            if self.allow_custom_prefix {
+                for s in &mut dataset.samples {
+                    s.extra.insert("allow_custom_prefix".into(), true.into());
+                }
+            }
             let specs = self
                 .metrics
                 .iter()

@@ -215,6 +215,15 @@ impl Gate {
         }
     }
 
+    /// A gate on the mean of `metric`.
+    pub fn new(metric: &str, op: Op, threshold: f64) -> Self {
+        Gate {
+            metric: metric.to_string(),
+            op: op.to_string(),
+            threshold,
+        }
+    }
+
     fn passes(&self, mean: f64) -> bool {
         if self.op == Op::AtMost.to_string() {
             mean <= self.threshold

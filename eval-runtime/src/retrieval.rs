@@ -1,0 +1,563 @@
+//! Retrieval evaluation (Unrag datasets, seed 004): a [`Retriever`] to
+//! ingest into and search, and [`RetrieverAgent`], which makes each query of
+//! a retrieval dataset a sample like any other — one test per query in the
+//! attribute and the harness, scored with the rank metrics (`recall_at_k`,
+//! `precision_at_k`, `mrr_at_k`, `hit_at_k`, `ndcg_at_k`; see
+//! [`eval_core::retrieval`]).
+//!
+//! ```no_run
+//! use eval_runtime::prelude::*;
+//! use eval_runtime::retrieval::{HttpRetriever, RetrieverAgent};
+//!
+//! fn agent() -> &'static RetrieverAgent {
+//!     static AGENT: std::sync::OnceLock<RetrieverAgent> = std::sync::OnceLock::new();
+//!     AGENT.get_or_init(|| RetrieverAgent::new(HttpRetriever::from_env().unwrap()))
+//! }
+//!
+//! #[eval_dataset("evals/support.json", metrics(recall_at_k >= 0.75, mrr_at_k >= 0.5))]
+//! async fn support(sample: &Sample) -> eval_runtime::Result<Response> {
+//!     agent().search(sample).await
+//! }
+//! # fn main() {}
+//! ```
+//!
+//! Ingest follows seed 004: before the first query of a dataset is searched,
+//! everything under its `scopePrefix` is deleted and the dataset's documents
+//! are ingested (once per dataset and process). A prefix that does not start
+//! with `eval:` is refused unless allowed ([`RetrieverAgent::allow_custom_prefix`],
+//! the attribute's `allow_custom_prefix = true`, the harness's
+//! `.allow_custom_prefix(true)`, the CLI's `--allow-custom-prefix`);
+//! [`RetrieverAgent::no_ingest`] searches what is already indexed. Documents
+//! given by `loaderRef` are loaded through [`RetrieverAgent::loader`]; a ref
+//! it cannot resolve is an error naming it.
+//!
+//! # The HTTP contract ([`HttpRetriever`], `EVAL_RETRIEVER_URL`)
+//!
+//! All `POST` with JSON bodies, relative to the base URL:
+//!
+//! | path | body | answer |
+//! |---|---|---|
+//! | `delete` | `{"prefix": "eval:support:"}` | `{"deleted": 3}` |
+//! | `ingest` | `{"documents": [{"sourceId", "content", "metadata"}]}` | `{"ingested": 3}` |
+//! | `search` | `{"query", "scopePrefix", "topK"}` | `{"results": [{"sourceId", "score", "content"}]}`, best first |
+//! | `rerank` (optional) | `{"query", "topK", "candidates": [{"sourceId", "content"}]}` | `{"results": [...]}` |
+//!
+//! The demo agent serves this contract under `/retrieval/`.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use eval_core::Sample;
+use eval_core::retrieval::{Mode, RetrievalDataset};
+use serde_json::{Value, json};
+
+use crate::agent::{Agent, Response, env_var, error_chain, parse_secs, redact_url, runtime_client};
+use crate::error::{Error, Result, one_line};
+
+/// A boxed future of a retriever call.
+pub type BoxFuture<'a, T> =
+    Pin<Box<dyn Future<Output = std::result::Result<T, String>> + Send + 'a>>;
+
+/// A document to ingest.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IngestDocument {
+    /// `sourceId`.
+    pub source_id: String,
+    /// The text.
+    pub content: String,
+    /// Free metadata.
+    pub metadata: serde_json::Map<String, Value>,
+}
+
+/// One search result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    /// The document it came from.
+    pub source_id: String,
+    /// The chunk's text, when the retriever returns it (for reranking).
+    pub content: Option<String>,
+    /// The retriever's score.
+    pub score: Option<f64>,
+}
+
+/// A search index the evaluation ingests into and queries.
+pub trait Retriever: Send + Sync + 'static {
+    /// Deletes every document whose `sourceId` starts with `prefix`.
+    fn delete_prefix<'a>(&'a self, prefix: &'a str) -> BoxFuture<'a, u64>;
+    /// Ingests documents.
+    fn ingest<'a>(&'a self, documents: &'a [IngestDocument]) -> BoxFuture<'a, ()>;
+    /// The best `k` chunks for `query` among documents under `prefix`, best first.
+    fn search<'a>(&'a self, query: &'a str, prefix: &'a str, k: usize) -> BoxFuture<'a, Vec<Hit>>;
+    /// Reorders `candidates` for `query`, best first, keeping `k`. The default
+    /// has no reranker and says so.
+    fn rerank<'a>(
+        &'a self,
+        query: &'a str,
+        candidates: Vec<Hit>,
+        k: usize,
+    ) -> BoxFuture<'a, Vec<Hit>> {
+        let _ = (query, candidates, k);
+        Box::pin(async {
+            Err("this retriever has no reranker (mode \"retrieve+rerank\")".to_string())
+        })
+    }
+}
+
+/// [`Retriever`] over HTTP (see the module docs for the contract).
+#[derive(Clone)]
+pub struct HttpRetriever {
+    base: reqwest::Url,
+    shown: String,
+    timeout: Duration,
+}
+
+impl std::fmt::Debug for HttpRetriever {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpRetriever")
+            .field("url", &self.shown)
+            .finish()
+    }
+}
+
+impl HttpRetriever {
+    /// A retriever at `base` (e.g. `http://127.0.0.1:8080/retrieval`).
+    pub fn new(base: &str) -> Result<HttpRetriever> {
+        let mut url = reqwest::Url::parse(base.trim()).map_err(|e| Error::Config {
+            what: "retriever URL".into(),
+            reason: format!("{e} (expected e.g. http://127.0.0.1:8080/retrieval)"),
+        })?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(Error::Config {
+                what: "retriever URL".into(),
+                reason: format!("scheme `{}` is not http or https", url.scheme()),
+            });
+        }
+        if !url.path().ends_with('/') {
+            let path = format!("{}/", url.path());
+            url.set_path(&path);
+        }
+        Ok(HttpRetriever {
+            shown: redact_url(&url),
+            base: url,
+            timeout: Duration::from_secs(60),
+        })
+    }
+
+    /// From `EVAL_RETRIEVER_URL` (and `EVAL_RETRIEVER_TIMEOUT_SECS`, default 60).
+    pub fn from_env() -> Result<HttpRetriever> {
+        let url = env_var("EVAL_RETRIEVER_URL")?.ok_or(Error::MissingEnv {
+            var: "EVAL_RETRIEVER_URL",
+            hint: "set it to your retriever's base URL, e.g. EVAL_RETRIEVER_URL=http://127.0.0.1:8080/retrieval",
+        })?;
+        let mut r = HttpRetriever::new(&url)?;
+        if let Some(secs) = env_var("EVAL_RETRIEVER_TIMEOUT_SECS")? {
+            r.timeout = parse_secs("EVAL_RETRIEVER_TIMEOUT_SECS", &secs)?;
+        }
+        Ok(r)
+    }
+
+    /// The base URL, credentials removed.
+    pub fn url(&self) -> &str {
+        &self.shown
+    }
+
+    async fn post(&self, path: &str, body: Value) -> std::result::Result<Value, String> {
+        let url = self.base.join(path).map_err(|e| e.to_string())?;
+        let shown = redact_url(&url);
+        let client = runtime_client().map_err(|e| e.to_string())?;
+        let response = client
+            .post(url)
+            .timeout(self.timeout)
+            .json(&body)
+            .send()
+            .await
+            .map_err(|e| {
+                format!(
+                    "retriever at {shown} unreachable: {}",
+                    one_line(&error_chain(&e), 300)
+                )
+            })?;
+        let status = response.status();
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|e| format!("retriever at {shown}: {e}"))?;
+        if !status.is_success() {
+            return Err(format!(
+                "retriever at {shown} answered HTTP {}: {}",
+                status.as_u16(),
+                one_line(&String::from_utf8_lossy(&bytes), 200)
+            ));
+        }
+        serde_json::from_slice(&bytes)
+            .map_err(|e| format!("retriever at {shown} sent a body that is not JSON: {e}"))
+    }
+}
+
+fn hits(v: &Value) -> std::result::Result<Vec<Hit>, String> {
+    let list = v
+        .get("results")
+        .and_then(Value::as_array)
+        .ok_or("the retriever's answer has no `results` array")?;
+    list.iter()
+        .enumerate()
+        .map(|(i, h)| {
+            let source_id = h
+                .get("sourceId")
+                .and_then(Value::as_str)
+                .ok_or_else(|| format!("results[{i}] has no `sourceId` string"))?;
+            Ok(Hit {
+                source_id: source_id.to_string(),
+                content: h.get("content").and_then(Value::as_str).map(str::to_string),
+                score: h.get("score").and_then(Value::as_f64),
+            })
+        })
+        .collect()
+}
+
+impl Retriever for HttpRetriever {
+    fn delete_prefix<'a>(&'a self, prefix: &'a str) -> BoxFuture<'a, u64> {
+        Box::pin(async move {
+            let v = self.post("delete", json!({ "prefix": prefix })).await?;
+            Ok(v.get("deleted").and_then(Value::as_u64).unwrap_or(0))
+        })
+    }
+
+    fn ingest<'a>(&'a self, documents: &'a [IngestDocument]) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let docs: Vec<Value> = documents
+                .iter()
+                .map(|d| json!({"sourceId": d.source_id, "content": d.content, "metadata": d.metadata}))
+                .collect();
+            self.post("ingest", json!({ "documents": docs }))
+                .await
+                .map(|_| ())
+        })
+    }
+
+    fn search<'a>(&'a self, query: &'a str, prefix: &'a str, k: usize) -> BoxFuture<'a, Vec<Hit>> {
+        Box::pin(async move {
+            let v = self
+                .post(
+                    "search",
+                    json!({"query": query, "scopePrefix": prefix, "topK": k}),
+                )
+                .await?;
+            hits(&v)
+        })
+    }
+
+    fn rerank<'a>(
+        &'a self,
+        query: &'a str,
+        candidates: Vec<Hit>,
+        k: usize,
+    ) -> BoxFuture<'a, Vec<Hit>> {
+        Box::pin(async move {
+            let c: Vec<Value> = candidates
+                .iter()
+                .map(|h| json!({"sourceId": h.source_id, "content": h.content}))
+                .collect();
+            let v = self
+                .post(
+                    "rerank",
+                    json!({"query": query, "topK": k, "candidates": c}),
+                )
+                .await?;
+            hits(&v)
+        })
+    }
+}
+
+/// An in-process [`Retriever`]: documents in memory, ranked by how many of
+/// the query's words they contain (ties by `sourceId`). For tests and demos.
+#[derive(Debug, Default)]
+pub struct MemoryRetriever {
+    docs: Mutex<std::collections::BTreeMap<String, String>>,
+}
+
+impl MemoryRetriever {
+    /// An empty index.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Number of documents indexed.
+    pub fn len(&self) -> usize {
+        self.docs.lock().map(|d| d.len()).unwrap_or(0)
+    }
+
+    /// Whether nothing is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Lower-case words of at least 3 letters.
+pub fn words(text: &str) -> std::collections::HashSet<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.chars().count() >= 3)
+        .map(str::to_lowercase)
+        .collect()
+}
+
+impl Retriever for MemoryRetriever {
+    fn delete_prefix<'a>(&'a self, prefix: &'a str) -> BoxFuture<'a, u64> {
+        Box::pin(async move {
+            let mut docs = self
+                .docs
+                .lock()
+                .map_err(|_| "index lock poisoned".to_string())?;
+            let before = docs.len();
+            docs.retain(|id, _| !id.starts_with(prefix));
+            Ok((before - docs.len()) as u64)
+        })
+    }
+
+    fn ingest<'a>(&'a self, documents: &'a [IngestDocument]) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let mut docs = self
+                .docs
+                .lock()
+                .map_err(|_| "index lock poisoned".to_string())?;
+            for d in documents {
+                docs.insert(d.source_id.clone(), d.content.clone());
+            }
+            Ok(())
+        })
+    }
+
+    fn search<'a>(&'a self, query: &'a str, prefix: &'a str, k: usize) -> BoxFuture<'a, Vec<Hit>> {
+        Box::pin(async move {
+            let docs = self
+                .docs
+                .lock()
+                .map_err(|_| "index lock poisoned".to_string())?;
+            let q = words(query);
+            let mut scored: Vec<(usize, &String, &String)> = docs
+                .iter()
+                .filter(|(id, _)| id.starts_with(prefix))
+                .map(|(id, text)| (words(text).intersection(&q).count(), id, text))
+                .filter(|(n, ..)| *n > 0)
+                .collect();
+            scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
+            Ok(scored
+                .into_iter()
+                .take(k)
+                .map(|(n, id, text)| Hit {
+                    source_id: id.clone(),
+                    content: Some(text.clone()),
+                    score: Some(n as f64),
+                })
+                .collect())
+        })
+    }
+}
+
+/// Loads a document's text from its `loaderRef`; `None` when it cannot.
+pub type Loader = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+/// The outcome of one dataset's ingest, computed once.
+type IngestOnce = Arc<tokio::sync::OnceCell<std::result::Result<(), String>>>;
+
+/// Makes a [`Retriever`] the agent of a retrieval dataset's queries. See the
+/// [module docs](self).
+pub struct RetrieverAgent {
+    retriever: Arc<dyn Retriever>,
+    allow_custom_prefix: bool,
+    no_ingest: bool,
+    loader: Option<Loader>,
+    base_dir: Option<PathBuf>,
+    /// Per dataset file: the outcome of its ingest (run once).
+    ingested: Mutex<HashMap<String, IngestOnce>>,
+}
+
+impl RetrieverAgent {
+    /// An agent searching `retriever`.
+    pub fn new(retriever: impl Retriever) -> Self {
+        RetrieverAgent {
+            retriever: Arc::new(retriever),
+            allow_custom_prefix: false,
+            no_ingest: false,
+            loader: None,
+            base_dir: None,
+            ingested: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Allows a scope prefix that does not start with `eval:`.
+    pub fn allow_custom_prefix(mut self, on: bool) -> Self {
+        self.allow_custom_prefix = on;
+        self
+    }
+
+    /// Searches what is already indexed: no delete, no ingest.
+    pub fn no_ingest(mut self, on: bool) -> Self {
+        self.no_ingest = on;
+        self
+    }
+
+    /// Loads documents given by `loaderRef`.
+    pub fn loader(mut self, f: impl Fn(&str) -> Option<String> + Send + Sync + 'static) -> Self {
+        self.loader = Some(Arc::new(f));
+        self
+    }
+
+    /// Where dataset paths are relative to (default `CARGO_MANIFEST_DIR`, else the working directory).
+    pub fn base_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.base_dir = Some(dir.into());
+        self
+    }
+
+    /// Searches for one query (ingesting its dataset first, once).
+    pub async fn search(&self, sample: &Sample) -> Result<Response> {
+        self.respond_to(sample).await.map_err(Error::msg)
+    }
+
+    async fn respond_to(&self, sample: &Sample) -> std::result::Result<Response, String> {
+        let Some(prefix) = sample.extra.get("scope_prefix").and_then(Value::as_str) else {
+            return Err(format!(
+                "sample `{}` is not a query of a retrieval dataset (no scopePrefix)",
+                sample.id
+            ));
+        };
+        let allowed = self.allow_custom_prefix
+            || sample
+                .extra
+                .get("allow_custom_prefix")
+                .and_then(Value::as_bool)
+                == Some(true);
+        if !allowed && !prefix.starts_with(eval_core::retrieval::SAFE_PREFIX) {
+            return Err(format!(
+                "scopePrefix `{prefix}` does not start with `eval:`: ingest would delete everything under it, so it is refused; allow it explicitly (allow_custom_prefix) if that is intended"
+            ));
+        }
+        if !self.no_ingest {
+            self.ingest_once(&sample.source.file, allowed).await?;
+        }
+        let k = sample.top_k().unwrap_or(10);
+        let rerank = sample.extra.get("mode").and_then(Value::as_str) == Some("retrieve+rerank");
+        let query = sample.input.last();
+        let hits = if rerank {
+            let n = sample
+                .extra
+                .get("rerank_top_k")
+                .and_then(Value::as_u64)
+                .map_or(k * 3, |n| n as usize);
+            let candidates = self.retriever.search(query, prefix, n).await?;
+            self.retriever.rerank(query, candidates, k).await?
+        } else {
+            self.retriever.search(query, prefix, k).await?
+        };
+        let ids: Vec<String> = hits.iter().map(|h| h.source_id.clone()).collect();
+        let text: Vec<String> = hits.iter().filter_map(|h| h.content.clone()).collect();
+        Ok(Response::new(ids.join("\n"))
+            .with_retrieved(ids)
+            .with_context(text))
+    }
+
+    /// Deletes the dataset's scope and ingests its documents, once per file.
+    async fn ingest_once(&self, file: &str, allowed: bool) -> std::result::Result<(), String> {
+        let cell = {
+            let mut map = self
+                .ingested
+                .lock()
+                .map_err(|_| "lock poisoned".to_string())?;
+            map.entry(file.to_string()).or_default().clone()
+        };
+        cell.get_or_init(|| self.ingest_file(file, allowed))
+            .await
+            .clone()
+    }
+
+    async fn ingest_file(&self, file: &str, allowed: bool) -> std::result::Result<(), String> {
+        let base = self
+            .base_dir
+            .clone()
+            .or_else(|| std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from))
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_default();
+        let path = if std::path::Path::new(file).is_absolute() {
+            PathBuf::from(file)
+        } else {
+            base.join(file)
+        };
+        let dataset = RetrievalDataset::load(&path, file).map_err(|e| e.to_string())?;
+        ingest(&*self.retriever, &dataset, allowed, self.loader.as_ref()).await
+    }
+}
+
+/// Seed 004's ingest: refuse a non-`eval:` prefix unless allowed, resolve
+/// every `loaderRef` (all unresolved refs are named), delete everything under
+/// the prefix, ingest the documents.
+pub async fn ingest(
+    retriever: &dyn Retriever,
+    dataset: &RetrievalDataset,
+    allow_custom_prefix: bool,
+    loader: Option<&Loader>,
+) -> std::result::Result<(), String> {
+    dataset.check_prefix(allow_custom_prefix)?;
+    if dataset.documents.is_empty() {
+        return Ok(());
+    }
+    let mut docs = Vec::with_capacity(dataset.documents.len());
+    let mut unresolved = Vec::new();
+    for d in &dataset.documents {
+        let content = match (&d.content, &d.loader_ref) {
+            (Some(c), _) => Some(c.clone()),
+            (None, Some(r)) => match loader.and_then(|l| l(r)) {
+                Some(text) => Some(text),
+                None => {
+                    unresolved.push(format!(
+                        "{}:{}: loaderRef `{r}` (document `{}`)",
+                        dataset.path, d.line, d.source_id
+                    ));
+                    None
+                }
+            },
+            (None, None) => None,
+        };
+        if let Some(content) = content {
+            docs.push(IngestDocument {
+                source_id: d.source_id.clone(),
+                content,
+                metadata: d.metadata.clone(),
+            });
+        }
+    }
+    if !unresolved.is_empty() {
+        return Err(format!(
+            "{} document(s) could not be loaded{}: {}",
+            unresolved.len(),
+            if loader.is_none() {
+                " (no loader hook is set: RetrieverAgent::loader)"
+            } else {
+                ""
+            },
+            unresolved.join("; ")
+        ));
+    }
+    retriever.delete_prefix(&dataset.scope_prefix).await?;
+    retriever.ingest(&docs).await
+}
+
+impl Agent for RetrieverAgent {
+    fn respond<'a>(
+        &'a self,
+        sample: &'a Sample,
+    ) -> Pin<Box<dyn Future<Output = std::result::Result<Response, String>> + 'a>> {
+        Box::pin(self.respond_to(sample))
+    }
+}
+
+/// `mode` of a dataset, for messages.
+pub fn mode_name(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Retrieve => "retrieve",
+        Mode::RetrieveRerank => "retrieve+rerank",
+    }
+}

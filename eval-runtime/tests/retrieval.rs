@@ -1,0 +1,342 @@
+//! Retrieval evaluation end to end with in-process retrievers: per-query
+//! trials, rank metrics equal to hand-computed values, seed 004's ingest
+//! rules (prefix guard, delete-then-ingest, loaderRef, no-ingest), and the
+//! diff of two runs where one query regressed.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use eval_runtime::Harness;
+use eval_runtime::diff;
+use eval_runtime::results::Results;
+use eval_runtime::retrieval::{BoxFuture, Hit, IngestDocument, Retriever, RetrieverAgent};
+use libtest_mimic::Arguments;
+
+/// Answers each query with a fixed ranking and logs every call.
+#[derive(Clone, Default)]
+struct Scripted {
+    rankings: Arc<HashMap<String, Vec<&'static str>>>,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl Scripted {
+    fn new(rankings: &[(&str, &[&'static str])]) -> Self {
+        Scripted {
+            rankings: Arc::new(
+                rankings
+                    .iter()
+                    .map(|(q, r)| (q.to_string(), r.to_vec()))
+                    .collect(),
+            ),
+            log: Arc::default(),
+        }
+    }
+    fn calls(&self) -> Vec<String> {
+        self.log.lock().unwrap().clone()
+    }
+}
+
+impl Retriever for Scripted {
+    fn delete_prefix<'a>(&'a self, prefix: &'a str) -> BoxFuture<'a, u64> {
+        self.log.lock().unwrap().push(format!("delete {prefix}"));
+        Box::pin(async { Ok(0) })
+    }
+    fn ingest<'a>(&'a self, documents: &'a [IngestDocument]) -> BoxFuture<'a, ()> {
+        let ids: Vec<String> = documents
+            .iter()
+            .map(|d| format!("{}={}", d.source_id, d.content))
+            .collect();
+        self.log
+            .lock()
+            .unwrap()
+            .push(format!("ingest {}", ids.join(",")));
+        Box::pin(async { Ok(()) })
+    }
+    fn search<'a>(&'a self, query: &'a str, _prefix: &'a str, k: usize) -> BoxFuture<'a, Vec<Hit>> {
+        self.log
+            .lock()
+            .unwrap()
+            .push(format!("search {query} k={k}"));
+        let hits = self
+            .rankings
+            .get(query)
+            .map(|r| {
+                r.iter()
+                    .map(|id| Hit {
+                        source_id: id.to_string(),
+                        content: None,
+                        score: None,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Box::pin(async move { Ok(hits) })
+    }
+}
+
+const DATASET: &str = r#"{
+  "version": "1",
+  "id": "hand",
+  "defaults": {"topK": 5, "scopePrefix": "eval:hand:"},
+  "documents": [
+    {"sourceId": "eval:hand:d1", "content": "one"},
+    {"sourceId": "eval:hand:d2", "content": "two"},
+    {"sourceId": "eval:hand:d4", "loaderRef": "ref:four"}
+  ],
+  "queries": [
+    {"id": "q_mixed", "query": "mixed", "relevant": {"sourceIds": ["eval:hand:d2", "eval:hand:d4", "eval:hand:d9"]}},
+    {"id": "q_top", "query": "top", "relevant": {"sourceIds": ["eval:hand:d1"]}, "topK": 10},
+    {"id": "q_none", "query": "none", "relevant": {"sourceIds": []}}
+  ]
+}"#;
+
+fn scratch(name: &str, dataset: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("eval-retrieval-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("hand.json"), dataset).unwrap();
+    dir
+}
+
+fn args() -> Arguments {
+    Arguments::from_iter(["harness", "-q", "--test-threads", "2"])
+}
+
+const METRICS: &str =
+    "hit_at_k, recall_at_k >= 0.5, precision_at_k >= 0.0, mrr_at_k >= 0.0, ndcg_at_k >= 0.0";
+
+fn good() -> Scripted {
+    Scripted::new(&[
+        // Dedup -> d1 d2 d3 d4 d5 (top 5): relevant at ranks 2 and 4 of {d2, d4, d9}.
+        (
+            "mixed",
+            &[
+                "eval:hand:d1",
+                "eval:hand:d2",
+                "eval:hand:d1",
+                "eval:hand:d3",
+                "eval:hand:d4",
+                "eval:hand:d5",
+                "eval:hand:d9",
+            ],
+        ),
+        ("top", &["eval:hand:d1", "eval:hand:d2"]),
+        ("none", &["eval:hand:d1"]),
+    ])
+}
+
+fn run(dir: &PathBuf, retriever: Scripted, out: &str) -> (u8, Results) {
+    let agent = RetrieverAgent::new(retriever)
+        .base_dir(dir)
+        .loader(|r| (r == "ref:four").then(|| "four".to_string()));
+    let outcome = Harness::new()
+        .base_dir(dir)
+        .results_file(dir.join(out))
+        .dataset("hand.json", METRICS)
+        .agent(agent)
+        .evaluate(args());
+    (outcome.code, Results::read(&dir.join(out)).unwrap())
+}
+
+fn score(r: &Results, id: &str, metric: &str) -> f64 {
+    let s = r.samples.iter().find(|s| s.id == id).unwrap();
+    s.metrics
+        .iter()
+        .find(|m| m.name == metric)
+        .unwrap()
+        .score
+        .unwrap()
+}
+
+#[test]
+fn per_query_trials_score_hand_computed_values_after_a_clean_ingest() {
+    let dir = scratch("values", DATASET);
+    let retriever = good();
+    let (code, r) = run(&dir, retriever.clone(), "r.json");
+    assert_eq!(code, 0);
+    assert_eq!(r.samples.len(), 3);
+    assert!(r.samples.iter().any(|s| s.test_name == "hand::q_mixed"));
+    let close = |a: f64, b: f64| assert!((a - b).abs() < 1e-9, "{a} != {b}");
+    close(score(&r, "q_mixed", "hit_at_k"), 1.0);
+    close(score(&r, "q_mixed", "recall_at_k"), 2.0 / 3.0);
+    close(score(&r, "q_mixed", "precision_at_k"), 2.0 / 5.0);
+    close(score(&r, "q_mixed", "mrr_at_k"), 0.5);
+    let dcg = 1.0 / 3f64.log2() + 1.0 / 5f64.log2();
+    let idcg = 1.0 + 1.0 / 3f64.log2() + 0.5;
+    close(score(&r, "q_mixed", "ndcg_at_k"), dcg / idcg);
+    // topK 10 for this query: 1 relevant of 2 retrieved -> P@10 = 0.1 (Unrag's report).
+    close(score(&r, "q_top", "precision_at_k"), 0.1);
+    close(score(&r, "q_top", "mrr_at_k"), 1.0);
+    // No relevant documents: 0 everywhere, and the query passes.
+    close(score(&r, "q_none", "hit_at_k"), 0.0);
+    let none = r.samples.iter().find(|s| s.id == "q_none").unwrap();
+    assert_eq!(none.verdict, eval_runtime::results::Verdict::Pass);
+    // The aggregate per dataset is in the results file.
+    let d = &r.datasets[0];
+    let recall = d.metrics.iter().find(|m| m.name == "recall_at_k").unwrap();
+    close(recall.mean.unwrap(), (2.0 / 3.0 + 1.0 + 0.0) / 3.0);
+    // Delete, then ingest (the loaderRef resolved), once, before any search.
+    let calls = retriever.calls();
+    assert_eq!(calls[0], "delete eval:hand:");
+    assert_eq!(
+        calls[1],
+        "ingest eval:hand:d1=one,eval:hand:d2=two,eval:hand:d4=four"
+    );
+    assert_eq!(calls.iter().filter(|c| c.starts_with("ingest")).count(), 1);
+    assert!(calls.contains(&"search top k=10".to_string()));
+}
+
+#[test]
+fn a_prefix_outside_eval_is_refused_unless_allowed() {
+    let dir = scratch("prefix", &DATASET.replace("eval:hand:", "prod:hand:"));
+    let retriever = good();
+    let agent = RetrieverAgent::new(retriever.clone()).base_dir(&dir);
+    let out = Harness::new()
+        .base_dir(&dir)
+        .results_file(dir.join("r.json"))
+        .dataset("hand.json", METRICS)
+        .agent(agent)
+        .evaluate(args());
+    assert_eq!(out.code, 101);
+    let r = Results::read(&dir.join("r.json")).unwrap();
+    let error = r.samples[0].error.as_deref().unwrap();
+    assert!(
+        error.contains("scopePrefix `prod:hand:` does not start with `eval:`"),
+        "{error}"
+    );
+    assert!(
+        retriever.calls().is_empty(),
+        "nothing deleted, nothing searched"
+    );
+
+    // Allowed on purpose (harness builder): delete and ingest under prod:.
+    let agent = RetrieverAgent::new(retriever.clone())
+        .base_dir(&dir)
+        .loader(|_| Some("x".into()));
+    let out = Harness::new()
+        .base_dir(&dir)
+        .results_file(dir.join("r2.json"))
+        .dataset("hand.json", METRICS)
+        .allow_custom_prefix(true)
+        .agent(agent)
+        .evaluate(args());
+    assert_eq!(
+        out.code, 101,
+        "scores now fail (the script ranks eval: ids), but the run went ahead"
+    );
+    assert_eq!(retriever.calls()[0], "delete prod:hand:");
+}
+
+#[test]
+fn unresolved_loader_refs_are_named_and_no_ingest_skips_ingest() {
+    let dir = scratch("loader", DATASET);
+    let retriever = good();
+    let agent = RetrieverAgent::new(retriever.clone()).base_dir(&dir);
+    let out = Harness::new()
+        .base_dir(&dir)
+        .results_file(dir.join("r.json"))
+        .dataset("hand.json", METRICS)
+        .agent(agent)
+        .evaluate(args());
+    assert_eq!(out.code, 101);
+    let r = Results::read(&dir.join("r.json")).unwrap();
+    let error = r.samples[0].error.as_deref().unwrap();
+    assert!(
+        error.contains("1 document(s) could not be loaded (no loader hook is set"),
+        "{error}"
+    );
+    assert!(
+        error.contains("hand.json:8: loaderRef `ref:four` (document `eval:hand:d4`)"),
+        "{error}"
+    );
+    assert!(
+        retriever.calls().iter().all(|c| !c.starts_with("delete")),
+        "nothing deleted when a ref is missing"
+    );
+
+    let retriever = good();
+    let agent = RetrieverAgent::new(retriever.clone())
+        .base_dir(&dir)
+        .no_ingest(true);
+    let out = Harness::new()
+        .base_dir(&dir)
+        .results_file(dir.join("r.json"))
+        .dataset("hand.json", METRICS)
+        .agent(agent)
+        .evaluate(args());
+    assert_eq!(out.code, 0);
+    assert!(retriever.calls().iter().all(|c| c.starts_with("search")));
+}
+
+#[test]
+fn a_diff_shows_the_query_that_regressed_and_the_baseline_gates() {
+    let dir = scratch("diff", DATASET);
+    let (_, before) = run(&dir, good(), "before.json");
+    // The second run ranks q_top's document third instead of first.
+    let worse = Scripted::new(&[
+        (
+            "mixed",
+            &[
+                "eval:hand:d1",
+                "eval:hand:d2",
+                "eval:hand:d1",
+                "eval:hand:d3",
+                "eval:hand:d4",
+                "eval:hand:d5",
+            ],
+        ),
+        ("top", &["eval:hand:d7", "eval:hand:d8", "eval:hand:d1"]),
+        ("none", &["eval:hand:d1"]),
+    ]);
+    let (_, after) = run(&dir, worse.clone(), "after.json");
+    let d = diff::diff(&before, &after, 0.001);
+    let regressed: Vec<(String, String)> = d
+        .regressions()
+        .iter()
+        .map(|c| (c.id.clone(), c.metric.clone()))
+        .collect();
+    assert_eq!(
+        regressed,
+        [
+            ("q_top".to_string(), "mrr_at_k".to_string()),
+            ("q_top".to_string(), "ndcg_at_k".to_string())
+        ]
+    );
+    let mrr = d.regressions()[0];
+    assert!((mrr.delta.unwrap() - (1.0 / 3.0 - 1.0)).abs() < 1e-9);
+    assert!(d.improvements().is_empty());
+    assert!(
+        d.render()
+            .contains("hand::q_top [hand::q_top] mrr_at_k: 1.0000 -> 0.3333 (-0.6667)"),
+        "{}",
+        d.render()
+    );
+    // Within epsilon nothing moved.
+    assert!(diff::diff(&before, &after, 0.9).regressions().is_empty());
+
+    // The harness's baseline gate: the first run writes it, a worse run fails.
+    let baseline = dir.join("baseline.json");
+    let gate = |retriever: Scripted| {
+        Harness::new()
+            .base_dir(&dir)
+            .results_file(dir.join("gate.json"))
+            .dataset("hand.json", METRICS)
+            .baseline(&baseline, 0.01)
+            .agent(
+                RetrieverAgent::new(retriever)
+                    .base_dir(&dir)
+                    .loader(|_| Some("4".into())),
+            )
+            .evaluate(args())
+            .code
+    };
+    assert_eq!(gate(good()), 0);
+    assert!(baseline.exists());
+    assert_eq!(gate(good()), 0, "no change, no regression");
+    assert_eq!(gate(worse), 1, "q_top regressed beyond epsilon");
+    // Accepting on purpose keeps the old baseline as a backup.
+    let backup = diff::accept(&after, &baseline).unwrap().unwrap();
+    assert!(backup.exists());
+    assert_eq!(Results::read(&baseline).unwrap().samples, after.samples);
+}
