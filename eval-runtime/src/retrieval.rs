@@ -5,7 +5,8 @@
 //! `precision_at_k`, `mrr_at_k`, `hit_at_k`, `ndcg_at_k`; see
 //! [`eval_core::retrieval`]).
 //!
-//! ```no_run
+//! ```ignore
+//! // tests/evals.rs (the dataset file must exist: the attribute reads it at compile time)
 //! use eval_runtime::prelude::*;
 //! use eval_runtime::retrieval::{HttpRetriever, RetrieverAgent};
 //!
