@@ -125,24 +125,47 @@ fn differences(a: &[Sample], b: &[Sample]) -> Vec<String> {
 
 pub fn upgrade(args: UpgradeArgs) -> Result<u8, Failure> {
     let shown = args.file.to_string_lossy().into_owned();
+    if ext(&args.file) != "json" {
+        return Err(Failure::config(format!(
+            "{shown}: `evals upgrade` rewrites runevals .json documents; this is not one"
+        )));
+    }
     let text = std::fs::read_to_string(&args.file)
         .map_err(|e| Failure::config(format!("{shown}: cannot read: {e}")))?;
-    let doc: serde_json::Value = serde_json::from_str(text.trim_start_matches('\u{feff}'))
-        .map_err(|e| {
+    // The document must load as it is (duplicate keys, bad items...): the
+    // problems are reported against its own lines.
+    let doc = eval_core::dataset::parse_json_strict(text.trim_start_matches('\u{feff}')).map_err(
+        |e| {
+            let msg = e.to_string();
+            let msg = msg.rfind(" at line ").map_or(&msg[..], |at| &msg[..at]);
             Failure::config(format!(
-                "{shown}:{}:{}: invalid JSON: {e}",
+                "{shown}:{}:{}: invalid JSON: {msg}",
                 e.line(),
                 e.column()
             ))
-        })?;
+        },
+    )?;
+    // A versioned document that only lacks its schemaVersion cannot load
+    // before the upgrade; anything else must.
+    let lacks_version = doc.get("items").is_some() && doc.get("schemaVersion").is_none();
+    let before = match Dataset::from_bytes(&shown, text.as_bytes()) {
+        Ok(d) => Some(d),
+        Err(_) if lacks_version => None,
+        Err(e) => {
+            return Err(Failure::config(format!(
+                "{e}\n{shown}: not upgraded; fix the problems above first"
+            )));
+        }
+    };
     let upgraded = runevals::upgrade(&doc).map_err(|e| Failure::config(format!("{shown}: {e}")))?;
     let out =
         serde_json::to_string_pretty(&upgraded).map_err(|e| Failure::config(e.to_string()))? + "\n";
-    // The upgraded document must load, with the same samples.
-    let before = Dataset::from_bytes(&shown, text.as_bytes()).ok();
-    let after = Dataset::from_bytes(&shown, out.as_bytes())
-        .map_err(|e| Failure::config(format!("the upgraded document does not load: {e}")))?;
-    if let Some(before) = before
+    let after = Dataset::from_bytes(&shown, out.as_bytes()).map_err(|e| {
+        Failure::config(format!(
+            "{shown}: the upgraded document would not load ({e}); nothing written"
+        ))
+    })?;
+    if let Some(before) = &before
         && !differences(&before.samples, &after.samples).is_empty()
     {
         return Err(Failure::config(format!(

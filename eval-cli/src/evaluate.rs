@@ -79,7 +79,18 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<u8, Failure> {
-    let datasets = plan(&args)?;
+    let mut datasets = plan(&args)?;
+    preflight(&datasets, &args)?;
+    // A dataset none of whose samples was selected is left out, and says so.
+    datasets.retain(|d| {
+        if d.samples.is_empty() {
+            eprintln!(
+                "note: no sample of `{}` selected; it is not evaluated",
+                d.name
+            );
+        }
+        !d.samples.is_empty()
+    });
     let retrieval = datasets.iter().any(|d| {
         d.samples
             .iter()
@@ -100,8 +111,13 @@ pub fn run(args: Args) -> Result<u8, Failure> {
                 .no_ingest(args.no_ingest),
         )
     } else {
-        let agent = HttpAgent::from_env_with_url(args.url.as_deref())
-            .map_err(|e| Failure::config(format!("{e} (or pass --url)")))?;
+        let agent = HttpAgent::from_env_with_url(args.url.as_deref()).map_err(|e| {
+            Failure::config(if args.url.is_some() {
+                format!("--url: {e}")
+            } else {
+                format!("{e} (or pass --url)")
+            })
+        })?;
         Runner::new(agent)
     };
     if let Some(n) = args.concurrency {
@@ -151,6 +167,10 @@ pub fn run(args: Args) -> Result<u8, Failure> {
             println!("results: {}", path.display());
         }
     }
+    if !results.samples.is_empty() && results.samples.iter().all(|s| s.verdict == Verdict::Error) {
+        eprintln!("error: no sample could be scored (every one ended in an error; see above)");
+        return Ok(2);
+    }
     Ok(if results.failed_gates().is_empty() {
         0
     } else {
@@ -193,10 +213,21 @@ fn plan(args: &Args) -> Result<Vec<RunDataset>, Failure> {
                 s
             })
             .collect();
+        if let Some(i) = args.prompts.iter().position(|p| p.trim().is_empty()) {
+            return Err(Failure::config(format!(
+                "--prompts: prompt {} is empty",
+                i + 1
+            )));
+        }
+        if let Some(i) = args.expected.iter().position(|p| p.trim().is_empty()) {
+            return Err(Failure::config(format!(
+                "--expected: answer {} is empty (it would match anything)",
+                i + 1
+            )));
+        }
         let specs = match &args.metrics {
             Some(m) => parse(m)?,
-            None if args.expected.is_empty() => parse("relevance, coherence")?,
-            None => parse("partial_match")?,
+            None => default_specs(!args.expected.is_empty())?,
         };
         out.push(with_gate(
             RunDataset::new("prompts", pick(samples), specs.clone()),
@@ -290,10 +321,9 @@ fn plan(args: &Args) -> Result<Vec<RunDataset>, Failure> {
     let mut problems = Vec::new();
     for s in &samples {
         if s.evaluators.is_empty() {
-            problems.push(format!(
-                "{}: sample `{}` names no evaluators; pass --metrics \"contains, partial_match >= 0.5\" (or use an agent.yaml manifest)",
-                s.source, s.id
-            ));
+            // runevals' simplest documents name none: PartialMatch against
+            // the expected response, else the judge's Relevance and Coherence.
+            per_sample.push(default_specs(s.expected.is_some())?);
             continue;
         }
         match eval_core::runevals::specs(&s.evaluators) {
@@ -386,6 +416,59 @@ fn retrieval_plan(
     Ok(RunDataset::new(name, samples, specs)
         .gates(gates)
         .repeat(args.repeat.unwrap_or(1)))
+}
+
+/// Metrics when nothing names any: PartialMatch (runevals' default threshold
+/// 0.5) with an expected answer, else the judge's Relevance and Coherence.
+fn default_specs(has_expected: bool) -> Result<Vec<MetricSpec>, Failure> {
+    parse(if has_expected {
+        "partial_match"
+    } else {
+        "relevance, coherence"
+    })
+}
+
+/// Every problem that would make every sample fail before its agent call:
+/// no sample selected, or a metric whose judge or embeddings are not set up.
+fn preflight(datasets: &[RunDataset], args: &Args) -> Result<(), Failure> {
+    let selected: usize = datasets.iter().map(|d| d.samples.len()).sum();
+    if selected == 0 {
+        let mut why = Vec::new();
+        if !args.tags.is_empty() {
+            why.push(format!("--tag {}", args.tags.join(" --tag ")));
+        }
+        if args.sample_size == Some(0) {
+            why.push("--sample-size 0".into());
+        }
+        if args.max_samples == Some(0) {
+            why.push("--max-samples 0".into());
+        }
+        return Err(Failure::config(format!(
+            "no sample selected{}: nothing to evaluate",
+            if why.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", why.join(", "))
+            }
+        )));
+    }
+    let services = eval_runtime::metrics::judged::Services::from_env_once();
+    let mut missing = std::collections::BTreeSet::new();
+    for d in datasets {
+        for specs in &d.spec_sets {
+            for spec in specs {
+                if let Some(reason) = eval_runtime::metrics::judged::unavailable(spec, services) {
+                    missing.insert(reason);
+                }
+            }
+        }
+    }
+    if !missing.is_empty() {
+        return Err(Failure::config(
+            missing.into_iter().collect::<Vec<_>>().join("\n"),
+        ));
+    }
+    Ok(())
 }
 
 fn parse(metrics: &str) -> Result<Vec<MetricSpec>, Failure> {

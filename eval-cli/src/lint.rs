@@ -117,7 +117,11 @@ pub fn lint_file(path: &Path) -> Vec<Finding> {
                 })
                 .collect()
         }
-        Ok(d) => lint_samples(&shown, &d.samples),
+        Ok(d) => {
+            let mut findings = lint_samples(&shown, &d.samples);
+            findings.sort_by_key(|f| f.line);
+            findings
+        }
     }
 }
 
@@ -196,6 +200,9 @@ pub fn lint_samples(file: &str, samples: &[Sample]) -> Vec<Finding> {
         .collect();
     let mut first: HashMap<&str, usize> = HashMap::new();
     for (i, n) in norm.iter().enumerate() {
+        if n.is_empty() {
+            continue; // only punctuation or symbols: nothing to compare
+        }
         match first.get(n.as_str()) {
             Some(&j) => push(
                 samples[i].source.line,
@@ -323,6 +330,11 @@ pub fn distribution(samples: &[Sample], field: &str) -> BTreeMap<String, usize> 
                 serde_json::Value::String(t) => Some(t.clone()),
                 serde_json::Value::Null => None,
                 other => Some(other.to_string()),
+            })
+            .or_else(|| {
+                (field == "category")
+                    .then(|| s.tags.first().cloned())
+                    .flatten()
             });
         if let Some(v) = value {
             *counts.entry(v).or_insert(0) += 1;

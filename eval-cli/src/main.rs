@@ -19,7 +19,12 @@ mod stats;
 
 /// Run LLM-agent evals from the command line.
 #[derive(Debug, Parser)]
-#[command(name = "evals", version, about, long_about = None)]
+#[command(
+    name = "evals",
+    version,
+    about,
+    after_help = "Exit codes: 0 success; 1 a gate failed (evaluate with ciGate or --ci-gate), lint found errors, or report diff found a regression; 2 a usage or configuration error (every problem is listed with file and line)."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -62,6 +67,14 @@ impl Failure {
 }
 
 fn main() -> ExitCode {
+    // `evals stats big.jsonl | head`: end quietly when the reader goes away,
+    // as other command-line tools do, instead of failing to print.
+    #[cfg(unix)]
+    // SAFETY: restoring the default disposition of SIGPIPE at start-up,
+    // before any thread exists, has no other effect on the process.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Evaluate(args) => evaluate::run(*args),

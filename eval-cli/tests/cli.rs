@@ -653,3 +653,181 @@ fn retrieval_dataset_against_the_demo_retriever_with_guard_and_diff() {
         text(&out)
     );
 }
+
+/// What a review found, kept fixed: typos in manifests and runevals files,
+/// nothing selected, a judge that is not configured, a dead agent.
+#[test]
+fn silent_passes_are_errors() {
+    let dir = scratch("silent");
+    std::fs::create_dir_all(dir.join("evals")).unwrap();
+    std::fs::copy(
+        repo().join("examples/evals/rag.jsonl"),
+        dir.join("evals/rag.jsonl"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("typo.yaml"),
+        "spec:\n  evaluation:\n    datasets:\n      - name: rag\n        path: evals/rag.jsonl\n        metrics: [partial_match]\n    thresholds:\n      partial_match: 0.9\n    cigate: true\n",
+    )
+    .unwrap();
+    let out = evals(&dir, &["evaluate", "typo.yaml", "--url", demo_url()]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        text(&out)
+            .1
+            .contains("typo.yaml:9:5: invalid manifest: unknown field `cigate`"),
+        "{:?}",
+        text(&out)
+    );
+
+    let out = evals(
+        &dir,
+        &[
+            "evaluate",
+            "evals/rag.jsonl",
+            "--metrics",
+            "contains",
+            "--tag",
+            "nope",
+            "--url",
+            demo_url(),
+        ],
+    );
+    assert_eq!(code(&out), 2);
+    assert!(
+        text(&out).1.contains("no sample selected (--tag nope)"),
+        "{:?}",
+        text(&out)
+    );
+
+    // A judge metric without a judge: refused before any agent call.
+    let out = evals(
+        &dir,
+        &[
+            "evaluate",
+            "--prompts",
+            "What is RAG?",
+            "--url",
+            "http://127.0.0.1:9",
+        ],
+    );
+    assert_eq!(code(&out), 2);
+    assert!(
+        text(&out)
+            .1
+            .contains("`relevance` needs an LLM judge: set EVAL_JUDGE_URL"),
+        "{:?}",
+        text(&out)
+    );
+
+    // Every sample ended in an agent error: not a pass.
+    let out = evals(
+        &dir,
+        &[
+            "evaluate",
+            "evals/rag.jsonl",
+            "--metrics",
+            "contains",
+            "--url",
+            "http://127.0.0.1:9",
+        ],
+    );
+    assert_eq!(code(&out), 2, "{:?}", text(&out));
+    assert!(
+        text(&out).1.contains("no sample could be scored"),
+        "{:?}",
+        text(&out)
+    );
+
+    // runevals: a typo of a root key, a number where a string belongs.
+    std::fs::write(
+        dir.join("re.json"),
+        "{\"schemaVersion\": \"1.0.0\",\n \"defualt_evaluators\": {},\n \"items\": [{\"prompt\": \"a\", \"expected_response\": 42}]}",
+    )
+    .unwrap();
+    let out = evals(&dir, &["lint", "re.json"]);
+    assert_eq!(code(&out), 1);
+    let (stdout, _) = text(&out);
+    assert!(stdout.contains("re.json:2: error[FILE_FORMAT_ERROR]: $.defualt_evaluators: unknown key (did you mean `default_evaluators`?)"), "{stdout}");
+    assert!(stdout.contains("re.json:3: error[FILE_FORMAT_ERROR]: $.items[0].expected_response: expected a string, found a number"), "{stdout}");
+
+    // A runevals file naming no evaluators runs with PartialMatch.
+    std::fs::write(dir.join("min.json"), r#"{"schemaVersion": "1.0.0", "items": [{"prompt": "What is the capital of France?", "expected_response": "Paris is the capital of France"}]}"#).unwrap();
+    let out = evals(
+        &dir,
+        &["evaluate", "min.json", "--url", demo_url(), "--json"],
+    );
+    assert_eq!(code(&out), 0, "{:?}", text(&out));
+    let v: serde_json::Value = serde_json::from_str(&text(&out).0).unwrap();
+    assert_eq!(v["samples"][0]["metrics"][0]["name"], "partial_match");
+
+    // upgrade refuses a document with a repeated key, at its own line.
+    std::fs::write(
+        dir.join("dup.json"),
+        "{\"prompts\": [\"a\"],\n \"prompts\": [\"b\"]}",
+    )
+    .unwrap();
+    let out = evals(&dir, &["upgrade", "dup.json"]);
+    assert_eq!(code(&out), 2);
+    assert!(text(&out).1.contains("dup.json:2:"), "{:?}", text(&out));
+    assert!(
+        text(&out).1.contains("duplicate key `prompts`"),
+        "{:?}",
+        text(&out)
+    );
+}
+
+#[test]
+fn other_tools_shapes_load_as_they_mean() {
+    let dir = scratch("shapes");
+    // OpenAI evals: content parts; a list `ideal` accepts any of its answers.
+    std::fs::write(
+        dir.join("oai.jsonl"),
+        r#"{"input": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": [{"type": "text", "text": "What is the capital of France?"}]}], "ideal": ["Lyon", "Paris"]}"#,
+    )
+    .unwrap();
+    let d = Dataset::load(dir.join("oai.jsonl")).unwrap();
+    assert_eq!(d.samples[0].input.last(), "What is the capital of France?");
+    let out = evals(
+        &dir,
+        &[
+            "evaluate",
+            "oai.jsonl",
+            "--metrics",
+            "contains",
+            "--url",
+            demo_url(),
+            "--json",
+        ],
+    );
+    let v: serde_json::Value = serde_json::from_str(&text(&out).0).unwrap();
+    assert_eq!(
+        v["samples"][0]["metrics"][0]["score"], 1.0,
+        "the demo answers Paris: {v}"
+    );
+    // promptflow: a question after a chat history is the conversation's last turn.
+    std::fs::write(
+        dir.join("pf.jsonl"),
+        r#"{"question": "And in Python?", "chat_history": [{"inputs": {"question": "How do I open a file?"}, "outputs": {"answer": "fopen"}}], "ground_truth": "open()"}"#,
+    )
+    .unwrap();
+    let d = Dataset::load(dir.join("pf.jsonl")).unwrap();
+    assert_eq!(
+        d.samples[0].input.turns(),
+        ["How do I open a file?", "And in Python?"]
+    );
+    assert_eq!(d.samples[0].expected_text(), Some("open()"));
+    // promptfoo CSV: a plain `__expected` is the expected answer.
+    std::fs::write(
+        dir.join("pf.csv"),
+        "question,__expected\nWhat is 2+2?,4\nIs it JSON?,is-json\n",
+    )
+    .unwrap();
+    let d = Dataset::load(dir.join("pf.csv")).unwrap();
+    assert_eq!(d.samples[0].expected_text(), Some("4"));
+    assert_eq!(
+        d.samples[1].expected_text(),
+        None,
+        "an assertion is not an answer"
+    );
+}

@@ -10,6 +10,12 @@ use crate::{csv_format, json_format, jsonl_format, naming};
 
 pub use crate::fields::FIELD_ALIASES;
 
+/// Parses JSON text like `serde_json::from_str`, but rejects an object that
+/// repeats a key (whose first value would otherwise be lost silently).
+pub fn parse_json_strict(text: &str) -> Result<serde_json::Value, serde_json::Error> {
+    crate::jsonl_format::parse_strict(text)
+}
+
 /// A dataset file format. Chosen by extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]

@@ -139,6 +139,7 @@ struct RawSpec {
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawEvaluation {
     framework: Option<Spanned<String>>,
     datasets: Option<Spanned<Vec<Spanned<RawDataset>>>>,
@@ -150,7 +151,10 @@ struct RawEvaluation {
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawDataset {
+    #[allow(dead_code)]
+    description: Option<String>,
     name: Option<Spanned<String>>,
     path: Option<Spanned<String>>,
     metrics: Option<Vec<Spanned<String>>>,
@@ -219,7 +223,9 @@ impl Manifest {
         let evaluation = evaluation.value;
         let mut problems = Vec::new();
         let framework = evaluation.framework.map(|f| f.value);
-        let deepeval = framework.as_deref() == Some("deepeval");
+        let deepeval = framework
+            .as_deref()
+            .is_some_and(|f| f.trim().eq_ignore_ascii_case("deepeval"));
 
         let repeat = match evaluation.repeat {
             None => 1,
@@ -379,9 +385,21 @@ impl Manifest {
                             }
                         }
                     }
-                    Some((key, _)) => {
+                    Some((key, t)) => {
                         used_thresholds.push(key.as_str());
-                        parsed
+                        problems.push(
+                            at(
+                                m_line,
+                                format!(
+                                    "`{}` gives its own threshold, and `thresholds` gives `{key}: {}` (line {}): keep one",
+                                    m.value,
+                                    t.value,
+                                    t.referenced.line()
+                                ),
+                            )
+                            .field("metrics"),
+                        );
+                        continue;
                     }
                     None => parsed,
                 };
@@ -413,6 +431,8 @@ impl Manifest {
         }
         if !problems.is_empty() {
             problems.sort_by_key(|p| p.line);
+            // A threshold shared by several datasets is wrong once.
+            problems.dedup();
             return Err(invalid(problems));
         }
         for d in &mut datasets {

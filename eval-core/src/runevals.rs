@@ -173,6 +173,29 @@ pub fn items(doc: &Value, shape: Shape) -> Result<Vec<ItemFields>, Vec<PathProbl
                     ),
                 )),
             }
+            // The schema allows other top-level keys; one a letter or two
+            // away from a known key is a typo that would silently change
+            // the document (a misspelt `default_evaluators`).
+            const ROOT_KEYS: &[&str] = &[
+                "$schema",
+                "schemaVersion",
+                "items",
+                "metadata",
+                "default_evaluators",
+                "description",
+            ];
+            for k in root.keys().filter(|k| !ROOT_KEYS.contains(&k.as_str())) {
+                if let Some(near) = ROOT_KEYS
+                    .iter()
+                    .find(|known| crate::metric::edit_distance(known, k) <= 2)
+                {
+                    problems.push(problem(
+                        None,
+                        Some(k),
+                        format!("$.{k}: unknown key (did you mean `{near}`?)"),
+                    ));
+                }
+            }
             let defaults = match root.get("default_evaluators") {
                 None => Map::new(),
                 Some(Value::Object(d)) => {
@@ -336,6 +359,57 @@ fn unknown_key(path: &str, key: &str, allowed: &[&str]) -> String {
     )
 }
 
+/// The schema's types for the fields of an item or turn.
+fn check_types(
+    o: &Map<String, Value>,
+    path: &str,
+    item: Option<usize>,
+    problems: &mut Vec<PathProblem>,
+) {
+    for key in [
+        "expected_response",
+        "context",
+        "response",
+        "name",
+        "description",
+        "notes",
+        "testId",
+        "category",
+    ] {
+        if let Some(v) = o.get(key)
+            && !v.is_string()
+        {
+            problems.push(problem(
+                item,
+                Some(key),
+                format!("{path}.{key}: expected a string, found {}", kind_of(v)),
+            ));
+        }
+    }
+    if let Some(v) = o.get("status")
+        && !matches!(v.as_str(), Some("pass" | "fail" | "partial" | "error"))
+    {
+        problems.push(problem(
+            item,
+            Some("status"),
+            format!(
+                "{path}.status: expected \"pass\", \"fail\", \"partial\" or \"error\", found {v}"
+            ),
+        ));
+    }
+    for key in ["extensions", "scores", "diagnostics", "error"] {
+        if let Some(v) = o.get(key)
+            && !v.is_object()
+        {
+            problems.push(problem(
+                item,
+                Some(key),
+                format!("{path}.{key}: expected an object, found {}", kind_of(v)),
+            ));
+        }
+    }
+}
+
 fn non_empty_str(v: Option<&Value>) -> Option<&str> {
     v.and_then(Value::as_str).filter(|s| !s.trim().is_empty())
 }
@@ -378,6 +452,7 @@ fn item_fields(
             for k in o.keys().filter(|k| !ITEM_KEYS.contains(&k.as_str())) {
                 problems.push(problem(Some(i), Some(k), unknown_key(&path, k, ITEM_KEYS)));
             }
+            check_types(o, &path, Some(i), problems);
             let Some(prompt) = non_empty_str(o.get("prompt")) else {
                 problems.push(problem(
                     Some(i),
@@ -406,6 +481,7 @@ fn item_fields(
                     unknown_key(&path, k, THREAD_KEYS),
                 ));
             }
+            check_types(o, &path, Some(i), problems);
             let Some(turns) = turns.as_array() else {
                 problems.push(problem(
                     Some(i),
@@ -445,6 +521,7 @@ fn item_fields(
                 for k in to.keys().filter(|k| !TURN_KEYS.contains(&k.as_str())) {
                     problems.push(problem(Some(i), Some(k), unknown_key(&tpath, k, TURN_KEYS)));
                 }
+                check_types(to, &tpath, Some(i), problems);
                 match non_empty_str(to.get("prompt")) {
                     Some(p) => prompts.push(Value::from(p)),
                     None => problems.push(problem(
@@ -704,6 +781,18 @@ fn check_evaluators(
                     .filter(|k| !["threshold", "options"].contains(&k.as_str()))
                 {
                     push(problems, unknown_key(&epath, k, &["threshold", "options"]));
+                }
+                if let Some(t) = opts.get("threshold").filter(|t| !t.is_number()) {
+                    push(
+                        problems,
+                        format!("{epath}.threshold: expected a number, found {t}"),
+                    );
+                }
+                if let Some(o) = opts.get("options").filter(|o| !o.is_object()) {
+                    push(
+                        problems,
+                        format!("{epath}.options: expected an object, found {o}"),
+                    );
                 }
             }
         }

@@ -33,7 +33,7 @@ pub(crate) fn normalize(mut fields: Vec<(String, Value)>, csv: bool) -> Vec<(Str
     {
         rename(&mut fields, "contexts", "reference_contexts");
     }
-    if has(&fields, "chat_history") && !has(&fields, "input") {
+    if has(&fields, "chat_history") {
         fields = promptflow_chat(fields);
     }
     if let Some((_, Value::Array(items))) = fields.iter().find(|(k, _)| k == "input")
@@ -148,12 +148,31 @@ fn openai_messages(mut fields: Vec<(String, Value)>) -> Vec<(String, Value)> {
     let Some(Value::Array(messages)) = take(&mut fields, "input") else {
         return fields;
     };
-    let content = |m: &Value| m.get("content").and_then(Value::as_str).map(str::to_string);
-    let users: Vec<Value> = messages
+    // `content` is text, or a list of parts of which the text ones count.
+    let content = |m: &Value| match m.get("content") {
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::Array(parts)) => {
+            let text: Vec<&str> = parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect();
+            (!text.is_empty()).then(|| text.join("\n"))
+        }
+        _ => None,
+    };
+    // With assistant messages (few-shot examples), only the last user
+    // message is asked; the whole exchange stays in `messages`.
+    let few_shot = messages
+        .iter()
+        .any(|m| m.get("role").and_then(Value::as_str) == Some("assistant"));
+    let mut users: Vec<Value> = messages
         .iter()
         .filter(|m| m.get("role").and_then(Value::as_str) == Some("user"))
         .filter_map(|m| content(m).map(Value::from))
         .collect();
+    if few_shot && users.len() > 1 {
+        users.drain(..users.len() - 1);
+    }
     let input = match users.len() {
         0 => messages
             .iter()
@@ -194,6 +213,27 @@ fn promptflow_chat(mut fields: Vec<(String, Value)>) -> Vec<(String, Value)> {
     else {
         return fields;
     };
+    // A record with its own question: the history's questions come first,
+    // then it (one conversation); its ground truth answers the last turn.
+    let own = fields
+        .iter()
+        .position(|(k, _)| crate::fields::field_for(k) == Some(crate::fields::Field::Input));
+    if let Some(i) = own {
+        let (key, question) = fields.remove(i);
+        let mut turns: Vec<Value> = history
+            .iter()
+            .filter_map(|h| h.get("inputs").and_then(|x| x.get("question")).cloned())
+            .collect();
+        match question {
+            Value::String(q) => turns.push(Value::from(q)),
+            other => {
+                fields.push((key, other));
+                return fields;
+            }
+        }
+        fields.push(("input".into(), Value::Array(turns)));
+        return fields;
+    }
     let at = |h: &Value, a: &str, b: &str| {
         h.get(a)
             .and_then(|x| x.get(b))
@@ -250,7 +290,21 @@ fn promptfoo(mut fields: Vec<(String, Value)>) -> Vec<(String, Value)> {
     }
     let mut metadata = Map::new();
     let mut rest = Vec::new();
+    let mut expected: Option<Value> = None;
     for (key, value) in fields {
+        // `__expected` with `equals:` or no assertion type is the answer.
+        if key.starts_with("__expected")
+            && expected.is_none()
+            && let Some(text) = value.as_str()
+        {
+            let t = text.trim();
+            let plain = !t.contains(':') && !t.starts_with("is-") && !t.is_empty();
+            if let Some(v) = t.strip_prefix("equals:") {
+                expected = Some(Value::from(v.trim()));
+            } else if plain {
+                expected = Some(Value::from(t));
+            }
+        }
         if let Some(name) = key.strip_prefix("__metadata:") {
             if name == "tags[]" || name == "tags" {
                 let text = value.as_str().unwrap_or_default().to_string();
@@ -261,6 +315,13 @@ fn promptfoo(mut fields: Vec<(String, Value)>) -> Vec<(String, Value)> {
         } else {
             rest.push((key, value));
         }
+    }
+    if let Some(e) = expected
+        && !rest
+            .iter()
+            .any(|(k, _)| crate::fields::field_for(k) == Some(crate::fields::Field::Expected))
+    {
+        rest.push(("expected".into(), e));
     }
     if !metadata.is_empty() && !rest.iter().any(|(k, _)| k == "metadata") {
         rest.push(("metadata".into(), Value::Object(metadata)));

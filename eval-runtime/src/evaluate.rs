@@ -380,9 +380,29 @@ fn score_sample(spec: &MetricSpec, sample: &Sample, response: &Response) -> Metr
                     .map(|total| total / expected.len() as f64)
             }
         }
+        // OpenAI evals' `ideal` list: any of the answers is accepted.
+        Some(Expected::Text(_)) if accepted_answers(sample).len() > 1 => accepted_answers(sample)
+            .iter()
+            .map(|a| metrics::score(spec, &response.output, Some(a)))
+            .reduce(|best, next| match (best, next) {
+                (Ok(a), Ok(b)) => Ok(a.max(b)),
+                (Ok(a), Err(_)) | (Err(_), Ok(a)) => Ok(a),
+                (Err(e), Err(_)) => Err(e),
+            })
+            .unwrap_or_else(|| Err("no accepted answer".into())),
         other => metrics::score(spec, &response.output, other.as_ref().map(Expected::last)),
     };
     metric_result(spec, result)
+}
+
+/// `extra.accepted_answers` (OpenAI evals' `ideal` list), as text.
+fn accepted_answers(sample: &Sample) -> Vec<&str> {
+    sample
+        .extra
+        .get("accepted_answers")
+        .and_then(|v| v.as_array())
+        .map(|list| list.iter().filter_map(|v| v.as_str()).collect())
+        .unwrap_or_default()
 }
 
 /// A rank metric of a retrieval query (see [`eval_core::retrieval`]). A query

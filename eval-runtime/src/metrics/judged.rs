@@ -128,6 +128,37 @@ pub fn missing_for_setup(
     None
 }
 
+/// Why `spec` cannot be scored at all in this setup (its judge or
+/// embeddings are not configured and it has no offline variant); `None`
+/// when it can, or when only some samples would lack an offline field.
+pub fn unavailable(spec: &MetricSpec, services: &Services) -> Option<String> {
+    let judge_missing = matches!(services.judge, Err(ServiceError::NotConfigured { .. }));
+    let embed_missing = matches!(services.embedder, Err(ServiceError::NotConfigured { .. }));
+    let needs_judge = matches!(
+        spec.kind,
+        MetricKind::Faithfulness
+            | MetricKind::AnswerRelevancy
+            | MetricKind::Hallucination
+            | MetricKind::Toxicity
+            | MetricKind::Bias
+            | MetricKind::Rubric { .. }
+            | MetricKind::Rating(_)
+    );
+    if needs_judge && judge_missing {
+        return Some(format!(
+            "`{}` needs an LLM judge: set EVAL_JUDGE_URL (and EVAL_JUDGE_MODEL, EVAL_JUDGE_API_KEY or OPENAI_API_KEY)",
+            spec.name
+        ));
+    }
+    if matches!(spec.kind, MetricKind::AnswerRelevancy) && embed_missing {
+        return Some(format!(
+            "`{}` needs embeddings: set EVAL_EMBED_URL and EVAL_EMBED_MODEL",
+            spec.name
+        ));
+    }
+    None
+}
+
 /// Scores a model-based metric.
 pub async fn score(
     spec: &MetricSpec,
