@@ -35,6 +35,9 @@ Routes:
                              -> {{\"output\": \"...\", \"context\": [...]}}
   POST /v1/chat/completions  OpenAI chat-completions request -> response
   GET  /health               -> ok
+  POST /retrieval/delete     {{\"prefix\": \"eval:...\"}} -> {{\"deleted\": n}}
+  POST /retrieval/ingest     {{\"documents\": [{{\"sourceId\", \"content\", \"metadata\"}}]}} -> {{\"ingested\": n}}
+  POST /retrieval/search     {{\"query\", \"scopePrefix\", \"topK\"}} -> {{\"results\": [{{\"sourceId\", \"score\", \"content\"}}]}}
 "
     )
 }

@@ -91,35 +91,42 @@ pub fn run(args: Args) -> Result<u8, Failure> {
         }
         !d.samples.is_empty()
     });
-    let retrieval = datasets.iter().any(|d| {
-        d.samples
-            .iter()
-            .any(|s| s.extra.contains_key("scope_prefix"))
-    });
-    let mut runner = if retrieval {
-        // --url is the retriever's base URL here (else EVAL_RETRIEVER_URL).
-        let http = match &args.url {
-            Some(u) => HttpRetriever::new(u),
-            None => HttpRetriever::from_env(),
-        }
-        .map_err(|e| Failure::config(format!("{e} (or pass --url)")))?;
-        Runner::new(
+    let is_query = |s: &Sample| s.extra.contains_key("scope_prefix");
+    let retrieval = datasets.iter().any(|d| d.samples.iter().any(is_query));
+    let ordinary = datasets
+        .iter()
+        .any(|d| d.samples.iter().any(|s| !is_query(s)));
+    let agent_error = |e: eval_runtime::Error| {
+        Failure::config(if args.url.is_some() {
+            format!("--url: {e}")
+        } else {
+            format!("{e} (or pass --url)")
+        })
+    };
+    let retriever = if retrieval {
+        // --url is the retriever's base URL when every dataset is a
+        // retrieval dataset; beside ordinary ones it is the agent's, and the
+        // retriever comes from EVAL_RETRIEVER_URL.
+        let http = match (&args.url, ordinary) {
+            (Some(u), false) => HttpRetriever::new(u).map_err(agent_error)?,
+            _ => HttpRetriever::from_env().map_err(|e| Failure::config(e.to_string()))?,
+        };
+        Some(
             RetrieverAgent::new(http)
-                // Dataset paths on the command line are relative to here.
-                .base_dir(std::env::current_dir().unwrap_or_default())
+                // Dataset paths are relative to here (a manifest's: to its project).
+                .base_dir(base_dir(&args)?)
                 .allow_custom_prefix(args.allow_custom_prefix)
                 .no_ingest(args.no_ingest),
         )
     } else {
-        let agent = HttpAgent::from_env_with_url(args.url.as_deref()).map_err(|e| {
-            Failure::config(if args.url.is_some() {
-                format!("--url: {e}")
-            } else {
-                format!("{e} (or pass --url)")
-            })
-        })?;
-        Runner::new(agent)
+        None
     };
+    let http = if ordinary {
+        Some(HttpAgent::from_env_with_url(args.url.as_deref()).map_err(agent_error)?)
+    } else {
+        None
+    };
+    let mut runner = Runner::new(Routed { retriever, http });
     if let Some(n) = args.concurrency {
         runner = runner.concurrency(n);
     }
@@ -176,6 +183,55 @@ pub fn run(args: Args) -> Result<u8, Failure> {
     } else {
         1
     })
+}
+
+/// Retrieval queries to the retriever, other samples to the agent.
+struct Routed {
+    retriever: Option<RetrieverAgent>,
+    http: Option<HttpAgent>,
+}
+
+impl eval_runtime::Agent for Routed {
+    fn respond<'a>(
+        &'a self,
+        sample: &'a Sample,
+    ) -> std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<eval_runtime::Response, String>> + 'a>,
+    > {
+        let to_retriever = sample.extra.contains_key("scope_prefix");
+        match (to_retriever, &self.retriever, &self.http) {
+            (true, Some(r), _) => r.respond(sample),
+            (false, _, Some(h)) => eval_runtime::Agent::respond(h, sample),
+            _ => Box::pin(async { Err("no agent for this sample".to_string()) }),
+        }
+    }
+}
+
+/// Where the samples' file paths are relative to: a manifest's project
+/// root, else the working directory.
+fn base_dir(args: &Args) -> Result<std::path::PathBuf, Failure> {
+    let cwd = std::env::current_dir()
+        .map_err(|e| Failure::config(format!("cannot read the working directory: {e}")))?;
+    Ok(match &args.file {
+        Some(f) if is_manifest(f) => {
+            let dir = f
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            manifest::project_root(&cwd.join(dir))
+        }
+        _ => cwd,
+    })
+}
+
+fn is_manifest(file: &Path) -> bool {
+    matches!(
+        file.extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase)
+            .as_deref(),
+        Some("yaml" | "yml")
+    )
 }
 
 /// The datasets to run, with their samples selected.
@@ -379,31 +435,9 @@ fn retrieval_plan(
         Some(m) => parse(m)?,
         None => parse("hit_at_k, recall_at_k, precision_at_k, mrr_at_k, ndcg_at_k")?,
     };
-    let mut gates = Vec::new();
-    for (side, op) in [
-        ("min", eval_core::Op::AtLeast),
-        ("max", eval_core::Op::AtMost),
-    ] {
-        let Some(list) = dataset.thresholds.get(side).and_then(|v| v.as_object()) else {
-            continue;
-        };
-        for (metric, value) in list {
-            let threshold = value.as_f64().ok_or_else(|| {
-                Failure::config(format!(
-                    "{shown}: defaults.thresholds.{side}.{metric}: expected a number"
-                ))
-            })?;
-            let Some(rank) = eval_core::retrieval::RankMetric::parse(metric) else {
-                return Err(Failure::config(format!(
-                    "{shown}: defaults.thresholds.{side}: unknown metric `{metric}` (expected hitAtK, recallAtK, precisionAtK, mrrAtK or ndcgAtK)"
-                )));
-            };
-            let canonical = rank.name().replace("@k", "_at_k");
-            if !specs.iter().any(|s| s.name == canonical) {
-                continue;
-            }
-            gates.push(Gate::new(&canonical, op, threshold));
-        }
+    let (gates, notes) = eval_runtime::retrieval::threshold_gates(&dataset, &specs);
+    for n in notes {
+        eprintln!("note: {n}");
     }
     let gates = if args.ci_gate {
         let mut all: Vec<Gate> = specs.iter().map(Gate::from_spec).collect();

@@ -273,7 +273,7 @@ pub static CATALOG: &[MetricInfo] = &[
         name: "precision_at_k",
         aliases: &["precision@k", "precisionAtK"],
         op: Op::AtLeast,
-        default_threshold: 0.1,
+        default_threshold: 0.0,
         needs: &[Need::RelevantIds],
         options: &[],
         summary: "retrieval: relevant documents among the top k / k (trec_eval's P@k)",

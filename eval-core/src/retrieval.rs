@@ -72,6 +72,8 @@ pub struct Query {
     pub relevant: Vec<String>,
     /// k for this query (`topK`, else the dataset's).
     pub top_k: usize,
+    /// The query's own `scopePrefix` (else the dataset's).
+    pub scope_prefix: Option<String>,
     /// Line in the dataset file.
     pub line: usize,
 }
@@ -229,7 +231,7 @@ impl RetrievalDataset {
                 Mode::Retrieve
             }
         };
-        let mut rerank_top_k = top_k * 3;
+        let mut rerank_top_k = top_k.saturating_mul(3);
         if let Some(v) = defaults.get("rerankTopK") {
             match positive(v) {
                 Some(n) => rerank_top_k = n,
@@ -268,6 +270,49 @@ impl RetrievalDataset {
             .and_then(Value::as_object)
             .cloned()
             .unwrap_or_default();
+        for k in unknown(
+            root,
+            &[
+                "version",
+                "id",
+                "description",
+                "defaults",
+                "documents",
+                "queries",
+            ],
+        ) {
+            problems.push(Problem::new(
+                shown,
+                at(k),
+                unknown_message(
+                    "",
+                    k,
+                    &[
+                        "version",
+                        "id",
+                        "description",
+                        "defaults",
+                        "documents",
+                        "queries",
+                    ],
+                ),
+            ));
+        }
+        const DEFAULTS: &[&str] = &["topK", "scopePrefix", "mode", "rerankTopK", "thresholds"];
+        for k in unknown(defaults, DEFAULTS) {
+            problems.push(Problem::new(
+                shown,
+                at(k),
+                unknown_message("defaults.", k, DEFAULTS),
+            ));
+        }
+        if let Some(d) = root.get("description").filter(|d| !d.is_string()) {
+            problems.push(Problem::new(
+                shown,
+                at("description"),
+                format!("`description`: expected a string, found {}", kind_of(d)),
+            ));
+        }
 
         // Documents.
         let mut documents = Vec::new();
@@ -296,6 +341,29 @@ impl RetrievalDataset {
                         )));
                         continue;
                     };
+                    const DOC: &[&str] = &["sourceId", "content", "loaderRef", "metadata"];
+                    for k in unknown(o, DOC) {
+                        problems.push(p(unknown_message(&format!("documents[{i}]."), k, DOC)));
+                    }
+                    for (k, want) in [
+                        ("content", "a non-empty string"),
+                        ("loaderRef", "a non-empty string"),
+                        ("metadata", "an object"),
+                    ] {
+                        if let Some(v) = o.get(k) {
+                            let ok = if k == "metadata" {
+                                v.is_object()
+                            } else {
+                                v.as_str().is_some_and(|t| !t.trim().is_empty())
+                            };
+                            if !ok {
+                                problems.push(
+                                    p(format!("documents[{i}].{k}: expected {want}, found {v}"))
+                                        .field(k),
+                                );
+                            }
+                        }
+                    }
                     let Some(source_id) = sid.filter(|s| !s.is_empty()) else {
                         problems.push(
                             p(format!("documents[{i}]: needs a `sourceId`")).field("sourceId"),
@@ -374,6 +442,19 @@ impl RetrievalDataset {
                         )));
                         continue;
                     };
+                    const QUERY: &[&str] = &["id", "query", "relevant", "topK", "scopePrefix"];
+                    for k in unknown(o, QUERY) {
+                        problems.push(p(unknown_message(&format!("queries[{i}]."), k, QUERY)));
+                    }
+                    if let Some(r) = o.get("relevant").and_then(Value::as_object) {
+                        for k in unknown(r, &["sourceIds"]) {
+                            problems.push(p(unknown_message(
+                                &format!("queries[{i}].relevant."),
+                                k,
+                                &["sourceIds"],
+                            )));
+                        }
+                    }
                     let Some(id) = qid.filter(|s| !s.trim().is_empty()) else {
                         problems.push(p(format!("queries[{i}]: needs an `id` (stable across edits, used in reports and diffs)")).field("id"));
                         continue;
@@ -393,6 +474,9 @@ impl RetrievalDataset {
                             let mut out = Vec::new();
                             for v in ids {
                                 match v.as_str() {
+                                    Some("") => problems.push(p(format!(
+                                        "query `{id}`: relevant.sourceIds holds an empty id"
+                                    ))),
                                     Some(s) => out.push(s.to_string()),
                                     None => problems.push(p(format!("query `{id}`: relevant.sourceIds holds {}, expected strings", kind_of(v)))),
                                 }
@@ -417,11 +501,20 @@ impl RetrievalDataset {
                     if queries.iter().any(|x: &Query| x.id == id) {
                         problems.push(p(format!("query id `{id}` is used twice")).field("id"));
                     }
+                    let scope = match o.get("scopePrefix") {
+                        None => None,
+                        Some(Value::String(sp)) if !sp.is_empty() => Some(sp.clone()),
+                        Some(other) => {
+                            problems.push(p(format!("query `{id}`: `scopePrefix` expected a non-empty string, found {other}")));
+                            None
+                        }
+                    };
                     queries.push(Query {
                         id: id.to_string(),
                         query: query.to_string(),
                         relevant,
                         top_k,
+                        scope_prefix: scope,
                         line,
                     });
                 }
@@ -478,7 +571,14 @@ pub(crate) fn query_fields(d: &RetrievalDataset, q: &Query) -> Vec<(String, Valu
         Value::from(q.relevant.clone()),
     );
     extra.insert("top_k".into(), Value::from(q.top_k));
-    extra.insert("scope_prefix".into(), Value::from(d.scope_prefix.clone()));
+    extra.insert(
+        "scope_prefix".into(),
+        Value::from(
+            q.scope_prefix
+                .clone()
+                .unwrap_or_else(|| d.scope_prefix.clone()),
+        ),
+    );
     extra.insert(
         "mode".into(),
         Value::from(match d.mode {
@@ -493,6 +593,32 @@ pub(crate) fn query_fields(d: &RetrievalDataset, q: &Query) -> Vec<(String, Valu
         ("input".into(), Value::from(q.query.clone())),
         ("extra".into(), Value::Object(extra)),
     ]
+}
+
+fn unknown<'a>(o: &'a Map<String, Value>, allowed: &[&str]) -> Vec<&'a str> {
+    o.keys()
+        .map(String::as_str)
+        .filter(|k| !allowed.contains(k))
+        .collect()
+}
+
+fn unknown_message(path: &str, key: &str, allowed: &[&str]) -> String {
+    let hint = allowed
+        .iter()
+        .map(|k| {
+            (
+                crate::metric::edit_distance(&k.to_ascii_lowercase(), &key.to_ascii_lowercase()),
+                *k,
+            )
+        })
+        .filter(|(d, _)| *d <= 3)
+        .min()
+        .map(|(_, k)| format!(" (did you mean `{k}`?)"))
+        .unwrap_or_default();
+    format!(
+        "`{path}{key}`: unknown key{hint}; allowed: {}",
+        allowed.join(", ")
+    )
 }
 
 fn strip_position(msg: &str) -> &str {
@@ -591,8 +717,12 @@ pub fn unique_in_order(ids: &[String]) -> Vec<&str> {
 /// `sourceId`s against the relevant ones.
 pub fn metrics_at_k(retrieved: &[String], relevant: &[String], k: usize) -> RankScores {
     let k = k.max(1);
-    let relevant_set: std::collections::HashSet<&str> =
-        relevant.iter().map(String::as_str).collect();
+    // A set, as trec_eval's qrels: a repeated id is one relevant document.
+    let relevant_set: std::collections::HashSet<&str> = relevant
+        .iter()
+        .map(String::as_str)
+        .filter(|id| !id.is_empty())
+        .collect();
     let ranked: Vec<&str> = unique_in_order(retrieved).into_iter().take(k).collect();
     let mut hits = 0usize;
     let mut first = None;
@@ -609,10 +739,10 @@ pub fn metrics_at_k(retrieved: &[String], relevant: &[String], k: usize) -> Rank
         .sum();
     RankScores {
         hit: if hits > 0 { 1.0 } else { 0.0 },
-        recall: if relevant.is_empty() {
+        recall: if relevant_set.is_empty() {
             0.0
         } else {
-            hits as f64 / relevant.len() as f64
+            hits as f64 / relevant_set.len() as f64
         },
         precision: hits as f64 / k as f64,
         mrr: first.map_or(0.0, |r| 1.0 / r as f64),
@@ -657,8 +787,41 @@ mod tests {
             (got.hit, got.recall, got.precision, got.mrr, got.ndcg),
             (0.0, 0.0, 0.0, 0.0, 0.0)
         );
+        // A repeated relevant id is one document (trec_eval's qrels are a set).
+        let got = metrics_at_k(&ids(&["a"]), &ids(&["a", "a"]), 5);
+        assert_eq!((got.recall, got.ndcg), (1.0, 1.0));
         // A relevant document beyond k does not count.
         let got = metrics_at_k(&ids(&["x", "y", "a"]), &ids(&["a"]), 2);
         assert_eq!((got.hit, got.mrr), (0.0, 0.0));
+    }
+
+    #[test]
+    fn datasets_are_checked_with_lines() {
+        let bad = br#"{"version": "1", "id": "x",
+  "defaults": {"topK": 18446744073709551615, "scopePrefix": "eval:x:", "topk": 3},
+  "documents": [{"sourceId": "eval:x:a", "content": "", "metadata": "oops"},
+                {"sourceId": "other:b", "content": "b"}],
+  "queries": [{"id": "q", "query": "a?", "relevant": {"sourceIds": ["eval:x:a", ""]}, "top_k": 2}]}"#;
+        let err = RetrievalDataset::from_bytes("x.json", bad)
+            .unwrap_err()
+            .to_string();
+        for expected in [
+            "x.json:2: `defaults.topk`: unknown key (did you mean `topK`?)",
+            "x.json:3: field `content`: documents[0].content: expected a non-empty string",
+            "x.json:3: field `metadata`: documents[0].metadata: expected an object",
+            "x.json:4: field `sourceId`: document `other:b` is outside the dataset's scope",
+            "x.json:5: query `q`: relevant.sourceIds holds an empty id",
+            "x.json:5: `queries[0].top_k`: unknown key (did you mean `topK`?)",
+        ] {
+            assert!(err.contains(expected), "missing `{expected}` in:\n{err}");
+        }
+        let v2 = br#"{"version": "2", "id": "x", "defaults": {"scopePrefix": "eval:x:"}, "queries": [{"id": "q", "query": "a", "relevant": {"sourceIds": []}}]}"#;
+        let err = RetrievalDataset::from_bytes("v2.json", v2)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("v2.json:1: field `version`: unsupported version \"2\""),
+            "{err}"
+        );
     }
 }

@@ -149,7 +149,8 @@ pub fn diff(old: &Results, new: &Results, epsilon: f64) -> Diff {
             let (better, delta) = match (old_score, m.score) {
                 (Some(a), Some(b)) => {
                     let d = b - a;
-                    if d.abs() <= epsilon {
+                    // 1.0 -> 0.95 with epsilon 0.05 is within it, float error aside.
+                    if d.abs() <= epsilon + 1e-12 {
                         continue;
                     }
                     (if lower_is_better { d < 0.0 } else { d > 0.0 }, Some(d))
@@ -168,6 +169,21 @@ pub fn diff(old: &Results, new: &Results, epsilon: f64) -> Diff {
                 delta,
                 better,
             });
+        }
+        // A metric scored before and not at all now is lost coverage.
+        for m in o.metrics.iter().filter(|m| m.score.is_some()) {
+            if !n.metrics.iter().any(|x| x.name == m.name) {
+                changes.push(Change {
+                    dataset: n.dataset.clone(),
+                    id: n.id.clone(),
+                    test_name: n.test_name.clone(),
+                    metric: m.name.clone(),
+                    old: m.score,
+                    new: None,
+                    delta: None,
+                    better: false,
+                });
+            }
         }
         // An agent error where there was none is worse, whatever the metrics say.
         if n.verdict == Verdict::Error && o.verdict != Verdict::Error && n.metrics.is_empty() {

@@ -467,6 +467,15 @@ impl Harness {
             .map_err(|e| format!("the samples ran, but {e}"))?;
         drop(records);
         if under_nextest() {
+            if let Some((baseline, _)) = &self.baseline {
+                // Each process holds one sample: the baseline is judged on the
+                // merged run (`merge_results`, then `evals report diff`).
+                eprintln!(
+                    "note: baseline {} is not compared under nextest; merge the parts and run `evals report diff {} <merged>`",
+                    baseline.display(),
+                    baseline.display()
+                );
+            }
             return Ok(Outcome::code(if conclusion.has_failed() { 101 } else { 0 }));
         }
         for d in &datasets {
@@ -481,7 +490,16 @@ impl Harness {
             }
         }
         println!("results: {}", path.display());
+        let all_ran = complete.iter().all(|c| *c);
         let regressed = match &self.baseline {
+            // A filtered run would make a partial baseline: judge only whole runs.
+            Some((baseline, _)) if !all_ran => {
+                println!(
+                    "baseline {} not compared: only part of the samples ran",
+                    baseline.display()
+                );
+                false
+            }
             Some((baseline, epsilon)) => compare_with_baseline(&path, baseline, *epsilon)?,
             None => false,
         };
@@ -690,12 +708,30 @@ impl Harness {
                         // A cache: failing to write it only costs speed later.
                         let _ = index::write(&idx, &dataset, &names);
                     }
+                    // A retrieval dataset's own thresholds gate its means.
+                    let mut gates = r.gates;
+                    if dataset
+                        .samples
+                        .first()
+                        .is_some_and(|s| s.relevant_ids().is_some())
+                        && let Ok(rd) =
+                            eval_core::retrieval::RetrievalDataset::load(&r.file, &r.shown)
+                    {
+                        let (more, notes) = crate::retrieval::threshold_gates(&rd, &r.specs);
+                        for n in notes {
+                            eprintln!("note: {n}");
+                        }
+                        for g in more {
+                            gates.retain(|x| x.metric != g.metric);
+                            gates.push(g);
+                        }
+                    }
                     loaded.push(Loaded {
                         name: r.name,
                         dataset,
                         names,
                         specs: r.specs,
-                        gates: r.gates,
+                        gates,
                         repeat: r.repeat,
                         ci_gate: r.ci_gate,
                     });

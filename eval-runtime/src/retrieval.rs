@@ -93,6 +93,12 @@ pub trait Retriever: Send + Sync + 'static {
     fn ingest<'a>(&'a self, documents: &'a [IngestDocument]) -> BoxFuture<'a, ()>;
     /// The best `k` chunks for `query` among documents under `prefix`, best first.
     fn search<'a>(&'a self, query: &'a str, prefix: &'a str, k: usize) -> BoxFuture<'a, Vec<Hit>>;
+    /// For an index other processes share (a server): its identity, so that
+    /// under nextest one process ingests for the whole run. `None` (the
+    /// default) for an index of this process alone.
+    fn shared_id(&self) -> Option<String> {
+        None
+    }
     /// Reorders `candidates` for `query`, best first, keeping `k`. The default
     /// has no reranker and says so.
     fn rerank<'a>(
@@ -221,6 +227,10 @@ fn hits(v: &Value) -> std::result::Result<Vec<Hit>, String> {
 }
 
 impl Retriever for HttpRetriever {
+    fn shared_id(&self) -> Option<String> {
+        Some(self.base.to_string())
+    }
+
     fn delete_prefix<'a>(&'a self, prefix: &'a str) -> BoxFuture<'a, u64> {
         Box::pin(async move {
             let v = self.post("delete", json!({ "prefix": prefix })).await?;
@@ -448,7 +458,7 @@ impl RetrieverAgent {
                 .extra
                 .get("rerank_top_k")
                 .and_then(Value::as_u64)
-                .map_or(k * 3, |n| n as usize);
+                .map_or(k.saturating_mul(3), |n| (n as usize).max(k));
             let candidates = self.retriever.search(query, prefix, n).await?;
             self.retriever.rerank(query, candidates, k).await?
         } else {
@@ -487,9 +497,46 @@ impl RetrieverAgent {
         } else {
             base.join(file)
         };
-        let dataset = RetrievalDataset::load(&path, file).map_err(|e| e.to_string())?;
-        ingest(&*self.retriever, &dataset, allowed, self.loader.as_ref()).await
+        let bytes =
+            std::fs::read(&path).map_err(|e| format!("{file}: cannot read dataset: {e}"))?;
+        let dataset = RetrievalDataset::from_bytes(file, &bytes).map_err(|e| e.to_string())?;
+        // Under nextest every test is its own process: the first to get here
+        // ingests for the whole run, the others wait for it and skip it.
+        let run = std::env::var("NEXTEST_RUN_ID")
+            .ok()
+            .filter(|r| !r.is_empty());
+        let (Some(run), Some(index)) = (run, self.retriever.shared_id()) else {
+            return ingest(&*self.retriever, &dataset, allowed, self.loader.as_ref()).await;
+        };
+        let dir = crate::results::results_dir().join("ingest");
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let key = format!("{:016x}", fnv(&[index.as_bytes(), file.as_bytes(), &bytes]));
+        let lock = std::fs::File::create(dir.join(format!("{key}.lock")))
+            .map_err(|e| format!("cannot create the ingest lock in {}: {e}", dir.display()))?;
+        lock.lock()
+            .map_err(|e| format!("cannot take the ingest lock: {e}"))?;
+        let marker = dir.join(format!("{key}.done"));
+        if std::fs::read_to_string(&marker).is_ok_and(|done| done == run) {
+            return Ok(());
+        }
+        ingest(&*self.retriever, &dataset, allowed, self.loader.as_ref()).await?;
+        std::fs::write(&marker, &run).map_err(|e| format!("cannot write {}: {e}", marker.display()))
     }
+}
+
+/// FNV-1a over `parts`.
+fn fnv(parts: &[&[u8]]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in parts {
+        for b in *part {
+            h ^= u64::from(*b);
+            h = h.wrapping_mul(0x100_0000_01b3);
+        }
+        h ^= 0xff;
+        h = h.wrapping_mul(0x100_0000_01b3);
+    }
+    h
 }
 
 /// Seed 004's ingest: refuse a non-`eval:` prefix unless allowed, resolve
@@ -553,6 +600,51 @@ impl Agent for RetrieverAgent {
     ) -> Pin<Box<dyn Future<Output = std::result::Result<Response, String>> + 'a>> {
         Box::pin(self.respond_to(sample))
     }
+}
+
+/// Gates on a retrieval dataset's means from its `defaults.thresholds`
+/// (`{"min": {"recallAtK": 0.75}, "max": {...}}`, Unrag's names), for the
+/// metrics in `specs`; plus notes on thresholds this tool does not check
+/// (Unrag's latency thresholds such as `p95TotalMs`).
+pub fn threshold_gates(
+    dataset: &RetrievalDataset,
+    specs: &[eval_core::MetricSpec],
+) -> (Vec<crate::results::Gate>, Vec<String>) {
+    let mut gates = Vec::new();
+    let mut notes = Vec::new();
+    for (side, op) in [
+        ("min", eval_core::Op::AtLeast),
+        ("max", eval_core::Op::AtMost),
+    ] {
+        let Some(list) = dataset.thresholds.get(side).and_then(Value::as_object) else {
+            continue;
+        };
+        for (metric, value) in list {
+            let (Some(rank), Some(t)) = (
+                eval_core::retrieval::RankMetric::parse(metric),
+                value.as_f64(),
+            ) else {
+                notes.push(format!(
+                    "{}: defaults.thresholds.{side}.{metric} is not a rank metric threshold; not checked",
+                    dataset.path
+                ));
+                continue;
+            };
+            let name = rank.name().replace("@k", "_at_k");
+            if specs
+                .iter()
+                .any(|s| s.name == name || s.info().name == name)
+            {
+                gates.push(crate::results::Gate::new(&name, op, t));
+            } else {
+                notes.push(format!(
+                    "{}: defaults.thresholds.{side}.{metric}: `{name}` is not among the metrics scored; not checked",
+                    dataset.path
+                ));
+            }
+        }
+    }
+    (gates, notes)
 }
 
 /// `mode` of a dataset, for messages.

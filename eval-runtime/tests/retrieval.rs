@@ -340,3 +340,44 @@ fn a_diff_shows_the_query_that_regressed_and_the_baseline_gates() {
     assert!(backup.exists());
     assert_eq!(Results::read(&baseline).unwrap().samples, after.samples);
 }
+
+#[test]
+fn the_datasets_own_thresholds_gate_the_harness_run() {
+    let gated = DATASET.replace(
+        "\"scopePrefix\": \"eval:hand:\"}",
+        "\"scopePrefix\": \"eval:hand:\", \"thresholds\": {\"min\": {\"recallAtK\": 0.9}}}",
+    );
+    let dir = scratch("thresholds", &gated);
+    let (code, r) = run(&dir, good(), "r.json");
+    // recall mean (2/3 + 1 + 0) / 3 = 0.556 < 0.9: every query passes, the gate does not.
+    assert_eq!(code, 1);
+    let recall = r.datasets[0]
+        .metrics
+        .iter()
+        .find(|m| m.name == "recall_at_k")
+        .unwrap();
+    let gate = recall.gate.as_ref().unwrap();
+    assert!(!gate.passed);
+    assert_eq!(gate.gate.threshold, 0.9);
+}
+
+#[test]
+fn epsilon_is_inclusive_and_vanished_metrics_are_worse() {
+    let dir = scratch("epsilon", DATASET);
+    let (_, before) = run(&dir, good(), "a.json");
+    let mut after = before.clone();
+    let q = after.samples.iter_mut().find(|s| s.id == "q_top").unwrap();
+    let mrr = q.metrics.iter_mut().find(|m| m.name == "mrr_at_k").unwrap();
+    mrr.score = Some(0.95);
+    assert!(
+        diff::diff(&before, &after, 0.05).regressions().is_empty(),
+        "1.0 -> 0.95 is within 0.05"
+    );
+    assert_eq!(diff::diff(&before, &after, 0.04).regressions().len(), 1);
+    let q = after.samples.iter_mut().find(|s| s.id == "q_top").unwrap();
+    q.metrics.retain(|m| m.name != "ndcg_at_k");
+    let d = diff::diff(&before, &after, 0.05);
+    assert_eq!(d.regressions().len(), 1);
+    assert_eq!(d.regressions()[0].metric, "ndcg_at_k");
+    assert_eq!(d.regressions()[0].new, None);
+}
