@@ -35,6 +35,11 @@ fn ext(path: &Path) -> String {
 pub fn run(args: Args) -> Result<u8, Failure> {
     let shown = args.input.to_string_lossy().into_owned();
     let data = Dataset::load_as(&args.input, &shown).map_err(|e| Failure::config(e.to_string()))?;
+    if data.samples.iter().any(|s| s.relevant_ids().is_some()) {
+        return Err(Failure::config(format!(
+            "{shown} is a retrieval dataset (Unrag): its documents have no place in JSONL, CSV or runevals files; nothing written"
+        )));
+    }
     let text = render(&data.samples, &args.output)?;
     // What was read must read back the same.
     let out_shown = args.output.to_string_lossy().into_owned();
