@@ -73,6 +73,9 @@ pub struct Args {
     /// Retrieval datasets: search what is already indexed (no delete, no ingest).
     #[arg(long)]
     pub no_ingest: bool,
+    /// Retrieval datasets: read a document's `loaderRef` as a file path under DIR.
+    #[arg(long, value_name = "DIR")]
+    pub loader_dir: Option<PathBuf>,
     /// Limit on one sample's agent interaction and scoring, in seconds (default 300).
     #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout_secs: Option<u64>,
@@ -111,8 +114,21 @@ pub fn run(args: Args) -> Result<u8, Failure> {
             (Some(u), false) => HttpRetriever::new(u).map_err(agent_error)?,
             _ => HttpRetriever::from_env().map_err(|e| Failure::config(e.to_string()))?,
         };
+        let mut agent = RetrieverAgent::new(http);
+        if let Some(dir) = args.loader_dir.clone() {
+            agent = agent.loader(move |r| {
+                // Only paths inside DIR: no absolute paths, no `..`.
+                let rel = Path::new(r);
+                let inside = rel
+                    .components()
+                    .all(|c| matches!(c, std::path::Component::Normal(_)));
+                inside
+                    .then(|| std::fs::read_to_string(dir.join(rel)).ok())
+                    .flatten()
+            });
+        }
         Some(
-            RetrieverAgent::new(http)
+            agent
                 // Dataset paths are relative to here (a manifest's: to its project).
                 .base_dir(base_dir(&args)?)
                 .allow_custom_prefix(args.allow_custom_prefix)
@@ -329,12 +345,28 @@ fn plan(args: &Args) -> Result<Vec<RunDataset>, Failure> {
             match d.load() {
                 Ok(data) => {
                     let gate = m.ci_gate || args.ci_gate;
-                    out.push(with_gate(
+                    let mut own = Vec::new();
+                    if data.samples.iter().any(|s| s.relevant_ids().is_some())
+                        && let Ok(rd) =
+                            eval_core::retrieval::RetrievalDataset::load(&d.file, &d.shown)
+                    {
+                        let (gates, notes) =
+                            eval_runtime::retrieval::threshold_gates(&rd, &d.specs);
+                        notes.iter().for_each(|n| eprintln!("note: {n}"));
+                        own = gates;
+                    }
+                    let mut run = with_gate(
                         RunDataset::new(d.name.clone(), pick(data.samples), d.specs.clone()),
                         &d.specs,
                         gate,
                         Some(args.repeat.unwrap_or(m.repeat)),
-                    ));
+                    );
+                    // A retrieval dataset's own thresholds gate it too.
+                    for g in own {
+                        run.gates.retain(|x| x.metric != g.metric);
+                        run.gates.push(g);
+                    }
+                    out.push(run);
                 }
                 Err(e) => problems.extend(e.problems()),
             }

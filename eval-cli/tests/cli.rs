@@ -831,3 +831,52 @@ fn other_tools_shapes_load_as_they_mean() {
         "an assertion is not an answer"
     );
 }
+
+#[test]
+fn loader_refs_come_from_the_loader_dir() {
+    let dir = scratch("loader");
+    std::fs::create_dir_all(dir.join("docs")).unwrap();
+    std::fs::write(
+        dir.join("docs/refunds.md"),
+        "Refunds are accepted within 30 days of purchase.",
+    )
+    .unwrap();
+    let dataset = |r: &str| {
+        format!(
+            r#"{{"version": "1", "id": "ld", "defaults": {{"topK": 2, "scopePrefix": "eval:ld:"}},
+  "documents": [{{"sourceId": "eval:ld:refunds", "loaderRef": "{r}"}}],
+  "queries": [{{"id": "q", "query": "When are refunds accepted?", "relevant": {{"sourceIds": ["eval:ld:refunds"]}}}}]}}"#
+        )
+    };
+    let url = format!("{}/retrieval", demo_url().trim_end_matches('/'));
+    std::fs::write(dir.join("ld.json"), dataset("docs/refunds.md")).unwrap();
+    let out = evals(
+        &dir,
+        &[
+            "evaluate",
+            "ld.json",
+            "--url",
+            &url,
+            "--loader-dir",
+            ".",
+            "--json",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{:?}", text(&out));
+    let v: serde_json::Value = serde_json::from_str(&text(&out).0).unwrap();
+    assert_eq!(v["samples"][0]["verdict"], "pass", "{v}");
+    // A ref outside the directory is not read, and is named.
+    std::fs::write(dir.join("ld.json"), dataset("../secret.txt")).unwrap();
+    let out = evals(
+        &dir,
+        &["evaluate", "ld.json", "--url", &url, "--loader-dir", "docs"],
+    );
+    assert_eq!(code(&out), 2, "{:?}", text(&out));
+    assert!(
+        text(&out)
+            .0
+            .contains("loaderRef `../secret.txt` (document `eval:ld:refunds`)"),
+        "{:?}",
+        text(&out)
+    );
+}

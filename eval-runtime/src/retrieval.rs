@@ -385,6 +385,8 @@ pub struct RetrieverAgent {
     base_dir: Option<PathBuf>,
     /// Per dataset file: the outcome of its ingest (run once).
     ingested: Mutex<HashMap<String, IngestOnce>>,
+    /// Dataset files whose ingest was started.
+    started: Mutex<std::collections::HashSet<String>>,
 }
 
 impl RetrieverAgent {
@@ -397,6 +399,7 @@ impl RetrieverAgent {
             loader: None,
             base_dir: None,
             ingested: Mutex::new(HashMap::new()),
+            started: Mutex::new(std::collections::HashSet::new()),
         }
     }
 
@@ -480,9 +483,23 @@ impl RetrieverAgent {
                 .map_err(|_| "lock poisoned".to_string())?;
             map.entry(file.to_string()).or_default().clone()
         };
-        cell.get_or_init(|| self.ingest_file(file, allowed))
-            .await
-            .clone()
+        cell.get_or_init(|| async move {
+            // The first ingest is cut off when its query's sample timeout
+            // runs out; starting again would delete the scope once per query.
+            let first = self
+                .started
+                .lock()
+                .map(|mut s| s.insert(file.to_string()))
+                .unwrap_or(true);
+            if !first {
+                return Err(format!(
+                    "the ingest of {file} was cut off by the first query's sample timeout; raise timeout_secs (or EVAL_SAMPLE_TIMEOUT_SECS)"
+                ));
+            }
+            self.ingest_file(file, allowed).await
+        })
+        .await
+        .clone()
     }
 
     async fn ingest_file(&self, file: &str, allowed: bool) -> std::result::Result<(), String> {

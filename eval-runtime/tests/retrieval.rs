@@ -381,3 +381,69 @@ fn epsilon_is_inclusive_and_vanished_metrics_are_worse() {
     assert_eq!(d.regressions()[0].metric, "ndcg_at_k");
     assert_eq!(d.regressions()[0].new, None);
 }
+
+/// Ingests slowly (longer than the sample timeout) and counts deletes.
+#[derive(Clone, Default)]
+struct Slow {
+    deletes: Arc<Mutex<usize>>,
+}
+
+impl Retriever for Slow {
+    fn delete_prefix<'a>(&'a self, _prefix: &'a str) -> BoxFuture<'a, u64> {
+        *self.deletes.lock().unwrap() += 1;
+        Box::pin(async { Ok(0) })
+    }
+    fn ingest<'a>(&'a self, _documents: &'a [IngestDocument]) -> BoxFuture<'a, ()> {
+        Box::pin(async {
+            tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+            Ok(())
+        })
+    }
+    fn search<'a>(
+        &'a self,
+        _query: &'a str,
+        _prefix: &'a str,
+        _k: usize,
+    ) -> BoxFuture<'a, Vec<Hit>> {
+        Box::pin(async { Ok(Vec::new()) })
+    }
+}
+
+#[test]
+fn an_ingest_cut_off_by_the_timeout_is_not_restarted_by_every_query() {
+    let dir = scratch("slow", DATASET);
+    let slow = Slow::default();
+    let out = Harness::new()
+        .base_dir(&dir)
+        .results_file(dir.join("r.json"))
+        .dataset("hand.json", METRICS)
+        .timeout(std::time::Duration::from_millis(200))
+        .concurrency(1)
+        .agent(
+            RetrieverAgent::new(slow.clone())
+                .base_dir(&dir)
+                .loader(|_| Some("x".into())),
+        )
+        .evaluate(args());
+    assert_eq!(out.code, 101);
+    assert_eq!(
+        *slow.deletes.lock().unwrap(),
+        1,
+        "one delete, not one per query"
+    );
+    let r = Results::read(&dir.join("r.json")).unwrap();
+    let errors: Vec<&str> = r
+        .samples
+        .iter()
+        .filter_map(|s| s.error.as_deref())
+        .collect();
+    assert_eq!(errors.len(), 3);
+    assert!(
+        errors
+            .iter()
+            .filter(|e| e.contains("was cut off by the first query's sample timeout"))
+            .count()
+            == 2,
+        "{errors:?}"
+    );
+}
