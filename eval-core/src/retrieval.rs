@@ -316,23 +316,13 @@ impl RetrievalDataset {
 
         // Documents.
         let mut documents = Vec::new();
-        let mut cursor = text.find("\"documents\"").unwrap_or(0);
+        let mut find = Locator::after(text, "\"documents\"");
         match root.get("documents") {
             None => {}
             Some(Value::Array(docs)) => {
                 for (i, d) in docs.iter().enumerate() {
                     let sid = d.get("sourceId").and_then(Value::as_str);
-                    let line = match sid {
-                        Some(s) => {
-                            let needle = serde_json::to_string(s).unwrap_or_default();
-                            let l = line_of(&needle, cursor);
-                            if let Some(at) = text.get(cursor..).and_then(|r| r.find(&needle)) {
-                                cursor += at + needle.len();
-                            }
-                            l
-                        }
-                        None => line_of("{", cursor),
-                    };
+                    let line = find.next(sid);
                     let p = |m: String| Problem::new(shown, line, m);
                     let Some(o) = d.as_object() else {
                         problems.push(p(format!(
@@ -418,22 +408,12 @@ impl RetrievalDataset {
 
         // Queries.
         let mut queries = Vec::new();
-        let mut cursor = text.find("\"queries\"").unwrap_or(0);
+        let mut find = Locator::after(text, "\"queries\"");
         match root.get("queries") {
             Some(Value::Array(qs)) if !qs.is_empty() => {
                 for (i, q) in qs.iter().enumerate() {
                     let qid = q.get("id").and_then(Value::as_str);
-                    let line = match qid {
-                        Some(s) => {
-                            let needle = serde_json::to_string(s).unwrap_or_default();
-                            let l = line_of(&needle, cursor);
-                            if let Some(at) = text.get(cursor..).and_then(|r| r.find(&needle)) {
-                                cursor += at + needle.len();
-                            }
-                            l
-                        }
-                        None => line_of("{", cursor),
-                    };
+                    let line = find.next(qid);
                     let p = |m: String| Problem::new(shown, line, m);
                     let Some(o) = q.as_object() else {
                         problems.push(p(format!(
@@ -593,6 +573,43 @@ pub(crate) fn query_fields(d: &RetrievalDataset, q: &Query) -> Vec<(String, Valu
         ("input".into(), Value::from(q.query.clone())),
         ("extra".into(), Value::Object(extra)),
     ]
+}
+
+/// Lines of the items of one array, found in order: each item by its id
+/// (the JSON-encoded string), else by its opening brace.
+struct Locator<'a> {
+    text: &'a str,
+    cursor: usize,
+}
+
+impl<'a> Locator<'a> {
+    /// Starts the search after the first `key` in `text`.
+    fn after(text: &'a str, key: &str) -> Self {
+        Locator {
+            text,
+            cursor: text.find(key).map_or(0, |at| at + key.len()),
+        }
+    }
+
+    /// The line of the next item, `id` naming it when it has one.
+    fn next(&mut self, id: Option<&str>) -> usize {
+        let needle = match id {
+            Some(id) => serde_json::to_string(id).unwrap_or_default(),
+            None => "{".to_string(),
+        };
+        let Some(at) = self
+            .text
+            .get(self.cursor..)
+            .and_then(|rest| rest.find(&needle))
+        else {
+            return 1 + self.text[..self.cursor.min(self.text.len())]
+                .matches('\n')
+                .count();
+        };
+        let start = self.cursor + at;
+        self.cursor = start + needle.len();
+        1 + self.text[..start].matches('\n').count()
+    }
 }
 
 fn unknown<'a>(o: &'a Map<String, Value>, allowed: &[&str]) -> Vec<&'a str> {
