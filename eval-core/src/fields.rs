@@ -304,7 +304,7 @@ pub(crate) fn to_sample(
     // `extra: {...}` (as our writers emit it) holds the fields of other formats.
     if let Some(more) = extra_object {
         for (k, v) in more {
-            if extra.get(&k).is_some_and(|have| *have != v) && !k.starts_with("turns") {
+            if extra.get(&k).is_some_and(|have| *have != v) {
                 problems.push(problem(
                     "extra",
                     format!("`extra.{k}` and the record's own `{k}` differ; keep one"),

@@ -363,6 +363,7 @@ fn score_sample(spec: &MetricSpec, sample: &Sample, response: &Response) -> Metr
     if let eval_core::metric::MetricKind::Rank(metric) = spec.kind {
         return score_rank(spec, metric, sample, response);
     }
+    let accepted = accepted_answers(sample);
     let result = match &sample.expected {
         Some(Expected::PerTurn(expected)) => {
             if response.turn_outputs.len() != expected.len() {
@@ -381,7 +382,7 @@ fn score_sample(spec: &MetricSpec, sample: &Sample, response: &Response) -> Metr
             }
         }
         // OpenAI evals' `ideal` list: any of the answers is accepted.
-        Some(Expected::Text(_)) if accepted_answers(sample).len() > 1 => accepted_answers(sample)
+        Some(Expected::Text(_)) if accepted.len() > 1 => accepted
             .iter()
             .map(|a| metrics::score(spec, &response.output, Some(a)))
             .reduce(|best, next| match (best, next) {

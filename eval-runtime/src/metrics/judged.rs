@@ -101,31 +101,37 @@ pub fn missing_for_setup(
     specs: &[MetricSpec],
     services: &Services,
 ) -> Option<String> {
-    for spec in specs {
-        if !matches!(
-            spec.kind,
-            MetricKind::ContextRecall | MetricKind::ContextPrecision
-        ) {
-            continue;
-        }
-        match judge_or_offline(services, &spec.name) {
-            Err(e) => return Some(e),
-            Ok(Some(_)) if sample.expected.is_none() => {
-                return Some(format!(
-                    "sample has no `expected` field (or expected_output, ground_truth, ...), which `{}` needs when an LLM judge scores it",
-                    spec.name
-                ));
-            }
-            Ok(None) if sample.reference_contexts.is_empty() => {
-                return Some(format!(
-                    "`{}` needs an LLM judge (set EVAL_JUDGE_URL) or, offline, `reference_contexts` in the sample",
-                    spec.name
-                ));
-            }
-            _ => {}
-        }
+    specs
+        .iter()
+        .filter(|s| {
+            matches!(
+                s.kind,
+                MetricKind::ContextRecall | MetricKind::ContextPrecision
+            )
+        })
+        .find_map(|spec| context_setup(&spec.name, sample, services).err())
+}
+
+/// How a context metric scores `sample` here: with the judge (`Some`), which
+/// compares with the expected answer, or offline (`None`), which compares
+/// with `reference_contexts`; an error when the sample lacks what that needs.
+fn context_setup<'a>(
+    metric: &str,
+    sample: &Sample,
+    services: &'a Services,
+) -> Result<Option<(&'a Judge, String)>, String> {
+    match judge_or_offline(services, metric)? {
+        Some(judge) => match sample.expected_text() {
+            Some(expected) => Ok(Some((judge, expected.to_string()))),
+            None => Err(format!(
+                "sample has no `expected` field (or expected_output, ground_truth, ...), which `{metric}` needs when an LLM judge scores it"
+            )),
+        },
+        None if sample.reference_contexts.is_empty() => Err(format!(
+            "`{metric}` needs an LLM judge (set EVAL_JUDGE_URL) or, offline, `reference_contexts` in the sample"
+        )),
+        None => Ok(None),
     }
-    None
 }
 
 /// Why `spec` cannot be scored at all in this setup (its judge or
@@ -372,15 +378,9 @@ async fn context_recall(
             None,
         );
     }
-    let judge = match judge_or_offline(services, "context_recall") {
+    let (judge, expected) = match context_setup("context_recall", sample, services) {
         Err(e) => return (Err(e), None),
-        Ok(Some(judge)) => judge,
-        Ok(None) if sample.reference_contexts.is_empty() => {
-            return (
-                Err("`context_recall` needs an LLM judge (set EVAL_JUDGE_URL) or, offline, `reference_contexts` in the sample".into()),
-                None,
-            );
-        }
+        Ok(Some(with_judge)) => with_judge,
         Ok(None) => {
             let recalled = sample
                 .reference_contexts
@@ -392,12 +392,6 @@ async fn context_recall(
                 Some("offline: ragas NonLLMContextRecall (Levenshtein > 0.5), no EVAL_JUDGE_URL"),
             );
         }
-    };
-    let Some(expected) = sample.expected_text() else {
-        return (
-            Err("`context_recall` with a judge needs an expected answer".into()),
-            None,
-        );
     };
     let reply = judge
         .ask_checked(
@@ -471,15 +465,9 @@ async fn context_precision(
             None,
         );
     }
-    let judge = match judge_or_offline(services, "context_precision") {
+    let (judge, expected) = match context_setup("context_precision", sample, services) {
         Err(e) => return (Err(e), None),
-        Ok(Some(judge)) => judge,
-        Ok(None) if sample.reference_contexts.is_empty() => {
-            return (
-                Err("`context_precision` needs an LLM judge (set EVAL_JUDGE_URL) or, offline, `reference_contexts` in the sample".into()),
-                None,
-            );
-        }
+        Ok(Some(with_judge)) => with_judge,
         Ok(None) => {
             let verdicts: Vec<bool> = context
                 .iter()
@@ -492,12 +480,6 @@ async fn context_precision(
                 ),
             );
         }
-    };
-    let Some(expected) = sample.expected_text() else {
-        return (
-            Err("`context_precision` with a judge needs an expected answer".into()),
-            None,
-        );
     };
     let chunks: String = context
         .iter()
