@@ -3,8 +3,8 @@
 //! names, rebuilds when a dataset line is appended (no `.rs` change), prints
 //! a readable failure, and fails to compile with file:line on a broken line.
 //!
-//! Builds into `target/tests/fresh-crate` (the first run compiles the
-//! dependencies once; later runs are incremental).
+//! Builds into `<target dir>/tmp/fresh-crate-target` (the first run compiles
+//! the dependencies once; later runs are incremental).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -14,12 +14,18 @@ fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// The fresh crate's own target directory, inside this build's target dir
+/// (so a copy of the checkout reuses it when it shares the target dir).
+fn target_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("fresh-crate-target")
+}
+
 fn cargo(dir: &Path, args: &[&str]) -> Output {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     Command::new(cargo)
         .args(args)
         .current_dir(dir)
-        .env("CARGO_TARGET_DIR", repo().join("target/tests/fresh-crate"))
+        .env("CARGO_TARGET_DIR", target_dir())
         .env_remove("EVAL_AGENT_URL")
         .env_remove("RUSTFLAGS")
         .env("CARGO_TERM_COLOR", "never")

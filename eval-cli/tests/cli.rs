@@ -54,7 +54,7 @@ fn repo() -> PathBuf {
 }
 
 fn fixtures() -> PathBuf {
-    repo().join("../shared/fixtures/public")
+    repo().join("tests/fixtures/public")
 }
 
 #[test]

@@ -179,7 +179,7 @@ fn shape_errors_name_line_and_column() {
 /// its exact rejection.
 #[test]
 fn public_agentspec_manifests() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/public/agentspec");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/public/agentspec");
     if !root.exists() {
         panic!("fixtures not found at {}", root.display());
     }

@@ -1,5 +1,6 @@
 //! Every agentspec and letta-evals dataset among the public fixtures
-//! (`../shared/fixtures/public`, real files written by others) loads, with a
+//! (`tests/fixtures/public`, real files written by others, copied from the
+//! project's shared fixtures with their PROVENANCE.md) loads, with a
 //! pinned sample count, and the quirks PROVENANCE.md lists come out right.
 
 use std::path::{Path, PathBuf};
@@ -7,7 +8,7 @@ use std::path::{Path, PathBuf};
 use eval_core::{Dataset, Expected, Input};
 
 fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/public")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/public")
 }
 
 fn load(rel: &str) -> Dataset {
@@ -112,12 +113,8 @@ const PINNED: &[(&str, usize)] = &[
 ];
 
 fn dataset_files(dir: &Path, out: &mut Vec<String>) {
-    let entries = std::fs::read_dir(dir).unwrap_or_else(|e| {
-        panic!(
-            "cannot read {} (is ../shared beside the repo?): {e}",
-            dir.display()
-        )
-    });
+    let entries = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("cannot read {} (tests/fixtures/public): {e}", dir.display()));
     for entry in entries {
         let path = entry.unwrap().path();
         if path.is_dir() {
