@@ -94,7 +94,7 @@ pub fn run(args: Args) -> Result<u8, Failure> {
         }
         !d.samples.is_empty()
     });
-    let is_query = |s: &Sample| s.extra.contains_key("scope_prefix");
+    let is_query = |s: &Sample| s.retrieval.is_some();
     let retrieval = datasets.iter().any(|d| d.samples.iter().any(is_query));
     let ordinary = datasets
         .iter()
@@ -214,7 +214,7 @@ impl eval_runtime::Agent for Routed {
     ) -> std::pin::Pin<
         Box<dyn std::future::Future<Output = Result<eval_runtime::Response, String>> + 'a>,
     > {
-        let to_retriever = sample.extra.contains_key("scope_prefix");
+        let to_retriever = sample.retrieval.is_some();
         match (to_retriever, &self.retriever, &self.http) {
             (true, Some(r), _) => r.respond(sample),
             (false, _, Some(h)) => eval_runtime::Agent::respond(h, sample),
@@ -389,7 +389,7 @@ fn plan(args: &Args) -> Result<Vec<RunDataset>, Failure> {
     if data
         .samples
         .iter()
-        .any(|s| s.extra.contains_key("scope_prefix"))
+        .any(|s| s.retrieval.is_some())
     {
         return retrieval_plan(args, &file, &shown, name, pick(data.samples)).map(|d| vec![d]);
     }

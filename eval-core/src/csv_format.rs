@@ -167,6 +167,7 @@ fn to_record(
         offset,
         fields,
         csv: true,
+        retrieval: None,
     })
 }
 

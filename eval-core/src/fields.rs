@@ -19,6 +19,7 @@ pub(crate) enum Field {
     AgentArgs,
     RubricVars,
     Evaluators,
+    AcceptedAnswers,
     Extra,
 }
 
@@ -35,6 +36,7 @@ impl Field {
             Field::AgentArgs => "agent_args",
             Field::RubricVars => "rubric_vars",
             Field::Evaluators => "evaluators",
+            Field::AcceptedAnswers => "accepted_answers",
             Field::Extra => "extra",
         }
     }
@@ -55,6 +57,7 @@ impl Field {
 /// | `agent_args` | `agent_args` | letta-evals |
 /// | `rubric_vars` | `rubric_vars` | letta-evals |
 /// | `evaluators` | `evaluators` (name → options) | runevals |
+/// | `accepted_answers` | `accepted_answers` (every answer that counts as right) | OpenAI evals' `ideal` list |
 /// | `extra` | `extra` (an object: fields of other formats, as `evals convert` writes them) | — |
 ///
 /// A record that uses two names for the same field is rejected. Every other
@@ -85,6 +88,7 @@ pub const FIELD_ALIASES: &[(&str, &str)] = &[
     ("agent_args", "agent_args"),
     ("rubric_vars", "rubric_vars"),
     ("evaluators", "evaluators"),
+    ("accepted_answers", "accepted_answers"),
     ("extra", "extra"),
 ];
 
@@ -104,6 +108,7 @@ pub(crate) fn field_for(name: &str) -> Option<Field> {
         "metadata" => Field::Metadata,
         "agent_args" => Field::AgentArgs,
         "evaluators" => Field::Evaluators,
+        "accepted_answers" => Field::AcceptedAnswers,
         "extra" => Field::Extra,
         _ => Field::RubricVars,
     })
@@ -129,6 +134,8 @@ pub(crate) struct Record {
     pub fields: Vec<(String, Value)>,
     /// The values are CSV cells.
     pub csv: bool,
+    /// For a query of a retrieval dataset, what it searches for.
+    pub retrieval: Option<crate::sample::RetrievalQuery>,
 }
 
 /// Turns a CSV cell into the JSON value its field expects. `Ok(None)` for an
@@ -142,7 +149,11 @@ pub(crate) fn csv_cell(field: Option<Field>, cell: &str) -> Result<Option<Value>
         return Ok(None);
     }
     match field {
-        Field::Input | Field::Expected | Field::Context | Field::ReferenceContexts => {
+        Field::Input
+        | Field::Expected
+        | Field::Context
+        | Field::ReferenceContexts
+        | Field::AcceptedAnswers => {
             // A cell holding a JSON array of strings is a list (letta-evals multi-turn
             // CSV); anything else, even text starting with `[` or `{`, is plain text.
             if trimmed.starts_with('[')
@@ -218,6 +229,7 @@ pub(crate) fn to_sample(
     let mut agent_args = Map::new();
     let mut rubric_vars = Map::new();
     let mut evaluators = Map::new();
+    let mut accepted_answers = Vec::new();
     let mut extra = Map::new();
     let mut extra_object: Option<Map<String, Value>> = None;
 
@@ -251,6 +263,7 @@ pub(crate) fn to_sample(
             Field::AgentArgs => object(value).map(|v| agent_args = v),
             Field::RubricVars => object(value).map(|v| rubric_vars = v),
             Field::Evaluators => object(value).map(|v| evaluators = v),
+            Field::AcceptedAnswers => string_list(&value).map(|v| accepted_answers = v),
             Field::Extra => object(value).map(|v| extra_object = Some(v)),
         };
         if let Err(msg) = result {
@@ -331,6 +344,8 @@ pub(crate) fn to_sample(
         agent_args,
         rubric_vars,
         evaluators,
+        accepted_answers,
+        retrieval: record.retrieval,
         extra,
         source: Source {
             file: shared_file.clone(),

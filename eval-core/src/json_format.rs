@@ -48,15 +48,7 @@ pub(crate) fn records(file: &str, bytes: &[u8], problems: &mut Vec<Problem>, sin
         match crate::retrieval::RetrievalDataset::from_bytes(file, body) {
             Ok(d) => {
                 for q in &d.queries {
-                    sink(
-                        Record {
-                            line: q.line,
-                            offset: 0,
-                            fields: crate::retrieval::query_fields(&d, q),
-                            csv: false,
-                        },
-                        problems,
-                    );
+                    sink(crate::retrieval::query_record(&d, q), problems);
                 }
             }
             Err(crate::error::DatasetError::Invalid { problems: list, .. }) => {
@@ -84,6 +76,7 @@ pub(crate) fn records(file: &str, bytes: &[u8], problems: &mut Vec<Problem>, sin
                             offset: (bom + offset) as u64,
                             fields: item.fields,
                             csv: false,
+                            retrieval: None,
                         },
                         problems,
                     );
@@ -119,6 +112,7 @@ pub(crate) fn records(file: &str, bytes: &[u8], problems: &mut Vec<Problem>, sin
                             offset: (bom + offset) as u64,
                             fields: map.into_iter().collect(),
                             csv: false,
+                            retrieval: None,
                         },
                         problems,
                     ),

@@ -55,6 +55,7 @@ pub(crate) fn line_record(
             offset,
             fields: map.into_iter().collect(),
             csv: false,
+            retrieval: None,
         })),
         Ok(other) => Err(Problem::new(
             file,

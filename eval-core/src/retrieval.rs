@@ -30,19 +30,7 @@ use crate::error::{DatasetError, Problem};
 use crate::fields::kind_of;
 use crate::jsonl_format::parse_strict;
 
-/// Prefix a scope must start with unless custom prefixes are allowed.
-pub const SAFE_PREFIX: &str = "eval:";
-
-/// `defaults.mode`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Mode {
-    /// Retrieval alone.
-    #[serde(rename = "retrieve")]
-    Retrieve,
-    /// Retrieval of `rerankTopK` candidates, then reranking.
-    #[serde(rename = "retrieve+rerank")]
-    RetrieveRerank,
-}
+pub use crate::sample::{Mode, RetrievalQuery, SAFE_PREFIX};
 
 /// One document to ingest.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -541,38 +529,31 @@ impl RetrievalDataset {
     }
 }
 
-/// A query as sample fields: `id`, the query as `input`, and in `extra` the
-/// relevant ids, k, the scope and the mode (what the rank metrics and the
-/// retriever agent read).
-pub(crate) fn query_fields(d: &RetrievalDataset, q: &Query) -> Vec<(String, Value)> {
-    let mut extra = Map::new();
-    extra.insert(
-        "relevant_source_ids".into(),
-        Value::from(q.relevant.clone()),
-    );
-    extra.insert("top_k".into(), Value::from(q.top_k));
-    extra.insert(
-        "scope_prefix".into(),
-        Value::from(
-            q.scope_prefix
+/// A query as a record: `id`, the query as `input`, and the typed
+/// [`RetrievalQuery`] (relevant ids, k, scope, mode) the rank metrics and the
+/// retriever agent read.
+pub(crate) fn query_record(d: &RetrievalDataset, q: &Query) -> crate::fields::Record {
+    crate::fields::Record {
+        line: q.line,
+        offset: 0,
+        fields: vec![
+            ("id".into(), Value::from(q.id.clone())),
+            ("input".into(), Value::from(q.query.clone())),
+        ],
+        csv: false,
+        retrieval: Some(RetrievalQuery {
+            dataset_id: d.id.clone(),
+            scope_prefix: q
+                .scope_prefix
                 .clone()
                 .unwrap_or_else(|| d.scope_prefix.clone()),
-        ),
-    );
-    extra.insert(
-        "mode".into(),
-        Value::from(match d.mode {
-            Mode::Retrieve => "retrieve",
-            Mode::RetrieveRerank => "retrieve+rerank",
+            top_k: q.top_k,
+            relevant_ids: q.relevant.clone(),
+            mode: d.mode,
+            rerank_top_k: d.rerank_top_k,
+            allow_custom_prefix: false,
         }),
-    );
-    extra.insert("rerank_top_k".into(), Value::from(d.rerank_top_k));
-    extra.insert("retrieval_dataset".into(), Value::from(d.id.clone()));
-    vec![
-        ("id".into(), Value::from(q.id.clone())),
-        ("input".into(), Value::from(q.query.clone())),
-        ("extra".into(), Value::Object(extra)),
-    ]
+    }
 }
 
 /// Lines of the items of one array, found in order: each item by its id

@@ -112,10 +112,72 @@ pub struct Sample {
     /// Evaluators the sample names itself (runevals `evaluators`, after
     /// `default_evaluators` and `evaluators_mode`): name → options.
     pub evaluators: Map<String, Value>,
+    /// Every answer that counts as right (OpenAI evals' `ideal` list; the first
+    /// is also [`Sample::expected`]): answer metrics take the best of them.
+    pub accepted_answers: Vec<String>,
+    /// For a query of a retrieval dataset (Unrag): where to search and what
+    /// should be found.
+    pub retrieval: Option<RetrievalQuery>,
     /// Every other field of the record, unchanged.
     pub extra: Map<String, Value>,
     /// File and line.
     pub source: Source,
+}
+
+/// Prefix a retrieval scope must start with unless custom prefixes are allowed
+/// (seed 004: ingest deletes everything under the scope).
+pub const SAFE_PREFIX: &str = "eval:";
+
+/// How a retrieval dataset searches (`defaults.mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub enum Mode {
+    /// Retrieval alone.
+    #[serde(rename = "retrieve")]
+    Retrieve,
+    /// Retrieval of `rerankTopK` candidates, then reranking.
+    #[serde(rename = "retrieve+rerank")]
+    RetrieveRerank,
+}
+
+impl Mode {
+    /// The name datasets use: `retrieve` or `retrieve+rerank`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Retrieve => "retrieve",
+            Mode::RetrieveRerank => "retrieve+rerank",
+        }
+    }
+}
+
+/// One query of a retrieval dataset, as a sample carries it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct RetrievalQuery {
+    /// The dataset's `id`.
+    pub dataset_id: String,
+    /// The query's `scopePrefix`, else the dataset's: ingest deletes, and search
+    /// looks, only under it.
+    pub scope_prefix: String,
+    /// k: the query's `topK`, else the dataset's.
+    pub top_k: usize,
+    /// `relevant.sourceIds`: the ids that should be found (empty: nothing should).
+    pub relevant_ids: Vec<String>,
+    /// `defaults.mode`.
+    pub mode: Mode,
+    /// Candidates fetched before reranking (`defaults.rerankTopK`).
+    pub rerank_top_k: usize,
+    /// Set by the run, not the dataset: a scope not starting with `eval:` may
+    /// be deleted (the attribute's `allow_custom_prefix = true`,
+    /// `Harness::allow_custom_prefix`, `--allow-custom-prefix`).
+    pub allow_custom_prefix: bool,
+}
+
+impl RetrievalQuery {
+    /// Whether ingest may delete this query's scope: it starts with `eval:`,
+    /// or custom prefixes were allowed.
+    pub fn scope_is_allowed(&self) -> bool {
+        self.allow_custom_prefix || self.scope_prefix.starts_with(SAFE_PREFIX)
+    }
 }
 
 impl Sample {
@@ -134,6 +196,8 @@ impl Sample {
             agent_args: Map::new(),
             rubric_vars: Map::new(),
             evaluators: Map::new(),
+            accepted_answers: Vec::new(),
+            retrieval: None,
             extra: Map::new(),
             source: Source {
                 file: "<inline>".into(),
@@ -185,18 +249,8 @@ impl Sample {
     }
 
     /// For a query of a retrieval dataset: the relevant document ids
-    /// (`extra.relevant_source_ids`, possibly empty).
-    pub fn relevant_ids(&self) -> Option<Vec<String>> {
-        let list = self.extra.get("relevant_source_ids")?.as_array()?;
-        Some(
-            list.iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect(),
-        )
-    }
-
-    /// For a query of a retrieval dataset: its k (`extra.top_k`).
-    pub fn top_k(&self) -> Option<usize> {
-        self.extra.get("top_k")?.as_u64().map(|k| k as usize)
+    /// (possibly empty).
+    pub fn relevant_ids(&self) -> Option<&[String]> {
+        self.retrieval.as_ref().map(|q| q.relevant_ids.as_slice())
     }
 }

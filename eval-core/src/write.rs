@@ -44,6 +44,7 @@ pub fn record(sample: &Sample) -> Map<String, Value> {
         ("context", &sample.context),
         ("reference_contexts", &sample.reference_contexts),
         ("tags", &sample.tags),
+        ("accepted_answers", &sample.accepted_answers),
     ];
     for (k, v) in lists {
         if !v.is_empty() {
@@ -87,6 +88,7 @@ pub const CSV_COLUMNS: &[&str] = &[
     "agent_args",
     "rubric_vars",
     "evaluators",
+    "accepted_answers",
     "extra",
 ];
 
@@ -230,6 +232,9 @@ fn runevals_item(s: &Sample) -> Value {
     }
     if !s.reference_contexts.is_empty() {
         ours.insert("reference_contexts".into(), strings(&s.reference_contexts));
+    }
+    if !s.accepted_answers.is_empty() {
+        ours.insert("accepted_answers".into(), strings(&s.accepted_answers));
     }
     for (k, v) in [
         ("metadata", &s.metadata),

@@ -252,14 +252,11 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
         Some(Ok(ds)) => {
             // seed 004: a retrieval dataset's ingest deletes its scope.
             let allowed = input.allow_custom_prefix.as_ref().is_some_and(|b| b.value);
-            if let Some(prefix) = ds
-                .samples
-                .first()
-                .and_then(|s| s.extra.get("scope_prefix"))
-                .and_then(|v| v.as_str())
+            if let Some(q) = ds.samples.first().and_then(|s| s.retrieval.as_ref())
                 && !allowed
-                && !prefix.starts_with(eval_core::retrieval::SAFE_PREFIX)
+                && !q.scope_is_allowed()
             {
+                let prefix = &q.scope_prefix;
                 errors.push(syn::Error::new(
                     path_span,
                     format!(

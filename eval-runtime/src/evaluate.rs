@@ -363,7 +363,7 @@ fn score_sample(spec: &MetricSpec, sample: &Sample, response: &Response) -> Metr
     if let eval_core::metric::MetricKind::Rank(metric) = spec.kind {
         return score_rank(spec, metric, sample, response);
     }
-    let accepted = accepted_answers(sample);
+    let accepted = &sample.accepted_answers;
     let result = match &sample.expected {
         Some(Expected::PerTurn(expected)) => {
             if response.turn_outputs.len() != expected.len() {
@@ -396,16 +396,6 @@ fn score_sample(spec: &MetricSpec, sample: &Sample, response: &Response) -> Metr
     metric_result(spec, result)
 }
 
-/// `extra.accepted_answers` (OpenAI evals' `ideal` list), as text.
-fn accepted_answers(sample: &Sample) -> Vec<&str> {
-    sample
-        .extra
-        .get("accepted_answers")
-        .and_then(|v| v.as_array())
-        .map(|list| list.iter().filter_map(|v| v.as_str()).collect())
-        .unwrap_or_default()
-}
-
 /// A rank metric of a retrieval query (see [`eval_core::retrieval`]). A query
 /// with no relevant documents scores 0 as Unrag defines it, and is not held
 /// to the threshold: finding nothing relevant is what it expects.
@@ -415,7 +405,7 @@ fn score_rank(
     sample: &Sample,
     response: &Response,
 ) -> MetricResult {
-    let Some(relevant) = sample.relevant_ids() else {
+    let Some(query) = &sample.retrieval else {
         return metric_result(
             spec,
             Err(format!(
@@ -424,10 +414,10 @@ fn score_rank(
             )),
         );
     };
-    let k = sample.top_k().unwrap_or(10);
-    let scores = eval_core::retrieval::metrics_at_k(&response.retrieved, &relevant, k);
+    let scores =
+        eval_core::retrieval::metrics_at_k(&response.retrieved, &query.relevant_ids, query.top_k);
     let mut result = metric_result(spec, Ok(scores.get(metric)));
-    if relevant.is_empty() {
+    if query.relevant_ids.is_empty() {
         result.passed = true;
         result.method = Some("no relevant documents: nothing to find, not held to the threshold");
     }

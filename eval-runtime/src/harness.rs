@@ -523,7 +523,9 @@ impl Harness {
     fn mark(&self, mut dataset: Dataset) -> Dataset {
         if self.allow_custom_prefix {
             for s in &mut dataset.samples {
-                s.extra.insert("allow_custom_prefix".into(), true.into());
+                if let Some(q) = &mut s.retrieval {
+                        q.allow_custom_prefix = true;
+                    }
             }
         }
         dataset

@@ -90,7 +90,9 @@ impl Embedded {
                 Dataset::from_bytes(self.path, self.bytes).map_err(|e| e.to_string())?;
             if self.allow_custom_prefix {
                 for s in &mut dataset.samples {
-                    s.extra.insert("allow_custom_prefix".into(), true.into());
+                    if let Some(q) = &mut s.retrieval {
+                        q.allow_custom_prefix = true;
+                    }
                 }
             }
             let specs = self

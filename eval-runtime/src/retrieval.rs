@@ -433,19 +433,15 @@ impl RetrieverAgent {
     }
 
     async fn respond_to(&self, sample: &Sample) -> std::result::Result<Response, String> {
-        let Some(prefix) = sample.extra.get("scope_prefix").and_then(Value::as_str) else {
+        let Some(q) = &sample.retrieval else {
             return Err(format!(
                 "sample `{}` is not a query of a retrieval dataset (no scopePrefix)",
                 sample.id
             ));
         };
-        let allowed = self.allow_custom_prefix
-            || sample
-                .extra
-                .get("allow_custom_prefix")
-                .and_then(Value::as_bool)
-                == Some(true);
-        if !allowed && !prefix.starts_with(eval_core::retrieval::SAFE_PREFIX) {
+        let prefix = q.scope_prefix.as_str();
+        let allowed = self.allow_custom_prefix || q.scope_is_allowed();
+        if !allowed {
             return Err(format!(
                 "scopePrefix `{prefix}` does not start with `eval:`: ingest would delete everything under it, so it is refused; allow it explicitly (allow_custom_prefix) if that is intended"
             ));
@@ -453,15 +449,10 @@ impl RetrieverAgent {
         if !self.no_ingest {
             self.ingest_once(&sample.source.file, allowed).await?;
         }
-        let k = sample.top_k().unwrap_or(10);
-        let rerank = sample.extra.get("mode").and_then(Value::as_str) == Some("retrieve+rerank");
+        let k = q.top_k;
         let query = sample.input.last();
-        let hits = if rerank {
-            let n = sample
-                .extra
-                .get("rerank_top_k")
-                .and_then(Value::as_u64)
-                .map_or(k.saturating_mul(3), |n| (n as usize).max(k));
+        let hits = if q.mode == Mode::RetrieveRerank {
+            let n = q.rerank_top_k.max(k);
             let candidates = self.retriever.search(query, prefix, n).await?;
             self.retriever.rerank(query, candidates, k).await?
         } else {
@@ -664,10 +655,3 @@ pub fn threshold_gates(
     (gates, notes)
 }
 
-/// `mode` of a dataset, for messages.
-pub fn mode_name(mode: Mode) -> &'static str {
-    match mode {
-        Mode::Retrieve => "retrieve",
-        Mode::RetrieveRerank => "retrieve+rerank",
-    }
-}
