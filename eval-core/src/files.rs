@@ -1,13 +1,51 @@
-//! Writing files safely: atomically (a temporary file beside the target, then
-//! a rename), and a timestamped backup before a file is rewritten.
+//! Writing files safely: atomically (a temporary file beside the target,
+//! synced, then renamed over it), and a timestamped backup before a file is
+//! rewritten.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Writes `bytes` to `path` atomically: readers see the old file or the new
 /// one, never a half-written one.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomically_with(path, |w| w.write_all(bytes))
+}
+
+/// Writes `path` atomically with what `write` writes (buffered): readers see
+/// the old file or the new one, never a half-written one.
+///
+/// The data goes to a temporary file beside `path` (same directory, so the
+/// rename cannot cross file systems) whose name is unique to this process and
+/// this call, so threads and processes writing the same target at once do
+/// not write into each other's file. It is synced to disk, then renamed over
+/// `path`. On any error the temporary file is removed and `path` is left as
+/// it was.
+pub fn write_atomically_with<F>(path: &Path, write: F) -> std::io::Result<()>
+where
+    F: FnOnce(&mut dyn Write) -> std::io::Result<()>,
+{
+    let tmp = temp_path(path);
+    let written = std::fs::File::create(&tmp).and_then(|file| {
+        let mut out = std::io::BufWriter::new(file);
+        write(&mut out)?;
+        let file = out
+            .into_inner()
+            .map_err(std::io::IntoInnerError::into_error)?;
+        file.sync_all()
+    });
+    if let Err(e) = written.and_then(|()| std::fs::rename(&tmp, path)) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    sync_dir(path);
+    Ok(())
+}
+
+/// `.<name>.tmp.<pid>.<n>` beside `path`, `n` counting the calls of this process.
+fn temp_path(path: &Path) -> PathBuf {
+    static CALLS: AtomicU64 = AtomicU64::new(0);
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -16,16 +54,24 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
-    let written = std::fs::File::create(&tmp).and_then(|mut file| {
-        file.write_all(bytes)?;
-        file.sync_all()
-    });
-    if let Err(e) = written.and_then(|()| std::fs::rename(&tmp, path)) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e);
+    let n = CALLS.fetch_add(1, Ordering::Relaxed);
+    dir.join(format!(".{name}.tmp.{}.{n}", std::process::id()))
+}
+
+/// Best effort: makes the rename itself durable (Unix; elsewhere a no-op).
+fn sync_dir(path: &Path) {
+    #[cfg(unix)]
+    {
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        if let Ok(d) = std::fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
     }
-    Ok(())
+    #[cfg(not(unix))]
+    let _ = path;
 }
 
 /// Copies `path` to `<path>.<UTC timestamp>.bak` (e.g.
@@ -115,5 +161,49 @@ mod tests {
             .filter(|e| e.file_name().to_string_lossy().contains(".tmp."))
             .collect();
         assert!(leftovers.is_empty());
+    }
+
+    #[test]
+    fn concurrent_writers_and_failures() {
+        let dir = std::env::temp_dir().join(format!("eval-files-mt-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("shared.idx");
+        // Several threads of one process write the same target at once:
+        // each write is whole, none fails on another's temporary file.
+        std::thread::scope(|s| {
+            for t in 0..8u8 {
+                let file = &file;
+                s.spawn(move || {
+                    for _ in 0..20 {
+                        let line = vec![b'a' + t; 4096];
+                        write_atomically_with(file, |w| {
+                            for _ in 0..4 {
+                                w.write_all(&line)?;
+                            }
+                            Ok(())
+                        })
+                        .unwrap();
+                    }
+                });
+            }
+        });
+        let got = std::fs::read(&file).unwrap();
+        assert_eq!(got.len(), 4 * 4096);
+        assert!(got.iter().all(|b| *b == got[0]), "one writer's bytes only");
+        // A failing writer leaves the old file and no temporary file.
+        let failed = write_atomically_with(&file, |w| {
+            w.write_all(b"partial")?;
+            Err(std::io::Error::other("boom"))
+        });
+        assert_eq!(failed.unwrap_err().to_string(), "boom");
+        assert_eq!(std::fs::read(&file).unwrap(), got);
+        let names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, vec!["shared.idx".to_string()]);
+        let _ = std::fs::remove_dir_all(dir);
     }
 }

@@ -9,13 +9,11 @@
 //! name (names are identifiers: no tab, no newline).
 
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use crate::dataset::Dataset;
-use crate::naming::short_hash;
-
-const HEADER: &str = "eval-index 1\n";
+use crate::hash::{fnv1a64, short_hash, short_hex};
 
 /// Where one sample's record is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,6 +28,8 @@ pub struct Entry {
     /// 0-based position of the sample in the file.
     pub index: usize,
 }
+
+const HEADER: &str = "eval-index 1\n";
 
 /// The index file for the dataset at `dataset`, under `dir`.
 pub fn path_for(dir: &Path, dataset: &Path) -> std::io::Result<PathBuf> {
@@ -47,11 +47,13 @@ pub fn path_for(dir: &Path, dataset: &Path) -> std::io::Result<PathBuf> {
     // One name per file (old states of it are removed on write), one state per
     // length, mtime and version of the naming rules.
     let file = short_hash(&canonical.to_string_lossy());
-    let state = short_hash(&format!(
-        "{}\0{mtime}\0{}",
-        meta.len(),
-        env!("CARGO_PKG_VERSION")
-    ));
+    let state = short_hex(fnv1a64(&[
+        meta.len().to_string().as_bytes(),
+        b"\0",
+        mtime.to_string().as_bytes(),
+        b"\0",
+        env!("CARGO_PKG_VERSION").as_bytes(),
+    ]));
     Ok(dir.join(format!("{stem}-{file}-{state}.idx")))
 }
 
@@ -67,7 +69,6 @@ pub fn write(path: &Path, dataset: &Dataset, names: &[String]) -> std::io::Resul
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    let tmp = path.with_extension(format!("idx.tmp.{}", std::process::id()));
     // Drop indexes of earlier states of the same file.
     if let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str()))
         && let Some((prefix, _)) = name.rsplit_once('-')
@@ -82,20 +83,13 @@ pub fn write(path: &Path, dataset: &Dataset, names: &[String]) -> std::io::Resul
             }
         }
     }
-    let result = (|| {
-        let mut out = std::io::BufWriter::new(File::create(&tmp)?);
+    crate::files::write_atomically_with(path, |out| {
         out.write_all(HEADER.as_bytes())?;
         for (name, offset, line, index) in rows {
             writeln!(out, "{name}\t{offset}\t{line}\t{index}")?;
         }
-        out.flush()?;
-        drop(out);
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+        Ok(())
+    })
 }
 
 /// Finds `name` by binary search over the index file (a few small reads).

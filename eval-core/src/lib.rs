@@ -19,6 +19,7 @@
 pub mod dataset;
 pub mod error;
 pub mod files;
+pub mod hash;
 pub mod index;
 pub mod manifest;
 pub mod metric;
@@ -26,6 +27,7 @@ pub mod naming;
 pub mod retrieval;
 pub mod runevals;
 pub mod sample;
+pub mod suggest;
 pub mod write;
 
 mod csv_format;

@@ -7,6 +7,8 @@
 use std::borrow::Cow;
 use std::fmt;
 
+use crate::suggest::{Closeness, closest_within, did_you_mean};
+
 /// Comparison of a score against its threshold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
@@ -322,24 +324,9 @@ pub fn known_names() -> Vec<&'static str> {
         .collect()
 }
 
-/// Levenshtein distance over characters (used for "did you mean" hints and
-/// by the runtime's string-similarity metrics).
-pub fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let above = row[j + 1];
-            row[j + 1] = (above + 1)
-                .min(row[j] + 1)
-                .min(diagonal + usize::from(ca != *cb));
-            diagonal = above;
-        }
-    }
-    row[b.len()]
-}
+/// Levenshtein distance (kept here for callers of `metric::edit_distance`;
+/// it lives in [`crate::suggest`]).
+pub use crate::suggest::edit_distance;
 
 /// How a metric scores, with its options resolved.
 #[derive(Debug, Clone, PartialEq)]
@@ -445,13 +432,11 @@ impl MetricSpec {
     ) -> Result<MetricSpec, MetricSpecError> {
         let err = |m: String, part: SpecPart| Err(MetricSpecError(m, part));
         let Some(info) = lookup(name) else {
-            let hint = known_names()
-                .into_iter()
-                .map(|k| (edit_distance(k, name), k))
-                .filter(|(d, _)| *d <= 2)
-                .min()
-                .map(|(_, k)| format!(" (did you mean `{k}`?)"))
-                .unwrap_or_default();
+            let hint = did_you_mean(closest_within(
+                name,
+                known_names(),
+                Closeness::case_sensitive(2),
+            ));
             return err(
                 format!(
                     "unknown metric `{name}`{hint}; known metrics: {}",

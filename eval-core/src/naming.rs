@@ -22,6 +22,8 @@
 
 use crate::sample::Sample;
 
+pub use crate::hash::short_hash;
+
 const MAX_KEY: usize = 48;
 const MAX_TAG: usize = 32;
 
@@ -170,17 +172,6 @@ const KEYWORDS: &[&str] = &[
     "return", "self", "static", "struct", "super", "trait", "true", "try", "type", "typeof",
     "union", "unsafe", "unsized", "use", "virtual", "where", "while", "yield",
 ];
-
-/// 6 hex digits of FNV-1a (64-bit) over the UTF-8 bytes: stable across
-/// platforms, versions and runs.
-pub fn short_hash(text: &str) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in text.as_bytes() {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("{:06x}", h >> 40)
-}
 
 #[cfg(test)]
 mod tests {

@@ -29,6 +29,7 @@ use serde_json::{Map, Value};
 use crate::error::{DatasetError, Problem};
 use crate::fields::kind_of;
 use crate::jsonl_format::parse_strict;
+use crate::suggest::{closest, did_you_mean};
 
 pub use crate::sample::{Mode, RetrievalQuery, SAFE_PREFIX};
 
@@ -601,18 +602,7 @@ fn unknown<'a>(o: &'a Map<String, Value>, allowed: &[&str]) -> Vec<&'a str> {
 }
 
 fn unknown_message(path: &str, key: &str, allowed: &[&str]) -> String {
-    let hint = allowed
-        .iter()
-        .map(|k| {
-            (
-                crate::metric::edit_distance(&k.to_ascii_lowercase(), &key.to_ascii_lowercase()),
-                *k,
-            )
-        })
-        .filter(|(d, _)| *d <= 3)
-        .min()
-        .map(|(_, k)| format!(" (did you mean `{k}`?)"))
-        .unwrap_or_default();
+    let hint = did_you_mean(closest(key, allowed.iter().copied()));
     format!(
         "`{path}{key}`: unknown key{hint}; allowed: {}",
         allowed.join(", ")

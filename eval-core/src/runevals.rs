@@ -24,6 +24,7 @@ use serde_json::{Map, Value};
 
 use crate::fields::kind_of;
 use crate::metric::{MetricSpec, Op};
+use crate::suggest::{Closeness, closest_within, did_you_mean};
 
 /// schemaVersion `upgrade` writes.
 pub const CURRENT_VERSION: &str = "1.6.0";
@@ -185,14 +186,14 @@ pub fn items(doc: &Value, shape: Shape) -> Result<Vec<ItemFields>, Vec<PathProbl
                 "description",
             ];
             for k in root.keys().filter(|k| !ROOT_KEYS.contains(&k.as_str())) {
-                if let Some(near) = ROOT_KEYS
-                    .iter()
-                    .find(|known| crate::metric::edit_distance(known, k) <= 2)
-                {
+                // (The known keys are 5 or more edits apart: at most one is within 2.)
+                let near =
+                    closest_within(k, ROOT_KEYS.iter().copied(), Closeness::case_sensitive(2));
+                if near.is_some() {
                     problems.push(problem(
                         None,
                         Some(k),
-                        format!("$.{k}: unknown key (did you mean `{near}`?)"),
+                        format!("$.{k}: unknown key{}", did_you_mean(near)),
                     ));
                 }
             }
@@ -346,13 +347,11 @@ fn show(v: &Value) -> String {
 }
 
 fn unknown_key(path: &str, key: &str, allowed: &[&str]) -> String {
-    let hint = allowed
-        .iter()
-        .map(|k| (crate::metric::edit_distance(k, key), *k))
-        .filter(|(d, _)| *d <= 3)
-        .min()
-        .map(|(_, k)| format!(" (did you mean `{k}`?)"))
-        .unwrap_or_default();
+    let hint = did_you_mean(closest_within(
+        key,
+        allowed.iter().copied(),
+        Closeness::case_sensitive(3),
+    ));
     format!(
         "{path}: unknown key `{key}`{hint}; allowed: {}",
         allowed.join(", ")
