@@ -1,54 +1,22 @@
-//! Loading dataset files into [`Sample`]s.
+//! Loading dataset files into [`Sample`]s: the public entry. How each format
+//! is read is the business of the dataset adapters (`formats/`).
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::error::{DatasetError, MAX_PROBLEMS, Problem};
-use crate::fields;
+use crate::formats;
+use crate::index_entry::Entry;
+use crate::naming;
 use crate::sample::Sample;
-use crate::{csv_format, json_format, jsonl_format, naming};
 
-pub use crate::fields::FIELD_ALIASES;
+pub use crate::formats::{FIELD_ALIASES, Format};
 
 /// Parses JSON text like `serde_json::from_str`, but rejects an object that
 /// repeats a key (whose first value would otherwise be lost silently).
 pub fn parse_json_strict(text: &str) -> Result<serde_json::Value, serde_json::Error> {
-    crate::jsonl_format::parse_strict(text)
-}
-
-/// A dataset file format. Chosen by extension.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Format {
-    /// One JSON object per line (`.jsonl`, `.ndjson`): agentspec and letta-evals.
-    Jsonl,
-    /// Header row then one record per sample (`.csv`): letta-evals.
-    Csv,
-    /// One JSON document (`.json`): a runevals document, or an array of samples.
-    Json,
-}
-
-impl Format {
-    /// The format for a path, from its extension (ASCII case ignored).
-    pub fn from_path(path: &str) -> Result<Format, DatasetError> {
-        let ext = Path::new(path)
-            .extension()
-            .map(|e| e.to_string_lossy().to_ascii_lowercase())
-            .unwrap_or_default();
-        match ext.as_str() {
-            "jsonl" | "ndjson" => Ok(Format::Jsonl),
-            "csv" => Ok(Format::Csv),
-            "json" => Ok(Format::Json),
-            _ => Err(DatasetError::UnsupportedFormat {
-                path: path.to_string(),
-                extension: if ext.is_empty() {
-                    "(none)".into()
-                } else {
-                    format!(".{ext}")
-                },
-            }),
-        }
-    }
+    formats::parse_strict(text)
 }
 
 /// A loaded dataset: every sample of one file, in file order.
@@ -87,22 +55,18 @@ impl Dataset {
         let format = Format::from_path(path)?;
         let mut problems = Vec::new();
         let mut samples = Vec::new();
-        let shared_path: std::sync::Arc<str> = path.into();
+        let shared_path: Arc<str> = path.into();
         // Each record becomes a sample as soon as it is read: the file's
         // records are never all held at once.
         let mut sink = |record, problems: &mut Vec<Problem>| {
             if problems.len() <= MAX_PROBLEMS
                 && let Some(sample) =
-                    fields::to_sample(&shared_path, samples.len(), record, problems)
+                    formats::to_sample(&shared_path, samples.len(), record, problems)
             {
                 samples.push(sample);
             }
         };
-        match format {
-            Format::Jsonl => jsonl_format::records(path, bytes, &mut problems, &mut sink),
-            Format::Csv => csv_format::records(path, bytes, &mut problems, &mut sink),
-            Format::Json => json_format::records(path, bytes, &mut problems, &mut sink),
-        }
+        formats::read(format, path, bytes, &mut problems, &mut sink);
         check_unique_ids(path, &samples, &mut problems);
         if !problems.is_empty() {
             problems.sort_by_key(|p| p.line);
@@ -124,50 +88,32 @@ impl Dataset {
         })
     }
 
-    /// Loads just the sample an [`index`](crate::index) entry points at: one
-    /// record read, however large the file. The sample is as a full load
+    /// Loads just the sample an index entry ([`crate::index`]) points at:
+    /// one record read, however large the file. The sample is as a full load
     /// would give it (same line, index, id).
-    pub fn load_record(
-        path: &Path,
-        shown: &str,
-        entry: &crate::index::Entry,
-    ) -> Result<Dataset, DatasetError> {
+    pub fn load_record(path: &Path, shown: &str, entry: &Entry) -> Result<Dataset, DatasetError> {
         let format = Format::from_path(shown)?;
         let io = |source| DatasetError::Io {
             path: shown.to_string(),
             source,
         };
         let mut problems = Vec::new();
-        let record = match format {
-            Format::Jsonl => {
-                let mut file = std::fs::File::open(path).map_err(io)?;
-                let raw = jsonl_format::read_line_at(&mut file, entry.offset).map_err(io)?;
-                match jsonl_format::line_record(shown, entry.line, entry.offset, &raw) {
-                    Ok(r) => r,
-                    Err(p) => {
-                        problems.push(p);
-                        None
-                    }
-                }
+        let record = if format == Format::Json {
+            // One document: read it whole and keep the indexed sample.
+            let mut all = Dataset::load_as(path, shown)?;
+            if entry.index < all.samples.len() {
+                let sample = all.samples.swap_remove(entry.index);
+                all.samples = vec![sample];
+                return Ok(all);
             }
-            Format::Csv => {
-                csv_format::record_at(shown, path, entry.offset, entry.line, &mut problems)
-                    .map_err(io)?
-            }
-            Format::Json => {
-                // One document: read it whole and keep the indexed sample.
-                let mut all = Dataset::load_as(path, shown)?;
-                if entry.index < all.samples.len() {
-                    let sample = all.samples.swap_remove(entry.index);
-                    all.samples = vec![sample];
-                    return Ok(all);
-                }
-                None
-            }
+            None
+        } else {
+            formats::record_at(format, path, shown, entry.offset, entry.line, &mut problems)
+                .map_err(io)?
         };
-        let shared_path: std::sync::Arc<str> = shown.into();
+        let shared_path: Arc<str> = shown.into();
         let sample =
-            record.and_then(|r| fields::to_sample(&shared_path, entry.index, r, &mut problems));
+            record.and_then(|r| formats::to_sample(&shared_path, entry.index, r, &mut problems));
         match sample {
             Some(sample) if problems.is_empty() => Ok(Dataset {
                 path: shown.to_string(),

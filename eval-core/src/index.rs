@@ -15,19 +15,7 @@ use std::path::{Path, PathBuf};
 use crate::dataset::Dataset;
 use crate::hash::{fnv1a64, short_hash, short_hex};
 
-/// Where one sample's record is.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Entry {
-    /// Test name (sample part).
-    pub name: String,
-    /// Byte offset of the record.
-    pub offset: u64,
-    /// 1-based line of the record.
-    pub line: usize,
-    /// 0-based position of the sample in the file.
-    pub index: usize,
-}
+pub use crate::index_entry::Entry;
 
 const HEADER: &str = "eval-index 1\n";
 

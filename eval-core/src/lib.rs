@@ -16,6 +16,9 @@
 //! assert_eq!(ds.test_names(), vec!["what_is_rag__basics".to_string()]);
 //! ```
 
+#![forbid(unsafe_code)]
+
+// The public API: these modules and the re-exports below.
 pub mod dataset;
 pub mod error;
 pub mod files;
@@ -25,16 +28,20 @@ pub mod manifest;
 pub mod metric;
 pub mod naming;
 pub mod retrieval;
-pub mod runevals;
 pub mod sample;
 pub mod suggest;
 pub mod write;
 
-mod csv_format;
-mod fields;
-mod json_format;
-mod jsonl_format;
-mod shapes;
+/// Microsoft 365 Agents Toolkit `runevals` documents (the runevals schema
+/// adapter of the dataset formats).
+pub use formats::runevals;
+
+// Internal: the dataset adapters (syntaxes and schemas, `formats/mod.rs`
+// describes them), the index entry type, the rank metrics (public through
+// `retrieval`).
+mod formats;
+mod index_entry;
+mod rank;
 
 pub use dataset::{Dataset, Format};
 pub use error::{DatasetError, Problem};

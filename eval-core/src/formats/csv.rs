@@ -1,5 +1,5 @@
-//! CSV adapter (letta-evals): a header row naming the fields, then one sample
-//! per record.
+//! The CSV syntax (letta-evals): a header row naming the fields, then one
+//! sample per record.
 //!
 //! Quoted cells may span lines (CR, LF or CRLF) and hold JSON: a cell of a
 //! list field (`input`, `ground_truth`, `context`) holding a JSON array of
@@ -9,68 +9,82 @@
 
 use serde_json::Value;
 
-use crate::error::{MAX_PROBLEMS, Problem};
-use crate::fields::{Field, Record, Sink, csv_cell, field_for};
+use super::record::{Field, Record, field_for};
+use super::text::kind_of;
+use super::{Adapter, Records, header_gives_input};
+use crate::error::Problem;
 
 /// A header's columns: name (None for an unnamed column) and the sample field it fills.
 type Columns = Vec<(Option<String>, Option<Field>)>;
 
-pub(crate) fn records(file: &str, bytes: &[u8], problems: &mut Vec<Problem>, sink: Sink<'_>) {
-    let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    let bom = (bytes.len() - body.len()) as u64;
-    let bytes = body;
-    // `flexible`: rows of the wrong width are reported here, so that a
-    // whitespace-only line can be skipped like a blank one.
-    let mut reader = csv::ReaderBuilder::new()
-        .has_headers(true)
-        .flexible(true)
-        .from_reader(bytes);
-    let Some(columns) = header(file, &mut reader, problems) else {
-        return;
-    };
+/// `.csv`.
+pub(crate) struct Csv;
 
-    // Held back one record: the last may turn out to hold an unclosed quote.
-    let mut held: Option<Record> = None;
-    let mut lines = LineCounter::new(bytes);
-    let mut record = csv::ByteRecord::new();
-    let mut last_start = None;
-    loop {
-        if problems.len() > MAX_PROBLEMS {
-            break;
-        }
-        match reader.read_byte_record(&mut record) {
-            Ok(false) => break,
-            Ok(true) => {}
-            Err(e) => {
-                problems.push(csv_problem(file, &e, Some(&mut lines)));
-                if matches!(e.kind(), csv::ErrorKind::Io(_)) {
-                    break;
+impl Adapter for Csv {
+    fn read(&self, bytes: &[u8], out: &mut Records<'_>) {
+        let file = out.file();
+        let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+        let bom = (bytes.len() - body.len()) as u64;
+        let bytes = body;
+        // `flexible`: rows of the wrong width are reported here, so that a
+        // whitespace-only line can be skipped like a blank one.
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(true)
+            .flexible(true)
+            .from_reader(bytes);
+        let Some(columns) = header(file, &mut reader, out.problems()) else {
+            return;
+        };
+
+        // Held back one record: the last may turn out to hold an unclosed quote.
+        let mut held: Option<Record> = None;
+        let mut lines = LineCounter::new(bytes);
+        let mut record = csv::ByteRecord::new();
+        let mut last_start = None;
+        loop {
+            if out.full() {
+                break;
+            }
+            match reader.read_byte_record(&mut record) {
+                Ok(false) => break,
+                Ok(true) => {}
+                Err(e) => {
+                    out.problem(csv_problem(file, &e, Some(&mut lines)));
+                    if matches!(e.kind(), csv::ErrorKind::Io(_)) {
+                        break;
+                    }
+                    continue;
                 }
-                continue;
+            }
+            let (line, start) = lines.line_at(record.position().map_or(0, |p| p.byte() as usize));
+            last_start = Some((start, line));
+            if let Some(r) = to_record(
+                file,
+                &columns,
+                &record,
+                line,
+                bom + start as u64,
+                out.problems(),
+            ) && let Some(previous) = held.replace(r)
+            {
+                out.record(previous);
             }
         }
-        let (line, start) = lines.line_at(record.position().map_or(0, |p| p.byte() as usize));
-        last_start = Some((start, line));
-        if let Some(r) = to_record(file, &columns, &record, line, bom + start as u64, problems)
-            && let Some(previous) = held.replace(r)
+        // The csv crate ends a quoted cell left open at the end of the file
+        // silently, taking every later line into it: refuse that.
+        if let Some((start, line)) = last_start
+            && quote_left_open(&bytes[start..])
         {
-            sink(previous, problems);
+            held = held.filter(|r| r.line != line);
+            out.problem(Problem::new(
+                file,
+                line,
+                "a quoted cell opened in this record is never closed (every later line was read into it)",
+            ));
         }
-    }
-    // The csv crate ends a quoted cell left open at the end of the file
-    // silently, taking every later line into it: refuse that.
-    if let Some((start, line)) = last_start
-        && quote_left_open(&bytes[start..])
-    {
-        held = held.filter(|r| r.line != line);
-        problems.push(Problem::new(
-            file,
-            line,
-            "a quoted cell opened in this record is never closed (every later line was read into it)",
-        ));
-    }
-    if let Some(last) = held {
-        sink(last, problems);
+        if let Some(last) = held {
+            out.record(last);
+        }
     }
 }
 
@@ -245,9 +259,7 @@ fn columns(file: &str, headers: &csv::ByteRecord, problems: &mut Vec<Problem>) -
         columns.push((Some(name), field));
     }
     let names: Vec<&str> = columns.iter().filter_map(|(n, _)| n.as_deref()).collect();
-    if !columns.iter().any(|(_, f)| *f == Some(Field::Input))
-        && !crate::shapes::csv_gives_input(&names)
-    {
+    if !columns.iter().any(|(_, f)| *f == Some(Field::Input)) && !header_gives_input(&names) {
         problems.push(Problem::new(
             file,
             1,
@@ -372,4 +384,59 @@ fn csv_problem(file: &str, e: &csv::Error, lines: Option<&mut LineCounter>) -> P
         _ => e.to_string(),
     };
     Problem::new(file, line, msg)
+}
+
+/// Turns a CSV cell into the JSON value its field expects. `Ok(None)` for an
+/// empty cell of a known field (the field is absent).
+fn csv_cell(field: Option<Field>, cell: &str) -> Result<Option<Value>, String> {
+    let Some(field) = field else {
+        return Ok(Some(Value::String(cell.to_string())));
+    };
+    let trimmed = cell.trim();
+    if trimmed.is_empty() {
+        return Ok(None);
+    }
+    match field {
+        Field::Input
+        | Field::Expected
+        | Field::Context
+        | Field::ReferenceContexts
+        | Field::AcceptedAnswers => {
+            // A cell holding a JSON array of strings is a list (letta-evals multi-turn
+            // CSV); anything else, even text starting with `[` or `{`, is plain text.
+            if trimmed.starts_with('[')
+                && let Ok(list) = serde_json::from_str::<Vec<String>>(trimmed)
+            {
+                return Ok(Some(Value::from(list)));
+            }
+            Ok(Some(Value::String(cell.to_string())))
+        }
+        Field::Tags => {
+            if trimmed.starts_with('[')
+                && let Ok(list @ Value::Array(_)) = serde_json::from_str::<Value>(trimmed)
+            {
+                return Ok(Some(list));
+            }
+            let tags: Vec<Value> = trimmed
+                .split([',', ';'])
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+                .map(Value::from)
+                .collect();
+            Ok(Some(Value::Array(tags)))
+        }
+        Field::Metadata
+        | Field::AgentArgs
+        | Field::RubricVars
+        | Field::Evaluators
+        | Field::Extra => match serde_json::from_str::<Value>(trimmed) {
+            Ok(v @ Value::Object(_)) => Ok(Some(v)),
+            Ok(other) => Err(format!(
+                "expected a JSON object in this cell, found {}",
+                kind_of(&other)
+            )),
+            Err(e) => Err(format!("expected a JSON object in this cell: {e}")),
+        },
+        Field::Id => Ok(Some(Value::String(trimmed.to_string()))),
+    }
 }

@@ -1,10 +1,11 @@
-//! Record → [`Sample`]: field names, aliases and value types shared by every
-//! row-oriented adapter (JSONL, CSV).
+//! The record every adapter produces, and record → [`Sample`]: field names,
+//! aliases and value types shared by every adapter.
 
 use serde_json::{Map, Value};
 
+use super::text::kind_of;
 use crate::error::Problem;
-use crate::sample::{Expected, Input, Sample, Source};
+use crate::sample::{Expected, Input, RetrievalQuery, Sample, Source};
 
 /// The sample fields a record can fill.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,7 +64,7 @@ impl Field {
 /// A record that uses two names for the same field is rejected. Every other
 /// key is kept in [`Sample::extra`]. Records shaped as other tools write them
 /// (deepeval, golden-dataset, OpenAI evals, promptflow, promptfoo) are first
-/// rewritten into these names: see `shapes.rs`.
+/// rewritten into these names by their schema adapters (`formats/`).
 pub const FIELD_ALIASES: &[(&str, &str)] = &[
     ("id", "id"),
     ("sample_id", "id"),
@@ -92,6 +93,8 @@ pub const FIELD_ALIASES: &[(&str, &str)] = &[
     ("extra", "extra"),
 ];
 
+/// The sample field a key or CSV column fills, by [`FIELD_ALIASES`]
+/// (ASCII case and surrounding spaces ignored); `None` for other keys.
 pub(crate) fn field_for(name: &str) -> Option<Field> {
     let name = name.trim();
     let canonical = FIELD_ALIASES
@@ -123,89 +126,48 @@ fn accepted_names(field: Field) -> String {
         .join(", ")
 }
 
-/// Where an adapter hands each record, with the problem list to add to.
-pub(crate) type Sink<'a> = &'a mut dyn FnMut(Record, &mut Vec<Problem>);
-
-/// One record as read by an adapter: its line and its fields in file order.
+/// One record as an adapter read it: where it is, and its fields.
 pub(crate) struct Record {
+    /// 1-based line the record starts on.
     pub line: usize,
     /// Byte offset of the record in the file.
     pub offset: u64,
+    /// The fields in file order, keys as written (schemas rewrite them).
     pub fields: Vec<(String, Value)>,
     /// The values are CSV cells.
     pub csv: bool,
     /// For a query of a retrieval dataset, what it searches for.
-    pub retrieval: Option<crate::sample::RetrievalQuery>,
+    pub retrieval: Option<RetrievalQuery>,
 }
 
-/// Turns a CSV cell into the JSON value its field expects. `Ok(None)` for an
-/// empty cell of a known field (the field is absent).
-pub(crate) fn csv_cell(field: Option<Field>, cell: &str) -> Result<Option<Value>, String> {
-    let Some(field) = field else {
-        return Ok(Some(Value::String(cell.to_string())));
-    };
-    let trimmed = cell.trim();
-    if trimmed.is_empty() {
-        return Ok(None);
+/// Whether a field is named `key` (surrounding spaces ignored).
+pub(crate) fn has_key(fields: &[(String, Value)], key: &str) -> bool {
+    fields.iter().any(|(k, _)| k.trim() == key)
+}
+
+/// Renames the field `from` (surrounding spaces ignored) to `to`, unless a
+/// field is named `to` already.
+pub(crate) fn rename_key(fields: &mut [(String, Value)], from: &str, to: &str) {
+    if fields.iter().any(|(k, _)| k == to) {
+        return;
     }
-    match field {
-        Field::Input
-        | Field::Expected
-        | Field::Context
-        | Field::ReferenceContexts
-        | Field::AcceptedAnswers => {
-            // A cell holding a JSON array of strings is a list (letta-evals multi-turn
-            // CSV); anything else, even text starting with `[` or `{`, is plain text.
-            if trimmed.starts_with('[')
-                && let Ok(list) = serde_json::from_str::<Vec<String>>(trimmed)
-            {
-                return Ok(Some(Value::from(list)));
-            }
-            Ok(Some(Value::String(cell.to_string())))
+    for (k, _) in fields.iter_mut() {
+        if k.trim() == from {
+            *k = to.to_string();
         }
-        Field::Tags => {
-            if trimmed.starts_with('[')
-                && let Ok(list @ Value::Array(_)) = serde_json::from_str::<Value>(trimmed)
-            {
-                return Ok(Some(list));
-            }
-            let tags: Vec<Value> = trimmed
-                .split([',', ';'])
-                .map(str::trim)
-                .filter(|t| !t.is_empty())
-                .map(Value::from)
-                .collect();
-            Ok(Some(Value::Array(tags)))
-        }
-        Field::Metadata
-        | Field::AgentArgs
-        | Field::RubricVars
-        | Field::Evaluators
-        | Field::Extra => match serde_json::from_str::<Value>(trimmed) {
-            Ok(v @ Value::Object(_)) => Ok(Some(v)),
-            Ok(other) => Err(format!(
-                "expected a JSON object in this cell, found {}",
-                kind_of(&other)
-            )),
-            Err(e) => Err(format!("expected a JSON object in this cell: {e}")),
-        },
-        Field::Id => Ok(Some(Value::String(trimmed.to_string()))),
     }
 }
 
-pub(crate) fn kind_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
+/// Removes the first field named `key` (surrounding spaces ignored) and
+/// returns its value.
+pub(crate) fn take_key(fields: &mut Vec<(String, Value)>, key: &str) -> Option<Value> {
+    let i = fields.iter().position(|(k, _)| k.trim() == key)?;
+    Some(fields.remove(i).1)
 }
 
-/// Builds a sample from a record, pushing every problem found. Returns `None`
-/// when the record has problems (the caller reports them all).
+/// Builds a sample from a record (already rewritten by the schema adapters),
+/// pushing every problem found. Returns `None` when the record has problems
+/// (the caller reports them all).
 pub(crate) fn to_sample(
     shared_file: &std::sync::Arc<str>,
     index: usize,
@@ -233,7 +195,7 @@ pub(crate) fn to_sample(
     let mut extra = Map::new();
     let mut extra_object: Option<Map<String, Value>> = None;
 
-    for (key, value) in crate::shapes::normalize(record.fields, record.csv) {
+    for (key, value) in record.fields {
         let Some(field) = field_for(&key) else {
             extra.insert(key, value);
             continue;

@@ -1,0 +1,573 @@
+//! The Unrag schema (seed 004): a retrieval dataset (`.json`), checked and
+//! read into the public model of [`crate::retrieval`]
+//! ([`RetrievalDataset::load`], [`RetrievalDataset::from_bytes`]). As a
+//! document schema of the dataset formats, [`Unrag`] turns each query into a
+//! record: `id`, the query as `input`, and the typed [`RetrievalQuery`].
+
+use serde_json::{Map, Value};
+
+use super::record::Record;
+use super::text::{kind_of, parse_strict, strip_position};
+use super::{Adapter, Input, Records};
+use crate::error::{DatasetError, Problem};
+use crate::retrieval::{
+    Document, Mode, Query, RetrievalDataset, RetrievalQuery, is_retrieval_dataset,
+};
+use crate::suggest::{closest, did_you_mean};
+
+/// The Unrag document schema.
+pub(crate) struct Unrag;
+
+impl Adapter for Unrag {
+    fn recognises(&self, input: &Input<'_>) -> bool {
+        matches!(input, Input::Document(doc) if is_retrieval_dataset(&doc.value))
+    }
+
+    /// One record per query; a dataset that breaks a rule gives its problems.
+    fn rewrite(&self, input: Input<'_>, out: &mut Records<'_>) {
+        let Input::Document(doc) = input else {
+            return;
+        };
+        let file = out.file();
+        match RetrievalDataset::from_bytes(file, doc.text.as_bytes()) {
+            Ok(d) => {
+                for q in &d.queries {
+                    out.record(query_record(&d, q));
+                }
+            }
+            Err(DatasetError::Invalid { problems: list, .. }) => out.problems().extend(list),
+            Err(other) => out.problem(Problem::new(file, 1, other.to_string())),
+        }
+    }
+}
+
+impl RetrievalDataset {
+    /// Reads and checks the dataset at `path`, shown as `shown`.
+    pub fn load(path: &std::path::Path, shown: &str) -> Result<RetrievalDataset, DatasetError> {
+        let bytes = std::fs::read(path).map_err(|source| DatasetError::Io {
+            path: shown.to_string(),
+            source,
+        })?;
+        Self::from_bytes(shown, &bytes)
+    }
+
+    /// Parses and checks `bytes` as the dataset named `shown`.
+    pub fn from_bytes(shown: &str, bytes: &[u8]) -> Result<RetrievalDataset, DatasetError> {
+        let invalid = |problems: Vec<Problem>| DatasetError::Invalid {
+            path: shown.to_string(),
+            problems,
+        };
+        let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+        let text = std::str::from_utf8(body)
+            .map_err(|_| invalid(vec![Problem::new(shown, 1, "invalid UTF-8")]))?;
+        let doc = parse_strict(text).map_err(|e| {
+            invalid(vec![
+                Problem::new(
+                    shown,
+                    e.line().max(1),
+                    format!("invalid JSON: {}", strip_position(&e.to_string())),
+                )
+                .column(e.column().max(1)),
+            ])
+        })?;
+        let mut problems = Vec::new();
+        let line_of = |needle: &str, from: usize| -> usize {
+            text.get(from..)
+                .and_then(|rest| rest.find(needle))
+                .map_or(1, |at| 1 + text[..from + at].matches('\n').count())
+        };
+        let Some(root) = doc.as_object() else {
+            return Err(invalid(vec![Problem::new(
+                shown,
+                1,
+                format!("expected a JSON object, found {}", kind_of(&doc)),
+            )]));
+        };
+        let at = |key: &str| line_of(&format!("\"{key}\""), 0);
+        match root.get("version") {
+            Some(Value::String(v)) if v == "1" => {}
+            Some(v) => problems.push(
+                Problem::new(shown, at("version"), format!("unsupported version {v}: this tool reads version \"1\" of the Unrag dataset format"))
+                    .field("version"),
+            ),
+            None => problems.push(Problem::new(shown, 1, "missing `version` (\"1\")").field("version")),
+        }
+        let id = match root.get("id") {
+            Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
+            Some(other) => {
+                problems.push(
+                    Problem::new(
+                        shown,
+                        at("id"),
+                        format!("expected a non-empty string, found {}", kind_of(other)),
+                    )
+                    .field("id"),
+                );
+                String::new()
+            }
+            None => {
+                problems.push(
+                    Problem::new(
+                        shown,
+                        1,
+                        "missing `id` (a stable name for reports and diffs)",
+                    )
+                    .field("id"),
+                );
+                String::new()
+            }
+        };
+        let description = root
+            .get("description")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let empty = Map::new();
+        let defaults = match root.get("defaults") {
+            Some(Value::Object(d)) => d,
+            Some(other) => {
+                problems.push(
+                    Problem::new(
+                        shown,
+                        at("defaults"),
+                        format!("expected an object, found {}", kind_of(other)),
+                    )
+                    .field("defaults"),
+                );
+                &empty
+            }
+            None => &empty,
+        };
+        let positive = |v: &Value| v.as_u64().filter(|n| *n >= 1).map(|n| n as usize);
+        let mut top_k = 10;
+        if let Some(v) = defaults.get("topK") {
+            match positive(v) {
+                Some(n) => top_k = n,
+                None => problems.push(
+                    Problem::new(
+                        shown,
+                        at("topK"),
+                        format!("`defaults.topK`: expected a whole number ≥ 1, found {v}"),
+                    )
+                    .field("topK"),
+                ),
+            }
+        }
+        let mode = match defaults.get("mode") {
+            None => Mode::Retrieve,
+            Some(Value::String(m)) if m == "retrieve" => Mode::Retrieve,
+            Some(Value::String(m)) if m == "retrieve+rerank" => Mode::RetrieveRerank,
+            Some(other) => {
+                problems.push(Problem::new(shown, at("mode"), format!("`defaults.mode`: expected \"retrieve\" or \"retrieve+rerank\", found {other}")).field("mode"));
+                Mode::Retrieve
+            }
+        };
+        let mut rerank_top_k = top_k.saturating_mul(3);
+        if let Some(v) = defaults.get("rerankTopK") {
+            match positive(v) {
+                Some(n) => rerank_top_k = n,
+                None => problems.push(
+                    Problem::new(
+                        shown,
+                        at("rerankTopK"),
+                        format!("`defaults.rerankTopK`: expected a whole number ≥ 1, found {v}"),
+                    )
+                    .field("rerankTopK"),
+                ),
+            }
+        }
+        let scope_prefix = match defaults.get("scopePrefix") {
+            Some(Value::String(p)) if !p.is_empty() => p.clone(),
+            Some(other) => {
+                problems.push(
+                    Problem::new(
+                        shown,
+                        at("scopePrefix"),
+                        format!(
+                            "`defaults.scopePrefix`: expected a non-empty string, found {other}"
+                        ),
+                    )
+                    .field("scopePrefix"),
+                );
+                String::new()
+            }
+            None => {
+                problems.push(Problem::new(shown, 1, "missing `defaults.scopePrefix` (e.g. \"eval:my-dataset:\"): it isolates the dataset's documents").field("scopePrefix"));
+                String::new()
+            }
+        };
+        let thresholds = defaults
+            .get("thresholds")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        for k in unknown(
+            root,
+            &[
+                "version",
+                "id",
+                "description",
+                "defaults",
+                "documents",
+                "queries",
+            ],
+        ) {
+            problems.push(Problem::new(
+                shown,
+                at(k),
+                unknown_message(
+                    "",
+                    k,
+                    &[
+                        "version",
+                        "id",
+                        "description",
+                        "defaults",
+                        "documents",
+                        "queries",
+                    ],
+                ),
+            ));
+        }
+        const DEFAULTS: &[&str] = &["topK", "scopePrefix", "mode", "rerankTopK", "thresholds"];
+        for k in unknown(defaults, DEFAULTS) {
+            problems.push(Problem::new(
+                shown,
+                at(k),
+                unknown_message("defaults.", k, DEFAULTS),
+            ));
+        }
+        if let Some(d) = root.get("description").filter(|d| !d.is_string()) {
+            problems.push(Problem::new(
+                shown,
+                at("description"),
+                format!("`description`: expected a string, found {}", kind_of(d)),
+            ));
+        }
+
+        // Documents.
+        let mut documents = Vec::new();
+        let mut find = Locator::after(text, "\"documents\"");
+        match root.get("documents") {
+            None => {}
+            Some(Value::Array(docs)) => {
+                for (i, d) in docs.iter().enumerate() {
+                    let sid = d.get("sourceId").and_then(Value::as_str);
+                    let line = find.next(sid);
+                    let p = |m: String| Problem::new(shown, line, m);
+                    let Some(o) = d.as_object() else {
+                        problems.push(p(format!(
+                            "documents[{i}]: expected an object, found {}",
+                            kind_of(d)
+                        )));
+                        continue;
+                    };
+                    const DOC: &[&str] = &["sourceId", "content", "loaderRef", "metadata"];
+                    for k in unknown(o, DOC) {
+                        problems.push(p(unknown_message(&format!("documents[{i}]."), k, DOC)));
+                    }
+                    for (k, want) in [
+                        ("content", "a non-empty string"),
+                        ("loaderRef", "a non-empty string"),
+                        ("metadata", "an object"),
+                    ] {
+                        if let Some(v) = o.get(k) {
+                            let ok = if k == "metadata" {
+                                v.is_object()
+                            } else {
+                                v.as_str().is_some_and(|t| !t.trim().is_empty())
+                            };
+                            if !ok {
+                                problems.push(
+                                    p(format!("documents[{i}].{k}: expected {want}, found {v}"))
+                                        .field(k),
+                                );
+                            }
+                        }
+                    }
+                    let Some(source_id) = sid.filter(|s| !s.is_empty()) else {
+                        problems.push(
+                            p(format!("documents[{i}]: needs a `sourceId`")).field("sourceId"),
+                        );
+                        continue;
+                    };
+                    if !scope_prefix.is_empty() && !source_id.starts_with(&scope_prefix) {
+                        problems.push(
+                            p(format!(
+                                "document `{source_id}` is outside the dataset's scope: its sourceId must start with `{scope_prefix}` (ingest deletes and searches only under that prefix)"
+                            ))
+                            .field("sourceId"),
+                        );
+                    }
+                    let content = o.get("content").and_then(Value::as_str).map(str::to_string);
+                    let loader_ref = o
+                        .get("loaderRef")
+                        .and_then(Value::as_str)
+                        .map(str::to_string);
+                    match (&content, &loader_ref) {
+                        (Some(_), Some(_)) => problems.push(p(format!("document `{source_id}` has both `content` and `loaderRef`; keep one"))),
+                        (None, None) => problems.push(p(format!("document `{source_id}` needs `content` (text) or `loaderRef` (loaded by your hook)"))),
+                        _ => {}
+                    }
+                    if documents
+                        .iter()
+                        .any(|x: &Document| x.source_id == source_id)
+                    {
+                        problems.push(
+                            p(format!("document `{source_id}` is listed twice")).field("sourceId"),
+                        );
+                    }
+                    documents.push(Document {
+                        source_id: source_id.to_string(),
+                        content,
+                        loader_ref,
+                        metadata: o
+                            .get("metadata")
+                            .and_then(Value::as_object)
+                            .cloned()
+                            .unwrap_or_default(),
+                        line,
+                    });
+                }
+            }
+            Some(other) => problems.push(Problem::new(
+                shown,
+                at("documents"),
+                format!("`documents`: expected an array, found {}", kind_of(other)),
+            )),
+        }
+
+        // Queries.
+        let mut queries = Vec::new();
+        let mut find = Locator::after(text, "\"queries\"");
+        match root.get("queries") {
+            Some(Value::Array(qs)) if !qs.is_empty() => {
+                for (i, q) in qs.iter().enumerate() {
+                    let qid = q.get("id").and_then(Value::as_str);
+                    let line = find.next(qid);
+                    let p = |m: String| Problem::new(shown, line, m);
+                    let Some(o) = q.as_object() else {
+                        problems.push(p(format!(
+                            "queries[{i}]: expected an object, found {}",
+                            kind_of(q)
+                        )));
+                        continue;
+                    };
+                    const QUERY: &[&str] = &["id", "query", "relevant", "topK", "scopePrefix"];
+                    for k in unknown(o, QUERY) {
+                        problems.push(p(unknown_message(&format!("queries[{i}]."), k, QUERY)));
+                    }
+                    if let Some(r) = o.get("relevant").and_then(Value::as_object) {
+                        for k in unknown(r, &["sourceIds"]) {
+                            problems.push(p(unknown_message(
+                                &format!("queries[{i}].relevant."),
+                                k,
+                                &["sourceIds"],
+                            )));
+                        }
+                    }
+                    let Some(id) = qid.filter(|s| !s.trim().is_empty()) else {
+                        problems.push(p(format!("queries[{i}]: needs an `id` (stable across edits, used in reports and diffs)")).field("id"));
+                        continue;
+                    };
+                    let Some(query) = o
+                        .get("query")
+                        .and_then(Value::as_str)
+                        .filter(|s| !s.trim().is_empty())
+                    else {
+                        problems.push(
+                            p(format!("query `{id}` needs a non-empty `query`")).field("query"),
+                        );
+                        continue;
+                    };
+                    let relevant = match o.get("relevant").and_then(|r| r.get("sourceIds")) {
+                        Some(Value::Array(ids)) => {
+                            let mut out = Vec::new();
+                            for v in ids {
+                                match v.as_str() {
+                                    Some("") => problems.push(p(format!(
+                                        "query `{id}`: relevant.sourceIds holds an empty id"
+                                    ))),
+                                    Some(s) => out.push(s.to_string()),
+                                    None => problems.push(p(format!("query `{id}`: relevant.sourceIds holds {}, expected strings", kind_of(v)))),
+                                }
+                            }
+                            out
+                        }
+                        _ => {
+                            problems.push(p(format!("query `{id}` needs `relevant.sourceIds` (an array; empty means nothing should be found)")).field("relevant"));
+                            continue;
+                        }
+                    };
+                    let top_k = match o.get("topK") {
+                        None => top_k,
+                        Some(v) => match positive(v) {
+                            Some(n) => n,
+                            None => {
+                                problems.push(p(format!("query `{id}`: `topK` expected a whole number ≥ 1, found {v}")).field("topK"));
+                                top_k
+                            }
+                        },
+                    };
+                    if queries.iter().any(|x: &Query| x.id == id) {
+                        problems.push(p(format!("query id `{id}` is used twice")).field("id"));
+                    }
+                    let scope = match o.get("scopePrefix") {
+                        None => None,
+                        Some(Value::String(sp)) if !sp.is_empty() => Some(sp.clone()),
+                        Some(other) => {
+                            problems.push(p(format!("query `{id}`: `scopePrefix` expected a non-empty string, found {other}")));
+                            None
+                        }
+                    };
+                    queries.push(Query {
+                        id: id.to_string(),
+                        query: query.to_string(),
+                        relevant,
+                        top_k,
+                        scope_prefix: scope,
+                        line,
+                    });
+                }
+            }
+            Some(Value::Array(_)) => {
+                problems.push(Problem::new(shown, at("queries"), "`queries` is empty"))
+            }
+            Some(other) => problems.push(Problem::new(
+                shown,
+                at("queries"),
+                format!("`queries`: expected an array, found {}", kind_of(other)),
+            )),
+            None => problems.push(Problem::new(shown, 1, "missing `queries`")),
+        }
+        if !problems.is_empty() {
+            problems.sort_by_key(|p| p.line);
+            return Err(invalid(problems));
+        }
+        Ok(RetrievalDataset {
+            path: shown.to_string(),
+            id,
+            description,
+            top_k,
+            scope_prefix,
+            mode,
+            rerank_top_k,
+            thresholds,
+            documents,
+            queries,
+        })
+    }
+}
+
+/// A query as a record: `id`, the query as `input`, and the typed
+/// [`RetrievalQuery`] (relevant ids, k, scope, mode) the rank metrics and the
+/// retriever agent read.
+fn query_record(d: &RetrievalDataset, q: &Query) -> Record {
+    Record {
+        line: q.line,
+        offset: 0,
+        fields: vec![
+            ("id".into(), Value::from(q.id.clone())),
+            ("input".into(), Value::from(q.query.clone())),
+        ],
+        csv: false,
+        retrieval: Some(RetrievalQuery {
+            dataset_id: d.id.clone(),
+            scope_prefix: q
+                .scope_prefix
+                .clone()
+                .unwrap_or_else(|| d.scope_prefix.clone()),
+            top_k: q.top_k,
+            relevant_ids: q.relevant.clone(),
+            mode: d.mode,
+            rerank_top_k: d.rerank_top_k,
+            allow_custom_prefix: false,
+        }),
+    }
+}
+
+/// Lines of the items of one array, found in order: each item by its id
+/// (the JSON-encoded string), else by its opening brace.
+struct Locator<'a> {
+    text: &'a str,
+    cursor: usize,
+}
+
+impl<'a> Locator<'a> {
+    /// Starts the search after the first `key` in `text`.
+    fn after(text: &'a str, key: &str) -> Self {
+        Locator {
+            text,
+            cursor: text.find(key).map_or(0, |at| at + key.len()),
+        }
+    }
+
+    /// The line of the next item, `id` naming it when it has one.
+    fn next(&mut self, id: Option<&str>) -> usize {
+        let needle = match id {
+            Some(id) => serde_json::to_string(id).unwrap_or_default(),
+            None => "{".to_string(),
+        };
+        let Some(at) = self
+            .text
+            .get(self.cursor..)
+            .and_then(|rest| rest.find(&needle))
+        else {
+            return 1 + self.text[..self.cursor.min(self.text.len())]
+                .matches('\n')
+                .count();
+        };
+        let start = self.cursor + at;
+        self.cursor = start + needle.len();
+        1 + self.text[..start].matches('\n').count()
+    }
+}
+
+fn unknown<'a>(o: &'a Map<String, Value>, allowed: &[&str]) -> Vec<&'a str> {
+    o.keys()
+        .map(String::as_str)
+        .filter(|k| !allowed.contains(k))
+        .collect()
+}
+
+fn unknown_message(path: &str, key: &str, allowed: &[&str]) -> String {
+    let hint = did_you_mean(closest(key, allowed.iter().copied()));
+    format!(
+        "`{path}{key}`: unknown key{hint}; allowed: {}",
+        allowed.join(", ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn datasets_are_checked_with_lines() {
+        let bad = br#"{"version": "1", "id": "x",
+  "defaults": {"topK": 18446744073709551615, "scopePrefix": "eval:x:", "topk": 3},
+  "documents": [{"sourceId": "eval:x:a", "content": "", "metadata": "oops"},
+                {"sourceId": "other:b", "content": "b"}],
+  "queries": [{"id": "q", "query": "a?", "relevant": {"sourceIds": ["eval:x:a", ""]}, "top_k": 2}]}"#;
+        let err = RetrievalDataset::from_bytes("x.json", bad)
+            .unwrap_err()
+            .to_string();
+        for expected in [
+            "x.json:2: `defaults.topk`: unknown key (did you mean `topK`?)",
+            "x.json:3: field `content`: documents[0].content: expected a non-empty string",
+            "x.json:3: field `metadata`: documents[0].metadata: expected an object",
+            "x.json:4: field `sourceId`: document `other:b` is outside the dataset's scope",
+            "x.json:5: query `q`: relevant.sourceIds holds an empty id",
+            "x.json:5: `queries[0].top_k`: unknown key (did you mean `topK`?)",
+        ] {
+            assert!(err.contains(expected), "missing `{expected}` in:\n{err}");
+        }
+        let v2 = br#"{"version": "2", "id": "x", "defaults": {"scopePrefix": "eval:x:"}, "queries": [{"id": "q", "query": "a", "relevant": {"sourceIds": []}}]}"#;
+        let err = RetrievalDataset::from_bytes("v2.json", v2)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("v2.json:1: field `version`: unsupported version \"2\""),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,308 @@
+//! The metric catalogue: which metrics exist, their names and aliases, what
+//! they need, which way is better and their default thresholds.
+
+use std::fmt;
+
+/// Comparison of a score against its threshold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// `>=`: the score must be at least the threshold.
+    AtLeast,
+    /// `<=`: the score must be at most the threshold.
+    AtMost,
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Op::AtLeast => ">=",
+            Op::AtMost => "<=",
+        })
+    }
+}
+
+/// A sample field a metric cannot score without.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Need {
+    /// `expected` (or an alias such as `ground_truth`, `expected_output`).
+    Expected,
+    /// `context`.
+    Context,
+    /// `reference_contexts`.
+    ReferenceContexts,
+    /// Relevant document ids (a retrieval dataset's `relevant.sourceIds`).
+    RelevantIds,
+}
+
+impl fmt::Display for Need {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Need::Expected => "expected",
+            Need::Context => "context",
+            Need::ReferenceContexts => "reference_contexts",
+            Need::RelevantIds => "relevant.sourceIds",
+        })
+    }
+}
+
+/// The type of a metric option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OptionKind {
+    /// `true` / `false`.
+    Bool,
+    /// A string literal.
+    Str,
+}
+
+/// What the catalogue knows about one metric.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct MetricInfo {
+    /// Name used in specs.
+    pub name: &'static str,
+    /// Other accepted names.
+    pub aliases: &'static [&'static str],
+    /// Comparison implied when a spec gives no operator.
+    pub op: Op,
+    /// Threshold used when a spec gives none.
+    pub default_threshold: f64,
+    /// Fields every sample must have.
+    pub needs: &'static [Need],
+    /// Options the spec may set.
+    pub options: &'static [(&'static str, OptionKind)],
+    /// One line for error messages and docs.
+    pub summary: &'static str,
+}
+
+/// Every metric this version can score.
+pub static CATALOG: &[MetricInfo] = &[
+    MetricInfo {
+        name: "exact_match",
+        aliases: &["string_match"],
+        op: Op::AtLeast,
+        default_threshold: 1.0,
+        needs: &[Need::Expected],
+        options: &[("case_sensitive", OptionKind::Bool)],
+        summary: "1 if the trimmed output equals the expected answer (case-insensitive unless case_sensitive = true), else 0",
+    },
+    MetricInfo {
+        name: "contains",
+        aliases: &[],
+        op: Op::AtLeast,
+        default_threshold: 1.0,
+        needs: &[Need::Expected],
+        options: &[("case_sensitive", OptionKind::Bool)],
+        summary: "1 if the output contains the expected answer (case-insensitive unless case_sensitive = true), else 0",
+    },
+    MetricInfo {
+        name: "regex",
+        aliases: &[],
+        op: Op::AtLeast,
+        default_threshold: 1.0,
+        needs: &[Need::Expected],
+        options: &[
+            ("pattern", OptionKind::Str),
+            ("case_sensitive", OptionKind::Bool),
+        ],
+        summary: "1 if the output matches the regex (the expected answer, or `pattern`), else 0",
+    },
+    MetricInfo {
+        name: "faithfulness",
+        aliases: &[],
+        op: Op::AtLeast,
+        default_threshold: 0.8,
+        needs: &[],
+        options: &[],
+        summary: "ragas faithfulness: share of the answer's statements the retrieved context supports (LLM judge; context from the agent's answer, else the sample)",
+    },
+    MetricInfo {
+        name: "answer_similarity",
+        aliases: &["semantic_similarity"],
+        op: Op::AtLeast,
+        default_threshold: 0.8,
+        needs: &[Need::Expected],
+        options: &[],
+        summary: "ragas semantic similarity: cosine of the answer's and the expected answer's embeddings (offline: Levenshtein string similarity)",
+    },
+    MetricInfo {
+        name: "context_recall",
+        aliases: &[],
+        op: Op::AtLeast,
+        default_threshold: 0.75,
+        needs: &[],
+        options: &[],
+        summary: "ragas context recall: share of the expected answer's statements attributable to the retrieved context (LLM judge; offline: NonLLMContextRecall over reference_contexts)",
+    },
+    MetricInfo {
+        name: "context_precision",
+        aliases: &[],
+        op: Op::AtLeast,
+        default_threshold: 0.75,
+        needs: &[],
+        options: &[],
+        summary: "ragas context precision: average precision of the retrieved chunks judged useful for the expected answer (LLM judge; offline: NonLLMContextPrecisionWithReference over reference_contexts)",
+    },
+    MetricInfo {
+        name: "answer_relevancy",
+        aliases: &[],
+        op: Op::AtLeast,
+        default_threshold: 0.75,
+        needs: &[],
+        options: &[],
+        summary: "ragas answer relevancy: mean cosine between the input and questions the judge generates from the answer, 0 if the answer is noncommittal (LLM judge and embeddings)",
+    },
+    MetricInfo {
+        name: "hallucination",
+        aliases: &[],
+        op: Op::AtMost,
+        default_threshold: 0.5,
+        needs: &[Need::Context],
+        options: &[],
+        summary: "deepeval hallucination: share of the sample's contexts the answer contradicts, lower is better (LLM judge)",
+    },
+    MetricInfo {
+        name: "toxicity",
+        aliases: &[],
+        op: Op::AtLeast,
+        default_threshold: 0.5,
+        needs: &[],
+        options: &[],
+        summary: "1 - deepeval toxicity (toxic opinions / opinions in the answer): a safety score, higher is better (LLM judge)",
+    },
+    MetricInfo {
+        name: "bias",
+        aliases: &[],
+        op: Op::AtLeast,
+        default_threshold: 0.5,
+        needs: &[],
+        options: &[],
+        summary: "1 - deepeval bias (biased opinions / opinions in the answer): a safety score, higher is better (LLM judge)",
+    },
+    MetricInfo {
+        name: "rubric",
+        aliases: &[],
+        op: Op::AtLeast,
+        default_threshold: 0.5,
+        needs: &[],
+        options: &[
+            ("rubric", OptionKind::Str),
+            ("rubric_file", OptionKind::Str),
+        ],
+        summary: "letta-evals rubric grader: the judge scores the answer 0..1 against a rubric with {var} placeholders (the sample's `rubric` field, else `rubric = \"...\"` or `rubric_file = \"...\"`)",
+    },
+    MetricInfo {
+        name: "relevance",
+        aliases: &["Relevance"],
+        op: Op::AtLeast,
+        default_threshold: 0.5,
+        needs: &[],
+        options: &[],
+        summary: "runevals Relevance: the judge rates 1-5 how well the answer addresses the input; scored (rating - 1) / 4",
+    },
+    MetricInfo {
+        name: "coherence",
+        aliases: &["Coherence"],
+        op: Op::AtLeast,
+        default_threshold: 0.5,
+        needs: &[],
+        options: &[],
+        summary: "runevals Coherence: the judge rates 1-5 how clear and logically ordered the answer is; scored (rating - 1) / 4",
+    },
+    MetricInfo {
+        name: "groundedness",
+        aliases: &["Groundedness"],
+        op: Op::AtLeast,
+        default_threshold: 0.5,
+        needs: &[],
+        options: &[],
+        summary: "runevals Groundedness: the judge rates 1-5 how well the context supports the answer; scored (rating - 1) / 4",
+    },
+    MetricInfo {
+        name: "similarity",
+        aliases: &["Similarity"],
+        op: Op::AtLeast,
+        default_threshold: 0.5,
+        needs: &[Need::Expected],
+        options: &[],
+        summary: "runevals Similarity: the judge rates 1-5 how close the answer is to the expected answer; scored (rating - 1) / 4",
+    },
+    MetricInfo {
+        name: "citations",
+        aliases: &["Citations"],
+        op: Op::AtLeast,
+        default_threshold: 1.0,
+        needs: &[],
+        options: &[],
+        summary: "runevals Citations: how many distinct citation markers ([1], [^1], 【1】) the answer has; a count, not 0..1",
+    },
+    MetricInfo {
+        name: "hit_at_k",
+        aliases: &["hit@k", "hitAtK"],
+        op: Op::AtLeast,
+        default_threshold: 1.0,
+        needs: &[Need::RelevantIds],
+        options: &[],
+        summary: "retrieval: 1 if a relevant document is among the top k retrieved (Unrag, trec_eval), else 0",
+    },
+    MetricInfo {
+        name: "recall_at_k",
+        aliases: &["recall@k", "recallAtK"],
+        op: Op::AtLeast,
+        default_threshold: 0.75,
+        needs: &[Need::RelevantIds],
+        options: &[],
+        summary: "retrieval: relevant documents among the top k / relevant documents",
+    },
+    MetricInfo {
+        name: "precision_at_k",
+        aliases: &["precision@k", "precisionAtK"],
+        op: Op::AtLeast,
+        default_threshold: 0.0,
+        needs: &[Need::RelevantIds],
+        options: &[],
+        summary: "retrieval: relevant documents among the top k / k (trec_eval's P@k)",
+    },
+    MetricInfo {
+        name: "mrr_at_k",
+        aliases: &["mrr@k", "mrrAtK"],
+        op: Op::AtLeast,
+        default_threshold: 0.5,
+        needs: &[Need::RelevantIds],
+        options: &[],
+        summary: "retrieval: 1 / rank of the first relevant document within the top k, else 0",
+    },
+    MetricInfo {
+        name: "ndcg_at_k",
+        aliases: &["ndcg@k", "ndcgAtK"],
+        op: Op::AtLeast,
+        default_threshold: 0.5,
+        needs: &[Need::RelevantIds],
+        options: &[],
+        summary: "retrieval: nDCG at k with binary relevance (gain 1/log2(rank+1), ideal = all relevant first)",
+    },
+    MetricInfo {
+        name: "partial_match",
+        aliases: &[],
+        op: Op::AtLeast,
+        default_threshold: 0.5,
+        needs: &[Need::Expected],
+        options: &[],
+        summary: "token-overlap F1 (SQuAD) between output and expected answer, 0..1",
+    },
+];
+
+/// The catalogue entry for `name` (or one of its aliases).
+pub fn lookup(name: &str) -> Option<&'static MetricInfo> {
+    CATALOG
+        .iter()
+        .find(|m| m.name == name || m.aliases.contains(&name))
+}
+
+/// All accepted metric names, for "expected one of" messages.
+pub fn known_names() -> Vec<&'static str> {
+    CATALOG
+        .iter()
+        .flat_map(|m| std::iter::once(m.name).chain(m.aliases.iter().copied()))
+        .collect()
+}

@@ -1,0 +1,23 @@
+//! Metric declarations: which metrics exist, what they need, which way is
+//! better, and the `name(options) >= threshold` specs users write.
+//!
+//! Scoring lives in `eval-runtime`; this module is what the macro checks at
+//! compile time and the runtime executes, so both agree on the catalogue.
+//!
+//! Files: `catalog.rs` (the metrics and their properties), `spec.rs` (a
+//! checked [`MetricSpec`]), `parse.rs` ([`parse_specs`]), `error.rs`
+//! ([`MetricSpecError`]).
+
+mod catalog;
+mod error;
+mod parse;
+mod spec;
+
+pub use catalog::{CATALOG, MetricInfo, Need, Op, OptionKind, known_names, lookup};
+pub use error::{MetricSpecError, SpecPart};
+pub use parse::parse_specs;
+pub use spec::{DeclParts, MetricDecl, MetricKind, MetricSpec, OptionValue, Rating};
+
+/// Levenshtein distance (kept here for callers of `metric::edit_distance`;
+/// it lives in [`crate::suggest`]).
+pub use crate::suggest::edit_distance;

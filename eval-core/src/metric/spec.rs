@@ -1,0 +1,391 @@
+//! Metric specs: a catalogue metric with its options resolved and its
+//! threshold, as the `#[eval_dataset]` macro checks them at compile time and
+//! the runtime scores them.
+
+use std::borrow::Cow;
+
+use super::catalog::{MetricInfo, Need, Op, OptionKind, known_names, lookup};
+use super::error::{MetricSpecError, SpecPart};
+use crate::rank::RankMetric;
+use crate::suggest::{Closeness, closest_within, did_you_mean};
+
+/// An option value as written in a metric spec.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OptionValue {
+    /// `case_sensitive = true`
+    Bool(bool),
+    /// `pattern = "..."`
+    Str(Cow<'static, str>),
+    /// A number (no metric takes one yet; rejected with a clear message).
+    Num(f64),
+}
+
+/// How a metric scores, with its options resolved.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum MetricKind {
+    /// See [`CATALOG`](super::CATALOG) `exact_match`.
+    ExactMatch { case_sensitive: bool },
+    /// See [`CATALOG`](super::CATALOG) `contains`.
+    Contains { case_sensitive: bool },
+    /// See [`CATALOG`](super::CATALOG) `regex`.
+    Regex {
+        pattern: Option<String>,
+        case_sensitive: bool,
+    },
+    /// See [`CATALOG`](super::CATALOG) `partial_match`.
+    PartialMatch,
+    /// See [`CATALOG`](super::CATALOG) `faithfulness`.
+    Faithfulness,
+    /// See [`CATALOG`](super::CATALOG) `answer_similarity`.
+    AnswerSimilarity,
+    /// See [`CATALOG`](super::CATALOG) `context_recall`.
+    ContextRecall,
+    /// See [`CATALOG`](super::CATALOG) `context_precision`.
+    ContextPrecision,
+    /// See [`CATALOG`](super::CATALOG) `answer_relevancy`.
+    AnswerRelevancy,
+    /// See [`CATALOG`](super::CATALOG) `hallucination`.
+    Hallucination,
+    /// See [`CATALOG`](super::CATALOG) `toxicity`.
+    Toxicity,
+    /// See [`CATALOG`](super::CATALOG) `bias`.
+    Bias,
+    /// See [`CATALOG`](super::CATALOG) `rubric`.
+    Rubric {
+        /// Rubric text given in the spec.
+        text: Option<String>,
+        /// Rubric file given in the spec (relative to the crate).
+        file: Option<String>,
+    },
+    /// A runevals 1–5 rating: `relevance`, `coherence`, `groundedness`, `similarity`.
+    Rating(Rating),
+    /// See [`CATALOG`](super::CATALOG) `citations`.
+    Citations,
+    /// A retrieval rank metric (`recall_at_k`, ...).
+    Rank(RankMetric),
+}
+
+/// The runevals 1–5 ratings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Rating {
+    /// How well the answer addresses the input.
+    Relevance,
+    /// How clear and logically ordered the answer is.
+    Coherence,
+    /// How well the retrieved context supports the answer.
+    Groundedness,
+    /// How close the answer is to the expected answer.
+    Similarity,
+}
+
+/// A metric with its threshold, ready to score.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct MetricSpec {
+    /// The name as written by the user (e.g. `string_match`).
+    pub name: String,
+    /// What to compute.
+    pub kind: MetricKind,
+    /// Comparison against the threshold.
+    pub op: Op,
+    /// The threshold.
+    pub threshold: f64,
+}
+
+impl MetricSpec {
+    /// Checks and resolves `name(options) op threshold`. Omitted operator and
+    /// threshold take the metric's defaults.
+    pub fn new(
+        name: &str,
+        options: &[(&str, OptionValue)],
+        bound: Option<(Op, f64)>,
+    ) -> Result<MetricSpec, MetricSpecError> {
+        let err = |m: String, part: SpecPart| Err(MetricSpecError(m, part));
+        let Some(info) = lookup(name) else {
+            let hint = did_you_mean(closest_within(
+                name,
+                known_names(),
+                Closeness::case_sensitive(2),
+            ));
+            return err(
+                format!(
+                    "unknown metric `{name}`{hint}; known metrics: {}",
+                    known_names().join(", ")
+                ),
+                SpecPart::Name,
+            );
+        };
+        let (op, threshold) = bound.unwrap_or((info.op, info.default_threshold));
+        if op != info.op {
+            return err(
+                format!(
+                    "`{name}` is better when {}, so its threshold is a {}: write `{name} {} {threshold}`",
+                    if info.op == Op::AtLeast {
+                        "higher"
+                    } else {
+                        "lower"
+                    },
+                    if info.op == Op::AtLeast {
+                        "minimum"
+                    } else {
+                        "maximum"
+                    },
+                    info.op
+                ),
+                SpecPart::Op,
+            );
+        }
+        let max = if info.name == "citations" {
+            f64::INFINITY
+        } else {
+            1.0
+        };
+        if !(0.0..=max).contains(&threshold) {
+            return err(
+                format!(
+                    "`{name}` scores between 0 and 1, so a threshold of {threshold} can never be met as intended"
+                ),
+                SpecPart::Threshold,
+            );
+        }
+        let mut case_sensitive = false;
+        let mut pattern = None;
+        let mut rubric_text = None;
+        let mut rubric_file = None;
+        for (i, (key, _)) in options.iter().enumerate() {
+            if options[..i].iter().any(|(k, _)| k == key) {
+                return err(
+                    format!("option `{key}` of `{name}` is given twice"),
+                    SpecPart::Option(i),
+                );
+            }
+        }
+        for (i, (key, value)) in options.iter().enumerate() {
+            let part = SpecPart::Option(i);
+            if *key == "threshold" {
+                return err(
+                    format!(
+                        "the threshold goes after the metric: write `{name} {} {}`",
+                        info.op, info.default_threshold
+                    ),
+                    part,
+                );
+            }
+            let Some((_, kind)) = info.options.iter().find(|(k, _)| k == key) else {
+                let known: Vec<&str> = info.options.iter().map(|(k, _)| *k).collect();
+                return err(
+                    if known.is_empty() {
+                        format!("`{name}` takes no options, found `{key}`")
+                    } else {
+                        format!(
+                            "`{name}` has no option `{key}`; its options: {}",
+                            known.join(", ")
+                        )
+                    },
+                    part,
+                );
+            };
+            match (kind, value) {
+                (OptionKind::Bool, OptionValue::Bool(b)) if *key == "case_sensitive" => {
+                    case_sensitive = *b
+                }
+                (OptionKind::Str, OptionValue::Str(s)) if *key == "pattern" => {
+                    if let Err(e) = regex_syntax::Parser::new().parse(s) {
+                        let detail = e.to_string();
+                        let last = detail.lines().last().unwrap_or("").trim();
+                        let last = last.trim_start_matches("error: ");
+                        return err(format!("`pattern` is not a valid regex: {last}"), part);
+                    }
+                    pattern = Some(s.to_string())
+                }
+                (OptionKind::Str, OptionValue::Str(s)) if *key == "rubric" => {
+                    rubric_text = Some(s.to_string())
+                }
+                (OptionKind::Str, OptionValue::Str(s)) if *key == "rubric_file" => {
+                    rubric_file = Some(s.to_string())
+                }
+                (OptionKind::Bool, _) => {
+                    return err(
+                        format!("option `{key}` of `{name}` expects true or false"),
+                        part,
+                    );
+                }
+                (OptionKind::Str, _) => {
+                    return err(format!("option `{key}` of `{name}` expects a string"), part);
+                }
+            }
+        }
+        let kind = match info.name {
+            "exact_match" => MetricKind::ExactMatch { case_sensitive },
+            "contains" => MetricKind::Contains { case_sensitive },
+            "regex" => MetricKind::Regex {
+                pattern,
+                case_sensitive,
+            },
+            "faithfulness" => MetricKind::Faithfulness,
+            "answer_similarity" => MetricKind::AnswerSimilarity,
+            "context_recall" => MetricKind::ContextRecall,
+            "context_precision" => MetricKind::ContextPrecision,
+            "answer_relevancy" => MetricKind::AnswerRelevancy,
+            "hallucination" => MetricKind::Hallucination,
+            "toxicity" => MetricKind::Toxicity,
+            "bias" => MetricKind::Bias,
+            "rubric" => {
+                if rubric_text.is_some() && rubric_file.is_some() {
+                    return err(
+                        "`rubric` takes `rubric` or `rubric_file`, not both".into(),
+                        SpecPart::Option(1),
+                    );
+                }
+                MetricKind::Rubric {
+                    text: rubric_text,
+                    file: rubric_file,
+                }
+            }
+            "relevance" => MetricKind::Rating(Rating::Relevance),
+            "coherence" => MetricKind::Rating(Rating::Coherence),
+            "groundedness" => MetricKind::Rating(Rating::Groundedness),
+            "similarity" => MetricKind::Rating(Rating::Similarity),
+            "citations" => MetricKind::Citations,
+            "hit_at_k" => MetricKind::Rank(RankMetric::Hit),
+            "recall_at_k" => MetricKind::Rank(RankMetric::Recall),
+            "precision_at_k" => MetricKind::Rank(RankMetric::Precision),
+            "mrr_at_k" => MetricKind::Rank(RankMetric::Mrr),
+            "ndcg_at_k" => MetricKind::Rank(RankMetric::Ndcg),
+            _ => MetricKind::PartialMatch,
+        };
+        Ok(MetricSpec {
+            name: name.to_string(),
+            kind,
+            op,
+            threshold,
+        })
+    }
+
+    /// The catalogue entry.
+    pub fn info(&self) -> &'static MetricInfo {
+        lookup(&self.name).expect("specs are only built from catalogue names")
+    }
+
+    /// Fields every sample must have for this spec.
+    pub fn needs(&self) -> &'static [Need] {
+        match &self.kind {
+            MetricKind::Regex {
+                pattern: Some(_), ..
+            } => &[],
+            _ => self.info().needs,
+        }
+    }
+
+    /// The spec taken apart again: name, options, bound; what
+    /// [`MetricSpec::new`] takes to build it (the macro writes these out).
+    pub fn decl_parts(&self) -> DeclParts {
+        let mut options = Vec::new();
+        match &self.kind {
+            MetricKind::ExactMatch { case_sensitive } | MetricKind::Contains { case_sensitive }
+                if *case_sensitive =>
+            {
+                options.push(("case_sensitive".to_string(), OptionValue::Bool(true)));
+            }
+            MetricKind::Regex {
+                pattern,
+                case_sensitive,
+            } => {
+                if let Some(p) = pattern {
+                    options.push(("pattern".into(), OptionValue::Str(Cow::Owned(p.clone()))));
+                }
+                if *case_sensitive {
+                    options.push(("case_sensitive".into(), OptionValue::Bool(true)));
+                }
+            }
+            MetricKind::Rubric { text, file } => {
+                if let Some(t) = text {
+                    options.push(("rubric".into(), OptionValue::Str(Cow::Owned(t.clone()))));
+                }
+                if let Some(f) = file {
+                    options.push((
+                        "rubric_file".into(),
+                        OptionValue::Str(Cow::Owned(f.clone())),
+                    ));
+                }
+            }
+            _ => {}
+        }
+        (self.name.clone(), options, Some((self.op, self.threshold)))
+    }
+
+    /// Whether `score` is on the right side of the threshold.
+    pub fn passes(&self, score: f64) -> bool {
+        match self.op {
+            Op::AtLeast => score >= self.threshold,
+            Op::AtMost => score <= self.threshold,
+        }
+    }
+}
+
+/// A [`MetricSpec`] taken apart: name, options, bound.
+pub type DeclParts = (String, Vec<(String, OptionValue)>, Option<(Op, f64)>);
+
+/// A metric spec as the `#[eval_dataset]` macro writes it into a `static`
+/// (const-constructible); turned into a [`MetricSpec`] at run time.
+#[derive(Debug)]
+pub struct MetricDecl {
+    /// Metric name.
+    pub name: &'static str,
+    /// Options in the order written.
+    pub options: &'static [(&'static str, OptionValue)],
+    /// Operator and threshold, if written.
+    pub bound: Option<(Op, f64)>,
+}
+
+impl MetricDecl {
+    /// Resolves the declaration (the macro already checked it with the same code).
+    pub fn to_spec(&self) -> Result<MetricSpec, MetricSpecError> {
+        MetricSpec::new(self.name, self.options, self.bound)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_aliases() {
+        let s = MetricSpec::new("string_match", &[], None).unwrap();
+        assert_eq!(
+            s.kind,
+            MetricKind::ExactMatch {
+                case_sensitive: false
+            }
+        );
+        assert_eq!((s.op, s.threshold), (Op::AtLeast, 1.0));
+        let p = MetricSpec::new("partial_match", &[], None).unwrap();
+        assert_eq!(p.threshold, 0.5);
+    }
+
+    #[test]
+    fn rejects_bad_specs() {
+        let e = MetricSpec::new("faithfulnes", &[], None).unwrap_err();
+        assert!(e.0.contains("unknown metric `faithfulnes`"), "{e}");
+        let e = MetricSpec::new("contains", &[], Some((Op::AtMost, 0.5))).unwrap_err();
+        assert!(e.0.contains("write `contains >= 0.5`"), "{e}");
+        let e = MetricSpec::new("contains", &[], Some((Op::AtLeast, 2.0))).unwrap_err();
+        assert!(e.0.contains("between 0 and 1"), "{e}");
+        let e = MetricSpec::new(
+            "partial_match",
+            &[("case_sensitive", OptionValue::Bool(true))],
+            None,
+        )
+        .unwrap_err();
+        assert!(e.0.contains("takes no options"), "{e}");
+        let e = MetricSpec::new(
+            "contains",
+            &[("case_sensitive", OptionValue::Str("x".into()))],
+            None,
+        )
+        .unwrap_err();
+        assert!(e.0.contains("expects true or false"), "{e}");
+    }
+}
