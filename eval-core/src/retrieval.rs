@@ -105,14 +105,37 @@ pub fn is_retrieval_dataset(doc: &Value) -> bool {
 impl RetrievalDataset {
     /// Refuses a scope prefix that does not start with `eval:` unless
     /// `allow_custom` (ingest deletes everything under the prefix).
+    ///
+    /// The message as text; [`RetrievalDataset::check_scope`] gives the
+    /// typed error.
     pub fn check_prefix(&self, allow_custom: bool) -> Result<(), String> {
+        self.check_scope(allow_custom).map_err(|e| e.to_string())
+    }
+
+    /// Refuses a scope prefix that does not start with `eval:` unless
+    /// `allow_custom` (ingest deletes everything under the prefix).
+    pub fn check_scope(&self, allow_custom: bool) -> Result<(), UnsafeScope> {
         if allow_custom || self.scope_prefix.starts_with(SAFE_PREFIX) {
             Ok(())
         } else {
-            Err(format!(
-                "{}: scopePrefix `{}` does not start with `{SAFE_PREFIX}`: ingest deletes every document under it, so it is refused; allow it explicitly (--allow-custom-prefix, .allow_custom_prefix(true), allow_custom_prefix = true) if that is what you want",
-                self.path, self.scope_prefix
-            ))
+            Err(UnsafeScope {
+                path: self.path.clone(),
+                scope_prefix: self.scope_prefix.clone(),
+            })
         }
     }
+}
+
+/// A retrieval dataset whose scope prefix does not start with `eval:`, used
+/// without custom prefixes being allowed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{path}: scopePrefix `{scope_prefix}` does not start with `{SAFE_PREFIX}`: ingest deletes every document under it, so it is refused; allow it explicitly (--allow-custom-prefix, .allow_custom_prefix(true), allow_custom_prefix = true) if that is what you want"
+)]
+#[non_exhaustive]
+pub struct UnsafeScope {
+    /// The dataset path as shown.
+    pub path: String,
+    /// The refused `scopePrefix`.
+    pub scope_prefix: String,
 }

@@ -92,8 +92,23 @@ pub const CSV_COLUMNS: &[&str] = &[
     "extra",
 ];
 
+/// Why CSV text could not be written.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CsvError {
+    /// The CSV writer failed.
+    #[error(transparent)]
+    Csv(#[from] csv::Error),
+    /// Flushing the written rows failed.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// The written bytes are not UTF-8.
+    #[error(transparent)]
+    Utf8(#[from] std::string::FromUtf8Error),
+}
+
 /// CSV text with [`CSV_COLUMNS`] (columns no sample uses are left out).
-pub fn to_csv(samples: &[Sample]) -> Result<String, String> {
+pub fn to_csv(samples: &[Sample]) -> Result<String, CsvError> {
     let records: Vec<Map<String, Value>> = samples.iter().map(record).collect();
     let columns: Vec<&str> = CSV_COLUMNS
         .iter()
@@ -101,7 +116,7 @@ pub fn to_csv(samples: &[Sample]) -> Result<String, String> {
         .filter(|c| *c == "input" || records.iter().any(|r| r.contains_key(*c)))
         .collect();
     let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record(&columns).map_err(|e| e.to_string())?;
+    w.write_record(&columns)?;
     for r in &records {
         let row: Vec<String> = columns
             .iter()
@@ -111,10 +126,10 @@ pub fn to_csv(samples: &[Sample]) -> Result<String, String> {
                 Some(other) => other.to_string(),
             })
             .collect();
-        w.write_record(&row).map_err(|e| e.to_string())?;
+        w.write_record(&row)?;
     }
-    let bytes = w.into_inner().map_err(|e| e.to_string())?;
-    String::from_utf8(bytes).map_err(|e| e.to_string())
+    let bytes = w.into_inner().map_err(csv::IntoInnerError::into_error)?;
+    Ok(String::from_utf8(bytes)?)
 }
 
 /// What a CSV file cannot hold of `samples` (one line each; empty when

@@ -570,4 +570,16 @@ mod tests {
             "{err}"
         );
     }
+
+    #[test]
+    fn unsafe_scopes_are_refused_unless_allowed() {
+        let doc = br#"{"version": "1", "id": "kb", "defaults": {"scopePrefix": "prod:kb:"}, "queries": [{"id": "q", "query": "a", "relevant": {"sourceIds": []}}]}"#;
+        let d = RetrievalDataset::from_bytes("kb.json", doc).unwrap();
+        let e = d.check_scope(false).unwrap_err();
+        assert_eq!(e.scope_prefix, "prod:kb:");
+        let text = "kb.json: scopePrefix `prod:kb:` does not start with `eval:`: ingest deletes every document under it, so it is refused; allow it explicitly (--allow-custom-prefix, .allow_custom_prefix(true), allow_custom_prefix = true) if that is what you want";
+        assert_eq!(e.to_string(), text);
+        assert_eq!(d.check_prefix(false), Err(text.to_string()));
+        assert_eq!(d.check_scope(true), Ok(()));
+    }
 }

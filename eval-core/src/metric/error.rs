@@ -1,10 +1,27 @@
 //! What can be wrong with a metric spec, and where in the spec.
 
-/// A spec that names no known metric or sets it up wrongly.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+use super::catalog::{Op, known_names};
+use crate::suggest::did_you_mean;
+
+/// A spec that names no known metric or sets it up wrongly: what is wrong
+/// (`.0`, whose text is the message) and which part of the spec it is about
+/// (`.1`, for error spans).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{0}")]
 #[non_exhaustive]
-pub struct MetricSpecError(pub String, pub SpecPart);
+pub struct MetricSpecError(pub SpecErrorKind, pub SpecPart);
+
+impl MetricSpecError {
+    /// What is wrong.
+    pub fn kind(&self) -> &SpecErrorKind {
+        &self.0
+    }
+
+    /// Which part of the spec the error is about.
+    pub fn part(&self) -> SpecPart {
+        self.1
+    }
+}
 
 /// Which part of a metric spec an error is about (for error spans).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,4 +35,126 @@ pub enum SpecPart {
     Op,
     /// The threshold value.
     Threshold,
+}
+
+/// What is wrong with a metric spec. `name` is the metric as written (an
+/// alias stays an alias).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SpecErrorKind {
+    /// No metric has this name or alias.
+    #[error(
+        "unknown metric `{name}`{}; known metrics: {}",
+        did_you_mean(*.suggestion),
+        known_names().join(", ")
+    )]
+    UnknownMetric {
+        name: String,
+        /// The closest known name, if one is close.
+        suggestion: Option<&'static str>,
+    },
+    /// The operator points the wrong way (`op` is the metric's own).
+    #[error(
+        "`{name}` is better when {}, so its threshold is a {}: write `{name} {op} {threshold}`",
+        better(*.op),
+        bound(*.op)
+    )]
+    WrongDirection {
+        name: String,
+        op: Op,
+        threshold: f64,
+    },
+    /// The threshold cannot be met as intended.
+    #[error(
+        "`{name}` scores between 0 and 1, so a threshold of {threshold} can never be met as intended"
+    )]
+    ThresholdOutOfRange { name: String, threshold: f64 },
+    /// An option is given twice.
+    #[error("option `{key}` of `{name}` is given twice")]
+    RepeatedOption { name: String, key: String },
+    /// `threshold` written as an option (`op` and `default` are the metric's).
+    #[error("the threshold goes after the metric: write `{name} {op} {default}`")]
+    ThresholdAsOption { name: String, op: Op, default: f64 },
+    /// An option given to a metric that takes none.
+    #[error("`{name}` takes no options, found `{key}`")]
+    TakesNoOptions { name: String, key: String },
+    /// An option the metric does not have.
+    #[error("`{name}` has no option `{key}`; its options: {}", .known.join(", "))]
+    UnknownOption {
+        name: String,
+        key: String,
+        /// The metric's options.
+        known: Vec<&'static str>,
+    },
+    /// `pattern` does not compile (the regex parser's reason).
+    #[error("`pattern` is not a valid regex: {0}")]
+    InvalidPattern(String),
+    /// A boolean option given something else.
+    #[error("option `{key}` of `{name}` expects true or false")]
+    ExpectsBool { name: String, key: String },
+    /// A string option given something else.
+    #[error("option `{key}` of `{name}` expects a string")]
+    ExpectsString { name: String, key: String },
+    /// `rubric` given both `rubric` and `rubric_file`.
+    #[error("`rubric` takes `rubric` or `rubric_file`, not both")]
+    RubricAndRubricFile,
+    /// The list of specs is not well formed.
+    #[error("{0}")]
+    Syntax(SpecSyntaxError),
+    /// The threshold of one spec (`part`) is not a number.
+    #[error("`{part}`: `{value}` is not a number")]
+    NotANumber { part: String, value: String },
+    /// One spec's options are not closed.
+    #[error("`{part}`: expected `)` after the options")]
+    UnclosedOptions { part: String },
+    /// One spec's options are not well formed.
+    #[error("`{part}`: {error}")]
+    BadOptions {
+        part: String,
+        error: SpecSyntaxError,
+    },
+    /// One spec has no metric name.
+    #[error("`{part}`: expected a metric name")]
+    NotAName { part: String },
+    /// A metric is listed twice (also under two of its names).
+    #[error("`{name}` is listed twice")]
+    ListedTwice { name: String },
+    /// The list holds no spec.
+    #[error("no metrics given")]
+    NoMetrics,
+}
+
+/// How a list of specs, or of options, is not well formed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SpecSyntaxError {
+    /// A `)` without its `(`.
+    #[error("unbalanced `)`")]
+    UnbalancedParen,
+    /// A `(` or a string literal left open.
+    #[error("unclosed `(` or string")]
+    Unclosed,
+    /// An option that is not `key = value` (as written).
+    #[error("expected `key = value`, found `{0}`")]
+    NotKeyValue(String),
+    /// A string literal that does not parse (as written).
+    #[error("`{0}` is not a valid string literal")]
+    BadString(String),
+    /// A value that is none of the accepted kinds (as written).
+    #[error("`{0}` is not true, false, a number or a string")]
+    BadValue(String),
+}
+
+fn better(op: Op) -> &'static str {
+    match op {
+        Op::AtLeast => "higher",
+        Op::AtMost => "lower",
+    }
+}
+
+fn bound(op: Op) -> &'static str {
+    match op {
+        Op::AtLeast => "minimum",
+        Op::AtMost => "maximum",
+    }
 }

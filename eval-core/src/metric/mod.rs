@@ -14,7 +14,7 @@ mod parse;
 mod spec;
 
 pub use catalog::{CATALOG, MetricInfo, Need, Op, OptionKind, known_names, lookup};
-pub use error::{MetricSpecError, SpecPart};
+pub use error::{MetricSpecError, SpecErrorKind, SpecPart, SpecSyntaxError};
 pub use parse::parse_specs;
 pub use spec::{DeclParts, MetricDecl, MetricKind, MetricSpec, OptionValue, Rating};
 

@@ -1,15 +1,15 @@
 //! Parsing the attribute's list of metric specs.
 
 use super::catalog::Op;
-use super::error::{MetricSpecError, SpecPart};
+use super::error::{MetricSpecError, SpecErrorKind, SpecPart, SpecSyntaxError};
 use super::spec::{MetricSpec, OptionValue};
 
 /// Parses a comma-separated list of specs as the attribute writes them:
 /// `"contains >= 1.0, exact_match(case_sensitive = true), regex(pattern = \"\\\\d+\")"`.
 pub fn parse_specs(text: &str) -> Result<Vec<MetricSpec>, MetricSpecError> {
-    let bad = |m: String| MetricSpecError(m, SpecPart::Name);
+    let bad = |kind: SpecErrorKind| MetricSpecError(kind, SpecPart::Name);
     let mut specs = Vec::new();
-    for part in split_top_level(text).map_err(bad)? {
+    for part in split_top_level(text).map_err(|e| bad(SpecErrorKind::Syntax(e)))? {
         let part = part.trim();
         if part.is_empty() {
             continue;
@@ -24,7 +24,10 @@ pub fn parse_specs(text: &str) -> Result<Vec<MetricSpec>, MetricSpecError> {
                 let value = part[at + 2..].trim();
                 let threshold: f64 = value.parse().map_err(|_| {
                     MetricSpecError(
-                        format!("`{part}`: `{value}` is not a number"),
+                        SpecErrorKind::NotANumber {
+                            part: part.to_string(),
+                            value: value.to_string(),
+                        },
                         SpecPart::Threshold,
                     )
                 })?;
@@ -34,12 +37,19 @@ pub fn parse_specs(text: &str) -> Result<Vec<MetricSpec>, MetricSpecError> {
         };
         let (name, options) = match head.split_once('(') {
             Some((name, rest)) => {
-                let inner = rest
-                    .strip_suffix(')')
-                    .ok_or_else(|| bad(format!("`{part}`: expected `)` after the options")))?;
+                let inner = rest.strip_suffix(')').ok_or_else(|| {
+                    bad(SpecErrorKind::UnclosedOptions {
+                        part: part.to_string(),
+                    })
+                })?;
                 (
                     name.trim(),
-                    parse_options(inner).map_err(|m| bad(format!("`{part}`: {m}")))?,
+                    parse_options(inner).map_err(|error| {
+                        bad(SpecErrorKind::BadOptions {
+                            part: part.to_string(),
+                            error,
+                        })
+                    })?,
                 )
             }
             None => (head, Vec::new()),
@@ -49,7 +59,9 @@ pub fn parse_specs(text: &str) -> Result<Vec<MetricSpec>, MetricSpecError> {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '@')
         {
-            return Err(bad(format!("`{part}`: expected a metric name")));
+            return Err(bad(SpecErrorKind::NotAName {
+                part: part.to_string(),
+            }));
         }
         let opts: Vec<(&str, OptionValue)> = options
             .iter()
@@ -60,18 +72,20 @@ pub fn parse_specs(text: &str) -> Result<Vec<MetricSpec>, MetricSpecError> {
             .iter()
             .any(|s: &MetricSpec| s.info().name == spec.info().name)
         {
-            return Err(bad(format!("`{name}` is listed twice")));
+            return Err(bad(SpecErrorKind::ListedTwice {
+                name: name.to_string(),
+            }));
         }
         specs.push(spec);
     }
     if specs.is_empty() {
-        return Err(bad("no metrics given".into()));
+        return Err(bad(SpecErrorKind::NoMetrics));
     }
     Ok(specs)
 }
 
 /// Splits on commas outside parentheses and string literals.
-fn split_top_level(text: &str) -> Result<Vec<&str>, String> {
+fn split_top_level(text: &str) -> Result<Vec<&str>, SpecSyntaxError> {
     let mut parts = Vec::new();
     let (mut depth, mut in_str, mut escaped, mut start) = (0i32, false, false, 0);
     for (i, c) in text.char_indices() {
@@ -95,17 +109,17 @@ fn split_top_level(text: &str) -> Result<Vec<&str>, String> {
             _ => {}
         }
         if depth < 0 {
-            return Err("unbalanced `)`".into());
+            return Err(SpecSyntaxError::UnbalancedParen);
         }
     }
     if in_str || depth != 0 {
-        return Err("unclosed `(` or string".into());
+        return Err(SpecSyntaxError::Unclosed);
     }
     parts.push(&text[start..]);
     Ok(parts)
 }
 
-fn parse_options(inner: &str) -> Result<Vec<(String, OptionValue)>, String> {
+fn parse_options(inner: &str) -> Result<Vec<(String, OptionValue)>, SpecSyntaxError> {
     let mut out = Vec::new();
     for item in split_top_level(inner)? {
         let item = item.trim();
@@ -114,20 +128,18 @@ fn parse_options(inner: &str) -> Result<Vec<(String, OptionValue)>, String> {
         }
         let (key, value) = item
             .split_once('=')
-            .ok_or_else(|| format!("expected `key = value`, found `{item}`"))?;
+            .ok_or_else(|| SpecSyntaxError::NotKeyValue(item.to_string()))?;
         let value = value.trim();
         let value = if value == "true" || value == "false" {
             OptionValue::Bool(value == "true")
         } else if value.starts_with('"') {
             let s: String = serde_json::from_str(value)
-                .map_err(|_| format!("`{value}` is not a valid string literal"))?;
+                .map_err(|_| SpecSyntaxError::BadString(value.to_string()))?;
             OptionValue::Str(s.into())
         } else if let Ok(n) = value.parse::<f64>() {
             OptionValue::Num(n)
         } else {
-            return Err(format!(
-                "`{value}` is not true, false, a number or a string"
-            ));
+            return Err(SpecSyntaxError::BadValue(value.to_string()));
         };
         out.push((key.trim().to_string(), value));
     }
@@ -173,5 +185,30 @@ mod tests {
             let e = parse_specs(bad).unwrap_err().to_string();
             assert!(e.contains(msg), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn parse_errors_are_typed() {
+        let e = parse_specs("contains(case_sensitive = yes)").unwrap_err();
+        assert_eq!(
+            e.0,
+            SpecErrorKind::BadOptions {
+                part: "contains(case_sensitive = yes)".into(),
+                error: SpecSyntaxError::BadValue("yes".into())
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            "`contains(case_sensitive = yes)`: `yes` is not true, false, a number or a string"
+        );
+        let e = parse_specs("contains)").unwrap_err();
+        assert_eq!(e.0, SpecErrorKind::Syntax(SpecSyntaxError::UnbalancedParen));
+        assert_eq!(e.to_string(), "unbalanced `)`");
+        let e = parse_specs("contains >= x").unwrap_err();
+        assert_eq!(
+            (e.to_string().as_str(), e.1),
+            ("`contains >= x`: `x` is not a number", SpecPart::Threshold)
+        );
+        assert_eq!(parse_specs("").unwrap_err().0, SpecErrorKind::NoMetrics);
     }
 }

@@ -5,9 +5,9 @@
 use std::borrow::Cow;
 
 use super::catalog::{MetricInfo, Need, Op, OptionKind, known_names, lookup};
-use super::error::{MetricSpecError, SpecPart};
+use super::error::{MetricSpecError, SpecErrorKind, SpecPart};
 use crate::rank::RankMetric;
-use crate::suggest::{Closeness, closest_within, did_you_mean};
+use crate::suggest::{Closeness, closest_within};
 
 /// An option value as written in a metric spec.
 #[derive(Debug, Clone, PartialEq)]
@@ -102,38 +102,25 @@ impl MetricSpec {
         options: &[(&str, OptionValue)],
         bound: Option<(Op, f64)>,
     ) -> Result<MetricSpec, MetricSpecError> {
-        let err = |m: String, part: SpecPart| Err(MetricSpecError(m, part));
+        let err = |kind: SpecErrorKind, part: SpecPart| Err(MetricSpecError(kind, part));
+        let spec_name = || name.to_string();
         let Some(info) = lookup(name) else {
-            let hint = did_you_mean(closest_within(
-                name,
-                known_names(),
-                Closeness::case_sensitive(2),
-            ));
             return err(
-                format!(
-                    "unknown metric `{name}`{hint}; known metrics: {}",
-                    known_names().join(", ")
-                ),
+                SpecErrorKind::UnknownMetric {
+                    name: spec_name(),
+                    suggestion: closest_within(name, known_names(), Closeness::case_sensitive(2)),
+                },
                 SpecPart::Name,
             );
         };
         let (op, threshold) = bound.unwrap_or((info.op, info.default_threshold));
         if op != info.op {
             return err(
-                format!(
-                    "`{name}` is better when {}, so its threshold is a {}: write `{name} {} {threshold}`",
-                    if info.op == Op::AtLeast {
-                        "higher"
-                    } else {
-                        "lower"
-                    },
-                    if info.op == Op::AtLeast {
-                        "minimum"
-                    } else {
-                        "maximum"
-                    },
-                    info.op
-                ),
+                SpecErrorKind::WrongDirection {
+                    name: spec_name(),
+                    op: info.op,
+                    threshold,
+                },
                 SpecPart::Op,
             );
         }
@@ -144,9 +131,10 @@ impl MetricSpec {
         };
         if !(0.0..=max).contains(&threshold) {
             return err(
-                format!(
-                    "`{name}` scores between 0 and 1, so a threshold of {threshold} can never be met as intended"
-                ),
+                SpecErrorKind::ThresholdOutOfRange {
+                    name: spec_name(),
+                    threshold,
+                },
                 SpecPart::Threshold,
             );
         }
@@ -157,7 +145,10 @@ impl MetricSpec {
         for (i, (key, _)) in options.iter().enumerate() {
             if options[..i].iter().any(|(k, _)| k == key) {
                 return err(
-                    format!("option `{key}` of `{name}` is given twice"),
+                    SpecErrorKind::RepeatedOption {
+                        name: spec_name(),
+                        key: key.to_string(),
+                    },
                     SpecPart::Option(i),
                 );
             }
@@ -166,10 +157,11 @@ impl MetricSpec {
             let part = SpecPart::Option(i);
             if *key == "threshold" {
                 return err(
-                    format!(
-                        "the threshold goes after the metric: write `{name} {} {}`",
-                        info.op, info.default_threshold
-                    ),
+                    SpecErrorKind::ThresholdAsOption {
+                        name: spec_name(),
+                        op: info.op,
+                        default: info.default_threshold,
+                    },
                     part,
                 );
             }
@@ -177,12 +169,16 @@ impl MetricSpec {
                 let known: Vec<&str> = info.options.iter().map(|(k, _)| *k).collect();
                 return err(
                     if known.is_empty() {
-                        format!("`{name}` takes no options, found `{key}`")
+                        SpecErrorKind::TakesNoOptions {
+                            name: spec_name(),
+                            key: key.to_string(),
+                        }
                     } else {
-                        format!(
-                            "`{name}` has no option `{key}`; its options: {}",
-                            known.join(", ")
-                        )
+                        SpecErrorKind::UnknownOption {
+                            name: spec_name(),
+                            key: key.to_string(),
+                            known,
+                        }
                     },
                     part,
                 );
@@ -196,7 +192,7 @@ impl MetricSpec {
                         let detail = e.to_string();
                         let last = detail.lines().last().unwrap_or("").trim();
                         let last = last.trim_start_matches("error: ");
-                        return err(format!("`pattern` is not a valid regex: {last}"), part);
+                        return err(SpecErrorKind::InvalidPattern(last.to_string()), part);
                     }
                     pattern = Some(s.to_string())
                 }
@@ -208,12 +204,21 @@ impl MetricSpec {
                 }
                 (OptionKind::Bool, _) => {
                     return err(
-                        format!("option `{key}` of `{name}` expects true or false"),
+                        SpecErrorKind::ExpectsBool {
+                            name: spec_name(),
+                            key: key.to_string(),
+                        },
                         part,
                     );
                 }
                 (OptionKind::Str, _) => {
-                    return err(format!("option `{key}` of `{name}` expects a string"), part);
+                    return err(
+                        SpecErrorKind::ExpectsString {
+                            name: spec_name(),
+                            key: key.to_string(),
+                        },
+                        part,
+                    );
                 }
             }
         }
@@ -234,10 +239,7 @@ impl MetricSpec {
             "bias" => MetricKind::Bias,
             "rubric" => {
                 if rubric_text.is_some() && rubric_file.is_some() {
-                    return err(
-                        "`rubric` takes `rubric` or `rubric_file`, not both".into(),
-                        SpecPart::Option(1),
-                    );
+                    return err(SpecErrorKind::RubricAndRubricFile, SpecPart::Option(1));
                 }
                 MetricKind::Rubric {
                     text: rubric_text,
@@ -368,24 +370,87 @@ mod tests {
     #[test]
     fn rejects_bad_specs() {
         let e = MetricSpec::new("faithfulnes", &[], None).unwrap_err();
-        assert!(e.0.contains("unknown metric `faithfulnes`"), "{e}");
+        assert!(
+            e.to_string().contains("unknown metric `faithfulnes`"),
+            "{e}"
+        );
         let e = MetricSpec::new("contains", &[], Some((Op::AtMost, 0.5))).unwrap_err();
-        assert!(e.0.contains("write `contains >= 0.5`"), "{e}");
+        assert!(e.to_string().contains("write `contains >= 0.5`"), "{e}");
         let e = MetricSpec::new("contains", &[], Some((Op::AtLeast, 2.0))).unwrap_err();
-        assert!(e.0.contains("between 0 and 1"), "{e}");
+        assert!(e.to_string().contains("between 0 and 1"), "{e}");
         let e = MetricSpec::new(
             "partial_match",
             &[("case_sensitive", OptionValue::Bool(true))],
             None,
         )
         .unwrap_err();
-        assert!(e.0.contains("takes no options"), "{e}");
+        assert!(e.to_string().contains("takes no options"), "{e}");
         let e = MetricSpec::new(
             "contains",
             &[("case_sensitive", OptionValue::Str("x".into()))],
             None,
         )
         .unwrap_err();
-        assert!(e.0.contains("expects true or false"), "{e}");
+        assert!(e.to_string().contains("expects true or false"), "{e}");
+    }
+
+    fn err(
+        name: &str,
+        options: &[(&str, OptionValue)],
+        bound: Option<(Op, f64)>,
+    ) -> MetricSpecError {
+        MetricSpec::new(name, options, bound).unwrap_err()
+    }
+
+    #[test]
+    fn kinds_render_the_messages_users_see() {
+        let e = err("contains", &[], Some((Op::AtMost, 0.25)));
+        assert_eq!(
+            e.kind(),
+            &SpecErrorKind::WrongDirection {
+                name: "contains".into(),
+                op: Op::AtLeast,
+                threshold: 0.25
+            }
+        );
+        assert_eq!(e.part(), SpecPart::Op);
+        assert_eq!(
+            e.to_string(),
+            "`contains` is better when higher, so its threshold is a minimum: write `contains >= 0.25`"
+        );
+        let e = err("hallucination", &[], Some((Op::AtLeast, 0.2)));
+        assert_eq!(
+            e.to_string(),
+            "`hallucination` is better when lower, so its threshold is a maximum: write `hallucination <= 0.2`"
+        );
+        let e = err("faithfulnes", &[], None);
+        assert_eq!(
+            e.0,
+            SpecErrorKind::UnknownMetric {
+                name: "faithfulnes".into(),
+                suggestion: Some("faithfulness")
+            }
+        );
+        assert!(e.to_string().starts_with(
+            "unknown metric `faithfulnes` (did you mean `faithfulness`?); known metrics: exact_match, string_match, contains,"
+        ));
+        let e = err("regex", &[("patern", OptionValue::Str("x".into()))], None);
+        assert_eq!(
+            (e.to_string().as_str(), e.1),
+            (
+                "`regex` has no option `patern`; its options: pattern, case_sensitive",
+                SpecPart::Option(0)
+            )
+        );
+        let e = err("contains", &[("threshold", OptionValue::Num(0.5))], None);
+        assert_eq!(
+            e.to_string(),
+            "the threshold goes after the metric: write `contains >= 1`"
+        );
+        let e = err("regex", &[("pattern", OptionValue::Str("(".into()))], None);
+        assert_eq!(
+            e.to_string(),
+            "`pattern` is not a valid regex: unclosed group"
+        );
     }
 }

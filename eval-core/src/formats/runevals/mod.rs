@@ -33,8 +33,8 @@ mod upgrade;
 
 pub use items::{ItemFields, items, legacy_pair_items};
 pub use schema::{CURRENT_VERSION, MAX_TURNS, PathProblem, Shape, shape};
-pub use specs::specs;
-pub use upgrade::upgrade;
+pub use specs::{EvaluatorsError, Unsupported, specs};
+pub use upgrade::{UpgradeError, upgrade};
 
 use super::record::Record;
 use super::text::{element_offsets, key_line, line_at};

@@ -113,6 +113,12 @@ pub struct PathProblem {
     pub message: String,
 }
 
+impl std::fmt::Display for PathProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
 pub(super) fn problem(item: Option<usize>, key: Option<&str>, message: String) -> PathProblem {
     PathProblem {
         item,
