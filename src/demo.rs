@@ -295,7 +295,7 @@ async fn retrieval_delete_route(State(state): State<Arc<AppState>>, body: Bytes)
             .index
             .delete_prefix(prefix)
             .await
-            .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e))?;
+            .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
         Ok::<_, ApiError>(json!({ "deleted": deleted }))
     };
     match run.await {
@@ -333,7 +333,7 @@ async fn retrieval_ingest_route(State(state): State<Arc<AppState>>, body: Bytes)
             .index
             .ingest(&list)
             .await
-            .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e))?;
+            .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
         Ok::<_, ApiError>(json!({ "ingested": list.len() }))
     };
     match run.await {
@@ -360,7 +360,7 @@ async fn retrieval_search_route(State(state): State<Arc<AppState>>, body: Bytes)
             .index
             .search(query, prefix, k)
             .await
-            .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e))?;
+            .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
         let results: Vec<Value> = hits
             .iter()
             .map(|h| json!({"sourceId": h.source_id, "score": h.score, "content": h.content}))

@@ -301,7 +301,7 @@ fn batching_follows_libtest_selection(dir: &Path) {
         calls.iter().any(|(_, n)| *n == 6),
         "not concurrent: {calls:?}"
     );
-    let results = fs::read_to_string(dir.join("results-all/evals.json")).unwrap();
+    let results = fs::read_to_string(dir.join("results-all/fresh/evals.json")).unwrap();
     let results: serde_json::Value = serde_json::from_str(&results).unwrap();
     assert_eq!(results["samples"].as_array().unwrap().len(), 6);
     assert_eq!(results["datasets"][0]["name"], "count");
@@ -321,7 +321,7 @@ fn batching_follows_libtest_selection(dir: &Path) {
     );
     assert_eq!(inputs(&calls), ["c3"]);
     assert!(
-        dir.join("results-nextest/evals.parts/r1/count..c3.json")
+        dir.join("results-nextest/fresh/evals.parts/r1/count..c3.json")
             .is_file()
     );
 }

@@ -1,9 +1,11 @@
 //! `evals`: run agentspec manifests and eval datasets against any HTTP
 //! agent, and lint, describe, convert and upgrade datasets.
 //!
-//! Exit codes: 0 success, 1 a gate failed (`evaluate` with `ciGate`) or lint
-//! found errors, 2 a usage or configuration error (bad flags, unreadable or
-//! malformed files, an unreachable setup).
+//! Exit codes: 0 success; 1 the evaluation failed (a sample failed where
+//! samples are judged singly, a gate was missed, a baseline regressed), lint
+//! found errors, or `report diff` found a regression; 2 the command could
+//! not run (bad flags, unreadable or malformed files, an unreachable setup,
+//! no sample scored).
 
 use std::process::ExitCode;
 
@@ -14,7 +16,6 @@ mod discover;
 mod evaluate;
 mod lint;
 mod report;
-mod select;
 mod stats;
 
 /// Run LLM-agent evals from the command line.
@@ -23,7 +24,7 @@ mod stats;
     name = "evals",
     version,
     about,
-    after_help = "Exit codes: 0 success; 1 a gate failed (evaluate with ciGate or --ci-gate), lint found errors, or report diff found a regression; 2 a usage or configuration error (every problem is listed with file and line)."
+    after_help = "Exit codes: 0 success; 1 the evaluation failed (a sample failed where samples are judged singly, a gate was missed, a baseline regressed), lint found errors, or report diff/merge found a regression or a missed gate; 2 the command could not run (every problem is listed with file and line)."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -44,7 +45,7 @@ enum Command {
     Convert(convert::Args),
     /// Upgrade a legacy runevals file to the versioned format (a backup is written first).
     Upgrade(convert::UpgradeArgs),
-    /// Compare results files (`diff`), or accept one as the baseline (`accept`).
+    /// Join parts and shards (`merge`), compare results files (`diff`), or accept one as the baseline (`accept`).
     #[command(subcommand)]
     Report(report::Command),
 }

@@ -1,15 +1,24 @@
-//! `evals report`: compare two results files, or accept one as the baseline.
+//! `evals report`: join the parts of a nextest run or the shards of a
+//! partitioned one (`merge`, which judges the gates over the whole), compare
+//! two results files (`diff`), or accept one as the baseline.
 
 use std::path::PathBuf;
 
 use eval_runtime::diff;
-use eval_runtime::results::Results;
+use eval_runtime::results::{Results, RunVerdict, merge_paths};
 
 use crate::Failure;
 
 /// `evals report ...`.
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
+    /// Join results files — the parts `cargo nextest run` leaves under
+    /// `target/evals/<package>/<binary>.parts/`, or the results of
+    /// `--partition` shards — into one, and judge every gate over the whole
+    /// dataset. Exits 1 when the joined run fails (a missed gate, or a
+    /// failed sample where samples are judged singly), 2 when the inputs
+    /// cannot be joined (a sample in two of them, different binaries).
+    Merge(MergeArgs),
     /// Per sample (or query) and metric, what got better or worse between
     /// two results files, and which samples are new or gone. Exits 1 when
     /// something got worse by more than --epsilon.
@@ -33,6 +42,19 @@ pub struct DiffArgs {
     pub json: bool,
 }
 
+/// Flags of `evals report merge`.
+#[derive(Debug, clap::Args)]
+pub struct MergeArgs {
+    /// Where to write the joined results (atomically).
+    pub output: PathBuf,
+    /// Results files, or directories searched for `*.json` results files.
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Print the joined results as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// Flags of `evals report accept`.
 #[derive(Debug, clap::Args)]
 pub struct AcceptArgs {
@@ -48,6 +70,56 @@ fn read(path: &std::path::Path) -> Result<Results, Failure> {
 
 pub fn run(command: Command) -> Result<u8, Failure> {
     match command {
+        Command::Merge(args) => {
+            // An input that is the output (a rerun into the same place) is not an input.
+            let inputs: Vec<PathBuf> = args
+                .inputs
+                .iter()
+                .filter(|p| **p != args.output)
+                .cloned()
+                .collect();
+            let mut merged = merge_paths(&inputs).map_err(|e| Failure::config(e.to_string()))?;
+            merged.written_unix = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64());
+            merged
+                .write(&args.output)
+                .map_err(|e| Failure::config(e.to_string()))?;
+            let verdict = RunVerdict::of(&merged.datasets);
+            if args.json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&merged)
+                        .map_err(|e| Failure::config(e.to_string()))?
+                );
+            } else {
+                for d in &merged.datasets {
+                    println!(
+                        "{}: {} of {} samples, {} passed, {} failed, {} errors",
+                        d.name,
+                        d.samples,
+                        d.planned.map_or("?".to_string(), |p| p.to_string()),
+                        d.passed,
+                        d.failed,
+                        d.errors
+                    );
+                }
+                for line in verdict.gate_lines() {
+                    println!("{line}");
+                }
+                println!(
+                    "merged {} sample(s){} into {}",
+                    merged.samples.len(),
+                    if merged.complete {
+                        ""
+                    } else {
+                        " (incomplete: a shard or part is missing)"
+                    },
+                    args.output.display()
+                );
+            }
+            Ok(u8::from(!verdict.passed()))
+        }
         Command::Diff(args) => {
             if !args.epsilon.is_finite() || args.epsilon < 0.0 {
                 return Err(Failure::config("--epsilon must be a number ≥ 0"));

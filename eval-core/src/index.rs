@@ -12,8 +12,8 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use crate::dataset::Dataset;
 use crate::hash::{fnv1a64, short_hash, short_hex};
+use crate::sample::Sample;
 
 pub use crate::index_entry::Entry;
 
@@ -45,10 +45,10 @@ pub fn path_for(dir: &Path, dataset: &Path) -> std::io::Result<PathBuf> {
     Ok(dir.join(format!("{stem}-{file}-{state}.idx")))
 }
 
-/// Writes the index of `dataset` (whose test names are `names`), atomically.
-pub fn write(path: &Path, dataset: &Dataset, names: &[String]) -> std::io::Result<()> {
-    let mut rows: Vec<(&str, u64, usize, usize)> = dataset
-        .samples
+/// Writes the index of a dataset's `samples` (whose test names are
+/// `names`), atomically.
+pub fn write(path: &Path, samples: &[Sample], names: &[String]) -> std::io::Result<()> {
+    let mut rows: Vec<(&str, u64, usize, usize)> = samples
         .iter()
         .zip(names)
         .map(|(s, n)| (n.as_str(), s.source.offset, s.source.line, s.index))
@@ -78,6 +78,18 @@ pub fn write(path: &Path, dataset: &Dataset, names: &[String]) -> std::io::Resul
         }
         Ok(())
     })
+}
+
+/// How many samples the index lists (one line each after the header).
+pub fn len(path: &Path) -> std::io::Result<usize> {
+    let bytes = std::fs::read(path)?;
+    if !bytes.starts_with(HEADER.as_bytes()) {
+        return Err(std::io::Error::other("not an index"));
+    }
+    Ok(bytes[HEADER.len()..]
+        .iter()
+        .filter(|b| **b == b'\n')
+        .count())
 }
 
 /// Finds `name` by binary search over the index file (a few small reads).
@@ -170,6 +182,7 @@ fn parse(row: &str) -> Option<Entry> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Dataset;
 
     #[test]
     fn finds_every_name_and_only_those() {
@@ -184,7 +197,7 @@ mod tests {
         let ds = Dataset::load(&file).unwrap();
         let names = ds.test_names();
         let idx = path_for(&dir, &file).unwrap();
-        write(&idx, &ds, &names).unwrap();
+        write(&idx, &ds.samples, &names).unwrap();
         for (i, n) in names.iter().enumerate() {
             let e = lookup(&idx, n)
                 .unwrap()
@@ -204,7 +217,7 @@ mod tests {
         let new = path_for(&dir, &file).unwrap();
         assert_ne!(new, idx);
         let ds = Dataset::load(&file).unwrap();
-        write(&new, &ds, &ds.test_names()).unwrap();
+        write(&new, &ds.samples, &ds.test_names()).unwrap();
         assert!(new.exists() && !idx.exists());
         let _ = std::fs::remove_dir_all(dir);
     }
@@ -223,7 +236,7 @@ mod tests {
         let ds = Dataset::load(&file).unwrap();
         let names = ds.test_names();
         let idx = path_for(&dir, &file).unwrap();
-        write(&idx, &ds, &names).unwrap();
+        write(&idx, &ds.samples, &names).unwrap();
         for (i, n) in names.iter().enumerate() {
             let e = lookup(&idx, n).unwrap().unwrap();
             let one = Dataset::load_record(&file, &file.to_string_lossy(), &e).unwrap();

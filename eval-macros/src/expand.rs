@@ -14,7 +14,7 @@ pub fn expand(c: Checked) -> TokenStream {
     let abs_path = &c.abs_path;
     let shown_path = &c.shown_path;
 
-    let metrics = c.metrics.iter().map(|m| {
+    let decl = |m: &crate::validate::CheckedMetric| {
         let name = &m.name;
         let options = m.options.iter().map(|(k, v)| {
             let v = match v {
@@ -46,22 +46,37 @@ pub fn expand(c: Checked) -> TokenStream {
                 bound: #bound,
             }
         }
-    });
+    };
+    let metrics = c.metrics.iter().map(decl);
+    let gates = c.gates.iter().map(decl);
+    let ci_gate = c.ci_gate;
     let timeout = match c.timeout_secs {
         Some(s) => quote!(::core::option::Option::Some(#s)),
         None => quote!(::core::option::Option::None),
     };
     let repeat = c.repeat;
     let tracked = &c.tracked;
-    let allow = if c.allow_custom_prefix {
-        quote!(.allow_custom_prefix(true))
+    let allow = c.allow_custom_prefix;
+    let (entry, gates_entry) = if c.is_async {
+        (
+            quote!(::eval_runtime::__private::run_async),
+            quote!(::eval_runtime::__private::gates_async),
+        )
+    } else {
+        (
+            quote!(::eval_runtime::__private::run_sync),
+            quote!(::eval_runtime::__private::gates_sync),
+        )
+    };
+    // Judges the dataset's gates (explicit, ciGate, a retrieval dataset's own
+    // thresholds) when every sample ran in this process.
+    let gate_test = if c.gate_test {
+        quote! {
+            #[test]
+            fn gates() { #gates_entry(&__EVAL_DATASET, super::#fn_ident) }
+        }
     } else {
         quote!()
-    };
-    let entry = if c.is_async {
-        quote!(::eval_runtime::__private::run_async)
-    } else {
-        quote!(::eval_runtime::__private::run_sync)
     };
     let tests = c.test_names.iter().enumerate().map(|(i, name)| {
         let ident = Ident::new(name, Span::call_site());
@@ -99,20 +114,25 @@ pub fn expand(c: Checked) -> TokenStream {
             #(const _: &[u8] = ::core::include_bytes!(#tracked);)*
 
             static __EVAL_DATASET: ::eval_runtime::__private::Embedded =
-                ::eval_runtime::__private::Embedded::new(
-                    ::core::module_path!(),
-                    #shown_path,
-                    ::core::include_bytes!(#abs_path),
-                    &[#(#metrics),*],
-                    #timeout,
-                    #repeat,
-                )#allow;
+                ::eval_runtime::__private::Embedded::new(::eval_runtime::__private::Decl {
+                    module_path: ::core::module_path!(),
+                    package: ::core::env!("CARGO_PKG_NAME"),
+                    path: #shown_path,
+                    bytes: ::core::include_bytes!(#abs_path),
+                    metrics: &[#(#metrics),*],
+                    gates: &[#(#gates),*],
+                    ci_gate: #ci_gate,
+                    timeout_secs: #timeout,
+                    repeat: #repeat,
+                    allow_custom_prefix: #allow,
+                });
 
             fn __eval_run(index: usize) {
                 #entry(&__EVAL_DATASET, index, super::#fn_ident)
             }
 
             #(#tests)*
+            #gate_test
         }
     }
 }

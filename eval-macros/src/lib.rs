@@ -8,6 +8,8 @@
 //! attribute (keeping spans), [`validate`] reports every problem at once as
 //! spanned errors, [`expand`] writes the tests.
 
+#![forbid(unsafe_code)]
+
 use proc_macro::TokenStream;
 
 mod expand;

@@ -5,7 +5,7 @@ use syn::parse::{Parse, ParseStream, Parser};
 use syn::punctuated::Punctuated;
 use syn::{Ident, ItemFn, Lit, LitStr, Token, parenthesized};
 
-/// `#[eval_dataset("path", metrics(...), timeout_secs = N)]` or
+/// `#[eval_dataset("path", metrics(...), gate(...), timeout_secs = N)]` or
 /// `#[eval_dataset(manifest = "agent.yaml", dataset = "name")]` on a function.
 pub struct Input {
     pub path: Option<LitStr>,
@@ -14,6 +14,10 @@ pub struct Input {
     /// Where `metrics(...)` was written, when it was.
     pub metrics_span: Option<Span>,
     pub metrics: Vec<MetricArg>,
+    /// `gate(...)`: gates on the dataset's means, in the metrics' syntax.
+    pub gates: Vec<MetricArg>,
+    /// `ci_gate = true`.
+    pub ci_gate: Option<syn::LitBool>,
     pub timeout_secs: Option<syn::LitInt>,
     pub repeat: Option<syn::LitInt>,
     pub allow_custom_prefix: Option<syn::LitBool>,
@@ -37,6 +41,8 @@ pub struct Bound {
 enum Arg {
     Path(LitStr),
     Metrics(Span, Vec<MetricArg>),
+    Gates(Span, Vec<MetricArg>),
+    CiGate(syn::LitBool),
     Timeout(syn::LitInt),
     Repeat(syn::LitInt),
     Manifest(LitStr),
@@ -56,6 +62,16 @@ impl Parse for Arg {
                 parenthesized!(content in input);
                 let list = Punctuated::<MetricArg, Token![,]>::parse_terminated(&content)?;
                 Ok(Arg::Metrics(key.span(), list.into_iter().collect()))
+            }
+            "gate" | "gates" => {
+                let content;
+                parenthesized!(content in input);
+                let list = Punctuated::<MetricArg, Token![,]>::parse_terminated(&content)?;
+                Ok(Arg::Gates(key.span(), list.into_iter().collect()))
+            }
+            "ci_gate" => {
+                input.parse::<Token![=]>()?;
+                Ok(Arg::CiGate(input.parse()?))
             }
             "timeout_secs" => {
                 input.parse::<Token![=]>()?;
@@ -80,7 +96,7 @@ impl Parse for Arg {
             other => Err(syn::Error::new(
                 key.span(),
                 format!(
-                    "unknown argument `{other}`; expected a dataset path string, `metrics(...)`, `timeout_secs = N`, `repeat = N`, `manifest = \"agent.yaml\"`, `dataset = \"name\"` or `allow_custom_prefix = true`"
+                    "unknown argument `{other}`; expected a dataset path string, `metrics(...)`, `gate(...)`, `ci_gate = true`, `timeout_secs = N`, `repeat = N`, `manifest = \"agent.yaml\"`, `dataset = \"name\"` or `allow_custom_prefix = true`"
                 ),
             )),
         }
@@ -160,6 +176,8 @@ pub fn parse(args: TokenStream, item: TokenStream) -> syn::Result<Input> {
     let mut dataset: Option<LitStr> = None;
     let mut metrics_span = None;
     let mut allow_custom_prefix = None;
+    let mut gates: Option<Vec<MetricArg>> = None;
+    let mut ci_gate = None;
     for arg in args {
         match arg {
             Arg::Path(p) if path.is_some() => {
@@ -184,6 +202,11 @@ pub fn parse(args: TokenStream, item: TokenStream) -> syn::Result<Input> {
                 return Err(syn::Error::new(d.span(), "`dataset` given twice"));
             }
             Arg::Dataset(d) => dataset = Some(d),
+            Arg::Gates(span, _) if gates.is_some() => {
+                return Err(syn::Error::new(span, "`gate(...)` given twice"));
+            }
+            Arg::Gates(_, g) => gates = Some(g),
+            Arg::CiGate(b) => ci_gate = Some(b),
             Arg::AllowCustomPrefix(b) => allow_custom_prefix = Some(b),
             Arg::Timeout(t) => timeout_secs = Some(t),
             Arg::Repeat(r) => repeat = Some(r),
@@ -201,6 +224,8 @@ pub fn parse(args: TokenStream, item: TokenStream) -> syn::Result<Input> {
         dataset,
         metrics_span,
         metrics: metrics.unwrap_or_default(),
+        gates: gates.unwrap_or_default(),
+        ci_gate,
         timeout_secs,
         repeat,
         allow_custom_prefix,

@@ -10,7 +10,7 @@ use proc_macro2::Span;
 use syn::spanned::Spanned;
 use syn::{FnArg, ItemFn, Lit, ReturnType};
 
-use crate::parse::Input;
+use crate::parse::{Input, MetricArg};
 
 /// Everything expansion needs, all checked.
 pub struct Checked {
@@ -22,6 +22,13 @@ pub struct Checked {
     pub shown_path: String,
     pub test_names: Vec<String>,
     pub metrics: Vec<CheckedMetric>,
+    /// `gate(...)`.
+    pub gates: Vec<CheckedMetric>,
+    /// `ci_gate = true`, or the manifest's `ciGate: true`.
+    pub ci_gate: bool,
+    /// Whether the dataset may have gates (explicit, `ciGate`, or a retrieval
+    /// dataset's own thresholds): then a `<fn>::gates` test judges them.
+    pub gate_test: bool,
     pub timeout_secs: Option<u64>,
     pub repeat: u32,
     /// Other files the expansion depends on (the manifest), for rebuilds.
@@ -87,63 +94,32 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
             "no metrics to check: add e.g. `metrics(contains >= 1.0, partial_match >= 0.5)`",
         ));
     }
-    let mut seen: Vec<&str> = Vec::new();
+    let mut seen: Vec<&'static str> = Vec::new();
     for m in &input.metrics {
-        let name = m.name.to_string();
-        if let Some(info) = lookup(&name) {
+        if let Some(info) = lookup(&m.name.to_string()) {
             if seen.contains(&info.name) {
                 errors.push(syn::Error::new(
                     m.name.span(),
-                    format!("`{name}` is listed twice; keep one threshold per metric"),
+                    format!(
+                        "`{}` is listed twice; keep one threshold per metric",
+                        m.name
+                    ),
                 ));
                 continue;
             }
             seen.push(info.name);
         }
-        let mut options = Vec::new();
-        for (key, lit) in &m.options {
-            let value = match lit {
-                Lit::Bool(b) => OptionValue::Bool(b.value),
-                Lit::Str(s) => OptionValue::Str(s.value().into()),
-                Lit::Int(i) => OptionValue::Num(i.base10_parse().unwrap_or(f64::NAN)),
-                Lit::Float(f) => OptionValue::Num(f.base10_parse().unwrap_or(f64::NAN)),
-                other => {
-                    errors.push(syn::Error::new(
-                        other.span(),
-                        "expected true, false, a number or a string",
-                    ));
-                    continue;
-                }
-            };
-            options.push((key.to_string(), value));
-        }
-        let bound = m
-            .bound
-            .as_ref()
-            .map(|b| (if b.at_least { Op::AtLeast } else { Op::AtMost }, b.value));
-        let opts: Vec<(&str, OptionValue)> = options
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.clone()))
-            .collect();
-        match MetricSpec::new(&name, &opts, bound) {
-            Ok(_) => metrics.push(CheckedMetric {
-                name,
-                options,
-                bound,
-            }),
-            Err(e) => {
-                let span = match e.1 {
-                    SpecPart::Option(i) => {
-                        m.options.get(i).map_or(m.name.span(), |(k, _)| k.span())
-                    }
-                    SpecPart::Op => m.bound.as_ref().map_or(m.name.span(), |b| b.op_span),
-                    SpecPart::Threshold => m.bound.as_ref().map_or(m.name.span(), |b| b.value_span),
-                    _ => m.name.span(),
-                };
-                errors.push(syn::Error::new(span, e.0));
-            }
+        if let Some(checked) = check_metric(m, &mut errors) {
+            metrics.push(checked);
         }
     }
+    let mut gates = Vec::new();
+    for g in &input.gates {
+        if let Some(checked) = check_metric(g, &mut errors) {
+            gates.push((g.name.span(), checked));
+        }
+    }
+    let mut ci_gate = input.ci_gate.as_ref().is_some_and(|b| b.value);
 
     let timeout_secs = match &input.timeout_secs {
         None => None,
@@ -212,14 +188,19 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
                     &manifest.value(),
                     &eval_core::manifest::project_root(&manifest_dir),
                 )
-                .and_then(|m| m.dataset(&name.value()).cloned().map(|d| (m.repeat, d)))
+                .and_then(|m| {
+                    m.dataset(&name.value())
+                        .cloned()
+                        .map(|d| (m.repeat, m.ci_gate, d))
+                })
                 .map_err(|e| e.problems()),
             };
             match chosen {
-                Ok((manifest_repeat, d)) => {
+                Ok((manifest_repeat, manifest_gate, d)) => {
                     if repeat == 0 {
                         repeat = manifest_repeat;
                     }
+                    ci_gate |= manifest_gate;
                     for spec in &d.specs {
                         let (name, options, bound) = spec.decl_parts();
                         metrics.push(CheckedMetric {
@@ -247,9 +228,35 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
         (None, None) => unreachable!("parse requires a path or a manifest"),
     };
     let repeat = repeat.max(1);
+    // A gate must gate a metric the dataset is scored with.
+    for (span, g) in &gates {
+        let known = lookup(&g.name).map(|i| i.name);
+        if !metrics
+            .iter()
+            .any(|m| lookup(&m.name).map(|i| i.name) == known)
+        {
+            errors.push(syn::Error::new(
+                *span,
+                format!(
+                    "gate `{}`: the dataset is not scored with `{}`; add it to `metrics(...)`",
+                    g.name, g.name
+                ),
+            ));
+        }
+    }
+    let mut own_gates = false;
     match loaded {
         None => {}
         Some(Ok(ds)) => {
+            // A retrieval dataset's own thresholds gate its means.
+            if ds.samples.iter().any(|s| s.retrieval.is_some()) {
+                own_gates = std::fs::read(&abs)
+                    .ok()
+                    .and_then(|bytes| {
+                        eval_core::retrieval::RetrievalDataset::from_bytes(&shown_path, &bytes).ok()
+                    })
+                    .is_some_and(|rd| !rd.thresholds.is_empty());
+            }
             // seed 004: a retrieval dataset's ingest deletes its scope.
             let allowed = input.allow_custom_prefix.as_ref().is_some_and(|b| b.value);
             if let Some(q) = ds.samples.first().and_then(|s| s.retrieval.as_ref())
@@ -264,7 +271,7 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
                     ),
                 ));
             }
-            test_names = ds.test_names()
+            test_names = ds.test_names();
         }
         Some(Err(err)) => {
             let hint = match &err {
@@ -286,8 +293,20 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
         return Err(head);
     }
 
+    let gate_test = !gates.is_empty() || ci_gate || own_gates;
+    if gate_test && test_names.iter().any(|n| n == "gates") {
+        return Err(syn::Error::new(
+            path_span,
+            format!(
+                "{shown_path}: a sample is named `gates`, the name of the test that judges the dataset's gates (`<fn>::gates`): give the sample another `id`"
+            ),
+        ));
+    }
     let is_async = input.func.sig.asyncness.is_some();
     Ok(Checked {
+        gates: gates.into_iter().map(|(_, g)| g).collect(),
+        ci_gate,
+        gate_test,
         func: input.func,
         is_async,
         abs_path: abs.to_string_lossy().into_owned(),
@@ -299,4 +318,52 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
         tracked,
         allow_custom_prefix: input.allow_custom_prefix.as_ref().is_some_and(|b| b.value),
     })
+}
+
+/// One `name(options) >= x`, checked: a known metric, its options, the
+/// direction and range of its threshold. `None` after pushing the errors.
+fn check_metric(m: &MetricArg, errors: &mut Vec<syn::Error>) -> Option<CheckedMetric> {
+    let name = m.name.to_string();
+    let mut options = Vec::new();
+    for (key, lit) in &m.options {
+        let value = match lit {
+            Lit::Bool(b) => OptionValue::Bool(b.value),
+            Lit::Str(s) => OptionValue::Str(s.value().into()),
+            Lit::Int(i) => OptionValue::Num(i.base10_parse().unwrap_or(f64::NAN)),
+            Lit::Float(f) => OptionValue::Num(f.base10_parse().unwrap_or(f64::NAN)),
+            other => {
+                errors.push(syn::Error::new(
+                    other.span(),
+                    "expected true, false, a number or a string",
+                ));
+                continue;
+            }
+        };
+        options.push((key.to_string(), value));
+    }
+    let bound = m
+        .bound
+        .as_ref()
+        .map(|b| (if b.at_least { Op::AtLeast } else { Op::AtMost }, b.value));
+    let opts: Vec<(&str, OptionValue)> = options
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.clone()))
+        .collect();
+    match MetricSpec::new(&name, &opts, bound) {
+        Ok(_) => Some(CheckedMetric {
+            name,
+            options,
+            bound,
+        }),
+        Err(e) => {
+            let span = match e.1 {
+                SpecPart::Option(i) => m.options.get(i).map_or(m.name.span(), |(k, _)| k.span()),
+                SpecPart::Op => m.bound.as_ref().map_or(m.name.span(), |b| b.op_span),
+                SpecPart::Threshold => m.bound.as_ref().map_or(m.name.span(), |b| b.value_span),
+                _ => m.name.span(),
+            };
+            errors.push(syn::Error::new(span, e.0));
+            None
+        }
+    }
 }

@@ -1,7 +1,9 @@
-//! The runtime's error type.
+//! The runtime's errors. Every message is one line (but for lists of
+//! problems, one per line) and never contains an API key or URL credentials.
 
-/// Errors from agents, configuration and datasets. Every message is one line
-/// and never contains an API key or URL credentials.
+use std::sync::Arc;
+
+/// Errors of setting up and running evaluations.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -13,7 +15,10 @@ pub enum Error {
         /// What to set it to.
         hint: &'static str,
     },
-    /// A configuration value (environment variable or builder argument) is invalid.
+    /// An environment variable has a value that cannot be used.
+    #[error(transparent)]
+    Env(#[from] crate::config::ConfigError),
+    /// A setting (builder argument, flag, URL) is invalid.
     #[error("invalid {what}: {reason}")]
     Config {
         /// What was being configured.
@@ -21,43 +26,18 @@ pub enum Error {
         /// Why it was rejected.
         reason: String,
     },
-    /// The agent could not be reached (refused, DNS, reset, TLS…).
-    #[error("agent at {url} unreachable: {cause}")]
-    AgentUnreachable {
-        /// Agent URL (credentials removed).
-        url: String,
-        /// Innermost causes, joined.
-        cause: String,
-    },
-    /// The agent did not answer in time.
-    #[error("agent at {url} did not answer within {secs}s")]
-    AgentTimeout {
-        /// Agent URL (credentials removed).
-        url: String,
-        /// The timeout that expired.
-        secs: f64,
-    },
-    /// The agent answered with a non-success HTTP status.
-    #[error("agent at {url} answered HTTP {status}: {body}")]
-    AgentStatus {
-        /// Agent URL (credentials removed).
-        url: String,
-        /// HTTP status code.
-        status: u16,
-        /// Start of the body, on one line.
-        body: String,
-    },
-    /// The agent's answer could not be understood.
-    #[error("agent at {url} sent an answer that could not be read: {reason}")]
-    AgentResponse {
-        /// Agent URL (credentials removed).
-        url: String,
-        /// What was wrong with it.
-        reason: String,
-    },
+    /// The agent failed.
+    #[error(transparent)]
+    Agent(#[from] AgentError),
     /// A dataset could not be loaded.
     #[error(transparent)]
     Dataset(#[from] eval_core::DatasetError),
+    /// The evaluations could not be planned (datasets, metrics, gates, manifests).
+    #[error(transparent)]
+    Plan(#[from] crate::plan::PlanError),
+    /// A results file could not be read, written or merged.
+    #[error(transparent)]
+    Results(#[from] crate::output::ResultsError),
     /// An error raised by user code (an in-process agent).
     #[error("{0}")]
     Message(String),
@@ -72,6 +52,123 @@ impl Error {
 
 /// `Result` with the runtime's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Why an agent did not answer a sample.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AgentError {
+    /// The agent could not be reached (refused, DNS, reset, TLS…).
+    #[error("agent at {url} unreachable: {cause}")]
+    Unreachable {
+        /// Agent URL (credentials removed).
+        url: String,
+        /// Innermost causes, joined.
+        cause: String,
+    },
+    /// The agent did not answer in time.
+    #[error("agent at {url} did not answer within {secs}s")]
+    Timeout {
+        /// Agent URL (credentials removed).
+        url: String,
+        /// The timeout that expired.
+        secs: f64,
+    },
+    /// The agent answered with a non-success HTTP status.
+    #[error("agent at {url} answered HTTP {status}: {body}")]
+    Status {
+        /// Agent URL (credentials removed).
+        url: String,
+        /// HTTP status code.
+        status: u16,
+        /// Start of the body, on one line, keys masked.
+        body: String,
+    },
+    /// The agent's answer could not be understood.
+    #[error("agent at {url} sent an answer that could not be read: {reason}")]
+    BadResponse {
+        /// Agent URL (credentials removed).
+        url: String,
+        /// What was wrong with it.
+        reason: String,
+    },
+    /// The agent could not be set up (e.g. `EVAL_AGENT_URL` not set).
+    #[error("agent error: {0}")]
+    Setup(Arc<str>),
+    /// An in-process agent panicked.
+    #[error("agent error: the agent panicked: {0}")]
+    Panicked(String),
+    /// An in-process agent (an eval function) returned an error.
+    #[error("agent error: {0}")]
+    Failed(String),
+    /// The retriever of a retrieval query failed.
+    #[error("agent error: {0}")]
+    Retriever(#[from] crate::retrieval::RetrieverError),
+}
+
+impl AgentError {
+    /// The error an eval function returned: kept as it is when it is one of
+    /// ours (an [`HttpAgent`](crate::HttpAgent) failure passed on with `?`),
+    /// else its text.
+    pub fn from_display<E: std::fmt::Display + 'static>(e: E) -> AgentError {
+        let any: &dyn std::any::Any = &e;
+        if let Some(a) = any.downcast_ref::<AgentError>() {
+            return a.clone();
+        }
+        if let Some(Error::Agent(a)) = any.downcast_ref::<Error>() {
+            return a.clone();
+        }
+        AgentError::Failed(one_line(&e.to_string(), 500))
+    }
+}
+
+/// Why a sample could not be scored. A sample with such an error fails
+/// (see the README's verdict table).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SampleError {
+    /// The sample lacks a field one of its metrics needs (checked before the agent is called).
+    #[error("sample has no `{field}` field{aliases}, which metric `{metric}` needs")]
+    MissingField {
+        /// The field.
+        field: String,
+        /// Other names the field goes by, as ` (or ...)`, or empty.
+        aliases: &'static str,
+        /// The metric.
+        metric: String,
+    },
+    /// A metric cannot score this sample with this run's judge setup
+    /// (checked before the agent is called).
+    #[error("{0}")]
+    MetricSetup(String),
+    /// The agent failed.
+    #[error(transparent)]
+    Agent(#[from] AgentError),
+    /// The agent did not finish within the sample timeout.
+    #[error("agent error: no answer within {secs}s (sample timeout)")]
+    Timeout {
+        /// The sample timeout.
+        secs: f64,
+    },
+    /// Scoring did not finish within the sample timeout.
+    #[error("scoring (LLM judge / embeddings) took longer than {secs}s (sample timeout)")]
+    ScoringTimeout {
+        /// The sample timeout.
+        secs: f64,
+    },
+    /// One of several runs of the agent (`repeat`) failed.
+    #[error("run {run}/{runs}: {error}")]
+    Run {
+        /// Which run (1-based).
+        run: usize,
+        /// Runs asked for.
+        runs: usize,
+        /// What went wrong in it.
+        error: Box<SampleError>,
+    },
+    /// `repeat` was 0.
+    #[error("no agent run to evaluate (repeat is 0)")]
+    NoRuns,
+}
 
 /// Text on one line, cut to `max` characters.
 pub(crate) fn one_line(text: &str, max: usize) -> String {

@@ -118,26 +118,37 @@
 //! * Generated code refers to the crate as `::eval_runtime`: depend on it
 //!   under that name.
 
-pub mod agent;
-pub mod cache;
-pub mod diff;
-pub mod embed;
-pub mod error;
-pub mod evaluate;
-pub mod harness;
-pub mod judge;
+#![forbid(unsafe_code)]
+
+mod agent;
+pub mod config;
+mod engine;
+mod error;
+mod front;
 pub mod metrics;
-pub mod report;
-pub mod results;
+mod output;
+pub mod plan;
 pub mod retrieval;
-pub mod runner;
-mod schedule;
-mod selection;
-pub mod service;
+pub mod services;
 
 #[doc(hidden)]
 #[path = "macro_support.rs"]
 pub mod __private;
+
+/// Results files: their layout, where they go, merging parts and shards,
+/// and the verdict they amount to.
+pub mod results {
+    pub use crate::output::{
+        DatasetSummary, DatasetTerms, FORMAT_VERSION, Gate, GateResult, MetricRecord,
+        MetricSummary, Results, ResultsError, ResultsKey, RunSpread, RunVerdict, SampleRecord,
+        Verdict, binary_name, failed_gates, merge, merge_dir, merge_paths, results_dir,
+    };
+}
+
+/// Comparing runs, and gating a run on a baseline.
+pub mod diff {
+    pub use crate::output::{BaselineOutcome, Change, Diff, Only, accept, check_baseline, diff};
+}
 
 /// Datasets and the [`Sample`] model (from `eval-core`).
 pub mod dataset {
@@ -147,13 +158,20 @@ pub mod dataset {
     pub use eval_core::sample::*;
 }
 
-pub use agent::{Agent, FnAgent, HttpAgent, IntoAgentResult, Response};
-pub use error::{Error, Result};
+pub use agent::{
+    Agent, AgentReply, AgentRequest, BoxFuture, FnAgent, HttpAgent, IntoAgentResult, Message,
+    Response, SyncFnAgent, default_reply,
+};
+pub use config::{Config, ConfigError};
+pub use engine::Selection;
+pub use error::{AgentError, Error, Result, SampleError};
 pub use eval_core::metric::{self as metric_spec, MetricSpec, Op};
 pub use eval_core::{Dataset, Expected, Input, Sample};
 pub use eval_macros::eval_dataset;
-pub use harness::Harness;
-pub use report::{MetricResult, SampleReport};
+pub use front::harness::{Harness, Outcome};
+pub use front::runner::{Prepared, RunOutcome, Runner};
+pub use output::{MetricResult, SampleReport, Spread};
+pub use services::Services;
 
 /// Everything an eval test file needs.
 pub mod prelude {
@@ -163,8 +181,25 @@ pub mod prelude {
     pub use eval_core::{Expected, Input, Sample};
 }
 
+/// Evaluates one sample: `agent` is the (not yet started) call to the agent,
+/// bounded by `timeout`, as is the scoring; model-based metrics use `services`.
+pub async fn evaluate_with<F>(
+    test_name: String,
+    sample: &Sample,
+    specs: &[MetricSpec],
+    timeout: std::time::Duration,
+    agent: F,
+    services: &Services,
+) -> SampleReport
+where
+    F: std::future::Future<Output = std::result::Result<Response, AgentError>>,
+{
+    engine::evaluate::evaluate_runs(test_name, sample, specs, timeout, vec![agent], services).await
+}
+
 /// Evaluates one sample with an in-process agent, blocking the current thread
-/// (which must not be inside an async runtime).
+/// (which must not be inside an async runtime), with the environment's
+/// judge, embedder and sample timeout.
 pub fn evaluate_blocking<F, R>(
     test_name: &str,
     sample: &Sample,
@@ -175,11 +210,15 @@ where
     F: AsyncFn(&Sample) -> R,
     R: IntoAgentResult,
 {
-    __private::runtime().block_on(evaluate::evaluate(
+    let timeout = Config::global().map_or(config::DEFAULT_SAMPLE_TIMEOUT, |c| {
+        c.sample_timeout_or(None)
+    });
+    engine::schedule::runtime().block_on(evaluate_with(
         test_name.to_string(),
         sample,
         specs,
-        evaluate::DEFAULT_SAMPLE_TIMEOUT,
+        timeout,
         async { agent(sample).await.into_agent_result() },
+        Services::global(),
     ))
 }

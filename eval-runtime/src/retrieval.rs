@@ -56,12 +56,87 @@ use eval_core::Sample;
 use eval_core::retrieval::{Mode, RetrievalDataset};
 use serde_json::{Value, json};
 
-use crate::agent::{Agent, Response, env_var, error_chain, parse_secs, redact_url, runtime_client};
-use crate::error::{Error, Result, one_line};
+use crate::agent::{Agent, Response, error_chain, redact_url, runtime_client};
+use crate::config::Config;
+use crate::error::{AgentError, Error, Result, one_line};
 
 /// A boxed future of a retriever call.
 pub type BoxFuture<'a, T> =
-    Pin<Box<dyn Future<Output = std::result::Result<T, String>> + Send + 'a>>;
+    Pin<Box<dyn Future<Output = std::result::Result<T, RetrieverError>> + Send + 'a>>;
+
+/// Why a retriever call, or a retrieval query, failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RetrieverError {
+    /// The retriever could not be reached.
+    #[error("retriever at {url} unreachable: {cause}")]
+    Unreachable {
+        /// Endpoint (credentials removed).
+        url: String,
+        /// Innermost causes.
+        cause: String,
+    },
+    /// The retriever answered with an error status.
+    #[error("retriever at {url} answered HTTP {status}: {body}")]
+    Status {
+        /// Endpoint (credentials removed).
+        url: String,
+        /// HTTP status.
+        status: u16,
+        /// Start of the body, on one line.
+        body: String,
+    },
+    /// The retriever's answer could not be read.
+    #[error("retriever at {url} sent an answer that could not be read: {reason}")]
+    BadResponse {
+        /// Endpoint (credentials removed).
+        url: String,
+        /// What was wrong.
+        reason: String,
+    },
+    /// `mode: "retrieve+rerank"` with a retriever that has no reranker.
+    #[error("this retriever has no reranker (mode \"retrieve+rerank\")")]
+    NoReranker,
+    /// The sample is not a query of a retrieval dataset.
+    #[error("sample `{0}` is not a query of a retrieval dataset (no scopePrefix)")]
+    NotAQuery(String),
+    /// The scope would be deleted and is not allowed to be.
+    #[error(
+        "scopePrefix `{0}` does not start with `eval:`: ingest would delete everything under it, so it is refused; allow it explicitly (allow_custom_prefix) if that is intended"
+    )]
+    UnsafePrefix(String),
+    /// Documents given by `loaderRef` that could not be loaded (nothing was deleted).
+    #[error("{} document(s) could not be loaded{}: {}", .refs.len(), if *.no_loader { " (no loader hook is set: RetrieverAgent::loader)" } else { "" }, .refs.join("; "))]
+    Unresolved {
+        /// `file:line: loaderRef ...` per document.
+        refs: Vec<String>,
+        /// No loader hook was set.
+        no_loader: bool,
+    },
+    /// The dataset's ingest was cut off by the first query's sample timeout.
+    #[error(
+        "the ingest of {0} was cut off by the first query's sample timeout; raise timeout_secs (or EVAL_SAMPLE_TIMEOUT_SECS)"
+    )]
+    IngestCutOff(String),
+    /// The dataset, or the ingest's lock and marker, could not be read or written.
+    #[error("{0}")]
+    Io(String),
+    /// A retriever of your own failed.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl From<String> for RetrieverError {
+    fn from(message: String) -> Self {
+        RetrieverError::Failed(message)
+    }
+}
+
+impl From<&str> for RetrieverError {
+    fn from(message: &str) -> Self {
+        RetrieverError::Failed(message.to_string())
+    }
+}
 
 /// A document to ingest.
 #[derive(Debug, Clone, PartialEq)]
@@ -108,9 +183,7 @@ pub trait Retriever: Send + Sync + 'static {
         k: usize,
     ) -> BoxFuture<'a, Vec<Hit>> {
         let _ = (query, candidates, k);
-        Box::pin(async {
-            Err("this retriever has no reranker (mode \"retrieve+rerank\")".to_string())
-        })
+        Box::pin(async { Err(RetrieverError::NoReranker) })
     }
 }
 
@@ -156,14 +229,17 @@ impl HttpRetriever {
 
     /// From `EVAL_RETRIEVER_URL` (and `EVAL_RETRIEVER_TIMEOUT_SECS`, default 60).
     pub fn from_env() -> Result<HttpRetriever> {
-        let url = env_var("EVAL_RETRIEVER_URL")?.ok_or(Error::MissingEnv {
+        Self::from_config(Config::global().map_err(|e| Error::Env(e.clone()))?)
+    }
+
+    /// The retriever `config` names.
+    pub fn from_config(config: &Config) -> Result<HttpRetriever> {
+        let url = config.retriever_url.as_deref().ok_or(Error::MissingEnv {
             var: "EVAL_RETRIEVER_URL",
             hint: "set it to your retriever's base URL, e.g. EVAL_RETRIEVER_URL=http://127.0.0.1:8080/retrieval",
         })?;
-        let mut r = HttpRetriever::new(&url)?;
-        if let Some(secs) = env_var("EVAL_RETRIEVER_TIMEOUT_SECS")? {
-            r.timeout = parse_secs("EVAL_RETRIEVER_TIMEOUT_SECS", &secs)?;
-        }
+        let mut r = HttpRetriever::new(url)?;
+        r.timeout = config.retriever_timeout;
         Ok(r)
     }
 
@@ -172,37 +248,53 @@ impl HttpRetriever {
         &self.shown
     }
 
-    async fn post(&self, path: &str, body: Value) -> std::result::Result<Value, String> {
-        let url = self.base.join(path).map_err(|e| e.to_string())?;
+    async fn post(&self, path: &str, body: Value) -> std::result::Result<Value, RetrieverError> {
+        let url = self
+            .base
+            .join(path)
+            .map_err(|e| RetrieverError::Failed(e.to_string()))?;
         let shown = redact_url(&url);
-        let client = runtime_client().map_err(|e| e.to_string())?;
+        let client = runtime_client().map_err(|e| RetrieverError::Failed(e.to_string()))?;
+        let unreachable = |e: reqwest::Error| RetrieverError::Unreachable {
+            url: shown.clone(),
+            cause: one_line(&error_chain(&e), 300),
+        };
         let response = client
-            .post(url)
+            .post(url.clone())
             .timeout(self.timeout)
             .json(&body)
             .send()
             .await
-            .map_err(|e| {
-                format!(
-                    "retriever at {shown} unreachable: {}",
-                    one_line(&error_chain(&e), 300)
-                )
-            })?;
+            .map_err(unreachable)?;
         let status = response.status();
-        let bytes = response
-            .bytes()
-            .await
-            .map_err(|e| format!("retriever at {shown}: {e}"))?;
+        let bytes = response.bytes().await.map_err(unreachable)?;
         if !status.is_success() {
-            return Err(format!(
-                "retriever at {shown} answered HTTP {}: {}",
-                status.as_u16(),
-                one_line(&String::from_utf8_lossy(&bytes), 200)
-            ));
+            return Err(RetrieverError::Status {
+                url: shown.clone(),
+                status: status.as_u16(),
+                body: one_line(&String::from_utf8_lossy(&bytes), 200),
+            });
         }
-        serde_json::from_slice(&bytes)
-            .map_err(|e| format!("retriever at {shown} sent a body that is not JSON: {e}"))
+        let value: Value =
+            serde_json::from_slice(&bytes).map_err(|e| RetrieverError::BadResponse {
+                url: shown.clone(),
+                reason: format!("not JSON: {e}"),
+            })?;
+        hits_or(value, &shown)
     }
+}
+
+/// `value`, unless it is a search answer whose `results` cannot be read.
+fn hits_or(value: Value, shown: &str) -> std::result::Result<Value, RetrieverError> {
+    if value.get("results").is_some()
+        && let Err(reason) = hits(&value)
+    {
+        return Err(RetrieverError::BadResponse {
+            url: shown.to_string(),
+            reason,
+        });
+    }
+    Ok(value)
 }
 
 fn hits(v: &Value) -> std::result::Result<Vec<Hit>, String> {
@@ -258,7 +350,10 @@ impl Retriever for HttpRetriever {
                     json!({"query": query, "scopePrefix": prefix, "topK": k}),
                 )
                 .await?;
-            hits(&v)
+            hits(&v).map_err(|reason| RetrieverError::BadResponse {
+                url: self.shown.clone(),
+                reason,
+            })
         })
     }
 
@@ -279,7 +374,10 @@ impl Retriever for HttpRetriever {
                     json!({"query": query, "topK": k, "candidates": c}),
                 )
                 .await?;
-            hits(&v)
+            hits(&v).map_err(|reason| RetrieverError::BadResponse {
+                url: self.shown.clone(),
+                reason,
+            })
         })
     }
 }
@@ -322,7 +420,7 @@ impl Retriever for MemoryRetriever {
             let mut docs = self
                 .docs
                 .lock()
-                .map_err(|_| "index lock poisoned".to_string())?;
+                .map_err(|_| RetrieverError::Failed("index lock poisoned".into()))?;
             let before = docs.len();
             docs.retain(|id, _| !id.starts_with(prefix));
             Ok((before - docs.len()) as u64)
@@ -334,7 +432,7 @@ impl Retriever for MemoryRetriever {
             let mut docs = self
                 .docs
                 .lock()
-                .map_err(|_| "index lock poisoned".to_string())?;
+                .map_err(|_| RetrieverError::Failed("index lock poisoned".into()))?;
             for d in documents {
                 docs.insert(d.source_id.clone(), d.content.clone());
             }
@@ -347,7 +445,7 @@ impl Retriever for MemoryRetriever {
             let docs = self
                 .docs
                 .lock()
-                .map_err(|_| "index lock poisoned".to_string())?;
+                .map_err(|_| RetrieverError::Failed("index lock poisoned".into()))?;
             let q = words(query);
             let mut scored: Vec<(usize, &String, &String)> = docs
                 .iter()
@@ -373,7 +471,7 @@ impl Retriever for MemoryRetriever {
 pub type Loader = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
 /// The outcome of one dataset's ingest, computed once.
-type IngestOnce = Arc<tokio::sync::OnceCell<std::result::Result<(), String>>>;
+type IngestOnce = Arc<tokio::sync::OnceCell<std::result::Result<(), RetrieverError>>>;
 
 /// Makes a [`Retriever`] the agent of a retrieval dataset's queries. See the
 /// [module docs](self).
@@ -429,22 +527,19 @@ impl RetrieverAgent {
 
     /// Searches for one query (ingesting its dataset first, once).
     pub async fn search(&self, sample: &Sample) -> Result<Response> {
-        self.respond_to(sample).await.map_err(Error::msg)
+        self.respond_to(sample)
+            .await
+            .map_err(|e| Error::Agent(AgentError::Retriever(e)))
     }
 
-    async fn respond_to(&self, sample: &Sample) -> std::result::Result<Response, String> {
+    async fn respond_to(&self, sample: &Sample) -> std::result::Result<Response, RetrieverError> {
         let Some(q) = &sample.retrieval else {
-            return Err(format!(
-                "sample `{}` is not a query of a retrieval dataset (no scopePrefix)",
-                sample.id
-            ));
+            return Err(RetrieverError::NotAQuery(sample.id.clone()));
         };
         let prefix = q.scope_prefix.as_str();
         let allowed = self.allow_custom_prefix || q.scope_is_allowed();
         if !allowed {
-            return Err(format!(
-                "scopePrefix `{prefix}` does not start with `eval:`: ingest would delete everything under it, so it is refused; allow it explicitly (allow_custom_prefix) if that is intended"
-            ));
+            return Err(RetrieverError::UnsafePrefix(prefix.to_string()));
         }
         if !self.no_ingest {
             self.ingest_once(&sample.source.file, allowed).await?;
@@ -466,12 +561,13 @@ impl RetrieverAgent {
     }
 
     /// Deletes the dataset's scope and ingests its documents, once per file.
-    async fn ingest_once(&self, file: &str, allowed: bool) -> std::result::Result<(), String> {
+    async fn ingest_once(
+        &self,
+        file: &str,
+        allowed: bool,
+    ) -> std::result::Result<(), RetrieverError> {
         let cell = {
-            let mut map = self
-                .ingested
-                .lock()
-                .map_err(|_| "lock poisoned".to_string())?;
+            let mut map = self.ingested.lock().unwrap_or_else(|p| p.into_inner());
             map.entry(file.to_string()).or_default().clone()
         };
         cell.get_or_init(|| async move {
@@ -483,9 +579,7 @@ impl RetrieverAgent {
                 .map(|mut s| s.insert(file.to_string()))
                 .unwrap_or(true);
             if !first {
-                return Err(format!(
-                    "the ingest of {file} was cut off by the first query's sample timeout; raise timeout_secs (or EVAL_SAMPLE_TIMEOUT_SECS)"
-                ));
+                return Err(RetrieverError::IngestCutOff(file.to_string()));
             }
             self.ingest_file(file, allowed).await
         })
@@ -493,43 +587,46 @@ impl RetrieverAgent {
         .clone()
     }
 
-    async fn ingest_file(&self, file: &str, allowed: bool) -> std::result::Result<(), String> {
-        let base = self
-            .base_dir
-            .clone()
-            .or_else(|| std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from))
-            .or_else(|| std::env::current_dir().ok())
-            .unwrap_or_default();
+    async fn ingest_file(
+        &self,
+        file: &str,
+        allowed: bool,
+    ) -> std::result::Result<(), RetrieverError> {
+        let config = Config::global().map_err(|e| RetrieverError::Io(e.to_string()))?;
+        let base = self.base_dir.clone().unwrap_or_else(|| config.base_dir());
         let path = if std::path::Path::new(file).is_absolute() {
             PathBuf::from(file)
         } else {
             base.join(file)
         };
+        let io = |e: String| RetrieverError::Io(e);
         let bytes =
-            std::fs::read(&path).map_err(|e| format!("{file}: cannot read dataset: {e}"))?;
-        let dataset = RetrievalDataset::from_bytes(file, &bytes).map_err(|e| e.to_string())?;
+            std::fs::read(&path).map_err(|e| io(format!("{file}: cannot read dataset: {e}")))?;
+        let dataset = RetrievalDataset::from_bytes(file, &bytes).map_err(|e| io(e.to_string()))?;
         // Under nextest every test is its own process: the first to get here
         // ingests for the whole run, the others wait for it and skip it.
-        let run = std::env::var("NEXTEST_RUN_ID")
-            .ok()
-            .filter(|r| !r.is_empty());
-        let (Some(run), Some(index)) = (run, self.retriever.shared_id()) else {
+        let (Some(run), Some(index)) = (&config.nextest_run_id, self.retriever.shared_id()) else {
             return ingest(&*self.retriever, &dataset, allowed, self.loader.as_ref()).await;
         };
-        let dir = crate::results::results_dir().join("ingest");
+        let dir = crate::output::results_dir(config).join("ingest");
         std::fs::create_dir_all(&dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            .map_err(|e| io(format!("cannot create {}: {e}", dir.display())))?;
         let key = format!("{:016x}", fnv(&[index.as_bytes(), file.as_bytes(), &bytes]));
-        let lock = std::fs::File::create(dir.join(format!("{key}.lock")))
-            .map_err(|e| format!("cannot create the ingest lock in {}: {e}", dir.display()))?;
+        let lock = std::fs::File::create(dir.join(format!("{key}.lock"))).map_err(|e| {
+            io(format!(
+                "cannot create the ingest lock in {}: {e}",
+                dir.display()
+            ))
+        })?;
         lock.lock()
-            .map_err(|e| format!("cannot take the ingest lock: {e}"))?;
+            .map_err(|e| io(format!("cannot take the ingest lock: {e}")))?;
         let marker = dir.join(format!("{key}.done"));
-        if std::fs::read_to_string(&marker).is_ok_and(|done| done == run) {
+        if std::fs::read_to_string(&marker).is_ok_and(|done| done == *run) {
             return Ok(());
         }
         ingest(&*self.retriever, &dataset, allowed, self.loader.as_ref()).await?;
-        std::fs::write(&marker, &run).map_err(|e| format!("cannot write {}: {e}", marker.display()))
+        std::fs::write(&marker, run)
+            .map_err(|e| io(format!("cannot write {}: {e}", marker.display())))
     }
 }
 
@@ -555,8 +652,14 @@ pub async fn ingest(
     dataset: &RetrievalDataset,
     allow_custom_prefix: bool,
     loader: Option<&Loader>,
-) -> std::result::Result<(), String> {
-    dataset.check_prefix(allow_custom_prefix)?;
+) -> std::result::Result<(), RetrieverError> {
+    if !allow_custom_prefix
+        && !dataset
+            .scope_prefix
+            .starts_with(eval_core::retrieval::SAFE_PREFIX)
+    {
+        return Err(RetrieverError::UnsafePrefix(dataset.scope_prefix.clone()));
+    }
     if dataset.documents.is_empty() {
         return Ok(());
     }
@@ -586,16 +689,10 @@ pub async fn ingest(
         }
     }
     if !unresolved.is_empty() {
-        return Err(format!(
-            "{} document(s) could not be loaded{}: {}",
-            unresolved.len(),
-            if loader.is_none() {
-                " (no loader hook is set: RetrieverAgent::loader)"
-            } else {
-                ""
-            },
-            unresolved.join("; ")
-        ));
+        return Err(RetrieverError::Unresolved {
+            refs: unresolved,
+            no_loader: loader.is_none(),
+        });
     }
     retriever.delete_prefix(&dataset.scope_prefix).await?;
     retriever.ingest(&docs).await
@@ -605,53 +702,7 @@ impl Agent for RetrieverAgent {
     fn respond<'a>(
         &'a self,
         sample: &'a Sample,
-    ) -> Pin<Box<dyn Future<Output = std::result::Result<Response, String>> + 'a>> {
-        Box::pin(self.respond_to(sample))
+    ) -> crate::agent::BoxFuture<'a, std::result::Result<Response, AgentError>> {
+        Box::pin(async move { self.respond_to(sample).await.map_err(AgentError::Retriever) })
     }
 }
-
-/// Gates on a retrieval dataset's means from its `defaults.thresholds`
-/// (`{"min": {"recallAtK": 0.75}, "max": {...}}`, Unrag's names), for the
-/// metrics in `specs`; plus notes on thresholds this tool does not check
-/// (Unrag's latency thresholds such as `p95TotalMs`).
-pub fn threshold_gates(
-    dataset: &RetrievalDataset,
-    specs: &[eval_core::MetricSpec],
-) -> (Vec<crate::results::Gate>, Vec<String>) {
-    let mut gates = Vec::new();
-    let mut notes = Vec::new();
-    for (side, op) in [
-        ("min", eval_core::Op::AtLeast),
-        ("max", eval_core::Op::AtMost),
-    ] {
-        let Some(list) = dataset.thresholds.get(side).and_then(Value::as_object) else {
-            continue;
-        };
-        for (metric, value) in list {
-            let (Some(rank), Some(t)) = (
-                eval_core::retrieval::RankMetric::parse(metric),
-                value.as_f64(),
-            ) else {
-                notes.push(format!(
-                    "{}: defaults.thresholds.{side}.{metric} is not a rank metric threshold; not checked",
-                    dataset.path
-                ));
-                continue;
-            };
-            let name = rank.name().replace("@k", "_at_k");
-            if specs
-                .iter()
-                .any(|s| s.name == name || s.info().name == name)
-            {
-                gates.push(crate::results::Gate::new(&name, op, t));
-            } else {
-                notes.push(format!(
-                    "{}: defaults.thresholds.{side}.{metric}: `{name}` is not among the metrics scored; not checked",
-                    dataset.path
-                ));
-            }
-        }
-    }
-    (gates, notes)
-}
-

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 mod common;
 
-use eval_runtime::harness::Outcome;
+use eval_runtime::Outcome;
 use eval_runtime::results::{Results, Verdict};
 use eval_runtime::{Harness, Response, Sample};
 use libtest_mimic::Arguments;
@@ -132,6 +132,7 @@ fn an_exact_name_that_matches_nothing_is_an_error() {
     assert!(
         out.error
             .unwrap()
+            .to_string()
             .contains("no sample is named `qa::question_99`")
     );
 
@@ -248,7 +249,7 @@ fn bad_setup_is_a_clear_error() {
         .agent_fn(answer)
         .evaluate(args(&[]));
     assert_eq!(out.code, 2);
-    let err = out.error.unwrap();
+    let err = out.error.unwrap().to_string();
     assert!(
         err.contains("bad.jsonl:2:2: invalid JSON: key must be a string"),
         "{err}"
@@ -292,6 +293,7 @@ fn a_stale_index_is_noticed() {
     assert!(
         out.error
             .unwrap()
+            .to_string()
             .contains("no sample is named `qa::france`")
     );
     assert_eq!(run(&["--exact", "qa::franze"]).code, 0);
@@ -317,7 +319,12 @@ fn exact_names_of_other_tests_and_gates_before_datasets() {
         .agent_fn(answer)
         .evaluate(args(&[]));
     assert_eq!(out.code, 2);
-    assert!(out.error.unwrap().contains("comes before any .dataset()"));
+    assert!(
+        out.error
+            .unwrap()
+            .to_string()
+            .contains("comes before any dataset")
+    );
 }
 
 #[test]
@@ -328,10 +335,16 @@ fn gates_wait_for_the_whole_dataset_and_count_errors() {
             .dataset("qa.jsonl", "contains >= 0.5")
             .gate("contains >= 0.9")
     };
-    // Only part of the dataset ran: the gate is not judged.
+    // Only part of the dataset ran: the gate is not judged, and says so.
     let out = gated().agent_fn(answer).evaluate(args(&["question"]));
     assert_eq!(out.code, 0);
-    assert!(out.datasets[0].metrics[0].gate.is_none());
+    let gate = out.datasets[0].metrics[0].gate.as_ref().unwrap();
+    assert!(!gate.judged && !gate.passed);
+    assert_eq!(
+        gate.to_string(),
+        "gate contains >= 0.9 not judged: 7 of 10 samples ran (gates judge whole datasets only)"
+    );
+    assert!(out.verdict.missed_gates.is_empty());
     // An agent error fails the gate even when every scored sample is perfect.
     let out = gated()
         .agent_fn(async |s: &Sample| {
@@ -451,7 +464,7 @@ fn a_judged_run_records_usage_and_never_writes_the_key() {
         harness(&dir)
             .dataset("qa.jsonl", "contains, faithfulness >= 0.9")
             .judge(
-                eval_runtime::judge::Judge::new(url, "j")
+                eval_runtime::services::Judge::new(url, "j")
                     .unwrap()
                     .api_key(Some(KEY.into()))
                     .cache(None),
@@ -535,7 +548,7 @@ fn an_agentspec_manifest_drives_metrics_gates_and_repeat() {
         .evaluate(args(&[]));
     assert_eq!(out.code, 2);
     assert_eq!(
-        out.error.unwrap(),
+        out.error.unwrap().to_string(),
         "agent.yaml: no dataset named `nope`; the manifest has: qa-set"
     );
 }
@@ -559,7 +572,7 @@ fn a_manifest_metric_without_its_fields_is_rejected_before_any_agent_call() {
         .evaluate(args(&[]));
     assert_eq!(out.code, 2);
     assert_eq!(calls.load(Ordering::SeqCst), 0);
-    let error = out.error.unwrap();
+    let error = out.error.unwrap().to_string();
     assert_eq!(error.lines().count(), 10, "one line per sample: {error}");
     assert!(error.starts_with("qa.jsonl:1: field `context`: dataset `rag` (agent.yaml:4) is scored with `faithfulness`, which needs `context`"), "{error}");
 }

@@ -127,7 +127,10 @@ async fn http_errors_fail_with_one_line() {
     )
     .await;
     assert!(
-        matches!(err, Error::AgentStatus { status: 500, .. }),
+        matches!(
+            err,
+            Error::Agent(eval_runtime::AgentError::Status { status: 500, .. })
+        ),
         "{err}"
     );
     assert!(
@@ -182,12 +185,15 @@ async fn an_echoed_api_key_is_masked_and_empty_bodies_say_so() {
 }
 
 #[tokio::test]
-async fn conflicting_or_malformed_credentials_are_config_errors() {
+async fn conflicting_or_malformed_credentials_are_setup_errors() {
     let server = start(Script::Echo).await;
     let with_user = server.url.replace("http://", "http://user:pw@");
     let agent = HttpAgent::new(&with_user).unwrap().api_key("sk-x");
     let err = agent.respond(&Sample::new("hi")).await.unwrap_err();
-    assert!(matches!(err, Error::Config { .. }), "{err}");
+    assert!(
+        matches!(err, Error::Agent(eval_runtime::AgentError::Setup(_))),
+        "{err}"
+    );
     assert!(err.to_string().contains("use one"), "{err}");
 
     let agent = HttpAgent::new(&server.url)
@@ -206,7 +212,10 @@ async fn conflicting_or_malformed_credentials_are_config_errors() {
 #[tokio::test]
 async fn a_silent_agent_times_out() {
     let (err, took) = failure(Script::Hang, Duration::from_millis(300)).await;
-    assert!(matches!(err, Error::AgentTimeout { .. }), "{err}");
+    assert!(
+        matches!(err, Error::Agent(eval_runtime::AgentError::Timeout { .. })),
+        "{err}"
+    );
     assert!(
         err.to_string().contains("did not answer within 0.3s"),
         "{err}"
@@ -224,7 +233,13 @@ async fn a_refused_connection_fails_with_the_cause() {
     let agent = HttpAgent::new(&format!("http://127.0.0.1:{port}")).unwrap();
     let err = agent.respond(&Sample::new("hi")).await.unwrap_err();
     let msg = err.to_string();
-    assert!(matches!(err, Error::AgentUnreachable { .. }), "{msg}");
+    assert!(
+        matches!(
+            err,
+            Error::Agent(eval_runtime::AgentError::Unreachable { .. })
+        ),
+        "{msg}"
+    );
     assert!(msg.to_lowercase().contains("connection refused"), "{msg}");
 
     // In a test, that is the whole failure: one line naming sample and cause.
@@ -294,7 +309,7 @@ fn failing_samples_get_a_readable_report() {
         async |_: &Sample| -> eval_runtime::Response { panic!("the agent must not be called") },
     );
     assert_eq!(
-        report.error.as_deref(),
+        report.error.as_ref().map(ToString::to_string).as_deref(),
         Some(
             "sample has no `expected` field (or expected_output, ground_truth, ideal, reference, expected_response), which metric `contains` needs"
         )

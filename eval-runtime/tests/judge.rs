@@ -4,10 +4,10 @@
 mod common;
 
 use common::{Reply, chat};
-use eval_runtime::cache::Cache;
-use eval_runtime::embed::{Embedder, cosine};
-use eval_runtime::judge::Judge;
-use eval_runtime::service::{ServiceError, Usage};
+use eval_runtime::services::Cache;
+use eval_runtime::services::Judge;
+use eval_runtime::services::{Embedder, cosine};
+use eval_runtime::services::{ServiceError, Usage};
 
 /// One question; the answer and what it cost.
 async fn ask(

@@ -5,11 +5,12 @@
 mod common;
 
 use common::{Reply, chat};
-use eval_runtime::cache::Cache;
-use eval_runtime::embed::Embedder;
-use eval_runtime::judge::Judge;
-use eval_runtime::metrics::judged::{Services, score, string_similarity};
-use eval_runtime::service::ServiceError;
+use eval_runtime::Services;
+use eval_runtime::metrics::judged::{score, string_similarity};
+use eval_runtime::services::Cache;
+use eval_runtime::services::Embedder;
+use eval_runtime::services::Judge;
+use eval_runtime::services::ServiceError;
 use eval_runtime::{MetricSpec, Response, Sample};
 
 fn spec(name: &str) -> MetricSpec {
@@ -273,7 +274,7 @@ async fn a_judge_that_never_answers_json_fails_that_metric_only() {
     );
     assert_eq!(faith.usage.reasks, 2);
     // In a report, only that metric fails; the sample's other metrics score.
-    let report = eval_runtime::evaluate::evaluate_with(
+    let report = eval_runtime::evaluate_with(
         "rag::x".into(),
         &s,
         &[spec("contains"), spec("faithfulness")],
@@ -648,7 +649,7 @@ async fn per_turn_expected_answers_are_judged_turn_by_turn() {
         "abc".into(),
         "xyz".into(),
     ]));
-    let report = eval_runtime::evaluate::evaluate_with(
+    let report = eval_runtime::evaluate_with(
         "conv::x".into(),
         &s,
         &[MetricSpec::new(
@@ -678,7 +679,7 @@ async fn context_metrics_without_what_they_compare_with_fail_before_the_agent_ca
     let run = |s: Sample, svc: Services, metric: &'static str| {
         let calls = calls.clone();
         async move {
-            eval_runtime::evaluate::evaluate_with(
+            eval_runtime::evaluate_with(
                 "rag::x".into(),
                 &s,
                 &[spec(metric)],
@@ -695,7 +696,7 @@ async fn context_metrics_without_what_they_compare_with_fail_before_the_agent_ca
     // Offline, context_recall compares with reference_contexts: there are none.
     let report = run(s.clone(), services(None, None), "context_recall").await;
     assert_eq!(
-        report.error.as_deref(),
+        report.error.as_ref().map(ToString::to_string).as_deref(),
         Some(
             "`context_recall` needs an LLM judge (set EVAL_JUDGE_URL) or, offline, `reference_contexts` in the sample"
         )
@@ -713,6 +714,8 @@ async fn context_metrics_without_what_they_compare_with_fail_before_the_agent_ca
     assert!(
         report
             .error
+            .as_ref()
+            .map(ToString::to_string)
             .as_deref()
             .unwrap()
             .starts_with("sample has no `expected` field"),
@@ -731,7 +734,7 @@ async fn context_metrics_without_what_they_compare_with_fail_before_the_agent_ca
 async fn judging_is_bounded_by_the_sample_timeout() {
     let judge = common::serve(|_, _, _| Reply::Hang).await;
     let started = std::time::Instant::now();
-    let report = eval_runtime::evaluate::evaluate_with(
+    let report = eval_runtime::evaluate_with(
         "rag::x".into(),
         &sample(),
         &[spec("contains"), spec("faithfulness")],
@@ -741,7 +744,7 @@ async fn judging_is_bounded_by_the_sample_timeout() {
     )
     .await;
     assert_eq!(
-        report.error.as_deref(),
+        report.error.as_ref().map(ToString::to_string).as_deref(),
         Some("scoring (LLM judge / embeddings) took longer than 0.3s (sample timeout)")
     );
     // Not a speed check: only that the 120 s judge timeout did not apply.

@@ -198,13 +198,14 @@ fn a_prefix_outside_eval_is_refused_unless_allowed() {
         .dataset("hand.json", METRICS)
         .agent(agent)
         .evaluate(args());
-    assert_eq!(out.code, 101);
-    let r = Results::read(&dir.join("r.json")).unwrap();
-    let error = r.samples[0].error.as_deref().unwrap();
+    // Refused before any call, as the CLI and the attribute refuse it.
+    assert_eq!(out.code, 2);
+    let error = out.error.unwrap().to_string();
     assert!(
         error.contains("scopePrefix `prod:hand:` does not start with `eval:`"),
         "{error}"
     );
+    assert!(!dir.join("r.json").exists(), "nothing ran");
     assert!(
         retriever.calls().is_empty(),
         "nothing deleted, nothing searched"

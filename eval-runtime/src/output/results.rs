@@ -1,12 +1,11 @@
 //! The results file: every run writes one JSON document with a record per
-//! sample and, per dataset and metric, the mean, the pass rate and the verdict
-//! of any aggregate gate. Written atomically (temporary file, then rename).
+//! sample and, per dataset and metric, the mean, the pass rate and the
+//! verdict of each gate. It says whether the run was complete: a dataset is
+//! complete when every sample the plan holds for it is in the file, and
+//! gates are judged only over complete datasets.
 //!
-//! Where: `$EVAL_RESULTS_DIR`, else `<cargo target dir>/evals/`, named after the
-//! test binary (`target/evals/evals.json` for `tests/evals.rs`). Under
-//! `cargo nextest run`, where every test is its own process, each process
-//! writes its part under `<dir>/<binary>.parts/<run id>/`; [`merge`] (and
-//! [`merge_dir`]) join parts and shards into one [`Results`].
+//! Where it goes is [`location`](super::location)'s business; joining parts
+//! and shards is [`merge`](super::merge()).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -16,11 +15,86 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use eval_core::metric::{MetricSpec, Op};
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
-use crate::report::SampleReport;
+use crate::output::report::SampleReport;
+use crate::services::Usage;
 
-/// Version of the results-file layout.
+/// Version of the results-file layout (fields are only ever added).
 pub const FORMAT_VERSION: u32 = 1;
+
+/// Why a results file could not be read, written or merged.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ResultsError {
+    /// Reading failed.
+    #[error("cannot read results file {}: {source}", .path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not a results file.
+    #[error("{} is not a results file: {reason}", .path.display())]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// What the JSON parser said.
+        reason: String,
+    },
+    /// The file has another layout version.
+    #[error("results file {}: layout version {found} (this version reads {FORMAT_VERSION})", .path.display())]
+    Version {
+        /// The file.
+        path: PathBuf,
+        /// Its version.
+        found: u32,
+    },
+    /// Writing failed.
+    #[error("cannot write results file {}: {source}", .path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Two inputs of a merge hold the same sample.
+    #[error(
+        "sample {test_name} of dataset {dataset} is in results {first} and {second}: the shards overlap"
+    )]
+    Overlap {
+        /// The sample's test name.
+        test_name: String,
+        /// Its dataset.
+        dataset: String,
+        /// Index of the first input holding it.
+        first: usize,
+        /// Index of the second.
+        second: usize,
+    },
+    /// A merge of different test binaries' results.
+    #[error(
+        "results of different test binaries ({first} and {second}): merge each binary's results on its own"
+    )]
+    Binaries {
+        /// One binary.
+        first: String,
+        /// Another.
+        second: String,
+    },
+    /// A merge of results with different plans for one dataset.
+    #[error("dataset {dataset} has different {what} in different results files")]
+    Plans {
+        /// The dataset.
+        dataset: String,
+        /// `gates`, `sample counts` or `ci_gate settings`.
+        what: &'static str,
+    },
+    /// Nothing to merge.
+    #[error("no results file under {}", .0.display())]
+    Empty(PathBuf),
+}
 
 /// A whole run (or several merged runs).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -30,8 +104,14 @@ pub struct Results {
     pub version: u32,
     /// Test binary (or harness) that produced it.
     pub binary: String,
+    /// The package of that test binary, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package: Option<String>,
     /// When the file was written, seconds since the Unix epoch.
     pub written_unix: f64,
+    /// Every dataset holds every sample its plan holds (so every gate was judged).
+    #[serde(default)]
+    pub complete: bool,
     /// Per-dataset aggregates, by dataset name.
     pub datasets: Vec<DatasetSummary>,
     /// One record per evaluated sample, sorted by dataset then test name.
@@ -112,8 +192,8 @@ pub struct RunSpread {
     pub straddles: bool,
 }
 
-impl From<crate::report::Spread> for RunSpread {
-    fn from(s: crate::report::Spread) -> Self {
+impl From<crate::output::report::Spread> for RunSpread {
+    fn from(s: crate::output::report::Spread) -> Self {
         RunSpread {
             runs: s.runs,
             low: s.low,
@@ -127,7 +207,8 @@ impl From<crate::report::Spread> for RunSpread {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SampleRecord {
-    /// Dataset name (the eval function, or the harness dataset name).
+    /// Dataset name (see the README: the manifest's name, the eval
+    /// function's path, or the file stem).
     pub dataset: String,
     /// Full test name.
     pub test_name: String,
@@ -149,11 +230,28 @@ pub struct SampleRecord {
     pub output: Option<String>,
     /// Judge and embedding calls made to score it.
     #[serde(default, skip_serializing_if = "is_zero")]
-    pub usage: crate::service::Usage,
+    pub usage: Usage,
 }
 
-fn is_zero(u: &crate::service::Usage) -> bool {
-    *u == crate::service::Usage::default()
+fn is_zero(u: &Usage) -> bool {
+    *u == Usage::default()
+}
+
+impl MetricRecord {
+    /// The persisted form of one metric result.
+    pub fn from_result(m: &crate::output::report::MetricResult) -> Self {
+        MetricRecord {
+            name: m.name.clone(),
+            score: m.score,
+            op: m.op.to_string(),
+            threshold: m.threshold,
+            passed: m.passed,
+            error: m.error.clone(),
+            method: m.method.map(str::to_string),
+            raw: m.raw,
+            spread: m.spread.map(RunSpread::from),
+        }
+    }
 }
 
 impl SampleRecord {
@@ -169,20 +267,10 @@ impl SampleRecord {
             metrics: report
                 .metrics
                 .iter()
-                .map(|m| MetricRecord {
-                    name: m.name.clone(),
-                    score: m.score,
-                    op: m.op.to_string(),
-                    threshold: m.threshold,
-                    passed: m.passed,
-                    error: m.error.clone(),
-                    method: m.method.map(str::to_string),
-                    raw: m.raw,
-                    spread: m.spread.map(RunSpread::from),
-                })
+                .map(MetricRecord::from_result)
                 .collect(),
             latency_ms: report.latency.as_secs_f64() * 1000.0,
-            error: report.error.clone(),
+            error: report.error.as_ref().map(ToString::to_string),
             output: match (&report.output, verdict) {
                 (Some(out), Verdict::Fail) => Some(cut_output(out)),
                 _ => None,
@@ -233,6 +321,12 @@ impl Gate {
     }
 }
 
+impl fmt::Display for Gate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {} {}", self.metric, self.op, self.threshold)
+    }
+}
+
 /// A gate's outcome.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -240,13 +334,24 @@ pub struct GateResult {
     /// The gate.
     #[serde(flatten)]
     pub gate: Gate,
-    /// Whether the mean met it (false when no sample was scored).
+    /// Whether it was judged: only over a complete dataset (every sample of
+    /// the plan evaluated), never over a filtered or `--exact` subset.
+    #[serde(default = "yes")]
+    pub judged: bool,
+    /// Judged and met (false when not judged, or when no sample was scored).
     pub passed: bool,
     /// `mean - threshold` (negative = short of a minimum), when there is a mean.
     pub margin: Option<f64>,
     /// Samples of the dataset that could not be scored: any fails the gate.
     #[serde(default)]
     pub unscored: usize,
+    /// When not judged: samples evaluated and samples planned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ran: Option<(usize, usize)>,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// Aggregates of one metric over one dataset.
@@ -274,6 +379,16 @@ pub struct DatasetSummary {
     pub name: String,
     /// Samples evaluated.
     pub samples: usize,
+    /// Samples the plan holds for this dataset (`None` in files of older versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planned: Option<usize>,
+    /// Every planned sample was evaluated.
+    #[serde(default = "yes")]
+    pub complete: bool,
+    /// `ciGate`: samples are judged by the gates on the means (a sample then
+    /// fails only when it cannot be scored).
+    #[serde(default)]
+    pub ci_gate: bool,
     /// Samples that passed.
     pub passed: usize,
     /// Samples with a failing metric.
@@ -285,59 +400,95 @@ pub struct DatasetSummary {
     /// Gates declared for this dataset.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gates: Vec<Gate>,
-    /// True when every gate passed (true when there are none).
+    /// True when every gate was judged and passed (true when there are none).
     pub gates_passed: bool,
 }
 
+/// What the plan says of one dataset, for its summary: how many samples it
+/// holds, its gates, whether samples are judged by the gates.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct DatasetTerms {
+    /// Samples the plan holds (`None`: unknown, results of older versions).
+    pub planned: Option<usize>,
+    /// Gates on the means.
+    pub gates: Vec<Gate>,
+    /// `ciGate`.
+    pub ci_gate: bool,
+}
+
+impl DatasetTerms {
+    /// Terms with `planned` samples and `gates`.
+    pub fn new(planned: Option<usize>, gates: Vec<Gate>, ci_gate: bool) -> Self {
+        DatasetTerms {
+            planned,
+            gates,
+            ci_gate,
+        }
+    }
+}
+
 impl Results {
-    /// Results for `samples`, with `gates` per dataset name; aggregates computed here.
+    /// Results for `samples` under `terms` (per dataset name); aggregates
+    /// and gate verdicts computed here.
     pub fn new(
         binary: &str,
         mut samples: Vec<SampleRecord>,
-        gates: &BTreeMap<String, Vec<Gate>>,
+        terms: &BTreeMap<String, DatasetTerms>,
     ) -> Self {
         samples.sort_by(|a, b| (&a.dataset, &a.test_name).cmp(&(&b.dataset, &b.test_name)));
         let mut summaries = Summaries::default();
         samples.iter().for_each(|s| summaries.add(s));
-        let datasets = summaries.finish(gates);
+        let datasets = summaries.finish(terms);
         Results {
             version: FORMAT_VERSION,
             binary: binary.to_string(),
+            package: None,
             written_unix: now_unix(),
+            complete: datasets.iter().all(|d| d.complete),
             datasets,
             samples,
         }
     }
 
-    /// The gates that failed, as `(dataset, gate result)`.
+    /// The terms each dataset was summarised under, to recompute summaries
+    /// (when merging).
+    pub fn terms(&self) -> BTreeMap<String, DatasetTerms> {
+        self.datasets
+            .iter()
+            .map(|d| {
+                (
+                    d.name.clone(),
+                    DatasetTerms::new(d.planned, d.gates.clone(), d.ci_gate),
+                )
+            })
+            .collect()
+    }
+
+    /// The gates that were judged and missed, as `(dataset, gate result)`.
     pub fn failed_gates(&self) -> Vec<(&str, &GateResult)> {
         failed_gates(&self.datasets)
     }
 
-    /// Writes the file atomically: a temporary file beside it, then a rename.
-    pub fn write(&self, path: &Path) -> Result<()> {
-        write_atomically(path, |out| {
-            serde_json::to_writer_pretty(out, self).map_err(std::io::Error::other)
-        })
+    /// Writes the file atomically: readers see the old file or the new one.
+    pub fn write(&self, path: &Path) -> Result<(), ResultsError> {
+        super::write_json(path, self)
     }
 
     /// Reads a results file.
-    pub fn read(path: &Path) -> Result<Results> {
-        let bytes = std::fs::read(path).map_err(|e| Error::Config {
-            what: format!("results file {}", path.display()),
+    pub fn read(path: &Path) -> Result<Results, ResultsError> {
+        let bytes = std::fs::read(path).map_err(|source| ResultsError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let results: Results = serde_json::from_slice(&bytes).map_err(|e| ResultsError::Parse {
+            path: path.to_path_buf(),
             reason: e.to_string(),
         })?;
-        let results: Results = serde_json::from_slice(&bytes).map_err(|e| Error::Config {
-            what: format!("results file {}", path.display()),
-            reason: format!("not a results file: {e}"),
-        })?;
         if results.version != FORMAT_VERSION {
-            return Err(Error::Config {
-                what: format!("results file {}", path.display()),
-                reason: format!(
-                    "layout version {} (this version reads {FORMAT_VERSION})",
-                    results.version
-                ),
+            return Err(ResultsError::Version {
+                path: path.to_path_buf(),
+                found: results.version,
             });
         }
         Ok(results)
@@ -347,6 +498,13 @@ impl Results {
 impl fmt::Display for GateResult {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let g = &self.gate;
+        if !self.judged {
+            let (ran, planned) = self.ran.unwrap_or((0, 0));
+            return write!(
+                f,
+                "gate {g} not judged: {ran} of {planned} samples ran (gates judge whole datasets only)"
+            );
+        }
         if self.unscored > 0 {
             write!(
                 f,
@@ -374,7 +532,7 @@ impl fmt::Display for GateResult {
     }
 }
 
-/// The gates that failed in `datasets`, as `(dataset, gate result)`.
+/// The gates that were judged and missed in `datasets`, as `(dataset, gate result)`.
 pub fn failed_gates(datasets: &[DatasetSummary]) -> Vec<(&str, &GateResult)> {
     datasets
         .iter()
@@ -382,13 +540,13 @@ pub fn failed_gates(datasets: &[DatasetSummary]) -> Vec<(&str, &GateResult)> {
             d.metrics
                 .iter()
                 .filter_map(|m| m.gate.as_ref())
-                .filter(|g| !g.passed)
+                .filter(|g| g.judged && !g.passed)
                 .map(move |g| (d.name.as_str(), g))
         })
         .collect()
 }
 
-fn now_unix() -> f64 {
+pub(crate) fn now_unix() -> f64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64())
@@ -437,46 +595,56 @@ impl Summaries {
         }
     }
 
-    /// One summary per dataset with evaluated samples, by name. Gates of
-    /// datasets none of whose samples ran (filtered out, another shard) are
-    /// not judged here.
-    pub(crate) fn finish(self, gates: &BTreeMap<String, Vec<Gate>>) -> Vec<DatasetSummary> {
+    /// One summary per dataset with evaluated samples, by name. A gate is
+    /// judged only when its dataset is complete (every planned sample is
+    /// here; with no plan known, as in files of older versions, what is here
+    /// counts as complete). Datasets none of whose samples ran are left out.
+    pub(crate) fn finish(self, terms: &BTreeMap<String, DatasetTerms>) -> Vec<DatasetSummary> {
+        let none = DatasetTerms::default();
         self.datasets
             .into_iter()
             .map(|(name, mut t)| {
-                let gates = gates.get(&name).cloned().unwrap_or_default();
-                for g in &gates {
+                let terms = terms.get(&name).unwrap_or(&none);
+                let complete = terms.planned.is_none_or(|p| t.samples >= p);
+                for g in &terms.gates {
                     if !t.metrics.iter().any(|(n, ..)| *n == g.metric) {
                         t.metrics.push((g.metric.clone(), 0, 0.0, 0));
                     }
                 }
-                let metrics: Vec<MetricSummary> = t
-                    .metrics
-                    .into_iter()
-                    .map(|(metric, n, sum, passed)| {
-                        let mean = (n > 0).then(|| sum / n as f64);
-                        // A sample that could not be scored must not vanish from a gate.
-                        let gate = gates
-                            .iter()
-                            .find(|g| g.metric == metric)
-                            .map(|g| GateResult {
-                                gate: g.clone(),
-                                passed: t.errors == 0 && mean.is_some_and(|m| g.passes(m)),
-                                margin: mean.map(|m| m - g.threshold),
-                                unscored: t.errors,
+                let metrics: Vec<MetricSummary> =
+                    t.metrics
+                        .into_iter()
+                        .map(|(metric, n, sum, passed)| {
+                            let mean = (n > 0).then(|| sum / n as f64);
+                            // A sample that could not be scored must not vanish from a gate.
+                            let gate = terms.gates.iter().find(|g| g.metric == metric).map(|g| {
+                                GateResult {
+                                    gate: g.clone(),
+                                    judged: complete,
+                                    passed: complete
+                                        && t.errors == 0
+                                        && mean.is_some_and(|m| g.passes(m)),
+                                    margin: mean.map(|m| m - g.threshold),
+                                    unscored: t.errors,
+                                    ran: (!complete)
+                                        .then(|| (t.samples, terms.planned.unwrap_or(0))),
+                                }
                             });
-                        MetricSummary {
-                            name: metric,
-                            scored: n,
-                            mean,
-                            pass_rate: (n > 0).then(|| passed as f64 / n as f64),
-                            gate,
-                        }
-                    })
-                    .collect();
+                            MetricSummary {
+                                name: metric,
+                                scored: n,
+                                mean,
+                                pass_rate: (n > 0).then(|| passed as f64 / n as f64),
+                                gate,
+                            }
+                        })
+                        .collect();
                 DatasetSummary {
                     name,
                     samples: t.samples,
+                    planned: terms.planned,
+                    complete,
+                    ci_gate: terms.ci_gate,
                     passed: t.passed,
                     failed: t.failed,
                     errors: t.errors,
@@ -484,7 +652,7 @@ impl Summaries {
                         .iter()
                         .all(|m| m.gate.as_ref().is_none_or(|g| g.passed)),
                     metrics,
-                    gates,
+                    gates: terms.gates.clone(),
                 }
             })
             .collect()
@@ -492,13 +660,14 @@ impl Summaries {
 }
 
 /// Writes a results file whose samples come from an iterator, one at a time
-/// (same layout as [`Results`]), atomically.
+/// (same layout as [`Results`]), atomically: a run of 100,000 samples never
+/// holds all its records at once.
 pub(crate) fn write_streaming(
     path: &Path,
-    binary: &str,
+    (binary, package): (&str, Option<&str>),
     datasets: &[DatasetSummary],
     samples: impl Iterator<Item = SampleRecord>,
-) -> Result<()> {
+) -> Result<(), ResultsError> {
     struct Seq<I>(std::cell::RefCell<Option<I>>);
     impl<I: Iterator<Item = SampleRecord>> Serialize for Seq<I> {
         fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
@@ -513,199 +682,30 @@ pub(crate) fn write_streaming(
     struct Streamed<'a, I: Iterator<Item = SampleRecord>> {
         version: u32,
         binary: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        package: Option<&'a str>,
         written_unix: f64,
+        complete: bool,
         datasets: &'a [DatasetSummary],
         samples: Seq<I>,
     }
     let doc = Streamed {
         version: FORMAT_VERSION,
         binary,
+        package,
         written_unix: now_unix(),
+        complete: datasets.iter().all(|d| d.complete),
         datasets,
         samples: Seq(std::cell::RefCell::new(Some(samples))),
     };
-    write_atomically(path, |out| {
-        serde_json::to_writer_pretty(out, &doc).map_err(std::io::Error::other)
-    })
-}
-
-/// Writes through a temporary file beside `path`, then renames it over `path`.
-fn write_atomically(
-    path: &Path,
-    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
-) -> Result<()> {
-    let io = |e: std::io::Error| Error::Config {
-        what: format!("results file {}", path.display()),
-        reason: e.to_string(),
-    };
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(io)?;
-    }
-    let tmp = path.with_extension(format!("json.tmp.{}", std::process::id()));
-    let written = std::fs::File::create(&tmp).and_then(|file| {
-        let mut out = std::io::BufWriter::new(file);
-        write(&mut out)?;
-        std::io::Write::flush(&mut out)?;
-        out.get_ref().sync_all()
-    });
-    if let Err(e) = written.and_then(|()| std::fs::rename(&tmp, path)) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(io(e));
-    }
-    Ok(())
-}
-
-/// Joins results (shards of one run, or the per-test parts nextest leaves):
-/// every sample once, aggregates and gates recomputed over all of them. A
-/// sample present in two inputs is an error (shards overlap), and so are
-/// different gates for one dataset.
-pub fn merge(parts: &[Results]) -> Result<Results> {
-    let mut samples: Vec<SampleRecord> = Vec::new();
-    let mut seen: BTreeMap<(String, String), usize> = BTreeMap::new();
-    let mut gates: BTreeMap<String, Vec<Gate>> = BTreeMap::new();
-    if let Some(first) = parts.first()
-        && let Some(other) = parts.iter().find(|p| p.binary != first.binary)
-    {
-        return Err(Error::msg(format!(
-            "results of different test binaries ({} and {}): merge each binary's results on its own",
-            first.binary, other.binary
-        )));
-    }
-    for (i, part) in parts.iter().enumerate() {
-        for s in &part.samples {
-            let key = (s.dataset.clone(), s.test_name.clone());
-            if let Some(first) = seen.insert(key, i) {
-                return Err(Error::msg(format!(
-                    "sample {} of dataset {} is in results {first} and {i}: the shards overlap",
-                    s.test_name, s.dataset
-                )));
-            }
-            samples.push(s.clone());
-        }
-        for d in &part.datasets {
-            match gates.get(&d.name) {
-                Some(existing)
-                    if *existing != d.gates && !d.gates.is_empty() && !existing.is_empty() =>
-                {
-                    return Err(Error::msg(format!(
-                        "dataset {} has different gates in different results files",
-                        d.name
-                    )));
-                }
-                Some(existing) if !existing.is_empty() => {}
-                _ => {
-                    gates.insert(d.name.clone(), d.gates.clone());
-                }
-            }
-        }
-    }
-    let binary = parts.first().map_or("merged", |p| p.binary.as_str());
-    Ok(Results::new(binary, samples, &gates))
-}
-
-/// Merges every `*.json` results file under `dir` (recursively).
-pub fn merge_dir(dir: &Path) -> Result<Results> {
-    let mut files = Vec::new();
-    collect_json(dir, &mut files).map_err(|e| Error::Config {
-        what: format!("results directory {}", dir.display()),
-        reason: e.to_string(),
-    })?;
-    files.sort();
-    let parts = files
-        .iter()
-        .map(|f| Results::read(f))
-        .collect::<Result<Vec<_>>>()?;
-    merge(&parts)
-}
-
-fn collect_json(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
-        if path.is_dir() {
-            collect_json(&path, out)?;
-        } else if path.extension().is_some_and(|e| e == "json") {
-            out.push(path);
-        }
-    }
-    Ok(())
-}
-
-/// The directory results go to: `$EVAL_RESULTS_DIR`, else `evals/` in the
-/// cargo target directory holding the running binary, else the temp dir.
-pub fn results_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("EVAL_RESULTS_DIR").filter(|d| !d.is_empty()) {
-        return PathBuf::from(dir);
-    }
-    if let Ok(exe) = std::env::current_exe() {
-        // cargo marks its target directory with CACHEDIR.TAG.
-        for dir in exe.ancestors().skip(1) {
-            if dir.join("CACHEDIR.TAG").is_file() {
-                return dir.join("evals");
-            }
-        }
-        // An unpacked nextest archive has no tag: `<target>/<profile>/deps/<exe>`.
-        let mut up = exe.ancestors().skip(1);
-        if let (Some(deps), Some(_profile), Some(target)) = (up.next(), up.next(), up.next())
-            && deps.file_name().is_some_and(|n| n == "deps")
-        {
-            return target.join("evals");
-        }
-    }
-    std::env::temp_dir().join("evals")
-}
-
-/// Where one test's part goes under `cargo nextest run`:
-/// `<results dir>/<binary>.parts/<run id>/<test>.json`. The first process of
-/// a new run removes the parts of earlier runs, so the directory always holds
-/// one run.
-pub fn part_path(binary: &str, test_name: &str) -> PathBuf {
-    let run = std::env::var("NEXTEST_RUN_ID").unwrap_or_else(|_| "run".into());
-    let parts = results_dir().join(format!("{binary}.parts"));
-    let dir = parts.join(file_safe(&run));
-    if !dir.exists()
-        && let Ok(entries) = std::fs::read_dir(&parts)
-    {
-        for e in entries.flatten() {
-            if e.path() != dir && e.path().is_dir() {
-                let _ = std::fs::remove_dir_all(e.path());
-            }
-        }
-    }
-    dir.join(format!("{}.json", file_safe(test_name)))
-}
-
-/// The running test binary's name without cargo's `-<hash>` suffix.
-pub fn binary_name() -> String {
-    let stem = std::env::current_exe()
-        .ok()
-        .and_then(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
-        .unwrap_or_else(|| "evals".into());
-    match stem.rsplit_once('-') {
-        Some((name, hash)) if hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()) => {
-            name.to_string()
-        }
-        _ => stem,
-    }
-}
-
-/// A file-name-safe form of a test name.
-pub(crate) fn file_safe(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '.'
-            }
-        })
-        .collect()
+    super::write_json(path, &doc)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn record(dataset: &str, name: &str, score: f64, passed: bool) -> SampleRecord {
+    pub(crate) fn record(dataset: &str, name: &str, score: f64, passed: bool) -> SampleRecord {
         SampleRecord {
             dataset: dataset.into(),
             test_name: name.into(),
@@ -730,88 +730,61 @@ mod tests {
         }
     }
 
-    #[test]
-    fn aggregates_gates_and_merge() {
-        let gate = Gate {
+    fn gate(threshold: f64) -> Gate {
+        Gate {
             metric: "contains".into(),
             op: ">=".into(),
-            threshold: 0.75,
-        };
-        let gates = BTreeMap::from([("rag".to_string(), vec![gate])]);
+            threshold,
+        }
+    }
+
+    #[test]
+    fn aggregates_and_gates_over_a_complete_dataset() {
+        let terms = BTreeMap::from([(
+            "rag".to_string(),
+            DatasetTerms::new(Some(2), vec![gate(0.75)], false),
+        )]);
         let a = Results::new(
             "evals",
             vec![
                 record("rag", "a", 1.0, true),
                 record("rag", "b", 0.0, false),
             ],
-            &gates,
+            &terms,
         );
+        assert!(a.complete);
         let d = &a.datasets[0];
         assert_eq!((d.samples, d.passed, d.failed, d.errors), (2, 1, 1, 0));
         assert_eq!(d.metrics[0].mean, Some(0.5));
         assert_eq!(d.metrics[0].pass_rate, Some(0.5));
         let g = d.metrics[0].gate.as_ref().unwrap();
-        assert!(!g.passed);
+        assert!(g.judged && !g.passed);
         assert_eq!(g.margin, Some(-0.25));
         assert_eq!(
             g.to_string(),
             "mean contains = 0.5000, gate >= 0.75 (missed by 0.2500)"
         );
         assert_eq!(a.failed_gates().len(), 1);
-
-        let b = Results::new(
-            "evals",
-            vec![record("rag", "c", 1.0, true), record("rag", "d", 1.0, true)],
-            &gates,
-        );
-        let merged = merge(&[a.clone(), b]).unwrap();
-        assert_eq!(merged.samples.len(), 4);
-        assert_eq!(merged.datasets[0].metrics[0].mean, Some(0.75));
-        assert!(merged.datasets[0].gates_passed);
-        assert!(merged.failed_gates().is_empty());
-
-        let err = merge(&[a.clone(), a]).unwrap_err().to_string();
-        assert!(err.contains("the shards overlap"), "{err}");
     }
 
     #[test]
-    fn gates_of_datasets_that_did_not_run_are_not_judged_and_parts_merge() {
-        let gate = Gate {
-            metric: "contains".into(),
-            op: ">=".into(),
-            threshold: 0.9,
-        };
-        let gates = BTreeMap::from([
-            ("rag".to_string(), vec![gate.clone()]),
-            ("faq".to_string(), vec![]),
-        ]);
-        let part = |name: &str, passed: bool| {
-            Results::new(
-                "evals",
-                vec![record("rag", name, if passed { 1.0 } else { 0.0 }, passed)],
-                &gates,
-            )
-        };
-        let faq_only = Results::new("evals", vec![record("faq", "x", 1.0, true)], &gates);
+    fn a_gate_over_part_of_a_dataset_is_not_judged() {
+        let terms = BTreeMap::from([(
+            "rag".to_string(),
+            DatasetTerms::new(Some(3), vec![gate(0.9)], false),
+        )]);
+        let part = Results::new("evals", vec![record("rag", "a", 0.0, false)], &terms);
+        assert!(!part.complete);
+        let d = &part.datasets[0];
+        assert!(!d.complete);
+        let g = d.metrics[0].gate.as_ref().unwrap();
+        assert!(!g.judged && !g.passed);
         assert_eq!(
-            faq_only.datasets.len(),
-            1,
-            "rag did not run: no summary, no gate"
+            g.to_string(),
+            "gate contains >= 0.9 not judged: 1 of 3 samples ran (gates judge whole datasets only)"
         );
-        assert!(faq_only.failed_gates().is_empty());
-
-        let dir = std::env::temp_dir().join(format!("eval-parts-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        part("a", true).write(&dir.join("run/a.json")).unwrap();
-        part("b", false).write(&dir.join("run/b.json")).unwrap();
-        faq_only.write(&dir.join("run/c.json")).unwrap();
-        let merged = merge_dir(&dir).unwrap();
-        assert_eq!(merged.samples.len(), 3);
-        let rag = merged.datasets.iter().find(|d| d.name == "rag").unwrap();
-        assert_eq!(rag.gates, vec![gate]);
-        let g = rag.metrics[0].gate.as_ref().unwrap();
-        assert_eq!((g.passed, g.margin), (false, Some(0.5 - 0.9)));
-        let _ = std::fs::remove_dir_all(dir);
+        assert!(part.failed_gates().is_empty(), "not judged is not failed");
+        assert!(!d.gates_passed);
     }
 
     #[test]
@@ -832,7 +805,7 @@ mod tests {
             Results::read(&path)
                 .unwrap_err()
                 .to_string()
-                .contains("not a results file")
+                .contains("is not a results file")
         );
         let _ = std::fs::remove_dir_all(dir);
     }

@@ -15,10 +15,11 @@
 //! ```
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::results::{Results, SampleRecord, Verdict};
+use super::results::{Results, ResultsError, SampleRecord, Verdict};
 
 /// How one metric of one sample moved.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -231,15 +232,12 @@ pub fn diff(old: &Results, new: &Results, epsilon: f64) -> Diff {
 }
 
 /// Makes `results` the baseline at `path` (the old one backed up first).
-pub fn accept(
-    results: &Results,
-    path: &std::path::Path,
-) -> crate::Result<Option<std::path::PathBuf>> {
+pub fn accept(results: &Results, path: &Path) -> Result<Option<PathBuf>, ResultsError> {
     let backup = if path.exists() {
         Some(
-            eval_core::files::backup(path).map_err(|e| crate::Error::Config {
-                what: format!("baseline {}", path.display()),
-                reason: format!("cannot back it up: {e}"),
+            eval_core::files::backup(path).map_err(|source| ResultsError::Write {
+                path: path.to_path_buf(),
+                source,
             })?,
         )
     } else {
@@ -247,4 +245,80 @@ pub fn accept(
     };
     results.write(path)?;
     Ok(backup)
+}
+
+/// A run compared with its baseline (see [`check_baseline`]).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum BaselineOutcome {
+    /// The run's results became the baseline (`accepted` on purpose, or
+    /// because there was none); the previous one was kept as `backup`.
+    Written {
+        /// `EVAL_ACCEPT_BASELINE` (or `evals report accept`) asked for it.
+        accepted: bool,
+        /// The previous baseline's backup.
+        backup: Option<PathBuf>,
+    },
+    /// Compared: what moved.
+    Compared(Diff),
+    /// Not compared: part of the samples ran (a baseline judges whole runs).
+    NotCompared,
+}
+
+impl BaselineOutcome {
+    /// Sample metrics that regressed beyond epsilon.
+    pub fn regressions(&self) -> usize {
+        match self {
+            BaselineOutcome::Compared(d) => d.regressions().len(),
+            _ => 0,
+        }
+    }
+
+    /// What a person reads about it.
+    pub fn render(&self, baseline: &Path) -> String {
+        match self {
+            BaselineOutcome::Written { backup, .. } => format!(
+                "baseline {} written{}\n",
+                baseline.display(),
+                backup
+                    .as_ref()
+                    .map(|b| format!(" (previous kept as {})", b.display()))
+                    .unwrap_or_default()
+            ),
+            BaselineOutcome::Compared(d) => {
+                let mut out = format!("against baseline {}: {}", baseline.display(), d.render());
+                if !d.regressions().is_empty() {
+                    out.push_str("baseline gate FAILED: EVAL_ACCEPT_BASELINE=1 accepts these results as the new baseline\n");
+                }
+                out
+            }
+            BaselineOutcome::NotCompared => format!(
+                "baseline {} not compared: only part of the samples ran\n",
+                baseline.display()
+            ),
+        }
+    }
+}
+
+/// Gates a run on a baseline results file: a complete run is compared with
+/// it (or, with `accept` or no baseline yet, becomes it); a partial run is
+/// never compared, nor written as a baseline.
+pub fn check_baseline(
+    current: &Results,
+    baseline: &Path,
+    epsilon: f64,
+    accept_run: bool,
+) -> Result<BaselineOutcome, ResultsError> {
+    if !current.complete {
+        return Ok(BaselineOutcome::NotCompared);
+    }
+    if accept_run || !baseline.exists() {
+        let backup = accept(current, baseline)?;
+        return Ok(BaselineOutcome::Written {
+            accepted: accept_run,
+            backup,
+        });
+    }
+    let old = Results::read(baseline)?;
+    Ok(BaselineOutcome::Compared(diff(&old, current, epsilon)))
 }

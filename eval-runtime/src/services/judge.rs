@@ -9,13 +9,14 @@
 //! * An answer that is not valid JSON is re-asked (at most twice), showing the
 //!   judge its answer and the parse error; then the metric fails, alone.
 //! * 429 and 5xx are retried with backoff, honouring `Retry-After`.
-//! * Answers are cached (see [`crate::cache`]); [`Usage`] counts calls,
+//! * Answers are cached (see [`Cache`](super::Cache)); [`Usage`] counts calls,
 //!   retries, re-asks, tokens and cache hits.
 
 use serde_json::{Value, json};
 
-use crate::cache::Cache;
-use crate::service::{Endpoint, ServiceError, Usage};
+use super::cache::Cache;
+use super::endpoint::{Endpoint, ServiceError, Usage};
+use crate::config::Config;
 
 /// Default seed sent with every judge request.
 pub const DEFAULT_SEED: u64 = 42;
@@ -34,31 +35,30 @@ pub struct Judge {
 impl Judge {
     /// A judge at `url` (base such as `http://host/v1`, or the full
     /// `.../chat/completions`) using `model`, with the cache of
-    /// [`Cache::from_env`] (none when `EVAL_CACHE=off`).
+    /// the cache the environment configures (none when `EVAL_CACHE=off`).
     pub fn new(url: &str, model: &str) -> Result<Judge, ServiceError> {
         Ok(Judge {
             endpoint: Endpoint::new("judge", url, "chat/completions")?,
             model: model.to_string(),
             seed: DEFAULT_SEED,
-            cache: Cache::from_env(),
+            cache: Config::global().ok().and_then(Cache::from_config),
         })
     }
 
-    /// The judge the environment configures, with the cache of
-    /// [`Cache::from_env`]; `Err(NotConfigured)` without `EVAL_JUDGE_URL`.
-    pub fn from_env() -> Result<Judge, ServiceError> {
-        let (endpoint, model) = Endpoint::from_env(
+    /// The judge `config` names (`EVAL_JUDGE_*`), with its cache;
+    /// `Err(NotConfigured)` without `EVAL_JUDGE_URL`.
+    pub fn from_config(config: &Config) -> Result<Judge, ServiceError> {
+        let (endpoint, model) = Endpoint::from_settings(
             "LLM judge",
-            "EVAL_JUDGE",
+            &config.judge,
             "chat/completions",
-            "gpt-4o-mini",
             "set EVAL_JUDGE_URL (an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1), EVAL_JUDGE_MODEL and EVAL_JUDGE_API_KEY or OPENAI_API_KEY",
         )?;
         Ok(Judge {
             endpoint,
             model,
             seed: DEFAULT_SEED,
-            cache: Cache::from_env(),
+            cache: Cache::from_config(config),
         })
     }
 

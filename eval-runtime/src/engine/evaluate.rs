@@ -1,5 +1,6 @@
-//! The engine shared by every way in: check the sample has what the metrics
-//! need, ask the agent, score, and build a [`SampleReport`].
+//! One sample, whichever front end asked: check it has what its metrics
+//! need, ask the agent (each run bounded by the sample timeout), score
+//! (bounded too), and build a [`SampleReport`].
 
 use std::future::Future;
 use std::time::{Duration, Instant};
@@ -8,22 +9,21 @@ use eval_core::metric::{MetricSpec, Need};
 use eval_core::{Expected, Sample};
 
 use crate::agent::Response;
+use crate::error::{AgentError, SampleError};
 use crate::metrics;
-use crate::metrics::judged::{self, Services};
-use crate::report::{MetricResult, SampleReport, Spread};
+use crate::metrics::judged;
+use crate::output::{MetricResult, SampleReport, Spread};
+use crate::services::Services;
 
-/// Default limit on one sample's whole agent interaction.
-pub const DEFAULT_SAMPLE_TIMEOUT: Duration = Duration::from_secs(300);
-
-/// The first field a metric needs that `sample` lacks, as a one-line reason.
-pub fn missing_fields(sample: &Sample, specs: &[MetricSpec]) -> Option<String> {
+/// The first field a metric needs that `sample` lacks.
+pub fn missing_fields(sample: &Sample, specs: &[MetricSpec]) -> Option<SampleError> {
     for spec in specs {
         for need in spec.needs() {
             let present = match need {
                 Need::Expected => sample.expected.is_some(),
                 Need::Context => !sample.context.is_empty(),
                 Need::ReferenceContexts => !sample.reference_contexts.is_empty(),
-                Need::RelevantIds => sample.relevant_ids().is_some(),
+                Need::RelevantIds => sample.retrieval.is_some(),
                 _ => true,
             };
             if !present {
@@ -33,60 +33,15 @@ pub fn missing_fields(sample: &Sample, specs: &[MetricSpec]) -> Option<String> {
                     }
                     _ => "",
                 };
-                return Some(format!(
-                    "sample has no `{need}` field{aliases}, which metric `{}` needs",
-                    spec.name
-                ));
+                return Some(SampleError::MissingField {
+                    field: need.to_string(),
+                    aliases,
+                    metric: spec.name.clone(),
+                });
             }
         }
     }
     None
-}
-
-/// The per-sample limit: `EVAL_SAMPLE_TIMEOUT_SECS`, else [`DEFAULT_SAMPLE_TIMEOUT`].
-pub fn sample_timeout() -> crate::Result<Duration> {
-    match crate::agent::env_var("EVAL_SAMPLE_TIMEOUT_SECS")? {
-        Some(v) => crate::agent::parse_secs("EVAL_SAMPLE_TIMEOUT_SECS", &v),
-        None => Ok(DEFAULT_SAMPLE_TIMEOUT),
-    }
-}
-
-/// Evaluates one sample: `agent` is the (not yet started) call to the agent.
-/// Model-based metrics use the judge and embedder of the environment.
-pub async fn evaluate<F>(
-    test_name: String,
-    sample: &Sample,
-    specs: &[MetricSpec],
-    timeout: Duration,
-    agent: F,
-) -> SampleReport
-where
-    F: Future<Output = Result<Response, String>>,
-{
-    evaluate_with(
-        test_name,
-        sample,
-        specs,
-        timeout,
-        agent,
-        Services::from_env_once(),
-    )
-    .await
-}
-
-/// [`evaluate`] with the given judge and embedder.
-pub async fn evaluate_with<F>(
-    test_name: String,
-    sample: &Sample,
-    specs: &[MetricSpec],
-    timeout: Duration,
-    agent: F,
-    services: &Services,
-) -> SampleReport
-where
-    F: Future<Output = Result<Response, String>>,
-{
-    evaluate_runs(test_name, sample, specs, timeout, vec![agent], services).await
 }
 
 /// Evaluates one sample over several runs of the agent (`repeat = n`): each
@@ -102,29 +57,28 @@ pub async fn evaluate_runs<F>(
     services: &Services,
 ) -> SampleReport
 where
-    F: Future<Output = Result<Response, String>>,
+    F: Future<Output = Result<Response, AgentError>>,
 {
     let mut report = SampleReport::new(test_name.clone(), sample);
-    if let Some(reason) =
-        missing_fields(sample, specs).or_else(|| judged::missing_for_setup(sample, specs, services))
-    {
+    if let Some(reason) = missing_fields(sample, specs).or_else(|| {
+        judged::missing_for_setup(sample, specs, services).map(SampleError::MetricSetup)
+    }) {
         report.error = Some(reason);
         return report;
     }
     let n = runs.len();
     if n == 0 {
-        report.error = Some("no agent run to evaluate (repeat is 0)".into());
+        report.error = Some(SampleError::NoRuns);
         return report;
     }
     let mut scored: Vec<SampleReport> = Vec::with_capacity(n);
     for (k, agent) in runs.into_iter().enumerate() {
         let started = Instant::now();
         let outcome = match tokio::time::timeout(timeout, agent).await {
-            Ok(outcome) => outcome,
-            Err(_) => Err(format!(
-                "agent error: no answer within {}s (sample timeout)",
-                timeout.as_secs_f64()
-            )),
+            Ok(outcome) => outcome.map_err(SampleError::Agent),
+            Err(_) => Err(SampleError::Timeout {
+                secs: timeout.as_secs_f64(),
+            }),
         };
         let latency = started.elapsed();
         // Judging is bounded too: retries and re-asks cannot stall a sample.
@@ -143,10 +97,9 @@ where
             Ok(run) => run,
             Err(_) => {
                 let mut run = SampleReport::new(test_name.clone(), sample);
-                run.error = Some(format!(
-                    "scoring (LLM judge / embeddings) took longer than {}s (sample timeout)",
-                    timeout.as_secs_f64()
-                ));
+                run.error = Some(SampleError::ScoringTimeout {
+                    secs: timeout.as_secs_f64(),
+                });
                 run
             }
         };
@@ -158,7 +111,11 @@ where
                 report.latency += earlier.latency;
             }
             report.error = Some(if n > 1 {
-                format!("run {}/{n}: {e}", k + 1)
+                SampleError::Run {
+                    run: k + 1,
+                    runs: n,
+                    error: Box::new(e),
+                }
             } else {
                 e
             });
@@ -219,65 +176,18 @@ fn combine(
     report
 }
 
-/// Evaluates one sample with a blocking agent call, on the calling thread and
-/// outside any async runtime (so the agent may start its own). The sample
-/// timeout cannot interrupt it.
-pub fn evaluate_sync(
-    test_name: String,
-    sample: &Sample,
-    specs: &[MetricSpec],
-    repeat: u32,
-    agent: impl Fn() -> Result<Response, String>,
-) -> SampleReport {
-    let mut report = SampleReport::new(test_name.clone(), sample);
-    if let Some(reason) = missing_fields(sample, specs)
-        .or_else(|| judged::missing_for_setup(sample, specs, Services::from_env_once()))
-    {
-        report.error = Some(reason);
-        return report;
-    }
-    // The agent runs here, outside any runtime; each outcome is then scored
-    // through a ready future (model-based metrics use the shared runtime).
-    let outcomes: Vec<_> = (0..repeat.max(1))
-        .map(|_| {
-            let started = Instant::now();
-            let outcome = agent();
-            (outcome, started.elapsed())
-        })
-        .collect();
-    let latency: Duration = outcomes.iter().map(|(_, d)| *d).sum();
-    let runs = outcomes
-        .into_iter()
-        .map(|(outcome, _)| std::future::ready(outcome))
-        .collect();
-    let mut report = crate::__private::runtime().block_on(evaluate_runs(
-        test_name,
-        sample,
-        specs,
-        DEFAULT_SAMPLE_TIMEOUT,
-        runs,
-        Services::from_env_once(),
-    ));
-    report.latency = latency;
-    report
-}
-
 /// Fills `report` from the agent's outcome: an error, or every metric's score
 /// (model-based ones through `services`).
 pub(crate) async fn score(
     mut report: SampleReport,
     sample: &Sample,
     specs: &[MetricSpec],
-    outcome: Result<Response, String>,
+    outcome: Result<Response, SampleError>,
     services: &Services,
 ) -> SampleReport {
     let response = match outcome {
-        Err(reason) => {
-            report.error = Some(if reason.starts_with("agent") {
-                reason
-            } else {
-                format!("agent error: {reason}")
-            });
+        Err(e) => {
+            report.error = Some(e);
             return report;
         }
         Ok(r) => r,
@@ -297,7 +207,7 @@ pub(crate) async fn score(
     }
     report.metrics = metrics;
     report.output = Some(if response.turn_outputs.len() > 1 {
-        crate::report::numbered(&response.turn_outputs)
+        crate::output::numbered(&response.turn_outputs)
     } else {
         response.output
     });

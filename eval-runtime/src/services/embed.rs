@@ -1,11 +1,12 @@
 //! Embeddings: any OpenAI-compatible `/v1/embeddings` server
 //! (`EVAL_EMBED_URL`, `EVAL_EMBED_MODEL`, `EVAL_EMBED_API_KEY` else
-//! `OPENAI_API_KEY`). Vectors are cached per text (see [`crate::cache`]).
+//! `OPENAI_API_KEY`). Vectors are cached per text (see [`Cache`](super::Cache)).
 
 use serde_json::{Value, json};
 
-use crate::cache::Cache;
-use crate::service::{Endpoint, ServiceError, Usage};
+use super::cache::Cache;
+use super::endpoint::{Endpoint, ServiceError, Usage};
+use crate::config::Config;
 
 /// A configured embeddings client. Cheap to clone.
 #[derive(Debug, Clone)]
@@ -22,23 +23,23 @@ impl Embedder {
         Ok(Embedder {
             endpoint: Endpoint::new("embeddings", url, "embeddings")?,
             model: model.to_string(),
-            cache: Cache::from_env(),
+            cache: Config::global().ok().and_then(Cache::from_config),
         })
     }
 
-    /// The embedder the environment configures; `Err(NotConfigured)` without `EVAL_EMBED_URL`.
-    pub fn from_env() -> Result<Embedder, ServiceError> {
-        let (endpoint, model) = Endpoint::from_env(
+    /// The embeddings server `config` names (`EVAL_EMBED_*`), with its cache;
+    /// `Err(NotConfigured)` without `EVAL_EMBED_URL`.
+    pub fn from_config(config: &Config) -> Result<Embedder, ServiceError> {
+        let (endpoint, model) = Endpoint::from_settings(
             "embeddings",
-            "EVAL_EMBED",
+            &config.embed,
             "embeddings",
-            "text-embedding-3-small",
             "set EVAL_EMBED_URL (an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1) and EVAL_EMBED_MODEL",
         )?;
         Ok(Embedder {
             endpoint,
             model,
-            cache: Cache::from_env(),
+            cache: Cache::from_config(config),
         })
     }
 

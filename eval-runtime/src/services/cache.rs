@@ -9,6 +9,8 @@
 
 use std::path::PathBuf;
 
+use crate::config::Config;
+
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -24,23 +26,16 @@ impl Cache {
         Cache { dir: dir.into() }
     }
 
-    /// The cache the environment asks for: `None` when `EVAL_CACHE=off`.
-    pub fn from_env() -> Option<Cache> {
-        let off = std::env::var("EVAL_CACHE")
-            .map(|v| {
-                matches!(
-                    v.trim().to_ascii_lowercase().as_str(),
-                    "off" | "0" | "false" | "no"
-                )
-            })
-            .unwrap_or(false);
-        if off {
+    /// The cache `config` asks for: `None` when `EVAL_CACHE=off`; in
+    /// `EVAL_CACHE_DIR`, else `cache/` in the results directory.
+    pub fn from_config(config: &Config) -> Option<Cache> {
+        if !config.cache {
             return None;
         }
-        let dir = std::env::var_os("EVAL_CACHE_DIR")
-            .filter(|d| !d.is_empty())
-            .map(PathBuf::from)
-            .unwrap_or_else(|| crate::results::results_dir().join("cache"));
+        let dir = config
+            .cache_dir
+            .clone()
+            .unwrap_or_else(|| crate::output::results_dir(config).join("cache"));
         Some(Cache::new(dir))
     }
 
@@ -73,16 +68,8 @@ impl Cache {
         if std::fs::create_dir_all(dir).is_err() {
             return;
         }
-        let tmp = path.with_extension(format!(
-            "tmp.{}.{:?}",
-            std::process::id(),
-            std::thread::current().id()
-        ));
-        let ok = serde_json::to_vec(value)
-            .ok()
-            .is_some_and(|bytes| std::fs::write(&tmp, bytes).is_ok());
-        if !ok || std::fs::rename(&tmp, &path).is_err() {
-            let _ = std::fs::remove_file(&tmp);
+        if let Ok(bytes) = serde_json::to_vec(value) {
+            let _ = eval_core::files::write_atomically(&path, &bytes);
         }
     }
 }

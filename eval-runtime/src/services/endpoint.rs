@@ -2,13 +2,13 @@
 //! endpoint, JSON POSTs with timeouts and retries, keys kept out of every
 //! message.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::agent::{env_var, error_chain, parse_secs, redact_url, runtime_client};
+use crate::agent::{error_chain, redact_url, runtime_client};
+use crate::config::{Secret, ServiceSettings};
 use crate::error::one_line;
 
 /// Why a judge or embeddings call failed. Messages are one line and never
@@ -107,7 +107,7 @@ impl Usage {
 pub(crate) struct Endpoint {
     url: reqwest::Url,
     pub(crate) shown: String,
-    api_key: Option<Arc<str>>,
+    api_key: Option<Secret>,
     pub(crate) timeout: Duration,
     pub(crate) max_retries: u32,
 }
@@ -116,7 +116,7 @@ impl std::fmt::Debug for Endpoint {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Endpoint")
             .field("url", &self.shown)
-            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("api_key", &self.api_key)
             .field("timeout", &self.timeout)
             .finish()
     }
@@ -146,67 +146,35 @@ impl Endpoint {
             shown: redact_url(&url),
             url,
             api_key: None,
-            timeout: Duration::from_secs(120),
+            timeout: crate::config::DEFAULT_SERVICE_TIMEOUT,
             max_retries: 4,
         })
     }
 
     pub(crate) fn with_key(mut self, key: Option<String>) -> Self {
-        self.api_key = key.filter(|k| !k.is_empty()).map(Into::into);
+        self.api_key = key.filter(|k| !k.is_empty()).map(Secret::new);
         self
     }
 
-    /// The endpoint and model the environment names with `prefix`
-    /// (`EVAL_JUDGE`, `EVAL_EMBED`): `<prefix>_URL` (required, else
-    /// `NotConfigured` with `hint`), `<prefix>_MODEL` (else `default_model`),
-    /// `<prefix>_API_KEY` (else `OPENAI_API_KEY`), `<prefix>_TIMEOUT_SECS`.
-    pub(crate) fn from_env(
+    /// The endpoint and model `settings` name (`EVAL_JUDGE_*` or
+    /// `EVAL_EMBED_*`, see [`Config`](crate::Config)): `NotConfigured` with
+    /// `hint` when no URL is set.
+    pub(crate) fn from_settings(
         what: &'static str,
-        prefix: &str,
+        settings: &ServiceSettings,
         path: &str,
-        default_model: &str,
         hint: &str,
     ) -> Result<(Endpoint, String), ServiceError> {
-        Self::from_vars(what, prefix, path, default_model, hint, |name| {
-            env_var(name).map_err(|e| e.to_string())
-        })
-    }
-
-    /// [`from_env`](Self::from_env) reading variables through `var`.
-    pub(crate) fn from_vars(
-        what: &'static str,
-        prefix: &str,
-        path: &str,
-        default_model: &str,
-        hint: &str,
-        var: impl Fn(&str) -> Result<Option<String>, String>,
-    ) -> Result<(Endpoint, String), ServiceError> {
-        let read = |name: &str| {
-            var(name).map_err(|reason| ServiceError::Config {
-                what: name.to_string(),
-                reason,
-            })
-        };
-        let Some(url) = read(&format!("{prefix}_URL"))? else {
+        let Some(url) = &settings.url else {
             return Err(ServiceError::NotConfigured {
                 what,
                 hint: hint.to_string(),
             });
         };
-        let model = read(&format!("{prefix}_MODEL"))?.unwrap_or_else(|| default_model.to_string());
-        let key = match read(&format!("{prefix}_API_KEY"))? {
-            Some(k) => Some(k),
-            None => read("OPENAI_API_KEY")?,
-        };
-        let mut endpoint = Endpoint::new(what, &url, path)?.with_key(key);
-        let timeout = format!("{prefix}_TIMEOUT_SECS");
-        if let Some(secs) = read(&timeout)? {
-            endpoint.timeout = parse_secs(&timeout, &secs).map_err(|e| ServiceError::Config {
-                what: timeout.clone(),
-                reason: e.to_string(),
-            })?;
-        }
-        Ok((endpoint, model))
+        let mut endpoint = Endpoint::new(what, url, path)?;
+        endpoint.api_key = settings.api_key.clone();
+        endpoint.timeout = settings.timeout;
+        Ok((endpoint, settings.model.clone()))
     }
 
     /// The full URL, query included, for cache keys (hashed, never shown):
@@ -218,7 +186,7 @@ impl Endpoint {
     /// `text` with the key masked.
     pub(crate) fn redact(&self, text: &str) -> String {
         match &self.api_key {
-            Some(key) => text.replace(&**key, "<redacted>"),
+            Some(key) => text.replace(key.expose(), "<redacted>"),
             None => text.to_string(),
         }
     }
@@ -247,11 +215,12 @@ impl Endpoint {
                 .timeout(self.timeout)
                 .json(body);
             if let Some(key) = &self.api_key {
-                let header = reqwest::header::HeaderValue::from_str(&format!("Bearer {key}"))
-                    .map_err(|_| ServiceError::Config {
-                        what: "API key".into(),
-                        reason: "it holds characters not allowed in an HTTP header".into(),
-                    })?;
+                let header =
+                    reqwest::header::HeaderValue::from_str(&format!("Bearer {}", key.expose()))
+                        .map_err(|_| ServiceError::Config {
+                            what: "API key".into(),
+                            reason: "it holds characters not allowed in an HTTP header".into(),
+                        })?;
                 request = request.header(reqwest::header::AUTHORIZATION, header);
             }
             let wait = match request.send().await {
@@ -376,40 +345,34 @@ mod tests {
     }
 
     #[test]
-    fn endpoint_settings_come_from_prefixed_variables() {
-        let vars = |pairs: &'static [(&'static str, &'static str)]| {
-            move |name: &str| -> Result<Option<String>, String> {
-                Ok(pairs
-                    .iter()
-                    .find(|(k, _)| *k == name)
-                    .map(|(_, v)| v.to_string()))
-            }
-        };
-        let build = |pairs| {
-            Endpoint::from_vars(
+    fn endpoint_settings_come_from_the_config() {
+        let config = crate::Config::from_vars(
+            |name| {
+                Ok(match name {
+                    "EVAL_JUDGE_URL" => Some("http://user:pw@127.0.0.1:9/v1?api-version=2".into()),
+                    "OPENAI_API_KEY" => Some("sk-fallback-123".into()),
+                    "EVAL_JUDGE_TIMEOUT_SECS" => Some("7".into()),
+                    _ => None,
+                })
+            },
+            &[],
+        )
+        .unwrap();
+        let build = |settings| {
+            Endpoint::from_settings(
                 "LLM judge",
-                "EVAL_JUDGE",
+                settings,
                 "chat/completions",
-                "gpt-4o-mini",
                 "set EVAL_JUDGE_URL",
-                vars(pairs),
             )
         };
-        match build(&[]) {
+        match build(&config.embed) {
             Err(ServiceError::NotConfigured { what, hint }) => {
                 assert_eq!((what, hint.as_str()), ("LLM judge", "set EVAL_JUDGE_URL"));
             }
             other => panic!("{other:?}"),
         }
-        let (e, model) = build(&[
-            (
-                "EVAL_JUDGE_URL",
-                "http://user:pw@127.0.0.1:9/v1?api-version=2",
-            ),
-            ("OPENAI_API_KEY", "sk-fallback-123"),
-            ("EVAL_JUDGE_TIMEOUT_SECS", "7"),
-        ])
-        .unwrap();
+        let (e, model) = build(&config.judge).unwrap();
         assert_eq!(model, "gpt-4o-mini");
         assert_eq!(e.timeout, Duration::from_secs(7));
         assert_eq!(
@@ -419,29 +382,15 @@ mod tests {
         assert!(!e.shown.contains("pw"), "{}", e.shown);
         assert_eq!(e.redact("key sk-fallback-123 here"), "key <redacted> here");
         assert!(!format!("{e:?}").contains("sk-fallback"));
-        // The service's own key wins over OPENAI_API_KEY; the model is read.
-        let (e, model) = build(&[
-            ("EVAL_JUDGE_URL", "http://127.0.0.1:9/v1/chat/completions"),
-            ("EVAL_JUDGE_MODEL", "judge-1"),
-            ("EVAL_JUDGE_API_KEY", "sk-own"),
-            ("OPENAI_API_KEY", "sk-fallback"),
-        ])
+        let e = Endpoint::new(
+            "LLM judge",
+            "http://127.0.0.1:9/v1/chat/completions",
+            "chat/completions",
+        )
         .unwrap();
-        assert_eq!(model, "judge-1");
         assert_eq!(e.cache_id(), "http://127.0.0.1:9/v1/chat/completions");
-        assert_eq!(e.redact("sk-own sk-fallback"), "<redacted> sk-fallback");
-        match build(&[
-            ("EVAL_JUDGE_URL", "ftp://x"),
-            ("EVAL_JUDGE_TIMEOUT_SECS", "soon"),
-        ]) {
+        match Endpoint::new("LLM judge", "ftp://x", "chat/completions") {
             Err(ServiceError::Config { what, .. }) => assert_eq!(what, "LLM judge URL"),
-            other => panic!("{other:?}"),
-        }
-        match build(&[
-            ("EVAL_JUDGE_URL", "http://127.0.0.1:9"),
-            ("EVAL_JUDGE_TIMEOUT_SECS", "soon"),
-        ]) {
-            Err(ServiceError::Config { what, .. }) => assert_eq!(what, "EVAL_JUDGE_TIMEOUT_SECS"),
             other => panic!("{other:?}"),
         }
     }

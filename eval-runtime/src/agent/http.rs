@@ -1,7 +1,4 @@
-//! Agents: what a sample is sent to, and what comes back.
-//!
-//! An in-process agent is just the `async fn(&Sample) -> Response` you write.
-//! [`HttpAgent`] talks to any agent over HTTP:
+//! [`HttpAgent`]: any agent over HTTP.
 //!
 //! * request: `POST <EVAL_AGENT_URL>` with JSON
 //!   `{"input": <current user turn>, "messages": [{"role", "content"}, ...], "agent_args": {...}}`;
@@ -13,7 +10,6 @@
 //! stateless agent sees the whole conversation. Both mappings can be replaced
 //! with [`HttpAgent::map_request`] and [`HttpAgent::map_response`].
 
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,109 +17,9 @@ use eval_core::Sample;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use crate::error::{Error, Result, one_line};
-
-/// What an agent answered for one sample.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-#[non_exhaustive]
-pub struct Response {
-    /// The final answer (to the last user turn).
-    pub output: String,
-    /// Context the agent retrieved for the final answer.
-    pub context: Vec<String>,
-    /// The answer to each user turn, in order, for a multi-turn sample
-    /// (empty for a single prompt).
-    pub turn_outputs: Vec<String>,
-    /// For a retrieval query: the ids (`sourceId`s) of the documents
-    /// retrieved, best first; what the rank metrics score.
-    pub retrieved: Vec<String>,
-}
-
-impl Response {
-    /// A response with just an output.
-    pub fn new(output: impl Into<String>) -> Self {
-        Response {
-            output: output.into(),
-            ..Response::default()
-        }
-    }
-
-    /// Sets the retrieved context.
-    pub fn with_context<I, S>(mut self, context: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        self.context = context.into_iter().map(Into::into).collect();
-        self
-    }
-
-    /// Sets the retrieved document ids, best first (retrieval queries).
-    pub fn with_retrieved<I, S>(mut self, ids: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        self.retrieved = ids.into_iter().map(Into::into).collect();
-        self
-    }
-
-    /// Sets the per-turn answers (the last one also becomes [`Response::output`]).
-    pub fn with_turn_outputs<I, S>(mut self, outputs: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        self.turn_outputs = outputs.into_iter().map(Into::into).collect();
-        if let Some(last) = self.turn_outputs.last() {
-            self.output = last.clone();
-        }
-        self
-    }
-}
-
-impl From<String> for Response {
-    fn from(output: String) -> Self {
-        Response::new(output)
-    }
-}
-
-impl From<&str> for Response {
-    fn from(output: &str) -> Self {
-        Response::new(output)
-    }
-}
-
-/// What an eval function may return: a [`Response`] (or anything that
-/// converts into one), or a `Result` of it with any displayable error.
-#[diagnostic::on_unimplemented(
-    message = "an eval function must return `Response` or `Result<Response, E>` (E: Display), not `{Self}`",
-    label = "this function's return type",
-    note = "e.g. `async fn rag(sample: &Sample) -> eval_runtime::Result<Response>`"
-)]
-pub trait IntoAgentResult {
-    /// The response, or a one-line reason the agent failed.
-    fn into_agent_result(self) -> std::result::Result<Response, String>;
-}
-
-impl IntoAgentResult for Response {
-    fn into_agent_result(self) -> std::result::Result<Response, String> {
-        Ok(self)
-    }
-}
-
-impl IntoAgentResult for String {
-    fn into_agent_result(self) -> std::result::Result<Response, String> {
-        Ok(Response::new(self))
-    }
-}
-
-impl<T: Into<Response>, E: std::fmt::Display> IntoAgentResult for std::result::Result<T, E> {
-    fn into_agent_result(self) -> std::result::Result<Response, String> {
-        self.map(Into::into)
-            .map_err(|e| one_line(&e.to_string(), 500))
-    }
-}
+use super::Response;
+use crate::config::{Config, Secret};
+use crate::error::{AgentError, Error, Result, one_line};
 
 /// One message of a conversation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -179,7 +75,7 @@ pub struct HttpAgent {
     url: reqwest::Url,
     shown_url: String,
     timeout: Duration,
-    api_key: Option<Arc<str>>,
+    api_key: Option<Secret>,
     map_request: Option<Arc<RequestMap>>,
     map_response: Option<Arc<ResponseMap>>,
 }
@@ -189,7 +85,7 @@ impl std::fmt::Debug for HttpAgent {
         f.debug_struct("HttpAgent")
             .field("url", &self.shown_url)
             .field("timeout", &self.timeout)
-            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("api_key", &self.api_key)
             .finish_non_exhaustive()
     }
 }
@@ -204,7 +100,10 @@ pub(crate) fn runtime_client() -> Result<reqwest::Client> {
     static CLIENTS: std::sync::OnceLock<Clients> = std::sync::OnceLock::new();
     const KEEP: usize = 64;
     let id = tokio::runtime::Handle::try_current()
-        .map_err(|_| Error::msg("HttpAgent must be called from within a tokio runtime"))?
+        .map_err(|_| Error::Config {
+            what: "HTTP client".into(),
+            reason: "an HTTP call must be made from within a tokio runtime".into(),
+        })?
         .id();
     let clients = CLIENTS.get_or_init(Default::default);
     let mut clients = clients.lock().unwrap_or_else(|p| p.into_inner());
@@ -255,33 +154,31 @@ impl HttpAgent {
         })
     }
 
-    /// The agent named by the environment:
+    /// The agent the environment names (read once, see [`Config`]):
     ///
     /// * `EVAL_AGENT_URL` (required): where to `POST`;
     /// * `EVAL_AGENT_TIMEOUT_SECS` (default 60): per-request timeout;
     /// * `EVAL_AGENT_API_KEY` (optional): sent as `Authorization: Bearer …`,
     ///   never printed.
     pub fn from_env() -> Result<Self> {
-        Self::from_env_with_url(None)
+        Self::from_config(Config::global().map_err(|e| Error::Env(e.clone()))?, None)
     }
 
-    /// [`from_env`](Self::from_env), with `url` (e.g. a command-line
-    /// `--url`) in place of `EVAL_AGENT_URL` when given.
-    pub fn from_env_with_url(url: Option<&str>) -> Result<Self> {
-        let url = match url {
-            Some(u) => u.to_string(),
-            None => env_var("EVAL_AGENT_URL")?.ok_or(Error::MissingEnv {
-                var: "EVAL_AGENT_URL",
-                hint: "set it to your agent's URL, e.g. EVAL_AGENT_URL=http://127.0.0.1:8080",
-            })?,
+    /// The agent `config` names, with `url` (e.g. a command-line `--url`) in
+    /// place of `EVAL_AGENT_URL` when given.
+    pub fn from_config(config: &Config, url: Option<&str>) -> Result<Self> {
+        let url = match url.or(config.agent_url.as_deref()) {
+            Some(u) => u,
+            None => {
+                return Err(Error::MissingEnv {
+                    var: "EVAL_AGENT_URL",
+                    hint: "set it to your agent's URL, e.g. EVAL_AGENT_URL=http://127.0.0.1:8080",
+                });
+            }
         };
-        let mut agent = HttpAgent::new(&url)?;
-        if let Some(secs) = env_var("EVAL_AGENT_TIMEOUT_SECS")? {
-            agent.timeout = parse_secs("EVAL_AGENT_TIMEOUT_SECS", &secs)?;
-        }
-        if let Some(key) = env_var("EVAL_AGENT_API_KEY")? {
-            agent.api_key = Some(key.into());
-        }
+        let mut agent = HttpAgent::new(url)?;
+        agent.timeout = config.agent_timeout;
+        agent.api_key = config.agent_api_key.clone();
         Ok(agent)
     }
 
@@ -293,7 +190,7 @@ impl HttpAgent {
 
     /// Sends `Authorization: Bearer <key>` (never printed).
     pub fn api_key(mut self, key: impl Into<String>) -> Self {
-        self.api_key = Some(key.into().into());
+        self.api_key = Some(Secret::new(key));
         self
     }
 
@@ -322,6 +219,11 @@ impl HttpAgent {
 
     /// Sends the sample (every user turn, in order) and collects the answers.
     pub async fn respond(&self, sample: &Sample) -> Result<Response> {
+        Ok(self.respond_to(sample).await?)
+    }
+
+    /// [`respond`](Self::respond), with the agent's own error type.
+    pub async fn respond_to(&self, sample: &Sample) -> Result<Response, AgentError> {
         let turns = sample.input.turns();
         let mut messages: Vec<Message> = Vec::with_capacity(turns.len() * 2);
         let mut outputs = Vec::with_capacity(turns.len());
@@ -353,7 +255,7 @@ impl HttpAgent {
     }
 
     /// One HTTP round trip.
-    pub async fn call(&self, request: &AgentRequest<'_>) -> Result<AgentReply> {
+    pub async fn call(&self, request: &AgentRequest<'_>) -> Result<AgentReply, AgentError> {
         let body = match &self.map_request {
             Some(f) => f(request),
             None => json!({
@@ -362,26 +264,22 @@ impl HttpAgent {
                 "agent_args": request.agent_args,
             }),
         };
-        let mut builder = runtime_client()?
+        let client = runtime_client().map_err(|e| AgentError::Setup(e.to_string().into()))?;
+        let mut builder = client
             .post(self.url.clone())
             .timeout(self.timeout)
             .json(&body);
         if let Some(key) = &self.api_key {
             if !self.url.username().is_empty() || self.url.password().is_some() {
-                return Err(Error::Config {
-                    what: "agent credentials".into(),
-                    reason:
-                        "the agent URL carries a user/password and an API key is set too; use one"
-                            .into(),
-                });
+                return Err(AgentError::Setup(
+                    "invalid agent credentials: the agent URL carries a user/password and an API key is set too; use one".into(),
+                ));
             }
-            let header =
-                reqwest::header::HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
-                    Error::Config {
-                        what: "agent API key".into(),
-                        reason: "it holds characters not allowed in an HTTP header (a newline?)"
-                            .into(),
-                    }
+            let header = reqwest::header::HeaderValue::from_str(&format!("Bearer {}", key.expose()))
+                .map_err(|_| {
+                    AgentError::Setup(
+                        "invalid agent API key: it holds characters not allowed in an HTTP header (a newline?)".into(),
+                    )
                 })?;
             builder = builder.header(reqwest::header::AUTHORIZATION, header);
         }
@@ -392,13 +290,13 @@ impl HttpAgent {
         let bytes = response.bytes().await.map_err(|e| self.send_error(&e))?;
         tracing::debug!(url = %self.shown_url, status = status.as_u16(), elapsed = ?started.elapsed(), "agent answered");
         if !status.is_success() {
-            return Err(Error::AgentStatus {
+            return Err(AgentError::Status {
                 url: self.shown_url.clone(),
                 status: status.as_u16(),
                 body: self.shown_body(&bytes, 200),
             });
         }
-        let value: Value = serde_json::from_slice(&bytes).map_err(|e| Error::AgentResponse {
+        let value: Value = serde_json::from_slice(&bytes).map_err(|e| AgentError::BadResponse {
             url: self.shown_url.clone(),
             reason: format!(
                 "not JSON ({e}); body starts: {}",
@@ -409,7 +307,7 @@ impl HttpAgent {
             Some(f) => f(&value),
             None => default_reply(&value),
         };
-        reply.map_err(|reason| Error::AgentResponse {
+        reply.map_err(|reason: String| AgentError::BadResponse {
             url: self.shown_url.clone(),
             reason: self.redact(&reason),
         })
@@ -426,19 +324,19 @@ impl HttpAgent {
     /// `text` with the API key (if any) replaced, in case the agent echoes it.
     fn redact(&self, text: &str) -> String {
         match &self.api_key {
-            Some(key) if !key.is_empty() => text.replace(&**key, "<redacted>"),
+            Some(key) if !key.expose().is_empty() => text.replace(key.expose(), "<redacted>"),
             _ => text.to_string(),
         }
     }
 
-    fn send_error(&self, e: &reqwest::Error) -> Error {
+    fn send_error(&self, e: &reqwest::Error) -> AgentError {
         if e.is_timeout() {
-            Error::AgentTimeout {
+            AgentError::Timeout {
                 url: self.shown_url.clone(),
                 secs: self.timeout.as_secs_f64(),
             }
         } else {
-            Error::AgentUnreachable {
+            AgentError::Unreachable {
                 url: self.shown_url.clone(),
                 cause: one_line(&error_chain(e), 300),
             }
@@ -554,86 +452,6 @@ pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
     parts[keep..].join(": ")
 }
 
-pub(crate) fn env_var(name: &str) -> Result<Option<String>> {
-    match std::env::var(name) {
-        Ok(v) if v.trim().is_empty() => Ok(None),
-        Ok(v) => Ok(Some(v)),
-        Err(std::env::VarError::NotPresent) => Ok(None),
-        Err(std::env::VarError::NotUnicode(_)) => Err(Error::Config {
-            what: name.into(),
-            reason: "not valid UTF-8".into(),
-        }),
-    }
-}
-
-pub(crate) fn parse_secs(name: &str, value: &str) -> Result<Duration> {
-    let bad = || Error::Config {
-        what: name.into(),
-        reason: format!("`{value}` is not a number of seconds between 0.001 and 10^9"),
-    };
-    let secs: f64 = value.trim().parse().map_err(|_| bad())?;
-    if !(0.001..=1e9).contains(&secs) {
-        return Err(bad());
-    }
-    Duration::try_from_secs_f64(secs).map_err(|_| bad())
-}
-
-/// An agent the [`Harness`](crate::Harness) can share across samples:
-/// [`HttpAgent`], an async function wrapped in [`FnAgent`], or your own type.
-pub trait Agent: Send + Sync + 'static {
-    /// Answers one sample; `Err` is a one-line reason.
-    fn respond<'a>(
-        &'a self,
-        sample: &'a Sample,
-    ) -> std::pin::Pin<Box<dyn Future<Output = std::result::Result<Response, String>> + 'a>>;
-}
-
-impl Agent for HttpAgent {
-    fn respond<'a>(
-        &'a self,
-        sample: &'a Sample,
-    ) -> std::pin::Pin<Box<dyn Future<Output = std::result::Result<Response, String>> + 'a>> {
-        Box::pin(async move {
-            HttpAgent::respond(self, sample)
-                .await
-                .map_err(|e| e.to_string())
-        })
-    }
-}
-
-/// An agent that could not be set up (e.g. `HttpAgent::from_env()` without
-/// `EVAL_AGENT_URL`): every sample fails with the reason, on one line.
-impl<A: Agent> Agent for Result<A> {
-    fn respond<'a>(
-        &'a self,
-        sample: &'a Sample,
-    ) -> std::pin::Pin<Box<dyn Future<Output = std::result::Result<Response, String>> + 'a>> {
-        match self {
-            Ok(agent) => agent.respond(sample),
-            Err(e) => {
-                let reason = e.to_string();
-                Box::pin(async move { Err(reason) })
-            }
-        }
-    }
-}
-
-/// An in-process agent: any `async fn(&Sample) -> R` (`R`: [`Response`] or a `Result` of one).
-pub struct FnAgent<F>(pub F);
-
-impl<F, R> Agent for FnAgent<F>
-where
-    F: AsyncFn(&Sample) -> R + Send + Sync + 'static,
-    R: IntoAgentResult,
-{
-    fn respond<'a>(
-        &'a self,
-        sample: &'a Sample,
-    ) -> std::pin::Pin<Box<dyn Future<Output = std::result::Result<Response, String>> + 'a>> {
-        Box::pin(async move { (self.0)(sample).await.into_agent_result() })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -652,15 +470,6 @@ mod tests {
         assert!(e.contains("found keys: answer"), "{e}");
         let e = default_reply(&json!({"output": 3})).unwrap_err();
         assert!(e.contains("not a string"), "{e}");
-    }
-
-    #[test]
-    fn timeouts_must_be_sane_numbers_of_seconds() {
-        assert_eq!(parse_secs("T", "2.5").unwrap(), Duration::from_millis(2500));
-        for bad in ["0", "-1", "1e-12", "1e30", "NaN", "inf", "ten"] {
-            let e = parse_secs("T", bad).unwrap_err().to_string();
-            assert!(e.starts_with("invalid T: `"), "{bad}: {e}");
-        }
     }
 
     #[test]

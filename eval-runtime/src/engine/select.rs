@@ -1,10 +1,12 @@
-//! Which tests of this process libtest will run, read from the same command
-//! line (`cargo test -- <filters> --skip X --exact --ignored`), so that the
-//! macro path can start every selected sample at once.
+//! Which tests of this process the test runner will run: libtest's filters
+//! (`cargo test -- <filters> --skip X --exact --ignored`), read from the same
+//! command line for the attribute and from libtest-mimic's parsed arguments
+//! for the harness, so both start exactly the samples that will be asked for.
 
-/// libtest's filtering, as far as it concerns generated eval tests.
+/// The test runner's filtering, as far as it concerns eval tests (which are
+/// never `#[ignore]`d).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub(crate) struct Selection {
+pub struct Selection {
     filters: Vec<String>,
     skip: Vec<String>,
     exact: bool,
@@ -44,9 +46,44 @@ const FLAGS: &[&str] = &[
 ];
 
 impl Selection {
+    /// Every test.
+    pub fn all() -> Self {
+        Selection::default()
+    }
+
+    /// What libtest-mimic will run, from its parsed arguments (the harness).
+    pub fn from_arguments(args: &libtest_mimic::Arguments) -> Self {
+        Selection {
+            filters: args.filter.iter().cloned().collect(),
+            skip: args.skip.clone(),
+            exact: args.exact,
+            none: args.list || args.ignored,
+        }
+    }
+
+    /// The one test named, when the runner asks for exactly one by its full
+    /// name (`--exact NAME`, as nextest runs each test).
+    pub fn exact_name(&self) -> Option<&str> {
+        match (
+            self.exact,
+            self.none,
+            self.skip.is_empty(),
+            self.filters.as_slice(),
+        ) {
+            (true, false, true, [one]) => Some(one),
+            _ => None,
+        }
+    }
+
+    /// Whether some test is asked for by its exact name (an `--exact`
+    /// filter), so that a name matching nothing is an error, not a pass.
+    pub fn exact_filters(&self) -> &[String] {
+        if self.exact { &self.filters } else { &[] }
+    }
+
     /// Reads libtest's arguments. `None` when they hold something unknown:
     /// the caller then evaluates one test at a time, which is always correct.
-    pub(crate) fn from_args(args: impl IntoIterator<Item = String>) -> Option<Selection> {
+    pub fn from_args(args: impl IntoIterator<Item = String>) -> Option<Selection> {
         let mut sel = Selection::default();
         let mut args = args.into_iter();
         while let Some(arg) = args.next() {
@@ -79,8 +116,8 @@ impl Selection {
         Some(sel)
     }
 
-    /// Whether libtest will run the test called `name`.
-    pub(crate) fn selects(&self, name: &str) -> bool {
+    /// Whether the runner will run the test called `name`.
+    pub fn selects(&self, name: &str) -> bool {
         if self.none {
             return false;
         }
@@ -93,11 +130,6 @@ impl Selection {
         };
         (self.filters.is_empty() || self.filters.iter().any(hit)) && !self.skip.iter().any(hit)
     }
-}
-
-/// True inside a `cargo nextest run` test process (one test per process).
-pub(crate) fn under_nextest() -> bool {
-    std::env::var_os("NEXTEST").is_some() || std::env::var_os("NEXTEST_RUN_ID").is_some()
 }
 
 #[cfg(test)]

@@ -7,7 +7,8 @@ use eval_core::metric::Op;
 use eval_core::{Expected, Sample, Source};
 use serde::Serialize;
 
-use crate::error::one_line;
+use crate::error::{SampleError, one_line};
+use crate::services::Usage;
 
 /// One metric's outcome on one sample.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -119,12 +120,20 @@ pub struct SampleReport {
     /// Per-metric outcomes (empty when the agent failed).
     pub metrics: Vec<MetricResult>,
     /// Why the sample could not be scored (agent error, missing field, timeout).
-    pub error: Option<String>,
+    #[serde(serialize_with = "ser_error")]
+    pub error: Option<SampleError>,
     /// Time spent in the agent.
     #[serde(serialize_with = "ser_secs")]
     pub latency: Duration,
     /// Judge and embedding calls made to score it.
-    pub usage: crate::service::Usage,
+    pub usage: Usage,
+}
+
+fn ser_error<S: serde::Serializer>(e: &Option<SampleError>, s: S) -> Result<S::Ok, S::Error> {
+    match e {
+        Some(e) => s.serialize_some(&e.to_string()),
+        None => s.serialize_none(),
+    }
 }
 
 fn ser_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -162,7 +171,7 @@ impl SampleReport {
             metrics: Vec::new(),
             error: None,
             latency: Duration::ZERO,
-            usage: crate::service::Usage::default(),
+            usage: Usage::default(),
         }
     }
 

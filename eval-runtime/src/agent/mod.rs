@@ -1,0 +1,217 @@
+//! Agents: what a sample is sent to, and what comes back.
+//!
+//! An in-process agent is just the function you write: an
+//! `async fn(&Sample) -> Response` ([`FnAgent`]) or a plain
+//! `fn(&Sample) -> Response` ([`SyncFnAgent`], called on a thread of its own,
+//! outside any async runtime, so it may start one). [`HttpAgent`] talks to
+//! any agent over HTTP (see [its module](http) for the contract). Your own
+//! type implements [`Agent`].
+
+use std::future::Future;
+use std::pin::Pin;
+
+use eval_core::Sample;
+use serde::Serialize;
+
+use crate::error::AgentError;
+
+mod http;
+
+pub use http::{AgentReply, AgentRequest, HttpAgent, Message, default_reply};
+pub(crate) use http::{error_chain, redact_url, runtime_client};
+
+/// A boxed future, as [`Agent::respond`] returns it.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
+
+/// What an agent answered for one sample.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct Response {
+    /// The final answer (to the last user turn).
+    pub output: String,
+    /// Context the agent retrieved for the final answer.
+    pub context: Vec<String>,
+    /// The answer to each user turn, in order, for a multi-turn sample
+    /// (empty for a single prompt).
+    pub turn_outputs: Vec<String>,
+    /// For a retrieval query: the ids (`sourceId`s) of the documents
+    /// retrieved, best first; what the rank metrics score.
+    pub retrieved: Vec<String>,
+}
+
+impl Response {
+    /// A response with just an output.
+    pub fn new(output: impl Into<String>) -> Self {
+        Response {
+            output: output.into(),
+            ..Response::default()
+        }
+    }
+
+    /// Sets the retrieved context.
+    pub fn with_context<I, S>(mut self, context: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.context = context.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets the retrieved document ids, best first (retrieval queries).
+    pub fn with_retrieved<I, S>(mut self, ids: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.retrieved = ids.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets the per-turn answers (the last one also becomes [`Response::output`]).
+    pub fn with_turn_outputs<I, S>(mut self, outputs: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.turn_outputs = outputs.into_iter().map(Into::into).collect();
+        if let Some(last) = self.turn_outputs.last() {
+            self.output = last.clone();
+        }
+        self
+    }
+}
+
+impl From<String> for Response {
+    fn from(output: String) -> Self {
+        Response::new(output)
+    }
+}
+
+impl From<&str> for Response {
+    fn from(output: &str) -> Self {
+        Response::new(output)
+    }
+}
+
+/// What an eval function may return: a [`Response`] (or anything that
+/// converts into one), or a `Result` of it with any displayable error.
+#[diagnostic::on_unimplemented(
+    message = "an eval function must return `Response` or `Result<Response, E>` (E: Display), not `{Self}`",
+    label = "this function's return type",
+    note = "e.g. `async fn rag(sample: &Sample) -> eval_runtime::Result<Response>`"
+)]
+pub trait IntoAgentResult {
+    /// The response, or why the agent failed.
+    fn into_agent_result(self) -> Result<Response, AgentError>;
+}
+
+impl IntoAgentResult for Response {
+    fn into_agent_result(self) -> Result<Response, AgentError> {
+        Ok(self)
+    }
+}
+
+impl IntoAgentResult for String {
+    fn into_agent_result(self) -> Result<Response, AgentError> {
+        Ok(Response::new(self))
+    }
+}
+
+impl<T: Into<Response>, E: std::fmt::Display + 'static> IntoAgentResult for Result<T, E> {
+    fn into_agent_result(self) -> Result<Response, AgentError> {
+        self.map(Into::into).map_err(AgentError::from_display)
+    }
+}
+
+/// Anything samples can be sent to: [`HttpAgent`], an async function in
+/// [`FnAgent`], a plain function in [`SyncFnAgent`],
+/// [`RetrieverAgent`](crate::retrieval::RetrieverAgent), or your own type.
+pub trait Agent: Send + Sync + 'static {
+    /// Answers one sample.
+    fn respond<'a>(&'a self, sample: &'a Sample) -> BoxFuture<'a, Result<Response, AgentError>>;
+}
+
+impl Agent for HttpAgent {
+    fn respond<'a>(&'a self, sample: &'a Sample) -> BoxFuture<'a, Result<Response, AgentError>> {
+        Box::pin(HttpAgent::respond_to(self, sample))
+    }
+}
+
+/// An agent that could not be set up (e.g. `HttpAgent::from_env()` without
+/// `EVAL_AGENT_URL`): every sample fails with the reason, on one line.
+impl<A: Agent> Agent for crate::Result<A> {
+    fn respond<'a>(&'a self, sample: &'a Sample) -> BoxFuture<'a, Result<Response, AgentError>> {
+        match self {
+            Ok(agent) => agent.respond(sample),
+            Err(e) => {
+                let reason = AgentError::Setup(e.to_string().into());
+                Box::pin(async move { Err(reason) })
+            }
+        }
+    }
+}
+
+/// An in-process agent: any `async fn(&Sample) -> R` (`R`: [`Response`] or a `Result` of one).
+pub struct FnAgent<F>(pub F);
+
+impl<F, R> Agent for FnAgent<F>
+where
+    F: AsyncFn(&Sample) -> R + Send + Sync + 'static,
+    R: IntoAgentResult,
+{
+    fn respond<'a>(&'a self, sample: &'a Sample) -> BoxFuture<'a, Result<Response, AgentError>> {
+        Box::pin(async move { (self.0)(sample).await.into_agent_result() })
+    }
+}
+
+/// An in-process agent that blocks: any `fn(&Sample) -> R`. Each call runs
+/// on a thread of its own, outside any async runtime (the function may start
+/// its own), so many run at once; when the sample timeout expires the sample
+/// fails and the call is left to finish on its thread.
+pub struct SyncFnAgent<F>(pub F);
+
+impl<F, R> Agent for SyncFnAgent<F>
+where
+    F: Fn(&Sample) -> R + Clone + Send + Sync + 'static,
+    R: IntoAgentResult,
+{
+    fn respond<'a>(&'a self, sample: &'a Sample) -> BoxFuture<'a, Result<Response, AgentError>> {
+        // The thread starts when the future is first polled: a sample that
+        // fails its checks before the agent call never reaches the agent.
+        Box::pin(async move {
+            let f = self.0.clone();
+            let sample = sample.clone();
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            let spawned = std::thread::Builder::new()
+                .name("eval-sync-agent".into())
+                .spawn(move || {
+                    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        f(&sample).into_agent_result()
+                    }))
+                    .unwrap_or_else(|panic| Err(AgentError::Panicked(panic_text(&panic))));
+                    let _ = tx.send(outcome);
+                });
+            if let Err(e) = spawned {
+                return Err(AgentError::Setup(
+                    format!("cannot start a thread for the agent: {e}").into(),
+                ));
+            }
+            rx.await.unwrap_or_else(|_| {
+                Err(AgentError::Panicked(
+                    "its thread ended without an answer".into(),
+                ))
+            })
+        })
+    }
+}
+
+/// The message of a panic, on one line.
+pub(crate) fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
+    let msg = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".into());
+    crate::error::one_line(&msg, 300)
+}

@@ -1,0 +1,523 @@
+//! Every setting the environment gives, read once, in one place.
+//!
+//! [`Config::global`] reads the process environment the first time it is
+//! asked and keeps the outcome: every front end (the attribute, the harness,
+//! the `evals` command) and every client (agent, judge, embeddings,
+//! retriever, cache, results) takes its settings from here, so they all
+//! apply the same rules. A bad value is an error naming the variable and the
+//! value; every bad value is reported at once.
+//!
+//! | variable | meaning | default |
+//! |---|---|---|
+//! | `EVAL_AGENT_URL` | the agent's URL ([`HttpAgent::from_env`](crate::HttpAgent::from_env)) | — |
+//! | `EVAL_AGENT_TIMEOUT_SECS` | per agent request | 60 |
+//! | `EVAL_AGENT_API_KEY` | bearer token for the agent | — |
+//! | `EVAL_SAMPLE_TIMEOUT_SECS` | one sample's agent interaction, and separately its scoring | 300 |
+//! | `EVAL_CONCURRENCY` | agent calls in flight at once (1–100000) | 16 |
+//! | `EVAL_RESULTS_DIR` | where results files go | `<target dir>/evals` |
+//! | `EVAL_CACHE` | `on` / `off` (also `1`/`0`, `true`/`false`, `yes`/`no`) | on |
+//! | `EVAL_CACHE_DIR` | where judge and embedding answers are cached | `<results dir>/cache` |
+//! | `EVAL_JUDGE_URL`, `_MODEL`, `_API_KEY`, `_TIMEOUT_SECS` | an OpenAI-compatible chat server | model `gpt-4o-mini`, 120 s |
+//! | `EVAL_EMBED_URL`, `_MODEL`, `_API_KEY`, `_TIMEOUT_SECS` | an OpenAI-compatible embeddings server | model `text-embedding-3-small`, 120 s |
+//! | `OPENAI_API_KEY` | key for the judge and embeddings when theirs is not set | — |
+//! | `EVAL_RETRIEVER_URL`, `EVAL_RETRIEVER_TIMEOUT_SECS` | the retriever of retrieval datasets | —, 60 s |
+//! | `EVAL_ACCEPT_BASELINE` | `1` / `true`: make this run's results the baseline | off |
+//!
+//! It also reads the run's context: `NEXTEST` / `NEXTEST_RUN_ID` (one test
+//! per process under `cargo nextest run`), `CARGO_MANIFEST_DIR` (where
+//! relative paths start) and `CARGO_PKG_NAME` (which package's results).
+//! An unknown `EVAL_*` variable one typo away from a known one is reported
+//! as a warning (`EVAL_CONCURENCY` → `EVAL_CONCURRENCY`).
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// Agent calls in flight at once when nothing says otherwise (ragas uses 16,
+/// deepeval 20, promptfoo 4).
+pub const DEFAULT_CONCURRENCY: usize = 16;
+/// Most agent calls in flight a setting may ask for.
+pub const MAX_CONCURRENCY: usize = 100_000;
+/// Limit on one sample's agent interaction (and, separately, its scoring).
+pub const DEFAULT_SAMPLE_TIMEOUT: Duration = Duration::from_secs(300);
+/// Per-request limit of an agent call.
+pub const DEFAULT_AGENT_TIMEOUT: Duration = Duration::from_secs(60);
+/// Per-request limit of a judge or embeddings call.
+pub const DEFAULT_SERVICE_TIMEOUT: Duration = Duration::from_secs(120);
+/// Per-request limit of a retriever call.
+pub const DEFAULT_RETRIEVER_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A credential: never shown by `Debug`, never written anywhere.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(std::sync::Arc<str>);
+
+impl Secret {
+    /// Wraps a key.
+    pub fn new(key: impl Into<String>) -> Self {
+        Secret(key.into().into())
+    }
+
+    /// The key itself, for the one place that sends it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+/// The settings of one OpenAI-compatible service (judge or embeddings).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ServiceSettings {
+    /// `<prefix>_URL`; `None` when the service is not configured.
+    pub url: Option<String>,
+    /// `<prefix>_MODEL`, else the service's default model.
+    pub model: String,
+    /// `<prefix>_API_KEY`, else `OPENAI_API_KEY`.
+    pub api_key: Option<Secret>,
+    /// `<prefix>_TIMEOUT_SECS`, per request.
+    pub timeout: Duration,
+}
+
+/// Everything the environment says about a run. See the [module docs](self).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Config {
+    /// `EVAL_AGENT_URL`.
+    pub agent_url: Option<String>,
+    /// `EVAL_AGENT_TIMEOUT_SECS`.
+    pub agent_timeout: Duration,
+    /// `EVAL_AGENT_API_KEY`.
+    pub agent_api_key: Option<Secret>,
+    /// `EVAL_SAMPLE_TIMEOUT_SECS`, when set (a front end's own setting wins).
+    pub sample_timeout: Option<Duration>,
+    /// `EVAL_CONCURRENCY`, when set (a front end's own setting wins).
+    pub concurrency: Option<usize>,
+    /// `EVAL_RESULTS_DIR`, when set.
+    pub results_dir: Option<PathBuf>,
+    /// `EVAL_CACHE` is not off.
+    pub cache: bool,
+    /// `EVAL_CACHE_DIR`, when set.
+    pub cache_dir: Option<PathBuf>,
+    /// `EVAL_JUDGE_*`.
+    pub judge: ServiceSettings,
+    /// `EVAL_EMBED_*`.
+    pub embed: ServiceSettings,
+    /// `EVAL_RETRIEVER_URL`.
+    pub retriever_url: Option<String>,
+    /// `EVAL_RETRIEVER_TIMEOUT_SECS`.
+    pub retriever_timeout: Duration,
+    /// `EVAL_ACCEPT_BASELINE`.
+    pub accept_baseline: bool,
+    /// `NEXTEST` or `NEXTEST_RUN_ID` is set: this process runs one test.
+    pub under_nextest: bool,
+    /// `NEXTEST_RUN_ID`: which nextest run this process belongs to.
+    pub nextest_run_id: Option<String>,
+    /// `CARGO_MANIFEST_DIR`: where relative dataset paths start.
+    pub manifest_dir: Option<PathBuf>,
+    /// `CARGO_PKG_NAME`: the package whose tests run (results are kept apart per package).
+    pub package: Option<String>,
+    /// Unknown `EVAL_*` variables close to a known one: `(unknown, known)`.
+    pub near_misses: Vec<(String, &'static str)>,
+}
+
+/// Why the environment's settings cannot be used: every bad variable, with its value.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}", render(.0))]
+pub struct ConfigError(pub Vec<BadVar>);
+
+/// One variable whose value cannot be used.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct BadVar {
+    /// The variable.
+    pub var: &'static str,
+    /// Its value as set (an API key's value is never kept).
+    pub value: String,
+    /// What was expected.
+    pub expected: String,
+}
+
+fn render(bad: &[BadVar]) -> String {
+    bad.iter()
+        .map(|b| format!("invalid {}=`{}`: {}", b.var, b.value, b.expected))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Every variable this crate reads (for near-miss warnings).
+const KNOWN: &[&str] = &[
+    "EVAL_AGENT_URL",
+    "EVAL_AGENT_TIMEOUT_SECS",
+    "EVAL_AGENT_API_KEY",
+    "EVAL_SAMPLE_TIMEOUT_SECS",
+    "EVAL_CONCURRENCY",
+    "EVAL_RESULTS_DIR",
+    "EVAL_CACHE",
+    "EVAL_CACHE_DIR",
+    "EVAL_JUDGE_URL",
+    "EVAL_JUDGE_MODEL",
+    "EVAL_JUDGE_API_KEY",
+    "EVAL_JUDGE_TIMEOUT_SECS",
+    "EVAL_EMBED_URL",
+    "EVAL_EMBED_MODEL",
+    "EVAL_EMBED_API_KEY",
+    "EVAL_EMBED_TIMEOUT_SECS",
+    "EVAL_RETRIEVER_URL",
+    "EVAL_RETRIEVER_TIMEOUT_SECS",
+    "EVAL_ACCEPT_BASELINE",
+];
+
+impl Config {
+    /// The process's settings, read from the environment the first time and
+    /// kept: later changes to the environment are not seen.
+    pub fn global() -> Result<&'static Config, &'static ConfigError> {
+        static CONFIG: OnceLock<Result<Config, ConfigError>> = OnceLock::new();
+        CONFIG.get_or_init(Config::from_env).as_ref()
+    }
+
+    /// Reads the process environment now.
+    pub fn from_env() -> Result<Config, ConfigError> {
+        let names: Vec<String> = std::env::vars_os()
+            .filter_map(|(k, _)| k.into_string().ok())
+            .filter(|k| k.starts_with("EVAL_"))
+            .collect();
+        Self::read(
+            |name| match std::env::var(name) {
+                Ok(v) => Ok(Some(v)),
+                Err(std::env::VarError::NotPresent) => Ok(None),
+                Err(std::env::VarError::NotUnicode(v)) => Err(v.to_string_lossy().into_owned()),
+            },
+            &names,
+        )
+    }
+
+    /// Reads settings through `var` (`Ok(None)`: not set; `Err(shown)`: not
+    /// valid UTF-8), for tests that must not touch the process environment.
+    pub fn from_vars(
+        var: impl Fn(&str) -> Result<Option<String>, String>,
+        eval_vars: &[String],
+    ) -> Result<Config, ConfigError> {
+        Self::read(var, eval_vars)
+    }
+
+    fn read(
+        var: impl Fn(&str) -> Result<Option<String>, String>,
+        eval_vars: &[String],
+    ) -> Result<Config, ConfigError> {
+        let mut bad: Vec<BadVar> = Vec::new();
+        let mut get = |name: &'static str, secret: bool| -> Option<String> {
+            match var(name) {
+                Ok(Some(v)) if v.trim().is_empty() => None,
+                Ok(v) => v,
+                Err(shown) => {
+                    bad.push(BadVar {
+                        var: name,
+                        value: if secret { "<redacted>".into() } else { shown },
+                        expected: "valid UTF-8".into(),
+                    });
+                    None
+                }
+            }
+        };
+        let agent_url = get("EVAL_AGENT_URL", false);
+        let agent_timeout = get("EVAL_AGENT_TIMEOUT_SECS", false);
+        let agent_api_key = get("EVAL_AGENT_API_KEY", true).map(Secret::new);
+        let sample_timeout = get("EVAL_SAMPLE_TIMEOUT_SECS", false);
+        let concurrency = get("EVAL_CONCURRENCY", false);
+        let results_dir = get("EVAL_RESULTS_DIR", false).map(PathBuf::from);
+        let cache = get("EVAL_CACHE", false);
+        let cache_dir = get("EVAL_CACHE_DIR", false).map(PathBuf::from);
+        let openai_key = get("OPENAI_API_KEY", true);
+        let mut service = |prefix: &'static [&'static str; 4], model: &str| {
+            let [url, model_var, key, timeout] = *prefix;
+            (
+                get(url, false),
+                get(model_var, false).unwrap_or_else(|| model.to_string()),
+                get(key, true)
+                    .or_else(|| openai_key.clone())
+                    .map(Secret::new),
+                get(timeout, false),
+                timeout,
+            )
+        };
+        let judge = service(
+            &[
+                "EVAL_JUDGE_URL",
+                "EVAL_JUDGE_MODEL",
+                "EVAL_JUDGE_API_KEY",
+                "EVAL_JUDGE_TIMEOUT_SECS",
+            ],
+            "gpt-4o-mini",
+        );
+        let embed = service(
+            &[
+                "EVAL_EMBED_URL",
+                "EVAL_EMBED_MODEL",
+                "EVAL_EMBED_API_KEY",
+                "EVAL_EMBED_TIMEOUT_SECS",
+            ],
+            "text-embedding-3-small",
+        );
+        let retriever_url = get("EVAL_RETRIEVER_URL", false);
+        let retriever_timeout = get("EVAL_RETRIEVER_TIMEOUT_SECS", false);
+        let accept = get("EVAL_ACCEPT_BASELINE", false);
+        let nextest = get("NEXTEST", false);
+        let nextest_run_id = get("NEXTEST_RUN_ID", false);
+        let manifest_dir = get("CARGO_MANIFEST_DIR", false).map(PathBuf::from);
+        let package = get("CARGO_PKG_NAME", false);
+
+        let mut secs = |name: &'static str, value: Option<String>, default: Duration| {
+            value.map_or(Some(default), |v| match parse_secs(&v) {
+                Some(d) => Some(d),
+                None => {
+                    bad.push(BadVar {
+                        var: name,
+                        value: v,
+                        expected: "a number of seconds between 0.001 and 10^9".into(),
+                    });
+                    None
+                }
+            })
+        };
+        let agent_timeout = secs(
+            "EVAL_AGENT_TIMEOUT_SECS",
+            agent_timeout,
+            DEFAULT_AGENT_TIMEOUT,
+        );
+        let sample_timeout = match sample_timeout {
+            None => None,
+            Some(v) => secs("EVAL_SAMPLE_TIMEOUT_SECS", Some(v), DEFAULT_SAMPLE_TIMEOUT),
+        };
+        let judge_timeout = secs(judge.4, judge.3, DEFAULT_SERVICE_TIMEOUT);
+        let embed_timeout = secs(embed.4, embed.3, DEFAULT_SERVICE_TIMEOUT);
+        let retriever_timeout = secs(
+            "EVAL_RETRIEVER_TIMEOUT_SECS",
+            retriever_timeout,
+            DEFAULT_RETRIEVER_TIMEOUT,
+        );
+        let concurrency = match concurrency {
+            None => None,
+            Some(v) => match v.trim().parse::<usize>() {
+                Ok(n) if (1..=MAX_CONCURRENCY).contains(&n) => Some(n),
+                _ => {
+                    bad.push(BadVar {
+                        var: "EVAL_CONCURRENCY",
+                        value: v,
+                        expected: format!("a whole number from 1 to {MAX_CONCURRENCY}"),
+                    });
+                    None
+                }
+            },
+        };
+        let mut switch = |name: &'static str, value: Option<String>, default: bool| match value {
+            None => default,
+            Some(v) => match v.trim().to_ascii_lowercase().as_str() {
+                "1" | "true" | "yes" | "on" => true,
+                "0" | "false" | "no" | "off" => false,
+                _ => {
+                    bad.push(BadVar {
+                        var: name,
+                        value: v,
+                        expected: "on or off (1/0, true/false, yes/no)".into(),
+                    });
+                    default
+                }
+            },
+        };
+        let cache = switch("EVAL_CACHE", cache, true);
+        let accept_baseline = switch("EVAL_ACCEPT_BASELINE", accept, false);
+        let near_misses = eval_vars
+            .iter()
+            .filter(|v| !KNOWN.contains(&v.as_str()))
+            .filter_map(|v| {
+                KNOWN
+                    .iter()
+                    .find(|k| eval_core::metric::edit_distance(k, v) <= 2)
+                    .map(|k| (v.clone(), *k))
+            })
+            .collect();
+        if !bad.is_empty() {
+            return Err(ConfigError(bad));
+        }
+        let fallback = Duration::ZERO;
+        Ok(Config {
+            agent_url,
+            agent_timeout: agent_timeout.unwrap_or(fallback),
+            agent_api_key,
+            sample_timeout,
+            concurrency,
+            results_dir,
+            cache,
+            cache_dir,
+            judge: ServiceSettings {
+                url: judge.0,
+                model: judge.1,
+                api_key: judge.2,
+                timeout: judge_timeout.unwrap_or(fallback),
+            },
+            embed: ServiceSettings {
+                url: embed.0,
+                model: embed.1,
+                api_key: embed.2,
+                timeout: embed_timeout.unwrap_or(fallback),
+            },
+            retriever_url,
+            retriever_timeout: retriever_timeout.unwrap_or(fallback),
+            accept_baseline,
+            under_nextest: nextest.is_some() || nextest_run_id.is_some(),
+            nextest_run_id,
+            manifest_dir,
+            package,
+            near_misses,
+        })
+    }
+
+    /// Settings with nothing set: every default, no agent, judge or embeddings.
+    pub fn empty() -> Config {
+        match Self::read(|_| Ok(None), &[]) {
+            Ok(c) => c,
+            Err(_) => unreachable!("no variable is set, so none is bad"),
+        }
+    }
+
+    /// The sample timeout to use: the front end's own setting, else
+    /// `EVAL_SAMPLE_TIMEOUT_SECS`, else 300 s. The same rule everywhere.
+    pub fn sample_timeout_or(&self, own: Option<Duration>) -> Duration {
+        own.or(self.sample_timeout)
+            .unwrap_or(DEFAULT_SAMPLE_TIMEOUT)
+    }
+
+    /// Agent calls in flight: the front end's own setting, else
+    /// `EVAL_CONCURRENCY`, else 16. The same rule everywhere.
+    pub fn concurrency_or(&self, own: Option<usize>) -> usize {
+        own.or(self.concurrency)
+            .unwrap_or(DEFAULT_CONCURRENCY)
+            .clamp(1, MAX_CONCURRENCY)
+    }
+
+    /// Where relative paths start: `CARGO_MANIFEST_DIR`, else the working directory.
+    pub fn base_dir(&self) -> PathBuf {
+        self.manifest_dir
+            .clone()
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_default()
+    }
+
+    /// One warning line per near-miss variable (empty when there are none).
+    pub fn warnings(&self) -> Vec<String> {
+        self.near_misses
+            .iter()
+            .map(|(var, known)| {
+                format!("{var} is not a setting of this tool (did you mean {known}?)")
+            })
+            .collect()
+    }
+}
+
+/// A number of seconds between 1 ms and 10^9 s.
+pub(crate) fn parse_secs(value: &str) -> Option<Duration> {
+    let secs: f64 = value.trim().parse().ok()?;
+    if !(0.001..=1e9).contains(&secs) {
+        return None;
+    }
+    Duration::try_from_secs_f64(secs).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(pairs: &'static [(&'static str, &'static str)]) -> Result<Config, ConfigError> {
+        let names: Vec<String> = pairs.iter().map(|(k, _)| k.to_string()).collect();
+        Config::from_vars(
+            |name| {
+                Ok(pairs
+                    .iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| v.to_string()))
+            },
+            &names,
+        )
+    }
+
+    #[test]
+    fn defaults_when_nothing_is_set() {
+        let c = vars(&[]).unwrap();
+        assert_eq!(c.sample_timeout_or(None), DEFAULT_SAMPLE_TIMEOUT);
+        assert_eq!(c.concurrency_or(None), DEFAULT_CONCURRENCY);
+        assert_eq!(c.agent_timeout, DEFAULT_AGENT_TIMEOUT);
+        assert!(c.cache && !c.accept_baseline && !c.under_nextest);
+        assert_eq!(c.judge.url, None);
+        assert_eq!(c.judge.model, "gpt-4o-mini");
+        assert_eq!(c.embed.timeout, DEFAULT_SERVICE_TIMEOUT);
+    }
+
+    #[test]
+    fn every_bad_value_is_named_with_its_value() {
+        let e = vars(&[
+            ("EVAL_CONCURRENCY", "lots"),
+            ("EVAL_SAMPLE_TIMEOUT_SECS", "0"),
+            ("EVAL_CACHE", "maybe"),
+            ("EVAL_JUDGE_TIMEOUT_SECS", "soon"),
+        ])
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "invalid EVAL_SAMPLE_TIMEOUT_SECS=`0`: a number of seconds between 0.001 and 10^9\n\
+             invalid EVAL_JUDGE_TIMEOUT_SECS=`soon`: a number of seconds between 0.001 and 10^9\n\
+             invalid EVAL_CONCURRENCY=`lots`: a whole number from 1 to 100000\n\
+             invalid EVAL_CACHE=`maybe`: on or off (1/0, true/false, yes/no)"
+        );
+        assert!(vars(&[("EVAL_CONCURRENCY", "0")]).is_err());
+        assert!(vars(&[("EVAL_CONCURRENCY", "100001")]).is_err());
+    }
+
+    #[test]
+    fn front_end_settings_win_then_the_environment_then_defaults() {
+        let c = vars(&[
+            ("EVAL_CONCURRENCY", "4"),
+            ("EVAL_SAMPLE_TIMEOUT_SECS", "2.5"),
+        ])
+        .unwrap();
+        assert_eq!(c.concurrency_or(None), 4);
+        assert_eq!(c.concurrency_or(Some(9)), 9);
+        assert_eq!(c.sample_timeout_or(None), Duration::from_millis(2500));
+        assert_eq!(
+            c.sample_timeout_or(Some(Duration::from_secs(1))),
+            Duration::from_secs(1)
+        );
+    }
+
+    #[test]
+    fn keys_fall_back_to_openai_and_never_show() {
+        let c = vars(&[
+            ("EVAL_JUDGE_URL", "http://127.0.0.1:9/v1"),
+            ("EVAL_JUDGE_API_KEY", "sk-own"),
+            ("OPENAI_API_KEY", "sk-fallback"),
+            ("EVAL_EMBED_URL", "http://127.0.0.1:9/v1"),
+        ])
+        .unwrap();
+        assert_eq!(c.judge.api_key.as_ref().unwrap().expose(), "sk-own");
+        assert_eq!(c.embed.api_key.as_ref().unwrap().expose(), "sk-fallback");
+        let shown = format!("{c:?}");
+        assert!(
+            !shown.contains("sk-own") && !shown.contains("sk-fallback"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn near_misses_are_warned_about() {
+        let c = vars(&[("EVAL_CONCURENCY", "4"), ("EVAL_MY_OWN", "x")]).unwrap();
+        assert_eq!(
+            c.warnings(),
+            ["EVAL_CONCURENCY is not a setting of this tool (did you mean EVAL_CONCURRENCY?)"]
+        );
+        assert_eq!(c.concurrency_or(None), DEFAULT_CONCURRENCY);
+    }
+}

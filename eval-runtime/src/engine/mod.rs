@@ -1,0 +1,342 @@
+//! The engine: one [`Run`] evaluates a loaded plan for every front end.
+//!
+//! A run knows its trials (one per sample, named `<dataset>::<sample>`),
+//! which of them the test runner selected ([`Selection`]), and evaluates the
+//! selected ones concurrently on a thread of their own
+//! ([`schedule`](self::schedule)), handing each report to the test waiting
+//! for it; a sample nobody scheduled (nextest's one test per process, an
+//! evaluation thread that died) is evaluated by its test alone. Every
+//! report is kept compactly for the results file, whose summaries and gate
+//! verdicts come from [`output`](crate::output).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+use tokio::sync::Semaphore;
+
+use crate::agent::Agent;
+use crate::output::{
+    DatasetSummary, DatasetTerms, MetricRecord, Results, ResultsError, ResultsKey, SampleRecord,
+    SampleReport, Summaries,
+};
+use crate::plan::LoadedDataset;
+use crate::services::Services;
+
+pub(crate) mod evaluate;
+mod record;
+pub(crate) mod schedule;
+mod select;
+
+pub use select::Selection;
+
+use record::Compact;
+use schedule::{Job, Slots};
+
+/// What runs when the evaluation thread has stored its last report.
+pub(crate) type OnComplete = Box<dyn Fn(&Arc<Run>) + Send + Sync>;
+
+/// A loaded plan being evaluated. See the [module docs](self).
+pub(crate) struct Run {
+    datasets: Vec<LoadedDataset>,
+    /// (dataset, sample) per trial, in trial order.
+    trials: Vec<(u32, u32)>,
+    services: Services,
+    permits: Arc<Semaphore>,
+    limit: usize,
+    slots: OnceLock<Slots>,
+    records: Mutex<Vec<Option<Compact>>>,
+}
+
+impl Run {
+    /// A run over `datasets`; at most `limit` agent calls in flight, each
+    /// holding one of `permits` (which other runs of the process may share).
+    pub(crate) fn new(
+        datasets: Vec<LoadedDataset>,
+        services: Services,
+        permits: Arc<Semaphore>,
+        limit: usize,
+    ) -> Run {
+        let trials: Vec<(u32, u32)> = datasets
+            .iter()
+            .enumerate()
+            .flat_map(|(d, l)| (0..l.samples.len()).map(move |i| (d as u32, i as u32)))
+            .collect();
+        let records = (0..trials.len()).map(|_| None).collect();
+        Run {
+            datasets,
+            trials,
+            services,
+            permits,
+            limit,
+            slots: OnceLock::new(),
+            records: Mutex::new(records),
+        }
+    }
+
+    /// The loaded datasets.
+    pub(crate) fn datasets(&self) -> &[LoadedDataset] {
+        &self.datasets
+    }
+
+    /// Trials (samples) of the run.
+    pub(crate) fn len(&self) -> usize {
+        self.trials.len()
+    }
+
+    fn at(&self, t: usize) -> (&LoadedDataset, usize) {
+        let (d, i) = self.trials[t];
+        (&self.datasets[d as usize], i as usize)
+    }
+
+    /// The full test name of trial `t`.
+    pub(crate) fn name(&self, t: usize) -> String {
+        let (d, i) = self.at(t);
+        format!("{}::{}", d.plan.name, d.names[i])
+    }
+
+    /// Which trials `selection` runs.
+    pub(crate) fn selected(&self, selection: &Selection) -> Vec<bool> {
+        (0..self.len())
+            .map(|t| selection.selects(&self.name(t)))
+            .collect()
+    }
+
+    fn job(&self, t: usize) -> Job<'_> {
+        let (d, i) = self.at(t);
+        Job {
+            key: t,
+            name: self.name(t),
+            sample: &d.samples[i],
+            specs: d.specs(i),
+            repeat: d.plan.repeat,
+            timeout: d.plan.timeout,
+        }
+    }
+
+    /// Starts evaluating the `selected` trials, concurrently, on a thread of
+    /// their own; their tests take the reports with [`report`](Self::report).
+    /// `on_complete` runs once the last report is stored and before it is
+    /// handed out (so before its test can finish and the process exit).
+    pub(crate) fn start(
+        self: &Arc<Self>,
+        selected: &[bool],
+        agent: Arc<dyn Agent>,
+        on_complete: Option<OnComplete>,
+    ) -> std::io::Result<std::thread::JoinHandle<()>> {
+        let _ = self.slots.set(Slots::new(selected));
+        let run = self.clone();
+        let order: Vec<usize> = (0..selected.len()).filter(|t| selected[*t]).collect();
+        let mut left = order.len();
+        std::thread::Builder::new()
+            .name("eval-engine".into())
+            .spawn(move || {
+                let outcome = schedule::contain(|| -> std::io::Result<()> {
+                    let runtime = schedule::local_runtime()?;
+                    runtime.block_on(schedule::evaluate_all(
+                        order.into_iter().map(|t| run.job(t)),
+                        &*agent,
+                        &run.services,
+                        (&run.permits, run.limit),
+                        |t, report| {
+                            run.store(t, &report);
+                            left -= 1;
+                            if left == 0
+                                && let Some(f) = &on_complete
+                            {
+                                f(&run);
+                            }
+                            run.slots().fill(t, report);
+                        },
+                    ));
+                    Ok(())
+                });
+                let why = match outcome {
+                    Ok(Ok(())) => return,
+                    Ok(Err(e)) => format!("cannot start its async runtime: {e}"),
+                    Err(panic) => panic,
+                };
+                warn(&format!(
+                    "evaluation stopped ({why}); remaining samples run one by one"
+                ));
+                run.slots().abandon();
+            })
+    }
+
+    fn slots(&self) -> &Slots {
+        self.slots
+            .get_or_init(|| Slots::new(&vec![false; self.trials.len()]))
+    }
+
+    /// Trial `t`'s report: the evaluation thread's, or (when it did not
+    /// schedule `t`) evaluated here and now. Call it outside any async runtime.
+    pub(crate) fn report(&self, t: usize, agent: &dyn Agent) -> SampleReport {
+        if let Some(report) = self.slots().take(t) {
+            return report;
+        }
+        let report = schedule::runtime().block_on(schedule::evaluate_job(
+            self.job(t),
+            agent,
+            &self.services,
+        ));
+        self.store(t, &report);
+        report
+    }
+
+    /// Evaluates every trial on this thread, concurrently, calling
+    /// `progress` as each completes (the `evals` command).
+    pub(crate) fn evaluate_all(
+        &self,
+        agent: &dyn Agent,
+        mut progress: impl FnMut(&SampleReport),
+    ) -> std::io::Result<()> {
+        let runtime = schedule::local_runtime()?;
+        runtime.block_on(schedule::evaluate_all(
+            (0..self.len()).map(|t| self.job(t)),
+            agent,
+            &self.services,
+            (&self.permits, self.limit),
+            |t, report| {
+                self.store(t, &report);
+                progress(&report);
+            },
+        ));
+        Ok(())
+    }
+
+    /// Waits until the evaluation thread has no sample left to evaluate.
+    pub(crate) fn wait(&self) {
+        self.slots().wait_all();
+    }
+
+    /// Whether trial `t`'s test fails with `report`: an unscored sample
+    /// always; a score on the wrong side of a threshold unless its dataset
+    /// is judged by its gates (`ciGate`).
+    pub(crate) fn fails(&self, t: usize, report: &SampleReport) -> bool {
+        let (d, _) = self.at(t);
+        report.error.is_some() || (!d.plan.ci_gate && !report.passed())
+    }
+
+    fn store(&self, t: usize, report: &SampleReport) {
+        self.lock()[t] = Some(Compact::from_report(report));
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Vec<Option<Compact>>> {
+        self.records.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// What each dataset's summary is computed under.
+    pub(crate) fn terms(&self) -> BTreeMap<String, DatasetTerms> {
+        self.datasets
+            .iter()
+            .map(|d| {
+                (
+                    d.plan.name.clone(),
+                    DatasetTerms::new(Some(d.planned), d.gates.clone(), d.plan.ci_gate),
+                )
+            })
+            .collect()
+    }
+
+    /// The record of trial `t`, rebuilt from its compact form.
+    fn record(&self, t: usize, c: &Compact) -> SampleRecord {
+        let (d, i) = self.at(t);
+        let sample = &d.samples[i];
+        SampleRecord {
+            dataset: d.plan.name.clone(),
+            test_name: self.name(t),
+            id: sample.id.clone(),
+            source: sample.source.to_string(),
+            verdict: c.verdict,
+            metrics: d
+                .specs(i)
+                .iter()
+                .zip(c.metrics.iter())
+                .map(|(spec, m)| MetricRecord {
+                    name: spec.name.clone(),
+                    score: m.score,
+                    op: spec.op.to_string(),
+                    threshold: spec.threshold,
+                    passed: m.passed,
+                    error: m.error.as_deref().map(str::to_string),
+                    method: m.method.map(str::to_string),
+                    raw: m.raw,
+                    spread: m.spread.map(Into::into),
+                })
+                .collect(),
+            latency_ms: f64::from(c.latency_ms),
+            error: c.error.as_deref().map(str::to_string),
+            output: c.output.as_deref().map(str::to_string),
+            usage: c.usage,
+        }
+    }
+
+    /// The summaries of what ran so far (gates judged over complete datasets).
+    pub(crate) fn summaries(&self) -> Vec<DatasetSummary> {
+        let records = self.lock();
+        let mut summaries = Summaries::default();
+        for (t, c) in records.iter().enumerate() {
+            if let Some(c) = c {
+                summaries.add(&self.record(t, c));
+            }
+        }
+        summaries.finish(&self.terms())
+    }
+
+    /// Everything evaluated so far, as one [`Results`] (in memory: for runs
+    /// of the `evals` command; test binaries stream theirs with [`write_results`]).
+    pub(crate) fn results(&self, key: &ResultsKey) -> Results {
+        let records = self.lock();
+        let samples = records
+            .iter()
+            .enumerate()
+            .filter_map(|(t, c)| c.as_ref().map(|c| self.record(t, c)))
+            .collect();
+        let mut results = Results::new(&key.binary, samples, &self.terms());
+        results.package = key.package.clone();
+        results
+    }
+}
+
+/// Writes the results of `runs` to `path` (one file for all of them: the
+/// attribute's datasets of one process), sorted by dataset and test name,
+/// one record at a time; returns the datasets' summaries.
+pub(crate) fn write_results(
+    path: &Path,
+    key: &ResultsKey,
+    runs: &[&Run],
+) -> Result<Vec<DatasetSummary>, ResultsError> {
+    let guards: Vec<_> = runs.iter().map(|r| r.lock()).collect();
+    let mut terms = BTreeMap::new();
+    let mut order: Vec<(usize, usize, String, &String)> = Vec::new();
+    let mut summaries = Summaries::default();
+    for (r, run) in runs.iter().enumerate() {
+        terms.extend(run.terms());
+        for (t, c) in guards[r].iter().enumerate() {
+            if let Some(c) = c {
+                summaries.add(&run.record(t, c));
+                let (d, _) = run.at(t);
+                order.push((r, t, run.name(t), &d.plan.name));
+            }
+        }
+    }
+    order.sort_by(|a, b| (a.3, &a.2).cmp(&(b.3, &b.2)));
+    let datasets = summaries.finish(&terms);
+    let records = order
+        .into_iter()
+        .filter_map(|(r, t, ..)| guards[r][t].as_ref().map(|c| runs[r].record(t, c)));
+    crate::output::write_streaming(
+        path,
+        (&key.binary, key.package.as_deref()),
+        &datasets,
+        records,
+    )?;
+    Ok(datasets)
+}
+
+/// A warning on the real stderr: threads started from a test inherit its
+/// output capture, which would hide it.
+pub(crate) fn warn(message: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr(), "warning: {message}");
+}

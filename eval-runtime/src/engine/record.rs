@@ -1,0 +1,57 @@
+//! What the results file needs of one sample beyond what its dataset and
+//! trial already hold, kept small: a run may have 100,000 samples.
+
+use crate::output::{SampleReport, Spread, Verdict, cut_output};
+use crate::services::Usage;
+
+/// One metric of a [`Compact`], in its dataset's spec order.
+pub(crate) struct CompactScore {
+    pub score: Option<f64>,
+    pub passed: bool,
+    pub error: Option<Box<str>>,
+    pub method: Option<&'static str>,
+    pub raw: Option<f64>,
+    pub spread: Option<Spread>,
+}
+
+/// One evaluated sample.
+pub(crate) struct Compact {
+    pub verdict: Verdict,
+    pub latency_ms: f32,
+    pub metrics: Box<[CompactScore]>,
+    pub error: Option<Box<str>>,
+    /// The output of a sample that failed (cut to 500 characters).
+    pub output: Option<Box<str>>,
+    pub usage: Usage,
+}
+
+impl Compact {
+    pub(crate) fn from_report(report: &SampleReport) -> Self {
+        let verdict = Verdict::of(report);
+        Compact {
+            verdict,
+            latency_ms: (report.latency.as_secs_f64() * 1000.0) as f32,
+            metrics: report
+                .metrics
+                .iter()
+                .map(|m| CompactScore {
+                    score: m.score,
+                    passed: m.passed,
+                    error: m.error.as_deref().map(Box::from),
+                    method: m.method,
+                    raw: m.raw,
+                    spread: m.spread,
+                })
+                .collect(),
+            error: report
+                .error
+                .as_ref()
+                .map(|e| e.to_string().into_boxed_str()),
+            output: match (&report.output, verdict) {
+                (Some(out), Verdict::Fail) => Some(cut_output(out).into_boxed_str()),
+                _ => None,
+            },
+            usage: report.usage,
+        }
+    }
+}

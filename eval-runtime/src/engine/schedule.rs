@@ -1,0 +1,216 @@
+//! Scheduling: many samples in flight at once on one thread's runtime,
+//! however many test threads libtest or the harness use; a panic in an
+//! agent fails only its sample; reports handed to the tests waiting for
+//! them.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::{Condvar, Mutex, OnceLock};
+use std::time::Duration;
+
+use eval_core::Sample;
+use eval_core::metric::MetricSpec;
+use futures_util::FutureExt;
+use futures_util::stream::{FuturesUnordered, StreamExt};
+
+use crate::agent::{Agent, panic_text};
+use crate::engine::evaluate::evaluate_runs;
+use crate::error::AgentError;
+use crate::output::SampleReport;
+use crate::services::Services;
+
+/// One sample to evaluate.
+pub(crate) struct Job<'a> {
+    /// The caller's key for the result (e.g. the trial's index).
+    pub key: usize,
+    /// Full test name.
+    pub name: String,
+    /// The sample.
+    pub sample: &'a Sample,
+    /// Its metrics.
+    pub specs: &'a [MetricSpec],
+    /// Agent runs.
+    pub repeat: u32,
+    /// Limit on its agent interaction, and on its scoring.
+    pub timeout: Duration,
+}
+
+/// Evaluates one job: its agent runs (a panic in one becomes that run's
+/// error), then scoring.
+pub(crate) async fn evaluate_job(
+    job: Job<'_>,
+    agent: &dyn Agent,
+    services: &Services,
+) -> SampleReport {
+    let runs = (0..job.repeat.max(1))
+        .map(|_| {
+            AssertUnwindSafe(agent.respond(job.sample))
+                .catch_unwind()
+                .map(|r| r.unwrap_or_else(|panic| Err(AgentError::Panicked(panic_text(&panic)))))
+        })
+        .collect();
+    evaluate_runs(job.name, job.sample, job.specs, job.timeout, runs, services).await
+}
+
+/// Evaluates `jobs` concurrently and hands each report to `done` as it
+/// completes. Each job holds one of `permits` while it runs (the cap on
+/// agent calls in flight, possibly shared with other datasets); at most
+/// `limit` jobs are started at once, so memory stays bounded for huge runs.
+pub(crate) async fn evaluate_all<'a>(
+    jobs: impl IntoIterator<Item = Job<'a>>,
+    agent: &'a dyn Agent,
+    services: &'a Services,
+    (permits, limit): (&'a tokio::sync::Semaphore, usize),
+    mut done: impl FnMut(usize, SampleReport),
+) {
+    let mut jobs = jobs.into_iter();
+    let mut running = FuturesUnordered::new();
+    loop {
+        while running.len() < limit.max(1) {
+            let Some(job) = jobs.next() else { break };
+            running.push(async move {
+                let _permit = permits.acquire().await;
+                let key = job.key;
+                (key, evaluate_job(job, agent, services).await)
+            });
+        }
+        match running.next().await {
+            Some((key, report)) => done(key, report),
+            None => break,
+        }
+    }
+}
+
+/// The process-wide multi-threaded runtime a test blocks on when it
+/// evaluates its own sample.
+pub(crate) fn runtime() -> &'static tokio::runtime::Runtime {
+    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            // Workers only drive I/O and connection tasks (agent futures run on
+            // the thread that blocks): half the cores leaves room for libtest's
+            // test threads and for an agent on the same machine.
+            .worker_threads(
+                std::thread::available_parallelism()
+                    .map_or(1, |n| n.get().div_ceil(2))
+                    .max(1),
+            )
+            .enable_all()
+            .thread_name("eval-runtime")
+            .build()
+            .unwrap_or_else(|e| panic!("cannot start the async runtime: {e}"))
+    })
+}
+
+/// A single-threaded runtime for an evaluation thread: agent futures, HTTP
+/// connections and timers all on that one thread.
+pub(crate) fn local_runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+}
+
+/// Reports handed from the evaluation thread to the tests waiting for them.
+pub(crate) struct Slots {
+    slots: Mutex<SlotState>,
+    ready: Condvar,
+}
+
+struct SlotState {
+    slots: Vec<Slot>,
+    /// Threads blocked in `take`: a fill wakes nobody (no syscall) when zero,
+    /// the common case since evaluation runs ahead of the tests.
+    waiting: usize,
+    /// Slots not yet done, of those scheduled.
+    pending: usize,
+}
+
+enum Slot {
+    /// Not scheduled: whoever asks evaluates it alone.
+    Unselected,
+    Pending,
+    Done(Box<SampleReport>),
+    Taken,
+}
+
+impl Slots {
+    /// One slot per item, pending where `selected`.
+    pub(crate) fn new(selected: &[bool]) -> Self {
+        Slots {
+            slots: Mutex::new(SlotState {
+                slots: selected
+                    .iter()
+                    .map(|s| if *s { Slot::Pending } else { Slot::Unselected })
+                    .collect(),
+                waiting: 0,
+                pending: selected.iter().filter(|s| **s).count(),
+            }),
+            ready: Condvar::new(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, SlotState> {
+        self.slots.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Publishes the report of item `i`.
+    pub(crate) fn fill(&self, i: usize, report: SampleReport) {
+        let mut state = self.lock();
+        if matches!(state.slots[i], Slot::Pending) {
+            state.pending -= 1;
+        }
+        state.slots[i] = Slot::Done(Box::new(report));
+        if state.waiting > 0 {
+            self.ready.notify_all();
+        }
+    }
+
+    /// Waits for the report of item `i`; `None` if it was not scheduled (or
+    /// was already taken).
+    pub(crate) fn take(&self, i: usize) -> Option<SampleReport> {
+        let mut state = self.lock();
+        loop {
+            match state.slots.get_mut(i)? {
+                Slot::Pending => {
+                    state.waiting += 1;
+                    state = self.ready.wait(state).unwrap_or_else(|p| p.into_inner());
+                    state.waiting -= 1;
+                }
+                slot @ Slot::Done(_) => {
+                    return match std::mem::replace(slot, Slot::Taken) {
+                        Slot::Done(report) => Some(*report),
+                        _ => None,
+                    };
+                }
+                Slot::Unselected | Slot::Taken => return None,
+            }
+        }
+    }
+
+    /// Waits until no scheduled item is pending (all evaluated, or abandoned).
+    pub(crate) fn wait_all(&self) {
+        let mut state = self.lock();
+        while state.pending > 0 {
+            state.waiting += 1;
+            state = self.ready.wait(state).unwrap_or_else(|p| p.into_inner());
+            state.waiting -= 1;
+        }
+    }
+
+    /// After the evaluation thread died: every pending item becomes
+    /// unscheduled, so its waiter evaluates it alone.
+    pub(crate) fn abandon(&self) {
+        let mut state = self.lock();
+        for slot in state.slots.iter_mut() {
+            if matches!(slot, Slot::Pending) {
+                *slot = Slot::Unselected;
+            }
+        }
+        state.pending = 0;
+        self.ready.notify_all();
+    }
+}
+
+/// Runs `f` and turns a panic into its message.
+pub(crate) fn contain<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    std::panic::catch_unwind(AssertUnwindSafe(f)).map_err(|p| panic_text(&p))
+}

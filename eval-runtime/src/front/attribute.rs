@@ -1,0 +1,327 @@
+//! The attribute front end: what `#[eval_dataset]` expands to calls into
+//! here (through the hidden `__private` module, which only re-exports).
+//!
+//! Each attribute is one dataset of the plan, loaded once per process from
+//! the bytes embedded at compile time. The first of its tests to run starts
+//! every sample libtest selected (the same filters, read from the command
+//! line) on the engine's evaluation thread; each test then waits for its
+//! own sample's report. Under nextest (one process per test), or with
+//! libtest arguments not understood, each test evaluates its own sample.
+//! A dataset with gates gets one more test, `<fn>::gates`, which judges
+//! them when every sample of the dataset ran in this process.
+
+use std::sync::{Arc, Mutex, OnceLock};
+
+use eval_core::Sample;
+use eval_core::metric::MetricDecl;
+
+use crate::agent::{Agent, FnAgent, IntoAgentResult, SyncFnAgent};
+use crate::config::Config;
+use crate::engine::{Run, Selection, warn, write_results};
+use crate::output::{Gate, ResultsKey, RunVerdict, SampleReport, results_dir};
+use crate::plan::{DatasetPlan, DatasetSource, Metrics, PlanError};
+use crate::services::Services;
+
+/// What the attribute says of its dataset, written by the macro.
+#[derive(Debug)]
+pub struct Decl {
+    /// `module_path!()` of the generated module (`krate::a::rag`).
+    pub module_path: &'static str,
+    /// `env!("CARGO_PKG_NAME")` of the crate the tests are in.
+    pub package: &'static str,
+    /// The dataset path as written (relative to the crate).
+    pub path: &'static str,
+    /// The dataset's bytes at compile time.
+    pub bytes: &'static [u8],
+    /// Metrics with their thresholds.
+    pub metrics: &'static [MetricDecl],
+    /// `gate(...)`: gates on the dataset's means.
+    pub gates: &'static [MetricDecl],
+    /// `ci_gate = true`, or the manifest's `ciGate: true`.
+    pub ci_gate: bool,
+    /// `timeout_secs = N`.
+    pub timeout_secs: Option<u64>,
+    /// `repeat = N` (or the manifest's), at least 1.
+    pub repeat: u32,
+    /// `allow_custom_prefix = true`.
+    pub allow_custom_prefix: bool,
+}
+
+/// One attribute's dataset in a test binary. Parsed once per process, on first use.
+pub struct Embedded {
+    decl: Decl,
+    run: OnceLock<Result<Arc<Run>, String>>,
+    /// Whether the evaluation thread was started (`false`: each test
+    /// evaluates its own sample).
+    batch: OnceLock<bool>,
+}
+
+impl Embedded {
+    #[doc(hidden)]
+    pub const fn new(decl: Decl) -> Self {
+        Embedded {
+            decl,
+            run: OnceLock::new(),
+            batch: OnceLock::new(),
+        }
+    }
+
+    /// The dataset's name: the module path without the crate.
+    fn name(&self) -> &'static str {
+        match self.decl.module_path.split_once("::") {
+            Some((_, rest)) => rest,
+            None => self.decl.module_path,
+        }
+    }
+
+    /// The dataset loaded into a run, or why it cannot be (a bad
+    /// `EVAL_SAMPLE_TIMEOUT_SECS`, a metric whose judge is not configured...).
+    fn run(&self) -> Result<&Arc<Run>, &String> {
+        self.run
+            .get_or_init(|| {
+                let config = Config::global().map_err(|e| e.to_string())?;
+                self.load(config).map_err(|e| e.to_string())
+            })
+            .as_ref()
+    }
+
+    fn load(&self, config: &Config) -> Result<Arc<Run>, PlanError> {
+        let d = &self.decl;
+        let decls = |list: &[MetricDecl]| {
+            list.iter()
+                .map(MetricDecl::to_spec)
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| PlanError::new(vec![format!("{}: {e}", d.path)]))
+        };
+        let mut plan = DatasetPlan::new(
+            self.name(),
+            DatasetSource::Embedded {
+                shown: d.path,
+                bytes: d.bytes,
+            },
+            Metrics::Given(decls(d.metrics)?),
+            config.sample_timeout_or(d.timeout_secs.map(std::time::Duration::from_secs)),
+        );
+        plan.gates = decls(d.gates)?.iter().map(Gate::from_spec).collect();
+        plan.ci_gate = d.ci_gate;
+        plan.repeat = d.repeat.max(1);
+        plan.allow_custom_prefix = d.allow_custom_prefix;
+        let plan = crate::plan::Plan {
+            datasets: vec![plan],
+            concurrency: config.concurrency_or(None),
+            baseline: None,
+        };
+        let services = Services::global();
+        let datasets = crate::plan::load(&plan, services, None, None)?;
+        for note in datasets.iter().flat_map(|d| &d.notes) {
+            warn(note);
+        }
+        Ok(Arc::new(Run::new(
+            datasets,
+            services.clone(),
+            process_permits(config),
+            plan.concurrency,
+        )))
+    }
+
+    /// Starts the evaluation thread for the samples libtest will run, once;
+    /// whether it runs.
+    fn start(&'static self, run: &Arc<Run>, agent: Arc<dyn Agent>) -> bool {
+        *self.batch.get_or_init(|| {
+            let Ok(config) = Config::global() else {
+                return false;
+            };
+            if config.under_nextest {
+                return false;
+            }
+            let Some(selection) = Selection::from_args(std::env::args().skip(1)) else {
+                warn("eval: unrecognised test arguments; evaluating one sample per test");
+                return false;
+            };
+            let selected = run.selected(&selection);
+            if !selected.contains(&true) {
+                return false;
+            }
+            let package = self.decl.package;
+            // Written before the last report is handed out, so before the
+            // last test can finish and the process exit.
+            let on_complete = move |run: &Arc<Run>| record_process(run, package);
+            match run.start(&selected, agent, Some(Box::new(on_complete))) {
+                Ok(_) => true,
+                Err(e) => {
+                    warn(&format!(
+                        "cannot start the evaluation thread ({e}); evaluating one sample per test"
+                    ));
+                    false
+                }
+            }
+        })
+    }
+
+    /// The report of sample `index`, evaluated with `agent`.
+    fn report(&'static self, index: usize, agent: Arc<dyn Agent>) -> SampleReport {
+        let run = match self.run() {
+            Ok(run) => run,
+            Err(e) => fail(format!("{}: {e}", self.decl.module_path)),
+        };
+        if index >= run.len() {
+            fail(format!(
+                "{}: sample {index} is not in {} (the dataset changed without a rebuild?)",
+                self.decl.module_path, self.decl.path
+            ));
+        }
+        let batch = self.start(run, agent.clone());
+        let report = run.report(index, &*agent);
+        if !batch {
+            record_single(run, index, self.decl.package);
+        }
+        if run.fails(index, &report) {
+            fail(report.render());
+        }
+        report
+    }
+}
+
+/// The cap on agent calls in flight shared by every dataset of the process.
+fn process_permits(config: &Config) -> Arc<tokio::sync::Semaphore> {
+    static SEM: OnceLock<Arc<tokio::sync::Semaphore>> = OnceLock::new();
+    SEM.get_or_init(|| Arc::new(tokio::sync::Semaphore::new(config.concurrency_or(None))))
+        .clone()
+}
+
+/// Every run of this process whose samples were evaluated, for its results file.
+fn process_runs() -> &'static Mutex<Vec<Arc<Run>>> {
+    static RUNS: OnceLock<Mutex<Vec<Arc<Run>>>> = OnceLock::new();
+    RUNS.get_or_init(Default::default)
+}
+
+/// Adds `run` to this process's results and rewrites its results file.
+fn record_process(run: &Arc<Run>, package: &str) {
+    let Ok(config) = Config::global() else { return };
+    let mut runs = process_runs().lock().unwrap_or_else(|p| p.into_inner());
+    if !runs.iter().any(|r| Arc::ptr_eq(r, run)) {
+        runs.push(run.clone());
+    }
+    let key = ResultsKey::current(config, Some(package));
+    let path = key.file(&results_dir(config));
+    let all: Vec<&Run> = runs.iter().map(|r| &**r).collect();
+    if let Err(e) = write_results(&path, &key, &all) {
+        warn(&e.to_string());
+    }
+}
+
+/// A test that evaluated its own sample: under nextest its own part file
+/// (merged later by `evals report merge`), otherwise this process's file.
+fn record_single(run: &Arc<Run>, index: usize, package: &str) {
+    let Ok(config) = Config::global() else { return };
+    if !config.under_nextest {
+        record_process(run, package);
+        return;
+    }
+    let key = ResultsKey::current(config, Some(package));
+    let path = key.part(
+        &results_dir(config),
+        config.nextest_run_id.as_deref(),
+        &run.name(index),
+    );
+    if let Err(e) = write_results(&path, &key, &[&**run]) {
+        warn(&e.to_string());
+    }
+}
+
+/// Compile-time check that an async eval function has the right shape.
+pub fn check_async<F, R>(_: F)
+where
+    F: AsyncFn(&Sample) -> R,
+    R: IntoAgentResult,
+{
+}
+
+/// Compile-time check that a sync eval function has the right shape.
+pub fn check_sync<F, R>(_: F)
+where
+    F: Fn(&Sample) -> R,
+    R: IntoAgentResult,
+{
+}
+
+/// Entry point for an `async fn(&Sample) -> R` eval function.
+pub fn run_async<F, R>(ds: &'static Embedded, index: usize, agent: F)
+where
+    F: AsyncFn(&Sample) -> R + Copy + Send + Sync + 'static,
+    R: IntoAgentResult,
+{
+    conclude(&ds.report(index, Arc::new(FnAgent(agent))));
+}
+
+/// Entry point for a plain `fn(&Sample) -> R` eval function: each call runs
+/// on a thread of its own, outside any async runtime (it may start its own).
+pub fn run_sync<F, R>(ds: &'static Embedded, index: usize, agent: F)
+where
+    F: Fn(&Sample) -> R + Copy + Send + Sync + 'static,
+    R: IntoAgentResult,
+{
+    conclude(&ds.report(index, Arc::new(SyncFnAgent(agent))));
+}
+
+/// Entry point of `<fn>::gates` for an async eval function.
+pub fn gates_async<F, R>(ds: &'static Embedded, agent: F)
+where
+    F: AsyncFn(&Sample) -> R + Copy + Send + Sync + 'static,
+    R: IntoAgentResult,
+{
+    gates(ds, Arc::new(FnAgent(agent)));
+}
+
+/// Entry point of `<fn>::gates` for a sync eval function.
+pub fn gates_sync<F, R>(ds: &'static Embedded, agent: F)
+where
+    F: Fn(&Sample) -> R + Copy + Send + Sync + 'static,
+    R: IntoAgentResult,
+{
+    gates(ds, Arc::new(SyncFnAgent(agent)));
+}
+
+/// Judges the dataset's gates when every one of its samples runs in this
+/// process; otherwise says why they are not judged here.
+fn gates(ds: &'static Embedded, agent: Arc<dyn Agent>) {
+    let run = match ds.run() {
+        Ok(run) => run,
+        Err(e) => fail(format!("{}: {e}", ds.decl.module_path)),
+    };
+    let name = ds.name();
+    let not_judged = |why: &str| {
+        println!("gates of {name} not judged: {why}");
+    };
+    if Config::global().is_ok_and(|c| c.under_nextest) {
+        return not_judged(
+            "under nextest each sample is its own process; `evals report merge` judges them",
+        );
+    }
+    if !ds.start(run, agent) {
+        return not_judged("no sample of the dataset is evaluated in this process");
+    }
+    run.wait();
+    let verdict = RunVerdict::of(&run.summaries());
+    let lines = verdict.gate_lines();
+    if lines.is_empty() {
+        println!("{name}: no gates to judge");
+    }
+    if verdict.missed_gates.is_empty() {
+        println!("{}", lines.join("\n"));
+    } else {
+        fail(lines.join("\n"));
+    }
+}
+
+fn conclude(report: &SampleReport) {
+    println!("{}", report.summary_line());
+}
+
+/// Fails the current test with `message` as its whole output: printed to the
+/// test's captured stderr, then unwound without the panic hook, so there is no
+/// "panicked at" line or backtrace around it.
+fn fail(message: String) -> ! {
+    eprintln!("{}", message.trim_end());
+    std::panic::resume_unwind(Box::new(message))
+}

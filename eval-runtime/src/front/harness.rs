@@ -1,0 +1,397 @@
+//! The run-time harness: samples found when the test binary runs (no
+//! rebuild when data changes), all selected samples evaluated concurrently,
+//! one libtest-compatible trial per sample, a results file, gates.
+//!
+//! ```no_run
+//! // tests/evals_harness.rs, with `[[test]] name = "evals_harness" harness = false`
+//! use eval_runtime::{Harness, HttpAgent};
+//!
+//! fn main() -> std::process::ExitCode {
+//!     Harness::new()
+//!         .dataset("evals/*.jsonl", "contains >= 1.0, partial_match >= 0.5")
+//!         .gate("partial_match >= 0.7")
+//!         .agent(HttpAgent::from_env())
+//!         .run()
+//! }
+//! ```
+//!
+//! Trials are named `<dataset>::<sample>`, the sample part as in the
+//! attribute, so `-- advanced`, `--skip`, `--exact` and `--list` behave as
+//! with `#[test]`s, and `cargo nextest run` can run and shard them. An
+//! `--exact` name that matches no sample is an error, not a silent pass.
+//! The harness only builds a [`Plan`](crate::plan::Plan) and turns the
+//! engine's verdict into its exit code: 0 all passed, 101 a sample failed, 1
+//! a gate was missed (or the baseline regressed), 2 the run could not start.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use eval_core::Sample;
+use libtest_mimic::{Arguments, Failed, Trial};
+
+use crate::agent::{Agent, FnAgent, IntoAgentResult};
+use crate::config::Config;
+use crate::engine::{Run, Selection, write_results};
+use crate::error::Error;
+use crate::output::{DatasetSummary, Results, ResultsKey, RunVerdict, check_baseline, results_dir};
+use crate::plan::PlanBuilder;
+use crate::services::{Embedder, Judge, Services};
+
+/// What a harness run did.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Outcome {
+    /// Exit code: 0 all passed, 101 a sample failed, 1 a gate was missed
+    /// (or the baseline regressed), 2 the run could not start.
+    pub code: u8,
+    /// Per-dataset aggregates and gate verdicts (empty for `--list`).
+    pub datasets: Vec<DatasetSummary>,
+    /// The verdict of what ran.
+    pub verdict: RunVerdict,
+    /// Where the results were written.
+    pub results_path: Option<PathBuf>,
+    /// Why the run could not start.
+    pub error: Option<Error>,
+}
+
+impl Outcome {
+    fn code(code: u8) -> Self {
+        Outcome {
+            code,
+            datasets: Vec::new(),
+            verdict: RunVerdict::default(),
+            results_path: None,
+            error: None,
+        }
+    }
+}
+
+/// Builder for a `harness = false` test binary. See the [module docs](self).
+#[must_use = "call .run() to evaluate"]
+pub struct Harness {
+    plan: PlanBuilder,
+    agent: Option<Arc<dyn Agent>>,
+    judge: Option<Judge>,
+    embedder: Option<Embedder>,
+    results_path: Option<PathBuf>,
+    config: Option<Config>,
+}
+
+impl Default for Harness {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Harness {
+    /// An empty harness: add datasets and an agent, then [`run`](Self::run).
+    pub fn new() -> Self {
+        Harness {
+            plan: PlanBuilder::new(),
+            agent: None,
+            judge: None,
+            embedder: None,
+            results_path: None,
+            config: None,
+        }
+    }
+
+    /// Adds the dataset file(s) at `path` (a glob such as `evals/*.jsonl` is
+    /// allowed; relative to `CARGO_MANIFEST_DIR`), scored with `metrics` in
+    /// the attribute's syntax: `"contains >= 1.0, partial_match"` (`""`: the
+    /// dataset's own, e.g. a runevals file's evaluators).
+    pub fn dataset(mut self, path: &str, metrics: &str) -> Self {
+        self.plan = self.plan.dataset(path, metrics);
+        self
+    }
+
+    /// A harness for every dataset of an agentspec manifest (`agent.yaml`,
+    /// relative to `CARGO_MANIFEST_DIR`): see [`manifest`](Self::manifest).
+    pub fn from_manifest(path: &str) -> Self {
+        Self::new().manifest(path)
+    }
+
+    /// Adds every dataset of an agentspec manifest, with its metrics and
+    /// thresholds. Trials are `<dataset name>::<sample>`. With `ciGate: true`
+    /// the thresholds gate each dataset's *mean* (exit code 1 when missed)
+    /// and samples fail only on errors, as agentspec judges them; without it
+    /// every sample is held to the thresholds. The manifest's `repeat`
+    /// applies unless [`repeat`](Self::repeat) is set. Samples lacking a
+    /// field a metric needs (seed 000's table) are rejected before any agent call.
+    pub fn manifest(mut self, path: &str) -> Self {
+        self.plan = self.plan.manifest(path, None);
+        self
+    }
+
+    /// Adds one dataset, by name, of an agentspec manifest (see [`manifest`](Self::manifest)).
+    pub fn manifest_dataset(mut self, path: &str, name: &str) -> Self {
+        self.plan = self.plan.manifest(path, Some(name));
+        self
+    }
+
+    /// Gates for the datasets of the last [`dataset`](Self::dataset) call:
+    /// the *mean* of each metric over the dataset, e.g.
+    /// `"partial_match >= 0.7"`, judged when every sample of the dataset
+    /// ran. A missed gate makes the run exit with code 1.
+    pub fn gate(mut self, gates: &str) -> Self {
+        self.plan = self.plan.gate(gates);
+        self
+    }
+
+    /// agentspec's `ciGate: true`: every metric's threshold becomes a gate on
+    /// its mean, and single samples no longer fail on scores (only on errors).
+    pub fn ci_gate(mut self, on: bool) -> Self {
+        self.plan = self.plan.ci_gate(on);
+        self
+    }
+
+    /// The agent every sample goes to.
+    pub fn agent(mut self, agent: impl Agent) -> Self {
+        self.agent = Some(Arc::new(agent));
+        self
+    }
+
+    /// An in-process agent: an `async fn(&Sample) -> Response` (or `Result`).
+    pub fn agent_fn<F, R>(self, f: F) -> Self
+    where
+        F: AsyncFn(&Sample) -> R + Send + Sync + 'static,
+        R: IntoAgentResult,
+    {
+        self.agent(FnAgent(f))
+    }
+
+    /// Agent calls in flight at once (default `EVAL_CONCURRENCY`, else 16).
+    pub fn concurrency(mut self, n: usize) -> Self {
+        self.plan = self.plan.concurrency(n);
+        self
+    }
+
+    /// Runs the agent `n` times per sample: each metric's score is the mean
+    /// over the runs, reported with a 95% interval, and samples whose
+    /// interval straddles the threshold are flagged.
+    pub fn repeat(mut self, n: u32) -> Self {
+        self.plan = self.plan.repeat(n);
+        self
+    }
+
+    /// The LLM judge for model-based metrics (default: `EVAL_JUDGE_*`).
+    pub fn judge(mut self, judge: Judge) -> Self {
+        self.judge = Some(judge);
+        self
+    }
+
+    /// The embeddings server for model-based metrics (default: `EVAL_EMBED_*`).
+    pub fn embedder(mut self, embedder: Embedder) -> Self {
+        self.embedder = Some(embedder);
+        self
+    }
+
+    /// Limit on one sample's agent interaction, and separately on its
+    /// scoring (default `EVAL_SAMPLE_TIMEOUT_SECS`, else 300 s).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.plan = self.plan.timeout(timeout);
+        self
+    }
+
+    /// Directory relative paths are resolved against (default `CARGO_MANIFEST_DIR`, else the working directory).
+    pub fn base_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.plan = self.plan.base_dir(dir);
+        self
+    }
+
+    /// Retrieval datasets: allows a `scopePrefix` that does not start with
+    /// `eval:` (ingest deletes everything under it).
+    pub fn allow_custom_prefix(mut self, on: bool) -> Self {
+        self.plan = self.plan.allow_custom_prefix(on);
+        self
+    }
+
+    /// Gates the run on a baseline results file: a sample's metric that
+    /// fell by more than `epsilon` since the baseline fails the run (exit 1),
+    /// and the comparison is printed. With `EVAL_ACCEPT_BASELINE=1` the run's
+    /// results become the new baseline instead (the old one is backed up),
+    /// as `INSTA_UPDATE` accepts snapshots. A missing baseline is written.
+    /// Only complete runs are compared (not `-- filter`, not nextest's
+    /// single processes: compare the merged results with `evals report diff`).
+    pub fn baseline(mut self, path: impl Into<PathBuf>, epsilon: f64) -> Self {
+        self.plan = self.plan.baseline(path, epsilon);
+        self
+    }
+
+    /// Where to write the results file (default
+    /// `target/evals/<package>/<binary>.json`, see [`ResultsKey`]).
+    pub fn results_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.results_path = Some(path.into());
+        self
+    }
+
+    /// Settings to use instead of the environment's (tests).
+    pub fn config(mut self, config: Config) -> Self {
+        self.config = Some(config);
+        self
+    }
+
+    /// Runs with the process's command line; returns the exit code for `main`.
+    pub fn run(self) -> ExitCode {
+        self.run_with_args(Arguments::from_args())
+    }
+
+    /// Runs with explicit libtest arguments.
+    pub fn run_with_args(self, args: Arguments) -> ExitCode {
+        ExitCode::from(self.evaluate(args).code)
+    }
+
+    /// Runs with explicit libtest arguments and returns what happened, for
+    /// programs that drive the harness themselves.
+    pub fn evaluate(self, args: Arguments) -> Outcome {
+        match self.execute(args) {
+            Ok(outcome) => outcome,
+            Err(e) => {
+                for line in e.to_string().lines() {
+                    eprintln!("error: {line}");
+                }
+                Outcome {
+                    error: Some(e),
+                    ..Outcome::code(2)
+                }
+            }
+        }
+    }
+
+    fn execute(self, args: Arguments) -> Result<Outcome, Error> {
+        let config = match &self.config {
+            Some(c) => c,
+            None => Config::global().map_err(|e| Error::Env(e.clone()))?,
+        };
+        for w in config.warnings() {
+            eprintln!("warning: {w}");
+        }
+        let agent = self.agent.clone().ok_or_else(|| Error::Config {
+            what: "harness".into(),
+            reason: "no agent: call .agent(HttpAgent::from_env()) or .agent_fn(my_agent)".into(),
+        })?;
+        let base = if self.config.is_some() {
+            Services::from_config(config)
+        } else {
+            Services::global().clone()
+        };
+        let services = Services {
+            judge: self.judge.clone().map(Ok).unwrap_or(base.judge),
+            embedder: self.embedder.clone().map(Ok).unwrap_or(base.embedder),
+        };
+        let selection = Selection::from_arguments(&args);
+        let dir = results_dir(config);
+        let index_dir = match self.results_path.as_ref().and_then(|p| p.parent()) {
+            Some(parent) => parent.join("index"),
+            None => dir.join("index"),
+        };
+        let (plan, datasets) = crate::plan::prepare(
+            &self.plan,
+            config,
+            &services,
+            selection.exact_name(),
+            Some(&index_dir),
+        )?;
+        for note in datasets.iter().flat_map(|d| &d.notes) {
+            eprintln!("note: {note}");
+        }
+        let permits = Arc::new(tokio::sync::Semaphore::new(plan.concurrency));
+        let run = Arc::new(Run::new(datasets, services, permits, plan.concurrency));
+        let trials: Vec<Trial> = (0..run.len())
+            .map(|t| {
+                let (run, agent) = (run.clone(), agent.clone());
+                Trial::test(run.name(t), move || {
+                    let report = run.report(t, &*agent);
+                    if run.fails(t, &report) {
+                        Err(Failed::from(report.render()))
+                    } else {
+                        Ok(())
+                    }
+                })
+            })
+            .collect();
+        if args.list {
+            let _ = libtest_mimic::run(&args, trials);
+            return Ok(Outcome::code(0));
+        }
+        let selected = run.selected(&selection);
+        if !selected.contains(&true) {
+            // nextest reports a test it cannot find as passed: a name meant for
+            // one of these datasets that matches nothing is an error. Names of
+            // other tests (`cargo test -- --exact some_unit_test` reaches every
+            // test binary) match nothing here, as with libtest.
+            if let Some(filter) = selection.exact_filters().iter().find(|f| {
+                plan.datasets
+                    .iter()
+                    .any(|d| f.starts_with(&format!("{}::", d.name)))
+            }) {
+                return Err(Error::Config {
+                    what: "--exact".into(),
+                    reason: format!("no sample is named `{filter}`; `--list` shows the names"),
+                });
+            }
+            // Nothing to evaluate: leave the last results file alone.
+            let _ = libtest_mimic::run(&args, trials);
+            return Ok(Outcome::code(0));
+        }
+        let first = selected.iter().position(|s| *s).unwrap_or_default();
+        let worker = run
+            .start(&selected, agent, None)
+            .map_err(|e| Error::Config {
+                what: "evaluation thread".into(),
+                reason: e.to_string(),
+            })?;
+        let conclusion = libtest_mimic::run(&args, trials);
+        let _ = worker.join();
+
+        let key = ResultsKey::current(config, None);
+        let path = if config.under_nextest {
+            key.part(&dir, config.nextest_run_id.as_deref(), &run.name(first))
+        } else {
+            self.results_path.clone().unwrap_or_else(|| key.file(&dir))
+        };
+        let datasets = write_results(&path, &key, &[&*run])?;
+        let mut verdict = RunVerdict::of(&datasets);
+        if let Some(b) = &plan.baseline {
+            if config.under_nextest {
+                println!(
+                    "note: baseline {} is not compared under nextest; merge the parts (`evals report merge`) and run `evals report diff {} <merged>`",
+                    b.path.display(),
+                    b.path.display()
+                );
+            } else {
+                verdict.regressions = compare(&path, &b.path, b.epsilon, config)?;
+            }
+        }
+        for line in verdict.gate_lines() {
+            println!("{line}");
+        }
+        println!("results: {}", path.display());
+        // libtest's code for failed tests; agentspec's 1 for a missed gate.
+        let code = if conclusion.has_failed() {
+            101
+        } else if !verdict.passed() {
+            1
+        } else {
+            0
+        };
+        Ok(Outcome {
+            code,
+            datasets,
+            verdict,
+            results_path: Some(path),
+            error: None,
+        })
+    }
+}
+
+/// Compares the run's results file with the baseline (or accepts it);
+/// prints what moved and returns the regressions.
+fn compare(results: &Path, baseline: &Path, epsilon: f64, config: &Config) -> Result<usize, Error> {
+    let current = Results::read(results)?;
+    let outcome = check_baseline(&current, baseline, epsilon, config.accept_baseline)?;
+    print!("{}", outcome.render(baseline));
+    Ok(outcome.regressions())
+}

@@ -1,0 +1,161 @@
+//! Evaluating a plan outside libtest, as the `evals` command does: every
+//! sample of every dataset, concurrently, into one [`Results`] and its
+//! [`RunVerdict`].
+//!
+//! ```no_run
+//! use eval_runtime::plan::PlanBuilder;
+//! use eval_runtime::{HttpAgent, Runner};
+//!
+//! let plan = PlanBuilder::new().dataset("evals/rag.jsonl", "contains, partial_match >= 0.5");
+//! let runner = Runner::new();
+//! let prepared = runner.prepare(plan).unwrap();
+//! let agent = HttpAgent::new("http://127.0.0.1:4000").unwrap();
+//! let outcome = prepared.evaluate(&agent, |_| {}).unwrap();
+//! println!("{} samples, passed: {}", outcome.results.samples.len(), outcome.verdict.passed());
+//! ```
+
+use std::sync::Arc;
+
+use eval_core::Sample;
+
+use crate::agent::Agent;
+use crate::config::Config;
+use crate::engine::Run;
+use crate::error::Error;
+use crate::output::{
+    BaselineOutcome, Results, ResultsKey, RunVerdict, SampleReport, check_baseline,
+};
+use crate::plan::{Baseline, PlanBuilder};
+use crate::services::Services;
+
+/// Runs plans. See the [module docs](self).
+#[must_use]
+#[derive(Default)]
+pub struct Runner {
+    services: Option<Services>,
+    config: Option<Config>,
+    binary: String,
+}
+
+/// A plan loaded and checked, ready to evaluate.
+pub struct Prepared<'a> {
+    binary: &'a str,
+    run: Run,
+    baseline: Option<Baseline>,
+    config: &'a Config,
+    /// Things worth saying that are not errors (thresholds not checked, datasets left out).
+    pub notes: Vec<String>,
+}
+
+/// What a run of the runner gave.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct RunOutcome {
+    /// Every evaluated sample, the summaries and gate verdicts.
+    pub results: Results,
+    /// What it amounts to (see [`RunVerdict`]).
+    pub verdict: RunVerdict,
+    /// The comparison with the plan's baseline, if it has one.
+    pub baseline: Option<(std::path::PathBuf, BaselineOutcome)>,
+}
+
+impl Runner {
+    /// A runner with the environment's settings, judge and embedder.
+    pub fn new() -> Self {
+        Runner {
+            services: None,
+            config: None,
+            binary: "evals".into(),
+        }
+    }
+
+    /// Judge and embedder to use.
+    pub fn services(mut self, services: Services) -> Self {
+        self.services = Some(services);
+        self
+    }
+
+    /// Settings to use instead of the environment's.
+    pub fn config(mut self, config: Config) -> Self {
+        self.config = Some(config);
+        self
+    }
+
+    /// The name recorded as the results' producer (default `evals`).
+    pub fn binary(mut self, name: impl Into<String>) -> Self {
+        self.binary = name.into();
+        self
+    }
+
+    /// Builds and loads `plan`: every problem (datasets, metrics, gates,
+    /// metrics whose judge is not configured, nothing selected) before any
+    /// agent call.
+    pub fn prepare(&self, plan: PlanBuilder) -> Result<Prepared<'_>, Error> {
+        let config = match &self.config {
+            Some(c) => c,
+            None => Config::global().map_err(|e| Error::Env(e.clone()))?,
+        };
+        let services = match &self.services {
+            Some(s) => s.clone(),
+            None if self.config.is_some() => Services::from_config(config),
+            None => Services::global().clone(),
+        };
+        let (plan, datasets) = crate::plan::prepare(&plan, config, &services, None, None)?;
+        let notes = datasets.iter().flat_map(|d| d.notes.clone()).collect();
+        let permits = Arc::new(tokio::sync::Semaphore::new(plan.concurrency));
+        Ok(Prepared {
+            binary: &self.binary,
+            run: Run::new(datasets, services, permits, plan.concurrency),
+            baseline: plan.baseline,
+            config,
+            notes,
+        })
+    }
+}
+
+impl Prepared<'_> {
+    /// Agent calls the run makes (samples × repeat).
+    pub fn agent_calls(&self) -> usize {
+        self.run
+            .datasets()
+            .iter()
+            .map(|d| d.samples.len() * d.plan.repeat as usize)
+            .sum()
+    }
+
+    /// Every sample the run will evaluate, dataset by dataset.
+    pub fn samples(&self) -> impl Iterator<Item = &Sample> {
+        self.run.datasets().iter().flat_map(|d| &d.samples)
+    }
+
+    /// Evaluates every sample with `agent` (blocking; call it outside any
+    /// async runtime), calling `progress` as each completes.
+    pub fn evaluate(
+        self,
+        agent: &dyn Agent,
+        progress: impl FnMut(&SampleReport),
+    ) -> Result<RunOutcome, Error> {
+        self.run
+            .evaluate_all(agent, progress)
+            .map_err(|e| Error::Config {
+                what: "async runtime".into(),
+                reason: e.to_string(),
+            })?;
+        let results = self.run.results(&ResultsKey::named(self.binary));
+        let mut verdict = RunVerdict::of(&results.datasets);
+        let baseline = match &self.baseline {
+            Some(b) => {
+                let outcome =
+                    check_baseline(&results, &b.path, b.epsilon, self.config.accept_baseline)?;
+                verdict.regressions = outcome.regressions();
+                Some((b.path.clone(), outcome))
+            }
+            None => None,
+        };
+        Ok(RunOutcome {
+            results,
+            verdict,
+            baseline,
+        })
+    }
+}

@@ -1,0 +1,325 @@
+//! Metrics scored by an LLM judge and/or embeddings:
+//!
+//! * ragas (Es et al., "RAGAS: Automated Evaluation of Retrieval Augmented
+//!   Generation", 2023, and the ragas metric documentation): faithfulness,
+//!   answer_relevancy, context_precision, context_recall, answer_similarity,
+//!   with ragas' non-LLM variants when no judge or embeddings are configured;
+//! * deepeval (its metric documentation): hallucination, toxicity, bias;
+//! * letta-evals' rubric grader and runevals' 1–5 ratings.
+//!
+//! The prompts are ours; the scoring formulas are the published ones. Each
+//! prompt has a version, part of the cache key: changing a prompt means
+//! bumping it.
+
+use eval_core::Sample;
+use eval_core::metric::{MetricKind, MetricSpec};
+use serde_json::Value;
+
+use crate::agent::Response;
+use crate::services::{Judge, ServiceError, Services, Usage};
+
+mod deepeval;
+mod graders;
+mod ragas;
+
+use deepeval::{hallucination, opinions_flagged};
+pub use graders::fill_template;
+use graders::{rating, rubric};
+pub use ragas::average_precision;
+use ragas::{answer_relevancy, answer_similarity, context_precision, context_recall, faithfulness};
+
+/// The outcome of one model-based metric on one sample.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scored {
+    /// The score, or a one-line reason there is none.
+    pub score: Result<f64, String>,
+    /// How it was scored, when not by the metric's primary method
+    /// (e.g. the offline variant).
+    pub method: Option<&'static str>,
+    /// Judge and embedding calls made.
+    pub usage: Usage,
+    /// The value in the metric's original direction when it is reported
+    /// flipped (deepeval toxicity and bias: lower is better there).
+    pub raw: Option<f64>,
+}
+
+/// Whether `spec` needs a judge or embeddings (and so async scoring).
+pub fn is_model_based(spec: &MetricSpec) -> bool {
+    matches!(
+        spec.kind,
+        MetricKind::Faithfulness
+            | MetricKind::AnswerSimilarity
+            | MetricKind::ContextRecall
+            | MetricKind::ContextPrecision
+            | MetricKind::AnswerRelevancy
+            | MetricKind::Hallucination
+            | MetricKind::Toxicity
+            | MetricKind::Bias
+            | MetricKind::Rubric { .. }
+            | MetricKind::Rating(_)
+    )
+}
+
+/// What a sample lacks for a model-based metric *in this run's setup*,
+/// known before the agent is called: the context metrics compare with the
+/// expected answer when a judge scores them, and with `reference_contexts`
+/// offline; a metric with nothing to score against fails before the call.
+pub fn missing_for_setup(
+    sample: &Sample,
+    specs: &[MetricSpec],
+    services: &Services,
+) -> Option<String> {
+    specs
+        .iter()
+        .filter(|s| {
+            matches!(
+                s.kind,
+                MetricKind::ContextRecall | MetricKind::ContextPrecision
+            )
+        })
+        .find_map(|spec| context_setup(&spec.name, sample, services).err())
+}
+
+/// How a context metric scores `sample` here: with the judge (`Some`), which
+/// compares with the expected answer, or offline (`None`), which compares
+/// with `reference_contexts`; an error when the sample lacks what that needs.
+pub(super) fn context_setup<'a>(
+    metric: &str,
+    sample: &Sample,
+    services: &'a Services,
+) -> Result<Option<(&'a Judge, String)>, String> {
+    match judge_or_offline(services, metric)? {
+        Some(judge) => match sample.expected_text() {
+            Some(expected) => Ok(Some((judge, expected.to_string()))),
+            None => Err(format!(
+                "sample has no `expected` field (or expected_output, ground_truth, ...), which `{metric}` needs when an LLM judge scores it"
+            )),
+        },
+        None if sample.reference_contexts.is_empty() => Err(format!(
+            "`{metric}` needs an LLM judge (set EVAL_JUDGE_URL) or, offline, `reference_contexts` in the sample"
+        )),
+        None => Ok(None),
+    }
+}
+
+/// Why `spec` cannot be scored at all in this setup (its judge or
+/// embeddings are not configured and it has no offline variant); `None`
+/// when it can, or when only some samples would lack an offline field.
+pub fn unavailable(spec: &MetricSpec, services: &Services) -> Option<String> {
+    let judge_missing = matches!(services.judge, Err(ServiceError::NotConfigured { .. }));
+    let embed_missing = matches!(services.embedder, Err(ServiceError::NotConfigured { .. }));
+    let needs_judge = matches!(
+        spec.kind,
+        MetricKind::Faithfulness
+            | MetricKind::AnswerRelevancy
+            | MetricKind::Hallucination
+            | MetricKind::Toxicity
+            | MetricKind::Bias
+            | MetricKind::Rubric { .. }
+            | MetricKind::Rating(_)
+    );
+    if needs_judge && judge_missing {
+        return Some(format!(
+            "`{}` needs an LLM judge: set EVAL_JUDGE_URL (and EVAL_JUDGE_MODEL, EVAL_JUDGE_API_KEY or OPENAI_API_KEY)",
+            spec.name
+        ));
+    }
+    if matches!(spec.kind, MetricKind::AnswerRelevancy) && embed_missing {
+        return Some(format!(
+            "`{}` needs embeddings: set EVAL_EMBED_URL and EVAL_EMBED_MODEL",
+            spec.name
+        ));
+    }
+    None
+}
+
+/// Scores a model-based metric.
+pub async fn score(
+    spec: &MetricSpec,
+    sample: &Sample,
+    response: &Response,
+    services: &Services,
+) -> Scored {
+    let mut usage = Usage::default();
+    let mut raw = None;
+    let (score, method) = match &spec.kind {
+        MetricKind::Faithfulness => (
+            faithfulness(sample, response, services, &mut usage).await,
+            None,
+        ),
+        MetricKind::AnswerSimilarity => {
+            answer_similarity(sample, response, services, &mut usage).await
+        }
+        MetricKind::ContextRecall => context_recall(sample, response, services, &mut usage).await,
+        MetricKind::ContextPrecision => {
+            context_precision(sample, response, services, &mut usage).await
+        }
+        MetricKind::AnswerRelevancy => (
+            answer_relevancy(sample, response, services, &mut usage).await,
+            None,
+        ),
+        MetricKind::Hallucination => (
+            hallucination(sample, response, services, &mut usage).await,
+            None,
+        ),
+        MetricKind::Toxicity | MetricKind::Bias => {
+            let toxicity = matches!(spec.kind, MetricKind::Toxicity);
+            let share = opinions_flagged(toxicity, response, services, &mut usage).await;
+            raw = share.as_ref().ok().copied();
+            (share.map(|r| 1.0 - r), None)
+        }
+        MetricKind::Rubric { text, file } => (
+            rubric(
+                text.as_deref(),
+                file.as_deref(),
+                sample,
+                response,
+                services,
+                &mut usage,
+            )
+            .await,
+            None,
+        ),
+        MetricKind::Rating(kind) => {
+            let rated = rating(*kind, sample, response, services, &mut usage).await;
+            raw = rated.as_ref().ok().copied();
+            (rated.map(|r| (r - 1.0) / 4.0), None)
+        }
+        _ => (Err(format!("`{}` is not model-based", spec.name)), None),
+    };
+    Scored {
+        score,
+        method,
+        usage,
+        raw,
+    }
+}
+
+/// The retrieved context: what the agent returned, else the sample's.
+pub(super) fn retrieved<'a>(sample: &'a Sample, response: &'a Response) -> &'a [String] {
+    if response.context.is_empty() {
+        &sample.context
+    } else {
+        &response.context
+    }
+}
+
+pub(super) fn judge<'a>(services: &'a Services, metric: &str) -> Result<&'a Judge, String> {
+    services.judge.as_ref().map_err(|e| {
+        format!("`{metric}` needs an LLM judge (set EVAL_JUDGE_URL and EVAL_JUDGE_MODEL): {e}")
+    })
+}
+
+/// A list of `n` flags, or why not.
+pub(super) fn counted(
+    flags: Result<Vec<bool>, String>,
+    n: usize,
+    what: &str,
+) -> Result<(), String> {
+    match flags {
+        Ok(f) if f.len() == n => Ok(()),
+        Ok(f) => Err(format!("{} verdicts for {n} {what}", f.len())),
+        Err(e) => Err(e),
+    }
+}
+
+/// `key`: a number within `low..=high` (an integer when `integer`).
+pub(super) fn score_in(
+    v: &Value,
+    key: &str,
+    low: f64,
+    high: f64,
+    integer: bool,
+) -> Result<f64, String> {
+    match v[key].as_f64() {
+        Some(x) if (low..=high).contains(&x) && (!integer || x.fract() == 0.0) => Ok(x),
+        _ => Err(format!(
+            "`{key}` is {}, not {} from {low} to {high}",
+            v[key],
+            if integer { "an integer" } else { "a number" }
+        )),
+    }
+}
+
+/// `key`: an array of strings.
+pub(super) fn strings(v: &Value, key: &str) -> Result<Vec<String>, String> {
+    v[key]
+        .as_array()
+        .ok_or_else(|| format!("the judge's answer has no `{key}` array"))?
+        .iter()
+        .map(|s| {
+            s.as_str()
+                .map(str::to_string)
+                .ok_or_else(|| format!("`{key}` holds a non-string"))
+        })
+        .collect()
+}
+
+/// `key`: an array of objects whose `flag` is 1/0 (or true/false, "yes"/"no").
+pub(super) fn flags(v: &Value, key: &str, flag: &str) -> Result<Vec<bool>, String> {
+    v[key]
+        .as_array()
+        .ok_or_else(|| format!("the judge's answer has no `{key}` array"))?
+        .iter()
+        .map(|item| match &item[flag] {
+            Value::Bool(b) => Ok(*b),
+            Value::Number(n) if n.as_f64() == Some(1.0) => Ok(true),
+            Value::Number(n) if n.as_f64() == Some(0.0) => Ok(false),
+            Value::String(s) if matches!(s.to_lowercase().as_str(), "1" | "yes" | "true") => {
+                Ok(true)
+            }
+            Value::String(s) if matches!(s.to_lowercase().as_str(), "0" | "no" | "false") => {
+                Ok(false)
+            }
+            other => Err(format!("`{key}[].{flag}` is {other}, not 1 or 0")),
+        })
+        .collect()
+}
+
+/// `1 - levenshtein(a, b) / max(len(a), len(b))` over characters (1 for two
+/// empty strings), the normalised similarity ragas' `NonLLMStringSimilarity`
+/// computes with the Levenshtein measure.
+pub fn string_similarity(a: &str, b: &str) -> f64 {
+    let longest = a.chars().count().max(b.chars().count());
+    if longest == 0 {
+        return 1.0;
+    }
+    1.0 - eval_core::metric::edit_distance(a, b) as f64 / longest as f64
+}
+
+/// The best [`string_similarity`] of `text` to any of `others` (0 when none).
+pub(super) fn best_similarity(text: &str, others: &[String]) -> f64 {
+    others
+        .iter()
+        .map(|o| string_similarity(text, o))
+        .fold(0.0, f64::max)
+}
+
+/// The judge, `Ok(None)` when none is configured at all (the caller then
+/// uses its offline variant), or an error when one is configured wrongly.
+pub(super) fn judge_or_offline<'a>(
+    services: &'a Services,
+    metric: &str,
+) -> Result<Option<&'a Judge>, String> {
+    match &services.judge {
+        Ok(judge) => Ok(Some(judge)),
+        Err(ServiceError::NotConfigured { .. }) => Ok(None),
+        Err(e) => Err(format!("`{metric}`: the LLM judge is misconfigured: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::string_similarity;
+
+    #[test]
+    fn levenshtein_similarity_matches_hand_values() {
+        // kitten -> sitting: distance 3, max length 7.
+        assert!((string_similarity("kitten", "sitting") - (1.0 - 3.0 / 7.0)).abs() < 1e-12);
+        assert_eq!(string_similarity("", ""), 1.0);
+        assert_eq!(string_similarity("abc", ""), 0.0);
+        assert_eq!(string_similarity("same", "same"), 1.0);
+        // Characters, not bytes: one substitution in 3.
+        assert!((string_similarity("日本語", "日本人") - 2.0 / 3.0).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,183 @@
+//! Where results go, keyed so that nothing clobbers anything else: two
+//! crates with a `tests/evals.rs` in one target directory, two test binaries
+//! of one crate, the processes of one nextest run.
+//!
+//! * directory: `$EVAL_RESULTS_DIR`, else `evals/` in the cargo target
+//!   directory holding the running binary, else the temp directory;
+//! * a run's file: `<dir>/<package>/<binary>.json` (`target/evals/my-crate/evals.json`);
+//!   the package is the one the attribute was compiled in, else
+//!   `CARGO_PKG_NAME` (cargo and nextest set it when they run a test); a
+//!   binary run by hand with neither keeps cargo's hash in its name instead
+//!   (`<dir>/evals_harness-1a2b….json`);
+//! * under nextest, each test process's part:
+//!   `<dir>/<package>/<binary>.parts/<run id>/<test>.json` — the first
+//!   process of a new run removes the parts of earlier runs.
+
+use std::path::{Path, PathBuf};
+
+use crate::config::Config;
+
+/// The directory results go to: `$EVAL_RESULTS_DIR`, else `evals/` in the
+/// cargo target directory holding the running binary, else the temp dir.
+pub fn results_dir(config: &Config) -> PathBuf {
+    if let Some(dir) = &config.results_dir {
+        return dir.clone();
+    }
+    if let Ok(exe) = std::env::current_exe() {
+        // cargo marks its target directory with CACHEDIR.TAG.
+        for dir in exe.ancestors().skip(1) {
+            if dir.join("CACHEDIR.TAG").is_file() {
+                return dir.join("evals");
+            }
+        }
+        // An unpacked nextest archive has no tag: `<target>/<profile>/deps/<exe>`.
+        let mut up = exe.ancestors().skip(1);
+        if let (Some(deps), Some(_profile), Some(target)) = (up.next(), up.next(), up.next())
+            && deps.file_name().is_some_and(|n| n == "deps")
+        {
+            return target.join("evals");
+        }
+    }
+    std::env::temp_dir().join("evals")
+}
+
+/// Which results a process writes: its package and test binary.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ResultsKey {
+    /// The package, when known.
+    pub package: Option<String>,
+    /// The test binary's name without cargo's `-<hash>`.
+    pub binary: String,
+    /// The binary's file stem as it is (with the hash).
+    pub stem: String,
+}
+
+impl ResultsKey {
+    /// The running binary's key; `compiled_package` is the package the
+    /// attribute was compiled in (the harness does not know it).
+    pub fn current(config: &Config, compiled_package: Option<&str>) -> ResultsKey {
+        let stem = std::env::current_exe()
+            .ok()
+            .and_then(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+            .unwrap_or_else(|| "evals".into());
+        ResultsKey {
+            // The package the attribute was compiled in is certain; the
+            // environment's may be inherited from another cargo process.
+            package: compiled_package
+                .map(str::to_string)
+                .or_else(|| config.package.clone()),
+            binary: binary_name(&stem),
+            stem,
+        }
+    }
+
+    /// A key for results not written by a test binary (the `evals` command).
+    pub fn named(binary: &str) -> ResultsKey {
+        ResultsKey {
+            package: None,
+            binary: binary.to_string(),
+            stem: binary.to_string(),
+        }
+    }
+
+    /// The run's results file under `dir`.
+    pub fn file(&self, dir: &Path) -> PathBuf {
+        match &self.package {
+            Some(p) => dir.join(file_safe(p)).join(format!("{}.json", self.binary)),
+            None => dir.join(format!("{}.json", self.stem)),
+        }
+    }
+
+    /// Where one test process's part goes under `cargo nextest run` (run
+    /// `run_id`). The first process of a new run removes the parts of
+    /// earlier runs, so the directory holds one run.
+    pub fn part(&self, dir: &Path, run_id: Option<&str>, test_name: &str) -> PathBuf {
+        let file = self.file(dir);
+        let parts = file.with_extension("parts");
+        let run = parts.join(file_safe(run_id.unwrap_or("run")));
+        if !run.exists()
+            && let Ok(entries) = std::fs::read_dir(&parts)
+        {
+            for e in entries.flatten() {
+                if e.path() != run && e.path().is_dir() {
+                    let _ = std::fs::remove_dir_all(e.path());
+                }
+            }
+        }
+        run.join(format!("{}.json", file_safe(test_name)))
+    }
+}
+
+/// A binary's name without cargo's `-<16 hex digits>` suffix.
+pub fn binary_name(stem: &str) -> String {
+    match stem.rsplit_once('-') {
+        Some((name, hash)) if hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()) => {
+            name.to_string()
+        }
+        _ => stem.to_string(),
+    }
+}
+
+/// A file-name-safe form of a test or package name.
+pub(crate) fn file_safe(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '.'
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_crates_and_two_binaries_never_share_a_file() {
+        let dir = Path::new("/t/evals");
+        let key = |package: Option<&str>, stem: &str| ResultsKey {
+            package: package.map(str::to_string),
+            binary: binary_name(stem),
+            stem: stem.to_string(),
+        };
+        let a = key(Some("crate-a"), "evals-0123456789abcdef");
+        let b = key(Some("crate-b"), "evals-fedcba9876543210");
+        let c = key(Some("crate-a"), "evals_harness-0123456789abcdef");
+        assert_eq!(a.file(dir), Path::new("/t/evals/crate-a/evals.json"));
+        assert_eq!(b.file(dir), Path::new("/t/evals/crate-b/evals.json"));
+        assert_eq!(
+            c.file(dir),
+            Path::new("/t/evals/crate-a/evals_harness.json")
+        );
+        let unknown = key(None, "evals-0123456789abcdef");
+        assert_eq!(
+            unknown.file(dir),
+            Path::new("/t/evals/evals-0123456789abcdef.json")
+        );
+        assert_eq!(binary_name("evals-0123456789abcdef"), "evals");
+        assert_eq!(binary_name("my-evals"), "my-evals");
+    }
+
+    #[test]
+    fn parts_of_a_new_nextest_run_replace_the_old_ones() {
+        let dir = std::env::temp_dir().join(format!("eval-location-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let key = ResultsKey {
+            package: Some("p".into()),
+            binary: "evals".into(),
+            stem: "evals".into(),
+        };
+        let old = key.part(&dir, Some("r1"), "rag::a b");
+        assert_eq!(old, dir.join("p/evals.parts/r1/rag..a.b.json"));
+        std::fs::create_dir_all(old.parent().unwrap()).unwrap();
+        std::fs::write(&old, "{}").unwrap();
+        let new = key.part(&dir, Some("r2"), "rag::a");
+        assert!(!old.exists(), "the earlier run's parts are gone");
+        assert_eq!(new, dir.join("p/evals.parts/r2/rag..a.json"));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

@@ -1,0 +1,205 @@
+//! Joining results: the parts nextest leaves (one process per test) and the
+//! shards of a `--partition`ed run become one [`Results`], whose gates are
+//! judged over every sample — once the parts hold the whole dataset.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::results::{DatasetTerms, Results, ResultsError, SampleRecord};
+
+/// Joins results of one test binary: every sample once, aggregates and
+/// gates recomputed over all of them. A sample present in two inputs is an
+/// error (shards overlap), and so are different gates, sample counts or
+/// `ciGate` settings for one dataset.
+pub fn merge(parts: &[Results]) -> Result<Results, ResultsError> {
+    let mut samples: Vec<SampleRecord> = Vec::new();
+    let mut seen: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    let mut terms: BTreeMap<String, DatasetTerms> = BTreeMap::new();
+    if let Some(first) = parts.first()
+        && let Some(other) = parts
+            .iter()
+            .find(|p| (&p.binary, &p.package) != (&first.binary, &first.package))
+    {
+        let shown = |r: &Results| match &r.package {
+            Some(p) => format!("{p}/{}", r.binary),
+            None => r.binary.clone(),
+        };
+        return Err(ResultsError::Binaries {
+            first: shown(first),
+            second: shown(other),
+        });
+    }
+    for (i, part) in parts.iter().enumerate() {
+        for s in &part.samples {
+            if let Some(first) = seen.insert((&s.dataset, &s.test_name), i) {
+                return Err(ResultsError::Overlap {
+                    test_name: s.test_name.clone(),
+                    dataset: s.dataset.clone(),
+                    first,
+                    second: i,
+                });
+            }
+            samples.push(s.clone());
+        }
+        for (name, t) in part.terms() {
+            match terms.get(&name) {
+                None => {
+                    terms.insert(name, t);
+                }
+                Some(have) => {
+                    let conflict = if have.gates != t.gates {
+                        Some("gates")
+                    } else if have.planned != t.planned {
+                        Some("sample counts")
+                    } else if have.ci_gate != t.ci_gate {
+                        Some("ci_gate settings")
+                    } else {
+                        None
+                    };
+                    if let Some(what) = conflict {
+                        return Err(ResultsError::Plans {
+                            dataset: name,
+                            what,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    let binary = parts.first().map_or("merged", |p| p.binary.as_str());
+    let mut merged = Results::new(binary, samples, &terms);
+    merged.package = parts.first().and_then(|p| p.package.clone());
+    Ok(merged)
+}
+
+/// Merges every `*.json` results file under each of `paths` (a file, or a
+/// directory searched recursively).
+pub fn merge_paths(paths: &[PathBuf]) -> Result<Results, ResultsError> {
+    let mut files = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            collect_json(path, &mut files).map_err(|source| ResultsError::Read {
+                path: path.clone(),
+                source,
+            })?;
+        } else {
+            files.push(path.clone());
+        }
+    }
+    if files.is_empty() {
+        return Err(ResultsError::Empty(
+            paths.first().cloned().unwrap_or_default(),
+        ));
+    }
+    files.sort();
+    files.dedup();
+    let parts = files
+        .iter()
+        .map(|f| Results::read(f))
+        .collect::<Result<Vec<_>, _>>()?;
+    merge(&parts)
+}
+
+/// Merges every `*.json` results file under `dir` (recursively).
+pub fn merge_dir(dir: &Path) -> Result<Results, ResultsError> {
+    merge_paths(&[dir.to_path_buf()])
+}
+
+fn collect_json(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_dir() {
+            collect_json(&path, out)?;
+        } else if path.extension().is_some_and(|e| e == "json") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::results::{Gate, MetricRecord, Verdict};
+
+    fn record(name: &str, score: f64) -> SampleRecord {
+        SampleRecord {
+            dataset: "rag".into(),
+            test_name: name.into(),
+            id: name.into(),
+            source: "f.jsonl:1".into(),
+            verdict: if score >= 1.0 {
+                Verdict::Pass
+            } else {
+                Verdict::Fail
+            },
+            metrics: vec![MetricRecord {
+                name: "contains".into(),
+                score: Some(score),
+                op: ">=".into(),
+                threshold: 1.0,
+                passed: score >= 1.0,
+                error: None,
+                method: None,
+                raw: None,
+                spread: None,
+            }],
+            latency_ms: 1.0,
+            error: None,
+            output: None,
+            usage: Default::default(),
+        }
+    }
+
+    fn part(name: &str, score: f64, planned: usize) -> Results {
+        let gate = Gate::new("contains", eval_core::Op::AtLeast, 0.5);
+        let terms = BTreeMap::from([(
+            "rag".to_string(),
+            DatasetTerms::new(Some(planned), vec![gate], false),
+        )]);
+        Results::new("evals", vec![record(name, score)], &terms)
+    }
+
+    #[test]
+    fn parts_merge_into_a_judged_whole() {
+        let parts = [part("a", 1.0, 3), part("b", 0.0, 3), part("c", 0.0, 3)];
+        for p in &parts {
+            let g = p.datasets[0].metrics[0].gate.as_ref().unwrap();
+            assert!(!g.judged, "one part of three is not the dataset");
+        }
+        let merged = merge(&parts).unwrap();
+        assert!(merged.complete);
+        let g = merged.datasets[0].metrics[0].gate.as_ref().unwrap();
+        assert!(g.judged && !g.passed, "mean 1/3 < 0.5");
+        assert_eq!(merged.failed_gates().len(), 1);
+
+        let two = merge(&parts[..2]).unwrap();
+        assert!(!two.complete, "a shard missing: still not judged");
+        assert!(two.failed_gates().is_empty());
+
+        let err = merge(&[parts[0].clone(), parts[0].clone()]).unwrap_err();
+        assert!(err.to_string().contains("the shards overlap"), "{err}");
+        let err = merge(&[part("a", 1.0, 3), part("b", 1.0, 4)]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "dataset rag has different sample counts in different results files"
+        );
+    }
+
+    #[test]
+    fn directories_merge_recursively() {
+        let dir = std::env::temp_dir().join(format!("eval-merge-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        part("a", 1.0, 2).write(&dir.join("run/a.json")).unwrap();
+        part("b", 1.0, 2)
+            .write(&dir.join("run/deeper/b.json"))
+            .unwrap();
+        let merged = merge_dir(&dir).unwrap();
+        assert_eq!(merged.samples.len(), 2);
+        assert!(merged.complete && merged.failed_gates().is_empty());
+        let empty = dir.join("empty");
+        std::fs::create_dir_all(&empty).unwrap();
+        assert!(matches!(merge_dir(&empty), Err(ResultsError::Empty(_))));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

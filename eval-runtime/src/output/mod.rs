@@ -1,0 +1,43 @@
+//! What a run leaves behind: the [`results`] file (written atomically, saying
+//! whether the run was complete), where it goes ([`location`]), the one
+//! [`verdict`] contract, merging parts and shards ([`merge()`]), comparing
+//! runs and baselines ([`diff()`]), and the per-sample [`report`] a person
+//! reads.
+
+mod diff;
+mod location;
+mod merge;
+mod report;
+mod results;
+mod verdict;
+
+pub use diff::{BaselineOutcome, Change, Diff, Only, accept, check_baseline, diff};
+pub use location::{ResultsKey, binary_name, results_dir};
+pub use merge::{merge, merge_dir, merge_paths};
+pub use report::{MetricResult, SampleReport, Spread};
+pub use results::{
+    DatasetSummary, DatasetTerms, FORMAT_VERSION, Gate, GateResult, MetricRecord, MetricSummary,
+    Results, ResultsError, RunSpread, SampleRecord, Verdict, failed_gates,
+};
+pub use verdict::RunVerdict;
+
+pub(crate) use report::numbered;
+pub(crate) use results::{Summaries, cut_output, write_streaming};
+
+use std::path::Path;
+
+/// Writes `value` as pretty JSON to `path`, atomically (a temporary file
+/// beside it, then a rename), creating the directory.
+pub(crate) fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), ResultsError> {
+    let error = |source| ResultsError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(error)?;
+    }
+    eval_core::files::write_atomically_with(path, |out| {
+        serde_json::to_writer_pretty(out, value).map_err(std::io::Error::other)
+    })
+    .map_err(error)
+}

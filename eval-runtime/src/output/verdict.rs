@@ -1,0 +1,180 @@
+//! The verdict contract, the same for every front end (the README has it as
+//! a table):
+//!
+//! * a sample fails when a metric is on the wrong side of its threshold or
+//!   when it cannot be scored; under `ciGate` a sample fails only when it
+//!   cannot be scored, and its scores count in the gates' means;
+//! * a gate judges a dataset's mean only when the dataset is complete (every
+//!   sample of the plan evaluated); otherwise it is "not judged", which is
+//!   neither a pass nor a failure of the run;
+//! * the run fails when a sample fails, a judged gate is missed, or a
+//!   baseline comparison finds a regression.
+
+use super::results::{DatasetSummary, GateResult};
+
+/// What a run (or merged runs) amounts to.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct RunVerdict {
+    /// Samples that fail: on a score where samples are judged singly, or
+    /// because they could not be scored.
+    pub failed_samples: usize,
+    /// Samples evaluated.
+    pub samples: usize,
+    /// Samples that could not be scored.
+    pub unscored: usize,
+    /// Gates judged and missed, with their dataset.
+    pub missed_gates: Vec<(String, GateResult)>,
+    /// Gates not judged (their dataset is incomplete here), with their dataset.
+    pub unjudged_gates: Vec<(String, GateResult)>,
+    /// Gates judged and met, with their dataset.
+    pub met_gates: Vec<(String, GateResult)>,
+    /// Sample metrics that got worse than the baseline allows.
+    pub regressions: usize,
+}
+
+impl RunVerdict {
+    /// The verdict of `datasets`' summaries.
+    pub fn of(datasets: &[DatasetSummary]) -> RunVerdict {
+        let mut v = RunVerdict::default();
+        for d in datasets {
+            v.samples += d.samples;
+            v.unscored += d.errors;
+            v.failed_samples += if d.ci_gate {
+                d.errors
+            } else {
+                d.failed + d.errors
+            };
+            for g in d.metrics.iter().filter_map(|m| m.gate.as_ref()) {
+                let entry = (d.name.clone(), g.clone());
+                if !g.judged {
+                    v.unjudged_gates.push(entry);
+                } else if g.passed {
+                    v.met_gates.push(entry);
+                } else {
+                    v.missed_gates.push(entry);
+                }
+            }
+        }
+        v
+    }
+
+    /// Nothing failed: no sample, no judged gate, no baseline comparison.
+    pub fn passed(&self) -> bool {
+        self.failed_samples == 0 && self.missed_gates.is_empty() && self.regressions == 0
+    }
+
+    /// Samples were evaluated and not one could be scored (an agent that is
+    /// down, a judge that is misconfigured): the run did not really run.
+    pub fn nothing_scored(&self) -> bool {
+        self.samples > 0 && self.unscored == self.samples
+    }
+
+    /// One line per gate: `gate <dataset> passed|FAILED|not judged: ...`.
+    pub fn gate_lines(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        for (word, list) in [("passed", &self.met_gates), ("FAILED", &self.missed_gates)] {
+            for (dataset, g) in list {
+                lines.push(format!("gate {dataset} {word}: {g}"));
+            }
+        }
+        for (dataset, g) in &self.unjudged_gates {
+            lines.push(format!("gate {dataset}: {g}"));
+        }
+        lines
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::output::results::{
+        DatasetTerms, Gate, MetricRecord, Results, SampleRecord, Verdict,
+    };
+
+    fn record(name: &str, verdict: Verdict) -> SampleRecord {
+        let score = match verdict {
+            Verdict::Pass => Some(1.0),
+            Verdict::Fail => Some(0.0),
+            Verdict::Error => None,
+        };
+        SampleRecord {
+            dataset: "rag".into(),
+            test_name: name.into(),
+            id: name.into(),
+            source: "f.jsonl:1".into(),
+            verdict,
+            metrics: vec![MetricRecord {
+                name: "contains".into(),
+                score,
+                op: ">=".into(),
+                threshold: 1.0,
+                passed: verdict == Verdict::Pass,
+                error: None,
+                method: None,
+                raw: None,
+                spread: None,
+            }],
+            latency_ms: 1.0,
+            error: (verdict == Verdict::Error).then(|| "agent error: down".into()),
+            output: None,
+            usage: Default::default(),
+        }
+    }
+
+    fn verdict(records: Vec<SampleRecord>, planned: usize, ci_gate: bool) -> RunVerdict {
+        let gate = Gate::new("contains", eval_core::Op::AtLeast, 0.5);
+        let terms = BTreeMap::from([(
+            "rag".to_string(),
+            DatasetTerms::new(Some(planned), vec![gate], ci_gate),
+        )]);
+        RunVerdict::of(&Results::new("evals", records, &terms).datasets)
+    }
+
+    #[test]
+    fn samples_fail_singly_unless_ci_gate_judges_them_by_the_mean() {
+        let three = || {
+            vec![
+                record("a", Verdict::Pass),
+                record("b", Verdict::Pass),
+                record("c", Verdict::Fail),
+            ]
+        };
+        let singly = verdict(three(), 3, false);
+        assert_eq!(singly.failed_samples, 1);
+        assert!(!singly.passed(), "a failed sample fails the run");
+        assert_eq!(singly.met_gates.len(), 1, "mean 2/3 meets 0.5");
+
+        let gated = verdict(three(), 3, true);
+        assert_eq!(gated.failed_samples, 0);
+        assert!(gated.passed(), "under ciGate the mean decides");
+
+        let down = verdict(
+            vec![record("a", Verdict::Pass), record("b", Verdict::Error)],
+            2,
+            true,
+        );
+        assert_eq!(
+            down.failed_samples, 1,
+            "an unscored sample fails in both modes"
+        );
+        assert_eq!(down.missed_gates.len(), 1, "and misses the gate");
+        assert!(!down.nothing_scored());
+        assert!(verdict(vec![record("b", Verdict::Error)], 1, true).nothing_scored());
+    }
+
+    #[test]
+    fn a_partial_dataset_leaves_its_gate_unjudged() {
+        let v = verdict(vec![record("c", Verdict::Fail)], 3, true);
+        assert!(v.passed(), "not judged is not failed");
+        assert_eq!(v.unjudged_gates.len(), 1);
+        assert_eq!(
+            v.gate_lines(),
+            [
+                "gate rag: gate contains >= 0.5 not judged: 1 of 3 samples ran (gates judge whole datasets only)"
+            ]
+        );
+    }
+}

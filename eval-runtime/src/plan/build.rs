@@ -1,0 +1,631 @@
+//! [`PlanBuilder`]: datasets (files, globs, manifests, given samples), their
+//! metrics and gates, and the run's settings, turned into a [`Plan`] with
+//! every problem reported at once.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use eval_core::metric::{MetricSpec, parse_specs};
+use eval_core::{Manifest, Sample, naming};
+
+use super::{Baseline, DatasetPlan, DatasetSource, Metrics, Plan, PlanError};
+use crate::config::Config;
+use crate::output::Gate;
+
+/// Which samples of a dataset a run is about (the `evals` command's
+/// `--tag`, `--sample-size`/`--seed`, `--max-samples`): the plan holds that
+/// subset, so gates judge its mean.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Subset {
+    /// Samples must carry every one of these tags (letta's `sample_tags`).
+    pub tags: Vec<String>,
+    /// Then this many drawn at random with `seed` (file order kept).
+    pub sample_size: Option<usize>,
+    /// The seed of the draw.
+    pub seed: u64,
+    /// Then at most this many (letta's `max_samples`).
+    pub max: Option<usize>,
+}
+
+/// Default seed for [`Subset::sample_size`], so two runs pick the same samples.
+pub const DEFAULT_SEED: u64 = 42;
+
+impl Subset {
+    /// Every sample.
+    pub fn all() -> Self {
+        Subset {
+            seed: DEFAULT_SEED,
+            ..Subset::default()
+        }
+    }
+
+    /// Samples with every one of `tags`, then `sample_size` of them drawn
+    /// with `seed` (default 42), then at most `max`.
+    pub fn new(
+        tags: Vec<String>,
+        sample_size: Option<usize>,
+        seed: Option<u64>,
+        max: Option<usize>,
+    ) -> Self {
+        Subset {
+            tags,
+            sample_size,
+            seed: seed.unwrap_or(DEFAULT_SEED),
+            max,
+        }
+    }
+
+    /// Whether this keeps every sample.
+    pub fn is_all(&self) -> bool {
+        self.tags.is_empty() && self.sample_size.is_none() && self.max.is_none()
+    }
+
+    /// The indexes of `samples` kept, in file order: those with every tag,
+    /// then `sample_size` of them drawn with `seed`, then at most `max`.
+    pub fn pick(&self, samples: &[Sample]) -> Vec<usize> {
+        let mut kept: Vec<usize> = (0..samples.len())
+            .filter(|i| {
+                self.tags
+                    .iter()
+                    .all(|t| samples[*i].tags.iter().any(|have| have == t))
+            })
+            .collect();
+        if let Some(n) = self.sample_size
+            && n < kept.len()
+        {
+            let mut chosen = choose(kept.len(), n, self.seed);
+            chosen.sort_unstable();
+            kept = chosen.into_iter().map(|i| kept[i]).collect();
+        }
+        if let Some(max) = self.max {
+            kept.truncate(max);
+        }
+        kept
+    }
+}
+
+/// `n` distinct indexes below `len`, by a partial Fisher-Yates shuffle driven
+/// by SplitMix64 (stable across platforms and releases).
+fn choose(len: usize, n: usize, seed: u64) -> Vec<usize> {
+    let mut state = seed;
+    let mut next = || {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    let mut idx: Vec<usize> = (0..len).collect();
+    for i in 0..n {
+        let j = i + (next() % (len - i) as u64) as usize;
+        idx.swap(i, j);
+    }
+    idx.truncate(n);
+    idx
+}
+
+#[derive(Debug, Clone)]
+enum Source {
+    /// A file or glob, with metrics in the attribute's syntax (`""`: the dataset's own).
+    Files { pattern: String, metrics: String },
+    /// A manifest's datasets (all, or one by name).
+    Manifest { path: String, only: Option<String> },
+    /// Samples given directly.
+    Samples {
+        name: String,
+        samples: Vec<Sample>,
+        metrics: String,
+    },
+}
+
+/// Builds a [`Plan`]. The harness and the `evals` command are thin layers
+/// over it; see the [plan module](super) for the rules it applies.
+#[derive(Debug, Clone, Default)]
+#[must_use]
+pub struct PlanBuilder {
+    sources: Vec<(Source, Vec<String>)>,
+    ci_gate: bool,
+    repeat: Option<u32>,
+    timeout: Option<Duration>,
+    concurrency: Option<usize>,
+    base_dir: Option<PathBuf>,
+    allow_custom_prefix: bool,
+    baseline: Option<Baseline>,
+    subset: Option<Subset>,
+    problems: Vec<String>,
+}
+
+impl PlanBuilder {
+    /// An empty plan.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The dataset file(s) at `pattern` (a glob such as `evals/*.jsonl` is
+    /// allowed; relative to the base directory), scored with `metrics` in the
+    /// attribute's syntax (`"contains >= 1.0, partial_match"`; `""`: the
+    /// dataset's own).
+    pub fn dataset(mut self, pattern: &str, metrics: &str) -> Self {
+        self.sources.push((
+            Source::Files {
+                pattern: pattern.to_string(),
+                metrics: metrics.to_string(),
+            },
+            Vec::new(),
+        ));
+        self
+    }
+
+    /// Every dataset of an agentspec manifest, or only the one named `only`.
+    pub fn manifest(mut self, path: &str, only: Option<&str>) -> Self {
+        self.sources.push((
+            Source::Manifest {
+                path: path.to_string(),
+                only: only.map(str::to_string),
+            },
+            Vec::new(),
+        ));
+        self
+    }
+
+    /// A dataset of samples given directly, named `name`.
+    pub fn samples(mut self, name: &str, samples: Vec<Sample>, metrics: &str) -> Self {
+        self.sources.push((
+            Source::Samples {
+                name: name.to_string(),
+                samples,
+                metrics: metrics.to_string(),
+            },
+            Vec::new(),
+        ));
+        self
+    }
+
+    /// Gates on the means of the datasets added last, e.g.
+    /// `"partial_match >= 0.7"`.
+    pub fn gate(mut self, gates: &str) -> Self {
+        match self.sources.last_mut() {
+            Some((_, list)) => list.push(gates.to_string()),
+            None => self.problems.push(format!(
+                "gate `{gates}` comes before any dataset: it gates the dataset added before it"
+            )),
+        }
+        self
+    }
+
+    /// `ciGate`: every threshold gates its dataset's mean; samples fail only
+    /// when they cannot be scored.
+    pub fn ci_gate(mut self, on: bool) -> Self {
+        self.ci_gate = on;
+        self
+    }
+
+    /// Agent runs per sample (1..=100), over a manifest's `repeat`.
+    pub fn repeat(mut self, n: u32) -> Self {
+        self.repeat = Some(n.max(1));
+        self
+    }
+
+    /// Limit on one sample's agent interaction, and on its scoring.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Agent calls in flight at once.
+    pub fn concurrency(mut self, n: usize) -> Self {
+        self.concurrency = Some(n.max(1));
+        self
+    }
+
+    /// Where relative paths start (default `CARGO_MANIFEST_DIR`, else the
+    /// working directory).
+    pub fn base_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.base_dir = Some(dir.into());
+        self
+    }
+
+    /// Retrieval datasets: allows a `scopePrefix` not starting with `eval:`.
+    pub fn allow_custom_prefix(mut self, on: bool) -> Self {
+        self.allow_custom_prefix = on;
+        self
+    }
+
+    /// Compares complete runs with a baseline results file.
+    pub fn baseline(mut self, path: impl Into<PathBuf>, epsilon: f64) -> Self {
+        self.baseline = Some(Baseline {
+            path: path.into(),
+            epsilon,
+        });
+        self
+    }
+
+    /// Only these samples of each dataset (the `evals` command's selection).
+    pub fn subset(mut self, subset: Subset) -> Self {
+        self.subset = Some(subset);
+        self
+    }
+
+    /// The plan, or every problem found: metrics, gates, globs, manifests.
+    /// Datasets are read when the plan is loaded, not here.
+    pub fn build(self, config: &Config) -> Result<Plan, PlanError> {
+        let (plan, problems) = self.build_lenient(config);
+        if problems.is_empty() {
+            Ok(plan)
+        } else {
+            Err(PlanError::new(problems))
+        }
+    }
+
+    /// The plan of every dataset that has no problem, and the problems of
+    /// the others (so that loading can report its own problems too).
+    pub(crate) fn build_lenient(&self, config: &Config) -> (Plan, Vec<String>) {
+        let mut problems = self.problems.clone();
+        if self.sources.is_empty() {
+            problems.push(
+                "no datasets: add one, e.g. .dataset(\"evals/rag.jsonl\", \"contains\")".into(),
+            );
+        }
+        if let Some(b) = &self.baseline
+            && (!b.epsilon.is_finite() || b.epsilon < 0.0)
+        {
+            problems.push(format!(
+                "baseline epsilon {} is not a number ≥ 0",
+                b.epsilon
+            ));
+        }
+        let base = self.base_dir.clone().unwrap_or_else(|| config.base_dir());
+        let timeout = config.sample_timeout_or(self.timeout);
+        let mut datasets: Vec<DatasetPlan> = Vec::new();
+        for (source, gate_texts) in &self.sources {
+            let added = match source {
+                Source::Files { pattern, metrics } => {
+                    self.files(&base, pattern, metrics, timeout, &mut problems)
+                }
+                Source::Manifest { path, only } => {
+                    self.manifest_datasets(&base, path, only.as_deref(), timeout, &mut problems)
+                }
+                Source::Samples {
+                    name,
+                    samples,
+                    metrics,
+                } => match metrics_of(metrics, name) {
+                    Ok(m) => vec![self.dataset_plan(
+                        name.clone(),
+                        DatasetSource::Samples(samples.clone()),
+                        m,
+                        timeout,
+                    )],
+                    Err(e) => {
+                        problems.push(e);
+                        Vec::new()
+                    }
+                },
+            };
+            for mut d in added {
+                let what = shown(&d);
+                for text in gate_texts {
+                    match parse_specs(text) {
+                        Ok(list) => {
+                            for spec in list {
+                                if let Metrics::Given(specs) = &d.metrics
+                                    && !specs.iter().any(|s| s.info().name == spec.info().name)
+                                {
+                                    problems.push(format!(
+                                        "gate `{}` for {what}: the dataset is not scored with `{}`",
+                                        spec.name, spec.name
+                                    ));
+                                }
+                                d.gates.retain(|g| g.metric != spec.name);
+                                d.gates.push(Gate::from_spec(&spec));
+                            }
+                        }
+                        Err(e) => problems.push(format!("gate for {what}: {e}")),
+                    }
+                }
+                if let Some(other) = datasets.iter().find(|o| o.name == d.name) {
+                    problems.push(format!(
+                        "{} and {} would both be named `{}`: rename one",
+                        shown(other),
+                        shown(&d),
+                        d.name
+                    ));
+                    continue;
+                }
+                datasets.push(d);
+            }
+        }
+        let plan = Plan {
+            datasets,
+            concurrency: config.concurrency_or(self.concurrency),
+            baseline: self.baseline.clone(),
+        };
+        (plan, problems)
+    }
+
+    fn dataset_plan(
+        &self,
+        name: String,
+        source: DatasetSource,
+        metrics: Metrics,
+        timeout: Duration,
+    ) -> DatasetPlan {
+        let mut d = DatasetPlan::new(dataset_name(&name), source, metrics, timeout);
+        d.ci_gate = self.ci_gate;
+        d.repeat = self.repeat.unwrap_or(1);
+        d.allow_custom_prefix = self.allow_custom_prefix;
+        d.subset = self.subset.clone().unwrap_or_else(Subset::all);
+        d
+    }
+
+    fn files(
+        &self,
+        base: &Path,
+        pattern: &str,
+        metrics: &str,
+        timeout: Duration,
+        problems: &mut Vec<String>,
+    ) -> Vec<DatasetPlan> {
+        let metrics = match metrics_of(metrics, pattern) {
+            Ok(m) => m,
+            Err(e) => {
+                problems.push(e);
+                return Vec::new();
+            }
+        };
+        let files = match expand(base, pattern) {
+            Ok(f) => f,
+            Err(e) => {
+                problems.push(e);
+                return Vec::new();
+            }
+        };
+        files
+            .into_iter()
+            .map(|(path, shown)| {
+                let stem = Path::new(&shown)
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| "dataset".into());
+                self.dataset_plan(
+                    stem,
+                    DatasetSource::File { path, shown },
+                    metrics.clone(),
+                    timeout,
+                )
+            })
+            .collect()
+    }
+
+    fn manifest_datasets(
+        &self,
+        base: &Path,
+        path: &str,
+        only: Option<&str>,
+        timeout: Duration,
+        problems: &mut Vec<String>,
+    ) -> Vec<DatasetPlan> {
+        let root = eval_core::manifest::project_root(base);
+        let manifest = match Manifest::load(&base.join(path), path, &root) {
+            Ok(m) => m,
+            Err(e) => {
+                problems.extend(e.problems());
+                return Vec::new();
+            }
+        };
+        let chosen: Vec<&eval_core::ManifestDataset> = match only {
+            Some(name) => match manifest.dataset(name) {
+                Ok(d) => vec![d],
+                Err(e) => {
+                    problems.push(e.to_string());
+                    return Vec::new();
+                }
+            },
+            None => manifest.datasets.iter().collect(),
+        };
+        chosen
+            .into_iter()
+            .map(|m| {
+                let mut d = self.dataset_plan(
+                    m.name.clone(),
+                    DatasetSource::File {
+                        path: m.file.clone(),
+                        shown: m.shown.clone(),
+                    },
+                    Metrics::Given(m.specs.clone()),
+                    timeout,
+                );
+                d.ci_gate = self.ci_gate || manifest.ci_gate;
+                d.repeat = self.repeat.unwrap_or(manifest.repeat);
+                d.manifest = Some(m.clone());
+                d
+            })
+            .collect()
+    }
+}
+
+/// A dataset as messages show it: its file, else its name.
+fn shown(d: &DatasetPlan) -> String {
+    match &d.source {
+        DatasetSource::File { shown, .. } => shown.clone(),
+        _ => format!("dataset `{}`", d.name),
+    }
+}
+
+/// `metrics` parsed; `""` means the dataset's own.
+fn metrics_of(metrics: &str, what: &str) -> Result<Metrics, String> {
+    if metrics.trim().is_empty() {
+        return Ok(Metrics::Own);
+    }
+    match parse_specs(metrics) {
+        Ok(specs) if specs.is_empty() => Ok(Metrics::Own),
+        Ok(specs) => Ok(Metrics::Given(specs)),
+        Err(e) => Err(format!("metrics for {what}: {e}")),
+    }
+}
+
+/// A manifest dataset's name or a file stem as the dataset's name: an identifier.
+pub(crate) fn dataset_name(name: &str) -> String {
+    match naming::slug(name, 48) {
+        s if s.is_empty() => "dataset".to_string(),
+        s => s,
+    }
+}
+
+/// The files a pattern names, with the path to show for each.
+fn expand(base: &Path, pattern: &str) -> Result<Vec<(PathBuf, String)>, String> {
+    let is_glob = pattern.contains(['*', '?', '[']);
+    let full = base.join(pattern);
+    if !is_glob {
+        return Ok(vec![(full, pattern.to_string())]);
+    }
+    let text = full.to_string_lossy().into_owned();
+    let paths = glob::glob(&text).map_err(|e| format!("bad glob `{pattern}`: {e}"))?;
+    let mut files = Vec::new();
+    for entry in paths {
+        let path = entry.map_err(|e| format!("{pattern}: {e}"))?;
+        if eval_core::Format::from_path(&path.to_string_lossy()).is_err() {
+            continue; // a glob like `evals/*` also matches READMEs
+        }
+        let shown = path
+            .strip_prefix(base)
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_else(|_| path.to_string_lossy().into_owned());
+        files.push((path, shown));
+    }
+    if files.is_empty() {
+        return Err(format!(
+            "`{pattern}` matches no dataset file (relative to {})",
+            base.display()
+        ));
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// The gates a dataset gets: the explicit ones, every threshold under
+/// `ciGate`, and a retrieval dataset's own thresholds; an explicit or
+/// dataset gate replaces a `ciGate` one on the same metric.
+pub(crate) fn all_gates(
+    explicit: &[Gate],
+    ci_gate: bool,
+    spec_sets: &[Vec<MetricSpec>],
+    dataset_gates: Vec<Gate>,
+) -> Vec<Gate> {
+    let mut gates: Vec<Gate> = Vec::new();
+    if ci_gate {
+        for spec in spec_sets.iter().flatten() {
+            if !gates.iter().any(|g| g.metric == spec.name) {
+                gates.push(Gate::from_spec(spec));
+            }
+        }
+    }
+    for g in explicit.iter().cloned().chain(dataset_gates) {
+        gates.retain(|x| x.metric != g.metric);
+        gates.push(g);
+    }
+    gates
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn samples() -> Vec<Sample> {
+        (0..10)
+            .map(|i| {
+                let mut s = Sample::new(format!("q{i}"));
+                s.id = i.to_string();
+                s.tags = match i % 3 {
+                    0 => vec!["a".into(), "b".into()],
+                    1 => vec!["a".into()],
+                    _ => vec![],
+                };
+                s
+            })
+            .collect()
+    }
+
+    fn subset(tags: &[&str], size: Option<usize>, seed: u64, max: Option<usize>) -> Subset {
+        Subset {
+            tags: tags.iter().map(|t| t.to_string()).collect(),
+            sample_size: size,
+            seed,
+            max,
+        }
+    }
+
+    #[test]
+    fn tags_must_all_match() {
+        assert_eq!(
+            subset(&["a", "b"], None, 0, None).pick(&samples()),
+            [0, 3, 6, 9]
+        );
+        assert_eq!(subset(&["a"], None, 0, Some(3)).pick(&samples()), [0, 1, 3]);
+    }
+
+    #[test]
+    fn sampling_is_seeded_distinct_and_in_file_order() {
+        let one = subset(&[], Some(4), 7, None).pick(&samples());
+        assert_eq!(one, subset(&[], Some(4), 7, None).pick(&samples()));
+        assert_eq!(one.len(), 4);
+        assert!(one.windows(2).all(|w| w[0] < w[1]), "{one:?}");
+        let other = subset(&[], Some(4), 8, None).pick(&samples());
+        assert_ne!(one, other, "another seed, another draw");
+        assert_eq!(subset(&[], Some(50), 7, None).pick(&samples()).len(), 10);
+    }
+
+    #[test]
+    fn problems_are_all_reported() {
+        let dir = std::env::temp_dir().join(format!("eval-plan-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("a.jsonl"), "").unwrap();
+        let e = PlanBuilder::new()
+            .gate("contains")
+            .dataset("a.jsonl", "containz")
+            .dataset("nothing/*.jsonl", "contains")
+            .dataset("a.jsonl", "contains")
+            .gate("partial_match >= 0.5")
+            .base_dir(&dir)
+            .build(&Config::empty())
+            .unwrap_err();
+        let text = e.to_string();
+        for want in [
+            "gate `contains` comes before any dataset",
+            "metrics for a.jsonl: unknown metric `containz`",
+            "`nothing/*.jsonl` matches no dataset file",
+            "gate `partial_match` for a.jsonl: the dataset is not scored with `partial_match`",
+        ] {
+            assert!(text.contains(want), "{want} not in:\n{text}");
+        }
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn names_and_settings_follow_one_rule() {
+        let config = Config::from_vars(
+            |n| Ok((n == "EVAL_SAMPLE_TIMEOUT_SECS").then(|| "7".to_string())),
+            &[],
+        )
+        .unwrap();
+        let plan = PlanBuilder::new()
+            .samples("my-data", vec![Sample::new("q")], "contains")
+            .build(&config)
+            .unwrap();
+        let d = &plan.datasets[0];
+        assert_eq!(d.name, "my_data");
+        assert_eq!(d.timeout, Duration::from_secs(7));
+        assert_eq!(plan.concurrency, 16);
+        let plan = PlanBuilder::new()
+            .samples("x", vec![Sample::new("q")], "")
+            .timeout(Duration::from_secs(2))
+            .concurrency(3)
+            .build(&config)
+            .unwrap();
+        assert_eq!(plan.datasets[0].timeout, Duration::from_secs(2));
+        assert_eq!(plan.datasets[0].metrics, Metrics::Own);
+        assert_eq!(plan.concurrency, 3);
+    }
+}

@@ -1,0 +1,361 @@
+//! A plan's datasets read: samples, test names, metric sets and gates,
+//! checked before any agent call (seed 000's field table, metrics whose
+//! judge is not configured, retrieval scopes).
+//!
+//! `--exact <dataset>::<sample>` (as `cargo nextest run` runs each test)
+//! reads one record through the dataset's name index instead of the whole
+//! file; every full load writes that index (`<results dir>/index/`).
+
+use std::path::{Path, PathBuf};
+
+use eval_core::metric::{MetricSpec, parse_specs};
+use eval_core::retrieval::{RankMetric, RetrievalDataset};
+use eval_core::{Dataset, Sample, index, naming};
+use serde_json::Value;
+
+use super::build::all_gates;
+use super::{DatasetPlan, DatasetSource, Metrics, Plan, PlanError};
+use crate::output::Gate;
+use crate::services::Services;
+
+/// One dataset of a plan, read.
+#[derive(Debug)]
+pub(crate) struct LoadedDataset {
+    /// The plan it was read from.
+    pub plan: DatasetPlan,
+    /// The samples (of the plan's subset), in file order.
+    pub samples: Vec<Sample>,
+    /// The sample part of each sample's test name.
+    pub names: Vec<String>,
+    /// The distinct metric sets its samples are scored with.
+    pub spec_sets: Vec<Vec<MetricSpec>>,
+    /// Per sample, its set in `spec_sets` (empty: all use set 0).
+    pub spec_of: Vec<u32>,
+    /// Gates on its means (explicit, `ciGate`, its own thresholds).
+    pub gates: Vec<Gate>,
+    /// Samples the plan holds for it (more than `samples` when only one
+    /// sample was read for `--exact`).
+    pub planned: usize,
+    /// Things worth saying that are not errors (thresholds not checked).
+    pub notes: Vec<String>,
+}
+
+impl LoadedDataset {
+    /// The metrics of sample `i`.
+    pub fn specs(&self, i: usize) -> &[MetricSpec] {
+        let set = self.spec_of.get(i).map_or(0, |s| *s as usize);
+        self.spec_sets.get(set).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// Builds `builder`'s plan and reads its datasets, reporting every problem
+/// of both at once (a bad glob and a bad line of another dataset).
+pub(crate) fn prepare(
+    builder: &super::PlanBuilder,
+    config: &crate::config::Config,
+    services: &Services,
+    exact: Option<&str>,
+    index_dir: Option<&Path>,
+) -> Result<(Plan, Vec<LoadedDataset>), PlanError> {
+    let (plan, mut problems) = builder.build_lenient(config);
+    match load(&plan, services, exact, index_dir) {
+        Ok(loaded) if problems.is_empty() => Ok((plan, loaded)),
+        Ok(_) => Err(PlanError::new(problems)),
+        Err(e) if plan.datasets.is_empty() && !problems.is_empty() => {
+            // Nothing was left to load: "no sample selected" says nothing new.
+            let _ = e;
+            Err(PlanError::new(problems))
+        }
+        Err(mut e) => {
+            problems.append(&mut e.problems);
+            Err(PlanError::new(problems))
+        }
+    }
+}
+
+/// Reads every dataset of `plan`, reporting every problem. With `exact` (a
+/// full test name) and an `index_dir`, the one sample is read through the
+/// index when it can be, and the other datasets are not read at all.
+pub(crate) fn load(
+    plan: &Plan,
+    services: &Services,
+    exact: Option<&str>,
+    index_dir: Option<&Path>,
+) -> Result<Vec<LoadedDataset>, PlanError> {
+    if let (Some(name), Some(dir)) = (exact, index_dir)
+        && let Some(one) = load_exact(plan, services, name, dir)
+    {
+        return Ok(vec![one]);
+    }
+    let mut problems = Vec::new();
+    let mut loaded = Vec::new();
+    let mut unselected = Vec::new();
+    for d in &plan.datasets {
+        match load_one(d, services, index_dir) {
+            Ok(l) if l.samples.is_empty() => unselected.push(l.plan.name),
+            Ok(l) => loaded.push(l),
+            Err(mut e) => problems.append(&mut e),
+        }
+    }
+    if !problems.is_empty() {
+        return Err(PlanError::new(problems));
+    }
+    if loaded.is_empty() {
+        let subset = plan.datasets.first().map(|d| &d.subset);
+        let mut why = Vec::new();
+        if let Some(s) = subset {
+            if !s.tags.is_empty() {
+                let plural = if s.tags.len() > 1 { "s" } else { "" };
+                why.push(format!("tag{plural} {}", s.tags.join(" and ")));
+            }
+            if s.sample_size == Some(0) {
+                why.push("sample size 0".into());
+            }
+            if s.max == Some(0) {
+                why.push("at most 0 samples".into());
+            }
+        }
+        return Err(PlanError::new(vec![format!(
+            "no sample selected{}: nothing to evaluate",
+            if why.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", why.join(", "))
+            }
+        )]));
+    }
+    for name in unselected {
+        if let Some(first) = loaded.first_mut() {
+            first.notes.push(format!(
+                "no sample of `{name}` selected; it is not evaluated"
+            ));
+        }
+    }
+    Ok(loaded)
+}
+
+/// The dataset's samples as the file (or the attribute's bytes) holds them.
+fn read(d: &DatasetPlan) -> Result<Vec<Sample>, Vec<String>> {
+    let dataset = match &d.source {
+        DatasetSource::File { path, shown } => Dataset::load_as(path, shown),
+        DatasetSource::Embedded { shown, bytes } => Dataset::from_bytes(shown, bytes),
+        DatasetSource::Samples(samples) => return Ok(samples.clone()),
+    };
+    let dataset = dataset.map_err(|e| e.problems())?;
+    if let Some(m) = &d.manifest {
+        m.check_fields(&dataset).map_err(|e| e.problems())?;
+    }
+    Ok(dataset.samples)
+}
+
+fn load_one(
+    d: &DatasetPlan,
+    services: &Services,
+    index_dir: Option<&Path>,
+) -> Result<LoadedDataset, Vec<String>> {
+    let mut samples = read(d)?;
+    let mut names = naming::test_names(&samples);
+    if let (Some(dir), DatasetSource::File { path, .. }) = (index_dir, &d.source)
+        && let Ok(idx) = index::path_for(dir, path)
+        && !idx.exists()
+    {
+        // A cache: failing to write it only costs speed later.
+        let _ = index::write(&idx, &samples, &names);
+    }
+    if !d.subset.is_all() {
+        let keep = d.subset.pick(&samples);
+        let mut all: Vec<Option<(Sample, String)>> =
+            samples.into_iter().zip(names).map(Some).collect();
+        (samples, names) = keep.into_iter().filter_map(|i| all[i].take()).unzip();
+    }
+    let planned = samples.len();
+    finish(d, samples, names, planned, services)
+}
+
+/// The metric sets, gates and retrieval permissions of loaded samples.
+fn finish(
+    d: &DatasetPlan,
+    mut samples: Vec<Sample>,
+    names: Vec<String>,
+    planned: usize,
+    services: &Services,
+) -> Result<LoadedDataset, Vec<String>> {
+    let mut problems = Vec::new();
+    let (spec_sets, spec_of) = match &d.metrics {
+        Metrics::Given(specs) => (vec![specs.clone()], Vec::new()),
+        Metrics::Own => own_metrics(&samples, &mut problems),
+    };
+    for spec in spec_sets.iter().flatten() {
+        if let Some(reason) = crate::metrics::judged::unavailable(spec, services)
+            && !problems.contains(&reason)
+        {
+            problems.push(reason);
+        }
+    }
+    let mut notes = Vec::new();
+    let mut dataset_gates = Vec::new();
+    if samples.iter().any(|s| s.retrieval.is_some()) {
+        match retrieval_dataset(d) {
+            Some(Ok(rd)) => {
+                if !d.allow_custom_prefix
+                    && let Err(e) = rd.check_prefix(false)
+                {
+                    problems.push(e.to_string());
+                }
+                let union: Vec<&MetricSpec> = spec_sets.iter().flatten().collect();
+                (dataset_gates, notes) = threshold_gates(&rd, &union);
+            }
+            Some(Err(e)) => problems.extend(e.problems()),
+            None => {}
+        }
+        if d.allow_custom_prefix {
+            for q in samples.iter_mut().filter_map(|s| s.retrieval.as_mut()) {
+                q.allow_custom_prefix = true;
+            }
+        }
+    }
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    let gates = all_gates(&d.gates, d.ci_gate, &spec_sets, dataset_gates);
+    Ok(LoadedDataset {
+        plan: d.clone(),
+        samples,
+        names,
+        spec_sets,
+        spec_of,
+        gates,
+        planned,
+        notes,
+    })
+}
+
+/// A dataset's own metrics, per sample: every rank metric for a retrieval
+/// query; a runevals item's evaluators; else PartialMatch (runevals'
+/// default threshold 0.5) with an expected answer, Relevance and Coherence
+/// without.
+fn own_metrics(samples: &[Sample], problems: &mut Vec<String>) -> (Vec<Vec<MetricSpec>>, Vec<u32>) {
+    let defaults = |text: &str| parse_specs(text).unwrap_or_default();
+    let mut sets: Vec<Vec<MetricSpec>> = Vec::new();
+    let mut of = Vec::with_capacity(samples.len());
+    let mut errors = 0usize;
+    for s in samples {
+        let specs = if s.retrieval.is_some() {
+            defaults("hit_at_k, recall_at_k, precision_at_k, mrr_at_k, ndcg_at_k")
+        } else if !s.evaluators.is_empty() {
+            match eval_core::runevals::specs(&s.evaluators) {
+                Ok(specs) => specs,
+                Err(e) => {
+                    errors += 1;
+                    if errors <= 20 {
+                        problems.push(format!("{}: {e}", s.source));
+                    }
+                    Vec::new()
+                }
+            }
+        } else if s.expected.is_some() {
+            defaults("partial_match")
+        } else {
+            defaults("relevance, coherence")
+        };
+        let set = match sets.iter().position(|x| *x == specs) {
+            Some(i) => i,
+            None => {
+                sets.push(specs);
+                sets.len() - 1
+            }
+        };
+        of.push(set as u32);
+    }
+    if errors > 20 {
+        problems.push(format!("({} more)", errors - 20));
+    }
+    if sets.len() == 1 {
+        of.clear();
+    }
+    (sets, of)
+}
+
+/// The Unrag dataset a retrieval query came from, parsed again for its
+/// document-level settings (`defaults.thresholds`, the scope).
+fn retrieval_dataset(d: &DatasetPlan) -> Option<Result<RetrievalDataset, eval_core::DatasetError>> {
+    Some(match &d.source {
+        DatasetSource::File { path, shown } => RetrievalDataset::load(path, shown),
+        DatasetSource::Embedded { shown, bytes } => RetrievalDataset::from_bytes(shown, bytes),
+        DatasetSource::Samples(_) => return None,
+    })
+}
+
+/// Gates on a retrieval dataset's means from its `defaults.thresholds`
+/// (`{"min": {"recallAtK": 0.75}, "max": {...}}`, Unrag's names), for the
+/// metrics scored; plus notes on thresholds this tool does not check
+/// (Unrag's latency thresholds such as `p95TotalMs`).
+fn threshold_gates(dataset: &RetrievalDataset, specs: &[&MetricSpec]) -> (Vec<Gate>, Vec<String>) {
+    let mut gates = Vec::new();
+    let mut notes = Vec::new();
+    for (side, op) in [
+        ("min", eval_core::Op::AtLeast),
+        ("max", eval_core::Op::AtMost),
+    ] {
+        let Some(list) = dataset.thresholds.get(side).and_then(Value::as_object) else {
+            continue;
+        };
+        for (metric, value) in list {
+            let (Some(rank), Some(t)) = (RankMetric::parse(metric), value.as_f64()) else {
+                notes.push(format!(
+                    "{}: defaults.thresholds.{side}.{metric} is not a rank metric threshold; not checked",
+                    dataset.path
+                ));
+                continue;
+            };
+            let name = rank.name().replace("@k", "_at_k");
+            if specs
+                .iter()
+                .any(|s| s.name == name || s.info().name == name)
+            {
+                gates.push(Gate::new(&name, op, t));
+            } else {
+                notes.push(format!(
+                    "{}: defaults.thresholds.{side}.{metric}: `{name}` is not among the metrics scored; not checked",
+                    dataset.path
+                ));
+            }
+        }
+    }
+    (gates, notes)
+}
+
+/// `--exact <prefix>::<sample>`: the one sample, found through its dataset's
+/// index and read alone. `None` when there is no usable index (the caller
+/// then loads everything, which also reports any problem).
+fn load_exact(plan: &Plan, services: &Services, name: &str, dir: &Path) -> Option<LoadedDataset> {
+    let (prefix, sample) = name.split_once("::")?;
+    let d = plan.datasets.iter().find(|d| d.name == prefix)?;
+    let DatasetSource::File { path, shown } = &d.source else {
+        return None;
+    };
+    if !d.subset.is_all() {
+        return None;
+    }
+    let idx: PathBuf = index::path_for(dir, path).ok()?;
+    let entry = index::lookup(&idx, sample).ok()??;
+    let one = Dataset::load_record(path, shown, &entry).ok()?;
+    // The record must still be the sample the index named (a same-size edit
+    // within one mtime tick, or other naming rules, make it stale).
+    let s = &one.samples[0];
+    let fresh = entry.name.starts_with(&naming::sample_key(s))
+        && entry.name.ends_with(&naming::tag_suffix(s));
+    if !fresh {
+        let _ = std::fs::remove_file(&idx);
+        return None;
+    }
+    // A manifest's field rules: a failing sample goes through the full load,
+    // which reports it.
+    if let Some(m) = &d.manifest
+        && m.check_fields(&one).is_err()
+    {
+        return None;
+    }
+    let planned = index::len(&idx).ok()?;
+    finish(d, one.samples, vec![entry.name], planned, services).ok()
+}

@@ -1,0 +1,157 @@
+//! The plan: what a run evaluates, built once by a front end and run by the
+//! engine. The attribute builds it from its arguments, the harness from its
+//! builder calls, the `evals` command from its flags; all three go through
+//! [`PlanBuilder`] (or, for the attribute, the same [`DatasetPlan`] fields),
+//! so names, gates, timeouts and concurrency follow one set of rules:
+//!
+//! * **name** of a dataset, in results and as the first part of its test
+//!   names (`<name>::<sample>`): for the attribute, the eval function's path
+//!   (`rag`, `a::rag`); else a manifest's dataset name, else the file's
+//!   stem, made an identifier (`rag-quality` → `rag_quality`). Name the eval
+//!   function like the dataset and every front end records the same name,
+//!   so `evals report diff` matches their results sample for sample;
+//! * **metrics**: the ones given, else (`""`) the dataset's own — runevals
+//!   evaluators per sample, every rank metric for a retrieval dataset,
+//!   PartialMatch (with an expected answer) or Relevance and Coherence;
+//! * **gates** on a dataset's means: those given (`gate(...)`, `.gate()`,
+//!   `--gate`), every threshold under `ciGate` (a manifest's `ciGate: true`,
+//!   `ci_gate = true`, `.ci_gate(true)`, `--ci-gate`), and a retrieval
+//!   dataset's own `defaults.thresholds`;
+//! * **timeout** per sample: the front end's own (`timeout_secs`,
+//!   `.timeout()`, `--timeout-secs`), else `EVAL_SAMPLE_TIMEOUT_SECS`, else
+//!   300 s; **concurrency**: likewise with `EVAL_CONCURRENCY`, else 16.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use eval_core::metric::MetricSpec;
+use eval_core::{ManifestDataset, Sample};
+
+use crate::output::Gate;
+
+mod build;
+mod load;
+
+pub use build::{PlanBuilder, Subset};
+pub(crate) use load::{LoadedDataset, load, prepare};
+
+/// Why a plan could not be built or loaded: every problem, each on its own
+/// line with the file and line it concerns.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}", .problems.join("\n"))]
+#[non_exhaustive]
+pub struct PlanError {
+    /// The problems, one line each.
+    pub problems: Vec<String>,
+}
+
+impl PlanError {
+    /// An error with these problems.
+    pub fn new(problems: Vec<String>) -> Self {
+        PlanError { problems }
+    }
+}
+
+/// What to evaluate. See the [module docs](self).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Plan {
+    /// The datasets, in order.
+    pub datasets: Vec<DatasetPlan>,
+    /// Agent calls in flight at once.
+    pub concurrency: usize,
+    /// A baseline to compare complete runs with.
+    pub baseline: Option<Baseline>,
+}
+
+/// A baseline results file and how much a score may move before it counts.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Baseline {
+    /// The baseline results file.
+    pub path: PathBuf,
+    /// Movements of at most this much are ignored.
+    pub epsilon: f64,
+}
+
+/// Where a dataset's samples come from.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum DatasetSource {
+    /// A file: its path and the path shown in messages.
+    File {
+        /// Where to read it.
+        path: PathBuf,
+        /// The path as the user wrote it.
+        shown: String,
+    },
+    /// A file embedded in a test binary by the attribute.
+    Embedded {
+        /// The path as written in the attribute.
+        shown: &'static str,
+        /// The file's bytes at compile time.
+        bytes: &'static [u8],
+    },
+    /// Samples given directly (the `evals` command's `--prompts`).
+    Samples(Vec<Sample>),
+}
+
+/// How a dataset's samples are scored.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Metrics {
+    /// These metrics for every sample.
+    Given(Vec<MetricSpec>),
+    /// The dataset's own (see the [module docs](self)).
+    Own,
+}
+
+/// One dataset of a plan.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct DatasetPlan {
+    /// Its name in results; its tests are named `<name>::<sample>`.
+    pub name: String,
+    /// Where its samples come from.
+    pub source: DatasetSource,
+    /// How they are scored.
+    pub metrics: Metrics,
+    /// Gates given explicitly (the rest are derived when it is loaded).
+    pub gates: Vec<Gate>,
+    /// `ciGate`: every threshold gates the mean; samples fail only when they
+    /// cannot be scored.
+    pub ci_gate: bool,
+    /// Agent runs per sample.
+    pub repeat: u32,
+    /// Limit on one sample's agent interaction, and separately on its scoring.
+    pub timeout: Duration,
+    /// Retrieval datasets: a scope not starting with `eval:` may be deleted.
+    pub allow_custom_prefix: bool,
+    /// For a manifest's dataset: seed 000's field table, checked on loading.
+    pub manifest: Option<ManifestDataset>,
+    /// The `evals` command's choice of samples (the plan is that subset).
+    pub subset: Subset,
+}
+
+impl DatasetPlan {
+    /// A dataset with defaults: one run per sample, no gates, no subset.
+    pub fn new(
+        name: impl Into<String>,
+        source: DatasetSource,
+        metrics: Metrics,
+        timeout: Duration,
+    ) -> Self {
+        DatasetPlan {
+            name: name.into(),
+            source,
+            metrics,
+            gates: Vec::new(),
+            ci_gate: false,
+            repeat: 1,
+            timeout,
+            allow_custom_prefix: false,
+            manifest: None,
+            subset: Subset::default(),
+        }
+    }
+}

@@ -1,0 +1,58 @@
+//! The services model-based metrics use: an LLM judge and an embeddings
+//! server (any OpenAI-compatible endpoint), with an on-disk answer cache.
+//! Calls are bounded (timeout, retries with backoff honouring
+//! `Retry-After`) and counted ([`Usage`]); keys never appear in messages.
+
+mod cache;
+mod embed;
+mod endpoint;
+mod judge;
+
+pub use cache::Cache;
+pub use embed::{Embedder, cosine};
+pub use endpoint::{ServiceError, Usage};
+pub use judge::{DEFAULT_SEED, Judge, MAX_REASKS};
+
+use crate::config::Config;
+
+/// The judge and embedder a run uses (each may be missing).
+#[derive(Debug, Clone)]
+pub struct Services {
+    /// The LLM judge, or why there is none.
+    pub judge: Result<Judge, ServiceError>,
+    /// The embeddings server, or why there is none.
+    pub embedder: Result<Embedder, ServiceError>,
+}
+
+impl Services {
+    /// Both as `config` names them (`EVAL_JUDGE_*`, `EVAL_EMBED_*`).
+    pub fn from_config(config: &Config) -> Services {
+        Services {
+            judge: Judge::from_config(config),
+            embedder: Embedder::from_config(config),
+        }
+    }
+
+    /// Neither: every metric uses its offline variant or fails saying what to set.
+    pub fn none() -> Services {
+        let not_configured = |what| ServiceError::NotConfigured {
+            what,
+            hint: "none is used in this run".into(),
+        };
+        Services {
+            judge: Err(not_configured("LLM judge")),
+            embedder: Err(not_configured("embeddings")),
+        }
+    }
+
+    /// The process's services, from [`Config::global`], built once (none
+    /// when the environment's settings are invalid: that error is reported
+    /// by whoever reads the config).
+    pub fn global() -> &'static Services {
+        static SERVICES: std::sync::OnceLock<Services> = std::sync::OnceLock::new();
+        SERVICES.get_or_init(|| match Config::global() {
+            Ok(config) => Services::from_config(config),
+            Err(_) => Services::none(),
+        })
+    }
+}
