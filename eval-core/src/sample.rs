@@ -117,7 +117,7 @@ pub struct Sample {
     pub accepted_answers: Vec<String>,
     /// For a query of a retrieval dataset (Unrag): where to search and what
     /// should be found.
-    pub retrieval: Option<RetrievalQuery>,
+    pub retrieval: Option<Box<RetrievalQuery>>,
     /// Every other field of the record, unchanged.
     pub extra: Map<String, Value>,
     /// File and line.

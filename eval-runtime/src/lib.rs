@@ -46,26 +46,30 @@
 //!
 //! # The attribute
 //!
-//! `#[eval_dataset("<path>", metrics(<metric>, ...), timeout_secs = N)]` on an
-//! `async fn` (or plain `fn`) taking `&Sample` and returning a [`Response`]
-//! (or a `Result` of one with any displayable error):
+//! `#[eval_dataset("<path>", metrics(<metric>, ...), gate(<metric>, ...), timeout_secs = N)]`
+//! on an `async fn` (or plain `fn`) taking `&Sample` and returning a
+//! [`Response`] (or a `Result` of one with any displayable error):
 //!
 //! * `<path>` is relative to the crate's `CARGO_MANIFEST_DIR`; `.jsonl` /
 //!   `.ndjson` (agentspec, letta-evals, OpenAI evals, promptflow), `.csv`
 //!   (letta-evals, deepeval, ragas, promptfoo) and `.json` (runevals
-//!   documents, deepeval and golden-dataset arrays). See
-//!   [`dataset::FIELD_ALIASES`] for the field names understood.
+//!   documents, Unrag retrieval datasets, deepeval and golden-dataset
+//!   arrays). See [`dataset::FIELD_ALIASES`] for the field names understood.
 //! * Or `manifest = "agent.yaml", dataset = "<name>"`: the metrics,
-//!   thresholds and `repeat` of that dataset of an agentspec manifest (see
-//!   [`eval_core::manifest`]); samples lacking a field a metric needs are a
-//!   compile error.
+//!   thresholds, `ciGate` and `repeat` of that dataset of an agentspec
+//!   manifest (see [`eval_core::manifest`]); samples lacking a field a metric
+//!   needs are a compile error.
 //! * `<metric>` is `name`, `name >= x`, `name <= x` or
 //!   `name(option = value, ...) >= x`; see [`metrics`] for the list. A missing
 //!   threshold takes the metric's default.
-//! * `timeout_secs` bounds one sample's agent interaction, and separately its
-//!   scoring by a judge (default 300, or `EVAL_SAMPLE_TIMEOUT_SECS`).
+//! * `gate(...)` gates the dataset's *means* (same syntax), judged by one
+//!   more test, `<fn>::gates`, when every sample ran in the process;
+//!   `ci_gate = true` makes every threshold a gate and samples fail only
+//!   when they cannot be scored. See the README's verdict table.
+//! * `timeout_secs` bounds one sample's agent interaction, and separately
+//!   its scoring (default `EVAL_SAMPLE_TIMEOUT_SECS`, else 300).
 //! * `repeat = n` runs the agent n times per sample; scores are means, with a
-//!   95% interval (see [`report::Spread`]).
+//!   95% interval (see [`Spread`]).
 //!
 //! Test names are `<fn>::<sample key>__<tag>__<tag>` (see
 //! [`eval_core::naming`]), so `cargo test -- advanced` runs the samples
@@ -73,50 +77,17 @@
 //! dataset, an unknown metric or a wrong threshold is a compile error naming
 //! the file and line.
 //!
-//! # Environment
+//! # One engine
 //!
-//! | variable | meaning |
-//! |---|---|
-//! | `EVAL_AGENT_URL` | agent URL for [`HttpAgent::from_env`] |
-//! | `EVAL_AGENT_TIMEOUT_SECS` | per-request timeout (default 60) |
-//! | `EVAL_AGENT_API_KEY` | sent as a bearer token, never printed |
-//! | `EVAL_SAMPLE_TIMEOUT_SECS` | per-sample limit (default 300) |
-//! | `EVAL_CONCURRENCY` | agent calls in flight per process (default 16) |
-//! | `EVAL_RESULTS_DIR` | results files (default `target/evals/`) |
+//! The attribute, the [`Harness`] (datasets found at run time, in a
+//! `harness = false` test) and the [`Runner`] behind the `evals` command
+//! each build a [`plan`] and hand it to one engine: selection, scheduling,
+//! panic containment, scoring, [`results`], gates and baselines are written
+//! once, so each gives the same verdict ([`results::RunVerdict`]). Every
+//! setting comes from one [`Config`], read once (the `EVAL_*` variables are
+//! listed there).
 //!
-//! # The harness
-//!
-//! For datasets found at run time, use [`Harness`] in a `harness = false`
-//! test; see [`harness`]. Every run writes a results file: see [`results`].
-//!
-//! # Known limitations
-//!
-//! * The attribute path starts a dataset's selected samples together when its
-//!   first test runs (up to `EVAL_CONCURRENCY` in flight); different datasets
-//!   of one binary run one after another. Under nextest each process
-//!   evaluates only its own sample.
-//! * Adding a *new* dataset file needs a new attribute; editing an existing
-//!   one rebuilds automatically. rust-analyzer does not re-expand when only
-//!   the data file changes (rust-analyzer#16243): its test list can lag until
-//!   a `.rs` file is touched.
-//! * Test names are built from the input text when a sample has no `id`: a
-//!   sample's name only changes if another sample with the same name appears
-//!   (both then get a hash suffix). Give samples ids for names that never move.
-//! * A manifest's `ciGate` (gates on dataset means) is judged by the harness
-//!   and the `evals` CLI; the attribute's tests hold each sample to the
-//!   thresholds.
-//! * runevals' RetrievalQuery/RetrievalResult (Microsoft 365 retrieval
-//!   diagnostics) and custom evaluators are refused with a message; in a
-//!   runevals conversation, turns that name different evaluators are scored
-//!   with the union of them, over the whole conversation.
-//! * `answer_relevancy` asks the judge for 3 distinct questions in one call
-//!   (ragas samples 3 generations; at temperature 0 those would be equal).
-//! * A sync eval function cannot be interrupted by the sample timeout.
-//! * The attribute goes on a free function at module level (not inside another
-//!   function or an `impl`), and the module it generates takes the function's
-//!   name: another item of that name in the same module is a name clash (E0428).
-//! * Generated code refers to the crate as `::eval_runtime`: depend on it
-//!   under that name.
+//! Known limitations are listed once, in the README.
 
 #![forbid(unsafe_code)]
 

@@ -611,7 +611,10 @@ impl RetrieverAgent {
         let dir = crate::output::results_dir(config).join("ingest");
         std::fs::create_dir_all(&dir)
             .map_err(|e| io(format!("cannot create {}: {e}", dir.display())))?;
-        let key = format!("{:016x}", fnv(&[index.as_bytes(), file.as_bytes(), &bytes]));
+        let key = format!(
+            "{:016x}",
+            eval_core::hash::fnv1a64(&[index.as_bytes(), b"\0", file.as_bytes(), b"\0", &bytes])
+        );
         let lock = std::fs::File::create(dir.join(format!("{key}.lock"))).map_err(|e| {
             io(format!(
                 "cannot create the ingest lock in {}: {e}",
@@ -628,20 +631,6 @@ impl RetrieverAgent {
         std::fs::write(&marker, run)
             .map_err(|e| io(format!("cannot write {}: {e}", marker.display())))
     }
-}
-
-/// FNV-1a over `parts`.
-fn fnv(parts: &[&[u8]]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for part in parts {
-        for b in *part {
-            h ^= u64::from(*b);
-            h = h.wrapping_mul(0x100_0000_01b3);
-        }
-        h ^= 0xff;
-        h = h.wrapping_mul(0x100_0000_01b3);
-    }
-    h
 }
 
 /// Seed 004's ingest: refuse a non-`eval:` prefix unless allowed, resolve

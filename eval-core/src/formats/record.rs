@@ -137,7 +137,7 @@ pub(crate) struct Record {
     /// The values are CSV cells.
     pub csv: bool,
     /// For a query of a retrieval dataset, what it searches for.
-    pub retrieval: Option<RetrievalQuery>,
+    pub retrieval: Option<Box<RetrievalQuery>>,
 }
 
 /// Whether a field is named `key` (surrounding spaces ignored).

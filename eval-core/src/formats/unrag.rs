@@ -470,7 +470,7 @@ fn query_record(d: &RetrievalDataset, q: &Query) -> Record {
             ("input".into(), Value::from(q.query.clone())),
         ],
         csv: false,
-        retrieval: Some(RetrievalQuery {
+        retrieval: Some(Box::new(RetrievalQuery {
             dataset_id: d.id.clone(),
             scope_prefix: q
                 .scope_prefix
@@ -481,7 +481,7 @@ fn query_record(d: &RetrievalDataset, q: &Query) -> Record {
             mode: d.mode,
             rerank_top_k: d.rerank_top_k,
             allow_custom_prefix: false,
-        }),
+        })),
     }
 }
 

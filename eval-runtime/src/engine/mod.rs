@@ -271,13 +271,24 @@ impl Run {
         }
     }
 
+    /// Adds trial `t`'s compact record to `summaries` (no record rebuilt).
+    fn summarise(&self, t: usize, c: &Compact, summaries: &mut Summaries) {
+        let (d, i) = self.at(t);
+        let scores = d
+            .specs(i)
+            .iter()
+            .zip(c.metrics.iter())
+            .map(|(spec, m)| (spec.name.as_str(), m.score, m.passed));
+        summaries.add_scores(&d.plan.name, c.verdict, scores);
+    }
+
     /// The summaries of what ran so far (gates judged over complete datasets).
     pub(crate) fn summaries(&self) -> Vec<DatasetSummary> {
         let records = self.lock();
         let mut summaries = Summaries::default();
         for (t, c) in records.iter().enumerate() {
             if let Some(c) = c {
-                summaries.add(&self.record(t, c));
+                self.summarise(t, c, &mut summaries);
             }
         }
         summaries.finish(&self.terms())
@@ -308,23 +319,27 @@ pub(crate) fn write_results(
 ) -> Result<Vec<DatasetSummary>, ResultsError> {
     let guards: Vec<_> = runs.iter().map(|r| r.lock()).collect();
     let mut terms = BTreeMap::new();
-    let mut order: Vec<(usize, usize, String, &String)> = Vec::new();
+    // (run, trial), sorted by dataset then sample name (= by test name).
+    let mut order: Vec<(usize, usize)> = Vec::new();
     let mut summaries = Summaries::default();
     for (r, run) in runs.iter().enumerate() {
         terms.extend(run.terms());
         for (t, c) in guards[r].iter().enumerate() {
             if let Some(c) = c {
-                summaries.add(&run.record(t, c));
-                let (d, _) = run.at(t);
-                order.push((r, t, run.name(t), &d.plan.name));
+                run.summarise(t, c, &mut summaries);
+                order.push((r, t));
             }
         }
     }
-    order.sort_by(|a, b| (a.3, &a.2).cmp(&(b.3, &b.2)));
+    let key_of = |&(r, t): &(usize, usize)| {
+        let (d, i) = runs[r].at(t);
+        (d.plan.name.as_str(), d.names[i].as_str())
+    };
+    order.sort_by(|a, b| key_of(a).cmp(&key_of(b)));
     let datasets = summaries.finish(&terms);
     let records = order
         .into_iter()
-        .filter_map(|(r, t, ..)| guards[r][t].as_ref().map(|c| runs[r].record(t, c)));
+        .filter_map(|(r, t)| guards[r][t].as_ref().map(|c| runs[r].record(t, c)));
     crate::output::write_streaming(
         path,
         (&key.binary, key.package.as_deref()),

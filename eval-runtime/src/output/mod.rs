@@ -9,6 +9,7 @@ mod location;
 mod merge;
 mod report;
 mod results;
+mod summary;
 mod verdict;
 
 pub use diff::{BaselineOutcome, Change, Diff, Only, accept, check_baseline, diff};
@@ -22,7 +23,8 @@ pub use results::{
 pub use verdict::RunVerdict;
 
 pub(crate) use report::numbered;
-pub(crate) use results::{Summaries, cut_output, write_streaming};
+pub(crate) use results::{cut_output, write_streaming};
+pub(crate) use summary::Summaries;
 
 use std::path::Path;
 

@@ -312,7 +312,7 @@ impl Gate {
         }
     }
 
-    fn passes(&self, mean: f64) -> bool {
+    pub(crate) fn passes(&self, mean: f64) -> bool {
         if self.op == Op::AtMost.to_string() {
             mean <= self.threshold
         } else {
@@ -437,7 +437,7 @@ impl Results {
         terms: &BTreeMap<String, DatasetTerms>,
     ) -> Self {
         samples.sort_by(|a, b| (&a.dataset, &a.test_name).cmp(&(&b.dataset, &b.test_name)));
-        let mut summaries = Summaries::default();
+        let mut summaries = super::summary::Summaries::default();
         samples.iter().for_each(|s| summaries.add(s));
         let datasets = summaries.finish(terms);
         Results {
@@ -550,113 +550,6 @@ pub(crate) fn now_unix() -> f64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64())
-}
-
-/// Running per-dataset, per-metric tallies: records are added one at a time,
-/// so a huge run never needs all its records at once.
-#[derive(Default)]
-pub(crate) struct Summaries {
-    datasets: BTreeMap<String, Tally>,
-}
-
-#[derive(Default)]
-struct Tally {
-    samples: usize,
-    passed: usize,
-    failed: usize,
-    errors: usize,
-    /// (name, scored, sum, passed), in first-seen order.
-    metrics: Vec<(String, usize, f64, usize)>,
-}
-
-impl Summaries {
-    pub(crate) fn add(&mut self, record: &SampleRecord) {
-        let t = self.datasets.entry(record.dataset.clone()).or_default();
-        t.samples += 1;
-        match record.verdict {
-            Verdict::Pass => t.passed += 1,
-            Verdict::Fail => t.failed += 1,
-            Verdict::Error => t.errors += 1,
-        }
-        for m in &record.metrics {
-            let i = match t.metrics.iter().position(|(n, ..)| *n == m.name) {
-                Some(i) => i,
-                None => {
-                    t.metrics.push((m.name.clone(), 0, 0.0, 0));
-                    t.metrics.len() - 1
-                }
-            };
-            if let Some(score) = m.score {
-                let entry = &mut t.metrics[i];
-                entry.1 += 1;
-                entry.2 += score;
-                entry.3 += usize::from(m.passed);
-            }
-        }
-    }
-
-    /// One summary per dataset with evaluated samples, by name. A gate is
-    /// judged only when its dataset is complete (every planned sample is
-    /// here; with no plan known, as in files of older versions, what is here
-    /// counts as complete). Datasets none of whose samples ran are left out.
-    pub(crate) fn finish(self, terms: &BTreeMap<String, DatasetTerms>) -> Vec<DatasetSummary> {
-        let none = DatasetTerms::default();
-        self.datasets
-            .into_iter()
-            .map(|(name, mut t)| {
-                let terms = terms.get(&name).unwrap_or(&none);
-                let complete = terms.planned.is_none_or(|p| t.samples >= p);
-                for g in &terms.gates {
-                    if !t.metrics.iter().any(|(n, ..)| *n == g.metric) {
-                        t.metrics.push((g.metric.clone(), 0, 0.0, 0));
-                    }
-                }
-                let metrics: Vec<MetricSummary> =
-                    t.metrics
-                        .into_iter()
-                        .map(|(metric, n, sum, passed)| {
-                            let mean = (n > 0).then(|| sum / n as f64);
-                            // A sample that could not be scored must not vanish from a gate.
-                            let gate = terms.gates.iter().find(|g| g.metric == metric).map(|g| {
-                                GateResult {
-                                    gate: g.clone(),
-                                    judged: complete,
-                                    passed: complete
-                                        && t.errors == 0
-                                        && mean.is_some_and(|m| g.passes(m)),
-                                    margin: mean.map(|m| m - g.threshold),
-                                    unscored: t.errors,
-                                    ran: (!complete)
-                                        .then(|| (t.samples, terms.planned.unwrap_or(0))),
-                                }
-                            });
-                            MetricSummary {
-                                name: metric,
-                                scored: n,
-                                mean,
-                                pass_rate: (n > 0).then(|| passed as f64 / n as f64),
-                                gate,
-                            }
-                        })
-                        .collect();
-                DatasetSummary {
-                    name,
-                    samples: t.samples,
-                    planned: terms.planned,
-                    complete,
-                    ci_gate: terms.ci_gate,
-                    passed: t.passed,
-                    failed: t.failed,
-                    errors: t.errors,
-                    gates_passed: metrics
-                        .iter()
-                        .all(|m| m.gate.as_ref().is_none_or(|g| g.passed)),
-                    metrics,
-                    gates: terms.gates.clone(),
-                }
-            })
-            .collect()
-    }
 }
 
 /// Writes a results file whose samples come from an iterator, one at a time
