@@ -1,14 +1,12 @@
-//! The rank metrics of a retrieval query: hit, recall, precision, MRR and
-//! nDCG at k, as Unrag (and trec_eval) define them; the definitions are in
-//! the docs of [`crate::retrieval`], where these items are public. Kept in
-//! their own file: they are computed from an agent's answer, not read from a
-//! dataset, and will move to the runtime.
+//! The names of the rank metrics of a retrieval query: hit, recall,
+//! precision, MRR and nDCG at k (public as `eval_core::retrieval::RankMetric`).
+//! They are computed by the runtime (`eval_runtime::metrics::rank`).
 
 use serde::{Deserialize, Serialize};
 
-/// A rank metric.
+/// A rank metric. Not `non_exhaustive`: a new one must be computed by the
+/// runtime, which matches on every variant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, PartialOrd, Ord, Hash)]
-#[non_exhaustive]
 pub enum RankMetric {
     /// hit@k
     Hit,
@@ -54,125 +52,5 @@ impl RankMetric {
             "ndcgk" | "ndcgatk" | "ndcg" => RankMetric::Ndcg,
             _ => return None,
         })
-    }
-}
-
-/// The rank metrics of one query (see the module docs for the definitions).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct RankScores {
-    /// hit@k
-    pub hit: f64,
-    /// recall@k
-    pub recall: f64,
-    /// precision@k
-    pub precision: f64,
-    /// MRR@k
-    pub mrr: f64,
-    /// nDCG@k
-    pub ndcg: f64,
-}
-
-impl RankScores {
-    /// The value of `metric`.
-    pub fn get(&self, metric: RankMetric) -> f64 {
-        match metric {
-            RankMetric::Hit => self.hit,
-            RankMetric::Recall => self.recall,
-            RankMetric::Precision => self.precision,
-            RankMetric::Mrr => self.mrr,
-            RankMetric::Ndcg => self.ndcg,
-        }
-    }
-}
-
-/// `ids` without repeats (and without empty ids), in rank order.
-pub fn unique_in_order(ids: &[String]) -> Vec<&str> {
-    let mut seen = std::collections::HashSet::new();
-    ids.iter()
-        .map(String::as_str)
-        .filter(|id| !id.is_empty() && seen.insert(*id))
-        .collect()
-}
-
-/// hit, recall, precision, MRR and nDCG at `k` of a ranked list of retrieved
-/// `sourceId`s against the relevant ones.
-pub fn metrics_at_k(retrieved: &[String], relevant: &[String], k: usize) -> RankScores {
-    let k = k.max(1);
-    // A set, as trec_eval's qrels: a repeated id is one relevant document.
-    let relevant_set: std::collections::HashSet<&str> = relevant
-        .iter()
-        .map(String::as_str)
-        .filter(|id| !id.is_empty())
-        .collect();
-    let ranked: Vec<&str> = unique_in_order(retrieved).into_iter().take(k).collect();
-    let mut hits = 0usize;
-    let mut first = None;
-    let mut dcg = 0.0;
-    for (i, id) in ranked.iter().enumerate() {
-        if relevant_set.contains(id) {
-            hits += 1;
-            first.get_or_insert(i + 1);
-            dcg += 1.0 / ((i + 2) as f64).log2();
-        }
-    }
-    let ideal: f64 = (0..relevant_set.len().min(k))
-        .map(|i| 1.0 / ((i + 2) as f64).log2())
-        .sum();
-    RankScores {
-        hit: if hits > 0 { 1.0 } else { 0.0 },
-        recall: if relevant_set.is_empty() {
-            0.0
-        } else {
-            hits as f64 / relevant_set.len() as f64
-        },
-        precision: hits as f64 / k as f64,
-        mrr: first.map_or(0.0, |r| 1.0 / r as f64),
-        ndcg: if ideal == 0.0 { 0.0 } else { dcg / ideal },
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn ids(list: &[&str]) -> Vec<String> {
-        list.iter().map(|s| s.to_string()).collect()
-    }
-
-    #[test]
-    fn metrics_match_hand_computed_trec_values() {
-        // Ranked d1 d2 d1(dup) d3 d4 d5; relevant {d2, d4, d9}; k = 5.
-        let got = metrics_at_k(
-            &ids(&["d1", "d2", "d1", "d3", "d4", "d5"]),
-            &ids(&["d2", "d4", "d9"]),
-            5,
-        );
-        // Deduplicated top 5: d1 d2 d3 d4 d5 -> relevant at ranks 2 and 4.
-        assert_eq!(got.hit, 1.0);
-        assert!((got.recall - 2.0 / 3.0).abs() < 1e-12);
-        assert!((got.precision - 2.0 / 5.0).abs() < 1e-12);
-        assert!((got.mrr - 0.5).abs() < 1e-12);
-        // DCG = 1/log2(3) + 1/log2(5); IDCG = 1 + 1/log2(3) + 1/2.
-        let dcg = 1.0 / 3f64.log2() + 1.0 / 5f64.log2();
-        let idcg = 1.0 + 1.0 / 3f64.log2() + 0.5;
-        assert!((got.ndcg - dcg / idcg).abs() < 1e-12);
-        // Fewer retrieved than k: precision still divides by k (Unrag's report: 1 of 2 at k=10 is 0.1).
-        let got = metrics_at_k(&ids(&["a", "b"]), &ids(&["a"]), 10);
-        assert_eq!(
-            (got.hit, got.recall, got.precision, got.mrr, got.ndcg),
-            (1.0, 1.0, 0.1, 1.0, 1.0)
-        );
-        // Nothing relevant: all 0.
-        let got = metrics_at_k(&ids(&["a"]), &[], 3);
-        assert_eq!(
-            (got.hit, got.recall, got.precision, got.mrr, got.ndcg),
-            (0.0, 0.0, 0.0, 0.0, 0.0)
-        );
-        // A repeated relevant id is one document (trec_eval's qrels are a set).
-        let got = metrics_at_k(&ids(&["a"]), &ids(&["a", "a"]), 5);
-        assert_eq!((got.recall, got.ndcg), (1.0, 1.0));
-        // A relevant document beyond k does not count.
-        let got = metrics_at_k(&ids(&["x", "y", "a"]), &ids(&["a"]), 2);
-        assert_eq!((got.hit, got.mrr), (0.0, 0.0));
     }
 }

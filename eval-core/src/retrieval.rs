@@ -1,5 +1,5 @@
 //! Retrieval evaluation datasets (Unrag, seed 004): the public model, and
-//! the rank metrics.
+//! the names of the rank metrics (computed by the runtime).
 //!
 //! ```json
 //! {"version": "1", "id": "support", "defaults": {"topK": 10, "scopePrefix": "eval:support:", "mode": "retrieve"},
@@ -18,21 +18,14 @@
 //! which also turns each query into a sample when a `.json` dataset is
 //! loaded with [`Dataset`](crate::Dataset).
 //!
-//! The rank metrics ([`metrics_at_k`], [`RankMetric`], [`RankScores`]) follow
-//! Unrag's definitions, which are trec_eval's for binary relevance: the
-//! retrieved `sourceId`s are de-duplicated in rank order and cut at k, then
-//! - hit@k = 1 if a relevant document is among them, else 0;
-//! - recall@k = relevant retrieved / relevant documents (0 when there are none);
-//! - precision@k = relevant retrieved / k (trec_eval's P@k: divided by k even
-//!   when fewer were retrieved);
-//! - MRR@k = 1 / rank of the first relevant document (0 if none);
-//! - nDCG@k = DCG / ideal DCG with gain 1 / log2(rank + 1), the ideal ranking
-//!   holding min(relevant, k) relevant documents (0 when there are none).
+//! The rank metrics ([`RankMetric`]: hit, recall, precision, MRR and nDCG
+//! at k) follow Unrag's definitions, which are trec_eval's for binary
+//! relevance; `eval_runtime::metrics::rank` computes them.
 
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-pub use crate::rank::{RankMetric, RankScores, metrics_at_k, unique_in_order};
+pub use crate::rank::RankMetric;
 pub use crate::sample::{Mode, RetrievalQuery, SAFE_PREFIX};
 
 /// One document to ingest.

@@ -576,3 +576,42 @@ fn a_manifest_metric_without_its_fields_is_rejected_before_any_agent_call() {
     assert_eq!(error.lines().count(), 10, "one line per sample: {error}");
     assert!(error.starts_with("qa.jsonl:1: field `context`: dataset `rag` (agent.yaml:4) is scored with `faithfulness`, which needs `context`"), "{error}");
 }
+
+#[test]
+fn a_rubric_file_is_read_once_when_the_plan_loads() {
+    let dataset = "{\"input\": \"Name a colour\", \"expected\": \"blue\"}\n{\"input\": \"Name a fruit\", \"expected\": \"pear\"}\n";
+    let dir = scratch("rubric", &[("qa.jsonl", dataset), ("rubric.txt", "Score 1 when the answer names a COLOUR-OR-FRUIT.")]);
+    let judge = common::serve_detached(|_, _, body| {
+        let user = body["messages"][1]["content"].as_str().unwrap_or("");
+        assert!(user.contains("COLOUR-OR-FRUIT"), "the rubric reached the judge: {user}");
+        common::Reply::json(200, common::chat(r#"{"score": 1.0, "rationale": "fine"}"#))
+    });
+    let calls = Arc::new(AtomicUsize::new(0));
+    let run = |rubric: &str| {
+        let counted = calls.clone();
+        let file = dir.join("rubric.txt");
+        harness(&dir)
+            .dataset("qa.jsonl", &format!("rubric(rubric_file = \"{rubric}\") >= 0.5"))
+            .judge(eval_runtime::services::Judge::new(&judge.url, "j").unwrap().cache(None))
+            .agent_fn(move |s: &Sample| {
+                counted.fetch_add(1, Ordering::SeqCst);
+                // Gone once the samples run: it was read when the plan loaded.
+                let _ = std::fs::remove_file(&file);
+                let answer = s.expected_text().unwrap_or_default().to_string();
+                async move { Response::new(answer) }
+            })
+            .evaluate(args(&[]))
+    };
+    let out = run("rubric.txt");
+    assert_eq!(out.code, 0, "{:?}", out.error);
+    assert_eq!(judge.count(), 2, "one judge call per sample");
+    // Missing when the plan loads: an error before any agent call, naming the file.
+    let out = run("nope.txt");
+    assert_eq!(out.code, 2);
+    let error = out.error.unwrap().to_string();
+    assert!(
+        error.contains("rubric_file `nope.txt` of metric `rubric`: cannot read"),
+        "{error}"
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 2, "no agent call for the bad plan");
+}

@@ -325,7 +325,7 @@ fn score_rank(
         );
     };
     let scores =
-        eval_core::retrieval::metrics_at_k(&response.retrieved, &query.relevant_ids, query.top_k);
+        crate::metrics::rank::metrics_at_k(&response.retrieved, &query.relevant_ids, query.top_k);
     let mut result = metric_result(spec, Ok(scores.get(metric)));
     if query.relevant_ids.is_empty() {
         result.passed = true;

@@ -110,6 +110,7 @@ impl Embedded {
             datasets: vec![plan],
             concurrency: config.concurrency_or(None),
             baseline: None,
+            base_dir: config.base_dir(),
         };
         let services = Services::global();
         let datasets = crate::plan::load(&plan, services, None, None)?;

@@ -16,6 +16,7 @@
 use std::collections::HashMap;
 
 pub mod judged;
+pub mod rank;
 
 use eval_core::metric::{MetricKind, MetricSpec};
 

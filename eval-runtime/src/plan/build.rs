@@ -340,6 +340,7 @@ impl PlanBuilder {
             datasets,
             concurrency: config.concurrency_or(self.concurrency),
             baseline: self.baseline.clone(),
+            base_dir: base,
         };
         (plan, problems)
     }

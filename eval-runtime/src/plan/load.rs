@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use eval_core::metric::{MetricSpec, parse_specs};
+use eval_core::metric::{MetricKind, MetricSpec, parse_specs};
 use eval_core::retrieval::{RankMetric, RetrievalDataset};
 use eval_core::{Dataset, Sample, index, naming};
 use serde_json::Value;
@@ -91,7 +91,7 @@ pub(crate) fn load(
     let mut loaded = Vec::new();
     let mut unselected = Vec::new();
     for d in &plan.datasets {
-        match load_one(d, services, index_dir) {
+        match load_one(d, services, index_dir, &plan.base_dir) {
             Ok(l) if l.samples.is_empty() => unselected.push(l.plan.name),
             Ok(l) => loaded.push(l),
             Err(mut e) => problems.append(&mut e),
@@ -152,6 +152,7 @@ fn load_one(
     d: &DatasetPlan,
     services: &Services,
     index_dir: Option<&Path>,
+    base: &Path,
 ) -> Result<LoadedDataset, Vec<String>> {
     let mut samples = read(d)?;
     let mut names = naming::test_names(&samples);
@@ -169,7 +170,7 @@ fn load_one(
         (samples, names) = keep.into_iter().filter_map(|i| all[i].take()).unzip();
     }
     let planned = samples.len();
-    finish(d, samples, names, planned, services)
+    finish(d, samples, names, planned, services, base)
 }
 
 /// The metric sets, gates and retrieval permissions of loaded samples.
@@ -179,12 +180,18 @@ fn finish(
     names: Vec<String>,
     planned: usize,
     services: &Services,
+    base: &Path,
 ) -> Result<LoadedDataset, Vec<String>> {
     let mut problems = Vec::new();
-    let (spec_sets, spec_of) = match &d.metrics {
+    let (mut spec_sets, spec_of) = match &d.metrics {
         Metrics::Given(specs) => (vec![specs.clone()], Vec::new()),
         Metrics::Own => own_metrics(&samples, &mut problems),
     };
+    for spec in spec_sets.iter_mut().flatten() {
+        if let Err(e) = read_rubric_file(spec, base) {
+            problems.push(e);
+        }
+    }
     for spec in spec_sets.iter().flatten() {
         if let Some(reason) = crate::metrics::judged::unavailable(spec, services)
             && !problems.contains(&reason)
@@ -228,6 +235,31 @@ fn finish(
         planned,
         notes,
     })
+}
+
+/// A `rubric(rubric_file = "...")` spec with its file read, once, here
+/// (relative to `base`): its text is what the judge sees for every sample.
+fn read_rubric_file(spec: &mut MetricSpec, base: &Path) -> Result<(), String> {
+    let MetricKind::Rubric {
+        text: None,
+        file: Some(file),
+    } = &spec.kind
+    else {
+        return Ok(());
+    };
+    let path = base.join(file);
+    let content = std::fs::read_to_string(&path).map_err(|e| {
+        format!(
+            "rubric_file `{file}` of metric `{}`: cannot read {}: {e}",
+            spec.name,
+            path.display()
+        )
+    })?;
+    spec.kind = MetricKind::Rubric {
+        text: Some(content),
+        file: None,
+    };
+    Ok(())
 }
 
 /// A dataset's own metrics, per sample: every rank metric for a retrieval
@@ -357,5 +389,5 @@ fn load_exact(plan: &Plan, services: &Services, name: &str, dir: &Path) -> Optio
         return None;
     }
     let planned = index::len(&idx).ok()?;
-    finish(d, one.samples, vec![entry.name], planned, services).ok()
+    finish(d, one.samples, vec![entry.name], planned, services, &plan.base_dir).ok()
 }

@@ -62,6 +62,8 @@ pub struct Plan {
     pub concurrency: usize,
     /// A baseline to compare complete runs with.
     pub baseline: Option<Baseline>,
+    /// Where relative paths start (rubric files).
+    pub base_dir: PathBuf,
 }
 
 /// A baseline results file and how much a score may move before it counts.

@@ -28,8 +28,10 @@ pub(super) async fn rubric(
         (Some(own), _, _) => own.to_string(),
         (None, Some(t), _) => t.to_string(),
         (None, None, Some(f)) => {
-            let base = std::env::var_os("CARGO_MANIFEST_DIR")
-                .map(std::path::PathBuf::from)
+            // A plan reads rubric files when it is loaded; this is for a
+            // spec scored directly, relative to the crate as documented.
+            let base = crate::config::Config::global()
+                .map(|c| c.base_dir())
                 .unwrap_or_default();
             std::fs::read_to_string(base.join(f))
                 .map_err(|e| format!("cannot read rubric_file `{f}`: {e}"))?
