@@ -580,10 +580,22 @@ fn a_manifest_metric_without_its_fields_is_rejected_before_any_agent_call() {
 #[test]
 fn a_rubric_file_is_read_once_when_the_plan_loads() {
     let dataset = "{\"input\": \"Name a colour\", \"expected\": \"blue\"}\n{\"input\": \"Name a fruit\", \"expected\": \"pear\"}\n";
-    let dir = scratch("rubric", &[("qa.jsonl", dataset), ("rubric.txt", "Score 1 when the answer names a COLOUR-OR-FRUIT.")]);
+    let dir = scratch(
+        "rubric",
+        &[
+            ("qa.jsonl", dataset),
+            (
+                "rubric.txt",
+                "Score 1 when the answer names a COLOUR-OR-FRUIT.",
+            ),
+        ],
+    );
     let judge = common::serve_detached(|_, _, body| {
         let user = body["messages"][1]["content"].as_str().unwrap_or("");
-        assert!(user.contains("COLOUR-OR-FRUIT"), "the rubric reached the judge: {user}");
+        assert!(
+            user.contains("COLOUR-OR-FRUIT"),
+            "the rubric reached the judge: {user}"
+        );
         common::Reply::json(200, common::chat(r#"{"score": 1.0, "rationale": "fine"}"#))
     });
     let calls = Arc::new(AtomicUsize::new(0));
@@ -591,8 +603,15 @@ fn a_rubric_file_is_read_once_when_the_plan_loads() {
         let counted = calls.clone();
         let file = dir.join("rubric.txt");
         harness(&dir)
-            .dataset("qa.jsonl", &format!("rubric(rubric_file = \"{rubric}\") >= 0.5"))
-            .judge(eval_runtime::services::Judge::new(&judge.url, "j").unwrap().cache(None))
+            .dataset(
+                "qa.jsonl",
+                &format!("rubric(rubric_file = \"{rubric}\") >= 0.5"),
+            )
+            .judge(
+                eval_runtime::services::Judge::new(&judge.url, "j")
+                    .unwrap()
+                    .cache(None),
+            )
             .agent_fn(move |s: &Sample| {
                 counted.fetch_add(1, Ordering::SeqCst);
                 // Gone once the samples run: it was read when the plan loaded.
@@ -613,5 +632,9 @@ fn a_rubric_file_is_read_once_when_the_plan_loads() {
         error.contains("rubric_file `nope.txt` of metric `rubric`: cannot read"),
         "{error}"
     );
-    assert_eq!(calls.load(Ordering::SeqCst), 2, "no agent call for the bad plan");
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        2,
+        "no agent call for the bad plan"
+    );
 }

@@ -122,7 +122,8 @@ async fn faithfulness_uses_the_agents_context_and_says_what_is_missing() {
     )
     .await
     .score
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("needs context"), "{e}");
     let e = score(
         &spec("faithfulness"),
@@ -132,7 +133,8 @@ async fn faithfulness_uses_the_agents_context_and_says_what_is_missing() {
     )
     .await
     .score
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(
         e.starts_with("`faithfulness` needs an LLM judge (set EVAL_JUDGE_URL"),
         "{e}"
@@ -184,7 +186,8 @@ async fn context_recall_with_a_judge_and_offline() {
     )
     .await
     .score
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(
         e.contains("needs an LLM judge (set EVAL_JUDGE_URL) or, offline, `reference_contexts`"),
         "{e}"
@@ -268,6 +271,14 @@ async fn a_judge_that_never_answers_json_fails_that_metric_only() {
     let response = Response::new("Paris is the capital of France.");
     let faith = score(&spec("faithfulness"), &s, &response, &svc).await;
     let e = faith.score.unwrap_err();
+    assert!(
+        matches!(
+            e,
+            eval_runtime::metrics::MetricError::Service(ServiceError::InvalidJson { .. })
+        ),
+        "a judge failure stays typed: {e:?}"
+    );
+    let e = e.to_string();
     assert!(
         e.starts_with("the judge's answer was not valid JSON after 3 attempt(s)"),
         "{e}"
@@ -458,7 +469,8 @@ async fn answer_relevancy_is_mean_cosine_and_zero_when_noncommittal() {
     )
     .await
     .score
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("needs embeddings (set EVAL_EMBED_URL"), "{e}");
 }
 
@@ -539,7 +551,8 @@ async fn rubric_fills_placeholders_and_names_missing_variables() {
     )
     .await
     .score
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert_eq!(
         e,
         "the rubric uses {reference_code}, {style} with no value: add them to the sample's `rubric_vars`"
@@ -571,7 +584,8 @@ async fn rubric_fills_placeholders_and_names_missing_variables() {
     )
     .await
     .score
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("not a number from 0 to 1"), "{e}");
 }
 
@@ -594,7 +608,8 @@ async fn runevals_ratings_are_1_to_5_and_normalised() {
     )
     .await
     .score
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("not an integer from 1 to 5"), "{e}");
     assert_eq!(
         MetricSpec::new("citations", &[], Some((eval_runtime::Op::AtLeast, 3.0)))
@@ -620,7 +635,8 @@ async fn a_misconfigured_judge_is_an_error_not_an_offline_pass() {
         let e = score(&spec(name), &sample(), &Response::new("x"), &svc)
             .await
             .score
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("misconfigured"), "{name}: {e}");
     }
 }

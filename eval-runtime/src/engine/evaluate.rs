@@ -11,7 +11,7 @@ use eval_core::{Expected, Sample};
 use crate::agent::Response;
 use crate::error::{AgentError, SampleError};
 use crate::metrics;
-use crate::metrics::judged;
+use crate::metrics::{MetricError, judged};
 use crate::output::{MetricResult, SampleReport, Spread};
 use crate::services::Services;
 
@@ -150,12 +150,13 @@ fn combine(
                     Some(s) => scores.push(s),
                     None => {
                         let mut failed = result.clone();
-                        failed.error = Some(format!(
-                            "run {}/{}: {}",
-                            k + 1,
-                            runs.len(),
-                            result.error.as_deref().unwrap_or("no score")
-                        ));
+                        failed.error = Some(MetricError::Run {
+                            run: k + 1,
+                            runs: runs.len(),
+                            error: Box::new(
+                                result.error.clone().unwrap_or_else(|| "no score".into()),
+                            ),
+                        });
                         return failed;
                     }
                 }
@@ -260,7 +261,7 @@ async fn score_judged(
         total.score = match (total.score, scored.score) {
             (Ok(a), Ok(b)) => Ok(a + b),
             (Err(e), _) => Err(e),
-            (_, Err(e)) => Err(format!("turn {}: {e}", k + 1)),
+            (_, Err(e)) => Err(format!("turn {}: {e}", k + 1).into()),
         };
     }
     let n = per_turn.len() as f64;
@@ -281,13 +282,14 @@ fn score_sample(spec: &MetricSpec, sample: &Sample, response: &Response) -> Metr
                     "the sample expects {} per-turn answers but the agent returned {} (an in-process agent sets them with Response::with_turn_outputs)",
                     expected.len(),
                     response.turn_outputs.len()
-                ))
+                )
+                .into())
             } else {
                 expected
                     .iter()
                     .zip(&response.turn_outputs)
                     .map(|(exp, out)| metrics::score(spec, out, Some(exp)))
-                    .sum::<Result<f64, String>>()
+                    .sum::<Result<f64, MetricError>>()
                     .map(|total| total / expected.len() as f64)
             }
         }
@@ -318,10 +320,7 @@ fn score_rank(
     let Some(query) = &sample.retrieval else {
         return metric_result(
             spec,
-            Err(format!(
-                "`{}` needs the query's relevant.sourceIds",
-                spec.name
-            )),
+            Err(format!("`{}` needs the query's relevant.sourceIds", spec.name).into()),
         );
     };
     let scores =
@@ -334,7 +333,7 @@ fn score_rank(
     result
 }
 
-fn metric_result(spec: &MetricSpec, result: Result<f64, String>) -> MetricResult {
+fn metric_result(spec: &MetricSpec, result: Result<f64, MetricError>) -> MetricResult {
     let (score, error) = match result {
         Ok(s) => (Some(s), None),
         Err(e) => (None, Some(e)),

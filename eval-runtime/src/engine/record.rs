@@ -37,7 +37,7 @@ impl Compact {
                 .map(|m| CompactScore {
                     score: m.score,
                     passed: m.passed,
-                    error: m.error.as_deref().map(Box::from),
+                    error: m.error.as_ref().map(|e| e.to_string().into_boxed_str()),
                     method: m.method,
                     raw: m.raw,
                     spread: m.spread,

@@ -18,19 +18,57 @@ use std::collections::HashMap;
 pub mod judged;
 pub mod rank;
 
+/// Why a metric could not score a sample (the sample then fails).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum MetricError {
+    /// The LLM judge or the embeddings server failed (after its retries).
+    #[error(transparent)]
+    Service(#[from] crate::services::ServiceError),
+    /// The sample or the answer lacks what the metric needs, an option is
+    /// unusable (an invalid regex), or the judge's answer could not be used.
+    #[error("{0}")]
+    Unscorable(String),
+    /// One of several runs of the agent (`repeat`) could not be scored.
+    #[error("run {run}/{runs}: {error}")]
+    Run {
+        /// Which run (1-based).
+        run: usize,
+        /// Runs asked for.
+        runs: usize,
+        /// Why.
+        error: Box<MetricError>,
+    },
+}
+
+impl From<String> for MetricError {
+    fn from(reason: String) -> Self {
+        MetricError::Unscorable(reason)
+    }
+}
+
+impl From<&str> for MetricError {
+    fn from(reason: &str) -> Self {
+        MetricError::Unscorable(reason.to_string())
+    }
+}
+
 use eval_core::metric::{MetricKind, MetricSpec};
 
 /// Scores one output against one expected answer. `Err` is a one-line reason
 /// the metric could not be computed (e.g. an invalid regex).
-pub fn score(spec: &MetricSpec, output: &str, expected: Option<&str>) -> Result<f64, String> {
-    let expected = || match expected.map(str::trim) {
-        None => Err(format!("`{}` needs an expected answer", spec.name)),
-        // An empty answer is contained in, and matched by, everything.
-        Some("") => Err(format!(
-            "`{}` cannot score against an empty expected answer",
-            spec.name
-        )),
-        Some(e) => Ok(e),
+pub fn score(spec: &MetricSpec, output: &str, expected: Option<&str>) -> Result<f64, MetricError> {
+    let expected = || -> Result<&str, MetricError> {
+        match expected.map(str::trim) {
+            None => Err(format!("`{}` needs an expected answer", spec.name).into()),
+            // An empty answer is contained in, and matched by, everything.
+            Some("") => Err(format!(
+                "`{}` cannot score against an empty expected answer",
+                spec.name
+            )
+            .into()),
+            Some(e) => Ok(e),
+        }
     };
     Ok(match &spec.kind {
         MetricKind::ExactMatch { case_sensitive } => {
@@ -71,7 +109,7 @@ pub fn score(spec: &MetricSpec, output: &str, expected: Option<&str>) -> Result<
         }
         MetricKind::PartialMatch => token_f1(output, expected()?),
         MetricKind::Citations => citations(output) as f64,
-        _ => return Err(format!("`{}` cannot be scored by this version", spec.name)),
+        _ => return Err(format!("`{}` cannot be scored by this version", spec.name).into()),
     })
 }
 
@@ -233,13 +271,14 @@ mod tests {
         );
         assert_eq!(score(&spec("regex"), "none", Some(r"\d+")), Ok(0.0));
         let e = score(&spec("regex"), "x", Some("(")).unwrap_err();
-        assert!(e.contains("not a valid regex"), "{e}");
+        assert!(e.to_string().contains("not a valid regex"), "{e}");
         assert_eq!(
             citations("See [1] and [2], also [1] and [^3] and 【4†doc】."),
             4
         );
         assert_eq!(score(&spec("citations"), "no sources", None), Ok(0.0));
         let e = score(&spec("contains"), "x", None).unwrap_err();
-        assert!(e.contains("needs an expected answer"), "{e}");
+        assert!(matches!(e, MetricError::Unscorable(_)), "{e}");
+        assert!(e.to_string().contains("needs an expected answer"), "{e}");
     }
 }

@@ -26,7 +26,8 @@ pub struct MetricResult {
     /// Whether the score is on the right side of the threshold.
     pub passed: bool,
     /// Why the score could not be computed.
-    pub error: Option<String>,
+    #[serde(serialize_with = "ser_metric_error")]
+    pub error: Option<crate::metrics::MetricError>,
     /// How it was scored when not by the metric's primary method (e.g. an
     /// offline variant without a judge).
     pub method: Option<&'static str>,
@@ -127,6 +128,16 @@ pub struct SampleReport {
     pub latency: Duration,
     /// Judge and embedding calls made to score it.
     pub usage: Usage,
+}
+
+fn ser_metric_error<S: serde::Serializer>(
+    e: &Option<crate::metrics::MetricError>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match e {
+        Some(e) => s.serialize_some(&e.to_string()),
+        None => s.serialize_none(),
+    }
 }
 
 fn ser_error<S: serde::Serializer>(e: &Option<SampleError>, s: S) -> Result<S::Ok, S::Error> {

@@ -246,7 +246,7 @@ impl MetricRecord {
             op: m.op.to_string(),
             threshold: m.threshold,
             passed: m.passed,
-            error: m.error.clone(),
+            error: m.error.as_ref().map(ToString::to_string),
             method: m.method.map(str::to_string),
             raw: m.raw,
             spread: m.spread.map(RunSpread::from),

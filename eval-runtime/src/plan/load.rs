@@ -389,5 +389,13 @@ fn load_exact(plan: &Plan, services: &Services, name: &str, dir: &Path) -> Optio
         return None;
     }
     let planned = index::len(&idx).ok()?;
-    finish(d, one.samples, vec![entry.name], planned, services, &plan.base_dir).ok()
+    finish(
+        d,
+        one.samples,
+        vec![entry.name],
+        planned,
+        services,
+        &plan.base_dir,
+    )
+    .ok()
 }

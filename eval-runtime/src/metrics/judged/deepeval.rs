@@ -14,7 +14,7 @@ pub(super) async fn hallucination(
     response: &Response,
     services: &Services,
     usage: &mut Usage,
-) -> Result<f64, String> {
+) -> Result<f64, MetricError> {
     let judge = judge(services, "hallucination")?;
     if sample.context.is_empty() {
         return Err("`hallucination` needs the sample's `context`".into());
@@ -47,14 +47,15 @@ pub(super) async fn hallucination(
             },
         )
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(MetricError::Service)?;
     let agrees = flags(&reply, "verdicts", "verdict")?;
     if agrees.len() != sample.context.len() {
         return Err(format!(
             "the judge gave {} verdicts for {} contexts",
             agrees.len(),
             sample.context.len()
-        ));
+        )
+        .into());
     }
     Ok(agrees.iter().filter(|a| !**a).count() as f64 / agrees.len() as f64)
 }
@@ -70,7 +71,7 @@ pub(super) async fn opinions_flagged(
     response: &Response,
     services: &Services,
     usage: &mut Usage,
-) -> Result<f64, String> {
+) -> Result<f64, MetricError> {
     let (metric, what) = if toxicity {
         (
             "toxicity",
@@ -96,7 +97,7 @@ pub(super) async fn opinions_flagged(
             &|v| strings(v, "opinions").map(|_| ()),
         )
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(MetricError::Service)?;
     let opinions = strings(&reply, "opinions")?;
     if opinions.is_empty() {
         return Ok(0.0);
@@ -120,14 +121,15 @@ pub(super) async fn opinions_flagged(
             &|v| counted(flags(v, "verdicts", "verdict"), opinions.len(), "opinions"),
         )
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(MetricError::Service)?;
     let flagged = flags(&reply, "verdicts", "verdict")?;
     if flagged.len() != opinions.len() {
         return Err(format!(
             "the judge gave {} verdicts for {} opinions",
             flagged.len(),
             opinions.len()
-        ));
+        )
+        .into());
     }
     Ok(flagged.iter().filter(|f| **f).count() as f64 / flagged.len() as f64)
 }

@@ -19,7 +19,7 @@ pub(super) async fn rubric(
     response: &Response,
     services: &Services,
     usage: &mut Usage,
-) -> Result<f64, String> {
+) -> Result<f64, MetricError> {
     let template = match (
         sample.extra.get("rubric").and_then(Value::as_str),
         text,
@@ -68,8 +68,8 @@ pub(super) async fn rubric(
             &|v| score_in(v, "score", 0.0, 1.0, false).map(|_| ()),
         )
         .await
-        .map_err(|e| e.to_string())?;
-    score_in(&reply, "score", 0.0, 1.0, false).map_err(|e| format!("the judge's {e}"))
+        .map_err(MetricError::Service)?;
+    Ok(score_in(&reply, "score", 0.0, 1.0, false).map_err(|e| format!("the judge's {e}"))?)
 }
 
 /// Fills `{name}` placeholders; a name with no value is an error naming it.
@@ -146,7 +146,7 @@ pub(super) async fn rating(
     response: &Response,
     services: &Services,
     usage: &mut Usage,
-) -> Result<f64, String> {
+) -> Result<f64, MetricError> {
     use eval_core::metric::Rating;
     let (name, question, material) = match kind {
         Rating::Relevance => (
@@ -214,6 +214,6 @@ pub(super) async fn rating(
             &|v| score_in(v, "rating", 1.0, 5.0, true).map(|_| ()),
         )
         .await
-        .map_err(|e| e.to_string())?;
-    score_in(&reply, "rating", 1.0, 5.0, true).map_err(|e| format!("the judge's {e}"))
+        .map_err(MetricError::Service)?;
+    Ok(score_in(&reply, "rating", 1.0, 5.0, true).map_err(|e| format!("the judge's {e}"))?)
 }

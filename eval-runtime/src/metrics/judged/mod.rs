@@ -16,6 +16,7 @@ use eval_core::metric::{MetricKind, MetricSpec};
 use serde_json::Value;
 
 use crate::agent::Response;
+use crate::metrics::MetricError;
 use crate::services::{Judge, ServiceError, Services, Usage};
 
 mod deepeval;
@@ -32,7 +33,7 @@ use ragas::{answer_relevancy, answer_similarity, context_precision, context_reca
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scored {
     /// The score, or a one-line reason there is none.
-    pub score: Result<f64, String>,
+    pub score: Result<f64, MetricError>,
     /// How it was scored, when not by the metric's primary method
     /// (e.g. the offline variant).
     pub method: Option<&'static str>,
@@ -185,7 +186,10 @@ pub async fn score(
             raw = rated.as_ref().ok().copied();
             (rated.map(|r| (r - 1.0) / 4.0), None)
         }
-        _ => (Err(format!("`{}` is not model-based", spec.name)), None),
+        _ => (
+            Err(format!("`{}` is not model-based", spec.name).into()),
+            None,
+        ),
     };
     Scored {
         score,

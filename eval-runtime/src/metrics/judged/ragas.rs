@@ -18,7 +18,7 @@ pub(super) async fn faithfulness(
     response: &Response,
     services: &Services,
     usage: &mut Usage,
-) -> Result<f64, String> {
+) -> Result<f64, MetricError> {
     let judge = judge(services, "faithfulness")?;
     let context = retrieved(sample, response);
     if context.is_empty() {
@@ -42,7 +42,7 @@ pub(super) async fn faithfulness(
             &|v| strings(v, "statements").map(|_| ()),
         )
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(MetricError::Service)?;
     let statements = strings(&reply, "statements")?;
     if statements.is_empty() {
         return Err("the judge found no statements in the answer to check".into());
@@ -71,14 +71,15 @@ pub(super) async fn faithfulness(
             &|v| counted(flags(v, "verdicts", "verdict"), n_statements, "statements"),
         )
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(MetricError::Service)?;
     let verdicts = flags(&reply, "verdicts", "verdict")?;
     if verdicts.len() != statements.len() {
         return Err(format!(
             "the judge gave {} verdicts for {} statements",
             verdicts.len(),
             statements.len()
-        ));
+        )
+        .into());
     }
     Ok(verdicts.iter().filter(|v| **v).count() as f64 / verdicts.len() as f64)
 }
@@ -92,7 +93,7 @@ pub(super) async fn answer_similarity(
     response: &Response,
     services: &Services,
     usage: &mut Usage,
-) -> (Result<f64, String>, Option<&'static str>) {
+) -> (Result<f64, MetricError>, Option<&'static str>) {
     let Some(expected) = sample.expected_text() else {
         return (
             Err("`answer_similarity` needs an expected answer".into()),
@@ -101,9 +102,7 @@ pub(super) async fn answer_similarity(
     };
     match &services.embedder {
         Err(e) if !matches!(e, ServiceError::NotConfigured { .. }) => (
-            Err(format!(
-                "`answer_similarity`: the embeddings server is misconfigured: {e}"
-            )),
+            Err(format!("`answer_similarity`: the embeddings server is misconfigured: {e}").into()),
             None,
         ),
         Ok(embedder) => {
@@ -111,7 +110,7 @@ pub(super) async fn answer_similarity(
             (
                 result
                     .map(|v| cosine(&v[0], &v[1]))
-                    .map_err(|e| e.to_string()),
+                    .map_err(MetricError::Service),
                 None,
             )
         }
@@ -135,7 +134,7 @@ pub(super) async fn context_recall(
     response: &Response,
     services: &Services,
     usage: &mut Usage,
-) -> (Result<f64, String>, Option<&'static str>) {
+) -> (Result<f64, MetricError>, Option<&'static str>) {
     let context = retrieved(sample, response);
     if context.is_empty() {
         return (
@@ -144,7 +143,7 @@ pub(super) async fn context_recall(
         );
     }
     let (judge, expected) = match context_setup("context_recall", sample, services) {
-        Err(e) => return (Err(e), None),
+        Err(e) => return (Err(e.into()), None),
         Ok(Some(with_judge)) => with_judge,
         Ok(None) => {
             let recalled = sample
@@ -179,7 +178,7 @@ pub(super) async fn context_recall(
         .await;
     let reply = match reply {
         Ok(r) => r,
-        Err(e) => return (Err(e.to_string()), None),
+        Err(e) => return (Err(e.into()), None),
     };
     let score = flags(&reply, "classifications", "attributed").and_then(|f| {
         if f.is_empty() {
@@ -188,7 +187,7 @@ pub(super) async fn context_recall(
             Ok(f.iter().filter(|a| **a).count() as f64 / f.len() as f64)
         }
     });
-    (score, None)
+    (score.map_err(MetricError::from), None)
 }
 
 const CONTEXT_PRECISION_VERSION: u32 = 1;
@@ -222,7 +221,7 @@ pub(super) async fn context_precision(
     response: &Response,
     services: &Services,
     usage: &mut Usage,
-) -> (Result<f64, String>, Option<&'static str>) {
+) -> (Result<f64, MetricError>, Option<&'static str>) {
     let context = retrieved(sample, response);
     if context.is_empty() {
         return (
@@ -231,7 +230,7 @@ pub(super) async fn context_precision(
         );
     }
     let (judge, expected) = match context_setup("context_precision", sample, services) {
-        Err(e) => return (Err(e), None),
+        Err(e) => return (Err(e.into()), None),
         Ok(Some(with_judge)) => with_judge,
         Ok(None) => {
             let verdicts: Vec<bool> = context
@@ -280,7 +279,7 @@ pub(super) async fn context_precision(
         .and_then(|r| flags(&r, "verdicts", "verdict"))
     {
         Ok(v) => v,
-        Err(e) => return (Err(e), None),
+        Err(e) => return (Err(e.into()), None),
     };
     if verdicts.len() != context.len() {
         return (
@@ -288,7 +287,8 @@ pub(super) async fn context_precision(
                 "the judge gave {} verdicts for {} context chunks",
                 verdicts.len(),
                 context.len()
-            )),
+            )
+            .into()),
             None,
         );
     }
@@ -313,7 +313,7 @@ pub(super) async fn answer_relevancy(
     response: &Response,
     services: &Services,
     usage: &mut Usage,
-) -> Result<f64, String> {
+) -> Result<f64, MetricError> {
     let judge = judge(services, "answer_relevancy")?;
     let embedder = services.embedder.as_ref().map_err(|e| {
         format!(
@@ -335,7 +335,7 @@ pub(super) async fn answer_relevancy(
             &|v| strings(v, "questions").map(|_| ()),
         )
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(MetricError::Service)?;
     let questions = strings(&reply, "questions")?;
     if questions.is_empty() {
         return Err("the judge generated no questions".into());
@@ -351,7 +351,7 @@ pub(super) async fn answer_relevancy(
     let vectors = embedder
         .embed(&texts, usage)
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(MetricError::Service)?;
     let mean = vectors[1..]
         .iter()
         .map(|q| cosine(&vectors[0], q))
