@@ -121,6 +121,13 @@ async fn count(sample: &Sample) -> Response {
     Response::new(sample.expected_text().unwrap_or_default())
 }
 
+// A plain function is bounded by the sample timeout too.
+#[eval_dataset("data/slow.jsonl", metrics(contains), timeout_secs = 1)]
+fn slow(sample: &Sample) -> Response {
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    Response::new(sample.expected_text().unwrap_or_default())
+}
+
 #[eval_dataset("data/odd.csv", metrics(contains >= 1.0))]
 async fn sheet(sample: &Sample) -> eval_runtime::Result<Response> {
     Ok(echo(sample).await)
@@ -158,6 +165,11 @@ fn a_new_crate_gets_documented_names_rebuilds_on_data_and_reports_failures() {
         .map(|i| format!("{{\"input\": \"c{i}\", \"expected\": \"x\"}}\n"))
         .collect();
     fs::write(dir.join("data/count.jsonl"), count).unwrap();
+    fs::write(
+        dir.join("data/slow.jsonl"),
+        "{\"input\": \"slow one\", \"expected\": \"x\"}\n",
+    )
+    .unwrap();
     fs::write(dir.join("tests/evals.rs"), EVALS_RS).unwrap();
 
     // A 5,000-character input, written at run time to keep this file readable.
@@ -188,6 +200,7 @@ fn a_new_crate_gets_documented_names_rebuilds_on_data_and_reports_failures() {
             "r#type::no_answer_here",
             "sheet::lines",
             "sheet::multi__conv",
+            "slow::slow_one",
         ]
     );
 
@@ -205,13 +218,14 @@ fn a_new_crate_gets_documented_names_rebuilds_on_data_and_reports_failures() {
         assert!(after.contains(n), "{n} changed name after an append");
     }
 
-    // Running: everything passes but sample id 7 (readable report) and the
-    // sample without an expected answer (its sync agent is never called).
+    // Running: everything passes but sample id 7 (readable report), the
+    // sample without an expected answer (its sync agent is never called) and
+    // the sync agent slower than its `timeout_secs`.
     let out = cargo(&dir, &["test", "--test", "evals"]);
     let all = text(&out);
     assert!(!out.status.success(), "{all}");
     assert!(
-        all.contains("test result: FAILED. 16 passed; 2 failed"),
+        all.contains("test result: FAILED. 16 passed; 3 failed"),
         "{all}"
     );
     assert!(
@@ -221,6 +235,12 @@ fn a_new_crate_gets_documented_names_rebuilds_on_data_and_reports_failures() {
         "{all}"
     );
     assert!(!all.contains("the agent was called"), "{all}");
+    assert!(
+        all.contains(
+            "slow::slow_one (data/slow.jsonl:1, id 0): agent error: no answer within 1s (sample timeout)"
+        ),
+        "{all}"
+    );
     assert!(
         all.contains("FAILED odd::_7 (data/odd.jsonl:7, id 7)\n  input:    with id\n  expected: fails on purpose\n  actual:   with id\n"),
         "{all}"

@@ -9,15 +9,23 @@ use std::sync::OnceLock;
 use eval_core::Dataset;
 
 fn evals(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_evals"))
-        .args(args)
+    evals_with(dir, args, &[])
+}
+
+fn evals_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_evals"));
+    cmd.args(args)
         .current_dir(dir)
         .env_remove("EVAL_AGENT_URL")
         .env_remove("EVAL_JUDGE_URL")
         .env_remove("EVAL_EMBED_URL")
-        .env("EVAL_CACHE", "off")
-        .output()
-        .expect("run evals")
+        .env_remove("EVAL_CONCURRENCY")
+        .env_remove("EVAL_SAMPLE_TIMEOUT_SECS")
+        .env("EVAL_CACHE", "off");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("run evals")
 }
 
 fn text(o: &Output) -> (String, String) {
@@ -904,4 +912,77 @@ fn loader_refs_come_from_the_loader_dir() {
         "{:?}",
         text(&out)
     );
+}
+
+#[test]
+fn settings_come_from_the_environment_once_and_bad_values_are_named() {
+    let dir = scratch("settings");
+    std::fs::create_dir_all(dir.join("evals")).unwrap();
+    std::fs::copy(
+        repo().join("examples/evals/rag.jsonl"),
+        dir.join("evals/rag.jsonl"),
+    )
+    .unwrap();
+    let args = [
+        "evaluate",
+        "evals/rag.jsonl",
+        "--metrics",
+        "contains",
+        "--url",
+        demo_url(),
+    ];
+    // Every bad value at once, each with its variable and value; nothing runs.
+    let out = evals_with(
+        &dir,
+        &args,
+        &[
+            ("EVAL_CONCURRENCY", "lots"),
+            ("EVAL_SAMPLE_TIMEOUT_SECS", "-3"),
+            ("EVAL_CACHE", "maybe"),
+        ],
+    );
+    let (stdout, stderr) = text(&out);
+    assert_eq!(code(&out), 2, "{stdout}{stderr}");
+    for want in [
+        "error: invalid EVAL_SAMPLE_TIMEOUT_SECS=`-3`: a number of seconds between 0.001 and 10^9",
+        "error: invalid EVAL_CONCURRENCY=`lots`: a whole number from 1 to 100000",
+        "error: invalid EVAL_CACHE=`maybe`: on or off",
+    ] {
+        assert!(stderr.contains(want), "{want} not in:\n{stderr}");
+    }
+    // A near miss is warned about, and the run goes on.
+    let out = evals_with(&dir, &args, &[("EVAL_CONCURENCY", "4")]);
+    assert_eq!(code(&out), 0, "{:?}", text(&out));
+    assert!(
+        text(&out).1.contains("warning: EVAL_CONCURENCY is not a setting of this tool (did you mean EVAL_CONCURRENCY?)"),
+        "{:?}",
+        text(&out)
+    );
+    // EVAL_SAMPLE_TIMEOUT_SECS bounds every sample of the CLI too; --timeout-secs wins over it.
+    let slow = eval_examples::demo::spawn(eval_examples::demo::DemoConfig {
+        latency: std::time::Duration::from_millis(1500),
+    })
+    .unwrap();
+    let url = slow.url();
+    let slow_args = [
+        "evaluate",
+        "evals/rag.jsonl",
+        "--metrics",
+        "contains",
+        "--url",
+        url.as_str(),
+        "--max-samples",
+        "2",
+    ];
+    let out = evals_with(&dir, &slow_args, &[("EVAL_SAMPLE_TIMEOUT_SECS", "0.2")]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(code(&out), 2, "no sample could be scored: {stdout}{stderr}");
+    assert!(
+        stdout.contains("agent error: no answer within 0.2s (sample timeout)"),
+        "{stdout}"
+    );
+    let mut with_flag = slow_args.to_vec();
+    with_flag.extend(["--timeout-secs", "30"]);
+    let out = evals_with(&dir, &with_flag, &[("EVAL_SAMPLE_TIMEOUT_SECS", "0.2")]);
+    assert_eq!(code(&out), 0, "the flag wins: {:?}", text(&out));
 }

@@ -638,3 +638,37 @@ fn a_rubric_file_is_read_once_when_the_plan_loads() {
         "no agent call for the bad plan"
     );
 }
+
+#[test]
+fn the_settings_timeout_applies_unless_the_harness_sets_its_own() {
+    let dir = scratch(
+        "timeout",
+        &[("qa.jsonl", "{\"input\": \"slow\", \"expected\": \"x\"}\n")],
+    );
+    let config = eval_runtime::Config::from_vars(
+        |name| Ok((name == "EVAL_SAMPLE_TIMEOUT_SECS").then(|| "0.2".to_string())),
+        &[],
+    )
+    .unwrap();
+    let slow = async |_: &Sample| {
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        Response::new("x")
+    };
+    let out = harness(&dir)
+        .dataset("qa.jsonl", "contains")
+        .config(config.clone())
+        .agent_fn(slow)
+        .evaluate(args(&[]));
+    assert_eq!(out.code, 101);
+    assert_eq!(
+        read(&out).samples[0].error.as_deref(),
+        Some("agent error: no answer within 0.2s (sample timeout)")
+    );
+    let out = harness(&dir)
+        .dataset("qa.jsonl", "contains")
+        .config(config)
+        .timeout(Duration::from_secs(5))
+        .agent_fn(slow)
+        .evaluate(args(&[]));
+    assert_eq!(out.code, 0, "the harness's own timeout wins");
+}
