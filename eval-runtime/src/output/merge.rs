@@ -120,36 +120,8 @@ fn collect_json(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::results::{Gate, MetricRecord, Verdict};
-
-    fn record(name: &str, score: f64) -> SampleRecord {
-        SampleRecord {
-            dataset: "rag".into(),
-            test_name: name.into(),
-            id: name.into(),
-            source: "f.jsonl:1".into(),
-            verdict: if score >= 1.0 {
-                Verdict::Pass
-            } else {
-                Verdict::Fail
-            },
-            metrics: vec![MetricRecord {
-                name: "contains".into(),
-                score: Some(score),
-                op: ">=".into(),
-                threshold: 1.0,
-                passed: score >= 1.0,
-                error: None,
-                method: None,
-                raw: None,
-                spread: None,
-            }],
-            latency_ms: 1.0,
-            error: None,
-            output: None,
-            usage: Default::default(),
-        }
-    }
+    use crate::output::results::{Gate, Verdict};
+    use crate::output::test_record as record;
 
     fn part(name: &str, score: f64, planned: usize) -> Results {
         let gate = Gate::new("contains", eval_core::Op::AtLeast, 0.5);
@@ -157,7 +129,12 @@ mod tests {
             "rag".to_string(),
             DatasetTerms::new(Some(planned), vec![gate], false),
         )]);
-        Results::new("evals", vec![record(name, score)], &terms)
+        let verdict = if score >= 1.0 {
+            Verdict::Pass
+        } else {
+            Verdict::Fail
+        };
+        Results::new("evals", vec![record("rag", name, verdict)], &terms)
     }
 
     #[test]

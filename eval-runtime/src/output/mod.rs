@@ -43,3 +43,36 @@ pub(crate) fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(
     })
     .map_err(error)
 }
+
+/// A one-metric (`contains`) sample record for tests: scored 1 when it
+/// passes, 0 when it fails, not at all on an error.
+#[cfg(test)]
+pub(crate) fn test_record(dataset: &str, name: &str, verdict: Verdict) -> SampleRecord {
+    let score = match verdict {
+        Verdict::Pass => Some(1.0),
+        Verdict::Fail => Some(0.0),
+        Verdict::Error => None,
+    };
+    SampleRecord {
+        dataset: dataset.into(),
+        test_name: name.into(),
+        id: name.into(),
+        source: "f.jsonl:1".into(),
+        verdict,
+        metrics: vec![MetricRecord {
+            name: "contains".into(),
+            score,
+            op: ">=".into(),
+            threshold: 1.0,
+            passed: verdict == Verdict::Pass,
+            error: None,
+            method: None,
+            raw: None,
+            spread: None,
+        }],
+        latency_ms: 1.0,
+        error: (verdict == Verdict::Error).then(|| "agent error: down".into()),
+        output: None,
+        usage: Default::default(),
+    }
+}

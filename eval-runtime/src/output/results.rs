@@ -597,31 +597,7 @@ pub(crate) fn write_streaming(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    pub(crate) fn record(dataset: &str, name: &str, score: f64, passed: bool) -> SampleRecord {
-        SampleRecord {
-            dataset: dataset.into(),
-            test_name: name.into(),
-            id: name.into(),
-            source: "f.jsonl:1".into(),
-            verdict: if passed { Verdict::Pass } else { Verdict::Fail },
-            metrics: vec![MetricRecord {
-                name: "contains".into(),
-                score: Some(score),
-                op: ">=".into(),
-                threshold: 1.0,
-                passed,
-                error: None,
-                method: None,
-                raw: None,
-                spread: None,
-            }],
-            latency_ms: 1.0,
-            error: None,
-            output: None,
-            usage: Default::default(),
-        }
-    }
+    use crate::output::test_record as record;
 
     fn gate(threshold: f64) -> Gate {
         Gate {
@@ -640,8 +616,8 @@ mod tests {
         let a = Results::new(
             "evals",
             vec![
-                record("rag", "a", 1.0, true),
-                record("rag", "b", 0.0, false),
+                record("rag", "a", Verdict::Pass),
+                record("rag", "b", Verdict::Fail),
             ],
             &terms,
         );
@@ -666,7 +642,7 @@ mod tests {
             "rag".to_string(),
             DatasetTerms::new(Some(3), vec![gate(0.9)], false),
         )]);
-        let part = Results::new("evals", vec![record("rag", "a", 0.0, false)], &terms);
+        let part = Results::new("evals", vec![record("rag", "a", Verdict::Fail)], &terms);
         assert!(!part.complete);
         let d = &part.datasets[0];
         assert!(!d.complete);
@@ -686,7 +662,7 @@ mod tests {
         let path = dir.join("x/evals.json");
         let r = Results::new(
             "evals",
-            vec![record("rag", "a", 1.0, true)],
+            vec![record("rag", "a", Verdict::Pass)],
             &BTreeMap::new(),
         );
         r.write(&path).unwrap();

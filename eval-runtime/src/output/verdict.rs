@@ -90,39 +90,8 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::output::results::{
-        DatasetTerms, Gate, MetricRecord, Results, SampleRecord, Verdict,
-    };
-
-    fn record(name: &str, verdict: Verdict) -> SampleRecord {
-        let score = match verdict {
-            Verdict::Pass => Some(1.0),
-            Verdict::Fail => Some(0.0),
-            Verdict::Error => None,
-        };
-        SampleRecord {
-            dataset: "rag".into(),
-            test_name: name.into(),
-            id: name.into(),
-            source: "f.jsonl:1".into(),
-            verdict,
-            metrics: vec![MetricRecord {
-                name: "contains".into(),
-                score,
-                op: ">=".into(),
-                threshold: 1.0,
-                passed: verdict == Verdict::Pass,
-                error: None,
-                method: None,
-                raw: None,
-                spread: None,
-            }],
-            latency_ms: 1.0,
-            error: (verdict == Verdict::Error).then(|| "agent error: down".into()),
-            output: None,
-            usage: Default::default(),
-        }
-    }
+    use crate::output::results::{DatasetTerms, Gate, Results, SampleRecord, Verdict};
+    use crate::output::test_record as record;
 
     fn verdict(records: Vec<SampleRecord>, planned: usize, ci_gate: bool) -> RunVerdict {
         let gate = Gate::new("contains", eval_core::Op::AtLeast, 0.5);
@@ -137,9 +106,9 @@ mod tests {
     fn samples_fail_singly_unless_ci_gate_judges_them_by_the_mean() {
         let three = || {
             vec![
-                record("a", Verdict::Pass),
-                record("b", Verdict::Pass),
-                record("c", Verdict::Fail),
+                record("rag", "a", Verdict::Pass),
+                record("rag", "b", Verdict::Pass),
+                record("rag", "c", Verdict::Fail),
             ]
         };
         let singly = verdict(three(), 3, false);
@@ -152,7 +121,10 @@ mod tests {
         assert!(gated.passed(), "under ciGate the mean decides");
 
         let down = verdict(
-            vec![record("a", Verdict::Pass), record("b", Verdict::Error)],
+            vec![
+                record("rag", "a", Verdict::Pass),
+                record("rag", "b", Verdict::Error),
+            ],
             2,
             true,
         );
@@ -162,12 +134,12 @@ mod tests {
         );
         assert_eq!(down.missed_gates.len(), 1, "and misses the gate");
         assert!(!down.nothing_scored());
-        assert!(verdict(vec![record("b", Verdict::Error)], 1, true).nothing_scored());
+        assert!(verdict(vec![record("rag", "b", Verdict::Error)], 1, true).nothing_scored());
     }
 
     #[test]
     fn a_partial_dataset_leaves_its_gate_unjudged() {
-        let v = verdict(vec![record("c", Verdict::Fail)], 3, true);
+        let v = verdict(vec![record("rag", "c", Verdict::Fail)], 3, true);
         assert!(v.passed(), "not judged is not failed");
         assert_eq!(v.unjudged_gates.len(), 1);
         assert_eq!(
