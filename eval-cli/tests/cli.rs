@@ -954,7 +954,7 @@ fn settings_come_from_the_environment_once_and_bad_values_are_named() {
     let out = evals_with(&dir, &args, &[("EVAL_CONCURENCY", "4")]);
     assert_eq!(code(&out), 0, "{:?}", text(&out));
     assert!(
-        text(&out).1.contains("warning: EVAL_CONCURENCY is not a setting of this tool (did you mean EVAL_CONCURRENCY?)"),
+        text(&out).1.contains("warning: EVAL_CONCURENCY is not a setting of this tool (did you mean `EVAL_CONCURRENCY`?)"),
         "{:?}",
         text(&out)
     );

@@ -335,10 +335,12 @@ impl Config {
             .iter()
             .filter(|v| !KNOWN.contains(&v.as_str()))
             .filter_map(|v| {
-                KNOWN
-                    .iter()
-                    .find(|k| eval_core::metric::edit_distance(k, v) <= 2)
-                    .map(|k| (v.clone(), *k))
+                eval_core::suggest::closest_within(
+                    v,
+                    KNOWN.iter().copied(),
+                    eval_core::suggest::Closeness::case_sensitive(2),
+                )
+                .map(|k| (v.clone(), k))
             })
             .collect();
         if !bad.is_empty() {
@@ -413,7 +415,10 @@ impl Config {
         self.near_misses
             .iter()
             .map(|(var, known)| {
-                format!("{var} is not a setting of this tool (did you mean {known}?)")
+                format!(
+                    "{var} is not a setting of this tool{}",
+                    eval_core::suggest::did_you_mean(Some(known))
+                )
             })
             .collect()
     }
@@ -516,7 +521,7 @@ mod tests {
         let c = vars(&[("EVAL_CONCURENCY", "4"), ("EVAL_MY_OWN", "x")]).unwrap();
         assert_eq!(
             c.warnings(),
-            ["EVAL_CONCURENCY is not a setting of this tool (did you mean EVAL_CONCURRENCY?)"]
+            ["EVAL_CONCURENCY is not a setting of this tool (did you mean `EVAL_CONCURRENCY`?)"]
         );
         assert_eq!(c.concurrency_or(None), DEFAULT_CONCURRENCY);
     }

@@ -288,7 +288,7 @@ pub fn string_similarity(a: &str, b: &str) -> f64 {
     if longest == 0 {
         return 1.0;
     }
-    1.0 - eval_core::metric::edit_distance(a, b) as f64 / longest as f64
+    1.0 - eval_core::suggest::edit_distance(a, b) as f64 / longest as f64
 }
 
 /// The best [`string_similarity`] of `text` to any of `others` (0 when none).
