@@ -4,9 +4,9 @@
 //! re-exports it and holds all the behaviour; this crate only parses the
 //! attribute, reads the dataset and generates tiny test functions.
 //!
-//! The shape follows thiserror's: [`parse`] builds a typed view of the
-//! attribute (keeping spans), [`validate`] reports every problem at once as
-//! spanned errors, [`expand`] writes the tests.
+//! The shape follows thiserror's: `parse` builds a typed view of the
+//! attribute (keeping spans), `validate` reports every problem at once as
+//! spanned errors, `expand` writes the tests.
 
 #![forbid(unsafe_code)]
 

@@ -1,27 +1,4 @@
-//! The run-time harness: samples found when the test binary runs (no
-//! rebuild when data changes), all selected samples evaluated concurrently,
-//! one libtest-compatible trial per sample, a results file, gates.
-//!
-//! ```no_run
-//! // tests/evals_harness.rs, with `[[test]] name = "evals_harness" harness = false`
-//! use eval_runtime::{Harness, HttpAgent};
-//!
-//! fn main() -> std::process::ExitCode {
-//!     Harness::new()
-//!         .dataset("evals/*.jsonl", "contains >= 1.0, partial_match >= 0.5")
-//!         .gate("partial_match >= 0.7")
-//!         .agent(HttpAgent::from_env())
-//!         .run()
-//! }
-//! ```
-//!
-//! Trials are named `<dataset>::<sample>`, the sample part as in the
-//! attribute, so `-- advanced`, `--skip`, `--exact` and `--list` behave as
-//! with `#[test]`s, and `cargo nextest run` can run and shard them. An
-//! `--exact` name that matches no sample is an error, not a silent pass.
-//! The harness only builds a [`Plan`](crate::plan::Plan) and turns the
-//! engine's verdict into its exit code: 0 all passed, 101 a sample failed, 1
-//! a gate was missed (or the baseline regressed), 2 the run could not start.
+//! The harness front end: a libtest-mimic trial per sample over the engine.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -68,7 +45,30 @@ impl Outcome {
     }
 }
 
-/// Builder for a `harness = false` test binary. See the [module docs](self).
+/// The run-time harness: samples found when the test binary runs (no
+/// rebuild when data changes), all selected samples evaluated concurrently,
+/// one libtest-compatible trial per sample, a results file, gates.
+///
+/// ```no_run
+/// // tests/evals_harness.rs, with `[[test]] name = "evals_harness" harness = false`
+/// use eval_runtime::{Harness, HttpAgent};
+///
+/// fn main() -> std::process::ExitCode {
+///     Harness::new()
+///         .dataset("evals/*.jsonl", "contains >= 1.0, partial_match >= 0.5")
+///         .gate("partial_match >= 0.7")
+///         .agent(HttpAgent::from_env())
+///         .run()
+/// }
+/// ```
+///
+/// Trials are named `<dataset>::<sample>`, the sample part as in the
+/// attribute, so `-- advanced`, `--skip`, `--exact` and `--list` behave as
+/// with `#[test]`s, and `cargo nextest run` can run and shard them. An
+/// `--exact` name that matches no sample is an error, not a silent pass.
+/// The harness only builds a [`Plan`](crate::plan::Plan) and turns the
+/// engine's verdict into its exit code: 0 all passed, 101 a sample failed, 1
+/// a gate was missed (or the baseline regressed), 2 the run could not start.
 #[must_use = "call .run() to evaluate"]
 pub struct Harness {
     plan: PlanBuilder,

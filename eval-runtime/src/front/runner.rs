@@ -1,18 +1,4 @@
-//! Evaluating a plan outside libtest, as the `evals` command does: every
-//! sample of every dataset, concurrently, into one [`Results`] and its
-//! [`RunVerdict`].
-//!
-//! ```no_run
-//! use eval_runtime::plan::PlanBuilder;
-//! use eval_runtime::{HttpAgent, Runner};
-//!
-//! let plan = PlanBuilder::new().dataset("evals/rag.jsonl", "contains, partial_match >= 0.5");
-//! let runner = Runner::new();
-//! let prepared = runner.prepare(plan).unwrap();
-//! let agent = HttpAgent::new("http://127.0.0.1:4000").unwrap();
-//! let outcome = prepared.evaluate(&agent, |_| {}).unwrap();
-//! println!("{} samples, passed: {}", outcome.results.samples.len(), outcome.verdict.passed());
-//! ```
+//! The runner front end: what the `evals` command evaluates with.
 
 use std::sync::Arc;
 
@@ -28,7 +14,21 @@ use crate::output::{
 use crate::plan::{Baseline, PlanBuilder};
 use crate::services::Services;
 
-/// Runs plans. See the [module docs](self).
+/// Evaluating a plan outside libtest, as the `evals` command does: every
+/// sample of every dataset, concurrently, into one [`Results`] and its
+/// [`RunVerdict`].
+///
+/// ```no_run
+/// use eval_runtime::plan::PlanBuilder;
+/// use eval_runtime::{HttpAgent, Runner};
+///
+/// let plan = PlanBuilder::new().dataset("evals/rag.jsonl", "contains, partial_match >= 0.5");
+/// let runner = Runner::new();
+/// let prepared = runner.prepare(plan).unwrap();
+/// let agent = HttpAgent::new("http://127.0.0.1:4000").unwrap();
+/// let outcome = prepared.evaluate(&agent, |_| {}).unwrap();
+/// println!("{} samples, passed: {}", outcome.results.samples.len(), outcome.verdict.passed());
+/// ```
 #[must_use]
 #[derive(Default)]
 pub struct Runner {
