@@ -49,9 +49,14 @@ pub(crate) struct Run {
 }
 
 impl Run {
-    /// A run over `datasets`; at most `limit` agent calls in flight, each
-    /// holding one of `permits` (which other runs of the process may share).
-    pub(crate) fn new(
+    /// A run over `datasets` with at most `limit` agent calls in flight.
+    pub(crate) fn new(datasets: Vec<LoadedDataset>, services: Services, limit: usize) -> Run {
+        Self::sharing(datasets, services, Arc::new(Semaphore::new(limit)), limit)
+    }
+
+    /// A run whose agent calls each hold one of `permits`, which other runs
+    /// of the process share (the attribute's datasets).
+    pub(crate) fn sharing(
         datasets: Vec<LoadedDataset>,
         services: Services,
         permits: Arc<Semaphore>,

@@ -117,7 +117,7 @@ impl Embedded {
         for note in datasets.iter().flat_map(|d| &d.notes) {
             warn(note);
         }
-        Ok(Arc::new(Run::new(
+        Ok(Arc::new(Run::sharing(
             datasets,
             services.clone(),
             process_permits(config),

@@ -297,8 +297,7 @@ impl Harness {
         for note in datasets.iter().flat_map(|d| &d.notes) {
             eprintln!("note: {note}");
         }
-        let permits = Arc::new(tokio::sync::Semaphore::new(plan.concurrency));
-        let run = Arc::new(Run::new(datasets, services, permits, plan.concurrency));
+        let run = Arc::new(Run::new(datasets, services, plan.concurrency));
         let trials: Vec<Trial> = (0..run.len())
             .map(|t| {
                 let (run, agent) = (run.clone(), agent.clone());

@@ -1,7 +1,5 @@
 //! The runner front end: what the `evals` command evaluates with.
 
-use std::sync::Arc;
-
 use eval_core::Sample;
 
 use crate::agent::Agent;
@@ -102,10 +100,9 @@ impl Runner {
         };
         let (plan, datasets) = crate::plan::prepare(&plan, config, &services, None, None)?;
         let notes = datasets.iter().flat_map(|d| d.notes.clone()).collect();
-        let permits = Arc::new(tokio::sync::Semaphore::new(plan.concurrency));
         Ok(Prepared {
             binary: &self.binary,
-            run: Run::new(datasets, services, permits, plan.concurrency),
+            run: Run::new(datasets, services, plan.concurrency),
             baseline: plan.baseline,
             config,
             notes,
