@@ -16,8 +16,9 @@ pub enum Command {
     /// `target/evals/<package>/<binary>.parts/`, or the results of
     /// `--partition` shards — into one, and judge every gate over the whole
     /// dataset. Exits 1 when the joined run fails (a missed gate, or a
-    /// failed sample where samples are judged singly), 2 when the inputs
-    /// cannot be joined (a sample in two of them, different binaries).
+    /// failed sample where samples are judged singly, or samples missing
+    /// without --partial), 2 when the inputs cannot be joined (a sample in
+    /// two of them, different binaries).
     Merge(MergeArgs),
     /// Per sample (or query) and metric, what got better or worse between
     /// two results files, and which samples are new or gone. Exits 1 when
@@ -53,6 +54,11 @@ pub struct MergeArgs {
     /// Print the joined results as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Accept a join that lacks samples of a dataset (its gates are then
+    /// not judged); without it an incomplete join exits 1, since a missing
+    /// shard or part would otherwise pass unnoticed.
+    #[arg(long)]
+    pub partial: bool,
 }
 
 /// Flags of `evals report accept`.
@@ -117,6 +123,17 @@ pub fn run(command: Command) -> Result<u8, Failure> {
                     },
                     args.output.display()
                 );
+            }
+            if !merged.complete && !args.partial {
+                for d in merged.datasets.iter().filter(|d| !d.complete) {
+                    eprintln!(
+                        "error: {}: {} of {} samples: a shard or part is missing (--partial accepts that)",
+                        d.name,
+                        d.samples,
+                        d.planned.map_or("?".to_string(), |p| p.to_string())
+                    );
+                }
+                return Ok(1);
             }
             Ok(u8::from(!verdict.passed()))
         }

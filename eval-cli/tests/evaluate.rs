@@ -677,3 +677,54 @@ fn settings_come_from_the_environment_once_and_bad_values_are_named() {
     let out = evals_with(&dir, &with_flag, &[("EVAL_SAMPLE_TIMEOUT_SECS", "0.2")]);
     assert_eq!(code(&out), 0, "the flag wins: {:?}", text(&out));
 }
+
+#[test]
+fn a_gate_on_a_metric_the_dataset_is_not_scored_with_is_refused() {
+    let dir = scratch("gate-metric");
+    std::fs::create_dir_all(dir.join("evals")).unwrap();
+    std::fs::copy(
+        repo().join("examples/evals/rag.jsonl"),
+        dir.join("evals/rag.jsonl"),
+    )
+    .unwrap();
+    // Scored with its own metrics (PartialMatch: it has expected answers).
+    let out = evals(
+        &dir,
+        &[
+            "evaluate",
+            "evals/rag.jsonl",
+            "--gate",
+            "contains >= 0.5",
+            "--url",
+            demo_url(),
+        ],
+    );
+    let (stdout, stderr) = text(&out);
+    assert_eq!(code(&out), 2, "{stdout}{stderr}");
+    assert!(
+        stderr.contains(
+            "gate `contains` for evals/rag.jsonl: the dataset is not scored with `contains`"
+        ),
+        "{stderr}"
+    );
+    // An alias gates its metric.
+    let out = evals(
+        &dir,
+        &[
+            "evaluate",
+            "evals/rag.jsonl",
+            "--metrics",
+            "string_match >= 0.0",
+            "--gate",
+            "exact_match >= 0.0",
+            "--url",
+            demo_url(),
+        ],
+    );
+    let (stdout, stderr) = text(&out);
+    assert_eq!(code(&out), 0, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("gate rag passed: mean string_match"),
+        "{stdout}"
+    );
+}

@@ -400,6 +400,12 @@ fn every_front_end_gives_the_same_verdict() {
             ],
         );
         assert!(text(&half).contains("not judged"), "{}", text(&half));
+        assert_eq!(half.status.code(), Some(1), "a missing shard is not a pass");
+        assert!(
+            text(&half).contains("a shard or part is missing (--partial accepts that)"),
+            "{}",
+            text(&half)
+        );
         merged_files.push(merged);
     }
 

@@ -168,6 +168,9 @@ pub enum SampleError {
     /// `repeat` was 0.
     #[error("no agent run to evaluate (repeat is 0)")]
     NoRuns,
+    /// Evaluating the sample panicked outside the agent (a metric).
+    #[error("evaluation panicked: {0}")]
+    Panicked(String),
 }
 
 /// Text on one line, cut to `max` characters.

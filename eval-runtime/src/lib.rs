@@ -184,12 +184,22 @@ where
     let timeout = Config::global().map_or(config::DEFAULT_SAMPLE_TIMEOUT, |c| {
         c.sample_timeout_or(None)
     });
-    engine::schedule::runtime().block_on(evaluate_with(
+    let evaluation = evaluate_with(
         test_name.to_string(),
         sample,
         specs,
         timeout,
         async { agent(sample).await.into_agent_result() },
         Services::global(),
-    ))
+    );
+    match engine::schedule::local_runtime() {
+        Ok(runtime) => runtime.block_on(evaluation),
+        Err(e) => {
+            let mut report = SampleReport::new(test_name.to_string(), sample);
+            report.error = Some(SampleError::Agent(AgentError::Setup(
+                format!("cannot start an async runtime: {e}").into(),
+            )));
+            report
+        }
+    }
 }

@@ -672,3 +672,172 @@ fn the_settings_timeout_applies_unless_the_harness_sets_its_own() {
         .evaluate(args(&[]));
     assert_eq!(out.code, 0, "the harness's own timeout wins");
 }
+
+#[test]
+fn under_ci_gate_a_metric_without_a_score_fails_its_sample_and_the_gate() {
+    // The second sample's expected answer is not a valid regex: `regex`
+    // cannot score it.
+    let dataset =
+        "{\"input\": \"a\", \"expected\": \"a\"}\n{\"input\": \"b\", \"expected\": \"(\"}\n";
+    let dir = scratch("unscored", &[("qa.jsonl", dataset)]);
+    let out = harness(&dir)
+        .dataset("qa.jsonl", "regex >= 0.5")
+        .ci_gate(true)
+        .agent_fn(async |s: &Sample| Response::new(s.input.last().to_string()))
+        .evaluate(args(&[]));
+    assert_eq!(out.code, 101, "the unscored sample fails, ciGate or not");
+    let results = read(&out);
+    assert_eq!(results.samples[1].verdict, Verdict::Error);
+    let gate = out.datasets[0].metrics[0].gate.as_ref().unwrap();
+    assert!(gate.judged && !gate.passed, "{gate}");
+    assert_eq!(gate.unscored, 1);
+}
+
+#[test]
+fn a_panic_in_an_agent_call_fails_its_sample_and_the_evaluation_goes_on() {
+    struct Explosive;
+    impl eval_runtime::Agent for Explosive {
+        fn respond<'a>(
+            &'a self,
+            sample: &'a Sample,
+        ) -> eval_runtime::BoxFuture<'a, Result<Response, eval_runtime::AgentError>> {
+            // Panics before any future exists.
+            assert!(sample.input.last() != "boom", "boom before the future");
+            let answer = Response::new(sample.expected_text().unwrap_or_default().to_string());
+            Box::pin(async move { Ok(answer) })
+        }
+    }
+    let dataset = "{\"input\": \"a\", \"expected\": \"x\"}\n{\"input\": \"boom\", \"expected\": \"x\"}\n{\"input\": \"c\", \"expected\": \"x\"}\n";
+    let dir = scratch("explosive", &[("qa.jsonl", dataset)]);
+    let out = harness(&dir)
+        .dataset("qa.jsonl", "contains")
+        .agent(Explosive)
+        .evaluate(args(&[]));
+    assert_eq!(out.code, 101);
+    let results = read(&out);
+    let verdicts: Vec<Verdict> = results.samples.iter().map(|s| s.verdict).collect();
+    assert_eq!(results.samples.len(), 3);
+    assert_eq!(verdicts.iter().filter(|v| **v == Verdict::Pass).count(), 2);
+    let boom = results.samples.iter().find(|s| s.id == "1").unwrap();
+    assert!(
+        boom.error
+            .as_deref()
+            .unwrap()
+            .contains("the agent panicked: boom before the future"),
+        "{boom:?}"
+    );
+}
+
+#[test]
+fn a_run_that_skipped_a_dataset_is_incomplete_and_never_becomes_the_baseline() {
+    let dir = scratch(
+        "incomplete",
+        &[
+            ("qa.jsonl", &ten()),
+            (
+                "one.jsonl",
+                "{\"input\": \"solo\", \"expected\": \"solo\"}\n",
+            ),
+        ],
+    );
+    let baseline = dir.join("baseline.json");
+    let run = |filter: &[&str]| {
+        harness(&dir)
+            .dataset("qa.jsonl", "contains >= 0.0")
+            .dataset("one.jsonl", "contains")
+            .baseline(&baseline, 0.0)
+            .agent_fn(answer)
+            .evaluate(args(filter))
+    };
+    let out = run(&["one::"]);
+    assert_eq!(out.code, 0);
+    assert!(!read(&out).complete, "qa did not run");
+    assert!(!baseline.exists(), "a partial run is not a baseline");
+    let out = run(&[]);
+    assert_eq!(out.code, 0);
+    assert!(read(&out).complete);
+    assert!(baseline.exists(), "the first whole run is");
+}
+
+#[test]
+fn nextest_processes_leave_gates_to_the_merge_and_own_metrics_never_take_the_index_shortcut() {
+    // A runevals document whose items name different evaluators; ciGate
+    // makes each evaluator a gate, which only the whole document knows.
+    let doc = r#"{"schemaVersion": "1.6.0", "items": [
+  {"testId": "alpha", "prompt": "a", "expected_response": "x", "evaluators": {"ExactMatch": {}}},
+  {"testId": "beta", "prompt": "b", "expected_response": "x", "evaluators": {"PartialMatch": {}}}
+]}"#;
+    let dir = scratch(
+        "nextest",
+        &[
+            ("rv.json", doc),
+            ("solo.jsonl", "{\"input\": \"s\", \"expected\": \"s\"}\n"),
+        ],
+    );
+    let results = dir.join("results");
+    let nextest = |run: &str| {
+        let results = results.to_string_lossy().into_owned();
+        let run = run.to_string();
+        eval_runtime::Config::from_vars(
+            move |name| {
+                Ok(match name {
+                    "NEXTEST" => Some("1".into()),
+                    "NEXTEST_RUN_ID" => Some(run.clone()),
+                    "EVAL_RESULTS_DIR" => Some(results.clone()),
+                    _ => None,
+                })
+            },
+            &[],
+        )
+        .unwrap()
+    };
+    let harness = || {
+        Harness::new()
+            .base_dir(&dir)
+            .dataset("rv.json", "")
+            .dataset("solo.jsonl", "contains >= 0.0")
+            .gate("contains >= 0.9")
+            .ci_gate(true)
+            .agent_fn(async |s: &Sample| {
+                Response::new(if s.input.last() == "s" { "no" } else { "x" })
+            })
+    };
+    // Full load first (writes the index), then one process per test.
+    let listed = harness().config(nextest("r1")).evaluate(args(&["--list"]));
+    assert_eq!(listed.code, 0);
+    for name in ["rv::alpha", "rv::beta", "solo::s"] {
+        let out = harness()
+            .config(nextest("r1"))
+            .evaluate(args(&["--exact", name]));
+        assert_eq!(
+            out.code, 0,
+            "{name}: the sample passes; its gate is the merge's: {:?}",
+            out.error
+        );
+    }
+    let parts = std::fs::read_dir(&results)
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().ends_with(".parts"))
+        .map(|e| e.path())
+        .expect("a parts directory");
+    let merged = eval_runtime::results::merge_dir(&parts).expect("the parts agree on their gates");
+    assert!(merged.complete);
+    let failed: Vec<String> = merged
+        .failed_gates()
+        .iter()
+        .map(|(d, g)| format!("{d}:{}", g.gate.metric))
+        .collect();
+    assert_eq!(
+        failed,
+        ["solo:contains"],
+        "the one-sample dataset's gate, judged by the merge"
+    );
+    let rv = merged.datasets.iter().find(|d| d.name == "rv").unwrap();
+    assert_eq!(
+        rv.gates.len(),
+        2,
+        "both evaluators gate the whole document: {:?}",
+        rv.gates
+    );
+}

@@ -174,18 +174,31 @@ impl Run {
     }
 
     /// Trial `t`'s report: the evaluation thread's, or (when it did not
-    /// schedule `t`) evaluated here and now. Call it outside any async runtime.
-    pub(crate) fn report(&self, t: usize, agent: &dyn Agent) -> SampleReport {
+    /// schedule `t`: nextest, or an evaluation thread that stopped) evaluated
+    /// here and now, on a runtime of the same kind and under the same cap;
+    /// whether it was evaluated here. Call it outside any async runtime.
+    pub(crate) fn report(&self, t: usize, agent: &dyn Agent) -> (SampleReport, bool) {
         if let Some(report) = self.slots().take(t) {
-            return report;
+            return (report, false);
         }
-        let report = schedule::runtime().block_on(schedule::evaluate_job(
-            self.job(t),
-            agent,
-            &self.services,
-        ));
+        let report = match schedule::local_runtime() {
+            Ok(runtime) => runtime.block_on(async {
+                let _permit = self.permits.acquire().await;
+                schedule::evaluate_job(self.job(t), agent, &self.services).await
+            }),
+            Err(e) => {
+                let mut report =
+                    SampleReport::new(self.name(t), &self.at(t).0.samples[self.at(t).1]);
+                report.error = Some(crate::error::SampleError::Agent(
+                    crate::error::AgentError::Setup(
+                        format!("cannot start an async runtime: {e}").into(),
+                    ),
+                ));
+                report
+            }
+        };
         self.store(t, &report);
-        report
+        (report, true)
     }
 
     /// Evaluates every trial on this thread, concurrently, calling
@@ -219,7 +232,7 @@ impl Run {
     /// is judged by its gates (`ciGate`).
     pub(crate) fn fails(&self, t: usize, report: &SampleReport) -> bool {
         let (d, _) = self.at(t);
-        report.error.is_some() || (!d.plan.ci_gate && !report.passed())
+        report.unscored() || (!d.plan.ci_gate && !report.passed())
     }
 
     fn store(&self, t: usize, report: &SampleReport) {
@@ -341,14 +354,14 @@ pub(crate) fn write_results(
         (d.plan.name.as_str(), d.names[i].as_str())
     };
     order.sort_by(|a, b| key_of(a).cmp(&key_of(b)));
-    let datasets = summaries.finish(&terms);
+    let (datasets, complete) = summaries.finish_run(&terms);
     let records = order
         .into_iter()
         .filter_map(|(r, t)| guards[r][t].as_ref().map(|c| runs[r].record(t, c)));
     crate::output::write_streaming(
         path,
         (&key.binary, key.package.as_deref()),
-        &datasets,
+        (&datasets, complete),
         records,
     )?;
     Ok(datasets)

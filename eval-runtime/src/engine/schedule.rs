@@ -4,7 +4,7 @@
 //! them.
 
 use std::panic::AssertUnwindSafe;
-use std::sync::{Condvar, Mutex, OnceLock};
+use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
 use eval_core::Sample;
@@ -14,7 +14,7 @@ use futures_util::stream::{FuturesUnordered, StreamExt};
 
 use crate::agent::{Agent, panic_text};
 use crate::engine::evaluate::evaluate_runs;
-use crate::error::AgentError;
+use crate::error::{AgentError, SampleError};
 use crate::output::SampleReport;
 use crate::services::Services;
 
@@ -34,8 +34,8 @@ pub(crate) struct Job<'a> {
     pub timeout: Duration,
 }
 
-/// Evaluates one job: its agent runs (a panic in one becomes that run's
-/// error), then scoring.
+/// Evaluates one job: its agent runs, then scoring. A panic anywhere in it
+/// (an agent's call or future, a metric) fails this sample alone.
 pub(crate) async fn evaluate_job(
     job: Job<'_>,
     agent: &dyn Agent,
@@ -43,12 +43,28 @@ pub(crate) async fn evaluate_job(
 ) -> SampleReport {
     let runs = (0..job.repeat.max(1))
         .map(|_| {
-            AssertUnwindSafe(agent.respond(job.sample))
-                .catch_unwind()
-                .map(|r| r.unwrap_or_else(|panic| Err(AgentError::Panicked(panic_text(&panic)))))
+            let call = std::panic::catch_unwind(AssertUnwindSafe(|| agent.respond(job.sample)));
+            async move {
+                match call {
+                    Ok(future) => AssertUnwindSafe(future)
+                        .catch_unwind()
+                        .await
+                        .unwrap_or_else(|panic| Err(AgentError::Panicked(panic_text(&panic)))),
+                    Err(panic) => Err(AgentError::Panicked(panic_text(&panic))),
+                }
+            }
         })
         .collect();
-    evaluate_runs(job.name, job.sample, job.specs, job.timeout, runs, services).await
+    let (name, sample) = (job.name.clone(), job.sample);
+    let scored = evaluate_runs(job.name, job.sample, job.specs, job.timeout, runs, services);
+    match AssertUnwindSafe(scored).catch_unwind().await {
+        Ok(report) => report,
+        Err(panic) => {
+            let mut report = SampleReport::new(name, sample);
+            report.error = Some(SampleError::Panicked(panic_text(&panic)));
+            report
+        }
+    }
 }
 
 /// Evaluates `jobs` concurrently and hands each report to `done` as it
@@ -80,29 +96,9 @@ pub(crate) async fn evaluate_all<'a>(
     }
 }
 
-/// The process-wide multi-threaded runtime a test blocks on when it
-/// evaluates its own sample.
-pub(crate) fn runtime() -> &'static tokio::runtime::Runtime {
-    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
-    RT.get_or_init(|| {
-        tokio::runtime::Builder::new_multi_thread()
-            // Workers only drive I/O and connection tasks (agent futures run on
-            // the thread that blocks): half the cores leaves room for libtest's
-            // test threads and for an agent on the same machine.
-            .worker_threads(
-                std::thread::available_parallelism()
-                    .map_or(1, |n| n.get().div_ceil(2))
-                    .max(1),
-            )
-            .enable_all()
-            .thread_name("eval-runtime")
-            .build()
-            .unwrap_or_else(|e| panic!("cannot start the async runtime: {e}"))
-    })
-}
-
-/// A single-threaded runtime for an evaluation thread: agent futures, HTTP
-/// connections and timers all on that one thread.
+/// A single-threaded runtime: agent futures, HTTP connections and timers
+/// all on the thread that evaluates (the evaluation thread, or a test that
+/// evaluates its own sample), so every way in runs agents alike.
 pub(crate) fn local_runtime() -> std::io::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()

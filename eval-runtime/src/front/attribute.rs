@@ -51,9 +51,9 @@ pub struct Decl {
 pub struct Embedded {
     decl: Decl,
     run: OnceLock<Result<Arc<Run>, String>>,
-    /// Whether the evaluation thread was started (`false`: each test
-    /// evaluates its own sample).
-    batch: OnceLock<bool>,
+    /// Whether the evaluation thread was started (else each test evaluates
+    /// its own sample).
+    batch: OnceLock<Batch>,
 }
 
 impl Embedded {
@@ -125,35 +125,38 @@ impl Embedded {
         )))
     }
 
-    /// Starts the evaluation thread for the samples libtest will run, once;
-    /// whether it runs.
-    fn start(&'static self, run: &Arc<Run>, agent: Arc<dyn Agent>) -> bool {
+    /// Starts the evaluation thread for the samples libtest will run, once.
+    fn start(&'static self, run: &Arc<Run>, agent: Arc<dyn Agent>) -> Batch {
         *self.batch.get_or_init(|| {
             let Ok(config) = Config::global() else {
-                return false;
+                return Batch::NotStarted("the settings are invalid");
             };
             if config.under_nextest {
-                return false;
+                return Batch::NotStarted(
+                    "under nextest each sample is its own process; `evals report merge` judges them",
+                );
             }
             let Some(selection) = Selection::from_args(std::env::args().skip(1)) else {
                 warn("eval: unrecognised test arguments; evaluating one sample per test");
-                return false;
+                return Batch::NotStarted(
+                    "the test arguments were not understood, so each test evaluated its own sample",
+                );
             };
             let selected = run.selected(&selection);
             if !selected.contains(&true) {
-                return false;
+                return Batch::NotStarted("no sample of the dataset is evaluated in this process");
             }
             let package = self.decl.package;
             // Written before the last report is handed out, so before the
             // last test can finish and the process exit.
             let on_complete = move |run: &Arc<Run>| record_process(run, package);
             match run.start(&selected, agent, Some(Box::new(on_complete))) {
-                Ok(_) => true,
+                Ok(_) => Batch::Started,
                 Err(e) => {
                     warn(&format!(
                         "cannot start the evaluation thread ({e}); evaluating one sample per test"
                     ));
-                    false
+                    Batch::NotStarted("the evaluation thread could not start")
                 }
             }
         })
@@ -171,9 +174,11 @@ impl Embedded {
                 self.decl.module_path, self.decl.path
             ));
         }
-        let batch = self.start(run, agent.clone());
-        let report = run.report(index, &*agent);
-        if !batch {
+        self.start(run, agent.clone());
+        let (report, evaluated_here) = run.report(index, &*agent);
+        // Evaluated here: nothing else records it (no evaluation thread, or
+        // one that stopped).
+        if evaluated_here {
             record_single(run, index, self.decl.package);
         }
         if run.fails(index, &report) {
@@ -181,6 +186,14 @@ impl Embedded {
         }
         report
     }
+}
+
+/// Whether a dataset's samples are evaluated together on the engine's
+/// thread, or why not.
+#[derive(Debug, Clone, Copy)]
+enum Batch {
+    Started,
+    NotStarted(&'static str),
 }
 
 /// The cap on agent calls in flight shared by every dataset of the process.
@@ -291,16 +304,9 @@ fn gates(ds: &'static Embedded, agent: Arc<dyn Agent>) {
         Err(e) => fail(format!("{}: {e}", ds.decl.module_path)),
     };
     let name = ds.name();
-    let not_judged = |why: &str| {
+    if let Batch::NotStarted(why) = ds.start(run, agent) {
         println!("gates of {name} not judged: {why}");
-    };
-    if Config::global().is_ok_and(|c| c.under_nextest) {
-        return not_judged(
-            "under nextest each sample is its own process; `evals report merge` judges them",
-        );
-    }
-    if !ds.start(run, agent) {
-        return not_judged("no sample of the dataset is evaluated in this process");
+        return;
     }
     run.wait();
     let verdict = RunVerdict::of(&run.summaries());

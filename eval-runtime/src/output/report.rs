@@ -186,6 +186,13 @@ impl SampleReport {
         }
     }
 
+    /// The sample could not be scored: the agent failed, or a metric has no
+    /// score (a judge that failed, an empty expected answer...). It fails in
+    /// every mode, `ciGate` included, and its dataset's gates are missed.
+    pub fn unscored(&self) -> bool {
+        self.error.is_some() || self.metrics.iter().any(|m| m.score.is_none())
+    }
+
     /// True when the agent answered and every metric passed.
     pub fn passed(&self) -> bool {
         self.error.is_none() && self.metrics.iter().all(|m| m.passed)

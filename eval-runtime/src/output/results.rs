@@ -126,14 +126,15 @@ pub enum Verdict {
     Pass,
     /// A metric was on the wrong side of its threshold.
     Fail,
-    /// The sample could not be scored (agent error, missing field...).
+    /// The sample could not be scored (agent error, missing field, a
+    /// metric without a score...).
     Error,
 }
 
 impl Verdict {
     /// The verdict of a report.
     pub fn of(report: &SampleReport) -> Verdict {
-        if report.error.is_some() {
+        if report.unscored() {
             Verdict::Error
         } else if report.passed() {
             Verdict::Pass
@@ -439,13 +440,13 @@ impl Results {
         samples.sort_by(|a, b| (&a.dataset, &a.test_name).cmp(&(&b.dataset, &b.test_name)));
         let mut summaries = super::summary::Summaries::default();
         samples.iter().for_each(|s| summaries.add(s));
-        let datasets = summaries.finish(terms);
+        let (datasets, complete) = summaries.finish_run(terms);
         Results {
             version: FORMAT_VERSION,
             binary: binary.to_string(),
             package: None,
             written_unix: now_unix(),
-            complete: datasets.iter().all(|d| d.complete),
+            complete,
             datasets,
             samples,
         }
@@ -558,7 +559,7 @@ pub(crate) fn now_unix() -> f64 {
 pub(crate) fn write_streaming(
     path: &Path,
     (binary, package): (&str, Option<&str>),
-    datasets: &[DatasetSummary],
+    (datasets, complete): (&[DatasetSummary], bool),
     samples: impl Iterator<Item = SampleRecord>,
 ) -> Result<(), ResultsError> {
     struct Seq<I>(std::cell::RefCell<Option<I>>);
@@ -587,7 +588,7 @@ pub(crate) fn write_streaming(
         binary,
         package,
         written_unix: now_unix(),
-        complete: datasets.iter().all(|d| d.complete),
+        complete,
         datasets,
         samples: Seq(std::cell::RefCell::new(Some(samples))),
     };

@@ -74,6 +74,21 @@ impl Summaries {
         }
     }
 
+    /// One summary per dataset with evaluated samples, by name, and whether
+    /// the whole plan is there: every dataset of `terms` complete (one none
+    /// of whose samples ran makes the run incomplete).
+    pub(crate) fn finish_run(
+        self,
+        terms: &BTreeMap<String, DatasetTerms>,
+    ) -> (Vec<DatasetSummary>, bool) {
+        let datasets = self.finish(terms);
+        let complete = datasets.iter().all(|d| d.complete)
+            && terms
+                .iter()
+                .all(|(name, t)| t.planned == Some(0) || datasets.iter().any(|d| d.name == *name));
+        (datasets, complete)
+    }
+
     /// One summary per dataset with evaluated samples, by name. A gate is
     /// judged only when its dataset is complete (every planned sample is
     /// here; with no plan known, as in files of older versions, what is here

@@ -309,14 +309,6 @@ impl PlanBuilder {
                     match parse_specs(text) {
                         Ok(list) => {
                             for spec in list {
-                                if let Metrics::Given(specs) = &d.metrics
-                                    && !specs.iter().any(|s| s.info().name == spec.info().name)
-                                {
-                                    problems.push(format!(
-                                        "gate `{}` for {what}: the dataset is not scored with `{}`",
-                                        spec.name, spec.name
-                                    ));
-                                }
                                 d.gates.retain(|g| g.metric != spec.name);
                                 d.gates.push(Gate::from_spec(&spec));
                             }
@@ -507,26 +499,55 @@ fn expand(base: &Path, pattern: &str) -> Result<Vec<(PathBuf, String)>, String> 
 
 /// The gates a dataset gets: the explicit ones, every threshold under
 /// `ciGate`, and a retrieval dataset's own thresholds; an explicit or
-/// dataset gate replaces a `ciGate` one on the same metric.
+/// dataset gate replaces a `ciGate` one on the same metric. A gate is
+/// matched to the metric it gates by the metric's name or alias
+/// (`string_match` gates `exact_match`) and recorded under the name the
+/// metric is scored as, so the summary finds it. An explicit gate on a
+/// metric the dataset is not scored with is a problem, named for `what`.
 pub(crate) fn all_gates(
     explicit: &[Gate],
     ci_gate: bool,
     spec_sets: &[Vec<MetricSpec>],
     dataset_gates: Vec<Gate>,
-) -> Vec<Gate> {
+    what: &str,
+) -> Result<Vec<Gate>, Vec<String>> {
+    let scored: Vec<&MetricSpec> = spec_sets.iter().flatten().collect();
+    let as_scored = |gate: &Gate| {
+        let canonical = eval_core::metric::lookup(&gate.metric).map(|i| i.name);
+        scored
+            .iter()
+            .find(|s| s.name == gate.metric || Some(s.info().name) == canonical)
+            .map(|s| Gate {
+                metric: s.name.clone(),
+                ..gate.clone()
+            })
+    };
     let mut gates: Vec<Gate> = Vec::new();
     if ci_gate {
-        for spec in spec_sets.iter().flatten() {
+        for spec in &scored {
             if !gates.iter().any(|g| g.metric == spec.name) {
                 gates.push(Gate::from_spec(spec));
             }
         }
     }
-    for g in explicit.iter().cloned().chain(dataset_gates) {
-        gates.retain(|x| x.metric != g.metric);
-        gates.push(g);
+    let mut problems = Vec::new();
+    for g in explicit.iter().chain(&dataset_gates) {
+        match as_scored(g) {
+            Some(g) => {
+                gates.retain(|x| x.metric != g.metric);
+                gates.push(g);
+            }
+            None => problems.push(format!(
+                "gate `{}` for {what}: the dataset is not scored with `{}`",
+                g.metric, g.metric
+            )),
+        }
     }
-    gates
+    if problems.is_empty() {
+        Ok(gates)
+    } else {
+        Err(problems)
+    }
 }
 
 #[cfg(test)]
@@ -597,7 +618,6 @@ mod tests {
             "gate `contains` comes before any dataset",
             "metrics for a.jsonl: unknown metric `containz`",
             "`nothing/*.jsonl` matches no dataset file",
-            "gate `partial_match` for a.jsonl: the dataset is not scored with `partial_match`",
         ] {
             assert!(text.contains(want), "{want} not in:\n{text}");
         }
@@ -628,5 +648,31 @@ mod tests {
         assert_eq!(plan.datasets[0].timeout, Duration::from_secs(2));
         assert_eq!(plan.datasets[0].metrics, Metrics::Own);
         assert_eq!(plan.concurrency, 3);
+    }
+
+    #[test]
+    fn gates_are_matched_by_metric_and_recorded_as_scored() {
+        let specs = vec![parse_specs("string_match, recall@k").unwrap()];
+        let explicit = vec![Gate::new("exact_match", eval_core::Op::AtLeast, 0.5)];
+        let own = vec![Gate::new("recall_at_k", eval_core::Op::AtLeast, 0.75)];
+        let gates = all_gates(&explicit, false, &specs, own, "x.jsonl").unwrap();
+        let names: Vec<&str> = gates.iter().map(|g| g.metric.as_str()).collect();
+        assert_eq!(
+            names,
+            ["string_match", "recall@k"],
+            "the names the results record"
+        );
+        let e = all_gates(
+            &[Gate::new("contains", eval_core::Op::AtLeast, 0.5)],
+            true,
+            &specs,
+            Vec::new(),
+            "x.jsonl",
+        )
+        .unwrap_err();
+        assert_eq!(
+            e,
+            ["gate `contains` for x.jsonl: the dataset is not scored with `contains`"]
+        );
     }
 }

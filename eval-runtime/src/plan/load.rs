@@ -221,10 +221,17 @@ fn finish(
             }
         }
     }
+    let what = match &d.source {
+        DatasetSource::File { shown, .. } => shown.clone(),
+        DatasetSource::Embedded { shown, .. } => shown.to_string(),
+        DatasetSource::Samples(_) => format!("dataset `{}`", d.name),
+    };
+    let gates = all_gates(&d.gates, d.ci_gate, &spec_sets, dataset_gates, &what)
+        .map_err(|mut e| problems.append(&mut e));
     if !problems.is_empty() {
         return Err(problems);
     }
-    let gates = all_gates(&d.gates, d.ci_gate, &spec_sets, dataset_gates);
+    let gates = gates.unwrap_or_default();
     Ok(LoadedDataset {
         plan: d.clone(),
         samples,
@@ -366,7 +373,9 @@ fn load_exact(plan: &Plan, services: &Services, name: &str, dir: &Path) -> Optio
     let DatasetSource::File { path, shown } = &d.source else {
         return None;
     };
-    if !d.subset.is_all() {
+    // The dataset's own metrics (and their `ciGate` gates) depend on every
+    // sample: only a full load knows them.
+    if !d.subset.is_all() || d.metrics == Metrics::Own {
         return None;
     }
     let idx: PathBuf = index::path_for(dir, path).ok()?;
