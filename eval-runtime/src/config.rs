@@ -180,6 +180,14 @@ impl Config {
         CONFIG.get_or_init(Config::from_env).as_ref()
     }
 
+    /// `own` settings (a front end's `.config(...)`), else the process's.
+    pub fn own_or_global(own: Option<&Config>) -> Result<&Config, ConfigError> {
+        match own {
+            Some(c) => Ok(c),
+            None => Config::global().map_err(Clone::clone),
+        }
+    }
+
     /// Reads the process environment now.
     pub fn from_env() -> Result<Config, ConfigError> {
         let names: Vec<String> = std::env::vars_os()

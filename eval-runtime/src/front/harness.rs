@@ -261,10 +261,7 @@ impl Harness {
     }
 
     fn execute(self, args: Arguments) -> Result<Outcome, Error> {
-        let config = match &self.config {
-            Some(c) => c,
-            None => Config::global().map_err(|e| Error::Env(e.clone()))?,
-        };
+        let config = Config::own_or_global(self.config.as_ref())?;
         for w in config.warnings() {
             eprintln!("warning: {w}");
         }
@@ -272,11 +269,7 @@ impl Harness {
             what: "harness".into(),
             reason: "no agent: call .agent(HttpAgent::from_env()) or .agent_fn(my_agent)".into(),
         })?;
-        let base = if self.config.is_some() {
-            Services::from_config(config)
-        } else {
-            Services::global().clone()
-        };
+        let base = Services::own_or_global(self.config.as_ref());
         let services = Services {
             judge: self.judge.clone().map(Ok).unwrap_or(base.judge),
             embedder: self.embedder.clone().map(Ok).unwrap_or(base.embedder),

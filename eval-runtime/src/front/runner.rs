@@ -89,14 +89,10 @@ impl Runner {
     /// metrics whose judge is not configured, nothing selected) before any
     /// agent call.
     pub fn prepare(&self, plan: PlanBuilder) -> Result<Prepared<'_>, Error> {
-        let config = match &self.config {
-            Some(c) => c,
-            None => Config::global().map_err(|e| Error::Env(e.clone()))?,
-        };
+        let config = Config::own_or_global(self.config.as_ref())?;
         let services = match &self.services {
             Some(s) => s.clone(),
-            None if self.config.is_some() => Services::from_config(config),
-            None => Services::global().clone(),
+            None => Services::own_or_global(self.config.as_ref()),
         };
         let (plan, datasets) = crate::plan::prepare(&plan, config, &services, None, None)?;
         let notes = datasets.iter().flat_map(|d| d.notes.clone()).collect();

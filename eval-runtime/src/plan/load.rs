@@ -274,13 +274,19 @@ fn read_rubric_file(spec: &mut MetricSpec, base: &Path) -> Result<(), String> {
 /// default threshold 0.5) with an expected answer, Relevance and Coherence
 /// without.
 fn own_metrics(samples: &[Sample], problems: &mut Vec<String>) -> (Vec<Vec<MetricSpec>>, Vec<u32>) {
-    let defaults = |text: &str| parse_specs(text).unwrap_or_default();
+    // Parsed once, not per sample.
+    let parsed = |text: &str| parse_specs(text).unwrap_or_default();
+    let (rank, partial, judged) = (
+        parsed("hit_at_k, recall_at_k, precision_at_k, mrr_at_k, ndcg_at_k"),
+        parsed("partial_match"),
+        parsed("relevance, coherence"),
+    );
     let mut sets: Vec<Vec<MetricSpec>> = Vec::new();
     let mut of = Vec::with_capacity(samples.len());
     let mut errors = 0usize;
     for s in samples {
         let specs = if s.retrieval.is_some() {
-            defaults("hit_at_k, recall_at_k, precision_at_k, mrr_at_k, ndcg_at_k")
+            rank.clone()
         } else if !s.evaluators.is_empty() {
             match eval_core::runevals::specs(&s.evaluators) {
                 Ok(specs) => specs,
@@ -293,9 +299,9 @@ fn own_metrics(samples: &[Sample], problems: &mut Vec<String>) -> (Vec<Vec<Metri
                 }
             }
         } else if s.expected.is_some() {
-            defaults("partial_match")
+            partial.clone()
         } else {
-            defaults("relevance, coherence")
+            judged.clone()
         };
         let set = match sets.iter().position(|x| *x == specs) {
             Some(i) => i,

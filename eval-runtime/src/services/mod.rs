@@ -45,6 +45,14 @@ impl Services {
         }
     }
 
+    /// The services of `own` settings, else the process's (built once).
+    pub fn own_or_global(own: Option<&Config>) -> Services {
+        match own {
+            Some(config) => Services::from_config(config),
+            None => Services::global().clone(),
+        }
+    }
+
     /// The process's services, from [`Config::global`], built once (none
     /// when the environment's settings are invalid: that error is reported
     /// by whoever reads the config).
