@@ -22,6 +22,7 @@
 //! | `OPENAI_API_KEY` | key for the judge and embeddings when theirs is not set | — |
 //! | `EVAL_RETRIEVER_URL`, `EVAL_RETRIEVER_TIMEOUT_SECS` | the retriever of retrieval datasets | —, 60 s |
 //! | `EVAL_ACCEPT_BASELINE` | `1` / `true`: make this run's results the baseline | off |
+//! | `EVAL_MAX_RESPONSE_BYTES` | most bytes one answer (agent, judge, embeddings, retriever) may have; `16MiB`, `512KiB`, `1048576` | 16 MiB |
 //!
 //! It also reads the run's context: `NEXTEST` / `NEXTEST_RUN_ID` (one test
 //! per process under `cargo nextest run`), `CARGO_MANIFEST_DIR` (where
@@ -81,6 +82,8 @@ pub struct ServiceSettings {
     pub api_key: Option<Secret>,
     /// `<prefix>_TIMEOUT_SECS`, per request.
     pub timeout: Duration,
+    /// `EVAL_MAX_RESPONSE_BYTES`.
+    pub max_response_bytes: u64,
 }
 
 /// Everything the environment says about a run. See the [module docs](self).
@@ -113,6 +116,8 @@ pub struct Config {
     pub retriever_timeout: Duration,
     /// `EVAL_ACCEPT_BASELINE`.
     pub accept_baseline: bool,
+    /// `EVAL_MAX_RESPONSE_BYTES`: the most one HTTP answer may hold.
+    pub max_response_bytes: u64,
     /// `NEXTEST` or `NEXTEST_RUN_ID` is set: this process runs one test.
     pub under_nextest: bool,
     /// `NEXTEST_RUN_ID`: which nextest run this process belongs to.
@@ -170,6 +175,7 @@ const KNOWN: &[&str] = &[
     "EVAL_RETRIEVER_URL",
     "EVAL_RETRIEVER_TIMEOUT_SECS",
     "EVAL_ACCEPT_BASELINE",
+    "EVAL_MAX_RESPONSE_BYTES",
 ];
 
 impl Config {
@@ -274,6 +280,7 @@ impl Config {
         let retriever_url = get("EVAL_RETRIEVER_URL", false);
         let retriever_timeout = get("EVAL_RETRIEVER_TIMEOUT_SECS", false);
         let accept = get("EVAL_ACCEPT_BASELINE", false);
+        let max_response = get("EVAL_MAX_RESPONSE_BYTES", false);
         let nextest = get("NEXTEST", false);
         let nextest_run_id = get("NEXTEST_RUN_ID", false);
         let manifest_dir = get("CARGO_MANIFEST_DIR", false).map(PathBuf::from);
@@ -322,6 +329,17 @@ impl Config {
                 }
             },
         };
+        let max_response_bytes = match max_response {
+            None => crate::http::DEFAULT_MAX_RESPONSE_BYTES,
+            Some(v) => parse_bytes(&v).unwrap_or_else(|| {
+                bad.push(BadVar {
+                    var: "EVAL_MAX_RESPONSE_BYTES",
+                    value: v,
+                    expected: "a size from 1KiB to 4GiB, e.g. 16MiB, 512KiB or 1048576".into(),
+                });
+                crate::http::DEFAULT_MAX_RESPONSE_BYTES
+            }),
+        };
         let mut switch = |name: &'static str, value: Option<String>, default: bool| match value {
             None => default,
             Some(v) => match v.trim().to_ascii_lowercase().as_str() {
@@ -369,16 +387,19 @@ impl Config {
                 model: judge.1,
                 api_key: judge.2,
                 timeout: judge_timeout.unwrap_or(fallback),
+                max_response_bytes,
             },
             embed: ServiceSettings {
                 url: embed.0,
                 model: embed.1,
                 api_key: embed.2,
                 timeout: embed_timeout.unwrap_or(fallback),
+                max_response_bytes,
             },
             retriever_url,
             retriever_timeout: retriever_timeout.unwrap_or(fallback),
             accept_baseline,
+            max_response_bytes,
             under_nextest: nextest.is_some() || nextest_run_id.is_some(),
             nextest_run_id,
             manifest_dir,
@@ -441,9 +462,50 @@ pub(crate) fn parse_secs(value: &str) -> Option<Duration> {
     Duration::try_from_secs_f64(secs).ok()
 }
 
+/// A size in bytes: a whole number, optionally with `KiB`/`MiB`/`GiB` (or
+/// `K`/`M`/`G`, powers of 1024), from 1 KiB to 4 GiB.
+pub(crate) fn parse_bytes(value: &str) -> Option<u64> {
+    let v = value.trim();
+    let digits = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
+    let (number, unit) = v.split_at(digits);
+    let number: u64 = number.parse().ok()?;
+    let scale: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        _ => return None,
+    };
+    let bytes = number.checked_mul(scale)?;
+    (1 << 10..=4 << 30).contains(&bytes).then_some(bytes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn response_limits_take_sizes_with_units() {
+        assert_eq!(parse_bytes("16MiB"), Some(16 << 20));
+        assert_eq!(parse_bytes(" 512 KiB "), Some(512 << 10));
+        assert_eq!(parse_bytes("1048576"), Some(1 << 20));
+        assert_eq!(parse_bytes("2g"), Some(2 << 30));
+        assert_eq!(parse_bytes("12"), None, "below 1 KiB");
+        assert_eq!(parse_bytes("5GiB"), None, "above 4 GiB");
+        assert_eq!(parse_bytes("lots"), None);
+        assert_eq!(parse_bytes("-1"), None);
+        let c = vars(&[("EVAL_MAX_RESPONSE_BYTES", "1MiB")]).unwrap();
+        assert_eq!(c.max_response_bytes, 1 << 20);
+        assert_eq!(
+            Config::empty().max_response_bytes,
+            crate::http::DEFAULT_MAX_RESPONSE_BYTES
+        );
+        let e = vars(&[("EVAL_MAX_RESPONSE_BYTES", "huge")]).unwrap_err();
+        assert!(
+            e.to_string().contains("EVAL_MAX_RESPONSE_BYTES=`huge`"),
+            "{e}"
+        );
+    }
 
     fn vars(pairs: &'static [(&'static str, &'static str)]) -> Result<Config, ConfigError> {
         let names: Vec<String> = pairs.iter().map(|(k, _)| k.to_string()).collect();

@@ -83,6 +83,15 @@ pub enum AgentError {
         /// Start of the body, on one line, keys masked.
         body: String,
     },
+    /// The agent's answer was not used: a refused redirect, an answer over
+    /// the size limit, a body cut off or still arriving at the timeout.
+    #[error("agent at {url}: {refusal}")]
+    Refused {
+        /// Agent URL (credentials removed).
+        url: String,
+        /// Why.
+        refusal: crate::http::Refusal,
+    },
     /// The agent's answer could not be understood.
     #[error("agent at {url} sent an answer that could not be read: {reason}")]
     BadResponse {

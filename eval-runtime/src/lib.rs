@@ -96,6 +96,7 @@ pub mod config;
 mod engine;
 mod error;
 mod front;
+mod http;
 pub mod metrics;
 mod output;
 pub mod plan;
@@ -141,6 +142,7 @@ pub use eval_core::{Dataset, Expected, Input, Sample};
 pub use eval_macros::eval_dataset;
 pub use front::harness::{Harness, Outcome};
 pub use front::runner::{Prepared, RunOutcome, Runner};
+pub use http::{DEFAULT_MAX_RESPONSE_BYTES, MAX_REDIRECTS, Refusal};
 pub use output::{MetricResult, SampleReport, Spread};
 pub use services::Services;
 

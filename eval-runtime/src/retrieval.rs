@@ -56,9 +56,10 @@ use eval_core::Sample;
 use eval_core::retrieval::{Mode, RetrievalDataset};
 use serde_json::{Value, json};
 
-use crate::agent::{Agent, Response, error_chain, redact_url, runtime_client};
+use crate::agent::{Agent, Response};
 use crate::config::Config;
 use crate::error::{AgentError, Error, Result, one_line};
+use crate::http::{Failure, Refusal, read_body, redact_url, runtime_client};
 
 /// A boxed future of a retriever call.
 pub type BoxFuture<'a, T> =
@@ -85,6 +86,23 @@ pub enum RetrieverError {
         status: u16,
         /// Start of the body, on one line.
         body: String,
+    },
+    /// The retriever did not answer in time.
+    #[error("retriever at {url} did not answer within {secs}s")]
+    Timeout {
+        /// Endpoint (credentials removed).
+        url: String,
+        /// The timeout that expired.
+        secs: f64,
+    },
+    /// The retriever's answer was not used (a refused redirect, an answer
+    /// over the size limit, a body cut off or too slow).
+    #[error("retriever at {url}: {refusal}")]
+    Refused {
+        /// Endpoint (credentials removed).
+        url: String,
+        /// Why.
+        refusal: Refusal,
     },
     /// The retriever's answer could not be read.
     #[error("retriever at {url} sent an answer that could not be read: {reason}")]
@@ -193,6 +211,7 @@ pub struct HttpRetriever {
     base: reqwest::Url,
     shown: String,
     timeout: Duration,
+    max_response_bytes: u64,
 }
 
 impl std::fmt::Debug for HttpRetriever {
@@ -224,6 +243,7 @@ impl HttpRetriever {
             shown: redact_url(&url),
             base: url,
             timeout: Duration::from_secs(60),
+            max_response_bytes: crate::http::DEFAULT_MAX_RESPONSE_BYTES,
         })
     }
 
@@ -240,6 +260,7 @@ impl HttpRetriever {
         })?;
         let mut r = HttpRetriever::new(url)?;
         r.timeout = config.retriever_timeout;
+        r.max_response_bytes = config.max_response_bytes;
         Ok(r)
     }
 
@@ -255,19 +276,33 @@ impl HttpRetriever {
             .map_err(|e| RetrieverError::Failed(e.to_string()))?;
         let shown = redact_url(&url);
         let client = runtime_client().map_err(|e| RetrieverError::Failed(e.to_string()))?;
-        let unreachable = |e: reqwest::Error| RetrieverError::Unreachable {
-            url: shown.clone(),
-            cause: one_line(&error_chain(&e), 300),
-        };
         let response = client
             .post(url.clone())
             .timeout(self.timeout)
             .json(&body)
             .send()
             .await
-            .map_err(unreachable)?;
+            .map_err(|e| match Failure::of_send(&e) {
+                Failure::Timeout => RetrieverError::Timeout {
+                    url: shown.clone(),
+                    secs: self.timeout.as_secs_f64(),
+                },
+                Failure::Unreachable(cause) => RetrieverError::Unreachable {
+                    url: shown.clone(),
+                    cause,
+                },
+                Failure::Refused(refusal) => RetrieverError::Refused {
+                    url: shown.clone(),
+                    refusal,
+                },
+            })?;
         let status = response.status();
-        let bytes = response.bytes().await.map_err(unreachable)?;
+        let bytes = read_body(response, self.max_response_bytes, self.timeout)
+            .await
+            .map_err(|refusal| RetrieverError::Refused {
+                url: shown.clone(),
+                refusal,
+            })?;
         if !status.is_success() {
             return Err(RetrieverError::Status {
                 url: shown.clone(),

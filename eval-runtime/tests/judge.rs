@@ -23,6 +23,12 @@ async fn ask(
     (answer, usage)
 }
 
+/// A judge with no cache: a test's answers never come from an earlier run
+/// (whose server may have had the same port).
+fn fresh_judge(url: &str, model: &str) -> Result<Judge, ServiceError> {
+    Judge::new(url, model).map(|j| j.cache(None))
+}
+
 const KEY: &str = "sk-test-VERY-SECRET-1234";
 
 fn temp(name: &str) -> std::path::PathBuf {
@@ -34,7 +40,7 @@ fn temp(name: &str) -> std::path::PathBuf {
 #[tokio::test]
 async fn asks_for_json_deterministically_and_counts_usage() {
     let server = common::serve(|_, _, _| Reply::json(200, chat(r#"{"verdict": 1}"#))).await;
-    let judge = Judge::new(&format!("{}/v1", server.url), "judge-model")
+    let judge = fresh_judge(&format!("{}/v1", server.url), "judge-model")
         .unwrap()
         .api_key(Some(KEY.into()));
     let (value, usage) = ask(&judge, "faithfulness", 1, "user").await;
@@ -72,7 +78,7 @@ async fn retries_429_honouring_retry_after_and_counts_them() {
         }
     })
     .await;
-    let judge = Judge::new(&server.url, "m").unwrap();
+    let judge = fresh_judge(&server.url, "m").unwrap();
     let (value, usage) = ask(&judge, "m", 1, "u").await;
     assert_eq!(value.unwrap()["ok"], true);
     assert_eq!((usage.calls, usage.retries), (3, 2));
@@ -82,7 +88,7 @@ async fn retries_429_honouring_retry_after_and_counts_them() {
 #[tokio::test]
 async fn gives_up_after_the_retries_with_a_clear_error() {
     let server = common::serve(|_, _, _| Reply::json(503, "overloaded")).await;
-    let judge = Judge::new(&server.url, "m")
+    let judge = fresh_judge(&server.url, "m")
         .unwrap()
         .cache(None)
         .max_retries(2);
@@ -106,7 +112,7 @@ async fn gives_up_after_the_retries_with_a_clear_error() {
         "counted even though it failed"
     );
     let server = common::serve(|_, _, _| Reply::json(400, "bad request")).await;
-    let judge = Judge::new(&server.url, "m").unwrap();
+    let judge = fresh_judge(&server.url, "m").unwrap();
     let err = ask(&judge, "m", 1, "u").await.0.unwrap_err();
     assert!(
         matches!(
@@ -124,15 +130,21 @@ async fn gives_up_after_the_retries_with_a_clear_error() {
 #[tokio::test]
 async fn an_answer_that_is_not_json_is_re_asked_then_fails() {
     let server = common::serve(|_, _, _| Reply::json(200, chat("Sure! The verdict is yes."))).await;
-    let judge = Judge::new(&server.url, "m").unwrap();
+    let judge = fresh_judge(&server.url, "m").unwrap();
     let err = ask(&judge, "m", 1, "u").await.0.unwrap_err();
     assert!(
-        matches!(err, ServiceError::InvalidJson { attempts: 3, .. }),
+        matches!(
+            err,
+            ServiceError::UnusableAnswer {
+                attempts: 3,
+                problem: eval_runtime::services::AnswerProblem::NotJson(_)
+            }
+        ),
         "{err}"
     );
     assert!(
         err.to_string()
-            .starts_with("the judge's answer was not valid JSON after 3 attempt(s)")
+            .starts_with("the judge's answer could not be used after 3 attempt(s): not valid JSON")
     );
     let log = server.requests.lock().unwrap();
     assert_eq!(log.len(), 3);
@@ -143,7 +155,7 @@ async fn an_answer_that_is_not_json_is_re_asked_then_fails() {
         last[3]["content"]
             .as_str()
             .unwrap()
-            .starts_with("That was not valid JSON")
+            .starts_with("That answer could not be used (not valid JSON")
     );
 }
 
@@ -162,7 +174,7 @@ async fn a_re_ask_can_succeed() {
         )
     })
     .await;
-    let (value, usage) = ask(&Judge::new(&server.url, "m").unwrap(), "m", 1, "u").await;
+    let (value, usage) = ask(&fresh_judge(&server.url, "m").unwrap(), "m", 1, "u").await;
     assert_eq!(value.unwrap()["a"], 1);
     assert_eq!((usage.calls, usage.reasks), (2, 1));
 }
@@ -171,7 +183,7 @@ async fn a_re_ask_can_succeed() {
 async fn the_cache_answers_the_second_identical_question() {
     let server = common::serve(|_, _, _| Reply::json(200, chat(r#"{"v": 0.5}"#))).await;
     let dir = temp("cache");
-    let judge = Judge::new(&server.url, "m")
+    let judge = fresh_judge(&server.url, "m")
         .unwrap()
         .cache(Some(Cache::new(&dir)));
     let (first, _) = ask(&judge, "faithfulness", 1, "u").await;
@@ -183,7 +195,7 @@ async fn the_cache_answers_the_second_identical_question() {
     ask(&judge, "faithfulness", 2, "u").await.0.unwrap();
     ask(&judge, "faithfulness", 1, "other").await.0.unwrap();
     // The same host with another query string (e.g. Azure's api-version) too.
-    let other_query = Judge::new(
+    let other_query = fresh_judge(
         &format!("{}/chat/completions?api-version=2", server.url),
         "m",
     )
@@ -195,7 +207,7 @@ async fn the_cache_answers_the_second_identical_question() {
         head.starts_with("POST /chat/completions?api-version=2 "),
         "{head}"
     );
-    let other_model = Judge::new(&server.url, "m2")
+    let other_model = fresh_judge(&server.url, "m2")
         .unwrap()
         .cache(Some(Cache::new(&dir)));
     ask(&other_model, "faithfulness", 1, "u").await.0.unwrap();
@@ -229,7 +241,7 @@ async fn keys_never_appear_in_errors() {
         }
     })
     .await;
-    let judge = Judge::new(&server.url, "m")
+    let judge = fresh_judge(&server.url, "m")
         .unwrap()
         .api_key(Some(KEY.into()))
         .max_retries(0);
@@ -240,7 +252,7 @@ async fn keys_never_appear_in_errors() {
     );
     let err = ask(&judge, "m", 1, "u").await.0.unwrap_err().to_string();
     assert!(!err.contains("SECRET"), "{err}");
-    let unreachable = Judge::new("http://user:pw@127.0.0.1:9/v1?key=SECRET", "m")
+    let unreachable = fresh_judge("http://user:pw@127.0.0.1:9/v1?key=SECRET", "m")
         .unwrap()
         .max_retries(0);
     let err = ask(&unreachable, "m", 1, "u")
@@ -318,7 +330,7 @@ async fn answers_of_the_wrong_shape_are_re_asked_and_never_cached() {
     })
     .await;
     let dir = temp("shape");
-    let judge = Judge::new(&server.url, "m")
+    let judge = fresh_judge(&server.url, "m")
         .unwrap()
         .cache(Some(Cache::new(&dir)));
     let check = |v: &serde_json::Value| -> Result<(), String> {

@@ -274,13 +274,13 @@ async fn a_judge_that_never_answers_json_fails_that_metric_only() {
     assert!(
         matches!(
             e,
-            eval_runtime::metrics::MetricError::Service(ServiceError::InvalidJson { .. })
+            eval_runtime::metrics::MetricError::Service(ServiceError::UnusableAnswer { .. })
         ),
         "a judge failure stays typed: {e:?}"
     );
     let e = e.to_string();
     assert!(
-        e.starts_with("the judge's answer was not valid JSON after 3 attempt(s)"),
+        e.starts_with("the judge's answer could not be used after 3 attempt(s): not valid JSON"),
         "{e}"
     );
     assert_eq!(faith.usage.reasks, 2);
@@ -299,7 +299,10 @@ async fn a_judge_that_never_answers_json_fails_that_metric_only() {
     assert!(report.metrics[0].passed);
     assert!(!report.metrics[1].passed);
     let text = report.render();
-    assert!(text.contains("not valid JSON after 3 attempt(s)"), "{text}");
+    assert!(
+        text.contains("could not be used after 3 attempt(s): not valid JSON"),
+        "{text}"
+    );
     assert!(
         text.contains("judge/embeddings: 3 call(s), 0 retr(ies), 2 re-ask(s)"),
         "{text}"

@@ -20,6 +20,7 @@ use serde_json::{Map, Value, json};
 use super::Response;
 use crate::config::{Config, Secret};
 use crate::error::{AgentError, Error, Result, one_line};
+use crate::http::{Failure, bearer, read_body, redact_url, runtime_client};
 
 /// One message of a conversation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -75,6 +76,7 @@ pub struct HttpAgent {
     url: reqwest::Url,
     shown_url: String,
     timeout: Duration,
+    max_response_bytes: u64,
     api_key: Option<Secret>,
     map_request: Option<Arc<RequestMap>>,
     map_response: Option<Arc<ResponseMap>>,
@@ -88,47 +90,6 @@ impl std::fmt::Debug for HttpAgent {
             .field("api_key", &self.api_key)
             .finish_non_exhaustive()
     }
-}
-
-/// The HTTP client for the async runtime the caller runs on. A client's pooled
-/// connections are driven by the runtime that opened them, so each runtime
-/// gets its own client: a connection is never handed to a runtime that does
-/// not drive it (which would stall until the timeout). Clients of runtimes
-/// that are gone are dropped after a while (their connections already are).
-pub(crate) fn runtime_client() -> Result<reqwest::Client> {
-    type Clients = std::sync::Mutex<Vec<(tokio::runtime::Id, reqwest::Client)>>;
-    static CLIENTS: std::sync::OnceLock<Clients> = std::sync::OnceLock::new();
-    const KEEP: usize = 64;
-    let id = tokio::runtime::Handle::try_current()
-        .map_err(|_| Error::Config {
-            what: "HTTP client".into(),
-            reason: "an HTTP call must be made from within a tokio runtime".into(),
-        })?
-        .id();
-    let clients = CLIENTS.get_or_init(Default::default);
-    let mut clients = clients.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some((_, client)) = clients.iter().find(|(i, _)| *i == id) {
-        return Ok(client.clone());
-    }
-    let client = build_client()?;
-    if clients.len() >= KEEP {
-        clients.remove(0);
-    }
-    clients.push((id, client.clone()));
-    Ok(client)
-}
-
-fn build_client() -> Result<reqwest::Client> {
-    // reqwest is built without a default crypto provider; ring it is.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::builder()
-        .connect_timeout(Duration::from_secs(10))
-        .pool_idle_timeout(Duration::from_secs(30))
-        .build()
-        .map_err(|e| Error::Config {
-            what: "HTTP client".into(),
-            reason: one_line(&error_chain(&e), 300),
-        })
 }
 
 impl HttpAgent {
@@ -148,6 +109,7 @@ impl HttpAgent {
             shown_url: redact_url(&parsed),
             url: parsed,
             timeout: DEFAULT_TIMEOUT,
+            max_response_bytes: crate::http::DEFAULT_MAX_RESPONSE_BYTES,
             api_key: None,
             map_request: None,
             map_response: None,
@@ -178,6 +140,7 @@ impl HttpAgent {
         };
         let mut agent = HttpAgent::new(url)?;
         agent.timeout = config.agent_timeout;
+        agent.max_response_bytes = config.max_response_bytes;
         agent.api_key = config.agent_api_key.clone();
         Ok(agent)
     }
@@ -185,6 +148,13 @@ impl HttpAgent {
     /// Sets the per-request timeout.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
+        self
+    }
+
+    /// Sets the most bytes one answer may hold (default 16 MiB); a longer
+    /// answer fails the sample without being held in memory.
+    pub fn max_response_bytes(mut self, limit: u64) -> Self {
+        self.max_response_bytes = limit;
         self
     }
 
@@ -275,19 +245,20 @@ impl HttpAgent {
                     "invalid agent credentials: the agent URL carries a user/password and an API key is set too; use one".into(),
                 ));
             }
-            let header = reqwest::header::HeaderValue::from_str(&format!("Bearer {}", key.expose()))
-                .map_err(|_| {
-                    AgentError::Setup(
-                        "invalid agent API key: it holds characters not allowed in an HTTP header (a newline?)".into(),
-                    )
-                })?;
+            let header = bearer(key.expose())
+                .map_err(|why| AgentError::Setup(format!("invalid agent API key: {why}").into()))?;
             builder = builder.header(reqwest::header::AUTHORIZATION, header);
         }
         tracing::debug!(url = %self.shown_url, "calling agent");
         let started = std::time::Instant::now();
         let response = builder.send().await.map_err(|e| self.send_error(&e))?;
         let status = response.status();
-        let bytes = response.bytes().await.map_err(|e| self.send_error(&e))?;
+        let bytes = read_body(response, self.max_response_bytes, self.timeout)
+            .await
+            .map_err(|refusal| AgentError::Refused {
+                url: self.shown_url.clone(),
+                refusal,
+            })?;
         tracing::debug!(url = %self.shown_url, status = status.as_u16(), elapsed = ?started.elapsed(), "agent answered");
         if !status.is_success() {
             return Err(AgentError::Status {
@@ -330,16 +301,17 @@ impl HttpAgent {
     }
 
     fn send_error(&self, e: &reqwest::Error) -> AgentError {
-        if e.is_timeout() {
-            AgentError::Timeout {
-                url: self.shown_url.clone(),
+        let url = self.shown_url.clone();
+        match Failure::of_send(e) {
+            Failure::Timeout => AgentError::Timeout {
+                url,
                 secs: self.timeout.as_secs_f64(),
-            }
-        } else {
-            AgentError::Unreachable {
-                url: self.shown_url.clone(),
-                cause: one_line(&error_chain(e), 300),
-            }
+            },
+            Failure::Unreachable(cause) => AgentError::Unreachable {
+                url,
+                cause: self.redact(&cause),
+            },
+            Failure::Refused(refusal) => AgentError::Refused { url, refusal },
         }
     }
 }
@@ -418,38 +390,6 @@ pub fn default_reply(value: &Value) -> std::result::Result<AgentReply, String> {
         }
     };
     Ok(AgentReply { output, context })
-}
-
-/// `scheme://host:port/path` without user, password or query string.
-pub(crate) fn redact_url(url: &reqwest::Url) -> String {
-    let mut shown = url.clone();
-    let _ = shown.set_username("");
-    let _ = shown.set_password(None);
-    shown.set_query(None);
-    shown.set_fragment(None);
-    shown.to_string()
-}
-
-/// The error and its innermost sources, without repeats or URLs (callers
-/// mask secrets, then cut it to one line).
-pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut current: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(err) = current {
-        let text = err.to_string();
-        let text = match text.find(" for url (") {
-            Some(at) => text[..at].to_string(),
-            None => text,
-        };
-        if !text.is_empty() && !parts.iter().any(|p| p.contains(&text)) {
-            parts.push(text);
-        }
-        current = err.source();
-    }
-    // The innermost causes say what happened ("tcp connect error: Connection
-    // refused"); the outer layers only repeat "error sending request".
-    let keep = parts.len().saturating_sub(2);
-    parts[keep..].join(": ")
 }
 
 #[cfg(test)]

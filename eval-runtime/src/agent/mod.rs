@@ -18,7 +18,6 @@ use crate::error::AgentError;
 mod http;
 
 pub use http::{AgentReply, AgentRequest, HttpAgent, Message, default_reply};
-pub(crate) use http::{error_chain, redact_url, runtime_client};
 
 /// A boxed future, as [`Agent::respond`] returns it.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;

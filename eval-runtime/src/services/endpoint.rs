@@ -7,9 +7,9 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::agent::{error_chain, redact_url, runtime_client};
 use crate::config::{Secret, ServiceSettings};
 use crate::error::one_line;
+use crate::http::{Failure, Refusal, bearer, read_body, redact_url, runtime_client};
 
 /// Why a judge or embeddings call failed. Messages are one line and never
 /// contain the API key.
@@ -54,6 +54,15 @@ pub enum ServiceError {
         /// Innermost causes.
         cause: String,
     },
+    /// The answer was not used (a refused redirect, an answer over the size
+    /// limit, a body cut off or too slow), after all retries that could help.
+    #[error("{url}: {refusal}")]
+    Refused {
+        /// Endpoint (credentials removed).
+        url: String,
+        /// Why.
+        refusal: Refusal,
+    },
     /// The answer had an unexpected shape.
     #[error("{url} sent an answer that could not be read: {reason}")]
     BadResponse {
@@ -62,13 +71,14 @@ pub enum ServiceError {
         /// What was wrong.
         reason: String,
     },
-    /// The judge's answer was not valid JSON, even after re-asking.
-    #[error("the judge's answer was not valid JSON after {attempts} attempt(s): {reason}")]
-    InvalidJson {
+    /// The judge's answer could not be used (no message, not JSON, not the
+    /// shape asked for), even after re-asking.
+    #[error("the judge's answer could not be used after {attempts} attempt(s): {problem}")]
+    UnusableAnswer {
         /// Attempts made (first ask plus re-asks).
         attempts: u32,
-        /// The last parse error.
-        reason: String,
+        /// What was wrong with the last answer.
+        problem: super::judge::AnswerProblem,
     },
 }
 
@@ -80,7 +90,7 @@ pub struct Usage {
     pub calls: u32,
     /// Calls repeated after a 429/5xx or a connection failure.
     pub retries: u32,
-    /// Judge answers re-asked because they were not valid JSON.
+    /// Judge answers re-asked because they could not be used (not JSON, no message, wrong shape).
     pub reasks: u32,
     /// Prompt tokens reported by the server.
     pub prompt_tokens: u64,
@@ -110,6 +120,7 @@ pub(crate) struct Endpoint {
     api_key: Option<Secret>,
     pub(crate) timeout: Duration,
     pub(crate) max_retries: u32,
+    pub(crate) max_response_bytes: u64,
 }
 
 impl std::fmt::Debug for Endpoint {
@@ -148,6 +159,7 @@ impl Endpoint {
             api_key: None,
             timeout: crate::config::DEFAULT_SERVICE_TIMEOUT,
             max_retries: 4,
+            max_response_bytes: crate::http::DEFAULT_MAX_RESPONSE_BYTES,
         })
     }
 
@@ -174,6 +186,7 @@ impl Endpoint {
         let mut endpoint = Endpoint::new(what, url, path)?;
         endpoint.api_key = settings.api_key.clone();
         endpoint.timeout = settings.timeout;
+        endpoint.max_response_bytes = settings.max_response_bytes;
         Ok((endpoint, settings.model.clone()))
     }
 
@@ -215,12 +228,10 @@ impl Endpoint {
                 .timeout(self.timeout)
                 .json(body);
             if let Some(key) = &self.api_key {
-                let header =
-                    reqwest::header::HeaderValue::from_str(&format!("Bearer {}", key.expose()))
-                        .map_err(|_| ServiceError::Config {
-                            what: "API key".into(),
-                            reason: "it holds characters not allowed in an HTTP header".into(),
-                        })?;
+                let header = bearer(key.expose()).map_err(|why| ServiceError::Config {
+                    what: "API key".into(),
+                    reason: why.into(),
+                })?;
                 request = request.header(reqwest::header::AUTHORIZATION, header);
             }
             let wait = match request.send().await {
@@ -231,7 +242,21 @@ impl Endpoint {
                         .get(reqwest::header::RETRY_AFTER)
                         .and_then(|v| v.to_str().ok())
                         .and_then(|v| retry_after(v, std::time::SystemTime::now()));
-                    let bytes = response.bytes().await.unwrap_or_default();
+                    let bytes = match read_body(response, self.max_response_bytes, self.timeout)
+                        .await
+                    {
+                        Ok(bytes) => bytes,
+                        Err(refusal) if refusal.is_transient() && attempt <= self.max_retries => {
+                            tokio::time::sleep(backoff(attempt)).await;
+                            continue;
+                        }
+                        Err(refusal) => {
+                            return Err(ServiceError::Refused {
+                                url: self.shown.clone(),
+                                refusal,
+                            });
+                        }
+                    };
                     if status.is_success() {
                         let value = serde_json::from_slice(&bytes).map_err(|e| {
                             ServiceError::BadResponse {
@@ -260,16 +285,26 @@ impl Endpoint {
                     }
                     retry_after.unwrap_or_else(|| backoff(attempt))
                 }
-                Err(e) => {
-                    if attempt > self.max_retries {
+                Err(e) => match Failure::of_send(&e) {
+                    Failure::Refused(refusal) => {
+                        return Err(ServiceError::Refused {
+                            url: self.shown.clone(),
+                            refusal,
+                        });
+                    }
+                    failure if attempt > self.max_retries => {
+                        let cause = match failure {
+                            Failure::Unreachable(cause) => self.redact(&cause),
+                            _ => format!("no answer within {}s", self.timeout.as_secs_f64()),
+                        };
                         return Err(ServiceError::Unreachable {
                             url: self.shown.clone(),
                             attempts: attempt,
-                            cause: one_line(&self.redact(&error_chain(&e)), 300),
+                            cause,
                         });
                     }
-                    backoff(attempt)
-                }
+                    _ => backoff(attempt),
+                },
             };
             tokio::time::sleep(wait).await;
         }

@@ -6,7 +6,8 @@
 //! * Every request asks for JSON (`response_format: json_object`) with
 //!   temperature 0 and a fixed seed, so the same input gets the same verdict
 //!   from servers that honour them.
-//! * An answer that is not valid JSON is re-asked (at most twice), showing the
+//! * An answer that cannot be used (no message, not JSON, not the shape the
+//!   metric asked for) is re-asked (at most twice), showing the
 //!   judge its answer and the parse error; then the metric fails, alone.
 //! * 429 and 5xx are retried with backoff, honouring `Retry-After`.
 //! * Answers are cached (see [`Cache`](super::Cache)); [`Usage`] counts calls,
@@ -20,7 +21,7 @@ use crate::config::Config;
 
 /// Default seed sent with every judge request.
 pub const DEFAULT_SEED: u64 = 42;
-/// Re-asks after an answer that is not valid JSON.
+/// Re-asks after an answer that cannot be used.
 pub const MAX_REASKS: u32 = 2;
 
 /// A configured judge. Cheap to clone.
@@ -149,27 +150,32 @@ impl Judge {
                 .as_str()
                 .unwrap_or("")
                 .to_string();
-            match parse_json_answer(&content).and_then(|v| check(&v).map(|()| v)) {
+            let judged = message_content(&answer).and_then(|content| {
+                let value = parse_json_answer(content)?;
+                check(&value).map_err(AnswerProblem::Shape)?;
+                Ok(value)
+            });
+            match judged {
                 Ok(value) => {
                     if let Some(cache) = &self.cache {
                         cache.put(&key, &value);
                     }
                     return Ok(value);
                 }
-                Err(reason) if reasks < MAX_REASKS => {
+                Err(problem) if reasks < MAX_REASKS => {
                     reasks += 1;
                     usage.reasks += 1;
                     messages.push(json!({"role": "assistant", "content": content}));
                     messages.push(json!({
                         "role": "user",
-                        "content": format!("That was not valid JSON ({reason}). Answer again with only the JSON object asked for, nothing else.")
+                        "content": format!("That answer could not be used ({problem}). Answer again with only the JSON object asked for, nothing else.")
                     }));
                     body = self.body(&messages);
                 }
-                Err(reason) => {
-                    return Err(ServiceError::InvalidJson {
+                Err(problem) => {
+                    return Err(ServiceError::UnusableAnswer {
                         attempts: reasks + 1,
-                        reason: self.endpoint.redact(&reason),
+                        problem: problem.redacted(|t| self.endpoint.redact(t)),
                     });
                 }
             }
@@ -187,9 +193,69 @@ impl Judge {
     }
 }
 
+/// Why a judge's answer could not be used (re-asked, then the metric's error).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AnswerProblem {
+    /// The answer holds no message text.
+    #[error("no message text in the answer ({0})")]
+    NoMessage(String),
+    /// The text is not JSON.
+    #[error("not valid JSON ({0})")]
+    NotJson(String),
+    /// The text is JSON, but not an object.
+    #[error("expected a JSON object, found {0}")]
+    NotObject(String),
+    /// The object is not what the metric asked for (a missing key, a rating
+    /// out of range, a wrong number of verdicts).
+    #[error("not the answer asked for: {0}")]
+    Shape(String),
+}
+
+impl AnswerProblem {
+    fn redacted(self, redact: impl Fn(&str) -> String) -> AnswerProblem {
+        use crate::error::one_line;
+        let clean = |t: &str| one_line(&redact(t), 200);
+        match self {
+            AnswerProblem::NoMessage(t) => AnswerProblem::NoMessage(clean(&t)),
+            AnswerProblem::NotJson(t) => AnswerProblem::NotJson(clean(&t)),
+            AnswerProblem::NotObject(t) => AnswerProblem::NotObject(clean(&t)),
+            AnswerProblem::Shape(t) => AnswerProblem::Shape(clean(&t)),
+        }
+    }
+}
+
+/// The text of an OpenAI chat answer's first choice.
+fn message_content(answer: &Value) -> Result<&str, AnswerProblem> {
+    let choices = match answer.get("choices") {
+        Some(Value::Array(choices)) => choices,
+        Some(_) => return Err(AnswerProblem::NoMessage("`choices` is not a list".into())),
+        None => return Err(AnswerProblem::NoMessage("no `choices`".into())),
+    };
+    let Some(first) = choices.first() else {
+        return Err(AnswerProblem::NoMessage("`choices` is empty".into()));
+    };
+    match first.pointer("/message/content") {
+        Some(Value::String(text)) if !text.trim().is_empty() => Ok(text),
+        Some(Value::String(_)) => Err(AnswerProblem::NoMessage(
+            "`choices[0].message.content` is empty".into(),
+        )),
+        _ => {
+            let reason = first
+                .get("finish_reason")
+                .and_then(Value::as_str)
+                .map(|r| format!(", finish_reason `{r}`"))
+                .unwrap_or_default();
+            Err(AnswerProblem::NoMessage(format!(
+                "`choices[0].message.content` is missing{reason}"
+            )))
+        }
+    }
+}
+
 /// A JSON object from a judge's text: the whole text, or the inside of a
 /// ```json fence.
-fn parse_json_answer(content: &str) -> Result<Value, String> {
+fn parse_json_answer(content: &str) -> Result<Value, AnswerProblem> {
     let text = content.trim();
     let text = text
         .strip_prefix("```json")
@@ -199,27 +265,57 @@ fn parse_json_answer(content: &str) -> Result<Value, String> {
         .trim();
     match serde_json::from_str::<Value>(text) {
         Ok(v @ Value::Object(_)) => Ok(v),
-        Ok(other) => Err(format!(
-            "expected a JSON object, found {}",
-            crate::error::one_line(&other.to_string(), 60)
-        )),
-        Err(e) => Err(e.to_string()),
+        Ok(other) => Err(AnswerProblem::NotObject(crate::error::one_line(
+            &other.to_string(),
+            60,
+        ))),
+        Err(e) => Err(AnswerProblem::NotJson(e.to_string())),
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::parse_json_answer;
+    use super::{AnswerProblem, message_content, parse_json_answer};
+    use serde_json::json;
 
     #[test]
     fn answers_in_fences_parse() {
         assert!(parse_json_answer("```json\n{\"a\": 1}\n```").is_ok());
         assert!(parse_json_answer(" {\"a\": 1} ").is_ok());
-        assert!(
-            parse_json_answer("[1]")
-                .unwrap_err()
-                .contains("expected a JSON object")
+        assert!(matches!(
+            parse_json_answer("[1]"),
+            Err(AnswerProblem::NotObject(_))
+        ));
+        assert!(matches!(
+            parse_json_answer("Sure! {\"a\": 1}"),
+            Err(AnswerProblem::NotJson(_))
+        ));
+    }
+
+    #[test]
+    fn an_answer_without_a_message_says_so() {
+        let problem = message_content(&json!({"choices": []})).unwrap_err();
+        assert_eq!(
+            problem.to_string(),
+            "no message text in the answer (`choices` is empty)"
         );
-        assert!(parse_json_answer("Sure! {\"a\": 1}").is_err());
+        let problem = message_content(
+            &json!({"choices": [{"message": {"content": null}, "finish_reason": "content_filter"}]}),
+        )
+        .unwrap_err();
+        assert!(
+            problem
+                .to_string()
+                .contains("finish_reason `content_filter`"),
+            "{problem}"
+        );
+        assert!(matches!(
+            message_content(&json!({"error": "x"})),
+            Err(AnswerProblem::NoMessage(_))
+        ));
+        assert_eq!(
+            message_content(&json!({"choices": [{"message": {"content": "{}"}}]})).unwrap(),
+            "{}"
+        );
     }
 }

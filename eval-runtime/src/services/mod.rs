@@ -11,7 +11,7 @@ mod judge;
 pub use cache::Cache;
 pub use embed::{Embedder, cosine};
 pub use endpoint::{ServiceError, Usage};
-pub use judge::{DEFAULT_SEED, Judge, MAX_REASKS};
+pub use judge::{AnswerProblem, DEFAULT_SEED, Judge, MAX_REASKS};
 
 use crate::config::Config;
 

@@ -1,0 +1,262 @@
+//! The HTTP plumbing every client shares (agent, judge, embeddings,
+//! retriever): one client per async runtime, the redirect policy, the cap on
+//! answer bodies, and how a failed exchange is told in one line.
+//!
+//! **Redirects.** Only a `307`/`308` to the same origin (scheme, host and
+//! port) as the request is followed, at most [`MAX_REDIRECTS`] times: those
+//! keep the method and the body, and the API key never leaves the origin it
+//! was configured for. A `301`/`302`/`303` would turn the `POST` into a `GET`
+//! (the answer would come from somewhere else than the request went), and a
+//! redirect to another origin could carry the key or the request there; both
+//! are refused, and the call fails with [`Refusal::Redirect`] naming both URLs.
+//!
+//! **Bodies.** An answer is read up to a limit (`EVAL_MAX_RESPONSE_BYTES`,
+//! default [`DEFAULT_MAX_RESPONSE_BYTES`]); a longer one, declared or
+//! streamed, fails the call with [`Refusal::TooLarge`] without holding more
+//! than the limit in memory.
+
+use std::time::Duration;
+
+use crate::error::{Error, Result, one_line};
+
+/// The default cap on one answer's body: 16 MiB.
+pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 16 << 20;
+
+/// The most redirects (same origin, `307`/`308`) one call follows.
+pub const MAX_REDIRECTS: usize = 5;
+
+/// Why an HTTP answer was not used, though the server was reached.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Refusal {
+    /// The server redirected somewhere the client does not follow.
+    #[error("refused a redirect (HTTP {status}) from {from} to {to}: {why}")]
+    Redirect {
+        /// The redirect's status.
+        status: u16,
+        /// The URL that answered with the redirect (credentials removed).
+        from: String,
+        /// Where it pointed (credentials removed).
+        to: String,
+        /// Which rule refused it.
+        why: &'static str,
+    },
+    /// The body was longer than the limit.
+    #[error("the answer is larger than the limit of {limit} bytes (EVAL_MAX_RESPONSE_BYTES)")]
+    TooLarge {
+        /// The limit, in bytes.
+        limit: u64,
+    },
+    /// The connection ended before the body was complete.
+    #[error("the answer was cut off after {received} bytes: {cause}")]
+    CutOff {
+        /// Bytes received before it ended.
+        received: u64,
+        /// The innermost cause.
+        cause: String,
+    },
+    /// The timeout expired while the body was arriving.
+    #[error(
+        "the answer was still arriving when the {secs}s timeout expired ({received} bytes received)"
+    )]
+    BodyTimeout {
+        /// The timeout.
+        secs: f64,
+        /// Bytes received before it expired.
+        received: u64,
+    },
+}
+
+impl Refusal {
+    /// Whether asking again may succeed (a cut-off or slow body may; a
+    /// refused redirect or an oversized answer will not).
+    pub(crate) fn is_transient(&self) -> bool {
+        matches!(self, Refusal::CutOff { .. } | Refusal::BodyTimeout { .. })
+    }
+}
+
+/// How one exchange failed before an HTTP status could be used.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    /// No answer in time.
+    Timeout,
+    /// The server could not be reached (the innermost causes, one line).
+    Unreachable(String),
+    /// The server answered, but the answer was not used.
+    Refused(Refusal),
+}
+
+impl Failure {
+    /// Classifies an error of `send()`.
+    pub(crate) fn of_send(e: &reqwest::Error) -> Failure {
+        if let Some(refusal) = find_source::<Refusal>(e) {
+            return Failure::Refused(refusal.clone());
+        }
+        if e.is_timeout() {
+            Failure::Timeout
+        } else {
+            Failure::Unreachable(one_line(&error_chain(e), 300))
+        }
+    }
+}
+
+/// The first source of `e` (itself included) that is a `T`.
+fn find_source<'e, T: std::error::Error + 'static>(
+    e: &'e (dyn std::error::Error + 'static),
+) -> Option<&'e T> {
+    let mut current = Some(e);
+    while let Some(err) = current {
+        if let Some(found) = err.downcast_ref::<T>() {
+            return Some(found);
+        }
+        current = err.source();
+    }
+    None
+}
+
+/// Reads `response`'s body, at most `limit` bytes. `timeout` is only named
+/// in the message when it expires (the request carries it).
+pub(crate) async fn read_body(
+    mut response: reqwest::Response,
+    limit: u64,
+    timeout: Duration,
+) -> std::result::Result<Vec<u8>, Refusal> {
+    if response.content_length().is_some_and(|len| len > limit) {
+        return Err(Refusal::TooLarge { limit });
+    }
+    let mut body: Vec<u8> = Vec::new();
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                if body.len() as u64 + chunk.len() as u64 > limit {
+                    return Err(Refusal::TooLarge { limit });
+                }
+                body.extend_from_slice(&chunk);
+            }
+            Ok(None) => return Ok(body),
+            Err(e) if e.is_timeout() => {
+                return Err(Refusal::BodyTimeout {
+                    secs: timeout.as_secs_f64(),
+                    received: body.len() as u64,
+                });
+            }
+            Err(e) => {
+                return Err(Refusal::CutOff {
+                    received: body.len() as u64,
+                    cause: one_line(&error_chain(&e), 200),
+                });
+            }
+        }
+    }
+}
+
+/// The HTTP client for the async runtime the caller runs on. A client's pooled
+/// connections are driven by the runtime that opened them, so each runtime
+/// gets its own client: a connection is never handed to a runtime that does
+/// not drive it (which would stall until the timeout). Clients of runtimes
+/// that are gone are dropped after a while (their connections already are).
+pub(crate) fn runtime_client() -> Result<reqwest::Client> {
+    type Clients = std::sync::Mutex<Vec<(tokio::runtime::Id, reqwest::Client)>>;
+    static CLIENTS: std::sync::OnceLock<Clients> = std::sync::OnceLock::new();
+    const KEEP: usize = 64;
+    let id = tokio::runtime::Handle::try_current()
+        .map_err(|_| Error::Config {
+            what: "HTTP client".into(),
+            reason: "an HTTP call must be made from within a tokio runtime".into(),
+        })?
+        .id();
+    let clients = CLIENTS.get_or_init(Default::default);
+    let mut clients = clients.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, client)) = clients.iter().find(|(i, _)| *i == id) {
+        return Ok(client.clone());
+    }
+    let client = build_client()?;
+    if clients.len() >= KEEP {
+        clients.remove(0);
+    }
+    clients.push((id, client.clone()));
+    Ok(client)
+}
+
+fn build_client() -> Result<reqwest::Client> {
+    // reqwest is built without a default crypto provider; ring it is.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(10))
+        .pool_idle_timeout(Duration::from_secs(30))
+        .redirect(reqwest::redirect::Policy::custom(redirect_policy))
+        .build()
+        .map_err(|e| Error::Config {
+            what: "HTTP client".into(),
+            reason: one_line(&error_chain(&e), 300),
+        })
+}
+
+/// See the module docs: same origin, `307`/`308`, at most [`MAX_REDIRECTS`].
+fn redirect_policy(attempt: reqwest::redirect::Attempt<'_>) -> reqwest::redirect::Action {
+    let (Some(first), Some(last)) = (attempt.previous().first(), attempt.previous().last()) else {
+        return attempt.stop();
+    };
+    let status = attempt.status().as_u16();
+    let why = if !matches!(status, 307 | 308) {
+        Some("only 307 and 308 keep the request as it was")
+    } else if attempt.url().origin() != first.origin() {
+        Some("it leads to another origin, which is never sent the request or its key")
+    } else if attempt.previous().len() > MAX_REDIRECTS {
+        Some("too many redirects")
+    } else {
+        None
+    };
+    match why {
+        None => attempt.follow(),
+        Some(why) => {
+            let refusal = Refusal::Redirect {
+                status,
+                from: redact_url(last),
+                to: redact_url(attempt.url()),
+                why,
+            };
+            attempt.error(refusal)
+        }
+    }
+}
+
+/// `Authorization: Bearer <key>`, or why the key cannot be a header value.
+pub(crate) fn bearer(key: &str) -> std::result::Result<reqwest::header::HeaderValue, &'static str> {
+    let mut value = reqwest::header::HeaderValue::from_str(&format!("Bearer {key}"))
+        .map_err(|_| "it holds characters not allowed in an HTTP header (a newline?)")?;
+    value.set_sensitive(true);
+    Ok(value)
+}
+
+/// `scheme://host:port/path` without user, password or query string.
+pub(crate) fn redact_url(url: &reqwest::Url) -> String {
+    let mut shown = url.clone();
+    let _ = shown.set_username("");
+    let _ = shown.set_password(None);
+    shown.set_query(None);
+    shown.set_fragment(None);
+    shown.to_string()
+}
+
+/// The error and its innermost sources, without repeats or URLs (callers
+/// mask secrets, then cut it to one line).
+pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut current: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = current {
+        let text = err.to_string();
+        let text = match text.find(" for url (") {
+            Some(at) => text[..at].to_string(),
+            None => text,
+        };
+        if !text.is_empty() && !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        current = err.source();
+    }
+    // The innermost causes say what happened ("tcp connect error: Connection
+    // refused"); the outer layers only repeat "error sending request".
+    let keep = parts.len().saturating_sub(2);
+    parts[keep..].join(": ")
+}
