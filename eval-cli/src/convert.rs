@@ -65,7 +65,7 @@ pub fn run(args: Args) -> Result<u8, Failure> {
     }
     files::write_atomically(&args.output, text.as_bytes())
         .map_err(|e| Failure::config(format!("cannot write {out_shown}: {e}")))?;
-    println!("wrote {} samples to {out_shown}", back.samples.len());
+    outln!("wrote {} samples to {out_shown}", back.samples.len());
     Ok(0)
 }
 
@@ -181,7 +181,7 @@ pub fn upgrade(args: UpgradeArgs) -> Result<u8, Failure> {
         .map_err(|e| Failure::config(format!("cannot back up {shown}: {e}")))?;
     files::write_atomically(&args.file, out.as_bytes())
         .map_err(|e| Failure::config(format!("cannot write {shown}: {e}")))?;
-    println!(
+    outln!(
         "upgraded {shown} to schemaVersion {} ({} items); backup: {}",
         runevals::CURRENT_VERSION,
         after.samples.len(),

@@ -78,7 +78,7 @@ pub fn init(args: InitArgs) -> Result<u8, Failure> {
     }
     eval_core::files::write_atomically(path, STARTER.as_bytes())
         .map_err(|e| Failure::config(format!("cannot write {}: {e}", path.display())))?;
-    println!(
+    outln!(
         "wrote {}; run it with: evals evaluate --url http://127.0.0.1:8080",
         path.display()
     );

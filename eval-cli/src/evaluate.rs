@@ -153,18 +153,18 @@ pub fn run(args: Args) -> Result<u8, Failure> {
     if args.json {
         let text = serde_json::to_string_pretty(&outcome.results)
             .map_err(|e| Failure::config(format!("cannot render the results: {e}")))?;
-        println!("{text}");
+        outln!("{text}");
     } else {
         print_summary(&outcome.results, &outcome.verdict, &failures);
         if let Some((path, b)) = &outcome.baseline {
-            print!("{}", b.render(path));
+            out!("{}", b.render(path));
         }
         if let Some(path) = &args.output {
-            println!("results: {}", path.display());
+            outln!("results: {}", path.display());
         }
     }
-    if outcome.verdict.nothing_scored() {
-        eprintln!("error: no sample could be scored (every one ended in an error; see above)");
+    if let Some(why) = outcome.verdict.not_scored() {
+        eprintln!("error: {why}");
         return Ok(2);
     }
     Ok(u8::from(!outcome.verdict.passed()))
@@ -360,7 +360,7 @@ fn is_manifest(file: &Path) -> bool {
 
 fn print_summary(results: &Results, verdict: &RunVerdict, failures: &[String]) {
     for d in &results.datasets {
-        println!(
+        outln!(
             "{}: {} samples, {} passed, {} failed, {} errors{}",
             d.name,
             d.samples,
@@ -378,11 +378,11 @@ fn print_summary(results: &Results, verdict: &RunVerdict, failures: &[String]) {
             let rate = m
                 .pass_rate
                 .map_or("-".to_string(), |v| format!("{:.0}%", v * 100.0));
-            println!("  {:<20} mean {mean:>7}  pass rate {rate:>4}", m.name);
+            outln!("  {:<20} mean {mean:>7}  pass rate {rate:>4}", m.name);
         }
     }
     for line in verdict.gate_lines() {
-        println!("{line}");
+        outln!("{line}");
     }
     let failed = results
         .samples
@@ -390,9 +390,9 @@ fn print_summary(results: &Results, verdict: &RunVerdict, failures: &[String]) {
         .filter(|s| s.verdict != Verdict::Pass)
         .count();
     if failed > 0 {
-        println!("\n{failed} sample(s) did not pass:");
+        outln!("\n{failed} sample(s) did not pass:");
         for line in failures {
-            println!("  {line}");
+            outln!("  {line}");
         }
     }
 }

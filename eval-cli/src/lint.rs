@@ -74,16 +74,16 @@ pub fn run(args: Args) -> Result<u8, Failure> {
             "findings": all,
         }))
         .map_err(|e| Failure::config(e.to_string()))?;
-        println!("{text}");
+        outln!("{text}");
     } else {
         for f in &all {
             let sev = match f.severity {
                 Severity::Error => "error",
                 Severity::Warning => "warning",
             };
-            println!("{}:{}: {sev}[{}]: {}", f.file, f.line, f.code, f.message);
+            outln!("{}:{}: {sev}[{}]: {}", f.file, f.line, f.code, f.message);
         }
-        println!("{errors} error(s), {warnings} warning(s)");
+        outln!("{errors} error(s), {warnings} warning(s)");
     }
     Ok(u8::from(errors > 0))
 }

@@ -11,6 +11,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+#[macro_use]
+mod out;
 mod convert;
 mod discover;
 mod evaluate;
@@ -68,14 +70,8 @@ impl Failure {
 }
 
 fn main() -> ExitCode {
-    // `evals stats big.jsonl | head`: end quietly when the reader goes away,
-    // as other command-line tools do, instead of failing to print.
-    #[cfg(unix)]
-    // SAFETY: restoring the default disposition of SIGPIPE at start-up,
-    // before any thread exists, has no other effect on the process.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
+    // SIGPIPE stays ignored (Rust's default): a socket the agent closed is a
+    // failed sample, and stdout to a closed pipe ends output quietly (`out`).
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Evaluate(args) => evaluate::run(*args),

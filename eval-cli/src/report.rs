@@ -93,14 +93,14 @@ pub fn run(command: Command) -> Result<u8, Failure> {
                 .map_err(|e| Failure::config(e.to_string()))?;
             let verdict = RunVerdict::of(&merged.datasets);
             if args.json {
-                println!(
+                outln!(
                     "{}",
                     serde_json::to_string_pretty(&merged)
                         .map_err(|e| Failure::config(e.to_string()))?
                 );
             } else {
                 for d in &merged.datasets {
-                    println!(
+                    outln!(
                         "{}: {} of {} samples, {} passed, {} failed, {} errors",
                         d.name,
                         d.samples,
@@ -111,9 +111,9 @@ pub fn run(command: Command) -> Result<u8, Failure> {
                     );
                 }
                 for line in verdict.gate_lines() {
-                    println!("{line}");
+                    outln!("{line}");
                 }
-                println!(
+                outln!(
                     "merged {} sample(s){} into {}",
                     merged.samples.len(),
                     if merged.complete {
@@ -143,12 +143,12 @@ pub fn run(command: Command) -> Result<u8, Failure> {
             }
             let d = diff::diff(&read(&args.old)?, &read(&args.new)?, args.epsilon);
             if args.json {
-                println!(
+                outln!(
                     "{}",
                     serde_json::to_string_pretty(&d).map_err(|e| Failure::config(e.to_string()))?
                 );
             } else {
-                print!("{}", d.render());
+                out!("{}", d.render());
             }
             Ok(u8::from(!d.regressions().is_empty()))
         }
@@ -156,7 +156,7 @@ pub fn run(command: Command) -> Result<u8, Failure> {
             let results = read(&args.results)?;
             let backup = diff::accept(&results, &args.baseline)
                 .map_err(|e| Failure::config(e.to_string()))?;
-            println!(
+            outln!(
                 "{} is the baseline now{}",
                 args.baseline.display(),
                 backup

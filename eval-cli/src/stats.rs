@@ -95,7 +95,7 @@ pub fn stats(file: &Path) -> Result<Stats, Failure> {
 pub fn run(args: Args) -> Result<u8, Failure> {
     let st = stats(&args.file)?;
     if args.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&st).map_err(|e| Failure::config(e.to_string()))?
         );
@@ -108,31 +108,33 @@ pub fn run(args: Args) -> Result<u8, Failure> {
             n as f64 * 100.0 / st.samples as f64
         }
     };
-    println!(
+    outln!(
         "{}: {} samples ({} multi-turn)",
-        st.file, st.samples, st.multi_turn
+        st.file,
+        st.samples,
+        st.multi_turn
     );
-    println!("missing:");
+    outln!("missing:");
     for (field, n) in &st.missing {
-        println!("  {field:<20} {n:>6} ({:.0}%)", pct(*n));
+        outln!("  {field:<20} {n:>6} ({:.0}%)", pct(*n));
     }
     if !st.tags.is_empty() {
-        println!("tags:");
+        outln!("tags:");
         for (tag, n) in &st.tags {
-            println!("  {tag:<20} {n:>6} ({:.0}%)", pct(*n));
+            outln!("  {tag:<20} {n:>6} ({:.0}%)", pct(*n));
         }
     }
     for (field, dist) in &st.distributions {
-        println!("{field}:");
+        outln!("{field}:");
         for (value, n) in dist {
-            println!("  {value:<20} {n:>6} ({:.0}%)", pct(*n));
+            outln!("  {value:<20} {n:>6} ({:.0}%)", pct(*n));
         }
     }
     if let Some([lo, mid, hi]) = st.answer_words {
-        println!("expected answer words: min {lo}, median {mid}, max {hi}");
+        outln!("expected answer words: min {lo}, median {mid}, max {hi}");
     }
     if let Some([lo, mid, hi]) = st.input_chars {
-        println!("input characters: min {lo}, median {mid}, max {hi}");
+        outln!("input characters: min {lo}, median {mid}, max {hi}");
     }
     Ok(0)
 }

@@ -152,6 +152,8 @@ fn ser_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error>
 }
 
 const SHOWN_CHARS: usize = 300;
+/// How much of a metric's error a summary line shows.
+const ERROR_CHARS: usize = 160;
 
 /// One text, or several numbered per turn: `[1] Hi  [2] Bye`.
 pub(crate) fn numbered(texts: &[String]) -> String {
@@ -207,14 +209,22 @@ impl SampleReport {
             self.source
         );
         if let Some(e) = &self.error {
-            let _ = write!(line, ": {e}");
+            let _ = write!(line, ": {}", one_line(&e.to_string(), 500));
         }
         for m in &self.metrics {
-            match m.score {
-                Some(s) => {
+            match (m.score, &m.error) {
+                (Some(s), _) => {
                     let _ = write!(line, "  {}={s:.3}", m.name);
                 }
-                None => {
+                (None, Some(e)) => {
+                    let _ = write!(
+                        line,
+                        "  {}=error ({})",
+                        m.name,
+                        one_line(&e.to_string(), ERROR_CHARS)
+                    );
+                }
+                (None, None) => {
                     let _ = write!(line, "  {}=error", m.name);
                 }
             }
@@ -226,7 +236,13 @@ impl SampleReport {
     /// input, expected vs actual, and a table of metrics.
     pub fn render(&self) -> String {
         if let Some(e) = &self.error {
-            return format!("{} ({}, id {}): {e}", self.test_name, self.source, self.id);
+            return format!(
+                "{} ({}, id {}): {}",
+                self.test_name,
+                self.source,
+                self.id,
+                one_line(&e.to_string(), 500)
+            );
         }
         let mut out = String::new();
         let _ = writeln!(
@@ -265,7 +281,7 @@ impl SampleReport {
                 m.name, m.op, m.threshold
             );
             if let Some(e) = &m.error {
-                let _ = write!(out, " ({e})");
+                let _ = write!(out, " ({})", one_line(&e.to_string(), 500));
             }
             if let Some(method) = m.method {
                 let _ = write!(out, " [{method}]");

@@ -31,6 +31,9 @@ pub struct RunVerdict {
     pub met_gates: Vec<(String, GateResult)>,
     /// Sample metrics that got worse than the baseline allows.
     pub regressions: usize,
+    /// Metrics that could not be scored on any sample of their dataset (a
+    /// judge that is down), with their dataset.
+    pub unscorable_metrics: Vec<(String, String)>,
 }
 
 impl RunVerdict {
@@ -45,6 +48,11 @@ impl RunVerdict {
             } else {
                 d.failed + d.errors
             };
+            if d.samples > 0 {
+                for m in d.metrics.iter().filter(|m| m.scored == 0) {
+                    v.unscorable_metrics.push((d.name.clone(), m.name.clone()));
+                }
+            }
             for g in d.metrics.iter().filter_map(|m| m.gate.as_ref()) {
                 let entry = (d.name.clone(), g.clone());
                 if !g.judged {
@@ -64,10 +72,24 @@ impl RunVerdict {
         self.failed_samples == 0 && self.missed_gates.is_empty() && self.regressions == 0
     }
 
-    /// Samples were evaluated and not one could be scored (an agent that is
-    /// down, a judge that is misconfigured): the run did not really run.
-    pub fn nothing_scored(&self) -> bool {
-        self.samples > 0 && self.unscored == self.samples
+    /// Why the run did not really run, if it did not: samples were evaluated
+    /// and not one could be scored (an agent that is down), or a metric could
+    /// not be scored on any sample (a judge that is down or misconfigured).
+    pub fn not_scored(&self) -> Option<String> {
+        if self.unscorable_metrics.is_empty() {
+            return (self.samples > 0 && self.unscored == self.samples).then(|| {
+                "no sample could be scored (every one ended in an error; see above)".into()
+            });
+        }
+        let list: Vec<String> = self
+            .unscorable_metrics
+            .iter()
+            .map(|(dataset, metric)| format!("`{metric}` of `{dataset}`"))
+            .collect();
+        Some(format!(
+            "{} could not be scored on any sample (see the reasons above)",
+            list.join(", ")
+        ))
     }
 
     /// One line per gate: `gate <dataset> passed|FAILED|not judged: ...`.
@@ -133,8 +155,12 @@ mod tests {
             "an unscored sample fails in both modes"
         );
         assert_eq!(down.missed_gates.len(), 1, "and misses the gate");
-        assert!(!down.nothing_scored());
-        assert!(verdict(vec![record("rag", "b", Verdict::Error)], 1, true).nothing_scored());
+        assert!(down.not_scored().is_none());
+        assert!(
+            verdict(vec![record("rag", "b", Verdict::Error)], 1, true)
+                .not_scored()
+                .is_some()
+        );
     }
 
     #[test]
