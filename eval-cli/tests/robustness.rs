@@ -222,3 +222,199 @@ fn control_characters_from_the_agent_never_reach_the_terminal() {
     );
     assert!(stdout.contains("\\u{1b}[2J"), "shown escaped: {stdout}");
 }
+
+/// A tiny HTTP server on its own thread: `answer(head, body) -> (status, body)`.
+fn serve(answer: impl Fn(&str, &str) -> (u16, String) + Send + 'static) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut seen = Vec::new();
+            let mut buf = [0u8; 65536];
+            let (head, body) = loop {
+                match stream.read(&mut buf) {
+                    Ok(0) | Err(_) => break (String::new(), String::new()),
+                    Ok(n) => seen.extend_from_slice(&buf[..n]),
+                }
+                if let Some(end) = seen.windows(4).position(|w| w == b"\r\n\r\n") {
+                    let head = String::from_utf8_lossy(&seen[..end]).to_string();
+                    let len: usize = head
+                        .lines()
+                        .find_map(|l| {
+                            let (k, v) = l.split_once(':')?;
+                            k.eq_ignore_ascii_case("content-length")
+                                .then(|| v.trim().parse().ok())?
+                        })
+                        .unwrap_or(0);
+                    while seen.len() < end + 4 + len {
+                        match stream.read(&mut buf) {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => seen.extend_from_slice(&buf[..n]),
+                        }
+                    }
+                    let body = String::from_utf8_lossy(&seen[end + 4..]).to_string();
+                    break (head, body);
+                }
+            };
+            let (status, reply) = answer(&head, &body);
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{reply}",
+                reply.len()
+            );
+        }
+    });
+    url
+}
+
+/// The bearer token of a request head.
+fn bearer(head: &str) -> String {
+    head.lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("authorization")
+                .then(|| v.trim().trim_start_matches("Bearer ").to_string())
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn keys_echoed_by_the_agent_or_the_judge_never_reach_disk_or_the_terminal() {
+    const AGENT_KEY: &str = "sk-agent+Key/0123456789abcdefXYZ";
+    const JUDGE_KEY: &str = "sk-judge-9876543210-abcdefghijkl";
+    // The agent echoes its key whole, URL-encoded and cut off.
+    let agent = serve(|head, _| {
+        let key = bearer(head);
+        let encoded = key.replace('+', "%2B").replace('/', "%2F");
+        let output = format!("whole {key} encoded {encoded} cut {}…", &key[..16]);
+        (200, serde_json::json!({ "output": output }).to_string())
+    });
+    // The judge puts its key in its reasons (kept in the cache).
+    let judge = serve(|head, _| {
+        let content = serde_json::json!({"rating": 2, "reason": format!("I was called with {}", bearer(head))});
+        (
+            200,
+            serde_json::json!({"choices": [{"message": {"role": "assistant", "content": content.to_string()}}]})
+                .to_string(),
+        )
+    });
+    let dir = scratch("keys");
+    std::fs::write(
+        dir.join("d.jsonl"),
+        "{\"input\": \"q\", \"expected\": \"an answer\"}\n",
+    )
+    .unwrap();
+    let cache = dir.join("cache");
+    let out = evals_with(
+        &dir,
+        &[
+            "evaluate",
+            "d.jsonl",
+            "--url",
+            &agent,
+            "--metrics",
+            "contains, relevance >= 0.75",
+            "--output",
+            "results.json",
+        ],
+        &[
+            ("EVAL_AGENT_API_KEY", AGENT_KEY),
+            ("EVAL_JUDGE_URL", &format!("{judge}/v1")),
+            ("EVAL_JUDGE_API_KEY", JUDGE_KEY),
+            ("EVAL_CACHE", "on"),
+            ("EVAL_CACHE_DIR", cache.to_str().unwrap()),
+        ],
+    );
+    let (stdout, stderr) = text(&out);
+    assert_eq!(code(&out), 1, "{stdout}{stderr}");
+    let results = std::fs::read_to_string(dir.join("results.json")).unwrap();
+    assert!(
+        results.contains("whole <redacted> encoded <redacted> cut <redacted>…"),
+        "{results}"
+    );
+    let mut written = vec![results, stdout, stderr];
+    let mut dirs = vec![cache.clone()];
+    while let Some(d) = dirs.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                written.push(std::fs::read_to_string(&path).unwrap());
+            }
+        }
+    }
+    assert!(written.len() > 3, "the judge's answer was cached");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&cache).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700, "the cache is owner-only");
+    }
+    for text in &written {
+        for key in [AGENT_KEY, JUDGE_KEY] {
+            assert!(
+                !text.contains(&key[..12]),
+                "a key reached disk or the terminal: {text}"
+            );
+        }
+        assert!(!text.contains("sk-agent%2BKey"), "{text}");
+    }
+    assert!(
+        written
+            .iter()
+            .any(|t| t.contains("I was called with <redacted>"))
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn outside_a_target_dir_results_and_cache_are_the_users_own() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("user-cache");
+    // An installed `evals`: not inside a cargo target directory.
+    let bin = dir.join("bin/evals");
+    std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_evals"), &bin).unwrap();
+    let judge = serve(|_, _| {
+        let content = serde_json::json!({"rating": 5, "reason": "fine"}).to_string();
+        (
+            200,
+            serde_json::json!({"choices": [{"message": {"role": "assistant", "content": content}}]})
+                .to_string(),
+        )
+    });
+    std::fs::write(
+        dir.join("d.jsonl"),
+        "{\"input\": \"q\", \"expected\": \"a\"}\n",
+    )
+    .unwrap();
+    let xdg = dir.join("xdg");
+    let out = Command::new(&bin)
+        .args([
+            "evaluate",
+            "d.jsonl",
+            "--url",
+            common::demo_url(),
+            "--metrics",
+            "relevance",
+        ])
+        .current_dir(&dir)
+        .env_remove("EVAL_CACHE_DIR")
+        .env_remove("EVAL_RESULTS_DIR")
+        .env("EVAL_CACHE", "on")
+        .env("EVAL_JUDGE_URL", format!("{judge}/v1"))
+        .env("XDG_CACHE_HOME", &xdg)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    assert_eq!(code(&out), 0, "{stdout}{stderr}");
+    let cache = xdg.join("evals/cache");
+    let mode = std::fs::metadata(&cache).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700, "the cache is owner-only");
+    assert!(
+        std::fs::read_dir(&cache).unwrap().next().is_some(),
+        "the judge's answer was cached there"
+    );
+}

@@ -48,27 +48,7 @@ pub const DEFAULT_SERVICE_TIMEOUT: Duration = Duration::from_secs(120);
 /// Per-request limit of a retriever call.
 pub const DEFAULT_RETRIEVER_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// A credential: never shown by `Debug`, never written anywhere.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(std::sync::Arc<str>);
-
-impl Secret {
-    /// Wraps a key.
-    pub fn new(key: impl Into<String>) -> Self {
-        Secret(key.into().into())
-    }
-
-    /// The key itself, for the one place that sends it.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::fmt::Debug for Secret {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("<redacted>")
-    }
-}
+pub use crate::secrets::Secret;
 
 /// The settings of one OpenAI-compatible service (judge or embeddings).
 #[derive(Debug, Clone, PartialEq)]
@@ -126,6 +106,10 @@ pub struct Config {
     pub manifest_dir: Option<PathBuf>,
     /// `CARGO_PKG_NAME`: the package whose tests run (results are kept apart per package).
     pub package: Option<String>,
+    /// The user's own cache directory (`XDG_CACHE_HOME`, else `~/.cache`;
+    /// `LOCALAPPDATA` on Windows): where results and the judge cache go
+    /// outside a cargo target directory.
+    pub user_cache_dir: Option<PathBuf>,
     /// Unknown `EVAL_*` variables close to a known one: `(unknown, known)`.
     pub near_misses: Vec<(String, &'static str)>,
 }
@@ -285,6 +269,18 @@ impl Config {
         let nextest_run_id = get("NEXTEST_RUN_ID", false);
         let manifest_dir = get("CARGO_MANIFEST_DIR", false).map(PathBuf::from);
         let package = get("CARGO_PKG_NAME", false);
+        // Not settings of ours: a value that is not UTF-8 is not an error,
+        // only not used.
+        let path = |name: &str| {
+            var(name)
+                .ok()
+                .flatten()
+                .map(PathBuf::from)
+                .filter(|p| p.is_absolute())
+        };
+        let user_cache_dir = path("XDG_CACHE_HOME")
+            .or_else(|| path("HOME").map(|home| home.join(".cache")))
+            .or_else(|| path("LOCALAPPDATA"));
 
         let mut secs = |name: &'static str, value: Option<String>, default: Duration| {
             value.map_or(Some(default), |v| match parse_secs(&v) {
@@ -404,6 +400,7 @@ impl Config {
             nextest_run_id,
             manifest_dir,
             package,
+            user_cache_dir,
             near_misses,
         })
     }

@@ -182,10 +182,12 @@ pub enum SampleError {
     Panicked(String),
 }
 
-/// Text on one line, cut to `max` characters, safe for a terminal: runs of
+/// Text on one line, cut to `max` characters, keys masked
+/// ([`secrets::mask`](crate::secrets::mask)), safe for a terminal: runs of
 /// whitespace become one space, and control characters (an agent's ANSI
 /// escape sequences, a C1 CSI) are shown escaped (`\u{1b}`), never sent.
 pub(crate) fn one_line(text: &str, max: usize) -> String {
+    let text = crate::secrets::mask(text);
     let mut flat = String::with_capacity(text.len().min(max + 16));
     let mut count = 0usize;
     let mut total = 0usize;

@@ -101,6 +101,7 @@ pub mod metrics;
 mod output;
 pub mod plan;
 pub mod retrieval;
+pub mod secrets;
 pub mod services;
 
 #[doc(hidden)]

@@ -292,12 +292,9 @@ impl HttpAgent {
         one_line(&self.redact(&String::from_utf8_lossy(bytes)), max)
     }
 
-    /// `text` with the API key (if any) replaced, in case the agent echoes it.
+    /// `text` with every known key masked, in case the agent echoes one.
     fn redact(&self, text: &str) -> String {
-        match &self.api_key {
-            Some(key) if !key.expose().is_empty() => text.replace(key.expose(), "<redacted>"),
-            _ => text.to_string(),
-        }
+        crate::secrets::mask(text).into_owned()
     }
 
     fn send_error(&self, e: &reqwest::Error) -> AgentError {

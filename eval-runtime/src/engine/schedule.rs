@@ -58,7 +58,16 @@ pub(crate) async fn evaluate_job(
     let (name, sample) = (job.name.clone(), job.sample);
     let scored = evaluate_runs(job.name, job.sample, job.specs, job.timeout, runs, services);
     match AssertUnwindSafe(scored).catch_unwind().await {
-        Ok(report) => report,
+        Ok(mut report) => {
+            // An agent that echoes a key does not get it into results or onto
+            // the terminal.
+            if let Some(output) = &mut report.output
+                && let std::borrow::Cow::Owned(masked) = crate::secrets::mask(output)
+            {
+                *output = masked;
+            }
+            report
+        }
         Err(panic) => {
             let mut report = SampleReport::new(name, sample);
             report.error = Some(SampleError::Panicked(panic_text(&panic)));

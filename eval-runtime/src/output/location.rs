@@ -18,7 +18,9 @@ use std::path::{Path, PathBuf};
 use crate::config::Config;
 
 /// The directory results go to: `$EVAL_RESULTS_DIR`, else `evals/` in the
-/// cargo target directory holding the running binary, else the temp dir.
+/// cargo target directory holding the running binary, else `evals/` in the
+/// user's own cache directory (`~/.cache/evals`), never a directory shared
+/// with other users (the judge cache is kept under it).
 pub fn results_dir(config: &Config) -> PathBuf {
     if let Some(dir) = &config.results_dir {
         return dir.clone();
@@ -38,7 +40,11 @@ pub fn results_dir(config: &Config) -> PathBuf {
             return target.join("evals");
         }
     }
-    std::env::temp_dir().join("evals")
+    match &config.user_cache_dir {
+        Some(dir) => dir.join("evals"),
+        // No home at all: the working directory, which is the user's own.
+        None => PathBuf::from("evals-results"),
+    }
 }
 
 /// Which results a process writes: its package and test binary.

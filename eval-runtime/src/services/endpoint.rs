@@ -196,12 +196,9 @@ impl Endpoint {
         self.url.as_str()
     }
 
-    /// `text` with the key masked.
+    /// `text` with every known key masked (this endpoint's among them).
     pub(crate) fn redact(&self, text: &str) -> String {
-        match &self.api_key {
-            Some(key) => text.replace(key.expose(), "<redacted>"),
-            None => text.to_string(),
-        }
+        crate::secrets::mask(text).into_owned()
     }
 
     /// POSTs `body`, retrying 429, 5xx and connection failures with backoff

@@ -1,0 +1,223 @@
+//! Credentials, and keeping them out of everything shown or written.
+//!
+//! Every key enters the process as a [`Secret`] (read by [`Config`](crate::Config)
+//! or given to a builder), and every [`Secret`] is remembered here. Text that
+//! is shown or written — summary lines, failure reports, error messages,
+//! results files, the judge cache — goes through [`mask`] first, which
+//! replaces, for each key of at least [`MIN_MASKED`] characters:
+//!
+//! * the key itself, and its URL-encoded form (`%2B` for `+`, in upper or
+//!   lower case hex);
+//! * any [`WINDOW`] or more consecutive characters of a key longer than
+//!   [`WINDOW`]: an echo cut off at either end is masked too.
+//!
+//! A shorter key is still never printed by `Debug`, but it is not looked for
+//! in text (it would mask ordinary words).
+
+use std::borrow::Cow;
+use std::sync::{Arc, Mutex, RwLock};
+
+use aho_corasick::AhoCorasick;
+
+/// Keys shorter than this are not looked for in text.
+pub const MIN_MASKED: usize = 8;
+/// Runs of this many characters of a longer key are masked wherever they appear.
+pub const WINDOW: usize = 12;
+/// What a masked run becomes.
+pub const MASK: &str = "<redacted>";
+
+/// A credential: never shown by `Debug`, never written anywhere.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(Arc<str>);
+
+impl Secret {
+    /// Wraps a key (and remembers it, so that [`mask`] hides it).
+    pub fn new(key: impl Into<String>) -> Self {
+        let key: Arc<str> = key.into().into();
+        remember(&key);
+        Secret(key)
+    }
+
+    /// The key itself, for the one place that sends it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(MASK)
+    }
+}
+
+/// The keys known so far, and the automaton that finds them.
+struct Known {
+    keys: Vec<Arc<str>>,
+    finder: Option<Arc<AhoCorasick>>,
+}
+
+fn known() -> &'static RwLock<Known> {
+    static KNOWN: std::sync::OnceLock<RwLock<Known>> = std::sync::OnceLock::new();
+    KNOWN.get_or_init(|| {
+        RwLock::new(Known {
+            keys: Vec::new(),
+            finder: None,
+        })
+    })
+}
+
+fn remember(key: &Arc<str>) {
+    if key.chars().count() < MIN_MASKED {
+        return;
+    }
+    // One writer at a time rebuilds; readers keep the previous automaton.
+    static BUILD: Mutex<()> = Mutex::new(());
+    let _building = BUILD.lock().unwrap_or_else(|p| p.into_inner());
+    let mut keys = {
+        let current = known().read().unwrap_or_else(|p| p.into_inner());
+        if current.keys.iter().any(|k| k == key) {
+            return;
+        }
+        current.keys.clone()
+    };
+    keys.push(key.clone());
+    let patterns: Vec<String> = keys.iter().flat_map(|k| patterns(k)).collect();
+    let finder = AhoCorasick::new(&patterns).ok().map(Arc::new);
+    let mut current = known().write().unwrap_or_else(|p| p.into_inner());
+    *current = Known { keys, finder };
+}
+
+/// What to look for of one key: itself, its URL-encoded forms, its windows.
+fn patterns(key: &str) -> Vec<String> {
+    let mut out = vec![key.to_string()];
+    let encoded = percent_encoding::utf8_percent_encode(key, UNRESERVED).to_string();
+    if encoded != key {
+        out.push(encoded.clone());
+        out.push(lower_hex_escapes(&encoded));
+    }
+    let chars: Vec<char> = key.chars().collect();
+    if chars.len() > WINDOW {
+        out.extend(chars.windows(WINDOW).map(|w| w.iter().collect::<String>()));
+    }
+    out
+}
+
+/// Everything but RFC 3986's unreserved characters is encoded.
+const UNRESERVED: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// `%2B` → `%2b`.
+fn lower_hex_escapes(encoded: &str) -> String {
+    let mut out = String::with_capacity(encoded.len());
+    let mut rest = encoded;
+    while let Some(at) = rest.find('%') {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        let hex_end = tail.len().min(3);
+        out.push_str(&tail[..hex_end].to_ascii_lowercase());
+        rest = &tail[hex_end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `text` with every known key (whole, URL-encoded, or a run of [`WINDOW`]
+/// characters of it) replaced by `<redacted>`. Borrowed when nothing matched.
+pub fn mask(text: &str) -> Cow<'_, str> {
+    let finder = match known().read() {
+        Ok(k) => k.finder.clone(),
+        Err(p) => p.into_inner().finder.clone(),
+    };
+    let Some(finder) = finder else {
+        return Cow::Borrowed(text);
+    };
+    // Overlapping runs (reported in order of their end) merge into one span.
+    let mut found: Vec<(usize, usize)> = finder
+        .find_overlapping_iter(text)
+        .map(|m| (m.start(), m.end()))
+        .collect();
+    if found.is_empty() {
+        return Cow::Borrowed(text);
+    }
+    found.sort_unstable();
+    let mut spans: Vec<(usize, usize)> = Vec::with_capacity(found.len());
+    for (start, end) in found {
+        match spans.last_mut() {
+            Some(last) if start <= last.1 => last.1 = last.1.max(end),
+            _ => spans.push((start, end)),
+        }
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for (start, end) in spans {
+        out.push_str(&text[at..start]);
+        out.push_str(MASK);
+        at = end;
+    }
+    out.push_str(&text[at..]);
+    Cow::Owned(out)
+}
+
+/// Every string in `value` (keys of objects too) masked in place.
+pub fn mask_json(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::String(s) => {
+            if let Cow::Owned(masked) = mask(s) {
+                *s = masked;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(mask_json),
+        Value::Object(map) => {
+            if map.keys().any(|k| matches!(mask(k), Cow::Owned(_))) {
+                let old = std::mem::take(map);
+                for (k, mut v) in old {
+                    mask_json(&mut v);
+                    map.insert(mask(&k).into_owned(), v);
+                }
+            } else {
+                map.values_mut().for_each(mask_json);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_encoded_and_cut_off_echoes_are_masked() {
+        let key = "sk-proj-Abc+def/GHI=jkl_mno.PQR-stu~vwx";
+        let _secret = Secret::new(key);
+        assert_eq!(mask(&format!("key={key}!")), "key=<redacted>!");
+        let encoded = "sk-proj-Abc%2Bdef%2FGHI%3Djkl_mno.PQR-stu~vwx";
+        assert_eq!(mask(&format!("?k={encoded}")), "?k=<redacted>");
+        let lower = "sk-proj-Abc%2bdef%2fGHI%3djkl_mno.PQR-stu~vwx";
+        assert_eq!(mask(&format!("?k={lower}")), "?k=<redacted>");
+        // Cut at the end, at the start, or in the middle: 12 characters or more.
+        assert_eq!(mask("echo: sk-proj-Abc+de…"), "echo: <redacted>…");
+        assert_eq!(mask("…/GHI=jkl_mno.PQR end"), "…<redacted> end");
+        assert_eq!(
+            mask("sk-proj-Abc"),
+            "sk-proj-Abc",
+            "11 characters are not enough"
+        );
+        assert!(matches!(mask("nothing here"), Cow::Borrowed(_)));
+        let mut v = serde_json::json!({"reason": format!("the key is {key}"), "n": [key], key: 1});
+        mask_json(&mut v);
+        assert!(!v.to_string().contains("jkl_mno"), "{v}");
+        assert_eq!(v["reason"], "the key is <redacted>");
+    }
+
+    #[test]
+    fn short_keys_are_not_looked_for() {
+        let _secret = Secret::new("abc");
+        assert_eq!(mask("abc abc"), "abc abc");
+        assert_eq!(format!("{:?}", Secret::new("abc")), "<redacted>");
+    }
+}
