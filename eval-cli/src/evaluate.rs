@@ -85,8 +85,12 @@ pub struct Args {
     pub repeat: Option<u32>,
     /// Retrieval datasets (Unrag): allow a scopePrefix not starting with `eval:`
     /// (ingest deletes everything under it).
+    /// On a terminal you are asked to confirm; elsewhere pass --yes.
     #[arg(long)]
     pub allow_custom_prefix: bool,
+    /// Confirm what --allow-custom-prefix deletes without being asked.
+    #[arg(long, short = 'y', requires = "allow_custom_prefix")]
+    pub yes: bool,
     /// Retrieval datasets: search what is already indexed (no delete, no ingest).
     #[arg(long)]
     pub no_ingest: bool,
@@ -117,6 +121,17 @@ pub fn run(args: Args) -> Result<u8, Failure> {
     // The agent is set up once the plan holds (a bad dataset is reported
     // first); which one depends on what the datasets hold.
     let retrieval = prepared.samples().any(|s| s.retrieval.is_some());
+    if args.allow_custom_prefix && !args.no_ingest {
+        let scopes: std::collections::BTreeSet<&str> = prepared
+            .samples()
+            .filter_map(|s| s.retrieval.as_ref())
+            .map(|q| q.scope_prefix.as_str())
+            .filter(|p| !eval_core::retrieval::scope_is_safe(p))
+            .collect();
+        if !scopes.is_empty() {
+            confirm_deletion(&scopes, args.yes)?;
+        }
+    }
     let ordinary = prepared.samples().any(|s| s.retrieval.is_none());
     let agent = agent(&args, config, file.as_deref(), retrieval, ordinary)?;
     for note in &prepared.notes {
@@ -346,6 +361,37 @@ fn base_dir(file: Option<&Path>) -> Result<PathBuf, Failure> {
         }
         _ => cwd,
     })
+}
+
+/// Seed 004: a scope outside `eval:` is deleted only when the user says so,
+/// here and now: asked on a terminal, `--yes` otherwise.
+fn confirm_deletion(scopes: &std::collections::BTreeSet<&str>, yes: bool) -> Result<(), Failure> {
+    let list = scopes
+        .iter()
+        .map(|s| format!("`{s}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if yes {
+        eprintln!("note: ingest deletes every document under {list} (--allow-custom-prefix --yes)");
+        return Ok(());
+    }
+    if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
+        return Err(Failure::config(format!(
+            "--allow-custom-prefix: ingest would delete every document under {list}; there is no terminal to ask for confirmation, so pass --yes to confirm (nothing was deleted)"
+        )));
+    }
+    eprint!(
+        "Ingest deletes every document under {list} before indexing the dataset. Continue? [y/N] "
+    );
+    let mut answer = String::new();
+    let _ = std::io::stdin().read_line(&mut answer);
+    if matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
+        Ok(())
+    } else {
+        Err(Failure::config(format!(
+            "not confirmed: nothing under {list} was deleted"
+        )))
+    }
 }
 
 fn is_manifest(file: &Path) -> bool {

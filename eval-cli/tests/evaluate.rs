@@ -384,18 +384,46 @@ fn retrieval_dataset_against_the_demo_retriever_with_guard_and_diff() {
         "{:?}",
         text(&out)
     );
-    let out = evals(
-        &dir,
-        &[
+    // Allowed, it still needs a confirmation: no terminal here, so --yes.
+    let allowed = |extra: &[&str]| {
+        let mut args = vec![
             "evaluate",
             "prod.json",
             "--url",
             &url,
             "--allow-custom-prefix",
             "--json",
-        ],
+        ];
+        args.extend_from_slice(extra);
+        evals(&dir, &args)
+    };
+    let out = allowed(&[]);
+    assert_eq!(code(&out), 2, "{:?}", text(&out));
+    assert!(
+        text(&out).1.contains(
+            "ingest would delete every document under `prod:kb:`; there is no terminal to ask for confirmation, so pass --yes"
+        ),
+        "{:?}",
+        text(&out)
     );
+    let out = allowed(&["--yes"]);
     assert!(matches!(code(&out), 0 | 1), "{:?}", text(&out));
+
+    // A bare `eval:` would delete every evaluation scope.
+    std::fs::write(
+        dir.join("bare.json"),
+        dataset("x").replace("eval:kb:", "eval:"),
+    )
+    .unwrap();
+    let out = evals(&dir, &["evaluate", "bare.json", "--url", &url]);
+    assert_eq!(code(&out), 2, "{:?}", text(&out));
+    assert!(
+        text(&out)
+            .1
+            .contains("scopePrefix `eval:` names nothing after `eval:`"),
+        "{:?}",
+        text(&out)
+    );
 
     // Broken datasets: unknown version, a document outside the scope.
     std::fs::write(

@@ -26,7 +26,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 pub use crate::rank::RankMetric;
-pub use crate::sample::{Mode, RetrievalQuery, SAFE_PREFIX};
+pub use crate::sample::{Mode, RetrievalQuery, SAFE_PREFIX, scope_is_safe};
 
 /// One document to ingest.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -96,19 +96,13 @@ pub fn is_retrieval_dataset(doc: &Value) -> bool {
 }
 
 impl RetrievalDataset {
-    /// Refuses a scope prefix that does not start with `eval:` unless
-    /// `allow_custom` (ingest deletes everything under the prefix).
-    ///
-    /// The message as text; [`RetrievalDataset::check_scope`] gives the
-    /// typed error.
-    pub fn check_prefix(&self, allow_custom: bool) -> Result<(), String> {
-        self.check_scope(allow_custom).map_err(|e| e.to_string())
-    }
-
-    /// Refuses a scope prefix that does not start with `eval:` unless
-    /// `allow_custom` (ingest deletes everything under the prefix).
+    /// Refuses a scope prefix that is not `eval:<name>` unless
+    /// `allow_custom` (ingest deletes everything under the prefix); an empty
+    /// prefix (everything) is refused even then.
     pub fn check_scope(&self, allow_custom: bool) -> Result<(), UnsafeScope> {
-        if allow_custom || self.scope_prefix.starts_with(SAFE_PREFIX) {
+        if scope_is_safe(&self.scope_prefix)
+            || (allow_custom && !self.scope_prefix.trim().is_empty())
+        {
             Ok(())
         } else {
             Err(UnsafeScope {
@@ -119,11 +113,23 @@ impl RetrievalDataset {
     }
 }
 
-/// A retrieval dataset whose scope prefix does not start with `eval:`, used
+/// Why a scope prefix is not safe, for messages.
+pub fn scope_problem(scope_prefix: &str) -> &'static str {
+    if scope_prefix.trim().is_empty() {
+        "is empty (every document of the index)"
+    } else if scope_prefix.starts_with(SAFE_PREFIX) {
+        "names nothing after `eval:` (every evaluation scope of the index)"
+    } else {
+        "does not start with `eval:`"
+    }
+}
+
+/// A retrieval dataset whose scope prefix is not `eval:<name>`, used
 /// without custom prefixes being allowed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "{path}: scopePrefix `{scope_prefix}` does not start with `{SAFE_PREFIX}`: ingest deletes every document under it, so it is refused; allow it explicitly (--allow-custom-prefix, .allow_custom_prefix(true), allow_custom_prefix = true) if that is what you want"
+    "{path}: scopePrefix `{scope_prefix}` {}: ingest deletes every document under it, so it is refused; allow it explicitly (--allow-custom-prefix, .allow_custom_prefix(true), allow_custom_prefix = true) if that is what you want",
+    scope_problem(.scope_prefix)
 )]
 #[non_exhaustive]
 pub struct UnsafeScope {

@@ -128,6 +128,15 @@ pub struct Sample {
 /// (seed 004: ingest deletes everything under the scope).
 pub const SAFE_PREFIX: &str = "eval:";
 
+/// Whether ingest may delete everything under `scope_prefix` without being
+/// told it may: it starts with `eval:` and names something after it (a bare
+/// `eval:` would be every evaluation scope of the index).
+pub fn scope_is_safe(scope_prefix: &str) -> bool {
+    scope_prefix
+        .strip_prefix(SAFE_PREFIX)
+        .is_some_and(|name| name.chars().any(char::is_alphanumeric))
+}
+
 /// How a retrieval dataset searches (`defaults.mode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub enum Mode {
@@ -176,7 +185,8 @@ impl RetrievalQuery {
     /// Whether ingest may delete this query's scope: it starts with `eval:`,
     /// or custom prefixes were allowed.
     pub fn scope_is_allowed(&self) -> bool {
-        self.allow_custom_prefix || self.scope_prefix.starts_with(SAFE_PREFIX)
+        scope_is_safe(&self.scope_prefix)
+            || (self.allow_custom_prefix && !self.scope_prefix.trim().is_empty())
     }
 }
 

@@ -120,7 +120,8 @@ pub enum RetrieverError {
     NotAQuery(String),
     /// The scope would be deleted and is not allowed to be.
     #[error(
-        "scopePrefix `{0}` does not start with `eval:`: ingest would delete everything under it, so it is refused; allow it explicitly (allow_custom_prefix) if that is intended"
+        "scopePrefix `{0}` {problem}: ingest would delete everything under it, so it is refused; allow it explicitly (allow_custom_prefix) if that is intended",
+        problem = eval_core::retrieval::scope_problem(.0)
     )]
     UnsafePrefix(String),
     /// Documents given by `loaderRef` that could not be loaded (nothing was deleted).
@@ -668,7 +669,8 @@ impl RetrieverAgent {
     }
 }
 
-/// Seed 004's ingest: refuse a non-`eval:` prefix unless allowed, resolve
+/// Seed 004's ingest: refuse a prefix other than `eval:<name>` unless
+/// allowed (an empty one always), resolve
 /// every `loaderRef` (all unresolved refs are named), delete everything under
 /// the prefix, ingest the documents.
 pub async fn ingest(
@@ -677,11 +679,7 @@ pub async fn ingest(
     allow_custom_prefix: bool,
     loader: Option<&Loader>,
 ) -> std::result::Result<(), RetrieverError> {
-    if !allow_custom_prefix
-        && !dataset
-            .scope_prefix
-            .starts_with(eval_core::retrieval::SAFE_PREFIX)
-    {
+    if dataset.check_scope(allow_custom_prefix).is_err() {
         return Err(RetrieverError::UnsafePrefix(dataset.scope_prefix.clone()));
     }
     if dataset.documents.is_empty() {

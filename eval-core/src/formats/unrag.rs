@@ -579,7 +579,20 @@ mod tests {
         assert_eq!(e.scope_prefix, "prod:kb:");
         let text = "kb.json: scopePrefix `prod:kb:` does not start with `eval:`: ingest deletes every document under it, so it is refused; allow it explicitly (--allow-custom-prefix, .allow_custom_prefix(true), allow_custom_prefix = true) if that is what you want";
         assert_eq!(e.to_string(), text);
-        assert_eq!(d.check_prefix(false), Err(text.to_string()));
         assert_eq!(d.check_scope(true), Ok(()));
+        // A bare `eval:` is every evaluation scope; an empty prefix is everything.
+        for (prefix, allowed_when_told) in [("eval:", true), ("eval::", true), ("  ", false)] {
+            let doc = String::from_utf8_lossy(doc).replace("prod:kb:", prefix);
+            let d = RetrievalDataset::from_bytes("kb.json", doc.as_bytes()).unwrap();
+            let e = d.check_scope(false).unwrap_err().to_string();
+            assert!(
+                e.contains("names nothing after `eval:`") || e.contains("is empty"),
+                "{prefix:?}: {e}"
+            );
+            assert_eq!(d.check_scope(true).is_ok(), allowed_when_told, "{prefix:?}");
+        }
+        assert!(crate::retrieval::scope_is_safe("eval:kb:"));
+        assert!(!crate::retrieval::scope_is_safe("eval:"));
+        assert!(!crate::retrieval::scope_is_safe("evalkb:"));
     }
 }

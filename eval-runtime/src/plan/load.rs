@@ -204,9 +204,7 @@ fn finish(
     if samples.iter().any(|s| s.retrieval.is_some()) {
         match retrieval_dataset(d) {
             Some(Ok(rd)) => {
-                if !d.allow_custom_prefix
-                    && let Err(e) = rd.check_prefix(false)
-                {
+                if let Err(e) = rd.check_scope(d.allow_custom_prefix) {
                     problems.push(e.to_string());
                 }
                 let union: Vec<&MetricSpec> = spec_sets.iter().flatten().collect();
