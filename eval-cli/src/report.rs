@@ -41,6 +41,10 @@ pub struct DiffArgs {
     /// Print the comparison as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Compare even when a file holds an incomplete run (its missing
+    /// samples then read as removed or added).
+    #[arg(long)]
+    pub partial: bool,
 }
 
 /// Flags of `evals report merge`.
@@ -68,10 +72,25 @@ pub struct AcceptArgs {
     pub results: PathBuf,
     /// The baseline to replace.
     pub baseline: PathBuf,
+    /// Accept the results of an incomplete run (stopped half-way, filtered)
+    /// as the baseline anyway.
+    #[arg(long)]
+    pub partial: bool,
 }
 
 fn read(path: &std::path::Path) -> Result<Results, Failure> {
     Results::read(path).map_err(|e| Failure::config(e.to_string()))
+}
+
+/// The results at `path`, which must be of a complete run unless `partial`.
+fn read_whole(path: &std::path::Path, partial: bool) -> Result<Results, Failure> {
+    let results = read(path)?;
+    if !partial {
+        results
+            .require_complete(path)
+            .map_err(|e| Failure::config(e.to_string()))?;
+    }
+    Ok(results)
 }
 
 pub fn run(command: Command) -> Result<u8, Failure> {
@@ -141,7 +160,11 @@ pub fn run(command: Command) -> Result<u8, Failure> {
             if !args.epsilon.is_finite() || args.epsilon < 0.0 {
                 return Err(Failure::config("--epsilon must be a number ≥ 0"));
             }
-            let d = diff::diff(&read(&args.old)?, &read(&args.new)?, args.epsilon);
+            let d = diff::diff(
+                &read_whole(&args.old, args.partial)?,
+                &read_whole(&args.new, args.partial)?,
+                args.epsilon,
+            );
             if args.json {
                 outln!(
                     "{}",
@@ -153,7 +176,7 @@ pub fn run(command: Command) -> Result<u8, Failure> {
             Ok(u8::from(!d.regressions().is_empty()))
         }
         Command::Accept(args) => {
-            let results = read(&args.results)?;
+            let results = read_whole(&args.results, args.partial)?;
             let backup = diff::accept(&results, &args.baseline)
                 .map_err(|e| Failure::config(e.to_string()))?;
             outln!(

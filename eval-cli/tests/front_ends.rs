@@ -519,5 +519,53 @@ fn every_front_end_gives_the_same_verdict() {
             "{shown}"
         );
     }
+    // A process that did not run every dataset of the previous run (stopped
+    // half-way, or filtered) leaves a file that says so; accept and diff
+    // refuse it unless told.
+    let before = read(&attr_file);
+    assert!(before.complete && before.missing_datasets.is_empty());
+    let out = command(&attr_exe, &dir, &url, &attr_results)
+        .arg("qa::")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(101), "{}", text(&out));
+    let partial = read(&attr_file);
+    assert!(!partial.complete, "only `qa` ran");
+    assert_eq!(partial.missing_datasets, ["qa_gated"]);
+    let baseline = out_dir.join("baseline.json");
+    let report = |args: &[&str]| evals(&dir, &url, &cli_results, args);
+    let attr_path = attr_file.to_str().unwrap();
+    let out = report(&["report", "accept", attr_path, baseline.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("holds an incomplete run (dataset(s) `qa_gated` did not run)"),
+        "{}",
+        text(&out)
+    );
+    assert!(!baseline.exists(), "nothing was accepted");
+    let out = report(&["report", "diff", harness_file.to_str().unwrap(), attr_path]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let out = report(&[
+        "report",
+        "diff",
+        harness_file.to_str().unwrap(),
+        attr_path,
+        "--partial",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let out = report(&[
+        "report",
+        "accept",
+        attr_path,
+        baseline.to_str().unwrap(),
+        "--partial",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // The next whole run is complete again.
+    let out = command(&attr_exe, &dir, &url, &attr_results)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(101), "{}", text(&out));
+    assert!(read(&attr_file).complete);
     drop(server);
 }

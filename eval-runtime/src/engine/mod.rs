@@ -243,6 +243,11 @@ impl Run {
         self.records.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The names of the run's datasets.
+    pub(crate) fn dataset_names(&self) -> impl Iterator<Item = &str> {
+        self.datasets.iter().map(|d| d.plan.name.as_str())
+    }
+
     /// What each dataset's summary is computed under.
     pub(crate) fn terms(&self) -> BTreeMap<String, DatasetTerms> {
         self.datasets
@@ -329,11 +334,13 @@ impl Run {
 
 /// Writes the results of `runs` to `path` (one file for all of them: the
 /// attribute's datasets of one process), sorted by dataset and test name,
-/// one record at a time; returns the datasets' summaries.
+/// one record at a time; returns the datasets' summaries. `missing`: datasets
+/// that should be there and are not (the run is then incomplete).
 pub(crate) fn write_results(
     path: &Path,
     key: &ResultsKey,
     runs: &[&Run],
+    missing: &[String],
 ) -> Result<Vec<DatasetSummary>, ResultsError> {
     let guards: Vec<_> = runs.iter().map(|r| r.lock()).collect();
     let mut terms = BTreeMap::new();
@@ -361,7 +368,7 @@ pub(crate) fn write_results(
     crate::output::write_streaming(
         path,
         (&key.binary, key.package.as_deref()),
-        (&datasets, complete),
+        (&datasets, complete, missing),
         records,
     )?;
     Ok(datasets)

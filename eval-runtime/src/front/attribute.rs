@@ -219,9 +219,37 @@ fn record_process(run: &Arc<Run>, package: &str) {
     let key = ResultsKey::current(config, Some(package));
     let path = key.file(&results_dir(config));
     let all: Vec<&Run> = runs.iter().map(|r| &**r).collect();
-    if let Err(e) = write_results(&path, &key, &all) {
+    // A test binary's datasets are only known as their tests start; those the
+    // previous run had and this one has not run (yet) make it incomplete, so
+    // a process stopped half-way never leaves a file that looks whole.
+    let missing: Vec<String> = previous_datasets(&path)
+        .iter()
+        .filter(|d| {
+            !all.iter()
+                .any(|r| r.dataset_names().any(|n| n == d.as_str()))
+        })
+        .cloned()
+        .collect();
+    if let Err(e) = write_results(&path, &key, &all, &missing) {
         warn(&e.to_string());
     }
+}
+
+/// The datasets of the results file at `path` as it was before this process
+/// first wrote it (read once).
+fn previous_datasets(path: &std::path::Path) -> &'static [String] {
+    static PREVIOUS: OnceLock<Vec<String>> = OnceLock::new();
+    PREVIOUS.get_or_init(|| {
+        crate::output::Results::read(path)
+            .map(|r| {
+                r.datasets
+                    .into_iter()
+                    .map(|d| d.name)
+                    .chain(r.missing_datasets)
+                    .collect()
+            })
+            .unwrap_or_default()
+    })
 }
 
 /// A test that evaluated its own sample: under nextest its own part file
@@ -238,7 +266,7 @@ fn record_single(run: &Arc<Run>, index: usize, package: &str) {
         config.nextest_run_id.as_deref(),
         &run.name(index),
     );
-    if let Err(e) = write_results(&path, &key, &[&**run]) {
+    if let Err(e) = write_results(&path, &key, &[&**run], &[]) {
         warn(&e.to_string());
     }
 }

@@ -344,7 +344,7 @@ impl Harness {
         } else {
             self.results_path.clone().unwrap_or_else(|| key.file(&dir))
         };
-        let datasets = write_results(&path, &key, &[&*run])?;
+        let datasets = write_results(&path, &key, &[&*run], &[])?;
         let mut verdict = RunVerdict::of(&datasets);
         if let Some(b) = &plan.baseline {
             if config.under_nextest {

@@ -59,6 +59,15 @@ pub enum ResultsError {
         #[source]
         source: std::io::Error,
     },
+    /// The results of a run that did not evaluate all it planned, where a
+    /// whole run is needed (a baseline, a comparison).
+    #[error("{} holds an incomplete run ({why}): as a baseline or in a comparison its missing samples would read as removed; --partial uses it anyway", .path.display())]
+    Incomplete {
+        /// The file.
+        path: PathBuf,
+        /// What is missing.
+        why: String,
+    },
     /// Two inputs of a merge hold the same sample.
     #[error(
         "sample {test_name} of dataset {dataset} is in results {first} and {second}: the shards overlap"
@@ -109,9 +118,14 @@ pub struct Results {
     pub package: Option<String>,
     /// When the file was written, seconds since the Unix epoch.
     pub written_unix: f64,
-    /// Every dataset holds every sample its plan holds (so every gate was judged).
+    /// Every dataset holds every sample its plan holds (so every gate was
+    /// judged), and no dataset of the binary's previous run is missing.
     #[serde(default)]
     pub complete: bool,
+    /// Datasets the previous results file of this test binary held that this
+    /// run did not run (filtered out, or the process was stopped first).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing_datasets: Vec<String>,
     /// Per-dataset aggregates, by dataset name.
     pub datasets: Vec<DatasetSummary>,
     /// One record per evaluated sample, sorted by dataset then test name.
@@ -447,8 +461,51 @@ impl Results {
             package: None,
             written_unix: now_unix(),
             complete,
+            missing_datasets: Vec::new(),
             datasets,
             samples,
+        }
+    }
+
+    /// What this run lacks, if it is incomplete: datasets with fewer samples
+    /// than planned, datasets of the previous run that did not run.
+    pub fn incompleteness(&self) -> Option<String> {
+        if self.complete {
+            return None;
+        }
+        let mut parts: Vec<String> = self
+            .datasets
+            .iter()
+            .filter(|d| !d.complete)
+            .map(|d| match d.planned {
+                Some(p) => format!("{} of {p} samples of `{}`", d.samples, d.name),
+                None => format!("part of `{}`", d.name),
+            })
+            .collect();
+        if !self.missing_datasets.is_empty() {
+            parts.push(format!(
+                "dataset(s) {} did not run",
+                self.missing_datasets
+                    .iter()
+                    .map(|d| format!("`{d}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        if parts.is_empty() {
+            parts.push("marked incomplete".into());
+        }
+        Some(parts.join("; "))
+    }
+
+    /// `Ok` when the run is complete; else [`ResultsError::Incomplete`] naming `path`.
+    pub fn require_complete(&self, path: &Path) -> Result<(), ResultsError> {
+        match self.incompleteness() {
+            None => Ok(()),
+            Some(why) => Err(ResultsError::Incomplete {
+                path: path.to_path_buf(),
+                why,
+            }),
         }
     }
 
@@ -559,7 +616,7 @@ pub(crate) fn now_unix() -> f64 {
 pub(crate) fn write_streaming(
     path: &Path,
     (binary, package): (&str, Option<&str>),
-    (datasets, complete): (&[DatasetSummary], bool),
+    (datasets, complete, missing): (&[DatasetSummary], bool, &[String]),
     samples: impl Iterator<Item = SampleRecord>,
 ) -> Result<(), ResultsError> {
     struct Seq<I>(std::cell::RefCell<Option<I>>);
@@ -580,6 +637,8 @@ pub(crate) fn write_streaming(
         package: Option<&'a str>,
         written_unix: f64,
         complete: bool,
+        #[serde(skip_serializing_if = "<[String]>::is_empty")]
+        missing_datasets: &'a [String],
         datasets: &'a [DatasetSummary],
         samples: Seq<I>,
     }
@@ -588,7 +647,8 @@ pub(crate) fn write_streaming(
         binary,
         package,
         written_unix: now_unix(),
-        complete,
+        complete: complete && missing.is_empty(),
+        missing_datasets: missing,
         datasets,
         samples: Seq(std::cell::RefCell::new(Some(samples))),
     };
