@@ -40,7 +40,63 @@ where
         return Err(e);
     }
     sync_dir(path);
+    sweep_stale_temps(path);
     Ok(())
+}
+
+/// Removes the temporary files a killed process left beside `path` (once
+/// per directory and process): `.<name>.tmp.<pid>.<n>` of a process that is
+/// gone (where `/proc` tells), or older than an hour (elsewhere).
+fn sweep_stale_temps(path: &Path) {
+    use std::collections::HashSet;
+    use std::sync::Mutex;
+    static SWEPT: Mutex<Option<HashSet<PathBuf>>> = Mutex::new(None);
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .to_path_buf();
+    {
+        let mut swept = SWEPT.lock().unwrap_or_else(|p| p.into_inner());
+        if !swept.get_or_insert_with(HashSet::new).insert(dir.clone()) {
+            return;
+        }
+    }
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return;
+    };
+    let me = std::process::id();
+    let proc_fs = Path::new("/proc/self").exists();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(temp_owner) else {
+            continue;
+        };
+        let stale = if pid == me {
+            false
+        } else if proc_fs {
+            !Path::new("/proc").join(pid.to_string()).exists()
+        } else {
+            entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age.as_secs() > 3600)
+        };
+        if stale {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// The pid in a temporary file's name `.<name>.tmp.<pid>.<n>`.
+fn temp_owner(file_name: &str) -> Option<u32> {
+    let rest = file_name.strip_prefix('.')?;
+    let at = rest.rfind(".tmp.")?;
+    let (pid, n) = rest[at + 5..].split_once('.')?;
+    n.parse::<u64>().ok()?;
+    pid.parse().ok()
 }
 
 /// `.<name>.tmp.<pid>.<n>` beside `path`, `n` counting the calls of this process.
@@ -125,6 +181,30 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn temporary_files_of_dead_processes_are_swept() {
+        let dir = std::env::temp_dir().join(format!("eval-files-sweep-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        // pid 4194305 is above Linux's pid_max: never a live process.
+        let dead = dir.join(".evals.json.tmp.4194305.7");
+        let mine = dir.join(format!(".evals.json.tmp.{}.999", std::process::id()));
+        let other = dir.join("notes.tmp.4194305.7");
+        for f in [&dead, &mine, &other] {
+            std::fs::write(f, b"half").unwrap();
+        }
+        write_atomically(&dir.join("evals.json"), b"{}").unwrap();
+        if Path::new("/proc/self").exists() {
+            assert!(!dead.exists(), "a dead process's file is removed");
+        }
+        assert!(mine.exists(), "this process's own files are its business");
+        assert!(other.exists(), "only our own naming is touched");
+        assert_eq!(temp_owner(".a.b.tmp.12.3"), Some(12));
+        assert_eq!(temp_owner(".a.tmp.x.3"), None);
+        assert_eq!(temp_owner("a.tmp.12"), None);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
     use std::time::Duration;
 
     #[test]
