@@ -408,6 +408,49 @@ fn retrieval_dataset_against_the_demo_retriever_with_guard_and_diff() {
     );
     let out = allowed(&["--yes"]);
     assert!(matches!(code(&out), 0 | 1), "{:?}", text(&out));
+    // On a terminal it asks (a pseudo-terminal through `script`, where there is one).
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_ok()
+    {
+        for (answer, want) in [("n", 2), ("y", 0)] {
+            let cmd = format!(
+                "{} evaluate prod.json --url {url} --allow-custom-prefix --metrics recall_at_k",
+                env!("CARGO_BIN_EXE_evals")
+            );
+            let mut child = std::process::Command::new("script")
+                .args(["-qec", &cmd, "/dev/null"])
+                .current_dir(&dir)
+                .env("EVAL_CACHE", "off")
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            {
+                use std::io::Write as _;
+                let mut stdin = child.stdin.take().unwrap();
+                std::thread::sleep(std::time::Duration::from_millis(300));
+                let _ = writeln!(stdin, "{answer}");
+            }
+            let out = child.wait_with_output().unwrap();
+            let shown = String::from_utf8_lossy(&out.stdout).into_owned();
+            assert!(
+                shown.contains("Ingest deletes every document under `prod:kb:` before indexing the dataset. Continue? [y/N]"),
+                "{answer}: {shown}"
+            );
+            if want == 2 {
+                assert_eq!(code(&out), 2, "{shown}");
+                assert!(
+                    shown.contains("not confirmed: nothing under `prod:kb:` was deleted"),
+                    "{shown}"
+                );
+            } else {
+                assert!(matches!(code(&out), 0 | 1), "{shown}");
+            }
+        }
+    }
 
     // A bare `eval:` would delete every evaluation scope.
     std::fs::write(
