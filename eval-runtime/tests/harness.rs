@@ -424,10 +424,10 @@ fn repeat_scores_the_mean_and_flags_a_straddling_interval() {
     let m = &results.samples[0].metrics[0];
     assert!((m.score.unwrap() - 2.0 / 3.0).abs() < 1e-12);
     let spread = m.spread.unwrap();
-    // s = sqrt(1/3), half-width = 4.303 * s / sqrt(3)
-    let half = 4.303 * (1.0f64 / 3.0).sqrt() / 3f64.sqrt();
+    // s = sqrt(1/3), half-width = t(0.975, 2) * s / sqrt(3) = 4.3027 * 0.3333 = 1.434:
+    // -0.768..2.101, clamped to the metric's range 0..1.
     assert_eq!(spread.runs, 3);
-    assert!((spread.low - (2.0 / 3.0 - half)).abs() < 1e-12);
+    assert_eq!((spread.low, spread.high), (0.0, 1.0));
     assert!(spread.straddles);
 }
 

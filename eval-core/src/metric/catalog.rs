@@ -75,6 +75,18 @@ pub struct MetricInfo {
     pub summary: &'static str,
 }
 
+impl MetricInfo {
+    /// The scores the metric can give, `(min, max)`: 0..1, except a count
+    /// (`citations`), 0 and up.
+    pub fn range(&self) -> (f64, f64) {
+        if self.name == "citations" {
+            (0.0, f64::INFINITY)
+        } else {
+            (0.0, 1.0)
+        }
+    }
+}
+
 /// Every metric this version can score.
 pub static CATALOG: &[MetricInfo] = &[
     MetricInfo {

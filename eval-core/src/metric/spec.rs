@@ -124,12 +124,8 @@ impl MetricSpec {
                 SpecPart::Op,
             );
         }
-        let max = if info.name == "citations" {
-            f64::INFINITY
-        } else {
-            1.0
-        };
-        if !(0.0..=max).contains(&threshold) {
+        let (min, max) = info.range();
+        if !(min..=max).contains(&threshold) {
             return err(
                 SpecErrorKind::ThresholdOutOfRange {
                     name: spec_name(),

@@ -161,7 +161,7 @@ fn combine(
                     }
                 }
             }
-            let spread = Spread::of(&scores, spec.threshold);
+            let spread = Spread::of(&scores, spec);
             let mut result = metric_result(spec, Ok(spread.mean));
             result.method = runs[0].metrics[m].method;
             // The raw value (deepeval direction, 1-5 rating) is averaged too.
