@@ -136,19 +136,26 @@ pub fn citations(output: &str) -> usize {
     seen.len()
 }
 
-/// Token-overlap F1 as defined by the SQuAD v1.1/v2.0 evaluation script
-/// (Rajpurkar et al., 2016, `evaluate-v2.0.py`, `compute_f1`):
+/// Token-overlap F1 as defined by the official SQuAD v1.1 evaluation script
+/// (Rajpurkar et al., 2016, `evaluate-v1.1.py`, `normalize_answer` and
+/// `f1_score`; v2.0's `compute_f1` is the same):
 ///
-/// 1. normalise both texts: lower-case, remove punctuation, remove the
-///    articles `a`, `an`, `the`, split on whitespace;
+/// 1. normalise both texts as `white_space_fix(remove_articles(remove_punc(lower(s))))`:
+///    lower-case; remove punctuation; replace the articles matched by
+///    `\b(a|an|the)\b` (Python `re`, whose word characters are Unicode
+///    letters, digits and `_`) with a space; split on whitespace as
+///    Python's `str.split()` does (its `str.isspace` set: Unicode
+///    White_Space plus the separators `\x1c`–`\x1f`, so U+3000 and U+0085
+///    separate words);
 /// 2. if either token list is empty, F1 is 1 when both are empty, else 0;
 /// 3. `common` = size of the multiset intersection; 0 common tokens gives 0;
 /// 4. precision = common / |output|, recall = common / |expected|,
 ///    F1 = 2·P·R / (P + R).
 ///
-/// Extension for text without spaces: each CJK ideograph, kana or hangul
-/// syllable is its own token (as the MLQA evaluation does for Chinese), and
-/// Unicode punctuation is removed along with ASCII punctuation.
+/// Extensions for text beyond SQuAD's English: Unicode punctuation (general
+/// and CJK punctuation, full-width forms) is removed along with ASCII
+/// punctuation, and after SQuAD's steps each CJK ideograph, kana or hangul
+/// syllable is its own token (as the MLQA evaluation does for Chinese).
 pub fn token_f1(output: &str, expected: &str) -> f64 {
     let pred = normalize_tokens(output);
     let gold = normalize_tokens(expected);
@@ -183,30 +190,66 @@ fn is_cjk(c: char) -> bool {
 
 fn is_punctuation(c: char) -> bool {
     c.is_ascii_punctuation()
-        || matches!(c as u32, 0x2010..=0x2027 | 0x2030..=0x205E | 0x3000..=0x303F | 0xFF01..=0xFF0F | 0xFF1A..=0xFF20 | 0xFF3B..=0xFF40 | 0xFF5B..=0xFF65)
+        || matches!(c as u32, 0x2010..=0x2027 | 0x2030..=0x205E | 0x3001..=0x303F | 0xFF01..=0xFF0F | 0xFF1A..=0xFF20 | 0xFF3B..=0xFF40 | 0xFF5B..=0xFF65)
         || matches!(c, '¡' | '¿' | '«' | '»' | '§' | '¶' | '·')
 }
 
-fn normalize_tokens(text: &str) -> Vec<String> {
-    let lower = text.to_lowercase();
-    let mut spaced = String::with_capacity(lower.len());
-    for c in lower.chars() {
-        if is_punctuation(c) {
-            continue;
-        }
-        if is_cjk(c) {
-            spaced.push(' ');
-            spaced.push(c);
-            spaced.push(' ');
-        } else {
-            spaced.push(c);
+/// Python's `str.isspace`: what `str.split()` splits on.
+fn is_python_space(c: char) -> bool {
+    c.is_whitespace() || ('\x1c'..='\x1f').contains(&c)
+}
+
+/// SQuAD's `remove_articles`: every `a`, `an`, `the` that is a whole word
+/// (a maximal run of Python `re` word characters: letters, digits, `_`)
+/// becomes a space.
+fn remove_articles(text: &str) -> String {
+    static WORD: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
+    let Some(word) = WORD
+        .get_or_init(|| regex::Regex::new(r"[\p{L}\p{N}_]+").ok())
+        .as_ref()
+    else {
+        return text.to_string();
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for m in word.find_iter(text) {
+        if matches!(m.as_str(), "a" | "an" | "the") {
+            out.push_str(&text[last..m.start()]);
+            out.push(' ');
+            last = m.end();
         }
     }
-    spaced
-        .split_whitespace()
-        .filter(|t| !matches!(*t, "a" | "an" | "the"))
-        .map(str::to_string)
-        .collect()
+    out.push_str(&text[last..]);
+    out
+}
+
+fn normalize_tokens(text: &str) -> Vec<String> {
+    let no_punc: String = text
+        .to_lowercase()
+        .chars()
+        .filter(|c| !is_punctuation(*c))
+        .collect();
+    let mut tokens = Vec::new();
+    for word in remove_articles(&no_punc)
+        .split(is_python_space)
+        .filter(|w| !w.is_empty())
+    {
+        let mut rest = String::new();
+        for c in word.chars() {
+            if is_cjk(c) {
+                if !rest.is_empty() {
+                    tokens.push(std::mem::take(&mut rest));
+                }
+                tokens.push(c.to_string());
+            } else {
+                rest.push(c);
+            }
+        }
+        if !rest.is_empty() {
+            tokens.push(rest);
+        }
+    }
+    tokens
 }
 
 #[cfg(test)]
@@ -237,6 +280,34 @@ mod tests {
         // CJK: 巴 黎 vs 巴 黎 是 首 都 -> common 2, P=1, R=2/5 -> 2*0.4/1.4
         let f = token_f1("巴黎", "巴黎是首都");
         assert!((f - 0.8 / 1.4).abs() < 1e-12, "{f}");
+    }
+
+    #[test]
+    fn token_f1_normalises_as_squad_does() {
+        // U+3000 (ideographic space) separates words as Python's str.split()
+        // does; it is not punctuation: [iphone, 15, pro] on both sides.
+        assert_eq!(token_f1("iPhone\u{3000}15 Pro", "iPhone 15 Pro"), 1.0);
+        // \x1c-\x1f and \x85 are whitespace to str.split() too.
+        assert_eq!(token_f1("x\x1cy\x1dz\x1e w\x1fv", "x y z w v"), 1.0);
+        assert_eq!(token_f1("x\u{85}y", "x y"), 1.0);
+        // Articles go by `\b(a|an|the)\b` after punctuation is removed: a
+        // symbol is no word character, so `the€` loses its article
+        // ([€, price] both sides) ...
+        assert_eq!(token_f1("the€ price", "€ price"), 1.0);
+        assert_eq!(token_f1("©the deal", "© deal"), 1.0);
+        // ... a digit or letter is one, so `the₂` and `thé` keep theirs:
+        // [the₂] vs [₂]: nothing shared; [thé, end] vs [end]: P = 1/2, R = 1, F1 = 2/3.
+        assert_eq!(token_f1("the₂", "₂"), 0.0);
+        let f = token_f1("thé end", "end");
+        assert!((f - 2.0 / 3.0).abs() < 1e-12, "{f}");
+        // `_` is punctuation (removed first): `the_end` is one word, `theend`.
+        assert_eq!(token_f1("the_end", "end"), 0.0);
+        // CJK characters become tokens after SQuAD's steps: `the巴黎` has no
+        // word boundary, so [the, 巴, 黎] vs [巴, 黎]: P = 2/3, R = 1, F1 = 0.8.
+        let f = token_f1("the巴黎", "巴黎");
+        assert!((f - 0.8).abs() < 1e-12, "{f}");
+        // Other CJK punctuation is still removed: 、 and 。.
+        assert_eq!(token_f1("巴黎、首都。", "巴黎首都"), 1.0);
     }
 
     #[test]
