@@ -87,6 +87,13 @@ impl MetricInfo {
     }
 }
 
+/// Longest regex this version compiles, in bytes (the `regex` metric's
+/// `pattern`, or an expected answer used as one): checked before parsing,
+/// which for a multi-megabyte pattern allocates gigabytes before the
+/// compiled-size limit (4 MiB) is reached. A literal of this length still
+/// compiles within that limit, case-insensitively too.
+pub const MAX_REGEX_BYTES: usize = 16 * 1024;
+
 /// Every metric this version can score.
 pub static CATALOG: &[MetricInfo] = &[
     MetricInfo {

@@ -184,6 +184,15 @@ impl MetricSpec {
                     case_sensitive = *b
                 }
                 (OptionKind::Str, OptionValue::Str(s)) if *key == "pattern" => {
+                    if s.len() > super::MAX_REGEX_BYTES {
+                        return err(
+                            SpecErrorKind::PatternTooLong {
+                                len: s.len(),
+                                limit: super::MAX_REGEX_BYTES,
+                            },
+                            part,
+                        );
+                    }
                     if let Err(e) = regex_syntax::Parser::new().parse(s) {
                         let detail = e.to_string();
                         let last = detail.lines().last().unwrap_or("").trim();
@@ -447,6 +456,12 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "`pattern` is not a valid regex: unclosed group"
+        );
+        let huge = "a".repeat(super::super::MAX_REGEX_BYTES + 1);
+        let e = err("regex", &[("pattern", OptionValue::Str(huge.into()))], None);
+        assert_eq!(
+            e.to_string(),
+            "`pattern` is 16385 bytes long, over the 16384-byte limit of a regex"
         );
     }
 }

@@ -5,7 +5,7 @@
 //! |---|---|
 //! | `exact_match` (alias `string_match`) | 1 if the trimmed output equals the trimmed expected answer, else 0. Case-insensitive unless `case_sensitive = true` (the default of runevals' ExactMatch). |
 //! | `contains` | 1 if the output contains the trimmed expected answer, else 0. Case-insensitive unless `case_sensitive = true`. |
-//! | `regex` | 1 if the regex (the expected answer, as letta-evals datasets write it, or the `pattern` option) matches anywhere in the output, else 0. Case-insensitive unless `case_sensitive = true`. |
+//! | `regex` | 1 if the regex (the expected answer, as letta-evals datasets write it, or the `pattern` option) matches anywhere in the output, else 0. Case-insensitive unless `case_sensitive = true`. A pattern over [`MAX_REGEX_BYTES`] is refused before it is parsed; each pattern is compiled once. |
 //! | `partial_match` | SQuAD token F1 (see [`token_f1`]), 0..1, default threshold 0.5 as runevals' PartialMatch. |
 //!
 //! | `faithfulness`, `answer_similarity`, `context_recall` | see [`judged`]: LLM judge / embeddings, with offline variants |
@@ -14,6 +14,7 @@
 //! and gets the mean.
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
 pub mod judged;
 pub mod rank;
@@ -29,6 +30,20 @@ pub enum MetricError {
     /// unusable (an invalid regex), or the judge's answer could not be used.
     #[error("{0}")]
     Unscorable(String),
+    /// A regex (the expected answer, or the `pattern` option) longer than
+    /// [`MAX_REGEX_BYTES`](eval_core::metric::MAX_REGEX_BYTES): refused
+    /// before it is parsed.
+    #[error(
+        "{what} is {len} bytes long, over the {limit}-byte limit of a regex; use a shorter pattern (or `contains` for a literal answer)"
+    )]
+    RegexTooLong {
+        /// `the expected answer` or `the `pattern` option`.
+        what: &'static str,
+        /// Its length in bytes.
+        len: usize,
+        /// The limit.
+        limit: usize,
+    },
     /// One of several runs of the agent (`repeat`) could not be scored.
     #[error("run {run}/{runs}: {error}")]
     Run {
@@ -53,7 +68,7 @@ impl From<&str> for MetricError {
     }
 }
 
-use eval_core::metric::{MetricKind, MetricSpec};
+use eval_core::metric::{MAX_REGEX_BYTES, MetricKind, MetricSpec};
 
 /// Scores one output against one expected answer. `Err` is a one-line reason
 /// the metric could not be computed (e.g. an invalid regex).
@@ -95,22 +110,58 @@ pub fn score(spec: &MetricSpec, output: &str, expected: Option<&str>) -> Result<
                 Some(p) => ("the `pattern` option", p.as_str()),
                 None => ("the expected answer", expected()?),
             };
-            let re = regex::RegexBuilder::new(pattern)
-                .case_insensitive(!case_sensitive)
-                .size_limit(1 << 22)
-                .build()
-                .map_err(|e| {
-                    format!(
-                        "{source} is not a valid regex: {}",
-                        crate::error::one_line(&e.to_string(), 200)
-                    )
-                })?;
+            if pattern.len() > MAX_REGEX_BYTES {
+                return Err(MetricError::RegexTooLong {
+                    what: source,
+                    len: pattern.len(),
+                    limit: MAX_REGEX_BYTES,
+                });
+            }
+            let re = compiled(pattern, *case_sensitive).map_err(|e| {
+                format!(
+                    "{source} is not a valid regex: {}",
+                    crate::error::one_line(&e.to_string(), 200)
+                )
+            })?;
             bool_score(re.is_match(output))
         }
         MetricKind::PartialMatch => token_f1(output, expected()?),
         MetricKind::Citations => citations(output) as f64,
         _ => return Err(format!("`{}` cannot be scored by this version", spec.name).into()),
     })
+}
+
+/// Regexes compiled so far, by case sensitivity and pattern: a `pattern`
+/// option (or an expected answer scored again) is compiled once, not per
+/// sample. At most [`CACHED_REGEXES`] are kept (the cache starts over when
+/// full), each within the compiled-size limit.
+type RegexCache = HashMap<(bool, String), Arc<regex::Regex>>;
+
+/// Most regexes kept compiled at once.
+const CACHED_REGEXES: usize = 16;
+
+/// `pattern` compiled (at most 4 MiB compiled), from the cache when it was
+/// compiled before.
+fn compiled(pattern: &str, case_sensitive: bool) -> Result<Arc<regex::Regex>, regex::Error> {
+    static CACHE: OnceLock<Mutex<RegexCache>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Mutex::default);
+    let key = (case_sensitive, pattern.to_string());
+    if let Some(re) = cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
+        return Ok(re);
+    }
+    let re = Arc::new(
+        regex::RegexBuilder::new(pattern)
+            .case_insensitive(!case_sensitive)
+            .size_limit(1 << 22)
+            .build()?,
+    );
+    if let Ok(mut c) = cache.lock() {
+        if c.len() >= CACHED_REGEXES {
+            c.clear();
+        }
+        c.insert(key, re.clone());
+    }
+    Ok(re)
 }
 
 fn bool_score(b: bool) -> f64 {
@@ -255,7 +306,7 @@ fn normalize_tokens(text: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use eval_core::metric::{MetricSpec, OptionValue};
+    use eval_core::metric::{MAX_REGEX_BYTES, MetricSpec, OptionValue};
 
     fn spec(name: &str) -> MetricSpec {
         MetricSpec::new(name, &[], None).unwrap()
@@ -308,6 +359,40 @@ mod tests {
         assert!((f - 0.8).abs() < 1e-12, "{f}");
         // Other CJK punctuation is still removed: 、 and 。.
         assert_eq!(token_f1("巴黎、首都。", "巴黎首都"), 1.0);
+    }
+
+    #[test]
+    fn a_huge_regex_is_refused_by_its_length_before_compiling() {
+        // A 3 MB expected answer used as a regex: refused on its length
+        // (compiling it would allocate gigabytes before the size limit),
+        // quickly, in one line that names the limit.
+        let huge = "a(b|c)".repeat(500_000);
+        let started = std::time::Instant::now();
+        let e = score(&spec("regex"), "abc", Some(&huge)).unwrap_err();
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
+        assert_eq!(
+            e.to_string(),
+            "the expected answer is 3000000 bytes long, over the 16384-byte limit of a regex; use a shorter pattern (or `contains` for a literal answer)"
+        );
+        // At the limit, a literal still compiles (case-insensitively, within
+        // the compiled-size limit) and scores.
+        let long = "x".repeat(MAX_REGEX_BYTES);
+        assert_eq!(score(&spec("regex"), "no", Some(&long)), Ok(0.0));
+    }
+
+    #[test]
+    fn a_regex_is_compiled_once_per_pattern() {
+        let one = compiled("once (per)? pattern", false).unwrap();
+        let two = compiled("once (per)? pattern", false).unwrap();
+        assert!(
+            std::sync::Arc::ptr_eq(&one, &two),
+            "the cache gives the same regex"
+        );
+        let other = compiled("once (per)? pattern", true).unwrap();
+        assert!(
+            !std::sync::Arc::ptr_eq(&one, &other),
+            "case is part of the key"
+        );
     }
 
     #[test]
