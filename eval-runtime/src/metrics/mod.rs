@@ -3,8 +3,8 @@
 //!
 //! | metric | score |
 //! |---|---|
-//! | `exact_match` (alias `string_match`) | 1 if the trimmed output equals the trimmed expected answer, else 0. Case-insensitive unless `case_sensitive = true` (the default of runevals' ExactMatch). |
-//! | `contains` | 1 if the output contains the trimmed expected answer, else 0. Case-insensitive unless `case_sensitive = true`. |
+//! | `exact_match` (alias `string_match`) | 1 if the trimmed output equals the trimmed expected answer (the whole answer), else 0. Case-insensitive unless `case_sensitive = true`. |
+//! | `contains` | 1 if the output contains the trimmed expected answer, else 0. Case-insensitive unless `case_sensitive = true`. runevals' ExactMatch is this metric (seed 003: it passes when the answer contains the expected string). |
 //! | `regex` | 1 if the regex (the expected answer, as letta-evals datasets write it, or the `pattern` option) matches anywhere in the output, else 0. Case-insensitive unless `case_sensitive = true`. A pattern over [`MAX_REGEX_BYTES`] is refused before it is parsed; each pattern is compiled once. |
 //! | `partial_match` | SQuAD token F1 (see [`token_f1`]), 0..1, default threshold 0.5 as runevals' PartialMatch. |
 //!
