@@ -237,7 +237,7 @@ fn check_fields_of_1_2(root: &Map<String, Value>, version: &str, problems: &mut 
         .split('.')
         .nth(1)
         .and_then(|m| m.parse::<u64>().ok());
-    if !minor.is_some_and(|m| m < 2) {
+    if minor.is_none_or(|m| m >= 2) {
         return;
     }
     let too_new = |path: String| {
