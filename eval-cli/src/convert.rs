@@ -119,6 +119,10 @@ fn differences(a: &[Sample], b: &[Sample]) -> Vec<String> {
         diff("agent_args", x.agent_args == y.agent_args);
         diff("rubric_vars", x.rubric_vars == y.rubric_vars);
         diff("evaluators", x.evaluators == y.evaluators);
+        diff(
+            "per-turn evaluators",
+            x.turn_evaluators == y.turn_evaluators,
+        );
         for (k, v) in &x.extra {
             if y.extra.get(k) != Some(v) {
                 out.push(format!("{at}: field `{k}`"));

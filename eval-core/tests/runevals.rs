@@ -90,3 +90,50 @@ fn a_misspelt_built_in_evaluator_is_an_error_with_a_suggestion() {
     );
     assert!(d.samples[0].evaluators.contains_key("professional_tone"));
 }
+
+/// Seed 003's complete schema example: the first item inherits Relevance and
+/// Coherence and adds Citations; in the "Expense policy flow" turn 1
+/// inherits the defaults and turn 2 (`replace`) runs only ExactMatch — each
+/// turn its own set, not their union.
+#[test]
+fn each_turn_of_a_conversation_keeps_its_own_evaluators() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/seeds/003-complete-schema-example.json");
+    let d = Dataset::load(&path).unwrap();
+    let names = |m: &serde_json::Map<String, serde_json::Value>| -> Vec<String> {
+        m.keys().cloned().collect()
+    };
+    let single = &d.samples[0];
+    assert_eq!(
+        names(&single.evaluators),
+        ["Relevance", "Coherence", "Citations"]
+    );
+    assert!(single.turn_evaluators.is_empty());
+    let flow = &d.samples[1];
+    assert!(flow.evaluators.is_empty(), "no union over the turns");
+    let per_turn: Vec<Vec<String>> = flow.turn_evaluators.iter().map(names).collect();
+    assert_eq!(
+        per_turn,
+        [vec!["Relevance", "Coherence"], vec!["ExactMatch"]],
+        "turn 1 the defaults, turn 2 only ExactMatch"
+    );
+    assert_eq!(
+        flow.turn_evaluators[1]["ExactMatch"]["case_sensitive"],
+        false
+    );
+    assert_eq!(
+        flow.expected_for_turn(0),
+        Some("The per-diem meal allowance is $200.")
+    );
+    assert_eq!(flow.expected_for_turn(1), Some("Request manager approval."));
+    // JSONL carries the per-turn sets as `turn_evaluators`, one per turn.
+    let line = serde_json::Value::Object(eval_core::write::record(flow)).to_string();
+    let back = Dataset::from_bytes("back.jsonl", line.as_bytes()).unwrap();
+    assert_eq!(back.samples[0].turn_evaluators, flow.turn_evaluators);
+    let bad = r#"{"input": ["a", "b"], "turn_evaluators": [{"Relevance": {}}]}"#;
+    let e = Dataset::from_bytes("bad.jsonl", bad.as_bytes()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "bad.jsonl:1: field `turn_evaluators`: has 1 per-turn evaluator sets but `input` has 2 turn(s); give one per turn"
+    );
+}

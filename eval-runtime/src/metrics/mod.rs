@@ -44,6 +44,18 @@ pub enum MetricError {
         /// The limit.
         limit: usize,
     },
+    /// A metric of one turn, and no answer to that turn from the agent.
+    #[error(
+        "`{metric}` scores turn {turn} but the agent returned {answers} per-turn answer(s) (an in-process agent sets them with Response::with_turn_outputs)"
+    )]
+    NoTurnAnswer {
+        /// The metric.
+        metric: String,
+        /// The turn (1-based).
+        turn: usize,
+        /// Per-turn answers returned.
+        answers: usize,
+    },
     /// One of several runs of the agent (`repeat`) could not be scored.
     #[error("run {run}/{runs}: {error}")]
     Run {
