@@ -119,6 +119,10 @@ fn differences(a: &[Sample], b: &[Sample]) -> Vec<String> {
         diff("agent_args", x.agent_args == y.agent_args);
         diff("rubric_vars", x.rubric_vars == y.rubric_vars);
         diff("evaluators", x.evaluators == y.evaluators);
+        diff(
+            "per-turn evaluators",
+            x.turn_evaluators == y.turn_evaluators,
+        );
         for (k, v) in &x.extra {
             if y.extra.get(k) != Some(v) {
                 out.push(format!("{at}: field `{k}`"));
@@ -130,12 +134,56 @@ fn differences(a: &[Sample], b: &[Sample]) -> Vec<String> {
 
 pub fn upgrade(args: UpgradeArgs) -> Result<u8, Failure> {
     let shown = args.file.to_string_lossy().into_owned();
-    if ext(&args.file) != "json" {
+    let done = upgrade_file(&args.file)?;
+    outln!(
+        "upgraded {shown} to schemaVersion {} ({} items); backup: {}",
+        runevals::CURRENT_VERSION,
+        done.items,
+        done.backup.display()
+    );
+    Ok(0)
+}
+
+/// A legacy runevals file rewritten as a versioned one.
+pub struct Upgraded {
+    /// Items of the document.
+    pub items: usize,
+    /// The backup of the original.
+    pub backup: PathBuf,
+}
+
+/// Whether `file` is a `.json` runevals document in a legacy shape (a bare
+/// array, `{prompts, expected_responses}`, or `items` without
+/// `schemaVersion`): what `evals evaluate` upgrades before it runs (seed
+/// 003). A file that does not parse is not one (its load reports it).
+pub fn is_legacy(file: &Path) -> bool {
+    if ext(file) != "json" {
+        return false;
+    }
+    let Ok(text) = std::fs::read_to_string(file) else {
+        return false;
+    };
+    let Ok(doc) = serde_json::from_str::<serde_json::Value>(text.trim_start_matches('\u{feff}'))
+    else {
+        return false;
+    };
+    match runevals::shape(&doc) {
+        Some(runevals::Shape::LegacyArray | runevals::Shape::LegacyPair) => true,
+        Some(runevals::Shape::Versioned) => doc.get("schemaVersion").is_none(),
+        None => false,
+    }
+}
+
+/// `evals upgrade`: rewrites the legacy runevals document `file` as a
+/// versioned one, after a timestamped backup, when its samples stay the same.
+pub fn upgrade_file(file: &Path) -> Result<Upgraded, Failure> {
+    let shown = file.to_string_lossy().into_owned();
+    if ext(file) != "json" {
         return Err(Failure::config(format!(
             "{shown}: `evals upgrade` rewrites runevals .json documents; this is not one"
         )));
     }
-    let text = std::fs::read_to_string(&args.file)
+    let text = std::fs::read_to_string(file)
         .map_err(|e| Failure::config(format!("{shown}: cannot read: {e}")))?;
     // The document must load as it is (duplicate keys, bad items...): the
     // problems are reported against its own lines.
@@ -177,15 +225,12 @@ pub fn upgrade(args: UpgradeArgs) -> Result<u8, Failure> {
             "{shown}: the upgrade would change samples; nothing written"
         )));
     }
-    let backup = files::backup(&args.file)
-        .map_err(|e| Failure::config(format!("cannot back up {shown}: {e}")))?;
-    files::write_atomically(&args.file, out.as_bytes())
+    let backup =
+        files::backup(file).map_err(|e| Failure::config(format!("cannot back up {shown}: {e}")))?;
+    files::write_atomically(file, out.as_bytes())
         .map_err(|e| Failure::config(format!("cannot write {shown}: {e}")))?;
-    outln!(
-        "upgraded {shown} to schemaVersion {} ({} items); backup: {}",
-        runevals::CURRENT_VERSION,
-        after.samples.len(),
-        backup.display()
-    );
-    Ok(0)
+    Ok(Upgraded {
+        items: after.samples.len(),
+        backup,
+    })
 }

@@ -113,6 +113,19 @@ pub fn run(args: Args) -> Result<u8, Failure> {
         (None, true) => Some(discover::find(Path::new("."))?),
         (None, false) => None,
     };
+    // Seed 003: a legacy runevals document is upgraded first (a backup kept).
+    if let Some(f) = file.as_deref().filter(|f| !is_manifest(f))
+        && crate::convert::is_legacy(f)
+    {
+        let done = crate::convert::upgrade_file(f)?;
+        eprintln!(
+            "note: {} is a legacy runevals document: upgraded to schemaVersion {} ({} items); backup: {}",
+            f.display(),
+            eval_core::runevals::CURRENT_VERSION,
+            done.items,
+            done.backup.display()
+        );
+    }
     let plan = plan(&args, file.as_deref())?;
     let runner = Runner::new();
     let prepared = runner

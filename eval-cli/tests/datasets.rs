@@ -257,3 +257,74 @@ fn other_tools_shapes_load_as_they_mean() {
         "an assertion is not an answer"
     );
 }
+
+/// Seed 003: the CLI upgrades a legacy document (no `schemaVersion`) to the
+/// versioned format itself, writing a timestamped backup first; once.
+#[test]
+fn evaluate_upgrades_a_legacy_runevals_document_once_after_a_backup() {
+    let dir = scratch("auto-upgrade");
+    let legacy = r#"[{"prompt": "What is the capital of France?", "expected_response": "Paris is the capital of France"}]"#;
+    std::fs::write(dir.join("prompts.json"), legacy).unwrap();
+    let backups = || -> Vec<String> {
+        std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("prompts.json.") && n.ends_with(".bak"))
+            .collect()
+    };
+    let out = evals(
+        &dir,
+        &["evaluate", "prompts.json", "--url", demo_url(), "--json"],
+    );
+    let (stdout, stderr) = text(&out);
+    assert_eq!(code(&out), 0, "{stdout}\n{stderr}");
+    let made = backups();
+    assert_eq!(made.len(), 1, "{made:?}");
+    assert!(
+        stderr.contains(&format!(
+            "note: prompts.json is a legacy runevals document: upgraded to schemaVersion 1.6.0 (1 items); backup: {}",
+            made[0]
+        )),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join(&made[0])).unwrap(),
+        legacy,
+        "the backup holds the original"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("prompts.json")).unwrap()).unwrap();
+    assert_eq!(doc["schemaVersion"], "1.6.0");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["samples"].as_array().unwrap().len(), 1);
+    // The next run finds a versioned document: no second upgrade or backup.
+    let out = evals(&dir, &["evaluate", "--url", demo_url(), "--json"]);
+    assert_eq!(code(&out), 0, "{:?}", text(&out));
+    assert!(!text(&out).1.contains("legacy"), "{:?}", text(&out));
+    assert_eq!(backups().len(), 1);
+    // Discovered the same way as a named file (`prompts.json` in .).
+    std::fs::write(dir.join("prompts.json"), legacy).unwrap();
+    let out = evals(&dir, &["evaluate", "--url", demo_url(), "--json"]);
+    assert_eq!(code(&out), 0, "{:?}", text(&out));
+    assert!(text(&out).1.contains("upgraded to schemaVersion 1.6.0"));
+    assert_eq!(backups().len(), 2);
+}
+
+/// `Relevanse` is a typo of a built-in evaluator: a lint error with the
+/// suggestion, at its line, not a custom evaluator.
+#[test]
+fn lint_names_a_misspelt_evaluator_with_a_suggestion() {
+    let dir = scratch("lint-evaluator");
+    std::fs::write(
+        dir.join("t.json"),
+        "{\"schemaVersion\": \"1.2.0\",\n \"items\": [{\"prompt\": \"p\", \"expected_response\": \"x\",\n   \"evaluators\": {\"Relevanse\": {}}}]}",
+    )
+    .unwrap();
+    let out = evals(&dir, &["lint", "t.json"]);
+    assert_eq!(code(&out), 1);
+    let (stdout, _) = text(&out);
+    assert!(
+        stdout.contains("t.json:3: error[FILE_FORMAT_ERROR]: $.items[0].evaluators.Relevanse: unknown evaluator (did you mean `Relevance`?)"),
+        "{stdout}"
+    );
+}

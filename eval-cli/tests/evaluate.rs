@@ -210,7 +210,22 @@ fn inline_prompts_discovery_and_init() {
     let (stdout, stderr) = text(&out);
     let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(v["samples"].as_array().unwrap().len(), 3);
-    assert_eq!(v["datasets"][0]["metrics"][0]["name"], "partial_match");
+    // The conversation's default PartialMatch scores each of its turns.
+    let mut names: Vec<&str> = v["datasets"][0]["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].as_str().unwrap())
+        .collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "partial_match",
+            "partial_match@turn1",
+            "partial_match@turn2"
+        ]
+    );
     // The exit code is the samples' verdict: 1 when one of them failed.
     let failed = v["samples"]
         .as_array()

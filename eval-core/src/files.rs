@@ -131,23 +131,47 @@ fn sync_dir(path: &Path) {
 }
 
 /// Copies `path` to `<path>.<UTC timestamp>.bak` (e.g.
-/// `evals.json.20261122T101500Z.bak`) and returns the backup's path. An
-/// existing backup of that name is never overwritten.
+/// `evals.json.20261122T101500Z.bak`; `...Z-1.bak`, `...Z-2.bak` when that
+/// name is taken) and returns the backup's path. The name is claimed with
+/// an exclusive create before anything is written, so backups made at once
+/// by threads or processes (within the same second) each get their own
+/// file; an existing backup is never overwritten. The copy is written
+/// atomically over the claimed (empty) file.
 pub fn backup(path: &Path) -> std::io::Result<PathBuf> {
+    /// Names tried with one timestamp before giving up.
+    const MAX_SAME_SECOND: usize = 10_000;
+    let bytes = std::fs::read(path)?;
     let stamp = utc_stamp(SystemTime::now());
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let mut target = path.with_file_name(format!("{name}.{stamp}.bak"));
-    let mut n = 1;
-    while target.exists() {
-        target = path.with_file_name(format!("{name}.{stamp}-{n}.bak"));
-        n += 1;
+    for n in 0..MAX_SAME_SECOND {
+        let target = if n == 0 {
+            path.with_file_name(format!("{name}.{stamp}.bak"))
+        } else {
+            path.with_file_name(format!("{name}.{stamp}-{n}.bak"))
+        };
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&target)
+        {
+            Ok(_) => {
+                if let Err(e) = write_atomically(&target, &bytes) {
+                    let _ = std::fs::remove_file(&target);
+                    return Err(e);
+                }
+                return Ok(target);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
     }
-    let bytes = std::fs::read(path)?;
-    write_atomically(&target, &bytes)?;
-    Ok(target)
+    Err(std::io::Error::new(
+        std::io::ErrorKind::AlreadyExists,
+        format!("{MAX_SAME_SECOND} backups of {name} within {stamp} already exist"),
+    ))
 }
 
 /// `YYYYMMDDTHHMMSSZ` for `time` (UTC).
@@ -241,6 +265,45 @@ mod tests {
             .filter(|e| e.file_name().to_string_lossy().contains(".tmp."))
             .collect();
         assert!(leftovers.is_empty());
+    }
+
+    #[test]
+    fn concurrent_backups_never_share_a_name() {
+        let dir = std::env::temp_dir().join(format!("eval-files-bak-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("evals.json");
+        std::fs::write(&file, "original").unwrap();
+        // 16 backups at once (as concurrent `evals upgrade` runs make them,
+        // within one second): 16 files, each whole.
+        for round in 0..5 {
+            let barrier = std::sync::Barrier::new(16);
+            let made: Vec<PathBuf> = std::thread::scope(|s| {
+                let handles: Vec<_> = (0..16)
+                    .map(|_| {
+                        s.spawn(|| {
+                            barrier.wait();
+                            backup(&file).unwrap()
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            let mut names = made.clone();
+            names.sort();
+            names.dedup();
+            assert_eq!(names.len(), 16, "round {round}: {made:?}");
+            for b in &made {
+                assert_eq!(std::fs::read_to_string(b).unwrap(), "original");
+            }
+        }
+        let backups = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".bak"))
+            .count();
+        assert_eq!(backups, 80);
+        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]

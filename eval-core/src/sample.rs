@@ -112,6 +112,11 @@ pub struct Sample {
     /// Evaluators the sample names itself (runevals `evaluators`, after
     /// `default_evaluators` and `evaluators_mode`): name → options.
     pub evaluators: Map<String, Value>,
+    /// Evaluators of each turn of a conversation (a runevals item's `turns`,
+    /// each after `default_evaluators` and its own `evaluators_mode`): one
+    /// map per user turn, each scoring that turn's answer; empty when no
+    /// turn names any.
+    pub turn_evaluators: Vec<Map<String, Value>>,
     /// Every answer that counts as right (OpenAI evals' `ideal` list; the first
     /// is also [`Sample::expected`]): answer metrics take the best of them.
     pub accepted_answers: Vec<String>,
@@ -206,6 +211,7 @@ impl Sample {
             agent_args: Map::new(),
             rubric_vars: Map::new(),
             evaluators: Map::new(),
+            turn_evaluators: Vec::new(),
             accepted_answers: Vec::new(),
             retrieval: None,
             extra: Map::new(),
@@ -256,6 +262,16 @@ impl Sample {
     /// The expected answer to the last turn, if any.
     pub fn expected_text(&self) -> Option<&str> {
         self.expected.as_ref().map(Expected::last)
+    }
+
+    /// The expected answer to user turn `turn` (0-based), if known: its own
+    /// when the sample has one per turn, the sample's for its last turn.
+    pub fn expected_for_turn(&self, turn: usize) -> Option<&str> {
+        match &self.expected {
+            Some(Expected::PerTurn(list)) => list.get(turn).map(String::as_str),
+            Some(Expected::Text(t)) if turn + 1 == self.input.turns().len() => Some(t),
+            _ => None,
+        }
     }
 
     /// For a query of a retrieval dataset: the relevant document ids

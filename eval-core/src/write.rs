@@ -4,10 +4,11 @@
 //! - JSONL: one object per sample with the canonical field names; fields of
 //!   other formats go under `extra`.
 //! - CSV: the same columns; lists and objects as JSON text in their cells.
-//! - runevals: a versioned document; a conversation is a `turns` item, the
-//!   first tag its `category`; what runevals has no field for (more tags,
-//!   several contexts, reference contexts, metadata, agent args, rubric
-//!   variables, other fields) goes under `extensions.evals`, which the
+//! - runevals: a versioned document; a conversation is a `turns` item, each
+//!   turn with its own evaluators, the first tag its `category`; what
+//!   runevals has no field for (evaluators of a whole conversation, more
+//!   tags, several contexts, reference contexts, metadata, agent args,
+//!   rubric variables, other fields) goes under `extensions.evals`, which the
 //!   schema leaves open.
 
 use serde_json::{Map, Value};
@@ -51,6 +52,18 @@ pub fn record(sample: &Sample) -> Map<String, Value> {
             o.insert(k.into(), strings(v));
         }
     }
+    if !sample.turn_evaluators.is_empty() {
+        o.insert(
+            "turn_evaluators".into(),
+            Value::Array(
+                sample
+                    .turn_evaluators
+                    .iter()
+                    .map(|m| Value::Object(m.clone()))
+                    .collect(),
+            ),
+        );
+    }
     let maps = [
         ("metadata", &sample.metadata),
         ("agent_args", &sample.agent_args),
@@ -88,6 +101,7 @@ pub const CSV_COLUMNS: &[&str] = &[
     "agent_args",
     "rubric_vars",
     "evaluators",
+    "turn_evaluators",
     "accepted_answers",
     "extra",
 ];
@@ -226,14 +240,19 @@ fn runevals_item(s: &Sample) -> Value {
                     if let Some(Some(e)) = per_turn.get(i) {
                         t.insert("expected_response".into(), Value::from(e.clone()));
                     }
-                    if let Some(e) = &evaluators {
-                        t.insert("evaluators".into(), e.clone());
+                    // Each turn's own evaluators, whole (no defaults).
+                    if let Some(e) = s.turn_evaluators.get(i) {
+                        t.insert("evaluators".into(), Value::Object(e.clone()));
                         t.insert("evaluators_mode".into(), Value::from("replace"));
                     }
                     Value::Object(t)
                 })
                 .collect();
             item.insert("turns".into(), Value::Array(turns));
+            // Evaluators of the whole conversation have no runevals field.
+            if let Some(e) = evaluators {
+                ours.insert("evaluators".into(), e);
+            }
             if !s.context.is_empty() {
                 ours.insert("context".into(), strings(&s.context));
             }

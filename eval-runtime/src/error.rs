@@ -145,6 +145,18 @@ pub enum SampleError {
         /// The metric.
         metric: String,
     },
+    /// A metric of one turn of a conversation needs that turn's expected
+    /// answer, which the sample does not hold (checked before the agent is
+    /// called).
+    #[error(
+        "turn {turn} has no expected answer here (a conversation's answers are read per turn when every turn has one, else only the last turn's), which metric `{metric}` needs"
+    )]
+    MissingTurnExpected {
+        /// The turn (1-based).
+        turn: usize,
+        /// The metric.
+        metric: String,
+    },
     /// A metric cannot score this sample with this run's judge setup
     /// (checked before the agent is called).
     #[error("{0}")]

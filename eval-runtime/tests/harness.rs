@@ -424,10 +424,10 @@ fn repeat_scores_the_mean_and_flags_a_straddling_interval() {
     let m = &results.samples[0].metrics[0];
     assert!((m.score.unwrap() - 2.0 / 3.0).abs() < 1e-12);
     let spread = m.spread.unwrap();
-    // s = sqrt(1/3), half-width = 4.303 * s / sqrt(3)
-    let half = 4.303 * (1.0f64 / 3.0).sqrt() / 3f64.sqrt();
+    // s = sqrt(1/3), half-width = t(0.975, 2) * s / sqrt(3) = 4.3027 * 0.3333 = 1.434:
+    // -0.768..2.101, clamped to the metric's range 0..1.
     assert_eq!(spread.runs, 3);
-    assert!((spread.low - (2.0 / 3.0 - half)).abs() < 1e-12);
+    assert_eq!((spread.low, spread.high), (0.0, 1.0));
     assert!(spread.straddles);
 }
 
@@ -840,4 +840,126 @@ fn nextest_processes_leave_gates_to_the_merge_and_own_metrics_never_take_the_ind
         "both evaluators gate the whole document: {:?}",
         rv.gates
     );
+}
+
+/// Seed 003's complete schema example (a fixture of the repository): in the
+/// "Expense policy flow" turn 1 inherits Relevance and Coherence and turn 2
+/// (`replace`) runs only ExactMatch — each on its own turn's answer, named
+/// for the turn; ExactMatch passes when the answer contains the expected
+/// string, whatever its case.
+#[test]
+fn a_conversations_evaluators_score_their_own_turn() {
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixtures/seeds/003-complete-schema-example.json"),
+    )
+    .unwrap();
+    let dir = scratch("per-turn", &[("seed.json", &doc)]);
+    let judge = common::serve_detached(|_, _, _| {
+        common::Reply::json(200, common::chat(r#"{"rating": 4, "reason": "ok"}"#))
+    });
+    let run = |second: &'static str| {
+        harness(&dir)
+            .dataset("seed.json", "")
+            .gate("contains@turn2 >= 1.0")
+            .judge(
+                eval_runtime::services::Judge::new(&judge.url, "j")
+                    .unwrap()
+                    .cache(None),
+            )
+            .agent_fn(async move |s: &Sample| {
+                if s.input.turns().len() == 2 {
+                    Response::new("").with_turn_outputs([
+                        "Dinner is over the $200 per-diem meal allowance.",
+                        second,
+                    ])
+                } else {
+                    Response::new("Microsoft Graph is a unified API endpoint [1].")
+                }
+            })
+            .evaluate(args(&[]))
+    };
+    let out = run("For the $50 overage you should REQUEST MANAGER APPROVAL.");
+    assert_eq!(out.code, 0, "{:?}", out.error);
+    let results = read(&out);
+    let metrics = |i: usize| -> Vec<(String, Option<f64>)> {
+        results.samples[i]
+            .metrics
+            .iter()
+            .map(|m| (m.name.clone(), m.score))
+            .collect()
+    };
+    let flow = results
+        .samples
+        .iter()
+        .position(|s| s.metrics.iter().any(|m| m.name.contains("@turn")))
+        .expect("the conversation");
+    assert_eq!(
+        metrics(flow),
+        [
+            ("relevance@turn1".to_string(), Some(0.75)),
+            ("coherence@turn1".to_string(), Some(0.75)),
+            ("contains@turn2".to_string(), Some(1.0)),
+        ]
+    );
+    assert_eq!(
+        metrics(1 - flow),
+        [
+            ("relevance".to_string(), Some(0.75)),
+            ("coherence".to_string(), Some(0.75)),
+            ("citations".to_string(), Some(1.0)),
+        ]
+    );
+    // The judge saw turn 1 (its question, its answer), never turn 2.
+    let asked: Vec<String> = judge
+        .requests
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(_, body)| {
+            body["messages"][1]["content"]
+                .as_str()
+                .unwrap_or("")
+                .to_string()
+        })
+        .filter(|m| m.contains("$250"))
+        .collect();
+    assert_eq!(
+        asked.len(),
+        2,
+        "relevance and coherence of turn 1: {asked:?}"
+    );
+    for m in &asked {
+        assert!(
+            m.contains("Query: I spent $250 on dinner. Is that okay?")
+                && m.contains("Response: Dinner is over the $200 per-diem meal allowance."),
+            "{m}"
+        );
+    }
+    let summary: Vec<&str> = results.datasets[0]
+        .metrics
+        .iter()
+        .map(|m| m.name.as_str())
+        .collect();
+    assert!(summary.contains(&"contains@turn2"), "{summary:?}");
+    // A gate names a turn's metric the same way.
+    let gate = results.datasets[0]
+        .metrics
+        .iter()
+        .find_map(|m| m.gate.as_ref())
+        .expect("the gate");
+    assert_eq!(gate.gate.metric, "contains@turn2");
+    assert!(gate.judged && gate.passed);
+    // Turn 2 without the expected string fails the conversation on turn 2.
+    let out = run("Ask your manager.");
+    assert_eq!(out.code, 101);
+    let results = read(&out);
+    let failed: Vec<&str> = results
+        .samples
+        .iter()
+        .flat_map(|s| s.metrics.iter())
+        .filter(|m| !m.passed)
+        .map(|m| m.name.as_str())
+        .collect();
+    assert_eq!(failed, ["contains@turn2"]);
 }

@@ -20,6 +20,7 @@ pub(crate) enum Field {
     AgentArgs,
     RubricVars,
     Evaluators,
+    TurnEvaluators,
     AcceptedAnswers,
     Extra,
 }
@@ -37,6 +38,7 @@ impl Field {
             Field::AgentArgs => "agent_args",
             Field::RubricVars => "rubric_vars",
             Field::Evaluators => "evaluators",
+            Field::TurnEvaluators => "turn_evaluators",
             Field::AcceptedAnswers => "accepted_answers",
             Field::Extra => "extra",
         }
@@ -58,6 +60,7 @@ impl Field {
 /// | `agent_args` | `agent_args` | letta-evals |
 /// | `rubric_vars` | `rubric_vars` | letta-evals |
 /// | `evaluators` | `evaluators` (name → options) | runevals |
+/// | `turn_evaluators` | `turn_evaluators` (one name → options object per turn) | runevals conversations |
 /// | `accepted_answers` | `accepted_answers` (every answer that counts as right) | OpenAI evals' `ideal` list |
 /// | `extra` | `extra` (an object: fields of other formats, as `evals convert` writes them) | — |
 ///
@@ -89,6 +92,7 @@ pub const FIELD_ALIASES: &[(&str, &str)] = &[
     ("agent_args", "agent_args"),
     ("rubric_vars", "rubric_vars"),
     ("evaluators", "evaluators"),
+    ("turn_evaluators", "turn_evaluators"),
     ("accepted_answers", "accepted_answers"),
     ("extra", "extra"),
 ];
@@ -111,6 +115,7 @@ pub(crate) fn field_for(name: &str) -> Option<Field> {
         "metadata" => Field::Metadata,
         "agent_args" => Field::AgentArgs,
         "evaluators" => Field::Evaluators,
+        "turn_evaluators" => Field::TurnEvaluators,
         "accepted_answers" => Field::AcceptedAnswers,
         "extra" => Field::Extra,
         _ => Field::RubricVars,
@@ -191,6 +196,7 @@ pub(crate) fn to_sample(
     let mut agent_args = Map::new();
     let mut rubric_vars = Map::new();
     let mut evaluators = Map::new();
+    let mut turn_evaluators = Vec::new();
     let mut accepted_answers = Vec::new();
     let mut extra = Map::new();
     let mut extra_object: Option<Map<String, Value>> = None;
@@ -225,6 +231,7 @@ pub(crate) fn to_sample(
             Field::AgentArgs => object(value).map(|v| agent_args = v),
             Field::RubricVars => object(value).map(|v| rubric_vars = v),
             Field::Evaluators => object(value).map(|v| evaluators = v),
+            Field::TurnEvaluators => object_list(value).map(|v| turn_evaluators = v),
             Field::AcceptedAnswers => string_list(&value).map(|v| accepted_answers = v),
             Field::Extra => object(value).map(|v| extra_object = Some(v)),
         };
@@ -273,6 +280,20 @@ pub(crate) fn to_sample(
         None => None,
     };
 
+    // Turns that all name nothing are no per-turn evaluators at all.
+    if turn_evaluators.iter().all(Map::is_empty) {
+        turn_evaluators.clear();
+    }
+    if !turn_evaluators.is_empty() && turn_evaluators.len() != input.turns().len() {
+        problems.push(problem(
+            "turn_evaluators",
+            format!(
+                "has {} per-turn evaluator sets but `input` has {} turn(s); give one per turn",
+                turn_evaluators.len(),
+                input.turns().len()
+            ),
+        ));
+    }
     if problems.len() > before {
         return None;
     }
@@ -306,6 +327,7 @@ pub(crate) fn to_sample(
         agent_args,
         rubric_vars,
         evaluators,
+        turn_evaluators,
         accepted_answers,
         retrieval: record.retrieval,
         extra,
@@ -427,6 +449,20 @@ fn tag_list(v: &Value) -> Result<Vec<String>, String> {
         return Err(format!("tag {i} is empty"));
     }
     Ok(tags.into_iter().map(|t| t.trim().to_string()).collect())
+}
+
+fn object_list(v: Value) -> Result<Vec<Map<String, Value>>, String> {
+    match v {
+        Value::Array(items) => items
+            .into_iter()
+            .enumerate()
+            .map(|(i, item)| object(item).map_err(|e| format!("item {i}: {e}")))
+            .collect(),
+        other => Err(format!(
+            "expected an array of objects (one per turn), found {}",
+            kind_of(&other)
+        )),
+    }
 }
 
 fn object(v: Value) -> Result<Map<String, Value>, String> {

@@ -75,6 +75,25 @@ pub struct MetricInfo {
     pub summary: &'static str,
 }
 
+impl MetricInfo {
+    /// The scores the metric can give, `(min, max)`: 0..1, except a count
+    /// (`citations`), 0 and up.
+    pub fn range(&self) -> (f64, f64) {
+        if self.name == "citations" {
+            (0.0, f64::INFINITY)
+        } else {
+            (0.0, 1.0)
+        }
+    }
+}
+
+/// Longest regex this version compiles, in bytes (the `regex` metric's
+/// `pattern`, or an expected answer used as one): checked before parsing,
+/// which for a multi-megabyte pattern allocates gigabytes before the
+/// compiled-size limit (4 MiB) is reached. A literal of this length still
+/// compiles within that limit, case-insensitively too.
+pub const MAX_REGEX_BYTES: usize = 16 * 1024;
+
 /// Every metric this version can score.
 pub static CATALOG: &[MetricInfo] = &[
     MetricInfo {

@@ -86,6 +86,9 @@ pub enum SpecErrorKind {
         /// The metric's options.
         known: Vec<&'static str>,
     },
+    /// `pattern` is longer than [`MAX_REGEX_BYTES`](super::MAX_REGEX_BYTES).
+    #[error("`pattern` is {len} bytes long, over the {limit}-byte limit of a regex")]
+    PatternTooLong { len: usize, limit: usize },
     /// `pattern` does not compile (the regex parser's reason).
     #[error("`pattern` is not a valid regex: {0}")]
     InvalidPattern(String),

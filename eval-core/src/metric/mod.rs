@@ -13,7 +13,9 @@ mod error;
 mod parse;
 mod spec;
 
-pub use catalog::{CATALOG, MetricInfo, Need, Op, OptionKind, known_names, lookup};
+pub use catalog::{
+    CATALOG, MAX_REGEX_BYTES, MetricInfo, Need, Op, OptionKind, known_names, lookup,
+};
 pub use error::{MetricSpecError, SpecErrorKind, SpecPart, SpecSyntaxError};
 pub use parse::parse_specs;
 pub use spec::{DeclParts, MetricDecl, MetricKind, MetricSpec, OptionValue, Rating};

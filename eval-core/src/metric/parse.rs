@@ -70,7 +70,7 @@ pub fn parse_specs(text: &str) -> Result<Vec<MetricSpec>, MetricSpecError> {
         let spec = MetricSpec::new(name, &opts, bound)?;
         if specs
             .iter()
-            .any(|s: &MetricSpec| s.info().name == spec.info().name)
+            .any(|s: &MetricSpec| (s.info().name, s.turn) == (spec.info().name, spec.turn))
         {
             return Err(bad(SpecErrorKind::ListedTwice {
                 name: name.to_string(),

@@ -84,7 +84,9 @@ pub enum Rating {
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct MetricSpec {
-    /// The name as written by the user (e.g. `string_match`).
+    /// The name as written by the user (e.g. `string_match`); for a metric
+    /// of one turn, with `@turn<n>` after it (`contains@turn2`, see
+    /// [`MetricSpec::for_turn`]). Results and gates use this name.
     pub name: String,
     /// What to compute.
     pub kind: MetricKind,
@@ -92,6 +94,9 @@ pub struct MetricSpec {
     pub op: Op,
     /// The threshold.
     pub threshold: f64,
+    /// The user turn (0-based) whose answer this metric scores, against
+    /// that turn's expected answer; `None`: the sample's answer.
+    pub turn: Option<usize>,
 }
 
 impl MetricSpec {
@@ -102,6 +107,14 @@ impl MetricSpec {
         options: &[(&str, OptionValue)],
         bound: Option<(Op, f64)>,
     ) -> Result<MetricSpec, MetricSpecError> {
+        // `<metric>@turn<n>`: the metric of user turn n (1-based) only.
+        if let Some((base, n)) = name.rsplit_once("@turn")
+            && let Ok(n) = n.parse::<usize>()
+            && n >= 1
+            && lookup(base).is_some()
+        {
+            return MetricSpec::new(base, options, bound).map(|s| s.for_turn(n - 1));
+        }
         let err = |kind: SpecErrorKind, part: SpecPart| Err(MetricSpecError(kind, part));
         let spec_name = || name.to_string();
         let Some(info) = lookup(name) else {
@@ -124,12 +137,8 @@ impl MetricSpec {
                 SpecPart::Op,
             );
         }
-        let max = if info.name == "citations" {
-            f64::INFINITY
-        } else {
-            1.0
-        };
-        if !(0.0..=max).contains(&threshold) {
+        let (min, max) = info.range();
+        if !(min..=max).contains(&threshold) {
             return err(
                 SpecErrorKind::ThresholdOutOfRange {
                     name: spec_name(),
@@ -188,6 +197,15 @@ impl MetricSpec {
                     case_sensitive = *b
                 }
                 (OptionKind::Str, OptionValue::Str(s)) if *key == "pattern" => {
+                    if s.len() > super::MAX_REGEX_BYTES {
+                        return err(
+                            SpecErrorKind::PatternTooLong {
+                                len: s.len(),
+                                limit: super::MAX_REGEX_BYTES,
+                            },
+                            part,
+                        );
+                    }
                     if let Err(e) = regex_syntax::Parser::new().parse(s) {
                         let detail = e.to_string();
                         let last = detail.lines().last().unwrap_or("").trim();
@@ -263,12 +281,33 @@ impl MetricSpec {
             kind,
             op,
             threshold,
+            turn: None,
         })
+    }
+
+    /// The same metric scoring only user turn `turn` (0-based) of a
+    /// conversation, named `<name>@turn<turn + 1>` (e.g. `contains@turn2`).
+    pub fn for_turn(mut self, turn: usize) -> MetricSpec {
+        let base = self.base_name().to_string();
+        self.name = format!("{base}@turn{}", turn + 1);
+        self.turn = Some(turn);
+        self
+    }
+
+    /// The name without a turn's `@turn<n>`.
+    pub fn base_name(&self) -> &str {
+        match self.turn {
+            Some(_) => self
+                .name
+                .rsplit_once("@turn")
+                .map_or(self.name.as_str(), |(base, _)| base),
+            None => &self.name,
+        }
     }
 
     /// The catalogue entry.
     pub fn info(&self) -> &'static MetricInfo {
-        lookup(&self.name).expect("specs are only built from catalogue names")
+        lookup(self.base_name()).expect("specs are only built from catalogue names")
     }
 
     /// Fields every sample must have for this spec.
@@ -315,7 +354,11 @@ impl MetricSpec {
             }
             _ => {}
         }
-        (self.name.clone(), options, Some((self.op, self.threshold)))
+        (
+            self.base_name().to_string(),
+            options,
+            Some((self.op, self.threshold)),
+        )
     }
 
     /// Whether `score` is on the right side of the threshold.
@@ -365,6 +408,25 @@ mod tests {
         assert_eq!((s.op, s.threshold), (Op::AtLeast, 1.0));
         let p = MetricSpec::new("partial_match", &[], None).unwrap();
         assert_eq!(p.threshold, 0.5);
+    }
+
+    #[test]
+    fn a_turns_metric_is_named_for_its_turn() {
+        let s = MetricSpec::new("hit@k", &[], None).unwrap().for_turn(1);
+        assert_eq!((s.name.as_str(), s.turn), ("hit@k@turn2", Some(1)));
+        assert_eq!((s.base_name(), s.info().name), ("hit@k", "hit_at_k"));
+        assert_eq!(s.decl_parts().0, "hit@k");
+        let again = s.for_turn(0);
+        assert_eq!(again.name, "hit@k@turn1", "not named for two turns");
+        // Written by name, as gates name a turn's metric.
+        let w = MetricSpec::new("string_match@turn3", &[], Some((Op::AtLeast, 0.5))).unwrap();
+        assert_eq!(
+            (w.name.as_str(), w.turn, w.threshold),
+            ("string_match@turn3", Some(2), 0.5)
+        );
+        assert!(MetricSpec::new("contains@turn0", &[], None).is_err());
+        let both = crate::metric::parse_specs("contains@turn1, contains@turn2").unwrap();
+        assert_eq!(both.len(), 2);
     }
 
     #[test]
@@ -451,6 +513,12 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "`pattern` is not a valid regex: unclosed group"
+        );
+        let huge = "a".repeat(super::super::MAX_REGEX_BYTES + 1);
+        let e = err("regex", &[("pattern", OptionValue::Str(huge.into()))], None);
+        assert_eq!(
+            e.to_string(),
+            "`pattern` is 16385 bytes long, over the 16384-byte limit of a regex"
         );
     }
 }

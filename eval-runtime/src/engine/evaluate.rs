@@ -18,6 +18,15 @@ use crate::services::Services;
 /// The first field a metric needs that `sample` lacks.
 pub fn missing_fields(sample: &Sample, specs: &[MetricSpec]) -> Option<SampleError> {
     for spec in specs {
+        if let Some(turn) = spec.turn
+            && spec.needs().contains(&Need::Expected)
+            && sample.expected_for_turn(turn).is_none()
+        {
+            return Some(SampleError::MissingTurnExpected {
+                turn: turn + 1,
+                metric: spec.name.clone(),
+            });
+        }
         for need in spec.needs() {
             let present = match need {
                 Need::Expected => sample.expected.is_some(),
@@ -161,7 +170,7 @@ fn combine(
                     }
                 }
             }
-            let spread = Spread::of(&scores, spec.threshold);
+            let spread = Spread::of(&scores, spec);
             let mut result = metric_result(spec, Ok(spread.mean));
             result.method = runs[0].metrics[m].method;
             // The raw value (deepeval direction, 1-5 rating) is averaged too.
@@ -195,7 +204,11 @@ pub(crate) async fn score(
     };
     let mut metrics = Vec::with_capacity(specs.len());
     for spec in specs {
-        metrics.push(if judged::is_model_based(spec) {
+        metrics.push(if let Some(turn) = spec.turn {
+            let (result, usage) = score_turn(spec, turn, sample, &response, services).await;
+            report.usage.add(usage);
+            result
+        } else if judged::is_model_based(spec) {
             let scored = score_judged(spec, sample, &response, services).await;
             report.usage.add(scored.usage);
             let mut result = metric_result(spec, scored.score);
@@ -213,6 +226,52 @@ pub(crate) async fn score(
         response.output
     });
     report
+}
+
+/// A metric of one user turn of a conversation (a runevals turn's
+/// evaluator): that turn's answer, against that turn's expected answer; a
+/// model-based one judges the conversation up to that turn.
+async fn score_turn(
+    spec: &MetricSpec,
+    turn: usize,
+    sample: &Sample,
+    response: &Response,
+    services: &Services,
+) -> (MetricResult, crate::services::Usage) {
+    let turns = sample.input.turns();
+    let output = match response.turn_outputs.get(turn) {
+        Some(output) => output,
+        // A one-turn conversation is answered as a single prompt.
+        None if response.turn_outputs.is_empty() && turns.len() == 1 => &response.output,
+        None => {
+            let error = MetricError::NoTurnAnswer {
+                metric: spec.name.clone(),
+                turn: turn + 1,
+                answers: response.turn_outputs.len(),
+            };
+            return (metric_result(spec, Err(error)), Default::default());
+        }
+    };
+    let expected = sample.expected_for_turn(turn);
+    if !judged::is_model_based(spec) {
+        let result = metric_result(spec, metrics::score(spec, output, expected));
+        return (result, Default::default());
+    }
+    let mut one = sample.clone();
+    one.input = eval_core::Input::Turns(turns[..=turn.min(turns.len().saturating_sub(1))].to_vec());
+    one.expected = expected.map(|e| Expected::Text(e.to_string()));
+    one.accepted_answers.clear();
+    let answer = Response {
+        output: output.clone(),
+        context: response.context.clone(),
+        turn_outputs: Vec::new(),
+        retrieved: Vec::new(),
+    };
+    let scored = judged::score(spec, &one, &answer, services).await;
+    let mut result = metric_result(spec, scored.score);
+    result.method = scored.method;
+    result.raw = scored.raw;
+    (result, scored.usage)
 }
 
 /// A model-based metric. A metric that compares with the expected answer,
@@ -348,5 +407,64 @@ fn metric_result(spec: &MetricSpec, result: Result<f64, MetricError>) -> MetricR
         method: None,
         raw: None,
         spread: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_turns_metric_needs_that_turns_expected_answer() {
+        let mut s = Sample::new("").with_turns(["a", "b"]);
+        s.expected = Some(Expected::Text("last".into()));
+        let spec = |turn| {
+            MetricSpec::new("contains", &[], None)
+                .unwrap()
+                .for_turn(turn)
+        };
+        assert_eq!(missing_fields(&s, &[spec(1)]), None, "the last turn's");
+        let e = missing_fields(&s, &[spec(0)]).unwrap();
+        assert_eq!(
+            e.to_string(),
+            "turn 1 has no expected answer here (a conversation's answers are read per turn when every turn has one, else only the last turn's), which metric `contains@turn1` needs"
+        );
+        s.expected = Some(Expected::PerTurn(vec!["x".into(), "y".into()]));
+        assert_eq!(missing_fields(&s, &[spec(0), spec(1)]), None);
+    }
+
+    #[tokio::test]
+    async fn a_turns_metric_scores_that_turns_answer() {
+        let mut s = Sample::new("").with_turns(["a", "b"]);
+        s.expected = Some(Expected::PerTurn(vec!["One".into(), "two".into()]));
+        let specs = [
+            MetricSpec::new("contains", &[], None).unwrap().for_turn(0),
+            MetricSpec::new("contains", &[], None).unwrap().for_turn(1),
+        ];
+        let services = Services::none();
+        let report = |r: Response| {
+            score(
+                SampleReport::new("t".into(), &s),
+                &s,
+                &specs,
+                Ok(r),
+                &services,
+            )
+        };
+        let got = report(Response::new("").with_turn_outputs(["one!", "three"])).await;
+        let scores: Vec<_> = got
+            .metrics
+            .iter()
+            .map(|m| (m.name.as_str(), m.score))
+            .collect();
+        assert_eq!(
+            scores,
+            [("contains@turn1", Some(1.0)), ("contains@turn2", Some(0.0))]
+        );
+        let got = report(Response::new("only the last")).await;
+        assert_eq!(
+            got.metrics[0].error.as_ref().unwrap().to_string(),
+            "`contains@turn1` scores turn 1 but the agent returned 0 per-turn answer(s) (an in-process agent sets them with Response::with_turn_outputs)"
+        );
     }
 }

@@ -3,9 +3,9 @@
 //!
 //! | metric | score |
 //! |---|---|
-//! | `exact_match` (alias `string_match`) | 1 if the trimmed output equals the trimmed expected answer, else 0. Case-insensitive unless `case_sensitive = true` (the default of runevals' ExactMatch). |
-//! | `contains` | 1 if the output contains the trimmed expected answer, else 0. Case-insensitive unless `case_sensitive = true`. |
-//! | `regex` | 1 if the regex (the expected answer, as letta-evals datasets write it, or the `pattern` option) matches anywhere in the output, else 0. Case-insensitive unless `case_sensitive = true`. |
+//! | `exact_match` (alias `string_match`) | 1 if the trimmed output equals the trimmed expected answer (the whole answer), else 0. Case-insensitive unless `case_sensitive = true`. |
+//! | `contains` | 1 if the output contains the trimmed expected answer, else 0. Case-insensitive unless `case_sensitive = true`. runevals' ExactMatch is this metric (seed 003: it passes when the answer contains the expected string). |
+//! | `regex` | 1 if the regex (the expected answer, as letta-evals datasets write it, or the `pattern` option) matches anywhere in the output, else 0. Case-insensitive unless `case_sensitive = true`. A pattern over [`MAX_REGEX_BYTES`] is refused before it is parsed; each pattern is compiled once. |
 //! | `partial_match` | SQuAD token F1 (see [`token_f1`]), 0..1, default threshold 0.5 as runevals' PartialMatch. |
 //!
 //! | `faithfulness`, `answer_similarity`, `context_recall` | see [`judged`]: LLM judge / embeddings, with offline variants |
@@ -14,6 +14,7 @@
 //! and gets the mean.
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
 pub mod judged;
 pub mod rank;
@@ -29,6 +30,32 @@ pub enum MetricError {
     /// unusable (an invalid regex), or the judge's answer could not be used.
     #[error("{0}")]
     Unscorable(String),
+    /// A regex (the expected answer, or the `pattern` option) longer than
+    /// [`MAX_REGEX_BYTES`](eval_core::metric::MAX_REGEX_BYTES): refused
+    /// before it is parsed.
+    #[error(
+        "{what} is {len} bytes long, over the {limit}-byte limit of a regex; use a shorter pattern (or `contains` for a literal answer)"
+    )]
+    RegexTooLong {
+        /// `the expected answer` or `the `pattern` option`.
+        what: &'static str,
+        /// Its length in bytes.
+        len: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// A metric of one turn, and no answer to that turn from the agent.
+    #[error(
+        "`{metric}` scores turn {turn} but the agent returned {answers} per-turn answer(s) (an in-process agent sets them with Response::with_turn_outputs)"
+    )]
+    NoTurnAnswer {
+        /// The metric.
+        metric: String,
+        /// The turn (1-based).
+        turn: usize,
+        /// Per-turn answers returned.
+        answers: usize,
+    },
     /// One of several runs of the agent (`repeat`) could not be scored.
     #[error("run {run}/{runs}: {error}")]
     Run {
@@ -53,7 +80,7 @@ impl From<&str> for MetricError {
     }
 }
 
-use eval_core::metric::{MetricKind, MetricSpec};
+use eval_core::metric::{MAX_REGEX_BYTES, MetricKind, MetricSpec};
 
 /// Scores one output against one expected answer. `Err` is a one-line reason
 /// the metric could not be computed (e.g. an invalid regex).
@@ -95,22 +122,58 @@ pub fn score(spec: &MetricSpec, output: &str, expected: Option<&str>) -> Result<
                 Some(p) => ("the `pattern` option", p.as_str()),
                 None => ("the expected answer", expected()?),
             };
-            let re = regex::RegexBuilder::new(pattern)
-                .case_insensitive(!case_sensitive)
-                .size_limit(1 << 22)
-                .build()
-                .map_err(|e| {
-                    format!(
-                        "{source} is not a valid regex: {}",
-                        crate::error::one_line(&e.to_string(), 200)
-                    )
-                })?;
+            if pattern.len() > MAX_REGEX_BYTES {
+                return Err(MetricError::RegexTooLong {
+                    what: source,
+                    len: pattern.len(),
+                    limit: MAX_REGEX_BYTES,
+                });
+            }
+            let re = compiled(pattern, *case_sensitive).map_err(|e| {
+                format!(
+                    "{source} is not a valid regex: {}",
+                    crate::error::one_line(&e.to_string(), 200)
+                )
+            })?;
             bool_score(re.is_match(output))
         }
         MetricKind::PartialMatch => token_f1(output, expected()?),
         MetricKind::Citations => citations(output) as f64,
         _ => return Err(format!("`{}` cannot be scored by this version", spec.name).into()),
     })
+}
+
+/// Regexes compiled so far, by case sensitivity and pattern: a `pattern`
+/// option (or an expected answer scored again) is compiled once, not per
+/// sample. At most [`CACHED_REGEXES`] are kept (the cache starts over when
+/// full), each within the compiled-size limit.
+type RegexCache = HashMap<(bool, String), Arc<regex::Regex>>;
+
+/// Most regexes kept compiled at once.
+const CACHED_REGEXES: usize = 16;
+
+/// `pattern` compiled (at most 4 MiB compiled), from the cache when it was
+/// compiled before.
+fn compiled(pattern: &str, case_sensitive: bool) -> Result<Arc<regex::Regex>, regex::Error> {
+    static CACHE: OnceLock<Mutex<RegexCache>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Mutex::default);
+    let key = (case_sensitive, pattern.to_string());
+    if let Some(re) = cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
+        return Ok(re);
+    }
+    let re = Arc::new(
+        regex::RegexBuilder::new(pattern)
+            .case_insensitive(!case_sensitive)
+            .size_limit(1 << 22)
+            .build()?,
+    );
+    if let Ok(mut c) = cache.lock() {
+        if c.len() >= CACHED_REGEXES {
+            c.clear();
+        }
+        c.insert(key, re.clone());
+    }
+    Ok(re)
 }
 
 fn bool_score(b: bool) -> f64 {
@@ -136,19 +199,26 @@ pub fn citations(output: &str) -> usize {
     seen.len()
 }
 
-/// Token-overlap F1 as defined by the SQuAD v1.1/v2.0 evaluation script
-/// (Rajpurkar et al., 2016, `evaluate-v2.0.py`, `compute_f1`):
+/// Token-overlap F1 as defined by the official SQuAD v1.1 evaluation script
+/// (Rajpurkar et al., 2016, `evaluate-v1.1.py`, `normalize_answer` and
+/// `f1_score`; v2.0's `compute_f1` is the same):
 ///
-/// 1. normalise both texts: lower-case, remove punctuation, remove the
-///    articles `a`, `an`, `the`, split on whitespace;
+/// 1. normalise both texts as `white_space_fix(remove_articles(remove_punc(lower(s))))`:
+///    lower-case; remove punctuation; replace the articles matched by
+///    `\b(a|an|the)\b` (Python `re`, whose word characters are Unicode
+///    letters, digits and `_`) with a space; split on whitespace as
+///    Python's `str.split()` does (its `str.isspace` set: Unicode
+///    White_Space plus the separators `\x1c`–`\x1f`, so U+3000 and U+0085
+///    separate words);
 /// 2. if either token list is empty, F1 is 1 when both are empty, else 0;
 /// 3. `common` = size of the multiset intersection; 0 common tokens gives 0;
 /// 4. precision = common / |output|, recall = common / |expected|,
 ///    F1 = 2·P·R / (P + R).
 ///
-/// Extension for text without spaces: each CJK ideograph, kana or hangul
-/// syllable is its own token (as the MLQA evaluation does for Chinese), and
-/// Unicode punctuation is removed along with ASCII punctuation.
+/// Extensions for text beyond SQuAD's English: Unicode punctuation (general
+/// and CJK punctuation, full-width forms) is removed along with ASCII
+/// punctuation, and after SQuAD's steps each CJK ideograph, kana or hangul
+/// syllable is its own token (as the MLQA evaluation does for Chinese).
 pub fn token_f1(output: &str, expected: &str) -> f64 {
     let pred = normalize_tokens(output);
     let gold = normalize_tokens(expected);
@@ -183,36 +253,72 @@ fn is_cjk(c: char) -> bool {
 
 fn is_punctuation(c: char) -> bool {
     c.is_ascii_punctuation()
-        || matches!(c as u32, 0x2010..=0x2027 | 0x2030..=0x205E | 0x3000..=0x303F | 0xFF01..=0xFF0F | 0xFF1A..=0xFF20 | 0xFF3B..=0xFF40 | 0xFF5B..=0xFF65)
+        || matches!(c as u32, 0x2010..=0x2027 | 0x2030..=0x205E | 0x3001..=0x303F | 0xFF01..=0xFF0F | 0xFF1A..=0xFF20 | 0xFF3B..=0xFF40 | 0xFF5B..=0xFF65)
         || matches!(c, '¡' | '¿' | '«' | '»' | '§' | '¶' | '·')
 }
 
-fn normalize_tokens(text: &str) -> Vec<String> {
-    let lower = text.to_lowercase();
-    let mut spaced = String::with_capacity(lower.len());
-    for c in lower.chars() {
-        if is_punctuation(c) {
-            continue;
-        }
-        if is_cjk(c) {
-            spaced.push(' ');
-            spaced.push(c);
-            spaced.push(' ');
-        } else {
-            spaced.push(c);
+/// Python's `str.isspace`: what `str.split()` splits on.
+fn is_python_space(c: char) -> bool {
+    c.is_whitespace() || ('\x1c'..='\x1f').contains(&c)
+}
+
+/// SQuAD's `remove_articles`: every `a`, `an`, `the` that is a whole word
+/// (a maximal run of Python `re` word characters: letters, digits, `_`)
+/// becomes a space.
+fn remove_articles(text: &str) -> String {
+    static WORD: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
+    let Some(word) = WORD
+        .get_or_init(|| regex::Regex::new(r"[\p{L}\p{N}_]+").ok())
+        .as_ref()
+    else {
+        return text.to_string();
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for m in word.find_iter(text) {
+        if matches!(m.as_str(), "a" | "an" | "the") {
+            out.push_str(&text[last..m.start()]);
+            out.push(' ');
+            last = m.end();
         }
     }
-    spaced
-        .split_whitespace()
-        .filter(|t| !matches!(*t, "a" | "an" | "the"))
-        .map(str::to_string)
-        .collect()
+    out.push_str(&text[last..]);
+    out
+}
+
+fn normalize_tokens(text: &str) -> Vec<String> {
+    let no_punc: String = text
+        .to_lowercase()
+        .chars()
+        .filter(|c| !is_punctuation(*c))
+        .collect();
+    let mut tokens = Vec::new();
+    for word in remove_articles(&no_punc)
+        .split(is_python_space)
+        .filter(|w| !w.is_empty())
+    {
+        let mut rest = String::new();
+        for c in word.chars() {
+            if is_cjk(c) {
+                if !rest.is_empty() {
+                    tokens.push(std::mem::take(&mut rest));
+                }
+                tokens.push(c.to_string());
+            } else {
+                rest.push(c);
+            }
+        }
+        if !rest.is_empty() {
+            tokens.push(rest);
+        }
+    }
+    tokens
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use eval_core::metric::{MetricSpec, OptionValue};
+    use eval_core::metric::{MAX_REGEX_BYTES, MetricSpec, OptionValue};
 
     fn spec(name: &str) -> MetricSpec {
         MetricSpec::new(name, &[], None).unwrap()
@@ -237,6 +343,68 @@ mod tests {
         // CJK: 巴 黎 vs 巴 黎 是 首 都 -> common 2, P=1, R=2/5 -> 2*0.4/1.4
         let f = token_f1("巴黎", "巴黎是首都");
         assert!((f - 0.8 / 1.4).abs() < 1e-12, "{f}");
+    }
+
+    #[test]
+    fn token_f1_normalises_as_squad_does() {
+        // U+3000 (ideographic space) separates words as Python's str.split()
+        // does; it is not punctuation: [iphone, 15, pro] on both sides.
+        assert_eq!(token_f1("iPhone\u{3000}15 Pro", "iPhone 15 Pro"), 1.0);
+        // \x1c-\x1f and \x85 are whitespace to str.split() too.
+        assert_eq!(token_f1("x\x1cy\x1dz\x1e w\x1fv", "x y z w v"), 1.0);
+        assert_eq!(token_f1("x\u{85}y", "x y"), 1.0);
+        // Articles go by `\b(a|an|the)\b` after punctuation is removed: a
+        // symbol is no word character, so `the€` loses its article
+        // ([€, price] both sides) ...
+        assert_eq!(token_f1("the€ price", "€ price"), 1.0);
+        assert_eq!(token_f1("©the deal", "© deal"), 1.0);
+        // ... a digit or letter is one, so `the₂` and `thé` keep theirs:
+        // [the₂] vs [₂]: nothing shared; [thé, end] vs [end]: P = 1/2, R = 1, F1 = 2/3.
+        assert_eq!(token_f1("the₂", "₂"), 0.0);
+        let f = token_f1("thé end", "end");
+        assert!((f - 2.0 / 3.0).abs() < 1e-12, "{f}");
+        // `_` is punctuation (removed first): `the_end` is one word, `theend`.
+        assert_eq!(token_f1("the_end", "end"), 0.0);
+        // CJK characters become tokens after SQuAD's steps: `the巴黎` has no
+        // word boundary, so [the, 巴, 黎] vs [巴, 黎]: P = 2/3, R = 1, F1 = 0.8.
+        let f = token_f1("the巴黎", "巴黎");
+        assert!((f - 0.8).abs() < 1e-12, "{f}");
+        // Other CJK punctuation is still removed: 、 and 。.
+        assert_eq!(token_f1("巴黎、首都。", "巴黎首都"), 1.0);
+    }
+
+    #[test]
+    fn a_huge_regex_is_refused_by_its_length_before_compiling() {
+        // A 3 MB expected answer used as a regex: refused on its length
+        // (compiling it would allocate gigabytes before the size limit),
+        // quickly, in one line that names the limit.
+        let huge = "a(b|c)".repeat(500_000);
+        let started = std::time::Instant::now();
+        let e = score(&spec("regex"), "abc", Some(&huge)).unwrap_err();
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
+        assert_eq!(
+            e.to_string(),
+            "the expected answer is 3000000 bytes long, over the 16384-byte limit of a regex; use a shorter pattern (or `contains` for a literal answer)"
+        );
+        // At the limit, a literal still compiles (case-insensitively, within
+        // the compiled-size limit) and scores.
+        let long = "x".repeat(MAX_REGEX_BYTES);
+        assert_eq!(score(&spec("regex"), "no", Some(&long)), Ok(0.0));
+    }
+
+    #[test]
+    fn a_regex_is_compiled_once_per_pattern() {
+        let one = compiled("once (per)? pattern", false).unwrap();
+        let two = compiled("once (per)? pattern", false).unwrap();
+        assert!(
+            std::sync::Arc::ptr_eq(&one, &two),
+            "the cache gives the same regex"
+        );
+        let other = compiled("once (per)? pattern", true).unwrap();
+        assert!(
+            !std::sync::Arc::ptr_eq(&one, &other),
+            "case is part of the key"
+        );
     }
 
     #[test]

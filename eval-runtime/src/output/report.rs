@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use eval_core::metric::Op;
+use eval_core::metric::{MetricSpec, Op};
 use eval_core::{Expected, Sample, Source};
 use serde::Serialize;
 
@@ -41,7 +41,8 @@ pub struct MetricResult {
 
 /// A metric over `n` runs of the agent: mean and 95% confidence interval
 /// (Student's t, `mean ± t(0.975, n-1) · s / √n`, `s` the sample standard
-/// deviation).
+/// deviation, the quantile exact from `statrs`), clamped to the metric's
+/// range (0..1, a count 0 and up): a mean cannot leave it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct Spread {
@@ -49,17 +50,19 @@ pub struct Spread {
     pub runs: usize,
     /// Mean score.
     pub mean: f64,
-    /// Lower end of the 95% interval.
+    /// Lower end of the 95% interval (at least the metric's minimum).
     pub low: f64,
-    /// Upper end of the 95% interval.
+    /// Upper end of the 95% interval (at most the metric's maximum).
     pub high: f64,
-    /// The interval contains the threshold: the verdict could go either way.
+    /// The interval holds means that pass and means that fail: the verdict
+    /// could go either way.
     pub straddles: bool,
 }
 
 impl Spread {
-    /// The spread of `scores` (at least one) around `threshold`.
-    pub fn of(scores: &[f64], threshold: f64) -> Spread {
+    /// The spread of `scores` (at least one) of `spec`'s metric, around its
+    /// threshold.
+    pub fn of(scores: &[f64], spec: &MetricSpec) -> Spread {
         let n = scores.len().max(1);
         let mean = scores.iter().sum::<f64>() / n as f64;
         let half = if n < 2 {
@@ -68,34 +71,28 @@ impl Spread {
             let var = scores.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
             t_975(n - 1) * var.sqrt() / (n as f64).sqrt()
         };
-        let (low, high) = (mean - half, mean + half);
+        let (min, max) = spec.info().range();
+        let (low, high) = ((mean - half).max(min), (mean + half).min(max));
+        let t = spec.threshold;
+        let both_sides = match spec.op {
+            Op::AtLeast => low < t && t <= high,
+            Op::AtMost => low <= t && t < high,
+        };
         Spread {
             runs: scores.len(),
             mean,
             low,
             high,
-            straddles: half > 0.0 && low < threshold && threshold < high,
+            straddles: half > 0.0 && both_sides,
         }
     }
 }
 
-/// Two-sided 95% critical value of Student's t with `df` degrees of freedom.
+/// The 0.975 quantile of Student's t with `df` degrees of freedom (the
+/// two-sided 95% critical value), exact to double precision.
 fn t_975(df: usize) -> f64 {
-    const TABLE: [f64; 30] = [
-        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
-        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
-        2.052, 2.048, 2.045, 2.042,
-    ];
-    // Between tabulated points, the value at the lower end (a slightly
-    // wider, never narrower, interval).
-    match df {
-        0 => f64::INFINITY,
-        1..=30 => TABLE[df - 1],
-        31..=40 => 2.042,
-        41..=60 => 2.021,
-        61..=120 => 2.000,
-        _ => 1.980,
-    }
+    use statrs::distribution::{ContinuousCDF, StudentsT};
+    StudentsT::new(0.0, 1.0, df as f64).map_or(f64::INFINITY, |t| t.inverse_cdf(0.975))
 }
 
 fn ser_op<S: serde::Serializer>(op: &Op, s: S) -> Result<S::Ok, S::Error> {
@@ -323,19 +320,40 @@ impl SampleReport {
 
 #[cfg(test)]
 mod tests {
-    use super::Spread;
+    use super::{Spread, t_975};
+    use eval_core::metric::{MetricSpec, Op};
 
     #[test]
     fn spread_is_a_students_t_interval() {
-        // scores 0.6, 0.8, 1.0: mean 0.8, s = 0.2, t(0.975, 2) = 4.303,
-        // half-width = 4.303 * 0.2 / sqrt(3).
-        let s = Spread::of(&[0.6, 0.8, 1.0], 0.75);
-        let half = 4.303 * 0.2 / 3f64.sqrt();
+        let spec = |name: &str, t: f64| MetricSpec::new(name, &[], Some((Op::AtLeast, t))).unwrap();
+        // Quantiles of Student's t, hand-computed: df = 1 is Cauchy,
+        // tan(0.475·π); df = 2 has t = (2p − 1) / √(2p(1 − p)) = 0.95 / √0.04875;
+        // df = 4 from the published tables to 16 digits.
+        assert!((t_975(1) - 12.706204736174707).abs() < 1e-9, "{}", t_975(1));
+        assert!((t_975(2) - 4.302652729749464).abs() < 1e-9, "{}", t_975(2));
+        assert!((t_975(4) - 2.7764451051977987).abs() < 1e-9, "{}", t_975(4));
+        // scores 0.6, 0.8, 1.0: mean 0.8, s = 0.2, half-width = t(0.975, 2) · 0.2 / √3
+        // = 0.49682...: 0.303..1.297, clamped to the metric's 0..1.
+        let s = Spread::of(&[0.6, 0.8, 1.0], &spec("partial_match", 0.75));
+        let half = 4.302652729749464 * 0.2 / 3f64.sqrt();
         assert!((s.mean - 0.8).abs() < 1e-12);
-        assert!((s.low - (0.8 - half)).abs() < 1e-12 && (s.high - (0.8 + half)).abs() < 1e-12);
+        assert!((s.low - (0.8 - half)).abs() < 1e-12, "{}", s.low);
+        assert_eq!(s.high, 1.0, "never above the metric's maximum");
         assert!(s.straddles);
-        let tight = Spread::of(&[1.0, 1.0, 1.0, 1.0], 0.75);
+        // 0, 1, 1: mean 2/3, half-width 1.434...: −0.768..2.101 unclamped.
+        let wide = Spread::of(&[0.0, 1.0, 1.0], &spec("exact_match", 0.5));
+        assert_eq!((wide.low, wide.high), (0.0, 1.0));
+        assert!(wide.straddles);
+        // A threshold at the top of the range: the interval still holds
+        // passing (1.0) and failing means.
+        assert!(Spread::of(&[0.0, 1.0, 1.0], &spec("exact_match", 1.0)).straddles);
+        // A count has no maximum: 0, 2, 4 gives 2 ± 4.9683: clamped at 0 only.
+        let count = Spread::of(&[0.0, 2.0, 4.0], &spec("citations", 1.0));
+        let half = 4.302652729749464 * 2.0 / 3f64.sqrt();
+        assert_eq!(count.low, 0.0);
+        assert!((count.high - (2.0 + half)).abs() < 1e-12);
+        let tight = Spread::of(&[1.0, 1.0, 1.0, 1.0], &spec("partial_match", 0.75));
         assert_eq!((tight.low, tight.high, tight.straddles), (1.0, 1.0, false));
-        assert!(!Spread::of(&[0.9], 0.5).straddles);
+        assert!(!Spread::of(&[0.9], &spec("partial_match", 0.5)).straddles);
     }
 }

@@ -516,7 +516,11 @@ pub(crate) fn all_gates(
         let canonical = eval_core::metric::lookup(&gate.metric).map(|i| i.name);
         scored
             .iter()
-            .find(|s| s.name == gate.metric || Some(s.info().name) == canonical)
+            // By the name scored, or (for a whole sample's metric, not a
+            // turn's) by any name of the metric.
+            .find(|s| {
+                s.name == gate.metric || (s.turn.is_none() && Some(s.info().name) == canonical)
+            })
             .map(|s| Gate {
                 metric: s.name.clone(),
                 ..gate.clone()

@@ -285,8 +285,8 @@ fn own_metrics(samples: &[Sample], problems: &mut Vec<String>) -> (Vec<Vec<Metri
     for s in samples {
         let specs = if s.retrieval.is_some() {
             rank.clone()
-        } else if !s.evaluators.is_empty() {
-            match eval_core::runevals::specs(&s.evaluators) {
+        } else if !s.evaluators.is_empty() || !s.turn_evaluators.is_empty() {
+            match evaluator_specs(s) {
                 Ok(specs) => specs,
                 Err(e) => {
                     errors += 1;
@@ -317,6 +317,18 @@ fn own_metrics(samples: &[Sample], problems: &mut Vec<String>) -> (Vec<Vec<Metri
         of.clear();
     }
     (sets, of)
+}
+
+/// A runevals sample's evaluators as metric specs: the sample's own, then
+/// each turn's, scoring only that turn (`relevance@turn1`, `contains@turn2`).
+fn evaluator_specs(s: &Sample) -> Result<Vec<MetricSpec>, String> {
+    let mut specs = eval_core::runevals::specs(&s.evaluators).map_err(|e| e.to_string())?;
+    for (turn, evaluators) in s.turn_evaluators.iter().enumerate() {
+        let own = eval_core::runevals::specs(evaluators)
+            .map_err(|e| format!("turn {}: {e}", turn + 1))?;
+        specs.extend(own.into_iter().map(|spec| spec.for_turn(turn)));
+    }
+    Ok(specs)
 }
 
 /// The Unrag dataset a retrieval query came from, parsed again for its

@@ -206,7 +206,7 @@ fn item_fields(
             let mut prompts = Vec::new();
             let mut expected = Vec::new();
             let mut contexts = Vec::new();
-            let mut union = Map::new();
+            let mut per_turn = Vec::new();
             for (t, turn) in turns.iter().enumerate() {
                 let tpath = format!("{path}.turns[{t}]");
                 let Some(to) = turn.as_object() else {
@@ -233,9 +233,13 @@ fn item_fields(
                 if let Some(Value::String(c)) = to.get("context") {
                     contexts.push(Value::from(c.clone()));
                 }
-                for (name, options) in resolve(to, defaults, &tpath, Some(i), problems) {
-                    union.entry(name).or_insert(options);
-                }
+                per_turn.push(Value::Object(resolve(
+                    to,
+                    defaults,
+                    &tpath,
+                    Some(i),
+                    problems,
+                )));
             }
             fields.push(("input".into(), Value::Array(prompts)));
             // One expected answer per turn when every turn has one; else the
@@ -251,8 +255,14 @@ fn item_fields(
             if !contexts.is_empty() {
                 fields.push(("context".into(), Value::Array(contexts)));
             }
-            if !union.is_empty() {
-                fields.push(("evaluators".into(), Value::Object(union)));
+            // Each turn's evaluators score that turn (seed 003: in the
+            // "Expense policy flow", turn 1 inherits the defaults and turn 2,
+            // `replace`, runs only ExactMatch).
+            if per_turn
+                .iter()
+                .any(|e| e.as_object().is_some_and(|m| !m.is_empty()))
+            {
+                fields.push(("turn_evaluators".into(), Value::Array(per_turn)));
             }
             // The turns as written, unless `evals convert` wrote them from
             // the sample (their data is then all in the sample already).

@@ -17,8 +17,8 @@
 //!
 //! Evaluators: an item's `evaluators` extend `default_evaluators`
 //! (`evaluators_mode: "extend"`, the default) or replace them (`"replace"`).
-//! In a conversation each turn resolves its own set; the conversation is
-//! scored with the union of its turns' sets.
+//! In a conversation each turn resolves its own set, which scores that
+//! turn's answer (`Sample::turn_evaluators`).
 //!
 //! Files: `schema.rs` holds the schema's rules (shapes, keys, types,
 //! evaluator options); `items.rs` turns items into sample fields;

@@ -127,9 +127,15 @@ pub(super) fn problem(item: Option<usize>, key: Option<&str>, message: String) -
     }
 }
 
+/// Fields seed 003 says need schemaVersion 1.2.0 or later: at the top
+/// level, and in an item.
+const ROOT_FIELDS_OF_1_2: &[&str] = &["default_evaluators"];
+const ITEM_FIELDS_OF_1_2: &[&str] = &["turns", "evaluators", "evaluators_mode"];
+
 /// Checks the top level of a versioned document (`schemaVersion`, misspelt
-/// keys, `default_evaluators`, `items`) and returns its items and default
-/// evaluators; `None` when it is not an object.
+/// keys, `default_evaluators`, `items`, fields its version does not have)
+/// and returns its items and default evaluators; `None` when it is not an
+/// object.
 pub(super) fn check_versioned(
     doc: &Value,
     problems: &mut Vec<PathProblem>,
@@ -144,7 +150,7 @@ pub(super) fn check_versioned(
             None,
             "$: missing `schemaVersion` (e.g. \"1.6.0\"); `evals upgrade FILE` adds it".into(),
         )),
-        Some(Value::String(v)) if is_v1_semver(v) => {}
+        Some(Value::String(v)) if is_v1_semver(v) => check_fields_of_1_2(root, v, problems),
         Some(v) => problems.push(problem(
             None,
             Some("schemaVersion"),
@@ -221,6 +227,36 @@ pub(super) fn check_versioned(
         }
     };
     Some((items, defaults))
+}
+
+/// Seed 003: `default_evaluators`, and an item's `turns`, `evaluators` and
+/// `evaluators_mode`, need schemaVersion 1.2.0 or later; each one a
+/// document of version `version` (1.x.y) has before that is a problem.
+fn check_fields_of_1_2(root: &Map<String, Value>, version: &str, problems: &mut Vec<PathProblem>) {
+    let minor = version
+        .split('.')
+        .nth(1)
+        .and_then(|m| m.parse::<u64>().ok());
+    if minor.is_none_or(|m| m >= 2) {
+        return;
+    }
+    let too_new = |path: String| {
+        format!("{path}: needs schemaVersion 1.2.0 or later; this document is {version}")
+    };
+    for key in ROOT_FIELDS_OF_1_2.iter().filter(|k| root.contains_key(**k)) {
+        problems.push(problem(None, Some(key), too_new(format!("$.{key}"))));
+    }
+    let items = root.get("items").and_then(Value::as_array);
+    for (i, item) in items.into_iter().flatten().enumerate() {
+        let Some(o) = item.as_object() else { continue };
+        for key in ITEM_FIELDS_OF_1_2.iter().filter(|k| o.contains_key(**k)) {
+            problems.push(problem(
+                Some(i),
+                Some(key),
+                too_new(format!("$.items[{i}].{key}")),
+            ));
+        }
+    }
 }
 
 fn is_v1_semver(v: &str) -> bool {
@@ -421,6 +457,26 @@ pub(super) fn check_evaluators(
                 }
             }
             None => {
+                // A letter or two from a built-in name (or only its case):
+                // a typo, which would otherwise be run as a custom evaluator.
+                let near = closest_within(
+                    name,
+                    BUILT_INS.iter().map(|(n, ..)| *n),
+                    Closeness {
+                        max_distance: 2,
+                        ignore_ascii_case: true,
+                    },
+                );
+                if near.is_some() {
+                    push(
+                        problems,
+                        format!(
+                            "{epath}: unknown evaluator{}; a custom evaluator's name must not be this close to a built-in one",
+                            did_you_mean(near)
+                        ),
+                    );
+                    continue;
+                }
                 for k in opts
                     .keys()
                     .filter(|k| !["threshold", "options"].contains(&k.as_str()))

@@ -50,7 +50,9 @@ pub enum Unsupported {
 /// The metrics a sample's runevals `evaluators` stand for: Relevance,
 /// Coherence, Groundedness and Similarity as 1–5 ratings (threshold `t`,
 /// default 3, becomes `(t - 1) / 4` on the normalised score), Citations as a
-/// count (default 1), ExactMatch, PartialMatch (default 0.5).
+/// count (default 1), ExactMatch as `contains` (seed 003: it passes when the
+/// answer contains the expected string; case-insensitive unless
+/// `case_sensitive: true`), PartialMatch (default 0.5).
 /// RetrievalQuery/RetrievalResult (Microsoft 365 retrieval diagnostics) and
 /// custom evaluators have no equivalent here: an error names them.
 pub fn specs(evaluators: &Map<String, Value>) -> Result<Vec<MetricSpec>, EvaluatorsError> {
@@ -73,8 +75,10 @@ pub fn specs(evaluators: &Map<String, Value>) -> Result<Vec<MetricSpec>, Evaluat
                 &[],
                 Some((Op::AtLeast, threshold.unwrap_or(1.0))),
             ),
+            // Seed 003: ExactMatch passes when the answer contains the
+            // expected string: `contains`, not the whole-answer `exact_match`.
             "ExactMatch" => MetricSpec::new(
-                "exact_match",
+                "contains",
                 &[("case_sensitive", OptionValue::Bool(case_sensitive))],
                 None,
             ),
@@ -110,9 +114,34 @@ pub fn specs(evaluators: &Map<String, Value>) -> Result<Vec<MetricSpec>, Evaluat
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metric::MetricKind;
 
     fn evaluators(json: &str) -> Map<String, Value> {
         serde_json::from_str(json).unwrap()
+    }
+
+    #[test]
+    fn exact_match_passes_when_the_answer_contains_the_expected_string() {
+        // Seed 003: "如果响应准确包含预期的字符串，则响应会传递" (it passes when
+        // the response contains the expected string exactly), case_sensitive
+        // false by default: our `contains`, not the whole-answer `exact_match`.
+        let got = specs(&evaluators(r#"{"ExactMatch": {}}"#)).unwrap();
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].name, "contains");
+        assert_eq!(
+            got[0].kind,
+            MetricKind::Contains {
+                case_sensitive: false
+            }
+        );
+        assert_eq!((got[0].op, got[0].threshold), (Op::AtLeast, 1.0));
+        let got = specs(&evaluators(r#"{"ExactMatch": {"case_sensitive": true}}"#)).unwrap();
+        assert_eq!(
+            got[0].kind,
+            MetricKind::Contains {
+                case_sensitive: true
+            }
+        );
     }
 
     #[test]
