@@ -21,6 +21,7 @@
 //! | `EVAL_EMBED_URL`, `_MODEL`, `_API_KEY`, `_TIMEOUT_SECS` | an OpenAI-compatible embeddings server | model `text-embedding-3-small`, 120 s |
 //! | `OPENAI_API_KEY` | key for the judge and embeddings when theirs is not set | — |
 //! | `EVAL_RETRIEVER_URL`, `EVAL_RETRIEVER_TIMEOUT_SECS` | the retriever of retrieval datasets | —, 60 s |
+//! | `EVAL_MAX_DATASET_BYTES` | largest dataset file read (a whole number of bytes) | 1073741824 (1 GiB) |
 //! | `EVAL_ACCEPT_BASELINE` | `1` / `true`: make this run's results the baseline | off |
 //!
 //! It also reads the run's context: `NEXTEST` / `NEXTEST_RUN_ID` (one test
@@ -113,6 +114,8 @@ pub struct Config {
     pub retriever_timeout: Duration,
     /// `EVAL_ACCEPT_BASELINE`.
     pub accept_baseline: bool,
+    /// `EVAL_MAX_DATASET_BYTES`: the largest dataset file read.
+    pub max_dataset_bytes: u64,
     /// `NEXTEST` or `NEXTEST_RUN_ID` is set: this process runs one test.
     pub under_nextest: bool,
     /// `NEXTEST_RUN_ID`: which nextest run this process belongs to.
@@ -170,6 +173,7 @@ const KNOWN: &[&str] = &[
     "EVAL_RETRIEVER_URL",
     "EVAL_RETRIEVER_TIMEOUT_SECS",
     "EVAL_ACCEPT_BASELINE",
+    "EVAL_MAX_DATASET_BYTES",
 ];
 
 impl Config {
@@ -274,6 +278,7 @@ impl Config {
         let retriever_url = get("EVAL_RETRIEVER_URL", false);
         let retriever_timeout = get("EVAL_RETRIEVER_TIMEOUT_SECS", false);
         let accept = get("EVAL_ACCEPT_BASELINE", false);
+        let max_dataset_bytes = get("EVAL_MAX_DATASET_BYTES", false);
         let nextest = get("NEXTEST", false);
         let nextest_run_id = get("NEXTEST_RUN_ID", false);
         let manifest_dir = get("CARGO_MANIFEST_DIR", false).map(PathBuf::from);
@@ -319,6 +324,20 @@ impl Config {
                         expected: format!("a whole number from 1 to {MAX_CONCURRENCY}"),
                     });
                     None
+                }
+            },
+        };
+        let max_dataset_bytes = match max_dataset_bytes {
+            None => eval_core::files::DEFAULT_MAX_DATASET_BYTES,
+            Some(v) => match v.trim().parse::<u64>() {
+                Ok(n) if n > 0 => n,
+                _ => {
+                    bad.push(BadVar {
+                        var: "EVAL_MAX_DATASET_BYTES",
+                        value: v,
+                        expected: "a whole number of bytes above 0".into(),
+                    });
+                    eval_core::files::DEFAULT_MAX_DATASET_BYTES
                 }
             },
         };
@@ -379,6 +398,7 @@ impl Config {
             retriever_url,
             retriever_timeout: retriever_timeout.unwrap_or(fallback),
             accept_baseline,
+            max_dataset_bytes,
             under_nextest: nextest.is_some() || nextest_run_id.is_some(),
             nextest_run_id,
             manifest_dir,
@@ -408,6 +428,14 @@ impl Config {
         own.or(self.concurrency)
             .unwrap_or(DEFAULT_CONCURRENCY)
             .clamp(1, MAX_CONCURRENCY)
+    }
+
+    /// The largest dataset file to read: the process's
+    /// `EVAL_MAX_DATASET_BYTES`, else (unset, or the settings are invalid) 1 GiB.
+    pub fn max_dataset_bytes() -> u64 {
+        Config::global().map_or(eval_core::files::DEFAULT_MAX_DATASET_BYTES, |c| {
+            c.max_dataset_bytes
+        })
     }
 
     /// Where relative paths start: `CARGO_MANIFEST_DIR`, else the working directory.
@@ -522,6 +550,21 @@ mod tests {
             !shown.contains("sk-own") && !shown.contains("sk-fallback"),
             "{shown}"
         );
+    }
+
+    #[test]
+    fn the_dataset_size_limit_is_a_setting() {
+        let c = vars(&[]).unwrap();
+        assert_eq!(c.max_dataset_bytes, 1 << 30);
+        let c = vars(&[("EVAL_MAX_DATASET_BYTES", "4096")]).unwrap();
+        assert_eq!(c.max_dataset_bytes, 4096);
+        for bad in ["0", "-1", "1GiB"] {
+            let e = vars(Box::leak(Box::new([("EVAL_MAX_DATASET_BYTES", bad)]))).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!("invalid EVAL_MAX_DATASET_BYTES=`{bad}`: a whole number of bytes above 0")
+            );
+        }
     }
 
     #[test]
