@@ -7,8 +7,9 @@
 //! prints per run: wall time, the physical floor N·L/C, their ratio, the
 //! child's CPU time per sample, and its peak RSS (from `wait4`).
 //!
-//! Options: `--samples-100k N` changes the size of the large in-process run
-//! (default 100000); `--skip-large` leaves it out.
+//! Options: `--samples-100k N` changes the size of the large in-process runs
+//! (default 100000: one `.jsonl` and one `.json` dataset); `--skip-large`
+//! leaves them out; `--large-only` runs only them.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -32,11 +33,13 @@ struct Run {
 
 fn main() {
     let mut large = 100_000usize;
+    let mut large_only = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--samples-100k" => large = args.next().and_then(|v| v.parse().ok()).unwrap_or(large),
             "--skip-large" => large = 0,
+            "--large-only" => large_only = true,
             other => {
                 eprintln!("unknown argument {other}; see the doc comment of examples/bench.rs");
                 std::process::exit(2);
@@ -50,7 +53,8 @@ fn main() {
     let dataset_1k = root.join("benches/data/bench_1000.jsonl");
 
     let mut runs = Vec::new();
-    for latency_ms in [50u64, 0] {
+    let latencies: &[u64] = if large_only { &[] } else { &[50, 0] };
+    for &latency_ms in latencies {
         let latency = Duration::from_millis(latency_ms);
         let server = spawn(DemoConfig { latency }).expect("start the demo agent");
         let url = server.url();
@@ -108,6 +112,25 @@ fn main() {
         write_large(&path, large);
         runs.push(run(
             &format!("harness, in-process agent, {large} samples"),
+            &harness_bin,
+            &["-q"],
+            &[
+                ("BENCH_DATASET", path.to_string_lossy().into_owned()),
+                ("BENCH_AGENT", "in-process".into()),
+                ("EVAL_CONCURRENCY", CONCURRENCY.to_string()),
+                (
+                    "EVAL_RESULTS_DIR",
+                    work.join("results").to_string_lossy().into_owned(),
+                ),
+            ],
+            large,
+            Duration::ZERO,
+        ));
+        // One `.json` document: items' lines are found in one pass.
+        let path = work.join(format!("bench_{large}.json"));
+        write_large_json(&path, large);
+        runs.push(run(
+            &format!("harness, in-process agent, {large} samples (.json)"),
             &harness_bin,
             &["-q"],
             &[
@@ -221,6 +244,22 @@ fn write_large(path: &Path, n: usize) {
         )
         .expect("write dataset");
     }
+}
+
+/// The same samples as [`write_large`], as one `.json` array (one item per line).
+fn write_large_json(path: &Path, n: usize) {
+    use std::io::Write;
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).expect("create dataset"));
+    writeln!(f, "[").expect("write dataset");
+    for i in 0..n {
+        let comma = if i + 1 < n { "," } else { "" };
+        writeln!(
+            f,
+            r#"  {{"id": "s{i}", "input": "Question {i}: what is retrieval-augmented generation?", "expected": "answer {i}", "tags": ["large"]}}{comma}"#
+        )
+        .expect("write dataset");
+    }
+    writeln!(f, "]").expect("write dataset");
 }
 
 /// Runs one child to completion, measuring wall time, CPU time and peak RSS.

@@ -252,6 +252,7 @@ fn a_new_crate_gets_documented_names_rebuilds_on_data_and_reports_failures() {
     );
 
     batching_follows_libtest_selection(&dir);
+    paths_stay_inside_the_project(&dir);
 
     // A broken line is a compile error naming file and line.
     data.push_str("\n{\"input\": \"broken\",}\n");
@@ -263,6 +264,71 @@ fn a_new_crate_gets_documented_names_rebuilds_on_data_and_reports_failures() {
         all.contains("error: data/odd.jsonl:10:20: invalid JSON: trailing comma"),
         "{all}"
     );
+}
+
+/// A dataset path leading out of the project (here the crate, made a
+/// repository) does not compile — by `..`, an absolute path or a symlink —
+/// unless `allow_outside = true` says so.
+fn paths_stay_inside_the_project(dir: &Path) {
+    fs::create_dir_all(dir.join(".git")).unwrap();
+    let outside = dir.with_file_name("fresh-crate-outside");
+    fs::create_dir_all(&outside).unwrap();
+    fs::write(
+        outside.join("secret.jsonl"),
+        "{\"input\": \"outside\", \"expected\": \"x\"}\n",
+    )
+    .unwrap();
+    let _ = fs::remove_file(dir.join("data/link.jsonl"));
+    std::os::unix::fs::symlink(outside.join("secret.jsonl"), dir.join("data/link.jsonl")).unwrap();
+    let absolute = outside.join("secret.jsonl").to_string_lossy().into_owned();
+    let attribute = |path: &str, name: &str, extra: &str| {
+        format!(
+            "#[eval_dataset({path:?}, metrics(contains){extra})]\nfn {name}(s: &Sample) -> Response {{ Response::new(s.expected_text().unwrap_or_default()) }}\n"
+        )
+    };
+    let source = |extra: &str| {
+        format!(
+            "use eval_runtime::prelude::*;\n{}{}{}",
+            attribute("../fresh-crate-outside/secret.jsonl", "dotdot", extra),
+            attribute(&absolute, "absolute", extra),
+            attribute("data/link.jsonl", "link", extra),
+        )
+    };
+    fs::write(dir.join("tests/outside.rs"), source("")).unwrap();
+    let out = cargo(dir, &["test", "--test", "outside", "--no-run"]);
+    let all = text(&out);
+    assert!(!out.status.success(), "{all}");
+    let root = format!("outside the project {}/", dir.display());
+    for (written, via) in [
+        ("../fresh-crate-outside/secret.jsonl", ""),
+        (absolute.as_str(), ""),
+        ("data/link.jsonl", " (through a symlink)"),
+    ] {
+        let expected = format!(
+            "error: {written}: resolves to {}{via}, {root}",
+            outside.join("secret.jsonl").display()
+        );
+        assert!(all.contains(&expected), "missing `{expected}` in:\n{all}");
+    }
+    // The explicit opt-out.
+    fs::write(
+        dir.join("tests/outside.rs"),
+        source(", allow_outside = true"),
+    )
+    .unwrap();
+    let out = cargo(
+        dir,
+        &[
+            "test", "--test", "outside", "--", "--list", "--format", "terse",
+        ],
+    );
+    let all = text(&out);
+    assert!(out.status.success(), "{all}");
+    for name in ["dotdot::outside", "absolute::outside", "link::outside"] {
+        assert!(all.contains(&format!("{name}: test")), "{name} in:\n{all}");
+    }
+    fs::remove_file(dir.join("tests/outside.rs")).unwrap();
+    fs::remove_dir_all(dir.join(".git")).unwrap();
 }
 
 /// The first test of a dataset starts every selected sample at once; what

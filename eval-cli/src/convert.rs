@@ -34,7 +34,12 @@ fn ext(path: &Path) -> String {
 
 pub fn run(args: Args) -> Result<u8, Failure> {
     let shown = args.input.to_string_lossy().into_owned();
-    let data = Dataset::load_as(&args.input, &shown).map_err(|e| Failure::config(e.to_string()))?;
+    let data = Dataset::load_limited(
+        &args.input,
+        &shown,
+        eval_runtime::Config::max_dataset_bytes(),
+    )
+    .map_err(|e| Failure::config(e.to_string()))?;
     if data.samples.iter().any(|s| s.relevant_ids().is_some()) {
         return Err(Failure::config(format!(
             "{shown} is a retrieval dataset (Unrag): its documents have no place in JSONL, CSV or runevals files; nothing written"
@@ -183,8 +188,10 @@ pub fn upgrade_file(file: &Path) -> Result<Upgraded, Failure> {
             "{shown}: `evals upgrade` rewrites runevals .json documents; this is not one"
         )));
     }
-    let text = std::fs::read_to_string(file)
-        .map_err(|e| Failure::config(format!("{shown}: cannot read: {e}")))?;
+    let bytes = eval_core::files::read_checked(file, eval_runtime::Config::max_dataset_bytes())
+        .map_err(|e| Failure::config(eval_core::DatasetError::read(&shown, e).to_string()))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|e| Failure::config(format!("{shown}: not UTF-8 text: {}", e.utf8_error())))?;
     // The document must load as it is (duplicate keys, bad items...): the
     // problems are reported against its own lines.
     let doc = eval_core::dataset::parse_json_strict(text.trim_start_matches('\u{feff}')).map_err(

@@ -97,6 +97,11 @@ pub struct Args {
     /// Retrieval datasets: read a document's `loaderRef` as a file path under DIR.
     #[arg(long, value_name = "DIR")]
     pub loader_dir: Option<PathBuf>,
+    /// Let paths lead outside where they belong: a manifest's dataset paths
+    /// outside its project, `loaderRef`s outside --loader-dir (by `..`, an
+    /// absolute path or a symlink).
+    #[arg(long)]
+    pub allow_outside: bool,
     /// Limit on one sample's agent interaction and scoring, in seconds
     /// (default EVAL_SAMPLE_TIMEOUT_SECS, else 300).
     #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
@@ -206,6 +211,7 @@ fn plan(args: &Args, file: Option<&Path>) -> Result<PlanBuilder, Failure> {
         .base_dir(&cwd)
         .ci_gate(args.ci_gate)
         .allow_custom_prefix(args.allow_custom_prefix)
+        .allow_outside(args.allow_outside)
         .subset(Subset::new(
             args.tags.clone(),
             args.sample_size,
@@ -282,6 +288,8 @@ fn inline_samples(args: &Args) -> Result<Vec<Sample>, Failure> {
             let mut s = Sample::new(p.clone());
             s.id = i.to_string();
             s.index = i;
+            // Named by the flag and position (1-based), as messages show it.
+            s.source.file = format!("--prompts[{}]", i + 1).into();
             if let Some(e) = args.expected.get(i) {
                 s = s.with_expected(e.clone());
             }
@@ -314,15 +322,17 @@ fn agent(
         };
         let mut agent = RetrieverAgent::new(http);
         if let Some(dir) = args.loader_dir.clone() {
+            let (anywhere, limit) = (args.allow_outside, config.max_dataset_bytes);
             agent = agent.loader(move |r| {
-                // Only paths inside DIR: no absolute paths, no `..`.
-                let rel = Path::new(r);
-                let inside = rel
-                    .components()
-                    .all(|c| matches!(c, std::path::Component::Normal(_)));
-                inside
-                    .then(|| std::fs::read_to_string(dir.join(rel)).ok())
-                    .flatten()
+                // Only files inside DIR (symlinks followed), unless allowed.
+                let path = dir.join(r);
+                let path = if anywhere {
+                    path
+                } else {
+                    eval_core::files::contained(&dir, &path).ok()?
+                };
+                let bytes = eval_core::files::read_checked(&path, limit).ok()?;
+                String::from_utf8(bytes).ok()
             });
         }
         Some(

@@ -55,6 +55,9 @@ pub enum Severity {
 pub struct Finding {
     pub file: String,
     pub line: usize,
+    /// The column, when the problem has one (as the compile error gives it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub column: Option<usize>,
     pub severity: Severity,
     pub code: &'static str,
     pub message: String,
@@ -81,7 +84,14 @@ pub fn run(args: Args) -> Result<u8, Failure> {
                 Severity::Error => "error",
                 Severity::Warning => "warning",
             };
-            outln!("{}:{}: {sev}[{}]: {}", f.file, f.line, f.code, f.message);
+            let column = f.column.map(|c| format!(":{c}")).unwrap_or_default();
+            outln!(
+                "{}:{}{column}: {sev}[{}]: {}",
+                f.file,
+                f.line,
+                f.code,
+                f.message
+            );
         }
         outln!("{errors} error(s), {warnings} warning(s)");
     }
@@ -90,27 +100,22 @@ pub fn run(args: Args) -> Result<u8, Failure> {
 
 pub fn lint_file(path: &Path) -> Vec<Finding> {
     let shown = path.to_string_lossy().into_owned();
-    match Dataset::load_as(path, &shown) {
+    match Dataset::load_limited(path, &shown, eval_runtime::Config::max_dataset_bytes()) {
         Err(e) => {
-            let problems = match &e {
+            // Each problem where the compile error puts it: line and column.
+            let problems: Vec<(usize, Option<usize>, String)> = match &e {
                 eval_core::DatasetError::Invalid { problems, .. } => problems
                     .iter()
-                    .map(|p| {
-                        (
-                            p.line,
-                            p.to_string()
-                                .split_once(": ")
-                                .map_or(p.to_string(), |(_, m)| m.to_string()),
-                        )
-                    })
+                    .map(|p| (p.line, p.column, p.detail()))
                     .collect(),
-                other => vec![(1, other.to_string())],
+                other => vec![(1, None, other.to_string())],
             };
             problems
                 .into_iter()
-                .map(|(line, message)| Finding {
+                .map(|(line, column, message)| Finding {
                     file: shown.clone(),
                     line,
+                    column,
                     severity: Severity::Error,
                     code: "FILE_FORMAT_ERROR",
                     message,
@@ -131,6 +136,7 @@ pub fn lint_samples(file: &str, samples: &[Sample]) -> Vec<Finding> {
         out.push(Finding {
             file: file.to_string(),
             line,
+            column: None,
             severity,
             code,
             message,

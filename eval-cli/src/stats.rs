@@ -39,7 +39,8 @@ pub struct Stats {
 
 pub fn stats(file: &Path) -> Result<Stats, Failure> {
     let shown = file.to_string_lossy().into_owned();
-    let d = Dataset::load_as(file, &shown).map_err(|e| Failure::config(e.to_string()))?;
+    let d = Dataset::load_limited(file, &shown, eval_runtime::Config::max_dataset_bytes())
+        .map_err(|e| Failure::config(e.to_string()))?;
     let s = &d.samples;
     let count = |f: &dyn Fn(&eval_core::Sample) -> bool| s.iter().filter(|x| f(x)).count();
     let mut missing = BTreeMap::new();

@@ -36,7 +36,7 @@ fn lint_reports_codes_with_lines_and_exits_1_on_errors() {
         "dirty.jsonl:6: error[MISSING_GROUND_TRUTH]: sample `q5` has no expected answer",
         "dirty.jsonl:6: warning[MISSING_CONTEXT]: sample `q5` has no context passages",
         "dirty.jsonl:6: warning[MISSING_SOURCE_DOCS]: sample `q5` has no source_docs",
-        "broken.jsonl:1: error[FILE_FORMAT_ERROR]:",
+        "broken.jsonl:1:13: error[FILE_FORMAT_ERROR]: invalid JSON: EOF while parsing an object",
     ] {
         assert!(
             stdout.contains(expected),
@@ -73,6 +73,43 @@ fn lint_reports_codes_with_lines_and_exits_1_on_errors() {
         "{:?}",
         text(&out)
     );
+}
+
+#[test]
+fn lint_gives_the_line_and_column_of_the_compile_error() {
+    let dir = scratch("lint-column");
+    let cases: [(&str, &[u8]); 3] = [
+        (
+            "trailing.jsonl",
+            b"{\"input\": \"a\", \"expected\": \"b\"}\n{\"input\": \"c\",}\n",
+        ),
+        (
+            "doc.json",
+            b"[\n  {\"input\": \"a\"},\n  {\"input\": \"b\" \"expected\": 1}\n]\n",
+        ),
+        ("utf8.jsonl", b"{\"input\": \"a\"}\n{\"input\": \"\xff\"}\n"),
+    ];
+    for (name, bytes) in cases {
+        std::fs::write(dir.join(name), bytes).unwrap();
+        // What `#[eval_dataset]` prints for the same file: the problem as
+        // eval-core gives it, `file:line[:column]: message`.
+        let compile_error = match Dataset::load_as(&dir.join(name), name) {
+            Err(eval_core::DatasetError::Invalid { problems, .. }) => problems[0].to_string(),
+            other => panic!("{name}: {other:?}"),
+        };
+        let (place, message) = compile_error.split_once(": ").unwrap();
+        let out = evals(&dir, &["lint", name]);
+        let stdout = text(&out).0;
+        assert!(
+            stdout.contains(&format!("{place}: error[FILE_FORMAT_ERROR]: {message}\n")),
+            "lint must say `{compile_error}` at the same place:\n{stdout}"
+        );
+    }
+    // The column is in the JSON findings too.
+    let out = evals(&dir, &["lint", "--json", "trailing.jsonl"]);
+    let v: serde_json::Value = serde_json::from_str(&text(&out).0).unwrap();
+    assert_eq!(v["findings"][0]["line"], 2);
+    assert_eq!(v["findings"][0]["column"], 15);
 }
 
 #[test]

@@ -814,3 +814,31 @@ fn a_gate_on_a_metric_the_dataset_is_not_scored_with_is_refused() {
         "{stdout}"
     );
 }
+
+#[test]
+fn inline_prompts_are_named_by_their_flag_and_position() {
+    let dir = scratch("inline-names");
+    let out = evals(
+        &dir,
+        &[
+            "evaluate",
+            "--prompts",
+            "What is the capital of France?",
+            "What is the capital of Spain?",
+            "--expected",
+            "Paris",
+            "Lisbon",
+            "--metrics",
+            "contains",
+            "--url",
+            demo_url(),
+        ],
+    );
+    let (stdout, stderr) = text(&out);
+    assert_eq!(code(&out), 1, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("FAILED prompts::what_is_the_capital_of_spain (--prompts[2])"),
+        "the failing prompt is named by its flag and 1-based position:\n{stdout}"
+    );
+    assert!(!stdout.contains("<inline>"), "{stdout}");
+}

@@ -41,12 +41,17 @@ impl Dataset {
 
     /// Reads the file at `path` but names it `shown` in samples and messages
     /// (e.g. the path relative to the crate, as written in the attribute).
+    /// The file must be a regular file of at most
+    /// [`DEFAULT_MAX_DATASET_BYTES`](crate::files::DEFAULT_MAX_DATASET_BYTES).
     pub fn load_as(path: &Path, shown: &str) -> Result<Dataset, DatasetError> {
+        Self::load_limited(path, shown, crate::files::DEFAULT_MAX_DATASET_BYTES)
+    }
+
+    /// [`load_as`](Self::load_as) with a size limit of `max_bytes`.
+    pub fn load_limited(path: &Path, shown: &str, max_bytes: u64) -> Result<Dataset, DatasetError> {
         Format::from_path(shown)?;
-        let bytes = std::fs::read(path).map_err(|source| DatasetError::Io {
-            path: shown.to_string(),
-            source,
-        })?;
+        let bytes = crate::files::read_checked(path, max_bytes)
+            .map_err(|e| DatasetError::read(shown, e))?;
         Self::from_bytes(shown, &bytes)
     }
 
@@ -92,7 +97,19 @@ impl Dataset {
     /// one record read, however large the file. The sample is as a full load
     /// would give it (same line, index, id).
     pub fn load_record(path: &Path, shown: &str, entry: &Entry) -> Result<Dataset, DatasetError> {
+        Self::load_record_limited(path, shown, entry, crate::files::DEFAULT_MAX_DATASET_BYTES)
+    }
+
+    /// [`load_record`](Self::load_record) of a file of at most `max_bytes`
+    /// (a regular file, checked as a full load checks it).
+    pub fn load_record_limited(
+        path: &Path,
+        shown: &str,
+        entry: &Entry,
+        max_bytes: u64,
+    ) -> Result<Dataset, DatasetError> {
         let format = Format::from_path(shown)?;
+        crate::files::open_checked(path, max_bytes).map_err(|e| DatasetError::read(shown, e))?;
         let io = |source| DatasetError::Io {
             path: shown.to_string(),
             source,
@@ -100,7 +117,7 @@ impl Dataset {
         let mut problems = Vec::new();
         let record = if format == Format::Json {
             // One document: read it whole and keep the indexed sample.
-            let mut all = Dataset::load_as(path, shown)?;
+            let mut all = Dataset::load_limited(path, shown, max_bytes)?;
             if entry.index < all.samples.len() {
                 let sample = all.samples.swap_remove(entry.index);
                 all.samples = vec![sample];
@@ -139,6 +156,19 @@ impl Dataset {
     /// The test name of each sample, in order (see [`crate::naming`]).
     pub fn test_names(&self) -> Vec<String> {
         naming::test_names(&self.samples)
+    }
+}
+
+impl DatasetError {
+    /// The error for a dataset file `path` that could not be read.
+    pub fn read(path: &str, e: crate::files::ReadError) -> Self {
+        use crate::files::ReadError;
+        let path = path.to_string();
+        match e {
+            ReadError::Io(source) => DatasetError::Io { path, source },
+            ReadError::NotAFile { kind } => DatasetError::NotAFile { path, kind },
+            ReadError::TooLarge { size, limit } => DatasetError::TooLarge { path, size, limit },
+        }
     }
 }
 

@@ -43,18 +43,45 @@ impl Problem {
     }
 }
 
+impl Problem {
+    /// What is wrong, without the place: `field `f`: message` (one line).
+    pub fn detail(&self) -> String {
+        let message = one_line(&self.message, usize::MAX);
+        match &self.field {
+            Some(field) => format!("field `{}`: {message}", one_line(field, usize::MAX)),
+            None => message,
+        }
+    }
+}
+
+/// Displayed on one line whatever the file holds: control characters (line
+/// breaks included) are escaped.
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.file, self.line)?;
+        write!(f, "{}:{}", one_line(&self.file, usize::MAX), self.line)?;
         if let Some(col) = self.column {
             write!(f, ":{col}")?;
         }
-        f.write_str(": ")?;
-        if let Some(field) = &self.field {
-            write!(f, "field `{field}`: ")?;
-        }
-        f.write_str(&self.message)
+        write!(f, ": {}", self.detail())
     }
+}
+
+/// `text` on one line: control characters escaped (`\n`, `\u{1b}`), cut
+/// after `max` characters (marked `…`).
+pub(crate) fn one_line(text: &str, max: usize) -> String {
+    let mut out = String::new();
+    for (n, c) in text.chars().enumerate() {
+        if n == max {
+            out.push('…');
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Most problems reported for one file (loading stops after one more).
@@ -71,6 +98,15 @@ pub enum DatasetError {
         #[source]
         source: std::io::Error,
     },
+    /// Not a regular file (a FIFO, a device, a directory...): refused
+    /// without being opened.
+    #[error("{path}: cannot read dataset: not a regular file ({kind})")]
+    NotAFile { path: String, kind: &'static str },
+    /// Longer than the size limit (`EVAL_MAX_DATASET_BYTES`).
+    #[error(
+        "{path}: dataset is too large: {size} bytes, over the limit of {limit} bytes (EVAL_MAX_DATASET_BYTES)"
+    )]
+    TooLarge { path: String, size: u64, limit: u64 },
     /// The extension names no format this crate reads.
     #[error(
         "{path}: unsupported dataset format `{extension}` (expected .jsonl, .ndjson, .csv or .json)"

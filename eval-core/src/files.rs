@@ -1,6 +1,15 @@
-//! Writing files safely: atomically (a temporary file beside the target,
-//! synced, then renamed over it), and a timestamped backup before a file is
-//! rewritten.
+//! Files on disk. Writing safely: atomically (a temporary file beside the
+//! target, synced, then renamed over it), and a timestamped backup before a
+//! file is rewritten. Reading a dataset checked ([`read_checked`]: a regular
+//! file within a size limit), and the one containment rule for paths given
+//! in files and attributes ([`contained`]).
+
+mod contain;
+mod read;
+
+pub use contain::{ContainmentError, contained};
+pub(crate) use contain::{absolute, normalize};
+pub use read::{DEFAULT_MAX_DATASET_BYTES, ReadError, open_checked, read_checked};
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -29,13 +29,17 @@
 //!   loaded samples, before any agent call.
 
 use std::collections::BTreeMap;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
 use crate::dataset::Dataset;
 use crate::error::{DatasetError, MAX_PROBLEMS, Problem};
+use crate::files::{
+    ContainmentError, DEFAULT_MAX_DATASET_BYTES, ReadError, absolute, contained, normalize,
+    read_checked,
+};
 use crate::metric::{MetricKind, MetricSpec, Op, OptionValue, parse_specs};
 
 /// Most agent runs per sample a manifest may ask for.
@@ -95,6 +99,15 @@ pub enum ManifestError {
         path: String,
         /// What is wrong, where.
         problems: Vec<Problem>,
+    },
+    /// The manifest is not a regular file, or is too large.
+    #[error("{path}: cannot read manifest: {source}")]
+    Unreadable {
+        /// The manifest path.
+        path: String,
+        /// What is wrong with the file.
+        #[source]
+        source: ReadError,
     },
     /// No dataset of that name.
     #[error("{path}: no dataset named `{name}`; the manifest has: {}", .known.join(", "))]
@@ -164,12 +177,42 @@ impl Manifest {
     /// Reads the manifest at `path` (shown as `shown`). Dataset paths must
     /// lie inside `root` (the crate, or the project the CLI runs in).
     pub fn load(path: &Path, shown: &str, root: &Path) -> Result<Manifest, ManifestError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ManifestError::Io {
-            path: shown.to_string(),
-            source,
+        Self::load_with(path, shown, root, false)
+    }
+
+    /// [`load`](Self::load), but with `allow_outside` dataset paths may lead
+    /// outside `root` (the explicit opt-out: `allow_outside = true`,
+    /// `--allow-outside`).
+    pub fn load_with(
+        path: &Path,
+        shown: &str,
+        root: &Path,
+        allow_outside: bool,
+    ) -> Result<Manifest, ManifestError> {
+        let bytes = read_checked(path, DEFAULT_MAX_DATASET_BYTES).map_err(|e| match e {
+            ReadError::Io(source) => ManifestError::Io {
+                path: shown.to_string(),
+                source,
+            },
+            other => ManifestError::Unreadable {
+                path: shown.to_string(),
+                source: other,
+            },
         })?;
         let dir = path.parent().unwrap_or(Path::new("."));
-        Self::parse(&text, shown, dir, root)
+        let text = utf8(&bytes, shown)?;
+        Self::parse_in(text, shown, dir, root, allow_outside)
+    }
+
+    /// Parses manifest `bytes` (UTF-8 text; a byte that is not is reported
+    /// with its line and column), as [`parse`](Self::parse) does.
+    pub fn parse_bytes(
+        bytes: &[u8],
+        shown: &str,
+        dir: &Path,
+        root: &Path,
+    ) -> Result<Manifest, ManifestError> {
+        Self::parse(utf8(bytes, shown)?, shown, dir, root)
     }
 
     /// Parses manifest `text`; relative dataset paths resolve against `dir`.
@@ -178,6 +221,16 @@ impl Manifest {
         shown: &str,
         dir: &Path,
         root: &Path,
+    ) -> Result<Manifest, ManifestError> {
+        Self::parse_in(text, shown, dir, root, false)
+    }
+
+    fn parse_in(
+        text: &str,
+        shown: &str,
+        dir: &Path,
+        root: &Path,
+        allow_outside: bool,
     ) -> Result<Manifest, ManifestError> {
         let invalid = |problems: Vec<Problem>| ManifestError::Invalid {
             path: shown.to_string(),
@@ -296,7 +349,7 @@ impl Manifest {
                     );
                     None
                 }
-                Some(p) => match resolve(&p.value, dir, root) {
+                Some(p) => match resolve(&p.value, dir, root, allow_outside) {
                     Ok(found) => Some(found),
                     Err(message) => {
                         problems.push(at(p.referenced.line() as u32, message).field("path"));
@@ -497,8 +550,14 @@ fn other_tool(text: &str) -> Option<String> {
 }
 
 /// `$file:relative/path` (or a plain path) resolved against `dir`, checked to
-/// exist inside `root`. Returns the absolute path and the path to show.
-fn resolve(raw: &str, dir: &Path, root: &Path) -> Result<(PathBuf, String), String> {
+/// exist inside `root` ([`contained`]; anywhere with `allow_outside`).
+/// Returns the absolute path and the path to show.
+fn resolve(
+    raw: &str,
+    dir: &Path,
+    root: &Path,
+    allow_outside: bool,
+) -> Result<(PathBuf, String), String> {
     let written = raw.trim();
     let rel = written.strip_prefix("$file:").unwrap_or(written).trim();
     if rel.starts_with('$') {
@@ -511,15 +570,19 @@ fn resolve(raw: &str, dir: &Path, root: &Path) -> Result<(PathBuf, String), Stri
     }
     let root_abs = normalize(&absolute(root));
     let full = normalize(&absolute(&dir.join(rel)));
-    let outside = || {
-        format!(
-            "`{written}` resolves to {}, outside the project root {}: keep datasets inside the project",
-            full.display(),
-            root_abs.display()
-        )
-    };
-    if !full.starts_with(&root_abs) {
-        return Err(outside());
+    if !allow_outside
+        && let Err(ContainmentError::Outside {
+            resolved,
+            root,
+            symlink,
+        }) = contained(&root_abs, &full)
+    {
+        return Err(format!(
+            "`{written}` resolves to {}{}, outside the project root {}: keep datasets inside the project (or allow it: `allow_outside = true`, `--allow-outside`)",
+            resolved.display(),
+            if symlink { " (through a symlink)" } else { "" },
+            root.display()
+        ));
     }
     let shown = full
         .strip_prefix(&root_abs)
@@ -533,12 +596,6 @@ fn resolve(raw: &str, dir: &Path, root: &Path) -> Result<(PathBuf, String), Stri
                 "dataset file `{written}` does not exist (looked for {shown}, relative to the project root)"
             )
         });
-    }
-    // A symlink inside the project may still point outside it.
-    if let (Ok(real), Ok(real_root)) = (full.canonicalize(), root_abs.canonicalize())
-        && !real.starts_with(&real_root)
-    {
-        return Err(outside());
     }
     Ok((full, shown))
 }
@@ -555,27 +612,28 @@ pub fn project_root(start: &Path) -> PathBuf {
         .to_path_buf()
 }
 
-fn absolute(path: &Path) -> PathBuf {
-    if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        std::env::current_dir().unwrap_or_default().join(path)
-    }
-}
-
-/// Removes `.` and resolves `..` without touching the file system.
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for part in path.components() {
-        match part {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other.as_os_str()),
+/// `bytes` as UTF-8 text, else the manifest's problem at the line and
+/// column of the first byte that is not.
+fn utf8<'a>(bytes: &'a [u8], shown: &str) -> Result<&'a str, ManifestError> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let good = &bytes[..e.valid_up_to()];
+        let line_start = good.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        let line = 1 + good.iter().filter(|b| **b == b'\n').count();
+        // Valid UTF-8 up to here: count characters, not bytes.
+        let column = 1 + String::from_utf8_lossy(&good[line_start..]).chars().count();
+        let byte = bytes[e.valid_up_to()];
+        ManifestError::Invalid {
+            path: shown.to_string(),
+            problems: vec![
+                Problem::new(
+                    shown,
+                    line,
+                    format!("invalid UTF-8 (byte {byte:#04x}): a manifest is UTF-8 text"),
+                )
+                .column(column),
+            ],
         }
-    }
-    out
+    })
 }
 
 impl ManifestDataset {

@@ -67,14 +67,19 @@ impl Expected {
 pub struct Source {
     /// Dataset path as the user wrote it (shared by all samples of a file).
     pub file: std::sync::Arc<str>,
-    /// 1-based line the sample starts on.
+    /// 1-based line the sample starts on (0: not from a file).
     pub line: usize,
     /// Byte offset in the file where the sample's record starts.
     pub offset: u64,
 }
 
+/// `file:line`; just `file` for a sample with no line (line 0: given
+/// inline, e.g. `--prompts[1]`).
 impl std::fmt::Display for Source {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.line == 0 {
+            return f.write_str(&self.file);
+        }
         write!(f, "{}:{}", self.file, self.line)
     }
 }

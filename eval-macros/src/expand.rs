@@ -57,6 +57,7 @@ pub fn expand(c: Checked) -> TokenStream {
     let repeat = c.repeat;
     let tracked = &c.tracked;
     let allow = c.allow_custom_prefix;
+    let allow_outside = c.allow_outside;
     let (entry, gates_entry) = if c.is_async {
         (
             quote!(::eval_runtime::__private::run_async),
@@ -125,6 +126,7 @@ pub fn expand(c: Checked) -> TokenStream {
                     timeout_secs: #timeout,
                     repeat: #repeat,
                     allow_custom_prefix: #allow,
+                    allow_outside: #allow_outside,
                 });
 
             fn __eval_run(index: usize) {

@@ -21,6 +21,8 @@ pub struct Input {
     pub timeout_secs: Option<syn::LitInt>,
     pub repeat: Option<syn::LitInt>,
     pub allow_custom_prefix: Option<syn::LitBool>,
+    /// `allow_outside = true`: dataset and manifest paths may lead outside the project.
+    pub allow_outside: Option<syn::LitBool>,
     pub func: ItemFn,
 }
 
@@ -48,6 +50,7 @@ enum Arg {
     Manifest(LitStr),
     Dataset(LitStr),
     AllowCustomPrefix(syn::LitBool),
+    AllowOutside(syn::LitBool),
 }
 
 impl Parse for Arg {
@@ -93,10 +96,14 @@ impl Parse for Arg {
                 input.parse::<Token![=]>()?;
                 Ok(Arg::AllowCustomPrefix(input.parse()?))
             }
+            "allow_outside" => {
+                input.parse::<Token![=]>()?;
+                Ok(Arg::AllowOutside(input.parse()?))
+            }
             other => Err(syn::Error::new(
                 key.span(),
                 format!(
-                    "unknown argument `{other}`; expected a dataset path string, `metrics(...)`, `gate(...)`, `ci_gate = true`, `timeout_secs = N`, `repeat = N`, `manifest = \"agent.yaml\"`, `dataset = \"name\"` or `allow_custom_prefix = true`"
+                    "unknown argument `{other}`; expected a dataset path string, `metrics(...)`, `gate(...)`, `ci_gate = true`, `timeout_secs = N`, `repeat = N`, `manifest = \"agent.yaml\"`, `dataset = \"name\"`, `allow_custom_prefix = true` or `allow_outside = true`"
                 ),
             )),
         }
@@ -176,6 +183,7 @@ pub fn parse(args: TokenStream, item: TokenStream) -> syn::Result<Input> {
     let mut dataset: Option<LitStr> = None;
     let mut metrics_span = None;
     let mut allow_custom_prefix = None;
+    let mut allow_outside = None;
     let mut gates: Option<Vec<MetricArg>> = None;
     let mut ci_gate = None;
     for arg in args {
@@ -208,6 +216,7 @@ pub fn parse(args: TokenStream, item: TokenStream) -> syn::Result<Input> {
             Arg::Gates(_, g) => gates = Some(g),
             Arg::CiGate(b) => ci_gate = Some(b),
             Arg::AllowCustomPrefix(b) => allow_custom_prefix = Some(b),
+            Arg::AllowOutside(b) => allow_outside = Some(b),
             Arg::Timeout(t) => timeout_secs = Some(t),
             Arg::Repeat(r) => repeat = Some(r),
         }
@@ -229,6 +238,7 @@ pub fn parse(args: TokenStream, item: TokenStream) -> syn::Result<Input> {
         timeout_secs,
         repeat,
         allow_custom_prefix,
+        allow_outside,
         func,
     })
 }

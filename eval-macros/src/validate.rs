@@ -35,6 +35,8 @@ pub struct Checked {
     pub tracked: Vec<String>,
     /// `allow_custom_prefix = true`.
     pub allow_custom_prefix: bool,
+    /// `allow_outside = true`.
+    pub allow_outside: bool,
 }
 
 pub struct CheckedMetric {
@@ -153,6 +155,34 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
     let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR")
         .map(PathBuf::from)
         .unwrap_or_default();
+    // Paths stay inside the project, as a manifest's `$file:` paths do.
+    let allow_outside = input.allow_outside.as_ref().is_some_and(|b| b.value);
+    let root = eval_core::manifest::project_root(&manifest_dir);
+    let inside = |written: &str, errors: &mut Vec<syn::Error>, span: Span| -> bool {
+        if allow_outside {
+            return true;
+        }
+        match eval_core::files::contained(&root, &manifest_dir.join(written)) {
+            Err(eval_core::files::ContainmentError::Outside {
+                resolved,
+                root,
+                symlink,
+            }) => {
+                errors.push(syn::Error::new(
+                    span,
+                    format!(
+                        "{written}: resolves to {}{}, outside the project {}/ (the nearest directory with .git at or above the crate): keep datasets inside it, or add `allow_outside = true` if that is intended",
+                        resolved.display(),
+                        if symlink { " (through a symlink)" } else { "" },
+                        root.display()
+                    ),
+                ));
+                false
+            }
+            // A missing file is reported when it is read.
+            _ => true,
+        }
+    };
     let mut tracked = Vec::new();
     let mut repeat = repeat;
     let mut test_names = Vec::new();
@@ -173,8 +203,9 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
             }
             let shown = path.value();
             let abs = manifest_dir.join(&shown);
-            let loaded = Dataset::load_as(&abs, &shown);
-            (shown, abs, Some(loaded), path.span())
+            let loaded =
+                inside(&shown, &mut errors, path.span()).then(|| Dataset::load_as(&abs, &shown));
+            (shown, abs, loaded, path.span())
         }
         (None, Some(manifest)) => {
             let file = manifest_dir.join(manifest.value());
@@ -183,17 +214,18 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
                 None => Err(vec![format!(
                     "name the manifest's dataset to test: `dataset = \"...\"`"
                 )]),
-                Some(name) => eval_core::Manifest::load(
-                    &file,
-                    &manifest.value(),
-                    &eval_core::manifest::project_root(&manifest_dir),
-                )
-                .and_then(|m| {
-                    m.dataset(&name.value())
-                        .cloned()
-                        .map(|d| (m.repeat, m.ci_gate, d))
-                })
-                .map_err(|e| e.problems()),
+                Some(_) if !inside(&manifest.value(), &mut errors, manifest.span()) => {
+                    Err(Vec::new())
+                }
+                Some(name) => {
+                    eval_core::Manifest::load_with(&file, &manifest.value(), &root, allow_outside)
+                        .and_then(|m| {
+                            m.dataset(&name.value())
+                                .cloned()
+                                .map(|d| (m.repeat, m.ci_gate, d))
+                        })
+                        .map_err(|e| e.problems())
+                }
             };
             match chosen {
                 Ok((manifest_repeat, manifest_gate, d)) => {
@@ -317,6 +349,7 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
         repeat,
         tracked,
         allow_custom_prefix: input.allow_custom_prefix.as_ref().is_some_and(|b| b.value),
+        allow_outside,
     })
 }
 

@@ -21,6 +21,7 @@
 //! | `EVAL_EMBED_URL`, `_MODEL`, `_API_KEY`, `_TIMEOUT_SECS` | an OpenAI-compatible embeddings server | model `text-embedding-3-small`, 120 s |
 //! | `OPENAI_API_KEY` | key for the judge and embeddings when theirs is not set | — |
 //! | `EVAL_RETRIEVER_URL`, `EVAL_RETRIEVER_TIMEOUT_SECS` | the retriever of retrieval datasets | —, 60 s |
+//! | `EVAL_MAX_DATASET_BYTES` | largest dataset file read (`1GiB`, `500MiB`, `1073741824`) | 1 GiB |
 //! | `EVAL_ACCEPT_BASELINE` | `1` / `true`: make this run's results the baseline | off |
 //! | `EVAL_MAX_RESPONSE_BYTES` | most bytes one answer (agent, judge, embeddings, retriever) may have; `16MiB`, `512KiB`, `1048576` | 16 MiB |
 //!
@@ -98,6 +99,8 @@ pub struct Config {
     pub accept_baseline: bool,
     /// `EVAL_MAX_RESPONSE_BYTES`: the most one HTTP answer may hold.
     pub max_response_bytes: u64,
+    /// `EVAL_MAX_DATASET_BYTES`: the largest dataset file read.
+    pub max_dataset_bytes: u64,
     /// `NEXTEST` or `NEXTEST_RUN_ID` is set: this process runs one test.
     pub under_nextest: bool,
     /// `NEXTEST_RUN_ID`: which nextest run this process belongs to.
@@ -160,6 +163,7 @@ const KNOWN: &[&str] = &[
     "EVAL_RETRIEVER_TIMEOUT_SECS",
     "EVAL_ACCEPT_BASELINE",
     "EVAL_MAX_RESPONSE_BYTES",
+    "EVAL_MAX_DATASET_BYTES",
 ];
 
 impl Config {
@@ -265,6 +269,7 @@ impl Config {
         let retriever_timeout = get("EVAL_RETRIEVER_TIMEOUT_SECS", false);
         let accept = get("EVAL_ACCEPT_BASELINE", false);
         let max_response = get("EVAL_MAX_RESPONSE_BYTES", false);
+        let max_dataset_bytes = get("EVAL_MAX_DATASET_BYTES", false);
         let nextest = get("NEXTEST", false);
         let nextest_run_id = get("NEXTEST_RUN_ID", false);
         let manifest_dir = get("CARGO_MANIFEST_DIR", false).map(PathBuf::from);
@@ -325,17 +330,40 @@ impl Config {
                 }
             },
         };
-        let max_response_bytes = match max_response {
-            None => crate::http::DEFAULT_MAX_RESPONSE_BYTES,
-            Some(v) => parse_bytes(&v).unwrap_or_else(|| {
-                bad.push(BadVar {
-                    var: "EVAL_MAX_RESPONSE_BYTES",
-                    value: v,
-                    expected: "a size from 1KiB to 4GiB, e.g. 16MiB, 512KiB or 1048576".into(),
-                });
-                crate::http::DEFAULT_MAX_RESPONSE_BYTES
-            }),
+        let mut size = |name: &'static str,
+                        value: Option<String>,
+                        range: std::ops::RangeInclusive<u64>,
+                        default: u64| {
+            value.map_or(default, |v| {
+                match parse_bytes(&v).filter(|n| range.contains(n)) {
+                    Some(n) => n,
+                    None => {
+                        bad.push(BadVar {
+                            var: name,
+                            value: v,
+                            expected: format!(
+                                "a size from {} to {}, e.g. 16MiB, 512KiB or 1048576",
+                                shown_size(*range.start()),
+                                shown_size(*range.end())
+                            ),
+                        });
+                        default
+                    }
+                }
+            })
         };
+        let max_response_bytes = size(
+            "EVAL_MAX_RESPONSE_BYTES",
+            max_response,
+            1 << 10..=4 << 30,
+            crate::http::DEFAULT_MAX_RESPONSE_BYTES,
+        );
+        let max_dataset_bytes = size(
+            "EVAL_MAX_DATASET_BYTES",
+            max_dataset_bytes,
+            1..=u64::MAX,
+            eval_core::files::DEFAULT_MAX_DATASET_BYTES,
+        );
         let mut switch = |name: &'static str, value: Option<String>, default: bool| match value {
             None => default,
             Some(v) => match v.trim().to_ascii_lowercase().as_str() {
@@ -396,6 +424,7 @@ impl Config {
             retriever_timeout: retriever_timeout.unwrap_or(fallback),
             accept_baseline,
             max_response_bytes,
+            max_dataset_bytes,
             under_nextest: nextest.is_some() || nextest_run_id.is_some(),
             nextest_run_id,
             manifest_dir,
@@ -426,6 +455,14 @@ impl Config {
         own.or(self.concurrency)
             .unwrap_or(DEFAULT_CONCURRENCY)
             .clamp(1, MAX_CONCURRENCY)
+    }
+
+    /// The largest dataset file to read: the process's
+    /// `EVAL_MAX_DATASET_BYTES`, else (unset, or the settings are invalid) 1 GiB.
+    pub fn max_dataset_bytes() -> u64 {
+        Config::global().map_or(eval_core::files::DEFAULT_MAX_DATASET_BYTES, |c| {
+            c.max_dataset_bytes
+        })
     }
 
     /// Where relative paths start: `CARGO_MANIFEST_DIR`, else the working directory.
@@ -460,7 +497,7 @@ pub(crate) fn parse_secs(value: &str) -> Option<Duration> {
 }
 
 /// A size in bytes: a whole number, optionally with `KiB`/`MiB`/`GiB` (or
-/// `K`/`M`/`G`, powers of 1024), from 1 KiB to 4 GiB.
+/// `K`/`M`/`G`, powers of 1024).
 pub(crate) fn parse_bytes(value: &str) -> Option<u64> {
     let v = value.trim();
     let digits = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
@@ -473,8 +510,19 @@ pub(crate) fn parse_bytes(value: &str) -> Option<u64> {
         "g" | "gb" | "gib" => 1 << 30,
         _ => return None,
     };
-    let bytes = number.checked_mul(scale)?;
-    (1 << 10..=4 << 30).contains(&bytes).then_some(bytes)
+    number.checked_mul(scale)
+}
+
+/// `n` bytes the way a person writes them: `16MiB`, `1KiB`, `1 byte`.
+fn shown_size(n: u64) -> String {
+    match n {
+        u64::MAX => "any size".into(),
+        n if n >= 1 << 30 && n % (1 << 30) == 0 => format!("{}GiB", n >> 30),
+        n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{}MiB", n >> 20),
+        n if n >= 1 << 10 && n % (1 << 10) == 0 => format!("{}KiB", n >> 10),
+        1 => "1 byte".into(),
+        n => format!("{n} bytes"),
+    }
 }
 
 #[cfg(test)]
@@ -487,9 +535,17 @@ mod tests {
         assert_eq!(parse_bytes(" 512 KiB "), Some(512 << 10));
         assert_eq!(parse_bytes("1048576"), Some(1 << 20));
         assert_eq!(parse_bytes("2g"), Some(2 << 30));
-        assert_eq!(parse_bytes("12"), None, "below 1 KiB");
-        assert_eq!(parse_bytes("5GiB"), None, "above 4 GiB");
+        assert_eq!(parse_bytes("12"), Some(12));
         assert_eq!(parse_bytes("lots"), None);
+        assert_eq!(parse_bytes("99999999999G"), None, "overflow");
+        let e = vars(&[("EVAL_MAX_RESPONSE_BYTES", "5GiB")]).unwrap_err();
+        assert!(e.to_string().contains("a size from 1KiB to 4GiB"), "{e}");
+        assert_eq!(
+            vars(&[("EVAL_MAX_DATASET_BYTES", "2GiB")])
+                .unwrap()
+                .max_dataset_bytes,
+            2 << 30
+        );
         assert_eq!(parse_bytes("-1"), None);
         let c = vars(&[("EVAL_MAX_RESPONSE_BYTES", "1MiB")]).unwrap();
         assert_eq!(c.max_response_bytes, 1 << 20);
@@ -581,6 +637,25 @@ mod tests {
             !shown.contains("sk-own") && !shown.contains("sk-fallback"),
             "{shown}"
         );
+    }
+
+    #[test]
+    fn the_dataset_size_limit_is_a_setting() {
+        let c = vars(&[]).unwrap();
+        assert_eq!(c.max_dataset_bytes, 1 << 30);
+        let c = vars(&[("EVAL_MAX_DATASET_BYTES", "4096")]).unwrap();
+        assert_eq!(c.max_dataset_bytes, 4096);
+        let c = vars(&[("EVAL_MAX_DATASET_BYTES", "1GiB")]).unwrap();
+        assert_eq!(c.max_dataset_bytes, 1 << 30);
+        for bad in ["0", "-1", "1TiB"] {
+            let e = vars(Box::leak(Box::new([("EVAL_MAX_DATASET_BYTES", bad)]))).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "invalid EVAL_MAX_DATASET_BYTES=`{bad}`: a size from 1 byte to any size, e.g. 16MiB, 512KiB or 1048576"
+                )
+            );
+        }
     }
 
     #[test]

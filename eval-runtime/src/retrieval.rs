@@ -636,8 +636,8 @@ impl RetrieverAgent {
             base.join(file)
         };
         let io = |e: String| RetrieverError::Io(e);
-        let bytes =
-            std::fs::read(&path).map_err(|e| io(format!("{file}: cannot read dataset: {e}")))?;
+        let bytes = eval_core::files::read_checked(&path, config.max_dataset_bytes)
+            .map_err(|e| io(eval_core::DatasetError::read(file, e).to_string()))?;
         let dataset = RetrievalDataset::from_bytes(file, &bytes).map_err(|e| io(e.to_string()))?;
         // Under nextest every test is its own process: the first to get here
         // ingests for the whole run, the others wait for it and skip it.

@@ -256,7 +256,7 @@ async fn a_refused_connection_fails_with_the_cause() {
     let text = report.render();
     assert_eq!(text.lines().count(), 1, "{text}");
     assert!(
-        text.starts_with("rag::hi (<inline>:0, id 0): agent at http://127.0.0.1:"),
+        text.starts_with("rag::hi (<inline>, id 0): agent at http://127.0.0.1:"),
         "{text}"
     );
     assert!(
@@ -277,7 +277,7 @@ fn failing_samples_get_a_readable_report() {
     assert!(!report.passed());
     let text = report.render();
     assert!(
-        text.starts_with("FAILED rag::what_is_rag (<inline>:0, id 0)"),
+        text.starts_with("FAILED rag::what_is_rag (<inline>, id 0)"),
         "{text}"
     );
     assert!(text.contains("  input:    What is RAG?\n"), "{text}");

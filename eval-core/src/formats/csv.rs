@@ -7,6 +7,8 @@
 //! JSON object; `tags` is a JSON array or a comma/semicolon-separated list.
 //! Unknown columns are kept in `Sample::extra` as strings.
 
+use std::collections::HashMap;
+
 use serde_json::Value;
 
 use super::record::{Field, Record, field_for};
@@ -225,9 +227,14 @@ pub(crate) fn record_at(
     }
 }
 
-/// The header's columns: name (None for an unnamed column) and the sample field it fills.
+/// The header's columns: name (None for an unnamed column) and the sample
+/// field it fills. Each name is compared with the earlier ones through a
+/// map, not one by one (a header may have many thousands of columns).
 fn columns(file: &str, headers: &csv::ByteRecord, problems: &mut Vec<Problem>) -> Option<Columns> {
     let mut columns: Vec<(Option<String>, Option<Field>)> = Vec::with_capacity(headers.len());
+    // First column of each name (ASCII case ignored) and of each field.
+    let mut by_name: HashMap<String, usize> = HashMap::new();
+    let mut by_field: HashMap<Field, usize> = HashMap::new();
     for (i, raw) in headers.iter().enumerate() {
         let Ok(name) = std::str::from_utf8(raw) else {
             problems.push(Problem::new(
@@ -244,33 +251,60 @@ fn columns(file: &str, headers: &csv::ByteRecord, problems: &mut Vec<Problem>) -
             continue;
         }
         let field = field_for(&name);
-        for (other, other_field) in &columns {
-            let Some(other) = other else { continue };
-            let msg = if other.eq_ignore_ascii_case(&name) {
-                format!("column `{name}` appears twice in the header row")
-            } else if field.is_some() && *other_field == field {
-                format!("columns `{other}` and `{name}` both fill the same sample field; keep one")
+        let same_name = by_name.get(&name.to_ascii_lowercase()).copied();
+        let same_field = field.and_then(|f| by_field.get(&f).copied());
+        // The earliest clash, as a scan of the earlier columns would find it.
+        let clash = match (same_name, same_field) {
+            (Some(n), Some(f)) if f < n => Some((f, false)),
+            (Some(n), _) => Some((n, true)),
+            (None, Some(f)) => Some((f, false)),
+            (None, None) => None,
+        };
+        if let Some((other, same)) = clash {
+            let other = columns[other].0.as_deref().unwrap_or_default();
+            let msg = if same {
+                format!("column `{}` appears twice in the header row", clip(&name))
             } else {
-                continue;
+                format!(
+                    "columns `{}` and `{}` both fill the same sample field; keep one",
+                    clip(other),
+                    clip(&name)
+                )
             };
-            problems.push(Problem::new(file, 1, msg).field(&name));
+            problems.push(Problem::new(file, 1, msg).field(&clip(&name)));
             return None;
+        }
+        by_name.entry(name.to_ascii_lowercase()).or_insert(i);
+        if let Some(f) = field {
+            by_field.entry(f).or_insert(i);
         }
         columns.push((Some(name), field));
     }
     let names: Vec<&str> = columns.iter().filter_map(|(n, _)| n.as_deref()).collect();
     if !columns.iter().any(|(_, f)| *f == Some(Field::Input)) && !header_gives_input(&names) {
+        let mut found: Vec<String> = names.iter().take(SHOWN_COLUMNS).map(|n| clip(n)).collect();
+        if names.len() > SHOWN_COLUMNS {
+            found.push(format!("… ({} more)", names.len() - SHOWN_COLUMNS));
+        }
         problems.push(Problem::new(
             file,
             1,
             format!(
                 "no `input` column in the header row (found: {}); accepted names: input, query, question, prompt, user_input",
-                names.join(", ")
+                found.join(", ")
             ),
         ));
         return None;
     }
     Some(columns)
+}
+
+/// Most header names a message lists.
+const SHOWN_COLUMNS: usize = 20;
+
+/// A header name for a message: on one line, cut after 60 characters.
+fn clip(name: &str) -> String {
+    crate::error::one_line(name, 60)
 }
 
 /// Whether a record's raw bytes (to the end of the file) end inside a quoted cell.

@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use super::record::Record;
-use super::text::{element_offsets, kind_of, lfs_pointer, line_at, parse_strict, strip_position};
+use super::text::{Lines, element_offsets, kind_of, lfs_pointer, parse_strict, strip_position};
 use super::{Adapter, JsonDocument, Records};
 use crate::error::Problem;
 
@@ -48,7 +48,12 @@ impl Adapter for Json {
                 return;
             }
         };
-        let doc = JsonDocument { text, bom, value };
+        let doc = JsonDocument {
+            text,
+            bom,
+            value,
+            lines: Lines::new(text),
+        };
         if !out.document(&doc) {
             samples(doc, out);
         }
@@ -58,7 +63,8 @@ impl Adapter for Json {
 /// A document no schema recognised: an array of sample objects.
 fn samples(doc: JsonDocument<'_>, out: &mut Records<'_>) {
     let file = out.file();
-    let at = |offset: usize| line_at(doc.text, offset);
+    let lines = &doc.lines;
+    let at = |offset: usize| lines.line_at(offset);
     match doc.value {
         Value::Array(items) => {
             let starts = element_offsets(doc.text, None);

@@ -109,6 +109,8 @@ pub(crate) struct JsonDocument<'a> {
     pub bom: usize,
     /// The document.
     pub value: Value,
+    /// Line numbers of `text`'s offsets.
+    pub lines: text::Lines<'a>,
 }
 
 /// Where the final records go, with the problem list to add to.

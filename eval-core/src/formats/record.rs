@@ -8,7 +8,7 @@ use crate::error::Problem;
 use crate::sample::{Expected, Input, RetrievalQuery, Sample, Source};
 
 /// The sample fields a record can fill.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Field {
     Id,
     Input,

@@ -100,19 +100,42 @@ pub(crate) fn lfs_pointer(text: &str) -> Option<String> {
         })
 }
 
-/// 1-based line of byte `offset`.
-pub(crate) fn line_at(text: &str, offset: usize) -> usize {
-    1 + text.as_bytes()[..offset.min(text.len())]
-        .iter()
-        .filter(|b| **b == b'\n')
-        .count()
+/// Line numbers of byte offsets in one text: where each line starts, found
+/// in one pass, then a binary search per offset (a file's items are never
+/// counted from its start one by one).
+pub(crate) struct Lines<'a> {
+    text: &'a str,
+    /// Byte offset of the start of every line after the first.
+    starts: Vec<usize>,
 }
 
-/// The line of the first `"key"` between `start` and `end`.
-pub(crate) fn key_line(text: &str, start: usize, end: usize, key: &str) -> Option<usize> {
-    let needle = format!("\"{key}\"");
-    let slice = text.get(start..end.min(text.len()))?;
-    slice.find(&needle).map(|at| line_at(text, start + at))
+impl<'a> Lines<'a> {
+    pub(crate) fn new(text: &'a str) -> Self {
+        let starts = text
+            .bytes()
+            .enumerate()
+            .filter(|(_, b)| *b == b'\n')
+            .map(|(i, _)| i + 1)
+            .collect();
+        Lines { text, starts }
+    }
+
+    /// The text.
+    pub(crate) fn text(&self) -> &'a str {
+        self.text
+    }
+
+    /// 1-based line of byte `offset`.
+    pub(crate) fn line_at(&self, offset: usize) -> usize {
+        1 + self.starts.partition_point(|start| *start <= offset)
+    }
+
+    /// The line of the first `"key"` between `start` and `end`.
+    pub(crate) fn key_line(&self, start: usize, end: usize, key: &str) -> Option<usize> {
+        let needle = format!("\"{key}\"");
+        let slice = self.text.get(start..end.min(self.text.len()))?;
+        slice.find(&needle).map(|at| self.line_at(start + at))
+    }
 }
 
 /// Byte offsets of the elements of the top-level array, or of the array
@@ -137,6 +160,18 @@ pub(crate) fn element_offsets(text: &str, key: Option<&str>) -> Vec<usize> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn lines_of_offsets() {
+        let lines = super::Lines::new("a\nbc\n\nd");
+        let got: Vec<usize> = (0..8).map(|o| lines.line_at(o)).collect();
+        assert_eq!(got, [1, 1, 2, 2, 2, 3, 4, 4]);
+        assert_eq!(lines.line_at(100), 4);
+        assert_eq!(lines.key_line(0, 8, "x"), None);
+        let lines = super::Lines::new("{\n\"a\": 1,\n\"b\": 2}");
+        assert_eq!(lines.key_line(0, 100, "b"), Some(3));
+        assert_eq!(lines.key_line(12, 100, "a"), None);
+    }
+
     #[test]
     fn duplicate_keys_are_rejected_at_any_depth() {
         let e = super::parse_strict(r#"{"input": "a", "input": "b"}"#).unwrap_err();

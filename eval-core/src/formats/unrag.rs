@@ -4,10 +4,12 @@
 //! document schema of the dataset formats, [`Unrag`] turns each query into a
 //! record: `id`, the query as `input`, and the typed [`RetrievalQuery`].
 
+use std::collections::HashSet;
+
 use serde_json::{Map, Value};
 
 use super::record::Record;
-use super::text::{kind_of, parse_strict, strip_position};
+use super::text::{Lines, element_offsets, kind_of, parse_strict, strip_position};
 use super::{Adapter, Input, Records};
 use crate::error::{DatasetError, Problem};
 use crate::retrieval::{
@@ -44,10 +46,17 @@ impl Adapter for Unrag {
 impl RetrievalDataset {
     /// Reads and checks the dataset at `path`, shown as `shown`.
     pub fn load(path: &std::path::Path, shown: &str) -> Result<RetrievalDataset, DatasetError> {
-        let bytes = std::fs::read(path).map_err(|source| DatasetError::Io {
-            path: shown.to_string(),
-            source,
-        })?;
+        Self::load_limited(path, shown, crate::files::DEFAULT_MAX_DATASET_BYTES)
+    }
+
+    /// [`load`](Self::load) of a regular file of at most `max_bytes`.
+    pub fn load_limited(
+        path: &std::path::Path,
+        shown: &str,
+        max_bytes: u64,
+    ) -> Result<RetrievalDataset, DatasetError> {
+        let bytes = crate::files::read_checked(path, max_bytes)
+            .map_err(|e| DatasetError::read(shown, e))?;
         Self::from_bytes(shown, &bytes)
     }
 
@@ -71,10 +80,11 @@ impl RetrievalDataset {
             ])
         })?;
         let mut problems = Vec::new();
+        let lines = Lines::new(text);
         let line_of = |needle: &str, from: usize| -> usize {
             text.get(from..)
                 .and_then(|rest| rest.find(needle))
-                .map_or(1, |at| 1 + text[..from + at].matches('\n').count())
+                .map_or(1, |at| lines.line_at(from + at))
         };
         let Some(root) = doc.as_object() else {
             return Err(invalid(vec![Problem::new(
@@ -245,8 +255,9 @@ impl RetrievalDataset {
         }
 
         // Documents.
-        let mut documents = Vec::new();
-        let mut find = Locator::after(text, "\"documents\"");
+        let mut documents: Vec<Document> = Vec::new();
+        let mut source_ids: HashSet<&str> = HashSet::new();
+        let mut find = Locator::items(&lines, "documents");
         match root.get("documents") {
             None => {}
             Some(Value::Array(docs)) => {
@@ -308,10 +319,7 @@ impl RetrievalDataset {
                         (None, None) => problems.push(p(format!("document `{source_id}` needs `content` (text) or `loaderRef` (loaded by your hook)"))),
                         _ => {}
                     }
-                    if documents
-                        .iter()
-                        .any(|x: &Document| x.source_id == source_id)
-                    {
+                    if !source_ids.insert(source_id) {
                         problems.push(
                             p(format!("document `{source_id}` is listed twice")).field("sourceId"),
                         );
@@ -337,8 +345,9 @@ impl RetrievalDataset {
         }
 
         // Queries.
-        let mut queries = Vec::new();
-        let mut find = Locator::after(text, "\"queries\"");
+        let mut queries: Vec<Query> = Vec::new();
+        let mut query_ids: HashSet<&str> = HashSet::new();
+        let mut find = Locator::items(&lines, "queries");
         match root.get("queries") {
             Some(Value::Array(qs)) if !qs.is_empty() => {
                 for (i, q) in qs.iter().enumerate() {
@@ -408,7 +417,7 @@ impl RetrievalDataset {
                             }
                         },
                     };
-                    if queries.iter().any(|x: &Query| x.id == id) {
+                    if !query_ids.insert(id) {
                         problems.push(p(format!("query id `{id}` is used twice")).field("id"));
                     }
                     let scope = match o.get("scopePrefix") {
@@ -485,40 +494,40 @@ fn query_record(d: &RetrievalDataset, q: &Query) -> Record {
     }
 }
 
-/// Lines of the items of one array, found in order: each item by its id
-/// (the JSON-encoded string), else by its opening brace.
+/// Lines of the items of one top-level array, in order: each item's id
+/// (the JSON-encoded string) when it is found inside the item, else the
+/// item's start. Every item is searched once, within its own text.
 struct Locator<'a> {
-    text: &'a str,
-    cursor: usize,
+    lines: &'a Lines<'a>,
+    /// Where each item starts.
+    starts: Vec<usize>,
+    next: usize,
 }
 
 impl<'a> Locator<'a> {
-    /// Starts the search after the first `key` in `text`.
-    fn after(text: &'a str, key: &str) -> Self {
+    /// The items of the array under top-level `key`.
+    fn items(lines: &'a Lines<'a>, key: &str) -> Self {
         Locator {
-            text,
-            cursor: text.find(key).map_or(0, |at| at + key.len()),
+            lines,
+            starts: element_offsets(lines.text(), Some(key)),
+            next: 0,
         }
     }
 
     /// The line of the next item, `id` naming it when it has one.
     fn next(&mut self, id: Option<&str>) -> usize {
-        let needle = match id {
-            Some(id) => serde_json::to_string(id).unwrap_or_default(),
-            None => "{".to_string(),
+        let i = self.next;
+        self.next += 1;
+        let text = self.lines.text();
+        let Some(&start) = self.starts.get(i) else {
+            return 1;
         };
-        let Some(at) = self
-            .text
-            .get(self.cursor..)
-            .and_then(|rest| rest.find(&needle))
-        else {
-            return 1 + self.text[..self.cursor.min(self.text.len())]
-                .matches('\n')
-                .count();
-        };
-        let start = self.cursor + at;
-        self.cursor = start + needle.len();
-        1 + self.text[..start].matches('\n').count()
+        let end = self.starts.get(i + 1).copied().unwrap_or(text.len());
+        let found = id.and_then(|id| {
+            let needle = serde_json::to_string(id).ok()?;
+            text.get(start..end)?.find(&needle)
+        });
+        self.lines.line_at(start + found.unwrap_or(0))
     }
 }
 

@@ -45,6 +45,8 @@ pub struct Decl {
     pub repeat: u32,
     /// `allow_custom_prefix = true`.
     pub allow_custom_prefix: bool,
+    /// `allow_outside = true`: the path may lead outside the project.
+    pub allow_outside: bool,
 }
 
 /// One attribute's dataset in a test binary. Parsed once per process, on first use.
@@ -87,6 +89,21 @@ impl Embedded {
 
     fn load(&self, config: &Config) -> Result<Arc<Run>, PlanError> {
         let d = &self.decl;
+        // The bytes were embedded from inside the project; the file the
+        // retriever reads again at run time must still be.
+        if !d.allow_outside
+            && let Some(dir) = &config.manifest_dir
+            && let Err(e @ eval_core::files::ContainmentError::Outside { .. }) =
+                eval_core::files::contained(
+                    &eval_core::manifest::project_root(dir),
+                    &dir.join(d.path),
+                )
+        {
+            return Err(PlanError::new(vec![format!(
+                "{}: {e}: keep datasets inside the project; add `allow_outside = true` if that is intended",
+                d.path
+            )]));
+        }
         let decls = |list: &[MetricDecl]| {
             list.iter()
                 .map(MetricDecl::to_spec)

@@ -208,6 +208,13 @@ impl Harness {
         self
     }
 
+    /// Lets a manifest's dataset paths lead outside its project (they must
+    /// stay inside it otherwise).
+    pub fn allow_outside(mut self, on: bool) -> Self {
+        self.plan = self.plan.allow_outside(on);
+        self
+    }
+
     /// Gates the run on a baseline results file: a sample's metric that
     /// fell by more than `epsilon` since the baseline fails the run (exit 1),
     /// and the comparison is printed. With `EVAL_ACCEPT_BASELINE=1` the run's

@@ -131,6 +131,7 @@ pub struct PlanBuilder {
     concurrency: Option<usize>,
     base_dir: Option<PathBuf>,
     allow_custom_prefix: bool,
+    allow_outside: bool,
     baseline: Option<Baseline>,
     subset: Option<Subset>,
     problems: Vec<String>,
@@ -232,6 +233,13 @@ impl PlanBuilder {
         self
     }
 
+    /// Lets a manifest's dataset paths lead outside its project (the
+    /// containment rule's explicit opt-out).
+    pub fn allow_outside(mut self, on: bool) -> Self {
+        self.allow_outside = on;
+        self
+    }
+
     /// Compares complete runs with a baseline results file.
     pub fn baseline(mut self, path: impl Into<PathBuf>, epsilon: f64) -> Self {
         self.baseline = Some(Baseline {
@@ -304,6 +312,7 @@ impl PlanBuilder {
                 },
             };
             for mut d in added {
+                d.max_dataset_bytes = config.max_dataset_bytes;
                 let what = shown(&d);
                 for text in gate_texts {
                     match parse_specs(text) {
@@ -400,7 +409,8 @@ impl PlanBuilder {
         problems: &mut Vec<String>,
     ) -> Vec<DatasetPlan> {
         let root = eval_core::manifest::project_root(base);
-        let manifest = match Manifest::load(&base.join(path), path, &root) {
+        let manifest = match Manifest::load_with(&base.join(path), path, &root, self.allow_outside)
+        {
             Ok(m) => m,
             Err(e) => {
                 problems.extend(e.problems());

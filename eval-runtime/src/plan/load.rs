@@ -137,7 +137,9 @@ pub(crate) fn load(
 /// The dataset's samples as the file (or the attribute's bytes) holds them.
 fn read(d: &DatasetPlan) -> Result<Vec<Sample>, Vec<String>> {
     let dataset = match &d.source {
-        DatasetSource::File { path, shown } => Dataset::load_as(path, shown),
+        DatasetSource::File { path, shown } => {
+            Dataset::load_limited(path, shown, d.max_dataset_bytes)
+        }
         DatasetSource::Embedded { shown, bytes } => Dataset::from_bytes(shown, bytes),
         DatasetSource::Samples(samples) => return Ok(samples.clone()),
     };
@@ -335,7 +337,9 @@ fn evaluator_specs(s: &Sample) -> Result<Vec<MetricSpec>, String> {
 /// document-level settings (`defaults.thresholds`, the scope).
 fn retrieval_dataset(d: &DatasetPlan) -> Option<Result<RetrievalDataset, eval_core::DatasetError>> {
     Some(match &d.source {
-        DatasetSource::File { path, shown } => RetrievalDataset::load(path, shown),
+        DatasetSource::File { path, shown } => {
+            RetrievalDataset::load_limited(path, shown, d.max_dataset_bytes)
+        }
         DatasetSource::Embedded { shown, bytes } => RetrievalDataset::from_bytes(shown, bytes),
         DatasetSource::Samples(_) => return None,
     })
@@ -396,7 +400,7 @@ fn load_exact(plan: &Plan, services: &Services, name: &str, dir: &Path) -> Optio
     }
     let idx: PathBuf = index::path_for(dir, path).ok()?;
     let entry = index::lookup(&idx, sample).ok()??;
-    let one = Dataset::load_record(path, shown, &entry).ok()?;
+    let one = Dataset::load_record_limited(path, shown, &entry, d.max_dataset_bytes).ok()?;
     // The record must still be the sample the index named (a same-size edit
     // within one mtime tick, or other naming rules, make it stale).
     let s = &one.samples[0];

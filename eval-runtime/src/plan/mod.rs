@@ -133,6 +133,8 @@ pub struct DatasetPlan {
     pub manifest: Option<ManifestDataset>,
     /// The `evals` command's choice of samples (the plan is that subset).
     pub subset: Subset,
+    /// Largest dataset file read (`EVAL_MAX_DATASET_BYTES`).
+    pub max_dataset_bytes: u64,
 }
 
 impl DatasetPlan {
@@ -154,6 +156,7 @@ impl DatasetPlan {
             allow_custom_prefix: false,
             manifest: None,
             subset: Subset::default(),
+            max_dataset_bytes: eval_core::files::DEFAULT_MAX_DATASET_BYTES,
         }
     }
 }

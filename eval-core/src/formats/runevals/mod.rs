@@ -37,7 +37,7 @@ pub use specs::{EvaluatorsError, Unsupported, specs};
 pub use upgrade::{UpgradeError, upgrade};
 
 use super::record::Record;
-use super::text::{element_offsets, key_line, line_at};
+use super::text::element_offsets;
 use super::{Adapter, Input, Records};
 use crate::error::Problem;
 
@@ -59,7 +59,7 @@ impl Adapter for Runevals {
             return;
         };
         let file = out.file();
-        let at = |offset: usize| line_at(doc.text, offset);
+        let at = |offset: usize| doc.lines.line_at(offset);
         // Where each item starts, for line numbers.
         let starts: Vec<usize> = match shape {
             Shape::Versioned => element_offsets(doc.text, Some("items")),
@@ -86,11 +86,13 @@ impl Adapter for Runevals {
                         (Some(i), Some(key)) => {
                             let start = starts.get(i).copied().unwrap_or(0);
                             let end = starts.get(i + 1).copied().unwrap_or(doc.text.len());
-                            key_line(doc.text, start, end, key).unwrap_or_else(|| item_line(i))
+                            doc.lines
+                                .key_line(start, end, key)
+                                .unwrap_or_else(|| item_line(i))
                         }
                         (Some(i), None) => item_line(i),
                         (None, Some(key)) => {
-                            key_line(doc.text, 0, doc.text.len(), key).unwrap_or(1)
+                            doc.lines.key_line(0, doc.text.len(), key).unwrap_or(1)
                         }
                         (None, None) => 1,
                     };
