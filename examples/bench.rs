@@ -108,43 +108,30 @@ fn main() {
         drop(server);
     }
     if large > 0 {
-        let path = work.join(format!("bench_{large}.jsonl"));
-        write_large(&path, large);
-        runs.push(run(
-            &format!("harness, in-process agent, {large} samples"),
-            &harness_bin,
-            &["-q"],
-            &[
-                ("BENCH_DATASET", path.to_string_lossy().into_owned()),
-                ("BENCH_AGENT", "in-process".into()),
-                ("EVAL_CONCURRENCY", CONCURRENCY.to_string()),
-                (
-                    "EVAL_RESULTS_DIR",
-                    work.join("results").to_string_lossy().into_owned(),
-                ),
-            ],
-            large,
-            Duration::ZERO,
-        ));
-        // One `.json` document: items' lines are found in one pass.
-        let path = work.join(format!("bench_{large}.json"));
-        write_large_json(&path, large);
-        runs.push(run(
-            &format!("harness, in-process agent, {large} samples (.json)"),
-            &harness_bin,
-            &["-q"],
-            &[
-                ("BENCH_DATASET", path.to_string_lossy().into_owned()),
-                ("BENCH_AGENT", "in-process".into()),
-                ("EVAL_CONCURRENCY", CONCURRENCY.to_string()),
-                (
-                    "EVAL_RESULTS_DIR",
-                    work.join("results").to_string_lossy().into_owned(),
-                ),
-            ],
-            large,
-            Duration::ZERO,
-        ));
+        // JSON Lines, and one `.json` document (items' lines found in one pass).
+        for (ext, write) in [
+            ("jsonl", write_large as fn(&Path, usize)),
+            ("json", write_large_json),
+        ] {
+            let path = work.join(format!("bench_{large}.{ext}"));
+            write(&path, large);
+            runs.push(run(
+                &format!("harness, in-process agent, {large} samples (.{ext})"),
+                &harness_bin,
+                &["-q"],
+                &[
+                    ("BENCH_DATASET", path.to_string_lossy().into_owned()),
+                    ("BENCH_AGENT", "in-process".into()),
+                    ("EVAL_CONCURRENCY", CONCURRENCY.to_string()),
+                    (
+                        "EVAL_RESULTS_DIR",
+                        work.join("results").to_string_lossy().into_owned(),
+                    ),
+                ],
+                large,
+                Duration::ZERO,
+            ));
+        }
     }
     report(&runs);
     if large > 0 {

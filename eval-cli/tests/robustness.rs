@@ -10,26 +10,48 @@ mod common;
 
 use common::{code, evals_with, scratch, text};
 
-/// An agent that reads the request head, then closes the connection without
-/// reading the body: a client writing a large body hits a closed socket.
-fn hanging_up_agent() -> String {
+/// A server on its own thread: for each connection, the request head is
+/// read, then `handle` gets the stream (the body unread) and the head.
+fn serve_raw(handle: impl Fn(std::net::TcpStream, &str) + Send + 'static) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/agent", listener.local_addr().unwrap());
+    let url = format!("http://{}", listener.local_addr().unwrap());
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { return };
-            let mut seen = Vec::new();
-            let mut buf = [0u8; 4096];
-            while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
-                match stream.read(&mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => seen.extend_from_slice(&buf[..n]),
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            // Byte by byte, so that nothing of the body is read.
+            while !head.ends_with(b"\r\n\r\n") {
+                match stream.read(&mut byte) {
+                    Ok(1) => head.push(byte[0]),
+                    _ => break,
                 }
             }
-            drop(stream);
+            handle(stream, &String::from_utf8_lossy(&head));
         }
     });
     url
+}
+
+/// The request body after `head`, as long as its `content-length` says.
+fn read_body(stream: &mut std::net::TcpStream, head: &str) -> String {
+    let len: usize = head
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("content-length")
+                .then(|| v.trim().parse().ok())?
+        })
+        .unwrap_or(0);
+    let mut body = vec![0u8; len];
+    let _ = stream.read_exact(&mut body);
+    String::from_utf8_lossy(&body).into_owned()
+}
+
+/// An agent that reads the request head, then closes the connection without
+/// reading the body: a client writing a large body hits a closed socket.
+fn hanging_up_agent() -> String {
+    format!("{}/agent", serve_raw(|stream, _| drop(stream)))
 }
 
 #[test]
@@ -169,31 +191,16 @@ fn a_dead_judge_is_not_a_pass_and_every_line_says_why() {
 
 #[test]
 fn control_characters_from_the_agent_never_reach_the_terminal() {
-    let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/", server.local_addr().unwrap());
-    std::thread::spawn(move || {
-        for stream in server.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let mut seen = Vec::new();
-            let mut buf = [0u8; 4096];
-            while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
-                match stream.read(&mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => seen.extend_from_slice(&buf[..n]),
-                }
-            }
-            // The request body is small; read what is left of it.
-            let _ = stream.set_read_timeout(Some(std::time::Duration::from_millis(50)));
-            let _ = stream.read(&mut buf);
-            // An error page with raw escape sequences: it is shown in the
-            // sample's line.
-            let body = "\u{1b}[2J\u{1b}]0;pwned\u{7} oops \u{9b}31m";
-            let _ = write!(
-                stream,
-                "HTTP/1.1 500 Oops\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            );
-        }
+    let url = serve_raw(|mut stream, head| {
+        read_body(&mut stream, head);
+        // An error page with raw escape sequences: it is shown in the
+        // sample's line.
+        let body = "\u{1b}[2J\u{1b}]0;pwned\u{7} oops \u{9b}31m";
+        let _ = write!(
+            stream,
+            "HTTP/1.1 500 Oops\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        );
     });
     let dir = scratch("ansi");
     std::fs::write(
@@ -225,47 +232,15 @@ fn control_characters_from_the_agent_never_reach_the_terminal() {
 
 /// A tiny HTTP server on its own thread: `answer(head, body) -> (status, body)`.
 fn serve(answer: impl Fn(&str, &str) -> (u16, String) + Send + 'static) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let mut seen = Vec::new();
-            let mut buf = [0u8; 65536];
-            let (head, body) = loop {
-                match stream.read(&mut buf) {
-                    Ok(0) | Err(_) => break (String::new(), String::new()),
-                    Ok(n) => seen.extend_from_slice(&buf[..n]),
-                }
-                if let Some(end) = seen.windows(4).position(|w| w == b"\r\n\r\n") {
-                    let head = String::from_utf8_lossy(&seen[..end]).to_string();
-                    let len: usize = head
-                        .lines()
-                        .find_map(|l| {
-                            let (k, v) = l.split_once(':')?;
-                            k.eq_ignore_ascii_case("content-length")
-                                .then(|| v.trim().parse().ok())?
-                        })
-                        .unwrap_or(0);
-                    while seen.len() < end + 4 + len {
-                        match stream.read(&mut buf) {
-                            Ok(0) | Err(_) => break,
-                            Ok(n) => seen.extend_from_slice(&buf[..n]),
-                        }
-                    }
-                    let body = String::from_utf8_lossy(&seen[end + 4..]).to_string();
-                    break (head, body);
-                }
-            };
-            let (status, reply) = answer(&head, &body);
-            let _ = write!(
-                stream,
-                "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{reply}",
-                reply.len()
-            );
-        }
-    });
-    url
+    serve_raw(move |mut stream, head| {
+        let body = read_body(&mut stream, head);
+        let (status, reply) = answer(head, &body);
+        let _ = write!(
+            stream,
+            "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{reply}",
+            reply.len()
+        );
+    })
 }
 
 /// The bearer token of a request head.
