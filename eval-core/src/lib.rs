@@ -30,6 +30,7 @@ pub mod naming;
 pub mod retrieval;
 pub mod sample;
 pub mod suggest;
+pub mod tool;
 pub mod write;
 
 /// Microsoft 365 Agents Toolkit `runevals` documents (the runevals schema
@@ -48,3 +49,4 @@ pub use error::{DatasetError, Problem};
 pub use manifest::{Manifest, ManifestDataset, ManifestError};
 pub use metric::{MetricSpec, Op};
 pub use sample::{Expected, Input, Sample, Source};
+pub use tool::ToolCall;

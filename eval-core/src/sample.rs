@@ -128,6 +128,14 @@ pub struct Sample {
     /// For a query of a retrieval dataset (Unrag): where to search and what
     /// should be found.
     pub retrieval: Option<Box<RetrievalQuery>>,
+    /// The tool calls the agent is expected to make, in order (deepeval
+    /// `expected_tools`, ragas `reference_tool_calls`): what the tool
+    /// metrics compare the agent's calls with.
+    pub expected_tools: Vec<crate::ToolCall>,
+    /// Tool definitions offered to the agent (OpenAI `tools`: each
+    /// `{"type": "function", "function": {...}}`), given by the sample; a
+    /// dataset's own are added by the run.
+    pub tools: Vec<Value>,
     /// Every other field of the record, unchanged.
     pub extra: Map<String, Value>,
     /// File and line.
@@ -219,6 +227,8 @@ impl Sample {
             turn_evaluators: Vec::new(),
             accepted_answers: Vec::new(),
             retrieval: None,
+            expected_tools: Vec::new(),
+            tools: Vec::new(),
             extra: Map::new(),
             source: Source {
                 file: "<inline>".into(),

@@ -139,20 +139,20 @@ pub use config::{Config, ConfigError};
 pub use engine::Selection;
 pub use error::{AgentError, Error, Result, SampleError};
 pub use eval_core::metric::{self as metric_spec, MetricSpec, Op};
-pub use eval_core::{Dataset, Expected, Input, Sample};
+pub use eval_core::{Dataset, Expected, Input, Sample, ToolCall};
 pub use eval_macros::eval_dataset;
 pub use front::harness::{Harness, Outcome};
 pub use front::runner::{Prepared, RunOutcome, Runner};
 pub use http::{DEFAULT_MAX_RESPONSE_BYTES, MAX_REDIRECTS, Refusal};
 pub use output::{MetricResult, SampleReport, Spread};
-pub use services::Services;
+pub use services::{Services, Usage};
 
 /// Everything an eval test file needs.
 pub mod prelude {
     pub use crate::agent::{HttpAgent, Response};
     pub use crate::eval_dataset;
     pub use eval_core::metric::MetricSpec;
-    pub use eval_core::{Expected, Input, Sample};
+    pub use eval_core::{Expected, Input, Sample, ToolCall};
 }
 
 /// Evaluates one sample: `agent` is the (not yet started) call to the agent,

@@ -330,6 +330,9 @@ pub(crate) fn to_sample(
         turn_evaluators,
         accepted_answers,
         retrieval: record.retrieval,
+        // Read by the tool-call fields' adapter (deepeval, ragas).
+        expected_tools: Vec::new(),
+        tools: Vec::new(),
         extra,
         source: Source {
             file: shared_file.clone(),

@@ -9,11 +9,13 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::time::Duration;
 
-use eval_core::Sample;
+use eval_core::{Sample, ToolCall};
 use serde::Serialize;
 
 use crate::error::AgentError;
+use crate::services::Usage;
 
 mod http;
 
@@ -36,6 +38,17 @@ pub struct Response {
     /// For a retrieval query: the ids (`sourceId`s) of the documents
     /// retrieved, best first; what the rank metrics score.
     pub retrieved: Vec<String>,
+    /// Every tool call the agent made, in order (each names its user turn):
+    /// what the tool metrics score.
+    pub tool_calls: Vec<ToolCall>,
+    /// The agent's calls and tokens (from its `usage`), retries and
+    /// answers replayed from a cassette (`cache_hits`).
+    pub usage: Usage,
+    /// Time to the first token of a streamed answer (the first turn's).
+    pub ttft: Option<Duration>,
+    /// The model that answered, when the agent said (OpenAI `model`): what
+    /// the price table is looked up by.
+    pub model: Option<String>,
 }
 
 impl Response {
@@ -64,6 +77,28 @@ impl Response {
         S: Into<String>,
     {
         self.retrieved = ids.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets the tool calls the agent made, in order.
+    pub fn with_tool_calls<I>(mut self, calls: I) -> Self
+    where
+        I: IntoIterator<Item = ToolCall>,
+    {
+        self.tool_calls = calls.into_iter().collect();
+        self
+    }
+
+    /// Sets the tokens the agent used (prompt, completion), for cost.
+    pub fn with_tokens(mut self, prompt_tokens: u64, completion_tokens: u64) -> Self {
+        self.usage.prompt_tokens = prompt_tokens;
+        self.usage.completion_tokens = completion_tokens;
+        self
+    }
+
+    /// Sets the model that answered.
+    pub fn with_model(mut self, model: impl Into<String>) -> Self {
+        self.model = Some(model.into());
         self
     }
 

@@ -116,8 +116,7 @@ where
         if let Some(e) = run.error.take() {
             // What the earlier runs cost still counts.
             for earlier in scored.iter().chain(std::iter::once(&run)) {
-                report.usage.add(earlier.usage);
-                report.latency += earlier.latency;
+                report.add_costs(earlier);
             }
             report.error = Some(if n > 1 {
                 SampleError::Run {
@@ -145,8 +144,11 @@ fn combine(
     runs: Vec<SampleReport>,
 ) -> SampleReport {
     for run in &runs {
-        report.usage.add(run.usage);
-        report.latency += run.latency;
+        report.add_costs(run);
+    }
+    if let Some(last) = runs.last() {
+        report.tool_calls = last.tool_calls.clone();
+        report.model = last.model.clone();
     }
     report.metrics = specs
         .iter()
@@ -202,6 +204,10 @@ pub(crate) async fn score(
         }
         Ok(r) => r,
     };
+    report.agent = response.usage;
+    report.ttft = response.ttft;
+    report.model = response.model.clone();
+    report.tool_calls = response.tool_calls.clone();
     let mut metrics = Vec::with_capacity(specs.len());
     for spec in specs {
         metrics.push(if let Some(turn) = spec.turn {
@@ -261,12 +267,7 @@ async fn score_turn(
     one.input = eval_core::Input::Turns(turns[..=turn.min(turns.len().saturating_sub(1))].to_vec());
     one.expected = expected.map(|e| Expected::Text(e.to_string()));
     one.accepted_answers.clear();
-    let answer = Response {
-        output: output.clone(),
-        context: response.context.clone(),
-        turn_outputs: Vec::new(),
-        retrieved: Vec::new(),
-    };
+    let answer = Response::new(output.clone()).with_context(response.context.clone());
     let scored = judged::score(spec, &one, &answer, services).await;
     let mut result = metric_result(spec, scored.score);
     result.method = scored.method;
@@ -307,12 +308,7 @@ async fn score_judged(
         turn.input =
             eval_core::Input::Turns(turns[..=k.min(turns.len().saturating_sub(1))].to_vec());
         turn.expected = Some(Expected::Text(expected.clone()));
-        let answer = Response {
-            output: output.clone(),
-            context: response.context.clone(),
-            turn_outputs: Vec::new(),
-            retrieved: Vec::new(),
-        };
+        let answer = Response::new(output.clone()).with_context(response.context.clone());
         let scored = judged::score(spec, &turn, &answer, services).await;
         total.usage.add(scored.usage);
         total.method = total.method.or(scored.method);

@@ -290,7 +290,15 @@ impl Run {
             latency_ms: f64::from(c.latency_ms),
             error: c.error.as_deref().map(str::to_string),
             output: c.output.as_deref().map(str::to_string),
+            ttft_ms: c.ttft_ms.map(f64::from),
+            tool_calls: c
+                .tool_calls
+                .as_deref()
+                .map(<[_]>::to_vec)
+                .unwrap_or_default(),
+            agent: c.agent,
             usage: c.usage,
+            embeddings: c.embeddings,
         }
     }
 

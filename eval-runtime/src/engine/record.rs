@@ -22,7 +22,12 @@ pub(crate) struct Compact {
     pub error: Option<Box<str>>,
     /// The output of a sample that failed (cut to 500 characters).
     pub output: Option<Box<str>>,
+    pub ttft_ms: Option<f32>,
+    /// Boxed: most samples call no tool.
+    pub tool_calls: Option<Box<[eval_core::ToolCall]>>,
+    pub agent: Usage,
     pub usage: Usage,
+    pub embeddings: Usage,
 }
 
 impl Compact {
@@ -51,7 +56,12 @@ impl Compact {
                 (Some(out), Verdict::Fail) => Some(cut_output(out).into_boxed_str()),
                 _ => None,
             },
+            ttft_ms: report.ttft.map(|t| (t.as_secs_f64() * 1000.0) as f32),
+            tool_calls: (!report.tool_calls.is_empty())
+                .then(|| report.tool_calls.clone().into_boxed_slice()),
+            agent: report.agent,
             usage: report.usage,
+            embeddings: report.embeddings,
         }
     }
 }

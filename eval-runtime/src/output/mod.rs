@@ -73,6 +73,10 @@ pub(crate) fn test_record(dataset: &str, name: &str, verdict: Verdict) -> Sample
         latency_ms: 1.0,
         error: (verdict == Verdict::Error).then(|| "agent error: down".into()),
         output: None,
+        ttft_ms: None,
+        tool_calls: Vec::new(),
+        agent: Default::default(),
         usage: Default::default(),
+        embeddings: Default::default(),
     }
 }

@@ -123,8 +123,18 @@ pub struct SampleReport {
     /// Time spent in the agent.
     #[serde(serialize_with = "ser_secs")]
     pub latency: Duration,
-    /// Judge and embedding calls made to score it.
+    /// Time to the agent's first token, when it streamed.
+    pub ttft: Option<Duration>,
+    /// The tool calls the agent made, in order.
+    pub tool_calls: Vec<eval_core::ToolCall>,
+    /// The agent's calls, retries and tokens.
+    pub agent: Usage,
+    /// The model that answered, when the agent said.
+    pub model: Option<String>,
+    /// Judge calls made to score it.
     pub usage: Usage,
+    /// Embedding calls made to score it.
+    pub embeddings: Usage,
 }
 
 fn ser_metric_error<S: serde::Serializer>(
@@ -181,8 +191,23 @@ impl SampleReport {
             metrics: Vec::new(),
             error: None,
             latency: Duration::ZERO,
+            ttft: None,
+            tool_calls: Vec::new(),
+            agent: Usage::default(),
+            model: None,
             usage: Usage::default(),
+            embeddings: Usage::default(),
         }
+    }
+
+    /// Adds what `run` (one run of a repeated sample) spent: time in the
+    /// agent, agent, judge and embedding calls.
+    pub(crate) fn add_costs(&mut self, run: &SampleReport) {
+        self.latency += run.latency;
+        self.ttft = self.ttft.or(run.ttft);
+        self.agent.add(run.agent);
+        self.usage.add(run.usage);
+        self.embeddings.add(run.embeddings);
     }
 
     /// The sample could not be scored: the agent failed, or a metric has no
@@ -306,13 +331,27 @@ impl SampleReport {
             }
             out.push('\n');
         }
-        let u = &self.usage;
-        if u.calls + u.cache_hits > 0 {
-            let _ = writeln!(
-                out,
-                "  judge/embeddings: {} call(s), {} retr(ies), {} re-ask(s), {} cache hit(s), {} + {} tokens",
-                u.calls, u.retries, u.reasks, u.cache_hits, u.prompt_tokens, u.completion_tokens
-            );
+        if !self.tool_calls.is_empty() {
+            let calls: Vec<String> = self
+                .tool_calls
+                .iter()
+                .map(|c| one_line(&c.display(), 120))
+                .collect();
+            let _ = writeln!(out, "  tool calls: {}", calls.join(", "));
+        }
+        for (what, u) in [("judge", &self.usage), ("embeddings", &self.embeddings)] {
+            if u.calls + u.cache_hits > 0 {
+                let _ = writeln!(
+                    out,
+                    "  {what}: {} call(s), {} retr(ies), {} re-ask(s), {} cache hit(s), {} + {} tokens",
+                    u.calls,
+                    u.retries,
+                    u.reasks,
+                    u.cache_hits,
+                    u.prompt_tokens,
+                    u.completion_tokens
+                );
+            }
         }
         out
     }

@@ -243,9 +243,21 @@ pub struct SampleRecord {
     /// The agent's output, for samples that did not pass (cut to 500 characters).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<String>,
-    /// Judge and embedding calls made to score it.
+    /// Time to the agent's first token, milliseconds, when it streamed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft_ms: Option<f64>,
+    /// The tool calls the agent made, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<eval_core::ToolCall>,
+    /// The agent's calls, retries and tokens.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub agent: Usage,
+    /// Judge calls made to score it.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub usage: Usage,
+    /// Embedding calls made to score it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub embeddings: Usage,
 }
 
 fn is_zero(u: &Usage) -> bool {
@@ -290,7 +302,11 @@ impl SampleRecord {
                 (Some(out), Verdict::Fail) => Some(cut_output(out)),
                 _ => None,
             },
+            ttft_ms: report.ttft.map(|t| t.as_secs_f64() * 1000.0),
+            tool_calls: report.tool_calls.clone(),
+            agent: report.agent,
             usage: report.usage,
+            embeddings: report.embeddings,
         }
     }
 }
