@@ -260,3 +260,30 @@ pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
     let keep = parts.len().saturating_sub(2);
     parts[keep..].join(": ")
 }
+
+/// Most a `Retry-After` may make a call wait.
+pub(crate) const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+
+/// How long a `Retry-After` header asks to wait (RFC 9110 §10.2.3): delay
+/// seconds, or an HTTP date (a date already past means now). At most 60 s.
+pub(crate) fn retry_after(value: &str, now: std::time::SystemTime) -> Option<Duration> {
+    let value = value.trim();
+    let wait = match value.parse::<f64>() {
+        Ok(secs) if secs.is_finite() && secs >= 0.0 => Duration::from_secs_f64(secs.min(60.0)),
+        Ok(_) => return None,
+        Err(_) => {
+            let when = httpdate::parse_http_date(value).ok()?;
+            when.duration_since(now).unwrap_or(Duration::ZERO)
+        }
+    };
+    Some(wait.min(MAX_RETRY_AFTER))
+}
+
+/// The wait a response's `Retry-After` header asks for, if any.
+pub(crate) fn retry_after_header(response: &reqwest::Response) -> Option<Duration> {
+    response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| retry_after(v, std::time::SystemTime::now()))
+}

@@ -304,7 +304,7 @@ async fn a_judge_that_never_answers_json_fails_that_metric_only() {
         "{text}"
     );
     assert!(
-        text.contains("judge/embeddings: 3 call(s), 0 retr(ies), 2 re-ask(s)"),
+        text.contains("judge: 3 call(s), 0 retr(ies), 2 re-ask(s)"),
         "{text}"
     );
 }

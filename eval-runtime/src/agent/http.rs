@@ -13,14 +13,16 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use eval_core::Sample;
+use eval_core::{Sample, ToolCall};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::Response;
+use super::pace::{Attempt, Pacer};
 use crate::config::{Config, Secret};
 use crate::error::{AgentError, Error, Result, one_line};
 use crate::http::{Failure, bearer, read_body, redact_url, runtime_client};
+use crate::services::Usage;
 
 /// One message of a conversation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -51,6 +53,14 @@ pub struct AgentReply {
     pub output: String,
     /// Retrieved context, if any.
     pub context: Vec<String>,
+    /// The tool calls the agent made.
+    pub tool_calls: Vec<ToolCall>,
+    /// Calls made (retries included) and the tokens the agent reported.
+    pub usage: Usage,
+    /// Time to the first token, when the answer was streamed.
+    pub ttft: Option<Duration>,
+    /// The model that answered, when the agent said.
+    pub model: Option<String>,
 }
 
 impl AgentReply {
@@ -59,6 +69,7 @@ impl AgentReply {
         AgentReply {
             output: output.into(),
             context,
+            ..AgentReply::default()
         }
     }
 }
@@ -80,6 +91,7 @@ pub struct HttpAgent {
     api_key: Option<Secret>,
     map_request: Option<Arc<RequestMap>>,
     map_response: Option<Arc<ResponseMap>>,
+    pacer: Pacer,
 }
 
 impl std::fmt::Debug for HttpAgent {
@@ -113,6 +125,7 @@ impl HttpAgent {
             api_key: None,
             map_request: None,
             map_response: None,
+            pacer: Pacer::default(),
         })
     }
 
@@ -198,7 +211,8 @@ impl HttpAgent {
         let mut messages: Vec<Message> = Vec::with_capacity(turns.len() * 2);
         let mut outputs = Vec::with_capacity(turns.len());
         let mut context = Vec::new();
-        for turn in turns {
+        let mut response = Response::default();
+        for (k, turn) in turns.iter().enumerate() {
             messages.push(Message {
                 role: "user",
                 content: turn.clone(),
@@ -213,10 +227,16 @@ impl HttpAgent {
                 role: "assistant",
                 content: reply.output.clone(),
             });
+            response.usage.add(reply.usage);
+            response.ttft = response.ttft.or(reply.ttft);
+            response.model = reply.model.or(response.model);
+            response
+                .tool_calls
+                .extend(reply.tool_calls.into_iter().map(|call| call.in_turn(k)));
             outputs.push(reply.output);
             context = reply.context;
         }
-        let mut response = Response::new(outputs.last().cloned().unwrap_or_default());
+        response.output = outputs.last().cloned().unwrap_or_default();
         response.context = context;
         if turns.len() > 1 {
             response.turn_outputs = outputs;
@@ -224,8 +244,22 @@ impl HttpAgent {
         Ok(response)
     }
 
-    /// One HTTP round trip.
+    /// One call: HTTP round trips until answered (an overloaded agent's
+    /// answer is retried, see [`pace`](super::pace)); the reply counts them.
     pub async fn call(&self, request: &AgentRequest<'_>) -> Result<AgentReply, AgentError> {
+        let mut usage = Usage::default();
+        let mut reply = self
+            .pacer
+            .run(&mut usage, || self.round_trip(request))
+            .await?;
+        usage.prompt_tokens += reply.usage.prompt_tokens;
+        usage.completion_tokens += reply.usage.completion_tokens;
+        reply.usage = usage;
+        Ok(reply)
+    }
+
+    /// One HTTP round trip.
+    async fn round_trip(&self, request: &AgentRequest<'_>) -> Attempt<AgentReply> {
         let body = match &self.map_request {
             Some(f) => f(request),
             None => json!({
@@ -234,11 +268,72 @@ impl HttpAgent {
                 "agent_args": request.agent_args,
             }),
         };
+        let builder = match self.post(&body) {
+            Ok(builder) => builder,
+            Err(e) => return Attempt::Failed(e),
+        };
+        tracing::debug!(url = %self.shown_url, "calling agent");
+        let started = std::time::Instant::now();
+        let response = match builder.send().await {
+            Ok(response) => response,
+            Err(e) => return Attempt::Failed(self.send_error(&e)),
+        };
+        let status = response.status();
+        let retry_after = crate::http::retry_after_header(&response);
+        let bytes = match read_body(response, self.max_response_bytes, self.timeout).await {
+            Ok(bytes) => bytes,
+            Err(refusal) => {
+                return Attempt::Failed(AgentError::Refused {
+                    url: self.shown_url.clone(),
+                    refusal,
+                });
+            }
+        };
+        tracing::debug!(url = %self.shown_url, status = status.as_u16(), elapsed = ?started.elapsed(), "agent answered");
+        if !status.is_success() {
+            let error = AgentError::Status {
+                url: self.shown_url.clone(),
+                status: status.as_u16(),
+                body: self.shown_body(&bytes, 200),
+            };
+            return if matches!(status.as_u16(), 429 | 503) {
+                Attempt::Overloaded { error, retry_after }
+            } else {
+                Attempt::Failed(error)
+            };
+        }
+        let value: Value = match serde_json::from_slice(&bytes) {
+            Ok(value) => value,
+            Err(e) => {
+                return Attempt::Failed(AgentError::BadResponse {
+                    url: self.shown_url.clone(),
+                    reason: format!(
+                        "not JSON ({e}); body starts: {}",
+                        self.shown_body(&bytes, 120)
+                    ),
+                });
+            }
+        };
+        let reply = match &self.map_response {
+            Some(f) => f(&value),
+            None => default_reply(&value),
+        };
+        match reply {
+            Ok(reply) => Attempt::Done(reply),
+            Err(reason) => Attempt::Failed(AgentError::BadResponse {
+                url: self.shown_url.clone(),
+                reason: crate::secrets::mask(&reason).into_owned(),
+            }),
+        }
+    }
+
+    /// A POST of `body` to the agent, with its key.
+    fn post(&self, body: &Value) -> Result<reqwest::RequestBuilder, AgentError> {
         let client = runtime_client().map_err(|e| AgentError::Setup(e.to_string().into()))?;
         let mut builder = client
             .post(self.url.clone())
             .timeout(self.timeout)
-            .json(&body);
+            .json(body);
         if let Some(key) = &self.api_key {
             if !self.url.username().is_empty() || self.url.password().is_some() {
                 return Err(AgentError::Setup(
@@ -249,39 +344,7 @@ impl HttpAgent {
                 .map_err(|why| AgentError::Setup(format!("invalid agent API key: {why}").into()))?;
             builder = builder.header(reqwest::header::AUTHORIZATION, header);
         }
-        tracing::debug!(url = %self.shown_url, "calling agent");
-        let started = std::time::Instant::now();
-        let response = builder.send().await.map_err(|e| self.send_error(&e))?;
-        let status = response.status();
-        let bytes = read_body(response, self.max_response_bytes, self.timeout)
-            .await
-            .map_err(|refusal| AgentError::Refused {
-                url: self.shown_url.clone(),
-                refusal,
-            })?;
-        tracing::debug!(url = %self.shown_url, status = status.as_u16(), elapsed = ?started.elapsed(), "agent answered");
-        if !status.is_success() {
-            return Err(AgentError::Status {
-                url: self.shown_url.clone(),
-                status: status.as_u16(),
-                body: self.shown_body(&bytes, 200),
-            });
-        }
-        let value: Value = serde_json::from_slice(&bytes).map_err(|e| AgentError::BadResponse {
-            url: self.shown_url.clone(),
-            reason: format!(
-                "not JSON ({e}); body starts: {}",
-                self.shown_body(&bytes, 120)
-            ),
-        })?;
-        let reply = match &self.map_response {
-            Some(f) => f(&value),
-            None => default_reply(&value),
-        };
-        reply.map_err(|reason: String| AgentError::BadResponse {
-            url: self.shown_url.clone(),
-            reason: crate::secrets::mask(&reason).into_owned(),
-        })
+        Ok(builder)
     }
 
     /// A body for an error message: one line, cut, the API key masked.
@@ -378,7 +441,7 @@ pub fn default_reply(value: &Value) -> std::result::Result<AgentReply, String> {
             ));
         }
     };
-    Ok(AgentReply { output, context })
+    Ok(AgentReply::new(output, context))
 }
 
 #[cfg(test)]

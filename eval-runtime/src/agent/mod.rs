@@ -18,6 +18,7 @@ use crate::error::AgentError;
 use crate::services::Usage;
 
 mod http;
+mod pace;
 
 pub use http::{AgentReply, AgentRequest, HttpAgent, Message, default_reply};
 

@@ -9,7 +9,9 @@ use serde_json::Value;
 
 use crate::config::{Secret, ServiceSettings};
 use crate::error::one_line;
-use crate::http::{Failure, Refusal, bearer, read_body, redact_url, runtime_client};
+use crate::http::{
+    Failure, Refusal, bearer, read_body, redact_url, retry_after_header, runtime_client,
+};
 
 /// Why a judge or embeddings call failed. Messages are one line and never
 /// contain the API key.
@@ -229,11 +231,7 @@ impl Endpoint {
             let wait = match request.send().await {
                 Ok(response) => {
                     let status = response.status();
-                    let retry_after = response
-                        .headers()
-                        .get(reqwest::header::RETRY_AFTER)
-                        .and_then(|v| v.to_str().ok())
-                        .and_then(|v| retry_after(v, std::time::SystemTime::now()));
+                    let retry_after = retry_after_header(&response);
                     let bytes = match read_body(response, self.max_response_bytes, self.timeout)
                         .await
                     {
@@ -303,24 +301,6 @@ impl Endpoint {
     }
 }
 
-/// Most a `Retry-After` may make a call wait.
-const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
-
-/// How long a `Retry-After` header asks to wait (RFC 9110 §10.2.3): delay
-/// seconds, or an HTTP date (a date already past means now). At most 60 s.
-fn retry_after(value: &str, now: std::time::SystemTime) -> Option<Duration> {
-    let value = value.trim();
-    let wait = match value.parse::<f64>() {
-        Ok(secs) if secs.is_finite() && secs >= 0.0 => Duration::from_secs_f64(secs.min(60.0)),
-        Ok(_) => return None,
-        Err(_) => {
-            let when = httpdate::parse_http_date(value).ok()?;
-            when.duration_since(now).unwrap_or(Duration::ZERO)
-        }
-    };
-    Some(wait.min(MAX_RETRY_AFTER))
-}
-
 /// Exponential backoff with jitter: the base doubles from 0.25 s up to 8 s,
 /// and the wait is drawn from [base/2, base] so that clients throttled
 /// together do not retry together.
@@ -345,6 +325,7 @@ fn unit_random() -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::http::{MAX_RETRY_AFTER, retry_after};
     use std::time::UNIX_EPOCH;
 
     #[test]
