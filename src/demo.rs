@@ -192,6 +192,13 @@ impl DemoServer {
 /// another tokio runtime alike (it blocks the calling thread only for that
 /// start-up).
 pub fn spawn(config: DemoConfig) -> std::io::Result<DemoServer> {
+    spawn_router(router(config), "demo-agent")
+}
+
+/// Serves `app` like [`spawn`] does, on a thread named `name`: the demo
+/// agent, or another local service of this crate (e.g.
+/// [`judge::spawn`](crate::judge::spawn)).
+pub fn spawn_router(app: Router, name: &str) -> std::io::Result<DemoServer> {
     let std_listener = std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0))?;
     std_listener.set_nonblocking(true)?;
     let addr = std_listener.local_addr()?;
@@ -200,7 +207,7 @@ pub fn spawn(config: DemoConfig) -> std::io::Result<DemoServer> {
     // The runtime is built, used and dropped on the server thread only, so
     // `spawn` also works when called from inside another runtime.
     let thread = std::thread::Builder::new()
-        .name("demo-agent".to_string())
+        .name(name.to_string())
         .spawn(move || {
             let runtime = match tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(2)
@@ -223,7 +230,7 @@ pub fn spawn(config: DemoConfig) -> std::io::Result<DemoServer> {
                     }
                 };
                 let _ = ready_tx.send(Ok(()));
-                axum::serve(listener, router(config))
+                axum::serve(listener, app)
                     .with_graceful_shutdown(async move {
                         // A dropped `DemoServer` closes the channel without a
                         // message: keep serving.

@@ -17,3 +17,4 @@
 //! ```
 
 pub mod demo;
+pub mod judge;

@@ -1,0 +1,94 @@
+//! Judge efficiency: `cargo run --release --example bench_judge [-- --latency-ms 200 --samples 50]`.
+//!
+//! Scores RAG samples (questions of the demo agent's corpus, with the
+//! expected answers) with the four ragas judge metrics — faithfulness,
+//! answer_relevancy, context_precision, context_recall — against the
+//! scripted judge ([`eval_examples::judge`]) answering after a fixed delay,
+//! the demo agent answering at once, and no judge cache. Prints judge and
+//! embedding calls and tokens per sample, and the wall time.
+
+use std::time::{Duration, Instant};
+
+use eval_examples::demo::{self, CORPUS, DemoConfig};
+use eval_examples::judge::{self, JudgeConfig};
+use eval_runtime::plan::PlanBuilder;
+use eval_runtime::services::{Embedder, Judge};
+use eval_runtime::{HttpAgent, Runner, Services};
+
+fn main() {
+    let mut latency_ms = 200u64;
+    let mut samples = 50usize;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut value = || args.next().and_then(|v| v.parse().ok());
+        match a.as_str() {
+            "--latency-ms" => latency_ms = value().unwrap_or(latency_ms as usize) as u64,
+            "--samples" => samples = value().unwrap_or(samples),
+            other => {
+                eprintln!(
+                    "unknown argument {other}; see the doc comment of examples/bench_judge.rs"
+                );
+                std::process::exit(2);
+            }
+        }
+    }
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench");
+    std::fs::create_dir_all(&dir).expect("create target/bench");
+    let path = dir.join("judge_rag.jsonl");
+    let lines: String = (0..samples)
+        .map(|i| {
+            let doc = &CORPUS[i % CORPUS.len()];
+            let question = format!("Tell me about {} ({})", doc.title, i);
+            serde_json::json!({"input": question, "expected": doc.answer}).to_string() + "\n"
+        })
+        .collect();
+    std::fs::write(&path, lines).expect("write the dataset");
+
+    let agent_server = demo::spawn(DemoConfig::default()).expect("start the demo agent");
+    let judge_server = judge::spawn(JudgeConfig {
+        latency: Duration::from_millis(latency_ms),
+    })
+    .expect("start the scripted judge");
+    let base = format!("{}/v1", judge_server.url());
+    let services = Services {
+        judge: Ok(Judge::new(&base, "judge").expect("judge").cache(None)),
+        embedder: Ok(Embedder::new(&base, "embed").expect("embedder").cache(None)),
+    };
+    let agent = HttpAgent::new(&agent_server.url()).expect("agent");
+    let plan = PlanBuilder::new().dataset(
+        path.to_str().expect("utf-8 path"),
+        "faithfulness >= 0, answer_relevancy >= 0, context_precision >= 0, context_recall >= 0",
+    );
+    let runner = Runner::new().services(services);
+    let prepared = runner.prepare(plan).expect("plan");
+    let started = Instant::now();
+    let outcome = prepared.evaluate(&agent, |_| {}).expect("run");
+    let wall = started.elapsed();
+
+    let records = &outcome.results.samples;
+    let n = records.len().max(1) as f64;
+    let errors = records.iter().filter(|r| r.error.is_some()).count();
+    let sum = |f: &dyn Fn(&eval_runtime::results::SampleRecord) -> u64| -> f64 {
+        records.iter().map(f).sum::<u64>() as f64 / n
+    };
+    println!(
+        "judge efficiency: {} samples, 4 ragas metrics, judge at {latency_ms} ms per call, no cache",
+        records.len()
+    );
+    println!(
+        "  judge:      {:.2} calls, {:.0} prompt + {:.0} completion tokens per sample",
+        sum(&|r| u64::from(r.usage.calls)),
+        sum(&|r| r.usage.prompt_tokens),
+        sum(&|r| r.usage.completion_tokens)
+    );
+    println!(
+        "  embeddings: {:.2} calls, {:.0} tokens per sample",
+        sum(&|r| u64::from(r.embeddings.calls)),
+        sum(&|r| r.embeddings.prompt_tokens)
+    );
+    println!(
+        "  wall {:.2} s ({:.0} ms per sample), {errors} sample(s) not scored",
+        wall.as_secs_f64(),
+        wall.as_secs_f64() * 1000.0 / n
+    );
+}
