@@ -86,6 +86,13 @@ fn main() {
         sum(&|r| u64::from(r.embeddings.calls)),
         sum(&|r| r.embeddings.prompt_tokens)
     );
+    let mut means = Vec::new();
+    for (m, metric) in records[0].metrics.iter().enumerate() {
+        let scores: Vec<f64> = records.iter().filter_map(|r| r.metrics[m].score).collect();
+        let mean = scores.iter().sum::<f64>() / scores.len().max(1) as f64;
+        means.push(format!("{} {mean:.3}", metric.name));
+    }
+    println!("  mean scores: {}", means.join(", "));
     println!(
         "  wall {:.2} s ({:.0} ms per sample), {errors} sample(s) not scored",
         wall.as_secs_f64(),

@@ -14,6 +14,7 @@
 //! |---|---|---|
 //! | `POST /v1/chat/completions` | OpenAI chat request, system prompt `TASK <name>. ...` | OpenAI chat response, `content` the JSON asked for |
 //! | `POST /v1/embeddings` | `{"input": [..], "model"}` | OpenAI embeddings (64-dimensional hashed bag of words) |
+//! | `GET /stats` | — | `{"chat_calls", "embed_calls", "max_in_flight"}` so far |
 //!
 //! Tasks it knows: `faithfulness/statements`, `faithfulness/verdicts`,
 //! `context_recall/attribution`, `context_precision/usefulness`,
@@ -28,7 +29,7 @@ use axum::Router;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Json, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
 use serde_json::{Value, json};
 
 use crate::demo::DemoServer;
@@ -44,6 +45,25 @@ struct JudgeState {
     config: JudgeConfig,
     chat_calls: AtomicU64,
     embed_calls: AtomicU64,
+    in_flight: AtomicU64,
+    max_in_flight: AtomicU64,
+}
+
+impl JudgeState {
+    /// Counts a request in flight until the guard drops.
+    fn enter(&self) -> InFlight<'_> {
+        let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        self.max_in_flight.fetch_max(now, Ordering::SeqCst);
+        InFlight(&self.in_flight)
+    }
+}
+
+struct InFlight<'a>(&'a AtomicU64);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// The judge's routes.
@@ -52,10 +72,13 @@ pub fn router(config: JudgeConfig) -> Router {
         config,
         chat_calls: AtomicU64::new(0),
         embed_calls: AtomicU64::new(0),
+        in_flight: AtomicU64::new(0),
+        max_in_flight: AtomicU64::new(0),
     });
     Router::new()
         .route("/v1/chat/completions", post(chat_route))
         .route("/v1/embeddings", post(embeddings_route))
+        .route("/stats", get(stats_route))
         .with_state(state)
 }
 
@@ -91,7 +114,16 @@ fn bad(why: String) -> Response {
     (StatusCode::BAD_REQUEST, Json(json!({ "error": why }))).into_response()
 }
 
+async fn stats_route(State(state): State<Arc<JudgeState>>) -> Json<Value> {
+    Json(json!({
+        "chat_calls": state.chat_calls.load(Ordering::SeqCst),
+        "embed_calls": state.embed_calls.load(Ordering::SeqCst),
+        "max_in_flight": state.max_in_flight.load(Ordering::SeqCst),
+    }))
+}
+
 async fn chat_route(State(state): State<Arc<JudgeState>>, Json(body): Json<Value>) -> Response {
+    let _counted = state.enter();
     tokio::time::sleep(state.config.latency).await;
     let n = state.chat_calls.fetch_add(1, Ordering::Relaxed) + 1;
     let text = |i: usize| body["messages"][i]["content"].as_str().unwrap_or("");
@@ -128,6 +160,7 @@ async fn embeddings_route(
     State(state): State<Arc<JudgeState>>,
     Json(body): Json<Value>,
 ) -> Response {
+    let _counted = state.enter();
     tokio::time::sleep(state.config.latency).await;
     state.embed_calls.fetch_add(1, Ordering::Relaxed);
     let inputs: Vec<&str> = match &body["input"] {

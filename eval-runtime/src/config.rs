@@ -81,6 +81,9 @@ pub struct Config {
     pub sample_timeout: Option<Duration>,
     /// `EVAL_CONCURRENCY`, when set (a front end's own setting wins).
     pub concurrency: Option<usize>,
+    /// `EVAL_JUDGE_CONCURRENCY`, when set: judge and embedding calls in
+    /// flight (see [`Config::judge_concurrency`]).
+    pub judge_concurrency: Option<usize>,
     /// `EVAL_RESULTS_DIR`, when set.
     pub results_dir: Option<PathBuf>,
     /// `EVAL_CACHE` is not off.
@@ -148,6 +151,7 @@ const KNOWN: &[&str] = &[
     "EVAL_AGENT_API_KEY",
     "EVAL_SAMPLE_TIMEOUT_SECS",
     "EVAL_CONCURRENCY",
+    "EVAL_JUDGE_CONCURRENCY",
     "EVAL_RESULTS_DIR",
     "EVAL_CACHE",
     "EVAL_CACHE_DIR",
@@ -231,6 +235,7 @@ impl Config {
         let agent_api_key = get("EVAL_AGENT_API_KEY", true).map(Secret::new);
         let sample_timeout = get("EVAL_SAMPLE_TIMEOUT_SECS", false);
         let concurrency = get("EVAL_CONCURRENCY", false);
+        let judge_concurrency = get("EVAL_JUDGE_CONCURRENCY", false);
         let results_dir = get("EVAL_RESULTS_DIR", false).map(PathBuf::from);
         let cache = get("EVAL_CACHE", false);
         let cache_dir = get("EVAL_CACHE_DIR", false).map(PathBuf::from);
@@ -316,13 +321,13 @@ impl Config {
             retriever_timeout,
             DEFAULT_RETRIEVER_TIMEOUT,
         );
-        let concurrency = match concurrency {
+        let mut calls_in_flight = |var: &'static str, value: Option<String>| match value {
             None => None,
             Some(v) => match v.trim().parse::<usize>() {
                 Ok(n) if (1..=MAX_CONCURRENCY).contains(&n) => Some(n),
                 _ => {
                     bad.push(BadVar {
-                        var: "EVAL_CONCURRENCY",
+                        var,
                         value: v,
                         expected: format!("a whole number from 1 to {MAX_CONCURRENCY}"),
                     });
@@ -330,6 +335,8 @@ impl Config {
                 }
             },
         };
+        let concurrency = calls_in_flight("EVAL_CONCURRENCY", concurrency);
+        let judge_concurrency = calls_in_flight("EVAL_JUDGE_CONCURRENCY", judge_concurrency);
         let mut size = |name: &'static str,
                         value: Option<String>,
                         range: std::ops::RangeInclusive<u64>,
@@ -403,6 +410,7 @@ impl Config {
             agent_api_key,
             sample_timeout,
             concurrency,
+            judge_concurrency,
             results_dir,
             cache,
             cache_dir,
@@ -454,6 +462,15 @@ impl Config {
     pub fn concurrency_or(&self, own: Option<usize>) -> usize {
         own.or(self.concurrency)
             .unwrap_or(DEFAULT_CONCURRENCY)
+            .clamp(1, MAX_CONCURRENCY)
+    }
+
+    /// Judge and embedding calls in flight, over the whole process:
+    /// `EVAL_JUDGE_CONCURRENCY`, else four times the samples in flight (a
+    /// sample's metrics are scored at once).
+    pub fn judge_concurrency(&self) -> usize {
+        self.judge_concurrency
+            .unwrap_or_else(|| 4 * self.concurrency_or(None))
             .clamp(1, MAX_CONCURRENCY)
     }
 

@@ -338,15 +338,28 @@ async fn a_second_identical_run_makes_no_judge_or_embedding_calls() {
     let response = Response::new("Paris is a capital.");
     let mut first = Vec::new();
     for s in &specs {
-        first.push(score(s, &sample(), &response, &svc).await.score.unwrap());
+        let scored = score(s, &sample(), &response, &svc).await;
+        // Judge calls and embedding calls are counted apart.
+        let (judge_calls, embed_calls) = match s.name.as_str() {
+            "faithfulness" => (2, 0),
+            "context_recall" => (1, 0),
+            _ => (0, 1),
+        };
+        assert_eq!(
+            (scored.usage.calls, scored.embeddings.calls),
+            (judge_calls, embed_calls),
+            "{}",
+            s.name
+        );
+        first.push(scored.score.unwrap());
     }
     let calls = (judge.count(), embed.count());
     assert_eq!(calls, (3, 1));
     for (s, before) in specs.iter().zip(&first) {
         let again = score(s, &sample(), &response, &svc).await;
         assert_eq!(again.score.unwrap(), *before);
-        assert_eq!(again.usage.calls, 0);
-        assert!(again.usage.cache_hits > 0);
+        assert_eq!(again.usage.calls + again.embeddings.calls, 0);
+        assert!(again.usage.cache_hits + again.embeddings.cache_hits > 0);
     }
     assert_eq!(
         (judge.count(), embed.count()),

@@ -13,7 +13,7 @@ use crate::error::{AgentError, SampleError};
 use crate::metrics;
 use crate::metrics::{MetricError, judged};
 use crate::output::{MetricResult, SampleReport, Spread};
-use crate::services::Services;
+use crate::services::{Services, Usage};
 
 /// The first field a metric needs that `sample` lacks.
 pub fn missing_fields(sample: &Sample, specs: &[MetricSpec]) -> Option<SampleError> {
@@ -208,22 +208,19 @@ pub(crate) async fn score(
     report.ttft = response.ttft;
     report.model = response.model.clone();
     report.tool_calls = response.tool_calls.clone();
+    // A sample's metrics are independent: their judge and embedding calls
+    // run at once (each service bounds its own calls in flight).
+    let scored = futures_util::future::join_all(
+        specs
+            .iter()
+            .map(|spec| score_metric(spec, sample, &response, services)),
+    )
+    .await;
     let mut metrics = Vec::with_capacity(specs.len());
-    for spec in specs {
-        metrics.push(if let Some(turn) = spec.turn {
-            let (result, usage) = score_turn(spec, turn, sample, &response, services).await;
-            report.usage.add(usage);
-            result
-        } else if judged::is_model_based(spec) {
-            let scored = score_judged(spec, sample, &response, services).await;
-            report.usage.add(scored.usage);
-            let mut result = metric_result(spec, scored.score);
-            result.method = scored.method;
-            result.raw = scored.raw;
-            result
-        } else {
-            score_sample(spec, sample, &response)
-        });
+    for (result, judge, embeddings) in scored {
+        report.usage.add(judge);
+        report.embeddings.add(embeddings);
+        metrics.push(result);
     }
     report.metrics = metrics;
     report.output = Some(if response.turn_outputs.len() > 1 {
@@ -232,6 +229,36 @@ pub(crate) async fn score(
         response.output
     });
     report
+}
+
+/// One metric of a sample, with the judge and embedding calls it made.
+async fn score_metric(
+    spec: &MetricSpec,
+    sample: &Sample,
+    response: &Response,
+    services: &Services,
+) -> (MetricResult, Usage, Usage) {
+    if let Some(turn) = spec.turn {
+        score_turn(spec, turn, sample, response, services).await
+    } else if judged::is_model_based(spec) {
+        let scored = score_judged(spec, sample, response, services).await;
+        (
+            judged_result(spec, &scored),
+            scored.usage,
+            scored.embeddings,
+        )
+    } else {
+        let result = score_sample(spec, sample, response);
+        (result, Usage::default(), Usage::default())
+    }
+}
+
+/// The result of a model-based metric.
+fn judged_result(spec: &MetricSpec, scored: &judged::Scored) -> MetricResult {
+    let mut result = metric_result(spec, scored.score.clone());
+    result.method = scored.method;
+    result.raw = scored.raw;
+    result
 }
 
 /// A metric of one user turn of a conversation (a runevals turn's
@@ -243,7 +270,7 @@ async fn score_turn(
     sample: &Sample,
     response: &Response,
     services: &Services,
-) -> (MetricResult, crate::services::Usage) {
+) -> (MetricResult, Usage, Usage) {
     let turns = sample.input.turns();
     let output = match response.turn_outputs.get(turn) {
         Some(output) => output,
@@ -255,13 +282,17 @@ async fn score_turn(
                 turn: turn + 1,
                 answers: response.turn_outputs.len(),
             };
-            return (metric_result(spec, Err(error)), Default::default());
+            return (
+                metric_result(spec, Err(error)),
+                Usage::default(),
+                Usage::default(),
+            );
         }
     };
     let expected = sample.expected_for_turn(turn);
     if !judged::is_model_based(spec) {
         let result = metric_result(spec, metrics::score(spec, output, expected));
-        return (result, Default::default());
+        return (result, Usage::default(), Usage::default());
     }
     let mut one = sample.clone();
     one.input = eval_core::Input::Turns(turns[..=turn.min(turns.len().saturating_sub(1))].to_vec());
@@ -269,10 +300,11 @@ async fn score_turn(
     one.accepted_answers.clear();
     let answer = Response::new(output.clone()).with_context(response.context.clone());
     let scored = judged::score(spec, &one, &answer, services).await;
-    let mut result = metric_result(spec, scored.score);
-    result.method = scored.method;
-    result.raw = scored.raw;
-    (result, scored.usage)
+    (
+        judged_result(spec, &scored),
+        scored.usage,
+        scored.embeddings,
+    )
 }
 
 /// A model-based metric. A metric that compares with the expected answer,
@@ -299,18 +331,31 @@ async fn score_judged(
     let mut total = judged::Scored {
         score: Ok(0.0),
         method: None,
-        usage: Default::default(),
+        usage: Usage::default(),
+        embeddings: Usage::default(),
         raw: None,
     };
     let mut raw_sum = Some(0.0);
-    for (k, (expected, output)) in per_turn.iter().zip(&response.turn_outputs).enumerate() {
-        let mut turn = sample.clone();
-        turn.input =
-            eval_core::Input::Turns(turns[..=k.min(turns.len().saturating_sub(1))].to_vec());
-        turn.expected = Some(Expected::Text(expected.clone()));
-        let answer = Response::new(output.clone()).with_context(response.context.clone());
-        let scored = judged::score(spec, &turn, &answer, services).await;
+    // Each turn is judged on its own: all at once.
+    let scored = futures_util::future::join_all(
+        per_turn
+            .iter()
+            .zip(&response.turn_outputs)
+            .enumerate()
+            .map(|(k, (expected, output))| {
+                let mut turn = sample.clone();
+                turn.input = eval_core::Input::Turns(
+                    turns[..=k.min(turns.len().saturating_sub(1))].to_vec(),
+                );
+                turn.expected = Some(Expected::Text(expected.clone()));
+                let answer = Response::new(output.clone()).with_context(response.context.clone());
+                async move { judged::score(spec, &turn, &answer, services).await }
+            }),
+    )
+    .await;
+    for (k, scored) in scored.into_iter().enumerate() {
         total.usage.add(scored.usage);
+        total.embeddings.add(scored.embeddings);
         total.method = total.method.or(scored.method);
         raw_sum = raw_sum.zip(scored.raw).map(|(a, b)| a + b);
         total.score = match (total.score, scored.score) {

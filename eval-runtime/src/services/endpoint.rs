@@ -228,13 +228,16 @@ impl Endpoint {
                 })?;
                 request = request.header(reqwest::header::AUTHORIZATION, header);
             }
+            // Judge and embedding calls in flight are bounded over the
+            // process, however many metrics each sample scores at once.
+            let permit = service_permits().acquire().await;
             let wait = match request.send().await {
                 Ok(response) => {
                     let status = response.status();
                     let retry_after = retry_after_header(&response);
-                    let bytes = match read_body(response, self.max_response_bytes, self.timeout)
-                        .await
-                    {
+                    let body = read_body(response, self.max_response_bytes, self.timeout).await;
+                    drop(permit);
+                    let bytes = match body {
                         Ok(bytes) => bytes,
                         Err(refusal) if refusal.is_transient() && attempt <= self.max_retries => {
                             tokio::time::sleep(backoff(attempt)).await;
@@ -299,6 +302,18 @@ impl Endpoint {
             tokio::time::sleep(wait).await;
         }
     }
+}
+
+/// The process's bound on judge and embedding calls in flight
+/// ([`Config::judge_concurrency`](crate::Config::judge_concurrency)).
+fn service_permits() -> &'static tokio::sync::Semaphore {
+    static PERMITS: std::sync::OnceLock<tokio::sync::Semaphore> = std::sync::OnceLock::new();
+    PERMITS.get_or_init(|| {
+        let n = crate::config::Config::global()
+            .map(crate::config::Config::judge_concurrency)
+            .unwrap_or(4 * crate::config::DEFAULT_CONCURRENCY);
+        tokio::sync::Semaphore::new(n)
+    })
 }
 
 /// Exponential backoff with jitter: the base doubles from 0.25 s up to 8 s,

@@ -37,8 +37,10 @@ pub struct Scored {
     /// How it was scored, when not by the metric's primary method
     /// (e.g. the offline variant).
     pub method: Option<&'static str>,
-    /// Judge and embedding calls made.
+    /// Judge calls made.
     pub usage: Usage,
+    /// Embedding calls made.
+    pub embeddings: Usage,
     /// The value in the metric's original direction when it is reported
     /// flipped (deepeval toxicity and bias: lower is better there).
     pub raw: Option<f64>,
@@ -142,6 +144,7 @@ pub async fn score(
     services: &Services,
 ) -> Scored {
     let mut usage = Usage::default();
+    let mut embeddings = Usage::default();
     let mut raw = None;
     let (score, method) = match &spec.kind {
         MetricKind::Faithfulness => (
@@ -149,14 +152,14 @@ pub async fn score(
             None,
         ),
         MetricKind::AnswerSimilarity => {
-            answer_similarity(sample, response, services, &mut usage).await
+            answer_similarity(sample, response, services, &mut embeddings).await
         }
         MetricKind::ContextRecall => context_recall(sample, response, services, &mut usage).await,
         MetricKind::ContextPrecision => {
             context_precision(sample, response, services, &mut usage).await
         }
         MetricKind::AnswerRelevancy => (
-            answer_relevancy(sample, response, services, &mut usage).await,
+            answer_relevancy(sample, response, services, &mut usage, &mut embeddings).await,
             None,
         ),
         MetricKind::Hallucination => (
@@ -195,6 +198,7 @@ pub async fn score(
         score,
         method,
         usage,
+        embeddings,
         raw,
     }
 }
@@ -259,13 +263,15 @@ pub(super) fn strings(v: &Value, key: &str) -> Result<Vec<String>, String> {
         .collect()
 }
 
-/// `key`: an array of objects whose `flag` is 1/0 (or true/false, "yes"/"no").
+/// `key`: an array of flags, 1/0 (or true/false, "yes"/"no"), each bare
+/// (what the prompts ask for) or the `flag` field of an object (what
+/// judges used to be asked for, and some still answer).
 pub(super) fn flags(v: &Value, key: &str, flag: &str) -> Result<Vec<bool>, String> {
     v[key]
         .as_array()
         .ok_or_else(|| format!("the judge's answer has no `{key}` array"))?
         .iter()
-        .map(|item| match &item[flag] {
+        .map(|item| match item.get(flag).unwrap_or(item) {
             Value::Bool(b) => Ok(*b),
             Value::Number(n) if n.as_f64() == Some(1.0) => Ok(true),
             Value::Number(n) if n.as_f64() == Some(0.0) => Ok(false),

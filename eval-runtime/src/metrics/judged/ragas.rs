@@ -7,7 +7,7 @@ use eval_core::Sample;
 use super::*;
 use crate::services::cosine;
 
-const FAITHFULNESS_VERSION: u32 = 1;
+const FAITHFULNESS_VERSION: u32 = 2;
 
 /// ragas **faithfulness**: the answer is broken into statements (judge, step
 /// 1); each is checked against the retrieved context (judge, step 2);
@@ -59,9 +59,8 @@ pub(super) async fn faithfulness(
             FAITHFULNESS_VERSION,
             (
                 "TASK faithfulness/verdicts. For each statement, decide whether it can be inferred \
-             directly from the context (1) or not (0). Reply with JSON only: {\"verdicts\": \
-             [{\"statement\": \"...\", \"reason\": \"...\", \"verdict\": 1}]}, one entry per \
-             statement, in order.",
+             directly from the context (1) or not (0). Reply with JSON only, one flag per statement, in order: \
+             {\"verdicts\": [1, 0, ...]}.",
                 &format!(
                     "Context:\n{}\n\nStatements:\n{numbered}",
                     context.join("\n")
@@ -92,7 +91,7 @@ pub(super) async fn answer_similarity(
     sample: &Sample,
     response: &Response,
     services: &Services,
-    usage: &mut Usage,
+    embeddings: &mut Usage,
 ) -> (Result<f64, MetricError>, Option<&'static str>) {
     let Some(expected) = sample.expected_text() else {
         return (
@@ -106,7 +105,9 @@ pub(super) async fn answer_similarity(
             None,
         ),
         Ok(embedder) => {
-            let result = embedder.embed(&[&response.output, expected], usage).await;
+            let result = embedder
+                .embed(&[&response.output, expected], embeddings)
+                .await;
             (
                 result
                     .map(|v| cosine(&v[0], &v[1]))
@@ -121,7 +122,7 @@ pub(super) async fn answer_similarity(
     }
 }
 
-const CONTEXT_RECALL_VERSION: u32 = 1;
+const CONTEXT_RECALL_VERSION: u32 = 2;
 
 /// ragas **context recall**. With a judge (`LLMContextRecall`): the expected
 /// answer is split into statements, each classified as attributable to the
@@ -164,8 +165,7 @@ pub(super) async fn context_recall(
             (
                 "TASK context_recall/attribution. Split the reference answer into statements; for \
              each, decide whether it can be attributed to the context (1) or not (0). Reply with \
-             JSON only: {\"classifications\": [{\"statement\": \"...\", \"reason\": \"...\", \
-             \"attributed\": 1}]}.",
+             JSON only, one flag per statement, in order: {\"classifications\": [1, 0, ...]}.",
                 &format!(
                     "Question: {}\nContext:\n{}\nReference answer: {expected}",
                     sample.input.last(),
@@ -190,7 +190,7 @@ pub(super) async fn context_recall(
     (score.map_err(MetricError::from), None)
 }
 
-const CONTEXT_PRECISION_VERSION: u32 = 1;
+const CONTEXT_PRECISION_VERSION: u32 = 2;
 
 /// Average precision over ranked relevance verdicts, as ragas computes
 /// context precision: `Σ_k precision@k · v_k / Σ_k v_k` (0 when no chunk is
@@ -257,8 +257,7 @@ pub(super) async fn context_precision(
             (
                 "TASK context_precision/usefulness. For each numbered context chunk, in order, \
               decide whether it was useful for arriving at the reference answer (1) or not (0). \
-              Reply with JSON only: {\"verdicts\": [{\"reason\": \"...\", \"verdict\": 1}]}, \
-              one entry per chunk, in order.",
+              Reply with JSON only, one flag per chunk, in order: {\"verdicts\": [1, 0, ...]}.",
                 &format!(
                     "Question: {}\nReference answer: {expected}\nContext chunks:\n{chunks}",
                     sample.input.last()
@@ -313,6 +312,7 @@ pub(super) async fn answer_relevancy(
     response: &Response,
     services: &Services,
     usage: &mut Usage,
+    embeddings: &mut Usage,
 ) -> Result<f64, MetricError> {
     let judge = judge(services, "answer_relevancy")?;
     let embedder = services.embedder.as_ref().map_err(|e| {
@@ -349,7 +349,7 @@ pub(super) async fn answer_relevancy(
     let mut texts = vec![sample.input.last()];
     texts.extend(questions.iter().map(String::as_str));
     let vectors = embedder
-        .embed(&texts, usage)
+        .embed(&texts, embeddings)
         .await
         .map_err(MetricError::Service)?;
     let mean = vectors[1..]

@@ -1,0 +1,79 @@
+//! A sample's judge and embedding calls: run at once, counted apart, and
+//! each answer asked only for what is read — against the scripted judge
+//! (`eval_examples::judge`), a real HTTP server on loopback.
+
+use std::time::Duration;
+
+use eval_examples::demo::{self, DemoConfig};
+use eval_examples::judge::{self, JudgeConfig};
+use eval_runtime::plan::PlanBuilder;
+use eval_runtime::services::{Embedder, Judge};
+use eval_runtime::{HttpAgent, Runner, Services};
+
+/// The judge's `/stats`, over a plain HTTP/1.0 GET.
+fn stats(server: &demo::DemoServer) -> serde_json::Value {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(server.addr()).unwrap();
+    stream
+        .write_all(b"GET /stats HTTP/1.0\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let mut text = String::new();
+    stream.read_to_string(&mut text).unwrap();
+    let body = text.split_once("\r\n\r\n").unwrap().1;
+    serde_json::from_str(body).unwrap()
+}
+
+#[test]
+fn a_samples_judge_calls_run_at_once_and_are_counted_apart() {
+    let agent = demo::spawn(DemoConfig::default()).unwrap();
+    // Slow enough that calls started together overlap at the judge.
+    let judge_server = judge::spawn(JudgeConfig {
+        latency: Duration::from_millis(300),
+    })
+    .unwrap();
+    let base = format!("{}/v1", judge_server.url());
+    let services = Services {
+        judge: Ok(Judge::new(&base, "judge").unwrap().cache(None)),
+        embedder: Ok(Embedder::new(&base, "embed").unwrap().cache(None)),
+    };
+    let dir = std::env::temp_dir().join(format!("eval-judge-efficiency-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("rag.jsonl");
+    std::fs::write(
+        &path,
+        r#"{"input": "What is retrieval-augmented generation?", "expected": "RAG retrieves documents and generates an answer grounded in them."}"#,
+    )
+    .unwrap();
+    let plan = PlanBuilder::new().dataset(
+        path.to_str().unwrap(),
+        "faithfulness >= 0, answer_relevancy >= 0, context_precision >= 0, context_recall >= 0",
+    );
+    let runner = Runner::new().services(services);
+    let outcome = runner
+        .prepare(plan)
+        .unwrap()
+        .evaluate(&HttpAgent::new(&agent.url()).unwrap(), |_| {})
+        .unwrap();
+    let record = &outcome.results.samples[0];
+    assert_eq!(record.error, None, "{record:?}");
+    assert!(
+        record.metrics.iter().all(|m| m.score.is_some()),
+        "{record:?}"
+    );
+    let seen = stats(&judge_server);
+    let _ = std::fs::remove_dir_all(&dir);
+    // faithfulness 2 (statements, then verdicts), answer_relevancy 1,
+    // context_precision 1, context_recall 1; answer_relevancy's questions
+    // are embedded in one call.
+    assert_eq!(seen["chat_calls"], 5);
+    assert_eq!(seen["embed_calls"], 1);
+    assert_eq!((record.usage.calls, record.embeddings.calls), (5, 1));
+    assert!(record.embeddings.prompt_tokens > 0);
+    // The first call of each of the four metrics is independent: all four
+    // were in flight together (one after another before).
+    assert!(
+        seen["max_in_flight"].as_u64().unwrap() >= 4,
+        "calls in flight at most {}",
+        seen["max_in_flight"]
+    );
+}
