@@ -53,6 +53,7 @@ fn main() {
     let services = Services {
         judge: Ok(Judge::new(&base, "judge").expect("judge").cache(None)),
         embedder: Ok(Embedder::new(&base, "embed").expect("embedder").cache(None)),
+        cassette: None,
     };
     let agent = HttpAgent::new(&agent_server.url()).expect("agent");
     let plan = PlanBuilder::new().dataset(

@@ -35,6 +35,7 @@ fn a_samples_judge_calls_run_at_once_and_are_counted_apart() {
     let services = Services {
         judge: Ok(Judge::new(&base, "judge").unwrap().cache(None)),
         embedder: Ok(Embedder::new(&base, "embed").unwrap().cache(None)),
+        cassette: None,
     };
     let dir = std::env::temp_dir().join(format!("eval-judge-efficiency-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

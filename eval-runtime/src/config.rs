@@ -84,6 +84,12 @@ pub struct Config {
     /// `EVAL_JUDGE_CONCURRENCY`, when set: judge and embedding calls in
     /// flight (see [`Config::judge_concurrency`]).
     pub judge_concurrency: Option<usize>,
+    /// `EVAL_AGENT_CASSETTE`: the file agent answers are recorded into or
+    /// replayed from.
+    pub agent_cassette: Option<PathBuf>,
+    /// `EVAL_AGENT_CASSETTE_MODE`: `record` or `replay` (the default: a
+    /// cassette never calls the agent unless told to record).
+    pub agent_cassette_mode: crate::engine::CassetteMode,
     /// `EVAL_RESULTS_DIR`, when set.
     pub results_dir: Option<PathBuf>,
     /// `EVAL_CACHE` is not off.
@@ -152,6 +158,8 @@ const KNOWN: &[&str] = &[
     "EVAL_SAMPLE_TIMEOUT_SECS",
     "EVAL_CONCURRENCY",
     "EVAL_JUDGE_CONCURRENCY",
+    "EVAL_AGENT_CASSETTE",
+    "EVAL_AGENT_CASSETTE_MODE",
     "EVAL_RESULTS_DIR",
     "EVAL_CACHE",
     "EVAL_CACHE_DIR",
@@ -236,6 +244,10 @@ impl Config {
         let sample_timeout = get("EVAL_SAMPLE_TIMEOUT_SECS", false);
         let concurrency = get("EVAL_CONCURRENCY", false);
         let judge_concurrency = get("EVAL_JUDGE_CONCURRENCY", false);
+        let agent_cassette = get("EVAL_AGENT_CASSETTE", false)
+            .filter(|p| !p.trim().is_empty())
+            .map(PathBuf::from);
+        let agent_cassette_mode = get("EVAL_AGENT_CASSETTE_MODE", false);
         let results_dir = get("EVAL_RESULTS_DIR", false).map(PathBuf::from);
         let cache = get("EVAL_CACHE", false);
         let cache_dir = get("EVAL_CACHE_DIR", false).map(PathBuf::from);
@@ -337,6 +349,21 @@ impl Config {
         };
         let concurrency = calls_in_flight("EVAL_CONCURRENCY", concurrency);
         let judge_concurrency = calls_in_flight("EVAL_JUDGE_CONCURRENCY", judge_concurrency);
+        let agent_cassette_mode = match agent_cassette_mode {
+            None => crate::engine::CassetteMode::Replay,
+            Some(v) => match v.trim().to_ascii_lowercase().as_str() {
+                "record" => crate::engine::CassetteMode::Record,
+                "replay" | "" => crate::engine::CassetteMode::Replay,
+                _ => {
+                    bad.push(BadVar {
+                        var: "EVAL_AGENT_CASSETTE_MODE",
+                        value: v,
+                        expected: "`record` or `replay`".into(),
+                    });
+                    crate::engine::CassetteMode::Replay
+                }
+            },
+        };
         let mut size = |name: &'static str,
                         value: Option<String>,
                         range: std::ops::RangeInclusive<u64>,
@@ -411,6 +438,8 @@ impl Config {
             sample_timeout,
             concurrency,
             judge_concurrency,
+            agent_cassette,
+            agent_cassette_mode,
             results_dir,
             cache,
             cache_dir,
@@ -620,6 +649,34 @@ mod tests {
         );
         assert!(vars(&[("EVAL_CONCURRENCY", "0")]).is_err());
         assert!(vars(&[("EVAL_CONCURRENCY", "100001")]).is_err());
+        let e = vars(&[
+            ("EVAL_JUDGE_CONCURRENCY", "-1"),
+            ("EVAL_AGENT_CASSETTE_MODE", "rec"),
+        ])
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "invalid EVAL_JUDGE_CONCURRENCY=`-1`: a whole number from 1 to 100000\n\
+             invalid EVAL_AGENT_CASSETTE_MODE=`rec`: `record` or `replay`"
+        );
+    }
+
+    #[test]
+    fn judge_calls_in_flight_default_to_four_per_sample_in_flight() {
+        assert_eq!(
+            vars(&[]).unwrap().judge_concurrency(),
+            4 * DEFAULT_CONCURRENCY
+        );
+        assert_eq!(
+            vars(&[("EVAL_CONCURRENCY", "3")])
+                .unwrap()
+                .judge_concurrency(),
+            12
+        );
+        let c = vars(&[("EVAL_JUDGE_CONCURRENCY", "5")]).unwrap();
+        assert_eq!(c.judge_concurrency(), 5);
+        let c = vars(&[("EVAL_AGENT_CASSETTE", "a.jsonl")]).unwrap();
+        assert_eq!(c.agent_cassette_mode, crate::engine::CassetteMode::Replay);
     }
 
     #[test]

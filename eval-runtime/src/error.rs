@@ -112,6 +112,10 @@ pub enum AgentError {
     /// The retriever of a retrieval query failed.
     #[error("agent error: {0}")]
     Retriever(#[from] crate::retrieval::RetrieverError),
+    /// Replaying from a cassette found no answer, or the cassette could not
+    /// be read.
+    #[error("agent error: {0}")]
+    Cassette(#[from] crate::engine::CassetteError),
 }
 
 impl AgentError {

@@ -195,6 +195,12 @@ impl HttpAgent {
         self
     }
 
+    /// What shapes this agent's answers besides the sample (see
+    /// [`Agent::cassette_settings`](super::Agent::cassette_settings)).
+    pub fn cassette_settings(&self) -> Value {
+        json!({ "protocol": "json" })
+    }
+
     /// The URL, with any credentials removed.
     pub fn url(&self) -> &str {
         &self.shown_url

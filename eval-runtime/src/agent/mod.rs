@@ -26,7 +26,8 @@ pub use http::{AgentReply, AgentRequest, HttpAgent, Message, default_reply};
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
 
 /// What an agent answered for one sample.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
+#[serde(default)]
 #[non_exhaustive]
 pub struct Response {
     /// The final answer (to the last user turn).
@@ -50,6 +51,10 @@ pub struct Response {
     /// The model that answered, when the agent said (OpenAI `model`): what
     /// the price table is looked up by.
     pub model: Option<String>,
+    /// Replayed from a cassette: the time the agent took when recorded
+    /// (what latency metrics see instead of the replay's).
+    #[serde(skip)]
+    pub(crate) replayed_latency: Option<Duration>,
 }
 
 impl Response {
@@ -165,11 +170,22 @@ impl<T: Into<Response>, E: std::fmt::Display + 'static> IntoAgentResult for Resu
 pub trait Agent: Send + Sync + 'static {
     /// Answers one sample.
     fn respond<'a>(&'a self, sample: &'a Sample) -> BoxFuture<'a, Result<Response, AgentError>>;
+
+    /// The agent's own settings that shape its answers (protocol, model,
+    /// sampling; never a URL or a key): part of what a cassette keys an
+    /// answer by, so a replay after they change is a miss naming them.
+    fn cassette_settings(&self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
 }
 
 impl Agent for HttpAgent {
     fn respond<'a>(&'a self, sample: &'a Sample) -> BoxFuture<'a, Result<Response, AgentError>> {
         Box::pin(HttpAgent::respond_to(self, sample))
+    }
+
+    fn cassette_settings(&self) -> serde_json::Value {
+        HttpAgent::cassette_settings(self)
     }
 }
 
@@ -184,6 +200,11 @@ impl<A: Agent> Agent for crate::Result<A> {
                 Box::pin(async move { Err(reason) })
             }
         }
+    }
+
+    fn cassette_settings(&self) -> serde_json::Value {
+        self.as_ref()
+            .map_or(serde_json::Value::Null, Agent::cassette_settings)
     }
 }
 

@@ -23,11 +23,13 @@ use crate::output::{
 use crate::plan::LoadedDataset;
 use crate::services::Services;
 
+mod cassette;
 pub(crate) mod evaluate;
 mod record;
 pub(crate) mod schedule;
 mod select;
 
+pub use cassette::{Cassette, CassetteError, CassetteMode};
 pub use select::Selection;
 
 use record::Compact;
@@ -184,7 +186,11 @@ impl Run {
         let report = match schedule::local_runtime() {
             Ok(runtime) => runtime.block_on(async {
                 let _permit = self.permits.acquire().await;
-                schedule::evaluate_job(self.job(t), agent, &self.services).await
+                let report = schedule::evaluate_job(self.job(t), agent, &self.services).await;
+                if let Some(cassette) = &self.services.cassette {
+                    cassette.flush();
+                }
+                report
             }),
             Err(e) => {
                 let mut report =

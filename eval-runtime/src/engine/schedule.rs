@@ -13,6 +13,7 @@ use futures_util::FutureExt;
 use futures_util::stream::{FuturesUnordered, StreamExt};
 
 use crate::agent::{Agent, panic_text};
+use crate::engine::CassetteMode;
 use crate::engine::evaluate::evaluate_runs;
 use crate::error::{AgentError, SampleError};
 use crate::output::SampleReport;
@@ -41,17 +42,42 @@ pub(crate) async fn evaluate_job(
     agent: &dyn Agent,
     services: &Services,
 ) -> SampleReport {
+    let cassette = services.cassette.as_deref();
+    let replay = cassette.filter(|c| c.mode() == CassetteMode::Replay);
+    let record = cassette.filter(|c| c.mode() == CassetteMode::Record);
+    let sample = job.sample;
     let runs = (0..job.repeat.max(1))
-        .map(|_| {
-            let call = std::panic::catch_unwind(AssertUnwindSafe(|| agent.respond(job.sample)));
+        .map(|run| {
+            // A replay never calls the agent.
+            let call = replay
+                .is_none()
+                .then(|| std::panic::catch_unwind(AssertUnwindSafe(|| agent.respond(sample))));
             async move {
-                match call {
+                let call = match (replay, call) {
+                    (Some(cassette), _) => {
+                        return cassette
+                            .replay(sample, run, agent)
+                            .map(|(mut response, latency)| {
+                                response.replayed_latency = Some(latency);
+                                response
+                            })
+                            .map_err(AgentError::from);
+                    }
+                    (None, Some(call)) => call,
+                    (None, None) => unreachable!("the agent is called unless replaying"),
+                };
+                let started = std::time::Instant::now();
+                let outcome = match call {
                     Ok(future) => AssertUnwindSafe(future)
                         .catch_unwind()
                         .await
                         .unwrap_or_else(|panic| Err(AgentError::Panicked(panic_text(&panic)))),
                     Err(panic) => Err(AgentError::Panicked(panic_text(&panic))),
+                };
+                if let (Some(cassette), Ok(response)) = (record, &outcome) {
+                    cassette.record(sample, run, agent, response, started.elapsed());
                 }
+                outcome
             }
         })
         .collect();
@@ -99,9 +125,17 @@ pub(crate) async fn evaluate_all<'a>(
             });
         }
         match running.next().await {
-            Some((key, report)) => done(key, report),
+            Some((key, report)) => {
+                done(key, report);
+                if let Some(cassette) = &services.cassette {
+                    cassette.flush_if_due();
+                }
+            }
             None => break,
         }
+    }
+    if let Some(cassette) = &services.cassette {
+        cassette.flush();
     }
 }
 

@@ -15,13 +15,17 @@ pub use judge::{AnswerProblem, DEFAULT_SEED, Judge, MAX_REASKS};
 
 use crate::config::Config;
 
-/// The judge and embedder a run uses (each may be missing).
+/// The judge and embedder a run uses (each may be missing), and the
+/// cassette agent answers are recorded into or replayed from.
 #[derive(Debug, Clone)]
 pub struct Services {
     /// The LLM judge, or why there is none.
     pub judge: Result<Judge, ServiceError>,
     /// The embeddings server, or why there is none.
     pub embedder: Result<Embedder, ServiceError>,
+    /// `EVAL_AGENT_CASSETTE`: where agent answers are recorded, or replayed
+    /// from instead of calling the agent.
+    pub cassette: Option<std::sync::Arc<crate::engine::Cassette>>,
 }
 
 impl Services {
@@ -30,6 +34,7 @@ impl Services {
         Services {
             judge: Judge::from_config(config),
             embedder: Embedder::from_config(config),
+            cassette: crate::engine::Cassette::from_config(config),
         }
     }
 
@@ -42,6 +47,7 @@ impl Services {
         Services {
             judge: Err(not_configured("LLM judge")),
             embedder: Err(not_configured("embeddings")),
+            cassette: None,
         }
     }
 

@@ -1,0 +1,357 @@
+//! Record and replay of agent answers (`EVAL_AGENT_CASSETTE`): record a
+//! run's answers once, then re-run metric and threshold work without
+//! calling the agent.
+//!
+//! An answer is keyed by what was sent: the sample's user turns, its
+//! `agent_args` and `tools`, the agent's own settings that shape the answer
+//! ([`Agent::cassette_settings`]: protocol, model, sampling — never its URL
+//! or key) and the run of a repeated sample. A replay finds the answer by
+//! that key; a sample whose key has no answer fails, naming what changed
+//! since the recording (or that the sample was never recorded).
+//!
+//! The file is JSON Lines, one answer per line, sorted by key, written
+//! atomically (a temporary file renamed over it) under a lock file, and
+//! merged with what is on disk, so nextest's one-process-per-test runs
+//! record into one cassette. Every string in it is masked like results
+//! (`secrets::mask_json`): it never holds a credential.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use eval_core::Sample;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::agent::{Agent, Response};
+use crate::config::Config;
+
+/// What a cassette does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CassetteMode {
+    /// Call the agent and store its answers.
+    Record,
+    /// Answer from the cassette; never call the agent.
+    Replay,
+}
+
+impl CassetteMode {
+    /// `record` or `replay`.
+    pub fn name(self) -> &'static str {
+        match self {
+            CassetteMode::Record => "record",
+            CassetteMode::Replay => "replay",
+        }
+    }
+}
+
+/// Why a cassette could not answer or be written.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CassetteError {
+    /// The cassette file could not be read, parsed or written.
+    #[error("cassette {path}: {reason}")]
+    File {
+        /// The file.
+        path: String,
+        /// What went wrong (line included when it is a bad line).
+        reason: String,
+    },
+    /// Replay found no answer for what this sample sends.
+    #[error("cassette {path} has no answer for {sample}: {why}")]
+    Miss {
+        /// The file.
+        path: String,
+        /// `file id N` (and the run of a repeated sample).
+        sample: String,
+        /// What changed since the recording, or that it was never recorded.
+        why: String,
+    },
+}
+
+/// One recorded answer, one line of the file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Entry {
+    /// Hash of `request`.
+    key: String,
+    /// `file id N`, to explain a miss.
+    sample: String,
+    /// What was sent (masked).
+    request: Value,
+    /// The agent's answer (masked).
+    response: Response,
+    /// Time the agent took, milliseconds.
+    latency_ms: f64,
+}
+
+/// A cassette file, shared by every run of the process that uses it.
+#[derive(Debug)]
+pub struct Cassette {
+    path: PathBuf,
+    mode: CassetteMode,
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// Replay: the file's answers by key (loaded once), or why not.
+    loaded: Option<Result<HashMap<String, Entry>, CassetteError>>,
+    /// Record: answers recorded by this process, not yet written.
+    pending: Vec<Entry>,
+    last_write: Option<Instant>,
+    /// Record: the last write's error, said once.
+    write_error: Option<CassetteError>,
+}
+
+/// How often recorded answers are written while a run goes on (and once
+/// more at its end).
+const WRITE_EVERY: Duration = Duration::from_secs(1);
+
+impl Cassette {
+    /// The cassette `config` names (`EVAL_AGENT_CASSETTE`, in
+    /// `EVAL_AGENT_CASSETTE_MODE`), one per path for the whole process.
+    pub fn from_config(config: &Config) -> Option<Arc<Cassette>> {
+        let path = config.agent_cassette.as_ref()?;
+        Some(Self::shared(path, config.agent_cassette_mode))
+    }
+
+    /// The process's cassette at `path` in `mode`.
+    pub fn shared(path: &Path, mode: CassetteMode) -> Arc<Cassette> {
+        /// Open cassettes by path and whether they record.
+        type Open = HashMap<(PathBuf, bool), Arc<Cassette>>;
+        static OPEN: OnceLock<Mutex<Open>> = OnceLock::new();
+        let mut open = OPEN
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        open.entry((path.to_path_buf(), mode == CassetteMode::Record))
+            .or_insert_with(|| {
+                Arc::new(Cassette {
+                    path: path.to_path_buf(),
+                    mode,
+                    state: Mutex::new(State::default()),
+                })
+            })
+            .clone()
+    }
+
+    /// Record or replay.
+    pub fn mode(&self) -> CassetteMode {
+        self.mode
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn shown(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    /// The answer recorded for run `run` of `sample` sent to `agent`, with
+    /// the time the agent took then; a miss names what changed.
+    pub(crate) fn replay(
+        &self,
+        sample: &Sample,
+        run: u32,
+        agent: &dyn Agent,
+    ) -> Result<(Response, Duration), CassetteError> {
+        let (request, key, who) = keyed(sample, run, agent);
+        let mut state = self.state();
+        let entries = state
+            .loaded
+            .get_or_insert_with(|| read_entries(&self.path).map(|e| e.into_iter().collect()));
+        let entries = entries.as_ref().map_err(Clone::clone)?;
+        if let Some(entry) = entries.get(&key) {
+            let mut response = entry.response.clone();
+            response.usage.cache_hits += 1;
+            response.usage.calls = 0;
+            response.usage.retries = 0;
+            return Ok((response, Duration::from_secs_f64(entry.latency_ms / 1000.0)));
+        }
+        let why = match entries.values().find(|e| e.sample == who) {
+            Some(old) => changed(&old.request, &request),
+            None => "it was not recorded (record it with EVAL_AGENT_CASSETTE_MODE=record)".into(),
+        };
+        Err(CassetteError::Miss {
+            path: self.shown(),
+            sample: who,
+            why,
+        })
+    }
+
+    /// Stores `response` as the answer to run `run` of `sample` (written by
+    /// [`Cassette::flush_if_due`] and [`Cassette::flush`], outside the
+    /// agent's timing).
+    pub(crate) fn record(
+        &self,
+        sample: &Sample,
+        run: u32,
+        agent: &dyn Agent,
+        response: &Response,
+        latency: Duration,
+    ) {
+        let (mut request, key, who) = keyed(sample, run, agent);
+        crate::secrets::mask_json(&mut request);
+        let mut stored = serde_json::to_value(response).unwrap_or(Value::Null);
+        crate::secrets::mask_json(&mut stored);
+        let Ok(response) = serde_json::from_value(stored) else {
+            return;
+        };
+        self.state().pending.push(Entry {
+            key,
+            sample: who,
+            request,
+            response,
+            latency_ms: latency.as_secs_f64() * 1000.0,
+        });
+    }
+
+    /// Writes what was recorded when the last write is a second old, so a
+    /// long run that is stopped keeps most of its answers.
+    pub(crate) fn flush_if_due(&self) {
+        let due = {
+            let state = self.state();
+            !state.pending.is_empty() && state.last_write.is_none_or(|t| t.elapsed() >= WRITE_EVERY)
+        };
+        if due {
+            self.flush();
+        }
+    }
+
+    /// Writes what was recorded and not yet written (record mode), merged
+    /// with the file's answers. A failure is said once, on stderr, and kept
+    /// for [`Cassette::write_error`].
+    pub fn flush(&self) {
+        if self.mode != CassetteMode::Record {
+            return;
+        }
+        let mut state = self.state();
+        state.last_write = Some(Instant::now());
+        if state.pending.is_empty() {
+            return;
+        }
+        match self.merge_into_file(&state.pending) {
+            Ok(()) => state.pending.clear(),
+            Err(e) => {
+                if state.write_error.is_none() {
+                    eprintln!("eval: {e}");
+                }
+                state.write_error = Some(e);
+            }
+        }
+    }
+
+    /// The last write's error, if the cassette could not be written.
+    pub fn write_error(&self) -> Option<CassetteError> {
+        self.state().write_error.clone()
+    }
+
+    fn merge_into_file(&self, new: &[Entry]) -> Result<(), CassetteError> {
+        let io = |e: std::io::Error| CassetteError::File {
+            path: self.shown(),
+            reason: e.to_string(),
+        };
+        if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(io)?;
+        }
+        // Processes recording into one cassette (nextest) take turns.
+        let mut lock_path = self.path.clone().into_os_string();
+        lock_path.push(".lock");
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(io)?;
+        lock.lock().map_err(io)?;
+        let mut all: BTreeMap<String, Entry> = if self.path.exists() {
+            read_entries(&self.path)?.into_iter().collect()
+        } else {
+            BTreeMap::new()
+        };
+        for entry in new {
+            all.insert(entry.key.clone(), entry.clone());
+        }
+        let mut text = String::new();
+        for entry in all.values() {
+            text.push_str(
+                &serde_json::to_string(entry).map_err(|e| CassetteError::File {
+                    path: self.shown(),
+                    reason: e.to_string(),
+                })?,
+            );
+            text.push('\n');
+        }
+        eval_core::files::write_atomically(&self.path, text.as_bytes()).map_err(io)
+    }
+}
+
+/// What run `run` of `sample` sends, its key, and who it is.
+fn keyed(sample: &Sample, run: u32, agent: &dyn Agent) -> (Value, String, String) {
+    let request = json!({
+        "turns": sample.input.turns(),
+        "agent_args": sample.agent_args,
+        "tools": sample.tools,
+        "agent": agent.cassette_settings(),
+        "run": run,
+    });
+    let key = crate::services::Cache::key(&["agent", &request.to_string()]);
+    let who = if run == 0 {
+        format!("{} id {}", sample.source.file, sample.id)
+    } else {
+        format!("{} id {} (run {})", sample.source.file, sample.id, run + 1)
+    };
+    (request, key, who)
+}
+
+/// Which parts of what is sent differ from the recording.
+fn changed(recorded: &Value, now: &Value) -> String {
+    let parts = [
+        ("turns", "the user turns"),
+        ("agent_args", "`agent_args`"),
+        ("tools", "the tool definitions"),
+        ("agent", "the agent's settings"),
+    ];
+    let differ: Vec<String> = parts
+        .iter()
+        .filter(|(k, _)| recorded.get(k) != now.get(k))
+        .map(|(k, what)| {
+            format!(
+                "{what} changed (recorded {}, now {})",
+                crate::error::one_line(&recorded[k].to_string(), 80),
+                crate::error::one_line(&now[k].to_string(), 80)
+            )
+        })
+        .collect();
+    if differ.is_empty() {
+        "what it sends changed since the recording".into()
+    } else {
+        differ.join("; ")
+    }
+}
+
+fn read_entries(path: &Path) -> Result<Vec<(String, Entry)>, CassetteError> {
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| CassetteError::File {
+        path: shown.clone(),
+        reason: if e.kind() == std::io::ErrorKind::NotFound {
+            "no such file (record one first: EVAL_AGENT_CASSETTE_MODE=record)".into()
+        } else {
+            e.to_string()
+        },
+    })?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(n, line)| {
+            serde_json::from_str::<Entry>(line)
+                .map(|e| (e.key.clone(), e))
+                .map_err(|e| CassetteError::File {
+                    path: shown.clone(),
+                    reason: format!("line {}: not a recorded answer: {e}", n + 1),
+                })
+        })
+        .collect()
+}
