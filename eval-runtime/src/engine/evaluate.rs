@@ -213,13 +213,22 @@ pub(crate) async fn score(
     report.model = response.model.clone();
     report.tool_calls = response.tool_calls.clone();
     // A sample's metrics are independent: their judge and embedding calls
-    // run at once (each service bounds its own calls in flight).
-    let scored = futures_util::future::join_all(
-        specs
-            .iter()
-            .map(|spec| score_metric(spec, sample, &response, services)),
-    )
-    .await;
+    // run at once (each service bounds its own calls in flight). Metrics
+    // that call nothing are scored in place.
+    let scored = if specs.iter().any(judged::is_model_based) {
+        futures_util::future::join_all(
+            specs
+                .iter()
+                .map(|spec| score_metric(spec, sample, &response, services)),
+        )
+        .await
+    } else {
+        let mut scored = Vec::with_capacity(specs.len());
+        for spec in specs {
+            scored.push(score_metric(spec, sample, &response, services).await);
+        }
+        scored
+    };
     let mut metrics = Vec::with_capacity(specs.len());
     for (result, judge, embeddings) in scored {
         report.usage.add(judge);
