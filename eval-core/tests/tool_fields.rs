@@ -89,7 +89,11 @@ fn deepeval_goldens_expected_tools_and_tools_called() {
             ToolCall::new("ToolQuery")
         ]
     );
-    assert_eq!(s.reference_contexts, ["Refunds within 30 days."], "deepeval's context");
+    assert_eq!(
+        s.reference_contexts,
+        ["Refunds within 30 days."],
+        "deepeval's context"
+    );
     let raw: serde_json::Value = serde_json::from_str(text).unwrap();
     assert_eq!(s.extra["expected_tools"], raw[0]["expected_tools"]);
     assert_eq!(s.extra["tools_called"], raw[0]["tools_called"]);
@@ -101,7 +105,10 @@ fn deepeval_goldens_expected_tools_and_tools_called() {
         r#"[{"input": "q", "actual_output": "x", "expectedTools": ["WebSearch"]}]"#,
     );
     assert_eq!(tools(&ds.samples[0]), [ToolCall::new("WebSearch")]);
-    assert!(!ds.samples[0].extra.contains_key("expectedTools"), "lossless");
+    assert!(
+        !ds.samples[0].extra.contains_key("expectedTools"),
+        "lossless"
+    );
 }
 
 #[test]
@@ -122,7 +129,10 @@ fn deepeval_csv_cells_are_json_or_names() {
         tools(&ds.samples[1]),
         [ToolCall::new("WebSearch").with_arguments(json!({"q": "x"}))]
     );
-    assert_eq!(ds.samples[2].expected_tools, None, "an empty cell says nothing");
+    assert_eq!(
+        ds.samples[2].expected_tools, None,
+        "an empty cell says nothing"
+    );
 }
 
 #[test]
@@ -191,7 +201,9 @@ fn ragas_message_lists_ask_the_human_turns() {
     let none = json!({"user_input": [{"content": "x", "type": "ai"}]});
     let e = err("none.jsonl", &format!("{none}\n"));
     assert!(
-        e.starts_with("none.jsonl:1: field `user_input`: turn 0: expected a string, found an object"),
+        e.starts_with(
+            "none.jsonl:1: field `user_input`: turn 0: expected a string, found an object"
+        ),
         "{e}"
     );
 }
