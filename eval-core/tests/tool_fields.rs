@@ -112,6 +112,28 @@ fn deepeval_goldens_expected_tools_and_tools_called() {
 }
 
 #[test]
+fn deepeval_own_goldens_fixture() {
+    // deepeval's own test goldens write a call's arguments under `input`.
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "../tests/fixtures/public/deepeval/confident-ai__deepeval/a2e0d4c/tests/test_confident/goldens.json",
+    );
+    let ds = Dataset::load(&path).unwrap();
+    assert_eq!(ds.samples.len(), 4);
+    let s = &ds.samples[0];
+    assert_eq!(
+        tools(s),
+        [ToolCall::new("search_population_data")
+            .with_arguments(json!({"query": "Paris France population statistics"}))]
+    );
+    assert_eq!(
+        s.extra["tools_called"][0]["input"]["query"],
+        json!("Paris France population 2024"),
+        "the recorded call stays in extra"
+    );
+    assert!(!s.extra.contains_key("expected_tools"), "nothing lost");
+}
+
+#[test]
 fn deepeval_csv_cells_are_json_or_names() {
     let text = concat!(
         "input,actual_output,expected_tools,tools_called\n",
@@ -243,7 +265,7 @@ fn malformed_tool_calls_name_file_line_and_field() {
         (
             "t.jsonl",
             "{\"input\": \"b\", \"reference_tool_calls\": [{\"name\": \"w\", \"agrs\": {}}]}\n",
-            "t.jsonl:1: field `reference_tool_calls`: tool call 0: unknown key `agrs` (expected name, arguments (or args, input_parameters), id, turn, function, type, description, reasoning, output)",
+            "t.jsonl:1: field `reference_tool_calls`: tool call 0: unknown key `agrs` (expected name, arguments (or args, input_parameters, input), id, turn, function, type, description, reasoning, output)",
         ),
         (
             "t.jsonl",

@@ -168,7 +168,10 @@ fn tool_metrics_score_the_agents_calls() {
     let r = by_id("missing");
     assert_eq!(r.verdict, Verdict::Error);
     let e = r.error.as_deref().unwrap();
-    assert!(e.contains("expected_tools"), "{e}");
+    assert!(
+        e.contains("sample has no `expected_tools` field (or expectedTools, ragas reference_tool_calls), which metric `tool_correctness` needs"),
+        "{e}"
+    );
 
     // letta-evals: the tool named by ground_truth, in any turn.
     let mut letta: Vec<&SampleRecord> = records

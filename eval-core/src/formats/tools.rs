@@ -7,8 +7,9 @@
 //! * a string: the tool's name (no arguments expected);
 //! * an object with `name` and, optionally, its arguments under one of
 //!   `arguments` (ours, OpenAI), `args` (ragas `ToolCall`),
-//!   `input_parameters` / `inputParameters` (deepeval `ToolCall`): a JSON
-//!   object, or JSON text holding one (OpenAI writes arguments as text);
+//!   `input_parameters` / `inputParameters` (deepeval `ToolCall`), `input`
+//!   (deepeval's own test goldens, `tests/test_confident/goldens.json`): a
+//!   JSON object, or JSON text holding one (OpenAI writes arguments as text);
 //!   `id` (a string) and `turn` (a 0-based user turn) are read too;
 //! * OpenAI's shape, `{"type": "function", "function": {"name", "arguments"}}`.
 //!
@@ -28,10 +29,16 @@ use super::text::{kind_of, parse_strict};
 use crate::ToolCall;
 
 /// Keys that hold a call's arguments.
-const ARGUMENT_KEYS: &[&str] = &["arguments", "args", "input_parameters", "inputParameters"];
+const ARGUMENT_KEYS: &[&str] = &[
+    "arguments",
+    "args",
+    "input_parameters",
+    "inputParameters",
+    "input",
+];
 
 /// Keys read into [`ToolCall`] or accepted as descriptions.
-const KNOWN: &str = "name, arguments (or args, input_parameters), id, turn, function, type, description, reasoning, output";
+const KNOWN: &str = "name, arguments (or args, input_parameters, input), id, turn, function, type, description, reasoning, output";
 
 /// The calls of a tool-call field, and whether some item said more than a
 /// [`ToolCall`] holds (its `description`, `reasoning`, `output`, a

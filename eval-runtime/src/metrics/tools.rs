@@ -22,7 +22,7 @@
 //! A metric of one turn (`tool_correctness@turn2`) scores the calls made in
 //! that turn only; `tool_called@turn2` against that turn's expected answer.
 //!
-//! [`Response::tool_calls`]: crate::agent::Response::tool_calls
+//! [`Response::tool_calls`]: crate::Response::tool_calls
 
 use eval_core::metric::{MetricKind, MetricSpec};
 use eval_core::{Expected, Sample, ToolCall};
