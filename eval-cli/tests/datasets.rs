@@ -142,6 +142,7 @@ fn convert_round_trips_preserve_every_field() {
         "m365-runevals/microsoft__m365-copilot-eval/ae7844f/samples/hr_benefits_leave.json",
         "m365-runevals/microsoft__m365-copilot-eval/ae7844f/schema/v1/examples/valid/scenarios-with-mixed-errors.json",
         "agentspec/agents-oss__agentspec/747919b/examples/gymcoach/eval/workout-qa.jsonl",
+        "ragas/explodinggradients__ragas/c036bd8/examples/ragas_examples/ag_ui_agent_evals/test_data/weather_tool_calls.csv",
     ];
     for (n, source) in sources.iter().enumerate() {
         let src = fixtures().join(source);

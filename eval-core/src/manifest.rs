@@ -671,6 +671,7 @@ impl ManifestDataset {
                         Need::Context => !sample.context.is_empty(),
                         Need::ReferenceContexts => !sample.reference_contexts.is_empty(),
                         Need::RelevantIds => sample.relevant_ids().is_some(),
+                        Need::ExpectedTools => sample.expected_tools.is_some(),
                     };
                     if !present {
                         problems.push(

@@ -129,9 +129,11 @@ pub struct Sample {
     /// should be found.
     pub retrieval: Option<Box<RetrievalQuery>>,
     /// The tool calls the agent is expected to make, in order (deepeval
-    /// `expected_tools`, ragas `reference_tool_calls`): what the tool
-    /// metrics compare the agent's calls with.
-    pub expected_tools: Vec<crate::ToolCall>,
+    /// `expected_tools`, ragas `reference_tool_calls`, a list of names or
+    /// calls in our JSONL): what the tool metrics compare the agent's calls
+    /// with. `None` when the sample says nothing; `Some` of an empty list
+    /// when it expects no call at all.
+    pub expected_tools: Option<Vec<crate::ToolCall>>,
     /// Tool definitions offered to the agent (OpenAI `tools`: each
     /// `{"type": "function", "function": {...}}`), given by the sample; a
     /// dataset's own are added by the run.
@@ -227,7 +229,7 @@ impl Sample {
             turn_evaluators: Vec::new(),
             accepted_answers: Vec::new(),
             retrieval: None,
-            expected_tools: Vec::new(),
+            expected_tools: None,
             tools: Vec::new(),
             extra: Map::new(),
             source: Source {
@@ -261,6 +263,15 @@ impl Sample {
         S: Into<String>,
     {
         self.tags = tags.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets the tool calls the agent is expected to make.
+    pub fn with_expected_tools<I>(mut self, calls: I) -> Self
+    where
+        I: IntoIterator<Item = crate::ToolCall>,
+    {
+        self.expected_tools = Some(calls.into_iter().collect());
         self
     }
 

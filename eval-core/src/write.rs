@@ -8,8 +8,8 @@
 //!   turn with its own evaluators, the first tag its `category`; what
 //!   runevals has no field for (evaluators of a whole conversation, more
 //!   tags, several contexts, reference contexts, metadata, agent args,
-//!   rubric variables, other fields) goes under `extensions.evals`, which the
-//!   schema leaves open.
+//!   rubric variables, expected tool calls, other fields) goes under
+//!   `extensions.evals`, which the schema leaves open.
 
 use serde_json::{Map, Value};
 
@@ -52,6 +52,9 @@ pub fn record(sample: &Sample) -> Map<String, Value> {
             o.insert(k.into(), strings(v));
         }
     }
+    if let Some(tools) = expected_tools(sample) {
+        o.insert("expected_tools".into(), tools);
+    }
     if !sample.turn_evaluators.is_empty() {
         o.insert(
             "turn_evaluators".into(),
@@ -79,6 +82,18 @@ pub fn record(sample: &Sample) -> Map<String, Value> {
     o
 }
 
+/// The expected tool calls as our JSONL writes them (`{name, arguments,
+/// id, turn}`, empty parts left out); `None` when the sample says nothing.
+fn expected_tools(sample: &Sample) -> Option<Value> {
+    let tools = sample.expected_tools.as_ref()?;
+    Some(Value::Array(
+        tools
+            .iter()
+            .map(|t| serde_json::to_value(t).unwrap_or_default())
+            .collect(),
+    ))
+}
+
 /// JSONL text: one line per sample.
 pub fn to_jsonl(samples: &[Sample]) -> String {
     let mut out = String::new();
@@ -103,6 +118,7 @@ pub const CSV_COLUMNS: &[&str] = &[
     "evaluators",
     "turn_evaluators",
     "accepted_answers",
+    "expected_tools",
     "extra",
 ];
 
@@ -269,6 +285,9 @@ fn runevals_item(s: &Sample) -> Value {
     }
     if !s.accepted_answers.is_empty() {
         ours.insert("accepted_answers".into(), strings(&s.accepted_answers));
+    }
+    if let Some(tools) = expected_tools(s) {
+        ours.insert("expected_tools".into(), tools);
     }
     for (k, v) in [
         ("metadata", &s.metadata),

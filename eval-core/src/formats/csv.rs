@@ -4,7 +4,9 @@
 //! Quoted cells may span lines (CR, LF or CRLF) and hold JSON: a cell of a
 //! list field (`input`, `ground_truth`, `context`) holding a JSON array of
 //! strings is a list; `agent_args`, `rubric_vars` and `metadata` cells must hold a
-//! JSON object; `tags` is a JSON array or a comma/semicolon-separated list.
+//! JSON object; `tags` is a JSON array or a comma/semicolon-separated list;
+//! `expected_tools` (`reference_tool_calls`) is a JSON array of tool calls or
+//! `;`-separated tool names.
 //! Unknown columns are kept in `Sample::extra` as strings.
 
 use std::collections::HashMap;
@@ -480,5 +482,6 @@ fn csv_cell(field: Option<Field>, cell: &str) -> Result<Option<Value>, String> {
             Err(e) => Err(format!("expected a JSON array in this cell: {e}")),
         },
         Field::Id => Ok(Some(Value::String(trimmed.to_string()))),
+        Field::ExpectedTools => super::tools::csv_cell(trimmed).map(Some),
     }
 }

@@ -1,12 +1,18 @@
 //! deepeval goldens (JSON, CSV).
 //!
-//! Recognised by `actual_output`, `retrieval_context`, `expected_outcome`,
-//! `scenario`, `additional_metadata` or `custom_column_key_values`.
+//! Recognised by `actual_output`, `tools_called`, `retrieval_context`,
+//! `expected_outcome`, `scenario`, `additional_metadata` or
+//! `custom_column_key_values`.
 //! `retrieval_context` → context; `context` (deepeval's ideal context) →
 //! reference_contexts; `expected_outcome` → expected; `name` → id; user turns
 //! of `turns` (an array, or JSON text in a cell) → input;
 //! `additional_metadata` and `custom_column_key_values` → metadata; CSV list
-//! cells split on `|`.
+//! cells split on `|`. `expected_tools` is a common field (see
+//! `formats/tools.rs`).
+//!
+//! `actual_output` and `tools_called` are what an LLM answered and called
+//! when the golden was recorded: both stay unchanged in `extra`, and neither
+//! is scored; the metrics score the agent under test's answer and calls.
 
 use serde_json::{Map, Value};
 
@@ -16,6 +22,7 @@ use super::{Adapter, Input, Records};
 /// Keys only deepeval records have.
 const KEYS: &[&str] = &[
     "actual_output",
+    "tools_called",
     "retrieval_context",
     "expected_outcome",
     "scenario",

@@ -18,10 +18,11 @@
 //!   |---|---|---|
 //!   | [`unrag`] | a `.json` document into one record per query | `queries` with `version` or `documents` |
 //!   | [`runevals`] | a `.json` document into one record per item | `schemaVersion`/`items`, `prompts`, or an array of `{prompt}` |
-//!   | [`deepeval`] | a record | `actual_output`, `retrieval_context`, `expected_outcome`, `scenario`, `additional_metadata`, `custom_column_key_values` |
+//!   | [`deepeval`] | a record | `actual_output`, `tools_called`, `retrieval_context`, `expected_outcome`, `scenario`, `additional_metadata`, `custom_column_key_values` |
 //!   | [`golden`] | a record (not deepeval's) | `query` with `ground_truth`, or `source_docs` |
 //!   | [`promptflow`] | a record | `chat_history`; Azure's `truth` |
 //!   | [`openai_evals`] | a record | `input` is a list of chat messages |
+//!   | [`ragas`] | a record | `user_input` is a list of ragas messages (`type` human, ai, tool) |
 //!   | [`promptfoo`] | a record | columns `__expected…`, `__metadata:…`, or `vars` |
 //!
 //! The flow, all of it dispatched here:
@@ -34,7 +35,7 @@
 //! ```
 //!
 //! Adapters depend only on this module's contract ([`Adapter`], [`Input`],
-//! [`Records`]) and on the leaf modules [`record`] and [`text`]; none calls
+//! [`Records`]) and on the leaf modules [`record`], [`text`] and [`tools`]; none calls
 //! another adapter.
 
 pub(crate) mod csv;
@@ -45,9 +46,11 @@ pub(crate) mod jsonl;
 pub(crate) mod openai_evals;
 pub(crate) mod promptflow;
 pub(crate) mod promptfoo;
+pub(crate) mod ragas;
 pub(crate) mod record;
 pub mod runevals;
 pub(crate) mod text;
+pub(crate) mod tools;
 pub(crate) mod unrag;
 
 use std::path::Path;
@@ -194,6 +197,7 @@ const RECORD_SCHEMAS: &[&[&dyn Adapter]] = &[
     &[&deepeval::Deepeval, &golden::Golden],
     &[&promptflow::PromptflowChat],
     &[&openai_evals::OpenAiEvals],
+    &[&ragas::RagasMessages],
     &[&promptfoo::Promptfoo],
     &[&promptflow::AzureTruth],
 ];

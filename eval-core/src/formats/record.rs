@@ -22,6 +22,7 @@ pub(crate) enum Field {
     Evaluators,
     TurnEvaluators,
     AcceptedAnswers,
+    ExpectedTools,
     Extra,
 }
 
@@ -40,6 +41,7 @@ impl Field {
             Field::Evaluators => "evaluators",
             Field::TurnEvaluators => "turn_evaluators",
             Field::AcceptedAnswers => "accepted_answers",
+            Field::ExpectedTools => "expected_tools",
             Field::Extra => "extra",
         }
     }
@@ -62,6 +64,7 @@ impl Field {
 /// | `evaluators` | `evaluators` (name → options) | runevals |
 /// | `turn_evaluators` | `turn_evaluators` (one name → options object per turn) | runevals conversations |
 /// | `accepted_answers` | `accepted_answers` (every answer that counts as right) | OpenAI evals' `ideal` list |
+/// | `expected_tools` | `expected_tools`, `expectedTools`, `reference_tool_calls` (see `formats/tools.rs`) | deepeval, ragas |
 /// | `extra` | `extra` (an object: fields of other formats, as `evals convert` writes them) | — |
 ///
 /// A record that uses two names for the same field is rejected. Every other
@@ -94,6 +97,9 @@ pub const FIELD_ALIASES: &[(&str, &str)] = &[
     ("evaluators", "evaluators"),
     ("turn_evaluators", "turn_evaluators"),
     ("accepted_answers", "accepted_answers"),
+    ("expected_tools", "expected_tools"),
+    ("expectedTools", "expected_tools"),
+    ("reference_tool_calls", "expected_tools"),
     ("extra", "extra"),
 ];
 
@@ -117,6 +123,7 @@ pub(crate) fn field_for(name: &str) -> Option<Field> {
         "evaluators" => Field::Evaluators,
         "turn_evaluators" => Field::TurnEvaluators,
         "accepted_answers" => Field::AcceptedAnswers,
+        "expected_tools" => Field::ExpectedTools,
         "extra" => Field::Extra,
         _ => Field::RubricVars,
     })
@@ -198,6 +205,7 @@ pub(crate) fn to_sample(
     let mut evaluators = Map::new();
     let mut turn_evaluators = Vec::new();
     let mut accepted_answers = Vec::new();
+    let mut expected_tools = None;
     let mut extra = Map::new();
     let mut extra_object: Option<Map<String, Value>> = None;
 
@@ -233,6 +241,14 @@ pub(crate) fn to_sample(
             Field::Evaluators => object(value).map(|v| evaluators = v),
             Field::TurnEvaluators => object_list(value).map(|v| turn_evaluators = v),
             Field::AcceptedAnswers => string_list(&value).map(|v| accepted_answers = v),
+            // What a tool call cannot hold (deepeval's `description`,
+            // `output`...) stays in `extra`, with the value as written.
+            Field::ExpectedTools => super::tools::tool_calls(&value).map(|(calls, lossy)| {
+                expected_tools = Some(calls);
+                if lossy {
+                    extra.insert(key.clone(), value.clone());
+                }
+            }),
             Field::Extra => object(value).map(|v| extra_object = Some(v)),
         };
         if let Err(msg) = result {
@@ -330,8 +346,7 @@ pub(crate) fn to_sample(
         turn_evaluators,
         accepted_answers,
         retrieval: record.retrieval,
-        // Read by the tool-call fields' adapter (deepeval, ragas).
-        expected_tools: Vec::new(),
+        expected_tools,
         tools: Vec::new(),
         extra,
         source: Source {

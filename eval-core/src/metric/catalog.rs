@@ -33,6 +33,9 @@ pub enum Need {
     ReferenceContexts,
     /// Relevant document ids (a retrieval dataset's `relevant.sourceIds`).
     RelevantIds,
+    /// The tool calls the agent should make (`expected_tools`, ragas
+    /// `reference_tool_calls`); an empty list counts: no call expected.
+    ExpectedTools,
 }
 
 impl fmt::Display for Need {
@@ -42,6 +45,7 @@ impl fmt::Display for Need {
             Need::Context => "context",
             Need::ReferenceContexts => "reference_contexts",
             Need::RelevantIds => "relevant.sourceIds",
+            Need::ExpectedTools => "expected_tools",
         })
     }
 }
@@ -308,6 +312,48 @@ pub static CATALOG: &[MetricInfo] = &[
         needs: &[Need::Expected],
         options: &[],
         summary: "token-overlap F1 (SQuAD) between output and expected answer, 0..1",
+    },
+    // Tool calls: the agent's calls (every turn, in order) against the
+    // sample's (eval-runtime `metrics::tools` has the definitions).
+    MetricInfo {
+        name: "tool_called",
+        aliases: &[],
+        op: Op::AtLeast,
+        default_threshold: 1.0,
+        needs: &[Need::Expected],
+        options: &[],
+        summary: "letta-evals Tool Usage Testing: 1 if the agent called the tool the expected answer (ground_truth) names, in any turn (exact name), else 0",
+    },
+    MetricInfo {
+        name: "tool_correctness",
+        aliases: &[],
+        op: Op::AtLeast,
+        default_threshold: 0.5,
+        needs: &[Need::ExpectedTools],
+        options: &[
+            ("parameters", OptionKind::Bool),
+            ("ordering", OptionKind::Bool),
+            ("exact", OptionKind::Bool),
+        ],
+        summary: "deepeval ToolCorrectness: expected tools the agent called / expected tools; parameters = true also scores the arguments, ordering = true a weighted longest common subsequence, exact = true 1 only for the same calls in the same order",
+    },
+    MetricInfo {
+        name: "tool_call_accuracy",
+        aliases: &[],
+        op: Op::AtLeast,
+        default_threshold: 1.0,
+        needs: &[Need::ExpectedTools],
+        options: &[("strict_order", OptionKind::Bool)],
+        summary: "ragas ToolCallAccuracy: 0 unless the calls' names line up with the expected ones (in order unless strict_order = false), else the mean share of expected arguments matched (compared as text)",
+    },
+    MetricInfo {
+        name: "tool_call_f1",
+        aliases: &[],
+        op: Op::AtLeast,
+        default_threshold: 0.5,
+        needs: &[Need::ExpectedTools],
+        options: &[],
+        summary: "ragas ToolCallF1: F1 of precision and recall over the distinct (name, arguments) calls, order ignored",
     },
 ];
 

@@ -64,6 +64,25 @@ pub enum MetricKind {
     Citations,
     /// A retrieval rank metric (`recall_at_k`, ...).
     Rank(RankMetric),
+    /// See [`CATALOG`](super::CATALOG) `tool_called`.
+    ToolCalled,
+    /// See [`CATALOG`](super::CATALOG) `tool_correctness`.
+    ToolCorrectness {
+        /// deepeval `evaluation_params=[INPUT_PARAMETERS]`: the arguments
+        /// count too (`parameters = true`).
+        parameters: bool,
+        /// deepeval `should_consider_ordering` (`ordering = true`).
+        ordering: bool,
+        /// deepeval `should_exact_match` (`exact = true`).
+        exact: bool,
+    },
+    /// See [`CATALOG`](super::CATALOG) `tool_call_accuracy`.
+    ToolCallAccuracy {
+        /// ragas `strict_order` (default true; `strict_order = false`).
+        strict_order: bool,
+    },
+    /// See [`CATALOG`](super::CATALOG) `tool_call_f1`.
+    ToolCallF1,
 }
 
 /// The runevals 1–5 ratings.
@@ -151,6 +170,8 @@ impl MetricSpec {
         let mut pattern = None;
         let mut rubric_text = None;
         let mut rubric_file = None;
+        let (mut parameters, mut ordering, mut exact, mut strict_order) =
+            (false, false, false, true);
         for (i, (key, _)) in options.iter().enumerate() {
             if options[..i].iter().any(|(k, _)| k == key) {
                 return err(
@@ -220,6 +241,13 @@ impl MetricSpec {
                 (OptionKind::Str, OptionValue::Str(s)) if *key == "rubric_file" => {
                     rubric_file = Some(s.to_string())
                 }
+                // The tool metrics' flags.
+                (OptionKind::Bool, OptionValue::Bool(b)) if *key == "parameters" => parameters = *b,
+                (OptionKind::Bool, OptionValue::Bool(b)) if *key == "ordering" => ordering = *b,
+                (OptionKind::Bool, OptionValue::Bool(b)) if *key == "exact" => exact = *b,
+                (OptionKind::Bool, OptionValue::Bool(b)) if *key == "strict_order" => {
+                    strict_order = *b
+                }
                 (OptionKind::Bool, _) => {
                     return err(
                         SpecErrorKind::ExpectsBool {
@@ -274,6 +302,14 @@ impl MetricSpec {
             "precision_at_k" => MetricKind::Rank(RankMetric::Precision),
             "mrr_at_k" => MetricKind::Rank(RankMetric::Mrr),
             "ndcg_at_k" => MetricKind::Rank(RankMetric::Ndcg),
+            "tool_called" => MetricKind::ToolCalled,
+            "tool_correctness" => MetricKind::ToolCorrectness {
+                parameters,
+                ordering,
+                exact,
+            },
+            "tool_call_accuracy" => MetricKind::ToolCallAccuracy { strict_order },
+            "tool_call_f1" => MetricKind::ToolCallF1,
             _ => MetricKind::PartialMatch,
         };
         Ok(MetricSpec {
@@ -341,6 +377,24 @@ impl MetricSpec {
                     options.push(("case_sensitive".into(), OptionValue::Bool(true)));
                 }
             }
+            MetricKind::ToolCorrectness {
+                parameters,
+                ordering,
+                exact,
+            } => {
+                for (key, on) in [
+                    ("parameters", parameters),
+                    ("ordering", ordering),
+                    ("exact", exact),
+                ] {
+                    if *on {
+                        options.push((key.into(), OptionValue::Bool(true)));
+                    }
+                }
+            }
+            MetricKind::ToolCallAccuracy {
+                strict_order: false,
+            } => options.push(("strict_order".into(), OptionValue::Bool(false))),
             MetricKind::Rubric { text, file } => {
                 if let Some(t) = text {
                     options.push(("rubric".into(), OptionValue::Str(Cow::Owned(t.clone()))));
@@ -408,6 +462,61 @@ mod tests {
         assert_eq!((s.op, s.threshold), (Op::AtLeast, 1.0));
         let p = MetricSpec::new("partial_match", &[], None).unwrap();
         assert_eq!(p.threshold, 0.5);
+    }
+
+    #[test]
+    fn tool_metric_options_resolve_and_round_trip() {
+        let b = |k: &'static str, v: bool| (k, OptionValue::Bool(v));
+        let s = MetricSpec::new(
+            "tool_correctness",
+            &[b("parameters", true), b("ordering", true)],
+            Some((Op::AtLeast, 0.8)),
+        )
+        .unwrap();
+        assert_eq!(
+            s.kind,
+            MetricKind::ToolCorrectness {
+                parameters: true,
+                ordering: true,
+                exact: false
+            }
+        );
+        let (name, options, bound) = s.decl_parts();
+        let options: Vec<(&str, OptionValue)> = options
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.clone()))
+            .collect();
+        assert_eq!(MetricSpec::new(&name, &options, bound).unwrap(), s);
+        assert_eq!(s.needs(), &[Need::ExpectedTools]);
+        // Defaults: deepeval's threshold 0.5, ragas' strict order.
+        let d = MetricSpec::new("tool_correctness", &[], None).unwrap();
+        assert_eq!((d.op, d.threshold), (Op::AtLeast, 0.5));
+        let a = MetricSpec::new("tool_call_accuracy", &[], None).unwrap();
+        assert_eq!(a.kind, MetricKind::ToolCallAccuracy { strict_order: true });
+        let loose =
+            MetricSpec::new("tool_call_accuracy", &[b("strict_order", false)], None).unwrap();
+        assert_eq!(
+            loose.decl_parts().1,
+            vec![("strict_order".to_string(), OptionValue::Bool(false))]
+        );
+        assert_eq!(
+            MetricSpec::new("tool_called", &[], None).unwrap().needs(),
+            &[Need::Expected]
+        );
+        let e = MetricSpec::new("tool_call_f1", &[b("exact", true)], None).unwrap_err();
+        assert!(e.to_string().contains("takes no options"), "{e}");
+        let e = MetricSpec::new(
+            "tool_correctness",
+            &[("exact", OptionValue::Str("yes".into()))],
+            None,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("expects true or false"), "{e}");
+        let e = MetricSpec::new("tool_correctness", &[b("order", true)], None).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "`tool_correctness` has no option `order`; its options: parameters, ordering, exact"
+        );
     }
 
     #[test]

@@ -33,6 +33,7 @@ pub fn missing_fields(sample: &Sample, specs: &[MetricSpec]) -> Option<SampleErr
                 Need::Context => !sample.context.is_empty(),
                 Need::ReferenceContexts => !sample.reference_contexts.is_empty(),
                 Need::RelevantIds => sample.retrieval.is_some(),
+                Need::ExpectedTools => sample.expected_tools.is_some(),
                 _ => true,
             };
             if !present {
@@ -40,6 +41,7 @@ pub fn missing_fields(sample: &Sample, specs: &[MetricSpec]) -> Option<SampleErr
                     Need::Expected => {
                         " (or expected_output, ground_truth, ideal, reference, expected_response)"
                     }
+                    Need::ExpectedTools => " (or expectedTools, ragas reference_tool_calls)",
                     _ => "",
                 };
                 return Some(SampleError::MissingField {
@@ -284,6 +286,10 @@ async fn score_turn(
     response: &Response,
     services: &Services,
 ) -> (MetricResult, Usage, Usage) {
+    // A tool metric scores that turn's calls, not its answer.
+    if let Some(result) = metrics::tools::score(spec, sample, response, Some(turn)) {
+        return (metric_result(spec, result), Usage::default(), Usage::default());
+    }
     let turns = sample.input.turns();
     let output = match response.turn_outputs.get(turn) {
         Some(output) => output,
@@ -386,6 +392,9 @@ async fn score_judged(
 fn score_sample(spec: &MetricSpec, sample: &Sample, response: &Response) -> MetricResult {
     if let eval_core::metric::MetricKind::Rank(metric) = spec.kind {
         return score_rank(spec, metric, sample, response);
+    }
+    if let Some(result) = metrics::tools::score(spec, sample, response, None) {
+        return metric_result(spec, result);
     }
     let accepted = &sample.accepted_answers;
     let result = match &sample.expected {

@@ -9,6 +9,7 @@
 //! | `partial_match` | SQuAD token F1 (see [`token_f1`]), 0..1, default threshold 0.5 as runevals' PartialMatch. |
 //!
 //! | `faithfulness`, `answer_similarity`, `context_recall` | see [`judged`]: LLM judge / embeddings, with offline variants |
+//! | `tool_called`, `tool_correctness`, `tool_call_accuracy`, `tool_call_f1` | see [`tools`]: the agent's tool calls against the expected ones |
 //!
 //! A sample whose `expected` is one answer per turn is scored turn by turn
 //! and gets the mean.
@@ -18,6 +19,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 pub mod judged;
 pub mod rank;
+pub mod tools;
 
 /// Why a metric could not score a sample (the sample then fails).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

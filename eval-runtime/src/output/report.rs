@@ -127,6 +127,9 @@ pub struct SampleReport {
     pub ttft: Option<Duration>,
     /// The tool calls the agent made, in order.
     pub tool_calls: Vec<eval_core::ToolCall>,
+    /// The tool calls the sample expects (shown beside the agent's when a
+    /// tool metric fails).
+    pub expected_tools: Option<Vec<eval_core::ToolCall>>,
     /// The agent's calls, retries and tokens.
     pub agent: Usage,
     /// The model that answered, when the agent said.
@@ -175,6 +178,19 @@ pub(crate) fn numbered(texts: &[String]) -> String {
         .join("  ")
 }
 
+/// Tool calls for a report line: `name(arg=value, ...)`, comma-separated;
+/// `(none)` for no call.
+fn calls_text(calls: &[eval_core::ToolCall]) -> String {
+    if calls.is_empty() {
+        return "(none)".into();
+    }
+    calls
+        .iter()
+        .map(|c| one_line(&c.display(), 120))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 impl SampleReport {
     /// A report for `sample` with nothing evaluated yet.
     pub fn new(test_name: String, sample: &Sample) -> Self {
@@ -193,6 +209,7 @@ impl SampleReport {
             latency: Duration::ZERO,
             ttft: None,
             tool_calls: Vec::new(),
+            expected_tools: sample.expected_tools.clone(),
             agent: Usage::default(),
             model: None,
             usage: Usage::default(),
@@ -331,13 +348,24 @@ impl SampleReport {
             }
             out.push('\n');
         }
-        if !self.tool_calls.is_empty() {
-            let calls: Vec<String> = self
-                .tool_calls
-                .iter()
-                .map(|c| one_line(&c.display(), 120))
-                .collect();
-            let _ = writeln!(out, "  tool calls: {}", calls.join(", "));
+        // A failed tool metric shows the calls expected beside those made.
+        let tool_failed: Vec<&MetricResult> = self
+            .metrics
+            .iter()
+            .filter(|m| !m.passed && crate::metrics::tools::is_tool_metric_name(&m.name))
+            .collect();
+        if !self.tool_calls.is_empty() || !tool_failed.is_empty() {
+            let _ = writeln!(out, "  tool calls: {}", calls_text(&self.tool_calls));
+        }
+        if !tool_failed.is_empty() {
+            let expected = match &self.expected_tools {
+                Some(calls) => Some(calls_text(calls)),
+                // `tool_called`: the expected answer names the tool.
+                None => self.expected.as_ref().map(|e| one_line(e, SHOWN_CHARS)),
+            };
+            if let Some(expected) = expected {
+                let _ = writeln!(out, "  expected tool calls: {expected}");
+            }
         }
         for (what, u) in [("judge", &self.usage), ("embeddings", &self.embeddings)] {
             if u.calls + u.cache_hits > 0 {

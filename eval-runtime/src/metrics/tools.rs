@@ -1,0 +1,539 @@
+//! Tool-call metrics: the agent's calls ([`Response::tool_calls`], every
+//! turn, in order) against what the sample expects — the tool its expected
+//! answer names (letta-evals), or its expected calls
+//! ([`Sample::expected_tools`]: deepeval `expected_tools`, ragas
+//! `reference_tool_calls`).
+//!
+//! | metric | published definition |
+//! |---|---|
+//! | `tool_called` | [`tool_called`] (letta-evals "Tool Usage Testing") |
+//! | `tool_correctness` | [`tool_correctness`] (deepeval `ToolCorrectnessMetric`) |
+//! | `tool_call_accuracy` | [`tool_call_accuracy`] (ragas `ToolCallAccuracy`) |
+//! | `tool_call_f1` | [`tool_call_f1`] (ragas `ToolCallF1`) |
+//!
+//! Arguments are JSON values and compare the way each definition compares
+//! them (both tools are written in Python): deepeval and ragas' F1 use
+//! Python equality, so numbers are equal when their values are (`1` and
+//! `1.0`) and a number never equals a string (`75` is not `"75"`); ragas'
+//! accuracy compares the arguments' text (`str()`), so `75` and `"75"`
+//! match there, `75` and `75.0` do not. Booleans equal only booleans
+//! (Python's `True == 1` is not carried over).
+//!
+//! A metric of one turn (`tool_correctness@turn2`) scores the calls made in
+//! that turn only; `tool_called@turn2` against that turn's expected answer.
+//!
+//! [`Response::tool_calls`]: crate::Response::tool_calls
+
+use eval_core::metric::{MetricKind, MetricSpec};
+use eval_core::{Expected, Sample, ToolCall};
+use serde_json::{Map, Value};
+
+use super::MetricError;
+use crate::agent::Response;
+
+/// Whether `kind` is a tool-call metric (scored by [`score`]).
+pub fn is_tool_metric(kind: &MetricKind) -> bool {
+    matches!(
+        kind,
+        MetricKind::ToolCalled
+            | MetricKind::ToolCorrectness { .. }
+            | MetricKind::ToolCallAccuracy { .. }
+            | MetricKind::ToolCallF1
+    )
+}
+
+/// Whether the metric named `name` (as a result names it: an alias, or
+/// with `@turn<n>`) is a tool-call metric.
+pub fn is_tool_metric_name(name: &str) -> bool {
+    let base = name.rsplit_once("@turn").map_or(name, |(base, _)| base);
+    eval_core::metric::lookup(base).is_some_and(|info| {
+        matches!(
+            info.name,
+            "tool_called" | "tool_correctness" | "tool_call_accuracy" | "tool_call_f1"
+        )
+    })
+}
+
+/// Scores a tool-call metric (`None` for any other metric): the agent's
+/// calls in `response` (of user turn `turn` only, when given) against the
+/// sample's expectation.
+pub fn score(
+    spec: &MetricSpec,
+    sample: &Sample,
+    response: &Response,
+    turn: Option<usize>,
+) -> Option<Result<f64, MetricError>> {
+    if !is_tool_metric(&spec.kind) {
+        return None;
+    }
+    let calls: Vec<ToolCall> = match turn {
+        Some(t) => response
+            .tool_calls
+            .iter()
+            .filter(|c| c.turn == t)
+            .cloned()
+            .collect(),
+        None => response.tool_calls.clone(),
+    };
+    if let MetricKind::ToolCalled = spec.kind {
+        return Some(score_tool_called(spec, sample, &calls, turn));
+    }
+    let Some(expected) = &sample.expected_tools else {
+        return Some(Err(format!(
+            "`{}` needs the sample's expected tool calls (`expected_tools`, or ragas `reference_tool_calls`)",
+            spec.name
+        )
+        .into()));
+    };
+    Some(Ok(match spec.kind {
+        MetricKind::ToolCorrectness {
+            parameters,
+            ordering,
+            exact,
+        } => tool_correctness(
+            expected,
+            &calls,
+            Correctness {
+                parameters,
+                ordering,
+                exact,
+            },
+        ),
+        MetricKind::ToolCallAccuracy { strict_order } => {
+            tool_call_accuracy(expected, &calls, strict_order)
+        }
+        _ => tool_call_f1(expected, &calls),
+    }))
+}
+
+/// `tool_called`: against the expected answer (the tool's name); one per
+/// turn gives the mean over the turns of each turn's own calls, an OpenAI
+/// evals `ideal` list the best of its names.
+fn score_tool_called(
+    spec: &MetricSpec,
+    sample: &Sample,
+    calls: &[ToolCall],
+    turn: Option<usize>,
+) -> Result<f64, MetricError> {
+    let named = |name: &str| -> Result<f64, MetricError> {
+        if name.trim().is_empty() {
+            return Err(format!("`{}` needs a tool name as the expected answer", spec.name).into());
+        }
+        Ok(tool_called(name, calls))
+    };
+    if let Some(t) = turn {
+        return match sample.expected_for_turn(t) {
+            Some(name) => named(name),
+            None => {
+                Err(format!("`{}` needs turn {}'s expected tool name", spec.name, t + 1).into())
+            }
+        };
+    }
+    match &sample.expected {
+        None => Err(format!(
+            "`{}` needs the expected tool's name as the expected answer (`ground_truth`)",
+            spec.name
+        )
+        .into()),
+        Some(Expected::PerTurn(names)) => {
+            let mut total = 0.0;
+            for (t, name) in names.iter().enumerate() {
+                let own: Vec<ToolCall> = calls.iter().filter(|c| c.turn == t).cloned().collect();
+                if name.trim().is_empty() {
+                    return Err(format!("`{}`: turn {} names no tool", spec.name, t + 1).into());
+                }
+                total += tool_called(name, &own);
+            }
+            Ok(total / names.len().max(1) as f64)
+        }
+        Some(Expected::Text(_)) if sample.accepted_answers.len() > 1 => sample
+            .accepted_answers
+            .iter()
+            .map(|a| named(a))
+            .try_fold(0.0f64, |best, s| s.map(|s| best.max(s))),
+        Some(Expected::Text(name)) => named(name),
+    }
+}
+
+fn bool_score(b: bool) -> f64 {
+    if b { 1.0 } else { 0.0 }
+}
+
+/// letta-evals' "Tool Usage Testing" use case
+/// (<https://docs.letta.com/guides/evals/concepts/datasets>, "Examples by
+/// Use Case"): the sample's `ground_truth` is the name of the tool the agent
+/// is expected to call. 1 if any of the agent's calls, in any turn, has
+/// exactly that name, else 0. Names compare as letta-evals' tool extractors
+/// compare them (`letta_evals/extractors/builtin.py`, `tool_arguments`:
+/// `tool_call.name == tool_name` over every message of every turn): case
+/// and all, after trimming the expected name as its `exact_match` grader
+/// trims `ground_truth`. One name per sample (a letta `ground_truth` is one
+/// string, or one per turn).
+pub fn tool_called(expected: &str, calls: &[ToolCall]) -> f64 {
+    let name = expected.trim();
+    bool_score(calls.iter().any(|c| c.name == name))
+}
+
+/// deepeval's `ToolCorrectnessMetric` options.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Correctness {
+    /// `evaluation_params=[ToolCallParams.INPUT_PARAMETERS]`: arguments count.
+    pub parameters: bool,
+    /// `should_consider_ordering=True`.
+    pub ordering: bool,
+    /// `should_exact_match=True`.
+    pub exact: bool,
+}
+
+impl Correctness {
+    /// Options as `tool_correctness(parameters = .., ordering = .., exact = ..)`.
+    pub fn new(parameters: bool, ordering: bool, exact: bool) -> Self {
+        Correctness {
+            parameters,
+            ordering,
+            exact,
+        }
+    }
+}
+
+/// deepeval's tool correctness
+/// (<https://deepeval.com/docs/metrics-tool-correctness>; the code,
+/// `deepeval/metrics/tool_correctness/tool_correctness.py`, fixes the
+/// details): whether every expected tool was called, by exact name match,
+/// no model involved. Threshold 0.5 by default, passed when the score is
+/// at least the threshold.
+///
+/// * default: each expected tool, in order, takes the not-yet-used call of
+///   the same name that scores best (1, or with `parameters` the argument
+///   match below; the first of equal scores); score = sum of the best
+///   scores / number of expected tools.
+/// * `ordering`: the same per-pair scores, but the pairs must keep both
+///   lists' order: the weighted longest common subsequence of expected and
+///   called tools (pairs of equal names weigh their argument match), / number
+///   of expected tools.
+/// * `exact` (stronger; `ordering` then has no effect): 1 if the agent made
+///   exactly the expected calls, same count, same order, same names (and
+///   with `parameters`, equal arguments), else 0.
+/// * argument match (`parameters`): 1 when the two argument objects are
+///   equal; else each key present in both with equal values adds
+///   1 / |keys of either|, with nested objects compared the same way.
+/// * no expected tools: 1 when the agent called none, else 0; no calls and
+///   some expected: 0.
+///
+/// One departure from deepeval's code, not from its definition: a call is
+/// used once *by position*. deepeval marks used calls by value, so two
+/// identical expected calls met by two identical calls score 0.5 there (the
+/// second finds its match already "used"); here 1.
+pub fn tool_correctness(expected: &[ToolCall], called: &[ToolCall], options: Correctness) -> f64 {
+    if options.exact {
+        return exact_calls(expected, called, options.parameters);
+    }
+    if expected.is_empty() {
+        return bool_score(called.is_empty());
+    }
+    let pair = |e: &ToolCall, c: &ToolCall| -> f64 {
+        if e.name != c.name {
+            0.0
+        } else if options.parameters {
+            argument_match(&e.arguments, &c.arguments)
+        } else {
+            1.0
+        }
+    };
+    let total = if options.ordering {
+        weighted_lcs(expected, called, pair)
+    } else {
+        let mut used = vec![false; called.len()];
+        let mut total = 0.0;
+        for e in expected {
+            let mut best: Option<(usize, f64)> = None;
+            for (j, c) in called.iter().enumerate() {
+                let s = pair(e, c);
+                if !used[j] && s > best.map_or(0.0, |(_, b)| b) {
+                    best = Some((j, s));
+                }
+            }
+            if let Some((j, s)) = best {
+                used[j] = true;
+                total += s;
+            }
+        }
+        total
+    };
+    total / expected.len() as f64
+}
+
+/// deepeval's exact match: same calls, same order.
+fn exact_calls(expected: &[ToolCall], called: &[ToolCall], parameters: bool) -> f64 {
+    bool_score(
+        expected.len() == called.len()
+            && expected.iter().zip(called).all(|(e, c)| {
+                e.name == c.name && (!parameters || map_eq(&e.arguments, &c.arguments))
+            }),
+    )
+}
+
+/// Weighted longest common subsequence: `dp[i][j]` the best total weight of
+/// order-keeping pairs among the first `i` expected and `j` called tools.
+fn weighted_lcs(
+    expected: &[ToolCall],
+    called: &[ToolCall],
+    pair: impl Fn(&ToolCall, &ToolCall) -> f64,
+) -> f64 {
+    let n = called.len();
+    let mut prev = vec![0.0f64; n + 1];
+    let mut row = vec![0.0f64; n + 1];
+    for e in expected {
+        for (j, c) in called.iter().enumerate() {
+            let s = pair(e, c);
+            let diagonal = if s > 0.0 { prev[j] + s } else { 0.0 };
+            row[j + 1] = prev[j + 1].max(row[j]).max(diagonal);
+        }
+        std::mem::swap(&mut prev, &mut row);
+    }
+    prev[n]
+}
+
+/// deepeval's `_compare_dicts(expected, called)`.
+fn argument_match(expected: &Map<String, Value>, called: &Map<String, Value>) -> f64 {
+    if map_eq(expected, called) {
+        return 1.0;
+    }
+    let union = expected.len() + called.keys().filter(|k| !expected.contains_key(*k)).count();
+    let mut score = 0.0;
+    for (key, e) in expected {
+        let Some(c) = called.get(key) else { continue };
+        if py_eq(e, c) {
+            score += 1.0 / union as f64;
+        } else if let (Value::Object(e), Value::Object(c)) = (e, c) {
+            score += argument_match(e, c) / union as f64;
+        }
+    }
+    score
+}
+
+/// Python `==` on JSON values: numbers by value, containers item by item.
+fn py_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            match (x.as_i64(), y.as_i64(), x.as_u64(), y.as_u64()) {
+                (Some(x), Some(y), _, _) => x == y,
+                (_, _, Some(x), Some(y)) => x == y,
+                _ => x.as_f64() == y.as_f64(),
+            }
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| py_eq(x, y))
+        }
+        (Value::Object(x), Value::Object(y)) => map_eq(x, y),
+        _ => a == b,
+    }
+}
+
+fn map_eq(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
+    a.len() == b.len() && a.iter().all(|(k, v)| b.get(k).is_some_and(|w| py_eq(v, w)))
+}
+
+/// ragas' tool call accuracy
+/// (<https://docs.ragas.io/en/stable/concepts/metrics/available_metrics/agents/#tool-call-accuracy>;
+/// the code, `ragas/metrics/collections/tool_call_accuracy`, fixes the
+/// details): the reference calls are the ideal; a sequence that does not
+/// line up with them scores 0, one that does scores how well the
+/// arguments match, arguments compared by exact string match.
+///
+/// 1. No calls and no reference: 1. No calls, or no reference: 0.
+/// 2. Unless `strict_order`, both lists are first sorted by (name, then
+///    each argument's name and text, argument names sorted).
+/// 3. Aligned: with `strict_order`, the names are the reference's, in its
+///    order (when the counts differ: the reference's names are a
+///    subsequence of the calls', so extra or retried calls are allowed);
+///    without, every reference name is called at least as many times.
+/// 4. Each reference call, in order, takes the not-yet-used call of the
+///    same name with the best argument score (the first of equal scores; a
+///    score of 0 takes none): the share of the reference's arguments the
+///    call has with the same text (no reference arguments: 1 if the call
+///    has none either, else 0). Extra arguments of the call cost nothing.
+/// 5. score = sum of the best scores / reference calls, times calls /
+///    reference calls when fewer calls were made than referenced, times 1
+///    if aligned else 0.
+///
+/// Argument text is Python's `str()` of the value (ragas'
+/// `canonical_arg_value`): a string is itself, `75` is `75`, `75.0` is
+/// `75.0`, `true` is `True`, `null` is `None`; lists and objects render
+/// item by item, objects with their keys sorted.
+pub fn tool_call_accuracy(expected: &[ToolCall], called: &[ToolCall], strict_order: bool) -> f64 {
+    match (called.is_empty(), expected.is_empty()) {
+        (true, true) => return 1.0,
+        (true, false) | (false, true) => return 0.0,
+        (false, false) => {}
+    }
+    let mut refs: Vec<&ToolCall> = expected.iter().collect();
+    let mut preds: Vec<&ToolCall> = called.iter().collect();
+    if !strict_order {
+        refs.sort_by_cached_key(|c| sort_key(c));
+        preds.sort_by_cached_key(|c| sort_key(c));
+    }
+    let ref_names: Vec<&str> = refs.iter().map(|c| c.name.as_str()).collect();
+    let pred_names: Vec<&str> = preds.iter().map(|c| c.name.as_str()).collect();
+    let aligned = if strict_order {
+        if ref_names.len() == pred_names.len() {
+            ref_names == pred_names
+        } else {
+            is_subsequence(&ref_names, &pred_names)
+        }
+    } else {
+        ref_names.iter().all(|name| {
+            let want = ref_names.iter().filter(|n| *n == name).count();
+            pred_names.iter().filter(|n| *n == name).count() >= want
+        })
+    };
+    let mut remaining = preds.clone();
+    let mut score = 0.0;
+    for r in &refs {
+        let mut best: Option<(usize, f64)> = None;
+        for (i, p) in remaining.iter().enumerate() {
+            if p.name == r.name {
+                let s = arguments_as_text(&p.arguments, &r.arguments);
+                if s > best.map_or(0.0, |(_, b)| b) {
+                    best = Some((i, s));
+                }
+            }
+        }
+        if let Some((i, s)) = best {
+            score += s;
+            remaining.remove(i);
+        }
+    }
+    score /= refs.len() as f64;
+    if preds.len() < refs.len() {
+        score *= preds.len() as f64 / refs.len() as f64;
+    }
+    (score * bool_score(aligned)).clamp(0.0, 1.0)
+}
+
+/// Whether `sub` appears in order within `seq`.
+fn is_subsequence(sub: &[&str], seq: &[&str]) -> bool {
+    let mut rest = seq.iter();
+    sub.iter().all(|s| rest.any(|x| x == s))
+}
+
+/// ragas' `sorted_key_for_tool_call`.
+fn sort_key(call: &ToolCall) -> Vec<String> {
+    let mut names: Vec<&String> = call.arguments.keys().collect();
+    names.sort();
+    let mut key = vec![call.name.clone()];
+    for name in names {
+        key.push(name.clone());
+        key.push(python_text(&call.arguments[name]));
+    }
+    key
+}
+
+/// ragas' `exact_match_args(pred, ref)`.
+fn arguments_as_text(pred: &Map<String, Value>, reference: &Map<String, Value>) -> f64 {
+    if reference.is_empty() {
+        return bool_score(pred.is_empty());
+    }
+    let matched = reference
+        .iter()
+        .filter(|(k, v)| {
+            pred.get(*k)
+                .is_some_and(|p| python_text(p) == python_text(v))
+        })
+        .count();
+    matched as f64 / reference.len() as f64
+}
+
+/// Python's `str()` of a JSON value as ragas renders arguments
+/// (`canonical_arg_value`: objects with sorted keys).
+fn python_text(v: &Value) -> String {
+    match v {
+        Value::Null => "None".into(),
+        Value::Bool(true) => "True".into(),
+        Value::Bool(false) => "False".into(),
+        Value::String(s) => s.clone(),
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if !(n.is_i64() || n.is_u64()) => python_float(f),
+            _ => n.to_string(),
+        },
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(python_text).collect();
+            format!("[{}]", items.join(", "))
+        }
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            let items: Vec<String> = keys
+                .into_iter()
+                .map(|k| format!("{k:?}: {}", python_text(&map[k])))
+                .collect();
+            format!("{{{}}}", items.join(", "))
+        }
+    }
+}
+
+/// Python's `repr` of a float: the shortest text that reads back, with a
+/// `.0` on whole numbers, and an exponent (`1e+16`, `1e-05`) below 1e-4 or
+/// from 1e16 — where Rust's `{:?}` switches too.
+fn python_float(f: f64) -> String {
+    let text = format!("{f:?}");
+    match text.split_once('e') {
+        Some((mantissa, exp)) => {
+            let (sign, digits) = match exp.strip_prefix('-') {
+                Some(d) => ('-', d),
+                None => ('+', exp),
+            };
+            format!("{mantissa}e{sign}{digits:0>2}")
+        }
+        None => text,
+    }
+}
+
+/// ragas' tool call F1
+/// (<https://docs.ragas.io/en/stable/concepts/metrics/available_metrics/agents/#tool-call-f1>;
+/// the code, `ragas/metrics/_tool_call_f1.py` and its collections
+/// version): calls as a set of (name, arguments), order ignored, a call
+/// matching only when its name and every argument are equal.
+///
+/// TP = distinct calls made that were expected, FP = distinct calls made
+/// that were not, FN = distinct expected calls not made; precision =
+/// TP / (TP + FP), recall = TP / (TP + FN), each 0 when its denominator is;
+/// F1 = 2·P·R / (P + R), 0 when P + R is 0 — so no calls and nothing
+/// expected scores 0. Rounded to 4 decimals, as ragas returns it. Being
+/// sets, a call repeated counts once on either side.
+pub fn tool_call_f1(expected: &[ToolCall], called: &[ToolCall]) -> f64 {
+    let expected = distinct(expected);
+    let actual = distinct(called);
+    let tp = actual
+        .iter()
+        .filter(|a| expected.iter().any(|e| same_call(a, e)))
+        .count() as f64;
+    let fp = actual.len() as f64 - tp;
+    let fn_ = expected.len() as f64 - tp;
+    let precision = if tp + fp > 0.0 { tp / (tp + fp) } else { 0.0 };
+    let recall = if tp + fn_ > 0.0 { tp / (tp + fn_) } else { 0.0 };
+    let f1 = if precision + recall > 0.0 {
+        2.0 * precision * recall / (precision + recall)
+    } else {
+        0.0
+    };
+    (f1 * 10_000.0).round() / 10_000.0
+}
+
+fn same_call(a: &ToolCall, b: &ToolCall) -> bool {
+    a.name == b.name && map_eq(&a.arguments, &b.arguments)
+}
+
+fn distinct(calls: &[ToolCall]) -> Vec<&ToolCall> {
+    let mut out: Vec<&ToolCall> = Vec::with_capacity(calls.len());
+    for c in calls {
+        if !out.iter().any(|o| same_call(o, c)) {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;
