@@ -52,6 +52,9 @@ pub fn record(sample: &Sample) -> Map<String, Value> {
             o.insert(k.into(), strings(v));
         }
     }
+    if !sample.tools.is_empty() {
+        o.insert("tools".into(), Value::Array(sample.tools.clone()));
+    }
     if !sample.turn_evaluators.is_empty() {
         o.insert(
             "turn_evaluators".into(),
@@ -103,6 +106,7 @@ pub const CSV_COLUMNS: &[&str] = &[
     "evaluators",
     "turn_evaluators",
     "accepted_answers",
+    "tools",
     "extra",
 ];
 
@@ -269,6 +273,9 @@ fn runevals_item(s: &Sample) -> Value {
     }
     if !s.accepted_answers.is_empty() {
         ours.insert("accepted_answers".into(), strings(&s.accepted_answers));
+    }
+    if !s.tools.is_empty() {
+        ours.insert("tools".into(), Value::Array(s.tools.clone()));
     }
     for (k, v) in [
         ("metadata", &s.metadata),

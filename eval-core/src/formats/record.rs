@@ -22,6 +22,7 @@ pub(crate) enum Field {
     Evaluators,
     TurnEvaluators,
     AcceptedAnswers,
+    Tools,
     Extra,
 }
 
@@ -40,6 +41,7 @@ impl Field {
             Field::Evaluators => "evaluators",
             Field::TurnEvaluators => "turn_evaluators",
             Field::AcceptedAnswers => "accepted_answers",
+            Field::Tools => "tools",
             Field::Extra => "extra",
         }
     }
@@ -62,6 +64,7 @@ impl Field {
 /// | `evaluators` | `evaluators` (name → options) | runevals |
 /// | `turn_evaluators` | `turn_evaluators` (one name → options object per turn) | runevals conversations |
 /// | `accepted_answers` | `accepted_answers` (every answer that counts as right) | OpenAI evals' `ideal` list |
+/// | `tools` | `tools` (OpenAI tool definitions offered to the agent, see [`crate::tool::definitions`]) | OpenAI chat requests |
 /// | `extra` | `extra` (an object: fields of other formats, as `evals convert` writes them) | — |
 ///
 /// A record that uses two names for the same field is rejected. Every other
@@ -94,6 +97,7 @@ pub const FIELD_ALIASES: &[(&str, &str)] = &[
     ("evaluators", "evaluators"),
     ("turn_evaluators", "turn_evaluators"),
     ("accepted_answers", "accepted_answers"),
+    ("tools", "tools"),
     ("extra", "extra"),
 ];
 
@@ -117,6 +121,7 @@ pub(crate) fn field_for(name: &str) -> Option<Field> {
         "evaluators" => Field::Evaluators,
         "turn_evaluators" => Field::TurnEvaluators,
         "accepted_answers" => Field::AcceptedAnswers,
+        "tools" => Field::Tools,
         "extra" => Field::Extra,
         _ => Field::RubricVars,
     })
@@ -198,6 +203,7 @@ pub(crate) fn to_sample(
     let mut evaluators = Map::new();
     let mut turn_evaluators = Vec::new();
     let mut accepted_answers = Vec::new();
+    let mut tools = Vec::new();
     let mut extra = Map::new();
     let mut extra_object: Option<Map<String, Value>> = None;
 
@@ -233,6 +239,7 @@ pub(crate) fn to_sample(
             Field::Evaluators => object(value).map(|v| evaluators = v),
             Field::TurnEvaluators => object_list(value).map(|v| turn_evaluators = v),
             Field::AcceptedAnswers => string_list(&value).map(|v| accepted_answers = v),
+            Field::Tools => crate::tool::definitions(&value).map(|v| tools = v),
             Field::Extra => object(value).map(|v| extra_object = Some(v)),
         };
         if let Err(msg) = result {
@@ -332,7 +339,7 @@ pub(crate) fn to_sample(
         retrieval: record.retrieval,
         // Read by the tool-call fields' adapter (deepeval, ragas).
         expected_tools: Vec::new(),
-        tools: Vec::new(),
+        tools,
         extra,
         source: Source {
             file: shared_file.clone(),
