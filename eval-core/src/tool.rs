@@ -223,21 +223,40 @@ mod tests {
             json!({"type": "function", "function": {"name": "lookup", "description": "search the corpus"}})
         );
         for (bad, want) in [
-            (json!({"name": "x"}), "expected an array of tool definitions"),
-            (json!(["calculator"]), "tool 0: expected an object, found a string"),
+            (
+                json!({"name": "x"}),
+                "expected an array of tool definitions",
+            ),
+            (
+                json!(["calculator"]),
+                "tool 0: expected an object, found a string",
+            ),
             (json!([{"description": "d"}]), "tool 0: no `name`"),
-            (json!([{"type": "retrieval"}]), "only `function` tools are sent"),
+            (
+                json!([{"type": "retrieval"}]),
+                "only `function` tools are sent",
+            ),
             (json!([{"type": "function"}]), "needs a `function` object"),
-            (json!([{"name": "a", "parameters": []}]), "tool 0 (`a`): `parameters` must be a JSON Schema object"),
-            (json!([{"name": "a"}, {"name": "a"}]), "tool 1: `a` is defined twice"),
+            (
+                json!([{"name": "a", "parameters": []}]),
+                "tool 0 (`a`): `parameters` must be a JSON Schema object",
+            ),
+            (
+                json!([{"name": "a"}, {"name": "a"}]),
+                "tool 1: `a` is defined twice",
+            ),
         ] {
             let e = definitions(&bad).unwrap_err();
             assert!(e.contains(want), "{e}");
         }
-        let mut tools = vec![json!({"type": "function", "function": {"name": "lookup", "description": "own"}})];
+        let mut tools =
+            vec![json!({"type": "function", "function": {"name": "lookup", "description": "own"}})];
         add_definitions(&mut tools, &defs);
         assert_eq!(tools.len(), 2);
-        assert_eq!(tools[0]["function"]["description"], "own", "the sample's own wins");
+        assert_eq!(
+            tools[0]["function"]["description"], "own",
+            "the sample's own wins"
+        );
         assert_eq!(definition_name(&tools[1]), Some("calculator"));
     }
 }

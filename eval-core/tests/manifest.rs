@@ -164,7 +164,9 @@ fn agent_settings_and_dataset_tools() {
     let b = m.dataset("b").unwrap();
     assert_eq!(
         b.tools,
-        [serde_json::json!({"type": "function", "function": {"name": "lookup", "description": "search the corpus"}})]
+        [
+            serde_json::json!({"type": "function", "function": {"name": "lookup", "description": "search the corpus"}})
+        ]
     );
     // Without an `agent` block nothing is said.
     std::fs::write(

@@ -132,8 +132,8 @@ pub mod dataset {
 }
 
 pub use agent::{
-    Agent, AgentReply, AgentRequest, BoxFuture, FnAgent, HttpAgent, IntoAgentResult, Message,
-    Response, SyncFnAgent, default_reply,
+    Agent, AgentReply, AgentRequest, AgentSettings, BoxFuture, FnAgent, HttpAgent, IntoAgentResult,
+    Message, Protocol, Response, Sampling, SyncFnAgent, default_reply, openai, stream,
 };
 pub use config::{Config, ConfigError};
 pub use engine::Selection;
