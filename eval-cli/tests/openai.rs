@@ -17,7 +17,7 @@ fn setup(name: &str) -> std::path::PathBuf {
     std::fs::write(dir.join("data.jsonl"), DATA).unwrap();
     std::fs::write(
         dir.join("tools.json"),
-        eval_examples::demo::tool_definitions().to_string(),
+        Value::from(eval_examples::demo::tool_definitions()).to_string(),
     )
     .unwrap();
     dir
@@ -93,7 +93,17 @@ fn protocol_openai_with_streaming_and_tools_against_the_demo_agent() {
     check_results(&stdout);
 
     // Without a model the run does not start.
-    let out = evals(&dir, &["evaluate", "data.jsonl", "--url", &url, "--metrics", "contains"]);
+    let out = evals(
+        &dir,
+        &[
+            "evaluate",
+            "data.jsonl",
+            "--url",
+            &url,
+            "--metrics",
+            "contains",
+        ],
+    );
     let (stdout, stderr) = text(&out);
     assert_eq!(code(&out), 2, "{stdout}{stderr}");
     assert!(
@@ -103,7 +113,18 @@ fn protocol_openai_with_streaming_and_tools_against_the_demo_agent() {
     // The model may come from the environment instead.
     let out = evals_with(
         &dir,
-        &["evaluate", "data.jsonl", "--url", &url, "--metrics", "contains", "--stream", "--tools", "tools.json", "--json"],
+        &[
+            "evaluate",
+            "data.jsonl",
+            "--url",
+            &url,
+            "--metrics",
+            "contains",
+            "--stream",
+            "--tools",
+            "tools.json",
+            "--json",
+        ],
         &[("EVAL_AGENT_MODEL", "demo-agent")],
     );
     let (stdout, stderr) = text(&out);
@@ -126,9 +147,23 @@ fn a_manifest_names_the_protocol_model_stream_and_tools() {
     assert_eq!(code(&out), 0, "{stdout}{stderr}");
     check_results(&stdout);
     // --tools is the dataset file's; a manifest gives each dataset its own.
-    let out = evals(&dir, &["evaluate", "agent.yaml", "--url", &url, "--tools", "tools.json"]);
+    let out = evals(
+        &dir,
+        &[
+            "evaluate",
+            "agent.yaml",
+            "--url",
+            &url,
+            "--tools",
+            "tools.json",
+        ],
+    );
     assert_eq!(code(&out), 2);
-    assert!(text(&out).1.contains("a manifest gives each dataset its own `tools`"));
+    assert!(
+        text(&out)
+            .1
+            .contains("a manifest gives each dataset its own `tools`")
+    );
 }
 
 #[test]
@@ -136,12 +171,23 @@ fn the_json_contract_stays_the_default() {
     let dir = setup("openai-default");
     let out = evals(
         &dir,
-        &["evaluate", "data.jsonl", "--url", demo_url(), "--metrics", "contains", "--json"],
+        &[
+            "evaluate",
+            "data.jsonl",
+            "--url",
+            demo_url(),
+            "--metrics",
+            "contains",
+            "--json",
+        ],
     );
     let (stdout, stderr) = text(&out);
     assert_eq!(code(&out), 0, "{stdout}{stderr}");
     let results: Value = serde_json::from_str(&stdout).unwrap();
     for s in results["samples"].as_array().unwrap() {
-        assert!(s.get("ttft_ms").is_none() && s.get("tool_calls").is_none(), "{s}");
+        assert!(
+            s.get("ttft_ms").is_none() && s.get("tool_calls").is_none(),
+            "{s}"
+        );
     }
 }

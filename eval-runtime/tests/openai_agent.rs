@@ -41,7 +41,11 @@ async fn chat_server(body: String) -> common::Server {
 
 #[tokio::test]
 async fn the_request_body_holds_model_messages_tools_and_sampling() {
-    let server = chat_server(completion(json!({"role": "assistant", "content": "ok"}), json!({}))).await;
+    let server = chat_server(completion(
+        json!({"role": "assistant", "content": "ok"}),
+        json!({}),
+    ))
+    .await;
     let agent = HttpAgent::new(&server.url)
         .unwrap()
         .model("qwen2.5")
@@ -50,17 +54,29 @@ async fn the_request_body_holds_model_messages_tools_and_sampling() {
         .max_tokens(64)
         .seed(7)
         // The sample defines `calculator` itself: its definition wins.
-        .tools(vec![json!({"name": "calculator", "description": "agent's"}), lookup()]);
-    assert_eq!(agent.wire_protocol(), Protocol::OpenAi, "implied by the URL");
+        .tools(vec![
+            json!({"name": "calculator", "description": "agent's"}),
+            lookup(),
+        ]);
+    assert_eq!(
+        agent.wire_protocol(),
+        Protocol::OpenAi,
+        "implied by the URL"
+    );
     let mut sample = Sample::new("What is 2 + 3?");
     sample.tools = vec![calculator()];
     sample.agent_args.insert("temperature".into(), json!(0.5));
-    sample.agent_args.insert("tool_choice".into(), json!("auto"));
+    sample
+        .agent_args
+        .insert("tool_choice".into(), json!("auto"));
     let response = agent.respond(&sample).await.unwrap();
     assert_eq!(response.output, "ok");
     let log = server.requests.lock().unwrap();
     let (head, body) = &log[0];
-    assert!(head.starts_with("POST /v1/chat/completions HTTP/1.1"), "{head}");
+    assert!(
+        head.starts_with("POST /v1/chat/completions HTTP/1.1"),
+        "{head}"
+    );
     assert_eq!(
         *body,
         json!({
@@ -94,7 +110,14 @@ async fn answers_give_content_tool_calls_usage_and_model() {
             .with_arguments(json!({"expression": "2 + 3"}))
             .with_id("call_9")]
     );
-    assert_eq!((r.usage.prompt_tokens, r.usage.completion_tokens, r.usage.calls), (21, 8, 1));
+    assert_eq!(
+        (
+            r.usage.prompt_tokens,
+            r.usage.completion_tokens,
+            r.usage.calls
+        ),
+        (21, 8, 1)
+    );
     assert_eq!(r.model.as_deref(), Some("served-model"));
     assert_eq!(r.ttft, None, "not streamed");
 }
@@ -155,9 +178,20 @@ async fn later_turns_carry_the_agents_tool_calls_as_a_strict_server_wants_them()
     let sample = Sample::new("").with_turns(["What is 2 + 2?", "What's my name?"]);
     let r = agent.respond(&sample).await.unwrap();
     assert_eq!(r.turn_outputs, ["4", "Ada"]);
-    let turns: Vec<(String, usize)> = r.tool_calls.iter().map(|c| (c.name.clone(), c.turn)).collect();
+    let turns: Vec<(String, usize)> = r
+        .tool_calls
+        .iter()
+        .map(|c| (c.name.clone(), c.turn))
+        .collect();
     assert_eq!(turns, [("calculator".into(), 0), ("lookup".into(), 0)]);
-    assert_eq!((r.usage.calls, r.usage.prompt_tokens, r.usage.completion_tokens), (2, 20, 4));
+    assert_eq!(
+        (
+            r.usage.calls,
+            r.usage.prompt_tokens,
+            r.usage.completion_tokens
+        ),
+        (2, 20, 4)
+    );
     let log = server.requests.lock().unwrap();
     assert_eq!(
         log[1].1["messages"],
@@ -173,7 +207,9 @@ async fn later_turns_carry_the_agents_tool_calls_as_a_strict_server_wants_them()
             {"role": "user", "content": "What's my name?"},
         ])
     );
-    assert!(tool_messages_follow_calls(log[1].1["messages"].as_array().unwrap()));
+    assert!(tool_messages_follow_calls(
+        log[1].1["messages"].as_array().unwrap()
+    ));
 }
 
 #[tokio::test]
@@ -204,17 +240,19 @@ async fn the_openai_protocol_needs_a_model() {
         e.contains("the OpenAI protocol needs a model (implied by the URL ending in /chat/completions): set EVAL_AGENT_MODEL"),
         "{e}"
     );
-    let e = agent.respond(&Sample::new("x")).await.unwrap_err().to_string();
+    let e = agent
+        .respond(&Sample::new("x"))
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("needs a model"), "{e}");
     assert_eq!(server.count(), 0, "nothing was sent");
     // Chosen explicitly, the JSON contract goes to the same URL.
     let agent = agent.protocol(Protocol::Json);
     agent.check().unwrap();
     agent.respond(&Sample::new("hi")).await.unwrap();
-    let log = server.requests.lock().unwrap();
-    assert_eq!(log[0].1["input"], "hi");
+    assert_eq!(server.requests.lock().unwrap()[0].1["input"], "hi");
     // agent_args may not set what the run owns.
-    drop(log);
     let agent = agent.protocol(Protocol::OpenAi).model("m");
     let mut sample = Sample::new("x");
     sample.agent_args.insert("messages".into(), json!([]));
@@ -260,7 +298,9 @@ async fn stream_server(parts: Vec<(Duration, String)>, end: End) -> StreamServer
             let (log, log_heads, parts) = (log.clone(), log_heads.clone(), parts.clone());
             tokio::spawn(async move {
                 while let Some((head, body)) = common::read_request(&mut socket).await {
-                    log.lock().unwrap().push(serde_json::from_slice(&body).unwrap_or(Value::Null));
+                    log.lock()
+                        .unwrap()
+                        .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
                     log_heads.lock().unwrap().push(head);
                     let start = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream; charset=utf-8\r\ntransfer-encoding: chunked\r\n\r\n";
                     if socket.write_all(start.as_bytes()).await.is_err() {
@@ -322,13 +362,43 @@ fn openai_stream() -> Vec<(Duration, String)> {
         (now, role),
         (now, a.to_string()),
         (now, b.to_string()),
-        (now, data(delta(json!({"tool_calls": [{"index": 0, "id": "call_1", "type": "function", "function": {"name": "calculator", "arguments": ""}}]})))),
-        (now, data(delta(json!({"tool_calls": [{"index": 0, "function": {"arguments": "{\"expr"}}]})))),
-        (now, data(delta(json!({"tool_calls": [{"index": 0, "function": {"arguments": "ession\": "}}]})))),
-        (now, data(delta(json!({"tool_calls": [{"index": 0, "function": {"arguments": "\"2 + 3\"}"}}]})))),
+        (
+            now,
+            data(delta(
+                json!({"tool_calls": [{"index": 0, "id": "call_1", "type": "function", "function": {"name": "calculator", "arguments": ""}}]}),
+            )),
+        ),
+        (
+            now,
+            data(delta(
+                json!({"tool_calls": [{"index": 0, "function": {"arguments": "{\"expr"}}]}),
+            )),
+        ),
+        (
+            now,
+            data(delta(
+                json!({"tool_calls": [{"index": 0, "function": {"arguments": "ession\": "}}]}),
+            )),
+        ),
+        (
+            now,
+            data(delta(
+                json!({"tool_calls": [{"index": 0, "function": {"arguments": "\"2 + 3\"}"}}]}),
+            )),
+        ),
         (now, data(delta(json!({"content": " is 5."})))),
-        (now, data(json!({"id": "c", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}))),
-        (now, data(json!({"id": "c", "choices": [], "usage": {"prompt_tokens": 11, "completion_tokens": 6, "total_tokens": 17}}))),
+        (
+            now,
+            data(
+                json!({"id": "c", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+            ),
+        ),
+        (
+            now,
+            data(
+                json!({"id": "c", "choices": [], "usage": {"prompt_tokens": 11, "completion_tokens": 6, "total_tokens": 17}}),
+            ),
+        ),
         (now, "data: [DONE]\n\n".into()),
     ]
 }
@@ -381,7 +451,10 @@ async fn the_time_to_first_token_is_measured_before_a_slow_rest() {
     let ttft = r.ttft.expect("streamed");
     assert_eq!(r.output, "Hello world");
     assert!(total >= pause, "{total:?}");
-    assert!(ttft < total && ttft < pause, "ttft {ttft:?}, total {total:?}");
+    assert!(
+        ttft < total && ttft < pause,
+        "ttft {ttft:?}, total {total:?}"
+    );
 }
 
 #[tokio::test]
@@ -397,10 +470,19 @@ async fn a_stream_over_the_size_limit_is_refused() {
     let started = Instant::now();
     let e = agent.respond(&Sample::new("hi")).await.unwrap_err();
     assert!(
-        matches!(&e, Error::Agent(AgentError::Refused { refusal: eval_runtime::Refusal::TooLarge { limit: 4096 }, .. })),
+        matches!(
+            &e,
+            Error::Agent(AgentError::Refused {
+                refusal: eval_runtime::Refusal::TooLarge { limit: 4096 },
+                ..
+            })
+        ),
         "{e}"
     );
-    assert!(started.elapsed() < Duration::from_secs(5), "not held until the stream ends");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "not held until the stream ends"
+    );
 }
 
 #[tokio::test]
@@ -415,10 +497,17 @@ async fn a_stream_that_ends_without_done_or_is_cut_off_fails() {
             .unwrap()
             .model("m")
             .stream(true);
-        let e = agent.respond(&Sample::new("hi")).await.unwrap_err().to_string();
+        let e = agent
+            .respond(&Sample::new("hi"))
+            .await
+            .unwrap_err()
+            .to_string();
         assert!(e.contains(want), "{e}");
         if matches!(end, End::Done) {
-            assert!(e.contains("the event stream ended before `data: [DONE]` (1 event(s) read)"), "{e}");
+            assert!(
+                e.contains("the event stream ended before `data: [DONE]` (1 event(s) read)"),
+                "{e}"
+            );
         }
         assert_eq!(e.lines().count(), 1);
     }
@@ -429,8 +518,15 @@ async fn a_stream_that_ends_without_done_or_is_cut_off_fails() {
         .model("m")
         .stream(true)
         .timeout(Duration::from_millis(300));
-    let e = agent.respond(&Sample::new("hi")).await.unwrap_err().to_string();
-    assert!(e.contains("still arriving when the 0.3s timeout expired"), "{e}");
+    let e = agent
+        .respond(&Sample::new("hi"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("still arriving when the 0.3s timeout expired"),
+        "{e}"
+    );
 }
 
 #[tokio::test]
@@ -442,7 +538,10 @@ async fn a_json_answer_to_a_stream_request_is_accepted() {
     .await;
     let agent = HttpAgent::new(&server.url).unwrap().model("m").stream(true);
     let r = agent.respond(&Sample::new("hi")).await.unwrap();
-    assert_eq!((r.output.as_str(), r.usage.completion_tokens, r.ttft), ("whole", 1, None));
+    assert_eq!(
+        (r.output.as_str(), r.usage.completion_tokens, r.ttft),
+        ("whole", 1, None)
+    );
     assert_eq!(server.requests.lock().unwrap()[0].1["stream"], true);
 }
 
@@ -458,7 +557,9 @@ async fn a_json_contract_agent_may_stream_events() {
         End::Done,
     )
     .await;
-    let agent = HttpAgent::new(&format!("{}/agent", server.url)).unwrap().stream(true);
+    let agent = HttpAgent::new(&format!("{}/agent", server.url))
+        .unwrap()
+        .stream(true);
     assert_eq!(agent.wire_protocol(), Protocol::Json);
     let mut sample = Sample::new("hi");
     sample.tools = vec![lookup()];
@@ -472,4 +573,75 @@ async fn a_json_contract_agent_may_stream_events() {
         *body,
         json!({"input": "hi", "messages": [{"role": "user", "content": "hi"}], "agent_args": {}, "tools": [lookup()], "stream": true})
     );
+}
+
+#[test]
+fn dataset_tools_are_added_to_each_sample_at_load() {
+    use eval_runtime::plan::PlanBuilder;
+    let dir = std::env::temp_dir().join(format!("eval-tools-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("tools.json"),
+        json!({"tools": [{"name": "calculator", "description": "dataset's"}, lookup()]})
+            .to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("d.jsonl"),
+        format!(
+            "{}\n{}\n",
+            json!({"input": "a", "tools": [calculator()]}),
+            json!({"input": "b"})
+        ),
+    )
+    .unwrap();
+    let runner = eval_runtime::Runner::new().config(eval_runtime::Config::empty());
+    let plan = PlanBuilder::new()
+        .base_dir(&dir)
+        .dataset("d.jsonl", "contains")
+        .tools("tools.json");
+    let prepared = runner.prepare(plan).unwrap();
+    let names: Vec<Vec<(String, String)>> = prepared
+        .samples()
+        .map(|s| {
+            s.tools
+                .iter()
+                .map(|t| {
+                    (
+                        t["function"]["name"].as_str().unwrap().to_string(),
+                        t["function"]["description"]
+                            .as_str()
+                            .unwrap_or("")
+                            .to_string(),
+                    )
+                })
+                .collect()
+        })
+        .collect();
+    let pair = |n: &str, d: &str| (n.to_string(), d.to_string());
+    assert_eq!(
+        names,
+        [
+            vec![pair("calculator", ""), pair("lookup", "search")],
+            vec![pair("calculator", "dataset's"), pair("lookup", "search")],
+        ],
+        "a sample's own definition wins"
+    );
+    let e = runner
+        .prepare(
+            PlanBuilder::new()
+                .base_dir(&dir)
+                .tools("tools.json")
+                .dataset("d.jsonl", "contains")
+                .tools("none.json"),
+        )
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("tools `tools.json` come before any dataset"),
+        "{e}"
+    );
+    assert!(e.contains("tools file none.json: cannot read it"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -54,24 +54,24 @@ pub const CALCULATOR: &str = "calculator";
 pub const LOOKUP: &str = "lookup";
 
 /// The OpenAI definitions of the demo agent's tools, as a dataset or an
-/// agent offers them.
-pub fn tool_definitions() -> Value {
-    json!([
-        {"type": "function", "function": {
+/// agent offers them (`HttpAgent::tools(tool_definitions())`).
+pub fn tool_definitions() -> Vec<Value> {
+    vec![
+        json!({"type": "function", "function": {
             "name": CALCULATOR,
             "description": "Evaluates simple arithmetic: two numbers and one of + - * /.",
             "parameters": {"type": "object", "properties": {
                 "expression": {"type": "string", "description": "e.g. 2 + 3"}
             }, "required": ["expression"]},
-        }},
-        {"type": "function", "function": {
+        }}),
+        json!({"type": "function", "function": {
             "name": LOOKUP,
             "description": "Finds the document of the agent's corpus that best matches a query.",
             "parameters": {"type": "object", "properties": {
                 "query": {"type": "string"}
             }, "required": ["query"]},
-        }},
-    ])
+        }}),
+    ]
 }
 
 /// A parsed chat-completions request.
@@ -351,7 +351,7 @@ mod tests {
 
     #[test]
     fn definitions_are_valid_openai_tools() {
-        let defs = eval_runtime::tool::definitions(&tool_definitions()).unwrap();
+        let defs = eval_runtime::tool::definitions(&Value::from(tool_definitions())).unwrap();
         let names: Vec<&str> = defs
             .iter()
             .filter_map(|d| d["function"]["name"].as_str())

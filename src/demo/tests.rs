@@ -187,7 +187,7 @@ fn chat_calls_the_tools_it_is_offered() {
         let mut body = json!({
             "model": "demo-agent",
             "messages": [{ "role": "user", "content": question }],
-            "tools": tool_definitions(),
+            "tools": Value::from(tool_definitions()),
         });
         for (k, v) in extra.as_object().unwrap() {
             body[k] = v.clone();
@@ -263,7 +263,7 @@ fn chat_streams_chunks_with_tool_calls_and_usage() {
     let request = json!({
         "model": "m-stream",
         "messages": [{ "role": "user", "content": "What is the capital of France?" }],
-        "tools": tool_definitions(),
+        "tools": Value::from(tool_definitions()),
         "stream": true,
         "stream_options": { "include_usage": true },
     });
@@ -615,4 +615,37 @@ fn faq_dataset_passes() {
             "{expected}"
         );
     }
+}
+
+#[test]
+fn http_agent_speaks_openai_with_streaming_and_tools_to_it() {
+    let s = server();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let agent = eval_runtime::HttpAgent::new(&format!("{}/v1/chat/completions", s.url()))
+        .unwrap()
+        .model("demo-agent")
+        .stream(true)
+        .tools(tool_definitions());
+    let sample = eval_runtime::Sample::new("").with_turns([
+        "What is 12 * 7?",
+        "My name is Ada.",
+        "What's my name?",
+    ]);
+    let r = rt.block_on(agent.respond(&sample)).unwrap();
+    assert_eq!(
+        r.turn_outputs,
+        ["84", "Nice to meet you, Ada.", "Your name is Ada."]
+    );
+    let calls: Vec<(String, usize)> = r.tool_calls.iter().map(|c| (c.display(), c.turn)).collect();
+    assert_eq!(
+        calls,
+        [(r#"calculator(expression="12 * 7")"#.to_string(), 0)]
+    );
+    assert!(r.ttft.is_some());
+    assert_eq!(r.model.as_deref(), Some("demo-agent"));
+    assert_eq!(r.usage.calls, 3);
+    assert!(r.usage.prompt_tokens > 0 && r.usage.completion_tokens > 0);
 }

@@ -292,6 +292,16 @@ impl HttpAgent {
         self
     }
 
+    /// The protocol, model and streaming in use (the protocol always said:
+    /// the one chosen, else the one the URL implies).
+    pub fn current_settings(&self) -> AgentSettings {
+        AgentSettings::new(
+            Some(self.wire_protocol()),
+            self.model.clone(),
+            Some(self.stream),
+        )
+    }
+
     /// The protocol spoken: the one chosen, else the one the URL implies.
     pub fn wire_protocol(&self) -> Protocol {
         self.protocol
