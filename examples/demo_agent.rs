@@ -33,7 +33,8 @@ Options:
 Routes:
   POST /, POST /v1/respond   {{\"input\": \"...\", \"messages\": [...], \"agent_args\": {{...}}}}
                              -> {{\"output\": \"...\", \"context\": [...]}}
-  POST /v1/chat/completions  OpenAI chat-completions request -> response
+  POST /v1/chat/completions  OpenAI chat-completions request -> response (or SSE chunks with
+                             \"stream\": true); offered `tools`, it calls `calculator` and `lookup`
   GET  /health               -> ok
   POST /retrieval/delete     {{\"prefix\": \"eval:...\"}} -> {{\"deleted\": n}}
   POST /retrieval/ingest     {{\"documents\": [{{\"sourceId\", \"content\", \"metadata\"}}]}} -> {{\"ingested\": n}}

@@ -13,7 +13,7 @@
 //! | route | request | response |
 //! |---|---|---|
 //! | `POST /`, `POST /v1/respond` | `{"input": "...", "messages": [{"role", "content"}], "agent_args": {...}}` | `{"output": "...", "context": ["...", ...]}` |
-//! | `POST /v1/chat/completions` | OpenAI chat-completions request (`model`, `messages`) | OpenAI chat-completions response |
+//! | `POST /v1/chat/completions` | OpenAI chat-completions request (`model`, `messages`, `tools`, `stream`) | OpenAI chat-completions response (`content`, `tool_calls`, `usage`), or its chunks as server-sent events; see [`chat`] |
 //! | `GET /health` | — | `ok` |
 //!
 //! For `/` and `/v1/respond`, `messages` and `agent_args` are optional.
@@ -30,13 +30,14 @@
 //! `/health` answers at once.
 
 mod agent;
+pub mod chat;
 
 use std::fmt;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::thread::JoinHandle;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
@@ -48,6 +49,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::oneshot;
 
 pub use agent::{CORPUS, DEFAULT_TOP_K, DONT_KNOW, Document, Reply, respond};
+pub use chat::{CALCULATOR, LOOKUP, tool_definitions};
 
 /// Environment variable read by [`DemoConfig::from_env`]: artificial latency
 /// in whole milliseconds.
@@ -134,7 +136,7 @@ pub fn router(config: DemoConfig) -> Router {
     Router::new()
         .route("/", post(respond_route))
         .route("/v1/respond", post(respond_route))
-        .route("/v1/chat/completions", post(chat_completions_route))
+        .route("/v1/chat/completions", post(chat::route))
         .route("/health", get(health_route))
         .route("/retrieval/delete", post(retrieval_delete_route))
         .route("/retrieval/ingest", post(retrieval_ingest_route))
@@ -399,38 +401,6 @@ async fn respond_route(State(state): State<Arc<AppState>>, body: Bytes) -> Respo
     }
 }
 
-async fn chat_completions_route(State(state): State<Arc<AppState>>, body: Bytes) -> Response {
-    delay(&state.config).await;
-    let request = match chat_request(&body) {
-        Ok(r) => r,
-        Err(e) => return e.into_response(),
-    };
-    let reply = respond(&request.history, &request.input, DEFAULT_TOP_K);
-    let n = state.completions.fetch_add(1, Ordering::Relaxed) + 1;
-    let created = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let completion_tokens = count_tokens(&reply.output);
-    Json(json!({
-        "id": format!("chatcmpl-demo-{n}"),
-        "object": "chat.completion",
-        "created": created,
-        "model": request.model,
-        "choices": [{
-            "index": 0,
-            "message": { "role": "assistant", "content": reply.output },
-            "logprobs": null,
-            "finish_reason": "stop",
-        }],
-        "usage": {
-            "prompt_tokens": request.prompt_tokens,
-            "completion_tokens": completion_tokens,
-            "total_tokens": request.prompt_tokens + completion_tokens,
-        },
-    }))
-    .into_response()
-}
-
 async fn delay(config: &DemoConfig) {
     if !config.latency.is_zero() {
         tokio::time::sleep(config.latency).await;
@@ -524,54 +494,6 @@ fn agent_request(body: &[u8]) -> Result<AgentRequest, ApiError> {
         history,
         input,
         top_k,
-    })
-}
-
-/// A parsed chat-completions request.
-#[derive(Debug, PartialEq)]
-struct ChatRequest {
-    model: String,
-    history: Vec<String>,
-    input: String,
-    prompt_tokens: u64,
-}
-
-fn chat_request(body: &[u8]) -> Result<ChatRequest, ApiError> {
-    let request = json_object(body)?;
-    let model = match request.get("model") {
-        None | Some(Value::Null) => MODEL_NAME.to_string(),
-        Some(Value::String(m)) => m.clone(),
-        Some(_) => return Err(ApiError::bad_request("`model` must be a string")),
-    };
-    if request.get("stream").and_then(Value::as_bool) == Some(true) {
-        return Err(ApiError::bad_request(
-            "streaming is not supported; send `\"stream\": false` or leave it out",
-        ));
-    }
-    let messages = match request.get("messages") {
-        Some(m @ Value::Array(items)) if !items.is_empty() => m,
-        _ => {
-            return Err(ApiError::bad_request(
-                "`messages` must be a non-empty array of {\"role\", \"content\"} objects",
-            ));
-        }
-    };
-    let prompt_tokens = messages
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|m| message_text(m.get("content")?).ok().flatten())
-        .map(|t| count_tokens(&t))
-        .sum();
-    let mut history = user_turns(messages)?;
-    let input = history
-        .pop()
-        .ok_or_else(|| ApiError::bad_request("`messages` has no user message"))?;
-    Ok(ChatRequest {
-        model,
-        history,
-        input,
-        prompt_tokens,
     })
 }
 

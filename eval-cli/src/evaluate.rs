@@ -28,6 +28,23 @@ pub struct Args {
     /// The agent's URL (default: EVAL_AGENT_URL).
     #[arg(long)]
     pub url: Option<String>,
+    /// How the agent is spoken to: json (the JSON contract) or openai (chat
+    /// completions). Default: the manifest's spec.evaluation.agent.protocol,
+    /// else EVAL_AGENT_PROTOCOL, else openai for a URL ending in
+    /// /chat/completions, else json.
+    #[arg(long, value_name = "PROTOCOL", value_parser = ["json", "openai"])]
+    pub protocol: Option<String>,
+    /// The `model` of OpenAI requests (default: the manifest's, else EVAL_AGENT_MODEL).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Ask the agent for a streamed answer (SSE) and record the time to the
+    /// first token (default: the manifest's, else EVAL_AGENT_STREAM).
+    #[arg(long)]
+    pub stream: bool,
+    /// Tool definitions (a JSON file: an array of OpenAI tools, or an
+    /// object with `tools`) offered with each sample of the dataset.
+    #[arg(long, value_name = "FILE")]
+    pub tools: Option<PathBuf>,
     /// Only this dataset of the manifest.
     #[arg(long)]
     pub dataset: Option<String>,
@@ -151,7 +168,14 @@ pub fn run(args: Args) -> Result<u8, Failure> {
         }
     }
     let ordinary = prepared.samples().any(|s| s.retrieval.is_none());
-    let agent = agent(&args, config, file.as_deref(), retrieval, ordinary)?;
+    let agent = agent(
+        &args,
+        config,
+        file.as_deref(),
+        retrieval,
+        ordinary,
+        prepared.agent_settings(),
+    )?;
     for note in &prepared.notes {
         eprintln!("note: {note}");
     }
@@ -253,6 +277,14 @@ fn plan(args: &Args, file: Option<&Path>) -> Result<PlanBuilder, Failure> {
             plan.dataset(&f.to_string_lossy(), metrics)
         }
     };
+    if let Some(t) = &args.tools {
+        if file.is_some_and(is_manifest) {
+            return Err(Failure::config(
+                "--tools is for a dataset file or --prompts; a manifest gives each dataset its own `tools`",
+            ));
+        }
+        plan = plan.tools(&t.to_string_lossy());
+    }
     for g in &args.gates {
         plan = plan.gate(g);
     }
@@ -307,6 +339,7 @@ fn agent(
     file: Option<&Path>,
     retrieval: bool,
     ordinary: bool,
+    manifest_agent: &eval_runtime::AgentSettings,
 ) -> Result<Routed, Failure> {
     let agent_error = |e: eval_runtime::Error| {
         Failure::config(if args.url.is_some() {
@@ -346,7 +379,19 @@ fn agent(
         None
     };
     let http = if ordinary {
-        Some(HttpAgent::from_config(config, args.url.as_deref()).map_err(agent_error)?)
+        // Flags, then the manifest, then the EVAL_AGENT_* variables.
+        let flags = eval_runtime::AgentSettings::new(
+            args.protocol
+                .as_deref()
+                .and_then(eval_runtime::Protocol::parse),
+            args.model.clone(),
+            args.stream.then_some(true),
+        );
+        let agent = HttpAgent::from_config(config, args.url.as_deref())
+            .map_err(agent_error)?
+            .settings(&flags.or(manifest_agent));
+        agent.check().map_err(|e| Failure::config(e.to_string()))?;
+        Some(agent)
     } else {
         None
     };

@@ -19,6 +19,7 @@
 #![forbid(unsafe_code)]
 
 // The public API: these modules and the re-exports below.
+pub mod agent;
 pub mod dataset;
 pub mod error;
 pub mod files;
@@ -44,6 +45,7 @@ mod formats;
 mod index_entry;
 mod rank;
 
+pub use agent::{AgentSettings, Protocol};
 pub use dataset::{Dataset, Format};
 pub use error::{DatasetError, Problem};
 pub use manifest::{Manifest, ManifestDataset, ManifestError};

@@ -13,7 +13,19 @@
 //!       faithfulness: 0.80
 //!     ciGate: true
 //!     repeat: 3          # ours: agent runs per sample (letta's num_runs)
+//!     agent:             # ours: how the agent is spoken to (all optional)
+//!       protocol: openai # json (default) | openai (OpenAI chat completions)
+//!       model: my-model  # the `model` of OpenAI requests
+//!       stream: true     # ask for a streamed answer (SSE)
 //! ```
+//!
+//! A dataset entry may also offer tools to the agent: `tools:
+//! $file:evals/tools.json` (a JSON array of OpenAI tool definitions, or an
+//! object with a `tools` array; relative to the manifest, inside the
+//! project) or the list inline; they are added to each of its samples (a
+//! sample's own definition of a tool wins). `spec.evaluation.agent` is
+//! applied by `evals evaluate` (its flags win over it, and it wins over the
+//! `EVAL_AGENT_*` variables).
 //!
 //! Rules, each broken rule reported with the manifest's file:line:
 //! - dataset paths (`$file:` prefix optional) are relative to the manifest and
@@ -34,6 +46,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
+use crate::agent::{AgentSettings, RawAgent};
 use crate::dataset::Dataset;
 use crate::error::{DatasetError, MAX_PROBLEMS, Problem};
 use crate::files::{
@@ -59,6 +72,8 @@ pub struct Manifest {
     pub ci_gate: bool,
     /// Agent runs per sample (`repeat`, default 1).
     pub repeat: u32,
+    /// `agent`: the protocol, model and streaming of the agent.
+    pub agent: AgentSettings,
 }
 
 /// One entry of `spec.evaluation.datasets`.
@@ -77,6 +92,8 @@ pub struct ManifestDataset {
     pub line: usize,
     /// The manifest path as shown.
     pub manifest: String,
+    /// `tools`: OpenAI tool definitions offered with each of its samples.
+    pub tools: Vec<serde_json::Value>,
 }
 
 /// Why a manifest could not be used.
@@ -161,6 +178,7 @@ struct RawEvaluation {
     #[serde(rename = "ciGate")]
     ci_gate: Option<bool>,
     repeat: Option<Spanned<i64>>,
+    agent: Option<Spanned<RawAgent>>,
 }
 
 #[derive(Deserialize)]
@@ -171,6 +189,7 @@ struct RawDataset {
     name: Option<Spanned<String>>,
     path: Option<Spanned<String>>,
     metrics: Option<Vec<Spanned<String>>>,
+    tools: Option<Spanned<serde_json::Value>>,
 }
 
 impl Manifest {
@@ -295,6 +314,13 @@ impl Manifest {
             }
         };
 
+        let agent = match evaluation.agent {
+            None => AgentSettings::default(),
+            Some(a) => a.value.settings(&mut |line, message, field| {
+                problems.push(at(line, message).field(field))
+            }),
+        };
+
         let thresholds = evaluation.thresholds.unwrap_or_default();
         let mut used_thresholds: Vec<&str> = Vec::new();
         let datasets_raw = match evaluation.datasets {
@@ -354,6 +380,16 @@ impl Manifest {
                     Err(message) => {
                         problems.push(at(p.referenced.line() as u32, message).field("path"));
                         None
+                    }
+                },
+            };
+            let tools = match entry.tools {
+                None => Vec::new(),
+                Some(t) => match dataset_tools(&t.value, dir, root, allow_outside) {
+                    Ok(list) => list,
+                    Err(message) => {
+                        problems.push(at(t.referenced.line() as u32, message).field("tools"));
+                        Vec::new()
                     }
                 },
             };
@@ -466,6 +502,7 @@ impl Manifest {
                     specs,
                     line,
                     manifest: String::new(),
+                    tools,
                 });
             }
         }
@@ -497,6 +534,7 @@ impl Manifest {
             datasets,
             ci_gate: evaluation.ci_gate.unwrap_or(false),
             repeat,
+            agent,
         })
     }
 
@@ -510,6 +548,25 @@ impl Manifest {
                 name: name.to_string(),
                 known: self.datasets.iter().map(|d| d.name.clone()).collect(),
             })
+    }
+}
+
+/// A dataset entry's `tools`: a path to a tools file (`$file:` optional,
+/// relative to the manifest, inside the project like dataset paths) or the
+/// definitions inline.
+fn dataset_tools(
+    value: &serde_json::Value,
+    dir: &Path,
+    root: &Path,
+    allow_outside: bool,
+) -> Result<Vec<serde_json::Value>, String> {
+    match value {
+        serde_json::Value::String(path) => {
+            let (file, shown) = resolve(path, dir, root, allow_outside)
+                .map_err(|e| e.replace("dataset file", "tools file"))?;
+            crate::tool::read_definitions(&file, &shown)
+        }
+        list => crate::tool::definitions(list).map_err(|e| format!("`tools`: {e}")),
     }
 }
 

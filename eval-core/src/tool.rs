@@ -80,6 +80,112 @@ impl ToolCall {
     }
 }
 
+/// OpenAI tool definitions (what a request's `tools` holds), read from a
+/// dataset's `tools` field, a manifest dataset's `tools` or a tools file.
+///
+/// `value` is an array; each item is a full definition
+/// `{"type": "function", "function": {"name": ..., "description": ...,
+/// "parameters": {...}}}`, or just its `function` object, which is wrapped
+/// into one. A name is required; `parameters`, when given, is an object.
+/// Every definition comes back in the full form. Errors name the item.
+pub fn definitions(value: &Value) -> Result<Vec<Value>, String> {
+    let Value::Array(items) = value else {
+        return Err(format!(
+            "expected an array of tool definitions ({{\"type\": \"function\", \"function\": {{\"name\", ...}}}}), found {}",
+            kind(value)
+        ));
+    };
+    let mut out: Vec<Value> = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let Value::Object(map) = item else {
+            return Err(format!(
+                "tool {i}: expected an object, found {}",
+                kind(item)
+            ));
+        };
+        let function = match map.get("type") {
+            Some(Value::String(t)) if t == "function" => match map.get("function") {
+                Some(Value::Object(f)) => f,
+                _ => {
+                    return Err(format!(
+                        "tool {i}: `type: function` needs a `function` object with a `name`"
+                    ));
+                }
+            },
+            Some(other) => {
+                return Err(format!(
+                    "tool {i}: `type` is {other}; only `function` tools are sent"
+                ));
+            }
+            None => map,
+        };
+        let name = match function.get("name") {
+            Some(Value::String(n)) if !n.trim().is_empty() => n.trim(),
+            _ => return Err(format!("tool {i}: no `name` (a non-empty string)")),
+        };
+        if let Some(p) = function.get("parameters")
+            && !p.is_object()
+        {
+            return Err(format!(
+                "tool {i} (`{name}`): `parameters` must be a JSON Schema object, found {}",
+                kind(p)
+            ));
+        }
+        if out.iter().any(|d| definition_name(d) == Some(name)) {
+            return Err(format!("tool {i}: `{name}` is defined twice"));
+        }
+        let mut function = function.clone();
+        function.insert("name".into(), Value::String(name.to_string()));
+        let mut def = Map::new();
+        def.insert("type".into(), Value::String("function".into()));
+        def.insert("function".into(), Value::Object(function));
+        out.push(Value::Object(def));
+    }
+    Ok(out)
+}
+
+/// The name of a tool definition (`function.name`).
+pub fn definition_name(definition: &Value) -> Option<&str> {
+    definition.get("function")?.get("name")?.as_str()
+}
+
+/// Adds the definitions of `more` that `tools` does not define yet (by
+/// name): a sample's own definition of a tool wins over its dataset's.
+pub fn add_definitions(tools: &mut Vec<Value>, more: &[Value]) {
+    for def in more {
+        let name = definition_name(def);
+        if !tools.iter().any(|t| definition_name(t) == name) {
+            tools.push(def.clone());
+        }
+    }
+}
+
+/// Reads a tools file: a JSON array of definitions, or an object with a
+/// `tools` array (as an OpenAI request holds it); see [`definitions`].
+/// Errors are one line naming the file.
+pub fn read_definitions(path: &std::path::Path, shown: &str) -> Result<Vec<Value>, String> {
+    let bytes = crate::files::read_checked(path, crate::files::DEFAULT_MAX_DATASET_BYTES)
+        .map_err(|e| format!("tools file {shown}: cannot read it: {e}"))?;
+    let value: Value = serde_json::from_slice(&bytes)
+        .map_err(|e| format!("tools file {shown}:{}: not JSON: {e}", e.line()))?;
+    let list = match &value {
+        Value::Object(map) => map.get("tools").unwrap_or(&value),
+        _ => &value,
+    };
+    definitions(list).map_err(|e| format!("tools file {shown}: {e}"))
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -102,5 +208,55 @@ mod tests {
             ToolCall::new("x").with_arguments(json!(5)).arguments["value"],
             json!(5)
         );
+    }
+
+    #[test]
+    fn definitions_are_checked_and_completed() {
+        let defs = definitions(&json!([
+            {"type": "function", "function": {"name": "calculator", "parameters": {"type": "object"}}},
+            {"name": " lookup ", "description": "search the corpus"},
+        ]))
+        .unwrap();
+        assert_eq!(definition_name(&defs[0]), Some("calculator"));
+        assert_eq!(
+            defs[1],
+            json!({"type": "function", "function": {"name": "lookup", "description": "search the corpus"}})
+        );
+        for (bad, want) in [
+            (
+                json!({"name": "x"}),
+                "expected an array of tool definitions",
+            ),
+            (
+                json!(["calculator"]),
+                "tool 0: expected an object, found a string",
+            ),
+            (json!([{"description": "d"}]), "tool 0: no `name`"),
+            (
+                json!([{"type": "retrieval"}]),
+                "only `function` tools are sent",
+            ),
+            (json!([{"type": "function"}]), "needs a `function` object"),
+            (
+                json!([{"name": "a", "parameters": []}]),
+                "tool 0 (`a`): `parameters` must be a JSON Schema object",
+            ),
+            (
+                json!([{"name": "a"}, {"name": "a"}]),
+                "tool 1: `a` is defined twice",
+            ),
+        ] {
+            let e = definitions(&bad).unwrap_err();
+            assert!(e.contains(want), "{e}");
+        }
+        let mut tools =
+            vec![json!({"type": "function", "function": {"name": "lookup", "description": "own"}})];
+        add_definitions(&mut tools, &defs);
+        assert_eq!(tools.len(), 2);
+        assert_eq!(
+            tools[0]["function"]["description"], "own",
+            "the sample's own wins"
+        );
+        assert_eq!(definition_name(&tools[1]), Some("calculator"));
     }
 }

@@ -55,6 +55,9 @@ pub fn record(sample: &Sample) -> Map<String, Value> {
     if let Some(tools) = expected_tools(sample) {
         o.insert("expected_tools".into(), tools);
     }
+    if !sample.tools.is_empty() {
+        o.insert("tools".into(), Value::Array(sample.tools.clone()));
+    }
     if !sample.turn_evaluators.is_empty() {
         o.insert(
             "turn_evaluators".into(),
@@ -119,6 +122,7 @@ pub const CSV_COLUMNS: &[&str] = &[
     "turn_evaluators",
     "accepted_answers",
     "expected_tools",
+    "tools",
     "extra",
 ];
 
@@ -288,6 +292,9 @@ fn runevals_item(s: &Sample) -> Value {
     }
     if let Some(tools) = expected_tools(s) {
         ours.insert("expected_tools".into(), tools);
+    }
+    if !s.tools.is_empty() {
+        ours.insert("tools".into(), Value::Array(s.tools.clone()));
     }
     for (k, v) in [
         ("metadata", &s.metadata),

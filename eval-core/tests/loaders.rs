@@ -270,3 +270,40 @@ fn garbage_never_panics() {
         }
     }
 }
+
+#[test]
+fn a_samples_tools_are_read_as_openai_definitions() {
+    let data = br#"{"input": "What is 2 + 3?", "tools": [{"name": "calculator", "parameters": {"type": "object"}}]}
+{"input": "no tools"}
+"#;
+    let ds = ok("t.jsonl", data);
+    assert_eq!(
+        ds.samples[0].tools,
+        [
+            serde_json::json!({"type": "function", "function": {"name": "calculator", "parameters": {"type": "object"}}})
+        ]
+    );
+    assert!(ds.samples[1].tools.is_empty());
+    assert!(!ds.samples[0].extra.contains_key("tools"));
+    // Written back (`evals convert`) and read again, the definitions stay.
+    let again = ok(
+        "again.jsonl",
+        eval_core::write::to_jsonl(&ds.samples).as_bytes(),
+    );
+    assert_eq!(again.samples[0].tools, ds.samples[0].tools);
+    let again = ok(
+        "again.csv",
+        eval_core::write::to_csv(&ds.samples).unwrap().as_bytes(),
+    );
+    assert_eq!(again.samples[0].tools, ds.samples[0].tools);
+    let csv = "input,tools\n\"What is 2 + 3?\",\"[{\"\"type\"\": \"\"function\"\", \"\"function\"\": {\"\"name\"\": \"\"calculator\"\"}}]\"\n";
+    let ds = ok("t.csv", csv.as_bytes());
+    assert_eq!(ds.samples[0].tools[0]["function"]["name"], "calculator");
+    let msg = err("t.jsonl", br#"{"input": "x", "tools": ["calculator"]}"#);
+    assert!(
+        msg.contains("t.jsonl:1: field `tools`: tool 0: expected an object, found a string"),
+        "{msg}"
+    );
+    let msg = err("t.csv", b"input,tools\nx,calculator\n");
+    assert!(msg.contains("field `tools`"), "{msg}");
+}

@@ -138,6 +138,66 @@ fn every_problem_is_reported_with_its_line() {
 }
 
 #[test]
+fn agent_settings_and_dataset_tools() {
+    let tools = r#"{"tools": [{"type": "function", "function": {"name": "calculator", "parameters": {"type": "object"}}}]}"#;
+    let dir = scratch(
+        "agent",
+        &[("evals/rag.jsonl", RAG), ("evals/tools.json", tools)],
+    );
+    std::fs::write(
+        dir.join("agent.yaml"),
+        "spec:\n  evaluation:\n    datasets:\n      - name: a\n        path: evals/rag.jsonl\n        metrics: [contains]\n        tools: $file:evals/tools.json\n      - name: b\n        path: evals/rag.jsonl\n        metrics: [contains]\n        tools:\n          - name: lookup\n            description: search the corpus\n    agent:\n      protocol: openai\n      model: demo-agent\n      stream: true\n",
+    )
+    .unwrap();
+    let m = Manifest::load(&dir.join("agent.yaml"), "agent.yaml", &dir).unwrap();
+    assert_eq!(
+        m.agent,
+        eval_core::AgentSettings::new(
+            Some(eval_core::Protocol::OpenAi),
+            Some("demo-agent".into()),
+            Some(true)
+        )
+    );
+    let a = m.dataset("a").unwrap();
+    assert_eq!(a.tools.len(), 1);
+    assert_eq!(a.tools[0]["function"]["name"], "calculator");
+    let b = m.dataset("b").unwrap();
+    assert_eq!(
+        b.tools,
+        [
+            serde_json::json!({"type": "function", "function": {"name": "lookup", "description": "search the corpus"}})
+        ]
+    );
+    // Without an `agent` block nothing is said.
+    std::fs::write(
+        dir.join("plain.yaml"),
+        "spec:\n  evaluation:\n    datasets:\n      - name: a\n        path: evals/rag.jsonl\n        metrics: [contains]\n",
+    )
+    .unwrap();
+    let m = Manifest::load(&dir.join("plain.yaml"), "plain.yaml", &dir).unwrap();
+    assert!(m.agent.is_empty() && m.datasets[0].tools.is_empty());
+
+    let got = problems(
+        &dir,
+        "spec:\n  evaluation:\n    datasets:\n      - name: a\n        path: evals/rag.jsonl\n        metrics: [contains]\n        tools: evals/none.json\n      - name: b\n        path: evals/rag.jsonl\n        metrics: [contains]\n        tools: [calculator]\n    agent:\n      protocol: grpc\n      model: ' '\n",
+    );
+    assert_eq!(
+        got,
+        [
+            "agent.yaml:7: field `tools`: tools file `evals/none.json` does not exist (looked for evals/none.json, relative to the project root)",
+            "agent.yaml:11: field `tools`: `tools`: tool 0: expected an object, found a string",
+            "agent.yaml:13: field `protocol`: `agent.protocol: grpc`: expected one of json, openai",
+            "agent.yaml:14: field `model`: `agent.model` is empty: name the model the agent serves, or leave it out",
+        ]
+    );
+    let got = problems(
+        &dir,
+        "spec:\n  evaluation:\n    datasets:\n      - name: a\n        path: evals/rag.jsonl\n        metrics: [contains]\n    agent:\n      protocl: openai\n",
+    );
+    assert!(got[0].contains("protocl"), "{got:?}");
+}
+
+#[test]
 fn shape_errors_name_line_and_column() {
     let dir = scratch("shape", &[("d.jsonl", RAG)]);
     let got = problems(

@@ -12,6 +12,10 @@
 //! | `EVAL_AGENT_URL` | the agent's URL ([`HttpAgent::from_env`](crate::HttpAgent::from_env)) | — |
 //! | `EVAL_AGENT_TIMEOUT_SECS` | per agent request | 60 |
 //! | `EVAL_AGENT_API_KEY` | bearer token for the agent | — |
+//! | `EVAL_AGENT_PROTOCOL` | `json` (the JSON contract) or `openai` (chat completions) | `openai` for a URL ending in `/chat/completions`, else `json` |
+//! | `EVAL_AGENT_MODEL` | the `model` of OpenAI requests (required by that protocol) | — |
+//! | `EVAL_AGENT_STREAM` | `on`: ask for a streamed answer (SSE) | off |
+//! | `EVAL_AGENT_TEMPERATURE`, `_TOP_P`, `_MAX_TOKENS`, `_SEED` | sampling settings of OpenAI requests (0–2, 0–1, 1–10^7, an integer) | not sent |
 //! | `EVAL_SAMPLE_TIMEOUT_SECS` | one sample's agent interaction, and separately its scoring | 300 |
 //! | `EVAL_CONCURRENCY` | agent calls in flight at once (1–100000) | 16 |
 //! | `EVAL_RESULTS_DIR` | where results files go | `<target dir>/evals` |
@@ -77,6 +81,14 @@ pub struct Config {
     pub agent_timeout: Duration,
     /// `EVAL_AGENT_API_KEY`.
     pub agent_api_key: Option<Secret>,
+    /// `EVAL_AGENT_PROTOCOL`, when set (else the URL implies it).
+    pub agent_protocol: Option<eval_core::Protocol>,
+    /// `EVAL_AGENT_MODEL`: the `model` of OpenAI requests.
+    pub agent_model: Option<String>,
+    /// `EVAL_AGENT_STREAM`: ask the agent for a streamed answer.
+    pub agent_stream: bool,
+    /// `EVAL_AGENT_TEMPERATURE`, `_TOP_P`, `_MAX_TOKENS`, `_SEED`.
+    pub agent_sampling: crate::agent::Sampling,
     /// `EVAL_SAMPLE_TIMEOUT_SECS`, when set (a front end's own setting wins).
     pub sample_timeout: Option<Duration>,
     /// `EVAL_CONCURRENCY`, when set (a front end's own setting wins).
@@ -155,6 +167,13 @@ const KNOWN: &[&str] = &[
     "EVAL_AGENT_URL",
     "EVAL_AGENT_TIMEOUT_SECS",
     "EVAL_AGENT_API_KEY",
+    "EVAL_AGENT_PROTOCOL",
+    "EVAL_AGENT_MODEL",
+    "EVAL_AGENT_STREAM",
+    "EVAL_AGENT_TEMPERATURE",
+    "EVAL_AGENT_TOP_P",
+    "EVAL_AGENT_MAX_TOKENS",
+    "EVAL_AGENT_SEED",
     "EVAL_SAMPLE_TIMEOUT_SECS",
     "EVAL_CONCURRENCY",
     "EVAL_JUDGE_CONCURRENCY",
@@ -241,6 +260,7 @@ impl Config {
         let agent_url = get("EVAL_AGENT_URL", false);
         let agent_timeout = get("EVAL_AGENT_TIMEOUT_SECS", false);
         let agent_api_key = get("EVAL_AGENT_API_KEY", true).map(Secret::new);
+        let agent_speech = AgentSpeech::get(&mut get);
         let sample_timeout = get("EVAL_SAMPLE_TIMEOUT_SECS", false);
         let concurrency = get("EVAL_CONCURRENCY", false);
         let judge_concurrency = get("EVAL_JUDGE_CONCURRENCY", false);
@@ -427,6 +447,8 @@ impl Config {
                 .map(|k| (v.clone(), k))
             })
             .collect();
+        let (agent_protocol, agent_model, agent_stream, agent_sampling) =
+            agent_speech.parse(&mut bad);
         if !bad.is_empty() {
             return Err(ConfigError(bad));
         }
@@ -435,6 +457,10 @@ impl Config {
             agent_url,
             agent_timeout: agent_timeout.unwrap_or(fallback),
             agent_api_key,
+            agent_protocol,
+            agent_model,
+            agent_stream,
+            agent_sampling,
             sample_timeout,
             concurrency,
             judge_concurrency,
@@ -530,6 +556,124 @@ impl Config {
                 )
             })
             .collect()
+    }
+}
+
+/// How the agent is spoken to, as the `EVAL_AGENT_*` variables give it
+/// (`PROTOCOL`, `MODEL`, `STREAM`, and the sampling settings), before it is
+/// checked.
+struct AgentSpeech {
+    protocol: Option<String>,
+    model: Option<String>,
+    stream: Option<String>,
+    temperature: Option<String>,
+    top_p: Option<String>,
+    max_tokens: Option<String>,
+    seed: Option<String>,
+}
+
+impl AgentSpeech {
+    fn get(get: &mut impl FnMut(&'static str, bool) -> Option<String>) -> Self {
+        AgentSpeech {
+            protocol: get("EVAL_AGENT_PROTOCOL", false),
+            model: get("EVAL_AGENT_MODEL", false),
+            stream: get("EVAL_AGENT_STREAM", false),
+            temperature: get("EVAL_AGENT_TEMPERATURE", false),
+            top_p: get("EVAL_AGENT_TOP_P", false),
+            max_tokens: get("EVAL_AGENT_MAX_TOKENS", false),
+            seed: get("EVAL_AGENT_SEED", false),
+        }
+    }
+
+    /// The checked values; each bad one is pushed onto `bad`.
+    fn parse(
+        self,
+        bad: &mut Vec<BadVar>,
+    ) -> (
+        Option<eval_core::Protocol>,
+        Option<String>,
+        bool,
+        crate::agent::Sampling,
+    ) {
+        let mut check = |var: &'static str, value: Option<String>, ok: bool, expected: &str| {
+            if let (false, Some(value)) = (ok, value) {
+                bad.push(BadVar {
+                    var,
+                    value,
+                    expected: expected.into(),
+                });
+            }
+        };
+        let protocol = self.protocol.as_deref().map(eval_core::Protocol::parse);
+        check(
+            "EVAL_AGENT_PROTOCOL",
+            self.protocol.clone(),
+            protocol.is_none_or(|p| p.is_some()),
+            "json (the JSON contract) or openai (OpenAI chat completions)",
+        );
+        let stream = self
+            .stream
+            .as_deref()
+            .map(|v| match v.trim().to_ascii_lowercase().as_str() {
+                "1" | "true" | "yes" | "on" => Some(true),
+                "0" | "false" | "no" | "off" => Some(false),
+                _ => None,
+            });
+        check(
+            "EVAL_AGENT_STREAM",
+            self.stream.clone(),
+            stream.is_none_or(|s| s.is_some()),
+            "on or off (1/0, true/false, yes/no)",
+        );
+        let number = |v: &Option<String>, range: std::ops::RangeInclusive<f64>| {
+            v.as_deref()
+                .map(|v| v.trim().parse::<f64>().ok().filter(|x| range.contains(x)))
+        };
+        let temperature = number(&self.temperature, 0.0..=2.0);
+        check(
+            "EVAL_AGENT_TEMPERATURE",
+            self.temperature.clone(),
+            temperature.is_none_or(|t| t.is_some()),
+            "a number from 0 to 2",
+        );
+        let top_p = number(&self.top_p, 0.0..=1.0);
+        check(
+            "EVAL_AGENT_TOP_P",
+            self.top_p.clone(),
+            top_p.is_none_or(|t| t.is_some()),
+            "a number from 0 to 1",
+        );
+        let max_tokens = self.max_tokens.as_deref().map(|v| {
+            v.trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|n| (1..=10_000_000).contains(n))
+        });
+        check(
+            "EVAL_AGENT_MAX_TOKENS",
+            self.max_tokens.clone(),
+            max_tokens.is_none_or(|n| n.is_some()),
+            "a whole number from 1 to 10000000",
+        );
+        let seed = self.seed.as_deref().map(|v| v.trim().parse::<i64>().ok());
+        check(
+            "EVAL_AGENT_SEED",
+            self.seed.clone(),
+            seed.is_none_or(|s| s.is_some()),
+            "a whole number (64-bit)",
+        );
+        let sampling = crate::agent::Sampling {
+            temperature: temperature.flatten(),
+            top_p: top_p.flatten(),
+            max_tokens: max_tokens.flatten(),
+            seed: seed.flatten(),
+        };
+        (
+            protocol.flatten(),
+            self.model.map(|m| m.trim().to_string()),
+            stream.flatten().unwrap_or(false),
+            sampling,
+        )
     }
 }
 
@@ -730,6 +874,52 @@ mod tests {
                 )
             );
         }
+    }
+
+    #[test]
+    fn agent_protocol_settings_are_read_and_checked() {
+        let c = vars(&[]).unwrap();
+        assert_eq!(
+            (c.agent_protocol, c.agent_model.as_deref(), c.agent_stream),
+            (None, None, false)
+        );
+        assert_eq!(c.agent_sampling, crate::agent::Sampling::default());
+        let c = vars(&[
+            ("EVAL_AGENT_PROTOCOL", "OpenAI"),
+            ("EVAL_AGENT_MODEL", " qwen2.5 "),
+            ("EVAL_AGENT_STREAM", "yes"),
+            ("EVAL_AGENT_TEMPERATURE", "0"),
+            ("EVAL_AGENT_TOP_P", "0.9"),
+            ("EVAL_AGENT_MAX_TOKENS", "256"),
+            ("EVAL_AGENT_SEED", "-7"),
+        ])
+        .unwrap();
+        assert_eq!(c.agent_protocol, Some(eval_core::Protocol::OpenAi));
+        assert_eq!(c.agent_model.as_deref(), Some("qwen2.5"));
+        assert!(c.agent_stream);
+        let s = c.agent_sampling;
+        assert_eq!(
+            (s.temperature, s.top_p, s.max_tokens, s.seed),
+            (Some(0.0), Some(0.9), Some(256), Some(-7))
+        );
+        let e = vars(&[
+            ("EVAL_AGENT_PROTOCOL", "grpc"),
+            ("EVAL_AGENT_STREAM", "maybe"),
+            ("EVAL_AGENT_TEMPERATURE", "3"),
+            ("EVAL_AGENT_TOP_P", "x"),
+            ("EVAL_AGENT_MAX_TOKENS", "0"),
+            ("EVAL_AGENT_SEED", "1.5"),
+        ])
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "invalid EVAL_AGENT_PROTOCOL=`grpc`: json (the JSON contract) or openai (OpenAI chat completions)\n\
+             invalid EVAL_AGENT_STREAM=`maybe`: on or off (1/0, true/false, yes/no)\n\
+             invalid EVAL_AGENT_TEMPERATURE=`3`: a number from 0 to 2\n\
+             invalid EVAL_AGENT_TOP_P=`x`: a number from 0 to 1\n\
+             invalid EVAL_AGENT_MAX_TOKENS=`0`: a whole number from 1 to 10000000\n\
+             invalid EVAL_AGENT_SEED=`1.5`: a whole number (64-bit)"
+        );
     }
 
     #[test]

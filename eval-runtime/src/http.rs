@@ -117,36 +117,71 @@ fn find_source<'e, T: std::error::Error + 'static>(
 /// Reads `response`'s body, at most `limit` bytes. `timeout` is only named
 /// in the message when it expires (the request carries it).
 pub(crate) async fn read_body(
-    mut response: reqwest::Response,
+    response: reqwest::Response,
     limit: u64,
     timeout: Duration,
 ) -> std::result::Result<Vec<u8>, Refusal> {
-    if response.content_length().is_some_and(|len| len > limit) {
-        return Err(Refusal::TooLarge { limit });
+    let mut body = BoundedBody::new(response, limit, timeout)?;
+    let mut bytes: Vec<u8> = Vec::new();
+    while let Some(chunk) = body.next().await? {
+        bytes.extend_from_slice(&chunk);
     }
-    let mut body: Vec<u8> = Vec::new();
-    loop {
-        match response.chunk().await {
-            Ok(Some(chunk)) => {
-                if body.len() as u64 + chunk.len() as u64 > limit {
-                    return Err(Refusal::TooLarge { limit });
-                }
-                body.extend_from_slice(&chunk);
-            }
-            Ok(None) => return Ok(body),
-            Err(e) if e.is_timeout() => {
-                return Err(Refusal::BodyTimeout {
-                    secs: timeout.as_secs_f64(),
-                    received: body.len() as u64,
-                });
-            }
-            Err(e) => {
-                return Err(Refusal::CutOff {
-                    received: body.len() as u64,
-                    cause: one_line(&error_chain(&e), 200),
-                });
-            }
+    Ok(bytes)
+}
+
+/// An answer's body read chunk by chunk, at most `limit` bytes in all: what
+/// [`read_body`] collects and a streamed (server-sent events) answer is
+/// parsed from as it arrives, under one rule for both.
+pub(crate) struct BoundedBody {
+    response: reqwest::Response,
+    limit: u64,
+    timeout: Duration,
+    received: u64,
+}
+
+impl BoundedBody {
+    /// The body of `response`; refused at once when it declares more than `limit`.
+    pub(crate) fn new(
+        response: reqwest::Response,
+        limit: u64,
+        timeout: Duration,
+    ) -> std::result::Result<Self, Refusal> {
+        if response.content_length().is_some_and(|len| len > limit) {
+            return Err(Refusal::TooLarge { limit });
         }
+        Ok(BoundedBody {
+            response,
+            limit,
+            timeout,
+            received: 0,
+        })
+    }
+
+    /// The next chunk; `None` at the end of the body.
+    pub(crate) async fn next(&mut self) -> std::result::Result<Option<bytes::Bytes>, Refusal> {
+        match self.response.chunk().await {
+            Ok(Some(chunk)) => {
+                if self.received + chunk.len() as u64 > self.limit {
+                    return Err(Refusal::TooLarge { limit: self.limit });
+                }
+                self.received += chunk.len() as u64;
+                Ok(Some(chunk))
+            }
+            Ok(None) => Ok(None),
+            Err(e) if e.is_timeout() => Err(Refusal::BodyTimeout {
+                secs: self.timeout.as_secs_f64(),
+                received: self.received,
+            }),
+            Err(e) => Err(Refusal::CutOff {
+                received: self.received,
+                cause: one_line(&error_chain(&e), 200),
+            }),
+        }
+    }
+
+    /// Bytes received so far.
+    pub(crate) fn received(&self) -> u64 {
+        self.received
     }
 }
 

@@ -132,14 +132,14 @@ pub mod dataset {
 }
 
 pub use agent::{
-    Agent, AgentReply, AgentRequest, BoxFuture, FnAgent, HttpAgent, IntoAgentResult, Message,
-    Response, SyncFnAgent, default_reply,
+    Agent, AgentReply, AgentRequest, AgentSettings, BoxFuture, FnAgent, HttpAgent, IntoAgentResult,
+    Message, Protocol, Response, Sampling, SyncFnAgent, default_reply, openai, stream,
 };
 pub use config::{Config, ConfigError};
 pub use engine::Selection;
 pub use error::{AgentError, Error, Result, SampleError};
 pub use eval_core::metric::{self as metric_spec, MetricSpec, Op};
-pub use eval_core::{Dataset, Expected, Input, Sample, ToolCall};
+pub use eval_core::{Dataset, Expected, Input, Sample, ToolCall, tool};
 pub use eval_macros::eval_dataset;
 pub use front::harness::{Harness, Outcome};
 pub use front::runner::{Prepared, RunOutcome, Runner};

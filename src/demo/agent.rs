@@ -184,6 +184,22 @@ impl Reply {
 /// 4. otherwise the corpus is searched and the best document's answer is
 ///    returned with the top passages as context, or [`DONT_KNOW`].
 pub fn respond<S: AsRef<str>>(history: &[S], input: &str, top_k: usize) -> Reply {
+    answer(history, input, top_k).0
+}
+
+/// How an answer was found: what the tools of the chat route stand in for.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Found {
+    /// From the conversation, a greeting, or nothing.
+    Other,
+    /// Computed: the expression, as `2 + 3`.
+    Arithmetic(String),
+    /// From the corpus: the best document.
+    Corpus(&'static Document),
+}
+
+/// [`respond`], and how the answer was found.
+pub(crate) fn answer<S: AsRef<str>>(history: &[S], input: &str, top_k: usize) -> (Reply, Found) {
     let mut facts = Facts::default();
     for turn in history {
         facts.learn(turn.as_ref());
@@ -196,28 +212,36 @@ pub fn respond<S: AsRef<str>>(history: &[S], input: &str, top_k: usize) -> Reply
     let question = is_question(input, &normalized);
 
     if let Some(reply) = memory_answer(&facts, &normalized, question) {
-        return Reply::text(reply);
+        return (Reply::text(reply), Found::Other);
     }
     if !question && !stated.is_empty() {
-        return Reply::text(stated.acknowledge());
+        return (Reply::text(stated.acknowledge()), Found::Other);
     }
-    if let Some(value) = arithmetic(input) {
-        return Reply::text(value);
+    if let Some((a, op, b)) = parse_arithmetic(input) {
+        let expression = format!("{} {op} {}", format_number(a), format_number(b));
+        return (
+            Reply::text(compute(a, op, b)),
+            Found::Arithmetic(expression),
+        );
     }
     let ranked = retrieve(input);
     match ranked.first() {
-        Some(best) => Reply {
-            output: best.answer.to_string(),
-            context: ranked
-                .iter()
-                .take(top_k)
-                .map(|d| d.text.to_string())
-                .collect(),
-        },
-        None if is_greeting(&normalized) => {
-            Reply::text("Hello! Ask me about RAG, LLM evaluation or testing Rust code.")
-        }
-        None => Reply::text(DONT_KNOW),
+        Some(best) => (
+            Reply {
+                output: best.answer.to_string(),
+                context: ranked
+                    .iter()
+                    .take(top_k)
+                    .map(|d| d.text.to_string())
+                    .collect(),
+            },
+            Found::Corpus(best),
+        ),
+        None if is_greeting(&normalized) => (
+            Reply::text("Hello! Ask me about RAG, LLM evaluation or testing Rust code."),
+            Found::Other,
+        ),
+        None => (Reply::text(DONT_KNOW), Found::Other),
     }
 }
 
@@ -263,6 +287,11 @@ fn singular(word: &str) -> String {
         Some(stem) if word.chars().count() > 3 && !stem.ends_with('s') => stem.to_string(),
         _ => word.to_string(),
     }
+}
+
+/// The best document for `query`, if any matches (the `lookup` tool).
+pub(crate) fn retrieve_best(query: &str) -> Option<&'static Document> {
+    retrieve(query).first().copied()
 }
 
 /// Documents with a non-zero score for `question`, best first (ties keep
@@ -486,7 +515,12 @@ fn is_greeting(q: &str) -> bool {
 
 /// `"What is 2 + 2?"` → `"4"`. Only a whole message of the form
 /// `[what is|calculate|…] <number> <op> <number> [?|=|.]` counts.
-fn arithmetic(input: &str) -> Option<String> {
+pub(crate) fn arithmetic(input: &str) -> Option<String> {
+    parse_arithmetic(input).map(|(a, op, b)| compute(a, op, b))
+}
+
+/// The numbers and operator (`+ - * /`) of a message [`arithmetic`] accepts.
+fn parse_arithmetic(input: &str) -> Option<(f64, char, f64)> {
     const PREFIXES: &[&str] = &[
         "what is",
         "what's",
@@ -531,17 +565,22 @@ fn arithmetic(input: &str) -> Option<String> {
     if !s.trim().is_empty() {
         return None;
     }
+    Some((a, *op, b))
+}
+
+/// `a op b`, as the answer says it.
+fn compute(a: f64, op: char, b: f64) -> String {
     let value = match op {
         '+' => a + b,
         '-' => a - b,
         '*' => a * b,
-        _ if b == 0.0 => return Some("I can't divide by zero.".to_string()),
+        _ if b == 0.0 => return "I can't divide by zero.".to_string(),
         _ => a / b,
     };
     if !value.is_finite() {
-        return Some("That number is too large for me.".to_string());
+        return "That number is too large for me.".to_string();
     }
-    Some(format_number(value))
+    format_number(value)
 }
 
 /// Parses `-?digits(.digits)?` at the start of `s` and advances past it.

@@ -15,6 +15,12 @@ fn server() -> &'static DemoServer {
 
 /// Sends one HTTP/1.1 request over a raw socket; returns status and body.
 fn http(addr: SocketAddr, method: &str, path: &str, body: &str) -> (u16, String) {
+    let (status, _, body) = exchange(addr, method, path, body);
+    (status, body)
+}
+
+/// [`http`], with the response's head too.
+fn exchange(addr: SocketAddr, method: &str, path: &str, body: &str) -> (u16, String, String) {
     let mut stream = TcpStream::connect(addr).expect("connect");
     stream
         .set_read_timeout(Some(Duration::from_secs(30)))
@@ -43,7 +49,7 @@ fn http(addr: SocketAddr, method: &str, path: &str, body: &str) -> (u16, String)
     } else {
         body.to_string()
     };
-    (status, body)
+    (status, head.to_string(), body)
 }
 
 fn dechunk(mut body: &str) -> String {
@@ -175,6 +181,151 @@ fn speaks_openai_chat_completions() {
 }
 
 #[test]
+fn chat_calls_the_tools_it_is_offered() {
+    let s = server();
+    let ask = |question: &str, extra: Value| {
+        let mut body = json!({
+            "model": "demo-agent",
+            "messages": [{ "role": "user", "content": question }],
+            "tools": Value::from(tool_definitions()),
+        });
+        for (k, v) in extra.as_object().unwrap() {
+            body[k] = v.clone();
+        }
+        let (status, body) = post_json(s.addr(), "/v1/chat/completions", body);
+        assert_eq!(status, 200, "{body}");
+        body
+    };
+    let body = ask("What is 12 * 7?", json!({}));
+    let message = &body["choices"][0]["message"];
+    assert_eq!(message["content"], "84");
+    let call = &message["tool_calls"][0];
+    assert_eq!(call["type"], "function");
+    assert_eq!(call["function"]["name"], CALCULATOR);
+    let args: Value =
+        serde_json::from_str(call["function"]["arguments"].as_str().unwrap()).unwrap();
+    assert_eq!(args, json!({ "expression": "12 * 7" }));
+    // 1 word of answer + 3 of `{"expression":"12 * 7"}`.
+    assert_eq!(body["usage"]["completion_tokens"], 4);
+
+    let body = ask("What is the capital of France?", json!({}));
+    let message = &body["choices"][0]["message"];
+    assert_eq!(message["content"], "Paris is the capital of France.");
+    assert_eq!(message["tool_calls"][0]["function"]["name"], LOOKUP);
+    assert!(
+        body["context"][0].as_str().unwrap().contains("Paris"),
+        "{body}"
+    );
+
+    // `tool_choice: "none"`, or only the other tool allowed: no call.
+    for choice in [
+        json!("none"),
+        json!({"type": "function", "function": {"name": CALCULATOR}}),
+    ] {
+        let body = ask(
+            "What is the capital of France?",
+            json!({ "tool_choice": choice }),
+        );
+        assert!(
+            body["choices"][0]["message"].get("tool_calls").is_none(),
+            "{body}"
+        );
+        assert_eq!(
+            body["choices"][0]["message"]["content"],
+            "Paris is the capital of France."
+        );
+    }
+    // A conversation with earlier tool calls and `tool` messages in it.
+    let (status, body) = post_json(
+        s.addr(),
+        "/v1/chat/completions",
+        json!({
+            "model": "demo-agent",
+            "messages": [
+                { "role": "user", "content": "My name is Ada. What is 2 + 2?" },
+                { "role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "calculator", "arguments": "{}"}}] },
+                { "role": "tool", "tool_call_id": "c1", "content": "4" },
+                { "role": "assistant", "content": "4" },
+                { "role": "user", "content": "What's my name?" },
+            ],
+        }),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["choices"][0]["message"]["content"],
+        "Your name is Ada."
+    );
+}
+
+#[test]
+fn chat_streams_chunks_with_tool_calls_and_usage() {
+    let s = server();
+    let request = json!({
+        "model": "m-stream",
+        "messages": [{ "role": "user", "content": "What is the capital of France?" }],
+        "tools": Value::from(tool_definitions()),
+        "stream": true,
+        "stream_options": { "include_usage": true },
+    });
+    let (status, head, text) = exchange(
+        s.addr(),
+        "POST",
+        "/v1/chat/completions",
+        &request.to_string(),
+    );
+    assert_eq!(status, 200, "{text}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("content-type: text/event-stream"),
+        "{head}"
+    );
+    let events: Vec<&str> = text
+        .split("\n\n")
+        .filter(|e| !e.is_empty())
+        .map(|e| e.strip_prefix("data: ").expect("a data line"))
+        .collect();
+    assert_eq!(events.last(), Some(&"[DONE]"));
+    let chunks: Vec<Value> = events[..events.len() - 1]
+        .iter()
+        .map(|e| serde_json::from_str(e).unwrap())
+        .collect();
+    let mut content = String::new();
+    let mut arguments = String::new();
+    let mut names = Vec::new();
+    for c in &chunks {
+        assert_eq!(c["model"], "m-stream");
+        let Some(delta) = c["choices"].get(0).map(|ch| &ch["delta"]) else {
+            continue;
+        };
+        content.push_str(delta["content"].as_str().unwrap_or(""));
+        for call in delta["tool_calls"].as_array().into_iter().flatten() {
+            if let Some(name) = call["function"]["name"].as_str() {
+                names.push(name.to_string());
+            }
+            arguments.push_str(call["function"]["arguments"].as_str().unwrap_or(""));
+        }
+    }
+    assert_eq!(content, "Paris is the capital of France.");
+    assert_eq!(names, [LOOKUP]);
+    assert_eq!(
+        serde_json::from_str::<Value>(&arguments).unwrap(),
+        json!({ "query": "What is the capital of France?" })
+    );
+    let last = chunks.last().unwrap();
+    assert_eq!(last["choices"], json!([]));
+    assert!(
+        last["usage"]["completion_tokens"].as_u64().unwrap() > 0,
+        "{last}"
+    );
+    // The same request unstreamed answers the same.
+    let mut whole = request.clone();
+    whole["stream"] = json!(false);
+    let (_, body) = post_json(s.addr(), "/v1/chat/completions", whole);
+    assert_eq!(body["choices"][0]["message"]["content"], content);
+    assert_eq!(body["usage"], last["usage"]);
+}
+
+#[test]
 fn rejects_bad_requests_with_400() {
     let s = server();
     let bad = [
@@ -206,7 +357,15 @@ fn rejects_bad_requests_with_400() {
         ),
         (
             "/v1/chat/completions",
-            r#"{"stream": true, "messages": [{"role": "user", "content": "hi"}]}"#,
+            r#"{"stream": "yes", "messages": [{"role": "user", "content": "hi"}]}"#,
+        ),
+        (
+            "/v1/chat/completions",
+            r#"{"tools": "calculator", "messages": [{"role": "user", "content": "hi"}]}"#,
+        ),
+        (
+            "/v1/chat/completions",
+            r#"{"tools": [{"type": "function"}], "messages": [{"role": "user", "content": "hi"}]}"#,
         ),
     ];
     for (path, body) in bad {
@@ -456,4 +615,37 @@ fn faq_dataset_passes() {
             "{expected}"
         );
     }
+}
+
+#[test]
+fn http_agent_speaks_openai_with_streaming_and_tools_to_it() {
+    let s = server();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let agent = eval_runtime::HttpAgent::new(&format!("{}/v1/chat/completions", s.url()))
+        .unwrap()
+        .model("demo-agent")
+        .stream(true)
+        .tools(tool_definitions());
+    let sample = eval_runtime::Sample::new("").with_turns([
+        "What is 12 * 7?",
+        "My name is Ada.",
+        "What's my name?",
+    ]);
+    let r = rt.block_on(agent.respond(&sample)).unwrap();
+    assert_eq!(
+        r.turn_outputs,
+        ["84", "Nice to meet you, Ada.", "Your name is Ada."]
+    );
+    let calls: Vec<(String, usize)> = r.tool_calls.iter().map(|c| (c.display(), c.turn)).collect();
+    assert_eq!(
+        calls,
+        [(r#"calculator(expression="12 * 7")"#.to_string(), 0)]
+    );
+    assert!(r.ttft.is_some());
+    assert_eq!(r.model.as_deref(), Some("demo-agent"));
+    assert_eq!(r.usage.calls, 3);
+    assert!(r.usage.prompt_tokens > 0 && r.usage.completion_tokens > 0);
 }

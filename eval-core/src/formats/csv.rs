@@ -4,9 +4,10 @@
 //! Quoted cells may span lines (CR, LF or CRLF) and hold JSON: a cell of a
 //! list field (`input`, `ground_truth`, `context`) holding a JSON array of
 //! strings is a list; `agent_args`, `rubric_vars` and `metadata` cells must hold a
-//! JSON object; `tags` is a JSON array or a comma/semicolon-separated list;
-//! `expected_tools` (`reference_tool_calls`) is a JSON array of tool calls or
-//! `;`-separated tool names.
+//! JSON object; `tools` and `turn_evaluators` a JSON array; `tags` is a JSON
+//! array or a comma/semicolon-separated list; `expected_tools`
+//! (`reference_tool_calls`) is a JSON array of tool calls or `;`-separated
+//! tool names.
 //! Unknown columns are kept in `Sample::extra` as strings.
 
 use std::collections::HashMap;
@@ -473,10 +474,10 @@ fn csv_cell(field: Option<Field>, cell: &str) -> Result<Option<Value>, String> {
             )),
             Err(e) => Err(format!("expected a JSON object in this cell: {e}")),
         },
-        Field::TurnEvaluators => match serde_json::from_str::<Value>(trimmed) {
+        Field::TurnEvaluators | Field::Tools => match serde_json::from_str::<Value>(trimmed) {
             Ok(v @ Value::Array(_)) => Ok(Some(v)),
             Ok(other) => Err(format!(
-                "expected a JSON array (one object per turn) in this cell, found {}",
+                "expected a JSON array (of objects) in this cell, found {}",
                 kind_of(&other)
             )),
             Err(e) => Err(format!("expected a JSON array in this cell: {e}")),

@@ -23,6 +23,7 @@ pub(crate) enum Field {
     TurnEvaluators,
     AcceptedAnswers,
     ExpectedTools,
+    Tools,
     Extra,
 }
 
@@ -42,6 +43,7 @@ impl Field {
             Field::TurnEvaluators => "turn_evaluators",
             Field::AcceptedAnswers => "accepted_answers",
             Field::ExpectedTools => "expected_tools",
+            Field::Tools => "tools",
             Field::Extra => "extra",
         }
     }
@@ -65,6 +67,7 @@ impl Field {
 /// | `turn_evaluators` | `turn_evaluators` (one name → options object per turn) | runevals conversations |
 /// | `accepted_answers` | `accepted_answers` (every answer that counts as right) | OpenAI evals' `ideal` list |
 /// | `expected_tools` | `expected_tools`, `expectedTools`, `reference_tool_calls` (see `formats/tools.rs`) | deepeval, ragas |
+/// | `tools` | `tools` (OpenAI tool definitions offered to the agent, see [`crate::tool::definitions`]) | OpenAI chat requests |
 /// | `extra` | `extra` (an object: fields of other formats, as `evals convert` writes them) | — |
 ///
 /// A record that uses two names for the same field is rejected. Every other
@@ -100,6 +103,7 @@ pub const FIELD_ALIASES: &[(&str, &str)] = &[
     ("expected_tools", "expected_tools"),
     ("expectedTools", "expected_tools"),
     ("reference_tool_calls", "expected_tools"),
+    ("tools", "tools"),
     ("extra", "extra"),
 ];
 
@@ -124,6 +128,7 @@ pub(crate) fn field_for(name: &str) -> Option<Field> {
         "turn_evaluators" => Field::TurnEvaluators,
         "accepted_answers" => Field::AcceptedAnswers,
         "expected_tools" => Field::ExpectedTools,
+        "tools" => Field::Tools,
         "extra" => Field::Extra,
         _ => Field::RubricVars,
     })
@@ -206,6 +211,7 @@ pub(crate) fn to_sample(
     let mut turn_evaluators = Vec::new();
     let mut accepted_answers = Vec::new();
     let mut expected_tools = None;
+    let mut tools = Vec::new();
     let mut extra = Map::new();
     let mut extra_object: Option<Map<String, Value>> = None;
 
@@ -249,6 +255,7 @@ pub(crate) fn to_sample(
                     extra.insert(key.clone(), value.clone());
                 }
             }),
+            Field::Tools => crate::tool::definitions(&value).map(|v| tools = v),
             Field::Extra => object(value).map(|v| extra_object = Some(v)),
         };
         if let Err(msg) = result {
@@ -347,7 +354,7 @@ pub(crate) fn to_sample(
         accepted_answers,
         retrieval: record.retrieval,
         expected_tools,
-        tools: Vec::new(),
+        tools,
         extra,
         source: Source {
             file: shared_file.clone(),

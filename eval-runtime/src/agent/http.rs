@@ -1,36 +1,73 @@
-//! [`HttpAgent`]: any agent over HTTP.
+//! [`HttpAgent`]: any agent over HTTP — the transport. What the bodies
+//! hold depends on the [`Protocol`]:
 //!
-//! * request: `POST <EVAL_AGENT_URL>` with JSON
-//!   `{"input": <current user turn>, "messages": [{"role", "content"}, ...], "agent_args": {...}}`;
-//! * response: `{"output": "...", "context": ["...", ...]}` (`context` optional),
-//!   or an OpenAI chat-completions body (`choices[0].message.content`).
+//! * **JSON contract** (the default): request `POST <EVAL_AGENT_URL>` with
+//!   `{"input": <current user turn>, "messages": [{"role", "content",
+//!   "tool_calls"?}, ...], "agent_args": {...}}`, plus `"tools": [...]` when
+//!   the sample offers tools and `"stream": true` when streaming is on;
+//!   response `{"output": "...", "context": ["...", ...]}` (`context`
+//!   optional), or an OpenAI chat-completions body;
+//! * **OpenAI chat completions** (`EVAL_AGENT_PROTOCOL=openai`,
+//!   [`HttpAgent::protocol`], or a URL ending in `/chat/completions`): see
+//!   [`openai`](super::openai) for the request and the answer.
+//!
+//! Either may answer with a stream (`Content-Type: text/event-stream`), read
+//! as it arrives (see [`stream`](super::stream)); whatever was asked, the
+//! answer's content type decides how it is read, so a server that answers a
+//! stream request with one JSON body is understood.
 //!
 //! A multi-turn sample is sent one user turn at a time, each request carrying
-//! the conversation so far (earlier user turns and the agent's answers), so a
-//! stateless agent sees the whole conversation. Both mappings can be replaced
-//! with [`HttpAgent::map_request`] and [`HttpAgent::map_response`].
+//! the conversation so far (earlier user turns, the agent's answers and the
+//! tool calls it made), so a stateless agent sees the whole conversation.
+//! Both mappings can be replaced with [`HttpAgent::map_request`] and
+//! [`HttpAgent::map_response`] (a whole JSON answer only).
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use eval_core::{Sample, ToolCall};
+use eval_core::{AgentSettings, Protocol, Sample, ToolCall};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::Response;
+use super::openai::{self, Sampling};
 use super::pace::{Attempt, Pacer};
 use crate::config::{Config, Secret};
 use crate::error::{AgentError, Error, Result, one_line};
-use crate::http::{Failure, bearer, read_body, redact_url, runtime_client};
+use crate::http::{BoundedBody, Failure, bearer, read_body, redact_url, runtime_client};
 use crate::services::Usage;
 
 /// One message of a conversation.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct Message {
     /// `user` or `assistant`.
     pub role: &'static str,
     /// The text.
     pub content: String,
+    /// The tool calls the agent made in this answer (assistant messages).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+}
+
+impl Message {
+    /// A user turn.
+    pub fn user(content: impl Into<String>) -> Self {
+        Message {
+            role: "user",
+            content: content.into(),
+            tool_calls: Vec::new(),
+        }
+    }
+
+    /// An answer of the agent, with the tool calls it made.
+    pub fn assistant(content: impl Into<String>, tool_calls: Vec<ToolCall>) -> Self {
+        Message {
+            role: "assistant",
+            content: content.into(),
+            tool_calls,
+        }
+    }
 }
 
 /// One request to the agent, before it is turned into JSON.
@@ -43,6 +80,8 @@ pub struct AgentRequest<'a> {
     pub messages: &'a [Message],
     /// The sample's `agent_args`.
     pub agent_args: &'a Map<String, Value>,
+    /// Tool definitions offered (the sample's, its dataset's, the agent's).
+    pub tools: &'a [Value],
 }
 
 /// What one agent call returned.
@@ -92,6 +131,13 @@ pub struct HttpAgent {
     map_request: Option<Arc<RequestMap>>,
     map_response: Option<Arc<ResponseMap>>,
     pacer: Pacer,
+    /// `None`: implied by the URL.
+    protocol: Option<Protocol>,
+    model: Option<String>,
+    stream: bool,
+    sampling: Sampling,
+    /// The agent's own tool definitions, or why they are not valid.
+    tools: std::result::Result<Vec<Value>, String>,
 }
 
 impl std::fmt::Debug for HttpAgent {
@@ -100,6 +146,9 @@ impl std::fmt::Debug for HttpAgent {
             .field("url", &self.shown_url)
             .field("timeout", &self.timeout)
             .field("api_key", &self.api_key)
+            .field("protocol", &self.wire_protocol())
+            .field("model", &self.model)
+            .field("stream", &self.stream)
             .finish_non_exhaustive()
     }
 }
@@ -126,6 +175,11 @@ impl HttpAgent {
             map_request: None,
             map_response: None,
             pacer: Pacer::default(),
+            protocol: None,
+            model: None,
+            stream: false,
+            sampling: Sampling::default(),
+            tools: Ok(Vec::new()),
         })
     }
 
@@ -134,7 +188,10 @@ impl HttpAgent {
     /// * `EVAL_AGENT_URL` (required): where to `POST`;
     /// * `EVAL_AGENT_TIMEOUT_SECS` (default 60): per-request timeout;
     /// * `EVAL_AGENT_API_KEY` (optional): sent as `Authorization: Bearer …`,
-    ///   never printed.
+    ///   never printed;
+    /// * `EVAL_AGENT_PROTOCOL`, `EVAL_AGENT_MODEL`, `EVAL_AGENT_STREAM` and
+    ///   the sampling settings (`EVAL_AGENT_TEMPERATURE`, `_TOP_P`,
+    ///   `_MAX_TOKENS`, `_SEED`): see [`protocol`](Self::protocol).
     pub fn from_env() -> Result<Self> {
         Self::from_config(Config::global().map_err(|e| Error::Env(e.clone()))?, None)
     }
@@ -155,7 +212,127 @@ impl HttpAgent {
         agent.timeout = config.agent_timeout;
         agent.max_response_bytes = config.max_response_bytes;
         agent.api_key = config.agent_api_key.clone();
+        agent.protocol = config.agent_protocol;
+        agent.model = config.agent_model.clone();
+        agent.stream = config.agent_stream;
+        agent.sampling = config.agent_sampling;
         Ok(agent)
+    }
+
+    /// Speaks `protocol`: the JSON contract (the default) or OpenAI chat
+    /// completions (see [`openai`](super::openai)). Unless chosen here or
+    /// by `EVAL_AGENT_PROTOCOL`, a URL whose path ends in
+    /// `/chat/completions` means OpenAI.
+    pub fn protocol(mut self, protocol: Protocol) -> Self {
+        self.protocol = Some(protocol);
+        self
+    }
+
+    /// The `model` of OpenAI requests (`EVAL_AGENT_MODEL`): required by the
+    /// OpenAI protocol, as OpenAI, vLLM and Ollama require it.
+    pub fn model(mut self, model: impl Into<String>) -> Self {
+        self.model = Some(model.into()).filter(|m| !m.trim().is_empty());
+        self
+    }
+
+    /// Asks for a streamed answer (`EVAL_AGENT_STREAM`): OpenAI's
+    /// `stream: true` with `stream_options.include_usage`, or `"stream": true`
+    /// in a JSON-contract body. The time to the first token is then recorded.
+    pub fn stream(mut self, on: bool) -> Self {
+        self.stream = on;
+        self
+    }
+
+    /// `temperature` of OpenAI requests (`EVAL_AGENT_TEMPERATURE`).
+    pub fn temperature(mut self, t: f64) -> Self {
+        self.sampling.temperature = Some(t);
+        self
+    }
+
+    /// `top_p` of OpenAI requests (`EVAL_AGENT_TOP_P`).
+    pub fn top_p(mut self, p: f64) -> Self {
+        self.sampling.top_p = Some(p);
+        self
+    }
+
+    /// `max_tokens` of OpenAI requests (`EVAL_AGENT_MAX_TOKENS`).
+    pub fn max_tokens(mut self, n: u64) -> Self {
+        self.sampling.max_tokens = Some(n);
+        self
+    }
+
+    /// `seed` of OpenAI requests (`EVAL_AGENT_SEED`).
+    pub fn seed(mut self, seed: i64) -> Self {
+        self.sampling.seed = Some(seed);
+        self
+    }
+
+    /// Tool definitions offered with every sample, after the sample's own
+    /// and its dataset's (OpenAI's `{"type": "function", "function": {...}}`,
+    /// or just the function object; see [`eval_core::tool::definitions`]).
+    /// Invalid definitions fail every call, saying why ([`check`](Self::check)
+    /// says it first).
+    pub fn tools(mut self, definitions: Vec<Value>) -> Self {
+        self.tools = eval_core::tool::definitions(&Value::Array(definitions));
+        self
+    }
+
+    /// Applies what `settings` say (a manifest's `spec.evaluation.agent`,
+    /// the `evals` command's flags); what they leave out stays as it is.
+    pub fn settings(mut self, settings: &AgentSettings) -> Self {
+        if let Some(p) = settings.protocol {
+            self = self.protocol(p);
+        }
+        if let Some(m) = &settings.model {
+            self = self.model(m.clone());
+        }
+        if let Some(s) = settings.stream {
+            self = self.stream(s);
+        }
+        self
+    }
+
+    /// The protocol, model and streaming in use (the protocol always said:
+    /// the one chosen, else the one the URL implies).
+    pub fn current_settings(&self) -> AgentSettings {
+        AgentSettings::new(
+            Some(self.wire_protocol()),
+            self.model.clone(),
+            Some(self.stream),
+        )
+    }
+
+    /// The protocol spoken: the one chosen, else the one the URL implies.
+    pub fn wire_protocol(&self) -> Protocol {
+        self.protocol
+            .unwrap_or_else(|| Protocol::implied_by_path(self.url.path()))
+    }
+
+    /// Whether the settings can make requests: the OpenAI protocol needs a
+    /// model, and the agent's tool definitions must be valid.
+    pub fn check(&self) -> Result<()> {
+        self.check_setup().map_err(|reason| Error::Config {
+            what: "agent".into(),
+            reason,
+        })
+    }
+
+    fn check_setup(&self) -> std::result::Result<(), String> {
+        if let Err(e) = &self.tools {
+            return Err(format!("its tools: {e}"));
+        }
+        if self.wire_protocol() == Protocol::OpenAi && self.model.is_none() {
+            return Err(format!(
+                "the OpenAI protocol needs a model{}: set EVAL_AGENT_MODEL (or --model, HttpAgent::model, a manifest's spec.evaluation.agent.model) to the model {} serves",
+                if self.protocol.is_none() {
+                    " (implied by the URL ending in /chat/completions)"
+                } else {
+                    ""
+                },
+                self.shown_url
+            ));
+        }
+        Ok(())
     }
 
     /// Sets the per-request timeout.
@@ -198,7 +375,15 @@ impl HttpAgent {
     /// What shapes this agent's answers besides the sample (see
     /// [`Agent::cassette_settings`](super::Agent::cassette_settings)).
     pub fn cassette_settings(&self) -> Value {
-        json!({ "protocol": "json" })
+        let mut sampling = Map::new();
+        self.sampling.insert_into(&mut sampling);
+        json!({
+            "protocol": self.wire_protocol().name(),
+            "model": self.model,
+            "stream": self.stream,
+            "sampling": sampling,
+            "tools": self.tools.as_ref().ok(),
+        })
     }
 
     /// The URL, with any credentials removed.
@@ -213,26 +398,30 @@ impl HttpAgent {
 
     /// [`respond`](Self::respond), with the agent's own error type.
     pub async fn respond_to(&self, sample: &Sample) -> Result<Response, AgentError> {
+        self.check_setup()
+            .map_err(|why| AgentError::Setup(why.into()))?;
+        let mut tools = sample.tools.clone();
+        if let Ok(own) = &self.tools {
+            eval_core::tool::add_definitions(&mut tools, own);
+        }
         let turns = sample.input.turns();
         let mut messages: Vec<Message> = Vec::with_capacity(turns.len() * 2);
         let mut outputs = Vec::with_capacity(turns.len());
         let mut context = Vec::new();
         let mut response = Response::default();
         for (k, turn) in turns.iter().enumerate() {
-            messages.push(Message {
-                role: "user",
-                content: turn.clone(),
-            });
+            messages.push(Message::user(turn.clone()));
             let request = AgentRequest {
                 input: turn,
                 messages: &messages,
                 agent_args: &sample.agent_args,
+                tools: &tools,
             };
             let reply = self.call(&request).await?;
-            messages.push(Message {
-                role: "assistant",
-                content: reply.output.clone(),
-            });
+            messages.push(Message::assistant(
+                reply.output.clone(),
+                reply.tool_calls.clone(),
+            ));
             response.usage.add(reply.usage);
             response.ttft = response.ttft.or(reply.ttft);
             response.model = reply.model.or(response.model);
@@ -264,15 +453,41 @@ impl HttpAgent {
         Ok(reply)
     }
 
+    /// The request body for `request`.
+    fn body(&self, request: &AgentRequest<'_>) -> std::result::Result<Value, AgentError> {
+        if let Some(f) = &self.map_request {
+            return Ok(f(request));
+        }
+        match self.wire_protocol() {
+            Protocol::OpenAi => openai::request_body(
+                request,
+                self.model.as_deref().unwrap_or_default(),
+                &self.sampling,
+                self.stream,
+            )
+            .map_err(|why| AgentError::Setup(why.into())),
+            Protocol::Json => {
+                let mut body = json!({
+                    "input": request.input,
+                    "messages": request.messages,
+                    "agent_args": request.agent_args,
+                });
+                if !request.tools.is_empty() {
+                    body["tools"] = Value::Array(request.tools.to_vec());
+                }
+                if self.stream {
+                    body["stream"] = Value::Bool(true);
+                }
+                Ok(body)
+            }
+        }
+    }
+
     /// One HTTP round trip.
     async fn round_trip(&self, request: &AgentRequest<'_>) -> Attempt<AgentReply> {
-        let body = match &self.map_request {
-            Some(f) => f(request),
-            None => json!({
-                "input": request.input,
-                "messages": request.messages,
-                "agent_args": request.agent_args,
-            }),
+        let body = match self.body(request) {
+            Ok(body) => body,
+            Err(e) => return Attempt::Failed(e),
         };
         let builder = match self.post(&body) {
             Ok(builder) => builder,
@@ -286,14 +501,35 @@ impl HttpAgent {
         };
         let status = response.status();
         let retry_after = crate::http::retry_after_header(&response);
+        let refused = |refusal| {
+            Attempt::Failed(AgentError::Refused {
+                url: self.shown_url.clone(),
+                refusal,
+            })
+        };
+        if status.is_success() && is_event_stream(&response) {
+            let body = match BoundedBody::new(response, self.max_response_bytes, self.timeout) {
+                Ok(body) => body,
+                Err(refusal) => return refused(refusal),
+            };
+            let json_events = self.wire_protocol() == Protocol::Json;
+            return match super::stream::read(body, started, json_events).await {
+                Ok(reply) => {
+                    tracing::debug!(url = %self.shown_url, elapsed = ?started.elapsed(), ttft = ?reply.ttft, "agent streamed its answer");
+                    Attempt::Done(reply)
+                }
+                Err(super::stream::StreamError::Refused(refusal)) => refused(refusal),
+                Err(super::stream::StreamError::Bad(reason)) => {
+                    Attempt::Failed(AgentError::BadResponse {
+                        url: self.shown_url.clone(),
+                        reason: crate::secrets::mask(&reason).into_owned(),
+                    })
+                }
+            };
+        }
         let bytes = match read_body(response, self.max_response_bytes, self.timeout).await {
             Ok(bytes) => bytes,
-            Err(refusal) => {
-                return Attempt::Failed(AgentError::Refused {
-                    url: self.shown_url.clone(),
-                    refusal,
-                });
-            }
+            Err(refusal) => return refused(refusal),
         };
         tracing::debug!(url = %self.shown_url, status = status.as_u16(), elapsed = ?started.elapsed(), "agent answered");
         if !status.is_success() {
@@ -320,9 +556,10 @@ impl HttpAgent {
                 });
             }
         };
-        let reply = match &self.map_response {
-            Some(f) => f(&value),
-            None => default_reply(&value),
+        let reply = match (&self.map_response, self.wire_protocol()) {
+            (Some(f), _) => f(&value),
+            (None, Protocol::OpenAi) => openai::parse_reply(&value),
+            (None, Protocol::Json) => default_reply(&value),
         };
         match reply {
             Ok(reply) => Attempt::Done(reply),
@@ -340,6 +577,12 @@ impl HttpAgent {
             .post(self.url.clone())
             .timeout(self.timeout)
             .json(body);
+        if self.stream {
+            builder = builder.header(
+                reqwest::header::ACCEPT,
+                "text/event-stream, application/json",
+            );
+        }
         if let Some(key) = &self.api_key {
             if !self.url.username().is_empty() || self.url.password().is_some() {
                 return Err(AgentError::Setup(
@@ -374,7 +617,21 @@ impl HttpAgent {
     }
 }
 
-/// Reads `{"output", "context"}` or an OpenAI chat-completions body.
+/// Whether the answer is a stream of server-sent events.
+fn is_event_stream(response: &reqwest::Response) -> bool {
+    response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.split(';')
+                .next()
+                .is_some_and(|t| t.trim().eq_ignore_ascii_case("text/event-stream"))
+        })
+}
+
+/// Reads `{"output", "context"}` or an OpenAI chat-completions body (its
+/// tool calls, usage and model too).
 pub fn default_reply(value: &Value) -> std::result::Result<AgentReply, String> {
     let Value::Object(map) = value else {
         return Err(format!(
@@ -382,46 +639,40 @@ pub fn default_reply(value: &Value) -> std::result::Result<AgentReply, String> {
             one_line(&value.to_string(), 80)
         ));
     };
-    let output = if let Some(out) = map.get("output") {
-        match out {
-            Value::String(s) => s.clone(),
-            other => {
-                return Err(format!(
-                    "`output` is not a string: {}",
-                    one_line(&other.to_string(), 80)
-                ));
-            }
+    let output = match map.get("output") {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => {
+            return Err(format!(
+                "`output` is not a string: {}",
+                one_line(&other.to_string(), 80)
+            ));
         }
-    } else if let Some(content) = map
-        .get("choices")
-        .and_then(|c| c.get(0))
-        .and_then(|c| c.get("message"))
-        .and_then(|m| m.get("content"))
-    {
-        match content {
-            Value::String(s) => s.clone(),
-            Value::Null => String::new(),
-            other => {
-                return Err(format!(
-                    "`choices[0].message.content` is not a string: {}",
-                    one_line(&other.to_string(), 80)
-                ));
-            }
+        None if map.contains_key("choices") => return openai::parse_reply(value),
+        None => {
+            let keys: Vec<&str> = map.keys().map(String::as_str).collect();
+            return Err(format!(
+                "expected `output` (or an OpenAI `choices[0].message.content`), found keys: {}",
+                if keys.is_empty() {
+                    "none".to_string()
+                } else {
+                    keys.join(", ")
+                }
+            ));
         }
-    } else {
-        let keys: Vec<&str> = map.keys().map(String::as_str).collect();
-        return Err(format!(
-            "expected `output` (or an OpenAI `choices[0].message.content`), found keys: {}",
-            if keys.is_empty() {
-                "none".to_string()
-            } else {
-                keys.join(", ")
-            }
-        ));
     };
     let context = match map.get("context") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(items)) => items
+        None => Vec::new(),
+        Some(c) => read_context(c)?,
+    };
+    Ok(AgentReply::new(output, context))
+}
+
+/// A `context` value: an array of strings or of objects with `text` (or
+/// `content`), a single string, or `null`.
+pub(crate) fn read_context(value: &Value) -> std::result::Result<Vec<String>, String> {
+    match value {
+        Value::Null => Ok(Vec::new()),
+        Value::Array(items) => items
             .iter()
             .map(|item| match item {
                 Value::String(s) => Ok(s.clone()),
@@ -438,16 +689,13 @@ pub fn default_reply(value: &Value) -> std::result::Result<AgentReply, String> {
                     one_line(&other.to_string(), 60)
                 )),
             })
-            .collect::<std::result::Result<_, _>>()?,
-        Some(Value::String(s)) => vec![s.clone()],
-        Some(other) => {
-            return Err(format!(
-                "`context` should be an array of strings, found {}",
-                one_line(&other.to_string(), 60)
-            ));
-        }
-    };
-    Ok(AgentReply::new(output, context))
+            .collect(),
+        Value::String(s) => Ok(vec![s.clone()]),
+        other => Err(format!(
+            "`context` should be an array of strings, found {}",
+            one_line(&other.to_string(), 60)
+        )),
+    }
 }
 
 #[cfg(test)]

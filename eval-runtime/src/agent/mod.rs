@@ -18,9 +18,14 @@ use crate::error::AgentError;
 use crate::services::Usage;
 
 mod http;
+pub mod openai;
 mod pace;
+mod sse;
+pub mod stream;
 
+pub use eval_core::{AgentSettings, Protocol};
 pub use http::{AgentReply, AgentRequest, HttpAgent, Message, default_reply};
+pub use openai::Sampling;
 
 /// A boxed future, as [`Agent::respond`] returns it.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;

@@ -288,7 +288,11 @@ async fn score_turn(
 ) -> (MetricResult, Usage, Usage) {
     // A tool metric scores that turn's calls, not its answer.
     if let Some(result) = metrics::tools::score(spec, sample, response, Some(turn)) {
-        return (metric_result(spec, result), Usage::default(), Usage::default());
+        return (
+            metric_result(spec, result),
+            Usage::default(),
+            Usage::default(),
+        );
     }
     let turns = sample.input.turns();
     let output = match response.turn_outputs.get(turn) {

@@ -128,6 +128,7 @@ impl Embedded {
             concurrency: config.concurrency_or(None),
             baseline: None,
             base_dir: config.base_dir(),
+            agent: eval_core::AgentSettings::default(),
         };
         let services = Services::global();
         let datasets = crate::plan::load(&plan, services, None, None)?;

@@ -140,6 +140,15 @@ impl Harness {
         self
     }
 
+    /// Tool definitions offered with each sample of the datasets of the last
+    /// [`dataset`](Self::dataset) call: a JSON file (relative to
+    /// `CARGO_MANIFEST_DIR`) holding an array of OpenAI tool definitions, or
+    /// an object with a `tools` array. A sample's own `tools` come first.
+    pub fn tools(mut self, path: &str) -> Self {
+        self.plan = self.plan.tools(path);
+        self
+    }
+
     /// agentspec's `ciGate: true`: every metric's threshold becomes a gate on
     /// its mean, and single samples no longer fail on scores (only on errors).
     pub fn ci_gate(mut self, on: bool) -> Self {

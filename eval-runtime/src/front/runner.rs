@@ -41,6 +41,7 @@ pub struct Prepared<'a> {
     run: Run,
     baseline: Option<Baseline>,
     config: &'a Config,
+    agent: eval_core::AgentSettings,
     /// Things worth saying that are not errors (thresholds not checked, datasets left out).
     pub notes: Vec<String>,
 }
@@ -101,6 +102,7 @@ impl Runner {
             run: Run::new(datasets, services, plan.concurrency),
             baseline: plan.baseline,
             config,
+            agent: plan.agent,
             notes,
         })
     }
@@ -114,6 +116,12 @@ impl Prepared<'_> {
             .iter()
             .map(|d| d.samples.len() * d.plan.repeat as usize)
             .sum()
+    }
+
+    /// What the plan's manifest says about the agent
+    /// (`spec.evaluation.agent`): apply it with [`HttpAgent::settings`](crate::HttpAgent::settings).
+    pub fn agent_settings(&self) -> &eval_core::AgentSettings {
+        &self.agent
     }
 
     /// Every sample the run will evaluate, dataset by dataset.

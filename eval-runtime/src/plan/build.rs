@@ -134,6 +134,8 @@ pub struct PlanBuilder {
     allow_outside: bool,
     baseline: Option<Baseline>,
     subset: Option<Subset>,
+    /// Tools files, each with the source (index) it applies to.
+    tools: Vec<(usize, String)>,
     problems: Vec<String>,
 }
 
@@ -190,6 +192,20 @@ impl PlanBuilder {
             Some((_, list)) => list.push(gates.to_string()),
             None => self.problems.push(format!(
                 "gate `{gates}` comes before any dataset: it gates the dataset added before it"
+            )),
+        }
+        self
+    }
+
+    /// Tool definitions offered with each sample of the datasets added last
+    /// (added to a sample's own `tools`; a sample's own definition of a tool
+    /// wins): a JSON file (relative to the base directory) holding an array
+    /// of OpenAI tool definitions, or an object with a `tools` array.
+    pub fn tools(mut self, path: &str) -> Self {
+        match self.sources.len().checked_sub(1) {
+            Some(last) => self.tools.push((last, path.to_string())),
+            None => self.problems.push(format!(
+                "tools `{path}` come before any dataset: they are offered with the dataset added before them"
             )),
         }
         self
@@ -286,14 +302,27 @@ impl PlanBuilder {
         let base = self.base_dir.clone().unwrap_or_else(|| config.base_dir());
         let timeout = config.sample_timeout_or(self.timeout);
         let mut datasets: Vec<DatasetPlan> = Vec::new();
-        for (source, gate_texts) in &self.sources {
+        let mut agent = eval_core::AgentSettings::default();
+        for (i, (source, gate_texts)) in self.sources.iter().enumerate() {
+            let mut tools: Vec<serde_json::Value> = Vec::new();
+            for (_, path) in self.tools.iter().filter(|(s, _)| *s == i) {
+                match eval_core::tool::read_definitions(&base.join(path), path) {
+                    Ok(defs) => eval_core::tool::add_definitions(&mut tools, &defs),
+                    Err(e) => problems.push(e),
+                }
+            }
             let added = match source {
                 Source::Files { pattern, metrics } => {
                     self.files(&base, pattern, metrics, timeout, &mut problems)
                 }
-                Source::Manifest { path, only } => {
-                    self.manifest_datasets(&base, path, only.as_deref(), timeout, &mut problems)
-                }
+                Source::Manifest { path, only } => self.manifest_datasets(
+                    &base,
+                    path,
+                    only.as_deref(),
+                    timeout,
+                    &mut agent,
+                    &mut problems,
+                ),
                 Source::Samples {
                     name,
                     samples,
@@ -313,6 +342,7 @@ impl PlanBuilder {
             };
             for mut d in added {
                 d.max_dataset_bytes = config.max_dataset_bytes;
+                eval_core::tool::add_definitions(&mut d.tools, &tools);
                 let what = shown(&d);
                 for text in gate_texts {
                     match parse_specs(text) {
@@ -342,6 +372,7 @@ impl PlanBuilder {
             concurrency: config.concurrency_or(self.concurrency),
             baseline: self.baseline.clone(),
             base_dir: base,
+            agent,
         };
         (plan, problems)
     }
@@ -406,6 +437,7 @@ impl PlanBuilder {
         path: &str,
         only: Option<&str>,
         timeout: Duration,
+        agent: &mut eval_core::AgentSettings,
         problems: &mut Vec<String>,
     ) -> Vec<DatasetPlan> {
         let root = eval_core::manifest::project_root(base);
@@ -417,6 +449,8 @@ impl PlanBuilder {
                 return Vec::new();
             }
         };
+        // The first manifest that says something about the agent is heard.
+        *agent = std::mem::take(agent).or(&manifest.agent);
         let chosen: Vec<&eval_core::ManifestDataset> = match only {
             Some(name) => match manifest.dataset(name) {
                 Ok(d) => vec![d],
@@ -441,6 +475,7 @@ impl PlanBuilder {
                 );
                 d.ci_gate = self.ci_gate || manifest.ci_gate;
                 d.repeat = self.repeat.unwrap_or(manifest.repeat);
+                d.tools = m.tools.clone();
                 d.manifest = Some(m.clone());
                 d
             })

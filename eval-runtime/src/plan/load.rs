@@ -185,6 +185,11 @@ fn finish(
     base: &Path,
 ) -> Result<LoadedDataset, Vec<String>> {
     let mut problems = Vec::new();
+    if !d.tools.is_empty() {
+        for s in &mut samples {
+            eval_core::tool::add_definitions(&mut s.tools, &d.tools);
+        }
+    }
     let (mut spec_sets, spec_of) = match &d.metrics {
         Metrics::Given(specs) => (vec![specs.clone()], Vec::new()),
         Metrics::Own => own_metrics(&samples, &mut problems),

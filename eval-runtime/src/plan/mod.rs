@@ -64,6 +64,9 @@ pub struct Plan {
     pub baseline: Option<Baseline>,
     /// Where relative paths start (rubric files).
     pub base_dir: PathBuf,
+    /// What a manifest says about the agent (`spec.evaluation.agent`), for
+    /// the front end that builds it.
+    pub agent: eval_core::AgentSettings,
 }
 
 /// A baseline results file and how much a score may move before it counts.
@@ -135,6 +138,10 @@ pub struct DatasetPlan {
     pub subset: Subset,
     /// Largest dataset file read (`EVAL_MAX_DATASET_BYTES`).
     pub max_dataset_bytes: u64,
+    /// Tool definitions offered with each sample (a manifest dataset's
+    /// `tools`, [`PlanBuilder::tools`]), added to each sample's own when it
+    /// is loaded.
+    pub tools: Vec<serde_json::Value>,
 }
 
 impl DatasetPlan {
@@ -157,6 +164,7 @@ impl DatasetPlan {
             manifest: None,
             subset: Subset::default(),
             max_dataset_bytes: eval_core::files::DEFAULT_MAX_DATASET_BYTES,
+            tools: Vec::new(),
         }
     }
 }
