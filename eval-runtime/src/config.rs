@@ -24,6 +24,8 @@
 //! | `EVAL_MAX_DATASET_BYTES` | largest dataset file read (`1GiB`, `500MiB`, `1073741824`) | 1 GiB |
 //! | `EVAL_ACCEPT_BASELINE` | `1` / `true`: make this run's results the baseline | off |
 //! | `EVAL_MAX_RESPONSE_BYTES` | most bytes one answer (agent, judge, embeddings, retriever) may have; `16MiB`, `512KiB`, `1048576` | 16 MiB |
+//! | `EVAL_PRICES` | a JSON price table (model → USD per million input/output tokens, see [`cost`](crate::cost)) | — (no costs) |
+//! | `EVAL_AGENT_MODEL` | the agent's model, for its prices when its answers do not name it | — |
 //!
 //! It also reads the run's context: `NEXTEST` / `NEXTEST_RUN_ID` (one test
 //! per process under `cargo nextest run`), `CARGO_MANIFEST_DIR` (where
@@ -115,6 +117,10 @@ pub struct Config {
     pub user_cache_dir: Option<PathBuf>,
     /// Unknown `EVAL_*` variables close to a known one: `(unknown, known)`.
     pub near_misses: Vec<(String, &'static str)>,
+    /// `EVAL_PRICES`: the price table read from that file.
+    pub prices: Option<crate::cost::PriceTable>,
+    /// `EVAL_AGENT_MODEL`: the agent's model (its prices, when its answers do not name it).
+    pub agent_model: Option<String>,
 }
 
 /// Why the environment's settings cannot be used: every bad variable, with its value.
@@ -164,6 +170,8 @@ const KNOWN: &[&str] = &[
     "EVAL_ACCEPT_BASELINE",
     "EVAL_MAX_RESPONSE_BYTES",
     "EVAL_MAX_DATASET_BYTES",
+    "EVAL_PRICES",
+    "EVAL_AGENT_MODEL",
 ];
 
 impl Config {
@@ -274,6 +282,8 @@ impl Config {
         let nextest_run_id = get("NEXTEST_RUN_ID", false);
         let manifest_dir = get("CARGO_MANIFEST_DIR", false).map(PathBuf::from);
         let package = get("CARGO_PKG_NAME", false);
+        let prices_path = get("EVAL_PRICES", false);
+        let agent_model = get("EVAL_AGENT_MODEL", false);
         // Not settings of ours: a value that is not UTF-8 is not an error,
         // only not used.
         let path = |name: &str| {
@@ -381,6 +391,24 @@ impl Config {
         };
         let cache = switch("EVAL_CACHE", cache, true);
         let accept_baseline = switch("EVAL_ACCEPT_BASELINE", accept, false);
+        // Costs: the price table (read now, so a bad one is reported with
+        // the other settings) and the agent's model.
+        let prices = match prices_path {
+            None => None,
+            Some(path) => match crate::cost::read_setting(&path) {
+                Ok(table) => Some(table),
+                Err(reason) => {
+                    bad.push(BadVar {
+                        var: "EVAL_PRICES",
+                        value: path,
+                        expected: format!(
+                            "a JSON price table ({{\"model\": {{\"input\": USD per million tokens, \"output\": ...}}}}): {reason}"
+                        ),
+                    });
+                    None
+                }
+            },
+        };
         let near_misses = eval_vars
             .iter()
             .filter(|v| !KNOWN.contains(&v.as_str()))
@@ -431,6 +459,8 @@ impl Config {
             package,
             user_cache_dir,
             near_misses,
+            prices,
+            agent_model,
         })
     }
 
@@ -656,6 +686,43 @@ mod tests {
                 )
             );
         }
+    }
+
+    #[test]
+    fn the_price_table_is_read_with_the_settings() {
+        let dir = std::env::temp_dir().join(format!("eval-prices-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let good = dir.join("prices.json");
+        std::fs::write(&good, r#"{"m": {"input": 1, "output": 2}}"#).unwrap();
+        let bad = dir.join("bad.json");
+        std::fs::write(&bad, r#"{"m": {"output": 2}}"#).unwrap();
+        let path = good.to_string_lossy().into_owned();
+        let c = Config::from_vars(
+            |n| {
+                Ok(match n {
+                    "EVAL_PRICES" => Some(path.clone()),
+                    "EVAL_AGENT_MODEL" => Some("m".into()),
+                    _ => None,
+                })
+            },
+            &[],
+        )
+        .unwrap();
+        assert_eq!(
+            c.prices.unwrap().price("m"),
+            Some(crate::cost::Price::new(1.0, Some(2.0)))
+        );
+        assert_eq!(c.agent_model.as_deref(), Some("m"));
+        let path = bad.to_string_lossy().into_owned();
+        let e = Config::from_vars(|n| Ok((n == "EVAL_PRICES").then(|| path.clone())), &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(&format!("invalid EVAL_PRICES=`{path}`: a JSON price table"))
+                && e.ends_with(&format!("{path}: `m`: missing `input` (USD per million prompt tokens)")),
+            "{e}"
+        );
+        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]

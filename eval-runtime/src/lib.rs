@@ -93,6 +93,7 @@
 
 mod agent;
 pub mod config;
+pub mod cost;
 mod engine;
 mod error;
 mod front;

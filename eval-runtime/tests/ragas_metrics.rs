@@ -62,6 +62,7 @@ fn services(judge_url: Option<&str>, embed_url: Option<&str>) -> Services {
                 hint: "test".into(),
             }),
         },
+        pricing: Default::default(),
     }
 }
 
@@ -329,6 +330,7 @@ async fn a_second_identical_run_makes_no_judge_or_embedding_calls() {
         embedder: Ok(Embedder::new(&embed.url, "e")
             .unwrap()
             .cache(Some(Cache::new(&dir)))),
+        pricing: Default::default(),
     };
     let specs = [
         spec("faithfulness"),
@@ -633,6 +635,7 @@ async fn a_misconfigured_judge_is_an_error_not_an_offline_pass() {
             what: "embeddings URL".into(),
             reason: "bad".into(),
         }),
+        pricing: Default::default(),
     };
     for name in ["context_recall", "context_precision", "answer_similarity"] {
         let e = score(&spec(name), &sample(), &Response::new("x"), &svc)

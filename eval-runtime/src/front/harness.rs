@@ -280,6 +280,7 @@ impl Harness {
         let services = Services {
             judge: self.judge.clone().map(Ok).unwrap_or(base.judge),
             embedder: self.embedder.clone().map(Ok).unwrap_or(base.embedder),
+            pricing: base.pricing,
         };
         let selection = Selection::from_arguments(&args);
         let dir = results_dir(config);

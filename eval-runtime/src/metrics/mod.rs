@@ -17,6 +17,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 pub mod judged;
+pub mod measured;
 pub mod rank;
 
 /// Why a metric could not score a sample (the sample then fails).

@@ -67,6 +67,11 @@ impl Embedder {
         self
     }
 
+    /// The model asked.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
     /// One vector per text, in order; texts already cached are not sent.
     /// Calls and cache hits are added to `usage`, also when the call fails.
     pub async fn embed(

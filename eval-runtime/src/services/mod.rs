@@ -14,14 +14,18 @@ pub use endpoint::{ServiceError, Usage};
 pub use judge::{AnswerProblem, DEFAULT_SEED, Judge, MAX_REASKS};
 
 use crate::config::Config;
+use crate::cost::Pricing;
 
-/// The judge and embedder a run uses (each may be missing).
+/// The judge and embedder a run uses (each may be missing), and the prices
+/// its samples' costs are computed with.
 #[derive(Debug, Clone)]
 pub struct Services {
     /// The LLM judge, or why there is none.
     pub judge: Result<Judge, ServiceError>,
     /// The embeddings server, or why there is none.
     pub embedder: Result<Embedder, ServiceError>,
+    /// `EVAL_PRICES` and `EVAL_AGENT_MODEL` (none: costs are not computed).
+    pub pricing: Pricing,
 }
 
 impl Services {
@@ -30,6 +34,7 @@ impl Services {
         Services {
             judge: Judge::from_config(config),
             embedder: Embedder::from_config(config),
+            pricing: Pricing::new(config.prices.clone(), config.agent_model.clone()),
         }
     }
 
@@ -42,6 +47,7 @@ impl Services {
         Services {
             judge: Err(not_configured("LLM judge")),
             embedder: Err(not_configured("embeddings")),
+            pricing: Pricing::none(),
         }
     }
 
