@@ -920,6 +920,19 @@ mod tests {
     }
 
     #[test]
+    fn gates_of_earlier_files_are_on_the_mean() {
+        let old: Gate =
+            serde_json::from_str(r#"{"metric": "contains", "op": ">=", "threshold": 0.5}"#).unwrap();
+        assert_eq!(old, gate(0.5));
+        assert_eq!(old.stat, Stat::Mean);
+        let p95 = Gate::new("latency_ms", Op::AtMost, 3000.0).with_stat(Stat::Percentile(95));
+        let text = serde_json::to_string(&p95).unwrap();
+        assert!(text.contains(r#""stat":"p95""#), "{text}");
+        assert_eq!(serde_json::from_str::<Gate>(&text).unwrap(), p95);
+        assert_eq!(p95.to_string(), "p95(latency_ms) <= 3000");
+    }
+
+    #[test]
     fn atomic_write_and_read_back() {
         let dir = std::env::temp_dir().join(format!("eval-results-test-{}", std::process::id()));
         let path = dir.join("x/evals.json");
