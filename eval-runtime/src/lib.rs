@@ -94,6 +94,7 @@
 mod agent;
 pub mod config;
 pub mod cost;
+pub mod estimate;
 mod engine;
 mod error;
 mod front;

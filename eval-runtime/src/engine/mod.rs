@@ -84,6 +84,11 @@ impl Run {
         &self.datasets
     }
 
+    /// The judge, embeddings and prices the run uses.
+    pub(crate) fn services(&self) -> &Services {
+        &self.services
+    }
+
     /// Trials (samples) of the run.
     pub(crate) fn len(&self) -> usize {
         self.trials.len()

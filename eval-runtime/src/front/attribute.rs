@@ -359,7 +359,12 @@ fn gates(ds: &'static Embedded, agent: Arc<dyn Agent>) {
         return;
     }
     run.wait();
-    let verdict = RunVerdict::of(&run.summaries());
+    let summaries = run.summaries();
+    let usage = crate::output::total_usage(&summaries);
+    if !usage.is_empty() {
+        println!("{name} usage: {}", usage.line());
+    }
+    let verdict = RunVerdict::of(&summaries);
     let lines = verdict.gate_lines();
     if lines.is_empty() {
         println!("{name}: no gates to judge");

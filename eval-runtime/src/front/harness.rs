@@ -368,6 +368,10 @@ impl Harness {
         for line in verdict.gate_lines() {
             println!("{line}");
         }
+        let usage = crate::output::total_usage(&datasets);
+        if !usage.is_empty() {
+            println!("usage: {}", usage.line());
+        }
         println!("results: {}", path.display());
         // libtest's code for failed tests; agentspec's 1 for a missed gate.
         // Under nextest a process runs one test: its gates are judged by
