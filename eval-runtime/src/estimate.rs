@@ -183,6 +183,7 @@ impl Estimate {
                     continue;
                 }
                 let (answer, agent) = assumed_answer(sample, &agent_tokenizer);
+                dry.set_input(sample.input.last());
                 de.agent.add(agent.times(repeat));
                 for spec in specs.iter().filter(|s| judged::is_model_based(s)) {
                     let (judge, embeddings) = match &runtime {
@@ -421,6 +422,9 @@ impl Tokenizer {
 #[derive(Default)]
 pub(crate) struct DryRun {
     tally: Mutex<(Calls, Calls)>,
+    /// The input of the sample being scored: the judge's questions
+    /// (`answer_relevancy`) are assumed to be as long.
+    input: Mutex<String>,
     tokenizers: Mutex<BTreeMap<String, Arc<Tokenizer>>>,
 }
 
@@ -436,6 +440,10 @@ impl DryRun {
         map.entry(model.to_string())
             .or_insert_with(|| Arc::new(Tokenizer::for_model(model)))
             .clone()
+    }
+
+    fn set_input(&self, input: &str) {
+        *self.input.lock().unwrap_or_else(|p| p.into_inner()) = input.to_string();
     }
 
     /// The judge and embedding calls `f` makes.
@@ -456,7 +464,8 @@ impl DryRun {
         check: &(dyn Fn(&Value) -> Result<(), String> + Sync),
         usage: &mut Usage,
     ) -> Value {
-        let answer = dry_answer(id, user, check);
+        let input = self.input.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let answer = dry_answer(id, user, &input, check);
         let tokenizer = self.tokenizer(model);
         let calls = Calls {
             calls: 1,
@@ -518,11 +527,12 @@ fn field<'a>(user: &'a str, label: &str) -> &'a str {
 fn dry_answer(
     id: &str,
     user: &str,
+    input: &str,
     check: &(dyn Fn(&Value) -> Result<(), String> + Sync),
 ) -> Value {
     let answer_sentences = sentences(field(user, "Answer:"));
     let reference = sentences(field(user, "Reference answer:"));
-    let question = field(user, "Question:").to_string();
+    let question = input.to_string();
     let item = |key: &str| -> Value {
         match key {
             "statements" | "opinions" | "questions" => json!("x"),
