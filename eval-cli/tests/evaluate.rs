@@ -897,7 +897,14 @@ fn estimate_prints_calls_tokens_and_cost_without_calling_anything() {
     assert!(!stderr.contains("unreachable"), "{stderr}");
     let out = evals_with(
         &dir,
-        &["evaluate", "rag.jsonl", "--metrics", "contains", "--estimate", "--json"],
+        &[
+            "evaluate",
+            "rag.jsonl",
+            "--metrics",
+            "contains",
+            "--estimate",
+            "--json",
+        ],
         &[],
     );
     let (stdout, stderr) = text(&out);

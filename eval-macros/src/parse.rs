@@ -163,7 +163,10 @@ impl Parse for GateArg {
         if let Some(b) = &metric.bound {
             return Err(syn::Error::new(
                 b.op_span,
-                format!("the threshold goes after the parentheses: `{stat}({}) <= x`", metric.name),
+                format!(
+                    "the threshold goes after the parentheses: `{stat}({}) <= x`",
+                    metric.name
+                ),
             ));
         }
         if !content.is_empty() {

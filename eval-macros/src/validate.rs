@@ -136,7 +136,9 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
             let key = (stat, lookup(&checked.name).map(|i| i.name));
             if gates
                 .iter()
-                .any(|(_, (s, c)): &(Span, (Stat, CheckedMetric))| (*s, lookup(&c.name).map(|i| i.name)) == key)
+                .any(|(_, (s, c)): &(Span, (Stat, CheckedMetric))| {
+                    (*s, lookup(&c.name).map(|i| i.name)) == key
+                })
             {
                 errors.push(syn::Error::new(
                     g.metric.name.span(),

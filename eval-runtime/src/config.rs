@@ -719,7 +719,9 @@ mod tests {
             .to_string();
         assert!(
             e.starts_with(&format!("invalid EVAL_PRICES=`{path}`: a JSON price table"))
-                && e.ends_with(&format!("{path}: `m`: missing `input` (USD per million prompt tokens)")),
+                && e.ends_with(&format!(
+                    "{path}: `m`: missing `input` (USD per million prompt tokens)"
+                )),
             "{e}"
         );
         let _ = std::fs::remove_dir_all(dir);

@@ -105,10 +105,11 @@ impl PriceTable {
     /// Reads the table at `path`.
     pub fn read(path: &Path) -> Result<PriceTable, PriceError> {
         let shown = path.display().to_string();
-        let bytes = eval_core::files::read_checked(path, 16 << 20).map_err(|e| PriceError::Read {
-            path: shown.clone(),
-            reason: e.to_string(),
-        })?;
+        let bytes =
+            eval_core::files::read_checked(path, 16 << 20).map_err(|e| PriceError::Read {
+                path: shown.clone(),
+                reason: e.to_string(),
+            })?;
         Self::parse(&shown, &bytes)
     }
 
@@ -136,7 +137,10 @@ impl PriceTable {
                     "`{model}`: expected an object such as {{\"input\": 0.15, \"output\": 0.6}} (USD per million tokens)"
                 )));
             };
-            if let Some(other) = fields.keys().find(|k| !matches!(k.as_str(), "input" | "output")) {
+            if let Some(other) = fields
+                .keys()
+                .find(|k| !matches!(k.as_str(), "input" | "output"))
+            {
                 return Err(shape(format!(
                     "`{model}`: unknown field `{other}` (expected `input`, `output`)"
                 )));
@@ -196,7 +200,10 @@ impl PriceTable {
             ));
         };
         let Some(price) = self.price(model) else {
-            return Err(format!("{what} model `{model}` has no price in {}", self.source));
+            return Err(format!(
+                "{what} model `{model}` has no price in {}",
+                self.source
+            ));
         };
         let output = match (completion, price.output) {
             (0, _) => 0.0,
@@ -303,22 +310,33 @@ mod tests {
         .unwrap();
         // 1,000 prompt tokens at $0.15/M + 200 completion at $0.60/M
         // = 0.00015 + 0.00012 = 0.00027.
-        let c = table.cost("judge", Some("gpt-4o-mini"), &usage(1000, 200)).unwrap();
+        let c = table
+            .cost("judge", Some("gpt-4o-mini"), &usage(1000, 200))
+            .unwrap();
         assert!((c - 0.000_27).abs() < 1e-12, "{c}");
         // A dated version is priced as its base name (the longest prefix).
         assert_eq!(
             table.price("gpt-4o-mini-2024-07-18"),
             Some(Price::new(0.15, Some(0.6)))
         );
-        assert_eq!(table.price("gpt-4o-2024-08-06"), Some(Price::new(2.5, Some(10.0))));
+        assert_eq!(
+            table.price("gpt-4o-2024-08-06"),
+            Some(Price::new(2.5, Some(10.0)))
+        );
         assert_eq!(table.price("gpt-4"), None);
         // 5,000 embedding tokens at $0.02/M = 0.0001.
         let c = table
-            .cost("embeddings", Some("text-embedding-3-small"), &usage(5000, 0))
+            .cost(
+                "embeddings",
+                Some("text-embedding-3-small"),
+                &usage(5000, 0),
+            )
             .unwrap();
         assert!((c - 0.0001).abs() < 1e-12, "{c}");
         assert_eq!(
-            table.cost("agent", Some("llama-3"), &usage(10, 1)).unwrap_err(),
+            table
+                .cost("agent", Some("llama-3"), &usage(10, 1))
+                .unwrap_err(),
             "agent model `llama-3` has no price in prices.json"
         );
         assert_eq!(
@@ -328,7 +346,12 @@ mod tests {
             "embeddings model `text-embedding-3-small` has no `output` price in prices.json"
         );
         assert_eq!(table.cost("agent", None, &usage(0, 0)), Ok(0.0));
-        assert!(table.cost("agent", None, &usage(3, 0)).unwrap_err().contains("EVAL_AGENT_MODEL"));
+        assert!(
+            table
+                .cost("agent", None, &usage(3, 0))
+                .unwrap_err()
+                .contains("EVAL_AGENT_MODEL")
+        );
     }
 
     #[test]
@@ -337,11 +360,19 @@ mod tests {
             ("[1]", "p.json: expected an object of model name"),
             (r#"{"m": 3}"#, "p.json: `m`: expected an object"),
             (r#"{"m": {"output": 1}}"#, "p.json: `m`: missing `input`"),
-            (r#"{"m": {"input": -1}}"#, "p.json: `m`.`input` is -1: expected USD per million tokens"),
-            (r#"{"m": {"input": 1, "cached": 0.5}}"#, "p.json: `m`: unknown field `cached`"),
+            (
+                r#"{"m": {"input": -1}}"#,
+                "p.json: `m`.`input` is -1: expected USD per million tokens",
+            ),
+            (
+                r#"{"m": {"input": 1, "cached": 0.5}}"#,
+                "p.json: `m`: unknown field `cached`",
+            ),
             ("{\n  \"m\": {\"input\": }\n}", "p.json:2:18: invalid JSON"),
         ] {
-            let e = PriceTable::parse("p.json", text.as_bytes()).unwrap_err().to_string();
+            let e = PriceTable::parse("p.json", text.as_bytes())
+                .unwrap_err()
+                .to_string();
             assert!(e.starts_with(want), "{text}: {e}");
         }
     }

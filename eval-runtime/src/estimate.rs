@@ -223,13 +223,25 @@ impl Estimate {
         // How tokens were counted, per service used.
         let mut tokenizers = Vec::new();
         if estimate.agent.calls > 0 {
-            tokenizers.push(("agent", agent_model.clone().unwrap_or_default(), agent_tokenizer));
+            tokenizers.push((
+                "agent",
+                agent_model.clone().unwrap_or_default(),
+                agent_tokenizer,
+            ));
         }
         if let (true, Ok(j)) = (estimate.judge.calls > 0, &services.judge) {
-            tokenizers.push(("judge", j.model().to_string(), Tokenizer::for_model(j.model())));
+            tokenizers.push((
+                "judge",
+                j.model().to_string(),
+                Tokenizer::for_model(j.model()),
+            ));
         }
         if let (true, Ok(e)) = (estimate.embeddings.calls > 0, &services.embedder) {
-            tokenizers.push(("embeddings", e.model().to_string(), Tokenizer::for_model(e.model())));
+            tokenizers.push((
+                "embeddings",
+                e.model().to_string(),
+                Tokenizer::for_model(e.model()),
+            ));
         }
         estimate.tokenizers = tokenizers
             .into_iter()
@@ -300,7 +312,11 @@ impl Estimate {
             );
         }
         for (what, model, tokenizer, exact) in &self.tokenizers {
-            let model = if model.is_empty() { "model not named (EVAL_AGENT_MODEL)" } else { model };
+            let model = if model.is_empty() {
+                "model not named (EVAL_AGENT_MODEL)"
+            } else {
+                model
+            };
             let _ = writeln!(
                 out,
                 "  tokens of {what} ({model}): {tokenizer}{}",
@@ -410,10 +426,7 @@ impl Tokenizer {
     /// cookbook ("How to count tokens with tiktoken") counts them: 3 per
     /// message plus its role and content, and 3 priming the answer.
     fn chat(&self, contents: &[&str]) -> u64 {
-        3 + contents
-            .iter()
-            .map(|c| 3 + 1 + self.count(c))
-            .sum::<u64>()
+        3 + contents.iter().map(|c| 3 + 1 + self.count(c)).sum::<u64>()
     }
 }
 
@@ -475,7 +488,11 @@ impl DryRun {
         usage.calls += 1;
         usage.prompt_tokens += calls.prompt_tokens;
         usage.completion_tokens += calls.completion_tokens;
-        self.tally.lock().unwrap_or_else(|p| p.into_inner()).0.add(calls);
+        self.tally
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .0
+            .add(calls);
         answer
     }
 
@@ -489,7 +506,11 @@ impl DryRun {
         };
         usage.calls += 1;
         usage.prompt_tokens += calls.prompt_tokens;
-        self.tally.lock().unwrap_or_else(|p| p.into_inner()).1.add(calls);
+        self.tally
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .1
+            .add(calls);
         texts.iter().map(|_| vec![1.0, 0.0]).collect()
     }
 }
@@ -537,20 +558,31 @@ fn dry_answer(
         match key {
             "statements" | "opinions" | "questions" => json!("x"),
             "classifications" => json!({"statement": "x", "reason": REASON, "attributed": 1}),
-            _ => json!({"reason": REASON, "verdict": if id.starts_with("hallucination") { json!("yes") } else if id.contains("/verdicts") && !id.starts_with("faithfulness") { json!("no") } else { json!(1) }}),
+            _ => {
+                json!({"reason": REASON, "verdict": if id.starts_with("hallucination") { json!("yes") } else if id.contains("/verdicts") && !id.starts_with("faithfulness") { json!("no") } else { json!(1) }})
+            }
         }
     };
     let list = |key: &str, n: usize| -> Value {
         let items: Vec<Value> = match key {
-            "statements" => answer_sentences.iter().take(n).map(|s| json!(s)).chain(
-                std::iter::repeat_n(json!("A statement of the answer."), n.saturating_sub(answer_sentences.len())),
-            ).collect(),
+            "statements" => answer_sentences
+                .iter()
+                .take(n)
+                .map(|s| json!(s))
+                .chain(std::iter::repeat_n(
+                    json!("A statement of the answer."),
+                    n.saturating_sub(answer_sentences.len()),
+                ))
+                .collect(),
             "questions" => (0..n).map(|_| json!(question)).collect(),
             "classifications" => reference
                 .iter()
                 .take(n)
                 .map(|s| json!({"statement": s, "reason": REASON, "attributed": 1}))
-                .chain(std::iter::repeat_n(item(key), n.saturating_sub(reference.len())))
+                .chain(std::iter::repeat_n(
+                    item(key),
+                    n.saturating_sub(reference.len()),
+                ))
                 .collect(),
             _ => std::iter::repeat_n(item(key), n).collect(),
         };
@@ -580,7 +612,13 @@ fn dry_answer(
     }
     // A list whose length the metric checks (one verdict per statement,
     // chunk, context or opinion): the first length it accepts.
-    for key in ["verdicts", "classifications", "statements", "opinions", "questions"] {
+    for key in [
+        "verdicts",
+        "classifications",
+        "statements",
+        "opinions",
+        "questions",
+    ] {
         for n in 0..=512 {
             let v = list(key, n);
             if check(&v).is_ok() {
@@ -601,7 +639,10 @@ mod tests {
             sentences("Paris is in France. It is the capital! Right?"),
             ["Paris is in France.", "It is the capital!", "Right?"]
         );
-        assert_eq!(sentences("3.5 million people live there"), ["3.5 million people live there"]);
+        assert_eq!(
+            sentences("3.5 million people live there"),
+            ["3.5 million people live there"]
+        );
         assert!(sentences("  ").is_empty());
     }
 
@@ -617,6 +658,9 @@ mod tests {
         assert_eq!(Tokenizer::for_model("gpt-4").count("hello world"), 2);
         assert_eq!(Tokenizer::for_model("gpt-4o").count("hello world"), 2);
         // Two messages of 2 tokens: 3 + (3 + 1 + 2)·2 = 15.
-        assert_eq!(Tokenizer::for_model("gpt-4o").chat(&["hello world", "hello world"]), 15);
+        assert_eq!(
+            Tokenizer::for_model("gpt-4o").chat(&["hello world", "hello world"]),
+            15
+        );
     }
 }

@@ -94,9 +94,9 @@
 mod agent;
 pub mod config;
 pub mod cost;
-pub mod estimate;
 mod engine;
 mod error;
+pub mod estimate;
 mod front;
 mod http;
 pub mod metrics;

@@ -29,11 +29,15 @@ const DATASET: &str = r#"{"id": "s1", "input": "What is the capital of France?",
 const METRICS: &str = "faithfulness >= 0, answer_relevancy >= 0, context_precision >= 0, context_recall >= 0, hallucination <= 1, toxicity >= 0";
 
 fn o200k(text: &str) -> u64 {
-    tiktoken_rs::o200k_base_singleton().encode_ordinary(text).len() as u64
+    tiktoken_rs::o200k_base_singleton()
+        .encode_ordinary(text)
+        .len() as u64
 }
 
 fn cl100k(text: &str) -> u64 {
-    tiktoken_rs::cl100k_base_singleton().encode_ordinary(text).len() as u64
+    tiktoken_rs::cl100k_base_singleton()
+        .encode_ordinary(text)
+        .len() as u64
 }
 
 /// OpenAI's cookbook count of a chat request's prompt tokens.
@@ -139,14 +143,23 @@ fn the_estimate_matches_the_run_calls_exactly_and_tokens_within_tolerance() {
         )
     });
     let embed = serve_detached(|_, _, body| {
-        let input: Vec<&str> = body["input"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+        let input: Vec<&str> = body["input"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap())
+            .collect();
         let data: Vec<Value> = input
             .iter()
             .enumerate()
             .map(|(i, t)| json!({"index": i, "embedding": [1.0, (t.len() % 7) as f64, 0.5]}))
             .collect();
         let tokens: u64 = input.iter().map(|t| cl100k(t)).sum();
-        Reply::json(200, json!({"data": data, "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}).to_string())
+        Reply::json(
+            200,
+            json!({"data": data, "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
+                .to_string(),
+        )
     });
 
     let dir = scratch();
@@ -160,15 +173,25 @@ fn the_estimate_matches_the_run_calls_exactly_and_tokens_within_tolerance() {
     );
     let services = Services {
         judge: Ok(Judge::new(&judge.url, "gpt-4o-mini").unwrap().cache(None)),
-        embedder: Ok(Embedder::new(&embed.url, "text-embedding-3-small").unwrap().cache(None)),
+        embedder: Ok(Embedder::new(&embed.url, "text-embedding-3-small")
+            .unwrap()
+            .cache(None)),
         pricing: Pricing::new(Some(prices), Some("free-agent".into())),
     };
     let runner = Runner::new().services(services).config(Config::empty());
     let prepared = runner
-        .prepare(PlanBuilder::new().base_dir(&dir).dataset("rag.jsonl", METRICS))
+        .prepare(
+            PlanBuilder::new()
+                .base_dir(&dir)
+                .dataset("rag.jsonl", METRICS),
+        )
         .unwrap();
     let estimate = prepared.estimate();
-    assert_eq!((agent.count(), judge.count(), embed.count()), (0, 0, 0), "an estimate makes no call");
+    assert_eq!(
+        (agent.count(), judge.count(), embed.count()),
+        (0, 0, 0),
+        "an estimate makes no call"
+    );
 
     let outcome = prepared
         .evaluate(&HttpAgent::new(&agent.url).unwrap(), |_| {})
@@ -177,7 +200,12 @@ fn the_estimate_matches_the_run_calls_exactly_and_tokens_within_tolerance() {
     assert!(
         outcome.results.samples.iter().all(|s| s.error.is_none()),
         "{:?}",
-        outcome.results.samples.iter().map(|s| s.error.clone()).collect::<Vec<_>>()
+        outcome
+            .results
+            .samples
+            .iter()
+            .map(|s| s.error.clone())
+            .collect::<Vec<_>>()
     );
 
     // Calls: exactly. Agent: one per user turn (5 prompts + a two-turn
@@ -209,12 +237,18 @@ fn the_estimate_matches_the_run_calls_exactly_and_tokens_within_tolerance() {
 
     // Tokens: what the servers counted of what they really received.
     let judge_log = judge.requests.lock().unwrap().clone();
-    let actual_prompt: u64 = judge_log.iter().map(|(_, b)| chat_tokens(&b["messages"])).sum();
+    let actual_prompt: u64 = judge_log
+        .iter()
+        .map(|(_, b)| chat_tokens(&b["messages"]))
+        .sum();
     let actual_completion: u64 = judge_log
         .iter()
         .map(|(_, b)| {
             let m = &b["messages"];
-            o200k(&judge_answer(m[0]["content"].as_str().unwrap(), m[1]["content"].as_str().unwrap()))
+            o200k(&judge_answer(
+                m[0]["content"].as_str().unwrap(),
+                m[1]["content"].as_str().unwrap(),
+            ))
         })
         .sum();
     let embed_log = embed.requests.lock().unwrap().clone();
@@ -225,7 +259,9 @@ fn the_estimate_matches_the_run_calls_exactly_and_tokens_within_tolerance() {
         .sum();
     println!(
         "judge prompt {} vs {actual_prompt}, completion {} vs {actual_completion}; embeddings {} vs {actual_embed}",
-        estimate.judge.prompt_tokens, estimate.judge.completion_tokens, estimate.embeddings.prompt_tokens
+        estimate.judge.prompt_tokens,
+        estimate.judge.completion_tokens,
+        estimate.embeddings.prompt_tokens
     );
     // Judge prompts are built from the sample (input, context, expected)
     // and the answer, which the estimate assumes to be the expected one:
@@ -263,7 +299,10 @@ fn the_estimate_matches_the_run_calls_exactly_and_tokens_within_tolerance() {
     assert!((est - want).abs() < 1e-12, "{est} vs {want}");
     let ran = outcome.results.usage.cost_usd.unwrap();
     println!("cost: estimated ${est:.8}, ran ${ran:.8}");
-    assert!((est - ran).abs() <= 0.2 * ran, "estimated ${est}, ran ${ran}");
+    assert!(
+        (est - ran).abs() <= 0.2 * ran,
+        "estimated ${est}, ran ${ran}"
+    );
     let text = estimate.render();
     for want in [
         "estimate (no call made): 1 dataset(s), 6 sample(s)",

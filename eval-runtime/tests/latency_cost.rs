@@ -89,18 +89,30 @@ fn samples_over_their_latency_budget_fail_and_gates_take_percentiles() {
     let latency = d.metrics.iter().find(|m| m.name == "latency_ms").unwrap();
     let gates: Vec<_> = latency.gates().collect();
     assert_eq!(gates.len(), 2, "{latency:?}");
-    let p95 = gates.iter().find(|g| g.gate.to_string() == "p95(latency_ms) <= 5000").unwrap();
+    let p95 = gates
+        .iter()
+        .find(|g| g.gate.to_string() == "p95(latency_ms) <= 5000")
+        .unwrap();
     assert!(p95.judged && p95.passed, "{p95:?}");
-    let p50 = gates.iter().find(|g| g.gate.to_string() == "p50(latency_ms) <= 50").unwrap();
+    let p50 = gates
+        .iter()
+        .find(|g| g.gate.to_string() == "p50(latency_ms) <= 50")
+        .unwrap();
     assert!(p50.judged && !p50.passed, "{p50:?}");
     // The p50 is halfway between the slower fast sample and the faster slow one.
     let mut ms: Vec<f64> = results.samples.iter().map(|s| s.latency_ms).collect();
     ms.sort_by(f64::total_cmp);
     let want = ms[1] + 0.5 * (ms[2] - ms[1]);
-    assert!((p50.margin.unwrap() + 50.0 - want).abs() < 1e-6, "{p50:?} {ms:?}");
+    assert!(
+        (p50.margin.unwrap() + 50.0 - want).abs() < 1e-6,
+        "{p50:?} {ms:?}"
+    );
     assert_eq!(
         p50.to_string(),
-        format!("p50 latency_ms = {want:.4}, gate <= 50 (missed by {:.4})", want - 50.0)
+        format!(
+            "p50 latency_ms = {want:.4}, gate <= 50 (missed by {:.4})",
+            want - 50.0
+        )
     );
     assert!(!d.gates_passed);
     let _ = std::fs::remove_dir_all(dir);
@@ -159,11 +171,15 @@ const PRICED: &str = r#"{"id": "small", "input": "small", "expected": "ok"}
 /// 400 for `large` (a dated gpt-4o-mini), and a model with no price.
 async fn metered(sample: &Sample) -> Response {
     match sample.input.last() {
-        "small" => Response::new("ok").with_tokens(1000, 200).with_model("gpt-4o-mini"),
+        "small" => Response::new("ok")
+            .with_tokens(1000, 200)
+            .with_model("gpt-4o-mini"),
         "large" => Response::new("ok")
             .with_tokens(2000, 400)
             .with_model("gpt-4o-mini-2024-07-18"),
-        _ => Response::new("ok").with_tokens(10, 10).with_model("mystery-model"),
+        _ => Response::new("ok")
+            .with_tokens(10, 10)
+            .with_model("mystery-model"),
     }
 }
 
@@ -171,7 +187,11 @@ async fn metered(sample: &Sample) -> Response {
 fn cost_comes_from_the_price_table_and_is_unknown_without_a_price() {
     let dir = scratch("cost", &[("priced.jsonl", PRICED)]);
     let prices = dir.join("prices.json");
-    std::fs::write(&prices, r#"{"gpt-4o-mini": {"input": 0.15, "output": 0.60}}"#).unwrap();
+    std::fs::write(
+        &prices,
+        r#"{"gpt-4o-mini": {"input": 0.15, "output": 0.60}}"#,
+    )
+    .unwrap();
     let vars: &'static [(&'static str, String)] = Box::leak(Box::new([(
         "EVAL_PRICES",
         prices.to_string_lossy().into_owned(),
@@ -189,7 +209,10 @@ fn cost_comes_from_the_price_table_and_is_unknown_without_a_price() {
     let by_id = |id: &str| results.samples.iter().find(|s| s.id == id).unwrap();
     // small: 1000 · 0.15 / 1e6 + 200 · 0.60 / 1e6 = 0.00015 + 0.00012 = 0.00027.
     let small = by_id("small");
-    assert!((small.cost_usd.unwrap() - 0.000_27).abs() < 1e-12, "{small:?}");
+    assert!(
+        (small.cost_usd.unwrap() - 0.000_27).abs() < 1e-12,
+        "{small:?}"
+    );
     assert_eq!(small.verdict, Verdict::Pass);
     // large: twice that, 0.00054 > 0.0003: fails its budget.
     let large = by_id("large");
@@ -200,27 +223,59 @@ fn cost_comes_from_the_price_table_and_is_unknown_without_a_price() {
     assert_eq!(unpriced.cost_usd, None);
     assert_eq!(
         unpriced.cost_unknown.as_deref(),
-        Some(format!("agent model `mystery-model` has no price in {}", prices.display()).as_str())
+        Some(
+            format!(
+                "agent model `mystery-model` has no price in {}",
+                prices.display()
+            )
+            .as_str()
+        )
     );
     assert_eq!(unpriced.verdict, Verdict::Error);
-    let m = unpriced.metrics.iter().find(|m| m.name == "cost_usd").unwrap();
-    assert!(m.error.as_deref().unwrap().starts_with("cost unknown: agent model `mystery-model`"));
+    let m = unpriced
+        .metrics
+        .iter()
+        .find(|m| m.name == "cost_usd")
+        .unwrap();
+    assert!(
+        m.error
+            .as_deref()
+            .unwrap()
+            .starts_with("cost unknown: agent model `mystery-model`")
+    );
     // Totals: the known costs, and how many are unknown; agent tokens of all three.
     let d = &results.datasets[0];
-    assert!((d.usage.cost_usd.unwrap() - 0.000_81).abs() < 1e-12, "{:?}", d.usage);
+    assert!(
+        (d.usage.cost_usd.unwrap() - 0.000_81).abs() < 1e-12,
+        "{:?}",
+        d.usage
+    );
     assert_eq!(d.usage.cost_unknown, 1);
     assert_eq!(
         (d.usage.agent.prompt_tokens, d.usage.agent.completion_tokens),
         (3010, 610)
     );
-    assert_eq!(results.usage, d.usage, "one dataset: the run's totals are its");
+    assert_eq!(
+        results.usage, d.usage,
+        "one dataset: the run's totals are its"
+    );
     assert_eq!(
         d.usage.line(),
         "agent 0 call(s), 3010 + 610 tokens; cost $0.0008 + unknown for 1 sample(s) (a model without a price)"
     );
     // The mean-cost gate is missed: a sample's cost is unknown.
-    let gate = d.metrics.iter().find(|m| m.name == "cost_usd").unwrap().gate.as_ref().unwrap();
-    assert!(gate.judged && !gate.passed && gate.unscored >= 1, "{gate:?}");
+    let gate = d
+        .metrics
+        .iter()
+        .find(|m| m.name == "cost_usd")
+        .unwrap()
+        .gate
+        .as_ref()
+        .unwrap();
+    assert!(
+        gate.judged && !gate.passed && gate.unscored >= 1,
+        "{gate:?}"
+    );
     let _ = std::fs::remove_dir_all(dir);
 }
 

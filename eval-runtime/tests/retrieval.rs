@@ -502,9 +502,15 @@ fn unrags_p95_total_ms_threshold_gates_the_95th_percentile_of_latency() {
             .find(|m| m.name == "latency_ms")
             .expect("the gate's metric is summarised");
         let gate = latency.gate.as_ref().unwrap();
-        assert_eq!(gate.gate.to_string(), format!("p95(latency_ms) <= {max_ms}"));
+        assert_eq!(
+            gate.gate.to_string(),
+            format!("p95(latency_ms) <= {max_ms}")
+        );
         assert!(gate.judged);
-        assert!((gate.margin.unwrap() + max_ms as f64 - p95).abs() < 1e-6, "{gate:?} {ms:?}");
+        assert!(
+            (gate.margin.unwrap() + max_ms as f64 - p95).abs() < 1e-6,
+            "{gate:?} {ms:?}"
+        );
         assert_eq!(gate.passed, code == 0, "{gate:?}");
         assert_eq!(outcome.code, code);
         let _ = std::fs::remove_dir_all(dir);

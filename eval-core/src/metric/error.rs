@@ -77,7 +77,9 @@ pub enum SpecErrorKind {
     )]
     ThresholdRequired { name: String, op: Op },
     /// A gate's statistic that is not one (`p955(latency_ms)`).
-    #[error("`{name}` is not a statistic: expected `mean` or `p1` … `p99` (e.g. `p95(latency_ms) <= 3000`)")]
+    #[error(
+        "`{name}` is not a statistic: expected `mean` or `p1` … `p99` (e.g. `p95(latency_ms) <= 3000`)"
+    )]
     UnknownStat { name: String },
     /// A per-sample measurement asked of one turn (`latency_ms@turn2`).
     #[error("`{name}`: `{metric}` is measured per sample, not per turn; write `{metric}`")]

@@ -28,7 +28,10 @@ impl Stat {
             return Some(Stat::Mean);
         }
         let digits = name.strip_prefix('p')?;
-        if digits.is_empty() || digits.starts_with('0') || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        if digits.is_empty()
+            || digits.starts_with('0')
+            || !digits.bytes().all(|b| b.is_ascii_digit())
+        {
             return None;
         }
         match digits.parse::<u8>() {
@@ -72,7 +75,9 @@ impl<'de> serde::Deserialize<'de> for Stat {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let text = String::deserialize(d)?;
         Stat::parse(&text).ok_or_else(|| {
-            serde::de::Error::custom(format!("`{text}` is not a statistic: expected mean or p1..p99"))
+            serde::de::Error::custom(format!(
+                "`{text}` is not a statistic: expected mean or p1..p99"
+            ))
         })
     }
 }
@@ -272,7 +277,10 @@ mod tests {
         assert_eq!(percentile(&x, 0.0), 10.0);
         assert_eq!(percentile(&x, 1.0), 40.0);
         // Order does not matter to `Stat::of`.
-        assert_eq!(Stat::Percentile(50).of(&[40.0, 10.0, 30.0, 20.0]), Some(25.0));
+        assert_eq!(
+            Stat::Percentile(50).of(&[40.0, 10.0, 30.0, 20.0]),
+            Some(25.0)
+        );
         assert_eq!(Stat::Mean.of(&[40.0, 10.0, 30.0, 20.0]), Some(25.0));
         assert_eq!(Stat::Percentile(95).of(&[]), None);
     }
@@ -288,7 +296,10 @@ mod tests {
         assert_eq!(Stat::Percentile(95).to_string(), "p95");
         let json = serde_json::to_string(&Stat::Percentile(50)).unwrap();
         assert_eq!(json, "\"p50\"");
-        assert_eq!(serde_json::from_str::<Stat>(&json).unwrap(), Stat::Percentile(50));
+        assert_eq!(
+            serde_json::from_str::<Stat>(&json).unwrap(),
+            Stat::Percentile(50)
+        );
         assert!(serde_json::from_str::<Stat>("\"p200\"").is_err());
     }
 
@@ -310,11 +321,11 @@ mod tests {
             ]
         );
         assert_eq!(gates[1].stat, Stat::Percentile(95));
+        assert_eq!(gates[1].spec.kind, MetricKind::Measured(Measure::LatencyMs));
         assert_eq!(
-            gates[1].spec.kind,
-            MetricKind::Measured(Measure::LatencyMs)
+            (gates[1].spec.op, gates[1].spec.threshold),
+            (Op::AtMost, 3000.0)
         );
-        assert_eq!((gates[1].spec.op, gates[1].spec.threshold), (Op::AtMost, 3000.0));
         assert_eq!(gates[1].measured(), Some(Measure::LatencyMs));
         assert_eq!(gates[0].measured(), None);
         assert_eq!(
@@ -326,7 +337,10 @@ mod tests {
         for (bad, msg) in [
             ("p955(latency_ms) <= 1", "`p955` is not a statistic"),
             ("median(latency_ms) <= 1", "expected `mean` or `p1`"),
-            ("p95(latency_ms)", "`latency_ms` has no default threshold: give one, e.g. `latency_ms <= 2000`"),
+            (
+                "p95(latency_ms)",
+                "`latency_ms` has no default threshold: give one, e.g. `latency_ms <= 2000`",
+            ),
             ("p95(latency_ms) >= 10", "`latency_ms` is better when lower"),
             ("p95(latency_ms) <= -1", "`latency_ms` scores 0 or more"),
             ("p95(latencyms) <= 1", "unknown metric `latencyms`"),

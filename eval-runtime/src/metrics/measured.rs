@@ -19,7 +19,10 @@ pub fn is_measured(spec: &MetricSpec) -> bool {
 
 /// The result a measured metric has until [`fill`] scores it.
 pub(crate) fn pending(spec: &MetricSpec) -> MetricResult {
-    result(spec, Err("not measured: the sample was not evaluated".into()))
+    result(
+        spec,
+        Err("not measured: the sample was not evaluated".into()),
+    )
 }
 
 /// Scores the measured metrics of one run of the agent from what was

@@ -173,10 +173,7 @@ mod tests {
             Gate::new("latency_ms", eval_core::Op::AtMost, 25.0).with_stat(Stat::Percentile(50)),
             Gate::new("latency_ms", eval_core::Op::AtMost, 38.0).with_stat(Stat::Percentile(95)),
         ];
-        let terms = BTreeMap::from([(
-            "rag".to_string(),
-            DatasetTerms::new(Some(4), gates, false),
-        )]);
+        let terms = BTreeMap::from([("rag".to_string(), DatasetTerms::new(Some(4), gates, false))]);
         let shard = |names: &[(&str, f64)]| {
             let samples = names
                 .iter()

@@ -922,7 +922,8 @@ mod tests {
     #[test]
     fn gates_of_earlier_files_are_on_the_mean() {
         let old: Gate =
-            serde_json::from_str(r#"{"metric": "contains", "op": ">=", "threshold": 0.5}"#).unwrap();
+            serde_json::from_str(r#"{"metric": "contains", "op": ">=", "threshold": 0.5}"#)
+                .unwrap();
         assert_eq!(old, gate(0.5));
         assert_eq!(old.stat, Stat::Mean);
         let p95 = Gate::new("latency_ms", Op::AtMost, 3000.0).with_stat(Stat::Percentile(95));

@@ -160,11 +160,7 @@ impl Summaries {
         if !self.datasets.contains_key(dataset) {
             let keep = self.keep.get(dataset).cloned().unwrap_or_default();
             let tally = Tally {
-                measured: keep
-                    .measured
-                    .iter()
-                    .map(|m| (*m, Vec::new(), 0))
-                    .collect(),
+                measured: keep.measured.iter().map(|m| (*m, Vec::new(), 0)).collect(),
                 keep_values: keep.values,
                 ..Tally::default()
             };
@@ -259,28 +255,30 @@ impl Summaries {
                         let from_measured = eval_core::metric::lookup(&m.name)
                             .and_then(|i| i.measured())
                             .and_then(|k| measured.iter().find(|(x, ..)| *x == k));
-                        let mut gates = terms.gates.iter().filter(|g| g.metric == m.name).map(|g| {
-                            let (value, missing) = match (from_measured, g.measured()) {
-                                (Some((_, values, missing)), Some(_)) => {
-                                    (g.stat.of(values), *missing)
+                        let mut gates =
+                            terms.gates.iter().filter(|g| g.metric == m.name).map(|g| {
+                                let (value, missing) = match (from_measured, g.measured()) {
+                                    (Some((_, values, missing)), Some(_)) => {
+                                        (g.stat.of(values), *missing)
+                                    }
+                                    _ if g.stat == Stat::Mean => (mean, 0),
+                                    _ => (g.stat.of(m.values.as_deref().unwrap_or(&[])), 0),
+                                };
+                                // A sample that could not be scored (or measured)
+                                // must not vanish from a gate.
+                                let unscored = errors + missing;
+                                GateResult {
+                                    gate: g.clone(),
+                                    judged: complete,
+                                    passed: complete
+                                        && unscored == 0
+                                        && value.is_some_and(|v| g.passes(v)),
+                                    margin: value.map(|v| v - g.threshold),
+                                    unscored,
+                                    ran: (!complete)
+                                        .then(|| (t.samples, terms.planned.unwrap_or(0))),
                                 }
-                                _ if g.stat == Stat::Mean => (mean, 0),
-                                _ => (g.stat.of(m.values.as_deref().unwrap_or(&[])), 0),
-                            };
-                            // A sample that could not be scored (or measured)
-                            // must not vanish from a gate.
-                            let unscored = errors + missing;
-                            GateResult {
-                                gate: g.clone(),
-                                judged: complete,
-                                passed: complete
-                                    && unscored == 0
-                                    && value.is_some_and(|v| g.passes(v)),
-                                margin: value.map(|v| v - g.threshold),
-                                unscored,
-                                ran: (!complete).then(|| (t.samples, terms.planned.unwrap_or(0))),
-                            }
-                        });
+                            });
                         let gate = gates.next();
                         let more_gates = gates.collect();
                         let (scored, mean, pass_rate) = match from_measured {
