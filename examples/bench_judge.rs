@@ -54,6 +54,7 @@ fn main() {
         judge: Ok(Judge::new(&base, "judge").expect("judge").cache(None)),
         embedder: Ok(Embedder::new(&base, "embed").expect("embedder").cache(None)),
         cassette: None,
+        pricing: Default::default(),
     };
     let agent = HttpAgent::new(&agent_server.url()).expect("agent");
     let plan = PlanBuilder::new().dataset(

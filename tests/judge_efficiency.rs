@@ -36,6 +36,7 @@ fn a_samples_judge_calls_run_at_once_and_are_counted_apart() {
         judge: Ok(Judge::new(&base, "judge").unwrap().cache(None)),
         embedder: Ok(Embedder::new(&base, "embed").unwrap().cache(None)),
         cassette: None,
+        pricing: Default::default(),
     };
     let dir = std::env::temp_dir().join(format!("eval-judge-efficiency-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -123,6 +123,11 @@ pub struct Args {
     /// (default EVAL_SAMPLE_TIMEOUT_SECS, else 300).
     #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout_secs: Option<u64>,
+    /// Print what the run would call and cost (agent, judge and embedding
+    /// calls, estimated tokens, cost at EVAL_PRICES) and stop: no call is
+    /// made, no file is changed. With --json, as JSON.
+    #[arg(long)]
+    pub estimate: bool,
 }
 
 pub fn run(args: Args) -> Result<u8, Failure> {
@@ -135,8 +140,10 @@ pub fn run(args: Args) -> Result<u8, Failure> {
         (None, true) => Some(discover::find(Path::new("."))?),
         (None, false) => None,
     };
-    // Seed 003: a legacy runevals document is upgraded first (a backup kept).
+    // Seed 003: a legacy runevals document is upgraded first (a backup
+    // kept); an estimate changes nothing (legacy documents load as they are).
     if let Some(f) = file.as_deref().filter(|f| !is_manifest(f))
+        && !args.estimate
         && crate::convert::is_legacy(f)
     {
         let done = crate::convert::upgrade_file(f)?;
@@ -153,6 +160,20 @@ pub fn run(args: Args) -> Result<u8, Failure> {
     let prepared = runner
         .prepare(plan)
         .map_err(|e| Failure::config(e.to_string()))?;
+    if args.estimate {
+        for note in &prepared.notes {
+            eprintln!("note: {note}");
+        }
+        let estimate = prepared.estimate();
+        if args.json {
+            let text = serde_json::to_string_pretty(&estimate)
+                .map_err(|e| Failure::config(format!("cannot render the estimate: {e}")))?;
+            outln!("{text}");
+        } else {
+            out!("{}", estimate.render());
+        }
+        return Ok(0);
+    }
     // The agent is set up once the plan holds (a bad dataset is reported
     // first); which one depends on what the datasets hold.
     let retrieval = prepared.samples().any(|s| s.retrieval.is_some());
@@ -494,6 +515,12 @@ fn print_summary(results: &Results, verdict: &RunVerdict, failures: &[String]) {
                 .map_or("-".to_string(), |v| format!("{:.0}%", v * 100.0));
             outln!("  {:<20} mean {mean:>7}  pass rate {rate:>4}", m.name);
         }
+        if !d.usage.is_empty() {
+            outln!("  usage: {}", d.usage.line());
+        }
+    }
+    if results.datasets.len() > 1 && !results.usage.is_empty() {
+        outln!("run usage: {}", results.usage.line());
     }
     for line in verdict.gate_lines() {
         outln!("{line}");

@@ -842,3 +842,75 @@ fn inline_prompts_are_named_by_their_flag_and_position() {
     );
     assert!(!stdout.contains("<inline>"), "{stdout}");
 }
+
+#[test]
+fn estimate_prints_calls_tokens_and_cost_without_calling_anything() {
+    let dir = scratch("estimate");
+    std::fs::write(
+        dir.join("rag.jsonl"),
+        "{\"input\": \"What is RAG?\", \"expected\": \"Retrieval augmented generation.\", \"context\": [\"RAG retrieves documents.\"]}\n\
+         {\"input\": [\"Hi\", \"And then?\"], \"expected\": \"Then it generates.\", \"context\": [\"It generates.\"]}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("prices.json"),
+        r#"{"gpt-4o-mini": {"input": 0.15, "output": 0.6}, "my-agent": {"input": 1, "output": 2}}"#,
+    )
+    .unwrap();
+    // Every server named here is unreachable: an estimate must not call.
+    let out = evals_with(
+        &dir,
+        &[
+            "evaluate",
+            "rag.jsonl",
+            "--metrics",
+            "faithfulness >= 0.5, contains, latency_ms <= 2000",
+            "--gate",
+            "p95(latency_ms) <= 3000",
+            "--repeat",
+            "2",
+            "--estimate",
+        ],
+        &[
+            ("EVAL_JUDGE_URL", "http://127.0.0.1:9/v1"),
+            ("EVAL_JUDGE_MODEL", "gpt-4o-mini"),
+            ("EVAL_PRICES", "prices.json"),
+            ("EVAL_AGENT_MODEL", "my-agent"),
+        ],
+    );
+    let (stdout, stderr) = text(&out);
+    assert_eq!(code(&out), 0, "{stdout}{stderr}");
+    // 3 user turns × 2 runs = 6 agent calls; faithfulness: 2 judge calls per
+    // sample run (statements, verdicts) × 2 samples × 2 runs = 8.
+    for want in [
+        "estimate (no call made): 1 dataset(s), 2 sample(s)",
+        "agent       6 call(s)",
+        "judge       8 call(s)",
+        "embeddings  0 call(s)",
+        "rag: 2 sample(s) × 2 run(s): agent 6 call(s), judge 8, embeddings 0 (calls per sample run: faithfulness 2.00 judge)",
+        "tokens of judge (gpt-4o-mini): o200k_base\n",
+        "tokens of agent (my-agent): o200k_base, an approximation",
+        "cost: ~$",
+    ] {
+        assert!(stdout.contains(want), "{want:?} not in:\n{stdout}");
+    }
+    assert!(!stderr.contains("unreachable"), "{stderr}");
+    let out = evals_with(
+        &dir,
+        &[
+            "evaluate",
+            "rag.jsonl",
+            "--metrics",
+            "contains",
+            "--estimate",
+            "--json",
+        ],
+        &[],
+    );
+    let (stdout, stderr) = text(&out);
+    assert_eq!(code(&out), 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["agent"]["calls"], 3);
+    assert_eq!(v["judge"]["calls"], 0);
+    assert!(v["cost_usd"].is_null());
+}

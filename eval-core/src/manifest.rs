@@ -419,7 +419,18 @@ impl Manifest {
             let mut specs: Vec<MetricSpec> = Vec::new();
             for m in &metric_list {
                 let m_line = m.referenced.line() as u32;
-                let parsed = match parse_specs(&m.value) {
+                // A metric with no default threshold (`latency_ms`) takes
+                // the one `thresholds` gives.
+                let parsed = parse_specs(&m.value).or_else(|e| match e.kind() {
+                    crate::metric::SpecErrorKind::ThresholdRequired { name, op } => {
+                        match thresholds.iter().find(|(k, _)| k.as_str() == name.as_str()) {
+                            Some((_, t)) => parse_specs(&format!("{} {op} {}", m.value, t.value)),
+                            None => Err(e),
+                        }
+                    }
+                    _ => Err(e),
+                });
+                let parsed = match parsed {
                     Ok(mut list) if list.len() == 1 => list.remove(0),
                     Ok(_) => {
                         problems.push(

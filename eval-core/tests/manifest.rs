@@ -297,3 +297,39 @@ fn public_agentspec_manifests() {
         load("agents-oss__agentspec/747919b/packages/sidecar/test/e2e/agent.yaml").unwrap_err();
     assert!(err.to_string().ends_with(":1: no `spec.evaluation` block: nothing to evaluate (expected spec.evaluation.datasets)"), "{err}");
 }
+
+#[test]
+fn latency_and_cost_take_their_budgets_from_thresholds() {
+    let dir = scratch("budgets", &[("evals/rag.jsonl", RAG)]);
+    std::fs::write(
+        dir.join("agent.yaml"),
+        "spec:\n  evaluation:\n    datasets:\n      - name: rag\n        path: evals/rag.jsonl\n        metrics: [contains, latency_ms, cost_usd <= 0.02]\n    thresholds:\n      latency_ms: 2000\n",
+    )
+    .unwrap();
+    let m = Manifest::load(&dir.join("agent.yaml"), "agent.yaml", &dir).unwrap();
+    let specs: Vec<(String, Op, f64)> = m.datasets[0]
+        .specs
+        .iter()
+        .map(|s| (s.name.clone(), s.op, s.threshold))
+        .collect();
+    assert_eq!(
+        specs,
+        [
+            ("contains".to_string(), Op::AtLeast, 1.0),
+            ("latency_ms".to_string(), Op::AtMost, 2000.0),
+            ("cost_usd".to_string(), Op::AtMost, 0.02),
+        ]
+    );
+    // Without a budget anywhere: the manifest's line, and what to write.
+    let e = problems(
+        &dir,
+        "spec:\n  evaluation:\n    datasets:\n      - name: rag\n        path: evals/rag.jsonl\n        metrics: [ttft_ms]\n",
+    );
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(
+        e[0].contains("agent.yaml:6")
+            && e[0].contains("`ttft_ms` has no default threshold: give one, e.g. `ttft_ms <= 500`"),
+        "{e:?}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

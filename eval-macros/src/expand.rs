@@ -2,7 +2,7 @@
 //! module of the same name holds the embedded dataset and one one-line
 //! `#[test]` per sample calling the runtime's hidden entry point.
 
-use eval_core::metric::{Op, OptionValue};
+use eval_core::metric::{Op, OptionValue, Stat};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{quote, quote_spanned};
 
@@ -48,7 +48,16 @@ pub fn expand(c: Checked) -> TokenStream {
         }
     };
     let metrics = c.metrics.iter().map(decl);
-    let gates = c.gates.iter().map(decl);
+    let gates = c.gates.iter().map(|(stat, m)| {
+        let stat = match stat {
+            Stat::Percentile(p) => quote!(::eval_runtime::__private::Stat::Percentile(#p)),
+            _ => quote!(::eval_runtime::__private::Stat::Mean),
+        };
+        let metric = decl(m);
+        quote! {
+            ::eval_runtime::__private::GateDecl { stat: #stat, metric: #metric }
+        }
+    });
     let ci_gate = c.ci_gate;
     let timeout = match c.timeout_secs {
         Some(s) => quote!(::core::option::Option::Some(#s)),

@@ -14,8 +14,10 @@ pub struct Input {
     /// Where `metrics(...)` was written, when it was.
     pub metrics_span: Option<Span>,
     pub metrics: Vec<MetricArg>,
-    /// `gate(...)`: gates on the dataset's means, in the metrics' syntax.
-    pub gates: Vec<MetricArg>,
+    /// `gate(...)`: gates on a statistic of a metric over the dataset, in
+    /// the metrics' syntax, the mean unless a statistic wraps the metric
+    /// (`p95(latency_ms) <= 3000`).
+    pub gates: Vec<GateArg>,
     /// `ci_gate = true`.
     pub ci_gate: Option<syn::LitBool>,
     pub timeout_secs: Option<syn::LitInt>,
@@ -33,6 +35,14 @@ pub struct MetricArg {
     pub bound: Option<Bound>,
 }
 
+/// One gate: `metric >= x` (the mean) or `stat(metric) <= x`.
+pub struct GateArg {
+    /// The statistic as written (`p95`, `mean`), when one wraps the metric.
+    pub stat: Option<Ident>,
+    /// The metric, with the bound written after the statistic's parentheses.
+    pub metric: MetricArg,
+}
+
 pub struct Bound {
     pub at_least: bool,
     pub op_span: Span,
@@ -43,7 +53,7 @@ pub struct Bound {
 enum Arg {
     Path(LitStr),
     Metrics(Span, Vec<MetricArg>),
-    Gates(Span, Vec<MetricArg>),
+    Gates(Span, Vec<GateArg>),
     CiGate(syn::LitBool),
     Timeout(syn::LitInt),
     Repeat(syn::LitInt),
@@ -69,7 +79,7 @@ impl Parse for Arg {
             "gate" | "gates" => {
                 let content;
                 parenthesized!(content in input);
-                let list = Punctuated::<MetricArg, Token![,]>::parse_terminated(&content)?;
+                let list = Punctuated::<GateArg, Token![,]>::parse_terminated(&content)?;
                 Ok(Arg::Gates(key.span(), list.into_iter().collect()))
             }
             "ci_gate" => {
@@ -120,6 +130,59 @@ impl Parse for MetricArg {
             let list = Punctuated::<OptionArg, Token![,]>::parse_terminated(&content)?;
             options = list.into_iter().map(|o| (o.key, o.value)).collect();
         }
+        let bound = parse_bound(input)?;
+        Ok(MetricArg {
+            name,
+            options,
+            bound,
+        })
+    }
+}
+
+impl Parse for GateArg {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        // `p95(latency_ms ...)`: parentheses holding a metric, not
+        // `key = value` options, make the name a statistic.
+        let fork = input.fork();
+        let _: Ident = fork.parse()?;
+        let is_stat = fork.peek(syn::token::Paren) && {
+            let content;
+            parenthesized!(content in fork);
+            content.peek(Ident) && !content.peek2(Token![=])
+        };
+        if !is_stat {
+            return Ok(GateArg {
+                stat: None,
+                metric: input.parse()?,
+            });
+        }
+        let stat: Ident = input.parse()?;
+        let content;
+        parenthesized!(content in input);
+        let mut metric: MetricArg = content.parse()?;
+        if let Some(b) = &metric.bound {
+            return Err(syn::Error::new(
+                b.op_span,
+                format!(
+                    "the threshold goes after the parentheses: `{stat}({}) <= x`",
+                    metric.name
+                ),
+            ));
+        }
+        if !content.is_empty() {
+            return Err(content.error("expected one metric inside the statistic's parentheses"));
+        }
+        metric.bound = parse_bound(input)?;
+        Ok(GateArg {
+            stat: Some(stat),
+            metric,
+        })
+    }
+}
+
+/// An optional `>= x` / `<= x`.
+fn parse_bound(input: ParseStream) -> syn::Result<Option<Bound>> {
+    {
         let bound = if input.peek(Token![>=]) || input.peek(Token![<=]) {
             let (at_least, op_span) = if input.peek(Token![>=]) {
                 (true, input.parse::<Token![>=]>()?.spans[0])
@@ -148,11 +211,7 @@ impl Parse for MetricArg {
         } else {
             None
         };
-        Ok(MetricArg {
-            name,
-            options,
-            bound,
-        })
+        Ok(bound)
     }
 }
 
@@ -184,7 +243,7 @@ pub fn parse(args: TokenStream, item: TokenStream) -> syn::Result<Input> {
     let mut metrics_span = None;
     let mut allow_custom_prefix = None;
     let mut allow_outside = None;
-    let mut gates: Option<Vec<MetricArg>> = None;
+    let mut gates: Option<Vec<GateArg>> = None;
     let mut ci_gate = None;
     for arg in args {
         match arg {

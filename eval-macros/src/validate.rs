@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use eval_core::Dataset;
-use eval_core::metric::{MetricSpec, Op, OptionValue, SpecPart, lookup};
+use eval_core::metric::{MetricSpec, Op, OptionValue, SpecErrorKind, SpecPart, Stat, lookup};
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 use syn::{FnArg, ItemFn, Lit, ReturnType};
@@ -22,8 +22,8 @@ pub struct Checked {
     pub shown_path: String,
     pub test_names: Vec<String>,
     pub metrics: Vec<CheckedMetric>,
-    /// `gate(...)`.
-    pub gates: Vec<CheckedMetric>,
+    /// `gate(...)`: each with its statistic.
+    pub gates: Vec<(Stat, CheckedMetric)>,
     /// `ci_gate = true`, or the manifest's `ciGate: true`.
     pub ci_gate: bool,
     /// Whether the dataset may have gates (explicit, `ciGate`, or a retrieval
@@ -117,8 +117,36 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
     }
     let mut gates = Vec::new();
     for g in &input.gates {
-        if let Some(checked) = check_metric(g, &mut errors) {
-            gates.push((g.name.span(), checked));
+        let stat = match &g.stat {
+            None => Some(Stat::Mean),
+            Some(ident) => {
+                let name = ident.to_string();
+                let stat = Stat::parse(&name);
+                if stat.is_none() {
+                    errors.push(syn::Error::new(
+                        ident.span(),
+                        SpecErrorKind::UnknownStat { name }.to_string(),
+                    ));
+                }
+                stat
+            }
+        };
+        let checked = check_metric(&g.metric, &mut errors);
+        if let (Some(stat), Some(checked)) = (stat, checked) {
+            let key = (stat, lookup(&checked.name).map(|i| i.name));
+            if gates
+                .iter()
+                .any(|(_, (s, c)): &(Span, (Stat, CheckedMetric))| {
+                    (*s, lookup(&c.name).map(|i| i.name)) == key
+                })
+            {
+                errors.push(syn::Error::new(
+                    g.metric.name.span(),
+                    format!("gate on {stat} of `{}` given twice", checked.name),
+                ));
+                continue;
+            }
+            gates.push((g.metric.name.span(), (stat, checked)));
         }
     }
     let mut ci_gate = input.ci_gate.as_ref().is_some_and(|b| b.value);
@@ -260,9 +288,13 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
         (None, None) => unreachable!("parse requires a path or a manifest"),
     };
     let repeat = repeat.max(1);
-    // A gate must gate a metric the dataset is scored with.
-    for (span, g) in &gates {
+    // A gate must gate a metric the dataset is scored with, or what the
+    // engine measures of every sample (latency, time to first token, cost).
+    for (span, (_, g)) in &gates {
         let known = lookup(&g.name).map(|i| i.name);
+        if lookup(&g.name).is_some_and(|i| i.measured().is_some()) {
+            continue;
+        }
         if !metrics
             .iter()
             .any(|m| lookup(&m.name).map(|i| i.name) == known)

@@ -13,7 +13,7 @@
 //! | `EVAL_AGENT_TIMEOUT_SECS` | per agent request | 60 |
 //! | `EVAL_AGENT_API_KEY` | bearer token for the agent | — |
 //! | `EVAL_AGENT_PROTOCOL` | `json` (the JSON contract) or `openai` (chat completions) | `openai` for a URL ending in `/chat/completions`, else `json` |
-//! | `EVAL_AGENT_MODEL` | the `model` of OpenAI requests (required by that protocol) | — |
+//! | `EVAL_AGENT_MODEL` | the `model` of OpenAI requests (required by that protocol), and the agent's model for its prices when its answers do not name it | — |
 //! | `EVAL_AGENT_STREAM` | `on`: ask for a streamed answer (SSE) | off |
 //! | `EVAL_AGENT_TEMPERATURE`, `_TOP_P`, `_MAX_TOKENS`, `_SEED` | sampling settings of OpenAI requests (0–2, 0–1, 1–10^7, an integer) | not sent |
 //! | `EVAL_SAMPLE_TIMEOUT_SECS` | one sample's agent interaction, and separately its scoring | 300 |
@@ -28,6 +28,7 @@
 //! | `EVAL_MAX_DATASET_BYTES` | largest dataset file read (`1GiB`, `500MiB`, `1073741824`) | 1 GiB |
 //! | `EVAL_ACCEPT_BASELINE` | `1` / `true`: make this run's results the baseline | off |
 //! | `EVAL_MAX_RESPONSE_BYTES` | most bytes one answer (agent, judge, embeddings, retriever) may have; `16MiB`, `512KiB`, `1048576` | 16 MiB |
+//! | `EVAL_PRICES` | a JSON price table (model → USD per million input/output tokens, see [`cost`](crate::cost)) | — (no costs) |
 //!
 //! It also reads the run's context: `NEXTEST` / `NEXTEST_RUN_ID` (one test
 //! per process under `cargo nextest run`), `CARGO_MANIFEST_DIR` (where
@@ -83,7 +84,8 @@ pub struct Config {
     pub agent_api_key: Option<Secret>,
     /// `EVAL_AGENT_PROTOCOL`, when set (else the URL implies it).
     pub agent_protocol: Option<eval_core::Protocol>,
-    /// `EVAL_AGENT_MODEL`: the `model` of OpenAI requests.
+    /// `EVAL_AGENT_MODEL`: the `model` of OpenAI requests, and the agent's
+    /// model for its prices when its answers do not name it.
     pub agent_model: Option<String>,
     /// `EVAL_AGENT_STREAM`: ask the agent for a streamed answer.
     pub agent_stream: bool,
@@ -136,6 +138,8 @@ pub struct Config {
     pub user_cache_dir: Option<PathBuf>,
     /// Unknown `EVAL_*` variables close to a known one: `(unknown, known)`.
     pub near_misses: Vec<(String, &'static str)>,
+    /// `EVAL_PRICES`: the price table read from that file.
+    pub prices: Option<crate::cost::PriceTable>,
 }
 
 /// Why the environment's settings cannot be used: every bad variable, with its value.
@@ -195,6 +199,7 @@ const KNOWN: &[&str] = &[
     "EVAL_ACCEPT_BASELINE",
     "EVAL_MAX_RESPONSE_BYTES",
     "EVAL_MAX_DATASET_BYTES",
+    "EVAL_PRICES",
 ];
 
 impl Config {
@@ -311,6 +316,7 @@ impl Config {
         let nextest_run_id = get("NEXTEST_RUN_ID", false);
         let manifest_dir = get("CARGO_MANIFEST_DIR", false).map(PathBuf::from);
         let package = get("CARGO_PKG_NAME", false);
+        let prices_path = get("EVAL_PRICES", false);
         // Not settings of ours: a value that is not UTF-8 is not an error,
         // only not used.
         let path = |name: &str| {
@@ -435,6 +441,24 @@ impl Config {
         };
         let cache = switch("EVAL_CACHE", cache, true);
         let accept_baseline = switch("EVAL_ACCEPT_BASELINE", accept, false);
+        // Costs: the price table (read now, so a bad one is reported with
+        // the other settings) and the agent's model.
+        let prices = match prices_path {
+            None => None,
+            Some(path) => match crate::cost::read_setting(&path) {
+                Ok(table) => Some(table),
+                Err(reason) => {
+                    bad.push(BadVar {
+                        var: "EVAL_PRICES",
+                        value: path,
+                        expected: format!(
+                            "a JSON price table ({{\"model\": {{\"input\": USD per million tokens, \"output\": ...}}}}): {reason}"
+                        ),
+                    });
+                    None
+                }
+            },
+        };
         let near_misses = eval_vars
             .iter()
             .filter(|v| !KNOWN.contains(&v.as_str()))
@@ -494,6 +518,7 @@ impl Config {
             package,
             user_cache_dir,
             near_misses,
+            prices,
         })
     }
 
@@ -920,6 +945,45 @@ mod tests {
              invalid EVAL_AGENT_MAX_TOKENS=`0`: a whole number from 1 to 10000000\n\
              invalid EVAL_AGENT_SEED=`1.5`: a whole number (64-bit)"
         );
+    }
+
+    #[test]
+    fn the_price_table_is_read_with_the_settings() {
+        let dir = std::env::temp_dir().join(format!("eval-prices-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let good = dir.join("prices.json");
+        std::fs::write(&good, r#"{"m": {"input": 1, "output": 2}}"#).unwrap();
+        let bad = dir.join("bad.json");
+        std::fs::write(&bad, r#"{"m": {"output": 2}}"#).unwrap();
+        let path = good.to_string_lossy().into_owned();
+        let c = Config::from_vars(
+            |n| {
+                Ok(match n {
+                    "EVAL_PRICES" => Some(path.clone()),
+                    "EVAL_AGENT_MODEL" => Some("m".into()),
+                    _ => None,
+                })
+            },
+            &[],
+        )
+        .unwrap();
+        assert_eq!(
+            c.prices.unwrap().price("m"),
+            Some(crate::cost::Price::new(1.0, Some(2.0)))
+        );
+        assert_eq!(c.agent_model.as_deref(), Some("m"));
+        let path = bad.to_string_lossy().into_owned();
+        let e = Config::from_vars(|n| Ok((n == "EVAL_PRICES").then(|| path.clone())), &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(&format!("invalid EVAL_PRICES=`{path}`: a JSON price table"))
+                && e.ends_with(&format!(
+                    "{path}: `m`: missing `input` (USD per million prompt tokens)"
+                )),
+            "{e}"
+        );
+        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]

@@ -93,8 +93,10 @@
 
 mod agent;
 pub mod config;
+pub mod cost;
 mod engine;
 mod error;
+pub mod estimate;
 mod front;
 mod http;
 pub mod metrics;
@@ -114,7 +116,8 @@ pub mod results {
     pub use crate::output::{
         DatasetSummary, DatasetTerms, FORMAT_VERSION, Gate, GateResult, MetricRecord,
         MetricSummary, Results, ResultsError, ResultsKey, RunSpread, RunVerdict, SampleRecord,
-        Verdict, binary_name, failed_gates, merge, merge_dir, merge_paths, results_dir,
+        UsageTotals, Verdict, binary_name, failed_gates, merge, merge_dir, merge_paths,
+        results_dir, total_usage,
     };
 }
 

@@ -63,6 +63,7 @@ fn services(judge_url: Option<&str>, embed_url: Option<&str>) -> Services {
             }),
         },
         cassette: None,
+        pricing: Default::default(),
     }
 }
 
@@ -331,6 +332,7 @@ async fn a_second_identical_run_makes_no_judge_or_embedding_calls() {
             .unwrap()
             .cache(Some(Cache::new(&dir)))),
         cassette: None,
+        pricing: Default::default(),
     };
     let specs = [
         spec("faithfulness"),
@@ -649,6 +651,7 @@ async fn a_misconfigured_judge_is_an_error_not_an_offline_pass() {
             reason: "bad".into(),
         }),
         cassette: None,
+        pricing: Default::default(),
     };
     for name in ["context_recall", "context_precision", "answer_similarity"] {
         let e = score(&spec(name), &sample(), &Response::new("x"), &svc)

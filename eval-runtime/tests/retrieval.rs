@@ -448,3 +448,71 @@ fn an_ingest_cut_off_by_the_timeout_is_not_restarted_by_every_query() {
         "{errors:?}"
     );
 }
+
+/// A retriever that answers the `mixed` query after 150 ms.
+#[derive(Clone)]
+struct SlowMixed(Scripted);
+
+impl Retriever for SlowMixed {
+    fn delete_prefix<'a>(&'a self, prefix: &'a str) -> BoxFuture<'a, u64> {
+        self.0.delete_prefix(prefix)
+    }
+    fn ingest<'a>(&'a self, documents: &'a [IngestDocument]) -> BoxFuture<'a, ()> {
+        self.0.ingest(documents)
+    }
+    fn search<'a>(&'a self, query: &'a str, prefix: &'a str, k: usize) -> BoxFuture<'a, Vec<Hit>> {
+        Box::pin(async move {
+            if query == "mixed" {
+                tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+            }
+            self.0.search(query, prefix, k).await
+        })
+    }
+}
+
+#[test]
+fn unrags_p95_total_ms_threshold_gates_the_95th_percentile_of_latency() {
+    for (max_ms, code) in [(50, 1), (60_000, 0)] {
+        let gated = DATASET.replace(
+            "\"scopePrefix\": \"eval:hand:\"}",
+            &format!(
+                "\"scopePrefix\": \"eval:hand:\", \"thresholds\": {{\"max\": {{\"p95TotalMs\": {max_ms}}}}}}}"
+            ),
+        );
+        let dir = scratch(&format!("p95-{max_ms}"), &gated);
+        let agent = RetrieverAgent::new(SlowMixed(good()))
+            .base_dir(&dir)
+            .loader(|r| (r == "ref:four").then(|| "four".to_string()));
+        let outcome = Harness::new()
+            .base_dir(&dir)
+            .results_file(dir.join("r.json"))
+            .dataset("hand.json", METRICS)
+            .agent(agent)
+            .evaluate(args());
+        let r = Results::read(&dir.join("r.json")).unwrap();
+        // Three queries, one of them ≥ 150 ms: with Unrag's quantile
+        // (h = 2·0.95 = 1.9), p95 = x₍₁₎ + 0.9·(x₍₂₎ − x₍₁₎) at least 0.9 of the slow one's time.
+        let mut ms: Vec<f64> = r.samples.iter().map(|s| s.latency_ms).collect();
+        ms.sort_by(f64::total_cmp);
+        let p95 = ms[1] + 0.9 * (ms[2] - ms[1]);
+        assert!(ms[2] >= 150.0, "{ms:?}");
+        let latency = r.datasets[0]
+            .metrics
+            .iter()
+            .find(|m| m.name == "latency_ms")
+            .expect("the gate's metric is summarised");
+        let gate = latency.gate.as_ref().unwrap();
+        assert_eq!(
+            gate.gate.to_string(),
+            format!("p95(latency_ms) <= {max_ms}")
+        );
+        assert!(gate.judged);
+        assert!(
+            (gate.margin.unwrap() + max_ms as f64 - p95).abs() < 1e-6,
+            "{gate:?} {ms:?}"
+        );
+        assert_eq!(gate.passed, code == 0, "{gate:?}");
+        assert_eq!(outcome.code, code);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

@@ -81,12 +81,62 @@ pub struct MetricInfo {
 
 impl MetricInfo {
     /// The scores the metric can give, `(min, max)`: 0..1, except a count
-    /// (`citations`), 0 and up.
+    /// (`citations`) and what the engine measures (`latency_ms`, `ttft_ms`,
+    /// `cost_usd`), 0 and up.
     pub fn range(&self) -> (f64, f64) {
-        if self.name == "citations" {
+        if self.name == "citations" || self.measured().is_some() {
             (0.0, f64::INFINITY)
         } else {
             (0.0, 1.0)
+        }
+    }
+
+    /// Whether a spec must give the threshold (the metric has no default:
+    /// a latency or cost budget is the user's to choose).
+    pub fn threshold_required(&self) -> bool {
+        self.default_threshold.is_nan()
+    }
+
+    /// What the engine measures for this metric, when it is not computed
+    /// from the answer (`latency_ms`, `ttft_ms`, `cost_usd`).
+    pub fn measured(&self) -> Option<Measure> {
+        Measure::of(self.name)
+    }
+}
+
+/// A quantity the engine measures for each sample rather than computes from
+/// its answer: the metrics `latency_ms`, `ttft_ms` and `cost_usd`. Gates on
+/// them are judged over what was measured, whether or not the dataset is
+/// scored with the metric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Measure {
+    /// Time in the agent (every turn, retries included), milliseconds.
+    LatencyMs,
+    /// Time to the agent's first streamed token, milliseconds.
+    TtftMs,
+    /// What the sample cost in US dollars: agent, judge and embeddings
+    /// tokens at the price table's prices.
+    CostUsd,
+}
+
+impl Measure {
+    /// The measure a catalogue name stands for.
+    pub fn of(name: &str) -> Option<Measure> {
+        match name {
+            "latency_ms" => Some(Measure::LatencyMs),
+            "ttft_ms" => Some(Measure::TtftMs),
+            "cost_usd" => Some(Measure::CostUsd),
+            _ => None,
+        }
+    }
+
+    /// The metric's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Measure::LatencyMs => "latency_ms",
+            Measure::TtftMs => "ttft_ms",
+            Measure::CostUsd => "cost_usd",
         }
     }
 }
@@ -354,6 +404,35 @@ pub static CATALOG: &[MetricInfo] = &[
         needs: &[Need::ExpectedTools],
         options: &[],
         summary: "ragas ToolCallF1: F1 of precision and recall over the distinct (name, arguments) calls, order ignored",
+    },
+    // Measured by the engine, not computed from the answer: no default
+    // threshold (a budget is the user's), lower is better, 0 and up.
+    MetricInfo {
+        name: "latency_ms",
+        aliases: &[],
+        op: Op::AtMost,
+        default_threshold: f64::NAN,
+        needs: &[],
+        options: &[],
+        summary: "time in the agent for the sample (every turn), milliseconds; lower is better, e.g. latency_ms <= 2000",
+    },
+    MetricInfo {
+        name: "ttft_ms",
+        aliases: &[],
+        op: Op::AtMost,
+        default_threshold: f64::NAN,
+        needs: &[],
+        options: &[],
+        summary: "time to the agent's first streamed token, milliseconds (an agent that did not stream has none: an error); e.g. ttft_ms <= 500",
+    },
+    MetricInfo {
+        name: "cost_usd",
+        aliases: &[],
+        op: Op::AtMost,
+        default_threshold: f64::NAN,
+        needs: &[],
+        options: &[],
+        summary: "what the sample cost in USD: agent, judge and embeddings tokens at EVAL_PRICES' prices; e.g. cost_usd <= 0.01",
     },
 ];
 

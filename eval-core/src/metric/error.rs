@@ -66,14 +66,29 @@ pub enum SpecErrorKind {
     },
     /// The threshold cannot be met as intended.
     #[error(
-        "`{name}` scores between 0 and 1, so a threshold of {threshold} can never be met as intended"
+        "`{name}` scores {}, so a threshold of {threshold} can never be met as intended",
+        range_text(name)
     )]
     ThresholdOutOfRange { name: String, threshold: f64 },
+    /// A metric without a default threshold given none (`op` is the metric's own).
+    #[error(
+        "`{name}` has no default threshold: give one, e.g. `{name} {op} {}`",
+        example(name)
+    )]
+    ThresholdRequired { name: String, op: Op },
+    /// A gate's statistic that is not one (`p955(latency_ms)`).
+    #[error(
+        "`{name}` is not a statistic: expected `mean` or `p1` … `p99` (e.g. `p95(latency_ms) <= 3000`)"
+    )]
+    UnknownStat { name: String },
+    /// A per-sample measurement asked of one turn (`latency_ms@turn2`).
+    #[error("`{name}`: `{metric}` is measured per sample, not per turn; write `{metric}`")]
+    NotPerTurn { name: String, metric: &'static str },
     /// An option is given twice.
     #[error("option `{key}` of `{name}` is given twice")]
     RepeatedOption { name: String, key: String },
     /// `threshold` written as an option (`op` and `default` are the metric's).
-    #[error("the threshold goes after the metric: write `{name} {op} {default}`")]
+    #[error("the threshold goes after the metric: write `{name} {op} {}`", if default.is_nan() { example(name) } else { default.to_string() })]
     ThresholdAsOption { name: String, op: Op, default: f64 },
     /// An option given to a metric that takes none.
     #[error("`{name}` takes no options, found `{key}`")]
@@ -146,6 +161,24 @@ pub enum SpecSyntaxError {
     /// A value that is none of the accepted kinds (as written).
     #[error("`{0}` is not true, false, a number or a string")]
     BadValue(String),
+}
+
+/// The scores a metric gives, in words.
+fn range_text(name: &str) -> &'static str {
+    match super::catalog::lookup(name.rsplit_once("@turn").map_or(name, |(b, _)| b)) {
+        Some(info) if info.range().1.is_infinite() => "0 or more",
+        _ => "between 0 and 1",
+    }
+}
+
+/// A threshold to show in a message for a metric that has no default.
+fn example(name: &str) -> String {
+    match super::catalog::lookup(name).and_then(|i| i.measured()) {
+        Some(super::catalog::Measure::LatencyMs) => "2000".into(),
+        Some(super::catalog::Measure::TtftMs) => "500".into(),
+        Some(super::catalog::Measure::CostUsd) => "0.01".into(),
+        _ => "1".into(),
+    }
 }
 
 fn better(op: Op) -> &'static str {

@@ -6,17 +6,20 @@
 //!
 //! Files: `catalog.rs` (the metrics and their properties), `spec.rs` (a
 //! checked [`MetricSpec`]), `parse.rs` ([`parse_specs`]), `error.rs`
-//! ([`MetricSpecError`]).
+//! ([`MetricSpecError`]), `gate.rs` (a [`GateSpec`]: a statistic of a metric
+//! over a dataset, [`parse_gates`]).
 
 mod catalog;
 mod error;
+mod gate;
 mod parse;
 mod spec;
 
 pub use catalog::{
-    CATALOG, MAX_REGEX_BYTES, MetricInfo, Need, Op, OptionKind, known_names, lookup,
+    CATALOG, MAX_REGEX_BYTES, Measure, MetricInfo, Need, Op, OptionKind, known_names, lookup,
 };
 pub use error::{MetricSpecError, SpecErrorKind, SpecPart, SpecSyntaxError};
+pub use gate::{GateDecl, GateSpec, Stat, parse_gates, percentile};
 pub use parse::parse_specs;
 pub use spec::{DeclParts, MetricDecl, MetricKind, MetricSpec, OptionValue, Rating};
 

@@ -85,7 +85,7 @@ pub fn parse_specs(text: &str) -> Result<Vec<MetricSpec>, MetricSpecError> {
 }
 
 /// Splits on commas outside parentheses and string literals.
-fn split_top_level(text: &str) -> Result<Vec<&str>, SpecSyntaxError> {
+pub(super) fn split_top_level(text: &str) -> Result<Vec<&str>, SpecSyntaxError> {
     let mut parts = Vec::new();
     let (mut depth, mut in_str, mut escaped, mut start) = (0i32, false, false, 0);
     for (i, c) in text.char_indices() {

@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 
-use super::catalog::{MetricInfo, Need, Op, OptionKind, known_names, lookup};
+use super::catalog::{Measure, MetricInfo, Need, Op, OptionKind, known_names, lookup};
 use super::error::{MetricSpecError, SpecErrorKind, SpecPart};
 use crate::rank::RankMetric;
 use crate::suggest::{Closeness, closest_within};
@@ -83,6 +83,8 @@ pub enum MetricKind {
     },
     /// See [`CATALOG`](super::CATALOG) `tool_call_f1`.
     ToolCallF1,
+    /// What the engine measured of the sample: `latency_ms`, `ttft_ms`, `cost_usd`.
+    Measured(Measure),
 }
 
 /// The runevals 1–5 ratings.
@@ -130,8 +132,17 @@ impl MetricSpec {
         if let Some((base, n)) = name.rsplit_once("@turn")
             && let Ok(n) = n.parse::<usize>()
             && n >= 1
-            && lookup(base).is_some()
+            && let Some(info) = lookup(base)
         {
+            if info.measured().is_some() {
+                return Err(MetricSpecError(
+                    SpecErrorKind::NotPerTurn {
+                        name: name.to_string(),
+                        metric: info.name,
+                    },
+                    SpecPart::Name,
+                ));
+            }
             return MetricSpec::new(base, options, bound).map(|s| s.for_turn(n - 1));
         }
         let err = |kind: SpecErrorKind, part: SpecPart| Err(MetricSpecError(kind, part));
@@ -145,7 +156,24 @@ impl MetricSpec {
                 SpecPart::Name,
             );
         };
+        if bound.is_none()
+            && info.threshold_required()
+            && !options.iter().any(|(k, _)| *k == "threshold")
+        {
+            return err(
+                SpecErrorKind::ThresholdRequired {
+                    name: spec_name(),
+                    op: info.op,
+                },
+                SpecPart::Name,
+            );
+        }
         let (op, threshold) = bound.unwrap_or((info.op, info.default_threshold));
+        let threshold = if threshold.is_nan() && bound.is_none() {
+            0.0 // only reached with a `threshold` option, refused below
+        } else {
+            threshold
+        };
         if op != info.op {
             return err(
                 SpecErrorKind::WrongDirection {
@@ -310,7 +338,10 @@ impl MetricSpec {
             },
             "tool_call_accuracy" => MetricKind::ToolCallAccuracy { strict_order },
             "tool_call_f1" => MetricKind::ToolCallF1,
-            _ => MetricKind::PartialMatch,
+            other => match Measure::of(other) {
+                Some(m) => MetricKind::Measured(m),
+                None => MetricKind::PartialMatch,
+            },
         };
         Ok(MetricSpec {
             name: name.to_string(),
@@ -623,6 +654,32 @@ mod tests {
             e.to_string(),
             "`pattern` is not a valid regex: unclosed group"
         );
+        let e = err("latency_ms", &[], None);
+        assert_eq!(
+            e.to_string(),
+            "`latency_ms` has no default threshold: give one, e.g. `latency_ms <= 2000`"
+        );
+        let e = err("cost_usd@turn2", &[], Some((Op::AtMost, 0.1)));
+        assert_eq!(
+            e.to_string(),
+            "`cost_usd@turn2`: `cost_usd` is measured per sample, not per turn; write `cost_usd`"
+        );
+        let e = err("ttft_ms", &[], Some((Op::AtMost, -5.0)));
+        assert_eq!(
+            e.to_string(),
+            "`ttft_ms` scores 0 or more, so a threshold of -5 can never be met as intended"
+        );
+        let e = err("ttft_ms", &[("threshold", OptionValue::Num(1.0))], None);
+        assert_eq!(
+            e.to_string(),
+            "the threshold goes after the metric: write `ttft_ms <= 500`"
+        );
+        let ok = MetricSpec::new("latency_ms", &[], Some((Op::AtMost, 2000.0))).unwrap();
+        assert_eq!(
+            ok.kind,
+            MetricKind::Measured(crate::metric::Measure::LatencyMs)
+        );
+        assert!(ok.passes(2000.0) && !ok.passes(2000.5));
         let huge = "a".repeat(super::super::MAX_REGEX_BYTES + 1);
         let e = err("regex", &[("pattern", OptionValue::Str(huge.into()))], None);
         assert_eq!(

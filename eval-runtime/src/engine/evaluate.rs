@@ -11,7 +11,7 @@ use eval_core::{Expected, Sample};
 use crate::agent::Response;
 use crate::error::{AgentError, SampleError};
 use crate::metrics;
-use crate::metrics::{MetricError, judged};
+use crate::metrics::{MetricError, judged, measured};
 use crate::output::{MetricResult, SampleReport, Spread};
 use crate::services::{Services, Usage};
 
@@ -119,11 +119,20 @@ where
             }
         };
         run.latency = latency;
+        // What it cost is known once the judge has answered; then the
+        // measured metrics (latency, time to first token, cost) are scored.
+        match services.pricing.cost(&run, services) {
+            Some(Ok(cost)) => run.cost_usd = Some(cost),
+            Some(Err(why)) => run.cost_unknown = Some(why),
+            None => {}
+        }
+        measured::fill(&mut run, specs);
         if let Some(e) = run.error.take() {
             // What the earlier runs cost still counts.
             for earlier in scored.iter().chain(std::iter::once(&run)) {
                 report.add_costs(earlier);
             }
+            add_cost(&mut report, scored.iter().chain(std::iter::once(&run)));
             report.error = Some(if n > 1 {
                 SampleError::Run {
                     run: k + 1,
@@ -143,6 +152,19 @@ where
     combine(report, specs, scored)
 }
 
+/// The cost of every run of a sample, in `report`: their sum, or unknown
+/// (with the first reason) when one run's is.
+fn add_cost<'a>(report: &mut SampleReport, runs: impl Iterator<Item = &'a SampleReport>) {
+    let mut total = Some(0.0);
+    for run in runs {
+        total = total.zip(run.cost_usd).map(|(a, b)| a + b);
+        if report.cost_unknown.is_none() {
+            report.cost_unknown = run.cost_unknown.clone();
+        }
+    }
+    report.cost_usd = total.filter(|_| report.cost_unknown.is_none());
+}
+
 /// The mean of each metric over the runs, with its spread.
 fn combine(
     mut report: SampleReport,
@@ -152,6 +174,7 @@ fn combine(
     for run in &runs {
         report.add_costs(run);
     }
+    add_cost(&mut report, runs.iter());
     if let Some(last) = runs.last() {
         report.tool_calls = last.tool_calls.clone();
         report.model = last.model.clone();
@@ -255,6 +278,9 @@ async fn score_metric(
 ) -> (MetricResult, Usage, Usage) {
     if let Some(turn) = spec.turn {
         score_turn(spec, turn, sample, response, services).await
+    } else if measured::is_measured(spec) {
+        // Scored from what was measured, once the run is over.
+        (measured::pending(spec), Usage::default(), Usage::default())
     } else if judged::is_model_based(spec) {
         let scored = score_judged(spec, sample, response, services).await;
         (

@@ -17,8 +17,8 @@ use tokio::sync::Semaphore;
 
 use crate::agent::Agent;
 use crate::output::{
-    DatasetSummary, DatasetTerms, MetricRecord, Results, ResultsError, ResultsKey, SampleRecord,
-    SampleReport, Summaries,
+    DatasetSummary, DatasetTerms, Measured, MetricRecord, Results, ResultsError, ResultsKey,
+    SampleRecord, SampleReport, Summaries,
 };
 use crate::plan::LoadedDataset;
 use crate::services::Services;
@@ -84,6 +84,11 @@ impl Run {
     /// The loaded datasets.
     pub(crate) fn datasets(&self) -> &[LoadedDataset] {
         &self.datasets
+    }
+
+    /// The judge, embeddings and prices the run uses.
+    pub(crate) fn services(&self) -> &Services {
+        &self.services
     }
 
     /// Trials (samples) of the run.
@@ -305,6 +310,9 @@ impl Run {
             agent: c.agent,
             usage: c.usage,
             embeddings: c.embeddings,
+            cost_usd: c.cost_usd,
+            cost_unknown: c.cost_unknown.as_deref().map(str::to_string),
+            runs: c.runs,
         }
     }
 
@@ -316,19 +324,30 @@ impl Run {
             .iter()
             .zip(c.metrics.iter())
             .map(|(spec, m)| (spec.name.as_str(), m.score, m.passed));
-        summaries.add_scores(&d.plan.name, c.verdict, scores);
+        let measured = Measured::from_totals(
+            (
+                f64::from(c.latency_ms),
+                c.ttft_ms.map(f64::from),
+                c.cost_usd,
+            ),
+            c.runs,
+            [c.agent, c.usage, c.embeddings],
+            c.cost_unknown.is_some(),
+        );
+        summaries.add_scores(&d.plan.name, c.verdict, scores, &measured);
     }
 
     /// The summaries of what ran so far (gates judged over complete datasets).
     pub(crate) fn summaries(&self) -> Vec<DatasetSummary> {
         let records = self.lock();
-        let mut summaries = Summaries::default();
+        let terms = self.terms();
+        let mut summaries = Summaries::new(&terms);
         for (t, c) in records.iter().enumerate() {
             if let Some(c) = c {
                 self.summarise(t, c, &mut summaries);
             }
         }
-        summaries.finish(&self.terms())
+        summaries.finish(&terms)
     }
 
     /// Everything evaluated so far, as one [`Results`] (in memory: for runs
@@ -358,11 +377,13 @@ pub(crate) fn write_results(
 ) -> Result<Vec<DatasetSummary>, ResultsError> {
     let guards: Vec<_> = runs.iter().map(|r| r.lock()).collect();
     let mut terms = BTreeMap::new();
+    for run in runs {
+        terms.extend(run.terms());
+    }
     // (run, trial), sorted by dataset then sample name (= by test name).
     let mut order: Vec<(usize, usize)> = Vec::new();
-    let mut summaries = Summaries::default();
+    let mut summaries = Summaries::new(&terms);
     for (r, run) in runs.iter().enumerate() {
-        terms.extend(run.terms());
         for (t, c) in guards[r].iter().enumerate() {
             if let Some(c) = c {
                 run.summarise(t, c, &mut summaries);

@@ -28,6 +28,11 @@ pub(crate) struct Compact {
     pub agent: Usage,
     pub usage: Usage,
     pub embeddings: Usage,
+    pub cost_usd: Option<f64>,
+    /// Why the cost is unknown (a model without a price).
+    pub cost_unknown: Option<Box<str>>,
+    /// Runs of the agent scored (`repeat`).
+    pub runs: u32,
 }
 
 impl Compact {
@@ -62,6 +67,13 @@ impl Compact {
             agent: report.agent,
             usage: report.usage,
             embeddings: report.embeddings,
+            cost_usd: report.cost_usd,
+            cost_unknown: report.cost_unknown.as_deref().map(Into::into),
+            runs: report
+                .metrics
+                .iter()
+                .find_map(|m| m.spread.map(|s| s.runs as u32))
+                .unwrap_or(1),
         }
     }
 }

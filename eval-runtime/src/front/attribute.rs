@@ -13,7 +13,7 @@
 use std::sync::{Arc, Mutex, OnceLock};
 
 use eval_core::Sample;
-use eval_core::metric::MetricDecl;
+use eval_core::metric::{GateDecl, MetricDecl};
 
 use crate::agent::{Agent, FnAgent, IntoAgentResult, SyncFnAgent};
 use crate::config::Config;
@@ -35,8 +35,8 @@ pub struct Decl {
     pub bytes: &'static [u8],
     /// Metrics with their thresholds.
     pub metrics: &'static [MetricDecl],
-    /// `gate(...)`: gates on the dataset's means.
-    pub gates: &'static [MetricDecl],
+    /// `gate(...)`: gates on a statistic of a metric over the dataset.
+    pub gates: &'static [GateDecl],
     /// `ci_gate = true`, or the manifest's `ciGate: true`.
     pub ci_gate: bool,
     /// `timeout_secs = N`.
@@ -119,7 +119,12 @@ impl Embedded {
             Metrics::Given(decls(d.metrics)?),
             config.sample_timeout_or(d.timeout_secs.map(std::time::Duration::from_secs)),
         );
-        plan.gates = decls(d.gates)?.iter().map(Gate::from_spec).collect();
+        plan.gates = d
+            .gates
+            .iter()
+            .map(|g| g.to_gate().map(|g| Gate::from_gate(&g)))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| PlanError::new(vec![format!("{}: {e}", d.path)]))?;
         plan.ci_gate = d.ci_gate;
         plan.repeat = d.repeat.max(1);
         plan.allow_custom_prefix = d.allow_custom_prefix;
@@ -355,7 +360,12 @@ fn gates(ds: &'static Embedded, agent: Arc<dyn Agent>) {
         return;
     }
     run.wait();
-    let verdict = RunVerdict::of(&run.summaries());
+    let summaries = run.summaries();
+    let usage = crate::output::total_usage(&summaries);
+    if !usage.is_empty() {
+        println!("{name} usage: {}", usage.line());
+    }
+    let verdict = RunVerdict::of(&summaries);
     let lines = verdict.gate_lines();
     if lines.is_empty() {
         println!("{name}: no gates to judge");

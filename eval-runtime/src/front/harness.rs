@@ -290,6 +290,7 @@ impl Harness {
             judge: self.judge.clone().map(Ok).unwrap_or(base.judge),
             embedder: self.embedder.clone().map(Ok).unwrap_or(base.embedder),
             cassette: base.cassette,
+            pricing: base.pricing,
         };
         let selection = Selection::from_arguments(&args);
         let dir = results_dir(config);
@@ -376,6 +377,10 @@ impl Harness {
         }
         for line in verdict.gate_lines() {
             println!("{line}");
+        }
+        let usage = crate::output::total_usage(&datasets);
+        if !usage.is_empty() {
+            println!("usage: {}", usage.line());
         }
         println!("results: {}", path.display());
         // libtest's code for failed tests; agentspec's 1 for a missed gate.

@@ -124,6 +124,12 @@ impl Prepared<'_> {
         &self.agent
     }
 
+    /// What the run will call and cost, computed now without any call
+    /// (see [`Estimate`](crate::estimate::Estimate)).
+    pub fn estimate(&self) -> crate::estimate::Estimate {
+        crate::estimate::Estimate::of(self.run.datasets(), self.run.services())
+    }
+
     /// Every sample the run will evaluate, dataset by dataset.
     pub fn samples(&self) -> impl Iterator<Item = &Sample> {
         self.run.datasets().iter().flat_map(|d| &d.samples)

@@ -18,6 +18,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 pub mod judged;
+pub mod measured;
 pub mod rank;
 pub mod tools;
 

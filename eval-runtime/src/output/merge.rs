@@ -164,6 +164,69 @@ mod tests {
     }
 
     #[test]
+    fn percentile_gates_are_judged_over_the_joined_shards() {
+        use eval_core::metric::Stat;
+        // Latencies 10, 20, 30, 40 ms in two shards of two. Definition 7
+        // (h = (n − 1)·q): p50 → h = 1.5 → 20 + 0.5·10 = 25;
+        // p95 → h = 2.85 → 30 + 0.85·10 = 38.5.
+        let gates = vec![
+            Gate::new("latency_ms", eval_core::Op::AtMost, 25.0).with_stat(Stat::Percentile(50)),
+            Gate::new("latency_ms", eval_core::Op::AtMost, 38.0).with_stat(Stat::Percentile(95)),
+        ];
+        let terms = BTreeMap::from([("rag".to_string(), DatasetTerms::new(Some(4), gates, false))]);
+        let shard = |names: &[(&str, f64)]| {
+            let samples = names
+                .iter()
+                .map(|(n, ms)| {
+                    let mut r = record("rag", n, Verdict::Pass);
+                    r.latency_ms = *ms;
+                    r
+                })
+                .collect();
+            Results::new("evals", samples, &terms)
+        };
+        let one = shard(&[("a", 40.0), ("b", 10.0)]);
+        let two = shard(&[("c", 30.0), ("d", 20.0)]);
+        let latency = |r: &Results| {
+            r.datasets[0]
+                .metrics
+                .iter()
+                .find(|m| m.name == "latency_ms")
+                .cloned()
+                .unwrap()
+        };
+        assert!(latency(&one).gates().all(|g| !g.judged), "half the dataset");
+        let merged = merge(&[one, two]).unwrap();
+        let m = latency(&merged);
+        let gates: Vec<_> = m.gates().collect();
+        assert_eq!(gates.len(), 2);
+        assert!(gates[0].judged && gates[0].passed, "p50 = 25 <= 25");
+        assert_eq!(gates[0].margin, Some(0.0));
+        assert!(gates[1].judged && !gates[1].passed, "p95 = 38.5 > 38");
+        assert!((gates[1].margin.unwrap() - 0.5).abs() < 1e-9);
+        assert_eq!(
+            gates[1].to_string(),
+            "p95 latency_ms = 38.5000, gate <= 38 (missed by 0.5000)"
+        );
+        assert_eq!(merged.failed_gates().len(), 1);
+        // The mean of what was measured, and no pass rate (no per-sample budget).
+        assert_eq!((m.scored, m.mean, m.pass_rate), (4, Some(25.0), None));
+
+        // A sample that could not be scored misses every gate, met or not.
+        let mut broken = shard(&[("c", 30.0)]);
+        broken.samples.push({
+            let mut r = record("rag", "d", Verdict::Error);
+            r.latency_ms = 1.0;
+            r
+        });
+        let merged = merge(&[shard(&[("a", 40.0), ("b", 10.0)]), broken]).unwrap();
+        let m = latency(&merged);
+        assert!(m.gates().all(|g| g.judged && !g.passed && g.unscored == 1));
+        // p50 of the three scored samples (10, 30, 40) is 30.
+        assert_eq!(m.gate.as_ref().unwrap().margin, Some(5.0));
+    }
+
+    #[test]
     fn directories_merge_recursively() {
         let dir = std::env::temp_dir().join(format!("eval-merge-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);

@@ -18,13 +18,14 @@ pub use merge::{merge, merge_dir, merge_paths};
 pub use report::{MetricResult, SampleReport, Spread};
 pub use results::{
     DatasetSummary, DatasetTerms, FORMAT_VERSION, Gate, GateResult, MetricRecord, MetricSummary,
-    Results, ResultsError, RunSpread, SampleRecord, Verdict, failed_gates,
+    Results, ResultsError, RunSpread, SampleRecord, UsageTotals, Verdict, failed_gates,
+    total_usage,
 };
 pub use verdict::RunVerdict;
 
 pub(crate) use report::numbered;
 pub(crate) use results::{cut_output, write_streaming};
-pub(crate) use summary::Summaries;
+pub(crate) use summary::{Measured, Summaries};
 
 use std::path::Path;
 
@@ -78,5 +79,8 @@ pub(crate) fn test_record(dataset: &str, name: &str, verdict: Verdict) -> Sample
         agent: Default::default(),
         usage: Default::default(),
         embeddings: Default::default(),
+        cost_usd: None,
+        cost_unknown: None,
+        runs: 1,
     }
 }

@@ -138,6 +138,12 @@ pub struct SampleReport {
     pub usage: Usage,
     /// Embedding calls made to score it.
     pub embeddings: Usage,
+    /// What it cost in US dollars, when every model it used has a price
+    /// (see [`Pricing`](crate::cost::Pricing)).
+    pub cost_usd: Option<f64>,
+    /// Why the cost is unknown though a price table is set (a model it used
+    /// has no price).
+    pub cost_unknown: Option<String>,
 }
 
 fn ser_metric_error<S: serde::Serializer>(
@@ -214,6 +220,8 @@ impl SampleReport {
             model: None,
             usage: Usage::default(),
             embeddings: Usage::default(),
+            cost_usd: None,
+            cost_unknown: None,
         }
     }
 
@@ -367,7 +375,11 @@ impl SampleReport {
                 let _ = writeln!(out, "  expected tool calls: {expected}");
             }
         }
-        for (what, u) in [("judge", &self.usage), ("embeddings", &self.embeddings)] {
+        for (what, u) in [
+            ("agent", &self.agent),
+            ("judge", &self.usage),
+            ("embeddings", &self.embeddings),
+        ] {
             if u.calls + u.cache_hits > 0 {
                 let _ = writeln!(
                     out,
@@ -380,6 +392,9 @@ impl SampleReport {
                     u.completion_tokens
                 );
             }
+        }
+        if let Some(cost) = self.cost_usd {
+            let _ = writeln!(out, "  cost: ${cost:.6}");
         }
         out
     }

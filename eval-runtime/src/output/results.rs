@@ -12,7 +12,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use eval_core::metric::{MetricSpec, Op};
+use eval_core::metric::{GateSpec, Measure, MetricSpec, Op, Stat};
 use serde::{Deserialize, Serialize};
 
 use crate::output::report::SampleReport;
@@ -128,6 +128,9 @@ pub struct Results {
     pub missing_datasets: Vec<String>,
     /// Per-dataset aggregates, by dataset name.
     pub datasets: Vec<DatasetSummary>,
+    /// Calls, tokens and cost of the whole run (the datasets' together).
+    #[serde(default, skip_serializing_if = "UsageTotals::is_empty")]
+    pub usage: UsageTotals,
     /// One record per evaluated sample, sorted by dataset then test name.
     pub samples: Vec<SampleRecord>,
 }
@@ -258,10 +261,45 @@ pub struct SampleRecord {
     /// Embedding calls made to score it.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub embeddings: Usage,
+    /// What it cost in US dollars (agent, judge and embeddings tokens at the
+    /// price table's prices); absent without a price table or when a model
+    /// used is not in it (unknown, not 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    /// Why the cost is unknown though a price table is set (a model it used
+    /// has no price).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_unknown: Option<String>,
+    /// Runs of the agent scored (`repeat`); latency and cost are their total.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub runs: u32,
 }
 
 fn is_zero(u: &Usage) -> bool {
     *u == Usage::default()
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+
+impl SampleRecord {
+    /// What the engine measured of this sample, per run of the agent (the
+    /// value a gate on `latency_ms`, `ttft_ms` or `cost_usd` takes), when
+    /// it was measured.
+    pub fn measured(&self, measure: Measure) -> Option<f64> {
+        let runs = f64::from(self.runs.max(1));
+        match measure {
+            Measure::LatencyMs => Some(self.latency_ms / runs),
+            Measure::TtftMs => self.ttft_ms,
+            Measure::CostUsd => self.cost_usd.map(|c| c / runs),
+            _ => None,
+        }
+    }
 }
 
 impl MetricRecord {
@@ -307,12 +345,24 @@ impl SampleRecord {
             agent: report.agent,
             usage: report.usage,
             embeddings: report.embeddings,
+            cost_usd: report.cost_usd,
+            cost_unknown: report.cost_unknown.clone(),
+            runs: report
+                .metrics
+                .iter()
+                .find_map(|m| m.spread.map(|s| s.runs as u32))
+                .unwrap_or(1),
         }
     }
 }
 
-/// An aggregate gate: the mean of a metric over a dataset's samples must be
-/// on the right side of a threshold (agentspec's `ciGate` meaning).
+/// An aggregate gate: a statistic of a metric over a dataset's scored
+/// samples — the mean (agentspec's `ciGate` meaning), or a percentile
+/// (`p95(latency_ms) <= 3000`, see [`eval_core::metric::percentile`]) —
+/// must be on the right side of a threshold. A gate on what the engine
+/// measures (`latency_ms`, `ttft_ms`, `cost_usd`) takes each sample's
+/// measured value per run of the agent, whether or not the dataset is
+/// scored with the metric.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Gate {
@@ -320,8 +370,12 @@ pub struct Gate {
     pub metric: String,
     /// `>=` or `<=`.
     pub op: String,
-    /// Threshold on the mean.
+    /// Threshold on the statistic.
     pub threshold: f64,
+    /// The statistic: `mean` (files of earlier versions hold mean gates
+    /// only), `p50`, `p95`...
+    #[serde(default)]
+    pub stat: Stat,
 }
 
 impl Gate {
@@ -331,6 +385,15 @@ impl Gate {
             metric: spec.name.clone(),
             op: spec.op.to_string(),
             threshold: spec.threshold,
+            stat: Stat::Mean,
+        }
+    }
+
+    /// The gate `gate` describes.
+    pub fn from_gate(gate: &GateSpec) -> Self {
+        Gate {
+            stat: gate.stat,
+            ..Gate::from_spec(&gate.spec)
         }
     }
 
@@ -340,21 +403,36 @@ impl Gate {
             metric: metric.to_string(),
             op: op.to_string(),
             threshold,
+            stat: Stat::Mean,
         }
     }
 
-    pub(crate) fn passes(&self, mean: f64) -> bool {
+    /// The same gate on another statistic.
+    pub fn with_stat(mut self, stat: Stat) -> Self {
+        self.stat = stat;
+        self
+    }
+
+    /// What the engine measures for the gate's metric, if it is a measured one.
+    pub fn measured(&self) -> Option<Measure> {
+        eval_core::metric::lookup(&self.metric).and_then(|i| i.measured())
+    }
+
+    pub(crate) fn passes(&self, value: f64) -> bool {
         if self.op == Op::AtMost.to_string() {
-            mean <= self.threshold
+            value <= self.threshold
         } else {
-            mean >= self.threshold
+            value >= self.threshold
         }
     }
 }
 
 impl fmt::Display for Gate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {} {}", self.metric, self.op, self.threshold)
+        match self.stat {
+            Stat::Mean => write!(f, "{} {} {}", self.metric, self.op, self.threshold),
+            stat => write!(f, "{stat}({}) {} {}", self.metric, self.op, self.threshold),
+        }
     }
 }
 
@@ -371,7 +449,8 @@ pub struct GateResult {
     pub judged: bool,
     /// Judged and met (false when not judged, or when no sample was scored).
     pub passed: bool,
-    /// `mean - threshold` (negative = short of a minimum), when there is a mean.
+    /// `value - threshold`, the value being the gate's statistic (negative
+    /// = short of a minimum), when there is one.
     pub margin: Option<f64>,
     /// Samples of the dataset that could not be scored: any fails the gate.
     #[serde(default)]
@@ -397,9 +476,103 @@ pub struct MetricSummary {
     pub mean: Option<f64>,
     /// Share of scored samples that passed the per-sample threshold.
     pub pass_rate: Option<f64>,
-    /// The aggregate gate on this metric, if any.
+    /// The aggregate gate on this metric, if any (the first, when several
+    /// statistics of it are gated).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gate: Option<GateResult>,
+    /// Further gates on other statistics of this metric (`p50` beside `p95`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub more_gates: Vec<GateResult>,
+}
+
+impl MetricSummary {
+    /// Every gate on this metric.
+    pub fn gates(&self) -> impl Iterator<Item = &GateResult> {
+        self.gate.iter().chain(&self.more_gates)
+    }
+}
+
+/// Calls, tokens and cost of a dataset or a run: the agent's, the judge's
+/// and the embeddings server's, as the samples recorded them.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct UsageTotals {
+    /// The agent's calls and tokens (as it reported them).
+    #[serde(default)]
+    pub agent: Usage,
+    /// Judge calls and tokens.
+    #[serde(default)]
+    pub judge: Usage,
+    /// Embedding calls and tokens.
+    #[serde(default)]
+    pub embeddings: Usage,
+    /// The cost of the samples whose cost is known, US dollars (`None`
+    /// without a price table).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    /// Samples whose cost is unknown (a model missing from the price
+    /// table): `cost_usd` leaves them out.
+    #[serde(default, skip_serializing_if = "is_zero_count")]
+    pub cost_unknown: usize,
+}
+
+fn is_zero_count(n: &usize) -> bool {
+    *n == 0
+}
+
+impl UsageTotals {
+    /// Adds one sample's (or one total's) usage.
+    pub fn add(&mut self, other: &UsageTotals) {
+        self.agent.add(other.agent);
+        self.judge.add(other.judge);
+        self.embeddings.add(other.embeddings);
+        self.cost_usd = match (self.cost_usd, other.cost_usd) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
+        self.cost_unknown += other.cost_unknown;
+    }
+
+    /// Nothing was used or counted.
+    pub fn is_empty(&self) -> bool {
+        *self == UsageTotals::default()
+    }
+
+    /// One line: `agent 10 calls, 1200 + 300 tokens; judge ...; cost $0.0123`.
+    pub fn line(&self) -> String {
+        let mut parts = Vec::new();
+        for (what, u) in [
+            ("agent", &self.agent),
+            ("judge", &self.judge),
+            ("embeddings", &self.embeddings),
+        ] {
+            if u.calls + u.cache_hits > 0 || u.prompt_tokens + u.completion_tokens > 0 {
+                let mut part = format!(
+                    "{what} {} call(s), {} + {} tokens",
+                    u.calls, u.prompt_tokens, u.completion_tokens
+                );
+                if u.cache_hits > 0 {
+                    part.push_str(&format!(", {} cached", u.cache_hits));
+                }
+                parts.push(part);
+            }
+        }
+        match (self.cost_usd, self.cost_unknown) {
+            (Some(c), 0) => parts.push(format!("cost ${c:.4}")),
+            (Some(c), n) => parts.push(format!(
+                "cost ${c:.4} + unknown for {n} sample(s) (a model without a price)"
+            )),
+            (None, n) if n > 0 => parts.push(format!(
+                "cost unknown for {n} sample(s) (a model without a price)"
+            )),
+            _ => {}
+        }
+        if parts.is_empty() {
+            "no calls counted".into()
+        } else {
+            parts.join("; ")
+        }
+    }
 }
 
 /// Aggregates of one dataset.
@@ -433,6 +606,9 @@ pub struct DatasetSummary {
     pub gates: Vec<Gate>,
     /// True when every gate was judged and passed (true when there are none).
     pub gates_passed: bool,
+    /// Calls, tokens and cost of the dataset's samples.
+    #[serde(default, skip_serializing_if = "UsageTotals::is_empty")]
+    pub usage: UsageTotals,
 }
 
 /// What the plan says of one dataset, for its summary: how many samples it
@@ -468,7 +644,7 @@ impl Results {
         terms: &BTreeMap<String, DatasetTerms>,
     ) -> Self {
         samples.sort_by(|a, b| (&a.dataset, &a.test_name).cmp(&(&b.dataset, &b.test_name)));
-        let mut summaries = super::summary::Summaries::default();
+        let mut summaries = super::summary::Summaries::new(terms);
         samples.iter().for_each(|s| summaries.add(s));
         let (datasets, complete) = summaries.finish_run(terms);
         Results {
@@ -478,6 +654,7 @@ impl Results {
             written_unix: now_unix(),
             complete,
             missing_datasets: Vec::new(),
+            usage: total_usage(&datasets),
             datasets,
             samples,
         }
@@ -589,7 +766,8 @@ impl fmt::Display for GateResult {
         match self.margin {
             Some(m) => write!(
                 f,
-                "mean {} = {:.4}, gate {} {} ({} by {:.4})",
+                "{} {} = {:.4}, gate {} {} ({} by {:.4})",
+                g.stat,
                 g.metric,
                 g.threshold + m,
                 g.op,
@@ -599,11 +777,20 @@ impl fmt::Display for GateResult {
             ),
             None => write!(
                 f,
-                "mean {}: no sample was scored, gate {} {} missed",
-                g.metric, g.op, g.threshold
+                "{} {}: no sample was scored, gate {} {} missed",
+                g.stat, g.metric, g.op, g.threshold
             ),
         }
     }
+}
+
+/// The usage of a run: its datasets' together.
+pub fn total_usage(datasets: &[DatasetSummary]) -> UsageTotals {
+    let mut total = UsageTotals::default();
+    for d in datasets {
+        total.add(&d.usage);
+    }
+    total
 }
 
 /// The gates that were judged and missed in `datasets`, as `(dataset, gate result)`.
@@ -613,7 +800,7 @@ pub fn failed_gates(datasets: &[DatasetSummary]) -> Vec<(&str, &GateResult)> {
         .flat_map(|d| {
             d.metrics
                 .iter()
-                .filter_map(|m| m.gate.as_ref())
+                .flat_map(MetricSummary::gates)
                 .filter(|g| g.judged && !g.passed)
                 .map(move |g| (d.name.as_str(), g))
         })
@@ -656,6 +843,8 @@ pub(crate) fn write_streaming(
         #[serde(skip_serializing_if = "<[String]>::is_empty")]
         missing_datasets: &'a [String],
         datasets: &'a [DatasetSummary],
+        #[serde(skip_serializing_if = "UsageTotals::is_empty")]
+        usage: UsageTotals,
         samples: Seq<I>,
     }
     let doc = Streamed {
@@ -666,6 +855,7 @@ pub(crate) fn write_streaming(
         complete: complete && missing.is_empty(),
         missing_datasets: missing,
         datasets,
+        usage: total_usage(datasets),
         samples: Seq(std::cell::RefCell::new(Some(samples))),
     };
     super::write_json(path, &doc)
@@ -677,11 +867,7 @@ mod tests {
     use crate::output::test_record as record;
 
     fn gate(threshold: f64) -> Gate {
-        Gate {
-            metric: "contains".into(),
-            op: ">=".into(),
-            threshold,
-        }
+        Gate::new("contains", Op::AtLeast, threshold)
     }
 
     #[test]
@@ -731,6 +917,20 @@ mod tests {
         );
         assert!(part.failed_gates().is_empty(), "not judged is not failed");
         assert!(!d.gates_passed);
+    }
+
+    #[test]
+    fn gates_of_earlier_files_are_on_the_mean() {
+        let old: Gate =
+            serde_json::from_str(r#"{"metric": "contains", "op": ">=", "threshold": 0.5}"#)
+                .unwrap();
+        assert_eq!(old, gate(0.5));
+        assert_eq!(old.stat, Stat::Mean);
+        let p95 = Gate::new("latency_ms", Op::AtMost, 3000.0).with_stat(Stat::Percentile(95));
+        let text = serde_json::to_string(&p95).unwrap();
+        assert!(text.contains(r#""stat":"p95""#), "{text}");
+        assert_eq!(serde_json::from_str::<Gate>(&text).unwrap(), p95);
+        assert_eq!(p95.to_string(), "p95(latency_ms) <= 3000");
     }
 
     #[test]

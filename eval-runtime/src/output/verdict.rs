@@ -53,7 +53,7 @@ impl RunVerdict {
                     v.unscorable_metrics.push((d.name.clone(), m.name.clone()));
                 }
             }
-            for g in d.metrics.iter().filter_map(|m| m.gate.as_ref()) {
+            for g in d.metrics.iter().flat_map(|m| m.gates()) {
                 let entry = (d.name.clone(), g.clone());
                 if !g.judged {
                     v.unjudged_gates.push(entry);

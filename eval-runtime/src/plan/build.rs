@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use eval_core::metric::{MetricSpec, parse_specs};
+use eval_core::metric::{MetricSpec, parse_gates, parse_specs};
 use eval_core::{Manifest, Sample, naming};
 
 use super::{Baseline, DatasetPlan, DatasetSource, Metrics, Plan, PlanError};
@@ -185,8 +185,9 @@ impl PlanBuilder {
         self
     }
 
-    /// Gates on the means of the datasets added last, e.g.
-    /// `"partial_match >= 0.7"`.
+    /// Gates on the datasets added last: `"partial_match >= 0.7"` (the
+    /// mean), `"p95(latency_ms) <= 3000"` (a percentile; see
+    /// [`eval_core::metric::parse_gates`]).
     pub fn gate(mut self, gates: &str) -> Self {
         match self.sources.last_mut() {
             Some((_, list)) => list.push(gates.to_string()),
@@ -345,11 +346,13 @@ impl PlanBuilder {
                 eval_core::tool::add_definitions(&mut d.tools, &tools);
                 let what = shown(&d);
                 for text in gate_texts {
-                    match parse_specs(text) {
+                    match parse_gates(text) {
                         Ok(list) => {
-                            for spec in list {
-                                d.gates.retain(|g| g.metric != spec.name);
-                                d.gates.push(Gate::from_spec(&spec));
+                            for gate in list {
+                                let gate = Gate::from_gate(&gate);
+                                d.gates
+                                    .retain(|g| (&g.metric, g.stat) != (&gate.metric, gate.stat));
+                                d.gates.push(gate);
                             }
                         }
                         Err(e) => problems.push(format!("gate for {what}: {e}")),
@@ -544,11 +547,13 @@ fn expand(base: &Path, pattern: &str) -> Result<Vec<(PathBuf, String)>, String> 
 
 /// The gates a dataset gets: the explicit ones, every threshold under
 /// `ciGate`, and a retrieval dataset's own thresholds; an explicit or
-/// dataset gate replaces a `ciGate` one on the same metric. A gate is
-/// matched to the metric it gates by the metric's name or alias
+/// dataset gate replaces a `ciGate` one on the same metric and statistic. A
+/// gate is matched to the metric it gates by the metric's name or alias
 /// (`string_match` gates `exact_match`) and recorded under the name the
 /// metric is scored as, so the summary finds it. An explicit gate on a
-/// metric the dataset is not scored with is a problem, named for `what`.
+/// metric the dataset is not scored with is a problem, named for `what`,
+/// unless it gates what the engine measures of every sample (`latency_ms`,
+/// `ttft_ms`, `cost_usd`).
 pub(crate) fn all_gates(
     explicit: &[Gate],
     ci_gate: bool,
@@ -581,9 +586,15 @@ pub(crate) fn all_gates(
     }
     let mut problems = Vec::new();
     for g in explicit.iter().chain(&dataset_gates) {
-        match as_scored(g) {
+        let found = as_scored(g).or_else(|| {
+            g.measured().map(|m| Gate {
+                metric: m.name().to_string(),
+                ..g.clone()
+            })
+        });
+        match found {
             Some(g) => {
-                gates.retain(|x| x.metric != g.metric);
+                gates.retain(|x| (&x.metric, x.stat) != (&g.metric, g.stat));
                 gates.push(g);
             }
             None => problems.push(format!(
@@ -710,6 +721,23 @@ mod tests {
             names,
             ["string_match", "recall@k"],
             "the names the results record"
+        );
+        // A percentile gate beside the ciGate mean gate of one metric; a
+        // gate on a measured quantity needs no metric of that name.
+        let p95 = Gate::new("exact_match", eval_core::Op::AtLeast, 0.2)
+            .with_stat(eval_core::metric::Stat::Percentile(95));
+        let latency = Gate::new("latency_ms", eval_core::Op::AtMost, 3000.0)
+            .with_stat(eval_core::metric::Stat::Percentile(95));
+        let gates = all_gates(&[p95, latency], true, &specs, Vec::new(), "x.jsonl").unwrap();
+        let shown: Vec<String> = gates.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            shown,
+            [
+                "string_match >= 1",
+                "recall@k >= 0.75",
+                "p95(string_match) >= 0.2",
+                "p95(latency_ms) <= 3000"
+            ]
         );
         let e = all_gates(
             &[Gate::new("contains", eval_core::Op::AtLeast, 0.5)],

@@ -14,6 +14,8 @@ pub struct Embedder {
     endpoint: Endpoint,
     model: String,
     cache: Option<Cache>,
+    /// An estimate's dry run: texts are counted by it, never sent.
+    dry: Option<std::sync::Arc<crate::estimate::DryRun>>,
 }
 
 impl Embedder {
@@ -24,6 +26,7 @@ impl Embedder {
             endpoint: Endpoint::new("embeddings", url, "embeddings")?,
             model: model.to_string(),
             cache: Config::global().ok().and_then(Cache::from_config),
+            dry: None,
         })
     }
 
@@ -40,6 +43,7 @@ impl Embedder {
             endpoint,
             model,
             cache: Cache::from_config(config),
+            dry: None,
         })
     }
 
@@ -67,6 +71,18 @@ impl Embedder {
         self
     }
 
+    /// The model asked.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// This embedder in an estimate's dry run: texts are counted by `dry`,
+    /// none is sent.
+    pub(crate) fn dry_run(mut self, dry: std::sync::Arc<crate::estimate::DryRun>) -> Self {
+        self.dry = Some(dry);
+        self
+    }
+
     /// One vector per text, in order; texts already cached are not sent.
     /// Calls and cache hits are added to `usage`, also when the call fails.
     pub async fn embed(
@@ -74,6 +90,9 @@ impl Embedder {
         texts: &[&str],
         usage: &mut Usage,
     ) -> Result<Vec<Vec<f64>>, ServiceError> {
+        if let Some(dry) = &self.dry {
+            return Ok(dry.embed(&self.model, texts, usage));
+        }
         let keys: Vec<String> = texts
             .iter()
             .map(|t| Cache::key(&["embed", self.endpoint.cache_id(), &self.model, t]))

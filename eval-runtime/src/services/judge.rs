@@ -31,6 +31,8 @@ pub struct Judge {
     model: String,
     seed: u64,
     cache: Option<Cache>,
+    /// An estimate's dry run: questions are answered by it, never sent.
+    dry: Option<std::sync::Arc<crate::estimate::DryRun>>,
 }
 
 impl Judge {
@@ -43,6 +45,7 @@ impl Judge {
             model: model.to_string(),
             seed: DEFAULT_SEED,
             cache: Config::global().ok().and_then(Cache::from_config),
+            dry: None,
         })
     }
 
@@ -60,6 +63,7 @@ impl Judge {
             model,
             seed: DEFAULT_SEED,
             cache: Cache::from_config(config),
+            dry: None,
         })
     }
 
@@ -92,6 +96,13 @@ impl Judge {
         &self.model
     }
 
+    /// This judge in an estimate's dry run: every question is answered by
+    /// `dry` (and counted there), none is sent.
+    pub(crate) fn dry_run(mut self, dry: std::sync::Arc<crate::estimate::DryRun>) -> Self {
+        self.dry = Some(dry);
+        self
+    }
+
     /// Asks for a JSON object. `metric` and `version` name the prompt, for the
     /// cache key: a new prompt version never reuses an old answer. Calls,
     /// retries, re-asks, tokens and cache hits are added to `usage`, also
@@ -118,6 +129,9 @@ impl Judge {
         usage: &mut Usage,
         check: &(dyn Fn(&Value) -> Result<(), String> + Sync),
     ) -> Result<Value, ServiceError> {
+        if let Some(dry) = &self.dry {
+            return Ok(dry.judge(&self.model, metric, (system, user), check, usage));
+        }
         let mut messages = vec![
             json!({"role": "system", "content": system}),
             json!({"role": "user", "content": user}),

@@ -14,9 +14,11 @@ pub use endpoint::{ServiceError, Usage};
 pub use judge::{AnswerProblem, DEFAULT_SEED, Judge, MAX_REASKS};
 
 use crate::config::Config;
+use crate::cost::Pricing;
 
-/// The judge and embedder a run uses (each may be missing), and the
-/// cassette agent answers are recorded into or replayed from.
+/// The judge and embedder a run uses (each may be missing), the prices its
+/// samples' costs are computed with, and the cassette agent answers are
+/// recorded into or replayed from.
 #[derive(Debug, Clone)]
 pub struct Services {
     /// The LLM judge, or why there is none.
@@ -26,6 +28,8 @@ pub struct Services {
     /// `EVAL_AGENT_CASSETTE`: where agent answers are recorded, or replayed
     /// from instead of calling the agent.
     pub cassette: Option<std::sync::Arc<crate::engine::Cassette>>,
+    /// `EVAL_PRICES` and `EVAL_AGENT_MODEL` (none: costs are not computed).
+    pub pricing: Pricing,
 }
 
 impl Services {
@@ -35,6 +39,7 @@ impl Services {
             judge: Judge::from_config(config),
             embedder: Embedder::from_config(config),
             cassette: crate::engine::Cassette::from_config(config),
+            pricing: Pricing::new(config.prices.clone(), config.agent_model.clone()),
         }
     }
 
@@ -48,6 +53,7 @@ impl Services {
             judge: Err(not_configured("LLM judge")),
             embedder: Err(not_configured("embeddings")),
             cassette: None,
+            pricing: Pricing::none(),
         }
     }
 

@@ -1,0 +1,667 @@
+//! What a run will cost, before it starts and without a single call
+//! (`evals evaluate --estimate`): agent, judge and embedding calls, their
+//! tokens, and the price of those tokens.
+//!
+//! * **Agent calls**: one per user turn, per run (`repeat`), per sample; a
+//!   retrieval query is one search. Samples that would fail before the
+//!   agent is called (a field a metric needs is missing) make none.
+//! * **Judge and embedding calls** are counted by running the metrics' own
+//!   code ([`score`](crate::engine::evaluate)) against a *dry* judge and
+//!   embedder that answer instead of the servers: every question a metric
+//!   asks is counted and its prompt — the real text, built from the
+//!   sample's input, context and expected answer — is tokenized, so the
+//!   counts follow the metric code as it is. Where the number of calls
+//!   depends on the judge's answers, the dry judge answers as assumed below.
+//!   Calls per sample of each model-based metric, as the code makes them:
+//!
+//!   | metric | judge | embeddings |
+//!   |---|---|---|
+//!   | `faithfulness` | 2 (statements, then their verdicts; 1 when the answer has no statement) | 0 |
+//!   | `answer_relevancy` | 1 | 1 (the input and the 3 questions, one request) |
+//!   | `answer_similarity` | 0 | 1 (offline: 0) |
+//!   | `context_recall`, `context_precision` | 1 (offline: 0) | 0 |
+//!   | `hallucination`, `rubric`, `relevance`, `coherence`, `groundedness`, `similarity` | 1 | 0 |
+//!   | `toxicity`, `bias` | 1 (opinions), + 1 (verdicts) when the answer holds opinions | 0 |
+//!
+//!   A metric scored per turn (`@turn2`, or a conversation with an
+//!   expected answer per turn) makes its calls once per turn scored.
+//! * **Assumptions** (said in [`Estimate::render`]): the agent answers each
+//!   turn with that turn's expected answer, else the sample's, else a
+//!   [`PLACEHOLDER_ANSWER`] of about 50 tokens, and returns no context of
+//!   its own (the sample's is judged); the answer has one statement per
+//!   sentence and no opinions; the judge's questions are as long as the
+//!   input; no answer comes from the cache.
+//! * **Tokens**: with the model's own tokenizer when it is an OpenAI model
+//!   that `tiktoken-rs` knows (its BPE tables are compiled in: nothing is
+//!   downloaded), chat messages counted as OpenAI's cookbook counts them
+//!   (3 tokens per message, 3 to prime the answer); any other model is
+//!   approximated with `o200k_base`, and the estimate says so. The agent's
+//!   prompt tokens are those of the conversation sent: its own system
+//!   prompt and retrieved context are not known, so they are a lower bound.
+//! * **Cost**: the tokens at the price table's prices (`EVAL_PRICES`),
+//!   the agent's at `EVAL_AGENT_MODEL`'s.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::{Arc, Mutex};
+
+use eval_core::Sample;
+use serde_json::{Value, json};
+
+use crate::agent::Response;
+use crate::cost::Pricing;
+use crate::engine::evaluate;
+use crate::metrics::judged;
+use crate::output::SampleReport;
+use crate::plan::LoadedDataset;
+use crate::services::{Services, Usage};
+
+/// The answer assumed for a turn without an expected answer (about 50 tokens).
+pub const PLACEHOLDER_ANSWER: &str = "This is an answer of ordinary length that the agent is assumed to give when the sample has no expected answer. It states a fact. It explains that fact in a second sentence of similar length, as agents usually do.";
+
+/// A reason a dry judge's answer gives for each verdict (about 8 tokens).
+const REASON: &str = "The context states this directly.";
+
+/// Calls and tokens of one service.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[non_exhaustive]
+pub struct Calls {
+    /// Calls.
+    pub calls: u64,
+    /// Prompt (input) tokens.
+    pub prompt_tokens: u64,
+    /// Completion (output) tokens.
+    pub completion_tokens: u64,
+}
+
+impl Calls {
+    fn add(&mut self, other: Calls) {
+        self.calls += other.calls;
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
+    }
+
+    fn times(self, n: u64) -> Calls {
+        Calls {
+            calls: self.calls * n,
+            prompt_tokens: self.prompt_tokens * n,
+            completion_tokens: self.completion_tokens * n,
+        }
+    }
+
+    fn usage(self) -> Usage {
+        Usage {
+            calls: self.calls as u32,
+            prompt_tokens: self.prompt_tokens,
+            completion_tokens: self.completion_tokens,
+            ..Usage::default()
+        }
+    }
+}
+
+/// One metric's judge and embedding calls over a dataset.
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+#[non_exhaustive]
+pub struct MetricCalls {
+    /// Metric name as scored.
+    pub name: String,
+    /// Judge calls and tokens.
+    pub judge: Calls,
+    /// Embedding calls and tokens.
+    pub embeddings: Calls,
+}
+
+/// One dataset's estimate.
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+#[non_exhaustive]
+pub struct DatasetEstimate {
+    /// Dataset name.
+    pub name: String,
+    /// Samples.
+    pub samples: usize,
+    /// Runs of the agent per sample.
+    pub repeat: u32,
+    /// Agent calls and tokens (the conversation sent, and the answers assumed).
+    pub agent: Calls,
+    /// Judge calls and tokens.
+    pub judge: Calls,
+    /// Embedding calls and tokens.
+    pub embeddings: Calls,
+    /// Per model-based metric, in the order first scored.
+    pub metrics: Vec<MetricCalls>,
+}
+
+/// The calls, tokens and cost a run will make (see the [module docs](self)).
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+#[non_exhaustive]
+pub struct Estimate {
+    /// Per dataset.
+    pub datasets: Vec<DatasetEstimate>,
+    /// Agent calls and tokens of the whole run.
+    pub agent: Calls,
+    /// Judge calls and tokens of the whole run.
+    pub judge: Calls,
+    /// Embedding calls and tokens of the whole run.
+    pub embeddings: Calls,
+    /// `(service, model, tokenizer, exact)`: how each service's tokens were
+    /// counted; `exact` is false for an approximation (not an OpenAI model).
+    pub tokenizers: Vec<(String, String, String, bool)>,
+    /// The cost in US dollars, when a price table is set and every model
+    /// used has a price.
+    pub cost_usd: Option<f64>,
+    /// Why the cost is unknown, when a price table is set.
+    pub cost_unknown: Option<String>,
+}
+
+impl Estimate {
+    /// The estimate of evaluating `datasets` with `services` (no call is made).
+    pub(crate) fn of(datasets: &[LoadedDataset], services: &Services) -> Estimate {
+        let dry = Arc::new(DryRun::default());
+        let dry_services = Services {
+            judge: services.judge.clone().map(|j| j.dry_run(dry.clone())),
+            embedder: services.embedder.clone().map(|e| e.dry_run(dry.clone())),
+            pricing: Pricing::none(),
+            cassette: None,
+        };
+        let agent_model = services.pricing.agent_model.clone();
+        let agent_tokenizer = Tokenizer::for_model(agent_model.as_deref().unwrap_or(""));
+        let runtime = tokio::runtime::Builder::new_current_thread().build();
+        let mut estimate = Estimate::default();
+        for d in datasets {
+            let repeat = u64::from(d.plan.repeat.max(1));
+            let mut de = DatasetEstimate {
+                name: d.plan.name.clone(),
+                samples: d.samples.len(),
+                repeat: d.plan.repeat.max(1),
+                ..DatasetEstimate::default()
+            };
+            for (i, sample) in d.samples.iter().enumerate() {
+                let specs = d.specs(i);
+                // Refused before the agent is called: no call at all.
+                if evaluate::missing_fields(sample, specs).is_some()
+                    || judged::missing_for_setup(sample, specs, services).is_some()
+                {
+                    continue;
+                }
+                let (answer, agent) = assumed_answer(sample, &agent_tokenizer);
+                dry.set_input(sample.input.last());
+                de.agent.add(agent.times(repeat));
+                for spec in specs.iter().filter(|s| judged::is_model_based(s)) {
+                    let (judge, embeddings) = match &runtime {
+                        Ok(rt) => dry.count(|| {
+                            rt.block_on(evaluate::score(
+                                SampleReport::new(String::new(), sample),
+                                sample,
+                                std::slice::from_ref(spec),
+                                Ok(answer.clone()),
+                                &dry_services,
+                            ))
+                        }),
+                        Err(_) => (Calls::default(), Calls::default()),
+                    };
+                    let entry = match de.metrics.iter_mut().position(|m| m.name == spec.name) {
+                        Some(at) => &mut de.metrics[at],
+                        None => {
+                            de.metrics.push(MetricCalls {
+                                name: spec.name.clone(),
+                                ..MetricCalls::default()
+                            });
+                            let last = de.metrics.len() - 1;
+                            &mut de.metrics[last]
+                        }
+                    };
+                    entry.judge.add(judge.times(repeat));
+                    entry.embeddings.add(embeddings.times(repeat));
+                    de.judge.add(judge.times(repeat));
+                    de.embeddings.add(embeddings.times(repeat));
+                }
+            }
+            estimate.agent.add(de.agent);
+            estimate.judge.add(de.judge);
+            estimate.embeddings.add(de.embeddings);
+            estimate.datasets.push(de);
+        }
+        // How tokens were counted, per service used.
+        let mut tokenizers = Vec::new();
+        if estimate.agent.calls > 0 {
+            tokenizers.push((
+                "agent",
+                agent_model.clone().unwrap_or_default(),
+                agent_tokenizer,
+            ));
+        }
+        if let (true, Ok(j)) = (estimate.judge.calls > 0, &services.judge) {
+            tokenizers.push((
+                "judge",
+                j.model().to_string(),
+                Tokenizer::for_model(j.model()),
+            ));
+        }
+        if let (true, Ok(e)) = (estimate.embeddings.calls > 0, &services.embedder) {
+            tokenizers.push((
+                "embeddings",
+                e.model().to_string(),
+                Tokenizer::for_model(e.model()),
+            ));
+        }
+        estimate.tokenizers = tokenizers
+            .into_iter()
+            .map(|(what, model, t)| (what.to_string(), model, t.name.to_string(), t.exact))
+            .collect();
+        // The cost, as a run's samples are priced.
+        if let Some(table) = &services.pricing.table {
+            let judge_model = services.judge.as_ref().ok().map(|j| j.model());
+            let embed_model = services.embedder.as_ref().ok().map(|e| e.model());
+            let parts = [
+                table.cost("agent", agent_model.as_deref(), &estimate.agent.usage()),
+                table.cost("judge", judge_model, &estimate.judge.usage()),
+                table.cost("embeddings", embed_model, &estimate.embeddings.usage()),
+            ];
+            match parts.into_iter().collect::<Result<Vec<f64>, String>>() {
+                Ok(costs) => estimate.cost_usd = Some(costs.iter().sum()),
+                Err(why) => estimate.cost_unknown = Some(why),
+            }
+        }
+        estimate
+    }
+
+    /// What a person reads before deciding to run.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let samples: usize = self.datasets.iter().map(|d| d.samples).sum();
+        let _ = writeln!(
+            out,
+            "estimate (no call made): {} dataset(s), {samples} sample(s)",
+            self.datasets.len()
+        );
+        let line = |what: &str, c: &Calls| {
+            format!(
+                "  {what:<11} {} call(s), ~{} prompt + ~{} completion tokens",
+                c.calls, c.prompt_tokens, c.completion_tokens
+            )
+        };
+        let _ = writeln!(out, "{}", line("agent", &self.agent));
+        let _ = writeln!(out, "{}", line("judge", &self.judge));
+        let _ = writeln!(out, "{}", line("embeddings", &self.embeddings));
+        for d in &self.datasets {
+            let per: Vec<String> = d
+                .metrics
+                .iter()
+                .map(|m| {
+                    let n = (d.samples as u64 * u64::from(d.repeat)).max(1) as f64;
+                    let mut s = format!("{} {:.2} judge", m.name, m.judge.calls as f64 / n);
+                    if m.embeddings.calls > 0 {
+                        let _ = write!(s, " + {:.2} embeddings", m.embeddings.calls as f64 / n);
+                    }
+                    s
+                })
+                .collect();
+            let _ = writeln!(
+                out,
+                "  {}: {} sample(s) × {} run(s): agent {} call(s), judge {}, embeddings {}{}",
+                d.name,
+                d.samples,
+                d.repeat,
+                d.agent.calls,
+                d.judge.calls,
+                d.embeddings.calls,
+                if per.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (calls per sample run: {})", per.join(", "))
+                }
+            );
+        }
+        for (what, model, tokenizer, exact) in &self.tokenizers {
+            let model = if model.is_empty() {
+                "model not named (EVAL_AGENT_MODEL)"
+            } else {
+                model
+            };
+            let _ = writeln!(
+                out,
+                "  tokens of {what} ({model}): {tokenizer}{}",
+                if *exact {
+                    ""
+                } else {
+                    ", an approximation (not a tokenizer this model is known to use)"
+                }
+            );
+        }
+        match (&self.cost_usd, &self.cost_unknown) {
+            (Some(c), _) => {
+                let _ = writeln!(out, "  cost: ~${c:.4} (EVAL_PRICES)");
+            }
+            (None, Some(why)) => {
+                let _ = writeln!(out, "  cost: unknown: {why}");
+            }
+            (None, None) => {
+                let _ = writeln!(out, "  cost: no price table (set EVAL_PRICES)");
+            }
+        }
+        let _ = writeln!(
+            out,
+            "  assumed: the agent answers each turn with its expected answer (else ~50 tokens) and returns no context of its own; agent prompt tokens are the conversation sent (its own prompt and context are not known: a lower bound); one statement per sentence; no opinions (toxicity/bias: 1 call); no cache hits"
+        );
+        out
+    }
+}
+
+/// The answer assumed for `sample` (see the [module docs](self)) and the
+/// agent's calls and tokens for one run of it.
+fn assumed_answer(sample: &Sample, tokenizer: &Tokenizer) -> (Response, Calls) {
+    if sample.retrieval.is_some() {
+        return (
+            Response::new(""),
+            Calls {
+                calls: 1,
+                ..Calls::default()
+            },
+        );
+    }
+    let turns = sample.input.turns();
+    let n = turns.len().max(1);
+    let answers: Vec<String> = (0..n)
+        .map(|t| {
+            sample
+                .expected_for_turn(t)
+                .or_else(|| (t + 1 == n).then(|| sample.expected_text()).flatten())
+                .unwrap_or(PLACEHOLDER_ANSWER)
+                .to_string()
+        })
+        .collect();
+    let mut calls = Calls::default();
+    let mut conversation: Vec<&str> = Vec::new();
+    for (t, turn) in turns.iter().enumerate() {
+        conversation.push(turn);
+        calls.calls += 1;
+        calls.prompt_tokens += tokenizer.chat(&conversation);
+        calls.completion_tokens += tokenizer.count(&answers[t]);
+        conversation.push(&answers[t]);
+    }
+    let mut response = Response::new(answers.last().cloned().unwrap_or_default());
+    if n > 1 {
+        response = response.with_turn_outputs(answers);
+    }
+    (response, calls)
+}
+
+/// A tokenizer: the model's own, or `o200k_base` as an approximation.
+struct Tokenizer {
+    bpe: Option<&'static tiktoken_rs::CoreBPE>,
+    name: &'static str,
+    exact: bool,
+}
+
+impl Tokenizer {
+    fn for_model(model: &str) -> Tokenizer {
+        use tiktoken_rs::tokenizer::Tokenizer as T;
+        let (kind, exact) = match tiktoken_rs::tokenizer::get_tokenizer(model) {
+            Some(kind) => (kind, true),
+            None => (T::O200kBase, false),
+        };
+        let name = match kind {
+            T::O200kBase => "o200k_base",
+            T::O200kHarmony => "o200k_harmony",
+            T::Cl100kBase => "cl100k_base",
+            T::P50kBase => "p50k_base",
+            T::P50kEdit => "p50k_edit",
+            _ => "r50k_base",
+        };
+        Tokenizer {
+            bpe: tiktoken_rs::bpe_for_tokenizer(kind).ok(),
+            name,
+            exact,
+        }
+    }
+
+    /// Tokens of `text` (a character count over 4 if the tables failed to load).
+    fn count(&self, text: &str) -> u64 {
+        match self.bpe {
+            Some(bpe) => bpe.encode_ordinary(text).len() as u64,
+            None => (text.chars().count() as u64).div_ceil(4),
+        }
+    }
+
+    /// Prompt tokens of a chat whose messages are `contents`, as OpenAI's
+    /// cookbook ("How to count tokens with tiktoken") counts them: 3 per
+    /// message plus its role and content, and 3 priming the answer.
+    fn chat(&self, contents: &[&str]) -> u64 {
+        3 + contents.iter().map(|c| 3 + 1 + self.count(c)).sum::<u64>()
+    }
+}
+
+/// The judge and embeddings of an estimate: answers every question as the
+/// estimate assumes, counts calls and tokens, sends nothing.
+#[derive(Default)]
+pub(crate) struct DryRun {
+    tally: Mutex<(Calls, Calls)>,
+    /// The input of the sample being scored: the judge's questions
+    /// (`answer_relevancy`) are assumed to be as long.
+    input: Mutex<String>,
+    tokenizers: Mutex<BTreeMap<String, Arc<Tokenizer>>>,
+}
+
+impl std::fmt::Debug for DryRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DryRun")
+    }
+}
+
+impl DryRun {
+    fn tokenizer(&self, model: &str) -> Arc<Tokenizer> {
+        let mut map = self.tokenizers.lock().unwrap_or_else(|p| p.into_inner());
+        map.entry(model.to_string())
+            .or_insert_with(|| Arc::new(Tokenizer::for_model(model)))
+            .clone()
+    }
+
+    fn set_input(&self, input: &str) {
+        *self.input.lock().unwrap_or_else(|p| p.into_inner()) = input.to_string();
+    }
+
+    /// The judge and embedding calls `f` makes.
+    fn count<R>(&self, f: impl FnOnce() -> R) -> (Calls, Calls) {
+        *self.tally.lock().unwrap_or_else(|p| p.into_inner()) = Default::default();
+        let _ = f();
+        *self.tally.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Answers a judge's question `prompt` (its id, e.g.
+    /// `faithfulness/statements`) with a JSON object of the shape `check`
+    /// accepts, as the estimate assumes (see the [module docs](self)).
+    pub(crate) fn judge(
+        &self,
+        model: &str,
+        id: &str,
+        (system, user): (&str, &str),
+        check: &(dyn Fn(&Value) -> Result<(), String> + Sync),
+        usage: &mut Usage,
+    ) -> Value {
+        let input = self.input.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let answer = dry_answer(id, user, &input, check);
+        let tokenizer = self.tokenizer(model);
+        let calls = Calls {
+            calls: 1,
+            prompt_tokens: tokenizer.chat(&[system, user]),
+            completion_tokens: tokenizer.count(&answer.to_string()),
+        };
+        usage.calls += 1;
+        usage.prompt_tokens += calls.prompt_tokens;
+        usage.completion_tokens += calls.completion_tokens;
+        self.tally
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .0
+            .add(calls);
+        answer
+    }
+
+    /// Vectors for `texts` (all alike), counting one request and its tokens.
+    pub(crate) fn embed(&self, model: &str, texts: &[&str], usage: &mut Usage) -> Vec<Vec<f64>> {
+        let tokenizer = self.tokenizer(model);
+        let calls = Calls {
+            calls: 1,
+            prompt_tokens: texts.iter().map(|t| tokenizer.count(t)).sum(),
+            completion_tokens: 0,
+        };
+        usage.calls += 1;
+        usage.prompt_tokens += calls.prompt_tokens;
+        self.tally
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .1
+            .add(calls);
+        texts.iter().map(|_| vec![1.0, 0.0]).collect()
+    }
+}
+
+/// The sentences of `text` (at least one when it is not empty).
+fn sentences(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        current.push(c);
+        if matches!(c, '.' | '!' | '?' | '。') && chars.peek().is_none_or(|n| n.is_whitespace()) {
+            if !current.trim().is_empty() {
+                out.push(current.trim().to_string());
+            }
+            current.clear();
+        }
+    }
+    if !current.trim().is_empty() {
+        out.push(current.trim().to_string());
+    }
+    out
+}
+
+/// The text after `label` on its line in a prompt (`Answer: ...`).
+fn field<'a>(user: &'a str, label: &str) -> &'a str {
+    user.split_once(label)
+        .map_or("", |(_, rest)| rest.lines().next().unwrap_or(""))
+        .trim()
+}
+
+/// The dry judge's answer to question `id`: the shape the metric reads,
+/// sized as the estimate assumes, and accepted by `check` (when none of
+/// the shapes is, `{}`: the metric then fails as it would on such an answer).
+fn dry_answer(
+    id: &str,
+    user: &str,
+    input: &str,
+    check: &(dyn Fn(&Value) -> Result<(), String> + Sync),
+) -> Value {
+    let answer_sentences = sentences(field(user, "Answer:"));
+    let reference = sentences(field(user, "Reference answer:"));
+    let question = input.to_string();
+    let item = |key: &str| -> Value {
+        match key {
+            "statements" | "opinions" | "questions" => json!("x"),
+            "classifications" => json!({"statement": "x", "reason": REASON, "attributed": 1}),
+            _ => {
+                json!({"reason": REASON, "verdict": if id.starts_with("hallucination") { json!("yes") } else if id.contains("/verdicts") && !id.starts_with("faithfulness") { json!("no") } else { json!(1) }})
+            }
+        }
+    };
+    let list = |key: &str, n: usize| -> Value {
+        let items: Vec<Value> = match key {
+            "statements" => answer_sentences
+                .iter()
+                .take(n)
+                .map(|s| json!(s))
+                .chain(std::iter::repeat_n(
+                    json!("A statement of the answer."),
+                    n.saturating_sub(answer_sentences.len()),
+                ))
+                .collect(),
+            "questions" => (0..n).map(|_| json!(question)).collect(),
+            "classifications" => reference
+                .iter()
+                .take(n)
+                .map(|s| json!({"statement": s, "reason": REASON, "attributed": 1}))
+                .chain(std::iter::repeat_n(
+                    item(key),
+                    n.saturating_sub(reference.len()),
+                ))
+                .collect(),
+            _ => std::iter::repeat_n(item(key), n).collect(),
+        };
+        let mut v = json!({ key: items });
+        if key == "questions" {
+            v["noncommittal"] = json!(0);
+        }
+        v
+    };
+    // What each question is first assumed to hold.
+    let (key, preferred) = if id.ends_with("statements") {
+        ("statements", answer_sentences.len().max(1))
+    } else if id.ends_with("opinions") {
+        ("opinions", 0)
+    } else if id.starts_with("answer_relevancy") {
+        ("questions", 3)
+    } else if id.starts_with("context_recall") {
+        ("classifications", reference.len().max(1))
+    } else {
+        ("verdicts", 1)
+    };
+    let mut candidates = vec![list(key, preferred)];
+    candidates.push(json!({"score": 1, "rationale": REASON}));
+    candidates.push(json!({"rating": 5, "reason": REASON}));
+    if let Some(found) = candidates.iter().find(|c| check(c).is_ok()) {
+        return found.clone();
+    }
+    // A list whose length the metric checks (one verdict per statement,
+    // chunk, context or opinion): the first length it accepts.
+    for key in [
+        "verdicts",
+        "classifications",
+        "statements",
+        "opinions",
+        "questions",
+    ] {
+        for n in 0..=512 {
+            let v = list(key, n);
+            if check(&v).is_ok() {
+                return v;
+            }
+        }
+    }
+    json!({})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sentences_split_on_end_marks() {
+        assert_eq!(
+            sentences("Paris is in France. It is the capital! Right?"),
+            ["Paris is in France.", "It is the capital!", "Right?"]
+        );
+        assert_eq!(
+            sentences("3.5 million people live there"),
+            ["3.5 million people live there"]
+        );
+        assert!(sentences("  ").is_empty());
+    }
+
+    #[test]
+    fn openai_models_have_their_tokenizer_others_an_approximation() {
+        let t = Tokenizer::for_model("gpt-4o-mini");
+        assert_eq!((t.name, t.exact), ("o200k_base", true));
+        let t = Tokenizer::for_model("text-embedding-3-small");
+        assert_eq!((t.name, t.exact), ("cl100k_base", true));
+        let t = Tokenizer::for_model("llama-3.1-8b");
+        assert_eq!((t.name, t.exact), ("o200k_base", false));
+        // "hello world" is two tokens in cl100k_base and o200k_base.
+        assert_eq!(Tokenizer::for_model("gpt-4").count("hello world"), 2);
+        assert_eq!(Tokenizer::for_model("gpt-4o").count("hello world"), 2);
+        // Two messages of 2 tokens: 3 + (3 + 1 + 2)·2 = 15.
+        assert_eq!(
+            Tokenizer::for_model("gpt-4o").chat(&["hello world", "hello world"]),
+            15
+        );
+    }
+}
