@@ -1,6 +1,7 @@
 //! The main job: every sample of the example datasets in `examples/evals/` is
 //! a test, run against the agent at `EVAL_AGENT_URL` — or, when that is not
-//! set, against the bundled demo agent started here on 127.0.0.1:0.
+//! set, against the bundled demo agent started here on 127.0.0.1:0 (the tool
+//! datasets through its OpenAI-compatible `/v1/chat/completions`, streamed).
 //!
 //! ```text
 //! cargo test --test evals                 # everything
@@ -51,6 +52,61 @@ async fn faq(sample: &Sample) -> eval_runtime::Result<Response> {
 #[eval_dataset(manifest = "examples/agent.yaml", dataset = "faq")]
 async fn faq_from_manifest(sample: &Sample) -> eval_runtime::Result<Response> {
     agent()?.respond(sample).await
+}
+
+/// The agent spoken to through the OpenAI chat protocol, streaming, with the
+/// demo agent's tools (a calculator and a lookup over its corpus) offered:
+/// `EVAL_AGENT_URL` (then `EVAL_AGENT_MODEL` and `EVAL_AGENT_PROTOCOL=openai`
+/// say how), else the demo agent's `/v1/chat/completions`.
+fn chat_agent() -> eval_runtime::Result<&'static HttpAgent> {
+    static AGENT: OnceLock<Result<HttpAgent, String>> = OnceLock::new();
+    AGENT
+        .get_or_init(|| {
+            let tools = eval_examples::demo::tool_definitions();
+            if std::env::var_os("EVAL_AGENT_URL").is_some() {
+                return HttpAgent::from_env()
+                    .map(|a| a.tools(tools))
+                    .map_err(|e| e.to_string());
+            }
+            let base = agent()
+                .map_err(|e| e.to_string())?
+                .url()
+                .trim_end_matches('/')
+                .to_string();
+            HttpAgent::new(&format!("{base}/v1/chat/completions"))
+                .map(|a| {
+                    a.model(eval_examples::demo::MODEL_NAME)
+                        .stream(true)
+                        .tools(tools)
+                })
+                .map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(eval_runtime::Error::msg)
+}
+
+// Tool use (deepeval / ragas shape: `expected_tools`), through the OpenAI
+// protocol with streaming: the calls the agent made, their arguments, the
+// answer, and the time to its first token.
+#[eval_dataset(
+    "examples/evals/tools.jsonl",
+    metrics(
+        tool_correctness(parameters = true) >= 1.0,
+        tool_call_accuracy,
+        tool_call_f1 >= 1.0,
+        contains,
+        ttft_ms <= 5000
+    ),
+    gate(p95(latency_ms) <= 5000)
+)]
+async fn tools(sample: &Sample) -> eval_runtime::Result<Response> {
+    chat_agent()?.respond(sample).await
+}
+
+// letta-evals' "Tool Usage Testing": `ground_truth` names the tool to call.
+#[eval_dataset("examples/evals/tools_letta.jsonl", metrics(tool_called))]
+async fn tool_usage(sample: &Sample) -> eval_runtime::Result<Response> {
+    chat_agent()?.respond(sample).await
 }
 
 /// The demo agent's retrieval endpoints (`/retrieval/*`), for the retrieval
