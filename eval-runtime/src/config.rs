@@ -12,6 +12,8 @@
 //! | `EVAL_AGENT_URL` | the agent's URL ([`HttpAgent::from_env`](crate::HttpAgent::from_env)) | — |
 //! | `EVAL_AGENT_TIMEOUT_SECS` | per agent request | 60 |
 //! | `EVAL_AGENT_API_KEY` | bearer token for the agent | — |
+//! | `EVAL_AGENT_MAX_RETRIES` | retries of an agent call answered 429/503 (0–1000) | 10 |
+//! | `EVAL_AGENT_ADAPTIVE` | `on`: agent calls in flight adapt to 429/503 (AIMD); `off`: fixed at `EVAL_CONCURRENCY` | on |
 //! | `EVAL_SAMPLE_TIMEOUT_SECS` | one sample's agent interaction, and separately its scoring | 300 |
 //! | `EVAL_CONCURRENCY` | agent calls in flight at once (1–100000) | 16 |
 //! | `EVAL_RESULTS_DIR` | where results files go | `<target dir>/evals` |
@@ -44,6 +46,10 @@ pub const MAX_CONCURRENCY: usize = 100_000;
 pub const DEFAULT_SAMPLE_TIMEOUT: Duration = Duration::from_secs(300);
 /// Per-request limit of an agent call.
 pub const DEFAULT_AGENT_TIMEOUT: Duration = Duration::from_secs(60);
+/// Retries of an agent call answered as overloaded (429, 503).
+pub const DEFAULT_AGENT_MAX_RETRIES: u32 = 10;
+/// Most retries `EVAL_AGENT_MAX_RETRIES` may ask for.
+pub const MAX_AGENT_RETRIES: u32 = 1000;
 /// Per-request limit of a judge or embeddings call.
 pub const DEFAULT_SERVICE_TIMEOUT: Duration = Duration::from_secs(120);
 /// Per-request limit of a retriever call.
@@ -77,6 +83,11 @@ pub struct Config {
     pub agent_timeout: Duration,
     /// `EVAL_AGENT_API_KEY`.
     pub agent_api_key: Option<Secret>,
+    /// `EVAL_AGENT_MAX_RETRIES`: retries of an agent call answered 429/503.
+    pub agent_max_retries: u32,
+    /// `EVAL_AGENT_ADAPTIVE`: calls in flight to the agent adapt to its
+    /// overloaded answers (else fixed at the engine's concurrency).
+    pub agent_adaptive: bool,
     /// `EVAL_SAMPLE_TIMEOUT_SECS`, when set (a front end's own setting wins).
     pub sample_timeout: Option<Duration>,
     /// `EVAL_CONCURRENCY`, when set (a front end's own setting wins).
@@ -146,6 +157,8 @@ const KNOWN: &[&str] = &[
     "EVAL_AGENT_URL",
     "EVAL_AGENT_TIMEOUT_SECS",
     "EVAL_AGENT_API_KEY",
+    "EVAL_AGENT_MAX_RETRIES",
+    "EVAL_AGENT_ADAPTIVE",
     "EVAL_SAMPLE_TIMEOUT_SECS",
     "EVAL_CONCURRENCY",
     "EVAL_RESULTS_DIR",
@@ -229,6 +242,8 @@ impl Config {
         let agent_url = get("EVAL_AGENT_URL", false);
         let agent_timeout = get("EVAL_AGENT_TIMEOUT_SECS", false);
         let agent_api_key = get("EVAL_AGENT_API_KEY", true).map(Secret::new);
+        let agent_max_retries = get("EVAL_AGENT_MAX_RETRIES", false);
+        let agent_adaptive = get("EVAL_AGENT_ADAPTIVE", false);
         let sample_timeout = get("EVAL_SAMPLE_TIMEOUT_SECS", false);
         let concurrency = get("EVAL_CONCURRENCY", false);
         let results_dir = get("EVAL_RESULTS_DIR", false).map(PathBuf::from);
@@ -380,7 +395,22 @@ impl Config {
             },
         };
         let cache = switch("EVAL_CACHE", cache, true);
+        let agent_adaptive = switch("EVAL_AGENT_ADAPTIVE", agent_adaptive, true);
         let accept_baseline = switch("EVAL_ACCEPT_BASELINE", accept, false);
+        let agent_max_retries = match agent_max_retries {
+            None => DEFAULT_AGENT_MAX_RETRIES,
+            Some(v) => match v.trim().parse::<u32>() {
+                Ok(n) if n <= MAX_AGENT_RETRIES => n,
+                _ => {
+                    bad.push(BadVar {
+                        var: "EVAL_AGENT_MAX_RETRIES",
+                        value: v,
+                        expected: format!("a whole number from 0 to {MAX_AGENT_RETRIES}"),
+                    });
+                    DEFAULT_AGENT_MAX_RETRIES
+                }
+            },
+        };
         let near_misses = eval_vars
             .iter()
             .filter(|v| !KNOWN.contains(&v.as_str()))
@@ -401,6 +431,8 @@ impl Config {
             agent_url,
             agent_timeout: agent_timeout.unwrap_or(fallback),
             agent_api_key,
+            agent_max_retries,
+            agent_adaptive,
             sample_timeout,
             concurrency,
             results_dir,
@@ -583,6 +615,30 @@ mod tests {
         assert_eq!(c.judge.url, None);
         assert_eq!(c.judge.model, "gpt-4o-mini");
         assert_eq!(c.embed.timeout, DEFAULT_SERVICE_TIMEOUT);
+    }
+
+    #[test]
+    fn agent_retries_and_adaptive_concurrency() {
+        let c = vars(&[]).unwrap();
+        assert_eq!(c.agent_max_retries, DEFAULT_AGENT_MAX_RETRIES);
+        assert!(c.agent_adaptive, "adaptive by default");
+        let c = vars(&[
+            ("EVAL_AGENT_MAX_RETRIES", "0"),
+            ("EVAL_AGENT_ADAPTIVE", "off"),
+        ])
+        .unwrap();
+        assert_eq!((c.agent_max_retries, c.agent_adaptive), (0, false));
+        let e = vars(&[
+            ("EVAL_AGENT_MAX_RETRIES", "-1"),
+            ("EVAL_AGENT_ADAPTIVE", "fixed"),
+        ])
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "invalid EVAL_AGENT_ADAPTIVE=`fixed`: on or off (1/0, true/false, yes/no)\n\
+             invalid EVAL_AGENT_MAX_RETRIES=`-1`: a whole number from 0 to 1000"
+        );
+        assert!(vars(&[("EVAL_AGENT_MAX_RETRIES", "1001")]).is_err());
     }
 
     #[test]

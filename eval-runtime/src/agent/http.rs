@@ -134,7 +134,10 @@ impl HttpAgent {
     /// * `EVAL_AGENT_URL` (required): where to `POST`;
     /// * `EVAL_AGENT_TIMEOUT_SECS` (default 60): per-request timeout;
     /// * `EVAL_AGENT_API_KEY` (optional): sent as `Authorization: Bearer …`,
-    ///   never printed.
+    ///   never printed;
+    /// * `EVAL_AGENT_MAX_RETRIES` (default 10), `EVAL_AGENT_ADAPTIVE` (default
+    ///   on): how overloaded answers are retried and calls paced (see
+    ///   [`max_retries`](Self::max_retries), [`adaptive`](Self::adaptive)).
     pub fn from_env() -> Result<Self> {
         Self::from_config(Config::global().map_err(|e| Error::Env(e.clone()))?, None)
     }
@@ -155,6 +158,7 @@ impl HttpAgent {
         agent.timeout = config.agent_timeout;
         agent.max_response_bytes = config.max_response_bytes;
         agent.api_key = config.agent_api_key.clone();
+        agent.pacer = Pacer::new(config.agent_max_retries, config.agent_adaptive);
         Ok(agent)
     }
 
@@ -175,6 +179,31 @@ impl HttpAgent {
     pub fn api_key(mut self, key: impl Into<String>) -> Self {
         self.api_key = Some(Secret::new(key));
         self
+    }
+
+    /// Retries an answer saying the agent is overloaded (`429`, `503`) up to
+    /// `n` times (default 10), after its `Retry-After` and at least a
+    /// backoff with jitter; other failures are never retried (the agent may
+    /// have acted on the request).
+    pub fn max_retries(mut self, n: u32) -> Self {
+        self.pacer = self.pacer.with_max_retries(n);
+        self
+    }
+
+    /// `true` (default): the calls in flight to this agent go down when it
+    /// answers `429`/`503` and back up as it answers (AIMD), within the
+    /// engine's concurrency; `false`: as many as the engine's concurrency
+    /// allows. Clones of this agent share the limit.
+    pub fn adaptive(mut self, on: bool) -> Self {
+        let retries = self.pacer.max_retries();
+        self.pacer = super::pace::Pacer::new(retries, on);
+        self
+    }
+
+    /// The current limit on calls in flight to this agent (`None` when not
+    /// [`adaptive`](Self::adaptive): the engine's concurrency alone).
+    pub fn concurrency_limit(&self) -> Option<f64> {
+        self.pacer.limit()
     }
 
     /// Replaces the request body mapping.

@@ -24,6 +24,7 @@ use crate::plan::LoadedDataset;
 use crate::services::Services;
 
 pub(crate) mod evaluate;
+pub(crate) mod permit;
 mod record;
 pub(crate) mod schedule;
 mod select;
@@ -182,10 +183,10 @@ impl Run {
             return (report, false);
         }
         let report = match schedule::local_runtime() {
-            Ok(runtime) => runtime.block_on(async {
-                let _permit = self.permits.acquire().await;
-                schedule::evaluate_job(self.job(t), agent, &self.services).await
-            }),
+            Ok(runtime) => runtime.block_on(permit::holding(
+                self.permits.clone(),
+                schedule::evaluate_job(self.job(t), agent, &self.services),
+            )),
             Err(e) => {
                 let mut report =
                     SampleReport::new(self.name(t), &self.at(t).0.samples[self.at(t).1]);
