@@ -12,7 +12,7 @@
 //! | `EVAL_AGENT_URL` | the agent's URL ([`HttpAgent::from_env`](crate::HttpAgent::from_env)) | — |
 //! | `EVAL_AGENT_TIMEOUT_SECS` | per agent request | 60 |
 //! | `EVAL_AGENT_API_KEY` | bearer token for the agent | — |
-//! | `EVAL_AGENT_MAX_RETRIES` | retries of an agent call answered 429/503 (0–1000) | 10 |
+//! | `EVAL_AGENT_MAX_RETRIES` | retries of an agent call answered 429/503 (0–1000) | 20 |
 //! | `EVAL_AGENT_ADAPTIVE` | `on`: agent calls in flight adapt to 429/503 (AIMD); `off`: fixed at `EVAL_CONCURRENCY` | on |
 //! | `EVAL_SAMPLE_TIMEOUT_SECS` | one sample's agent interaction, and separately its scoring | 300 |
 //! | `EVAL_CONCURRENCY` | agent calls in flight at once (1–100000) | 16 |
@@ -47,7 +47,7 @@ pub const DEFAULT_SAMPLE_TIMEOUT: Duration = Duration::from_secs(300);
 /// Per-request limit of an agent call.
 pub const DEFAULT_AGENT_TIMEOUT: Duration = Duration::from_secs(60);
 /// Retries of an agent call answered as overloaded (429, 503).
-pub const DEFAULT_AGENT_MAX_RETRIES: u32 = 10;
+pub const DEFAULT_AGENT_MAX_RETRIES: u32 = 20;
 /// Most retries `EVAL_AGENT_MAX_RETRIES` may ask for.
 pub const MAX_AGENT_RETRIES: u32 = 1000;
 /// Per-request limit of a judge or embeddings call.

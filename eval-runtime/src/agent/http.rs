@@ -135,7 +135,7 @@ impl HttpAgent {
     /// * `EVAL_AGENT_TIMEOUT_SECS` (default 60): per-request timeout;
     /// * `EVAL_AGENT_API_KEY` (optional): sent as `Authorization: Bearer …`,
     ///   never printed;
-    /// * `EVAL_AGENT_MAX_RETRIES` (default 10), `EVAL_AGENT_ADAPTIVE` (default
+    /// * `EVAL_AGENT_MAX_RETRIES` (default 20), `EVAL_AGENT_ADAPTIVE` (default
     ///   on): how overloaded answers are retried and calls paced (see
     ///   [`max_retries`](Self::max_retries), [`adaptive`](Self::adaptive)).
     pub fn from_env() -> Result<Self> {
@@ -182,7 +182,7 @@ impl HttpAgent {
     }
 
     /// Retries an answer saying the agent is overloaded (`429`, `503`) up to
-    /// `n` times (default 10), after its `Retry-After` and at least a
+    /// `n` times (default 20), after its `Retry-After` and at least a
     /// backoff with jitter; other failures are never retried (the agent may
     /// have acted on the request).
     pub fn max_retries(mut self, n: u32) -> Self {
