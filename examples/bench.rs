@@ -263,25 +263,33 @@ fn limited_runs(targets: &Targets, work: &Path, dataset: &Path, rate: f64) {
                     if retry_after { "with" } else { "no" }
                 );
                 let limit = RateLimit::new(rate).retry_after(retry_after);
-                let server = spawn(DemoConfig {
-                    latency,
-                    rate_limit: Some(limit),
-                    ..DemoConfig::default()
-                })
-                .expect("start the demo agent");
+                let config = DemoConfig::default()
+                    .with_latency(latency)
+                    .with_rate_limit(Some(limit));
+                let server = spawn(config).expect("start the demo agent");
                 let dir = work.join(format!("limited-{}", runs.len()));
                 let _ = std::fs::remove_dir_all(&dir);
                 std::fs::create_dir_all(&dir).expect("create the results directory");
                 let mut env = vec![
                     ("EVAL_AGENT_URL", server.url()),
                     ("EVAL_CONCURRENCY", LIMITED_CONCURRENCY.to_string()),
-                    ("EVAL_AGENT_ADAPTIVE", if adaptive { "on" } else { "off" }.into()),
+                    (
+                        "EVAL_AGENT_ADAPTIVE",
+                        if adaptive { "on" } else { "off" }.into(),
+                    ),
                     ("EVAL_RESULTS_DIR", dir.to_string_lossy().into_owned()),
                 ];
                 let output = dir.join("cli.json").to_string_lossy().into_owned();
                 let args: Vec<&str> = match front {
                     "evals evaluate" => {
-                        vec!["evaluate", &ds, "--metrics", "contains", "--output", &output]
+                        vec![
+                            "evaluate",
+                            &ds,
+                            "--metrics",
+                            "contains",
+                            "--output",
+                            &output,
+                        ]
                     }
                     _ => vec!["-q"],
                 };

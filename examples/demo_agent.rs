@@ -182,17 +182,17 @@ fn config(args: &Args) -> Result<DemoConfig, ConfigError> {
         Some(limit) => Some(limit),
         None => RateLimit::from_env()?,
     };
-    Ok(DemoConfig {
-        latency,
-        rate_limit: rate_limit.map(|l| {
-            if args.no_retry_after {
-                l.retry_after(false)
-            } else {
-                l
-            }
-        }),
-        ..DemoConfig::default()
-    })
+    let rate_limit = rate_limit.map(|l| {
+        if args.no_retry_after {
+            l.retry_after(false)
+        } else {
+            l
+        }
+    });
+    let config = DemoConfig::default()
+        .with_latency(latency)
+        .with_rate_limit(rate_limit);
+    Ok(config)
 }
 
 #[cfg(test)]

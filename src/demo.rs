@@ -72,6 +72,18 @@ pub struct DemoConfig {
 }
 
 impl DemoConfig {
+    /// With [`latency`](Self::latency) set.
+    pub fn with_latency(mut self, latency: Duration) -> Self {
+        self.latency = latency;
+        self
+    }
+
+    /// With [`rate_limit`](Self::rate_limit) set.
+    pub fn with_rate_limit(mut self, limit: Option<RateLimit>) -> Self {
+        self.rate_limit = limit;
+        self
+    }
+
     /// Configuration from the environment: [`LATENCY_ENV`]
     /// (`DEMO_AGENT_LATENCY_MS`) sets [`latency`](Self::latency) in whole
     /// milliseconds; [`RATE_LIMIT_ENV`] (`DEMO_AGENT_RATE_LIMIT`, requests per
@@ -157,9 +169,7 @@ pub fn router(config: DemoConfig) -> Router {
 
 /// The router, and the rate limit's bucket when there is one.
 fn build(config: DemoConfig) -> (Router, Option<Arc<limit::Bucket>>) {
-    let bucket = config
-        .rate_limit
-        .map(|l| Arc::new(limit::Bucket::new(l)));
+    let bucket = config.rate_limit.map(|l| Arc::new(limit::Bucket::new(l)));
     let state = Arc::new(AppState {
         config,
         completions: AtomicU64::new(0),

@@ -143,7 +143,9 @@ impl Bucket {
             Ok(())
         } else {
             self.refused.fetch_add(1, Ordering::Relaxed);
-            Err(Duration::from_secs_f64((1.0 - *tokens) / self.limit.per_second))
+            Err(Duration::from_secs_f64(
+                (1.0 - *tokens) / self.limit.per_second,
+            ))
         }
     }
 
@@ -163,7 +165,11 @@ pub(crate) fn retry_after_value(wait: Duration) -> String {
 }
 
 /// The middleware on the answer routes: a token, or `429`.
-pub(crate) async fn check(State(bucket): State<Arc<Bucket>>, request: Request, next: Next) -> Response {
+pub(crate) async fn check(
+    State(bucket): State<Arc<Bucket>>,
+    request: Request,
+    next: Next,
+) -> Response {
     match bucket.take(Instant::now()) {
         Ok(()) => next.run(request).await,
         Err(wait) => {
@@ -171,8 +177,11 @@ pub(crate) async fn check(State(bucket): State<Arc<Bucket>>, request: Request, n
                 "rate limit: at most {} requests per second",
                 bucket.limit.per_second
             );
-            let mut response =
-                (StatusCode::TOO_MANY_REQUESTS, Json(json!({ "error": message }))).into_response();
+            let mut response = (
+                StatusCode::TOO_MANY_REQUESTS,
+                Json(json!({ "error": message })),
+            )
+                .into_response();
             if bucket.limit.retry_after
                 && let Ok(value) = HeaderValue::from_str(&retry_after_value(wait))
             {
@@ -203,10 +212,7 @@ mod tests {
         assert_eq!(wait, Duration::from_millis(100));
         // 40 ms later 0.4 of a token: 60 ms to wait; refused requests take nothing.
         let wait = bucket.take(t0 + Duration::from_millis(40)).unwrap_err();
-        assert!(
-            (wait.as_secs_f64() - 0.06).abs() < 1e-9,
-            "{wait:?}"
-        );
+        assert!((wait.as_secs_f64() - 0.06).abs() < 1e-9, "{wait:?}");
         assert_eq!(bucket.take(t0 + Duration::from_millis(100)), Ok(()));
         // A long pause refills only up to the burst.
         let later = t0 + Duration::from_secs(10);
@@ -222,12 +228,86 @@ mod tests {
         );
     }
 
+    /// One POST over a raw socket: the response's head and body.
+    fn post(addr: std::net::SocketAddr, path: &str) -> (String, String) {
+        use std::io::{Read, Write};
+        let mut stream = std::net::TcpStream::connect(addr).unwrap();
+        let body = r#"{"input": "What is 2 + 2?"}"#;
+        write!(
+            stream,
+            "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut raw = String::new();
+        stream.read_to_string(&mut raw).unwrap();
+        let (head, body) = raw.split_once("\r\n\r\n").unwrap();
+        (head.to_ascii_lowercase(), body.to_string())
+    }
+
+    #[test]
+    fn the_answer_routes_answer_429_above_the_rate() {
+        // One request per 1000 s: the first is answered, the next refused.
+        for retry_after in [true, false] {
+            let limit = RateLimit::new(0.001).retry_after(retry_after);
+            let server = super::super::spawn(
+                super::super::DemoConfig::default().with_rate_limit(Some(limit)),
+            )
+            .unwrap();
+            let (head, body) = post(server.addr(), "/v1/respond");
+            assert!(head.starts_with("http/1.1 200"), "{head}");
+            assert!(body.contains("\"output\":\"4\""), "{body}");
+            for path in ["/", "/v1/respond", "/v1/chat/completions"] {
+                let (head, body) = post(server.addr(), path);
+                assert!(head.starts_with("http/1.1 429"), "{path}: {head}");
+                assert_eq!(
+                    body,
+                    r#"{"error":"rate limit: at most 0.001 requests per second"}"#
+                );
+                // About 1000 s until the next token.
+                let wait = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("retry-after: "))
+                    .map(|v| v.parse::<f64>().unwrap());
+                match wait {
+                    Some(w) => assert!(retry_after && (999.0..=1000.0).contains(&w), "{w}"),
+                    None => assert!(!retry_after, "{head}"),
+                }
+            }
+            // Other routes are not limited.
+            let mut stream = std::net::TcpStream::connect(server.addr()).unwrap();
+            use std::io::{Read, Write};
+            write!(
+                stream,
+                "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+            )
+            .unwrap();
+            let mut raw = String::new();
+            stream.read_to_string(&mut raw).unwrap();
+            assert!(raw.starts_with("HTTP/1.1 200"), "{raw}");
+            assert_eq!(
+                server.limit_counts(),
+                Some(LimitCounts {
+                    accepted: 1,
+                    refused: 3
+                })
+            );
+            server.shutdown().unwrap();
+        }
+    }
+
     #[test]
     fn settings_and_header_values() {
         let l = RateLimit::new(100.0);
         assert_eq!((l.per_second, l.burst, l.retry_after), (100.0, 10.0, true));
         assert_eq!(RateLimit::new(2.0).burst, 1.0, "at least one request");
-        assert_eq!(RateLimit::parse("--rate-limit", " 2.5 ").unwrap().per_second, 2.5);
+        assert_eq!(
+            RateLimit::parse("--rate-limit", " 2.5 ")
+                .unwrap()
+                .per_second,
+            2.5
+        );
         for bad in ["0", "-3", "fast", "NaN", "inf", ""] {
             let e = RateLimit::parse("DEMO_AGENT_RATE_LIMIT", bad).unwrap_err();
             assert!(

@@ -234,7 +234,8 @@ fn applies_the_configured_latency() {
     let slow = spawn(DemoConfig {
         latency,
         ..DemoConfig::default()
-    }).expect("start demo agent");
+    })
+    .expect("start demo agent");
     for path in ["/", "/v1/chat/completions"] {
         let started = Instant::now();
         let (status, _) = post_json(

@@ -305,7 +305,10 @@ impl Slot<'_> {
             let from = state.limit.min(state.in_flight as f64);
             self.limiter.set(&mut state, from * DECREASE);
             state.decreased_at = state.sent;
-            tracing::debug!(limit = state.limit, "agent overloaded: fewer calls in flight");
+            tracing::debug!(
+                limit = state.limit,
+                "agent overloaded: fewer calls in flight"
+            );
         }
     }
 }
@@ -332,15 +335,18 @@ mod tests {
     #[test]
     fn the_wait_honours_retry_after_and_is_never_below_a_backoff() {
         for attempt in 1..=12u32 {
-            let base =
-                Duration::from_millis(250u64 << (attempt - 1).min(10)).min(BACKOFF_MAX);
+            let base = Duration::from_millis(250u64 << (attempt - 1).min(10)).min(BACKOFF_MAX);
             for _ in 0..20 {
                 let wait = overload_wait(attempt, None);
                 assert!(wait >= base / 2 && wait <= base, "{attempt}: {wait:?}");
             }
         }
         let asked = Duration::from_millis(2500);
-        assert_eq!(overload_wait(3, Some(asked)), asked, "a longer Retry-After wins");
+        assert_eq!(
+            overload_wait(3, Some(asked)),
+            asked,
+            "a longer Retry-After wins"
+        );
         let short = overload_wait(1, Some(Duration::from_millis(10)));
         assert!(
             short >= Duration::from_millis(125),
@@ -408,7 +414,10 @@ mod tests {
         }
         assert_eq!(limiter.limit(), 1.0);
         let one = limiter.acquire().await;
-        assert!(limiter.semaphore.try_acquire().is_err(), "one call at a time");
+        assert!(
+            limiter.semaphore.try_acquire().is_err(),
+            "one call at a time"
+        );
         drop(one);
         // Back up: 200 calls waiting for places, every one answered: each
         // adds 1/limit, so after n answers limit² ≈ 1 + 2n: about 20.
@@ -455,7 +464,11 @@ mod tests {
         drop(a);
         drop(b);
         assert_eq!(limiter.in_flight(), 0);
-        assert_eq!(limiter.semaphore.available_permits(), 2, "places match the limit");
+        assert_eq!(
+            limiter.semaphore.available_permits(),
+            2,
+            "places match the limit"
+        );
     }
 
     #[tokio::test]

@@ -95,10 +95,8 @@ pub(crate) async fn evaluate_all<'a>(
             let Some(job) = jobs.next() else { break };
             running.push(async move {
                 let key = job.key;
-                let report = super::permit::holding(
-                    permits.clone(),
-                    evaluate_job(job, agent, services),
-                );
+                let report =
+                    super::permit::holding(permits.clone(), evaluate_job(job, agent, services));
                 (key, report.await)
             });
         }

@@ -172,8 +172,7 @@ impl Summaries {
                                 scored: n,
                                 unscored,
                                 mean,
-                                pass_rate: (applies > 0)
-                                    .then(|| m.passed as f64 / applies as f64),
+                                pass_rate: (applies > 0).then(|| m.passed as f64 / applies as f64),
                                 gate,
                             }
                         })
@@ -228,7 +227,10 @@ mod tests {
         )]);
         let results = Results::new("evals", records, &terms);
         let d = &results.datasets[0];
-        assert_eq!((d.samples, d.passed, d.failed, d.errors), (1000, 13, 1, 986));
+        assert_eq!(
+            (d.samples, d.passed, d.failed, d.errors),
+            (1000, 13, 1, 986)
+        );
         let m = &d.metrics[0];
         assert_eq!((m.scored, m.unscored), (14, 986));
         // mean over the 14 scores: 13/14.
@@ -266,7 +268,10 @@ mod tests {
         let results = Results::new("evals", vec![a, c, d], &BTreeMap::new());
         let m = &results.datasets[0].metrics;
         // contains: a 1 (pass), c 1 (pass), d unscored → 2/3 passed, mean 1.
-        assert_eq!((m[0].name.as_str(), m[0].scored, m[0].unscored), ("contains", 2, 1));
+        assert_eq!(
+            (m[0].name.as_str(), m[0].scored, m[0].unscored),
+            ("contains", 2, 1)
+        );
         assert_eq!(m[0].mean, Some(1.0));
         assert_eq!(m[0].pass_rate, Some(2.0 / 3.0));
         // faithfulness: a 0.5 (fails), c and d unscored → 0/3, mean 0.5.

@@ -38,7 +38,7 @@ impl Server {
     }
 }
 
-async fn read_request(stream: &mut TcpStream) -> Option<(String, Vec<u8>)> {
+pub async fn read_request(stream: &mut TcpStream) -> Option<(String, Vec<u8>)> {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
     loop {
