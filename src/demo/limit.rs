@@ -34,7 +34,10 @@ pub const RATE_LIMIT_ENV: &str = "DEMO_AGENT_RATE_LIMIT";
 /// `Retry-After` header out of the `429` answers; default on.
 pub const RETRY_AFTER_ENV: &str = "DEMO_AGENT_RETRY_AFTER";
 
-/// A rate limit on the answer routes (see the [module docs](self)).
+/// A rate limit on the answer routes: a token bucket of [`burst`](Self::burst)
+/// tokens refilled at [`per_second`](Self::per_second); a request finding no
+/// token is answered `429` at once (with `Retry-After`: the seconds to the
+/// next token, with a fraction). Only answered requests take tokens.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RateLimit {
     /// Requests answered per second, on average.

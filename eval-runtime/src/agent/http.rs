@@ -274,7 +274,8 @@ impl HttpAgent {
     }
 
     /// One call: HTTP round trips until answered (an overloaded agent's
-    /// answer is retried, see [`pace`](super::pace)); the reply counts them.
+    /// answer is retried, see [`max_retries`](Self::max_retries) and
+    /// [`adaptive`](Self::adaptive)); the reply counts them.
     pub async fn call(&self, request: &AgentRequest<'_>) -> Result<AgentReply, AgentError> {
         let mut usage = Usage::default();
         let mut reply = self
