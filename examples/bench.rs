@@ -7,17 +7,42 @@
 //! prints per run: wall time, the physical floor N·L/C, their ratio, the
 //! child's CPU time per sample, and its peak RSS (from `wait4`).
 //!
+//! Then the rate-limit runs: the demo agent limited to R requests per second
+//! (`--rate R`, default 100; bursts of R/10; 50 ms per answer, `429` at once
+//! above the rate), with and without `Retry-After`, 1,000 samples through
+//! the harness, the `evals` command and the attribute, each at a fixed
+//! concurrency of 64 (`EVAL_AGENT_ADAPTIVE=off`) and adaptive (cap 64). Per
+//! run: wall time over the floor N/R, samples passed and failed (errors:
+//! not answered), the client's agent calls and retries (from the results
+//! file, answered samples only), and the requests the agent accepted and
+//! refused.
+//!
 //! Options: `--samples-100k N` changes the size of the large in-process runs
 //! (default 100000: one `.jsonl` and one `.json` dataset); `--skip-large`
-//! leaves them out; `--large-only` runs only them.
+//! leaves them out; `--large-only` runs only them; `--rate-limit-only` runs
+//! only the rate-limit runs, `--skip-rate-limit` leaves them out;
+//! `--targets-from DIR` builds the benchmark targets and `evals` from the
+//! checkout at DIR (its own `target/`), e.g. an older commit in a worktree,
+//! to measure it against this demo agent.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use eval_examples::demo::{DemoConfig, spawn};
+use eval_examples::demo::{DemoConfig, RateLimit, spawn};
 
 const CONCURRENCY: usize = 16;
+
+/// Calls in flight in the rate-limit runs (fixed, or the adaptive limit's cap).
+const LIMITED_CONCURRENCY: usize = 64;
+
+/// The executables measured.
+struct Targets {
+    attribute: PathBuf,
+    harness: PathBuf,
+    baseline: PathBuf,
+    cli: PathBuf,
+}
 
 struct Run {
     label: String,
@@ -34,12 +59,19 @@ struct Run {
 fn main() {
     let mut large = 100_000usize;
     let mut large_only = false;
+    let (mut limited, mut limited_only) = (true, false);
+    let mut rate = 100.0f64;
+    let mut targets_from: Option<PathBuf> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--samples-100k" => large = args.next().and_then(|v| v.parse().ok()).unwrap_or(large),
             "--skip-large" => large = 0,
             "--large-only" => large_only = true,
+            "--rate-limit-only" => limited_only = true,
+            "--skip-rate-limit" => limited = false,
+            "--rate" => rate = args.next().and_then(|v| v.parse().ok()).unwrap_or(rate),
+            "--targets-from" => targets_from = args.next().map(PathBuf::from),
             other => {
                 eprintln!("unknown argument {other}; see the doc comment of examples/bench.rs");
                 std::process::exit(2);
@@ -47,16 +79,29 @@ fn main() {
         }
     }
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let (macro_bin, harness_bin, baseline_bin) = build(&root);
+    let targets = build(targets_from.as_deref().unwrap_or(&root));
+    let (macro_bin, harness_bin, baseline_bin) = (
+        targets.attribute.clone(),
+        targets.harness.clone(),
+        targets.baseline.clone(),
+    );
     let work = root.join("target/bench");
     std::fs::create_dir_all(&work).expect("create target/bench");
     let dataset_1k = root.join("benches/data/bench_1000.jsonl");
+    if limited_only {
+        limited_runs(&targets, &work, &dataset_1k, rate);
+        return;
+    }
 
     let mut runs = Vec::new();
     let latencies: &[u64] = if large_only { &[] } else { &[50, 0] };
     for &latency_ms in latencies {
         let latency = Duration::from_millis(latency_ms);
-        let server = spawn(DemoConfig { latency }).expect("start the demo agent");
+        let server = spawn(DemoConfig {
+            latency,
+            ..DemoConfig::default()
+        })
+        .expect("start the demo agent");
         let url = server.url();
         let env = |extra: &[(&'static str, String)]| -> Vec<(&'static str, String)> {
             let mut e = vec![
@@ -173,10 +218,182 @@ fn main() {
             exact.status.code().unwrap_or(-1)
         );
     }
+    if limited && !large_only {
+        limited_runs(&targets, &work, &dataset_1k, rate);
+    }
 }
 
-/// Builds the benchmark targets in release mode; returns their executables.
-fn build(root: &Path) -> (PathBuf, PathBuf, PathBuf) {
+/// One run against the rate-limited demo agent.
+struct Limited {
+    label: String,
+    wall: Duration,
+    exit: i32,
+    totals: Totals,
+    accepted: u64,
+    refused: u64,
+}
+
+/// What the results files of one run say.
+#[derive(Default)]
+struct Totals {
+    samples: u64,
+    passed: u64,
+    errors: u64,
+    calls: u64,
+    retries: u64,
+}
+
+/// The rate-limit runs (see the module docs): 1,000 samples at 50 ms
+/// against an agent answering at most `rate` requests per second.
+fn limited_runs(targets: &Targets, work: &Path, dataset: &Path, rate: f64) {
+    let latency = Duration::from_millis(50);
+    let ds = dataset.to_string_lossy().into_owned();
+    let mut runs = Vec::new();
+    for retry_after in [true, false] {
+        for adaptive in [false, true] {
+            let fronts: [(&str, &Path); 3] = [
+                ("harness", &targets.harness),
+                ("evals evaluate", &targets.cli),
+                ("attribute", &targets.attribute),
+            ];
+            for (front, exe) in fronts {
+                let label = format!(
+                    "{front}, {}, {} Retry-After",
+                    if adaptive { "adaptive" } else { "fixed 64" },
+                    if retry_after { "with" } else { "no" }
+                );
+                let limit = RateLimit::new(rate).retry_after(retry_after);
+                let config = DemoConfig::default()
+                    .with_latency(latency)
+                    .with_rate_limit(Some(limit));
+                let server = spawn(config).expect("start the demo agent");
+                let dir = work.join(format!("limited-{}", runs.len()));
+                let _ = std::fs::remove_dir_all(&dir);
+                std::fs::create_dir_all(&dir).expect("create the results directory");
+                let mut env = vec![
+                    ("EVAL_AGENT_URL", server.url()),
+                    ("EVAL_CONCURRENCY", LIMITED_CONCURRENCY.to_string()),
+                    (
+                        "EVAL_AGENT_ADAPTIVE",
+                        if adaptive { "on" } else { "off" }.into(),
+                    ),
+                    ("EVAL_RESULTS_DIR", dir.to_string_lossy().into_owned()),
+                ];
+                let output = dir.join("cli.json").to_string_lossy().into_owned();
+                let args: Vec<&str> = match front {
+                    "evals evaluate" => {
+                        vec![
+                            "evaluate",
+                            &ds,
+                            "--metrics",
+                            "contains",
+                            "--output",
+                            &output,
+                        ]
+                    }
+                    _ => vec!["-q"],
+                };
+                if front == "harness" {
+                    env.push(("BENCH_DATASET", ds.clone()));
+                }
+                let r = run(&label, exe, &args, &env, 1000, latency);
+                let counts = server.limit_counts().unwrap_or_default();
+                let _ = server.shutdown();
+                runs.push(Limited {
+                    label,
+                    wall: r.wall,
+                    exit: r.exit,
+                    totals: totals(&dir),
+                    accepted: counts.accepted,
+                    refused: counts.refused,
+                });
+            }
+        }
+    }
+    let floor = 1000.0 / rate;
+    println!();
+    println!(
+        "rate limit {rate} requests/s (bursts of {}), 50 ms per answer, 1000 samples: floor N/R = {floor:.1} s",
+        RateLimit::new(rate).burst
+    );
+    println!(
+        "{:<46} {:>8} {:>8} {:>7} {:>7} {:>7} {:>8} {:>8} {:>9} {:>8} {:>5}",
+        "run",
+        "wall s",
+        "wall/N/R",
+        "samples",
+        "passed",
+        "errors",
+        "calls",
+        "retries",
+        "accepted",
+        "refused",
+        "exit"
+    );
+    for r in &runs {
+        let t = &r.totals;
+        println!(
+            "{:<46} {:>8.3} {:>8.3} {:>7} {:>7} {:>7} {:>8} {:>8} {:>9} {:>8} {:>5}",
+            r.label,
+            r.wall.as_secs_f64(),
+            r.wall.as_secs_f64() / floor,
+            t.samples,
+            t.passed,
+            t.errors,
+            t.calls,
+            t.retries,
+            r.accepted,
+            r.refused,
+            r.exit
+        );
+    }
+    println!(
+        "errors = samples not answered (failed samples); calls, retries = the client's agent calls of answered samples \
+         (results file); accepted, refused = requests the demo agent answered and refused with 429"
+    );
+}
+
+/// Sums the results files under `dir`.
+fn totals(dir: &Path) -> Totals {
+    let mut t = Totals::default();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if path.extension().and_then(|e| e.to_str()) != Some("json") {
+                continue;
+            }
+            let Some(v) = std::fs::read(&path)
+                .ok()
+                .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            else {
+                continue;
+            };
+            let n = |v: &serde_json::Value, k: &str| v[k].as_u64().unwrap_or(0);
+            for d in v["datasets"].as_array().into_iter().flatten() {
+                t.samples += n(d, "samples");
+                t.passed += n(d, "passed");
+                t.errors += n(d, "errors");
+            }
+            for s in v["samples"].as_array().into_iter().flatten() {
+                t.calls += n(&s["agent"], "calls");
+                t.retries += n(&s["agent"], "retries");
+            }
+        }
+    }
+    t
+}
+
+/// Builds the benchmark targets and `evals` in release mode, in the checkout
+/// at `root`; returns their executables.
+fn build(root: &Path) -> Targets {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(cargo)
         .current_dir(root)
@@ -214,11 +431,31 @@ fn build(root: &Path) -> (PathBuf, PathBuf, PathBuf) {
             _ => {}
         }
     }
-    (
-        found.0.expect("bench_macro executable"),
-        found.1.expect("bench_harness executable"),
-        found.2.expect("libtest_baseline executable"),
-    )
+    let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .current_dir(root)
+        .args([
+            "build",
+            "--release",
+            "-p",
+            "eval-cli",
+            "--message-format=json",
+        ])
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("run cargo");
+    assert!(out.status.success(), "building evals failed");
+    let cli = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|v| v["target"]["name"] == "evals" && v["executable"].is_string())
+        .and_then(|v| v["executable"].as_str().map(PathBuf::from))
+        .expect("evals executable");
+    Targets {
+        attribute: found.0.expect("bench_macro executable"),
+        harness: found.1.expect("bench_harness executable"),
+        baseline: found.2.expect("libtest_baseline executable"),
+        cli,
+    }
 }
 
 fn write_large(path: &Path, n: usize) {

@@ -1,7 +1,7 @@
 //! Runs the demo RAG agent ([`eval_examples::demo`]) as an HTTP server.
 //!
 //! ```text
-//! cargo run --example demo_agent -- [--addr 127.0.0.1:8080] [--latency-ms N]
+//! cargo run --example demo_agent -- [--addr 127.0.0.1:8080] [--latency-ms N] [--rate-limit R [--no-retry-after]]
 //! ```
 //!
 //! Then, for example:
@@ -14,7 +14,9 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use eval_examples::demo::{self, DemoConfig, LATENCY_ENV};
+use eval_examples::demo::{
+    self, ConfigError, DemoConfig, LATENCY_ENV, RATE_LIMIT_ENV, RETRY_AFTER_ENV, RateLimit,
+};
 
 const DEFAULT_ADDR: &str = "127.0.0.1:8080";
 
@@ -23,11 +25,15 @@ fn usage() -> String {
         "\
 Serve the demo RAG agent over HTTP.
 
-Usage: demo_agent [--addr HOST:PORT] [--latency-ms N]
+Usage: demo_agent [--addr HOST:PORT] [--latency-ms N] [--rate-limit R [--no-retry-after]]
 
 Options:
   --addr HOST:PORT   address to listen on (default {DEFAULT_ADDR}; port 0 picks a free one)
   --latency-ms N     wait N milliseconds before each answer (default: ${LATENCY_ENV}, else 0)
+  --rate-limit R     answer at most R requests per second (bursts of R/10), 429 above it
+                     (default: ${RATE_LIMIT_ENV}, else no limit)
+  --no-retry-after   leave the Retry-After header out of 429 answers
+                     (default: ${RETRY_AFTER_ENV}, else sent)
   -h, --help         print this help
 
 Routes:
@@ -47,12 +53,16 @@ Routes:
 struct Args {
     addr: SocketAddr,
     latency: Option<Duration>,
+    rate_limit: Option<RateLimit>,
+    no_retry_after: bool,
 }
 
 /// `Ok(None)` when help was asked for.
 fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Option<Args>, String> {
     let mut addr: Option<String> = None;
     let mut latency: Option<String> = None;
+    let mut rate: Option<String> = None;
+    let mut no_retry_after = false;
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         let (flag, inline) = match arg.split_once('=') {
@@ -61,8 +71,13 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Option<Args>, St
         };
         let slot = match flag.as_str() {
             "-h" | "--help" if inline.is_none() => return Ok(None),
+            "--no-retry-after" if inline.is_none() => {
+                no_retry_after = true;
+                continue;
+            }
             "--addr" => &mut addr,
             "--latency-ms" => &mut latency,
+            "--rate-limit" => &mut rate,
             _ => return Err(format!("unknown argument `{arg}`")),
         };
         let value = match inline {
@@ -85,7 +100,16 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Option<Args>, St
         ),
         None => None,
     };
-    Ok(Some(Args { addr, latency }))
+    let rate_limit = match rate {
+        Some(v) => Some(RateLimit::parse("--rate-limit", &v).map_err(|e| e.to_string())?),
+        None => None,
+    };
+    Ok(Some(Args {
+        addr,
+        latency,
+        rate_limit,
+        no_retry_after,
+    }))
 }
 
 fn main() -> ExitCode {
@@ -100,17 +124,12 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    // The flag wins over the environment; a bad environment value only
-    // matters when the flag is absent.
-    let config = match args.latency {
-        Some(latency) => DemoConfig { latency },
-        None => match DemoConfig::from_env() {
-            Ok(config) => config,
-            Err(e) => {
-                eprintln!("demo_agent: {e}");
-                return ExitCode::from(2);
-            }
-        },
+    let config = match config(&args) {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("demo_agent: {e}");
+            return ExitCode::from(2);
+        }
     };
 
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -132,6 +151,14 @@ fn main() -> ExitCode {
         if !config.latency.is_zero() {
             println!("latency: {} ms per answer", config.latency.as_millis());
         }
+        if let Some(l) = &config.rate_limit {
+            println!(
+                "rate limit: {} requests/s (bursts of {}), 429 above it {} Retry-After",
+                l.per_second,
+                l.burst,
+                if l.retry_after { "with" } else { "without" }
+            );
+        }
         demo::serve(listener, config)
             .await
             .map_err(|e| format!("server error: {e}"))
@@ -143,6 +170,30 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The settings: each flag wins over its environment variable; a bad
+/// environment value only matters when its flag is absent.
+fn config(args: &Args) -> Result<DemoConfig, ConfigError> {
+    let latency = match args.latency {
+        Some(latency) => latency,
+        None => demo::latency_from_env()?,
+    };
+    let rate_limit = match args.rate_limit {
+        Some(limit) => Some(limit),
+        None => RateLimit::from_env()?,
+    };
+    let rate_limit = rate_limit.map(|l| {
+        if args.no_retry_after {
+            l.retry_after(false)
+        } else {
+            l
+        }
+    });
+    let config = DemoConfig::default()
+        .with_latency(latency)
+        .with_rate_limit(rate_limit);
+    Ok(config)
 }
 
 #[cfg(test)]
@@ -163,12 +214,21 @@ mod tests {
             .unwrap();
         assert_eq!(a.addr.port(), 0);
         assert_eq!(a.latency, Some(Duration::from_millis(25)));
+        assert_eq!(a.rate_limit, None);
+        let a = parse(&["--rate-limit", "100", "--no-retry-after"])
+            .unwrap()
+            .unwrap();
+        assert_eq!(a.rate_limit, Some(RateLimit::new(100.0)));
+        let c = config(&a).unwrap();
+        assert_eq!(c.rate_limit, Some(RateLimit::new(100.0).retry_after(false)));
         assert!(parse(&["--help"]).unwrap().is_none());
         for bad in [
             &["--addr"][..],
             &["--addr", "localhost"],
             &["--latency-ms", "soon"],
             &["--latency-ms="],
+            &["--rate-limit", "0"],
+            &["--no-retry-after=yes"],
             &["--port", "1"],
             &["extra"],
         ] {

@@ -27,10 +27,12 @@
 //! A malformed request gets `400` with `{"error": "..."}`; unknown routes get
 //! `404` with the same shape. The agent routes wait [`DemoConfig::latency`]
 //! before answering (an async sleep, so concurrent requests overlap);
-//! `/health` answers at once.
+//! `/health` answers at once. With [`DemoConfig::rate_limit`] they answer
+//! `429` above a rate (see [`RateLimit`]).
 
 mod agent;
 pub mod chat;
+mod limit;
 
 use std::fmt;
 use std::net::SocketAddr;
@@ -50,6 +52,7 @@ use tokio::sync::oneshot;
 
 pub use agent::{CORPUS, DEFAULT_TOP_K, DONT_KNOW, Document, Reply, respond};
 pub use chat::{CALCULATOR, LOOKUP, tool_definitions};
+pub use limit::{LimitCounts, RATE_LIMIT_ENV, RETRY_AFTER_ENV, RateLimit};
 
 /// Environment variable read by [`DemoConfig::from_env`]: artificial latency
 /// in whole milliseconds.
@@ -62,28 +65,60 @@ pub const MAX_TOP_K: usize = 10;
 pub const MODEL_NAME: &str = "demo-agent";
 
 /// How the demo agent behaves.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct DemoConfig {
     /// Artificial delay before each agent answer (default: none).
     pub latency: Duration,
+    /// Answer `429` above this rate (default: no limit).
+    pub rate_limit: Option<RateLimit>,
 }
 
 impl DemoConfig {
+    /// With [`latency`](Self::latency) set.
+    pub fn with_latency(mut self, latency: Duration) -> Self {
+        self.latency = latency;
+        self
+    }
+
+    /// With [`rate_limit`](Self::rate_limit) set.
+    pub fn with_rate_limit(mut self, limit: Option<RateLimit>) -> Self {
+        self.rate_limit = limit;
+        self
+    }
+
     /// Configuration from the environment: [`LATENCY_ENV`]
     /// (`DEMO_AGENT_LATENCY_MS`) sets [`latency`](Self::latency) in whole
-    /// milliseconds. Unset or blank means the default; any other value that
-    /// is not a non-negative integer is an error.
+    /// milliseconds; [`RATE_LIMIT_ENV`] (`DEMO_AGENT_RATE_LIMIT`, requests per
+    /// second) and [`RETRY_AFTER_ENV`] (`DEMO_AGENT_RETRY_AFTER`, `on`/`off`)
+    /// set [`rate_limit`](Self::rate_limit). Unset or blank means the
+    /// default; any other value that cannot be used is an error.
     pub fn from_env() -> Result<DemoConfig, ConfigError> {
-        match std::env::var(LATENCY_ENV) {
-            Ok(value) => Ok(DemoConfig {
-                latency: parse_latency_ms(LATENCY_ENV, &value)?.unwrap_or_default(),
-            }),
-            Err(std::env::VarError::NotPresent) => Ok(DemoConfig::default()),
-            Err(std::env::VarError::NotUnicode(value)) => Err(ConfigError {
-                source_name: LATENCY_ENV.to_string(),
-                value: value.to_string_lossy().into_owned(),
-            }),
-        }
+        Ok(DemoConfig {
+            latency: latency_from_env()?,
+            rate_limit: RateLimit::from_env()?,
+        })
+    }
+}
+
+/// The latency [`LATENCY_ENV`] sets (zero when unset or blank).
+pub fn latency_from_env() -> Result<Duration, ConfigError> {
+    Ok(match env_var(LATENCY_ENV)? {
+        Some(value) => parse_latency_ms(LATENCY_ENV, &value)?.unwrap_or_default(),
+        None => Duration::ZERO,
+    })
+}
+
+/// An environment variable's value; `None` when unset or blank.
+fn env_var(name: &str) -> Result<Option<String>, ConfigError> {
+    match std::env::var(name) {
+        Ok(value) if value.trim().is_empty() => Ok(None),
+        Ok(value) => Ok(Some(value)),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(value)) => Err(ConfigError {
+            source_name: name.to_string(),
+            value: value.to_string_lossy().into_owned(),
+            expected: "valid UTF-8",
+        }),
     }
 }
 
@@ -101,24 +136,27 @@ pub fn parse_latency_ms(source_name: &str, value: &str) -> Result<Option<Duratio
         .map_err(|_| ConfigError {
             source_name: source_name.to_string(),
             value: value.to_string(),
+            expected: "a whole number of milliseconds (like 250)",
         })
 }
 
-/// An invalid latency setting.
+/// An invalid setting of the demo agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigError {
     /// Where the value came from (`DEMO_AGENT_LATENCY_MS`, `--latency-ms`).
     pub source_name: String,
     /// The rejected value.
     pub value: String,
+    /// What was expected.
+    pub expected: &'static str,
 }
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} must be a whole number of milliseconds (like 250), got {:?}",
-            self.source_name, self.value
+            "{} must be {}, got {:?}",
+            self.source_name, self.expected, self.value
         )
     }
 }
@@ -128,21 +166,36 @@ impl std::error::Error for ConfigError {}
 /// The demo agent's routes as an [`axum::Router`] (see the
 /// [module docs](self) for the API).
 pub fn router(config: DemoConfig) -> Router {
+    build(config).0
+}
+
+/// The router, and the rate limit's bucket when there is one.
+fn build(config: DemoConfig) -> (Router, Option<Arc<limit::Bucket>>) {
+    let bucket = config.rate_limit.map(|l| Arc::new(limit::Bucket::new(l)));
     let state = Arc::new(AppState {
         config,
         completions: AtomicU64::new(0),
         index: eval_runtime::retrieval::MemoryRetriever::new(),
     });
-    Router::new()
+    let answers = Router::new()
         .route("/", post(respond_route))
         .route("/v1/respond", post(respond_route))
-        .route("/v1/chat/completions", post(chat::route))
+        .route("/v1/chat/completions", post(chat::route));
+    let answers = match &bucket {
+        Some(b) => answers.route_layer(axum::middleware::from_fn_with_state(
+            b.clone(),
+            limit::check,
+        )),
+        None => answers,
+    };
+    let router = answers
         .route("/health", get(health_route))
         .route("/retrieval/delete", post(retrieval_delete_route))
         .route("/retrieval/ingest", post(retrieval_ingest_route))
         .route("/retrieval/search", post(retrieval_search_route))
         .fallback(not_found)
-        .with_state(state)
+        .with_state(state);
+    (router, bucket)
 }
 
 /// Serves the demo agent on `listener` until an I/O error ends it (in
@@ -162,6 +215,7 @@ pub struct DemoServer {
     addr: SocketAddr,
     stop: oneshot::Sender<()>,
     thread: JoinHandle<std::io::Result<()>>,
+    bucket: Option<Arc<limit::Bucket>>,
 }
 
 impl DemoServer {
@@ -173,6 +227,12 @@ impl DemoServer {
     /// The address the server listens on.
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// With a [`rate_limit`](DemoConfig::rate_limit): the requests it
+    /// answered and refused so far.
+    pub fn limit_counts(&self) -> Option<LimitCounts> {
+        self.bucket.as_ref().map(|b| b.counts())
     }
 
     /// Stops accepting connections, lets in-flight requests finish, and
@@ -194,7 +254,10 @@ impl DemoServer {
 /// another tokio runtime alike (it blocks the calling thread only for that
 /// start-up).
 pub fn spawn(config: DemoConfig) -> std::io::Result<DemoServer> {
-    spawn_router(router(config), "demo-agent")
+    let (app, bucket) = build(config);
+    let mut server = spawn_router(app, "demo-agent")?;
+    server.bucket = bucket;
+    Ok(server)
 }
 
 /// Serves `app` like [`spawn`] does, on a thread named `name`: the demo
@@ -247,7 +310,12 @@ pub fn spawn_router(app: Router, name: &str) -> std::io::Result<DemoServer> {
             result
         })?;
     match ready_rx.recv() {
-        Ok(Ok(())) => Ok(DemoServer { addr, stop, thread }),
+        Ok(Ok(())) => Ok(DemoServer {
+            addr,
+            stop,
+            thread,
+            bucket: None,
+        }),
         Ok(Err(e)) => Err(e),
         Err(_) => Err(std::io::Error::other(
             "demo agent thread ended before it started serving",

@@ -513,7 +513,21 @@ fn print_summary(results: &Results, verdict: &RunVerdict, failures: &[String]) {
             let rate = m
                 .pass_rate
                 .map_or("-".to_string(), |v| format!("{:.0}%", v * 100.0));
-            outln!("  {:<20} mean {mean:>7}  pass rate {rate:>4}", m.name);
+            // A sample that could not be scored is never left out unsaid: it
+            // is not in the mean, and it did not pass.
+            let unscored = if m.unscored > 0 {
+                format!(
+                    "  ({} of {} samples not scored: left out of the mean, counted as not passed)",
+                    m.unscored,
+                    m.scored + m.unscored
+                )
+            } else {
+                String::new()
+            };
+            outln!(
+                "  {:<20} mean {mean:>7}  pass rate {rate:>4}{unscored}",
+                m.name
+            );
         }
         if !d.usage.is_empty() {
             outln!("  usage: {}", d.usage.line());

@@ -738,6 +738,7 @@ fn settings_come_from_the_environment_once_and_bad_values_are_named() {
     // EVAL_SAMPLE_TIMEOUT_SECS bounds every sample of the CLI too; --timeout-secs wins over it.
     let slow = eval_examples::demo::spawn(eval_examples::demo::DemoConfig {
         latency: std::time::Duration::from_millis(1500),
+        ..Default::default()
     })
     .unwrap();
     let url = slow.url();
@@ -913,4 +914,58 @@ fn estimate_prints_calls_tokens_and_cost_without_calling_anything() {
     assert_eq!(v["agent"]["calls"], 3);
     assert_eq!(v["judge"]["calls"], 0);
     assert!(v["cost_usd"].is_null());
+}
+
+#[test]
+fn samples_the_agent_did_not_answer_are_never_left_out_of_the_summary() {
+    // An agent that answers one request and refuses every other (429, a
+    // rate of one request per 1000 s), no retries, one call at a time: the
+    // first sample is answered and passes, the other three are not.
+    let limited = eval_examples::demo::spawn(eval_examples::demo::DemoConfig {
+        rate_limit: Some(eval_examples::demo::RateLimit::new(0.001)),
+        ..Default::default()
+    })
+    .unwrap();
+    let dir = scratch("unanswered");
+    let out = evals_with(
+        &dir,
+        &[
+            "evaluate",
+            "--prompts",
+            "What is 2 + 2?",
+            "What is 3 + 3?",
+            "What is 4 + 4?",
+            "What is 5 + 5?",
+            "--expected",
+            "4",
+            "6",
+            "8",
+            "10",
+            "--metrics",
+            "contains",
+            "--concurrency",
+            "1",
+            "--url",
+            &limited.url(),
+        ],
+        &[("EVAL_AGENT_MAX_RETRIES", "0")],
+    );
+    let (stdout, stderr) = text(&out);
+    assert_eq!(code(&out), 1, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("prompts: 4 samples, 1 passed, 0 failed, 3 errors"),
+        "{stdout}"
+    );
+    // Not "pass rate 100%" over the one answered sample: 1 of 4.
+    assert!(
+        stdout.contains(
+            "mean  1.0000  pass rate  25%  (3 of 4 samples not scored: left out of the mean, counted as not passed)"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("was still overloaded after 1 attempt(s) (HTTP 429; retries are set by EVAL_AGENT_MAX_RETRIES)"),
+        "{stdout}"
+    );
+    let _ = limited.shutdown();
 }

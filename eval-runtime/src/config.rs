@@ -12,6 +12,8 @@
 //! | `EVAL_AGENT_URL` | the agent's URL ([`HttpAgent::from_env`](crate::HttpAgent::from_env)) | — |
 //! | `EVAL_AGENT_TIMEOUT_SECS` | per agent request | 60 |
 //! | `EVAL_AGENT_API_KEY` | bearer token for the agent | — |
+//! | `EVAL_AGENT_MAX_RETRIES` | retries of an agent call answered 429/503 (0–1000) | 20 |
+//! | `EVAL_AGENT_ADAPTIVE` | `on`: agent calls in flight adapt to 429/503 (AIMD); `off`: fixed at `EVAL_CONCURRENCY` | on |
 //! | `EVAL_AGENT_PROTOCOL` | `json` (the JSON contract) or `openai` (chat completions) | `openai` for a URL ending in `/chat/completions`, else `json` |
 //! | `EVAL_AGENT_MODEL` | the `model` of OpenAI requests (required by that protocol), and the agent's model for its prices when its answers do not name it | — |
 //! | `EVAL_AGENT_STREAM` | `on`: ask for a streamed answer (SSE) | off |
@@ -49,6 +51,10 @@ pub const MAX_CONCURRENCY: usize = 100_000;
 pub const DEFAULT_SAMPLE_TIMEOUT: Duration = Duration::from_secs(300);
 /// Per-request limit of an agent call.
 pub const DEFAULT_AGENT_TIMEOUT: Duration = Duration::from_secs(60);
+/// Retries of an agent call answered as overloaded (429, 503).
+pub const DEFAULT_AGENT_MAX_RETRIES: u32 = 20;
+/// Most retries `EVAL_AGENT_MAX_RETRIES` may ask for.
+pub const MAX_AGENT_RETRIES: u32 = 1000;
 /// Per-request limit of a judge or embeddings call.
 pub const DEFAULT_SERVICE_TIMEOUT: Duration = Duration::from_secs(120);
 /// Per-request limit of a retriever call.
@@ -82,6 +88,11 @@ pub struct Config {
     pub agent_timeout: Duration,
     /// `EVAL_AGENT_API_KEY`.
     pub agent_api_key: Option<Secret>,
+    /// `EVAL_AGENT_MAX_RETRIES`: retries of an agent call answered 429/503.
+    pub agent_max_retries: u32,
+    /// `EVAL_AGENT_ADAPTIVE`: calls in flight to the agent adapt to its
+    /// overloaded answers (else fixed at the engine's concurrency).
+    pub agent_adaptive: bool,
     /// `EVAL_AGENT_PROTOCOL`, when set (else the URL implies it).
     pub agent_protocol: Option<eval_core::Protocol>,
     /// `EVAL_AGENT_MODEL`: the `model` of OpenAI requests, and the agent's
@@ -171,6 +182,8 @@ const KNOWN: &[&str] = &[
     "EVAL_AGENT_URL",
     "EVAL_AGENT_TIMEOUT_SECS",
     "EVAL_AGENT_API_KEY",
+    "EVAL_AGENT_MAX_RETRIES",
+    "EVAL_AGENT_ADAPTIVE",
     "EVAL_AGENT_PROTOCOL",
     "EVAL_AGENT_MODEL",
     "EVAL_AGENT_STREAM",
@@ -265,6 +278,8 @@ impl Config {
         let agent_url = get("EVAL_AGENT_URL", false);
         let agent_timeout = get("EVAL_AGENT_TIMEOUT_SECS", false);
         let agent_api_key = get("EVAL_AGENT_API_KEY", true).map(Secret::new);
+        let agent_max_retries = get("EVAL_AGENT_MAX_RETRIES", false);
+        let agent_adaptive = get("EVAL_AGENT_ADAPTIVE", false);
         let agent_speech = AgentSpeech::get(&mut get);
         let sample_timeout = get("EVAL_SAMPLE_TIMEOUT_SECS", false);
         let concurrency = get("EVAL_CONCURRENCY", false);
@@ -440,7 +455,22 @@ impl Config {
             },
         };
         let cache = switch("EVAL_CACHE", cache, true);
+        let agent_adaptive = switch("EVAL_AGENT_ADAPTIVE", agent_adaptive, true);
         let accept_baseline = switch("EVAL_ACCEPT_BASELINE", accept, false);
+        let agent_max_retries = match agent_max_retries {
+            None => DEFAULT_AGENT_MAX_RETRIES,
+            Some(v) => match v.trim().parse::<u32>() {
+                Ok(n) if n <= MAX_AGENT_RETRIES => n,
+                _ => {
+                    bad.push(BadVar {
+                        var: "EVAL_AGENT_MAX_RETRIES",
+                        value: v,
+                        expected: format!("a whole number from 0 to {MAX_AGENT_RETRIES}"),
+                    });
+                    DEFAULT_AGENT_MAX_RETRIES
+                }
+            },
+        };
         // Costs: the price table (read now, so a bad one is reported with
         // the other settings) and the agent's model.
         let prices = match prices_path {
@@ -481,6 +511,8 @@ impl Config {
             agent_url,
             agent_timeout: agent_timeout.unwrap_or(fallback),
             agent_api_key,
+            agent_max_retries,
+            agent_adaptive,
             agent_protocol,
             agent_model,
             agent_stream,
@@ -798,6 +830,30 @@ mod tests {
         assert_eq!(c.judge.url, None);
         assert_eq!(c.judge.model, "gpt-4o-mini");
         assert_eq!(c.embed.timeout, DEFAULT_SERVICE_TIMEOUT);
+    }
+
+    #[test]
+    fn agent_retries_and_adaptive_concurrency() {
+        let c = vars(&[]).unwrap();
+        assert_eq!(c.agent_max_retries, DEFAULT_AGENT_MAX_RETRIES);
+        assert!(c.agent_adaptive, "adaptive by default");
+        let c = vars(&[
+            ("EVAL_AGENT_MAX_RETRIES", "0"),
+            ("EVAL_AGENT_ADAPTIVE", "off"),
+        ])
+        .unwrap();
+        assert_eq!((c.agent_max_retries, c.agent_adaptive), (0, false));
+        let e = vars(&[
+            ("EVAL_AGENT_MAX_RETRIES", "-1"),
+            ("EVAL_AGENT_ADAPTIVE", "fixed"),
+        ])
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "invalid EVAL_AGENT_ADAPTIVE=`fixed`: on or off (1/0, true/false, yes/no)\n\
+             invalid EVAL_AGENT_MAX_RETRIES=`-1`: a whole number from 0 to 1000"
+        );
+        assert!(vars(&[("EVAL_AGENT_MAX_RETRIES", "1001")]).is_err());
     }
 
     #[test]

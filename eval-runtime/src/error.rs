@@ -83,6 +83,21 @@ pub enum AgentError {
         /// Start of the body, on one line, keys masked.
         body: String,
     },
+    /// The agent answered every attempt of a call as overloaded (429, 503):
+    /// the retries (`EVAL_AGENT_MAX_RETRIES`) ran out.
+    #[error(
+        "agent at {url} was still overloaded after {attempts} attempt(s) (HTTP {status}; retries are set by EVAL_AGENT_MAX_RETRIES): {body}"
+    )]
+    Overloaded {
+        /// Agent URL (credentials removed).
+        url: String,
+        /// The last status (429 or 503).
+        status: u16,
+        /// Attempts made.
+        attempts: u32,
+        /// Start of the last body, on one line, keys masked.
+        body: String,
+    },
     /// The agent's answer was not used: a refused redirect, an answer over
     /// the size limit, a body cut off or still arriving at the timeout.
     #[error("agent at {url}: {refusal}")]

@@ -300,7 +300,8 @@ pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
 pub(crate) const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 
 /// How long a `Retry-After` header asks to wait (RFC 9110 §10.2.3): delay
-/// seconds, or an HTTP date (a date already past means now). At most 60 s.
+/// seconds (a fraction too: `0.25`), or an HTTP date (a date already past
+/// means now). At most 60 s.
 pub(crate) fn retry_after(value: &str, now: std::time::SystemTime) -> Option<Duration> {
     let value = value.trim();
     let wait = match value.parse::<f64>() {
@@ -312,6 +313,28 @@ pub(crate) fn retry_after(value: &str, now: std::time::SystemTime) -> Option<Dur
         }
     };
     Some(wait.min(MAX_RETRY_AFTER))
+}
+
+/// Exponential backoff with jitter before attempt `attempt + 1` (`attempt`
+/// from 1): the base doubles from 0.25 s up to `max`, and the wait is drawn
+/// from [base/2, base] so that clients throttled together do not retry
+/// together. The judge and embeddings clients use it up to 8 s, the agent's
+/// pacer up to 1 s (see [`agent::pace`](crate::agent)).
+pub(crate) fn backoff(attempt: u32, max: Duration) -> Duration {
+    let base = Duration::from_millis(250u64 << attempt.saturating_sub(1).min(10)).min(max);
+    base.mul_f64(0.5 + 0.5 * unit_random())
+}
+
+/// A number in [0, 1) from the standard library's per-process random hash keys.
+fn unit_random() -> f64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    (h.finish() >> 11) as f64 / (1u64 << 53) as f64
 }
 
 /// The wait a response's `Retry-After` header asks for, if any.

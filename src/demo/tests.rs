@@ -390,7 +390,11 @@ fn rejects_bad_requests_with_400() {
 #[test]
 fn applies_the_configured_latency() {
     let latency = Duration::from_millis(50);
-    let slow = spawn(DemoConfig { latency }).expect("start demo agent");
+    let slow = spawn(DemoConfig {
+        latency,
+        ..DemoConfig::default()
+    })
+    .expect("start demo agent");
     for path in ["/", "/v1/chat/completions"] {
         let started = Instant::now();
         let (status, _) = post_json(

@@ -192,6 +192,9 @@ impl HttpAgent {
     /// * `EVAL_AGENT_PROTOCOL`, `EVAL_AGENT_MODEL`, `EVAL_AGENT_STREAM` and
     ///   the sampling settings (`EVAL_AGENT_TEMPERATURE`, `_TOP_P`,
     ///   `_MAX_TOKENS`, `_SEED`): see [`protocol`](Self::protocol).
+    /// * `EVAL_AGENT_MAX_RETRIES` (default 20), `EVAL_AGENT_ADAPTIVE` (default
+    ///   on): how overloaded answers are retried and calls paced (see
+    ///   [`max_retries`](Self::max_retries), [`adaptive`](Self::adaptive)).
     pub fn from_env() -> Result<Self> {
         Self::from_config(Config::global().map_err(|e| Error::Env(e.clone()))?, None)
     }
@@ -216,6 +219,7 @@ impl HttpAgent {
         agent.model = config.agent_model.clone();
         agent.stream = config.agent_stream;
         agent.sampling = config.agent_sampling;
+        agent.pacer = Pacer::new(config.agent_max_retries, config.agent_adaptive);
         Ok(agent)
     }
 
@@ -354,6 +358,31 @@ impl HttpAgent {
         self
     }
 
+    /// Retries an answer saying the agent is overloaded (`429`, `503`) up to
+    /// `n` times (default 20), after its `Retry-After` and at least a
+    /// backoff with jitter; other failures are never retried (the agent may
+    /// have acted on the request).
+    pub fn max_retries(mut self, n: u32) -> Self {
+        self.pacer = self.pacer.with_max_retries(n);
+        self
+    }
+
+    /// `true` (default): the calls in flight to this agent go down when it
+    /// answers `429`/`503` and back up as it answers (AIMD), within the
+    /// engine's concurrency; `false`: as many as the engine's concurrency
+    /// allows. Clones of this agent share the limit.
+    pub fn adaptive(mut self, on: bool) -> Self {
+        let retries = self.pacer.max_retries();
+        self.pacer = super::pace::Pacer::new(retries, on);
+        self
+    }
+
+    /// The current limit on calls in flight to this agent (`None` when not
+    /// [`adaptive`](Self::adaptive): the engine's concurrency alone).
+    pub fn concurrency_limit(&self) -> Option<f64> {
+        self.pacer.limit()
+    }
+
     /// Replaces the request body mapping.
     pub fn map_request(
         mut self,
@@ -440,7 +469,8 @@ impl HttpAgent {
     }
 
     /// One call: HTTP round trips until answered (an overloaded agent's
-    /// answer is retried, see [`pace`](super::pace)); the reply counts them.
+    /// answer is retried, see [`max_retries`](Self::max_retries) and
+    /// [`adaptive`](Self::adaptive)); the reply counts them.
     pub async fn call(&self, request: &AgentRequest<'_>) -> Result<AgentReply, AgentError> {
         let mut usage = Usage::default();
         let mut reply = self

@@ -25,6 +25,7 @@ use crate::services::Services;
 
 mod cassette;
 pub(crate) mod evaluate;
+pub(crate) mod permit;
 mod record;
 pub(crate) mod schedule;
 mod select;
@@ -190,8 +191,11 @@ impl Run {
         }
         let report = match schedule::local_runtime() {
             Ok(runtime) => runtime.block_on(async {
-                let _permit = self.permits.acquire().await;
-                let report = schedule::evaluate_job(self.job(t), agent, &self.services).await;
+                let report = permit::holding(
+                    self.permits.clone(),
+                    schedule::evaluate_job(self.job(t), agent, &self.services),
+                )
+                .await;
                 if let Some(cassette) = &self.services.cassette {
                     cassette.flush();
                 }

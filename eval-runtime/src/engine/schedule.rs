@@ -104,13 +104,14 @@ pub(crate) async fn evaluate_job(
 
 /// Evaluates `jobs` concurrently and hands each report to `done` as it
 /// completes. Each job holds one of `permits` while it runs (the cap on
-/// agent calls in flight, possibly shared with other datasets); at most
-/// `limit` jobs are started at once, so memory stays bounded for huge runs.
+/// agent calls in flight, possibly shared with other datasets), lending it
+/// back while its agent call only waits (see [`permit`](super::permit)); at
+/// most `limit` jobs are started at once, so memory stays bounded for huge runs.
 pub(crate) async fn evaluate_all<'a>(
     jobs: impl IntoIterator<Item = Job<'a>>,
     agent: &'a dyn Agent,
     services: &'a Services,
-    (permits, limit): (&'a tokio::sync::Semaphore, usize),
+    (permits, limit): (&'a std::sync::Arc<tokio::sync::Semaphore>, usize),
     mut done: impl FnMut(usize, SampleReport),
 ) {
     let mut jobs = jobs.into_iter();
@@ -119,9 +120,10 @@ pub(crate) async fn evaluate_all<'a>(
         while running.len() < limit.max(1) {
             let Some(job) = jobs.next() else { break };
             running.push(async move {
-                let _permit = permits.acquire().await;
                 let key = job.key;
-                (key, evaluate_job(job, agent, services).await)
+                let report =
+                    super::permit::holding(permits.clone(), evaluate_job(job, agent, services));
+                (key, report.await)
             });
         }
         match running.next().await {

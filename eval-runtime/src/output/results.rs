@@ -275,6 +275,10 @@ pub struct SampleRecord {
     pub runs: u32,
 }
 
+fn is_zero_count(n: &usize) -> bool {
+    *n == 0
+}
+
 fn is_zero(u: &Usage) -> bool {
     *u == Usage::default()
 }
@@ -472,9 +476,15 @@ pub struct MetricSummary {
     pub name: String,
     /// Samples with a score.
     pub scored: usize,
-    /// Mean score over scored samples.
+    /// Samples of the dataset without a score for it (the agent failed, the
+    /// sample timed out, the metric failed): not in the mean, not passed.
+    #[serde(default, skip_serializing_if = "is_zero_count")]
+    pub unscored: usize,
+    /// Mean score over the scored samples (those `unscored` cannot be in it:
+    /// when there are any, the dataset's gates are missed).
     pub mean: Option<f64>,
-    /// Share of scored samples that passed the per-sample threshold.
+    /// Share of the samples it applies to (scored and unscored) that passed
+    /// the per-sample threshold: an unscored sample did not pass.
     pub pass_rate: Option<f64>,
     /// The aggregate gate on this metric, if any (the first, when several
     /// statistics of it are gated).
@@ -514,10 +524,6 @@ pub struct UsageTotals {
     /// table): `cost_usd` leaves them out.
     #[serde(default, skip_serializing_if = "is_zero_count")]
     pub cost_unknown: usize,
-}
-
-fn is_zero_count(n: &usize) -> bool {
-    *n == 0
 }
 
 impl UsageTotals {

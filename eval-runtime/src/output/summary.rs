@@ -8,6 +8,12 @@
 //! keeps each sample's measured value, whether or not the dataset is scored
 //! with the metric. Only scored samples give values: a sample that could not
 //! be scored misses every gate of its dataset, as for means.
+//!
+//! No sample is left out of a metric's figures: one that could not be
+//! scored (the agent failed, the sample timed out, the metric had no score)
+//! counts in the pass rate as not passed and is counted as `unscored` beside
+//! the mean, which only scores can make. A sample that errored before any
+//! metric ran counts as unscored for every metric of its dataset.
 
 use std::collections::BTreeMap;
 
@@ -42,6 +48,9 @@ struct Tally {
     passed: usize,
     failed: usize,
     errors: usize,
+    /// Samples that could not be scored and hold no metric at all (an agent
+    /// error): unscored for every metric.
+    bare_errors: usize,
     metrics: Vec<MetricTally>,
     /// Per gated measure: the values of scored samples, and how many scored
     /// samples had none (no ttft: the agent did not stream; cost unknown).
@@ -57,6 +66,8 @@ struct MetricTally {
     scored: usize,
     sum: f64,
     passed: usize,
+    /// Samples holding the metric without a score.
+    unscored: usize,
     /// Every score, when a percentile gate needs them.
     values: Option<Vec<f64>>,
 }
@@ -175,7 +186,9 @@ impl Summaries {
             Verdict::Fail => t.failed += 1,
             Verdict::Error => t.errors += 1,
         }
+        let mut any = false;
         for (name, score, passed) in metrics {
+            any = true;
             let i = match t.metrics.iter().position(|m| m.name == name) {
                 Some(i) => i,
                 None => {
@@ -184,15 +197,21 @@ impl Summaries {
                     t.metrics.len() - 1
                 }
             };
-            if let Some(score) = score {
-                let entry = &mut t.metrics[i];
-                entry.scored += 1;
-                entry.sum += score;
-                entry.passed += usize::from(passed);
-                if let Some(v) = &mut entry.values {
-                    v.push(score);
+            let entry = &mut t.metrics[i];
+            match score {
+                Some(score) => {
+                    entry.scored += 1;
+                    entry.sum += score;
+                    entry.passed += usize::from(passed);
+                    if let Some(v) = &mut entry.values {
+                        v.push(score);
+                    }
                 }
+                None => entry.unscored += 1,
             }
+        }
+        if !any && verdict == Verdict::Error {
+            t.bare_errors += 1;
         }
         if verdict != Verdict::Error {
             for (m, values, missing) in &mut t.measured {
@@ -244,6 +263,7 @@ impl Summaries {
                     }
                 }
                 let errors = t.errors;
+                let bare_errors = t.bare_errors;
                 let measured = std::mem::take(&mut t.measured);
                 let metrics: Vec<MetricSummary> = t
                     .metrics
@@ -281,6 +301,10 @@ impl Summaries {
                             });
                         let gate = gates.next();
                         let more_gates = gates.collect();
+                        // No sample is left out: one that could not be
+                        // scored counts as not passed.
+                        let unscored = m.unscored + bare_errors;
+                        let applies = m.scored + unscored;
                         let (scored, mean, pass_rate) = match from_measured {
                             Some((_, values, _)) if m.scored == 0 => {
                                 (values.len(), Stat::Mean.of(values), None)
@@ -288,12 +312,13 @@ impl Summaries {
                             _ => (
                                 m.scored,
                                 mean,
-                                (m.scored > 0).then(|| m.passed as f64 / m.scored as f64),
+                                (applies > 0).then(|| m.passed as f64 / applies as f64),
                             ),
                         };
                         MetricSummary {
                             name: m.name,
                             scored,
+                            unscored,
                             mean,
                             pass_rate,
                             gate,
@@ -328,7 +353,92 @@ impl MetricTally {
             scored: 0,
             sum: 0.0,
             passed: 0,
+            unscored: 0,
             values: keep_values.then(Vec::new),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use crate::output::results::{DatasetTerms, Gate, Results, Verdict};
+    use crate::output::test_record as record;
+
+    #[test]
+    fn samples_that_errored_are_never_left_out_of_a_pass_rate() {
+        // The run: 14 samples answered (13 pass, 1 fails), 986 agent
+        // errors. Over the samples answered the pass rate would be 13/14 =
+        // 93%; over the dataset it is 13/1000 = 1.3%.
+        let mut records = Vec::new();
+        for k in 0..13 {
+            records.push(record("rag", &format!("p{k}"), Verdict::Pass));
+        }
+        records.push(record("rag", "f", Verdict::Fail));
+        for k in 0..986 {
+            let mut r = record("rag", &format!("e{k}"), Verdict::Error);
+            // An agent error: no metric ran.
+            r.metrics.clear();
+            records.push(r);
+        }
+        let gate = Gate::new("contains", eval_core::Op::AtLeast, 0.5);
+        let terms = BTreeMap::from([(
+            "rag".to_string(),
+            DatasetTerms::new(Some(1000), vec![gate], false),
+        )]);
+        let results = Results::new("evals", records, &terms);
+        let d = &results.datasets[0];
+        assert_eq!(
+            (d.samples, d.passed, d.failed, d.errors),
+            (1000, 13, 1, 986)
+        );
+        let m = &d.metrics[0];
+        assert_eq!((m.scored, m.unscored), (14, 986));
+        // mean over the 14 scores: 13/14.
+        assert!((m.mean.unwrap() - 13.0 / 14.0).abs() < 1e-12);
+        // pass rate over all 1000: 13/1000.
+        assert_eq!(m.pass_rate, Some(0.013));
+        let g = m.gate.as_ref().unwrap();
+        assert!(g.judged && !g.passed, "mean 0.93 >= 0.5, but 986 unscored");
+        assert_eq!(g.unscored, 986);
+        let v = crate::output::RunVerdict::of(&results.datasets);
+        assert_eq!(v.failed_samples, 987);
+        assert!(!v.passed());
+    }
+
+    #[test]
+    fn a_metric_without_a_score_counts_for_that_metric_only() {
+        // Two metrics; sample c's judge failed on `faithfulness` only (it
+        // still holds a `contains` score), sample d errored before scoring.
+        let mut a = record("rag", "a", Verdict::Pass);
+        let mut c = record("rag", "c", Verdict::Error);
+        c.metrics[0].score = Some(1.0);
+        c.metrics[0].passed = true;
+        let mut unscored = c.metrics[0].clone();
+        unscored.name = "faithfulness".into();
+        unscored.score = None;
+        unscored.passed = false;
+        c.metrics.push(unscored);
+        let mut scored = a.metrics[0].clone();
+        scored.name = "faithfulness".into();
+        scored.score = Some(0.5);
+        scored.passed = false;
+        a.metrics.push(scored);
+        let mut d = record("rag", "d", Verdict::Error);
+        d.metrics.clear();
+        let results = Results::new("evals", vec![a, c, d], &BTreeMap::new());
+        let m = &results.datasets[0].metrics;
+        // contains: a 1 (pass), c 1 (pass), d unscored → 2/3 passed, mean 1.
+        assert_eq!(
+            (m[0].name.as_str(), m[0].scored, m[0].unscored),
+            ("contains", 2, 1)
+        );
+        assert_eq!(m[0].mean, Some(1.0));
+        assert_eq!(m[0].pass_rate, Some(2.0 / 3.0));
+        // faithfulness: a 0.5 (fails), c and d unscored → 0/3, mean 0.5.
+        assert_eq!((m[1].scored, m[1].unscored), (1, 2));
+        assert_eq!(m[1].mean, Some(0.5));
+        assert_eq!(m[1].pass_rate, Some(0.0));
     }
 }

@@ -316,25 +316,11 @@ fn service_permits() -> &'static tokio::sync::Semaphore {
     })
 }
 
-/// Exponential backoff with jitter: the base doubles from 0.25 s up to 8 s,
-/// and the wait is drawn from [base/2, base] so that clients throttled
-/// together do not retry together.
-fn backoff(attempt: u32) -> Duration {
-    let base = Duration::from_millis(250u64 << attempt.saturating_sub(1).min(5))
-        .min(Duration::from_secs(8));
-    base.mul_f64(0.5 + 0.5 * unit_random())
-}
+/// The longest wait between two attempts of a judge or embeddings call.
+const BACKOFF_MAX: Duration = Duration::from_secs(8);
 
-/// A number in [0, 1) from the standard library's per-process random hash keys.
-fn unit_random() -> f64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos()),
-    );
-    (h.finish() >> 11) as f64 / (1u64 << 53) as f64
+fn backoff(attempt: u32) -> Duration {
+    crate::http::backoff(attempt, BACKOFF_MAX)
 }
 
 #[cfg(test)]
