@@ -305,18 +305,14 @@ impl Run {
             latency_ms: f64::from(c.latency_ms),
             error: c.error.as_deref().map(str::to_string),
             output: c.output.as_deref().map(str::to_string),
-            ttft_ms: c.ttft_ms.map(f64::from),
-            tool_calls: c
-                .tool_calls
-                .as_deref()
-                .map(<[_]>::to_vec)
-                .unwrap_or_default(),
-            agent: c.agent,
-            usage: c.usage,
-            embeddings: c.embeddings,
-            cost_usd: c.cost_usd,
-            cost_unknown: c.cost_unknown.as_deref().map(str::to_string),
-            runs: c.runs,
+            ttft_ms: c.more().ttft_ms.map(f64::from),
+            tool_calls: c.more().tool_calls.clone(),
+            agent: c.more().agent,
+            usage: c.more().usage,
+            embeddings: c.more().embeddings,
+            cost_usd: c.more().cost_usd,
+            cost_unknown: c.more().cost_unknown.as_deref().map(str::to_string),
+            runs: c.runs(),
         }
     }
 
@@ -328,15 +324,16 @@ impl Run {
             .iter()
             .zip(c.metrics.iter())
             .map(|(spec, m)| (spec.name.as_str(), m.score, m.passed));
+        let more = c.more();
         let measured = Measured::from_totals(
             (
                 f64::from(c.latency_ms),
-                c.ttft_ms.map(f64::from),
-                c.cost_usd,
+                more.ttft_ms.map(f64::from),
+                more.cost_usd,
             ),
-            c.runs,
-            [c.agent, c.usage, c.embeddings],
-            c.cost_unknown.is_some(),
+            c.runs(),
+            [more.agent, more.usage, more.embeddings],
+            more.cost_unknown.is_some(),
         );
         summaries.add_scores(&d.plan.name, c.verdict, scores, &measured);
     }

@@ -22,22 +22,66 @@ pub(crate) struct Compact {
     pub error: Option<Box<str>>,
     /// The output of a sample that failed (cut to 500 characters).
     pub output: Option<Box<str>>,
+    /// What most samples of a large run lack (an in-process agent reports
+    /// no tokens and calls no tool; no judge, no price table): one
+    /// allocation when there is any of it, none when not.
+    pub more: Option<Box<More>>,
+}
+
+/// The rarer parts of a [`Compact`].
+#[derive(Default, PartialEq)]
+pub(crate) struct More {
     pub ttft_ms: Option<f32>,
-    /// Boxed: most samples call no tool.
-    pub tool_calls: Option<Box<[eval_core::ToolCall]>>,
+    pub tool_calls: Vec<eval_core::ToolCall>,
     pub agent: Usage,
     pub usage: Usage,
     pub embeddings: Usage,
     pub cost_usd: Option<f64>,
     /// Why the cost is unknown (a model without a price).
     pub cost_unknown: Option<Box<str>>,
-    /// Runs of the agent scored (`repeat`).
+    /// Runs of the agent scored (`repeat`); 0 here means 1.
     pub runs: u32,
 }
 
+static NONE: More = More {
+    ttft_ms: None,
+    tool_calls: Vec::new(),
+    agent: Usage::ZERO,
+    usage: Usage::ZERO,
+    embeddings: Usage::ZERO,
+    cost_usd: None,
+    cost_unknown: None,
+    runs: 0,
+};
+
 impl Compact {
+    /// The rarer parts (all empty when the sample has none).
+    pub(crate) fn more(&self) -> &More {
+        self.more.as_deref().unwrap_or(&NONE)
+    }
+
+    /// Runs of the agent scored.
+    pub(crate) fn runs(&self) -> u32 {
+        self.more().runs.max(1)
+    }
+
     pub(crate) fn from_report(report: &SampleReport) -> Self {
         let verdict = Verdict::of(report);
+        let runs = report
+            .metrics
+            .iter()
+            .find_map(|m| m.spread.map(|s| s.runs as u32))
+            .unwrap_or(1);
+        let more = More {
+            ttft_ms: report.ttft.map(|t| (t.as_secs_f64() * 1000.0) as f32),
+            tool_calls: report.tool_calls.clone(),
+            agent: report.agent,
+            usage: report.usage,
+            embeddings: report.embeddings,
+            cost_usd: report.cost_usd,
+            cost_unknown: report.cost_unknown.as_deref().map(Into::into),
+            runs: if runs == 1 { 0 } else { runs },
+        };
         Compact {
             verdict,
             latency_ms: (report.latency.as_secs_f64() * 1000.0) as f32,
@@ -61,19 +105,7 @@ impl Compact {
                 (Some(out), Verdict::Fail) => Some(cut_output(out).into_boxed_str()),
                 _ => None,
             },
-            ttft_ms: report.ttft.map(|t| (t.as_secs_f64() * 1000.0) as f32),
-            tool_calls: (!report.tool_calls.is_empty())
-                .then(|| report.tool_calls.clone().into_boxed_slice()),
-            agent: report.agent,
-            usage: report.usage,
-            embeddings: report.embeddings,
-            cost_usd: report.cost_usd,
-            cost_unknown: report.cost_unknown.as_deref().map(Into::into),
-            runs: report
-                .metrics
-                .iter()
-                .find_map(|m| m.spread.map(|s| s.runs as u32))
-                .unwrap_or(1),
+            more: (more != NONE).then(|| Box::new(more)),
         }
     }
 }

@@ -103,6 +103,16 @@ pub struct Usage {
 }
 
 impl Usage {
+    /// Nothing used.
+    pub const ZERO: Usage = Usage {
+        calls: 0,
+        retries: 0,
+        reasks: 0,
+        prompt_tokens: 0,
+        completion_tokens: 0,
+        cache_hits: 0,
+    };
+
     /// Adds `other` to `self`.
     pub fn add(&mut self, other: Usage) {
         self.calls += other.calls;
