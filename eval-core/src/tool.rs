@@ -175,6 +175,8 @@ pub fn read_definitions(path: &std::path::Path, shown: &str) -> Result<Vec<Value
     definitions(list).map_err(|e| format!("tools file {shown}: {e}"))
 }
 
+/// "a string", "an object", ... for messages (as `formats::text::kind_of`,
+/// which this module cannot import: the formats import it).
 fn kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",

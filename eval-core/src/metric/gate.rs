@@ -231,19 +231,12 @@ fn split_stat(part: &str) -> Result<(Stat, String), MetricSpecError> {
 /// The index in `rest` (the text after an opening parenthesis) of the
 /// parenthesis that closes it, outside string literals.
 fn matching_paren(rest: &str) -> Option<usize> {
-    let (mut depth, mut in_str, mut escaped) = (0i32, false, false);
+    let (mut depth, mut strings) = (0i32, super::parse::Strings::default());
     for (i, c) in rest.char_indices() {
-        if in_str {
-            match c {
-                _ if escaped => escaped = false,
-                '\\' => escaped = true,
-                '"' => in_str = false,
-                _ => {}
-            }
+        if !strings.outside(c) {
             continue;
         }
         match c {
-            '"' => in_str = true,
             '(' => depth += 1,
             ')' if depth == 0 => return Some(i),
             ')' => depth -= 1,

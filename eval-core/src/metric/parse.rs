@@ -84,22 +84,45 @@ pub fn parse_specs(text: &str) -> Result<Vec<MetricSpec>, MetricSpecError> {
     Ok(specs)
 }
 
+/// Tracks string literals (`"..."`, backslash escapes) in text read one
+/// character at a time.
+#[derive(Default)]
+pub(super) struct Strings {
+    /// Inside a literal.
+    pub(super) open: bool,
+    escaped: bool,
+}
+
+impl Strings {
+    /// Whether `c`, the next character, is outside every string literal (a
+    /// quote itself is not).
+    pub(super) fn outside(&mut self, c: char) -> bool {
+        if self.open {
+            match c {
+                _ if self.escaped => self.escaped = false,
+                '\\' => self.escaped = true,
+                '"' => self.open = false,
+                _ => {}
+            }
+            return false;
+        }
+        if c == '"' {
+            self.open = true;
+            return false;
+        }
+        true
+    }
+}
+
 /// Splits on commas outside parentheses and string literals.
 pub(super) fn split_top_level(text: &str) -> Result<Vec<&str>, SpecSyntaxError> {
     let mut parts = Vec::new();
-    let (mut depth, mut in_str, mut escaped, mut start) = (0i32, false, false, 0);
+    let (mut depth, mut strings, mut start) = (0i32, Strings::default(), 0);
     for (i, c) in text.char_indices() {
-        if in_str {
-            match c {
-                _ if escaped => escaped = false,
-                '\\' => escaped = true,
-                '"' => in_str = false,
-                _ => {}
-            }
+        if !strings.outside(c) {
             continue;
         }
         match c {
-            '"' => in_str = true,
             '(' => depth += 1,
             ')' => depth -= 1,
             ',' if depth == 0 => {
@@ -112,7 +135,7 @@ pub(super) fn split_top_level(text: &str) -> Result<Vec<&str>, SpecSyntaxError> 
             return Err(SpecSyntaxError::UnbalancedParen);
         }
     }
-    if in_str || depth != 0 {
+    if strings.open || depth != 0 {
         return Err(SpecSyntaxError::Unclosed);
     }
     parts.push(&text[start..]);

@@ -486,21 +486,7 @@ fn score_rank(
 }
 
 fn metric_result(spec: &MetricSpec, result: Result<f64, MetricError>) -> MetricResult {
-    let (score, error) = match result {
-        Ok(s) => (Some(s), None),
-        Err(e) => (None, Some(e)),
-    };
-    MetricResult {
-        name: spec.name.clone(),
-        passed: score.is_some_and(|s| spec.passes(s)),
-        score,
-        op: spec.op,
-        threshold: spec.threshold,
-        error,
-        method: None,
-        raw: None,
-        spread: None,
-    }
+    MetricResult::of(spec, result)
 }
 
 #[cfg(test)]

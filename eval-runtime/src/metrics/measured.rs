@@ -58,19 +58,5 @@ pub(crate) fn fill(report: &mut SampleReport, specs: &[MetricSpec]) {
 }
 
 fn result(spec: &MetricSpec, value: Result<f64, MetricError>) -> MetricResult {
-    let (score, error) = match value {
-        Ok(v) => (Some(v), None),
-        Err(e) => (None, Some(e)),
-    };
-    MetricResult {
-        name: spec.name.clone(),
-        passed: score.is_some_and(|s| spec.passes(s)),
-        score,
-        op: spec.op,
-        threshold: spec.threshold,
-        error,
-        method: None,
-        raw: None,
-        spread: None,
-    }
+    MetricResult::of(spec, value)
 }

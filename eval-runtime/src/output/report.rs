@@ -39,6 +39,28 @@ pub struct MetricResult {
     pub spread: Option<Spread>,
 }
 
+impl MetricResult {
+    /// `spec`'s outcome: its score (passed when on the right side of the
+    /// threshold), or why there is none.
+    pub(crate) fn of(spec: &MetricSpec, result: Result<f64, crate::metrics::MetricError>) -> Self {
+        let (score, error) = match result {
+            Ok(s) => (Some(s), None),
+            Err(e) => (None, Some(e)),
+        };
+        MetricResult {
+            name: spec.name.clone(),
+            passed: score.is_some_and(|s| spec.passes(s)),
+            score,
+            op: spec.op,
+            threshold: spec.threshold,
+            error,
+            method: None,
+            raw: None,
+            spread: None,
+        }
+    }
+}
+
 /// A metric over `n` runs of the agent: mean and 95% confidence interval
 /// (Student's t, `mean ± t(0.975, n-1) · s / √n`, `s` the sample standard
 /// deviation, the quantile exact from `statrs`), clamped to the metric's
