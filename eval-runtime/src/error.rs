@@ -134,6 +134,27 @@ pub enum AgentError {
 }
 
 impl AgentError {
+    /// The HTTP calls a failed agent call made, as far as the error tells:
+    /// every attempt of an agent that stayed overloaded, one for any other
+    /// HTTP failure, none for an in-process agent's (so a sample that
+    /// failed still says what it spent, like a judge call that failed).
+    pub fn calls_made(&self) -> crate::services::Usage {
+        let attempts = match self {
+            AgentError::Overloaded { attempts, .. } => *attempts,
+            AgentError::Unreachable { .. }
+            | AgentError::Timeout { .. }
+            | AgentError::Status { .. }
+            | AgentError::Refused { .. }
+            | AgentError::BadResponse { .. } => 1,
+            _ => 0,
+        };
+        crate::services::Usage {
+            calls: attempts,
+            retries: attempts.saturating_sub(1),
+            ..crate::services::Usage::ZERO
+        }
+    }
+
     /// The error an eval function returned: kept as it is when it is one of
     /// ours (an [`HttpAgent`](crate::HttpAgent) failure passed on with `?`),
     /// else its text.

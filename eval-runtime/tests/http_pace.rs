@@ -152,6 +152,41 @@ async fn the_retry_limit_comes_from_the_config() {
     assert_eq!(server.count(), 2);
 }
 
+/// A sample whose agent stayed overloaded records every attempt in its
+/// results, as a judge call that failed does.
+#[test]
+fn a_sample_that_stayed_overloaded_records_its_attempts() {
+    let server = common::serve_detached(|_, _, _| {
+        Reply::With(429, vec!["retry-after: 0".into()], "busy".into())
+    });
+    let dir = std::env::temp_dir().join(format!("eval-pace-spent-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("qa.jsonl"),
+        "{\"input\": \"q\", \"expected\": \"a\"}\n",
+    )
+    .unwrap();
+    let out = eval_runtime::Harness::new()
+        .base_dir(&dir)
+        .results_file(dir.join("results.json"))
+        .dataset("qa.jsonl", "contains")
+        .agent(HttpAgent::new(&server.url).unwrap().max_retries(2))
+        .evaluate(libtest_mimic::Arguments::from_iter(["pace", "-q"]));
+    let results = eval_runtime::results::Results::read(out.results_path.as_ref().unwrap()).unwrap();
+    let sample = &results.samples[0];
+    assert!(
+        sample
+            .error
+            .as_deref()
+            .unwrap_or("")
+            .contains("after 3 attempt(s)"),
+        "{sample:?}"
+    );
+    assert_eq!((sample.agent.calls, sample.agent.retries), (3, 2));
+    assert_eq!(results.usage.agent.calls, 3, "and in the run's totals");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 #[tokio::test]
 async fn other_statuses_are_not_retried() {
     for status in [500u16, 502, 504, 400, 404, 408, 413] {

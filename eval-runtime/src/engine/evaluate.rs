@@ -96,6 +96,11 @@ where
             Ok(response) => response.replayed_latency.unwrap_or(started.elapsed()),
             Err(_) => started.elapsed(),
         };
+        // A failed agent call still says what it spent.
+        let failed_calls = match &outcome {
+            Err(SampleError::Agent(e)) => Some(e.calls_made()),
+            _ => None,
+        };
         // Judging is bounded too: retries and re-asks cannot stall a sample.
         let mut run = match tokio::time::timeout(
             timeout,
@@ -119,6 +124,9 @@ where
             }
         };
         run.latency = latency;
+        if let Some(spent) = failed_calls {
+            run.agent = spent;
+        }
         // What it cost is known once the judge has answered; then the
         // measured metrics (latency, time to first token, cost) are scored.
         match services.pricing.cost(&run, services) {
