@@ -66,6 +66,10 @@ pub struct Args {
     /// Also write the results file here (atomically).
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Also write the results as JUnit XML here: one testcase per sample,
+    /// the failure report as its message (default EVAL_JUNIT, when set).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
     /// Metrics for a dataset without a manifest, e.g. "contains, partial_match >= 0.5"
     /// (default: the dataset's own — a runevals file's evaluators, the rank
     /// metrics of a retrieval dataset — else PartialMatch, or Relevance and
@@ -228,6 +232,13 @@ pub fn run(args: Args) -> Result<u8, Failure> {
             .write(path)
             .map_err(|e| Failure::config(e.to_string()))?;
     }
+    let junit = args.junit.clone().or_else(|| config.junit.clone());
+    if let Some(path) = &junit {
+        outcome
+            .results
+            .write_junit(path)
+            .map_err(|e| Failure::config(e.to_string()))?;
+    }
     if args.json {
         let text = serde_json::to_string_pretty(&outcome.results)
             .map_err(|e| Failure::config(format!("cannot render the results: {e}")))?;
@@ -239,6 +250,9 @@ pub fn run(args: Args) -> Result<u8, Failure> {
         }
         if let Some(path) = &args.output {
             outln!("results: {}", path.display());
+        }
+        if let Some(path) = &junit {
+            outln!("junit: {}", path.display());
         }
     }
     if let Some(why) = outcome.verdict.not_scored() {

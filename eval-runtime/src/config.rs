@@ -21,6 +21,7 @@
 //! | `EVAL_SAMPLE_TIMEOUT_SECS` | one sample's agent interaction, and separately its scoring | 300 |
 //! | `EVAL_CONCURRENCY` | agent calls in flight at once (1–100000) | 16 |
 //! | `EVAL_RESULTS_DIR` | where results files go | `<target dir>/evals` |
+//! | `EVAL_JUNIT` | also write the results as JUnit XML there (harness, `evals evaluate`) | — |
 //! | `EVAL_CACHE` | `on` / `off` (also `1`/`0`, `true`/`false`, `yes`/`no`) | on |
 //! | `EVAL_CACHE_DIR` | where judge and embedding answers are cached | `<results dir>/cache` |
 //! | `EVAL_JUDGE_URL`, `_MODEL`, `_API_KEY`, `_TIMEOUT_SECS` | an OpenAI-compatible chat server | model `gpt-4o-mini`, 120 s |
@@ -112,6 +113,9 @@ pub struct Config {
     /// `EVAL_AGENT_CASSETTE`: the file agent answers are recorded into or
     /// replayed from.
     pub agent_cassette: Option<PathBuf>,
+    /// `EVAL_JUNIT`: also write the results as JUnit XML there (the
+    /// harness and `evals evaluate`).
+    pub junit: Option<PathBuf>,
     /// `EVAL_AGENT_CASSETTE_MODE`: `record` or `replay` (the default: a
     /// cassette never calls the agent unless told to record).
     pub agent_cassette_mode: crate::engine::CassetteMode,
@@ -196,6 +200,7 @@ const KNOWN: &[&str] = &[
     "EVAL_JUDGE_CONCURRENCY",
     "EVAL_AGENT_CASSETTE",
     "EVAL_AGENT_CASSETTE_MODE",
+    "EVAL_JUNIT",
     "EVAL_RESULTS_DIR",
     "EVAL_CACHE",
     "EVAL_CACHE_DIR",
@@ -288,6 +293,9 @@ impl Config {
             .filter(|p| !p.trim().is_empty())
             .map(PathBuf::from);
         let agent_cassette_mode = get("EVAL_AGENT_CASSETTE_MODE", false);
+        let junit = get("EVAL_JUNIT", false)
+            .filter(|p| !p.trim().is_empty())
+            .map(PathBuf::from);
         let results_dir = get("EVAL_RESULTS_DIR", false).map(PathBuf::from);
         let cache = get("EVAL_CACHE", false);
         let cache_dir = get("EVAL_CACHE_DIR", false).map(PathBuf::from);
@@ -521,6 +529,7 @@ impl Config {
             concurrency,
             judge_concurrency,
             agent_cassette,
+            junit,
             agent_cassette_mode,
             results_dir,
             cache,

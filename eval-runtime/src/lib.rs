@@ -116,7 +116,7 @@ pub mod results {
     pub use crate::output::{
         DatasetSummary, DatasetTerms, FORMAT_VERSION, Gate, GateResult, MetricRecord,
         MetricSummary, Results, ResultsError, ResultsKey, RunSpread, RunVerdict, SampleRecord,
-        UsageTotals, Verdict, binary_name, failed_gates, merge, merge_dir, merge_paths,
+        UsageTotals, Verdict, binary_name, failed_gates, junit_xml, merge, merge_dir, merge_paths,
         results_dir, total_usage,
     };
 }

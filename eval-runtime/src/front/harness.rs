@@ -76,6 +76,7 @@ pub struct Harness {
     judge: Option<Judge>,
     embedder: Option<Embedder>,
     results_path: Option<PathBuf>,
+    junit_path: Option<PathBuf>,
     config: Option<Config>,
 }
 
@@ -94,6 +95,7 @@ impl Harness {
             judge: None,
             embedder: None,
             results_path: None,
+            junit_path: None,
             config: None,
         }
     }
@@ -243,6 +245,14 @@ impl Harness {
         self
     }
 
+    /// Also write the results as JUnit XML to `path` (else to
+    /// `EVAL_JUNIT`, when set): one testcase per sample, see
+    /// [`junit_xml`](crate::results::junit_xml).
+    pub fn junit(mut self, path: impl Into<PathBuf>) -> Self {
+        self.junit_path = Some(path.into());
+        self
+    }
+
     /// Settings to use instead of the environment's (tests).
     pub fn config(mut self, config: Config) -> Self {
         self.config = Some(config);
@@ -363,6 +373,10 @@ impl Harness {
             self.results_path.clone().unwrap_or_else(|| key.file(&dir))
         };
         let datasets = write_results(&path, &key, &[&*run], &[])?;
+        if let Some(junit) = self.junit_path.as_ref().or(config.junit.as_ref()) {
+            Results::read(&path)?.write_junit(junit)?;
+            println!("junit: {}", junit.display());
+        }
         let mut verdict = RunVerdict::of(&datasets);
         if let Some(b) = &plan.baseline {
             if config.under_nextest {

@@ -5,6 +5,7 @@
 //! reads.
 
 mod diff;
+mod junit;
 mod location;
 mod merge;
 mod report;
@@ -13,6 +14,7 @@ mod summary;
 mod verdict;
 
 pub use diff::{BaselineOutcome, Change, Diff, Only, accept, check_baseline, diff};
+pub use junit::junit_xml;
 pub use location::{ResultsKey, binary_name, results_dir};
 pub use merge::{merge, merge_dir, merge_paths};
 pub use report::{MetricResult, SampleReport, Spread};

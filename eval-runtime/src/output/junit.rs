@@ -1,0 +1,220 @@
+//! JUnit XML of a results file, for CI systems that show test reports
+//! (GitLab, Jenkins, Azure, GitHub actions that read JUnit).
+//!
+//! The layout is the one those systems read (Jenkins' and Ant's JUnit
+//! format): `<testsuites>` with totals, one `<testsuite>` per dataset, one
+//! `<testcase>` per sample, named by its test name, `classname` its dataset,
+//! `time` the agent's time in seconds. A sample that failed holds a
+//! `<failure>`, one that could not be scored an `<error>`: `message` is one
+//! line (what failed), the text every metric with its score and threshold,
+//! the output of a failed sample in `<system-out>`. Text is escaped for XML
+//! 1.0, and characters XML cannot hold (control characters) are written as
+//! `\u{..}`, as everywhere else.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use super::{DatasetSummary, Results, ResultsError, SampleRecord, Verdict};
+
+/// The JUnit XML of `results`.
+pub fn junit_xml(results: &Results) -> String {
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let total_time: f64 = results.samples.iter().map(|s| s.latency_ms / 1000.0).sum();
+    let count = |v: Verdict| results.samples.iter().filter(|s| s.verdict == v).count();
+    let _ = writeln!(
+        out,
+        "<testsuites name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{:.3}\">",
+        attr(&results.binary),
+        results.samples.len(),
+        count(Verdict::Fail),
+        count(Verdict::Error),
+        total_time
+    );
+    for dataset in &results.datasets {
+        suite(&mut out, dataset, results);
+    }
+    out.push_str("</testsuites>\n");
+    out
+}
+
+fn suite(out: &mut String, dataset: &DatasetSummary, results: &Results) {
+    let samples: Vec<&SampleRecord> = results
+        .samples
+        .iter()
+        .filter(|s| s.dataset == dataset.name)
+        .collect();
+    let time: f64 = samples.iter().map(|s| s.latency_ms / 1000.0).sum();
+    let _ = writeln!(
+        out,
+        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"0\" time=\"{time:.3}\">",
+        attr(&dataset.name),
+        samples.len(),
+        dataset.failed,
+        dataset.errors
+    );
+    for sample in samples {
+        case(out, sample);
+    }
+    out.push_str("  </testsuite>\n");
+}
+
+fn case(out: &mut String, s: &SampleRecord) {
+    let (file, line) = match s.source.rsplit_once(':') {
+        Some((file, line)) if line.parse::<u64>().is_ok() => (file, Some(line)),
+        _ => (s.source.as_str(), None),
+    };
+    let _ = write!(
+        out,
+        "    <testcase name=\"{}\" classname=\"{}\" time=\"{:.3}\" file=\"{}\"",
+        attr(&s.test_name),
+        attr(&s.dataset),
+        s.latency_ms / 1000.0,
+        attr(file)
+    );
+    if let Some(line) = line {
+        let _ = write!(out, " line=\"{line}\"");
+    }
+    if s.verdict == Verdict::Pass {
+        out.push_str("/>\n");
+        return;
+    }
+    out.push_str(">\n");
+    let (element, kind) = match s.verdict {
+        Verdict::Error => ("error", "unscored"),
+        _ => ("failure", "threshold"),
+    };
+    let _ = writeln!(
+        out,
+        "      <{element} message=\"{}\" type=\"{kind}\">{}</{element}>",
+        attr(&message(s)),
+        text(&details(s))
+    );
+    if let Some(output) = &s.output {
+        let _ = writeln!(out, "      <system-out>{}</system-out>", text(output));
+    }
+    out.push_str("    </testcase>\n");
+}
+
+/// One line: the sample's error, else the metrics that failed.
+fn message(s: &SampleRecord) -> String {
+    if let Some(e) = &s.error {
+        return e.clone();
+    }
+    let failed: Vec<String> = s
+        .metrics
+        .iter()
+        .filter(|m| !m.passed)
+        .map(|m| match (m.score, &m.error) {
+            (Some(score), _) => format!("{} {score:.3} {} {}", m.name, m.op, m.threshold),
+            (None, Some(e)) => format!("{}: {e}", m.name),
+            (None, None) => format!("{}: no score", m.name),
+        })
+        .collect();
+    failed.join("; ")
+}
+
+/// Every metric with its score, threshold and verdict, one per line.
+fn details(s: &SampleRecord) -> String {
+    let mut text = format!("{} ({}, id {})\n", s.test_name, s.source, s.id);
+    if let Some(e) = &s.error {
+        let _ = writeln!(text, "error: {e}");
+    }
+    for m in &s.metrics {
+        let score = m.score.map_or("-".to_string(), |v| format!("{v:.3}"));
+        let verdict = if m.passed { "pass" } else { "FAIL" };
+        let _ = write!(
+            text,
+            "{}  {score}  {} {}  {verdict}",
+            m.name, m.op, m.threshold
+        );
+        if let Some(e) = &m.error {
+            let _ = write!(text, " ({e})");
+        }
+        text.push('\n');
+    }
+    text
+}
+
+/// `s` for an attribute value: escaped, on one line.
+fn attr(s: &str) -> String {
+    escape(s, true)
+}
+
+/// `s` for element text.
+fn text(s: &str) -> String {
+    escape(s, false)
+}
+
+fn escape(s: &str, attribute: bool) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' if attribute => out.push_str("&quot;"),
+            '\n' if attribute => out.push_str("&#10;"),
+            '\t' if attribute => out.push_str("&#9;"),
+            '\r' => out.push_str("&#13;"),
+            '\n' | '\t' => out.push(c),
+            // Not allowed in XML 1.0 at all: shown escaped, as on the terminal.
+            c if (c as u32) < 0x20 || matches!(c, '\u{fffe}' | '\u{ffff}') => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+impl Results {
+    /// Writes [`junit_xml`] of these results to `path`, atomically.
+    pub fn write_junit(&self, path: &Path) -> Result<(), ResultsError> {
+        let error = |source| ResultsError::Write {
+            path: path.to_path_buf(),
+            source,
+        };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(error)?;
+        }
+        eval_core::files::write_atomically(path, junit_xml(self).as_bytes()).map_err(error)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::test_record;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn escapes_what_xml_cannot_hold() {
+        assert_eq!(attr("a<b & \"c\"\nd"), "a&lt;b &amp; &quot;c&quot;&#10;d");
+        assert_eq!(text("x\u{1b}[2J\ny"), "x\\u{1b}[2J\ny");
+    }
+
+    #[test]
+    fn one_case_per_sample_failures_and_errors_apart() {
+        let mut failed = test_record("qa", "qa::b", Verdict::Fail);
+        failed.output = Some("it said <nothing>".into());
+        let records = vec![
+            test_record("qa", "qa::a", Verdict::Pass),
+            failed,
+            test_record("qa", "qa::c", Verdict::Error),
+        ];
+        let results = Results::new("evals", records, &BTreeMap::new());
+        let xml = junit_xml(&results);
+        assert!(xml.contains(
+            "<testsuites name=\"evals\" tests=\"3\" failures=\"1\" errors=\"1\" time=\"0.003\">"
+        ));
+        assert!(xml.contains("<testsuite name=\"qa\" tests=\"3\" failures=\"1\" errors=\"1\""));
+        assert!(xml.contains(
+            "<testcase name=\"qa::a\" classname=\"qa\" time=\"0.001\" file=\"f.jsonl\" line=\"1\"/>"
+        ));
+        assert!(xml.contains(
+            "<failure message=\"contains 0.000 &gt;= 1\" type=\"threshold\">qa::b (f.jsonl:1, id qa::b)\ncontains  0.000  &gt;= 1  FAIL\n</failure>"
+        ));
+        assert!(xml.contains("<system-out>it said &lt;nothing&gt;</system-out>"));
+        assert!(xml.contains("<error message=\"agent error: down\" type=\"unscored\">"));
+    }
+}
