@@ -37,26 +37,18 @@ pub(super) async fn hallucination(
                 &format!("Answer: {}\nContexts:\n{contexts}", response.output),
             ),
             usage,
-            &|v| {
-                counted(
-                    flags(v, "verdicts", "verdict"),
-                    sample.context.len(),
-                    "contexts",
-                )
-            },
+            &|v| counted(v, "verdicts", "verdict", sample.context.len(), "contexts").map(|_| ()),
         )
         .await
         .map_err(MetricError::Service)?;
-    let agrees = flags(&reply, "verdicts", "verdict")?;
-    if agrees.len() != sample.context.len() {
-        return Err(format!(
-            "the judge gave {} verdicts for {} contexts",
-            agrees.len(),
-            sample.context.len()
-        )
-        .into());
-    }
-    Ok(agrees.iter().filter(|a| !**a).count() as f64 / agrees.len() as f64)
+    let agrees = counted(
+        &reply,
+        "verdicts",
+        "verdict",
+        sample.context.len(),
+        "contexts",
+    )?;
+    Ok(share(&agrees, false))
 }
 
 const OPINIONS_VERSION: u32 = 2;
@@ -117,18 +109,10 @@ pub(super) async fn opinions_flagged(
             ),
              &format!("Opinions:\n{numbered}")),
             usage,
-            &|v| counted(flags(v, "verdicts", "verdict"), opinions.len(), "opinions"),
+            &|v| counted(v, "verdicts", "verdict", opinions.len(), "opinions").map(|_| ()),
         )
         .await
         .map_err(MetricError::Service)?;
-    let flagged = flags(&reply, "verdicts", "verdict")?;
-    if flagged.len() != opinions.len() {
-        return Err(format!(
-            "the judge gave {} verdicts for {} opinions",
-            flagged.len(),
-            opinions.len()
-        )
-        .into());
-    }
-    Ok(flagged.iter().filter(|f| **f).count() as f64 / flagged.len() as f64)
+    let flagged = counted(&reply, "verdicts", "verdict", opinions.len(), "opinions")?;
+    Ok(share(&flagged, true))
 }

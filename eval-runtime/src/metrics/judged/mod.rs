@@ -212,23 +212,54 @@ pub(super) fn retrieved<'a>(sample: &'a Sample, response: &'a Response) -> &'a [
     }
 }
 
+/// [`retrieved`], which `metric` cannot score without.
+pub(super) fn retrieved_for<'a>(
+    metric: &str,
+    sample: &'a Sample,
+    response: &'a Response,
+) -> Result<&'a [String], String> {
+    let context = retrieved(sample, response);
+    if context.is_empty() {
+        return Err(format!(
+            "`{metric}` needs retrieved context: the agent returned none and the sample has no `context` field"
+        ));
+    }
+    Ok(context)
+}
+
 pub(super) fn judge<'a>(services: &'a Services, metric: &str) -> Result<&'a Judge, String> {
     services.judge.as_ref().map_err(|e| {
         format!("`{metric}` needs an LLM judge (set EVAL_JUDGE_URL and EVAL_JUDGE_MODEL): {e}")
     })
 }
 
-/// A list of `n` flags, or why not.
+/// `key`'s flags (see [`flags`]), one per each of `n` `what`: the shape a
+/// verdict answer must have (the judge is re-asked until it does), and the
+/// verdicts read from one that has it.
 pub(super) fn counted(
-    flags: Result<Vec<bool>, String>,
+    v: &Value,
+    key: &str,
+    flag: &str,
     n: usize,
     what: &str,
-) -> Result<(), String> {
-    match flags {
-        Ok(f) if f.len() == n => Ok(()),
-        Ok(f) => Err(format!("{} verdicts for {n} {what}", f.len())),
-        Err(e) => Err(e),
+) -> Result<Vec<bool>, String> {
+    let f = flags(v, key, flag)?;
+    if f.len() == n {
+        Ok(f)
+    } else {
+        Err(format!(
+            "the judge gave {} verdicts for {n} {what}",
+            f.len()
+        ))
     }
+}
+
+/// The share of `flags` that are `want` (0 for none).
+pub(super) fn share(flags: &[bool], want: bool) -> f64 {
+    if flags.is_empty() {
+        return 0.0;
+    }
+    flags.iter().filter(|f| **f == want).count() as f64 / flags.len() as f64
 }
 
 /// `key`: a number within `low..=high` (an integer when `integer`).

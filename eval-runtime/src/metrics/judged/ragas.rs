@@ -67,20 +67,12 @@ pub(super) async fn faithfulness(
                 ),
             ),
             usage,
-            &|v| counted(flags(v, "verdicts", "verdict"), n_statements, "statements"),
+            &|v| counted(v, "verdicts", "verdict", n_statements, "statements").map(|_| ()),
         )
         .await
         .map_err(MetricError::Service)?;
-    let verdicts = flags(&reply, "verdicts", "verdict")?;
-    if verdicts.len() != statements.len() {
-        return Err(format!(
-            "the judge gave {} verdicts for {} statements",
-            verdicts.len(),
-            statements.len()
-        )
-        .into());
-    }
-    Ok(verdicts.iter().filter(|v| **v).count() as f64 / verdicts.len() as f64)
+    let verdicts = counted(&reply, "verdicts", "verdict", n_statements, "statements")?;
+    Ok(share(&verdicts, true))
 }
 
 /// ragas **semantic similarity** (`answer_similarity`): cosine similarity of
@@ -136,13 +128,10 @@ pub(super) async fn context_recall(
     services: &Services,
     usage: &mut Usage,
 ) -> (Result<f64, MetricError>, Option<&'static str>) {
-    let context = retrieved(sample, response);
-    if context.is_empty() {
-        return (
-            Err("`context_recall` needs retrieved context: the agent returned none and the sample has no `context` field".into()),
-            None,
-        );
-    }
+    let context = match retrieved_for("context_recall", sample, response) {
+        Ok(context) => context,
+        Err(e) => return (Err(e.into()), None),
+    };
     let (judge, expected) = match context_setup("context_recall", sample, services) {
         Err(e) => return (Err(e.into()), None),
         Ok(Some(with_judge)) => with_judge,
@@ -184,7 +173,7 @@ pub(super) async fn context_recall(
         if f.is_empty() {
             Err("the judge found no statements in the expected answer".into())
         } else {
-            Ok(f.iter().filter(|a| **a).count() as f64 / f.len() as f64)
+            Ok(share(&f, true))
         }
     });
     (score.map_err(MetricError::from), None)
@@ -222,13 +211,10 @@ pub(super) async fn context_precision(
     services: &Services,
     usage: &mut Usage,
 ) -> (Result<f64, MetricError>, Option<&'static str>) {
-    let context = retrieved(sample, response);
-    if context.is_empty() {
-        return (
-            Err("`context_precision` needs retrieved context: the agent returned none and the sample has no `context` field".into()),
-            None,
-        );
-    }
+    let context = match retrieved_for("context_precision", sample, response) {
+        Ok(context) => context,
+        Err(e) => return (Err(e.into()), None),
+    };
     let (judge, expected) = match context_setup("context_precision", sample, services) {
         Err(e) => return (Err(e.into()), None),
         Ok(Some(with_judge)) => with_judge,
@@ -264,34 +250,18 @@ pub(super) async fn context_precision(
                 ),
             ),
             usage,
-            &|v| {
-                counted(
-                    flags(v, "verdicts", "verdict"),
-                    context.len(),
-                    "context chunks",
-                )
-            },
+            &|v| counted(v, "verdicts", "verdict", context.len(), "context chunks").map(|_| ()),
         )
         .await;
-    let verdicts = match reply
+    let verdicts = reply
         .map_err(|e| e.to_string())
-        .and_then(|r| flags(&r, "verdicts", "verdict"))
-    {
-        Ok(v) => v,
-        Err(e) => return (Err(e.into()), None),
-    };
-    if verdicts.len() != context.len() {
-        return (
-            Err(format!(
-                "the judge gave {} verdicts for {} context chunks",
-                verdicts.len(),
-                context.len()
-            )
-            .into()),
-            None,
-        );
-    }
-    (Ok(average_precision(&verdicts)), None)
+        .and_then(|r| counted(&r, "verdicts", "verdict", context.len(), "context chunks"));
+    (
+        verdicts
+            .map(|v| average_precision(&v))
+            .map_err(MetricError::from),
+        None,
+    )
 }
 
 const ANSWER_RELEVANCY_VERSION: u32 = 1;
