@@ -248,6 +248,7 @@ fn every_front_end_gives_the_same_verdict() {
     // 1. The attribute, as `cargo test` runs it.
     let attr_results = out_dir.join("attr");
     let attr = command(&attr_exe, &dir, &url, &attr_results)
+        .env("EVAL_JUNIT", out_dir.join("attr.junit.xml"))
         .output()
         .unwrap();
     let attr_text = text(&attr);
@@ -274,6 +275,7 @@ fn every_front_end_gives_the_same_verdict() {
     // 2. The harness.
     let harness_results = out_dir.join("harness");
     let harness = command(&harness_exe, &dir, &url, &harness_results)
+        .env("EVAL_JUNIT", out_dir.join("harness.junit.xml"))
         .output()
         .unwrap();
     let harness_text = text(&harness);
@@ -289,6 +291,28 @@ fn every_front_end_gives_the_same_verdict() {
     let harness_file = harness_results.join("front-ends/harness.json");
     // The harness and the attribute keep their own files side by side.
     assert!(attr_file.is_file() && harness_file.is_file());
+    // EVAL_JUNIT gives both the same JUnit: one testcase per sample, the
+    // sample that failed singly a <failure>.
+    for name in ["attr", "harness"] {
+        let xml = std::fs::read_to_string(out_dir.join(format!("{name}.junit.xml")))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let cases = xml.matches("<testcase ").count();
+        assert_eq!(
+            cases,
+            read(&out_dir.join(name).join(format!("front-ends/{name}.json")))
+                .samples
+                .len(),
+            "{name}: {xml}"
+        );
+        assert!(
+            xml.contains("<testcase name=\"qa::wrong_city\" classname=\"qa\""),
+            "{name}: {xml}"
+        );
+        assert!(
+            xml.contains("<failure message=\"contains 0.000 &gt;= 1\""),
+            "{name}: {xml}"
+        );
+    }
 
     // 3. The `evals` command, one dataset at a time.
     let cli_results = out_dir.join("cli");

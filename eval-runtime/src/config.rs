@@ -21,7 +21,7 @@
 //! | `EVAL_SAMPLE_TIMEOUT_SECS` | one sample's agent interaction, and separately its scoring | 300 |
 //! | `EVAL_CONCURRENCY` | agent calls in flight at once (1–100000) | 16 |
 //! | `EVAL_RESULTS_DIR` | where results files go | `<target dir>/evals` |
-//! | `EVAL_JUNIT` | also write the results as JUnit XML there (harness, `evals evaluate`) | — |
+//! | `EVAL_JUNIT` | also write the results as JUnit XML there (every front end, not under nextest) | — |
 //! | `EVAL_CACHE` | `on` / `off` (also `1`/`0`, `true`/`false`, `yes`/`no`) | on |
 //! | `EVAL_CACHE_DIR` | where judge and embedding answers are cached | `<results dir>/cache` |
 //! | `EVAL_JUDGE_URL`, `_MODEL`, `_API_KEY`, `_TIMEOUT_SECS` | an OpenAI-compatible chat server | model `gpt-4o-mini`, 120 s |
@@ -113,8 +113,8 @@ pub struct Config {
     /// `EVAL_AGENT_CASSETTE`: the file agent answers are recorded into or
     /// replayed from.
     pub agent_cassette: Option<PathBuf>,
-    /// `EVAL_JUNIT`: also write the results as JUnit XML there (the
-    /// harness and `evals evaluate`).
+    /// `EVAL_JUNIT`: also write the results as JUnit XML there (every
+    /// front end; not under nextest, which writes its own).
     pub junit: Option<PathBuf>,
     /// `EVAL_AGENT_CASSETTE_MODE`: `record` or `replay` (the default: a
     /// cassette never calls the agent unless told to record).

@@ -255,6 +255,15 @@ fn record_process(run: &Arc<Run>, package: &str) {
         .collect();
     if let Err(e) = write_results(&path, &key, &all, &missing) {
         warn(&e.to_string());
+        return;
+    }
+    // EVAL_JUNIT: the same file as the harness and the CLI write, of the
+    // whole binary (under nextest, its own `--profile ci` JUnit instead:
+    // each process would replace the others').
+    if let Some(junit) = config.junit.as_ref().filter(|_| !config.under_nextest)
+        && let Err(e) = crate::output::Results::read(&path).and_then(|r| r.write_junit(junit))
+    {
+        warn(&e.to_string());
     }
 }
 

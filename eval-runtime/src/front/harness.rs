@@ -374,7 +374,7 @@ impl Harness {
         };
         let datasets = write_results(&path, &key, &[&*run], &[])?;
         if let Some(junit) = self.junit_path.as_ref().or(config.junit.as_ref()) {
-            Results::read(&path)?.write_junit(junit)?;
+            run.results(&key).write_junit(junit)?;
             println!("junit: {}", junit.display());
         }
         let mut verdict = RunVerdict::of(&datasets);
