@@ -210,7 +210,7 @@ fn combine(
                 }
             }
             let spread = Spread::of(&scores, spec);
-            let mut result = metric_result(spec, Ok(spread.mean));
+            let mut result = MetricResult::of(spec, Ok(spread.mean));
             result.method = runs[0].metrics[m].method;
             // The raw value (deepeval direction, 1-5 rating) is averaged too.
             let raws: Vec<f64> = runs.iter().filter_map(|r| r.metrics[m].raw).collect();
@@ -304,7 +304,7 @@ async fn score_metric(
 
 /// The result of a model-based metric.
 fn judged_result(spec: &MetricSpec, scored: &judged::Scored) -> MetricResult {
-    let mut result = metric_result(spec, scored.score.clone());
+    let mut result = MetricResult::of(spec, scored.score.clone());
     result.method = scored.method;
     result.raw = scored.raw;
     result
@@ -323,7 +323,7 @@ async fn score_turn(
     // A tool metric scores that turn's calls, not its answer.
     if let Some(result) = metrics::tools::score(spec, sample, response, Some(turn)) {
         return (
-            metric_result(spec, result),
+            MetricResult::of(spec, result),
             Usage::default(),
             Usage::default(),
         );
@@ -340,7 +340,7 @@ async fn score_turn(
                 answers: response.turn_outputs.len(),
             };
             return (
-                metric_result(spec, Err(error)),
+                MetricResult::of(spec, Err(error)),
                 Usage::default(),
                 Usage::default(),
             );
@@ -348,7 +348,7 @@ async fn score_turn(
     };
     let expected = sample.expected_for_turn(turn);
     if !judged::is_model_based(spec) {
-        let result = metric_result(spec, metrics::score(spec, output, expected));
+        let result = MetricResult::of(spec, metrics::score(spec, output, expected));
         return (result, Usage::default(), Usage::default());
     }
     let mut one = sample.clone();
@@ -432,7 +432,7 @@ fn score_sample(spec: &MetricSpec, sample: &Sample, response: &Response) -> Metr
         return score_rank(spec, metric, sample, response);
     }
     if let Some(result) = metrics::tools::score(spec, sample, response, None) {
-        return metric_result(spec, result);
+        return MetricResult::of(spec, result);
     }
     let accepted = &sample.accepted_answers;
     let result = match &sample.expected {
@@ -465,7 +465,7 @@ fn score_sample(spec: &MetricSpec, sample: &Sample, response: &Response) -> Metr
             .unwrap_or_else(|| Err("no accepted answer".into())),
         other => metrics::score(spec, &response.output, other.as_ref().map(Expected::last)),
     };
-    metric_result(spec, result)
+    MetricResult::of(spec, result)
 }
 
 /// A rank metric of a retrieval query (see [`eval_core::retrieval`]). A query
@@ -478,23 +478,19 @@ fn score_rank(
     response: &Response,
 ) -> MetricResult {
     let Some(query) = &sample.retrieval else {
-        return metric_result(
+        return MetricResult::of(
             spec,
             Err(format!("`{}` needs the query's relevant.sourceIds", spec.name).into()),
         );
     };
     let scores =
         crate::metrics::rank::metrics_at_k(&response.retrieved, &query.relevant_ids, query.top_k);
-    let mut result = metric_result(spec, Ok(scores.get(metric)));
+    let mut result = MetricResult::of(spec, Ok(scores.get(metric)));
     if query.relevant_ids.is_empty() {
         result.passed = true;
         result.method = Some("no relevant documents: nothing to find, not held to the threshold");
     }
     result
-}
-
-fn metric_result(spec: &MetricSpec, result: Result<f64, MetricError>) -> MetricResult {
-    MetricResult::of(spec, result)
 }
 
 #[cfg(test)]

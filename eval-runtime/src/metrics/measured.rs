@@ -19,7 +19,7 @@ pub fn is_measured(spec: &MetricSpec) -> bool {
 
 /// The result a measured metric has until [`fill`] scores it.
 pub(crate) fn pending(spec: &MetricSpec) -> MetricResult {
-    result(
+    MetricResult::of(
         spec,
         Err("not measured: the sample was not evaluated".into()),
     )
@@ -53,10 +53,6 @@ pub(crate) fn fill(report: &mut SampleReport, specs: &[MetricSpec]) {
                 spec.name
             ))),
         };
-        *slot = result(spec, value);
+        *slot = MetricResult::of(spec, value);
     }
-}
-
-fn result(spec: &MetricSpec, value: Result<f64, MetricError>) -> MetricResult {
-    MetricResult::of(spec, value)
 }
