@@ -114,10 +114,10 @@ pub mod __private;
 /// and the verdict they amount to.
 pub mod results {
     pub use crate::output::{
-        DatasetSummary, DatasetTerms, FORMAT_VERSION, Gate, GateResult, MetricRecord,
-        MetricSummary, Results, ResultsError, ResultsKey, RunSpread, RunVerdict, SampleRecord,
-        UsageTotals, Verdict, binary_name, failed_gates, junit_xml, merge, merge_dir, merge_paths,
-        results_dir, total_usage,
+        DatasetSummary, DatasetTerms, FORMAT_VERSION, Gate, GateResult, KEPT_CHARS, KEPT_CHUNKS,
+        MetricRecord, MetricSummary, Results, ResultsError, ResultsKey, RunSpread, RunVerdict,
+        SampleRecord, UsageTotals, Verdict, binary_name, failed_gates, junit_xml, merge, merge_dir,
+        merge_paths, results_dir, total_usage,
     };
 }
 

@@ -185,6 +185,8 @@ fn combine(
     add_cost(&mut report, runs.iter());
     if let Some(last) = runs.last() {
         report.tool_calls = last.tool_calls.clone();
+        report.context = last.context.clone();
+        report.retrieved = last.retrieved.clone();
         report.model = last.model.clone();
     }
     report.metrics = specs
@@ -245,6 +247,8 @@ pub(crate) async fn score(
     report.ttft = response.ttft;
     report.model = response.model.clone();
     report.tool_calls = response.tool_calls.clone();
+    report.context = response.context.clone();
+    report.retrieved = response.retrieved.clone();
     // A sample's metrics are independent: their judge and embedding calls
     // run at once (each service bounds its own calls in flight). Metrics
     // that call nothing are scored in place.

@@ -283,8 +283,6 @@ impl Run {
         SampleRecord {
             dataset: d.plan.name.clone(),
             test_name: self.name(t),
-            id: sample.id.clone(),
-            source: sample.source.to_string(),
             verdict: c.verdict,
             metrics: d
                 .specs(i)
@@ -300,11 +298,14 @@ impl Run {
                     method: m.method.map(str::to_string),
                     raw: m.raw,
                     spread: m.spread.map(Into::into),
+                    reason: m.reason.as_deref().map(str::to_string),
                 })
                 .collect(),
             latency_ms: f64::from(c.latency_ms),
             error: c.error.as_deref().map(str::to_string),
             output: c.output.as_deref().map(str::to_string),
+            context: c.more().context.clone(),
+            retrieved_ids: c.more().retrieved.clone(),
             ttft_ms: c.more().ttft_ms.map(f64::from),
             tool_calls: c.more().tool_calls.clone(),
             agent: c.more().agent,
@@ -313,6 +314,7 @@ impl Run {
             cost_usd: c.more().cost_usd,
             cost_unknown: c.more().cost_unknown.as_deref().map(str::to_string),
             runs: c.runs(),
+            ..SampleRecord::describing(sample)
         }
     }
 

@@ -1,7 +1,7 @@
 //! What the results file needs of one sample beyond what its dataset and
 //! trial already hold, kept small: a run may have 100,000 samples.
 
-use crate::output::{SampleReport, Spread, Verdict, cut_output};
+use crate::output::{SampleReport, Spread, Verdict, cut_chunks, cut_output};
 use crate::services::Usage;
 
 /// One metric of a [`Compact`], in its dataset's spec order.
@@ -12,6 +12,7 @@ pub(crate) struct CompactScore {
     pub method: Option<&'static str>,
     pub raw: Option<f64>,
     pub spread: Option<Spread>,
+    pub reason: Option<Box<str>>,
 }
 
 /// One evaluated sample.
@@ -20,7 +21,7 @@ pub(crate) struct Compact {
     pub latency_ms: f32,
     pub metrics: Box<[CompactScore]>,
     pub error: Option<Box<str>>,
-    /// The output of a sample that failed (cut to 500 characters).
+    /// The agent's output (cut to 500 characters).
     pub output: Option<Box<str>>,
     /// What most samples of a large run lack (an in-process agent reports
     /// no tokens and calls no tool; no judge, no price table): one
@@ -41,6 +42,10 @@ pub(crate) struct More {
     pub cost_unknown: Option<Box<str>>,
     /// Runs of the agent scored (`repeat`); 0 here means 1.
     pub runs: u32,
+    /// The context the agent returned (cut as in results files).
+    pub context: Vec<String>,
+    /// The ids it retrieved.
+    pub retrieved: Vec<String>,
 }
 
 static NONE: More = More {
@@ -52,6 +57,8 @@ static NONE: More = More {
     cost_usd: None,
     cost_unknown: None,
     runs: 0,
+    context: Vec::new(),
+    retrieved: Vec::new(),
 };
 
 impl Compact {
@@ -81,6 +88,8 @@ impl Compact {
             cost_usd: report.cost_usd,
             cost_unknown: report.cost_unknown.as_deref().map(Into::into),
             runs: if runs == 1 { 0 } else { runs },
+            context: cut_chunks(&report.context),
+            retrieved: report.retrieved.clone(),
         };
         Compact {
             verdict,
@@ -95,16 +104,17 @@ impl Compact {
                     method: m.method,
                     raw: m.raw,
                     spread: m.spread,
+                    reason: m.reason.as_deref().map(|r| cut_output(r).into_boxed_str()),
                 })
                 .collect(),
             error: report
                 .error
                 .as_ref()
                 .map(|e| e.to_string().into_boxed_str()),
-            output: match (&report.output, verdict) {
-                (Some(out), Verdict::Fail) => Some(cut_output(out).into_boxed_str()),
-                _ => None,
-            },
+            output: report
+                .output
+                .as_deref()
+                .map(|out| cut_output(out).into_boxed_str()),
             more: (more != NONE).then(|| Box::new(more)),
         }
     }

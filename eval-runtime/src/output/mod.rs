@@ -19,14 +19,14 @@ pub use location::{ResultsKey, binary_name, results_dir};
 pub use merge::{merge, merge_dir, merge_paths};
 pub use report::{MetricResult, SampleReport, Spread};
 pub use results::{
-    DatasetSummary, DatasetTerms, FORMAT_VERSION, Gate, GateResult, MetricRecord, MetricSummary,
-    Results, ResultsError, RunSpread, SampleRecord, UsageTotals, Verdict, failed_gates,
-    total_usage,
+    DatasetSummary, DatasetTerms, FORMAT_VERSION, Gate, GateResult, KEPT_CHARS, KEPT_CHUNKS,
+    MetricRecord, MetricSummary, Results, ResultsError, RunSpread, SampleRecord, UsageTotals,
+    Verdict, failed_gates, total_usage,
 };
 pub use verdict::RunVerdict;
 
 pub(crate) use report::numbered;
-pub(crate) use results::{cut_output, write_streaming};
+pub(crate) use results::{cut_chunks, cut_output, write_streaming};
 pub(crate) use summary::{Measured, Summaries};
 
 use std::path::Path;
@@ -59,8 +59,6 @@ pub(crate) fn test_record(dataset: &str, name: &str, verdict: Verdict) -> Sample
     SampleRecord {
         dataset: dataset.into(),
         test_name: name.into(),
-        id: name.into(),
-        source: "f.jsonl:1".into(),
         verdict,
         metrics: vec![MetricRecord {
             name: "contains".into(),
@@ -72,17 +70,12 @@ pub(crate) fn test_record(dataset: &str, name: &str, verdict: Verdict) -> Sample
             method: None,
             raw: None,
             spread: None,
+            reason: None,
         }],
         latency_ms: 1.0,
         error: (verdict == Verdict::Error).then(|| "agent error: down".into()),
-        output: None,
-        ttft_ms: None,
-        tool_calls: Vec::new(),
-        agent: Default::default(),
-        usage: Default::default(),
-        embeddings: Default::default(),
-        cost_usd: None,
-        cost_unknown: None,
-        runs: 1,
+        id: name.into(),
+        source: "f.jsonl:1".into(),
+        ..SampleRecord::describing(&eval_core::Sample::new("q"))
     }
 }

@@ -37,6 +37,9 @@ pub struct MetricResult {
     /// Over repeated runs (`repeat = n`): the score is their mean; this is
     /// the spread.
     pub spread: Option<Spread>,
+    /// Why the metric scored as it did, when it says (the judge's reason,
+    /// the verdicts it counted).
+    pub reason: Option<String>,
 }
 
 impl MetricResult {
@@ -57,6 +60,7 @@ impl MetricResult {
             method: None,
             raw: None,
             spread: None,
+            reason: None,
         }
     }
 }
@@ -149,6 +153,10 @@ pub struct SampleReport {
     pub ttft: Option<Duration>,
     /// The tool calls the agent made, in order.
     pub tool_calls: Vec<eval_core::ToolCall>,
+    /// The context the agent returned (retrieved chunks), in order.
+    pub context: Vec<String>,
+    /// The document ids the agent retrieved, best first (retrieval queries).
+    pub retrieved: Vec<String>,
     /// The tool calls the sample expects (shown beside the agent's when a
     /// tool metric fails).
     pub expected_tools: Option<Vec<eval_core::ToolCall>>,
@@ -237,6 +245,8 @@ impl SampleReport {
             latency: Duration::ZERO,
             ttft: None,
             tool_calls: Vec::new(),
+            context: Vec::new(),
+            retrieved: Vec::new(),
             expected_tools: sample.expected_tools.clone(),
             agent: Usage::default(),
             model: None,

@@ -161,9 +161,27 @@ impl Verdict {
     }
 }
 
-/// The part of a failing output kept in results files (500 characters).
+/// How much of a text (an input turn, the expected answer, the output, a
+/// context chunk, a judge's reason) a results file keeps, in characters.
+pub const KEPT_CHARS: usize = 500;
+/// How many context chunks a results file keeps per sample.
+pub const KEPT_CHUNKS: usize = 20;
+
+/// The part of a text kept in results files ([`KEPT_CHARS`] characters).
 pub(crate) fn cut_output(output: &str) -> String {
-    output.chars().take(500).collect()
+    match output.char_indices().nth(KEPT_CHARS) {
+        Some((end, _)) => output[..end].to_string(),
+        None => output.to_string(),
+    }
+}
+
+/// The part of a context kept in results files.
+pub(crate) fn cut_chunks(chunks: &[String]) -> Vec<String> {
+    chunks
+        .iter()
+        .take(KEPT_CHUNKS)
+        .map(|c| cut_output(c))
+        .collect()
 }
 
 /// One metric on one sample.
@@ -194,6 +212,10 @@ pub struct MetricRecord {
     /// score (the mean), and whether it straddles the threshold.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spread: Option<RunSpread>,
+    /// Why it scored as it did, when the metric says: the judge's reason,
+    /// or the verdicts it counted (cut to 500 characters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// A metric's spread over repeated runs, in a results file.
@@ -243,9 +265,44 @@ pub struct SampleRecord {
     /// Why the sample could not be scored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// The agent's output, for samples that did not pass (cut to 500 characters).
+    /// The item's name, when the dataset gives one (a runevals item's `name`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The id of the retrieval dataset the query belongs to (Unrag's `id`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dataset_id: Option<String>,
+    /// The user turns sent to the agent, in order (each cut to
+    /// [`KEPT_CHARS`] characters).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub input: Vec<String>,
+    /// The expected answer (one per turn: `[1] …  [2] …`), cut to
+    /// [`KEPT_CHARS`] characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected: Option<String>,
+    /// The tool calls the sample expects, when it says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_tools: Option<Vec<eval_core::ToolCall>>,
+    /// The sample's tags.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    /// The sample's metadata, as the dataset gives it.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub metadata: serde_json::Map<String, serde_json::Value>,
+    /// The agent's output, when it answered (cut to [`KEPT_CHARS`]
+    /// characters; files of earlier versions hold it only for samples that
+    /// failed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<String>,
+    /// The context the agent returned with its answer (at most
+    /// [`KEPT_CHUNKS`] chunks, each cut to [`KEPT_CHARS`] characters).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub context: Vec<String>,
+    /// The document ids the agent retrieved, best first (retrieval queries).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retrieved_ids: Vec<String>,
+    /// The ids the query should retrieve (a retrieval dataset's `relevant`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub relevant_ids: Vec<String>,
     /// Time to the agent's first token, milliseconds, when it streamed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttft_ms: Option<f64>,
@@ -319,13 +376,14 @@ impl MetricRecord {
             method: m.method.map(str::to_string),
             raw: m.raw,
             spread: m.spread.map(RunSpread::from),
+            reason: m.reason.as_deref().map(cut_output),
         }
     }
 }
 
 impl SampleRecord {
-    /// The persisted form of a report.
-    pub fn from_report(dataset: &str, report: &SampleReport) -> Self {
+    /// The persisted form of `sample`'s report.
+    pub fn from_report(dataset: &str, sample: &eval_core::Sample, report: &SampleReport) -> Self {
         let verdict = Verdict::of(report);
         SampleRecord {
             dataset: dataset.to_string(),
@@ -340,10 +398,9 @@ impl SampleRecord {
                 .collect(),
             latency_ms: report.latency.as_secs_f64() * 1000.0,
             error: report.error.as_ref().map(ToString::to_string),
-            output: match (&report.output, verdict) {
-                (Some(out), Verdict::Fail) => Some(cut_output(out)),
-                _ => None,
-            },
+            output: report.output.as_deref().map(cut_output),
+            context: cut_chunks(&report.context),
+            retrieved_ids: report.retrieved.clone(),
             ttft_ms: report.ttft.map(|t| t.as_secs_f64() * 1000.0),
             tool_calls: report.tool_calls.clone(),
             agent: report.agent,
@@ -356,8 +413,63 @@ impl SampleRecord {
                 .iter()
                 .find_map(|m| m.spread.map(|s| s.runs as u32))
                 .unwrap_or(1),
+            ..SampleRecord::describing(sample)
         }
     }
+
+    /// A record holding what the dataset says of `sample` (its name, input,
+    /// expected answer and tools, tags, metadata, relevant ids) and nothing
+    /// evaluated.
+    pub(crate) fn describing(sample: &eval_core::Sample) -> Self {
+        SampleRecord {
+            dataset: String::new(),
+            test_name: String::new(),
+            id: sample.id.clone(),
+            source: sample.source.to_string(),
+            verdict: Verdict::Error,
+            metrics: Vec::new(),
+            latency_ms: 0.0,
+            error: None,
+            name: item_name(sample),
+            dataset_id: sample.retrieval.as_ref().map(|q| q.dataset_id.clone()),
+            input: sample.input.turns().iter().map(|t| cut_output(t)).collect(),
+            expected: sample.expected.as_ref().map(|e| {
+                cut_output(&match e {
+                    eval_core::Expected::PerTurn(list) => crate::output::numbered(list),
+                    eval_core::Expected::Text(t) => t.clone(),
+                })
+            }),
+            expected_tools: sample.expected_tools.clone(),
+            tags: sample.tags.clone(),
+            metadata: sample.metadata.clone(),
+            output: None,
+            context: Vec::new(),
+            retrieved_ids: Vec::new(),
+            relevant_ids: sample
+                .relevant_ids()
+                .map(<[String]>::to_vec)
+                .unwrap_or_default(),
+            ttft_ms: None,
+            tool_calls: Vec::new(),
+            agent: Usage::default(),
+            usage: Usage::default(),
+            embeddings: Usage::default(),
+            cost_usd: None,
+            cost_unknown: None,
+            runs: 1,
+        }
+    }
+}
+
+/// The item's own name, when the dataset gives one (a runevals item's
+/// `name`, kept among the record's other fields).
+fn item_name(sample: &eval_core::Sample) -> Option<String> {
+    sample
+        .extra
+        .get("name")
+        .or_else(|| sample.metadata.get("name"))
+        .and_then(serde_json::Value::as_str)
+        .map(str::to_string)
 }
 
 /// An aggregate gate: a statistic of a metric over a dataset's scored
