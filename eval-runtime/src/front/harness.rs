@@ -373,9 +373,20 @@ impl Harness {
             self.results_path.clone().unwrap_or_else(|| key.file(&dir))
         };
         let datasets = write_results(&path, &key, &[&*run], &[])?;
-        if let Some(junit) = self.junit_path.as_ref().or(config.junit.as_ref()) {
-            run.results(&key).write_junit(junit)?;
-            println!("junit: {}", junit.display());
+        let junit = self.junit_path.as_ref().or(config.junit.as_ref());
+        // One run of a whole binary: its GitHub step summary (under nextest
+        // a process runs one test; `evals report summary` on the merged file).
+        let step_summary =
+            config.step_summary.is_some() && config.step_summary_auto && !config.under_nextest;
+        if junit.is_some() || step_summary {
+            let results = run.results(&key);
+            if let Some(junit) = junit {
+                results.write_junit(junit)?;
+                println!("junit: {}", junit.display());
+            }
+            if step_summary {
+                crate::output::auto_step_summary(config, &results);
+            }
         }
         let mut verdict = RunVerdict::of(&datasets);
         if let Some(b) = &plan.baseline {

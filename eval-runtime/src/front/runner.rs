@@ -149,6 +149,7 @@ impl Prepared<'_> {
                 reason: e.to_string(),
             })?;
         let results = self.run.results(&ResultsKey::named(self.binary));
+        crate::output::auto_step_summary(self.config, &results);
         let mut verdict = RunVerdict::of(&results.datasets);
         let baseline = match &self.baseline {
             Some(b) => {
