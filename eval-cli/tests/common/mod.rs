@@ -20,6 +20,8 @@ pub fn evals_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
         .env_remove("EVAL_EMBED_URL")
         .env_remove("EVAL_CONCURRENCY")
         .env_remove("EVAL_SAMPLE_TIMEOUT_SECS")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .env_remove("EVAL_STEP_SUMMARY")
         .env("EVAL_CACHE", "off");
     for (k, v) in env {
         cmd.env(k, v);

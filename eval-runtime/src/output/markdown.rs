@@ -26,6 +26,8 @@ use crate::error::one_line;
 pub const SHOWN_CHANGES: usize = 50;
 /// How much of a name a table cell shows, in characters.
 const NAME_CHARS: usize = 120;
+/// How much of the expected and the actual answer a failing sample shows.
+const ANSWER_CHARS: usize = 160;
 
 /// `s` as Markdown text on one line: cut to `max` characters, control
 /// characters shown escaped, and every character Markdown (or GitHub's
@@ -223,11 +225,18 @@ fn run_section(out: &mut String, results: &Results, heading: bool) {
         let _ = writeln!(out, "### {}\n", code(&results.binary, false));
     }
     match results.incompleteness() {
-        None => out.push_str("Complete run: every planned sample was evaluated.\n\n"),
+        None => {
+            let _ = writeln!(
+                out,
+                "{}: complete run, every planned sample was evaluated.\n",
+                code(&results.binary, false)
+            );
+        }
         Some(why) => {
             let _ = writeln!(
                 out,
-                "> ⚠️ **Incomplete run**: {}. Gates of incomplete datasets are not judged.\n",
+                "> ⚠️ **Incomplete run** of {}: {}. Gates of incomplete datasets are not judged.\n",
+                code(&results.binary, false),
                 inline(&why, 1000)
             );
         }
@@ -283,6 +292,16 @@ fn run_section(out: &mut String, results: &Results, heading: bool) {
         );
         for line in failure_lines(s) {
             let _ = writeln!(out, "  - {}", inline(&line, 1000));
+        }
+        if s.verdict == Verdict::Fail && (s.expected.is_some() || s.output.is_some()) {
+            let shown =
+                |t: Option<&String>| t.map_or("—".to_string(), |t| inline(t, ANSWER_CHARS));
+            let _ = writeln!(
+                out,
+                "  - expected: {} · actual: {}",
+                shown(s.expected.as_ref()),
+                shown(s.output.as_ref())
+            );
         }
     }
     if total > shown {
@@ -594,6 +613,7 @@ mod tests {
         // missed because a sample could not be scored.
         let mut failed = record("qa", "qa::b", Verdict::Fail);
         failed.metrics[0].reason = Some("never | says `4`".into());
+        failed.output = Some("*4*".into());
         let results = gated(
             vec![
                 record("qa", "qa::a", Verdict::Pass),
@@ -608,7 +628,7 @@ mod tests {
             md.starts_with("## ❌ Evals failed: 3 of 4 samples failed, 1 gate(s) missed\n"),
             "{md}"
         );
-        assert!(md.contains("Complete run: every planned sample was evaluated."));
+        assert!(md.contains("`evals`: complete run, every planned sample was evaluated."));
         assert!(
             md.contains("| `qa` | 4 | 1 | 2 | 1 | 1 ms | 1 ms | 0 | — |"),
             "{md}"
@@ -629,7 +649,7 @@ mod tests {
             "{listed}"
         );
         assert!(
-            listed.contains("- ❌ **`qa::b`** · `f.jsonl:1` · failed\n  - contains 0.000, needs \\>= 1: never \\| says \\`4\\`\n"),
+            listed.contains("- ❌ **`qa::b`** · `f.jsonl:1` · failed\n  - contains 0.000, needs \\>= 1: never \\| says \\`4\\`\n  - expected: — · actual: \\*4\\*\n"),
             "{listed}"
         );
     }
@@ -672,7 +692,7 @@ mod tests {
             "one section per file"
         );
         assert!(
-            md.contains("> ⚠️ **Incomplete run**: 1 of 3 samples of \\`qa\\`."),
+            md.contains("> ⚠️ **Incomplete run** of `evals`: 1 of 3 samples of \\`qa\\`."),
             "{md}"
         );
         assert!(md.contains("⏸️ not judged: 1 of 3 samples ran"));
