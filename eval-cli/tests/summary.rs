@@ -223,3 +223,60 @@ fn report_diff_as_markdown_for_a_pull_request() {
     assert_eq!(code(&out), 2, "--json and --format together");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn the_harness_appends_its_summary_too() {
+    use eval_runtime::{Config, Harness, Response, Sample};
+    let dir = scratch("summary-harness");
+    std::fs::write(dir.join("qa.jsonl"), DATASET).unwrap();
+    let step = dir.join("step.md");
+    let config = |switch: &'static str| {
+        let step = step.to_string_lossy().into_owned();
+        Config::from_vars(
+            move |n| {
+                Ok(match n {
+                    "GITHUB_STEP_SUMMARY" => Some(step.clone()),
+                    "EVAL_STEP_SUMMARY" => Some(switch.to_string()),
+                    "EVAL_CACHE" => Some("off".into()),
+                    _ => None,
+                })
+            },
+            &[],
+        )
+        .unwrap()
+    };
+    let run = |switch| {
+        Harness::new()
+            .config(config(switch))
+            .base_dir(&dir)
+            .results_file(dir.join("results.json"))
+            .dataset("qa.jsonl", "contains")
+            .gate("contains >= 0.3")
+            .agent_fn(async |s: &Sample| {
+                Response::new(if s.input.last().contains("RAG") {
+                    "Retrieval augmented generation"
+                } else {
+                    "four"
+                })
+            })
+            .evaluate(libtest_mimic::Arguments::from_iter(["summary", "-q"]))
+    };
+    assert_eq!(run("on").code, 101);
+    let md = std::fs::read_to_string(&step).unwrap();
+    assert!(
+        md.starts_with("## ❌ Evals failed: 2 of 3 samples failed, 1 gate(s) missed\n"),
+        "{md}"
+    );
+    assert!(md.contains(GATE_ROW), "{md}");
+    assert!(
+        md.contains("  - expected: five \\| \\`5\\` · actual: four\n"),
+        "{md}"
+    );
+    assert_eq!(run("off").code, 101);
+    assert_eq!(
+        std::fs::read_to_string(&step).unwrap(),
+        md,
+        "off: not appended"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
