@@ -280,3 +280,54 @@ fn the_harness_appends_its_summary_too() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn a_regression_against_the_baseline_fails_the_step_summary_too() {
+    let dir = scratch("summary-baseline");
+    let step = dir.join("step.md");
+    let env = [("GITHUB_STEP_SUMMARY", step.to_str().unwrap())];
+    let run = |expected: &str| {
+        std::fs::write(
+            dir.join("qa.jsonl"),
+            format!("{{\"input\": \"What is 2 + 2?\", \"expected\": \"{expected}\"}}\n"),
+        )
+        .unwrap();
+        evals_with(
+            &dir,
+            &[
+                "evaluate",
+                "qa.jsonl",
+                "--url",
+                demo_url(),
+                "--metrics",
+                "contains",
+                "--ci-gate",
+                "--baseline",
+                "baseline.json",
+            ],
+            &env,
+        )
+    };
+    assert_eq!(code(&run("4")), 0);
+    let first = std::fs::read_to_string(&step).unwrap();
+    assert!(first.starts_with("## ✅ Evals passed"), "{first}");
+    assert!(
+        first.contains("Baseline `baseline.json` written (there was none)."),
+        "{first}"
+    );
+    // Under ciGate the sample does not fail singly: the mean's gate and the baseline do.
+    let out = run("five");
+    assert_eq!(code(&out), 1, "{:?}", text(&out));
+    let md = std::fs::read_to_string(&step).unwrap();
+    let second = &md[first.len()..];
+    assert!(
+        second.starts_with("## ❌ Evals failed: 1 gate(s) missed, 1 regression(s)\n"),
+        "{second}"
+    );
+    assert!(
+        second.contains("### Against the baseline `baseline.json`\n\n1 sample(s) compared (changes of at most 0 ignored): **1 worse**"),
+        "{second}"
+    );
+    assert!(second.contains("#### Worse (1)"), "{second}");
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -149,7 +149,6 @@ impl Prepared<'_> {
                 reason: e.to_string(),
             })?;
         let results = self.run.results(&ResultsKey::named(self.binary));
-        crate::output::auto_step_summary(self.config, &results);
         let mut verdict = RunVerdict::of(&results.datasets);
         let baseline = match &self.baseline {
             Some(b) => {
@@ -160,6 +159,11 @@ impl Prepared<'_> {
             }
             None => None,
         };
+        crate::output::auto_step_summary(
+            self.config,
+            &results,
+            baseline.as_ref().map(|(p, b)| (p.as_path(), b)),
+        );
         Ok(RunOutcome {
             results,
             verdict,

@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::Path;
 
-use super::diff::{Change, Diff, Only};
+use super::diff::{BaselineOutcome, Change, Diff, Only};
 use super::results::{
     DatasetSummary, GateResult, MetricSummary, Results, ResultsError, UsageTotals, Verdict,
 };
@@ -323,7 +323,17 @@ fn run_section(out: &mut String, results: &Results, heading: bool) {
 /// then the samples that did not pass (at most [`SHOWN_FAILURES`] per run),
 /// each with one line per failing or unscored metric saying why.
 pub fn summary_markdown(runs: &[Results]) -> String {
-    let verdict = combined(runs);
+    summary_with_baseline(runs, None)
+}
+
+/// [`summary_markdown`] of a run compared with its baseline: the
+/// regressions count in the verdict, and the comparison follows.
+pub(crate) fn summary_with_baseline(
+    runs: &[Results],
+    baseline: Option<(&Path, &BaselineOutcome)>,
+) -> String {
+    let mut verdict = combined(runs);
+    verdict.regressions = baseline.map_or(0, |(_, b)| b.regressions());
     let mut out = match why_failed(&verdict) {
         None => format!(
             "## ✅ Evals passed: {} sample(s), {} gate(s) met\n\n",
@@ -338,6 +348,9 @@ pub fn summary_markdown(runs: &[Results]) -> String {
             "{} gate(s) not judged: only part of their dataset ran.\n",
             verdict.unjudged_gates.len()
         );
+    }
+    if let Some((path, outcome)) = baseline {
+        baseline_section(&mut out, path, outcome);
     }
     for r in runs {
         run_section(&mut out, r, runs.len() > 1);
@@ -401,14 +414,14 @@ fn gate_word(m: Option<&MetricSummary>) -> &'static str {
     }
 }
 
-fn change_rows(out: &mut String, title: &str, list: &[&Change]) {
+fn change_rows(out: &mut String, heading: &str, title: &str, list: &[&Change]) {
     if list.is_empty() {
         return;
     }
     let shown = list.len().min(SHOWN_CHANGES);
     let _ = writeln!(
         out,
-        "### {title} ({})\n",
+        "{heading} {title} ({})\n",
         if shown < list.len() {
             format!("first {shown} of {}", list.len())
         } else {
@@ -438,12 +451,12 @@ fn change_rows(out: &mut String, title: &str, list: &[&Change]) {
     out.push('\n');
 }
 
-fn only_rows(out: &mut String, title: &str, list: &[Only]) {
+fn only_rows(out: &mut String, heading: &str, title: &str, list: &[Only]) {
     if list.is_empty() {
         return;
     }
     let shown = list.len().min(SHOWN_CHANGES);
-    let _ = writeln!(out, "### {title} ({})\n", list.len());
+    let _ = writeln!(out, "{heading} {title} ({})\n", list.len());
     out.push_str("| Dataset | Sample | Test |\n|---|---|---|\n");
     for o in &list[..shown] {
         let _ = writeln!(
@@ -467,23 +480,12 @@ fn only_rows(out: &mut String, title: &str, list: &[Only]) {
 /// samples new or gone — each list at most [`SHOWN_CHANGES`] rows, saying
 /// how many more there are.
 pub fn diff_markdown(old: &Results, new: &Results, diff: &Diff) -> String {
-    let worse = diff.regressions();
-    let better = diff.improvements();
-    let mut out = if worse.is_empty() {
+    let mut out = if diff.regressions().is_empty() {
         "## ✅ No regressions\n\n".to_string()
     } else {
-        format!("## ❌ {} regression(s)\n\n", worse.len())
+        format!("## ❌ {} regression(s)\n\n", diff.regressions().len())
     };
-    let _ = writeln!(
-        out,
-        "{} sample(s) compared (changes of at most {} ignored): **{} worse**, {} better, {} new, {} removed.\n",
-        diff.compared,
-        diff.epsilon,
-        worse.len(),
-        better.len(),
-        diff.added.len(),
-        diff.removed.len()
-    );
+    counts_line(&mut out, diff);
     let moves = metric_moves(old, new);
     if !moves.is_empty() {
         out.push_str("| Dataset | Metric | Mean before | Mean now | Δ mean | Pass rate before | now | Gate |\n|---|---|--:|--:|--:|--:|--:|---|\n");
@@ -523,11 +525,59 @@ pub fn diff_markdown(old: &Results, new: &Results, diff: &Diff) -> String {
         }
         out.push('\n');
     }
-    change_rows(&mut out, "Worse", &worse);
-    change_rows(&mut out, "Better", &better);
-    only_rows(&mut out, "New samples", &diff.added);
-    only_rows(&mut out, "Removed samples", &diff.removed);
+    diff_lists(&mut out, "###", diff);
     out
+}
+
+/// `12 sample(s) compared (...): **1 worse**, 2 better, 0 new, 0 removed.`
+fn counts_line(out: &mut String, diff: &Diff) {
+    let _ = writeln!(
+        out,
+        "{} sample(s) compared (changes of at most {} ignored): **{} worse**, {} better, {} new, {} removed.\n",
+        diff.compared,
+        diff.epsilon,
+        diff.regressions().len(),
+        diff.improvements().len(),
+        diff.added.len(),
+        diff.removed.len()
+    );
+}
+
+/// The sample metrics that got worse, then better, then the samples new and removed.
+fn diff_lists(out: &mut String, heading: &str, diff: &Diff) {
+    change_rows(out, heading, "Worse", &diff.regressions());
+    change_rows(out, heading, "Better", &diff.improvements());
+    only_rows(out, heading, "New samples", &diff.added);
+    only_rows(out, heading, "Removed samples", &diff.removed);
+}
+
+/// The baseline's part of a run's summary.
+fn baseline_section(out: &mut String, path: &Path, outcome: &BaselineOutcome) {
+    let name = code(&path.display().to_string(), false);
+    match outcome {
+        BaselineOutcome::Compared(d) => {
+            let _ = writeln!(out, "### Against the baseline {name}\n");
+            counts_line(out, d);
+            diff_lists(out, "####", d);
+        }
+        BaselineOutcome::Written { accepted, .. } => {
+            let _ = writeln!(
+                out,
+                "Baseline {name} written ({}).\n",
+                if *accepted {
+                    "accepted on purpose"
+                } else {
+                    "there was none"
+                }
+            );
+        }
+        BaselineOutcome::NotCompared => {
+            let _ = writeln!(
+                out,
+                "Baseline {name} not compared: only part of the samples ran.\n"
+            );
+        }
+    }
 }
 
 /// Appends `markdown` to the file at `path` (GitHub Actions'
@@ -557,7 +607,11 @@ pub fn append_step_summary(path: &Path, markdown: &str) -> Result<(), ResultsErr
 /// `evals evaluate`): appends its Markdown to `$GITHUB_STEP_SUMMARY` when
 /// that is set and `EVAL_STEP_SUMMARY` is not off. A file that cannot be
 /// written is a warning: the results file holds everything anyway.
-pub(crate) fn auto_step_summary(config: &crate::Config, results: &Results) {
+pub(crate) fn auto_step_summary(
+    config: &crate::Config,
+    results: &Results,
+    baseline: Option<(&Path, &BaselineOutcome)>,
+) {
     let Some(path) = config
         .step_summary
         .as_ref()
@@ -565,7 +619,8 @@ pub(crate) fn auto_step_summary(config: &crate::Config, results: &Results) {
     else {
         return;
     };
-    if let Err(e) = append_step_summary(path, &summary_markdown(std::slice::from_ref(results))) {
+    let markdown = summary_with_baseline(std::slice::from_ref(results), baseline);
+    if let Err(e) = append_step_summary(path, &markdown) {
         crate::engine::warn(&e.to_string());
     }
 }
