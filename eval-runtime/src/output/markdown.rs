@@ -456,7 +456,15 @@ fn only_rows(out: &mut String, heading: &str, title: &str, list: &[Only]) {
         return;
     }
     let shown = list.len().min(SHOWN_CHANGES);
-    let _ = writeln!(out, "{heading} {title} ({})\n", list.len());
+    let _ = writeln!(
+        out,
+        "{heading} {title} ({})\n",
+        if shown < list.len() {
+            format!("first {shown} of {}", list.len())
+        } else {
+            list.len().to_string()
+        }
+    );
     out.push_str("| Dataset | Sample | Test |\n|---|---|---|\n");
     for o in &list[..shown] {
         let _ = writeln!(
@@ -803,6 +811,13 @@ mod tests {
         assert!(md.contains("### Worse (first 50 of 53)"), "{md}");
         assert_eq!(md.matches("| -1.0000 |").count(), 50);
         assert!(md.contains("\n…and 3 more.\n"));
+        let empty = Results::new("evals", Vec::new(), &BTreeMap::new());
+        let gone = diff_markdown(&old, &empty, &diff(&old, &empty, 0.0));
+        assert!(
+            gone.contains("### Removed samples (first 50 of 53)"),
+            "{gone}"
+        );
+        assert_eq!(gone.matches("| `qa` | `qa::s").count(), 50);
     }
 
     #[test]
