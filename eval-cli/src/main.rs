@@ -3,7 +3,8 @@
 //!
 //! Exit codes: 0 success; 1 the evaluation failed (a sample failed where
 //! samples are judged singly, a gate was missed, a baseline regressed), lint
-//! found errors, or `report diff` found a regression; 2 the command could
+//! found errors, `report diff` found a regression, or `report summary` a
+//! failed run; 2 the command could
 //! not run (bad flags, unreadable or malformed files, an unreachable setup,
 //! no sample scored).
 
@@ -26,7 +27,7 @@ mod stats;
     name = "evals",
     version,
     about,
-    after_help = "Exit codes: 0 success; 1 the evaluation failed (a sample failed where samples are judged singly, a gate was missed, a baseline regressed), lint found errors, or report diff/merge found a regression or a missed gate; 2 the command could not run (every problem is listed with file and line)."
+    after_help = "Exit codes: 0 success; 1 the evaluation failed (a sample failed where samples are judged singly, a gate was missed, a baseline regressed), lint found errors, or report diff/merge/summary found a regression, a missed gate or a failed run; 2 the command could not run (every problem is listed with file and line)."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -47,7 +48,7 @@ enum Command {
     Convert(convert::Args),
     /// Upgrade a legacy runevals file to the versioned format (a backup is written first).
     Upgrade(convert::UpgradeArgs),
-    /// Join parts and shards (`merge`), compare results files (`diff`), or accept one as the baseline (`accept`).
+    /// Join parts and shards (`merge`), summarise results for a terminal or CI (`summary`), compare results files (`diff`), or accept one as the baseline (`accept`).
     #[command(subcommand)]
     Report(report::Command),
 }

@@ -1,11 +1,15 @@
 //! `evals report`: join the parts of a nextest run or the shards of a
-//! partitioned one (`merge`, which judges the gates over the whole), compare
+//! partitioned one (`merge`, which judges the gates over the whole),
+//! summarise results files for a person or a CI page (`summary`), compare
 //! two results files (`diff`), or accept one as the baseline.
 
 use std::path::PathBuf;
 
+use eval_runtime::Config;
 use eval_runtime::diff;
-use eval_runtime::results::{Results, RunVerdict, merge_paths};
+use eval_runtime::results::{
+    Results, RunVerdict, append_step_summary, merge_paths, summary_markdown, summary_text,
+};
 
 use crate::Failure;
 
@@ -20,9 +24,19 @@ pub enum Command {
     /// without --partial), 2 when the inputs cannot be joined (a sample in
     /// two of them, different binaries).
     Merge(MergeArgs),
+    /// A run's summary: the verdict, per dataset its counts, metrics, gates
+    /// (with the samples that could not be scored), latency, tokens and
+    /// cost, whether the run was complete, and the samples that did not
+    /// pass with why. When GITHUB_STEP_SUMMARY is set, its Markdown is also
+    /// appended to that file (the GitHub Actions job page shows it). Exits
+    /// 0 when every run passed, 1 when one failed (a failed sample where
+    /// samples are judged singly, a sample not scored, a missed gate), 2
+    /// when a file cannot be read or the summary cannot be written.
+    Summary(SummaryArgs),
     /// Per sample (or query) and metric, what got better or worse between
-    /// two results files, and which samples are new or gone. Exits 1 when
-    /// something got worse by more than --epsilon.
+    /// two results files, and which samples are new or gone; `--format
+    /// markdown` for a pull-request comment. Exits 1 when something got
+    /// worse by more than --epsilon, 2 when a file cannot be read.
     Diff(DiffArgs),
     /// Make a results file the baseline (the old baseline is backed up first).
     Accept(AcceptArgs),
@@ -38,13 +52,49 @@ pub struct DiffArgs {
     /// Ignore movements of at most this much.
     #[arg(long, default_value_t = 0.0)]
     pub epsilon: f64,
-    /// Print the comparison as JSON.
-    #[arg(long)]
+    /// How to print the comparison: text (for a terminal), json, or
+    /// markdown (GitHub-flavoured, for a pull-request comment).
+    #[arg(long, value_enum, default_value_t = DiffFormat::Text)]
+    pub format: DiffFormat,
+    /// The same as --format json.
+    #[arg(long, conflicts_with = "format")]
     pub json: bool,
     /// Compare even when a file holds an incomplete run (its missing
     /// samples then read as removed or added).
     #[arg(long)]
     pub partial: bool,
+}
+
+/// What `evals report diff` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DiffFormat {
+    /// For a terminal.
+    Text,
+    /// The comparison's JSON.
+    Json,
+    /// GitHub-flavoured Markdown.
+    Markdown,
+}
+
+/// What `evals report summary` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SummaryFormat {
+    /// For a terminal.
+    Text,
+    /// GitHub-flavoured Markdown.
+    Markdown,
+}
+
+/// Flags of `evals report summary`.
+#[derive(Debug, clap::Args)]
+pub struct SummaryArgs {
+    /// Results files (several: one summary, a section per file).
+    #[arg(required = true)]
+    pub results: Vec<PathBuf>,
+    /// How to print it: text (for a terminal) or markdown (GitHub-flavoured).
+    /// The Markdown goes to GITHUB_STEP_SUMMARY, when set, either way.
+    #[arg(long, value_enum, default_value_t = SummaryFormat::Text)]
+    pub format: SummaryFormat,
 }
 
 /// Flags of `evals report merge`.
@@ -93,8 +143,34 @@ fn read_whole(path: &std::path::Path, partial: bool) -> Result<Results, Failure>
     Ok(results)
 }
 
+/// `evals report summary`.
+fn summary(args: SummaryArgs) -> Result<u8, Failure> {
+    let runs = args
+        .results
+        .iter()
+        .map(|p| read(p))
+        .collect::<Result<Vec<Results>, Failure>>()?;
+    let markdown = summary_markdown(&runs);
+    match args.format {
+        SummaryFormat::Markdown => out!("{markdown}"),
+        SummaryFormat::Text => {
+            let texts: Vec<String> = runs.iter().map(summary_text).collect();
+            out!("{}", texts.join("\n"));
+        }
+    }
+    let config = Config::global().map_err(|e| Failure::config(e.to_string()))?;
+    if let Some(path) = &config.step_summary {
+        append_step_summary(path, &markdown)
+            .map_err(|e| Failure::config(format!("GITHUB_STEP_SUMMARY: {e}")))?;
+        eprintln!("summary appended to {}", path.display());
+    }
+    let passed = runs.iter().all(|r| RunVerdict::of(&r.datasets).passed());
+    Ok(u8::from(!passed))
+}
+
 pub fn run(command: Command) -> Result<u8, Failure> {
     match command {
+        Command::Summary(args) => summary(args),
         Command::Merge(args) => {
             // An input that is the output (a rerun into the same place) is not an input.
             let inputs: Vec<PathBuf> = args
@@ -160,18 +236,21 @@ pub fn run(command: Command) -> Result<u8, Failure> {
             if !args.epsilon.is_finite() || args.epsilon < 0.0 {
                 return Err(Failure::config("--epsilon must be a number ≥ 0"));
             }
-            let d = diff::diff(
-                &read_whole(&args.old, args.partial)?,
-                &read_whole(&args.new, args.partial)?,
-                args.epsilon,
-            );
-            if args.json {
-                outln!(
+            let old = read_whole(&args.old, args.partial)?;
+            let new = read_whole(&args.new, args.partial)?;
+            let d = diff::diff(&old, &new, args.epsilon);
+            let format = if args.json {
+                DiffFormat::Json
+            } else {
+                args.format
+            };
+            match format {
+                DiffFormat::Json => outln!(
                     "{}",
                     serde_json::to_string_pretty(&d).map_err(|e| Failure::config(e.to_string()))?
-                );
-            } else {
-                out!("{}", d.render());
+                ),
+                DiffFormat::Markdown => out!("{}", diff::diff_markdown(&old, &new, &d)),
+                DiffFormat::Text => out!("{}", d.render()),
             }
             Ok(u8::from(!d.regressions().is_empty()))
         }

@@ -10,6 +10,8 @@
 //! `contains >= 0.5` met by 3/4) and the manifest's `qa-gated` (`ciGate`:
 //! samples pass, the mean 2/3 misses `contains: 0.9`).
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -309,9 +311,10 @@ fn every_front_end_gives_the_same_verdict() {
             "{name}: {xml}"
         );
         assert!(
-            xml.contains("<failure message=\"contains 0.000 &gt;= 1\""),
+            xml.contains("<failure message=\"contains 0.000, needs &gt;= 1"),
             "{name}: {xml}"
         );
+        common::check_junit_schema(&out_dir.join(format!("{name}.junit.xml")));
     }
 
     // 3. The `evals` command, one dataset at a time.

@@ -1,17 +1,17 @@
-//! JUnit XML from `evals evaluate --junit` and from the harness, checked
-//! against the rules of the JUnit report format CI systems read (Jenkins'
-//! `junit-10.xsd` and Ant's layout): a `<testsuites>` root with totals, one
-//! `<testsuite>` per dataset whose counts match its cases, each `<testcase>`
-//! named with `classname` and a decimal `time`, a `<failure>` or `<error>`
-//! carrying `message` and `type`.
+//! JUnit XML from `evals evaluate --junit` and from the harness, validated
+//! against the JUnit schema (`junit.xsd` here, with xmllint: skipped with a
+//! loud message when it is not installed, a failure under `EVAL_CI=1`),
+//! and checked for what a schema cannot say: one `<testsuite>` per dataset
+//! whose counts match its cases, totals that add up, one-line messages,
+//! and a failure's text that is the report a person reads.
 
 mod common;
 
-use common::{code, demo_url, evals, scratch, text};
+use common::{check_junit_schema, code, demo_url, evals, scratch, text, xmllint_junit};
 
 /// Checks `xml` against the format's rules; returns (tests, failures,
-/// errors) of the root and the failure messages.
-fn validate(xml: &str) -> ((usize, usize, usize), Vec<String>) {
+/// errors) of the root and each failure's (message, text).
+fn validate(xml: &str) -> ((usize, usize, usize), Vec<(String, String)>) {
     let doc = roxmltree::Document::parse(xml).expect("well-formed XML");
     let root = doc.root_element();
     assert_eq!(root.tag_name().name(), "testsuites");
@@ -53,7 +53,10 @@ fn validate(xml: &str) -> ((usize, usize, usize), Vec<String>) {
                         let message = child.attribute("message").expect("a message");
                         assert!(!message.contains('\n'), "one line: {message:?}");
                         assert!(child.attribute("type").is_some());
-                        messages.push(message.to_string());
+                        messages.push((
+                            message.to_string(),
+                            child.text().unwrap_or_default().to_string(),
+                        ));
                     }
                     "system-out" | "system-err" => {}
                     other => panic!("unexpected <{other}> in a testcase"),
@@ -104,16 +107,26 @@ fn the_cli_writes_one_testcase_per_sample() {
     let (stdout, stderr) = text(&out);
     assert_eq!(code(&out), 1, "{stdout}{stderr}");
     assert!(stdout.contains("junit: out/junit.xml"), "{stdout}");
+    check_junit_schema(&dir.join("out/junit.xml"));
     let xml = std::fs::read_to_string(dir.join("out/junit.xml")).unwrap();
-    let (counts, messages) = validate(&xml);
+    let (counts, failures) = validate(&xml);
     assert_eq!(counts, (3, 1, 1), "{xml}");
+    let (message, report) = failures
+        .iter()
+        .find(|(m, _)| m.starts_with("contains 0.000, needs >= 1"))
+        .unwrap_or_else(|| panic!("{failures:?}"));
+    // The report a person reads: what was asked, expected and answered, and why it failed.
     assert!(
-        messages.iter().any(|m| m == "contains 0.000 >= 1"),
-        "{messages:?}"
+        report
+            .contains("\ninput:    What is 2 + 2?\nexpected: five <& \"quoted\">\nactual:   4\n- "),
+        "{report}"
     );
+    assert!(report.contains(&format!("\n- {message}\n")), "{report}");
     assert!(
-        messages.iter().any(|m| m.contains("no `expected` field")),
-        "{messages:?}"
+        failures
+            .iter()
+            .any(|(m, _)| m.contains("no `expected` field")),
+        "{failures:?}"
     );
     // The failed sample's answer, as the agent gave it.
     assert!(xml.contains("<system-out>4</system-out>"), "{xml}");
@@ -139,12 +152,56 @@ fn the_harness_writes_it_too() {
         })
         .evaluate(libtest_mimic::Arguments::from_iter(["junit", "-q"]));
     assert_eq!(out.code, 101);
+    check_junit_schema(&dir.join("junit.xml"));
     let xml = std::fs::read_to_string(dir.join("junit.xml")).unwrap();
-    let (counts, messages) = validate(&xml);
+    let (counts, failures) = validate(&xml);
     assert_eq!(counts, (3, 1, 1), "{xml}");
     assert!(
-        messages.iter().any(|m| m == "contains 0.000 >= 1"),
-        "{messages:?}"
+        failures
+            .iter()
+            .any(|(m, report)| m.starts_with("contains 0.000, needs >= 1")
+                && report.contains("\nactual:   four\n")),
+        "{failures:?}"
     );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The schema check can fail: a misspelt attribute, a testcase without a
+/// name, a time that is not a number, counts that are not whole numbers.
+#[test]
+fn the_schema_refuses_what_ci_systems_cannot_read() {
+    let dir = scratch("junit-schema");
+    let good = "<testsuites tests=\"1\"><testsuite name=\"qa\" tests=\"1\" time=\"0.5\">\
+<testcase name=\"qa::a\" classname=\"qa\" time=\"0.001\" line=\"3\"><failure message=\"m\" type=\"t\">report</failure>\
+<system-out>out</system-out></testcase></testsuite></testsuites>";
+    let bad = [
+        ("misspelt", good.replace("classname=", "class=")),
+        ("nameless", good.replace("name=\"qa::a\" ", "")),
+        ("time", good.replace("time=\"0.001\"", "time=\"fast\"")),
+        (
+            "count",
+            good.replace("tests=\"1\" time", "tests=\"1.5\" time"),
+        ),
+        (
+            "order",
+            good.replace("<system-out>out</system-out>", "")
+                .replace("<failure", "<system-out>out</system-out><failure"),
+        ),
+        (
+            "root",
+            good.replace("<testsuites tests=\"1\">", "<tests>")
+                .replace("</testsuites>", "</tests>"),
+        ),
+    ];
+    std::fs::write(dir.join("good.xml"), good).unwrap();
+    if !check_junit_schema(&dir.join("good.xml")) {
+        return;
+    }
+    for (name, xml) in bad {
+        let path = dir.join(format!("{name}.xml"));
+        std::fs::write(&path, xml).unwrap();
+        let verdict = xmllint_junit(&path).expect("xmllint ran a moment ago");
+        assert!(verdict.is_err(), "{name}: the schema should refuse it");
+    }
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -155,6 +155,13 @@ pub struct Config {
     pub near_misses: Vec<(String, &'static str)>,
     /// `EVAL_PRICES`: the price table read from that file.
     pub prices: Option<crate::cost::PriceTable>,
+    // CI summaries.
+    /// `GITHUB_STEP_SUMMARY`: the file GitHub Actions shows as the step's
+    /// summary (`evals report summary` appends its Markdown there).
+    pub step_summary: Option<PathBuf>,
+    /// `EVAL_STEP_SUMMARY` (default on): the harness and `evals evaluate`
+    /// append their run's summary to [`step_summary`](Self::step_summary) too.
+    pub step_summary_auto: bool,
 }
 
 /// Why the environment's settings cannot be used: every bad variable, with its value.
@@ -218,6 +225,7 @@ const KNOWN: &[&str] = &[
     "EVAL_MAX_RESPONSE_BYTES",
     "EVAL_MAX_DATASET_BYTES",
     "EVAL_PRICES",
+    "EVAL_STEP_SUMMARY",
 ];
 
 impl Config {
@@ -465,6 +473,18 @@ impl Config {
         let cache = switch("EVAL_CACHE", cache, true);
         let agent_adaptive = switch("EVAL_AGENT_ADAPTIVE", agent_adaptive, true);
         let accept_baseline = switch("EVAL_ACCEPT_BASELINE", accept, false);
+        // CI summaries: GitHub Actions' step summary file (any path it
+        // gives), and whether runs append to it themselves.
+        let step_summary = var("GITHUB_STEP_SUMMARY")
+            .ok()
+            .flatten()
+            .filter(|p| !p.trim().is_empty())
+            .map(PathBuf::from);
+        let step_summary_auto = switch(
+            "EVAL_STEP_SUMMARY",
+            var("EVAL_STEP_SUMMARY").unwrap_or_else(Some),
+            true,
+        );
         let agent_max_retries = match agent_max_retries {
             None => DEFAULT_AGENT_MAX_RETRIES,
             Some(v) => match v.trim().parse::<u32>() {
@@ -558,6 +578,8 @@ impl Config {
             manifest_dir,
             package,
             user_cache_dir,
+            step_summary,
+            step_summary_auto,
             near_misses,
             prices,
         })

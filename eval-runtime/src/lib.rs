@@ -119,11 +119,15 @@ pub mod results {
         SampleRecord, UsageTotals, Verdict, binary_name, failed_gates, junit_xml, merge, merge_dir,
         merge_paths, results_dir, total_usage,
     };
+    // CI summaries: a run's summary as Markdown (GitHub's step summary) or terminal text.
+    pub use crate::output::{SHOWN_FAILURES, append_step_summary, summary_markdown, summary_text};
 }
 
 /// Comparing runs, and gating a run on a baseline.
 pub mod diff {
     pub use crate::output::{BaselineOutcome, Change, Diff, Only, accept, check_baseline, diff};
+    // A comparison as Markdown, for a pull-request comment.
+    pub use crate::output::{SHOWN_CHANGES, diff_markdown};
 }
 
 /// Datasets and the [`Sample`] model (from `eval-core`).

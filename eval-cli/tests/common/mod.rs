@@ -20,6 +20,8 @@ pub fn evals_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
         .env_remove("EVAL_EMBED_URL")
         .env_remove("EVAL_CONCURRENCY")
         .env_remove("EVAL_SAMPLE_TIMEOUT_SECS")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .env_remove("EVAL_STEP_SUMMARY")
         .env("EVAL_CACHE", "off");
     for (k, v) in env {
         cmd.env(k, v);
@@ -62,4 +64,58 @@ pub fn repo() -> PathBuf {
 
 pub fn fixtures() -> PathBuf {
     repo().join("tests/fixtures/public")
+}
+
+/// The JUnit schema the tests check JUnit files against (`junit.xsd`).
+pub fn junit_schema() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/junit.xsd")
+}
+
+/// `xmllint --noout --schema junit.xsd <xml>`: `None` when xmllint is not
+/// installed, else whether the file matches (with xmllint's complaint).
+pub fn xmllint_junit(xml: &Path) -> Option<Result<(), String>> {
+    let out = match Command::new("xmllint")
+        .arg("--noout")
+        .arg("--schema")
+        .arg(junit_schema())
+        .arg(xml)
+        .output()
+    {
+        Ok(out) => out,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => panic!("cannot run xmllint: {e}"),
+    };
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    Some(if out.status.success() {
+        Ok(())
+    } else {
+        Err(said)
+    })
+}
+
+/// Checks `xml` against the JUnit schema with xmllint. Without xmllint the
+/// check is skipped with a loud message, unless `EVAL_CI=1` (CI, which
+/// installs it), where that is a failure. Returns whether it was checked.
+pub fn check_junit_schema(xml: &Path) -> bool {
+    match xmllint_junit(xml) {
+        Some(Ok(())) => true,
+        Some(Err(said)) => panic!(
+            "{} does not match the JUnit schema {}:\n{said}",
+            xml.display(),
+            junit_schema().display()
+        ),
+        None if std::env::var("EVAL_CI").is_ok_and(|v| v == "1") => panic!(
+            "xmllint is not installed (Debian: apt-get install libxml2-utils), and EVAL_CI=1 requires the JUnit schema check"
+        ),
+        None => {
+            // On the real stderr: libtest hides what a passing test prints.
+            use std::io::Write as _;
+            let _ = writeln!(
+                std::io::stderr(),
+                "\n!!! SKIPPED the JUnit schema check of {}: xmllint is not installed (Debian: apt-get install libxml2-utils). EVAL_CI=1 makes this a failure. !!!\n",
+                xml.display()
+            );
+            false
+        }
+    }
 }

@@ -277,3 +277,32 @@ fn near_misses_are_warned_about() {
     );
     assert_eq!(c.concurrency_or(None), DEFAULT_CONCURRENCY);
 }
+
+#[test]
+fn the_step_summary_is_github_s_file_unless_turned_off() {
+    let read = |summary: Option<&str>, switch: Option<&str>| {
+        Config::from_vars(
+            |n| {
+                Ok(match n {
+                    "GITHUB_STEP_SUMMARY" => summary.map(str::to_string),
+                    "EVAL_STEP_SUMMARY" => switch.map(str::to_string),
+                    _ => None,
+                })
+            },
+            &[],
+        )
+    };
+    let c = read(Some("/runner/_temp/step_summary_1"), None).unwrap();
+    assert_eq!(
+        c.step_summary.as_deref(),
+        Some(std::path::Path::new("/runner/_temp/step_summary_1"))
+    );
+    assert!(c.step_summary_auto);
+    let c = read(Some("/s"), Some("off")).unwrap();
+    assert!(c.step_summary.is_some() && !c.step_summary_auto);
+    assert!(read(Some("  "), None).unwrap().step_summary.is_none());
+    assert_eq!(
+        read(None, Some("sometimes")).unwrap_err().to_string(),
+        "invalid EVAL_STEP_SUMMARY=`sometimes`: on or off (1/0, true/false, yes/no)"
+    );
+}

@@ -12,7 +12,9 @@ use crate::agent::{Agent, FnAgent, IntoAgentResult};
 use crate::config::Config;
 use crate::engine::{Run, Selection, write_results};
 use crate::error::Error;
-use crate::output::{DatasetSummary, Results, ResultsKey, RunVerdict, check_baseline, results_dir};
+use crate::output::{
+    BaselineOutcome, DatasetSummary, Results, ResultsKey, RunVerdict, check_baseline, results_dir,
+};
 use crate::plan::PlanBuilder;
 use crate::services::{Embedder, Judge, Services};
 
@@ -373,11 +375,18 @@ impl Harness {
             self.results_path.clone().unwrap_or_else(|| key.file(&dir))
         };
         let datasets = write_results(&path, &key, &[&*run], &[])?;
-        if let Some(junit) = self.junit_path.as_ref().or(config.junit.as_ref()) {
-            run.results(&key).write_junit(junit)?;
+        let junit = self.junit_path.as_ref().or(config.junit.as_ref());
+        // One run of a whole binary: its GitHub step summary (under nextest
+        // a process runs one test; `evals report summary` on the merged file).
+        let step_summary =
+            config.step_summary.is_some() && config.step_summary_auto && !config.under_nextest;
+        let results = (junit.is_some() || step_summary).then(|| run.results(&key));
+        if let (Some(junit), Some(results)) = (junit, &results) {
+            results.write_junit(junit)?;
             println!("junit: {}", junit.display());
         }
         let mut verdict = RunVerdict::of(&datasets);
+        let mut baseline = None;
         if let Some(b) = &plan.baseline {
             if config.under_nextest {
                 println!(
@@ -386,8 +395,17 @@ impl Harness {
                     b.path.display()
                 );
             } else {
-                verdict.regressions = compare(&path, &b.path, b.epsilon, config)?;
+                let outcome = compare(&path, &b.path, b.epsilon, config)?;
+                verdict.regressions = outcome.regressions();
+                baseline = Some((b.path.as_path(), outcome));
             }
+        }
+        if let Some(results) = results.as_ref().filter(|_| step_summary) {
+            crate::output::auto_step_summary(
+                config,
+                results,
+                baseline.as_ref().map(|(p, b)| (*p, b)),
+            );
         }
         for line in verdict.gate_lines() {
             println!("{line}");
@@ -420,9 +438,14 @@ impl Harness {
 
 /// Compares the run's results file with the baseline (or accepts it);
 /// prints what moved and returns the regressions.
-fn compare(results: &Path, baseline: &Path, epsilon: f64, config: &Config) -> Result<usize, Error> {
+fn compare(
+    results: &Path,
+    baseline: &Path,
+    epsilon: f64,
+    config: &Config,
+) -> Result<BaselineOutcome, Error> {
     let current = Results::read(results)?;
     let outcome = check_baseline(&current, baseline, epsilon, config.accept_baseline)?;
     print!("{}", outcome.render(baseline));
-    Ok(outcome.regressions())
+    Ok(outcome)
 }

@@ -159,6 +159,11 @@ impl Prepared<'_> {
             }
             None => None,
         };
+        crate::output::auto_step_summary(
+            self.config,
+            &results,
+            baseline.as_ref().map(|(p, b)| (p.as_path(), b)),
+        );
         Ok(RunOutcome {
             results,
             verdict,

@@ -6,15 +6,26 @@
 //! `<testcase>` per sample, named by its test name, `classname` its dataset,
 //! `time` the agent's time in seconds. A sample that failed holds a
 //! `<failure>`, one that could not be scored an `<error>`: `message` is one
-//! line (what failed), the text every metric with its score and threshold,
-//! the output of a failed sample in `<system-out>`. Text is escaped for XML
+//! line (each metric that failed, with its score, threshold and reason),
+//! the text the failure report a person reads (input, expected, actual,
+//! one line per failing metric saying why), the output of a failed sample
+//! in `<system-out>`. `eval-cli/tests/junit.xsd` describes the layout, and
+//! the tests check what the harness and `evals evaluate` write against it. Text is escaped for XML
 //! 1.0, and characters XML cannot hold (control characters) are written as
 //! `\u{..}`, as everywhere else.
 
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::{DatasetSummary, Results, ResultsError, SampleRecord, Verdict};
+use super::text::{failure_lines, metric_line};
+use super::{DatasetSummary, Results, ResultsError, SampleRecord, Verdict, numbered};
+use crate::error::one_line;
+
+/// How much of the input, the expected and the actual answer a failure
+/// report shows, in characters.
+const SHOWN_CHARS: usize = 300;
+/// How long a failure's one-line message may be, in characters.
+const MESSAGE_CHARS: usize = 1000;
 
 /// The JUnit XML of `results`.
 pub fn junit_xml(results: &Results) -> String {
@@ -95,42 +106,56 @@ fn case(out: &mut String, s: &SampleRecord) {
     out.push_str("    </testcase>\n");
 }
 
-/// One line: the sample's error, else the metrics that failed.
+/// One line: the sample's error, then each metric that failed or could
+/// not be scored, with why (`contains 0.000, needs >= 1: <reason>`).
 fn message(s: &SampleRecord) -> String {
-    if let Some(e) = &s.error {
-        return e.clone();
-    }
-    let failed: Vec<String> = s
-        .metrics
+    let parts: Vec<String> = s
+        .error
         .iter()
-        .filter(|m| !m.passed)
-        .map(|m| match (m.score, &m.error) {
-            (Some(score), _) => format!("{} {score:.3} {} {}", m.name, m.op, m.threshold),
-            (None, Some(e)) => format!("{}: {e}", m.name),
-            (None, None) => format!("{}: no score", m.name),
-        })
+        .cloned()
+        .chain(s.metrics.iter().filter_map(metric_line))
         .collect();
-    failed.join("; ")
+    if parts.is_empty() {
+        return "did not pass".into();
+    }
+    one_line(&parts.join("; "), MESSAGE_CHARS)
 }
 
-/// Every metric with its score, threshold and verdict, one per line.
+/// The failure report a person reads: the sample, its input, the expected
+/// and the actual answer (cut), one line per metric that failed or could
+/// not be scored saying why, then the metrics that passed.
 fn details(s: &SampleRecord) -> String {
     let mut text = format!("{} ({}, id {})\n", s.test_name, s.source, s.id);
-    if let Some(e) = &s.error {
-        let _ = writeln!(text, "error: {e}");
+    if let Some(name) = &s.name {
+        let _ = writeln!(text, "name:     {}", one_line(name, SHOWN_CHARS));
     }
-    for m in &s.metrics {
-        let score = m.score.map_or("-".to_string(), |v| format!("{v:.3}"));
-        let verdict = if m.passed { "pass" } else { "FAIL" };
-        let _ = write!(
+    if !s.input.is_empty() {
+        let _ = writeln!(
             text,
-            "{}  {score}  {} {}  {verdict}",
-            m.name, m.op, m.threshold
+            "input:    {}",
+            one_line(&numbered(&s.input), SHOWN_CHARS)
         );
-        if let Some(e) = &m.error {
-            let _ = write!(text, " ({e})");
-        }
-        text.push('\n');
+    }
+    if let Some(e) = &s.expected {
+        let _ = writeln!(text, "expected: {}", one_line(e, SHOWN_CHARS));
+    }
+    if let Some(o) = &s.output {
+        let _ = writeln!(text, "actual:   {}", one_line(o, SHOWN_CHARS));
+    }
+    for line in failure_lines(s) {
+        let _ = writeln!(text, "- {line}");
+    }
+    let passed: Vec<String> = s
+        .metrics
+        .iter()
+        .filter(|m| m.passed)
+        .map(|m| match m.score {
+            Some(v) => format!("{} {v:.3}", m.name),
+            None => m.name.clone(),
+        })
+        .collect();
+    if !passed.is_empty() {
+        let _ = writeln!(text, "passed: {}", passed.join(", "));
     }
     text
 }
@@ -197,6 +222,9 @@ mod tests {
     fn one_case_per_sample_failures_and_errors_apart() {
         let mut failed = test_record("qa", "qa::b", Verdict::Fail);
         failed.output = Some("it said <nothing>".into());
+        failed.input = vec!["What is 2 + 2?".into()];
+        failed.expected = Some("five".into());
+        failed.metrics[0].reason = Some("it never says \"5\"".into());
         let records = vec![
             test_record("qa", "qa::a", Verdict::Pass),
             failed,
@@ -211,10 +239,18 @@ mod tests {
         assert!(xml.contains(
             "<testcase name=\"qa::a\" classname=\"qa\" time=\"0.001\" file=\"f.jsonl\" line=\"1\"/>"
         ));
-        assert!(xml.contains(
-            "<failure message=\"contains 0.000 &gt;= 1\" type=\"threshold\">qa::b (f.jsonl:1, id qa::b)\ncontains  0.000  &gt;= 1  FAIL\n</failure>"
-        ));
+        assert!(
+            xml.contains(
+                "<failure message=\"contains 0.000, needs &gt;= 1: it never says &quot;5&quot;\" type=\"threshold\">qa::b (f.jsonl:1, id qa::b)\ninput:    What is 2 + 2?\nexpected: five\nactual:   it said &lt;nothing&gt;\n- contains 0.000, needs &gt;= 1: it never says \"5\"\n</failure>"
+            ),
+            "{xml}"
+        );
         assert!(xml.contains("<system-out>it said &lt;nothing&gt;</system-out>"));
-        assert!(xml.contains("<error message=\"agent error: down\" type=\"unscored\">"));
+        assert!(
+            xml.contains(
+                "<error message=\"agent error: down; contains: not scored\" type=\"unscored\">"
+            ),
+            "{xml}"
+        );
     }
 }

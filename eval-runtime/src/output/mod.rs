@@ -7,15 +7,18 @@
 mod diff;
 mod junit;
 mod location;
+mod markdown;
 mod merge;
 mod report;
 mod results;
 mod summary;
+mod text;
 mod verdict;
 
 pub use diff::{BaselineOutcome, Change, Diff, Only, accept, check_baseline, diff};
 pub use junit::junit_xml;
 pub use location::{ResultsKey, binary_name, results_dir};
+pub use markdown::{SHOWN_CHANGES, append_step_summary, diff_markdown, summary_markdown};
 pub use merge::{merge, merge_dir, merge_paths};
 pub use report::{MetricResult, SampleReport, Spread};
 pub use results::{
@@ -23,8 +26,10 @@ pub use results::{
     MetricRecord, MetricSummary, Results, ResultsError, RunSpread, SampleRecord, UsageTotals,
     Verdict, failed_gates, total_usage,
 };
+pub use text::{SHOWN_FAILURES, summary_text};
 pub use verdict::RunVerdict;
 
+pub(crate) use markdown::auto_step_summary;
 pub(crate) use report::numbered;
 pub(crate) use results::{cut_chunks, cut_output, write_streaming};
 pub(crate) use summary::{Measured, Summaries};

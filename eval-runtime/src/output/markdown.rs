@@ -1,0 +1,837 @@
+//! GitHub-flavoured Markdown of results files, for CI: a run's summary
+//! ([`summary_markdown`], what `$GITHUB_STEP_SUMMARY` receives) and the
+//! comparison of two runs ([`diff_markdown`], a pull-request comment).
+//!
+//! Everything taken from a results file (names, reasons, errors) is
+//! escaped: on one line, Markdown's punctuation backslash-escaped (so a
+//! `*`, a `|`, a `$` or a `<tag>` in an answer stays text and cannot break a
+//! table or start math), control characters shown as `\u{..}`, long texts
+//! cut. Lists are capped ([`SHOWN_FAILURES`], [`SHOWN_CHANGES`]) and say how
+//! many more there are: GitHub limits a step summary to 1 MiB and a comment
+//! to 65,536 characters.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::Path;
+
+use super::diff::{BaselineOutcome, Change, Diff, Only};
+use super::results::{
+    DatasetSummary, GateResult, MetricSummary, Results, ResultsError, UsageTotals, Verdict,
+};
+use super::text::{SHOWN_FAILURES, failing, failure_lines, latency, millis, why_failed};
+use super::verdict::RunVerdict;
+use crate::error::one_line;
+
+/// How many changes (and new or removed samples) a diff lists, per list.
+pub const SHOWN_CHANGES: usize = 50;
+/// How much of a name a table cell shows, in characters.
+const NAME_CHARS: usize = 120;
+/// How much of the expected and the actual answer a failing sample shows.
+const ANSWER_CHARS: usize = 160;
+
+/// `s` as Markdown text on one line: cut to `max` characters, control
+/// characters shown escaped, and every character Markdown (or GitHub's
+/// math and tables) would read as syntax backslash-escaped.
+pub(crate) fn inline(s: &str, max: usize) -> String {
+    let flat = one_line(s, max);
+    let mut out = String::with_capacity(flat.len() + 8);
+    for (i, c) in flat.chars().enumerate() {
+        let block_start = i == 0 && matches!(c, '#' | '+' | '-' | '=' | '>' | ':');
+        if block_start
+            || matches!(
+                c,
+                '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '~' | '&' | '$' | '!'
+            )
+        {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    // `1.` or `1)` at the start would begin a numbered list.
+    if let Some(end) = out.find(|c: char| !c.is_ascii_digit())
+        && end > 0
+        && matches!(out[end..].chars().next(), Some('.' | ')'))
+    {
+        out.insert(end, '\\');
+    }
+    out
+}
+
+/// `s` as a code span on one line (`` `qa::b` ``), fenced with more
+/// backticks than it holds; in a table cell its `|` are escaped, as GitHub
+/// requires even inside code.
+pub(crate) fn code(s: &str, in_table: bool) -> String {
+    let flat = one_line(s, NAME_CHARS);
+    let mut longest = 0;
+    let mut run = 0;
+    for c in flat.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest + 1);
+    let pad = if flat.starts_with('`') || flat.ends_with('`') || flat.is_empty() {
+        " "
+    } else {
+        ""
+    };
+    let body = if in_table {
+        flat.replace('|', "\\|")
+    } else {
+        flat
+    };
+    format!("{fence}{pad}{body}{pad}{fence}")
+}
+
+fn mean(v: Option<f64>) -> String {
+    v.map_or("—".to_string(), |v| format!("{v:.4}"))
+}
+
+fn percent(v: Option<f64>) -> String {
+    v.map_or("—".to_string(), |v| format!("{:.1}%", v * 100.0))
+}
+
+fn tokens(u: &UsageTotals) -> u64 {
+    [u.agent, u.judge, u.embeddings]
+        .iter()
+        .map(|u| u.prompt_tokens + u.completion_tokens)
+        .sum()
+}
+
+fn cost(u: &UsageTotals) -> String {
+    match (u.cost_usd, u.cost_unknown) {
+        (Some(c), 0) => format!("${c:.4}"),
+        (Some(c), n) => format!("${c:.4} + unknown ({n})"),
+        (None, n) if n > 0 => format!("unknown ({n})"),
+        _ => "—".into(),
+    }
+}
+
+/// A run's verdict over several results files.
+fn combined(runs: &[Results]) -> RunVerdict {
+    let mut all = RunVerdict::default();
+    for r in runs {
+        let v = RunVerdict::of(&r.datasets);
+        all.failed_samples += v.failed_samples;
+        all.samples += v.samples;
+        all.unscored += v.unscored;
+        all.missed_gates.extend(v.missed_gates);
+        all.unjudged_gates.extend(v.unjudged_gates);
+        all.met_gates.extend(v.met_gates);
+    }
+    all
+}
+
+/// The verdict cell of a gate: met, missed (saying when samples that could
+/// not be scored are why), or not judged.
+fn gate_verdict(g: &GateResult) -> String {
+    if !g.judged {
+        let (ran, planned) = g.ran.unwrap_or((0, 0));
+        return format!("⏸️ not judged: {ran} of {planned} samples ran");
+    }
+    if g.passed {
+        return "✅ met".into();
+    }
+    let value_meets = g
+        .margin
+        .is_some_and(|m| g.gate.passes(g.gate.threshold + m));
+    match (g.margin, g.unscored) {
+        (None, _) => "❌ missed: no sample was scored".into(),
+        (Some(_), 0) => "❌ missed".into(),
+        (Some(_), n) => format!(
+            "❌ missed: {n} sample(s) could not be scored{}",
+            if value_meets {
+                " (the value alone meets it)"
+            } else {
+                ""
+            }
+        ),
+    }
+}
+
+fn gate_row(out: &mut String, g: &GateResult) {
+    let _ = writeln!(
+        out,
+        "| {} | {} | {} | {} | {} | {} | {} |",
+        code(&format!("{}({})", g.gate.stat, g.gate.metric), true),
+        mean(g.margin.map(|m| g.gate.threshold + m)),
+        inline(&g.gate.op, 4),
+        g.gate.threshold,
+        gate_verdict(g),
+        g.margin.map_or("—".to_string(), |m| format!("{m:+.4}")),
+        g.unscored
+    );
+}
+
+fn dataset_section(out: &mut String, results: &Results, d: &DatasetSummary) {
+    let _ = writeln!(out, "#### Dataset {}\n", code(&d.name, false));
+    if !d.complete {
+        let _ = writeln!(
+            out,
+            "> ⚠️ Incomplete: {} of {} samples ran; its gates are not judged.\n",
+            d.samples,
+            d.planned.map_or("?".to_string(), |p| p.to_string())
+        );
+    }
+    if d.ci_gate {
+        out.push_str("ciGate: samples are judged by the gates on the means.\n\n");
+    }
+    if !d.metrics.is_empty() {
+        out.push_str("| Metric | Mean | Pass rate | Unscored |\n|---|--:|--:|--:|\n");
+        for m in &d.metrics {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} |",
+                code(&m.name, true),
+                mean(m.mean),
+                percent(m.pass_rate),
+                unscored_cell(m)
+            );
+        }
+        out.push('\n');
+    }
+    let gates: Vec<&GateResult> = d.metrics.iter().flat_map(MetricSummary::gates).collect();
+    if !gates.is_empty() {
+        out.push_str(
+            "| Gate | Value | Op | Threshold | Verdict | Margin | Unscored samples |\n|---|--:|:-:|--:|---|--:|--:|\n",
+        );
+        for g in gates {
+            gate_row(out, g);
+        }
+        out.push('\n');
+    }
+    let (p50, p95) = latency(results, d);
+    let mut facts = Vec::new();
+    if let (Some(p50), Some(p95)) = (p50, p95) {
+        facts.push(format!("latency p50 {}, p95 {}", millis(p50), millis(p95)));
+    }
+    if !d.usage.is_empty() {
+        facts.push(inline(&d.usage.line(), 400));
+    }
+    if !facts.is_empty() {
+        let _ = writeln!(out, "{}\n", facts.join(" · "));
+    }
+}
+
+fn unscored_cell(m: &MetricSummary) -> String {
+    if m.unscored == 0 {
+        "0".into()
+    } else {
+        format!("**{} of {}**", m.unscored, m.scored + m.unscored)
+    }
+}
+
+fn run_section(out: &mut String, results: &Results, heading: bool) {
+    if heading {
+        let _ = writeln!(out, "### {}\n", code(&results.binary, false));
+    }
+    match results.incompleteness() {
+        None => {
+            let _ = writeln!(
+                out,
+                "{}: complete run, every planned sample was evaluated.\n",
+                code(&results.binary, false)
+            );
+        }
+        Some(why) => {
+            let _ = writeln!(
+                out,
+                "> ⚠️ **Incomplete run** of {}: {}. Gates of incomplete datasets are not judged.\n",
+                code(&results.binary, false),
+                inline(&why, 1000)
+            );
+        }
+    }
+    out.push_str(
+        "| Dataset | Samples | Passed | Failed | Errors (not scored) | Latency p50 | p95 | Tokens | Cost |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|\n",
+    );
+    for d in &results.datasets {
+        let (p50, p95) = latency(results, d);
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            code(&d.name, true),
+            d.samples,
+            d.passed,
+            d.failed,
+            d.errors,
+            p50.map_or("—".into(), millis),
+            p95.map_or("—".into(), millis),
+            tokens(&d.usage),
+            inline(&cost(&d.usage), 80)
+        );
+    }
+    out.push('\n');
+    for d in &results.datasets {
+        dataset_section(out, results, d);
+    }
+    let total = failing(results).count();
+    if total == 0 {
+        return;
+    }
+    let shown = total.min(SHOWN_FAILURES);
+    let _ = writeln!(
+        out,
+        "#### Samples that did not pass ({})\n",
+        if shown < total {
+            format!("first {shown} of {total}")
+        } else {
+            total.to_string()
+        }
+    );
+    for s in failing(results).take(SHOWN_FAILURES) {
+        let (mark, word) = if s.verdict == Verdict::Error {
+            ("⚠️", "error")
+        } else {
+            ("❌", "failed")
+        };
+        let _ = writeln!(
+            out,
+            "- {mark} **{}** · {} · {word}",
+            code(&s.test_name, false),
+            code(&s.source, false)
+        );
+        for line in failure_lines(s) {
+            let _ = writeln!(out, "  - {}", inline(&line, 1000));
+        }
+        if s.verdict == Verdict::Fail && (s.expected.is_some() || s.output.is_some()) {
+            let shown =
+                |t: Option<&String>| t.map_or("—".to_string(), |t| inline(t, ANSWER_CHARS));
+            let _ = writeln!(
+                out,
+                "  - expected: {} · actual: {}",
+                shown(s.expected.as_ref()),
+                shown(s.output.as_ref())
+            );
+        }
+    }
+    if total > shown {
+        let _ = writeln!(
+            out,
+            "\n…and {} more: every sample is in the results file.",
+            total - shown
+        );
+    }
+    out.push('\n');
+}
+
+/// The summary of one or more results files (several: the runs of one CI
+/// job), as GitHub-flavoured Markdown: the overall verdict, then per run
+/// whether it was complete, per dataset its counts, latency p50/p95,
+/// tokens and cost, its metrics (mean, pass rate, samples not scored) and
+/// gates (statistic, value, operator, threshold, verdict, margin, samples
+/// not scored: a gate missed because samples could not be scored says so),
+/// then the samples that did not pass (at most [`SHOWN_FAILURES`] per run),
+/// each with one line per failing or unscored metric saying why.
+pub fn summary_markdown(runs: &[Results]) -> String {
+    summary_with_baseline(runs, None)
+}
+
+/// [`summary_markdown`] of a run compared with its baseline: the
+/// regressions count in the verdict, and the comparison follows.
+pub(crate) fn summary_with_baseline(
+    runs: &[Results],
+    baseline: Option<(&Path, &BaselineOutcome)>,
+) -> String {
+    let mut verdict = combined(runs);
+    verdict.regressions = baseline.map_or(0, |(_, b)| b.regressions());
+    let mut out = match why_failed(&verdict) {
+        None => format!(
+            "## ✅ Evals passed: {} sample(s), {} gate(s) met\n\n",
+            verdict.samples,
+            verdict.met_gates.len()
+        ),
+        Some(why) => format!("## ❌ Evals failed: {why}\n\n"),
+    };
+    if !verdict.unjudged_gates.is_empty() {
+        let _ = writeln!(
+            out,
+            "{} gate(s) not judged: only part of their dataset ran.\n",
+            verdict.unjudged_gates.len()
+        );
+    }
+    if let Some((path, outcome)) = baseline {
+        baseline_section(&mut out, path, outcome);
+    }
+    for r in runs {
+        run_section(&mut out, r, runs.len() > 1);
+    }
+    out
+}
+
+/// How a dataset's metric moved between two runs, for the diff's summary.
+struct MetricMove<'a> {
+    dataset: &'a str,
+    name: &'a str,
+    old: Option<&'a MetricSummary>,
+    new: Option<&'a MetricSummary>,
+}
+
+fn metric_moves<'a>(old: &'a Results, new: &'a Results) -> Vec<MetricMove<'a>> {
+    let mut moves: Vec<MetricMove> = Vec::new();
+    for d in &new.datasets {
+        let before = old.datasets.iter().find(|o| o.name == d.name);
+        for m in &d.metrics {
+            moves.push(MetricMove {
+                dataset: &d.name,
+                name: &m.name,
+                old: before.and_then(|b| b.metrics.iter().find(|x| x.name == m.name)),
+                new: Some(m),
+            });
+        }
+    }
+    for d in &old.datasets {
+        let after = new.datasets.iter().find(|n| n.name == d.name);
+        for m in &d.metrics {
+            if !after.is_some_and(|a| a.metrics.iter().any(|x| x.name == m.name)) {
+                moves.push(MetricMove {
+                    dataset: &d.name,
+                    name: &m.name,
+                    old: Some(m),
+                    new: None,
+                });
+            }
+        }
+    }
+    moves
+}
+
+/// Whether a lower score of `metric` is better (its samples are scored `<=`).
+fn lower_is_better(runs: [&Results; 2], dataset: &str, metric: &str) -> bool {
+    runs.iter()
+        .flat_map(|r| &r.samples)
+        .filter(|s| s.dataset == dataset)
+        .flat_map(|s| &s.metrics)
+        .find(|m| m.name == metric)
+        .is_some_and(|m| m.op == "<=")
+}
+
+fn gate_word(m: Option<&MetricSummary>) -> &'static str {
+    match m.and_then(|m| m.gate.as_ref()) {
+        None => "—",
+        Some(g) if !g.judged => "not judged",
+        Some(g) if g.passed => "met",
+        Some(_) => "missed",
+    }
+}
+
+fn change_rows(out: &mut String, heading: &str, title: &str, list: &[&Change]) {
+    if list.is_empty() {
+        return;
+    }
+    let shown = list.len().min(SHOWN_CHANGES);
+    let _ = writeln!(
+        out,
+        "{heading} {title} ({})\n",
+        if shown < list.len() {
+            format!("first {shown} of {}", list.len())
+        } else {
+            list.len().to_string()
+        }
+    );
+    out.push_str(
+        "| Dataset | Sample | Test | Metric | Before | Now | Δ |\n|---|---|---|---|--:|--:|--:|\n",
+    );
+    let score = |v: Option<f64>| v.map_or("not scored".to_string(), |v| format!("{v:.4}"));
+    for c in &list[..shown] {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            code(&c.dataset, true),
+            code(&c.id, true),
+            code(&c.test_name, true),
+            code(&c.metric, true),
+            score(c.old),
+            score(c.new),
+            c.delta.map_or("—".to_string(), |d| format!("{d:+.4}"))
+        );
+    }
+    if list.len() > shown {
+        let _ = writeln!(out, "\n…and {} more.", list.len() - shown);
+    }
+    out.push('\n');
+}
+
+fn only_rows(out: &mut String, heading: &str, title: &str, list: &[Only]) {
+    if list.is_empty() {
+        return;
+    }
+    let shown = list.len().min(SHOWN_CHANGES);
+    let _ = writeln!(
+        out,
+        "{heading} {title} ({})\n",
+        if shown < list.len() {
+            format!("first {shown} of {}", list.len())
+        } else {
+            list.len().to_string()
+        }
+    );
+    out.push_str("| Dataset | Sample | Test |\n|---|---|---|\n");
+    for o in &list[..shown] {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} |",
+            code(&o.dataset, true),
+            code(&o.id, true),
+            code(&o.test_name, true)
+        );
+    }
+    if list.len() > shown {
+        let _ = writeln!(out, "\n…and {} more.", list.len() - shown);
+    }
+    out.push('\n');
+}
+
+/// The comparison of two runs as GitHub-flavoured Markdown, for a
+/// pull-request comment: the verdict (regressions or none), per dataset and
+/// metric how the mean, the pass rate and the gate moved, then the sample
+/// metrics that got worse (worst first), those that got better, and the
+/// samples new or gone — each list at most [`SHOWN_CHANGES`] rows, saying
+/// how many more there are.
+pub fn diff_markdown(old: &Results, new: &Results, diff: &Diff) -> String {
+    let mut out = if diff.regressions().is_empty() {
+        "## ✅ No regressions\n\n".to_string()
+    } else {
+        format!("## ❌ {} regression(s)\n\n", diff.regressions().len())
+    };
+    counts_line(&mut out, diff);
+    let moves = metric_moves(old, new);
+    if !moves.is_empty() {
+        out.push_str("| Dataset | Metric | Mean before | Mean now | Δ mean | Pass rate before | now | Gate |\n|---|---|--:|--:|--:|--:|--:|---|\n");
+        for m in &moves {
+            let (a, b) = (m.old.and_then(|x| x.mean), m.new.and_then(|x| x.mean));
+            let delta = match (a, b) {
+                (Some(a), Some(b)) => {
+                    let d = b - a;
+                    let lower = lower_is_better([old, new], m.dataset, m.name);
+                    let word = if d.abs() <= diff.epsilon + 1e-12 {
+                        ""
+                    } else if (d < 0.0) == lower {
+                        " better"
+                    } else {
+                        " **worse**"
+                    };
+                    format!("{d:+.4}{word}")
+                }
+                _ => "—".into(),
+            };
+            let (ga, gb) = (gate_word(m.old), gate_word(m.new));
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {delta} | {} | {} | {} |",
+                code(m.dataset, true),
+                code(m.name, true),
+                mean(a),
+                mean(b),
+                percent(m.old.and_then(|x| x.pass_rate)),
+                percent(m.new.and_then(|x| x.pass_rate)),
+                if ga == gb {
+                    ga.to_string()
+                } else {
+                    format!("{ga} → **{gb}**")
+                }
+            );
+        }
+        out.push('\n');
+    }
+    diff_lists(&mut out, "###", diff);
+    out
+}
+
+/// `12 sample(s) compared (...): **1 worse**, 2 better, 0 new, 0 removed.`
+fn counts_line(out: &mut String, diff: &Diff) {
+    let _ = writeln!(
+        out,
+        "{} sample(s) compared (changes of at most {} ignored): **{} worse**, {} better, {} new, {} removed.\n",
+        diff.compared,
+        diff.epsilon,
+        diff.regressions().len(),
+        diff.improvements().len(),
+        diff.added.len(),
+        diff.removed.len()
+    );
+}
+
+/// The sample metrics that got worse, then better, then the samples new and removed.
+fn diff_lists(out: &mut String, heading: &str, diff: &Diff) {
+    change_rows(out, heading, "Worse", &diff.regressions());
+    change_rows(out, heading, "Better", &diff.improvements());
+    only_rows(out, heading, "New samples", &diff.added);
+    only_rows(out, heading, "Removed samples", &diff.removed);
+}
+
+/// The baseline's part of a run's summary.
+fn baseline_section(out: &mut String, path: &Path, outcome: &BaselineOutcome) {
+    let name = code(&path.display().to_string(), false);
+    match outcome {
+        BaselineOutcome::Compared(d) => {
+            let _ = writeln!(out, "### Against the baseline {name}\n");
+            counts_line(out, d);
+            diff_lists(out, "####", d);
+        }
+        BaselineOutcome::Written { accepted, .. } => {
+            let _ = writeln!(
+                out,
+                "Baseline {name} written ({}).\n",
+                if *accepted {
+                    "accepted on purpose"
+                } else {
+                    "there was none"
+                }
+            );
+        }
+        BaselineOutcome::NotCompared => {
+            let _ = writeln!(
+                out,
+                "Baseline {name} not compared: only part of the samples ran.\n"
+            );
+        }
+    }
+}
+
+/// Appends `markdown` to the file at `path` (GitHub Actions'
+/// `$GITHUB_STEP_SUMMARY`, which the runner collects at the end of the
+/// step), creating it; appended, not replaced, as that file is meant to be.
+pub fn append_step_summary(path: &Path, markdown: &str) -> Result<(), ResultsError> {
+    let error = |source| ResultsError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(error)?;
+    // One write: several steps' summaries never interleave mid-text.
+    let mut text = markdown.to_string();
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push('\n');
+    file.write_all(text.as_bytes()).map_err(error)
+}
+
+/// What a run does with its summary on GitHub Actions, once, for every
+/// front end that ends with one whole run (the harness outside nextest,
+/// `evals evaluate`): appends its Markdown to `$GITHUB_STEP_SUMMARY` when
+/// that is set and `EVAL_STEP_SUMMARY` is not off. A file that cannot be
+/// written is a warning: the results file holds everything anyway.
+pub(crate) fn auto_step_summary(
+    config: &crate::Config,
+    results: &Results,
+    baseline: Option<(&Path, &BaselineOutcome)>,
+) {
+    let Some(path) = config
+        .step_summary
+        .as_ref()
+        .filter(|_| config.step_summary_auto)
+    else {
+        return;
+    };
+    let markdown = summary_with_baseline(std::slice::from_ref(results), baseline);
+    if let Err(e) = append_step_summary(path, &markdown) {
+        crate::engine::warn(&e.to_string());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::output::results::{DatasetTerms, Gate};
+    use crate::output::{diff, test_record as record};
+
+    #[test]
+    fn text_from_a_results_file_cannot_break_the_markdown() {
+        assert_eq!(
+            inline("a | b\n`c` *d* $x$ <b>&amp;", 100),
+            "a \\| b \\`c\\` \\*d\\* \\$x\\$ \\<b\\>\\&amp;"
+        );
+        assert_eq!(inline("# title", 100), "\\# title");
+        assert_eq!(inline("- item", 100), "\\- item");
+        assert_eq!(inline("12. Step", 100), "12\\. Step");
+        assert_eq!(inline("x\u{1b}[2J", 100), "x\\\\u{1b}\\[2J");
+        assert_eq!(code("qa::a|b", true), "`qa::a\\|b`");
+        assert_eq!(code("qa::a|b", false), "`qa::a|b`");
+        assert_eq!(code("say `hi`", false), "`` say `hi` ``");
+        assert_eq!(code("``", true), "``` `` ```");
+    }
+
+    fn gated(records: Vec<crate::output::SampleRecord>, threshold: f64) -> Results {
+        let n = records.len();
+        let terms = BTreeMap::from([(
+            "qa".to_string(),
+            DatasetTerms::new(
+                Some(n),
+                vec![Gate::new("contains", eval_core::Op::AtLeast, threshold)],
+                false,
+            ),
+        )]);
+        Results::new("evals", records, &terms)
+    }
+
+    #[test]
+    fn a_gate_missed_for_unscored_samples_says_so() {
+        // The issue's case: mean 0.3333 over the samples scored, gate 0.3,
+        // missed because a sample could not be scored.
+        let mut failed = record("qa", "qa::b", Verdict::Fail);
+        failed.metrics[0].reason = Some("never | says `4`".into());
+        failed.output = Some("*4*".into());
+        let results = gated(
+            vec![
+                record("qa", "qa::a", Verdict::Pass),
+                failed,
+                record("qa", "qa::c", Verdict::Fail),
+                record("qa", "qa::d", Verdict::Error),
+            ],
+            0.3,
+        );
+        let md = summary_markdown(std::slice::from_ref(&results));
+        assert!(
+            md.starts_with("## ❌ Evals failed: 3 of 4 samples failed, 1 gate(s) missed\n"),
+            "{md}"
+        );
+        assert!(md.contains("`evals`: complete run, every planned sample was evaluated."));
+        assert!(
+            md.contains("| `qa` | 4 | 1 | 2 | 1 | 1 ms | 1 ms | 0 | — |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| `contains` | 0.3333 | 25.0% | **1 of 4** |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| `mean(contains)` | 0.3333 | \\>= | 0.3 | ❌ missed: 1 sample(s) could not be scored (the value alone meets it) | +0.0333 | 1 |"),
+            "{md}"
+        );
+        assert!(md.contains("#### Samples that did not pass (3)\n"), "{md}");
+        // Errors first, each with why.
+        let listed = md.split("did not pass (3)\n\n").nth(1).unwrap();
+        assert!(
+            listed.starts_with("- ⚠️ **`qa::d`** · `f.jsonl:1` · error\n  - error: agent error: down\n  - contains: not scored\n"),
+            "{listed}"
+        );
+        assert!(
+            listed.contains("- ❌ **`qa::b`** · `f.jsonl:1` · failed\n  - contains 0.000, needs \\>= 1: never \\| says \\`4\\`\n  - expected: — · actual: \\*4\\*\n"),
+            "{listed}"
+        );
+    }
+
+    #[test]
+    fn failing_samples_are_capped_and_counted() {
+        let records: Vec<_> = (0..SHOWN_FAILURES + 7)
+            .map(|k| record("qa", &format!("qa::f{k:02}"), Verdict::Fail))
+            .collect();
+        let md = summary_markdown(&[gated(records, 0.5)]);
+        assert!(
+            md.contains("#### Samples that did not pass (first 20 of 27)\n"),
+            "{md}"
+        );
+        assert_eq!(md.matches("\n- ❌ ").count(), 20);
+        assert!(md.contains("\n…and 7 more: every sample is in the results file.\n"));
+        assert!(md.contains("| ❌ missed | -0.5000 | 0 |"), "{md}");
+    }
+
+    #[test]
+    fn an_incomplete_run_leaves_its_gates_unjudged_and_says_so() {
+        let terms = BTreeMap::from([(
+            "qa".to_string(),
+            DatasetTerms::new(
+                Some(3),
+                vec![Gate::new("contains", eval_core::Op::AtLeast, 0.5)],
+                false,
+            ),
+        )]);
+        let results = Results::new("evals", vec![record("qa", "qa::a", Verdict::Pass)], &terms);
+        let md = summary_markdown(&[results.clone(), results]);
+        assert!(
+            md.starts_with("## ✅ Evals passed: 2 sample(s), 0 gate(s) met\n"),
+            "{md}"
+        );
+        assert!(md.contains("2 gate(s) not judged"));
+        assert_eq!(
+            md.matches("### `evals`\n").count(),
+            2,
+            "one section per file"
+        );
+        assert!(
+            md.contains("> ⚠️ **Incomplete run** of `evals`: 1 of 3 samples of \\`qa\\`."),
+            "{md}"
+        );
+        assert!(md.contains("⏸️ not judged: 1 of 3 samples ran"));
+    }
+
+    #[test]
+    fn the_diff_lists_regressions_first_and_moves_of_the_means() {
+        let old = gated(
+            vec![
+                record("qa", "qa::a", Verdict::Pass),
+                record("qa", "qa::b", Verdict::Fail),
+                record("qa", "qa::gone", Verdict::Pass),
+            ],
+            0.5,
+        );
+        let new = gated(
+            vec![
+                record("qa", "qa::a", Verdict::Fail),
+                record("qa", "qa::b", Verdict::Pass),
+                record("qa", "qa::c", Verdict::Fail),
+            ],
+            0.5,
+        );
+        let d = diff(&old, &new, 0.0);
+        let md = diff_markdown(&old, &new, &d);
+        assert!(md.starts_with("## ❌ 1 regression(s)\n\n2 sample(s) compared (changes of at most 0 ignored): **1 worse**, 1 better, 1 new, 1 removed.\n"), "{md}");
+        assert!(
+            md.contains("| `qa` | `contains` | 0.6667 | 0.3333 | -0.3333 **worse** | 66.7% | 33.3% | met → **missed** |"),
+            "{md}"
+        );
+        let worse = md.find("### Worse (1)").unwrap();
+        let better = md.find("### Better (1)").unwrap();
+        assert!(worse < better);
+        assert!(
+            md.contains("| `qa` | `qa::a` | `qa::a` | `contains` | 1.0000 | 0.0000 | -1.0000 |")
+        );
+        assert!(md.contains("### New samples (1)\n\n| Dataset | Sample | Test |\n|---|---|---|\n| `qa` | `qa::c` | `qa::c` |"));
+        assert!(md.contains("### Removed samples (1)"));
+    }
+
+    #[test]
+    fn long_diffs_are_capped() {
+        let many = |v: Verdict| {
+            gated(
+                (0..SHOWN_CHANGES + 3)
+                    .map(|k| record("qa", &format!("qa::s{k:03}"), v))
+                    .collect(),
+                0.5,
+            )
+        };
+        let (old, new) = (many(Verdict::Pass), many(Verdict::Fail));
+        let md = diff_markdown(&old, &new, &diff(&old, &new, 0.0));
+        assert!(md.contains("### Worse (first 50 of 53)"), "{md}");
+        assert_eq!(md.matches("| -1.0000 |").count(), 50);
+        assert!(md.contains("\n…and 3 more.\n"));
+        let empty = Results::new("evals", Vec::new(), &BTreeMap::new());
+        let gone = diff_markdown(&old, &empty, &diff(&old, &empty, 0.0));
+        assert!(
+            gone.contains("### Removed samples (first 50 of 53)"),
+            "{gone}"
+        );
+        assert_eq!(gone.matches("| `qa` | `qa::s").count(), 50);
+    }
+
+    #[test]
+    fn the_step_summary_is_appended_to() {
+        let dir = std::env::temp_dir().join(format!("eval-md-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("summary.md");
+        std::fs::write(&path, "earlier step\n").unwrap();
+        append_step_summary(&path, "## one").unwrap();
+        append_step_summary(&path, "## two\n").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "earlier step\n## one\n\n## two\n\n"
+        );
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

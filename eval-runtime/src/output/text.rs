@@ -1,0 +1,258 @@
+//! A run's summary as a person reads it on a terminal ([`summary_text`]),
+//! from its results file, and the pieces every report of a results file
+//! shares with it (the Markdown summary, JUnit): what a failing metric says
+//! in one line, the samples that did not pass (errors first), the latency
+//! percentiles of a dataset, the run's verdict in a few words.
+
+use std::fmt::Write as _;
+
+use eval_core::metric::Stat;
+
+use super::results::{DatasetSummary, MetricRecord, Results, SampleRecord, Verdict};
+use super::verdict::RunVerdict;
+use crate::error::one_line;
+
+/// How many failing samples a summary lists (the results file holds them all).
+pub const SHOWN_FAILURES: usize = 20;
+/// How much of a reason or an error a summary line shows, in characters.
+pub(crate) const REASON_CHARS: usize = 300;
+
+/// One line for a metric that failed or could not be scored, saying why:
+/// `contains 0.000, needs >= 1: <reason>` or `faithfulness: not scored:
+/// <error>`; `None` for a metric that passed.
+pub(crate) fn metric_line(m: &MetricRecord) -> Option<String> {
+    if m.passed {
+        return None;
+    }
+    let mut line = match m.score {
+        Some(score) => format!("{} {score:.3}, needs {} {}", m.name, m.op, m.threshold),
+        None => match m.error.as_deref() {
+            Some(e) => format!("{}: not scored: {}", m.name, one_line(e, REASON_CHARS)),
+            None => format!("{}: not scored", m.name),
+        },
+    };
+    if let Some(reason) = m.reason.as_deref().filter(|r| !r.trim().is_empty()) {
+        let _ = write!(line, ": {}", one_line(reason, REASON_CHARS));
+    }
+    Some(line)
+}
+
+/// The lines saying why `s` did not pass: its error, then one per metric
+/// that failed or could not be scored.
+pub(crate) fn failure_lines(s: &SampleRecord) -> Vec<String> {
+    s.error
+        .iter()
+        .map(|e| format!("error: {}", one_line(e, REASON_CHARS)))
+        .chain(s.metrics.iter().filter_map(metric_line))
+        .collect()
+}
+
+/// The samples of `results` that did not pass: those that could not be
+/// scored first, then those that failed, each in the file's order.
+pub(crate) fn failing(results: &Results) -> impl Iterator<Item = &SampleRecord> {
+    let of = move |v: Verdict| results.samples.iter().filter(move |s| s.verdict == v);
+    of(Verdict::Error).chain(of(Verdict::Fail))
+}
+
+/// `(p50, p95)` of the agent's time per run over every sample of `dataset`,
+/// milliseconds.
+pub(crate) fn latency(results: &Results, dataset: &DatasetSummary) -> (Option<f64>, Option<f64>) {
+    let values: Vec<f64> = results
+        .samples
+        .iter()
+        .filter(|s| s.dataset == dataset.name)
+        .filter_map(|s| s.measured(eval_core::metric::Measure::LatencyMs))
+        .collect();
+    (
+        Stat::Percentile(50).of(&values),
+        Stat::Percentile(95).of(&values),
+    )
+}
+
+/// A time in milliseconds for a summary: `850 ms`, `2.35 s`.
+pub(crate) fn millis(ms: f64) -> String {
+    if ms < 1000.0 {
+        format!("{ms:.0} ms")
+    } else {
+        format!("{:.2} s", ms / 1000.0)
+    }
+}
+
+/// Why the run (or runs) failed, in a few words, or `None` when it passed:
+/// `2 of 3 samples did not pass, 1 gate missed`.
+pub(crate) fn why_failed(v: &RunVerdict) -> Option<String> {
+    if v.passed() {
+        return None;
+    }
+    let mut parts = Vec::new();
+    if v.failed_samples > 0 {
+        parts.push(format!(
+            "{} of {} samples failed",
+            v.failed_samples, v.samples
+        ));
+    }
+    if !v.missed_gates.is_empty() {
+        parts.push(format!("{} gate(s) missed", v.missed_gates.len()));
+    }
+    if v.regressions > 0 {
+        parts.push(format!("{} regression(s)", v.regressions));
+    }
+    Some(parts.join(", "))
+}
+
+/// The terminal form of a run's summary: the verdict, per dataset its
+/// counts, its metrics (mean, pass rate, samples not scored), latency and
+/// usage; the gates; whether the run was complete; then the samples that
+/// did not pass (at most [`SHOWN_FAILURES`]), each with one line per
+/// failing metric saying why.
+pub fn summary_text(results: &Results) -> String {
+    let verdict = RunVerdict::of(&results.datasets);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}: {}",
+        results.binary,
+        why_failed(&verdict).map_or("passed".to_string(), |why| format!("FAILED ({why})"))
+    );
+    for d in &results.datasets {
+        let _ = writeln!(
+            out,
+            "{}: {} samples, {} passed, {} failed, {} errors{}",
+            d.name,
+            d.samples,
+            d.passed,
+            d.failed,
+            d.errors,
+            if d.ci_gate {
+                " (ciGate: samples judged by the gates)"
+            } else {
+                ""
+            }
+        );
+        for m in &d.metrics {
+            let mean = m.mean.map_or("-".to_string(), |v| format!("{v:.4}"));
+            let rate = m
+                .pass_rate
+                .map_or("-".to_string(), |v| format!("{:.0}%", v * 100.0));
+            let _ = write!(out, "  {:<20} mean {mean:>7}  pass rate {rate:>4}", m.name);
+            if m.unscored > 0 {
+                let _ = write!(
+                    out,
+                    "  ({} of {} samples not scored: left out of the mean, counted as not passed)",
+                    m.unscored,
+                    m.scored + m.unscored
+                );
+            }
+            out.push('\n');
+        }
+        if let (Some(p50), Some(p95)) = latency(results, d) {
+            let _ = writeln!(out, "  latency p50 {}, p95 {}", millis(p50), millis(p95));
+        }
+        if !d.usage.is_empty() {
+            let _ = writeln!(out, "  usage: {}", d.usage.line());
+        }
+    }
+    if results.datasets.len() > 1 && !results.usage.is_empty() {
+        let _ = writeln!(out, "run usage: {}", results.usage.line());
+    }
+    for line in verdict.gate_lines() {
+        let _ = writeln!(out, "{line}");
+    }
+    if let Some(why) = results.incompleteness() {
+        let _ = writeln!(
+            out,
+            "incomplete run: {why} (gates of incomplete datasets are not judged)"
+        );
+    }
+    let total = failing(results).count();
+    if total > 0 {
+        let _ = writeln!(out, "\n{total} sample(s) did not pass:");
+        for s in failing(results).take(SHOWN_FAILURES) {
+            let _ = writeln!(
+                out,
+                "  {} {} ({})",
+                if s.verdict == Verdict::Error {
+                    "ERROR"
+                } else {
+                    "FAILED"
+                },
+                s.test_name,
+                s.source
+            );
+            for line in failure_lines(s) {
+                let _ = writeln!(out, "    {line}");
+            }
+        }
+        if total > SHOWN_FAILURES {
+            let _ = writeln!(
+                out,
+                "  ... and {} more (every sample is in the results file)",
+                total - SHOWN_FAILURES
+            );
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::output::results::{DatasetTerms, Gate};
+    use crate::output::test_record as record;
+
+    #[test]
+    fn a_failing_metric_says_why_in_one_line() {
+        let mut s = record("qa", "qa::b", Verdict::Fail);
+        s.metrics[0].reason = Some("the answer\nnever says \"Paris\"".into());
+        assert_eq!(
+            failure_lines(&s),
+            ["contains 0.000, needs >= 1: the answer never says \"Paris\""]
+        );
+        let mut e = record("qa", "qa::c", Verdict::Error);
+        e.metrics[0].error = Some("judge down: HTTP 503".into());
+        assert_eq!(
+            failure_lines(&e),
+            [
+                "error: agent error: down",
+                "contains: not scored: judge down: HTTP 503"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_summary_lists_errors_first_and_caps_the_list() {
+        let mut records: Vec<SampleRecord> = (0..25)
+            .map(|k| record("qa", &format!("qa::f{k:02}"), Verdict::Fail))
+            .collect();
+        records.push(record("qa", "qa::z", Verdict::Error));
+        records.push(record("qa", "qa::p", Verdict::Pass));
+        let terms = BTreeMap::from([(
+            "qa".to_string(),
+            DatasetTerms::new(
+                Some(27),
+                vec![Gate::new("contains", eval_core::Op::AtLeast, 0.01)],
+                false,
+            ),
+        )]);
+        let text = summary_text(&Results::new("evals", records, &terms));
+        assert!(
+            text.starts_with("evals: FAILED (26 of 27 samples failed, 1 gate(s) missed)\n"),
+            "{text}"
+        );
+        assert!(text.contains("qa: 27 samples, 1 passed, 25 failed, 1 errors\n"));
+        assert!(text.contains("  latency p50 1 ms, p95 1 ms\n"), "{text}");
+        assert!(
+            text.contains("gate qa FAILED: 1 sample(s) could not be scored"),
+            "{text}"
+        );
+        let listed = text.split("did not pass:\n").nth(1).unwrap();
+        assert!(
+            listed.starts_with("  ERROR qa::z (f.jsonl:1)\n    error: agent error: down\n"),
+            "{listed}"
+        );
+        assert_eq!(listed.matches("  FAILED qa::f").count(), 19);
+        assert!(listed.ends_with("  ... and 6 more (every sample is in the results file)\n"));
+    }
+}
