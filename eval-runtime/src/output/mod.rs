@@ -8,6 +8,7 @@ mod diff;
 mod junit;
 mod location;
 mod merge;
+mod paint;
 mod report;
 mod results;
 mod summary;
@@ -17,6 +18,7 @@ pub use diff::{BaselineOutcome, Change, Diff, Only, accept, check_baseline, diff
 pub use junit::junit_xml;
 pub use location::{ResultsKey, binary_name, results_dir};
 pub use merge::{merge, merge_dir, merge_paths};
+pub use paint::Paint;
 pub use report::{MetricResult, SampleReport, Spread};
 pub use results::{
     DatasetSummary, DatasetTerms, FORMAT_VERSION, Gate, GateResult, KEPT_CHARS, KEPT_CHUNKS,
