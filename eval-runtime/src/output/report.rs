@@ -618,8 +618,132 @@ impl SampleReport {
 
 #[cfg(test)]
 mod tests {
-    use super::{Spread, t_975};
+    use super::*;
     use eval_core::metric::{MetricSpec, Op};
+
+    fn spec(name: &str, t: f64) -> MetricSpec {
+        MetricSpec::new(name, &[], Some((Op::AtLeast, t))).unwrap()
+    }
+
+    /// A retrieval-less sample with a name, tags and metadata, scored: one
+    /// metric passed, one failed with a reason, one without a score.
+    fn scored_report() -> SampleReport {
+        let mut sample = Sample::new("Who wrote Hamlet?").with_expected("Shakespeare");
+        sample.extra.insert("name".into(), "Hamlet's author".into());
+        sample.tags = vec!["books".into(), "easy".into()];
+        sample.metadata.insert("source".into(), "demo".into());
+        sample.metadata.insert("level".into(), 2.into());
+        let mut report = SampleReport::new("qa::hamlet".into(), &sample);
+        report.output = Some("Marlowe, I think.".into());
+        report.metrics = vec![
+            MetricResult::of(&spec("citations", 0.0), Ok(0.0)),
+            MetricResult::of(&spec("faithfulness", 0.5), Ok(0.2))
+                .with_reason(Some("1 of 5 statements supported by the context".into())),
+            MetricResult::of(
+                &spec("contains", 1.0),
+                Err("`contains` needs an expected answer".into()),
+            ),
+        ];
+        report
+    }
+
+    #[test]
+    fn every_metric_that_did_not_pass_says_why_in_one_line() {
+        let report = scored_report();
+        let why: Vec<Option<String>> = report.metrics.iter().map(MetricResult::why).collect();
+        assert_eq!(
+            why,
+            [
+                None,
+                Some("0.200 < 0.5: 1 of 5 statements supported by the context".into()),
+                Some("error: `contains` needs an expected answer".into()),
+            ]
+        );
+        let mut at_most = MetricResult::of(
+            &MetricSpec::new("hallucination", &[], Some((Op::AtMost, 0.1))).unwrap(),
+            Ok(0.4),
+        );
+        at_most.reason = Some("line one\nline two".into());
+        assert_eq!(at_most.why().unwrap(), "0.400 > 0.1: line one line two");
+
+        assert_eq!(
+            report.summary_line(),
+            "FAILED qa::hamlet (<inline>)  citations=0.000  faithfulness 0.200 < 0.5: 1 of 5 statements supported by the context  contains error: `contains` needs an expected answer"
+        );
+        assert_eq!(
+            report.failure_lines(Paint::plain()),
+            "ERROR qa::hamlet (<inline>) \"Hamlet's author\"\n    faithfulness  0.200 < 0.5: 1 of 5 statements supported by the context\n    contains      error: `contains` needs an expected answer"
+        );
+        let painted = report.failure_lines(Paint::always());
+        assert!(
+            painted.starts_with("\u{1b}[35mERROR\u{1b}[0m qa::hamlet"),
+            "{painted:?}"
+        );
+        assert!(
+            painted.contains("\u{1b}[1m\u{1b}[31m0.200 < 0.5"),
+            "{painted:?}"
+        );
+    }
+
+    #[test]
+    fn the_failure_report_shows_why_and_what_the_dataset_says() {
+        let text = scored_report().render();
+        assert!(
+            text.contains("  faithfulness  0.200   >= 0.500    FAIL  1 of 5 statements supported by the context\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "  contains        -     >= 1.000    ERROR  `contains` needs an expected answer\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("  citations     0.000   >= 0.000    pass\n"),
+            "{text}"
+        );
+        assert!(text.contains("  name:     Hamlet's author\n"), "{text}");
+        assert!(text.contains("  tags:     books, easy\n"), "{text}");
+        assert!(
+            text.contains("  metadata: source: demo, level: 2\n"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("retrieved:"),
+            "not a retrieval sample: {text}"
+        );
+        assert!(!text.contains('\u{1b}'), "never painted: {text:?}");
+
+        // A retrieval query: retrieved ids beside the relevant ones, and the
+        // dataset's id.
+        // (A loaded query fills both from the dataset, as the end-to-end
+        // tests show.)
+        let query = Sample::new("How do refunds work?");
+        let mut report = SampleReport::new("kb::refunds".into(), &query);
+        report.relevant = vec!["eval:kb:refunds".into()];
+        report.dataset_id = Some("support-faq".into());
+        report.output = Some(String::new());
+        report.retrieved = vec!["eval:kb:shipping".into(), "eval:kb:refunds".into()];
+        report.metrics = vec![MetricResult::of(&spec("mrr_at_k", 1.0), Ok(0.5))];
+        let text = report.render();
+        assert!(
+            text.contains(
+                "  retrieved: eval:kb:shipping, eval:kb:refunds\n  relevant:  eval:kb:refunds\n"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("  dataset:  support-faq\n"), "{text}");
+        // An agent error: its line, then what the dataset says of the sample.
+        let mut failed = SampleReport::new("qa::hamlet".into(), &{
+            let mut s = Sample::new("q");
+            s.tags = vec!["books".into()];
+            s
+        });
+        failed.error = Some(SampleError::Timeout { secs: 1.0 });
+        let text = failed.render();
+        assert_eq!(text.lines().count(), 2, "{text}");
+        assert!(text.ends_with("\n  tags:     books"), "{text}");
+    }
 
     #[test]
     fn spread_is_a_students_t_interval() {

@@ -364,6 +364,17 @@ impl SampleRecord {
 }
 
 impl MetricRecord {
+    /// Why it did not pass, in one line (`None` when it passed), as
+    /// [`MetricResult::why`](crate::MetricResult::why) says it.
+    pub fn why(&self) -> Option<String> {
+        crate::output::report::why_not_passed(
+            (self.score, self.passed),
+            (&self.op, self.threshold),
+            self.error.as_deref(),
+            self.reason.as_deref(),
+        )
+    }
+
     /// The persisted form of one metric result.
     pub fn from_result(m: &crate::output::report::MetricResult) -> Self {
         MetricRecord {
