@@ -13,7 +13,7 @@ use eval_core::{Sample, manifest};
 use eval_runtime::plan::{PlanBuilder, Subset};
 use eval_runtime::results::{Results, RunVerdict, Verdict};
 use eval_runtime::retrieval::{HttpRetriever, RetrieverAgent};
-use eval_runtime::{AgentError, BoxFuture, Config, HttpAgent, Response, Runner};
+use eval_runtime::{AgentError, BoxFuture, Config, HttpAgent, Paint, Response, Runner};
 
 use crate::Failure;
 use crate::discover;
@@ -212,6 +212,8 @@ pub fn run(args: Args) -> Result<u8, Failure> {
         );
         bar
     });
+    // Colour is decided once, for stdout (NO_COLOR, CLICOLOR, CLICOLOR_FORCE).
+    let paint = Paint::stdout();
     let mut failures: Vec<String> = Vec::new();
     let outcome = prepared
         .evaluate(&agent, |report| {
@@ -219,7 +221,7 @@ pub fn run(args: Args) -> Result<u8, Failure> {
                 bar.inc(1);
             }
             if !report.passed() {
-                failures.push(report.summary_line());
+                failures.push(report.failure_lines(paint));
             }
         })
         .map_err(|e| Failure::config(e.to_string()))?;
@@ -244,15 +246,15 @@ pub fn run(args: Args) -> Result<u8, Failure> {
             .map_err(|e| Failure::config(format!("cannot render the results: {e}")))?;
         outln!("{text}");
     } else {
-        print_summary(&outcome.results, &outcome.verdict, &failures);
+        print_summary(&outcome.results, &outcome.verdict, &failures, paint);
         if let Some((path, b)) = &outcome.baseline {
             out!("{}", b.render(path));
         }
         if let Some(path) = &args.output {
-            outln!("results: {}", path.display());
+            outln!("{}", paint.dim(&format!("results: {}", path.display())));
         }
         if let Some(path) = &junit {
-            outln!("junit: {}", path.display());
+            outln!("{}", paint.dim(&format!("junit: {}", path.display())));
         }
     }
     if let Some(why) = outcome.verdict.not_scored() {
@@ -507,15 +509,19 @@ fn is_manifest(file: &Path) -> bool {
     )
 }
 
-fn print_summary(results: &Results, verdict: &RunVerdict, failures: &[String]) {
+fn print_summary(results: &Results, verdict: &RunVerdict, failures: &[String], paint: Paint) {
+    let count = |n: usize, what: &str, painted: fn(Paint, &str) -> String| {
+        let text = format!("{n} {what}");
+        if n > 0 { painted(paint, &text) } else { text }
+    };
     for d in &results.datasets {
         outln!(
-            "{}: {} samples, {} passed, {} failed, {} errors{}",
-            d.name,
+            "{}: {} samples, {}, {}, {}{}",
+            paint.heading(&d.name),
             d.samples,
-            d.passed,
-            d.failed,
-            d.errors,
+            count(d.passed, "passed", Paint::pass),
+            count(d.failed, "failed", Paint::fail),
+            count(d.errors, "errors", Paint::error),
             if d.ci_gate {
                 " (ciGate: samples judged by the gates)"
             } else {
@@ -530,11 +536,11 @@ fn print_summary(results: &Results, verdict: &RunVerdict, failures: &[String]) {
             // A sample that could not be scored is never left out unsaid: it
             // is not in the mean, and it did not pass.
             let unscored = if m.unscored > 0 {
-                format!(
+                paint.error(&format!(
                     "  ({} of {} samples not scored: left out of the mean, counted as not passed)",
                     m.unscored,
                     m.scored + m.unscored
-                )
+                ))
             } else {
                 String::new()
             };
@@ -544,13 +550,16 @@ fn print_summary(results: &Results, verdict: &RunVerdict, failures: &[String]) {
             );
         }
         if !d.usage.is_empty() {
-            outln!("  usage: {}", d.usage.line());
+            outln!("  {}", paint.dim(&format!("usage: {}", d.usage.line())));
         }
     }
     if results.datasets.len() > 1 && !results.usage.is_empty() {
-        outln!("run usage: {}", results.usage.line());
+        outln!(
+            "{}",
+            paint.dim(&format!("run usage: {}", results.usage.line()))
+        );
     }
-    for line in verdict.gate_lines() {
+    for line in verdict.gate_lines_with(paint) {
         outln!("{line}");
     }
     let failed = results
@@ -559,9 +568,14 @@ fn print_summary(results: &Results, verdict: &RunVerdict, failures: &[String]) {
         .filter(|s| s.verdict != Verdict::Pass)
         .count();
     if failed > 0 {
-        outln!("\n{failed} sample(s) did not pass:");
-        for line in failures {
-            outln!("  {line}");
+        outln!(
+            "\n{}",
+            paint.heading(&format!("{failed} sample(s) did not pass:"))
+        );
+        for block in failures {
+            for line in block.lines() {
+                outln!("  {line}");
+            }
         }
     }
 }

@@ -205,7 +205,7 @@ pub fn run(command: Command) -> Result<u8, Failure> {
                         d.errors
                     );
                 }
-                for line in verdict.gate_lines() {
+                for line in verdict.gate_lines_with(eval_runtime::Paint::stdout()) {
                     outln!("{line}");
                 }
                 outln!(

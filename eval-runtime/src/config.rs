@@ -7,6 +7,10 @@
 //! apply the same rules. A bad value is an error naming the variable and the
 //! value; every bad value is reported at once.
 //!
+//! Colour (`NO_COLOR`, `CLICOLOR`, `CLICOLOR_FORCE`) is decided with whether
+//! the output is a terminal, once per process, in
+//! [`Paint`](crate::Paint): not here.
+//!
 //! | variable | meaning | default |
 //! |---|---|---|
 //! | `EVAL_AGENT_URL` | the agent's URL ([`HttpAgent::from_env`](crate::HttpAgent::from_env)) | — |

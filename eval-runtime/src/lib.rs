@@ -151,7 +151,7 @@ pub use eval_macros::eval_dataset;
 pub use front::harness::{Harness, Outcome};
 pub use front::runner::{Prepared, RunOutcome, Runner};
 pub use http::{DEFAULT_MAX_RESPONSE_BYTES, MAX_REDIRECTS, Refusal};
-pub use output::{MetricResult, SampleReport, Spread};
+pub use output::{MetricResult, Paint, SampleReport, Spread};
 pub use services::{Services, Usage};
 
 /// Everything an eval test file needs.

@@ -788,3 +788,111 @@ async fn judging_is_bounded_by_the_sample_timeout() {
     // Not a speed check: only that the 120 s judge timeout did not apply.
     assert!(started.elapsed() < std::time::Duration::from_secs(60));
 }
+
+#[tokio::test]
+async fn each_judged_metric_says_why_from_the_answers_it_scored_with() {
+    // The reasons come from the judge's answers the score is computed from:
+    // no metric makes a call for its reason (the call counts are the
+    // metrics' own: two for the two-step ones, one for the others).
+    let server = common::serve(|n, _, body| judge_script(n, body)).await;
+    let svc = services(Some(&server.url), None);
+    let s = sample();
+    let answer = Response::new("Paris is in France, has 10 million people and is a capital.")
+        .with_context([
+            "Paris is the capital of France.",
+            "Berlin is in Germany.",
+            "France is in Europe.",
+            "Paris has museums.",
+        ]);
+    let mut with_contexts = s.clone();
+    with_contexts.context = vec!["a".into(), "b".into(), "c".into()];
+    let cases: [(&str, &Sample, u32, &str); 6] = [
+        (
+            "faithfulness",
+            &s,
+            2,
+            "2 of 3 statements supported by the context; not supported: \"Paris has 10 million people.\"",
+        ),
+        (
+            "context_precision",
+            &s,
+            1,
+            "3 of 4 retrieved chunks useful for the expected answer (ranks #1, #3, #4)",
+        ),
+        (
+            "context_recall",
+            &s,
+            1,
+            "3 of 4 statements of the expected answer attributable to the context (#1, #2, #4)",
+        ),
+        (
+            "hallucination",
+            &with_contexts,
+            1,
+            "1 of 3 contexts contradicted by the answer (#2)",
+        ),
+        (
+            "toxicity",
+            &s,
+            2,
+            "1 of 4 opinions toxic: \"Tourists are idiots.\"",
+        ),
+        (
+            "bias",
+            &s,
+            2,
+            "2 of 4 opinions biased: \"Tourists are idiots.\", \"Locals are rude.\"",
+        ),
+    ];
+    for (metric, sample, calls, reason) in cases {
+        let scored = score(&spec(metric), sample, &answer, &svc).await;
+        assert!(scored.score.is_ok(), "{metric}: {:?}", scored.score);
+        assert_eq!(scored.usage.calls, calls, "{metric}");
+        assert_eq!(scored.reason.as_deref(), Some(reason), "{metric}");
+    }
+
+    // A grader's reason is the judge's own words, from the one answer.
+    let rater = common::serve(|_, _, body| {
+        let system = body["messages"][0]["content"].as_str().unwrap_or("");
+        Reply::json(
+            200,
+            chat(if system.contains("TASK rubric") {
+                r#"{"score": 0.25, "rationale": "Names the city but not the country."}"#
+            } else {
+                r#"{"rating": 2, "reason": "Mostly off topic."}"#
+            }),
+        )
+    })
+    .await;
+    let svc = services(Some(&rater.url), None);
+    let rated = score(&spec("relevance"), &s, &answer, &svc).await;
+    assert_eq!((rated.score, rated.raw), (Ok(0.25), Some(2.0)));
+    assert_eq!(rated.reason.as_deref(), Some("Mostly off topic."));
+    let rubric = MetricSpec::new(
+        "rubric",
+        &[(
+            "rubric",
+            eval_runtime::metric_spec::OptionValue::Str("Is it right?".to_string().into()),
+        )],
+        None,
+    )
+    .unwrap();
+    let graded = score(&rubric, &s, &answer, &svc).await;
+    assert_eq!(graded.score, Ok(0.25));
+    assert_eq!(
+        graded.reason.as_deref(),
+        Some("Names the city but not the country.")
+    );
+    assert_eq!(rater.count(), 2, "one call each, the reason included");
+
+    // Offline variants count too; a metric without a score has no reason.
+    let offline = services(None, None);
+    let paris_only = Response::new("x").with_context(["Paris is the capital of France."]);
+    let recall = score(&spec("context_recall"), &s, &paris_only, &offline).await;
+    assert_eq!(
+        recall.reason.as_deref(),
+        Some("1 of 2 reference contexts found in the retrieved context (#1)")
+    );
+    let failed = score(&spec("faithfulness"), &s, &answer, &offline).await;
+    assert!(failed.score.is_err() && failed.reason.is_none());
+}

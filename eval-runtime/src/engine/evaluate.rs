@@ -220,6 +220,11 @@ fn combine(
                 result.raw = Some(raws.iter().sum::<f64>() / raws.len() as f64);
             }
             result.spread = Some(spread);
+            // Why: as the last run said (each run's reason is of that run).
+            result.reason = runs
+                .last()
+                .and_then(|r| r.metrics[m].reason.clone())
+                .map(|r| format!("run {n}/{n}: {r}", n = runs.len()));
             result
         })
         .collect();
@@ -308,7 +313,8 @@ async fn score_metric(
 
 /// The result of a model-based metric.
 fn judged_result(spec: &MetricSpec, scored: &judged::Scored) -> MetricResult {
-    let mut result = MetricResult::of(spec, scored.score.clone());
+    let mut result =
+        MetricResult::of(spec, scored.score.clone()).with_reason(scored.reason.clone());
     result.method = scored.method;
     result.raw = scored.raw;
     result
@@ -327,7 +333,9 @@ async fn score_turn(
     // A tool metric scores that turn's calls, not its answer.
     if let Some(result) = metrics::tools::score(spec, sample, response, Some(turn)) {
         return (
-            MetricResult::of(spec, result),
+            explained(MetricResult::of(spec, result), || {
+                metrics::tools::explain(spec, sample, response, Some(turn))
+            }),
             Usage::default(),
             Usage::default(),
         );
@@ -395,8 +403,10 @@ async fn score_judged(
         usage: Usage::default(),
         embeddings: Usage::default(),
         raw: None,
+        reason: None,
     };
     let mut raw_sum = Some(0.0);
+    let mut reasons = Vec::new();
     // Each turn is judged on its own: all at once.
     let scored = futures_util::future::join_all(
         per_turn
@@ -419,6 +429,9 @@ async fn score_judged(
         total.embeddings.add(scored.embeddings);
         total.method = total.method.or(scored.method);
         raw_sum = raw_sum.zip(scored.raw).map(|(a, b)| a + b);
+        if let Some(r) = &scored.reason {
+            reasons.push(format!("turn {}: {r}", k + 1));
+        }
         total.score = match (total.score, scored.score) {
             (Ok(a), Ok(b)) => Ok(a + b),
             (Err(e), _) => Err(e),
@@ -428,7 +441,18 @@ async fn score_judged(
     let n = per_turn.len() as f64;
     total.score = total.score.map(|s| s / n);
     total.raw = raw_sum.map(|r| r / n);
+    total.reason = (!reasons.is_empty() && total.score.is_ok()).then(|| reasons.join("; "));
     total
+}
+
+/// `result` with why it failed, when its score is on the wrong side of the
+/// threshold: a deterministic metric's reason is worked out only then (a
+/// large run keeps one per failure, not one per score).
+fn explained(result: MetricResult, why: impl FnOnce() -> Option<String>) -> MetricResult {
+    if result.passed || result.score.is_none() {
+        return result;
+    }
+    result.with_reason(why())
 }
 
 fn score_sample(spec: &MetricSpec, sample: &Sample, response: &Response) -> MetricResult {
@@ -436,7 +460,9 @@ fn score_sample(spec: &MetricSpec, sample: &Sample, response: &Response) -> Metr
         return score_rank(spec, metric, sample, response);
     }
     if let Some(result) = metrics::tools::score(spec, sample, response, None) {
-        return MetricResult::of(spec, result);
+        return explained(MetricResult::of(spec, result), || {
+            metrics::tools::explain(spec, sample, response, None)
+        });
     }
     let accepted = &sample.accepted_answers;
     let result = match &sample.expected {
@@ -489,7 +515,13 @@ fn score_rank(
     };
     let scores =
         crate::metrics::rank::metrics_at_k(&response.retrieved, &query.relevant_ids, query.top_k);
-    let mut result = MetricResult::of(spec, Ok(scores.get(metric)));
+    let mut result = explained(MetricResult::of(spec, Ok(scores.get(metric))), || {
+        Some(crate::metrics::rank::explain(
+            &response.retrieved,
+            &query.relevant_ids,
+            query.top_k,
+        ))
+    });
     if query.relevant_ids.is_empty() {
         result.passed = true;
         result.method = Some("no relevant documents: nothing to find, not held to the threshold");

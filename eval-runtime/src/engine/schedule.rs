@@ -85,12 +85,13 @@ pub(crate) async fn evaluate_job(
     let scored = evaluate_runs(job.name, job.sample, job.specs, job.timeout, runs, services);
     match AssertUnwindSafe(scored).catch_unwind().await {
         Ok(mut report) => {
-            // An agent that echoes a key does not get it into results or onto
-            // the terminal.
-            if let Some(output) = &mut report.output
-                && let std::borrow::Cow::Owned(masked) = crate::secrets::mask(output)
-            {
-                *output = masked;
+            // An agent (or a judge, in its reasons) that echoes a key does
+            // not get it into results or onto the terminal.
+            let reasons = report.metrics.iter_mut().filter_map(|m| m.reason.as_mut());
+            for text in report.output.iter_mut().chain(reasons) {
+                if let std::borrow::Cow::Owned(masked) = crate::secrets::mask(text) {
+                    *text = masked;
+                }
             }
             report
         }

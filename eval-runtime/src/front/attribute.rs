@@ -375,7 +375,7 @@ fn gates(ds: &'static Embedded, agent: Arc<dyn Agent>) {
         println!("{name} usage: {}", usage.line());
     }
     let verdict = RunVerdict::of(&summaries);
-    let lines = verdict.gate_lines();
+    let lines = verdict.gate_lines_with(crate::output::Paint::stdout());
     if lines.is_empty() {
         println!("{name}: no gates to judge");
     }
@@ -387,7 +387,10 @@ fn gates(ds: &'static Embedded, agent: Arc<dyn Agent>) {
 }
 
 fn conclude(report: &SampleReport) {
-    println!("{}", report.summary_line());
+    println!(
+        "{}",
+        report.summary_line_with(crate::output::Paint::stdout())
+    );
 }
 
 /// Fails the current test with `message` as its whole output: printed to the

@@ -407,14 +407,15 @@ impl Harness {
                 baseline.as_ref().map(|(p, b)| (*p, b)),
             );
         }
-        for line in verdict.gate_lines() {
+        let paint = crate::output::Paint::stdout();
+        for line in verdict.gate_lines_with(paint) {
             println!("{line}");
         }
         let usage = crate::output::total_usage(&datasets);
         if !usage.is_empty() {
-            println!("usage: {}", usage.line());
+            println!("{}", paint.dim(&format!("usage: {}", usage.line())));
         }
-        println!("results: {}", path.display());
+        println!("{}", paint.dim(&format!("results: {}", path.display())));
         // libtest's code for failed tests; agentspec's 1 for a missed gate.
         // Under nextest a process runs one test: its gates are judged by
         // `evals report merge`, as the attribute's are, not by this test.

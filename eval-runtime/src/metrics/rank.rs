@@ -88,9 +88,62 @@ pub fn metrics_at_k(retrieved: &[String], relevant: &[String], k: usize) -> Rank
     }
 }
 
+/// Why a query scored as it did, in one line: how many relevant ids are in
+/// the top `k` (and how many distinct ids were retrieved), and the rank of
+/// the first (`1 of 2 relevant id(s) in the top 3 (4 retrieved); the first
+/// at rank 2 (doc-b)`), which may be beyond `k`.
+pub fn explain(retrieved: &[String], relevant: &[String], k: usize) -> String {
+    let k = k.max(1);
+    let relevant_set: std::collections::HashSet<&str> = relevant
+        .iter()
+        .map(String::as_str)
+        .filter(|id| !id.is_empty())
+        .collect();
+    if relevant_set.is_empty() {
+        return "no relevant ids: nothing to find".into();
+    }
+    let ranked = unique_in_order(retrieved);
+    let hits = ranked
+        .iter()
+        .take(k)
+        .filter(|id| relevant_set.contains(*id))
+        .count();
+    let mut why = format!(
+        "{hits} of {} relevant id(s) in the top {k} ({} retrieved)",
+        relevant_set.len(),
+        ranked.len()
+    );
+    match ranked.iter().position(|id| relevant_set.contains(id)) {
+        Some(i) => why.push_str(&format!("; the first at rank {} ({})", i + 1, ranked[i])),
+        None if ranked.is_empty() => {}
+        None => why.push_str(&format!("; none of them relevant (first: {})", ranked[0])),
+    }
+    why
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_reason_gives_the_rank_of_the_first_relevant_id() {
+        assert_eq!(
+            explain(&ids(&["d1", "d2", "d1", "d3"]), &ids(&["d3", "d9"]), 2),
+            "0 of 2 relevant id(s) in the top 2 (3 retrieved); the first at rank 3 (d3)"
+        );
+        assert_eq!(
+            explain(&ids(&["d2", "d1"]), &ids(&["d1", "d2"]), 5),
+            "2 of 2 relevant id(s) in the top 5 (2 retrieved); the first at rank 1 (d2)"
+        );
+        assert_eq!(
+            explain(&ids(&["x"]), &ids(&["a"]), 3),
+            "0 of 1 relevant id(s) in the top 3 (1 retrieved); none of them relevant (first: x)"
+        );
+        assert_eq!(
+            explain(&[], &ids(&["a"]), 3),
+            "0 of 1 relevant id(s) in the top 3 (0 retrieved)"
+        );
+    }
 
     fn ids(list: &[&str]) -> Vec<String> {
         list.iter().map(|s| s.to_string()).collect()

@@ -106,6 +106,74 @@ pub fn score(
     }))
 }
 
+/// Why a tool metric scored as it did, in one line: the expected tools the
+/// agent did not call and the calls nobody expected (by name), or that the
+/// names match and the arguments or order do not. `None` for other metrics
+/// and when there is no expectation to compare with.
+pub fn explain(
+    spec: &MetricSpec,
+    sample: &Sample,
+    response: &Response,
+    turn: Option<usize>,
+) -> Option<String> {
+    if !is_tool_metric(&spec.kind) {
+        return None;
+    }
+    let called: Vec<&str> = response
+        .tool_calls
+        .iter()
+        .filter(|c| turn.is_none_or(|t| c.turn == t))
+        .map(|c| c.name.as_str())
+        .collect();
+    let called_text = if called.is_empty() {
+        "no tool was called".to_string()
+    } else {
+        format!("called: {}", called.join(", "))
+    };
+    if let MetricKind::ToolCalled = spec.kind {
+        let names: Vec<&str> = match (turn, &sample.expected) {
+            (Some(t), _) => sample.expected_for_turn(t).into_iter().collect(),
+            (None, Some(Expected::PerTurn(names))) => names.iter().map(String::as_str).collect(),
+            (None, Some(Expected::Text(_))) if sample.accepted_answers.len() > 1 => {
+                sample.accepted_answers.iter().map(String::as_str).collect()
+            }
+            (None, Some(Expected::Text(name))) => vec![name.as_str()],
+            (None, None) => return None,
+        };
+        let names: Vec<&str> = names.iter().map(|n| n.trim()).collect();
+        return Some(format!(
+            "expected `{}`; {called_text}",
+            names.join("` or `")
+        ));
+    }
+    let expected = sample.expected_tools.as_ref()?;
+    let mut unexpected = called.clone();
+    let mut missing = Vec::new();
+    for e in expected {
+        match unexpected.iter().position(|c| *c == e.name) {
+            Some(i) => {
+                unexpected.remove(i);
+            }
+            None => missing.push(e.name.as_str()),
+        }
+    }
+    let mut parts = Vec::new();
+    if !missing.is_empty() {
+        parts.push(format!("not called: {}", missing.join(", ")));
+    }
+    if !unexpected.is_empty() {
+        parts.push(format!("not expected: {}", unexpected.join(", ")));
+    }
+    if parts.is_empty() {
+        parts.push(if expected.is_empty() {
+            "no tool call was expected and none was made".to_string()
+        } else {
+            "the expected tools were called, with other arguments or in another order".to_string()
+        });
+    }
+    Some(parts.join("; "))
+}
+
 /// `tool_called`: against the expected answer (the tool's name); one per
 /// turn gives the mean over the turns of each turn's own calls, an OpenAI
 /// evals `ideal` list the best of its names.

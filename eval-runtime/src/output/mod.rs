@@ -9,6 +9,7 @@ mod junit;
 mod location;
 mod markdown;
 mod merge;
+mod paint;
 mod report;
 mod results;
 mod summary;
@@ -20,6 +21,7 @@ pub use junit::junit_xml;
 pub use location::{ResultsKey, binary_name, results_dir};
 pub use markdown::{SHOWN_CHANGES, append_step_summary, diff_markdown, summary_markdown};
 pub use merge::{merge, merge_dir, merge_paths};
+pub use paint::Paint;
 pub use report::{MetricResult, SampleReport, Spread};
 pub use results::{
     DatasetSummary, DatasetTerms, FORMAT_VERSION, Gate, GateResult, KEPT_CHARS, KEPT_CHUNKS,

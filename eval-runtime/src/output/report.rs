@@ -7,6 +7,8 @@ use eval_core::metric::{MetricSpec, Op};
 use eval_core::{Expected, Sample, Source};
 use serde::Serialize;
 
+use super::paint::Paint;
+use super::results::Verdict;
 use crate::error::{SampleError, one_line};
 use crate::services::Usage;
 
@@ -63,6 +65,54 @@ impl MetricResult {
             reason: None,
         }
     }
+
+    /// Why it did not pass, in one line (`None` when it passed): the error
+    /// that left it without a score (`error: needs an expected answer`), or
+    /// its score against the threshold and the metric's reason
+    /// (`0.200 < 0.5: 1 of 3 statements supported by the context`).
+    pub fn why(&self) -> Option<String> {
+        why_not_passed(
+            (self.score, self.passed),
+            (&self.op.to_string(), self.threshold),
+            self.error.as_ref().map(ToString::to_string).as_deref(),
+            self.reason.as_deref(),
+        )
+    }
+
+    /// The same outcome with `reason`.
+    pub(crate) fn with_reason(mut self, reason: Option<String>) -> Self {
+        self.reason = reason;
+        self
+    }
+}
+
+/// How much of a metric's error or reason a one-line `why` shows.
+const WHY_CHARS: usize = 300;
+
+/// [`MetricResult::why`] from a metric's parts (a results file's record
+/// has them as text): `None` when it passed.
+pub(crate) fn why_not_passed(
+    (score, passed): (Option<f64>, bool),
+    (op, threshold): (&str, f64),
+    error: Option<&str>,
+    reason: Option<&str>,
+) -> Option<String> {
+    if passed {
+        return None;
+    }
+    let Some(score) = score else {
+        return Some(format!(
+            "error: {}",
+            one_line(error.unwrap_or("no score"), WHY_CHARS)
+        ));
+    };
+    // A score on the wrong side of its threshold.
+    let side = if op == "<=" { ">" } else { "<" };
+    let mut why = format!("{score:.3} {side} {threshold}");
+    if let Some(reason) = reason.filter(|r| !r.trim().is_empty()) {
+        let _ = write!(why, ": {}", one_line(reason, WHY_CHARS));
+    }
+    Some(why)
 }
 
 /// A metric over `n` runs of the agent: mean and 95% confidence interval
@@ -157,6 +207,17 @@ pub struct SampleReport {
     pub context: Vec<String>,
     /// The document ids the agent retrieved, best first (retrieval queries).
     pub retrieved: Vec<String>,
+    /// The ids the query should retrieve (a retrieval dataset's `relevant`).
+    pub relevant: Vec<String>,
+    /// The item's own name, when the dataset gives one (a runevals item's
+    /// `name`).
+    pub name: Option<String>,
+    /// The id of the retrieval dataset the query belongs to (Unrag's `id`).
+    pub dataset_id: Option<String>,
+    /// The sample's tags.
+    pub tags: Vec<String>,
+    /// The sample's metadata, as the dataset gives it.
+    pub metadata: serde_json::Map<String, serde_json::Value>,
     /// The tool calls the sample expects (shown beside the agent's when a
     /// tool metric fails).
     pub expected_tools: Option<Vec<eval_core::ToolCall>>,
@@ -198,8 +259,6 @@ fn ser_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error>
 }
 
 const SHOWN_CHARS: usize = 300;
-/// How much of a metric's error a summary line shows.
-const ERROR_CHARS: usize = 160;
 
 /// One text, or several numbered per turn: `[1] Hi  [2] Bye`.
 pub(crate) fn numbered(texts: &[String]) -> String {
@@ -214,6 +273,25 @@ pub(crate) fn numbered(texts: &[String]) -> String {
         .join("  ")
 }
 
+/// Document ids for a report line, comma-separated; `(none)` for none.
+fn ids_text(ids: &[String]) -> String {
+    if ids.is_empty() {
+        return "(none)".into();
+    }
+    one_line(&ids.join(", "), SHOWN_CHARS)
+}
+
+/// A metric in a summary line: `name=score` when it passed, else `name`
+/// and why it did not.
+fn metric_entry(m: &MetricResult, paint: Paint) -> String {
+    match (m.why(), m.score) {
+        (None, Some(s)) => format!("{}={s:.3}", m.name),
+        (None, None) => format!("{}=-", m.name),
+        (Some(why), Some(_)) => format!("{} {}", m.name, paint.fail(&why)),
+        (Some(why), None) => format!("{} {}", m.name, paint.error(&why)),
+    }
+}
+
 /// Tool calls for a report line: `name(arg=value, ...)`, comma-separated;
 /// `(none)` for no call.
 fn calls_text(calls: &[eval_core::ToolCall]) -> String {
@@ -223,6 +301,30 @@ fn calls_text(calls: &[eval_core::ToolCall]) -> String {
     calls
         .iter()
         .map(|c| one_line(&c.display(), 120))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The item's own name, when the dataset gives one: a runevals item's
+/// `name`, which the loader keeps among the sample's other fields
+/// ([`Sample::extra`]).
+pub(crate) fn item_name(sample: &Sample) -> Option<String> {
+    sample
+        .extra
+        .get("name")
+        .and_then(serde_json::Value::as_str)
+        .map(str::to_string)
+}
+
+/// Metadata on one line: `key: value, ...`, strings as they are, other
+/// values as JSON.
+pub(crate) fn metadata_line(metadata: &serde_json::Map<String, serde_json::Value>) -> String {
+    metadata
+        .iter()
+        .map(|(k, v)| match v {
+            serde_json::Value::String(s) => format!("{k}: {s}"),
+            other => format!("{k}: {other}"),
+        })
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -247,6 +349,14 @@ impl SampleReport {
             tool_calls: Vec::new(),
             context: Vec::new(),
             retrieved: Vec::new(),
+            relevant: sample
+                .relevant_ids()
+                .map(<[String]>::to_vec)
+                .unwrap_or_default(),
+            name: item_name(sample),
+            dataset_id: sample.retrieval.as_ref().map(|q| q.dataset_id.clone()),
+            tags: sample.tags.clone(),
+            metadata: sample.metadata.clone(),
             expected_tools: sample.expected_tools.clone(),
             agent: Usage::default(),
             model: None,
@@ -279,11 +389,20 @@ impl SampleReport {
         self.error.is_none() && self.metrics.iter().all(|m| m.passed)
     }
 
-    /// One line: `ok <name>  metric=score ...`.
+    /// One line: `ok <name> (<source>)  metric=score ...`, each metric that
+    /// did not pass with why (`partial_match 0.200 < 0.5`, `contains error:
+    /// ...`).
     pub fn summary_line(&self) -> String {
+        self.summary_line_with(Paint::plain())
+    }
+
+    /// [`summary_line`](Self::summary_line), its verdicts painted.
+    pub fn summary_line_with(&self, paint: Paint) -> String {
+        let verdict = Verdict::of(self);
+        let word = if self.passed() { "ok" } else { "FAILED" };
         let mut line = format!(
             "{} {} ({})",
-            if self.passed() { "ok" } else { "FAILED" },
+            paint.verdict(verdict, word),
             self.test_name,
             self.source
         );
@@ -291,37 +410,90 @@ impl SampleReport {
             let _ = write!(line, ": {}", one_line(&e.to_string(), 500));
         }
         for m in &self.metrics {
-            match (m.score, &m.error) {
-                (Some(s), _) => {
-                    let _ = write!(line, "  {}={s:.3}", m.name);
-                }
-                (None, Some(e)) => {
-                    let _ = write!(
-                        line,
-                        "  {}=error ({})",
-                        m.name,
-                        one_line(&e.to_string(), ERROR_CHARS)
-                    );
-                }
-                (None, None) => {
-                    let _ = write!(line, "  {}=error", m.name);
-                }
-            }
+            let _ = write!(line, "  {}", metric_entry(m, paint));
         }
         line
+    }
+
+    /// What a list of failures shows of this sample: its verdict, test name
+    /// and source (and the sample's error), then one line per metric that
+    /// did not pass, saying why.
+    pub fn failure_lines(&self, paint: Paint) -> String {
+        let verdict = Verdict::of(self);
+        let word = match verdict {
+            Verdict::Pass => "ok",
+            Verdict::Fail => "FAILED",
+            Verdict::Error => "ERROR",
+        };
+        let mut out = format!(
+            "{} {} ({})",
+            paint.verdict(verdict, word),
+            self.test_name,
+            self.source
+        );
+        if let Some(e) = &self.error {
+            let _ = write!(out, ": {}", one_line(&e.to_string(), 500));
+        }
+        if let Some(name) = &self.name {
+            let _ = write!(out, " \"{}\"", one_line(name, 80));
+        }
+        let width = self.metrics.iter().map(|m| m.name.len()).max().unwrap_or(0);
+        for m in self.metrics.iter().filter(|m| !m.passed) {
+            let why = m.why().unwrap_or_default();
+            let why = if m.score.is_none() {
+                paint.error(&why)
+            } else {
+                paint.fail(&why)
+            };
+            let _ = write!(out, "\n    {:<width$}  {why}", m.name);
+        }
+        out
+    }
+
+    /// What the dataset says of the sample beyond its input, one line each
+    /// when present: its name, retrieval dataset id, tags and metadata.
+    fn described(&self) -> String {
+        let mut out = String::new();
+        if let Some(name) = &self.name {
+            let _ = writeln!(out, "  name:     {}", one_line(name, SHOWN_CHARS));
+        }
+        if let Some(id) = &self.dataset_id {
+            let _ = writeln!(out, "  dataset:  {}", one_line(id, SHOWN_CHARS));
+        }
+        if !self.tags.is_empty() {
+            let _ = writeln!(
+                out,
+                "  tags:     {}",
+                one_line(&self.tags.join(", "), SHOWN_CHARS)
+            );
+        }
+        if !self.metadata.is_empty() {
+            let _ = writeln!(
+                out,
+                "  metadata: {}",
+                one_line(&metadata_line(&self.metadata), SHOWN_CHARS)
+            );
+        }
+        out
     }
 
     /// The failure report: one line for an agent error, otherwise sample,
     /// input, expected vs actual, and a table of metrics.
     pub fn render(&self) -> String {
         if let Some(e) = &self.error {
-            return format!(
+            let mut out = format!(
                 "{} ({}, id {}): {}",
                 self.test_name,
                 self.source,
                 self.id,
                 one_line(&e.to_string(), 500)
             );
+            let described = self.described();
+            if !described.is_empty() {
+                out.push('\n');
+                out.push_str(described.trim_end());
+            }
+            return out;
         }
         let mut out = String::new();
         let _ = writeln!(
@@ -341,6 +513,10 @@ impl SampleReport {
             "  actual:   {}",
             one_line(self.output.as_deref().unwrap_or(""), SHOWN_CHARS)
         );
+        if !self.retrieved.is_empty() || !self.relevant.is_empty() {
+            let _ = writeln!(out, "  retrieved: {}", ids_text(&self.retrieved));
+            let _ = writeln!(out, "  relevant:  {}", ids_text(&self.relevant));
+        }
         let width = self
             .metrics
             .iter()
@@ -353,14 +529,21 @@ impl SampleReport {
             let score = m
                 .score
                 .map_or_else(|| "  -  ".to_string(), |s| format!("{s:.3}"));
-            let verdict = if m.passed { "pass" } else { "FAIL" };
+            let verdict = match (m.passed, m.score) {
+                (true, _) => "pass",
+                (false, Some(_)) => "FAIL",
+                (false, None) => "ERROR",
+            };
             let _ = write!(
                 out,
                 "  {:<width$}  {score:<6}  {} {:<7.3}  {verdict}",
                 m.name, m.op, m.threshold
             );
+            // Why it did not pass: the error, or the metric's reason.
             if let Some(e) = &m.error {
-                let _ = write!(out, " ({})", one_line(&e.to_string(), 500));
+                let _ = write!(out, "  {}", one_line(&e.to_string(), 500));
+            } else if let Some(reason) = m.reason.as_deref().filter(|_| !m.passed) {
+                let _ = write!(out, "  {}", one_line(reason, 500));
             }
             if let Some(method) = m.method {
                 let _ = write!(out, " [{method}]");
@@ -407,6 +590,7 @@ impl SampleReport {
                 let _ = writeln!(out, "  expected tool calls: {expected}");
             }
         }
+        out.push_str(&self.described());
         for (what, u) in [
             ("agent", &self.agent),
             ("judge", &self.usage),
@@ -434,8 +618,132 @@ impl SampleReport {
 
 #[cfg(test)]
 mod tests {
-    use super::{Spread, t_975};
+    use super::*;
     use eval_core::metric::{MetricSpec, Op};
+
+    fn spec(name: &str, t: f64) -> MetricSpec {
+        MetricSpec::new(name, &[], Some((Op::AtLeast, t))).unwrap()
+    }
+
+    /// A retrieval-less sample with a name, tags and metadata, scored: one
+    /// metric passed, one failed with a reason, one without a score.
+    fn scored_report() -> SampleReport {
+        let mut sample = Sample::new("Who wrote Hamlet?").with_expected("Shakespeare");
+        sample.extra.insert("name".into(), "Hamlet's author".into());
+        sample.tags = vec!["books".into(), "easy".into()];
+        sample.metadata.insert("source".into(), "demo".into());
+        sample.metadata.insert("level".into(), 2.into());
+        let mut report = SampleReport::new("qa::hamlet".into(), &sample);
+        report.output = Some("Marlowe, I think.".into());
+        report.metrics = vec![
+            MetricResult::of(&spec("citations", 0.0), Ok(0.0)),
+            MetricResult::of(&spec("faithfulness", 0.5), Ok(0.2))
+                .with_reason(Some("1 of 5 statements supported by the context".into())),
+            MetricResult::of(
+                &spec("contains", 1.0),
+                Err("`contains` needs an expected answer".into()),
+            ),
+        ];
+        report
+    }
+
+    #[test]
+    fn every_metric_that_did_not_pass_says_why_in_one_line() {
+        let report = scored_report();
+        let why: Vec<Option<String>> = report.metrics.iter().map(MetricResult::why).collect();
+        assert_eq!(
+            why,
+            [
+                None,
+                Some("0.200 < 0.5: 1 of 5 statements supported by the context".into()),
+                Some("error: `contains` needs an expected answer".into()),
+            ]
+        );
+        let mut at_most = MetricResult::of(
+            &MetricSpec::new("hallucination", &[], Some((Op::AtMost, 0.1))).unwrap(),
+            Ok(0.4),
+        );
+        at_most.reason = Some("line one\nline two".into());
+        assert_eq!(at_most.why().unwrap(), "0.400 > 0.1: line one line two");
+
+        assert_eq!(
+            report.summary_line(),
+            "FAILED qa::hamlet (<inline>)  citations=0.000  faithfulness 0.200 < 0.5: 1 of 5 statements supported by the context  contains error: `contains` needs an expected answer"
+        );
+        assert_eq!(
+            report.failure_lines(Paint::plain()),
+            "ERROR qa::hamlet (<inline>) \"Hamlet's author\"\n    faithfulness  0.200 < 0.5: 1 of 5 statements supported by the context\n    contains      error: `contains` needs an expected answer"
+        );
+        let painted = report.failure_lines(Paint::always());
+        assert!(
+            painted.starts_with("\u{1b}[35mERROR\u{1b}[0m qa::hamlet"),
+            "{painted:?}"
+        );
+        assert!(
+            painted.contains("\u{1b}[1m\u{1b}[31m0.200 < 0.5"),
+            "{painted:?}"
+        );
+    }
+
+    #[test]
+    fn the_failure_report_shows_why_and_what_the_dataset_says() {
+        let text = scored_report().render();
+        assert!(
+            text.contains("  faithfulness  0.200   >= 0.500    FAIL  1 of 5 statements supported by the context\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "  contains        -     >= 1.000    ERROR  `contains` needs an expected answer\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("  citations     0.000   >= 0.000    pass\n"),
+            "{text}"
+        );
+        assert!(text.contains("  name:     Hamlet's author\n"), "{text}");
+        assert!(text.contains("  tags:     books, easy\n"), "{text}");
+        assert!(
+            text.contains("  metadata: source: demo, level: 2\n"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("retrieved:"),
+            "not a retrieval sample: {text}"
+        );
+        assert!(!text.contains('\u{1b}'), "never painted: {text:?}");
+
+        // A retrieval query: retrieved ids beside the relevant ones, and the
+        // dataset's id.
+        // (A loaded query fills both from the dataset, as the end-to-end
+        // tests show.)
+        let query = Sample::new("How do refunds work?");
+        let mut report = SampleReport::new("kb::refunds".into(), &query);
+        report.relevant = vec!["eval:kb:refunds".into()];
+        report.dataset_id = Some("support-faq".into());
+        report.output = Some(String::new());
+        report.retrieved = vec!["eval:kb:shipping".into(), "eval:kb:refunds".into()];
+        report.metrics = vec![MetricResult::of(&spec("mrr_at_k", 1.0), Ok(0.5))];
+        let text = report.render();
+        assert!(
+            text.contains(
+                "  retrieved: eval:kb:shipping, eval:kb:refunds\n  relevant:  eval:kb:refunds\n"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("  dataset:  support-faq\n"), "{text}");
+        // An agent error: its line, then what the dataset says of the sample.
+        let mut failed = SampleReport::new("qa::hamlet".into(), &{
+            let mut s = Sample::new("q");
+            s.tags = vec!["books".into()];
+            s
+        });
+        failed.error = Some(SampleError::Timeout { secs: 1.0 });
+        let text = failed.render();
+        assert_eq!(text.lines().count(), 2, "{text}");
+        assert!(text.ends_with("\n  tags:     books"), "{text}");
+    }
 
     #[test]
     fn spread_is_a_students_t_interval() {

@@ -364,6 +364,17 @@ impl SampleRecord {
 }
 
 impl MetricRecord {
+    /// Why it did not pass, in one line (`None` when it passed), as
+    /// [`MetricResult::why`](crate::MetricResult::why) says it.
+    pub fn why(&self) -> Option<String> {
+        crate::output::report::why_not_passed(
+            (self.score, self.passed),
+            (&self.op, self.threshold),
+            self.error.as_deref(),
+            self.reason.as_deref(),
+        )
+    }
+
     /// The persisted form of one metric result.
     pub fn from_result(m: &crate::output::report::MetricResult) -> Self {
         MetricRecord {
@@ -430,7 +441,7 @@ impl SampleRecord {
             metrics: Vec::new(),
             latency_ms: 0.0,
             error: None,
-            name: item_name(sample),
+            name: crate::output::report::item_name(sample),
             dataset_id: sample.retrieval.as_ref().map(|q| q.dataset_id.clone()),
             input: sample.input.turns().iter().map(|t| cut_output(t)).collect(),
             expected: sample.expected.as_ref().map(|e| {
@@ -459,17 +470,6 @@ impl SampleRecord {
             runs: 1,
         }
     }
-}
-
-/// The item's own name, when the dataset gives one (a runevals item's
-/// `name`, kept among the record's other fields).
-fn item_name(sample: &eval_core::Sample) -> Option<String> {
-    sample
-        .extra
-        .get("name")
-        .or_else(|| sample.metadata.get("name"))
-        .and_then(serde_json::Value::as_str)
-        .map(str::to_string)
 }
 
 /// An aggregate gate: a statistic of a metric over a dataset's scored
@@ -574,6 +574,13 @@ pub struct GateResult {
     /// When not judged: samples evaluated and samples planned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ran: Option<(usize, usize)>,
+    /// Samples of the dataset (0 in files of earlier versions).
+    #[serde(default)]
+    pub samples: usize,
+    /// Values the statistic is over: the samples scored with the metric (or
+    /// measured, for `latency_ms`, `ttft_ms`, `cost_usd`).
+    #[serde(default)]
+    pub scored: usize,
 }
 
 fn yes() -> bool {
@@ -874,14 +881,35 @@ impl fmt::Display for GateResult {
                 "gate {g} not judged: {ran} of {planned} samples ran (gates judge whole datasets only)"
             );
         }
-        if self.unscored > 0 {
-            write!(
-                f,
-                "{} sample(s) could not be scored, so the gate is missed; ",
-                self.unscored
-            )?;
-        }
+        let what = format!("{}({}) {} {}", g.stat, g.metric, g.op, g.threshold);
+        let not = if g.measured().is_some() {
+            "not measured"
+        } else {
+            "not scored"
+        };
         match self.margin {
+            // A sample without a score is not in the statistic, and misses
+            // the gate whatever the others score: say so, never "missed by"
+            // a margin the statistic does meet.
+            Some(m) if self.unscored > 0 => {
+                let of = if self.samples > 0 {
+                    format!("{} of {} samples", self.unscored, self.samples)
+                } else {
+                    format!("{} sample(s)", self.unscored)
+                };
+                write!(
+                    f,
+                    "{what} missed: {of} {not} (counted as not passed); {} of the {} {} = {:.4}",
+                    g.stat,
+                    self.scored,
+                    if g.measured().is_some() {
+                        "measured"
+                    } else {
+                        "scored"
+                    },
+                    g.threshold + m
+                )
+            }
             Some(m) => write!(
                 f,
                 "{} {} = {:.4}, gate {} {} ({} by {:.4})",
@@ -893,11 +921,17 @@ impl fmt::Display for GateResult {
                 if self.passed { "met" } else { "missed" },
                 m.abs()
             ),
-            None => write!(
+            None if self.samples > 0 => write!(
                 f,
-                "{} {}: no sample was scored, gate {} {} missed",
-                g.stat, g.metric, g.op, g.threshold
+                "{what} missed: none of the {} samples was {}",
+                self.samples,
+                if g.measured().is_some() {
+                    "measured"
+                } else {
+                    "scored"
+                }
             ),
+            None => write!(f, "{what} missed: no sample was scored"),
         }
     }
 }

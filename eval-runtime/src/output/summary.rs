@@ -277,12 +277,14 @@ impl Summaries {
                             .and_then(|k| measured.iter().find(|(x, ..)| *x == k));
                         let mut gates =
                             terms.gates.iter().filter(|g| g.metric == m.name).map(|g| {
-                                let (value, missing) = match (from_measured, g.measured()) {
+                                let (value, missing, over) = match (from_measured, g.measured()) {
                                     (Some((_, values, missing)), Some(_)) => {
-                                        (g.stat.of(values), *missing)
+                                        (g.stat.of(values), *missing, values.len())
                                     }
-                                    _ if g.stat == Stat::Mean => (mean, 0),
-                                    _ => (g.stat.of(m.values.as_deref().unwrap_or(&[])), 0),
+                                    _ if g.stat == Stat::Mean => (mean, 0, m.scored),
+                                    _ => {
+                                        (g.stat.of(m.values.as_deref().unwrap_or(&[])), 0, m.scored)
+                                    }
                                 };
                                 // A sample that could not be scored (or measured)
                                 // must not vanish from a gate.
@@ -297,6 +299,8 @@ impl Summaries {
                                     unscored,
                                     ran: (!complete)
                                         .then(|| (t.samples, terms.planned.unwrap_or(0))),
+                                    samples: t.samples,
+                                    scored: over,
                                 }
                             });
                         let gate = gates.next();

@@ -10,6 +10,7 @@
 //! * the run fails when a sample fails, a judged gate is missed, or a
 //!   baseline comparison finds a regression.
 
+use super::paint::Paint;
 use super::results::{DatasetSummary, GateResult};
 
 /// What a run (or merged runs) amounts to.
@@ -92,16 +93,24 @@ impl RunVerdict {
         ))
     }
 
-    /// One line per gate: `gate <dataset> passed|FAILED|not judged: ...`.
+    /// One line per gate: `gate <dataset> passed|FAILED: ...`, or `gate
+    /// <dataset>: gate ... not judged: ...`; a gate missed because samples
+    /// could not be scored says how many.
     pub fn gate_lines(&self) -> Vec<String> {
+        self.gate_lines_with(Paint::plain())
+    }
+
+    /// [`gate_lines`](Self::gate_lines), the verdicts painted.
+    pub fn gate_lines_with(&self, paint: Paint) -> Vec<String> {
         let mut lines = Vec::new();
-        for (word, list) in [("passed", &self.met_gates), ("FAILED", &self.missed_gates)] {
-            for (dataset, g) in list {
-                lines.push(format!("gate {dataset} {word}: {g}"));
-            }
+        for (dataset, g) in &self.met_gates {
+            lines.push(format!("gate {dataset} {}: {g}", paint.pass("passed")));
+        }
+        for (dataset, g) in &self.missed_gates {
+            lines.push(format!("gate {dataset} {}: {g}", paint.fail("FAILED")));
         }
         for (dataset, g) in &self.unjudged_gates {
-            lines.push(format!("gate {dataset}: {g}"));
+            lines.push(format!("gate {dataset}: {}", paint.note(&g.to_string())));
         }
         lines
     }
@@ -160,6 +169,60 @@ mod tests {
             verdict(vec![record("rag", "b", Verdict::Error)], 1, true)
                 .not_scored()
                 .is_some()
+        );
+    }
+
+    #[test]
+    fn a_gate_missed_for_an_unscored_sample_says_so() {
+        // The case: contains scores 1, 0, 0 and one sample the agent
+        // never answered. The mean of the three scores, 0.3333, is above
+        // 0.3; the gate is missed because a sample was not scored, and the
+        // line must not read "missed by 0.0333".
+        let mut unanswered = record("rag", "d", Verdict::Error);
+        unanswered.metrics.clear();
+        let records = vec![
+            record("rag", "a", Verdict::Pass),
+            record("rag", "b", Verdict::Fail),
+            record("rag", "c", Verdict::Fail),
+            unanswered,
+        ];
+        let gate = Gate::new("contains", eval_core::Op::AtLeast, 0.3);
+        let terms = BTreeMap::from([(
+            "rag".to_string(),
+            DatasetTerms::new(Some(4), vec![gate], true),
+        )]);
+        let v = RunVerdict::of(&Results::new("evals", records, &terms).datasets);
+        assert_eq!(v.missed_gates.len(), 1);
+        let (_, g) = &v.missed_gates[0];
+        assert_eq!((g.samples, g.scored, g.unscored), (4, 3, 1));
+        assert_eq!(
+            v.gate_lines(),
+            [
+                "gate rag FAILED: mean(contains) >= 0.3 missed: 1 of 4 samples not scored (counted as not passed); mean of the 3 scored = 0.3333"
+            ]
+        );
+        let painted = v.gate_lines_with(Paint::always());
+        assert!(
+            painted[0].starts_with("gate rag \u{1b}[1m\u{1b}[31mFAILED\u{1b}[0m: "),
+            "{painted:?}"
+        );
+        // Not one sample scored: nothing to take a mean of.
+        let none = vec![
+            record("rag", "a", Verdict::Error),
+            record("rag", "b", Verdict::Error),
+        ];
+        let terms = BTreeMap::from([(
+            "rag".to_string(),
+            DatasetTerms::new(
+                Some(2),
+                vec![Gate::new("contains", eval_core::Op::AtLeast, 0.3)],
+                false,
+            ),
+        )]);
+        let v = RunVerdict::of(&Results::new("evals", none, &terms).datasets);
+        assert_eq!(
+            v.gate_lines(),
+            ["gate rag FAILED: mean(contains) >= 0.3 missed: none of the 2 samples was scored"]
         );
     }
 

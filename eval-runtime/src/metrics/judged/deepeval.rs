@@ -14,6 +14,7 @@ pub(super) async fn hallucination(
     response: &Response,
     services: &Services,
     usage: &mut Usage,
+    why: &mut Option<String>,
 ) -> Result<f64, MetricError> {
     let judge = judge(services, "hallucination")?;
     if sample.context.is_empty() {
@@ -48,6 +49,11 @@ pub(super) async fn hallucination(
         sample.context.len(),
         "contexts",
     )?;
+    *why = Some(format!(
+        "{} contradicted by the answer ({})",
+        tally(&agrees, false, "contexts"),
+        positions(&agrees, false)
+    ));
     Ok(share(&agrees, false))
 }
 
@@ -62,6 +68,7 @@ pub(super) async fn opinions_flagged(
     response: &Response,
     services: &Services,
     usage: &mut Usage,
+    why: &mut Option<String>,
 ) -> Result<f64, MetricError> {
     let (metric, what) = if toxicity {
         (
@@ -91,6 +98,7 @@ pub(super) async fn opinions_flagged(
         .map_err(MetricError::Service)?;
     let opinions = strings(&reply, "opinions")?;
     if opinions.is_empty() {
+        *why = Some("the answer expresses no opinion".into());
         return Ok(0.0);
     }
     let numbered: String = opinions
@@ -114,5 +122,11 @@ pub(super) async fn opinions_flagged(
         .await
         .map_err(MetricError::Service)?;
     let flagged = counted(&reply, "verdicts", "verdict", opinions.len(), "opinions")?;
+    let adjective = if toxicity { "toxic" } else { "biased" };
+    let mut reason = format!("{} {adjective}", tally(&flagged, true, "opinions"));
+    if flagged.contains(&true) {
+        reason.push_str(&format!(": {}", quoted(&opinions, &flagged, true)));
+    }
+    *why = Some(reason);
     Ok(share(&flagged, true))
 }

@@ -18,7 +18,7 @@ pub(super) async fn rubric(
     sample: &Sample,
     response: &Response,
     services: &Services,
-    usage: &mut Usage,
+    (usage, why): (&mut Usage, &mut Option<String>),
 ) -> Result<f64, MetricError> {
     let template = match (
         sample.extra.get("rubric").and_then(Value::as_str),
@@ -69,6 +69,7 @@ pub(super) async fn rubric(
         )
         .await
         .map_err(MetricError::Service)?;
+    *why = judge_reason(&reply);
     Ok(score_in(&reply, "score", 0.0, 1.0, false).map_err(|e| format!("the judge's {e}"))?)
 }
 
@@ -146,6 +147,7 @@ pub(super) async fn rating(
     response: &Response,
     services: &Services,
     usage: &mut Usage,
+    why: &mut Option<String>,
 ) -> Result<f64, MetricError> {
     use eval_core::metric::Rating;
     let (name, question, material) = match kind {
@@ -215,5 +217,6 @@ pub(super) async fn rating(
         )
         .await
         .map_err(MetricError::Service)?;
+    *why = judge_reason(&reply);
     Ok(score_in(&reply, "rating", 1.0, 5.0, true).map_err(|e| format!("the judge's {e}"))?)
 }

@@ -44,6 +44,10 @@ pub struct Scored {
     /// The value in the metric's original direction when it is reported
     /// flipped (deepeval toxicity and bias: lower is better there).
     pub raw: Option<f64>,
+    /// Why it scored as it did, from the answers the score was computed
+    /// from (no call of its own): the judge's reason, or the verdicts it
+    /// counted.
+    pub reason: Option<String>,
 }
 
 /// Whether `spec` needs a judge or embeddings (and so async scoring).
@@ -146,29 +150,40 @@ pub async fn score(
     let mut usage = Usage::default();
     let mut embeddings = Usage::default();
     let mut raw = None;
+    let mut reason = None;
+    let why = &mut reason;
     let (score, method) = match &spec.kind {
         MetricKind::Faithfulness => (
-            faithfulness(sample, response, services, &mut usage).await,
+            faithfulness(sample, response, services, &mut usage, why).await,
             None,
         ),
         MetricKind::AnswerSimilarity => {
             answer_similarity(sample, response, services, &mut embeddings).await
         }
-        MetricKind::ContextRecall => context_recall(sample, response, services, &mut usage).await,
+        MetricKind::ContextRecall => {
+            context_recall(sample, response, services, &mut usage, why).await
+        }
         MetricKind::ContextPrecision => {
-            context_precision(sample, response, services, &mut usage).await
+            context_precision(sample, response, services, &mut usage, why).await
         }
         MetricKind::AnswerRelevancy => (
-            answer_relevancy(sample, response, services, &mut usage, &mut embeddings).await,
+            answer_relevancy(
+                sample,
+                response,
+                services,
+                (&mut usage, &mut embeddings),
+                why,
+            )
+            .await,
             None,
         ),
         MetricKind::Hallucination => (
-            hallucination(sample, response, services, &mut usage).await,
+            hallucination(sample, response, services, &mut usage, why).await,
             None,
         ),
         MetricKind::Toxicity | MetricKind::Bias => {
             let toxicity = matches!(spec.kind, MetricKind::Toxicity);
-            let share = opinions_flagged(toxicity, response, services, &mut usage).await;
+            let share = opinions_flagged(toxicity, response, services, &mut usage, why).await;
             raw = share.as_ref().ok().copied();
             (share.map(|r| 1.0 - r), None)
         }
@@ -179,13 +194,13 @@ pub async fn score(
                 sample,
                 response,
                 services,
-                &mut usage,
+                (&mut usage, why),
             )
             .await,
             None,
         ),
         MetricKind::Rating(kind) => {
-            let rated = rating(*kind, sample, response, services, &mut usage).await;
+            let rated = rating(*kind, sample, response, services, &mut usage, why).await;
             raw = rated.as_ref().ok().copied();
             (rated.map(|r| (r - 1.0) / 4.0), None)
         }
@@ -195,6 +210,8 @@ pub async fn score(
         ),
     };
     Scored {
+        // A reason says why there is a score; an error says why not.
+        reason: reason.filter(|_| score.is_ok()),
         score,
         method,
         usage,
@@ -252,6 +269,55 @@ pub(super) fn counted(
             f.len()
         ))
     }
+}
+
+/// `k of n <what>`, `k` the `flags` that are `want`: `"2 of 3 statements
+/// supported by the context"`.
+pub(super) fn tally(flags: &[bool], want: bool, what: &str) -> String {
+    let k = flags.iter().filter(|f| **f == want).count();
+    format!("{k} of {} {what}", flags.len())
+}
+
+/// The 1-based positions of `flags` that are `want`: `#1, #3` (`none` for
+/// none), at most 10 shown.
+pub(super) fn positions(flags: &[bool], want: bool) -> String {
+    let all: Vec<String> = flags
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| **f == want)
+        .map(|(i, _)| format!("#{}", i + 1))
+        .collect();
+    match all.len() {
+        0 => "none".into(),
+        n if n > 10 => format!("{} and {} more", all[..10].join(", "), n - 10),
+        _ => all.join(", "),
+    }
+}
+
+/// Up to three of `texts` whose flag is `want`, quoted and cut short: what
+/// a reason names (the statements not supported, the opinions flagged).
+pub(super) fn quoted(texts: &[String], flags: &[bool], want: bool) -> String {
+    let picked: Vec<String> = texts
+        .iter()
+        .zip(flags)
+        .filter(|(_, f)| **f == want)
+        .map(|(t, _)| format!("\"{}\"", crate::error::one_line(t, 80)))
+        .collect();
+    match picked.len() {
+        n if n > 3 => format!("{} and {} more", picked[..3].join(", "), n - 3),
+        _ => picked.join(", "),
+    }
+}
+
+/// The judge's own reason in `reply` (`reason`, or `rationale` as the rubric
+/// asks), when it gave one.
+pub(super) fn judge_reason(reply: &Value) -> Option<String> {
+    ["reason", "rationale"]
+        .iter()
+        .find_map(|k| reply[*k].as_str())
+        .map(str::trim)
+        .filter(|r| !r.is_empty())
+        .map(str::to_string)
 }
 
 /// The share of `flags` that are `want` (0 for none).

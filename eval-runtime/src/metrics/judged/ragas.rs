@@ -18,6 +18,7 @@ pub(super) async fn faithfulness(
     response: &Response,
     services: &Services,
     usage: &mut Usage,
+    why: &mut Option<String>,
 ) -> Result<f64, MetricError> {
     let judge = judge(services, "faithfulness")?;
     let context = retrieved(sample, response);
@@ -72,6 +73,14 @@ pub(super) async fn faithfulness(
         .await
         .map_err(MetricError::Service)?;
     let verdicts = counted(&reply, "verdicts", "verdict", n_statements, "statements")?;
+    let mut reason = tally(&verdicts, true, "statements supported by the context");
+    if verdicts.contains(&false) {
+        reason.push_str(&format!(
+            "; not supported: {}",
+            quoted(&statements, &verdicts, false)
+        ));
+    }
+    *why = Some(reason);
     Ok(share(&verdicts, true))
 }
 
@@ -127,6 +136,7 @@ pub(super) async fn context_recall(
     response: &Response,
     services: &Services,
     usage: &mut Usage,
+    why: &mut Option<String>,
 ) -> (Result<f64, MetricError>, Option<&'static str>) {
     let context = match retrieved_for("context_recall", sample, response) {
         Ok(context) => context,
@@ -136,13 +146,22 @@ pub(super) async fn context_recall(
         Err(e) => return (Err(e.into()), None),
         Ok(Some(with_judge)) => with_judge,
         Ok(None) => {
-            let recalled = sample
+            let recalled: Vec<bool> = sample
                 .reference_contexts
                 .iter()
-                .filter(|r| best_similarity(r, context) > 0.5)
-                .count();
+                .map(|r| best_similarity(r, context) > 0.5)
+                .collect();
+            *why = Some(format!(
+                "{} ({})",
+                tally(
+                    &recalled,
+                    true,
+                    "reference contexts found in the retrieved context"
+                ),
+                positions(&recalled, true)
+            ));
             return (
-                Ok(recalled as f64 / sample.reference_contexts.len() as f64),
+                Ok(share(&recalled, true)),
                 Some("offline: ragas NonLLMContextRecall (Levenshtein > 0.5), no EVAL_JUDGE_URL"),
             );
         }
@@ -173,6 +192,15 @@ pub(super) async fn context_recall(
         if f.is_empty() {
             Err("the judge found no statements in the expected answer".into())
         } else {
+            *why = Some(format!(
+                "{} ({})",
+                tally(
+                    &f,
+                    true,
+                    "statements of the expected answer attributable to the context"
+                ),
+                positions(&f, true)
+            ));
             Ok(share(&f, true))
         }
     });
@@ -210,6 +238,7 @@ pub(super) async fn context_precision(
     response: &Response,
     services: &Services,
     usage: &mut Usage,
+    why: &mut Option<String>,
 ) -> (Result<f64, MetricError>, Option<&'static str>) {
     let context = match retrieved_for("context_precision", sample, response) {
         Ok(context) => context,
@@ -223,6 +252,15 @@ pub(super) async fn context_precision(
                 .iter()
                 .map(|c| best_similarity(c, &sample.reference_contexts) >= 0.5)
                 .collect();
+            *why = Some(format!(
+                "{} (ranks {})",
+                tally(
+                    &verdicts,
+                    true,
+                    "retrieved chunks match a reference context"
+                ),
+                positions(&verdicts, true)
+            ));
             return (
                 Ok(average_precision(&verdicts)),
                 Some(
@@ -258,7 +296,14 @@ pub(super) async fn context_precision(
         .and_then(|r| counted(&r, "verdicts", "verdict", context.len(), "context chunks"));
     (
         verdicts
-            .map(|v| average_precision(&v))
+            .map(|v| {
+                *why = Some(format!(
+                    "{} (ranks {})",
+                    tally(&v, true, "retrieved chunks useful for the expected answer"),
+                    positions(&v, true)
+                ));
+                average_precision(&v)
+            })
             .map_err(MetricError::from),
         None,
     )
@@ -281,8 +326,8 @@ pub(super) async fn answer_relevancy(
     sample: &Sample,
     response: &Response,
     services: &Services,
-    usage: &mut Usage,
-    embeddings: &mut Usage,
+    (usage, embeddings): (&mut Usage, &mut Usage),
+    why: &mut Option<String>,
 ) -> Result<f64, MetricError> {
     let judge = judge(services, "answer_relevancy")?;
     let embedder = services.embedder.as_ref().map_err(|e| {
@@ -327,5 +372,8 @@ pub(super) async fn answer_relevancy(
         .map(|q| cosine(&vectors[0], q))
         .sum::<f64>()
         / questions.len() as f64;
+    if noncommittal {
+        *why = Some("the judge found the answer noncommittal (evasive or vague)".into());
+    }
     Ok(if noncommittal { 0.0 } else { mean })
 }

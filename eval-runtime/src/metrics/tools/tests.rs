@@ -404,3 +404,49 @@ fn score_reads_the_sample_and_the_turns() {
     assert!(is_tool_metric_name("tool_correctness@turn2"));
     assert!(!is_tool_metric_name("contains"));
 }
+
+#[test]
+fn the_reason_names_the_calls_missing_and_unexpected() {
+    let spec = |s: &str| eval_core::metric::parse_specs(s).unwrap().remove(0);
+    let response = Response::new("done").with_tool_calls([
+        call("lookup", json!({"query": "refunds"})),
+        call("calculator", json!({"expression": "1+1"})).in_turn(1),
+    ]);
+    let s = Sample::new("q").with_expected_tools([
+        call("lookup", json!({"query": "shipping"})),
+        call("weather", json!({"city": "Paris"})),
+    ]);
+    let c = spec("tool_correctness");
+    assert_eq!(
+        explain(&c, &s, &response, None).as_deref(),
+        Some("not called: weather; not expected: calculator")
+    );
+    // Turn 1 only: the calculator call is of turn 2.
+    assert_eq!(
+        explain(&c, &s, &response, Some(0)).as_deref(),
+        Some("not called: weather")
+    );
+    // Names match, arguments do not.
+    let only_lookup = Sample::new("q").with_expected_tools([call("lookup", json!({"query": "x"}))]);
+    assert_eq!(
+        explain(
+            &spec("tool_correctness(parameters = true)"),
+            &only_lookup,
+            &response,
+            Some(0)
+        )
+        .as_deref(),
+        Some("the expected tools were called, with other arguments or in another order")
+    );
+    // tool_called: the name expected, and what was called.
+    let letta = Sample::new("q").with_expected("search");
+    assert_eq!(
+        explain(&spec("tool_called"), &letta, &response, None).as_deref(),
+        Some("expected `search`; called: lookup, calculator")
+    );
+    assert_eq!(
+        explain(&spec("tool_called"), &letta, &Response::new("x"), None).as_deref(),
+        Some("expected `search`; no tool was called")
+    );
+    assert_eq!(explain(&spec("contains"), &letta, &response, None), None);
+}
