@@ -107,7 +107,7 @@ fn case(out: &mut String, s: &SampleRecord) {
 }
 
 /// One line: the sample's error, then each metric that failed or could
-/// not be scored, with why (`contains 0.000, needs >= 1: <reason>`).
+/// not be scored, with why (`contains 0.000 < 1: <reason>`).
 fn message(s: &SampleRecord) -> String {
     let parts: Vec<String> = s
         .error
@@ -241,14 +241,14 @@ mod tests {
         ));
         assert!(
             xml.contains(
-                "<failure message=\"contains 0.000, needs &gt;= 1: it never says &quot;5&quot;\" type=\"threshold\">qa::b (f.jsonl:1, id qa::b)\ninput:    What is 2 + 2?\nexpected: five\nactual:   it said &lt;nothing&gt;\n- contains 0.000, needs &gt;= 1: it never says \"5\"\n</failure>"
+                "<failure message=\"contains 0.000 &lt; 1: it never says &quot;5&quot;\" type=\"threshold\">qa::b (f.jsonl:1, id qa::b)\ninput:    What is 2 + 2?\nexpected: five\nactual:   it said &lt;nothing&gt;\n- contains 0.000 &lt; 1: it never says \"5\"\n</failure>"
             ),
             "{xml}"
         );
         assert!(xml.contains("<system-out>it said &lt;nothing&gt;</system-out>"));
         assert!(
             xml.contains(
-                "<error message=\"agent error: down; contains: not scored\" type=\"unscored\">"
+                "<error message=\"agent error: down; contains error: no score\" type=\"unscored\">"
             ),
             "{xml}"
         );

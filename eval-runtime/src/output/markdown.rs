@@ -708,11 +708,11 @@ mod tests {
         // Errors first, each with why.
         let listed = md.split("did not pass (3)\n\n").nth(1).unwrap();
         assert!(
-            listed.starts_with("- ⚠️ **`qa::d`** · `f.jsonl:1` · error\n  - error: agent error: down\n  - contains: not scored\n"),
+            listed.starts_with("- ⚠️ **`qa::d`** · `f.jsonl:1` · error\n  - error: agent error: down\n  - contains error: no score\n"),
             "{listed}"
         );
         assert!(
-            listed.contains("- ❌ **`qa::b`** · `f.jsonl:1` · failed\n  - contains 0.000, needs \\>= 1: never \\| says \\`4\\`\n  - expected: — · actual: \\*4\\*\n"),
+            listed.contains("- ❌ **`qa::b`** · `f.jsonl:1` · failed\n  - contains 0.000 \\< 1: never \\| says \\`4\\`\n  - expected: — · actual: \\*4\\*\n"),
             "{listed}"
         );
     }

@@ -17,24 +17,11 @@ pub const SHOWN_FAILURES: usize = 20;
 /// How much of a reason or an error a summary line shows, in characters.
 pub(crate) const REASON_CHARS: usize = 300;
 
-/// One line for a metric that failed or could not be scored, saying why:
-/// `contains 0.000, needs >= 1: <reason>` or `faithfulness: not scored:
-/// <error>`; `None` for a metric that passed.
+/// One line for a metric that failed or could not be scored, saying why
+/// ([`MetricRecord::why`]): `contains 0.000 < 1: <reason>` or
+/// `faithfulness error: <error>`; `None` for a metric that passed.
 pub(crate) fn metric_line(m: &MetricRecord) -> Option<String> {
-    if m.passed {
-        return None;
-    }
-    let mut line = match m.score {
-        Some(score) => format!("{} {score:.3}, needs {} {}", m.name, m.op, m.threshold),
-        None => match m.error.as_deref() {
-            Some(e) => format!("{}: not scored: {}", m.name, one_line(e, REASON_CHARS)),
-            None => format!("{}: not scored", m.name),
-        },
-    };
-    if let Some(reason) = m.reason.as_deref().filter(|r| !r.trim().is_empty()) {
-        let _ = write!(line, ": {}", one_line(reason, REASON_CHARS));
-    }
-    Some(line)
+    m.why().map(|why| format!("{} {why}", m.name))
 }
 
 /// The lines saying why `s` did not pass: its error, then one per metric
@@ -208,7 +195,7 @@ mod tests {
         s.metrics[0].reason = Some("the answer\nnever says \"Paris\"".into());
         assert_eq!(
             failure_lines(&s),
-            ["contains 0.000, needs >= 1: the answer never says \"Paris\""]
+            ["contains 0.000 < 1: the answer never says \"Paris\""]
         );
         let mut e = record("qa", "qa::c", Verdict::Error);
         e.metrics[0].error = Some("judge down: HTTP 503".into());
@@ -216,7 +203,7 @@ mod tests {
             failure_lines(&e),
             [
                 "error: agent error: down",
-                "contains: not scored: judge down: HTTP 503"
+                "contains error: judge down: HTTP 503"
             ]
         );
     }
@@ -244,7 +231,9 @@ mod tests {
         assert!(text.contains("qa: 27 samples, 1 passed, 25 failed, 1 errors\n"));
         assert!(text.contains("  latency p50 1 ms, p95 1 ms\n"), "{text}");
         assert!(
-            text.contains("gate qa FAILED: 1 sample(s) could not be scored"),
+            text.contains(
+                "gate qa FAILED: mean(contains) >= 0.01 missed: 1 of 27 samples not scored"
+            ),
             "{text}"
         );
         let listed = text.split("did not pass:\n").nth(1).unwrap();
