@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use eval_core::{Sample, manifest};
 use eval_runtime::plan::{PlanBuilder, Subset};
-use eval_runtime::results::{Results, RunVerdict, Verdict};
+use eval_runtime::results::summary_text;
 use eval_runtime::retrieval::{HttpRetriever, RetrieverAgent};
 use eval_runtime::{AgentError, BoxFuture, Config, HttpAgent, Paint, Response, Runner};
 
@@ -214,14 +214,10 @@ pub fn run(args: Args) -> Result<u8, Failure> {
     });
     // Colour is decided once, for stdout (NO_COLOR, CLICOLOR, CLICOLOR_FORCE).
     let paint = Paint::stdout();
-    let mut failures: Vec<String> = Vec::new();
     let outcome = prepared
-        .evaluate(&agent, |report| {
+        .evaluate(&agent, |_| {
             if let Some(bar) = &bar {
                 bar.inc(1);
-            }
-            if !report.passed() {
-                failures.push(report.failure_lines(paint));
             }
         })
         .map_err(|e| Failure::config(e.to_string()))?;
@@ -246,7 +242,7 @@ pub fn run(args: Args) -> Result<u8, Failure> {
             .map_err(|e| Failure::config(format!("cannot render the results: {e}")))?;
         outln!("{text}");
     } else {
-        print_summary(&outcome.results, &outcome.verdict, &failures, paint);
+        out!("{}", summary_text(&outcome.results, paint));
         if let Some((path, b)) = &outcome.baseline {
             out!("{}", b.render(path));
         }
@@ -507,75 +503,4 @@ fn is_manifest(file: &Path) -> bool {
             .as_deref(),
         Some("yaml" | "yml")
     )
-}
-
-fn print_summary(results: &Results, verdict: &RunVerdict, failures: &[String], paint: Paint) {
-    let count = |n: usize, what: &str, painted: fn(Paint, &str) -> String| {
-        let text = format!("{n} {what}");
-        if n > 0 { painted(paint, &text) } else { text }
-    };
-    for d in &results.datasets {
-        outln!(
-            "{}: {} samples, {}, {}, {}{}",
-            paint.heading(&d.name),
-            d.samples,
-            count(d.passed, "passed", Paint::pass),
-            count(d.failed, "failed", Paint::fail),
-            count(d.errors, "errors", Paint::error),
-            if d.ci_gate {
-                " (ciGate: samples judged by the gates)"
-            } else {
-                ""
-            }
-        );
-        for m in &d.metrics {
-            let mean = m.mean.map_or("-".to_string(), |v| format!("{v:.4}"));
-            let rate = m
-                .pass_rate
-                .map_or("-".to_string(), |v| format!("{:.0}%", v * 100.0));
-            // A sample that could not be scored is never left out unsaid: it
-            // is not in the mean, and it did not pass.
-            let unscored = if m.unscored > 0 {
-                paint.error(&format!(
-                    "  ({} of {} samples not scored: left out of the mean, counted as not passed)",
-                    m.unscored,
-                    m.scored + m.unscored
-                ))
-            } else {
-                String::new()
-            };
-            outln!(
-                "  {:<20} mean {mean:>7}  pass rate {rate:>4}{unscored}",
-                m.name
-            );
-        }
-        if !d.usage.is_empty() {
-            outln!("  {}", paint.dim(&format!("usage: {}", d.usage.line())));
-        }
-    }
-    if results.datasets.len() > 1 && !results.usage.is_empty() {
-        outln!(
-            "{}",
-            paint.dim(&format!("run usage: {}", results.usage.line()))
-        );
-    }
-    for line in verdict.gate_lines_with(paint) {
-        outln!("{line}");
-    }
-    let failed = results
-        .samples
-        .iter()
-        .filter(|s| s.verdict != Verdict::Pass)
-        .count();
-    if failed > 0 {
-        outln!(
-            "\n{}",
-            paint.heading(&format!("{failed} sample(s) did not pass:"))
-        );
-        for block in failures {
-            for line in block.lines() {
-                outln!("  {line}");
-            }
-        }
-    }
 }

@@ -5,11 +5,11 @@
 
 use std::path::PathBuf;
 
-use eval_runtime::Config;
 use eval_runtime::diff;
 use eval_runtime::results::{
     Results, RunVerdict, append_step_summary, merge_paths, summary_markdown, summary_text,
 };
+use eval_runtime::{Config, Paint};
 
 use crate::Failure;
 
@@ -154,7 +154,10 @@ fn summary(args: SummaryArgs) -> Result<u8, Failure> {
     match args.format {
         SummaryFormat::Markdown => out!("{markdown}"),
         SummaryFormat::Text => {
-            let texts: Vec<String> = runs.iter().map(summary_text).collect();
+            let texts: Vec<String> = runs
+                .iter()
+                .map(|r| summary_text(r, Paint::stdout()))
+                .collect();
             out!("{}", texts.join("\n"));
         }
     }

@@ -176,12 +176,12 @@ fn a_dead_judge_is_not_a_pass_and_every_line_says_why() {
         assert_eq!(lines.len(), 5, "{stdout}");
         let why: Vec<&str> = stdout
             .lines()
-            .filter(|l| l.trim_start().starts_with("relevance  error: "))
+            .filter(|l| l.trim_start().starts_with("relevance error: "))
             .collect();
         assert_eq!(why.len(), 5, "{stdout}");
         for line in why {
             assert!(
-                line.contains("relevance  error: http://127.0.0.1:9/v1/chat/completions unreachable after 5 attempt(s): tcp connect error: Connection refused"),
+                line.contains("relevance error: http://127.0.0.1:9/v1/chat/completions unreachable after 5 attempt(s): tcp connect error: Connection refused"),
                 "{line}"
             );
         }

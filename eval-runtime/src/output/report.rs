@@ -415,41 +415,6 @@ impl SampleReport {
         line
     }
 
-    /// What a list of failures shows of this sample: its verdict, test name
-    /// and source (and the sample's error), then one line per metric that
-    /// did not pass, saying why.
-    pub fn failure_lines(&self, paint: Paint) -> String {
-        let verdict = Verdict::of(self);
-        let word = match verdict {
-            Verdict::Pass => "ok",
-            Verdict::Fail => "FAILED",
-            Verdict::Error => "ERROR",
-        };
-        let mut out = format!(
-            "{} {} ({})",
-            paint.verdict(verdict, word),
-            self.test_name,
-            self.source
-        );
-        if let Some(e) = &self.error {
-            let _ = write!(out, ": {}", one_line(&e.to_string(), 500));
-        }
-        if let Some(name) = &self.name {
-            let _ = write!(out, " \"{}\"", one_line(name, 80));
-        }
-        let width = self.metrics.iter().map(|m| m.name.len()).max().unwrap_or(0);
-        for m in self.metrics.iter().filter(|m| !m.passed) {
-            let why = m.why().unwrap_or_default();
-            let why = if m.score.is_none() {
-                paint.error(&why)
-            } else {
-                paint.fail(&why)
-            };
-            let _ = write!(out, "\n    {:<width$}  {why}", m.name);
-        }
-        out
-    }
-
     /// What the dataset says of the sample beyond its input, one line each
     /// when present: its name, retrieval dataset id, tags and metadata.
     fn described(&self) -> String {
@@ -669,19 +634,6 @@ mod tests {
         assert_eq!(
             report.summary_line(),
             "FAILED qa::hamlet (<inline>)  citations=0.000  faithfulness 0.200 < 0.5: 1 of 5 statements supported by the context  contains error: `contains` needs an expected answer"
-        );
-        assert_eq!(
-            report.failure_lines(Paint::plain()),
-            "ERROR qa::hamlet (<inline>) \"Hamlet's author\"\n    faithfulness  0.200 < 0.5: 1 of 5 statements supported by the context\n    contains      error: `contains` needs an expected answer"
-        );
-        let painted = report.failure_lines(Paint::always());
-        assert!(
-            painted.starts_with("\u{1b}[35mERROR\u{1b}[0m qa::hamlet"),
-            "{painted:?}"
-        );
-        assert!(
-            painted.contains("\u{1b}[1m\u{1b}[31m0.200 < 0.5"),
-            "{painted:?}"
         );
     }
 

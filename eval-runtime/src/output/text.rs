@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 
 use eval_core::metric::Stat;
 
+use super::paint::Paint;
 use super::results::{DatasetSummary, MetricRecord, Results, SampleRecord, Verdict};
 use super::verdict::RunVerdict;
 use crate::error::one_line;
@@ -92,24 +93,29 @@ pub(crate) fn why_failed(v: &RunVerdict) -> Option<String> {
 /// usage; the gates; whether the run was complete; then the samples that
 /// did not pass (at most [`SHOWN_FAILURES`]), each with one line per
 /// failing metric saying why.
-pub fn summary_text(results: &Results) -> String {
+pub fn summary_text(results: &Results, paint: Paint) -> String {
     let verdict = RunVerdict::of(&results.datasets);
     let mut out = String::new();
     let _ = writeln!(
         out,
         "{}: {}",
-        results.binary,
-        why_failed(&verdict).map_or("passed".to_string(), |why| format!("FAILED ({why})"))
+        paint.heading(&results.binary),
+        why_failed(&verdict).map_or(paint.pass("passed"), |why| paint
+            .fail(&format!("FAILED ({why})")))
     );
+    let count = |n: usize, what: &str, painted: fn(Paint, &str) -> String| {
+        let text = format!("{n} {what}");
+        if n > 0 { painted(paint, &text) } else { text }
+    };
     for d in &results.datasets {
         let _ = writeln!(
             out,
-            "{}: {} samples, {} passed, {} failed, {} errors{}",
-            d.name,
+            "{}: {} samples, {}, {}, {}{}",
+            paint.heading(&d.name),
             d.samples,
-            d.passed,
-            d.failed,
-            d.errors,
+            count(d.passed, "passed", Paint::pass),
+            count(d.failed, "failed", Paint::fail),
+            count(d.errors, "errors", Paint::error),
             if d.ci_gate {
                 " (ciGate: samples judged by the gates)"
             } else {
@@ -122,12 +128,17 @@ pub fn summary_text(results: &Results) -> String {
                 .pass_rate
                 .map_or("-".to_string(), |v| format!("{:.0}%", v * 100.0));
             let _ = write!(out, "  {:<20} mean {mean:>7}  pass rate {rate:>4}", m.name);
+            // A sample that could not be scored is never left out unsaid: it
+            // is not in the mean, and it did not pass.
             if m.unscored > 0 {
                 let _ = write!(
                     out,
-                    "  ({} of {} samples not scored: left out of the mean, counted as not passed)",
-                    m.unscored,
-                    m.scored + m.unscored
+                    "{}",
+                    paint.error(&format!(
+                        "  ({} of {} samples not scored: left out of the mean, counted as not passed)",
+                        m.unscored,
+                        m.scored + m.unscored
+                    ))
                 );
             }
             out.push('\n');
@@ -136,38 +147,58 @@ pub fn summary_text(results: &Results) -> String {
             let _ = writeln!(out, "  latency p50 {}, p95 {}", millis(p50), millis(p95));
         }
         if !d.usage.is_empty() {
-            let _ = writeln!(out, "  usage: {}", d.usage.line());
+            let _ = writeln!(
+                out,
+                "  {}",
+                paint.dim(&format!("usage: {}", d.usage.line()))
+            );
         }
     }
     if results.datasets.len() > 1 && !results.usage.is_empty() {
-        let _ = writeln!(out, "run usage: {}", results.usage.line());
+        let _ = writeln!(
+            out,
+            "{}",
+            paint.dim(&format!("run usage: {}", results.usage.line()))
+        );
     }
-    for line in verdict.gate_lines() {
+    for line in verdict.gate_lines_with(paint) {
         let _ = writeln!(out, "{line}");
     }
     if let Some(why) = results.incompleteness() {
         let _ = writeln!(
             out,
-            "incomplete run: {why} (gates of incomplete datasets are not judged)"
+            "{}",
+            paint.note(&format!(
+                "incomplete run: {why} (gates of incomplete datasets are not judged)"
+            ))
         );
     }
     let total = failing(results).count();
     if total > 0 {
-        let _ = writeln!(out, "\n{total} sample(s) did not pass:");
+        let _ = writeln!(
+            out,
+            "\n{}",
+            paint.heading(&format!("{total} sample(s) did not pass:"))
+        );
         for s in failing(results).take(SHOWN_FAILURES) {
-            let _ = writeln!(
+            let word = if s.verdict == Verdict::Error {
+                "ERROR"
+            } else {
+                "FAILED"
+            };
+            let _ = write!(
                 out,
                 "  {} {} ({})",
-                if s.verdict == Verdict::Error {
-                    "ERROR"
-                } else {
-                    "FAILED"
-                },
+                paint.verdict(s.verdict, word),
                 s.test_name,
                 s.source
             );
+            if let Some(name) = &s.name {
+                let _ = write!(out, " \"{}\"", one_line(name, 80));
+            }
+            out.push('\n');
             for line in failure_lines(s) {
-                let _ = writeln!(out, "    {line}");
+                let _ = writeln!(out, "    {}", paint.verdict(s.verdict, &line));
             }
         }
         if total > SHOWN_FAILURES {
@@ -223,7 +254,14 @@ mod tests {
                 false,
             ),
         )]);
-        let text = summary_text(&Results::new("evals", records, &terms));
+        let results = Results::new("evals", records, &terms);
+        let text = summary_text(&results, Paint::plain());
+        // On a terminal the same text is painted: the verdicts in their colours.
+        let painted = summary_text(&results, Paint::always());
+        assert!(
+            painted.contains("\u{1b}[35mERROR\u{1b}[0m qa::z (f.jsonl:1)\n"),
+            "{painted:?}"
+        );
         assert!(
             text.starts_with("evals: FAILED (26 of 27 samples failed, 1 gate(s) missed)\n"),
             "{text}"
