@@ -126,6 +126,11 @@ pub mod diff {
     pub use crate::output::{BaselineOutcome, Change, Diff, Only, accept, check_baseline, diff};
 }
 
+/// Reports of whole runs a person reads: the self-contained HTML page.
+pub mod report {
+    pub use crate::output::{html, html_path, write_html};
+}
+
 /// Datasets and the [`Sample`] model (from `eval-core`).
 pub mod dataset {
     pub use eval_core::dataset::*;

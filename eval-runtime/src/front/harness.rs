@@ -12,7 +12,10 @@ use crate::agent::{Agent, FnAgent, IntoAgentResult};
 use crate::config::Config;
 use crate::engine::{Run, Selection, write_results};
 use crate::error::Error;
-use crate::output::{DatasetSummary, Results, ResultsKey, RunVerdict, check_baseline, results_dir};
+use crate::output::{
+    DatasetSummary, Results, ResultsKey, RunVerdict, check_baseline, html_path, results_dir,
+    write_html,
+};
 use crate::plan::PlanBuilder;
 use crate::services::{Embedder, Judge, Services};
 
@@ -373,9 +376,19 @@ impl Harness {
             self.results_path.clone().unwrap_or_else(|| key.file(&dir))
         };
         let datasets = write_results(&path, &key, &[&*run], &[])?;
-        if let Some(junit) = self.junit_path.as_ref().or(config.junit.as_ref()) {
-            run.results(&key).write_junit(junit)?;
-            println!("junit: {}", junit.display());
+        let junit = self.junit_path.as_ref().or(config.junit.as_ref());
+        // Under nextest this is one part: `evals report merge` writes the
+        // report of the whole.
+        let html = (config.html && !config.under_nextest).then(|| html_path(&path));
+        if junit.is_some() || html.is_some() {
+            let results = run.results(&key);
+            if let Some(junit) = junit {
+                results.write_junit(junit)?;
+                println!("junit: {}", junit.display());
+            }
+            if let Some(html) = &html {
+                write_html(html, std::slice::from_ref(&results), None)?;
+            }
         }
         let mut verdict = RunVerdict::of(&datasets);
         if let Some(b) = &plan.baseline {
@@ -397,6 +410,9 @@ impl Harness {
             println!("usage: {}", usage.line());
         }
         println!("results: {}", path.display());
+        if let Some(html) = &html {
+            println!("html: {}", html.display());
+        }
         // libtest's code for failed tests; agentspec's 1 for a missed gate.
         // Under nextest a process runs one test: its gates are judged by
         // `evals report merge`, as the attribute's are, not by this test.
