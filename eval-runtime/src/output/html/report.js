@@ -500,9 +500,19 @@
         .filter(function (v) { return v !== undefined && v !== null; }).join("\n").toLowerCase();
     }
 
+    var applied = null;
+
     function filter() {
       var d = fDataset[0].value, v = fVerdict[0].value, t = fTag[0].value, m = fMetric[0].value;
       var q = search.value.trim().toLowerCase();
+      // `change` also fires when the search box loses focus: the table is
+      // then left alone, or the row being clicked would be replaced between
+      // mousedown and mouseup and the click lost.
+      var key = [d, v, t, m, q].join("\u0000");
+      if (key === applied) {
+        return;
+      }
+      applied = key;
       if (q && !haystacks) {
         haystacks = samples.map(haystack);
       }
