@@ -14,6 +14,7 @@
 mod chrome;
 mod common;
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -36,7 +37,10 @@ fn chromium() -> Option<PathBuf> {
     if std::env::var("EVAL_CI").is_ok_and(|v| v == "1") {
         panic!("{msg}; EVAL_CI=1 requires it (apt-get install chromium)");
     }
-    eprintln!("\n{}\nSKIPPED: {msg}\n{}\n", "!".repeat(78), "!".repeat(78));
+    // Written to the process's stderr itself, which the test harness does
+    // not capture: the skip is seen without `--nocapture`.
+    let bar = "!".repeat(78);
+    let _ = writeln!(std::io::stderr(), "\n{bar}\nSKIPPED: {msg}\n{bar}\n");
     None
 }
 
@@ -194,16 +198,27 @@ fn found(s: &SampleRecord, term: &str) -> bool {
         .any(|f| f.to_lowercase().contains(&term))
 }
 
-/// Sets the four filters (empty: all) and checks count and rows against
-/// the same selection made from the results.
-fn filter_and_check(
+/// The filters: dataset, verdict, tag, search text (empty: any).
+type Filters<'a> = (&'a str, &'a str, &'a str, &'a str);
+
+/// Sets the filters (empty: all; `#f-metric` is left as it is) and checks
+/// count and rows against the same selection made from the results.
+fn filter_and_check(page: &mut Page, samples: &[SampleRecord], filters: Filters) -> usize {
+    filter_by_metric_and_check(page, samples, filters, "")
+}
+
+/// [`filter_and_check`] with `#f-metric` set too: samples whose `metric`
+/// did not pass (failed or errored).
+fn filter_by_metric_and_check(
     page: &mut Page,
     samples: &[SampleRecord],
-    (dataset, verdict, tag, search): (&str, &str, &str, &str),
+    (dataset, verdict, tag, search): Filters,
+    metric: &str,
 ) -> usize {
     page.select("#f-dataset", dataset);
     page.select("#f-verdict", verdict);
     page.select("#f-tag", tag);
+    page.select("#f-metric", metric);
     page.type_into("#search", search);
     let expected: Vec<&SampleRecord> = samples
         .iter()
@@ -211,6 +226,7 @@ fn filter_and_check(
         .filter(|s| verdict.is_empty() || verdict_name(s.verdict) == verdict)
         .filter(|s| tag.is_empty() || s.tags.iter().any(|t| t == tag))
         .filter(|s| search.is_empty() || found(s, search))
+        .filter(|s| metric.is_empty() || s.metrics.iter().any(|m| m.name == metric && !m.passed))
         .collect();
     expect_count(page, expected.len(), samples.len());
     expect_rows(page, &expected);
@@ -448,6 +464,9 @@ fn the_report_of_a_real_run_filters_and_opens_its_samples() {
         filter_and_check(&mut page, &samples, ("", "", "", "2 + 2")),
         1
     );
+    // Found, then opened (the search box still has the focus).
+    let d = open_detail(&mut page, &sum);
+    has(&d, "expected", "five");
     assert_eq!(
         filter_and_check(&mut page, &samples, ("", "", "", "ada")),
         1,
@@ -460,6 +479,11 @@ fn the_report_of_a_real_run_filters_and_opens_its_samples() {
     assert_eq!(
         filter_and_check(&mut page, &samples, ("tools", "pass", "smoke", "")),
         0
+    );
+    // Samples whose tool_correctness did not pass: the wrong tool only.
+    assert_eq!(
+        filter_by_metric_and_check(&mut page, &samples, ("", "", "", ""), "tool_correctness"),
+        1
     );
     filter_and_check(&mut page, &samples, ("", "", "", ""));
 
@@ -494,6 +518,9 @@ fn the_report_of_a_real_run_filters_and_opens_its_samples() {
     has(&d, "tools", "lookup");
     has(&d, "tools", "calculator");
     has(&d, "expected", "81");
+    // The README's picture: the samples table, this detail open.
+    page.eval("document.querySelector('table#samples').scrollIntoView({block: 'start'}); window.scrollBy(0, -150)");
+    page.screenshot(&screenshot_path("readme"), false);
     // Retrieval: the ids retrieved and the relevant ones.
     for s in [&express, &refund] {
         let d = open_detail(&mut page, s);
