@@ -584,6 +584,31 @@ fn a_baseline_shows_what_got_worse() {
     );
     page.screenshot(&screenshot_path("baseline"), true);
     assert_clean(&mut page, &report);
+
+    // The watchers see what they watch for: provoked, each is caught.
+    page.eval(
+        "console.error('provoked'); setTimeout(() => { throw new Error('provoked too'); }); \
+         new Image().src = 'http://127.0.0.1:9/provoked.png'; 1",
+    );
+    let start = Instant::now();
+    loop {
+        let (errors, requests) = (page.errors(), page.requests());
+        let caught = errors
+            .iter()
+            .any(|e| e.starts_with("console.error") && e.contains("provoked"))
+            && errors
+                .iter()
+                .any(|e| e.starts_with("uncaught") && e.contains("provoked too"))
+            && requests.iter().any(|r| r.contains("provoked.png"));
+        if caught {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "provoked errors and request not all seen: {errors:#?} {requests:#?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let _ = std::fs::remove_dir_all(dir);
 }
 
