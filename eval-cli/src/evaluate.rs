@@ -70,6 +70,10 @@ pub struct Args {
     /// the failure report as its message (default EVAL_JUNIT, when set).
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Do not write the HTML report beside the --output results file (as
+    /// EVAL_HTML=off).
+    #[arg(long)]
+    pub no_html: bool,
     /// Metrics for a dataset without a manifest, e.g. "contains, partial_match >= 0.5"
     /// (default: the dataset's own — a runevals file's evaluators, the rank
     /// metrics of a retrieval dataset — else PartialMatch, or Relevance and
@@ -230,6 +234,15 @@ pub fn run(args: Args) -> Result<u8, Failure> {
             .write(path)
             .map_err(|e| Failure::config(e.to_string()))?;
     }
+    let html = args
+        .output
+        .as_deref()
+        .filter(|_| config.html && !args.no_html)
+        .map(eval_runtime::report::html_path);
+    if let Some(path) = &html {
+        eval_runtime::report::write_html(path, std::slice::from_ref(&outcome.results), None)
+            .map_err(|e| Failure::config(e.to_string()))?;
+    }
     let junit = args.junit.clone().or_else(|| config.junit.clone());
     if let Some(path) = &junit {
         outcome
@@ -248,6 +261,9 @@ pub fn run(args: Args) -> Result<u8, Failure> {
         }
         if let Some(path) = &args.output {
             outln!("{}", paint.dim(&format!("results: {}", path.display())));
+        }
+        if let Some(path) = &html {
+            outln!("html: {}", path.display());
         }
         if let Some(path) = &junit {
             outln!("{}", paint.dim(&format!("junit: {}", path.display())));

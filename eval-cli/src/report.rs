@@ -1,15 +1,17 @@
 //! `evals report`: join the parts of a nextest run or the shards of a
 //! partitioned one (`merge`, which judges the gates over the whole),
 //! summarise results files for a person or a CI page (`summary`), compare
-//! two results files (`diff`), or accept one as the baseline.
+//! two results files (`diff`), accept one as the baseline, or write the HTML
+//! report of results files (`html`).
 
 use std::path::PathBuf;
 
+use eval_runtime::Config;
+use eval_runtime::Paint;
 use eval_runtime::diff;
 use eval_runtime::results::{
     Results, RunVerdict, append_step_summary, merge_paths, summary_markdown, summary_text,
 };
-use eval_runtime::{Config, Paint};
 
 use crate::Failure;
 
@@ -40,6 +42,27 @@ pub enum Command {
     Diff(DiffArgs),
     /// Make a results file the baseline (the old baseline is backed up first).
     Accept(AcceptArgs),
+    /// Write the HTML report of results files: one self-contained page
+    /// (no network; opens from file://) with the summary per dataset and
+    /// metric, score distributions, every sample (failing first, filterable,
+    /// searchable) and, with --baseline, what got better or worse. Exits 2
+    /// when an input cannot be read.
+    Html(HtmlArgs),
+}
+
+/// Flags of `evals report html`.
+#[derive(Debug, clap::Args)]
+pub struct HtmlArgs {
+    /// Results files, shown together.
+    #[arg(required = true)]
+    pub results: Vec<PathBuf>,
+    /// Where to write the page (default: the first results file with `.html`).
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// A results file to compare with (e.g. the baseline): per sample and
+    /// metric what got better or worse, and the summary deltas.
+    #[arg(long)]
+    pub baseline: Option<PathBuf>,
 }
 
 /// Flags of `evals report diff`.
@@ -189,6 +212,15 @@ pub fn run(command: Command) -> Result<u8, Failure> {
             merged
                 .write(&args.output)
                 .map_err(|e| Failure::config(e.to_string()))?;
+            // The report of the whole, beside it (EVAL_HTML=off: not).
+            let html = Config::global()
+                .is_ok_and(|c| c.html)
+                .then(|| eval_runtime::report::html_path(&args.output))
+                .filter(|p| *p != args.output);
+            if let Some(path) = &html {
+                eval_runtime::report::write_html(path, std::slice::from_ref(&merged), None)
+                    .map_err(|e| Failure::config(e.to_string()))?;
+            }
             let verdict = RunVerdict::of(&merged.datasets);
             if args.json {
                 outln!(
@@ -221,6 +253,9 @@ pub fn run(command: Command) -> Result<u8, Failure> {
                     },
                     args.output.display()
                 );
+                if let Some(path) = &html {
+                    outln!("html: {}", path.display());
+                }
             }
             if !merged.complete && !args.partial {
                 for d in merged.datasets.iter().filter(|d| !d.complete) {
@@ -256,6 +291,28 @@ pub fn run(command: Command) -> Result<u8, Failure> {
                 DiffFormat::Text => out!("{}", d.render()),
             }
             Ok(u8::from(!d.regressions().is_empty()))
+        }
+        Command::Html(args) => {
+            let results = args
+                .results
+                .iter()
+                .map(|p| read(p))
+                .collect::<Result<Vec<_>, _>>()?;
+            let baseline = args.baseline.as_deref().map(read).transpose()?;
+            let output = args
+                .output
+                .clone()
+                .unwrap_or_else(|| eval_runtime::report::html_path(&args.results[0]));
+            if args.results.contains(&output) {
+                return Err(Failure::config(format!(
+                    "{} is an input: the report would replace it (-o names another file)",
+                    output.display()
+                )));
+            }
+            eval_runtime::report::write_html(&output, &results, baseline.as_ref())
+                .map_err(|e| Failure::config(e.to_string()))?;
+            outln!("html: {}", output.display());
+            Ok(0)
         }
         Command::Accept(args) => {
             let results = read_whole(&args.results, args.partial)?;

@@ -179,6 +179,20 @@ fn evals(dir: &Path, url: &str, results: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// The files under `dir` (at any depth) whose names end in `.ext`.
+fn files(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(files(&path, ext));
+        } else if path.extension().is_some_and(|x| x == ext) {
+            found.push(path);
+        }
+    }
+    found
+}
+
 /// (dataset, id) → verdict.
 fn verdicts(r: &Results) -> BTreeMap<(String, String), Verdict> {
     r.samples
@@ -317,6 +331,39 @@ fn every_front_end_gives_the_same_verdict() {
         common::check_junit_schema(&out_dir.join(format!("{name}.junit.xml")));
     }
 
+    // The HTML report beside each results file holds every sample; the
+    // harness says where it is. EVAL_HTML=off writes none.
+    for file in [&attr_file, &harness_file] {
+        assert_eq!(
+            common::report_samples(&file.with_extension("html")),
+            verdicts(&read(file)).into_keys().collect(),
+            "{}",
+            file.display()
+        );
+    }
+    assert!(
+        harness_text.contains(&format!(
+            "html: {}",
+            harness_file.with_extension("html").display()
+        )),
+        "{harness_text}"
+    );
+    for exe in [&attr_exe, &harness_exe] {
+        let off = out_dir.join("html-off");
+        let out = command(exe, &dir, &url, &off)
+            .env("EVAL_HTML", "off")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(101), "{}", text(&out));
+        let written: Vec<_> = fs::read_dir(off.join("front-ends"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(written.iter().any(|f| f.ends_with(".json")), "{written:?}");
+        assert!(!written.iter().any(|f| f.ends_with(".html")), "{written:?}");
+        assert!(!text(&out).contains("html: "), "{}", text(&out));
+    }
+
     // 3. The `evals` command, one dataset at a time.
     let cli_results = out_dir.join("cli");
     let cli_qa = evals(
@@ -374,6 +421,23 @@ fn every_front_end_gives_the_same_verdict() {
         ],
     );
     assert_eq!(joined.status.code(), Some(1), "{}", text(&joined));
+    // `--output` and `report merge` leave the report beside their results.
+    for file in [&cli_parts[0], &cli_parts[1], &cli_file] {
+        assert_eq!(
+            common::report_samples(&file.with_extension("html")),
+            verdicts(&read(file)).into_keys().collect(),
+            "{}",
+            file.display()
+        );
+    }
+    assert!(
+        text(&joined).contains(&format!(
+            "html: {}",
+            cli_file.with_extension("html").display()
+        )),
+        "{}",
+        text(&joined)
+    );
 
     // 4. Both binaries under nextest's protocol, in two shards, merged.
     let mut merged_files = Vec::new();
@@ -383,6 +447,12 @@ fn every_front_end_gives_the_same_verdict() {
             out_dir.join(format!("{name}-shard-2")),
         ];
         let failed = nextest_protocol(&dir, exe, &url, [&shards[0], &shards[1]]);
+        // A process's part gets no report: the merged whole does.
+        for shard in &shards {
+            let (json, html) = (files(shard, "json"), files(shard, "html"));
+            assert!(!json.is_empty(), "{name}: no part in {}", shard.display());
+            assert!(html.is_empty(), "{name}: a report beside a part: {html:?}");
+        }
         // Each process ran one sample: only a failing sample fails, no gate is judged.
         let want: &[&str] = &["qa::wrong_city"];
         assert_eq!(failed, want, "{name}");
@@ -414,6 +484,11 @@ fn every_front_end_gives_the_same_verdict() {
             "{shown}"
         );
         assert!(shown.contains("gate qa passed"), "{shown}");
+        assert_eq!(
+            common::report_samples(&merged.with_extension("html")),
+            verdicts(&read(&merged)).into_keys().collect(),
+            "{name}"
+        );
         // One shard alone is not the dataset: its gates are not judged.
         let half = evals(
             &dir,

@@ -120,6 +120,9 @@ pub struct Config {
     /// `EVAL_JUNIT`: also write the results as JUnit XML there (every
     /// front end; not under nextest, which writes its own).
     pub junit: Option<PathBuf>,
+    /// `EVAL_HTML` is not off: write the HTML report beside every results
+    /// file (every front end; `evals evaluate --no-html` turns it off).
+    pub html: bool,
     /// `EVAL_AGENT_CASSETTE_MODE`: `record` or `replay` (the default: a
     /// cassette never calls the agent unless told to record).
     pub agent_cassette_mode: crate::engine::CassetteMode,
@@ -212,6 +215,7 @@ const KNOWN: &[&str] = &[
     "EVAL_AGENT_CASSETTE",
     "EVAL_AGENT_CASSETTE_MODE",
     "EVAL_JUNIT",
+    "EVAL_HTML",
     "EVAL_RESULTS_DIR",
     "EVAL_CACHE",
     "EVAL_CACHE_DIR",
@@ -308,6 +312,7 @@ impl Config {
         let junit = get("EVAL_JUNIT", false)
             .filter(|p| !p.trim().is_empty())
             .map(PathBuf::from);
+        let html = get("EVAL_HTML", false);
         let results_dir = get("EVAL_RESULTS_DIR", false).map(PathBuf::from);
         let cache = get("EVAL_CACHE", false);
         let cache_dir = get("EVAL_CACHE_DIR", false).map(PathBuf::from);
@@ -475,6 +480,7 @@ impl Config {
             },
         };
         let cache = switch("EVAL_CACHE", cache, true);
+        let html = switch("EVAL_HTML", html, true);
         let agent_adaptive = switch("EVAL_AGENT_ADAPTIVE", agent_adaptive, true);
         let accept_baseline = switch("EVAL_ACCEPT_BASELINE", accept, false);
         // CI summaries: GitHub Actions' step summary file (any path it
@@ -554,6 +560,7 @@ impl Config {
             judge_concurrency,
             agent_cassette,
             junit,
+            html,
             agent_cassette_mode,
             results_dir,
             cache,

@@ -130,6 +130,11 @@ pub mod diff {
     pub use crate::output::{SHOWN_CHANGES, diff_markdown};
 }
 
+/// Reports of whole runs a person reads: the self-contained HTML page.
+pub mod report {
+    pub use crate::output::{html, html_path, write_html};
+}
+
 /// Datasets and the [`Sample`] model (from `eval-core`).
 pub mod dataset {
     pub use eval_core::dataset::*;

@@ -119,3 +119,35 @@ pub fn check_junit_schema(xml: &Path) -> bool {
         }
     }
 }
+
+/// The results an HTML report embeds (its `#report-data` element, plain JSON).
+pub fn report_data(page: &str) -> serde_json::Value {
+    let start = page
+        .find("id=\"report-data\"")
+        .expect("the report's data element");
+    let open = start + page[start..].find('>').expect("its start tag ends") + 1;
+    assert!(
+        !page[start..open].contains("gzip"),
+        "small reports embed plain JSON"
+    );
+    let close = open + page[open..].find("</script>").expect("its end tag");
+    serde_json::from_str(&page[open..close]).expect("the embedded data is JSON")
+}
+
+/// The (dataset, id) of every sample the HTML report at `path` holds.
+pub fn report_samples(path: &Path) -> std::collections::BTreeSet<(String, String)> {
+    let page = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let data = report_data(&page);
+    data["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .flat_map(|r| r["samples"].as_array().expect("samples").iter())
+        .map(|s| {
+            (
+                s["dataset"].as_str().unwrap().to_string(),
+                s["id"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}

@@ -259,10 +259,27 @@ fn record_process(run: &Arc<Run>, package: &str) {
     }
     // EVAL_JUNIT: the same file as the harness and the CLI write, of the
     // whole binary (under nextest, its own `--profile ci` JUnit instead:
-    // each process would replace the others').
-    if let Some(junit) = config.junit.as_ref().filter(|_| !config.under_nextest)
-        && let Err(e) = crate::output::Results::read(&path).and_then(|r| r.write_junit(junit))
-    {
+    // each process would replace the others'). EVAL_HTML: the report beside
+    // the results file (under nextest, `evals report merge` writes it).
+    let junit = config.junit.as_ref().filter(|_| !config.under_nextest);
+    let html = config.html && !config.under_nextest;
+    if junit.is_none() && !html {
+        return;
+    }
+    let written = crate::output::Results::read(&path).and_then(|r| {
+        if let Some(junit) = junit {
+            r.write_junit(junit)?;
+        }
+        if html {
+            crate::output::write_html(
+                &crate::output::html_path(&path),
+                std::slice::from_ref(&r),
+                None,
+            )?;
+        }
+        Ok(())
+    });
+    if let Err(e) = written {
         warn(&e.to_string());
     }
 }

@@ -13,7 +13,8 @@ use crate::config::Config;
 use crate::engine::{Run, Selection, write_results};
 use crate::error::Error;
 use crate::output::{
-    BaselineOutcome, DatasetSummary, Results, ResultsKey, RunVerdict, check_baseline, results_dir,
+    BaselineOutcome, DatasetSummary, Results, ResultsKey, RunVerdict, check_baseline, html_path,
+    results_dir, write_html,
 };
 use crate::plan::PlanBuilder;
 use crate::services::{Embedder, Judge, Services};
@@ -376,11 +377,14 @@ impl Harness {
         };
         let datasets = write_results(&path, &key, &[&*run], &[])?;
         let junit = self.junit_path.as_ref().or(config.junit.as_ref());
-        // One run of a whole binary: its GitHub step summary (under nextest
-        // a process runs one test; `evals report summary` on the merged file).
+        // One run of a whole binary: its GitHub step summary and HTML report
+        // (under nextest a process runs one test: `evals report merge` writes
+        // the report of the whole, `evals report summary` its summary).
         let step_summary =
             config.step_summary.is_some() && config.step_summary_auto && !config.under_nextest;
-        let results = (junit.is_some() || step_summary).then(|| run.results(&key));
+        let html = (config.html && !config.under_nextest).then(|| html_path(&path));
+        let results =
+            (junit.is_some() || step_summary || html.is_some()).then(|| run.results(&key));
         if let (Some(junit), Some(results)) = (junit, &results) {
             results.write_junit(junit)?;
             println!("junit: {}", junit.display());
@@ -407,6 +411,11 @@ impl Harness {
                 baseline.as_ref().map(|(p, b)| (*p, b)),
             );
         }
+        if let (Some(html), Some(results)) = (&html, &results) {
+            // The report shows what changed since the baseline it was compared with.
+            let old = baseline.as_ref().and_then(|(p, _)| Results::read(p).ok());
+            write_html(html, std::slice::from_ref(results), old.as_ref())?;
+        }
         let paint = crate::output::Paint::stdout();
         for line in verdict.gate_lines_with(paint) {
             println!("{line}");
@@ -416,6 +425,9 @@ impl Harness {
             println!("{}", paint.dim(&format!("usage: {}", usage.line())));
         }
         println!("{}", paint.dim(&format!("results: {}", path.display())));
+        if let Some(html) = &html {
+            println!("{}", paint.dim(&format!("html: {}", html.display())));
+        }
         // libtest's code for failed tests; agentspec's 1 for a missed gate.
         // Under nextest a process runs one test: its gates are judged by
         // `evals report merge`, as the attribute's are, not by this test.

@@ -1,10 +1,11 @@
 //! What a run leaves behind: the [`results`] file (written atomically, saying
 //! whether the run was complete), where it goes ([`location`]), the one
 //! [`verdict`] contract, merging parts and shards ([`merge()`]), comparing
-//! runs and baselines ([`diff()`]), and the per-sample [`report`] a person
-//! reads.
+//! runs and baselines ([`diff()`]), the per-sample [`report`] a person
+//! reads, and the [`html()`] report of whole runs.
 
 mod diff;
+mod html;
 mod junit;
 mod location;
 mod markdown;
@@ -17,6 +18,7 @@ mod text;
 mod verdict;
 
 pub use diff::{BaselineOutcome, Change, Diff, Only, accept, check_baseline, diff};
+pub use html::{html, html_path, write_html};
 pub use junit::junit_xml;
 pub use location::{ResultsKey, binary_name, results_dir};
 pub use markdown::{SHOWN_CHANGES, append_step_summary, diff_markdown, summary_markdown};

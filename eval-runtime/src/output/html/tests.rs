@@ -1,0 +1,260 @@
+use std::collections::BTreeMap;
+use std::io::Read as _;
+
+use super::*;
+use crate::output::{DatasetTerms, Gate, Verdict, test_record};
+use eval_core::metric::Op;
+
+fn results(records: Vec<SampleRecord>) -> Results {
+    let terms = BTreeMap::from([(
+        "qa".to_string(),
+        DatasetTerms::new(None, vec![Gate::new("contains", Op::AtLeast, 0.5)], false),
+    )]);
+    Results::new("evals", records, &terms)
+}
+
+/// The JSON the page embeds, decoded whichever way it is embedded.
+fn embedded(page: &str) -> serde_json::Value {
+    let start = page
+        .find("id=\"report-data\"")
+        .expect("the data element is there");
+    let open = start + page[start..].find('>').unwrap() + 1;
+    let close = open + page[open..].find("</script>").unwrap();
+    let text = &page[open..close];
+    let json = if page[start..open].contains("gzip-base64") {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(text.trim())
+            .unwrap();
+        let mut out = String::new();
+        flate2::read::GzDecoder::new(&bytes[..])
+            .read_to_string(&mut out)
+            .unwrap();
+        out
+    } else {
+        text.to_string()
+    };
+    serde_json::from_str(&json).expect("the embedded data is JSON")
+}
+
+/// Every URL-bearing place of the page: `src=`, `href=`, `url(`.
+fn urls(page: &str) -> Vec<String> {
+    let re =
+        regex::Regex::new(r#"(?i)(?:\bsrc\s*=|\bhref\s*=|url\s*\()\s*["']?([^"')\s>]*)"#).unwrap();
+    re.captures_iter(page).map(|c| c[1].to_string()).collect()
+}
+
+#[test]
+fn the_page_names_no_url_and_holds_its_style_and_script() {
+    let page = html(
+        &[results(vec![test_record("qa", "qa::a", Verdict::Pass)])],
+        None,
+    );
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    assert!(page.contains("<style>") && page.contains("<script>\n"));
+    assert!(urls(&page).is_empty(), "{:?}", urls(&page));
+    for scheme in ["http:", "https:", "ftp:", "data:", "file:"] {
+        assert!(!page.contains(scheme), "{scheme} in the page");
+    }
+    assert!(!page.contains("://"), "a URL in the page");
+    // The script never parses data as markup.
+    assert!(!JS.contains("innerHTML") && !JS.contains("insertAdjacentHTML"));
+    assert!(!JS.contains("document.write") && !JS.contains("eval("));
+}
+
+#[test]
+fn a_sample_cannot_end_the_data_element() {
+    let mut nasty = test_record("qa", "qa::x", Verdict::Fail);
+    nasty.output = Some("</script><script>alert(1)</script><!-- ".into());
+    nasty.input = vec!["</SCRIPT>".into()];
+    let page = html(&[results(vec![nasty])], None);
+    let start = page.find("id=\"report-data\"").unwrap();
+    let rest = &page[start..];
+    // The first `</script>` after the data's start ends the data element: the
+    // sample's text is before it only escaped.
+    let end = rest.to_ascii_lowercase().find("</script>").unwrap();
+    assert!(!rest[..end].contains('<'));
+    let data = embedded(&page);
+    assert_eq!(
+        data["runs"][0]["samples"][0]["output"],
+        "</script><script>alert(1)</script><!-- "
+    );
+    assert_eq!(data["runs"][0]["samples"][0]["input"][0], "</SCRIPT>");
+}
+
+#[test]
+fn every_sample_and_the_summaries_are_in_the_data() {
+    let records: Vec<SampleRecord> = (0..250)
+        .map(|i| {
+            let v = [Verdict::Pass, Verdict::Fail, Verdict::Error][i % 3];
+            let mut r = test_record("qa", &format!("qa::s{i:03}"), v);
+            r.latency_ms = (i + 1) as f64;
+            r.tags = vec![format!("t{}", i % 2)];
+            r
+        })
+        .collect();
+    let page = html(&[results(records)], None);
+    let data = embedded(&page);
+    let samples = data["runs"][0]["samples"].as_array().unwrap();
+    assert_eq!(samples.len(), 250);
+    let ids: std::collections::BTreeSet<&str> =
+        samples.iter().map(|s| s["id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), 250);
+    assert!(ids.contains("qa::s000") && ids.contains("qa::s249"));
+    let dataset = &data["runs"][0]["datasets"][0];
+    assert_eq!(dataset["summary"]["name"], "qa");
+    assert_eq!(dataset["summary"]["metrics"][0]["gate"]["passed"], false);
+    // Latency 1..=250 ms: p50 125.5, p95 = 1 + 0.95 * 249 = 237.55 (H&F 7).
+    let latency = dataset["latency_ms"].as_array().unwrap();
+    assert_eq!(latency[0], 125.5);
+    assert!((latency[1].as_f64().unwrap() - 237.55).abs() < 1e-9);
+    // 84 passes scored 1, 83 failures scored 0; errors have no score.
+    let h = &dataset["histograms"]["contains"];
+    assert_eq!((h["lo"].as_f64(), h["hi"].as_f64()), (Some(0.0), Some(1.0)));
+    let counts: Vec<u64> = h["counts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_u64().unwrap())
+        .collect();
+    assert_eq!(counts.len(), UNIT_BINS);
+    assert_eq!(
+        (counts[0], counts[9], counts.iter().sum::<u64>()),
+        (83, 84, 167)
+    );
+    assert_eq!(h["threshold"], 1.0);
+}
+
+#[test]
+fn histograms_outside_the_unit_range_span_scores_and_threshold() {
+    let mut records = Vec::new();
+    for (i, score) in [100.0, 300.0, 500.0].into_iter().enumerate() {
+        let mut r = test_record("lat", &format!("lat::{i}"), Verdict::Pass);
+        r.metrics[0].score = Some(score);
+        r.metrics[0].threshold = 1000.0;
+        r.metrics[0].op = "<=".into();
+        records.push(r);
+    }
+    let refs: Vec<&SampleRecord> = records.iter().collect();
+    let h = Histogram::of(&refs, "contains").unwrap();
+    assert_eq!((h.lo, h.hi, h.counts.len()), (100.0, 1000.0, OTHER_BINS));
+    assert_eq!(h.counts.iter().sum::<usize>(), 3);
+    assert_eq!(h.counts[0], 1);
+    assert!(Histogram::of(&refs, "other").is_none());
+}
+
+#[test]
+fn with_a_baseline_the_changes_and_the_summary_deltas_are_there() {
+    let old = results(vec![
+        test_record("qa", "qa::a", Verdict::Pass),
+        test_record("qa", "qa::b", Verdict::Fail),
+        test_record("qa", "qa::gone", Verdict::Pass),
+    ]);
+    let new = results(vec![
+        test_record("qa", "qa::a", Verdict::Fail),
+        test_record("qa", "qa::b", Verdict::Pass),
+        test_record("qa", "qa::new", Verdict::Pass),
+    ]);
+    let data = embedded(&html(std::slice::from_ref(&new), Some(&old)));
+    let b = &data["baseline"];
+    assert_eq!(b["compared"], 2);
+    let changes = b["changes"].as_array().unwrap();
+    assert_eq!(changes.len(), 2);
+    assert_eq!(
+        (changes[0]["id"].as_str(), changes[0]["better"].as_bool()),
+        (Some("qa::a"), Some(false))
+    );
+    assert_eq!(
+        (changes[1]["id"].as_str(), changes[1]["better"].as_bool()),
+        (Some("qa::b"), Some(true))
+    );
+    assert_eq!(b["added"][0]["id"], "qa::new");
+    assert_eq!(b["removed"][0]["id"], "qa::gone");
+    // Means 2/3 both times, pass rate 2/3 both times: no movement.
+    let delta = &data["runs"][0]["datasets"][0]["deltas"]["contains"];
+    assert!(delta["mean"].as_f64().unwrap().abs() < 1e-12);
+    let worse = results(vec![test_record("qa", "qa::a", Verdict::Fail)]);
+    let data = embedded(&html(&[worse], Some(&old)));
+    let delta = &data["runs"][0]["datasets"][0]["deltas"]["contains"];
+    assert!((delta["mean"].as_f64().unwrap() + 2.0 / 3.0).abs() < 1e-12);
+    assert!((delta["old_mean"].as_f64().unwrap() - 2.0 / 3.0).abs() < 1e-12);
+    // Without one there is no baseline data (and the page shows none).
+    assert!(embedded(&html(&[old], None)).get("baseline").is_none());
+}
+
+#[test]
+fn several_results_files_are_shown_together_and_compared_as_one() {
+    let a = results(vec![test_record("qa", "qa::a", Verdict::Pass)]);
+    let b = Results::new(
+        "harness",
+        vec![test_record("rag", "rag::a", Verdict::Fail)],
+        &BTreeMap::new(),
+    );
+    let old = Results::new(
+        "old",
+        vec![
+            test_record("qa", "qa::a", Verdict::Pass),
+            test_record("rag", "rag::a", Verdict::Pass),
+        ],
+        &BTreeMap::new(),
+    );
+    let page = html(&[a, b], Some(&old));
+    assert!(page.contains("<title>evals: 2 results files</title>"));
+    let data = embedded(&page);
+    assert_eq!(data["runs"].as_array().unwrap().len(), 2);
+    assert_eq!(data["runs"][1]["samples"][0]["id"], "rag::a");
+    let b = &data["baseline"];
+    assert_eq!(b["compared"], 2);
+    assert!(b["removed"].as_array().unwrap().is_empty());
+    assert_eq!(b["changes"][0]["id"], "rag::a");
+}
+
+#[test]
+fn an_empty_results_file_renders() {
+    let empty = Results::new("evals", Vec::new(), &BTreeMap::new());
+    let page = html(&[empty], None);
+    let data = embedded(&page);
+    assert!(data["runs"][0]["samples"].as_array().unwrap().is_empty());
+    assert!(page.contains("</html>"));
+    // No results at all is a page too.
+    let data = embedded(&html(&[], None));
+    assert!(data["runs"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn large_data_is_embedded_compressed_and_decodes_to_every_sample() {
+    let records: Vec<SampleRecord> = (0..6000)
+        .map(|i| {
+            let mut r = test_record("qa", &format!("qa::s{i:05}"), Verdict::Pass);
+            r.output = Some(format!("answer number {i}, </script> and all"));
+            r
+        })
+        .collect();
+    let page = html(&[results(records)], None);
+    assert!(page.contains("data-encoding=\"gzip-base64\""));
+    let data = embedded(&page);
+    let samples = data["runs"][0]["samples"].as_array().unwrap();
+    assert_eq!(samples.len(), 6000);
+    assert_eq!(
+        samples[5999]["output"],
+        "answer number 5999, </script> and all"
+    );
+}
+
+#[test]
+fn written_atomically_beside_the_results() {
+    let dir = std::env::temp_dir().join(format!("eval-html-test-{}", std::process::id()));
+    let json = dir.join("sub/evals.json");
+    let path = html_path(&json);
+    assert_eq!(path, dir.join("sub/evals.html"));
+    write_html(
+        &path,
+        &[results(vec![test_record("qa", "qa::a", Verdict::Pass)])],
+        None,
+    )
+    .unwrap();
+    let page = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(embedded(&page)["runs"][0]["samples"][0]["id"], "qa::a");
+    let left: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().collect();
+    assert_eq!(left.len(), 1, "no temporary file left behind");
+    let _ = std::fs::remove_dir_all(dir);
+}
