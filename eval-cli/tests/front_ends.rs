@@ -325,7 +325,7 @@ fn every_front_end_gives_the_same_verdict() {
             "{name}: {xml}"
         );
         assert!(
-            xml.contains("<failure message=\"contains 0.000, needs &gt;= 1"),
+            xml.contains("<failure message=\"contains 0.000 &lt; 1"),
             "{name}: {xml}"
         );
         common::check_junit_schema(&out_dir.join(format!("{name}.junit.xml")));
