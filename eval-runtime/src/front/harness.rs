@@ -14,7 +14,6 @@ use crate::engine::{Run, Selection, write_results};
 use crate::error::Error;
 use crate::output::{
     DatasetSummary, Results, ResultsKey, RunVerdict, check_baseline, html_path, results_dir,
-    write_html,
 };
 use crate::plan::PlanBuilder;
 use crate::services::{Embedder, Judge, Services};
@@ -375,20 +374,13 @@ impl Harness {
         } else {
             self.results_path.clone().unwrap_or_else(|| key.file(&dir))
         };
-        let datasets = write_results(&path, &key, &[&*run], &[])?;
-        let junit = self.junit_path.as_ref().or(config.junit.as_ref());
         // Under nextest this is one part: `evals report merge` writes the
         // report of the whole.
         let html = (config.html && !config.under_nextest).then(|| html_path(&path));
-        if junit.is_some() || html.is_some() {
-            let results = run.results(&key);
-            if let Some(junit) = junit {
-                results.write_junit(junit)?;
-                println!("junit: {}", junit.display());
-            }
-            if let Some(html) = &html {
-                write_html(html, std::slice::from_ref(&results), None)?;
-            }
+        let datasets = write_results(&path, &key, &[&*run], &[], html.as_deref())?;
+        if let Some(junit) = self.junit_path.as_ref().or(config.junit.as_ref()) {
+            run.results(&key).write_junit(junit)?;
+            println!("junit: {}", junit.display());
         }
         let mut verdict = RunVerdict::of(&datasets);
         if let Some(b) = &plan.baseline {
