@@ -33,7 +33,7 @@ pub(crate) struct PageWriter<'b, W: Write> {
 /// Where the data goes: escaped JSON, or gzip then base64.
 enum Data<W: Write> {
     Plain(Escaping<W>),
-    Compressed(GzEncoder<EncoderWriter<'static, base64::engine::GeneralPurpose, W>>),
+    Compressed(Box<GzEncoder<EncoderWriter<'static, base64::engine::GeneralPurpose, W>>>),
 }
 
 impl<W: Write> Write for Data<W> {
@@ -153,10 +153,10 @@ impl<'b, W: Write> PageWriter<'b, W> {
             out.write_all(
                 b"<script type=\"application/json\" id=\"report-data\" data-encoding=\"gzip-base64\">",
             )?;
-            Data::Compressed(GzEncoder::new(
+            Data::Compressed(Box::new(GzEncoder::new(
                 EncoderWriter::new(out, &STANDARD),
                 flate2::Compression::fast(),
-            ))
+            )))
         } else {
             out.write_all(b"<script type=\"application/json\" id=\"report-data\">")?;
             Data::Plain(Escaping(out))
