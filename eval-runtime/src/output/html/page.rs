@@ -5,7 +5,7 @@
 //! report in the same pass as the results file.
 
 use std::collections::BTreeMap;
-use std::io::{self, Write};
+use std::io::{self, BufWriter, Write};
 
 use base64::engine::general_purpose::STANDARD;
 use base64::write::EncoderWriter;
@@ -33,7 +33,10 @@ pub(crate) struct PageWriter<'b, W: Write> {
 /// Where the data goes: escaped JSON, or gzip then base64.
 enum Data<W: Write> {
     Plain(Escaping<W>),
-    Compressed(Box<GzEncoder<EncoderWriter<'static, base64::engine::GeneralPurpose, W>>>),
+    /// Buffered: the compressor is slow on the JSON writer's small pieces.
+    Compressed(
+        Box<BufWriter<GzEncoder<EncoderWriter<'static, base64::engine::GeneralPurpose, W>>>>,
+    ),
 }
 
 impl<W: Write> Write for Data<W> {
@@ -153,9 +156,12 @@ impl<'b, W: Write> PageWriter<'b, W> {
             out.write_all(
                 b"<script type=\"application/json\" id=\"report-data\" data-encoding=\"gzip-base64\">",
             )?;
-            Data::Compressed(Box::new(GzEncoder::new(
-                EncoderWriter::new(out, &STANDARD),
-                flate2::Compression::fast(),
+            Data::Compressed(Box::new(BufWriter::with_capacity(
+                1 << 16,
+                GzEncoder::new(
+                    EncoderWriter::new(out, &STANDARD),
+                    flate2::Compression::fast(),
+                ),
             )))
         } else {
             out.write_all(b"<script type=\"application/json\" id=\"report-data\">")?;
@@ -269,7 +275,11 @@ impl<'b, W: Write> PageWriter<'b, W> {
         self.out.write_all(b"}")?;
         let mut out = match self.out {
             Data::Plain(w) => w.0,
-            Data::Compressed(w) => w.finish()?.finish()?,
+            Data::Compressed(w) => w
+                .into_inner()
+                .map_err(io::IntoInnerError::into_error)?
+                .finish()?
+                .finish()?,
         };
         out.write_all(b"</script>\n<script>\n")?;
         out.write_all(JS.as_bytes())?;
