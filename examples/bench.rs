@@ -24,6 +24,10 @@
 //! `--targets-from DIR` builds the benchmark targets and `evals` from the
 //! checkout at DIR (its own `target/`), e.g. an older commit in a worktree,
 //! to measure it against this demo agent.
+//!
+//! The large runs leave their results file and, beside it, its HTML report
+//! under `target/bench/results/` (the path and size are printed);
+//! `EVAL_HTML=off` measures them without the report.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -179,6 +183,16 @@ fn main() {
         }
     }
     report(&runs);
+    if large > 0 {
+        // The last large run's results file and, beside it, its HTML report.
+        for (path, bytes) in html_reports(&work.join("results")) {
+            println!(
+                "HTML report: {} ({:.1} MB)",
+                path.display(),
+                bytes as f64 / 1e6
+            );
+        }
+    }
     if large > 0 {
         // nextest lists once, then starts one process per test with `--exact`.
         let path = work.join(format!("bench_{large}.jsonl"));
@@ -351,6 +365,21 @@ fn limited_runs(targets: &Targets, work: &Path, dataset: &Path, rate: f64) {
         "errors = samples not answered (failed samples); calls, retries = the client's agent calls of answered samples \
          (results file); accepted, refused = requests the demo agent answered and refused with 429"
     );
+}
+
+/// The HTML reports under `dir` (at any depth), with their sizes in bytes.
+fn html_reports(dir: &Path) -> Vec<(PathBuf, u64)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(html_reports(&path));
+        } else if path.extension().is_some_and(|x| x == "html") {
+            let bytes = entry.metadata().map_or(0, |m| m.len());
+            found.push((path, bytes));
+        }
+    }
+    found
 }
 
 /// Sums the results files under `dir`.

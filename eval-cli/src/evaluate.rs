@@ -240,8 +240,17 @@ pub fn run(args: Args) -> Result<u8, Failure> {
         .filter(|_| config.html && !args.no_html)
         .map(eval_runtime::report::html_path);
     if let Some(path) = &html {
-        eval_runtime::report::write_html(path, std::slice::from_ref(&outcome.results), None)
-            .map_err(|e| Failure::config(e.to_string()))?;
+        // Compared with a baseline: the report shows what changed since.
+        let old = outcome
+            .baseline
+            .as_ref()
+            .and_then(|(old, _)| eval_runtime::results::Results::read(old).ok());
+        eval_runtime::report::write_html(
+            path,
+            std::slice::from_ref(&outcome.results),
+            old.as_ref(),
+        )
+        .map_err(|e| Failure::config(e.to_string()))?;
     }
     let junit = args.junit.clone().or_else(|| config.junit.clone());
     if let Some(path) = &junit {

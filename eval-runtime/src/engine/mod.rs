@@ -371,12 +371,14 @@ impl Run {
 /// Writes the results of `runs` to `path` (one file for all of them: the
 /// attribute's datasets of one process), sorted by dataset and test name,
 /// one record at a time; returns the datasets' summaries. `missing`: datasets
-/// that should be there and are not (the run is then incomplete).
+/// that should be there and are not (the run is then incomplete). `html`:
+/// the HTML report is written there too, in the same pass.
 pub(crate) fn write_results(
     path: &Path,
     key: &ResultsKey,
     runs: &[&Run],
     missing: &[String],
+    html: Option<&Path>,
 ) -> Result<Vec<DatasetSummary>, ResultsError> {
     let guards: Vec<_> = runs.iter().map(|r| r.lock()).collect();
     let mut terms = BTreeMap::new();
@@ -400,15 +402,34 @@ pub(crate) fn write_results(
     };
     order.sort_by(|a, b| key_of(a).cmp(&key_of(b)));
     let (datasets, complete) = summaries.finish_run(&terms);
+    let count = order.len();
     let records = order
         .into_iter()
         .filter_map(|(r, t)| guards[r][t].as_ref().map(|c| runs[r].record(t, c)));
-    crate::output::write_streaming(
-        path,
-        (&key.binary, key.package.as_deref()),
-        (&datasets, complete, missing),
-        records,
-    )?;
+    let names = (key.binary.as_str(), key.package.as_deref());
+    let Some(html) = html else {
+        crate::output::write_streaming(path, names, (&datasets, complete, missing), records)?;
+        return Ok(datasets);
+    };
+    crate::output::write_html_along(html, &key.binary, count, |page| {
+        crate::output::write_streaming(
+            path,
+            names,
+            (&datasets, complete, missing),
+            records.inspect(|r| page.sample(r)),
+        )?;
+        let whole = complete && missing.is_empty();
+        page.end_run(&crate::output::RunMeta {
+            binary: &key.binary,
+            package: key.package.as_deref(),
+            written_unix: crate::output::now_unix(),
+            complete: whole,
+            incomplete: crate::output::incompleteness(whole, &datasets, missing),
+            usage: crate::output::total_usage(&datasets),
+            datasets: &datasets,
+        });
+        Ok(())
+    })?;
     Ok(datasets)
 }
 

@@ -253,33 +253,19 @@ fn record_process(run: &Arc<Run>, package: &str) {
         })
         .cloned()
         .collect();
-    if let Err(e) = write_results(&path, &key, &all, &missing) {
+    // EVAL_HTML: the report beside the results file, in the same pass
+    // (under nextest, `evals report merge` writes it).
+    let html = (config.html && !config.under_nextest).then(|| crate::output::html_path(&path));
+    if let Err(e) = write_results(&path, &key, &all, &missing, html.as_deref()) {
         warn(&e.to_string());
         return;
     }
     // EVAL_JUNIT: the same file as the harness and the CLI write, of the
     // whole binary (under nextest, its own `--profile ci` JUnit instead:
-    // each process would replace the others'). EVAL_HTML: the report beside
-    // the results file (under nextest, `evals report merge` writes it).
-    let junit = config.junit.as_ref().filter(|_| !config.under_nextest);
-    let html = config.html && !config.under_nextest;
-    if junit.is_none() && !html {
-        return;
-    }
-    let written = crate::output::Results::read(&path).and_then(|r| {
-        if let Some(junit) = junit {
-            r.write_junit(junit)?;
-        }
-        if html {
-            crate::output::write_html(
-                &crate::output::html_path(&path),
-                std::slice::from_ref(&r),
-                None,
-            )?;
-        }
-        Ok(())
-    });
-    if let Err(e) = written {
+    // each process would replace the others').
+    if let Some(junit) = config.junit.as_ref().filter(|_| !config.under_nextest)
+        && let Err(e) = crate::output::Results::read(&path).and_then(|r| r.write_junit(junit))
+    {
         warn(&e.to_string());
     }
 }
@@ -315,7 +301,7 @@ fn record_single(run: &Arc<Run>, index: usize, package: &str) {
         config.nextest_run_id.as_deref(),
         &run.name(index),
     );
-    if let Err(e) = write_results(&path, &key, &[&**run], &[]) {
+    if let Err(e) = write_results(&path, &key, &[&**run], &[], None) {
         warn(&e.to_string());
     }
 }

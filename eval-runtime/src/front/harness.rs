@@ -375,16 +375,17 @@ impl Harness {
         } else {
             self.results_path.clone().unwrap_or_else(|| key.file(&dir))
         };
-        let datasets = write_results(&path, &key, &[&*run], &[])?;
+        // One run of a whole binary: its HTML report (written with the
+        // results, in one pass) and GitHub step summary. Under nextest a
+        // process runs one test: `evals report merge` writes the report of
+        // the whole, `evals report summary` its summary.
+        let html = (config.html && !config.under_nextest).then(|| html_path(&path));
+        let datasets = write_results(&path, &key, &[&*run], &[], html.as_deref())?;
         let junit = self.junit_path.as_ref().or(config.junit.as_ref());
-        // One run of a whole binary: its GitHub step summary and HTML report
-        // (under nextest a process runs one test: `evals report merge` writes
-        // the report of the whole, `evals report summary` its summary).
         let step_summary =
             config.step_summary.is_some() && config.step_summary_auto && !config.under_nextest;
-        let html = (config.html && !config.under_nextest).then(|| html_path(&path));
-        let results =
-            (junit.is_some() || step_summary || html.is_some()).then(|| run.results(&key));
+        let with_baseline = html.is_some() && plan.baseline.is_some() && !config.under_nextest;
+        let results = (junit.is_some() || step_summary || with_baseline).then(|| run.results(&key));
         if let (Some(junit), Some(results)) = (junit, &results) {
             results.write_junit(junit)?;
             println!("junit: {}", junit.display());
@@ -411,10 +412,11 @@ impl Harness {
                 baseline.as_ref().map(|(p, b)| (*p, b)),
             );
         }
-        if let (Some(html), Some(results)) = (&html, &results) {
-            // The report shows what changed since the baseline it was compared with.
-            let old = baseline.as_ref().and_then(|(p, _)| Results::read(p).ok());
-            write_html(html, std::slice::from_ref(results), old.as_ref())?;
+        if let (Some(html), Some(results), Some((old, _))) = (&html, &results, &baseline) {
+            // Compared with a baseline: the report shows what changed since.
+            if let Ok(old) = Results::read(old) {
+                write_html(html, std::slice::from_ref(results), Some(&old))?;
+            }
         }
         let paint = crate::output::Paint::stdout();
         for line in verdict.gate_lines_with(paint) {

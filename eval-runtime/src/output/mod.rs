@@ -33,9 +33,10 @@ pub use results::{
 pub use text::{SHOWN_FAILURES, summary_text};
 pub use verdict::RunVerdict;
 
+pub(crate) use html::{RunMeta, write_along as write_html_along};
 pub(crate) use markdown::auto_step_summary;
 pub(crate) use report::numbered;
-pub(crate) use results::{cut_chunks, cut_output, write_streaming};
+pub(crate) use results::{cut_chunks, cut_output, incompleteness, now_unix, write_streaming};
 pub(crate) use summary::{Measured, Summaries};
 
 use std::path::Path;

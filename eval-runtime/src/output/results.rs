@@ -788,32 +788,7 @@ impl Results {
     /// What this run lacks, if it is incomplete: datasets with fewer samples
     /// than planned, datasets of the previous run that did not run.
     pub fn incompleteness(&self) -> Option<String> {
-        if self.complete {
-            return None;
-        }
-        let mut parts: Vec<String> = self
-            .datasets
-            .iter()
-            .filter(|d| !d.complete)
-            .map(|d| match d.planned {
-                Some(p) => format!("{} of {p} samples of `{}`", d.samples, d.name),
-                None => format!("part of `{}`", d.name),
-            })
-            .collect();
-        if !self.missing_datasets.is_empty() {
-            parts.push(format!(
-                "dataset(s) {} did not run",
-                self.missing_datasets
-                    .iter()
-                    .map(|d| format!("`{d}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-        }
-        if parts.is_empty() {
-            parts.push("marked incomplete".into());
-        }
-        Some(parts.join("; "))
+        incompleteness(self.complete, &self.datasets, &self.missing_datasets)
     }
 
     /// `Ok` when the run is complete; else [`ResultsError::Incomplete`] naming `path`.
@@ -934,6 +909,39 @@ impl fmt::Display for GateResult {
             None => write!(f, "{what} missed: no sample was scored"),
         }
     }
+}
+
+/// What a run lacks, if it is incomplete (see [`Results::incompleteness`]).
+pub(crate) fn incompleteness(
+    complete: bool,
+    datasets: &[DatasetSummary],
+    missing: &[String],
+) -> Option<String> {
+    if complete {
+        return None;
+    }
+    let mut parts: Vec<String> = datasets
+        .iter()
+        .filter(|d| !d.complete)
+        .map(|d| match d.planned {
+            Some(p) => format!("{} of {p} samples of `{}`", d.samples, d.name),
+            None => format!("part of `{}`", d.name),
+        })
+        .collect();
+    if !missing.is_empty() {
+        parts.push(format!(
+            "dataset(s) {} did not run",
+            missing
+                .iter()
+                .map(|d| format!("`{d}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    if parts.is_empty() {
+        parts.push("marked incomplete".into());
+    }
+    Some(parts.join("; "))
 }
 
 /// The usage of a run: its datasets' together.

@@ -148,7 +148,12 @@
     if (data.error) {
       throw new Error(data.error);
     }
-    var runs = data.runs || [];
+    /* Each run: its samples, and beside them what they add up to. */
+    var runs = (data.runs || []).map(function (r) {
+      var run = r.meta || {};
+      run.samples = r.samples || [];
+      return run;
+    });
     var several = runs.length > 1;
     var samples = [];
     runs.forEach(function (run, r) {
@@ -173,6 +178,7 @@
     }
     root.appendChild(samplesSection(samples, runs));
     body.appendChild(root);
+    body.dataset.renderMs = String(Math.round(performance.now()));
     body.dataset.ready = "1";
   }
 

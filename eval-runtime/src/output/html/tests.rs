@@ -2,7 +2,8 @@ use std::collections::BTreeMap;
 use std::io::Read as _;
 
 use super::*;
-use crate::output::{DatasetTerms, Gate, Verdict, test_record};
+use crate::output::{DatasetTerms, Gate, SampleRecord, Verdict, test_record};
+use base64::Engine as _;
 use eval_core::metric::Op;
 
 fn results(records: Vec<SampleRecord>) -> Results {
@@ -100,7 +101,7 @@ fn every_sample_and_the_summaries_are_in_the_data() {
         samples.iter().map(|s| s["id"].as_str().unwrap()).collect();
     assert_eq!(ids.len(), 250);
     assert!(ids.contains("qa::s000") && ids.contains("qa::s249"));
-    let dataset = &data["runs"][0]["datasets"][0];
+    let dataset = &data["runs"][0]["meta"]["datasets"][0];
     assert_eq!(dataset["summary"]["name"], "qa");
     assert_eq!(dataset["summary"]["metrics"][0]["gate"]["passed"], false);
     // Latency 1..=250 ms: p50 125.5, p95 = 1 + 0.95 * 249 = 237.55 (H&F 7).
@@ -126,20 +127,14 @@ fn every_sample_and_the_summaries_are_in_the_data() {
 
 #[test]
 fn histograms_outside_the_unit_range_span_scores_and_threshold() {
-    let mut records = Vec::new();
-    for (i, score) in [100.0, 300.0, 500.0].into_iter().enumerate() {
-        let mut r = test_record("lat", &format!("lat::{i}"), Verdict::Pass);
-        r.metrics[0].score = Some(score);
-        r.metrics[0].threshold = 1000.0;
-        r.metrics[0].op = "<=".into();
-        records.push(r);
-    }
-    let refs: Vec<&SampleRecord> = records.iter().collect();
-    let h = Histogram::of(&refs, "contains").unwrap();
+    let h = Histogram::of(vec![100.0, 300.0, 500.0], 1000.0, "<=".into()).unwrap();
     assert_eq!((h.lo, h.hi, h.counts.len()), (100.0, 1000.0, OTHER_BINS));
     assert_eq!(h.counts.iter().sum::<usize>(), 3);
-    assert_eq!(h.counts[0], 1);
-    assert!(Histogram::of(&refs, "other").is_none());
+    assert_eq!((h.counts[0], h.counts[4], h.counts[8]), (1, 1, 1));
+    // One value: a unit-wide range around it.
+    let h = Histogram::of(vec![7.0, 7.0], 7.0, ">=".into()).unwrap();
+    assert_eq!((h.lo, h.hi, h.counts[10]), (6.5, 7.5, 2));
+    assert!(Histogram::of(Vec::new(), 1.0, ">=".into()).is_none());
 }
 
 #[test]
@@ -170,11 +165,11 @@ fn with_a_baseline_the_changes_and_the_summary_deltas_are_there() {
     assert_eq!(b["added"][0]["id"], "qa::new");
     assert_eq!(b["removed"][0]["id"], "qa::gone");
     // Means 2/3 both times, pass rate 2/3 both times: no movement.
-    let delta = &data["runs"][0]["datasets"][0]["deltas"]["contains"];
+    let delta = &data["runs"][0]["meta"]["datasets"][0]["deltas"]["contains"];
     assert!(delta["mean"].as_f64().unwrap().abs() < 1e-12);
     let worse = results(vec![test_record("qa", "qa::a", Verdict::Fail)]);
     let data = embedded(&html(&[worse], Some(&old)));
-    let delta = &data["runs"][0]["datasets"][0]["deltas"]["contains"];
+    let delta = &data["runs"][0]["meta"]["datasets"][0]["deltas"]["contains"];
     assert!((delta["mean"].as_f64().unwrap() + 2.0 / 3.0).abs() < 1e-12);
     assert!((delta["old_mean"].as_f64().unwrap() - 2.0 / 3.0).abs() < 1e-12);
     // Without one there is no baseline data (and the page shows none).
@@ -218,11 +213,22 @@ fn an_empty_results_file_renders() {
     // No results at all is a page too.
     let data = embedded(&html(&[], None));
     assert!(data["runs"].as_array().unwrap().is_empty());
+    // Runs without samples beside runs with some.
+    let one = results(vec![test_record("qa", "qa::a", Verdict::Pass)]);
+    let none = Results::new("other", Vec::new(), &BTreeMap::new());
+    let data = embedded(&html(&[none.clone(), one, none], None));
+    let runs = data["runs"].as_array().unwrap();
+    let counts: Vec<usize> = runs
+        .iter()
+        .map(|r| r["samples"].as_array().unwrap().len())
+        .collect();
+    assert_eq!(counts, [0, 1, 0]);
+    assert_eq!(runs[2]["meta"]["binary"], "other");
 }
 
 #[test]
 fn large_data_is_embedded_compressed_and_decodes_to_every_sample() {
-    let records: Vec<SampleRecord> = (0..6000)
+    let records: Vec<SampleRecord> = (0..=COMPRESS_ABOVE)
         .map(|i| {
             let mut r = test_record("qa", &format!("qa::s{i:05}"), Verdict::Pass);
             r.output = Some(format!("answer number {i}, </script> and all"));
@@ -233,10 +239,22 @@ fn large_data_is_embedded_compressed_and_decodes_to_every_sample() {
     assert!(page.contains("data-encoding=\"gzip-base64\""));
     let data = embedded(&page);
     let samples = data["runs"][0]["samples"].as_array().unwrap();
-    assert_eq!(samples.len(), 6000);
+    assert_eq!(samples.len(), COMPRESS_ABOVE + 1);
+    let last = format!("answer number {COMPRESS_ABOVE}, </script> and all");
+    assert_eq!(samples[COMPRESS_ABOVE]["output"], last.as_str());
+    assert_eq!(data["runs"][0]["meta"]["binary"], "evals");
+    // One sample fewer: plain JSON.
+    let few: Vec<SampleRecord> = (0..COMPRESS_ABOVE)
+        .map(|i| test_record("qa", &format!("qa::s{i:05}"), Verdict::Pass))
+        .collect();
+    let page = html(&[results(few)], None);
+    assert!(!page.contains("data-encoding=\"gzip-base64\""));
     assert_eq!(
-        samples[5999]["output"],
-        "answer number 5999, </script> and all"
+        embedded(&page)["runs"][0]["samples"]
+            .as_array()
+            .unwrap()
+            .len(),
+        COMPRESS_ABOVE
     );
 }
 

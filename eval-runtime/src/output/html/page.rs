@@ -1,0 +1,337 @@
+//! Writing the page as the samples go by: the HTML before the data, each
+//! sample's record (escaped, or compressed), then per run what the samples
+//! added up to (latency percentiles, score histograms), the HTML after. A
+//! run's records are never all held for the page, so the engine writes the
+//! report in the same pass as the results file.
+
+use std::collections::BTreeMap;
+use std::io::{self, BufWriter, Write};
+
+use base64::engine::general_purpose::STANDARD;
+use base64::write::EncoderWriter;
+use eval_core::metric::{Measure, percentile};
+use flate2::write::GzEncoder;
+use serde::Serialize;
+
+use super::{BaselineView, CSS, Histogram, JS, SummaryDelta};
+use crate::output::results::{DatasetSummary, Results, SampleRecord, UsageTotals};
+
+/// The page being written to `W`.
+pub(crate) struct PageWriter<'b, W: Write> {
+    out: Data<W>,
+    baseline: Option<&'b Results>,
+    /// Runs written so far.
+    runs: usize,
+    /// Samples of the current run written so far.
+    samples: usize,
+    /// Per dataset of the current run: what its samples add up to.
+    tallies: BTreeMap<String, Tally>,
+    /// The first write that failed: later ones are not tried.
+    error: Option<io::Error>,
+}
+
+/// Where the data goes: escaped JSON, or gzip then base64.
+enum Data<W: Write> {
+    Plain(Escaping<W>),
+    /// Buffered: the compressor is slow on the JSON writer's small pieces.
+    Compressed(
+        Box<BufWriter<GzEncoder<EncoderWriter<'static, base64::engine::GeneralPurpose, W>>>>,
+    ),
+}
+
+impl<W: Write> Write for Data<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Data::Plain(w) => w.write(buf),
+            Data::Compressed(w) => w.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Data::Plain(w) => w.flush(),
+            Data::Compressed(w) => w.flush(),
+        }
+    }
+}
+
+/// Writes JSON with every `<` as the JSON escape `\u003c` (only inside
+/// strings can JSON hold one), so neither `</script>` nor `<!--` can occur
+/// in the script element. (`<` is one byte in UTF-8 and never part of a
+/// longer character, so bytes can be looked at one by one.)
+struct Escaping<W: Write>(W);
+
+impl<W: Write> Write for Escaping<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let mut rest = buf;
+        while let Some(at) = rest.iter().position(|&b| b == b'<') {
+            self.0.write_all(&rest[..at])?;
+            self.0.write_all(b"\\u003c")?;
+            rest = &rest[at + 1..];
+        }
+        self.0.write_all(rest)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
+
+/// What one dataset's samples add up to.
+#[derive(Default)]
+struct Tally {
+    latency_ms: Vec<f64>,
+    ttft_ms: Vec<f64>,
+    /// Per metric: the first record's threshold and operator, every score.
+    metrics: BTreeMap<String, (f64, String, Vec<f64>)>,
+}
+
+/// A run's figures beside its samples.
+#[derive(Serialize)]
+pub(crate) struct RunMeta<'a> {
+    pub binary: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub package: Option<&'a str>,
+    pub written_unix: f64,
+    pub complete: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<String>,
+    pub usage: UsageTotals,
+    /// Written with what the page adds (see [`DatasetView`]).
+    #[serde(skip)]
+    pub datasets: &'a [DatasetSummary],
+}
+
+/// One dataset's summary with what the page adds to it.
+#[derive(Serialize)]
+struct DatasetView<'a> {
+    summary: &'a DatasetSummary,
+    /// Latency per run of the agent, milliseconds: p50 and p95 (Hyndman &
+    /// Fan's definition 7, as gates take them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    latency_ms: Option<[f64; 2]>,
+    /// Time to first token, p50 and p95, over the samples that streamed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ttft_ms: Option<[f64; 2]>,
+    /// Per metric (by name): the histogram of its scores.
+    histograms: BTreeMap<String, Histogram>,
+    /// Per metric (by name), with a baseline: how the summary moved.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    deltas: BTreeMap<String, SummaryDelta>,
+    /// With a baseline: the dataset is not in it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    new_dataset: bool,
+}
+
+#[derive(Serialize)]
+struct MetaOf<'a> {
+    #[serde(flatten)]
+    run: &'a RunMeta<'a>,
+    datasets: Vec<DatasetView<'a>>,
+}
+
+impl<'b, W: Write> PageWriter<'b, W> {
+    /// Writes the page up to its data; `compressed`: the data is written
+    /// gzip-compressed, base64-encoded.
+    pub(crate) fn start(
+        mut out: W,
+        title: &str,
+        compressed: bool,
+        baseline: Option<&'b Results>,
+    ) -> io::Result<Self> {
+        out.write_all(
+            b"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+              <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+              <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; \
+              style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\n<title>",
+        )?;
+        out.write_all(escape_text(title).as_bytes())?;
+        out.write_all(b"</title>\n<style>\n")?;
+        out.write_all(CSS.as_bytes())?;
+        out.write_all(b"</style>\n</head>\n<body>\n")?;
+        // The SVG namespace, for the script's charts, without writing it out.
+        out.write_all(b"<template id=\"svg-ns\"><svg></svg></template>\n")?;
+        let mut out = if compressed {
+            out.write_all(
+                b"<script type=\"application/json\" id=\"report-data\" data-encoding=\"gzip-base64\">",
+            )?;
+            Data::Compressed(Box::new(BufWriter::with_capacity(
+                1 << 16,
+                GzEncoder::new(
+                    EncoderWriter::new(out, &STANDARD),
+                    flate2::Compression::fast(),
+                ),
+            )))
+        } else {
+            out.write_all(b"<script type=\"application/json\" id=\"report-data\">")?;
+            Data::Plain(Escaping(out))
+        };
+        out.write_all(b"{\"runs\":[")?;
+        Ok(PageWriter {
+            out,
+            baseline,
+            runs: 0,
+            samples: 0,
+            tallies: BTreeMap::new(),
+            error: None,
+        })
+    }
+
+    /// Adds one sample of the current run.
+    pub(crate) fn sample(&mut self, record: &SampleRecord) {
+        if self.error.is_some() {
+            return;
+        }
+        let opening: &[u8] = match (self.samples, self.runs) {
+            (0, 0) => b"{\"samples\":[",
+            (0, _) => b",{\"samples\":[",
+            _ => b",",
+        };
+        self.samples += 1;
+        let written = self
+            .out
+            .write_all(opening)
+            .and_then(|()| serde_json::to_writer(&mut self.out, record).map_err(io::Error::other));
+        if let Err(e) = written {
+            self.error = Some(e);
+            return;
+        }
+        let tally = self.tallies.entry(record.dataset.clone()).or_default();
+        if let Some(v) = record
+            .measured(Measure::LatencyMs)
+            .filter(|v| v.is_finite())
+        {
+            tally.latency_ms.push(v);
+        }
+        if let Some(v) = record.measured(Measure::TtftMs).filter(|v| v.is_finite()) {
+            tally.ttft_ms.push(v);
+        }
+        for m in &record.metrics {
+            let entry = tally
+                .metrics
+                .entry(m.name.clone())
+                .or_insert_with(|| (m.threshold, m.op.clone(), Vec::new()));
+            if let Some(score) = m.score.filter(|s| s.is_finite()) {
+                entry.2.push(score);
+            }
+        }
+    }
+
+    /// Ends the current run (the samples added since the last) with what
+    /// `meta` says of it.
+    pub(crate) fn end_run(&mut self, meta: &RunMeta<'_>) {
+        if self.error.is_some() {
+            return;
+        }
+        let mut tallies = std::mem::take(&mut self.tallies);
+        let datasets = meta
+            .datasets
+            .iter()
+            .map(|d| {
+                dataset_view(
+                    d,
+                    tallies.remove(&d.name).unwrap_or_default(),
+                    self.baseline,
+                )
+            })
+            .collect();
+        let opening: &[u8] = match (self.samples, self.runs) {
+            (0, 0) => b"{\"samples\":[",
+            (0, _) => b",{\"samples\":[",
+            _ => b"",
+        };
+        let whole = MetaOf {
+            run: meta,
+            datasets,
+        };
+        let written = self
+            .out
+            .write_all(opening)
+            .and_then(|()| self.out.write_all(b"],\"meta\":"))
+            .and_then(|()| serde_json::to_writer(&mut self.out, &whole).map_err(io::Error::other))
+            .and_then(|()| self.out.write_all(b"}"));
+        if let Err(e) = written {
+            self.error = Some(e);
+        }
+        self.runs += 1;
+        self.samples = 0;
+    }
+
+    /// Writes the rest of the page: the baseline's changes, the script.
+    pub(crate) fn finish(mut self, baseline: Option<&BaselineView>) -> io::Result<()> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        write!(
+            self.out,
+            "],\"generated_unix\":{}",
+            crate::output::results::now_unix()
+        )?;
+        if let Some(b) = baseline {
+            self.out.write_all(b",\"baseline\":")?;
+            serde_json::to_writer(&mut self.out, b).map_err(io::Error::other)?;
+        }
+        self.out.write_all(b"}")?;
+        let mut out = match self.out {
+            Data::Plain(w) => w.0,
+            Data::Compressed(w) => w
+                .into_inner()
+                .map_err(io::IntoInnerError::into_error)?
+                .finish()?
+                .finish()?,
+        };
+        out.write_all(b"</script>\n<script>\n")?;
+        out.write_all(JS.as_bytes())?;
+        out.write_all(b"</script>\n</body>\n</html>\n")?;
+        out.flush()
+    }
+}
+
+fn dataset_view<'a>(
+    summary: &'a DatasetSummary,
+    tally: Tally,
+    baseline: Option<&Results>,
+) -> DatasetView<'a> {
+    let quantiles = |mut values: Vec<f64>| {
+        if values.is_empty() {
+            return None;
+        }
+        values.sort_by(f64::total_cmp);
+        Some([percentile(&values, 0.5), percentile(&values, 0.95)])
+    };
+    let histograms = tally
+        .metrics
+        .into_iter()
+        .filter_map(|(name, (threshold, op, scores))| {
+            Histogram::of(scores, threshold, op).map(|h| (name, h))
+        })
+        .collect();
+    let old = baseline.and_then(|b| b.datasets.iter().find(|d| d.name == summary.name));
+    let deltas = match old {
+        None => BTreeMap::new(),
+        Some(old) => summary
+            .metrics
+            .iter()
+            .map(|m| {
+                let was = old.metrics.iter().find(|o| o.name == m.name);
+                (m.name.clone(), SummaryDelta::of(m, was))
+            })
+            .collect(),
+    };
+    DatasetView {
+        summary,
+        latency_ms: quantiles(tally.latency_ms),
+        ttft_ms: quantiles(tally.ttft_ms),
+        histograms,
+        deltas,
+        new_dataset: baseline.is_some() && old.is_none(),
+    }
+}
+
+/// `s` as HTML text (for the title; the data never goes through this).
+fn escape_text(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
