@@ -196,12 +196,13 @@ fn main() {
     if large > 0 {
         // nextest lists once, then starts one process per test with `--exact`.
         let path = work.join(format!("bench_{large}.jsonl"));
+        // Its own results directory: the large run's results and report stay.
         let env = [
             ("BENCH_DATASET", path.to_string_lossy().into_owned()),
             ("BENCH_AGENT", "in-process".to_string()),
             (
                 "EVAL_RESULTS_DIR",
-                work.join("results").to_string_lossy().into_owned(),
+                work.join("results-exact").to_string_lossy().into_owned(),
             ),
         ];
         let started = Instant::now();

@@ -32,7 +32,8 @@ pub(crate) struct PageWriter<'b, W: Write> {
 
 /// Where the data goes: escaped JSON, or gzip then base64.
 enum Data<W: Write> {
-    Plain(Escaping<W>),
+    /// Buffered: escaping scans large chunks, not the JSON writer's pieces.
+    Plain(BufWriter<Escaping<W>>),
     /// Buffered: the compressor is slow on the JSON writer's small pieces.
     Compressed(
         Box<BufWriter<GzEncoder<EncoderWriter<'static, base64::engine::GeneralPurpose, W>>>>,
@@ -165,7 +166,7 @@ impl<'b, W: Write> PageWriter<'b, W> {
             )))
         } else {
             out.write_all(b"<script type=\"application/json\" id=\"report-data\">")?;
-            Data::Plain(Escaping(out))
+            Data::Plain(BufWriter::with_capacity(1 << 16, Escaping(out)))
         };
         out.write_all(b"{\"runs\":[")?;
         Ok(PageWriter {
@@ -274,7 +275,7 @@ impl<'b, W: Write> PageWriter<'b, W> {
         }
         self.out.write_all(b"}")?;
         let mut out = match self.out {
-            Data::Plain(w) => w.0,
+            Data::Plain(w) => w.into_inner().map_err(io::IntoInnerError::into_error)?.0,
             Data::Compressed(w) => w
                 .into_inner()
                 .map_err(io::IntoInnerError::into_error)?
