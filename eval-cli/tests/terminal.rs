@@ -212,11 +212,13 @@ fn a_gate_missed_for_an_unanswered_sample_says_how_many() {
     assert!(!stdout.contains("missed by"), "{stdout}");
     // Each sample that did not pass, and why, one line per metric.
     assert!(
-        stdout.contains("  ERROR qa::hello_there (qa.jsonl:3): sample has no `expected` field"),
+        stdout.contains(
+            "  ERROR qa::hello_there (qa.jsonl:3)\n    error: sample has no `expected` field"
+        ),
         "{stdout}"
     );
     assert!(
-        stdout.contains("  FAILED qa::what_is_2_2 (qa.jsonl:2)\n      contains  0.000 < 1\n"),
+        stdout.contains("  FAILED qa::what_is_2_2 (qa.jsonl:2)\n    contains 0.000 < 1\n"),
         "{stdout}"
     );
 }
@@ -302,7 +304,7 @@ fn bundled_datasets_carry_names_ids_tags_and_metadata_into_results() {
         )
     );
     assert!(
-        stdout.contains("      precision_at_k  0.333 < 0.5: 1 of 1 relevant id(s) in the top 3"),
+        stdout.contains("    precision_at_k 0.333 < 0.5: 1 of 1 relevant id(s) in the top 3"),
         "{stdout}"
     );
 

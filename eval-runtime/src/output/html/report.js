@@ -351,9 +351,10 @@
   }
 
   function histogram(h, dataset, metric) {
-    var W = 300, H = 120, left = 30, bottom = 18, top = 6, right = 8;
-    var plotW = W - left - right, plotH = H - top - bottom;
     var max = Math.max.apply(null, h.counts.concat([1]));
+    // Room on the left for the largest count's label (about 7 px a digit).
+    var W = 300, H = 120, left = Math.max(30, 10 + 7 * String(max).length), bottom = 18, top = 6, right = 8;
+    var plotW = W - left - right, plotH = H - top - bottom;
     var node = svg("svg", { class: "dist", width: W, height: H, viewBox: "0 0 " + W + " " + H, role: "img",
       "data-dataset": dataset, "data-metric": metric });
     var title = svg("title", null);
