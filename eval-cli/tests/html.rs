@@ -145,6 +145,15 @@ fn report_html_shows_several_files_and_what_changed_since_a_baseline() {
     assert_eq!(changes[0]["id"], "sum");
     assert_eq!(changes[0]["better"], false);
     assert_eq!(data["baseline"]["compared"], 3);
+
+    // A run compared with a baseline gets the comparison in the report
+    // beside its results too.
+    let out = evaluate(&dir, "cmp/run.json", &["--baseline", "old.json"]);
+    assert_eq!(code(&out), 1, "{:?}", text(&out));
+    let data = report_data(&std::fs::read_to_string(dir.join("cmp/run.html")).unwrap());
+    let changes = data["baseline"]["changes"].as_array().unwrap();
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    assert_eq!(changes[0]["id"], "sum");
     let _ = std::fs::remove_dir_all(dir);
 }
 

@@ -7,6 +7,7 @@
 mod diff;
 mod html;
 mod junit;
+mod layout;
 mod location;
 mod markdown;
 mod merge;
@@ -41,7 +42,7 @@ pub(crate) use summary::{Measured, Summaries};
 
 use std::path::Path;
 
-/// Writes `value` as pretty JSON to `path`, atomically (a temporary file
+/// Writes `value` as JSON to `path` (one line per sample, see [`layout`]), atomically (a temporary file
 /// beside it, then a rename), creating the directory.
 pub(crate) fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), ResultsError> {
     let error = |source| ResultsError::Write {
@@ -52,7 +53,7 @@ pub(crate) fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(
         std::fs::create_dir_all(dir).map_err(error)?;
     }
     eval_core::files::write_atomically_with(path, |out| {
-        serde_json::to_writer_pretty(out, value).map_err(std::io::Error::other)
+        layout::to_writer(out, value).map_err(std::io::Error::other)
     })
     .map_err(error)
 }
