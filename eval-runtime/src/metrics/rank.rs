@@ -51,16 +51,21 @@ pub fn unique_in_order(ids: &[String]) -> Vec<&str> {
         .collect()
 }
 
+/// The relevant ids as a set, as trec_eval's qrels: a repeated id is one
+/// relevant document; an empty id is none.
+fn relevant_ids(relevant: &[String]) -> std::collections::HashSet<&str> {
+    relevant
+        .iter()
+        .map(String::as_str)
+        .filter(|id| !id.is_empty())
+        .collect()
+}
+
 /// hit, recall, precision, MRR and nDCG at `k` of a ranked list of retrieved
 /// `sourceId`s against the relevant ones.
 pub fn metrics_at_k(retrieved: &[String], relevant: &[String], k: usize) -> RankScores {
     let k = k.max(1);
-    // A set, as trec_eval's qrels: a repeated id is one relevant document.
-    let relevant_set: std::collections::HashSet<&str> = relevant
-        .iter()
-        .map(String::as_str)
-        .filter(|id| !id.is_empty())
-        .collect();
+    let relevant_set = relevant_ids(relevant);
     let ranked: Vec<&str> = unique_in_order(retrieved).into_iter().take(k).collect();
     let mut hits = 0usize;
     let mut first = None;
@@ -94,11 +99,7 @@ pub fn metrics_at_k(retrieved: &[String], relevant: &[String], k: usize) -> Rank
 /// at rank 2 (doc-b)`), which may be beyond `k`.
 pub fn explain(retrieved: &[String], relevant: &[String], k: usize) -> String {
     let k = k.max(1);
-    let relevant_set: std::collections::HashSet<&str> = relevant
-        .iter()
-        .map(String::as_str)
-        .filter(|id| !id.is_empty())
-        .collect();
+    let relevant_set = relevant_ids(relevant);
     if relevant_set.is_empty() {
         return "no relevant ids: nothing to find".into();
     }

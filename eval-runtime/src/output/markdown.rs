@@ -414,20 +414,27 @@ fn gate_word(m: Option<&MetricSummary>) -> &'static str {
     }
 }
 
+/// A list's heading, saying how many of its rows are shown (at most
+/// [`SHOWN_CHANGES`]); how many are.
+fn capped_heading(out: &mut String, heading: &str, title: &str, len: usize) -> usize {
+    let shown = len.min(SHOWN_CHANGES);
+    let _ = writeln!(
+        out,
+        "{heading} {title} ({})\n",
+        if shown < len {
+            format!("first {shown} of {len}")
+        } else {
+            len.to_string()
+        }
+    );
+    shown
+}
+
 fn change_rows(out: &mut String, heading: &str, title: &str, list: &[&Change]) {
     if list.is_empty() {
         return;
     }
-    let shown = list.len().min(SHOWN_CHANGES);
-    let _ = writeln!(
-        out,
-        "{heading} {title} ({})\n",
-        if shown < list.len() {
-            format!("first {shown} of {}", list.len())
-        } else {
-            list.len().to_string()
-        }
-    );
+    let shown = capped_heading(out, heading, title, list.len());
     out.push_str(
         "| Dataset | Sample | Test | Metric | Before | Now | Δ |\n|---|---|---|---|--:|--:|--:|\n",
     );
@@ -455,16 +462,7 @@ fn only_rows(out: &mut String, heading: &str, title: &str, list: &[Only]) {
     if list.is_empty() {
         return;
     }
-    let shown = list.len().min(SHOWN_CHANGES);
-    let _ = writeln!(
-        out,
-        "{heading} {title} ({})\n",
-        if shown < list.len() {
-            format!("first {shown} of {}", list.len())
-        } else {
-            list.len().to_string()
-        }
-    );
+    let shown = capped_heading(out, heading, title, list.len());
     out.push_str("| Dataset | Sample | Test |\n|---|---|---|\n");
     for o in &list[..shown] {
         let _ = writeln!(
