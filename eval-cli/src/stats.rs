@@ -7,7 +7,7 @@ use eval_core::{Dataset, Expected, Input};
 use serde::Serialize;
 
 use crate::Failure;
-use crate::lint::distribution;
+use eval_core::lint::distribution;
 
 /// Flags of `evals stats`.
 #[derive(Debug, clap::Args)]

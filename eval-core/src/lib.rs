@@ -25,6 +25,7 @@ pub mod error;
 pub mod files;
 pub mod hash;
 pub mod index;
+pub mod lint;
 pub mod manifest;
 pub mod metric;
 pub mod naming;
