@@ -42,8 +42,10 @@ enum Command {
     Init(discover::InitArgs),
     /// Check datasets for quality problems (seed 002's checks and codes).
     Lint(lint::Args),
-    /// Counts and distributions of a dataset.
+    /// Counts, distributions and lint findings of a dataset (`--write`: `<dataset>-stats.json` beside it).
     Stats(stats::Args),
+    /// Write a dataset's annotation guide (`<dataset>-annotation-guide.md` beside it), from the dataset itself.
+    Guide(stats::GuideArgs),
     /// Convert a dataset between JSONL, CSV and runevals JSON.
     Convert(convert::Args),
     /// Upgrade a legacy runevals file to the versioned format (a backup is written first).
@@ -79,6 +81,7 @@ fn main() -> ExitCode {
         Command::Init(args) => discover::init(args),
         Command::Lint(args) => lint::run(args),
         Command::Stats(args) => stats::run(args),
+        Command::Guide(args) => stats::guide(args),
         Command::Convert(args) => convert::run(args),
         Command::Upgrade(args) => convert::upgrade(args),
         Command::Report(command) => report::run(command),

@@ -1,13 +1,15 @@
-//! `evals stats`: counts and distributions of a dataset (seed 002's report).
+//! `evals stats`: seed 002's statistical summary of a dataset
+//! (`eval_runtime::profile::DatasetStats`), printed, or written beside the
+//! dataset with `--write`; and `evals guide`: its annotation guide.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use eval_core::{Dataset, Expected, Input};
-use serde::Serialize;
+use eval_core::Dataset;
+use eval_core::files::{Replaced, write_replacing};
+use eval_runtime::profile::{self, DatasetStats, Lengths};
 
 use crate::Failure;
-use eval_core::lint::distribution;
 
 /// Flags of `evals stats`.
 #[derive(Debug, clap::Args)]
@@ -17,125 +19,141 @@ pub struct Args {
     /// Print the statistics as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Write them to `<dataset>-stats.json` beside the dataset (atomically;
+    /// a file that differs is backed up first).
+    #[arg(long)]
+    pub write: bool,
 }
 
-/// What `evals stats` reports.
-#[derive(Debug, Serialize)]
-pub struct Stats {
-    pub file: String,
-    pub samples: usize,
-    pub multi_turn: usize,
-    /// Samples lacking each field.
-    pub missing: BTreeMap<&'static str, usize>,
-    /// Samples per tag.
-    pub tags: BTreeMap<String, usize>,
-    /// Samples per value of metadata `category`, `difficulty`, `query_type`, `edge_case`.
-    pub distributions: BTreeMap<&'static str, BTreeMap<String, usize>>,
-    /// Words in the expected answers: min, median, max.
-    pub answer_words: Option<[usize; 3]>,
-    /// Characters in the inputs: min, median, max.
-    pub input_chars: Option<[usize; 3]>,
+/// Flags of `evals guide`.
+#[derive(Debug, clap::Args)]
+pub struct GuideArgs {
+    /// The dataset (.jsonl, .csv, .json).
+    pub file: PathBuf,
+    /// Where to write the guide (default: `<dataset>-annotation-guide.md`
+    /// beside the dataset); `-` prints it.
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
 }
 
-pub fn stats(file: &Path) -> Result<Stats, Failure> {
+fn load(file: &Path) -> Result<Dataset, Failure> {
     let shown = file.to_string_lossy().into_owned();
-    let d = Dataset::load_limited(file, &shown, eval_runtime::Config::max_dataset_bytes())
-        .map_err(|e| Failure::config(e.to_string()))?;
-    let s = &d.samples;
-    let count = |f: &dyn Fn(&eval_core::Sample) -> bool| s.iter().filter(|x| f(x)).count();
-    let mut missing = BTreeMap::new();
-    missing.insert("expected", count(&|x| x.expected.is_none()));
-    missing.insert("context", count(&|x| x.context.is_empty()));
-    missing.insert(
-        "reference_contexts",
-        count(&|x| x.reference_contexts.is_empty()),
-    );
-    missing.insert("tags", count(&|x| x.tags.is_empty()));
-    missing.insert("id", count(&|x| !x.explicit_id));
-    let mut tags = BTreeMap::new();
-    for x in s {
-        for t in &x.tags {
-            *tags.entry(t.clone()).or_insert(0) += 1;
+    Dataset::load_limited(file, &shown, eval_runtime::Config::max_dataset_bytes())
+        .map_err(|e| Failure::config(e.to_string()))
+}
+
+/// Writes `text` to `path` (atomically, a backup of a file that differs) and
+/// says what was done.
+fn write(path: &Path, text: &str) -> Result<(), Failure> {
+    let shown = path.display();
+    match write_replacing(path, text.as_bytes())
+        .map_err(|e| Failure::config(format!("cannot write {shown}: {e}")))?
+    {
+        Replaced::Created => outln!("wrote {shown}"),
+        Replaced::Unchanged => outln!("{shown} is up to date"),
+        Replaced::Replaced { backup } => {
+            outln!("wrote {shown} (the previous one: {})", backup.display())
         }
     }
-    let mut distributions = BTreeMap::new();
-    for field in ["category", "difficulty", "query_type", "edge_case"] {
-        let dist = distribution(s, field);
-        if !dist.is_empty() {
-            distributions.insert(field, dist);
-        }
+    Ok(())
+}
+
+pub fn guide(args: GuideArgs) -> Result<u8, Failure> {
+    let d = load(&args.file)?;
+    let name = profile::dataset_name(&args.file);
+    let stats = DatasetStats::of(&name, &d);
+    let text = profile::guide(&name, &d, &stats);
+    match args.output {
+        Some(p) if p.as_os_str() == "-" => out!("{text}"),
+        Some(p) => write(&p, &text)?,
+        None => write(&profile::guide_path(&args.file), &text)?,
     }
-    let spread = |mut v: Vec<usize>| {
-        v.sort_unstable();
-        (!v.is_empty()).then(|| [v[0], v[v.len() / 2], v[v.len() - 1]])
-    };
-    Ok(Stats {
-        file: shown,
-        samples: s.len(),
-        multi_turn: count(&|x| matches!(x.input, Input::Turns(ref t) if t.len() > 1)),
-        missing,
-        tags,
-        distributions,
-        answer_words: spread(
-            s.iter()
-                .filter_map(|x| x.expected.as_ref())
-                .map(|e| match e {
-                    Expected::Text(t) => t.split_whitespace().count(),
-                    Expected::PerTurn(t) => t.iter().map(|a| a.split_whitespace().count()).sum(),
-                })
-                .collect(),
-        ),
-        input_chars: spread(
-            s.iter()
-                .map(|x| x.input.display_text().chars().count())
-                .collect(),
-        ),
-    })
+    Ok(0)
 }
 
 pub fn run(args: Args) -> Result<u8, Failure> {
-    let st = stats(&args.file)?;
-    if args.json {
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&st).map_err(|e| Failure::config(e.to_string()))?
-        );
+    let d = load(&args.file)?;
+    let st = DatasetStats::of(&profile::dataset_name(&args.file), &d);
+    if args.write {
+        write(&profile::stats_path(&args.file), &st.to_json())?;
         return Ok(0);
     }
-    let pct = |n: usize| {
-        if st.samples == 0 {
+    if args.json {
+        out!("{}", st.to_json());
+        return Ok(0);
+    }
+    let n = st.samples;
+    let pct = |k: usize| {
+        if n == 0 {
             0.0
         } else {
-            n as f64 * 100.0 / st.samples as f64
+            k as f64 * 100.0 / n as f64
         }
     };
+    let table = |title: &str, counts: &BTreeMap<String, usize>| {
+        if counts.is_empty() {
+            return;
+        }
+        outln!("{title}:");
+        for (value, k) in counts {
+            outln!("  {value:<20} {k:>6} ({:.0}%)", pct(*k));
+        }
+    };
+    let c = &st.coverage;
     outln!(
-        "{}: {} samples ({} multi-turn)",
-        st.file,
-        st.samples,
+        "{}: {n} samples ({} multi-turn)",
+        args.file.display(),
         st.multi_turn
     );
-    outln!("missing:");
-    for (field, n) in &st.missing {
-        outln!("  {field:<20} {n:>6} ({:.0}%)", pct(*n));
+    table("fields", &c.fields);
+    table("query_type", &c.query_types);
+    table("difficulty", &c.difficulty);
+    table("edge_case", &c.edge_cases);
+    table("category", &c.categories);
+    table("tags", &c.tags);
+    for (key, values) in &c.metadata {
+        table(&format!("metadata {key}"), values);
     }
-    if !st.tags.is_empty() {
-        outln!("tags:");
-        for (tag, n) in &st.tags {
-            outln!("  {tag:<20} {n:>6} ({:.0}%)", pct(*n));
+    if c.source_docs.samples > 0 {
+        outln!(
+            "source_docs: {} samples ({:.0}%) name {} documents",
+            c.source_docs.samples,
+            pct(c.source_docs.samples),
+            c.source_docs.documents
+        );
+    }
+    let spread = |what: &str, l: &Option<Lengths>| {
+        if let Some(l) = l {
+            outln!(
+                "{what}: min {}, median {}, mean {}, max {}",
+                l.min,
+                l.median,
+                l.mean,
+                l.max
+            );
         }
-    }
-    for (field, dist) in &st.distributions {
-        outln!("{field}:");
-        for (value, n) in dist {
-            outln!("  {value:<20} {n:>6} ({:.0}%)", pct(*n));
-        }
-    }
-    if let Some([lo, mid, hi]) = st.answer_words {
-        outln!("expected answer words: min {lo}, median {mid}, max {hi}");
-    }
-    if let Some([lo, mid, hi]) = st.input_chars {
-        outln!("input characters: min {lo}, median {mid}, max {hi}");
+    };
+    let ds = &st.distributions;
+    spread("input characters", &ds.input_chars);
+    spread("input words", &ds.input_words);
+    spread("expected answer characters", &ds.expected_chars);
+    spread("expected answer words", &ds.expected_words);
+    let histogram = |what: &str, h: &BTreeMap<usize, usize>| {
+        let parts: Vec<String> = h.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+        outln!("{what} (count: samples): {}", parts.join(", "));
+    };
+    histogram("turns", &ds.turns);
+    histogram("contexts", &ds.contexts);
+    histogram("reference contexts", &ds.reference_contexts);
+    let q = &st.quality;
+    outln!(
+        "lint: {} error(s), {} warning(s){}",
+        q.errors,
+        q.warnings,
+        if q.findings.is_empty() { "" } else { ":" }
+    );
+    for (code, k) in &q.findings {
+        outln!("  {code:<24} {k:>6}");
     }
     Ok(0)
 }

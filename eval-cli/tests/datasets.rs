@@ -121,12 +121,12 @@ fn stats_counts_and_distributions() {
     let v: serde_json::Value = serde_json::from_str(&text(&out).0).unwrap();
     assert_eq!(v["samples"], 4);
     assert_eq!(
-        v["missing"]["expected"], 1,
+        v["coverage"]["fields"]["expected"], 3,
         "record 4 has no expected_output"
     );
     assert_eq!(
-        v["distributions"]["difficulty"]["easy"].as_u64().unwrap()
-            + v["distributions"]["difficulty"]["medium"].as_u64().unwrap(),
+        v["coverage"]["difficulty"]["easy"].as_u64().unwrap()
+            + v["coverage"]["difficulty"]["medium"].as_u64().unwrap(),
         4
     );
 }

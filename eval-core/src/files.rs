@@ -183,6 +183,34 @@ pub fn backup(path: &Path) -> std::io::Result<PathBuf> {
     ))
 }
 
+/// What [`write_replacing`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Replaced {
+    /// There was no file: it was written.
+    Created,
+    /// The file already held these bytes: nothing was written.
+    Unchanged,
+    /// The file differed: it was backed up ([`backup`]) to this path, then
+    /// rewritten.
+    Replaced { backup: PathBuf },
+}
+
+/// Writes `bytes` to `path` atomically, keeping what was there: a file that
+/// already holds these bytes is left alone (no write, no backup), one that
+/// differs is first backed up.
+pub fn write_replacing(path: &Path, bytes: &[u8]) -> std::io::Result<Replaced> {
+    let done = match std::fs::read(path) {
+        Ok(old) if old == bytes => return Ok(Replaced::Unchanged),
+        Ok(_) => Replaced::Replaced {
+            backup: backup(path)?,
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Replaced::Created,
+        Err(e) => return Err(e),
+    };
+    write_atomically(path, bytes)?;
+    Ok(done)
+}
+
 /// `YYYYMMDDTHHMMSSZ` for `time` (UTC).
 pub fn utc_stamp(time: SystemTime) -> String {
     let secs = time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
@@ -253,6 +281,36 @@ mod tests {
             utc_stamp(UNIX_EPOCH + Duration::from_secs(1_795_305_600)),
             "20261122T000000Z"
         );
+    }
+
+    #[test]
+    fn write_replacing_backs_up_only_a_file_that_differs() {
+        let dir = std::env::temp_dir().join(format!("eval-files-replace-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("d-stats.json");
+        let baks = || {
+            std::fs::read_dir(&dir)
+                .unwrap()
+                .filter(|e| {
+                    e.as_ref()
+                        .unwrap()
+                        .file_name()
+                        .to_string_lossy()
+                        .ends_with(".bak")
+                })
+                .count()
+        };
+        assert_eq!(write_replacing(&path, b"one").unwrap(), Replaced::Created);
+        assert_eq!(write_replacing(&path, b"one").unwrap(), Replaced::Unchanged);
+        assert_eq!(baks(), 0);
+        let Replaced::Replaced { backup } = write_replacing(&path, b"two").unwrap() else {
+            panic!("a different file is replaced");
+        };
+        assert_eq!(std::fs::read(&backup).unwrap(), b"one");
+        assert_eq!(std::fs::read(&path).unwrap(), b"two");
+        assert_eq!(baks(), 1);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

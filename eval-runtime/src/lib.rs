@@ -102,6 +102,7 @@ mod http;
 pub mod metrics;
 mod output;
 pub mod plan;
+pub mod profile;
 pub mod retrieval;
 pub mod secrets;
 pub mod services;
