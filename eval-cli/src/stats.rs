@@ -21,7 +21,7 @@ pub struct Args {
     pub json: bool,
     /// Write them to `<dataset>-stats.json` beside the dataset (atomically;
     /// a file that differs is backed up first).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "json")]
     pub write: bool,
 }
 
