@@ -107,7 +107,7 @@ pub fn guide(name: &str, dataset: &Dataset, stats: &DatasetStats) -> String {
     vocabulary_section(&mut g, stats, &dataset.samples);
     rules_section(&mut g, name, stats);
     examples_section(&mut g, &dataset.samples);
-    checklist_section(&mut g, name);
+    checklist_section(&mut g, name, stats);
     g
 }
 
@@ -490,14 +490,15 @@ fn plain(text: &str) -> String {
     text.replace(['`', '\n', '\r'], "")
 }
 
-fn checklist_section(g: &mut String, name: &str) {
+fn checklist_section(g: &mut String, name: &str, stats: &DatasetStats) {
     let _ = writeln!(g, "## Review checklist\n");
     let _ = writeln!(
         g,
         "Before a change to the dataset is merged, the reviewer checks each sample it adds or \
          edits:\n"
     );
-    let items = [
+    let has = |field: &str| stats.coverage.fields.contains_key(field);
+    let mut items = vec![
         "**In scope.** The question is one the agent is meant to answer; a question outside \
          its domain is kept only as an edge case (`edge_case: out_of_scope`)."
             .to_string(),
@@ -535,6 +536,32 @@ fn checklist_section(g: &mut String, name: &str) {
             plain(name)
         ),
     ];
+    // Items for what this file holds, before the last (checked and documented).
+    let mut own = Vec::new();
+    if stats.multi_turn > 0 {
+        own.push(
+            "**Conversations.** Each user turn reads naturally after the one before, and the \
+             expected answer (or one per turn) fits the turn it answers."
+                .to_string(),
+        );
+    }
+    if has("expected_tools") {
+        own.push(
+            "**Tool calls.** `expected_tools` lists the calls a correct agent makes, in order, \
+             with the arguments that matter."
+                .to_string(),
+        );
+    }
+    if has("relevant_ids") {
+        own.push(
+            "**Relevant documents.** A query's relevant ids name every document that answers \
+             it and no other; a query nothing should match has none."
+                .to_string(),
+        );
+    }
+    let last = items.pop();
+    items.extend(own);
+    items.extend(last);
     for item in items {
         let _ = writeln!(g, "- [ ] {item}");
     }

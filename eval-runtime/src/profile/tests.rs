@@ -176,6 +176,9 @@ fn the_guide_lists_fields_vocabularies_rules_and_examples() {
     ] {
         assert!(g.contains(expected), "missing {expected:?} in:\n{g}");
     }
+    // Checklist items for what the file holds: a conversation, no tools.
+    assert!(g.contains("- [ ] **Conversations.**"));
+    assert!(!g.contains("**Tool calls.**") && !g.contains("**Relevant documents.**"));
     let order = [
         "## Fields",
         "## Vocabularies",
