@@ -36,8 +36,10 @@ pub struct Args {
 pub const MIN_SAMPLES: usize = 10;
 /// Answers shorter than this many words are flagged.
 pub const SHORT_ANSWER_WORDS: usize = 10;
-/// Word-set Jaccard similarity at or above which two inputs are near-duplicates.
-pub const NEAR_DUPLICATE: f64 = 0.8;
+/// Word-set Jaccard similarity at or above which two inputs are near-duplicates
+/// (the one measure, shared with `evals generate`: [`eval_core::similarity`]).
+pub use eval_core::similarity::NEAR_DUPLICATE;
+use eval_core::similarity::{MIN_WORDS, jaccard, normalise, word_set};
 /// Share of one value above which a distribution is imbalanced.
 pub const IMBALANCE_SHARE: f64 = 0.6;
 /// Largest file the pairwise near-duplicate check runs on (it is O(n²)).
@@ -237,21 +239,13 @@ pub fn lint_samples(file: &str, samples: &[Sample]) -> Vec<Finding> {
             ),
         );
     } else {
-        let sets: Vec<Vec<&str>> = norm
-            .iter()
-            .map(|n| {
-                let mut w: Vec<&str> = n.split(' ').filter(|w| !w.is_empty()).collect();
-                w.sort_unstable();
-                w.dedup();
-                w
-            })
-            .collect();
+        let sets: Vec<Vec<&str>> = norm.iter().map(|n| word_set(n)).collect();
         for i in 0..samples.len() {
-            if sets[i].len() < 4 {
+            if sets[i].len() < MIN_WORDS {
                 continue;
             }
             for j in 0..i {
-                if norm[i] == norm[j] || sets[j].len() < 4 {
+                if norm[i] == norm[j] || sets[j].len() < MIN_WORDS {
                     continue;
                 }
                 let sim = jaccard(&sets[i], &sets[j]);
@@ -294,39 +288,6 @@ pub fn lint_samples(file: &str, samples: &[Sample]) -> Vec<Finding> {
     out
 }
 
-/// Lower case, punctuation dropped, spaces collapsed.
-fn normalise(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_alphanumeric() {
-                c.to_lowercase().next().unwrap_or(c)
-            } else {
-                ' '
-            }
-        })
-        .collect::<String>()
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// |A ∩ B| / |A ∪ B| of two sorted, deduplicated word lists.
-fn jaccard(a: &[&str], b: &[&str]) -> f64 {
-    let (mut i, mut j, mut both) = (0, 0, 0);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                both += 1;
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    both as f64 / (a.len() + b.len() - both) as f64
-}
-
 /// Counts of a metadata field's values (`category` also from the first tag
 /// when metadata has none).
 pub fn distribution(samples: &[Sample], field: &str) -> BTreeMap<String, usize> {
@@ -351,17 +312,4 @@ pub fn distribution(samples: &[Sample], field: &str) -> BTreeMap<String, usize> 
         }
     }
     counts
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn jaccard_and_normalise_match_hand_values() {
-        assert_eq!(normalise("  What's   RAG?! "), "what s rag");
-        // {a,b,c,d} vs {a,b,c,e}: 3 / 5.
-        assert!((jaccard(&["a", "b", "c", "d"], &["a", "b", "c", "e"]) - 0.6).abs() < 1e-12);
-        assert!((jaccard(&["a", "b"], &["a", "b"]) - 1.0).abs() < 1e-12);
-    }
 }
