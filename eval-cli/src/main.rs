@@ -17,6 +17,7 @@ mod out;
 mod convert;
 mod discover;
 mod evaluate;
+mod generate;
 mod lint;
 mod report;
 mod stats;
@@ -44,6 +45,8 @@ enum Command {
     Lint(lint::Args),
     /// Counts and distributions of a dataset.
     Stats(stats::Args),
+    /// Generate a golden dataset from a document corpus with the judge model (synthetic questions, answers and contexts).
+    Generate(Box<generate::Args>),
     /// Convert a dataset between JSONL, CSV and runevals JSON.
     Convert(convert::Args),
     /// Upgrade a legacy runevals file to the versioned format (a backup is written first).
@@ -79,6 +82,7 @@ fn main() -> ExitCode {
         Command::Init(args) => discover::init(args),
         Command::Lint(args) => lint::run(args),
         Command::Stats(args) => stats::run(args),
+        Command::Generate(args) => generate::run(*args),
         Command::Convert(args) => convert::run(args),
         Command::Upgrade(args) => convert::upgrade(args),
         Command::Report(command) => report::run(command),

@@ -161,7 +161,7 @@ pub fn slots(
     mut difficulties: Vec<Difficulty>,
     seed: u64,
 ) -> Vec<(QueryType, Difficulty)> {
-    let mut rng = Rng::new(seed ^ 0x5EED_0F_7195);
+    let mut rng = Rng::new(seed ^ 0x5EED_0F71);
     let mut types = types;
     rng.shuffle(&mut types);
     rng.shuffle(&mut difficulties);
