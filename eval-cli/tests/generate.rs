@@ -133,6 +133,7 @@ fn a_generated_dataset_has_every_field_and_passes_lint() {
     assert!(p > 0 && c > 0, "{usage}");
     assert!(usage["calls"].as_u64().unwrap() >= 15);
     let cost = outcome["cost"].as_f64().unwrap();
+    eprintln!("15 samples: {usage}, cost {cost}");
     assert!(
         (cost - (p as f64 + 2.0 * c as f64) / 1e6).abs() < 1e-12,
         "{cost}"
@@ -340,7 +341,11 @@ fn a_judge_failing_mid_way_is_synthetic_generation_failed_and_keeps_the_samples(
     assert_eq!(code, 0, "{stderr}");
     let all = records(&dir.join("g.jsonl"));
     assert_eq!(all.len(), 12);
-    assert_eq!(&all[..kept.len()], &kept[..], "the samples made before are kept");
+    assert_eq!(
+        &all[..kept.len()],
+        &kept[..],
+        "the samples made before are kept"
+    );
     assert_eq!(lint(&dir, "g.jsonl")["errors"], 0);
 }
 
