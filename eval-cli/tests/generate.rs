@@ -293,6 +293,28 @@ fn an_existing_output_is_continued_to_the_count_with_a_backup() {
     assert_eq!(code, 0);
     assert!(stdout.contains("0 calls"), "{stdout}");
     assert_eq!(records(&dir.join("g.jsonl")), after);
+    // --fresh starts over, the file as it was backed up first.
+    let (code, stdout, stderr) = generate(
+        &dir,
+        &server.url(),
+        &[
+            corpus, "-o", "g.jsonl", "--count", "10", "--fresh", "--seed", "3",
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("10 samples (10 new, 0 kept)"), "{stdout}");
+    let backups = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with(".bak")
+        })
+        .count();
+    assert_eq!(backups, 2);
 }
 
 #[test]
@@ -471,6 +493,35 @@ fn what_cannot_run_says_why() {
     let (code, _, stderr) = generate(&dir, &server.url(), &[corpus, "-o", "g.json"], &[]);
     assert_eq!(code, 2);
     assert!(stderr.contains("expected .jsonl or .csv"), "{stderr}");
+    // One document cannot give multi-hop questions: said before any call.
+    std::fs::write(
+        dir.join("one.md"),
+        "A single document about vector search and chunks.",
+    )
+    .unwrap();
+    let (code, _, stderr) = generate(&dir, &server.url(), &["one.md", "-o", "one.jsonl"], &[]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("multi_hop questions need passages of two documents"),
+        "{stderr}"
+    );
+    assert!(!dir.join("one.jsonl").exists());
+    let (code, _, stderr) = generate(
+        &dir,
+        &server.url(),
+        &[
+            "one.md",
+            "-o",
+            "one.jsonl",
+            "--types",
+            "single_hop",
+            "--count",
+            "2",
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(records(&dir.join("one.jsonl")).len(), 2);
     // No judge configured.
     let out = evals_with(&dir, &["generate", corpus, "-o", "g.jsonl"], &[]);
     assert_eq!(common::code(&out), 2);

@@ -292,6 +292,7 @@ pub struct Outcome {
     pub model: String,
     /// The cost of the tokens at the price table's prices (`None`: no
     /// table), or why it is unknown.
+    #[serde(skip)]
     pub cost: Option<Result<f64, String>>,
     /// The backup of the output as it was before this run, when it existed.
     pub backup: Option<PathBuf>,
@@ -441,6 +442,21 @@ pub async fn generate(
         return Err(GenerateError::Options(
             "the count must be at least 1".into(),
         ));
+    }
+    let two_docs = QueryType::ALL
+        .into_iter()
+        .filter(|t| matches!(t, QueryType::MultiHop | QueryType::Ambiguous))
+        .find(|t| options.types.weights().iter().any(|(k, _)| k == t));
+    let documents: std::collections::BTreeSet<&str> =
+        corpus.chunks.iter().map(|c| c.doc.as_str()).collect();
+    if let Some(kind) = two_docs
+        && documents.len() < 2
+    {
+        return Err(GenerateError::Corpus(format!(
+            "{}: {} questions need passages of two documents; the corpus has one (leave them out with --mix or --types)",
+            corpus.source,
+            kind.name()
+        )));
     }
     let mut records = if output.exists() && !options.fresh {
         golden::read(output)?
