@@ -15,7 +15,7 @@
 //!   asks about one concrete fact of one node — our `single_hop`; its
 //!   *multi-hop specific* synthesizer asks a concrete question that needs
 //!   two linked nodes — our `multi_hop` (passages from different documents
-//!   that share content words, see [`super::corpus`]); its *multi-hop
+//!   that share content words, see [`super::Chunk::shared`]); its *multi-hop
 //!   abstract* synthesizer asks for an interpretation or summary of a theme
 //!   several nodes share — our `abstract`.
 //! * **deepeval's `Synthesizer`** writes a plain question from contexts and
