@@ -5,6 +5,7 @@
 //! because candidates kept repeating questions already made, 2 could not
 //! run or a batch failed: `SYNTHETIC_GENERATION_FAILED`).
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use eval_runtime::Config;
@@ -100,13 +101,31 @@ pub fn run(args: Args) -> Result<u8, Failure> {
         corpus.chunks.len(),
         judge.model()
     );
-    match generate_blocking(
+    // A progress bar on a terminal: samples in the output of the target.
+    let bar = (std::io::stderr().is_terminal() && !args.json).then(|| {
+        let bar = indicatif::ProgressBar::new(options.count as u64);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} samples {elapsed}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar
+    });
+    let generated = generate_blocking(
         &corpus,
         &args.output,
         &options,
         &judge,
         config.prices.as_ref(),
-    ) {
+        &mut |done, _| {
+            if let Some(bar) = &bar {
+                bar.set_position(done as u64);
+            }
+        },
+    );
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    match generated {
         Ok(outcome) => {
             show(&outcome, args.json)?;
             if outcome.reached() {

@@ -260,13 +260,15 @@ struct Ask<'a> {
 }
 
 /// Generates into `output` until it holds `options.count` samples (see the
-/// [module docs](self)). `prices` prices the judge's tokens.
+/// [module docs](self)). `prices` prices the judge's tokens; `progress` is
+/// told the samples the output holds and the target after each batch.
 pub async fn generate(
     corpus: &Corpus,
     output: &Path,
     options: &Options,
     judge: &Judge,
     prices: Option<&PriceTable>,
+    progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Outcome, GenerateError> {
     let format = OutputFormat::of(output)?;
     if options.count == 0 {
@@ -407,6 +409,7 @@ pub async fn generate(
         }
         outcome.total = records.len();
         write(&records, &mut outcome)?;
+        progress(outcome.total, outcome.target);
         if let Some((kind, cause)) = failure {
             finish(&mut outcome, &records, prices);
             return Err(GenerateError::Failed {
@@ -442,10 +445,11 @@ pub fn generate_blocking(
     options: &Options,
     judge: &Judge,
     prices: Option<&PriceTable>,
+    progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Outcome, GenerateError> {
     let runtime = crate::engine::schedule::local_runtime()
         .map_err(|e| GenerateError::Options(format!("cannot start an async runtime: {e}")))?;
-    runtime.block_on(generate(corpus, output, options, judge, prices))
+    runtime.block_on(generate(corpus, output, options, judge, prices, progress))
 }
 
 /// Questions already made from any of `passages` (the most recent eight),
