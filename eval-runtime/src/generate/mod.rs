@@ -192,9 +192,6 @@ pub enum GenerateError {
     /// The existing output cannot be read, or the output cannot be written.
     #[error("{0}")]
     Output(String),
-    /// No judge is configured.
-    #[error("{0}")]
-    Judge(ServiceError),
     /// A batch failed: seed 002's `SYNTHETIC_GENERATION_FAILED`. What was
     /// made before it is in the output.
     #[error("SYNTHETIC_GENERATION_FAILED: a {kind} question could not be generated: {cause}; the {kept} samples made so far are kept in {path}", path = .outcome.path.display(), kept = .outcome.total)]
