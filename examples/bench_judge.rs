@@ -47,6 +47,7 @@ fn main() {
     let agent_server = demo::spawn(DemoConfig::default()).expect("start the demo agent");
     let judge_server = judge::spawn(JudgeConfig {
         latency: Duration::from_millis(latency_ms),
+        ..JudgeConfig::default()
     })
     .expect("start the scripted judge");
     let base = format!("{}/v1", judge_server.url());

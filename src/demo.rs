@@ -260,6 +260,26 @@ pub fn spawn(config: DemoConfig) -> std::io::Result<DemoServer> {
     Ok(server)
 }
 
+/// The demo agent's corpus as files: `<id>.md` in `dir`, each `# title`, a
+/// blank line and the passage (what `evals generate` reads; the copy in
+/// `examples/corpus/` is this, checked by a test). Returns the files written.
+pub fn write_corpus(dir: &std::path::Path) -> std::io::Result<Vec<std::path::PathBuf>> {
+    std::fs::create_dir_all(dir)?;
+    let mut written = Vec::new();
+    for doc in CORPUS {
+        let path = dir.join(format!("{}.md", doc.id));
+        std::fs::write(&path, corpus_file(doc))?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+/// The text of one corpus document's file.
+pub fn corpus_file(doc: &Document) -> String {
+    let text = doc.text.split_whitespace().collect::<Vec<_>>().join(" ");
+    format!("# {}\n\n{text}\n", doc.title)
+}
+
 /// Serves `app` like [`spawn`] does, on a thread named `name`: the demo
 /// agent, or another local service of this crate (e.g.
 /// [`judge::spawn`](crate::judge::spawn)).

@@ -18,7 +18,16 @@
 //!
 //! Tasks it knows: `faithfulness/statements`, `faithfulness/verdicts`,
 //! `context_recall/attribution`, `context_precision/usefulness`,
-//! `answer_relevancy/questions`; any other gets `400` naming it.
+//! `answer_relevancy/questions`, and the test set generation prompts of
+//! `eval_runtime::generate` (`generate/single_hop`, `generate/multi_hop`,
+//! `generate/abstract`, `generate/ambiguous`, `generate/unanswerable`,
+//! `generate/out_of_scope`: a question built from the content words of the
+//! numbered passages, different from the "already written" ones, and a
+//! reference answer from their sentences); any other gets `400` naming it.
+//!
+//! [`JudgeConfig::fail_after`] makes it fail: every chat call after that
+//! many answers `500` (with `Retry-After: 0`, so retries are quick), as a
+//! judge that goes down mid-way would.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -39,6 +48,8 @@ use crate::demo::DemoServer;
 pub struct JudgeConfig {
     /// Delay before each answer (chat and embeddings alike).
     pub latency: Duration,
+    /// Chat calls answered before every further one gets `500` (`None`: never).
+    pub fail_after: Option<u64>,
 }
 
 struct JudgeState {
@@ -126,6 +137,14 @@ async fn chat_route(State(state): State<Arc<JudgeState>>, Json(body): Json<Value
     let _counted = state.enter();
     tokio::time::sleep(state.config.latency).await;
     let n = state.chat_calls.fetch_add(1, Ordering::Relaxed) + 1;
+    if state.config.fail_after.is_some_and(|limit| n > limit) {
+        return (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            [("retry-after", "0")],
+            Json(json!({"error": "the scripted judge is down"})),
+        )
+            .into_response();
+    }
     let text = |i: usize| body["messages"][i]["content"].as_str().unwrap_or("");
     let (system, user) = (text(0), text(1));
     let answer = match answer(system, user) {
@@ -351,8 +370,120 @@ fn answer(system: &str, user: &str) -> Result<Value, String> {
                 "noncommittal": u8::from(noncommittal),
             })
         }
+        generate if generate.starts_with("generate/") => generated(generate, system, user)?,
         other => return Err(format!("the demo judge does not know the task `{other}`")),
     })
+}
+
+/// A generated question and reference answer (`generate/<type>` tasks),
+/// in the shape the prompt asks for.
+fn generated(task: &str, system: &str, user: &str) -> Result<Value, String> {
+    if !(system.contains("\"query\"") && system.contains("\"ground_truth\"")) {
+        return Err(format!(
+            "`{task}`: the prompt asks for no `query` and `ground_truth`"
+        ));
+    }
+    let passages: Vec<String> =
+        numbered(section(user, "Passages:\n", &["Questions already written"]))
+            .into_iter()
+            .map(
+                |p| match p.strip_prefix("(source: ").and_then(|r| r.split_once(") ")) {
+                    Some((_, text)) => text.to_string(),
+                    None => p,
+                },
+            )
+            .collect();
+    let Some(first) = passages.first() else {
+        return Err(format!("`{task}`: no numbered passages"));
+    };
+    let avoid: Vec<String> = section(
+        user,
+        "Questions already written (write a different one):\n",
+        &[],
+    )
+    .lines()
+    .filter_map(|l| l.trim().strip_prefix("- "))
+    .map(str::to_lowercase)
+    .collect();
+    let difficulty = section(user, "Difficulty: ", &[])
+        .split(':')
+        .next()
+        .unwrap_or("")
+        .trim();
+    let words = |i: usize| content_words(passages.get(i).unwrap_or(first));
+    let lead = |i: usize| {
+        // The first sentence, a Markdown heading's marks left out.
+        sentences(passages.get(i).unwrap_or(first))
+            .first()
+            .map(|s| s.trim_start_matches(['#', ' ']).to_string())
+            .unwrap_or_default()
+    };
+    // Topic words from passage `i`, shifted by `v` for a different question.
+    let topic = |i: usize, v: usize, n: usize| {
+        let w = words(i);
+        if w.is_empty() {
+            return "this".to_string();
+        }
+        (0..n)
+            .map(|k| w[(v * n + k) % w.len()].clone())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let kind = task.trim_start_matches("generate/");
+    let ask = |v: usize| -> String {
+        match (kind, difficulty) {
+            ("single_hop", "easy") => format!("What is stated about {}?", topic(0, v, 3)),
+            ("single_hop", "medium") => format!("How would you describe {}?", topic(0, v, 3)),
+            ("single_hop", _) => format!(
+                "Why does {} matter for {}?",
+                topic(0, v, 2),
+                topic(0, v + 1, 2)
+            ),
+            ("multi_hop", _) => format!(
+                "How does {} relate to {} ({difficulty})?",
+                topic(0, v, 2),
+                topic(1, v, 2)
+            ),
+            ("abstract", _) => format!(
+                "Summarise the common theme of {}, {} and {} ({difficulty}).",
+                topic(0, v, 1),
+                topic(1, v, 1),
+                topic(2, v, 1)
+            ),
+            ("ambiguous", _) => format!(
+                "Which {} is meant by {} here?",
+                topic(0, v, 1),
+                topic(1, v, 1)
+            ),
+            ("unanswerable", _) => {
+                format!("In which year was {} first introduced?", topic(0, v, 2))
+            }
+            ("out_of_scope", _) => format!(
+                "What is a good holiday recipe named after {}?",
+                topic(0, v, 2)
+            ),
+            _ => format!("What about {}?", topic(0, v, 3)),
+        }
+    };
+    let query = (0..8)
+        .map(ask)
+        .find(|q| !avoid.contains(&q.to_lowercase()))
+        .unwrap_or_else(|| ask(8));
+    let truth = match kind {
+        "multi_hop" | "abstract" => (0..passages.len()).map(lead).collect::<Vec<_>>().join(" "),
+        "ambiguous" => format!(
+            "The question is ambiguous: the documents use these words in more than one sense. {} {} The assistant should ask which one is meant.",
+            lead(0),
+            lead(1)
+        ),
+        "unanswerable" => format!(
+            "The documents do not say when this was introduced, so the assistant should say it cannot find the answer. What they do say is: {}",
+            lead(0)
+        ),
+        "out_of_scope" => "This question is outside what the documents cover, so the assistant should decline politely instead of inventing an answer.".to_string(),
+        _ => first.trim_start_matches(['#', ' ']).to_string(),
+    };
+    Ok(json!({"query": query, "ground_truth": truth}))
 }
 
 #[cfg(test)]

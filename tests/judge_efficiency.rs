@@ -29,6 +29,7 @@ fn a_samples_judge_calls_run_at_once_and_are_counted_apart() {
     // Slow enough that calls started together overlap at the judge.
     let judge_server = judge::spawn(JudgeConfig {
         latency: Duration::from_millis(300),
+        ..JudgeConfig::default()
     })
     .unwrap();
     let base = format!("{}/v1", judge_server.url());

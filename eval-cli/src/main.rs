@@ -17,6 +17,7 @@ mod out;
 mod convert;
 mod discover;
 mod evaluate;
+mod generate;
 mod lint;
 mod report;
 mod stats;
@@ -46,6 +47,8 @@ enum Command {
     Stats(stats::Args),
     /// Write a dataset's annotation guide (`<dataset>-annotation-guide.md` beside it), from the dataset itself.
     Guide(stats::GuideArgs),
+    /// Generate a golden dataset from a document corpus with the judge model (synthetic questions, answers and contexts).
+    Generate(Box<generate::Args>),
     /// Convert a dataset between JSONL, CSV and runevals JSON.
     Convert(convert::Args),
     /// Upgrade a legacy runevals file to the versioned format (a backup is written first).
@@ -82,6 +85,7 @@ fn main() -> ExitCode {
         Command::Lint(args) => lint::run(args),
         Command::Stats(args) => stats::run(args),
         Command::Guide(args) => stats::guide(args),
+        Command::Generate(args) => generate::run(*args),
         Command::Convert(args) => convert::run(args),
         Command::Upgrade(args) => convert::upgrade(args),
         Command::Report(command) => report::run(command),

@@ -31,6 +31,7 @@ pub mod metric;
 pub mod naming;
 pub mod retrieval;
 pub mod sample;
+pub mod similarity;
 pub mod suggest;
 pub mod tool;
 pub mod write;

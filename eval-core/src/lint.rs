@@ -22,14 +22,14 @@ use crate::{DatasetError, Sample};
 
 /// Minimum samples (seed 002).
 pub const MIN_SAMPLES: usize = 10;
+/// The near-duplicate measure is [`crate::similarity`]'s, shared with `evals generate`.
+pub use crate::similarity::{
+    MIN_WORDS as NEAR_DUPLICATE_MIN_WORDS, NEAR_DUPLICATE, jaccard, normalise, word_set,
+};
 /// Answers shorter than this many words are flagged.
 pub const SHORT_ANSWER_WORDS: usize = 10;
-/// Word-set Jaccard similarity at or above which two inputs are near-duplicates.
-pub const NEAR_DUPLICATE: f64 = 0.8;
 /// Share of one value above which a distribution is imbalanced.
 pub const IMBALANCE_SHARE: f64 = 0.6;
-/// Inputs of fewer distinct words than this are not compared for near-duplicates.
-pub const NEAR_DUPLICATE_MIN_WORDS: usize = 4;
 /// Largest file the pairwise near-duplicate check runs on (it is O(n²)).
 pub const NEAR_DUPLICATE_LIMIT: usize = 5_000;
 
@@ -320,47 +320,6 @@ pub fn similarity(a: &str, b: &str) -> f64 {
         return 0.0;
     }
     jaccard(&a, &b)
-}
-
-/// The distinct words of a [`normalise`]d text, sorted.
-pub fn word_set(normalised: &str) -> Vec<&str> {
-    let mut w: Vec<&str> = normalised.split(' ').filter(|w| !w.is_empty()).collect();
-    w.sort_unstable();
-    w.dedup();
-    w
-}
-
-/// Lower case, punctuation dropped, spaces collapsed.
-pub fn normalise(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_alphanumeric() {
-                c.to_lowercase().next().unwrap_or(c)
-            } else {
-                ' '
-            }
-        })
-        .collect::<String>()
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// |A ∩ B| / |A ∪ B| of two sorted, deduplicated word lists (not both empty).
-pub fn jaccard(a: &[&str], b: &[&str]) -> f64 {
-    let (mut i, mut j, mut both) = (0, 0, 0);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                both += 1;
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    both as f64 / (a.len() + b.len() - both) as f64
 }
 
 /// Counts of a metadata field's values (`category` also from the first tag

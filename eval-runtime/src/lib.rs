@@ -98,6 +98,7 @@ mod engine;
 mod error;
 pub mod estimate;
 mod front;
+pub mod generate;
 mod http;
 pub mod metrics;
 mod output;

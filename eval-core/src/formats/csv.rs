@@ -8,7 +8,8 @@
 //! array or a comma/semicolon-separated list; `expected_tools`
 //! (`reference_tool_calls`) is a JSON array of tool calls or `;`-separated
 //! tool names.
-//! Unknown columns are kept in `Sample::extra` as strings.
+//! Unknown columns are kept in `Sample::extra` as strings (a golden dataset's
+//! `source_docs` holding a JSON array of strings, as a list).
 
 use std::collections::HashMap;
 
@@ -168,7 +169,7 @@ fn to_record(
                 continue;
             }
         };
-        match csv_cell(*field, cell) {
+        match csv_cell(*field, cell).map(|v| golden_list(name, v)) {
             Ok(Some(value)) => fields.push((name.clone(), value)),
             Ok(None) => fields.push((name.clone(), Value::Null)),
             Err(msg) => {
@@ -421,6 +422,22 @@ fn csv_problem(file: &str, e: &csv::Error, lines: Option<&mut LineCounter>) -> P
         _ => e.to_string(),
     };
     Problem::new(file, line, msg)
+}
+
+/// A golden dataset's `source_docs` cell holding a JSON array of strings
+/// is that list (seed 002's schema); other unknown columns stay text.
+fn golden_list(name: &str, value: Option<Value>) -> Option<Value> {
+    match value {
+        Some(Value::String(text))
+            if name == "source_docs" && text.trim_start().starts_with('[') =>
+        {
+            match serde_json::from_str::<Vec<String>>(text.trim()) {
+                Ok(list) => Some(Value::from(list)),
+                Err(_) => Some(Value::String(text)),
+            }
+        }
+        other => other,
+    }
 }
 
 /// Turns a CSV cell into the JSON value its field expects. `Ok(None)` for an

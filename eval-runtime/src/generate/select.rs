@@ -1,0 +1,237 @@
+//! What to generate next: the mix of query types and difficulties as slots,
+//! and the passages each slot is written from, drawn reproducibly from a
+//! seed.
+
+use std::collections::BTreeMap;
+
+use super::corpus::{Chunk, Corpus};
+use super::{Difficulty, GenerateError, Mix, QueryType};
+
+/// SplitMix64: a small generator, stable across platforms and releases.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A number below `n` (`n` ≥ 1).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+
+    pub fn shuffle<T>(&mut self, items: &mut [T]) {
+        for i in (1..items.len()).rev() {
+            let j = self.below(i + 1);
+            items.swap(i, j);
+        }
+    }
+}
+
+/// `needed` values drawn so that, with the `have` already made, the whole
+/// of `total` follows `mix` as closely as whole numbers allow: each pick
+/// goes to the value furthest below its share.
+pub fn fill<T: Copy + Ord>(
+    mix: &Mix<T>,
+    total: usize,
+    have: &BTreeMap<T, usize>,
+    needed: usize,
+) -> Vec<T> {
+    let sum: f64 = mix.weights().iter().map(|(_, w)| w).sum();
+    let mut planned: BTreeMap<T, usize> = BTreeMap::new();
+    let mut out = Vec::with_capacity(needed);
+    for _ in 0..needed {
+        let pick = mix
+            .weights()
+            .iter()
+            .map(|&(value, weight)| {
+                let share = weight / sum * total as f64;
+                let made = have.get(&value).copied().unwrap_or(0)
+                    + planned.get(&value).copied().unwrap_or(0);
+                (value, share - made as f64)
+            })
+            // The largest deficit; the first listed wins a tie.
+            .fold(None::<(T, f64)>, |best, (v, d)| match best {
+                Some((_, bd)) if bd >= d => best,
+                _ => Some((v, d)),
+            });
+        if let Some((value, _)) = pick {
+            *planned.entry(value).or_insert(0) += 1;
+            out.push(value);
+        }
+    }
+    out
+}
+
+/// Draws passages for slots: primary chunks in a seeded order that visits
+/// every chunk before repeating one, partners among the chunks that share
+/// the most content words with it.
+#[derive(Debug)]
+pub struct Picker<'a> {
+    corpus: &'a Corpus,
+    rng: Rng,
+    order: Vec<usize>,
+    next: usize,
+}
+
+impl<'a> Picker<'a> {
+    pub fn new(corpus: &'a Corpus, seed: u64) -> Picker<'a> {
+        let mut rng = Rng::new(seed);
+        let mut order: Vec<usize> = (0..corpus.chunks.len()).collect();
+        rng.shuffle(&mut order);
+        Picker {
+            corpus,
+            rng,
+            order,
+            next: 0,
+        }
+    }
+
+    fn primary(&mut self) -> usize {
+        if self.next == self.order.len() {
+            self.rng.shuffle(&mut self.order);
+            self.next = 0;
+        }
+        self.next += 1;
+        self.order[self.next - 1]
+    }
+
+    /// Up to `n` chunks related to `to` (not `to`, nor in `skip`), from
+    /// other documents when `other_doc`: one of the three best related at
+    /// random, then the next.
+    fn related(&mut self, to: usize, n: usize, other_doc: bool, skip: &[usize]) -> Vec<usize> {
+        let chunks = &self.corpus.chunks;
+        let mut ranked: Vec<(usize, usize, u64)> = chunks
+            .iter()
+            .enumerate()
+            .filter(|(i, c)| {
+                *i != to && !skip.contains(i) && (!other_doc || c.doc != chunks[to].doc)
+            })
+            .map(|(i, c)| (i, c.shared(&chunks[to]), self.rng.next()))
+            .collect();
+        ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.2.cmp(&b.2)));
+        let top = ranked.len().min(3);
+        if top > 1 {
+            let first = self.rng.below(top);
+            ranked.swap(0, first);
+        }
+        ranked.into_iter().take(n).map(|(i, _, _)| i).collect()
+    }
+
+    /// The passages of one question of `kind`.
+    pub fn passages(&mut self, kind: QueryType) -> Result<Vec<&'a Chunk>, GenerateError> {
+        let first = self.primary();
+        let chunks = &self.corpus.chunks;
+        let picked: Vec<usize> = match kind {
+            QueryType::SingleHop | QueryType::Unanswerable | QueryType::OutOfScope => vec![first],
+            QueryType::MultiHop | QueryType::Ambiguous => {
+                let other = self.related(first, 1, true, &[]);
+                if other.is_empty() {
+                    return Err(GenerateError::Corpus(format!(
+                        "{}: {} questions need passages from two documents; the corpus has one",
+                        self.corpus.source,
+                        kind.name()
+                    )));
+                }
+                std::iter::once(first).chain(other).collect()
+            }
+            QueryType::Abstract => {
+                // A theme: the chunk and the two most related to it, any document.
+                std::iter::once(first)
+                    .chain(self.related(first, 2, false, &[]))
+                    .collect()
+            }
+        };
+        Ok(picked.into_iter().map(|i| &chunks[i]).collect())
+    }
+}
+
+/// Difficulty slots paired with query type slots, both shuffled.
+pub fn slots(
+    types: Vec<QueryType>,
+    mut difficulties: Vec<Difficulty>,
+    seed: u64,
+) -> Vec<(QueryType, Difficulty)> {
+    let mut rng = Rng::new(seed ^ 0x5EED_0F71);
+    let mut types = types;
+    rng.shuffle(&mut types);
+    rng.shuffle(&mut difficulties);
+    types.into_iter().zip(difficulties).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fill_follows_the_mix_counting_what_exists() {
+        let mix = Mix::parse("single_hop=2,multi_hop=1,abstract=1", QueryType::parse).unwrap();
+        let all = fill(&mix, 8, &BTreeMap::new(), 8);
+        let count = |v: &[QueryType], t| v.iter().filter(|x| **x == t).count();
+        assert_eq!(count(&all, QueryType::SingleHop), 4);
+        assert_eq!(count(&all, QueryType::MultiHop), 2);
+        assert_eq!(count(&all, QueryType::Abstract), 2);
+        // 3 single-hop made already: the rest of the 8 is 1 single-hop, 2 and 2.
+        let have = BTreeMap::from([(QueryType::SingleHop, 3)]);
+        let rest = fill(&mix, 8, &have, 5);
+        assert_eq!(count(&rest, QueryType::SingleHop), 1);
+        assert_eq!(count(&rest, QueryType::MultiHop), 2);
+        // More made of one type than its share: the others still get theirs.
+        let have = BTreeMap::from([(QueryType::SingleHop, 7)]);
+        let rest = fill(&mix, 8, &have, 1);
+        assert_eq!(rest.len(), 1);
+        assert_ne!(rest[0], QueryType::SingleHop);
+    }
+
+    #[test]
+    fn the_same_seed_draws_the_same_passages() {
+        let docs: Vec<(String, String)> = (0..6)
+            .map(|i| {
+                (
+                    format!("d{i}.md"),
+                    format!("Document number {i} talks about shared topic words here."),
+                )
+            })
+            .collect();
+        let corpus = Corpus::from_documents("t", &docs, 100).unwrap();
+        let draw = |seed| {
+            let mut p = Picker::new(&corpus, seed);
+            (0..10)
+                .map(|_| {
+                    p.passages(QueryType::MultiHop)
+                        .unwrap()
+                        .iter()
+                        .map(|c| c.doc.clone())
+                        .collect::<Vec<_>>()
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(draw(7), draw(7));
+        assert_ne!(draw(7), draw(8));
+        for pair in draw(7) {
+            assert_ne!(
+                pair[0], pair[1],
+                "multi-hop passages come from two documents"
+            );
+        }
+        // The first six primaries visit every chunk once.
+        let mut p = Picker::new(&corpus, 1);
+        let mut firsts: Vec<String> = (0..6)
+            .map(|_| p.passages(QueryType::SingleHop).unwrap()[0].doc.clone())
+            .collect();
+        firsts.sort();
+        firsts.dedup();
+        assert_eq!(firsts.len(), 6);
+        let one = Corpus::from_documents("one", &docs[..1], 100).unwrap();
+        assert!(Picker::new(&one, 1).passages(QueryType::MultiHop).is_err());
+    }
+}
