@@ -37,7 +37,7 @@ const NAME: &str = "interactive";
 /// let probed = probe.ask(&agent, &Sample::new("What is RAG?"));
 /// println!("{:?}", probed.report.output);
 /// for w in &probed.waiting {
-///     println!("{} waits: {}", w.metric, w.why);
+///     println!("{} waits for `{}`", w.metric, w.field);
 /// }
 /// ```
 #[must_use]
@@ -56,7 +56,10 @@ pub struct Probe {
 pub struct Waiting {
     /// The metric, as written.
     pub metric: String,
-    /// Why it waits: the field it needs, in the engine's words.
+    /// The field it needs (`expected`, `expected_tools`, `context`, ...;
+    /// `expected` of a turn for a metric of one turn).
+    pub field: String,
+    /// Why it waits, in the engine's words.
     pub why: String,
 }
 
@@ -196,6 +199,13 @@ impl Probe {
             match missing_fields(&loaded, std::slice::from_ref(spec)) {
                 Some(why) => waiting.push(Waiting {
                     metric: spec.name.clone(),
+                    field: match &why {
+                        SampleError::MissingField { field, .. } => field.clone(),
+                        SampleError::MissingTurnExpected { turn, .. } => {
+                            format!("expected (turn {turn})")
+                        }
+                        other => other.to_string(),
+                    },
                     why: why.to_string(),
                 }),
                 None => ready.push(spec.clone()),
