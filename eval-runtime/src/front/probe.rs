@@ -268,3 +268,78 @@ impl Agent for Replay {
         Box::pin(async move { Ok(response) })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+    use crate::agent::FnAgent;
+
+    /// A probe with no environment: no judge, no settings.
+    fn probe(metrics: &str) -> Probe {
+        let config = Config::from_vars(|_| Ok(None), &[]).unwrap();
+        Probe::new(metrics).config(config)
+    }
+
+    #[test]
+    fn metrics_wait_for_the_expected_answer_and_rescore_without_asking_again() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let counted = calls.clone();
+        let agent = FnAgent(async move |s: &Sample| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            Response::new(format!("You asked: {}", s.input.last())).with_context(["a chunk"])
+        });
+        let p = probe("contains, latency_ms <= 60000");
+        assert_eq!(p.check().unwrap().len(), 2);
+        let sample = Sample::new("What is RAG?");
+        let first = p.ask(&agent, &sample);
+        assert_eq!(
+            first.report.output.as_deref(),
+            Some("You asked: What is RAG?")
+        );
+        assert_eq!(first.report.context, vec!["a chunk"]);
+        // latency_ms is scored; contains waits for an expected answer.
+        assert_eq!(first.report.metrics.len(), 1);
+        assert_eq!(first.report.metrics[0].name, "latency_ms");
+        assert!(first.report.metrics[0].passed);
+        assert_eq!(first.waiting.len(), 1);
+        assert_eq!(
+            (
+                first.waiting[0].metric.as_str(),
+                first.waiting[0].field.as_str()
+            ),
+            ("contains", "expected")
+        );
+        let answer = first.response.expect("the whole answer kept");
+        let accepted = sample.clone().with_expected(answer.output.clone());
+        let again = p.rescore(&accepted, &answer, Duration::from_millis(1234));
+        assert!(again.waiting.is_empty());
+        let contains = again.report.metrics.iter().find(|m| m.name == "contains");
+        assert_eq!(contains.and_then(|m| m.score), Some(1.0));
+        assert_eq!(again.report.latency, Duration::from_millis(1234));
+        assert_eq!(calls.load(Ordering::SeqCst), 1, "the agent was asked once");
+    }
+
+    #[test]
+    fn a_metric_needing_an_unset_judge_is_a_problem_not_a_lost_answer() {
+        let agent = FnAgent(async |_: &Sample| Response::new("an answer"));
+        let p = probe("relevance");
+        assert!(p.check().is_err());
+        let probed = p.ask(&agent, &Sample::new("q"));
+        assert_eq!(probed.report.output.as_deref(), Some("an answer"));
+        assert!(probed.report.metrics.is_empty());
+        assert!(
+            probed.problems.iter().any(|e| e.contains("judge")),
+            "{:?}",
+            probed.problems
+        );
+    }
+
+    #[test]
+    fn an_unknown_metric_is_reported_by_check() {
+        let e = probe("no_such_metric").check().unwrap_err();
+        assert!(e.to_string().contains("no_such_metric"), "{e}");
+    }
+}
