@@ -20,9 +20,14 @@ const WAIT_MS: u64 = 30_000;
 const RAG: &str = "Retrieval-augmented generation (RAG)";
 
 fn command(dir: &Path, args: &[&str]) -> Command {
+    command_at(dir, demo_url(), args)
+}
+
+/// The session with the agent at `url`.
+fn command_at(dir: &Path, url: &str, args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_evals"));
     cmd.arg("interactive")
-        .args(["--url", demo_url()])
+        .args(["--url", url])
         .args(args)
         .current_dir(dir)
         .env("TERM", "xterm")
@@ -237,4 +242,57 @@ fn any_input_ends_cleanly() {
     assert!(out.contains("turn 2 (not sent)"), "{out}");
     assert!(out.contains("no sample appended"), "{out}");
     assert!(!dir.join("out.jsonl").exists(), "nothing was appended");
+}
+
+#[test]
+fn tool_calls_over_openai_streaming_are_shown_accepted_and_appended() {
+    let dir = scratch("interactive-tools");
+    let tools = serde_json::Value::from(eval_examples::demo::tool_definitions()).to_string();
+    std::fs::write(dir.join("tools.json"), tools).unwrap();
+    let url = format!("{}/v1/chat/completions", demo_url().trim_end_matches('/'));
+    let mut cmd = command_at(&dir, &url, &[]);
+    cmd.args(["--protocol", "openai", "--model", "demo-agent", "--stream"])
+        .args([
+            "--tools",
+            "tools.json",
+            "--metrics",
+            "tool_correctness, contains",
+        ])
+        .args(["--dataset", "tools.jsonl"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"What is 12 * 7?\n:accept\n:append\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("tool calls\n  calculator(expression=\"12 * 7\") (turn 1)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("first token"), "streamed: {stdout}");
+    assert!(stdout.contains("tokens in"), "{stdout}");
+    assert!(
+        stdout.contains("tool_correctness  waiting for `expected_tools`"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("tool_correctness  1.000"), "{stdout}");
+    let d = Dataset::load(dir.join("tools.jsonl")).unwrap();
+    let calls = d.samples[0]
+        .expected_tools
+        .as_ref()
+        .expect("expected tools");
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].name, "calculator");
+    assert!(d.samples[0].expected_text().unwrap().contains("84"));
+    assert_eq!(d.samples[0].metadata["agent_model"], "demo-agent");
 }
