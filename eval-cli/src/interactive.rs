@@ -10,7 +10,7 @@
 //! Lines are read with a line editor on a terminal (history, editing) and
 //! as plain lines from a pipe; end of input ends the session.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use eval_core::append::{AppendError, Appender};
@@ -61,12 +61,6 @@ pub fn run(args: Args) -> Result<u8, Failure> {
     }
     let agent =
         crate::evaluate::http_agent(&args.agent, config, &eval_runtime::AgentSettings::default())?;
-    let appender = args
-        .dataset
-        .as_ref()
-        .map(Appender::new)
-        .transpose()
-        .map_err(|e| Failure::config(e.to_string()))?;
     let mut session = Session {
         agent,
         metrics: args.metrics.clone().unwrap_or_default(),
@@ -77,12 +71,17 @@ pub fn run(args: Args) -> Result<u8, Failure> {
             .map(|t| t.to_string_lossy().into_owned()),
         timeout: args.timeout_secs.map(Duration::from_secs),
         probe: Probe::new(""),
-        appender,
+        targets: Vec::new(),
+        current: None,
         session_tags: args.tags.clone(),
         draft: Draft::new(&args.tags),
         paint: Paint::stdout(),
-        appended: 0,
     };
+    if let Some(path) = &args.dataset {
+        session
+            .choose(path)
+            .map_err(|e| Failure::config(e.to_string()))?;
+    }
     session.probe = session.make_probe(&session.metrics)?;
     let mut editor = rustyline::DefaultEditor::new()
         .map_err(|e| Failure::config(format!("cannot read the terminal: {e}")))?;
@@ -145,6 +144,8 @@ struct Draft {
     answer: Option<(Response, Duration)>,
     /// Changed since it was last appended (or started).
     dirty: bool,
+    /// The session's dataset files it was appended to, unchanged since.
+    appended_to: Vec<usize>,
 }
 
 impl Draft {
@@ -157,6 +158,7 @@ impl Draft {
             tags: tags.to_vec(),
             answer: None,
             dirty: false,
+            appended_to: Vec::new(),
         }
     }
 
@@ -202,10 +204,18 @@ struct Session {
     tools: Option<String>,
     timeout: Option<Duration>,
     probe: Probe,
-    appender: Option<Appender>,
+    /// The dataset files chosen in the session, each with its own backup.
+    targets: Vec<Target>,
+    /// The one samples are appended to now.
+    current: Option<usize>,
     session_tags: Vec<String>,
     draft: Draft,
     paint: Paint,
+}
+
+/// A dataset file of the session.
+struct Target {
+    appender: Appender,
     appended: usize,
 }
 
@@ -237,7 +247,7 @@ impl Session {
                 self.metrics.as_str()
             }
         );
-        match &self.appender {
+        match self.current.map(|i| &self.targets[i].appender) {
             Some(a) => outln!("dataset: {}", a.path().display()),
             None => outln!("dataset: none (:dataset FILE to choose one)"),
         }
@@ -252,15 +262,49 @@ impl Session {
                     .note("note: the last sample was not appended (:append keeps it)")
             );
         }
-        match (&self.appender, self.appended) {
-            (Some(a), n) if n > 0 => {
-                outln!("{n} sample(s) appended to {}", a.path().display());
-                if let Some(b) = a.backup() {
-                    outln!("{}", self.paint.dim(&format!("backup: {}", b.display())));
-                }
+        let mut any = false;
+        for t in self.targets.iter().filter(|t| t.appended > 0) {
+            any = true;
+            let a = &t.appender;
+            outln!(
+                "{} sample(s) appended to {}",
+                t.appended,
+                a.path().display()
+            );
+            if let Some(b) = a.backup() {
+                outln!("{}", self.paint.dim(&format!("backup: {}", b.display())));
             }
-            _ => outln!("no sample appended"),
         }
+        if !any {
+            outln!("no sample appended");
+        }
+    }
+
+    /// Makes `path` the dataset file samples go to (one appender per file
+    /// for the session, so one backup); warns when it holds something that
+    /// does not load as a dataset.
+    fn choose(&mut self, path: &Path) -> Result<(), AppendError> {
+        if let Some(i) = self.targets.iter().position(|t| t.appender.path() == path) {
+            self.current = Some(i);
+            return Ok(());
+        }
+        let appender = Appender::new(path)?;
+        if std::fs::metadata(path).is_ok_and(|m| m.len() > 0)
+            && let Err(e) = eval_core::Dataset::load(path)
+        {
+            let first = e.to_string();
+            let first = first.lines().next().unwrap_or_default();
+            eprintln!(
+                "warning: {} does not load as a dataset ({first}); samples are still appended",
+                path.display()
+            );
+        }
+        self.targets.push(Target {
+            appender,
+            appended: 0,
+        });
+        self.current = Some(self.targets.len() - 1);
+        Ok(())
     }
 
     fn apply(&mut self, command: Command) {
@@ -323,11 +367,8 @@ impl Session {
                 self.start_new();
                 outln!("new sample");
             }
-            Command::Dataset(path) => match Appender::new(&path) {
-                Ok(a) => {
-                    outln!("dataset: {}", a.path().display());
-                    self.appender = Some(a);
-                }
+            Command::Dataset(path) => match self.choose(&path) {
+                Ok(()) => outln!("dataset: {}", path.display()),
                 Err(e) => eprintln!("error: {e}"),
             },
             Command::Append => self.append(),
@@ -406,12 +447,23 @@ impl Session {
             eprintln!("error: nothing to append: type a prompt first");
             return;
         }
-        let Some(appender) = self.appender.as_mut() else {
+        if !self.draft.dirty
+            && let Some(i) = self.current.filter(|i| self.draft.appended_to.contains(i))
+        {
+            eprintln!(
+                "error: this sample is already in {}: change it first, or :new for another",
+                self.targets[i].appender.path().display()
+            );
+            return;
+        }
+        let Some(index) = self.current else {
             eprintln!(
                 "error: no dataset file: start with --dataset FILE or choose one with :dataset FILE"
             );
             return;
         };
+        let target = &mut self.targets[index];
+        let appender = &mut target.appender;
         let mut sample = self.draft.sample();
         sample.metadata = view::provenance(self.draft.answer.as_ref().map(|(r, _)| r));
         let result = match appender.append(&sample) {
@@ -450,7 +502,11 @@ impl Session {
                         done.line
                     ))
                 );
-                self.appended += 1;
+                target.appended += 1;
+                if self.draft.dirty {
+                    self.draft.appended_to.clear();
+                }
+                self.draft.appended_to.push(index);
                 self.draft.dirty = false;
             }
             Err(e) => eprintln!("error: {e}"),

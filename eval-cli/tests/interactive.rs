@@ -296,3 +296,50 @@ fn tool_calls_over_openai_streaming_are_shown_accepted_and_appended() {
     assert!(d.samples[0].expected_text().unwrap().contains("84"));
     assert_eq!(d.samples[0].metadata["agent_model"], "demo-agent");
 }
+
+#[test]
+fn switching_dataset_files_backs_each_up_once() {
+    let dir = scratch("interactive-switch");
+    std::fs::write(
+        dir.join("a.jsonl"),
+        "{\"input\": \"q\", \"expected\": \"x\"}\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("broken.jsonl"), "{not json\n").unwrap();
+    let (out, err) = piped(
+        &dir,
+        &["--metrics", "contains", "--dataset", "a.jsonl"],
+        b"What is RAG?\n:accept\n:a\n:a\n:dataset b.jsonl\n:a\n:dataset a.jsonl\n:a\n:tag again\n:a\n:dataset broken.jsonl\n:a\n",
+    );
+    assert!(out.contains("appended to a.jsonl:2"), "{out}\n{err}");
+    assert!(out.contains("appended to b.jsonl:1"), "{out}");
+    assert!(out.contains("appended to a.jsonl:3"), "{out}");
+    assert!(out.contains("2 sample(s) appended to a.jsonl"), "{out}");
+    assert!(out.contains("1 sample(s) appended to b.jsonl"), "{out}");
+    assert!(
+        err.contains("broken.jsonl does not load as a dataset"),
+        "{err}"
+    );
+    // The broken line stays as it was; the sample is a whole line after it.
+    let broken = std::fs::read_to_string(dir.join("broken.jsonl")).unwrap();
+    assert!(
+        broken.starts_with("{not json\n{\"input\":\"What is RAG?\""),
+        "{broken}"
+    );
+    let names: Vec<String> = backups(&dir)
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names.len(),
+        2,
+        "a.jsonl and broken.jsonl once each: {names:?}"
+    );
+    assert!(names.iter().any(|n| n.starts_with("a.jsonl.")), "{names:?}");
+    assert!(
+        names.iter().any(|n| n.starts_with("broken.jsonl.")),
+        "{names:?}"
+    );
+    assert_eq!(Dataset::load(dir.join("a.jsonl")).unwrap().samples.len(), 3);
+    assert_eq!(Dataset::load(dir.join("b.jsonl")).unwrap().samples.len(), 1);
+}
