@@ -51,6 +51,10 @@ pub struct Args {
     pub timeout_secs: Option<u64>,
 }
 
+/// Largest dataset file read whole to warn that it does not load (a
+/// 200,000-sample, 38 MB file takes seconds; appending reads it in blocks).
+const LOADED_TO_CHECK: u64 = 8 << 20;
+
 /// Input errors in a row after which the session ends (an unreadable input).
 const MAX_INPUT_ERRORS: u32 = 3;
 
@@ -282,14 +286,15 @@ impl Session {
 
     /// Makes `path` the dataset file samples go to (one appender per file
     /// for the session, so one backup); warns when it holds something that
-    /// does not load as a dataset.
+    /// does not load as a dataset (files up to [`LOADED_TO_CHECK`]).
     fn choose(&mut self, path: &Path) -> Result<(), AppendError> {
         if let Some(i) = self.targets.iter().position(|t| t.appender.path() == path) {
             self.current = Some(i);
             return Ok(());
         }
         let appender = Appender::new(path)?;
-        if std::fs::metadata(path).is_ok_and(|m| m.len() > 0)
+        let size = std::fs::metadata(path).map_or(0, |m| m.len());
+        if (1..=LOADED_TO_CHECK).contains(&size)
             && let Err(e) = eval_core::Dataset::load(path)
         {
             let first = e.to_string();

@@ -12,7 +12,7 @@
 //! field the header has no column for is an error rather than lost. A new or
 //! empty CSV file gets the header of [`crate::write::to_csv`].
 
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{BufRead, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -165,16 +165,17 @@ impl Appender {
             .map_err(io("open it"))?;
         file.lock().map_err(io("lock it"))?;
         // The lock is let go when `file` is closed, on every path out.
-        let mut existing = Vec::new();
-        file.seek(SeekFrom::Start(0)).map_err(io("read it"))?;
-        file.read_to_end(&mut existing).map_err(io("read it"))?;
+        let seen = scan(&mut file).map_err(io("read it"))?;
         // A new CSV file gets its header line first.
         let (record, header) = match self.format {
             LineFormat::Jsonl => (jsonl_line(sample), false),
-            LineFormat::Csv => csv_record(sample, &existing, &shown)?,
+            LineFormat::Csv => {
+                file.seek(SeekFrom::Start(0)).map_err(io("read it"))?;
+                csv_record(sample, &file, seen.blank, &shown)?
+            }
         };
         let mut backup = None;
-        if !self.backed_up && !existing.is_empty() {
+        if !self.backed_up && seen.len > 0 {
             let made = crate::files::backup(&self.path).map_err(io("back it up"))?;
             self.backup = Some(made.clone());
             backup = Some(made);
@@ -182,21 +183,59 @@ impl Appender {
         self.backed_up = true;
         // A last line left unfinished stays its own line.
         let mut bytes = Vec::with_capacity(record.len() + 1);
-        let unfinished = existing.last().is_some_and(|b| *b != b'\n');
+        let unfinished = seen.last.is_some_and(|b| b != b'\n');
         if unfinished {
             bytes.push(b'\n');
         }
         bytes.extend_from_slice(&record);
-        let line = existing.iter().filter(|b| **b == b'\n').count()
-            + 1
-            + usize::from(unfinished)
-            + usize::from(header);
+        let line = seen.lines + 1 + usize::from(unfinished) + usize::from(header);
         if let Err(e) = file.write_all(&bytes).and_then(|()| file.sync_data()) {
             // Whatever part was written is taken back.
-            let _ = file.set_len(existing.len() as u64);
+            let _ = file.set_len(seen.len);
             return Err(io("write it")(e));
         }
         Ok(Appended { line, backup })
+    }
+}
+
+/// What a file holds, read through once.
+struct Seen {
+    /// Its length in bytes.
+    len: u64,
+    /// Its newlines.
+    lines: usize,
+    /// Its last byte.
+    last: Option<u8>,
+    /// Nothing but white space (after a byte-order mark).
+    blank: bool,
+}
+
+/// Reads `file` from the start in blocks (not into memory at once).
+fn scan(file: &mut std::fs::File) -> std::io::Result<Seen> {
+    file.seek(SeekFrom::Start(0))?;
+    let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
+    let mut seen = Seen {
+        len: 0,
+        lines: 0,
+        last: None,
+        blank: true,
+    };
+    loop {
+        let block = reader.fill_buf()?;
+        if block.is_empty() {
+            return Ok(seen);
+        }
+        let n = block.len();
+        let body = if seen.len == 0 {
+            block.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(block)
+        } else {
+            block
+        };
+        seen.blank = seen.blank && body.iter().all(u8::is_ascii_whitespace);
+        seen.lines += block.iter().filter(|b| **b == b'\n').count();
+        seen.last = block.last().copied();
+        seen.len += n as u64;
+        reader.consume(n);
     }
 }
 
@@ -211,7 +250,8 @@ fn jsonl_line(sample: &Sample) -> Vec<u8> {
 /// when the file holds none: then `true`).
 fn csv_record(
     sample: &Sample,
-    existing: &[u8],
+    mut file: &std::fs::File,
+    blank: bool,
     path: &str,
 ) -> Result<(Vec<u8>, bool), AppendError> {
     if let Some(what) = write::csv_losses(std::slice::from_ref(sample)).first() {
@@ -220,8 +260,7 @@ fn csv_record(
             what: what.clone(),
         });
     }
-    let body = existing.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(existing);
-    if body.iter().all(u8::is_ascii_whitespace) {
+    if blank {
         let text =
             write::to_csv(std::slice::from_ref(sample)).map_err(|e| AppendError::Header {
                 path: path.to_string(),
@@ -233,10 +272,18 @@ fn csv_record(
         path: path.to_string(),
         message,
     };
+    let mut bom = [0u8; 3];
+    let n = file
+        .read(&mut bom)
+        .map_err(|e| header_error(e.to_string()))?;
+    if !(n == 3 && bom == *b"\xEF\xBB\xBF") {
+        file.seek(SeekFrom::Start(0))
+            .map_err(|e| header_error(e.to_string()))?;
+    }
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
         .flexible(true)
-        .from_reader(body);
+        .from_reader(std::io::BufReader::new(file));
     let header: Vec<String> = reader
         .headers()
         .map_err(|e| header_error(e.to_string()))?
