@@ -25,26 +25,9 @@ pub struct Args {
     /// Without it: --prompts, else the first of prompts.json, evals.json,
     /// tests.json in . then ./evals/.
     pub file: Option<PathBuf>,
-    /// The agent's URL (default: EVAL_AGENT_URL).
-    #[arg(long)]
-    pub url: Option<String>,
-    /// How the agent is spoken to: json (the JSON contract) or openai (chat
-    /// completions). Default: the manifest's spec.evaluation.agent.protocol,
-    /// else EVAL_AGENT_PROTOCOL, else openai for a URL ending in
-    /// /chat/completions, else json.
-    #[arg(long, value_name = "PROTOCOL", value_parser = ["json", "openai"])]
-    pub protocol: Option<String>,
-    /// The `model` of OpenAI requests (default: the manifest's, else EVAL_AGENT_MODEL).
-    #[arg(long)]
-    pub model: Option<String>,
-    /// Ask the agent for a streamed answer (SSE) and record the time to the
-    /// first token (default: the manifest's, else EVAL_AGENT_STREAM).
-    #[arg(long)]
-    pub stream: bool,
-    /// Tool definitions (a JSON file: an array of OpenAI tools, or an
-    /// object with `tools`) offered with each sample of the dataset.
-    #[arg(long, value_name = "FILE")]
-    pub tools: Option<PathBuf>,
+    /// How the agent is reached.
+    #[command(flatten)]
+    pub agent: AgentArgs,
     /// Only this dataset of the manifest.
     #[arg(long)]
     pub dataset: Option<String>,
@@ -136,6 +119,33 @@ pub struct Args {
     /// made, no file is changed. With --json, as JSON.
     #[arg(long)]
     pub estimate: bool,
+}
+
+/// How the agent is reached: the flags `evals evaluate` and `evals
+/// interactive` share.
+#[derive(Debug, clap::Args)]
+pub struct AgentArgs {
+    /// The agent's URL (default: EVAL_AGENT_URL).
+    #[arg(long)]
+    pub url: Option<String>,
+    /// How the agent is spoken to: json (the JSON contract) or openai (chat
+    /// completions). Default: the manifest's spec.evaluation.agent.protocol,
+    /// else EVAL_AGENT_PROTOCOL, else openai for a URL ending in
+    /// /chat/completions, else json.
+    #[arg(long, value_name = "PROTOCOL", value_parser = ["json", "openai"])]
+    pub protocol: Option<String>,
+    /// The `model` of OpenAI requests (default: the manifest's, else EVAL_AGENT_MODEL).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Ask the agent for a streamed answer (SSE) and record the time to the
+    /// first token (default: the manifest's, else EVAL_AGENT_STREAM).
+    #[arg(long)]
+    pub stream: bool,
+    /// Tool definitions (a JSON file: an array of OpenAI tools, or an
+    /// object with `tools`) offered with each sample (of a dataset or
+    /// --prompts; a manifest gives each dataset its own).
+    #[arg(long, value_name = "FILE")]
+    pub tools: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> Result<u8, Failure> {
@@ -335,7 +345,7 @@ fn plan(args: &Args, file: Option<&Path>) -> Result<PlanBuilder, Failure> {
             plan.dataset(&f.to_string_lossy(), metrics)
         }
     };
-    if let Some(t) = &args.tools {
+    if let Some(t) = &args.agent.tools {
         if file.is_some_and(is_manifest) {
             return Err(Failure::config(
                 "--tools is for a dataset file or --prompts; a manifest gives each dataset its own `tools`",
@@ -399,15 +409,9 @@ fn agent(
     ordinary: bool,
     manifest_agent: &eval_runtime::AgentSettings,
 ) -> Result<Routed, Failure> {
-    let agent_error = |e: eval_runtime::Error| {
-        Failure::config(if args.url.is_some() {
-            format!("--url: {e}")
-        } else {
-            format!("{e} (or pass --url)")
-        })
-    };
+    let agent_error = |e| url_error(&args.agent, e);
     let retriever = if retrieval {
-        let http = match (&args.url, ordinary) {
+        let http = match (&args.agent.url, ordinary) {
             (Some(u), false) => HttpRetriever::new(u).map_err(agent_error)?,
             _ => HttpRetriever::from_config(config).map_err(|e| Failure::config(e.to_string()))?,
         };
@@ -437,23 +441,42 @@ fn agent(
         None
     };
     let http = if ordinary {
-        // Flags, then the manifest, then the EVAL_AGENT_* variables.
-        let flags = eval_runtime::AgentSettings::new(
-            args.protocol
-                .as_deref()
-                .and_then(eval_runtime::Protocol::parse),
-            args.model.clone(),
-            args.stream.then_some(true),
-        );
-        let agent = HttpAgent::from_config(config, args.url.as_deref())
-            .map_err(agent_error)?
-            .settings(&flags.or(manifest_agent));
-        agent.check().map_err(|e| Failure::config(e.to_string()))?;
-        Some(agent)
+        Some(http_agent(&args.agent, config, manifest_agent)?)
     } else {
         None
     };
     Ok(Routed { retriever, http })
+}
+
+/// The HTTP agent the flags describe: flags, then the manifest's settings
+/// (`manifest`), then the EVAL_AGENT_* variables.
+pub fn http_agent(
+    flags: &AgentArgs,
+    config: &Config,
+    manifest: &eval_runtime::AgentSettings,
+) -> Result<HttpAgent, Failure> {
+    let settings = eval_runtime::AgentSettings::new(
+        flags
+            .protocol
+            .as_deref()
+            .and_then(eval_runtime::Protocol::parse),
+        flags.model.clone(),
+        flags.stream.then_some(true),
+    );
+    let agent = HttpAgent::from_config(config, flags.url.as_deref())
+        .map_err(|e| url_error(flags, e))?
+        .settings(&settings.or(manifest));
+    agent.check().map_err(|e| Failure::config(e.to_string()))?;
+    Ok(agent)
+}
+
+/// An agent that cannot be set up, said with the flag to fix it.
+fn url_error(flags: &AgentArgs, e: eval_runtime::Error) -> Failure {
+    Failure::config(if flags.url.is_some() {
+        format!("--url: {e}")
+    } else {
+        format!("{e} (or pass --url)")
+    })
 }
 
 /// Retrieval queries to the retriever, other samples to the agent.

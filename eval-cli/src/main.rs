@@ -18,6 +18,7 @@ mod convert;
 mod discover;
 mod evaluate;
 mod generate;
+mod interactive;
 mod lint;
 mod report;
 mod stats;
@@ -39,6 +40,8 @@ struct Cli {
 enum Command {
     /// Run a manifest or dataset against an HTTP agent and report the scores.
     Evaluate(Box<evaluate::Args>),
+    /// Talk to the agent, see its answers scored, and append the ones you accept to a dataset.
+    Interactive(Box<interactive::Args>),
     /// Write a starter `evals/evals.json` (runevals format).
     Init(discover::InitArgs),
     /// Check datasets for quality problems (seed 002's checks and codes).
@@ -81,6 +84,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Evaluate(args) => evaluate::run(*args),
+        Command::Interactive(args) => interactive::run(*args),
         Command::Init(args) => discover::init(args),
         Command::Lint(args) => lint::run(args),
         Command::Stats(args) => stats::run(args),

@@ -20,6 +20,7 @@
 
 // The public API: these modules and the re-exports below.
 pub mod agent;
+pub mod append;
 pub mod dataset;
 pub mod error;
 pub mod files;

@@ -156,6 +156,7 @@ pub use eval_core::metric::{self as metric_spec, MetricSpec, Op};
 pub use eval_core::{Dataset, Expected, Input, Sample, ToolCall, tool};
 pub use eval_macros::eval_dataset;
 pub use front::harness::{Harness, Outcome};
+pub use front::probe::{Probe, Probed, Waiting};
 pub use front::runner::{Prepared, RunOutcome, Runner};
 pub use http::{DEFAULT_MAX_RESPONSE_BYTES, MAX_REDIRECTS, Refusal};
 pub use output::{MetricResult, Paint, SampleReport, Spread};

@@ -5,4 +5,5 @@
 
 pub(crate) mod attribute;
 pub(crate) mod harness;
+pub(crate) mod probe;
 pub(crate) mod runner;
