@@ -129,21 +129,23 @@ pub struct AgentArgs {
     #[arg(long)]
     pub url: Option<String>,
     /// How the agent is spoken to: json (the JSON contract) or openai (chat
-    /// completions). Default: the manifest's spec.evaluation.agent.protocol,
-    /// else EVAL_AGENT_PROTOCOL, else openai for a URL ending in
-    /// /chat/completions, else json.
+    /// completions). Default: EVAL_AGENT_PROTOCOL, else openai for a URL
+    /// ending in /chat/completions, else json (`evaluate` of a manifest:
+    /// its spec.evaluation.agent.protocol first).
     #[arg(long, value_name = "PROTOCOL", value_parser = ["json", "openai"])]
     pub protocol: Option<String>,
-    /// The `model` of OpenAI requests (default: the manifest's, else EVAL_AGENT_MODEL).
+    /// The `model` of OpenAI requests (default: EVAL_AGENT_MODEL; `evaluate`
+    /// of a manifest: its model first).
     #[arg(long)]
     pub model: Option<String>,
     /// Ask the agent for a streamed answer (SSE) and record the time to the
-    /// first token (default: the manifest's, else EVAL_AGENT_STREAM).
+    /// first token (default: EVAL_AGENT_STREAM; `evaluate` of a manifest:
+    /// its setting first).
     #[arg(long)]
     pub stream: bool,
     /// Tool definitions (a JSON file: an array of OpenAI tools, or an
-    /// object with `tools`) offered with each sample (of a dataset or
-    /// --prompts; a manifest gives each dataset its own).
+    /// object with `tools`) offered with each prompt (`evaluate` of a
+    /// manifest: each dataset's own come from the manifest).
     #[arg(long, value_name = "FILE")]
     pub tools: Option<PathBuf>,
 }

@@ -3,15 +3,16 @@
 
 use std::path::{Path, PathBuf};
 
-use eval_core::Dataset;
 use eval_core::lint::{Finding, Severity, format_findings, lint_samples};
+use eval_core::{Dataset, Format};
 
 use crate::Failure;
 
 /// Flags of `evals lint`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Dataset files (.jsonl, .csv, .json).
+    /// Dataset files (.jsonl, .ndjson, .csv, .json), or folders: every
+    /// dataset file under them.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
     /// Print the findings as JSON.
@@ -19,10 +20,59 @@ pub struct Args {
     pub json: bool,
 }
 
+/// A file not linted because it is one `evals stats --write` or `evals
+/// guide` wrote beside a dataset (said on stderr, and in `--json`).
+#[derive(Debug, serde::Serialize)]
+struct Skipped {
+    file: String,
+    reason: &'static str,
+}
+
 pub fn run(args: Args) -> Result<u8, Failure> {
     let mut all = Vec::new();
-    for file in &args.files {
-        all.extend(lint_file(file));
+    let mut skipped = Vec::new();
+    let mut linted = 0;
+    for arg in &args.files {
+        let files = if arg.is_dir() {
+            let mut found = Vec::new();
+            dataset_files(arg, &mut found)
+                .map_err(|e| Failure::config(format!("{}: cannot list it: {e}", arg.display())))?;
+            if found.is_empty() {
+                return Err(Failure::config(format!(
+                    "{}: no dataset file (.jsonl, .ndjson, .csv, .json) in it",
+                    arg.display()
+                )));
+            }
+            found
+        } else {
+            vec![arg.clone()]
+        };
+        for file in files {
+            linted += 1;
+            match lint_file(&file) {
+                Err(findings) => match eval_runtime::profile::companion_kind(&file) {
+                    Some(reason) => {
+                        linted -= 1;
+                        skipped.push(Skipped {
+                            file: file.to_string_lossy().into_owned(),
+                            reason,
+                        });
+                    }
+                    None => all.extend(findings),
+                },
+                Ok(findings) => all.extend(findings),
+            }
+        }
+    }
+    if linted == 0 {
+        return Err(Failure::config(format!(
+            "nothing to lint: {}",
+            skipped
+                .iter()
+                .map(|s| format!("{} is {}, not a dataset", s.file, s.reason))
+                .collect::<Vec<_>>()
+                .join("; ")
+        )));
     }
     let errors = all.iter().filter(|f| f.severity == Severity::Error).count();
     let warnings = all.len() - errors;
@@ -31,6 +81,7 @@ pub fn run(args: Args) -> Result<u8, Failure> {
             "errors": errors,
             "warnings": warnings,
             "findings": all,
+            "skipped": skipped,
         }))
         .map_err(|e| Failure::config(e.to_string()))?;
         outln!("{text}");
@@ -49,19 +100,44 @@ pub fn run(args: Args) -> Result<u8, Failure> {
                 f.message
             );
         }
+        for s in &skipped {
+            eprintln!("note: skipped {}: {}, not a dataset", s.file, s.reason);
+        }
         outln!("{errors} error(s), {warnings} warning(s)");
     }
     Ok(u8::from(errors > 0))
 }
 
-pub fn lint_file(path: &Path) -> Vec<Finding> {
+/// The dataset files under `dir` (by extension; hidden folders and
+/// `target/` left out), sorted.
+fn dataset_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()?;
+    entries.sort();
+    for path in entries {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+        if path.is_dir() {
+            if name.is_some_and(|n| !n.starts_with('.') && n != "target") {
+                dataset_files(&path, out)?;
+            }
+        } else if Format::from_path(&path.to_string_lossy()).is_ok() {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// The findings of one file: `Err` with the file's load errors when it
+/// does not load as a dataset.
+fn lint_file(path: &Path) -> Result<Vec<Finding>, Vec<Finding>> {
     let shown = path.to_string_lossy().into_owned();
     match Dataset::load_limited(path, &shown, eval_runtime::Config::max_dataset_bytes()) {
-        Err(e) => format_findings(&shown, &e),
+        Err(e) => Err(format_findings(&shown, &e)),
         Ok(d) => {
             let mut findings = lint_samples(&shown, &d.samples);
             findings.sort_by_key(|f| f.line);
-            findings
+            Ok(findings)
         }
     }
 }

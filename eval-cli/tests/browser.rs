@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use chrome::{Chrome, Page};
-use common::{code, demo_url, evals, scratch, text};
+use common::{code, demo_url, evals, evaluate_demo, scratch, text};
 use eval_runtime::results::{Results, SampleRecord, Verdict};
 use serde_json::{Value, json};
 
@@ -323,7 +323,11 @@ fn knowledge_base(shipping: &str) -> String {
 
 /// Runs `evals ARGS` in `dir`; panics unless it exits with `want`.
 fn run(dir: &Path, args: &[&str], want: i32) {
-    let out = evals(dir, args);
+    expect_exit(evals(dir, args), args, want);
+}
+
+/// Panics unless `out` (of `evals ARGS`) exited with `want`.
+fn expect_exit(out: std::process::Output, args: &[&str], want: i32) {
     assert_eq!(code(&out), want, "evals {args:?}: {:?}", text(&out));
 }
 
@@ -342,20 +346,8 @@ fn real_runs(dir: &Path) {
     let url = demo_url().trim_end_matches('/');
     let chat = format!("{url}/v1/chat/completions");
     let retrieval = format!("{url}/retrieval");
-    run(
-        dir,
-        &[
-            "evaluate",
-            "qa.jsonl",
-            "--url",
-            url,
-            "--metrics",
-            "contains",
-            "--output",
-            "qa.json",
-        ],
-        1,
-    );
+    let qa = ["--output", "qa.json"];
+    expect_exit(evaluate_demo(dir, "qa.jsonl", "contains", &qa, &[]), &qa, 1);
     run(
         dir,
         &[
@@ -644,20 +636,10 @@ fn a_report_of_100_000_samples_stays_usable() {
     }
     std::fs::write(dir.join("big.jsonl"), data).unwrap();
     let start = Instant::now();
-    run(
-        &dir,
-        &[
-            "evaluate",
-            "big.jsonl",
-            "--url",
-            demo_url(),
-            "--metrics",
-            "contains",
-            "--concurrency",
-            "32",
-            "--output",
-            "big.json",
-        ],
+    let big = ["--concurrency", "32", "--output", "big.json"];
+    expect_exit(
+        evaluate_demo(&dir, "big.jsonl", "contains", &big, &[]),
+        &big,
         1,
     );
     eprintln!("evals evaluate, {n} samples: {:?}", start.elapsed());

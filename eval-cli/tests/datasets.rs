@@ -7,6 +7,85 @@ mod common;
 use common::*;
 use eval_core::Dataset;
 
+/// A folder is linted file by file (nested folders too); the stats file
+/// and annotation guide written beside a dataset are named as skipped, not
+/// reported as broken datasets, and a dataset that merely ends in
+/// `-stats.json` is still linted.
+#[test]
+fn lint_of_a_folder_lints_every_dataset_and_names_the_companion_files() {
+    let dir = scratch("lint-folder");
+    let data = dir.join("evals");
+    std::fs::create_dir_all(data.join("nested")).unwrap();
+    std::fs::write(
+        data.join("a.jsonl"),
+        "{\"input\": \"one\", \"expected\": \"x\"}\n",
+    )
+    .unwrap();
+    std::fs::write(data.join("nested/b.csv"), "input,expected\nq,\"\"\n").unwrap();
+    std::fs::write(data.join("notes.txt"), "not a dataset").unwrap();
+    let out = evals(&dir, &["stats", "evals/a.jsonl", "--write"]);
+    assert_eq!(code(&out), 0, "{:?}", text(&out));
+    let out = evals(&dir, &["guide", "evals/a.jsonl"]);
+    assert_eq!(code(&out), 0, "{:?}", text(&out));
+    assert!(data.join("a-stats.json").is_file() && data.join("a-annotation-guide.md").is_file());
+    // A real dataset whose name happens to end in -stats.json.
+    std::fs::write(data.join("team-stats.json"), "[{\"input\": \"two\"}]").unwrap();
+
+    let out = evals(&dir, &["lint", "evals"]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(code(&out), 1, "{stdout}{stderr}");
+    for file in [
+        "evals/a.jsonl:1",
+        "evals/nested/b.csv:2",
+        "evals/team-stats.json:1",
+    ] {
+        assert!(
+            stdout.contains(&format!("{file}: error[")),
+            "{file} not linted:\n{stdout}"
+        );
+    }
+    assert!(
+        !stdout.contains("a-stats.json") && !stdout.contains("notes.txt"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains(
+            "note: skipped evals/a-stats.json: the statistical summary `evals stats --write` writes"
+        ),
+        "{stderr}"
+    );
+    // A glob that also matches the guide.
+    let out = evals(
+        &dir,
+        &[
+            "lint",
+            "--json",
+            "evals/a.jsonl",
+            "evals/a-annotation-guide.md",
+        ],
+    );
+    let v: serde_json::Value = serde_json::from_str(&text(&out).0).unwrap();
+    assert_eq!(
+        v["skipped"][0]["file"], "evals/a-annotation-guide.md",
+        "{v}"
+    );
+    assert!(v["errors"].as_u64().unwrap() > 0, "{v}");
+    // Nothing but companion files: nothing was linted, which is an error.
+    let out = evals(&dir, &["lint", "evals/a-stats.json"]);
+    assert_eq!(code(&out), 2, "{:?}", text(&out));
+    assert!(text(&out).1.contains("nothing to lint"), "{:?}", text(&out));
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let out = evals(&dir, &["lint", "empty"]);
+    assert_eq!(code(&out), 2, "{:?}", text(&out));
+    assert!(
+        text(&out).1.contains("empty: no dataset file"),
+        "{:?}",
+        text(&out)
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 #[test]
 fn lint_reports_codes_with_lines_and_exits_1_on_errors() {
     let dir = scratch("lint");

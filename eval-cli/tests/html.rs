@@ -5,7 +5,9 @@
 
 mod common;
 
-use common::{code, demo_url, evals, evals_with, report_data, report_samples, scratch, text};
+use common::{
+    code, demo_url, evals, evals_with, evaluate_demo, report_data, report_samples, scratch, text,
+};
 
 /// A pass, a failure (with markup in its expected answer) and a sample that
 /// cannot be scored.
@@ -14,18 +16,9 @@ const DATASET: &str = "{\"id\": \"rag\", \"input\": \"What is RAG?\", \"expected
 {\"id\": \"hello\", \"input\": \"Hello\"}\n";
 
 fn evaluate(dir: &std::path::Path, output: &str, extra: &[&str]) -> std::process::Output {
-    let mut args = vec![
-        "evaluate",
-        "qa.jsonl",
-        "--url",
-        demo_url(),
-        "--metrics",
-        "contains",
-        "--output",
-        output,
-    ];
+    let mut args = vec!["--output", output];
     args.extend_from_slice(extra);
-    evals(dir, &args)
+    evaluate_demo(dir, "qa.jsonl", "contains", &args, &[])
 }
 
 #[test]

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{check_junit_schema, code, demo_url, evals, scratch, text, xmllint_junit};
+use common::{check_junit_schema, code, evaluate_demo, scratch, text, xmllint_junit};
 
 /// Checks `xml` against the format's rules; returns (tests, failures,
 /// errors) of the root and each failure's (message, text).
@@ -91,18 +91,12 @@ const DATASET: &str = "{\"input\": \"What is RAG?\", \"expected\": \"Retrieval\"
 fn the_cli_writes_one_testcase_per_sample() {
     let dir = scratch("junit-cli");
     std::fs::write(dir.join("qa.jsonl"), DATASET).unwrap();
-    let out = evals(
+    let out = evaluate_demo(
         &dir,
-        &[
-            "evaluate",
-            "qa.jsonl",
-            "--url",
-            demo_url(),
-            "--metrics",
-            "contains",
-            "--junit",
-            "out/junit.xml",
-        ],
+        "qa.jsonl",
+        "contains",
+        &["--junit", "out/junit.xml"],
+        &[],
     );
     let (stdout, stderr) = text(&out);
     assert_eq!(code(&out), 1, "{stdout}{stderr}");

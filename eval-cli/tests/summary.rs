@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{code, demo_url, evals, evals_with, scratch, text};
+use common::{code, demo_url, evals, evals_with, evaluate_demo, scratch, text};
 
 /// A pass, a failure and a sample that cannot be scored (no expected answer).
 const DATASET: &str = "{\"input\": \"What is RAG?\", \"expected\": \"Retrieval\"}\n\
@@ -17,20 +17,11 @@ const DATASET: &str = "{\"input\": \"What is RAG?\", \"expected\": \"Retrieval\"
 const GATE_ROW: &str = "| `mean(contains)` | 0.5000 | \\>= | 0.3 | ❌ missed: 1 sample(s) could not be scored (the value alone meets it) | +0.2000 | 1 |";
 
 fn evaluate(dir: &std::path::Path, env: &[(&str, &str)]) -> std::process::Output {
-    evals_with(
+    evaluate_demo(
         dir,
-        &[
-            "evaluate",
-            "qa.jsonl",
-            "--url",
-            demo_url(),
-            "--metrics",
-            "contains",
-            "--gate",
-            "contains >= 0.3",
-            "--output",
-            "results.json",
-        ],
+        "qa.jsonl",
+        "contains",
+        &["--gate", "contains >= 0.3", "--output", "results.json"],
         env,
     )
 }

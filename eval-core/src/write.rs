@@ -99,9 +99,15 @@ fn expected_tools(sample: &Sample) -> Option<Value> {
 
 /// JSONL text: one line per sample.
 pub fn to_jsonl(samples: &[Sample]) -> String {
+    objects_to_jsonl(samples.iter().map(record))
+}
+
+/// JSONL text of JSON objects, one per line: the one JSONL encoding, used
+/// by [`to_jsonl`] and by `evals generate`'s golden records.
+pub fn objects_to_jsonl(objects: impl IntoIterator<Item = Map<String, Value>>) -> String {
     let mut out = String::new();
-    for s in samples {
-        out.push_str(&Value::Object(record(s)).to_string());
+    for o in objects {
+        out.push_str(&Value::Object(o).to_string());
         out.push('\n');
     }
     out
@@ -149,13 +155,24 @@ pub fn to_csv(samples: &[Sample]) -> Result<String, CsvError> {
         .copied()
         .filter(|c| *c == "input" || records.iter().any(|r| r.contains_key(*c)))
         .collect();
+    objects_to_csv(&records, &columns)
+}
+
+/// CSV text of JSON objects under `columns`: the one CSV cell encoding the
+/// loaders read back (a string as it is; a number, bool, list or object as
+/// JSON text; an absent or null field as an empty cell). Used by [`to_csv`]
+/// and by `evals generate`'s golden records.
+pub fn objects_to_csv(
+    objects: &[Map<String, Value>],
+    columns: &[&str],
+) -> Result<String, CsvError> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record(&columns)?;
-    for r in &records {
+    w.write_record(columns)?;
+    for o in objects {
         let row: Vec<String> = columns
             .iter()
-            .map(|c| match r.get(*c) {
-                None => String::new(),
+            .map(|c| match o.get(*c) {
+                None | Some(Value::Null) => String::new(),
                 Some(Value::String(s)) => s.clone(),
                 Some(other) => other.to_string(),
             })

@@ -29,6 +29,27 @@ pub fn evals_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     cmd.output().expect("run evals")
 }
 
+/// `evals evaluate DATASET --url <the demo agent> --metrics METRICS EXTRA...`
+/// in `dir`, with `env` set: the run most report tests start from.
+pub fn evaluate_demo(
+    dir: &Path,
+    dataset: &str,
+    metrics: &str,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> Output {
+    let mut args = vec![
+        "evaluate",
+        dataset,
+        "--url",
+        demo_url(),
+        "--metrics",
+        metrics,
+    ];
+    args.extend_from_slice(extra);
+    evals_with(dir, &args, env)
+}
+
 pub fn text(o: &Output) -> (String, String) {
     (
         String::from_utf8_lossy(&o.stdout).into_owned(),

@@ -63,27 +63,27 @@ impl Corpus {
     /// Unrag `.json` dataset), chunks of at most `chunk_words` words.
     pub fn load(path: &Path, chunk_words: usize) -> Result<Corpus, GenerateError> {
         let shown = path.display().to_string();
-        let not_found = |reason: String| GenerateError::CorpusNotFound {
+        let not_found = |source: std::io::Error| GenerateError::CorpusNotFound {
             path: shown.clone(),
-            reason,
+            source,
         };
-        let meta = std::fs::metadata(path).map_err(|e| not_found(e.to_string()))?;
+        let meta = std::fs::metadata(path).map_err(not_found)?;
         let max = crate::Config::max_dataset_bytes();
         let read = |file: &Path| -> Result<String, GenerateError> {
-            let bytes = eval_core::files::read_checked(file, max).map_err(|e| {
-                GenerateError::Corpus(format!("{}: cannot read it: {e}", file.display()))
+            let bytes = eval_core::files::read_checked(file, max).map_err(|source| {
+                GenerateError::CorpusRead {
+                    path: file.to_path_buf(),
+                    source,
+                }
             })?;
-            String::from_utf8(bytes).map_err(|e| {
-                GenerateError::Corpus(format!(
-                    "{}: not UTF-8 text: {}",
-                    file.display(),
-                    e.utf8_error()
-                ))
+            String::from_utf8(bytes).map_err(|e| GenerateError::CorpusNotText {
+                path: file.to_path_buf(),
+                source: e.utf8_error(),
             })
         };
         let documents: Vec<(String, String)> = if meta.is_dir() {
             let mut files = Vec::new();
-            walk(path, &mut files).map_err(|e| not_found(e.to_string()))?;
+            walk(path, &mut files).map_err(not_found)?;
             files.sort();
             let mut docs = Vec::new();
             for file in files {
@@ -107,15 +107,13 @@ impl Corpus {
             .is_some_and(|e| e.eq_ignore_ascii_case("json"))
         {
             let data = eval_core::retrieval::RetrievalDataset::load_limited(path, &shown, max)
-                .map_err(|e| GenerateError::Corpus(e.to_string()))?;
+                .map_err(GenerateError::CorpusDataset)?;
             data.documents
                 .iter()
                 .filter_map(|d| d.content.clone().map(|c| (d.source_id.clone(), c)))
                 .collect()
         } else {
-            return Err(GenerateError::Corpus(format!(
-                "{shown}: a corpus is a folder of .txt/.md files, one such file, or an Unrag dataset (.json)"
-            )));
+            return Err(GenerateError::CorpusKind { path: shown });
         };
         Corpus::from_documents(&shown, &documents, chunk_words)
     }
@@ -136,9 +134,9 @@ impl Corpus {
             read += usize::from(chunks.len() > before);
         }
         if chunks.is_empty() {
-            return Err(GenerateError::Corpus(format!(
-                "{source}: no text to generate questions from (no .txt or .md file with text, or no document with inline `content`)"
-            )));
+            return Err(GenerateError::CorpusEmpty {
+                corpus: source.to_string(),
+            });
         }
         Ok(Corpus {
             source: source.to_string(),
@@ -301,6 +299,6 @@ mod tests {
         assert_eq!(a.shared(&b), 3, "vector, search, chunks");
         assert_eq!(a.shared(&c), 0);
         let corpus = Corpus::from_documents("x", &[("a".into(), "  ".into())], 10);
-        assert!(matches!(corpus, Err(GenerateError::Corpus(_))));
+        assert!(matches!(corpus, Err(GenerateError::CorpusEmpty { .. })));
     }
 }

@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use eval_core::Dataset;
+use eval_core::{Dataset, write};
 use serde_json::{Map, Value};
 
 use super::GenerateError;
@@ -33,10 +33,10 @@ impl OutputFormat {
         match ext.as_str() {
             "jsonl" | "ndjson" => Ok(OutputFormat::Jsonl),
             "csv" => Ok(OutputFormat::Csv),
-            other => Err(GenerateError::Options(format!(
-                "{}: unsupported output format `.{other}` (expected .jsonl or .csv)",
-                path.display()
-            ))),
+            other => Err(GenerateError::OutputFormat {
+                path: path.to_path_buf(),
+                extension: other.to_string(),
+            }),
         }
     }
 }
@@ -117,48 +117,29 @@ impl Record {
 pub fn read(path: &Path) -> Result<Vec<Record>, GenerateError> {
     let shown = path.display().to_string();
     let data = Dataset::load_limited(path, &shown, crate::Config::max_dataset_bytes())
-        .map_err(|e| GenerateError::Output(format!("{e}; it was not changed")))?;
+        .map_err(GenerateError::Existing)?;
     Ok(data.samples.iter().map(Record::from_sample).collect())
 }
 
-/// The text of `records` in `format`.
+/// The text of `records` in `format`, through the writers `evals convert`
+/// uses (one JSONL and one CSV encoding); only the golden field names and
+/// the CSV columns (every field any record has, in the schema's order) are
+/// decided here.
 pub fn render(records: &[Record], format: OutputFormat) -> Result<String, GenerateError> {
+    let objects = records.iter().map(Record::to_json);
     match format {
-        OutputFormat::Jsonl => {
-            let mut out = String::new();
-            for r in records {
-                out.push_str(&Value::Object(r.to_json()).to_string());
-                out.push('\n');
-            }
-            Ok(out)
-        }
+        OutputFormat::Jsonl => Ok(write::objects_to_jsonl(objects)),
         OutputFormat::Csv => {
-            let rows: Vec<Map<String, Value>> = records.iter().map(Record::to_json).collect();
-            let mut columns: Vec<String> = Vec::new();
-            for row in &rows {
-                for k in row.keys() {
-                    if !columns.contains(k) {
-                        columns.push(k.clone());
+            let objects: Vec<Map<String, Value>> = objects.collect();
+            let mut columns: Vec<&str> = Vec::new();
+            for o in &objects {
+                for k in o.keys() {
+                    if !columns.contains(&k.as_str()) {
+                        columns.push(k);
                     }
                 }
             }
-            let failed =
-                |e: &dyn std::fmt::Display| GenerateError::Output(format!("cannot write CSV: {e}"));
-            let mut w = csv::Writer::from_writer(Vec::new());
-            w.write_record(&columns).map_err(|e| failed(&e))?;
-            for row in &rows {
-                let cells: Vec<String> = columns
-                    .iter()
-                    .map(|c| match row.get(c) {
-                        None | Some(Value::Null) => String::new(),
-                        Some(Value::String(s)) => s.clone(),
-                        Some(other) => other.to_string(),
-                    })
-                    .collect();
-                w.write_record(&cells).map_err(|e| failed(&e))?;
-            }
-            let bytes = w.into_inner().map_err(|e| failed(&e.into_error()))?;
-            String::from_utf8(bytes).map_err(|e| failed(&e))
+            Ok(write::objects_to_csv(&objects, &columns)?)
         }
     }
 }
@@ -173,21 +154,24 @@ pub fn write(
     backed_up: &mut bool,
 ) -> Result<Option<PathBuf>, GenerateError> {
     let text = render(records, format)?;
-    let shown = path.display();
+    let failed = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| GenerateError::Write { path, source }
+    };
     let mut backup = None;
     if !*backed_up && path.exists() {
         backup = Some(
-            eval_core::files::backup(path)
-                .map_err(|e| GenerateError::Output(format!("cannot back up {shown}: {e}")))?,
+            eval_core::files::backup(path).map_err(|source| GenerateError::Backup {
+                path: path.to_path_buf(),
+                source,
+            })?,
         );
     }
     *backed_up = true;
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| GenerateError::Output(format!("cannot create {}: {e}", dir.display())))?;
+        std::fs::create_dir_all(dir).map_err(failed(dir))?;
     }
-    eval_core::files::write_atomically(path, text.as_bytes())
-        .map_err(|e| GenerateError::Output(format!("cannot write {shown}: {e}")))?;
+    eval_core::files::write_atomically(path, text.as_bytes()).map_err(failed(path))?;
     Ok(backup)
 }
 

@@ -176,22 +176,98 @@ impl Outcome {
 #[non_exhaustive]
 pub enum GenerateError {
     /// The corpus path does not exist (seed 002's `CORPUS_NOT_FOUND`).
-    #[error("CORPUS_NOT_FOUND: {path}: {reason}")]
+    #[error("CORPUS_NOT_FOUND: {path}: {source}")]
     CorpusNotFound {
         /// The path given.
         path: String,
         /// What the file system said.
-        reason: String,
+        source: std::io::Error,
     },
-    /// The corpus cannot be used (unreadable, no text, too few documents).
-    #[error("{0}")]
-    Corpus(String),
-    /// The options are wrong.
-    #[error("{0}")]
-    Options(String),
-    /// The existing output cannot be read, or the output cannot be written.
-    #[error("{0}")]
-    Output(String),
+    /// A corpus file cannot be read.
+    #[error("{path}: cannot read it: {source}")]
+    CorpusRead {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: eval_core::files::ReadError,
+    },
+    /// A corpus file is not UTF-8 text.
+    #[error("{path}: not UTF-8 text: {source}")]
+    CorpusNotText {
+        /// The file.
+        path: PathBuf,
+        /// Where the bytes stop being UTF-8.
+        source: std::str::Utf8Error,
+    },
+    /// An Unrag dataset given as the corpus does not load.
+    #[error(transparent)]
+    CorpusDataset(eval_core::DatasetError),
+    /// The corpus path is neither a folder, a text file nor an Unrag dataset.
+    #[error(
+        "{path}: a corpus is a folder of .txt/.md files, one such file, or an Unrag dataset (.json)"
+    )]
+    CorpusKind {
+        /// The path given.
+        path: String,
+    },
+    /// The corpus holds no text.
+    #[error(
+        "{corpus}: no text to generate questions from (no .txt or .md file with text, or no document with inline `content`)"
+    )]
+    CorpusEmpty {
+        /// The corpus, as given.
+        corpus: String,
+    },
+    /// A query type needs two documents and the corpus has one.
+    #[error(
+        "{corpus}: {kind} questions need passages of two documents; the corpus has one (leave them out with --mix or --types)"
+    )]
+    OneDocument {
+        /// The corpus, as given.
+        corpus: String,
+        /// The query type.
+        kind: &'static str,
+    },
+    /// `--count 0`.
+    #[error("the count must be at least 1")]
+    ZeroCount,
+    /// The output's extension names no format generate writes.
+    #[error("{path}: unsupported output format `.{extension}` (expected .jsonl or .csv)")]
+    OutputFormat {
+        /// The output path.
+        path: PathBuf,
+        /// Its extension.
+        extension: String,
+    },
+    /// A dataset given with `--against` does not load.
+    #[error(transparent)]
+    Against(eval_core::DatasetError),
+    /// The existing output does not load, so it cannot be resumed; it is
+    /// left as it was.
+    #[error("{0}; it was not changed")]
+    Existing(eval_core::DatasetError),
+    /// The records cannot be rendered as CSV.
+    #[error("cannot write CSV: {0}")]
+    Csv(#[from] eval_core::write::CsvError),
+    /// The existing output cannot be backed up (so it is not replaced).
+    #[error("cannot back up {path}: {source}")]
+    Backup {
+        /// The output.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The output (or its folder) cannot be written.
+    #[error("cannot write {path}: {source}")]
+    Write {
+        /// The file or folder.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// No async runtime could be started.
+    #[error("cannot start an async runtime: {0}")]
+    Runtime(std::io::Error),
     /// A batch failed: seed 002's `SYNTHETIC_GENERATION_FAILED`. What was
     /// made before it is in the output.
     #[error("SYNTHETIC_GENERATION_FAILED: a {kind} question could not be generated: {cause}; the {kept} samples made so far are kept in {path}", path = .outcome.path.display(), kept = .outcome.total)]
@@ -211,7 +287,9 @@ impl GenerateError {
         match self {
             GenerateError::CorpusNotFound { .. } => Some("CORPUS_NOT_FOUND"),
             GenerateError::Failed { .. } => Some(SYNTHETIC_GENERATION_FAILED),
-            GenerateError::Output(_) => Some("FILE_FORMAT_ERROR"),
+            GenerateError::Existing(_)
+            | GenerateError::Against(_)
+            | GenerateError::CorpusDataset(_) => Some("FILE_FORMAT_ERROR"),
             _ => None,
         }
     }
@@ -224,7 +302,7 @@ pub fn questions_of(paths: &[PathBuf]) -> Result<Vec<String>, GenerateError> {
         let shown = path.display().to_string();
         let data =
             eval_core::Dataset::load_limited(path, &shown, crate::Config::max_dataset_bytes())
-                .map_err(|e| GenerateError::Options(e.to_string()))?;
+                .map_err(GenerateError::Against)?;
         out.extend(data.samples.iter().map(|s| s.input.display_text()));
     }
     Ok(out)
@@ -269,9 +347,7 @@ pub async fn generate(
 ) -> Result<Outcome, GenerateError> {
     let format = OutputFormat::of(output)?;
     if options.count == 0 {
-        return Err(GenerateError::Options(
-            "the count must be at least 1".into(),
-        ));
+        return Err(GenerateError::ZeroCount);
     }
     let two_docs = QueryType::ALL
         .into_iter()
@@ -282,11 +358,10 @@ pub async fn generate(
     if let Some(kind) = two_docs
         && documents.len() < 2
     {
-        return Err(GenerateError::Corpus(format!(
-            "{}: {} questions need passages of two documents; the corpus has one (leave them out with --mix or --types)",
-            corpus.source,
-            kind.name()
-        )));
+        return Err(GenerateError::OneDocument {
+            corpus: corpus.source.clone(),
+            kind: kind.name(),
+        });
     }
     let mut records = if output.exists() && !options.fresh {
         golden::read(output)?
@@ -444,8 +519,7 @@ pub fn generate_blocking(
     prices: Option<&PriceTable>,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Outcome, GenerateError> {
-    let runtime = crate::engine::schedule::local_runtime()
-        .map_err(|e| GenerateError::Options(format!("cannot start an async runtime: {e}")))?;
+    let runtime = crate::engine::schedule::local_runtime().map_err(GenerateError::Runtime)?;
     runtime.block_on(generate(corpus, output, options, judge, prices, progress))
 }
 

@@ -136,11 +136,10 @@ impl<'a> Picker<'a> {
             QueryType::MultiHop | QueryType::Ambiguous => {
                 let other = self.related(first, 1, true, &[]);
                 if other.is_empty() {
-                    return Err(GenerateError::Corpus(format!(
-                        "{}: {} questions need passages from two documents; the corpus has one",
-                        self.corpus.source,
-                        kind.name()
-                    )));
+                    return Err(GenerateError::OneDocument {
+                        corpus: self.corpus.source.clone(),
+                        kind: kind.name(),
+                    });
                 }
                 std::iter::once(first).chain(other).collect()
             }

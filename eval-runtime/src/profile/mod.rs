@@ -39,6 +39,20 @@ pub fn guide_path(dataset: &Path) -> PathBuf {
     beside(dataset, "annotation-guide.md")
 }
 
+/// What `path` is when its name is one [`stats_path`] or [`guide_path`]
+/// gives: a file written beside a dataset, not a dataset (for `evals lint`
+/// given a folder or a glob that also matches these files).
+pub fn companion_kind(path: &Path) -> Option<&'static str> {
+    let name = path.file_name()?.to_str()?;
+    if name.len() > "-stats.json".len() && name.ends_with("-stats.json") {
+        Some("the statistical summary `evals stats --write` writes")
+    } else if name.len() > "-annotation-guide.md".len() && name.ends_with("-annotation-guide.md") {
+        Some("the annotation guide `evals guide` writes")
+    } else {
+        None
+    }
+}
+
 /// The name a dataset goes by in its summary and guide: the file's name.
 pub fn dataset_name(dataset: &Path) -> String {
     dataset
