@@ -2,7 +2,12 @@
 //!
 //! ```text
 //! cargo run --example demo_agent -- [--addr 127.0.0.1:8080] [--latency-ms N] [--rate-limit R [--no-retry-after]]
+//! cargo run --example demo_agent -- --judge [--addr 127.0.0.1:8000] [--latency-ms N]
 //! ```
+//!
+//! `--judge` serves the scripted judge and embeddings server
+//! ([`eval_examples::judge`]) instead, for `EVAL_JUDGE_URL` / `EVAL_EMBED_URL`
+//! (model-based metrics and `evals generate` without a model).
 //!
 //! Then, for example:
 //!
@@ -17,6 +22,7 @@ use std::time::Duration;
 use eval_examples::demo::{
     self, ConfigError, DemoConfig, LATENCY_ENV, RATE_LIMIT_ENV, RETRY_AFTER_ENV, RateLimit,
 };
+use eval_examples::judge::{self, JudgeConfig};
 
 const DEFAULT_ADDR: &str = "127.0.0.1:8080";
 
@@ -26,6 +32,7 @@ fn usage() -> String {
 Serve the demo RAG agent over HTTP.
 
 Usage: demo_agent [--addr HOST:PORT] [--latency-ms N] [--rate-limit R [--no-retry-after]]
+       demo_agent --judge [--addr HOST:PORT] [--latency-ms N]
 
 Options:
   --addr HOST:PORT   address to listen on (default {DEFAULT_ADDR}; port 0 picks a free one)
@@ -34,6 +41,9 @@ Options:
                      (default: ${RATE_LIMIT_ENV}, else no limit)
   --no-retry-after   leave the Retry-After header out of 429 answers
                      (default: ${RETRY_AFTER_ENV}, else sent)
+  --judge            serve the scripted LLM judge and embeddings server instead
+                     (POST /v1/chat/completions, POST /v1/embeddings, GET /stats): point
+                     EVAL_JUDGE_URL and EVAL_EMBED_URL at http://HOST:PORT/v1
   -h, --help         print this help
 
 Routes:
@@ -55,6 +65,7 @@ struct Args {
     latency: Option<Duration>,
     rate_limit: Option<RateLimit>,
     no_retry_after: bool,
+    judge: bool,
 }
 
 /// `Ok(None)` when help was asked for.
@@ -63,6 +74,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Option<Args>, St
     let mut latency: Option<String> = None;
     let mut rate: Option<String> = None;
     let mut no_retry_after = false;
+    let mut judge = false;
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         let (flag, inline) = match arg.split_once('=') {
@@ -73,6 +85,10 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Option<Args>, St
             "-h" | "--help" if inline.is_none() => return Ok(None),
             "--no-retry-after" if inline.is_none() => {
                 no_retry_after = true;
+                continue;
+            }
+            "--judge" if inline.is_none() => {
+                judge = true;
                 continue;
             }
             "--addr" => &mut addr,
@@ -104,11 +120,15 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Option<Args>, St
         Some(v) => Some(RateLimit::parse("--rate-limit", &v).map_err(|e| e.to_string())?),
         None => None,
     };
+    if judge && (rate_limit.is_some() || no_retry_after) {
+        return Err("`--judge` takes no `--rate-limit` or `--no-retry-after`".into());
+    }
     Ok(Some(Args {
         addr,
         latency,
         rate_limit,
         no_retry_after,
+        judge,
     }))
 }
 
@@ -147,6 +167,18 @@ fn main() -> ExitCode {
             .await
             .map_err(|e| format!("cannot listen on {}: {e}", args.addr))?;
         let local = listener.local_addr().map_err(|e| e.to_string())?;
+        if args.judge {
+            println!(
+                "scripted judge listening on http://{local} (EVAL_JUDGE_URL=http://{local}/v1)"
+            );
+            let judge = JudgeConfig {
+                latency: config.latency,
+                ..JudgeConfig::default()
+            };
+            return axum::serve(listener, judge::router(judge))
+                .await
+                .map_err(|e| format!("server error: {e}"));
+        }
         println!("demo agent listening on http://{local}");
         if !config.latency.is_zero() {
             println!("latency: {} ms per answer", config.latency.as_millis());
@@ -222,6 +254,8 @@ mod tests {
         let c = config(&a).unwrap();
         assert_eq!(c.rate_limit, Some(RateLimit::new(100.0).retry_after(false)));
         assert!(parse(&["--help"]).unwrap().is_none());
+        let a = parse(&["--judge", "--latency-ms", "5"]).unwrap().unwrap();
+        assert!(a.judge && a.latency == Some(Duration::from_millis(5)));
         for bad in [
             &["--addr"][..],
             &["--addr", "localhost"],
@@ -229,6 +263,8 @@ mod tests {
             &["--latency-ms="],
             &["--rate-limit", "0"],
             &["--no-retry-after=yes"],
+            &["--judge", "--rate-limit", "10"],
+            &["--judge=yes"],
             &["--port", "1"],
             &["extra"],
         ] {
