@@ -467,7 +467,8 @@ pub fn http_agent(
     );
     let agent = HttpAgent::from_config(config, flags.url.as_deref())
         .map_err(|e| url_error(flags, e))?
-        .settings(&settings.or(manifest));
+        .settings(&settings)
+        .under_plan(manifest);
     agent.check().map_err(|e| Failure::config(e.to_string()))?;
     Ok(agent)
 }

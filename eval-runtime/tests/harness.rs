@@ -962,3 +962,52 @@ fn a_conversations_evaluators_score_their_own_turn() {
         .collect();
     assert_eq!(failed, ["contains@turn2"]);
 }
+
+/// A manifest's `spec.evaluation.agent` reaches an `HttpAgent` given to the
+/// harness as it reaches `evals evaluate`'s (one rule,
+/// `HttpAgent::under_plan`): what the agent's code chose wins, the manifest
+/// fills the rest.
+#[test]
+fn the_manifests_agent_block_applies_to_an_http_agent_under_what_code_chose() {
+    let manifest = "spec:\n  evaluation:\n    datasets:\n      - name: qa\n        path: qa.jsonl\n        metrics: [contains]\n    agent:\n      protocol: openai\n      model: from-manifest\n";
+    let dir = scratch(
+        "manifest-agent",
+        &[
+            ("agent.yaml", manifest),
+            (
+                "qa.jsonl",
+                "{\"input\": \"Capital of France?\", \"expected\": \"Paris\"}\n",
+            ),
+        ],
+    );
+    let server = common::serve_detached(|_, _, _| common::Reply::json(200, common::chat("Paris")));
+    // The URL's path implies the JSON contract: only the manifest says OpenAI.
+    let url = format!("{}/agent", server.url);
+    let run = |agent: eval_runtime::HttpAgent| {
+        let before = server.count();
+        let out = harness(&dir)
+            .manifest("agent.yaml")
+            .agent(agent)
+            .evaluate(args(&[]));
+        let requests = server.requests.lock().unwrap();
+        assert_eq!(requests.len(), before + 1);
+        (out.code, requests[before].1.clone())
+    };
+    let (code, body) = run(eval_runtime::HttpAgent::new(&url).unwrap());
+    assert_eq!(code, 0, "{body}");
+    assert_eq!(body["model"], "from-manifest", "{body}");
+    assert!(
+        body["messages"].is_array() && body.get("input").is_none(),
+        "{body}"
+    );
+    // The model chosen in code wins over the manifest's; the protocol still comes from it.
+    let (code, body) = run(eval_runtime::HttpAgent::new(&url).unwrap().model("mine"));
+    assert_eq!(code, 0, "{body}");
+    assert_eq!(body["model"], "mine", "{body}");
+    // The protocol chosen in code wins too: a JSON-contract body, no model.
+    let (_, body) = run(eval_runtime::HttpAgent::new(&url)
+        .unwrap()
+        .protocol(eval_runtime::Protocol::Json));
+    assert_eq!(body["input"], "Capital of France?", "{body}");
+    assert!(body.get("model").is_none(), "{body}");
+}

@@ -138,6 +138,10 @@ pub struct HttpAgent {
     sampling: Sampling,
     /// The agent's own tool definitions, or why they are not valid.
     tools: std::result::Result<Vec<Value>, String>,
+    /// What code (or `evals`' flags) chose with [`protocol`](Self::protocol),
+    /// [`model`](Self::model), [`stream`](Self::stream): a plan's settings
+    /// give way to these ([`under_plan`](Self::under_plan)).
+    chosen: AgentSettings,
 }
 
 impl std::fmt::Debug for HttpAgent {
@@ -180,6 +184,7 @@ impl HttpAgent {
             stream: false,
             sampling: Sampling::default(),
             tools: Ok(Vec::new()),
+            chosen: AgentSettings::default(),
         })
     }
 
@@ -229,6 +234,7 @@ impl HttpAgent {
     /// `/chat/completions` means OpenAI.
     pub fn protocol(mut self, protocol: Protocol) -> Self {
         self.protocol = Some(protocol);
+        self.chosen.protocol = Some(protocol);
         self
     }
 
@@ -236,6 +242,7 @@ impl HttpAgent {
     /// OpenAI protocol, as OpenAI, vLLM and Ollama require it.
     pub fn model(mut self, model: impl Into<String>) -> Self {
         self.model = Some(model.into()).filter(|m| !m.trim().is_empty());
+        self.chosen.model = self.model.clone();
         self
     }
 
@@ -244,6 +251,7 @@ impl HttpAgent {
     /// in a JSON-contract body. The time to the first token is then recorded.
     pub fn stream(mut self, on: bool) -> Self {
         self.stream = on;
+        self.chosen.stream = Some(on);
         self
     }
 
@@ -294,6 +302,18 @@ impl HttpAgent {
             self = self.stream(s);
         }
         self
+    }
+
+    /// Applies what a plan says about the agent (a manifest's
+    /// `spec.evaluation.agent`) where nothing was chosen in code or by
+    /// `evals`' flags: code and flags first, then the manifest, then the
+    /// `EVAL_AGENT_*` variables. The engine applies a plan's settings this
+    /// way for the harness and for `evals evaluate` alike.
+    pub fn under_plan(self, plan: &AgentSettings) -> Self {
+        let chosen = self.chosen.clone();
+        let mut agent = self.settings(&chosen.clone().or(plan));
+        agent.chosen = chosen;
+        agent
     }
 
     /// The protocol, model and streaming in use (the protocol always said:

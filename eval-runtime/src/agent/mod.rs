@@ -182,6 +182,15 @@ pub trait Agent: Send + Sync + 'static {
     fn cassette_settings(&self) -> serde_json::Value {
         serde_json::Value::Null
     }
+
+    /// This agent with what the plan says about agents (a manifest's
+    /// `spec.evaluation.agent`: protocol, model, streaming) applied where
+    /// the agent's own code chose nothing ([`HttpAgent::under_plan`]);
+    /// `None` for an agent those settings do not concern (in-process
+    /// agents, retrievers), which the engine then says.
+    fn with_plan_settings(&self, _settings: &AgentSettings) -> Option<std::sync::Arc<dyn Agent>> {
+        None
+    }
 }
 
 impl Agent for HttpAgent {
@@ -191,6 +200,10 @@ impl Agent for HttpAgent {
 
     fn cassette_settings(&self) -> serde_json::Value {
         HttpAgent::cassette_settings(self)
+    }
+
+    fn with_plan_settings(&self, settings: &AgentSettings) -> Option<std::sync::Arc<dyn Agent>> {
+        Some(std::sync::Arc::new(self.clone().under_plan(settings)))
     }
 }
 
@@ -210,6 +223,10 @@ impl<A: Agent> Agent for crate::Result<A> {
     fn cassette_settings(&self) -> serde_json::Value {
         self.as_ref()
             .map_or(serde_json::Value::Null, Agent::cassette_settings)
+    }
+
+    fn with_plan_settings(&self, settings: &AgentSettings) -> Option<std::sync::Arc<dyn Agent>> {
+        self.as_ref().ok()?.with_plan_settings(settings)
     }
 }
 

@@ -321,6 +321,10 @@ impl Harness {
         for note in datasets.iter().flat_map(|d| &d.notes) {
             eprintln!("note: {note}");
         }
+        let (agent, note) = crate::plan::agent_for_plan(agent, &plan.agent);
+        if let Some(note) = note {
+            eprintln!("note: {note}");
+        }
         let run = Arc::new(Run::new(datasets, services, plan.concurrency));
         let trials: Vec<Trial> = (0..run.len())
             .map(|t| {

@@ -119,7 +119,8 @@ impl Prepared<'_> {
     }
 
     /// What the plan's manifest says about the agent
-    /// (`spec.evaluation.agent`): apply it with [`HttpAgent::settings`](crate::HttpAgent::settings).
+    /// (`spec.evaluation.agent`): apply it with [`HttpAgent::under_plan`](crate::HttpAgent::under_plan),
+    /// as the harness does.
     pub fn agent_settings(&self) -> &eval_core::AgentSettings {
         &self.agent
     }

@@ -64,9 +64,34 @@ pub struct Plan {
     pub baseline: Option<Baseline>,
     /// Where relative paths start (rubric files).
     pub base_dir: PathBuf,
-    /// What a manifest says about the agent (`spec.evaluation.agent`), for
-    /// the front end that builds it.
+    /// What a manifest says about the agent (`spec.evaluation.agent`),
+    /// applied with [`HttpAgent::under_plan`](crate::HttpAgent::under_plan).
     pub agent: eval_core::AgentSettings,
+}
+
+/// The agent a plan's run uses: `agent` with what the plan says about
+/// agents (a manifest's `spec.evaluation.agent`) applied where its own code
+/// chose nothing ([`Agent::with_plan_settings`](crate::Agent::with_plan_settings)),
+/// and a note when the plan says something the agent cannot take (an
+/// in-process agent has no protocol or model).
+pub(crate) fn agent_for_plan(
+    agent: std::sync::Arc<dyn crate::Agent>,
+    settings: &eval_core::AgentSettings,
+) -> (std::sync::Arc<dyn crate::Agent>, Option<String>) {
+    if settings.is_empty() {
+        return (agent, None);
+    }
+    match agent.with_plan_settings(settings) {
+        Some(applied) => (applied, None),
+        None => (
+            agent,
+            Some(
+                "the manifest's spec.evaluation.agent (protocol, model, stream) is for HTTP agents; \
+                 this agent does not take it"
+                    .into(),
+            ),
+        ),
+    }
 }
 
 /// A baseline results file and how much a score may move before it counts.
