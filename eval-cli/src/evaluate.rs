@@ -57,6 +57,15 @@ pub struct Args {
     /// EVAL_HTML=off).
     #[arg(long)]
     pub no_html: bool,
+    /// Record the agent's answers into FILE (with --cassette-mode record), or
+    /// answer every sample from it without calling the agent (replay, the
+    /// default) (default: EVAL_AGENT_CASSETTE).
+    #[arg(long, value_name = "FILE")]
+    pub cassette: Option<PathBuf>,
+    /// What the cassette does: record or replay (default:
+    /// EVAL_AGENT_CASSETTE_MODE, else replay).
+    #[arg(long, value_name = "MODE", value_parser = ["record", "replay"])]
+    pub cassette_mode: Option<String>,
     /// Metrics for a dataset without a manifest, e.g. "contains, partial_match >= 0.5"
     /// (default: the dataset's own — a runevals file's evaluators, the rank
     /// metrics of a retrieval dataset — else PartialMatch, or Relevance and
@@ -176,7 +185,10 @@ pub fn run(args: Args) -> Result<u8, Failure> {
         );
     }
     let plan = plan(&args, file.as_deref())?;
-    let runner = Runner::new();
+    let runner = match cassette_config(&args, config)? {
+        Some(own) => Runner::new().config(own),
+        None => Runner::new(),
+    };
     let prepared = runner
         .prepare(plan)
         .map_err(|e| Failure::config(e.to_string()))?;
@@ -398,6 +410,30 @@ fn inline_samples(args: &Args) -> Result<Vec<Sample>, Failure> {
             s
         })
         .collect())
+}
+
+/// The settings with `--cassette` / `--cassette-mode` in place of
+/// EVAL_AGENT_CASSETTE / EVAL_AGENT_CASSETTE_MODE (`None`: neither given).
+fn cassette_config(args: &Args, config: &Config) -> Result<Option<Config>, Failure> {
+    if args.cassette.is_none() && args.cassette_mode.is_none() {
+        return Ok(None);
+    }
+    let mut own = config.clone();
+    if let Some(path) = &args.cassette {
+        own.agent_cassette = Some(path.clone());
+    }
+    if let Some(mode) = &args.cassette_mode {
+        own.agent_cassette_mode = match mode.as_str() {
+            "record" => eval_runtime::CassetteMode::Record,
+            _ => eval_runtime::CassetteMode::Replay,
+        };
+    }
+    if own.agent_cassette.is_none() {
+        return Err(Failure::config(
+            "--cassette-mode needs a cassette: --cassette FILE (or EVAL_AGENT_CASSETTE)",
+        ));
+    }
+    Ok(Some(own))
 }
 
 /// The agent for what the datasets hold: retrieval queries go to the

@@ -969,3 +969,105 @@ fn samples_the_agent_did_not_answer_are_never_left_out_of_the_summary() {
     );
     let _ = limited.shutdown();
 }
+
+/// `--cassette` records the agent's answers, and a second run replays them
+/// with the agent gone, to the same verdicts; a sample the cassette has no
+/// answer for fails naming why. `--cassette-mode` alone is refused.
+#[test]
+fn a_cassette_given_by_flag_records_then_replays_without_the_agent() {
+    let dir = scratch("cassette-flag");
+    std::fs::write(
+        dir.join("qa.jsonl"),
+        "{\"id\": \"rag\", \"input\": \"What is RAG?\", \"expected\": \"Retrieval\"}\n\
+         {\"id\": \"sum\", \"input\": \"What is 2 + 2?\", \"expected\": \"five\"}\n",
+    )
+    .unwrap();
+    let record = [
+        "--cassette",
+        "answers.jsonl",
+        "--cassette-mode",
+        "record",
+        "--json",
+    ];
+    let out = evaluate_demo(&dir, "qa.jsonl", "contains", &record, &[]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(code(&out), 1, "{stdout}{stderr}");
+    let recorded: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let lines = std::fs::read_to_string(dir.join("answers.jsonl")).unwrap();
+    assert_eq!(lines.lines().count(), 2, "{lines}");
+
+    // The agent is gone: a port nothing listens on (its protocol is the same).
+    let gone = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/", gone.local_addr().unwrap());
+    drop(gone);
+    let replay = |dataset: &str| {
+        evals(
+            &dir,
+            &[
+                "evaluate",
+                dataset,
+                "--url",
+                &url,
+                "--metrics",
+                "contains",
+                "--cassette",
+                "answers.jsonl",
+                "--json",
+            ],
+        )
+    };
+    let out = replay("qa.jsonl");
+    let (stdout, stderr) = text(&out);
+    assert_eq!(code(&out), 1, "{stdout}{stderr}");
+    let replayed: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let verdicts = |v: &serde_json::Value| -> Vec<(String, String, String)> {
+        v["samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                (
+                    s["id"].as_str().unwrap_or_default().to_string(),
+                    s["verdict"].to_string(),
+                    s["output"].to_string(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(verdicts(&replayed), verdicts(&recorded));
+    assert_eq!(verdicts(&replayed).len(), 2);
+
+    // A sample whose question changed has no recorded answer; the other still replays.
+    std::fs::write(
+        dir.join("qa.jsonl"),
+        "{\"id\": \"rag\", \"input\": \"What is RAG, again?\", \"expected\": \"Retrieval\"}\n\
+         {\"id\": \"sum\", \"input\": \"What is 2 + 2?\", \"expected\": \"five\"}\n",
+    )
+    .unwrap();
+    let out = replay("qa.jsonl");
+    let (stdout, stderr) = text(&out);
+    assert_eq!(code(&out), 1, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("has no answer for qa.jsonl id rag: the user turns changed"),
+        "{stdout}"
+    );
+
+    let out = evals(
+        &dir,
+        &[
+            "evaluate",
+            "qa.jsonl",
+            "--url",
+            &url,
+            "--cassette-mode",
+            "record",
+        ],
+    );
+    assert_eq!(code(&out), 2);
+    assert!(
+        text(&out).1.contains("--cassette-mode needs a cassette"),
+        "{:?}",
+        text(&out)
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

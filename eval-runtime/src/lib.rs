@@ -150,7 +150,7 @@ pub use agent::{
     Message, Protocol, Response, Sampling, SyncFnAgent, default_reply, openai, stream,
 };
 pub use config::{Config, ConfigError};
-pub use engine::Selection;
+pub use engine::{CassetteMode, Selection};
 pub use error::{AgentError, Error, Result, SampleError};
 pub use eval_core::metric::{self as metric_spec, MetricSpec, Op};
 pub use eval_core::{Dataset, Expected, Input, Sample, ToolCall, tool};

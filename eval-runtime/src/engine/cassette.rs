@@ -172,7 +172,7 @@ impl Cassette {
         }
         let why = match entries.values().find(|e| e.sample == who) {
             Some(old) => changed(&old.request, &request),
-            None => "it was not recorded (record it with EVAL_AGENT_CASSETTE_MODE=record)".into(),
+            None => "it was not recorded (record it with EVAL_AGENT_CASSETTE_MODE=record, or `evals evaluate --cassette-mode record`)".into(),
         };
         Err(CassetteError::Miss {
             path: self.shown(),
