@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use eval_runtime::Config;
 use eval_runtime::generate::{
     Corpus, DEFAULT_BATCH, DEFAULT_CHUNK_WORDS, DEFAULT_SEED, Difficulty, GenerateError, Mix,
-    Options, Outcome, QueryType, generate_blocking, questions_of,
+    Options, Outcome, OutputFormat, QueryType, generate_blocking, questions_of,
 };
 use eval_runtime::services::Judge;
 
@@ -83,6 +83,8 @@ pub fn run(args: Args) -> Result<u8, Failure> {
         None => Mix::default(),
     };
     let judge = Judge::from_config(config).map_err(|e| Failure::config(e.to_string()))?;
+    // A wrong output name is said before the corpus is read.
+    OutputFormat::of(&args.output).map_err(|e| failure(&e))?;
     let corpus = Corpus::load(&args.corpus, args.chunk_words as usize).map_err(|e| failure(&e))?;
     let options = Options {
         count: args.count as usize,

@@ -493,6 +493,8 @@ fn what_cannot_run_says_why() {
     let (code, _, stderr) = generate(&dir, &server.url(), &[corpus, "-o", "g.json"], &[]);
     assert_eq!(code, 2);
     assert!(stderr.contains("expected .jsonl or .csv"), "{stderr}");
+    // Said before the corpus is read.
+    assert!(!stderr.contains("generating up to"), "{stderr}");
     // One document cannot give multi-hop questions: said before any call.
     std::fs::write(
         dir.join("one.md"),
