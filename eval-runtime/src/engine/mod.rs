@@ -416,7 +416,20 @@ pub(crate) fn write_results(
             path,
             names,
             (&datasets, complete, missing),
-            records.inspect(|r| page.sample(r)),
+            records.map(|r| {
+                // Serialized once, for both files (the results file's
+                // layout writes records compact, as the page does).
+                match serde_json::value::to_raw_value(&r) {
+                    Ok(raw) => {
+                        page.sample_as(&r, Some(raw.get()));
+                        Written::Raw(raw)
+                    }
+                    Err(_) => {
+                        page.sample(&r);
+                        Written::Record(Box::new(r))
+                    }
+                }
+            }),
         )?;
         let whole = complete && missing.is_empty();
         page.end_run(&crate::output::RunMeta {
@@ -431,6 +444,15 @@ pub(crate) fn write_results(
         Ok(())
     })?;
     Ok(datasets)
+}
+
+/// A sample record as the results file gets it: already serialized (for
+/// the page too), or as it is.
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+enum Written {
+    Raw(Box<serde_json::value::RawValue>),
+    Record(Box<crate::output::SampleRecord>),
 }
 
 /// A warning on the real stderr: threads started from a test inherit its

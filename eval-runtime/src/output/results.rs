@@ -980,10 +980,10 @@ pub(crate) fn write_streaming(
     path: &Path,
     (binary, package): (&str, Option<&str>),
     (datasets, complete, missing): (&[DatasetSummary], bool, &[String]),
-    samples: impl Iterator<Item = SampleRecord>,
+    samples: impl Iterator<Item = impl Serialize>,
 ) -> Result<(), ResultsError> {
     struct Seq<I>(std::cell::RefCell<Option<I>>);
-    impl<I: Iterator<Item = SampleRecord>> Serialize for Seq<I> {
+    impl<I: Iterator<Item: Serialize>> Serialize for Seq<I> {
         fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
             match self.0.borrow_mut().take() {
                 Some(iter) => s.collect_seq(iter),
@@ -993,7 +993,7 @@ pub(crate) fn write_streaming(
     }
     #[derive(Serialize)]
     #[serde(bound = "")]
-    struct Streamed<'a, I: Iterator<Item = SampleRecord>> {
+    struct Streamed<'a, I: Iterator<Item: Serialize>> {
         version: u32,
         binary: &'a str,
         #[serde(skip_serializing_if = "Option::is_none")]

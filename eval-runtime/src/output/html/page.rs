@@ -181,6 +181,13 @@ impl<'b, W: Write> PageWriter<'b, W> {
 
     /// Adds one sample of the current run.
     pub(crate) fn sample(&mut self, record: &SampleRecord) {
+        self.sample_as(record, None);
+    }
+
+    /// Adds one sample of the current run, `json` its compact JSON when the
+    /// caller has it already (the results file's record, written once for
+    /// both files).
+    pub(crate) fn sample_as(&mut self, record: &SampleRecord, json: Option<&str>) {
         if self.error.is_some() {
             return;
         }
@@ -190,10 +197,10 @@ impl<'b, W: Write> PageWriter<'b, W> {
             _ => b",",
         };
         self.samples += 1;
-        let written = self
-            .out
-            .write_all(opening)
-            .and_then(|()| serde_json::to_writer(&mut self.out, record).map_err(io::Error::other));
+        let written = self.out.write_all(opening).and_then(|()| match json {
+            Some(json) => self.out.write_all(json.as_bytes()),
+            None => serde_json::to_writer(&mut self.out, record).map_err(io::Error::other),
+        });
         if let Err(e) = written {
             self.error = Some(e);
             return;
