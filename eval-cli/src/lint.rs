@@ -109,8 +109,20 @@ pub fn run(args: Args) -> Result<u8, Failure> {
 }
 
 /// The dataset files under `dir` (by extension; hidden folders and
-/// `target/` left out), sorted.
+/// `target/` left out; a folder reached twice through symbolic links is
+/// read once, so a link loop ends), sorted.
 fn dataset_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    walk(dir, out, &mut std::collections::HashSet::new())
+}
+
+fn walk(
+    dir: &Path,
+    out: &mut Vec<PathBuf>,
+    seen: &mut std::collections::HashSet<PathBuf>,
+) -> std::io::Result<()> {
+    if !seen.insert(std::fs::canonicalize(dir)?) {
+        return Ok(());
+    }
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
         .map(|e| e.map(|e| e.path()))
         .collect::<Result<_, _>>()?;
@@ -119,7 +131,7 @@ fn dataset_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
         if path.is_dir() {
             if name.is_some_and(|n| !n.starts_with('.') && n != "target") {
-                dataset_files(&path, out)?;
+                walk(&path, out, seen)?;
             }
         } else if Format::from_path(&path.to_string_lossy()).is_ok() {
             out.push(path);

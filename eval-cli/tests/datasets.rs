@@ -28,6 +28,9 @@ fn lint_of_a_folder_lints_every_dataset_and_names_the_companion_files() {
     let out = evals(&dir, &["guide", "evals/a.jsonl"]);
     assert_eq!(code(&out), 0, "{:?}", text(&out));
     assert!(data.join("a-stats.json").is_file() && data.join("a-annotation-guide.md").is_file());
+    // A link back up: a loop the walk must end.
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("..", data.join("nested/up")).unwrap();
     // A real dataset whose name happens to end in -stats.json.
     std::fs::write(data.join("team-stats.json"), "[{\"input\": \"two\"}]").unwrap();
 
@@ -48,6 +51,15 @@ fn lint_of_a_folder_lints_every_dataset_and_names_the_companion_files() {
         !stdout.contains("a-stats.json") && !stdout.contains("notes.txt"),
         "{stdout}"
     );
+    // Each dataset linted once, though the loop reaches it again.
+    assert_eq!(
+        stdout
+            .matches("evals/a.jsonl:1: error[DATASET_TOO_SMALL]")
+            .count(),
+        1,
+        "{stdout}"
+    );
+    assert!(!stdout.contains("nested/up"), "{stdout}");
     assert!(
         stderr.contains(
             "note: skipped evals/a-stats.json: the statistical summary `evals stats --write` writes"
