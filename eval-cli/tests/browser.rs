@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use chrome::{Chrome, Page};
-use common::{code, demo_url, evals, evaluate_demo, scratch, text};
+use common::{code, demo_url, evals, evaluate_demo, knowledge_base, scratch, text};
 use eval_runtime::results::{Results, SampleRecord, Verdict};
 use serde_json::{Value, json};
 
@@ -304,23 +304,6 @@ const TOOLS: &str = r#"{"id": "multiply", "input": "What is 15 * 23?", "expected
 {"id": "wrong-tool", "input": "What is 9 * 9?", "expected": "81", "expected_tools": [{"name": "lookup", "arguments": {"query": "nine times nine"}}], "tags": ["math"]}
 "#;
 
-/// An Unrag retrieval dataset; `shipping` is the shipping document's text.
-fn knowledge_base(shipping: &str) -> String {
-    format!(
-        r#"{{"version": "1", "id": "kb", "defaults": {{"topK": 2, "scopePrefix": "eval:kb:"}},
-  "documents": [
-    {{"sourceId": "eval:kb:refunds", "content": "Refunds are accepted within 30 days of purchase."}},
-    {{"sourceId": "eval:kb:shipping", "content": "{shipping}"}},
-    {{"sourceId": "eval:kb:password", "content": "Reset your password from the account settings page."}}
-  ],
-  "queries": [
-    {{"id": "q_refund", "query": "When are refunds accepted?", "relevant": {{"sourceIds": ["eval:kb:refunds"]}}}},
-    {{"id": "q_express", "query": "What does express shipping cost?", "relevant": {{"sourceIds": ["eval:kb:shipping"]}}}},
-    {{"id": "q_password", "query": "How do I reset my password?", "relevant": {{"sourceIds": ["eval:kb:password"]}}}}
-  ]}}"#
-    )
-}
-
 /// Runs `evals ARGS` in `dir`; panics unless it exits with `want`.
 fn run(dir: &Path, args: &[&str], want: i32) {
     expect_exit(evals(dir, args), args, want);
@@ -377,7 +360,7 @@ fn real_runs(dir: &Path) {
         ),
         ("kb2.json", "Parcels leave the warehouse on weekdays.", 1),
     ] {
-        std::fs::write(dir.join("kb.json"), knowledge_base(shipping)).unwrap();
+        std::fs::write(dir.join("kb.json"), knowledge_base(shipping, "")).unwrap();
         run(
             dir,
             &["evaluate", "kb.json", "--url", &retrieval, "--output", file],

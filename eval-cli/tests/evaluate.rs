@@ -278,21 +278,8 @@ fn inline_prompts_discovery_and_init() {
 #[test]
 fn retrieval_dataset_against_the_demo_retriever_with_guard_and_diff() {
     let dir = scratch("retrieval");
-    let dataset = |shipping: &str| {
-        format!(
-            r#"{{"version": "1", "id": "kb", "defaults": {{"topK": 2, "scopePrefix": "eval:kb:", "thresholds": {{"min": {{"recallAtK": 0.5}}}}}},
-  "documents": [
-    {{"sourceId": "eval:kb:refunds", "content": "Refunds are accepted within 30 days of purchase."}},
-    {{"sourceId": "eval:kb:shipping", "content": "{shipping}"}},
-    {{"sourceId": "eval:kb:password", "content": "Reset your password from the account settings page."}}
-  ],
-  "queries": [
-    {{"id": "q_refund", "query": "When are refunds accepted?", "relevant": {{"sourceIds": ["eval:kb:refunds"]}}}},
-    {{"id": "q_express", "query": "What does express shipping cost?", "relevant": {{"sourceIds": ["eval:kb:shipping"]}}}},
-    {{"id": "q_password", "query": "How do I reset my password?", "relevant": {{"sourceIds": ["eval:kb:password"]}}}}
-  ]}}"#
-        )
-    };
+    let dataset =
+        |shipping: &str| knowledge_base(shipping, r#", "thresholds": {"min": {"recallAtK": 0.5}}"#);
     std::fs::write(
         dir.join("kb.json"),
         dataset("Express shipping costs $9.99; standard shipping is free."),

@@ -304,17 +304,7 @@ fn an_existing_output_is_continued_to_the_count_with_a_backup() {
     );
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("10 samples (10 new, 0 kept)"), "{stdout}");
-    let backups = std::fs::read_dir(&dir)
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .file_name()
-                .to_string_lossy()
-                .ends_with(".bak")
-        })
-        .count();
-    assert_eq!(backups, 2);
+    assert_eq!(common::backups(&dir).len(), 2);
 }
 
 #[test]

@@ -45,18 +45,11 @@ fn evaluate_writes_the_report_beside_its_results_unless_told_not_to() {
     assert!(dir.join("off/run.json").is_file());
     assert!(!dir.join("off/run.html").exists());
     assert!(!text(&out).0.contains("html: "));
-    let out = evals_with(
+    let out = evaluate_demo(
         &dir,
-        &[
-            "evaluate",
-            "qa.jsonl",
-            "--url",
-            demo_url(),
-            "--metrics",
-            "contains",
-            "--output",
-            "env-off/run.json",
-        ],
+        "qa.jsonl",
+        "contains",
+        &["--output", "env-off/run.json"],
         &[("EVAL_HTML", "off")],
     );
     assert_eq!(code(&out), 1, "{:?}", text(&out));

@@ -5,10 +5,10 @@
 mod common;
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
-use common::{demo_url, scratch};
+use common::{backups, demo_url, scratch};
 use eval_core::Dataset;
 use rexpect::process::WaitStatus;
 use rexpect::session::PtySession;
@@ -61,16 +61,6 @@ fn end(mut p: PtySession) -> String {
         "{status:?}: {rest}"
     );
     rest
-}
-
-fn backups(dir: &Path) -> Vec<PathBuf> {
-    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().ends_with(".bak"))
-        .collect();
-    found.sort();
-    found
 }
 
 #[test]

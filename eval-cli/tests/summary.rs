@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{code, demo_url, evals, evals_with, evaluate_demo, scratch, text};
+use common::{code, evals, evals_with, evaluate_demo, scratch, text};
 
 /// A pass, a failure and a sample that cannot be scored (no expected answer).
 const DATASET: &str = "{\"input\": \"What is RAG?\", \"expected\": \"Retrieval\"}\n\
@@ -281,19 +281,11 @@ fn a_regression_against_the_baseline_fails_the_step_summary_too() {
             format!("{{\"input\": \"What is 2 + 2?\", \"expected\": \"{expected}\"}}\n"),
         )
         .unwrap();
-        evals_with(
+        evaluate_demo(
             &dir,
-            &[
-                "evaluate",
-                "qa.jsonl",
-                "--url",
-                demo_url(),
-                "--metrics",
-                "contains",
-                "--ci-gate",
-                "--baseline",
-                "baseline.json",
-            ],
+            "qa.jsonl",
+            "contains",
+            &["--ci-gate", "--baseline", "baseline.json"],
             &env,
         )
     };

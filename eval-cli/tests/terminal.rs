@@ -188,18 +188,12 @@ fn a_gate_missed_for_an_unanswered_sample_says_how_many() {
          {\"input\": \"Who wrote Hamlet?\", \"expected\": \"Shakespeare\"}\n",
     )
     .unwrap();
-    let out = evals(
+    let out = evaluate_demo(
         &dir,
-        &[
-            "evaluate",
-            "qa.jsonl",
-            "--metrics",
-            "contains",
-            "--gate",
-            "contains >= 0.3",
-            "--url",
-            demo_url(),
-        ],
+        "qa.jsonl",
+        "contains",
+        &["--gate", "contains >= 0.3"],
+        &[],
     );
     let (stdout, stderr) = text(&out);
     assert_eq!(code(&out), 1, "{stdout}{stderr}");

@@ -172,3 +172,33 @@ pub fn report_samples(path: &Path) -> std::collections::BTreeSet<(String, String
         })
         .collect()
 }
+
+/// An Unrag retrieval dataset of three documents and three queries;
+/// `shipping` is the shipping document's text, `defaults` more of its
+/// `defaults` object (`, "thresholds": {...}`).
+pub fn knowledge_base(shipping: &str, defaults: &str) -> String {
+    format!(
+        r#"{{"version": "1", "id": "kb", "defaults": {{"topK": 2, "scopePrefix": "eval:kb:"{defaults}}},
+  "documents": [
+    {{"sourceId": "eval:kb:refunds", "content": "Refunds are accepted within 30 days of purchase."}},
+    {{"sourceId": "eval:kb:shipping", "content": "{shipping}"}},
+    {{"sourceId": "eval:kb:password", "content": "Reset your password from the account settings page."}}
+  ],
+  "queries": [
+    {{"id": "q_refund", "query": "When are refunds accepted?", "relevant": {{"sourceIds": ["eval:kb:refunds"]}}}},
+    {{"id": "q_express", "query": "What does express shipping cost?", "relevant": {{"sourceIds": ["eval:kb:shipping"]}}}},
+    {{"id": "q_password", "query": "How do I reset my password?", "relevant": {{"sourceIds": ["eval:kb:password"]}}}}
+  ]}}"#
+    )
+}
+
+/// The `.bak` files in `dir`, sorted.
+pub fn backups(dir: &Path) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".bak"))
+        .collect();
+    found.sort();
+    found
+}
