@@ -97,9 +97,21 @@ pub struct Args {
     /// Agent calls in flight at once (default EVAL_CONCURRENCY, else 16).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000))]
     pub concurrency: Option<u64>,
-    /// Agent runs per sample (default: the manifest's `repeat`, else 1).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
-    pub repeat: Option<u32>,
+    /// Agent runs per sample: N (1–100), or `auto` / `auto:MAX` (3 runs,
+    /// then one more at a time while a verdict is inconclusive, up to MAX,
+    /// default 10). Default: the manifest's `repeat`, else 1.
+    #[arg(long, value_name = "N|auto[:MAX]", value_parser = parse_repeat)]
+    pub repeat: Option<eval_core::Repeat>,
+    /// What an inconclusive verdict (a sample's interval over repeated runs,
+    /// a gate's over the dataset, straddling the threshold) counts as:
+    /// estimate (the point estimate decides), fail (strict) or pass.
+    /// Default: EVAL_INCONCLUSIVE, else estimate.
+    #[arg(long, value_name = "estimate|fail|pass", value_parser = parse_inconclusive)]
+    pub inconclusive: Option<eval_runtime::stats::OnInconclusive>,
+    /// Cluster samples by this field (a metadata key) for the gates'
+    /// intervals (cluster-robust standard errors).
+    #[arg(long, value_name = "FIELD")]
+    pub cluster_by: Option<String>,
     /// Retrieval datasets (Unrag): allow a scopePrefix not starting with `eval:`
     /// (ingest deletes everything under it).
     /// On a terminal you are asked to confirm; elsewhere pass --yes.
@@ -309,6 +321,19 @@ pub fn run(args: Args) -> Result<u8, Failure> {
     Ok(u8::from(!outcome.verdict.passed()))
 }
 
+/// `--repeat`: `5`, `auto`, `auto:20`.
+fn parse_repeat(text: &str) -> Result<eval_core::Repeat, String> {
+    eval_core::Repeat::parse(text).map_err(|e| e.to_string())
+}
+
+/// `--inconclusive`: `estimate`, `fail` or `pass`.
+pub(crate) fn parse_inconclusive(
+    text: &str,
+) -> Result<eval_runtime::stats::OnInconclusive, String> {
+    eval_runtime::stats::OnInconclusive::parse(text)
+        .ok_or_else(|| "expected estimate (the point estimate decides), fail or pass".to_string())
+}
+
 /// The plan the flags describe.
 fn plan(args: &Args, file: Option<&Path>) -> Result<PlanBuilder, Failure> {
     let cwd = std::env::current_dir()
@@ -324,6 +349,12 @@ fn plan(args: &Args, file: Option<&Path>) -> Result<PlanBuilder, Failure> {
             args.seed,
             args.max_samples,
         ));
+    if let Some(on) = args.inconclusive {
+        plan = plan.inconclusive(on);
+    }
+    if let Some(field) = &args.cluster_by {
+        plan = plan.cluster_by(field);
+    }
     if let Some(n) = args.repeat {
         plan = plan.repeat(n);
     }

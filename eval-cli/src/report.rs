@@ -136,6 +136,10 @@ pub struct MergeArgs {
     /// shard or part would otherwise pass unnoticed.
     #[arg(long)]
     pub partial: bool,
+    /// What an inconclusive verdict counts as in the joined run: estimate,
+    /// fail or pass (default: as the parts were run).
+    #[arg(long, value_name = "estimate|fail|pass", value_parser = crate::evaluate::parse_inconclusive)]
+    pub inconclusive: Option<eval_runtime::stats::OnInconclusive>,
 }
 
 /// Flags of `evals report accept`.
@@ -206,6 +210,9 @@ pub fn run(command: Command) -> Result<u8, Failure> {
                 .cloned()
                 .collect();
             let mut merged = merge_paths(&inputs).map_err(|e| Failure::config(e.to_string()))?;
+            if let Some(on) = args.inconclusive {
+                merged = merged.counting_inconclusive(on);
+            }
             merged.written_unix = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0.0, |d| d.as_secs_f64());

@@ -132,18 +132,15 @@ fn rows(page: &mut Page) -> Vec<(String, String, String)> {
 }
 
 fn verdict_name(v: Verdict) -> &'static str {
-    match v {
-        Verdict::Pass => "pass",
-        Verdict::Fail => "fail",
-        Verdict::Error => "error",
-    }
+    v.as_str()
 }
 
 fn rank(verdict: &str) -> u8 {
     match verdict {
         "error" => 0,
         "fail" => 1,
-        "pass" => 2,
+        "inconclusive" => 2,
+        "pass" => 3,
         other => panic!("row with data-verdict {other:?}"),
     }
 }

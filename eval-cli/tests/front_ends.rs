@@ -6,9 +6,13 @@
 //! names, the same gate verdicts, and results files that `evals report diff`
 //! matches sample for sample; `--exact` never judges a gate.
 //!
-//! The datasets: `qa` (samples judged singly: one fails; gate
-//! `contains >= 0.5` met by 3/4) and the manifest's `qa-gated` (`ciGate`:
-//! samples pass, the mean 2/3 misses `contains: 0.9`).
+//! The datasets, each sample answered 3 times (`repeat = 3`): `qa`
+//! (samples judged singly: one fails in every run, the others pass in every
+//! run, which 3 runs cannot prove for `contains >= 1`: inconclusive,
+//! counted as passed by the point estimate; gate `contains >= 0.5` met by
+//! 3/4, inconclusive) and the manifest's `qa-gated` (`ciGate`: samples
+//! pass, the mean 2/3 misses `contains: 0.9`, inconclusive). Every front end
+//! must give the same three-valued verdicts.
 
 mod common;
 
@@ -18,6 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use eval_runtime::results::{Results, Verdict};
+use eval_runtime::stats::Decision;
 
 const QA: &str = r#"{"id": "paris", "input": "What is the capital of France?", "expected": "Paris"}
 {"id": "rag", "input": "What is retrieval-augmented generation?", "expected": "grounded in real sources"}
@@ -43,6 +48,7 @@ spec:
     thresholds:
       contains: 0.9
     ciGate: true
+    repeat: 3
 ";
 
 const ATTR: &str = r#"
@@ -52,7 +58,7 @@ fn agent() -> eval_runtime::Result<HttpAgent> {
     HttpAgent::from_env()
 }
 
-#[eval_dataset("data/qa.jsonl", metrics(contains), gate(contains >= 0.5))]
+#[eval_dataset("data/qa.jsonl", metrics(contains), gate(contains >= 0.5), repeat = 3)]
 async fn qa(sample: &Sample) -> eval_runtime::Result<Response> {
     agent()?.respond(sample).await
 }
@@ -69,6 +75,7 @@ fn main() -> std::process::ExitCode {
         .dataset("data/qa.jsonl", "contains")
         .gate("contains >= 0.5")
         .manifest_dataset("agent.yaml", "qa-gated")
+        .repeat(3)
         .agent(eval_runtime::HttpAgent::from_env())
         .run()
 }
@@ -193,23 +200,31 @@ fn files(dir: &Path, ext: &str) -> Vec<PathBuf> {
     found
 }
 
-/// (dataset, id) → verdict.
-fn verdicts(r: &Results) -> BTreeMap<(String, String), Verdict> {
+/// (dataset, id) → verdict, what an inconclusive one counted as, runs.
+fn verdicts(r: &Results) -> BTreeMap<(String, String), (Verdict, Option<Verdict>, u32)> {
     r.samples
         .iter()
-        .map(|s| ((s.dataset.clone(), s.id.clone()), s.verdict))
+        .map(|s| {
+            (
+                (s.dataset.clone(), s.id.clone()),
+                (s.verdict, s.counted_as, s.runs),
+            )
+        })
         .collect()
 }
 
-/// (dataset, metric) → (judged, passed) of every gate.
-fn gates(r: &Results) -> BTreeMap<(String, String), (bool, bool)> {
+/// (dataset, metric) → (judged, passed, decision) of every gate.
+fn gates(r: &Results) -> BTreeMap<(String, String), (bool, bool, Option<Decision>)> {
     r.datasets
         .iter()
         .flat_map(|d| {
             d.metrics.iter().filter_map(move |m| {
-                m.gate
-                    .as_ref()
-                    .map(|g| ((d.name.clone(), m.name.clone()), (g.judged, g.passed)))
+                m.gate.as_ref().map(|g| {
+                    (
+                        (d.name.clone(), m.name.clone()),
+                        (g.judged, g.passed, g.decision),
+                    )
+                })
             })
         })
         .collect()
@@ -282,7 +297,7 @@ fn every_front_end_gives_the_same_verdict() {
     assert!(attr_text.contains("test qa::gates ... ok"), "{attr_text}");
     assert!(
         attr_text.contains(
-            "gate qa_gated FAILED: mean contains = 0.6667, gate >= 0.9 (missed by 0.2333)"
+            "gate qa_gated FAILED (inconclusive): mean contains = 0.6667 (95% interval 0.2077..0.9385), gate >= 0.9 (missed by 0.2333; inconclusive: its interval straddles the threshold)"
         ),
         "{attr_text}"
     );
@@ -297,11 +312,11 @@ fn every_front_end_gives_the_same_verdict() {
     let harness_text = text(&harness);
     assert_eq!(harness.status.code(), Some(101), "{harness_text}");
     assert!(
-        harness_text.contains("gate qa passed: mean contains = 0.7500"),
+        harness_text.contains("gate qa passed (inconclusive): mean contains = 0.7500"),
         "{harness_text}"
     );
     assert!(
-        harness_text.contains("gate qa_gated FAILED: mean contains = 0.6667"),
+        harness_text.contains("gate qa_gated FAILED (inconclusive): mean contains = 0.6667"),
         "{harness_text}"
     );
     let harness_file = harness_results.join("front-ends/harness.json");
@@ -377,6 +392,8 @@ fn every_front_end_gives_the_same_verdict() {
             "contains",
             "--gate",
             "contains >= 0.5",
+            "--repeat",
+            "3",
             "--output",
             "out/cli-qa.json",
         ],
@@ -480,7 +497,7 @@ fn every_front_end_gives_the_same_verdict() {
             "the merged run misses a gate:\n{shown}"
         );
         assert!(
-            shown.contains("gate qa_gated FAILED: mean contains = 0.6667"),
+            shown.contains("gate qa_gated FAILED (inconclusive): mean contains = 0.6667"),
             "{shown}"
         );
         assert!(shown.contains("gate qa passed"), "{shown}");
@@ -564,20 +581,46 @@ fn every_front_end_gives_the_same_verdict() {
     assert!(reference.complete);
     let names: Vec<&str> = reference.datasets.iter().map(|d| d.name.as_str()).collect();
     assert_eq!(names, ["qa", "qa_gated"]);
+    // Both gates straddle their thresholds: met and missed by the point
+    // estimate, inconclusive.
     let want_gates = BTreeMap::from([
-        (("qa".to_string(), "contains".to_string()), (true, true)),
+        (
+            ("qa".to_string(), "contains".to_string()),
+            (true, true, Some(Decision::Inconclusive)),
+        ),
         (
             ("qa_gated".to_string(), "contains".to_string()),
-            (true, false),
+            (true, false, Some(Decision::Inconclusive)),
         ),
     ]);
     assert_eq!(gates(&reference), want_gates);
     let expected = verdicts(&reference);
-    assert_eq!(expected.len(), 7);
-    assert_eq!(
-        expected.get(&("qa".to_string(), "wrong-city".to_string())),
-        Some(&Verdict::Fail)
-    );
+    let key = |d: &str, id: &str| (d.to_string(), id.to_string());
+    let want_samples = BTreeMap::from([
+        (
+            key("qa", "paris"),
+            (Verdict::Inconclusive, Some(Verdict::Pass), 3),
+        ),
+        (
+            key("qa", "rag"),
+            (Verdict::Inconclusive, Some(Verdict::Pass), 3),
+        ),
+        (
+            key("qa", "vectors"),
+            (Verdict::Inconclusive, Some(Verdict::Pass), 3),
+        ),
+        (key("qa", "wrong-city"), (Verdict::Fail, None, 3)),
+        (
+            key("qa_gated", "chunks"),
+            (Verdict::Inconclusive, Some(Verdict::Pass), 3),
+        ),
+        (
+            key("qa_gated", "faithful"),
+            (Verdict::Inconclusive, Some(Verdict::Pass), 3),
+        ),
+        (key("qa_gated", "fruit"), (Verdict::Fail, None, 3)),
+    ]);
+    assert_eq!(expected, want_samples);
     for file in [&harness_file, &cli_file].into_iter().chain(&merged_files) {
         let r = read(file);
         assert_eq!(verdicts(&r), expected, "{}", file.display());
@@ -602,6 +645,66 @@ fn every_front_end_gives_the_same_verdict() {
         assert_eq!(d["added"].as_array().map(Vec::len), Some(0));
         assert_eq!(d["removed"].as_array().map(Vec::len), Some(0));
         assert_eq!(d["changes"].as_array().map(Vec::len), Some(0));
+    }
+
+    // Strict CI, one setting for every front end: `--inconclusive fail` for
+    // the command, and for `report merge` of the attribute's nextest parts,
+    // counts every inconclusive sample and gate as failed, alike.
+    let strict_cli = dir.join("out/cli-qa-strict.json");
+    let out = evals(
+        &dir,
+        &url,
+        &cli_results,
+        &[
+            "evaluate",
+            "data/qa.jsonl",
+            "--metrics",
+            "contains",
+            "--gate",
+            "contains >= 0.5",
+            "--repeat",
+            "3",
+            "--inconclusive",
+            "fail",
+            "--output",
+            strict_cli.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let strict_merged = out_dir.join("attr-merged-strict.json");
+    let out = evals(
+        &dir,
+        &url,
+        &cli_results,
+        &[
+            "report",
+            "merge",
+            strict_merged.to_str().unwrap(),
+            merged_files[0].to_str().unwrap(),
+            "--inconclusive",
+            "fail",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let (cli, merged) = (read(&strict_cli), read(&strict_merged));
+    let qa_only = |r: &Results| {
+        verdicts(r)
+            .into_iter()
+            .filter(|((d, _), _)| d == "qa")
+            .collect::<BTreeMap<_, _>>()
+    };
+    assert_eq!(qa_only(&cli), qa_only(&merged));
+    assert_eq!(
+        qa_only(&cli)[&key("qa", "paris")],
+        (Verdict::Inconclusive, Some(Verdict::Fail), 3)
+    );
+    for r in [&cli, &merged] {
+        let g = gates(r)[&key("qa", "contains")];
+        assert_eq!(
+            g,
+            (true, false, Some(Decision::Inconclusive)),
+            "strict: missed"
+        );
     }
 
     // `--exact` runs one sample and never judges a gate, pass or fail.

@@ -79,14 +79,16 @@ fn colour_follows_the_terminal_and_no_color_clicolor_clicolor_force() {
     let (plain, _) = failing_run(&dir, &[]);
     assert!(!plain.contains(ESC), "{plain}");
     assert!(
-        plain.contains("gate prompts FAILED: mean contains = 0.5000"),
+        plain.contains("gate prompts FAILED (inconclusive): mean contains = 0.5000"),
         "{plain}"
     );
     files(&dir);
     // CLICOLOR_FORCE colours even a pipe: verdicts, gate lines, headings.
     let (forced, _) = failing_run(&dir, &[("CLICOLOR_FORCE", "1")]);
     assert!(
-        forced.contains("gate prompts \u{1b}[1m\u{1b}[31mFAILED\u{1b}[0m: mean contains"),
+        forced.contains(
+            "gate prompts \u{1b}[1m\u{1b}[31mFAILED (inconclusive)\u{1b}[0m: mean contains"
+        ),
         "{forced:?}"
     );
     assert!(

@@ -12,7 +12,7 @@
 //!     thresholds:
 //!       faithfulness: 0.80
 //!     ciGate: true
-//!     repeat: 3          # ours: agent runs per sample (letta's num_runs)
+//!     repeat: 3          # ours: agent runs per sample (letta's num_runs), or auto / "auto:20"
 //!     agent:             # ours: how the agent is spoken to (all optional)
 //!       protocol: openai # json (default) | openai (OpenAI chat completions)
 //!       model: my-model  # the `model` of OpenAI requests
@@ -56,7 +56,7 @@ use crate::files::{
 use crate::metric::{MetricKind, MetricSpec, Op, OptionValue, parse_specs};
 
 /// Most agent runs per sample a manifest may ask for.
-pub const MAX_REPEAT: u32 = 100;
+pub use crate::repeat::MAX_REPEAT;
 
 /// A loaded, checked manifest.
 #[derive(Debug, Clone)]
@@ -70,8 +70,9 @@ pub struct Manifest {
     pub datasets: Vec<ManifestDataset>,
     /// `ciGate`: a metric whose dataset mean misses its threshold fails the run.
     pub ci_gate: bool,
-    /// Agent runs per sample (`repeat`, default 1).
-    pub repeat: u32,
+    /// Agent runs per sample (`repeat`, default 1; `auto` or `auto:MAX`:
+    /// runs added while a verdict is in doubt).
+    pub repeat: crate::Repeat,
     /// `agent`: the protocol, model and streaming of the agent.
     pub agent: AgentSettings,
 }
@@ -177,8 +178,16 @@ struct RawEvaluation {
     thresholds: Option<BTreeMap<String, Spanned<f64>>>,
     #[serde(rename = "ciGate")]
     ci_gate: Option<bool>,
-    repeat: Option<Spanned<i64>>,
+    repeat: Option<Spanned<RawRepeat>>,
     agent: Option<Spanned<RawAgent>>,
+}
+
+/// `repeat: 3` or `repeat: auto` / `repeat: "auto:20"`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawRepeat {
+    Runs(i64),
+    Text(String),
 }
 
 #[derive(Deserialize)]
@@ -300,17 +309,22 @@ impl Manifest {
             .is_some_and(|f| f.trim().eq_ignore_ascii_case("deepeval"));
 
         let repeat = match evaluation.repeat {
-            None => 1,
-            Some(r) if (1..=MAX_REPEAT as i64).contains(&r.value) => r.value as u32,
+            None => crate::Repeat::default(),
             Some(r) => {
-                problems.push(
-                    at(r.referenced.line() as u32, format!(
-                        "`repeat: {}`: expected a number of agent runs per sample from 1 to {MAX_REPEAT}",
-                        r.value
-                    ))
-                    .field("repeat"),
-                );
-                1
+                let text = match &r.value {
+                    RawRepeat::Runs(n) => n.to_string(),
+                    RawRepeat::Text(t) => t.clone(),
+                };
+                match crate::Repeat::parse(&text) {
+                    Ok(repeat) => repeat,
+                    Err(e) => {
+                        problems.push(
+                            at(r.referenced.line() as u32, format!("`repeat: {text}`: {e}"))
+                                .field("repeat"),
+                        );
+                        crate::Repeat::default()
+                    }
+                }
             }
         };
 

@@ -44,7 +44,7 @@ fn seed_manifest_loads_with_thresholds_gate_and_repeat() {
     );
     let m = Manifest::load(&dir.join("agent.yaml"), "agent.yaml", &dir).unwrap();
     assert!(m.ci_gate);
-    assert_eq!(m.repeat, 3);
+    assert_eq!(m.repeat, eval_core::Repeat::Runs(3));
     assert_eq!(m.framework.as_deref(), Some("ragas"));
     let names: Vec<&str> = m.datasets.iter().map(|d| d.name.as_str()).collect();
     assert_eq!(names, ["rag-quality", "safety"]);
@@ -109,7 +109,7 @@ fn deepeval_thresholds_keep_deepeval_direction() {
         ]
     );
     assert!(!m.ci_gate);
-    assert_eq!(m.repeat, 1);
+    assert_eq!(m.repeat, eval_core::Repeat::Runs(1));
 }
 
 #[test]
@@ -132,7 +132,7 @@ fn every_problem_is_reported_with_its_line() {
             "agent.yaml:17: field `path`: `$env:DATASET`: a dataset path is a file (`$file:evals/rag.jsonl` or `evals/rag.jsonl`), not an env or secret reference".to_string(),
             "agent.yaml:19: field `name`: dataset entry has no `name`".to_string(),
             "agent.yaml:21: field `thresholds`: threshold for `faithfulnes`, but no dataset is scored with `faithfulnes` (a typo?)".to_string(),
-            "agent.yaml:22: field `repeat`: `repeat: 0`: expected a number of agent runs per sample from 1 to 100".to_string(),
+            "agent.yaml:22: field `repeat`: `repeat: 0`: expected a number of agent runs per sample from 1 to 100, `auto` or `auto:MAX` (MAX from 3 to 100)".to_string(),
         ]
     );
 }

@@ -63,7 +63,18 @@ pub fn expand(c: Checked) -> TokenStream {
         Some(s) => quote!(::core::option::Option::Some(#s)),
         None => quote!(::core::option::Option::None),
     };
-    let repeat = c.repeat;
+    let repeat = match c.repeat {
+        eval_core::Repeat::Runs(n) => quote!(::eval_runtime::__private::Repeat::Runs(#n)),
+        eval_core::Repeat::Auto { max } => {
+            quote!(::eval_runtime::__private::Repeat::Auto { max: #max })
+        }
+    };
+    let some_str = |v: &Option<String>| match v {
+        Some(s) => quote!(::core::option::Option::Some(#s)),
+        None => quote!(::core::option::Option::None),
+    };
+    let inconclusive = some_str(&c.inconclusive);
+    let cluster = some_str(&c.cluster);
     let tracked = &c.tracked;
     let allow = c.allow_custom_prefix;
     let allow_outside = c.allow_outside;
@@ -134,6 +145,8 @@ pub fn expand(c: Checked) -> TokenStream {
                     ci_gate: #ci_gate,
                     timeout_secs: #timeout,
                     repeat: #repeat,
+                    inconclusive: #inconclusive,
+                    cluster: #cluster,
                     allow_custom_prefix: #allow,
                     allow_outside: #allow_outside,
                 });

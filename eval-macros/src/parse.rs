@@ -21,7 +21,12 @@ pub struct Input {
     /// `ci_gate = true`.
     pub ci_gate: Option<syn::LitBool>,
     pub timeout_secs: Option<syn::LitInt>,
-    pub repeat: Option<syn::LitInt>,
+    /// `repeat = 5` or `repeat = "auto"` / `"auto:20"`.
+    pub repeat: Option<Lit>,
+    /// `inconclusive = "estimate" | "fail" | "pass"`.
+    pub inconclusive: Option<LitStr>,
+    /// `cluster = "field"`: the sample field gates cluster by.
+    pub cluster: Option<LitStr>,
     pub allow_custom_prefix: Option<syn::LitBool>,
     /// `allow_outside = true`: dataset and manifest paths may lead outside the project.
     pub allow_outside: Option<syn::LitBool>,
@@ -56,7 +61,9 @@ enum Arg {
     Gates(Span, Vec<GateArg>),
     CiGate(syn::LitBool),
     Timeout(syn::LitInt),
-    Repeat(syn::LitInt),
+    Repeat(Lit),
+    Inconclusive(LitStr),
+    Cluster(LitStr),
     Manifest(LitStr),
     Dataset(LitStr),
     AllowCustomPrefix(syn::LitBool),
@@ -94,6 +101,14 @@ impl Parse for Arg {
                 input.parse::<Token![=]>()?;
                 Ok(Arg::Repeat(input.parse()?))
             }
+            "inconclusive" => {
+                input.parse::<Token![=]>()?;
+                Ok(Arg::Inconclusive(input.parse()?))
+            }
+            "cluster" => {
+                input.parse::<Token![=]>()?;
+                Ok(Arg::Cluster(input.parse()?))
+            }
             "manifest" => {
                 input.parse::<Token![=]>()?;
                 Ok(Arg::Manifest(input.parse()?))
@@ -113,7 +128,7 @@ impl Parse for Arg {
             other => Err(syn::Error::new(
                 key.span(),
                 format!(
-                    "unknown argument `{other}`; expected a dataset path string, `metrics(...)`, `gate(...)`, `ci_gate = true`, `timeout_secs = N`, `repeat = N`, `manifest = \"agent.yaml\"`, `dataset = \"name\"`, `allow_custom_prefix = true` or `allow_outside = true`"
+                    "unknown argument `{other}`; expected a dataset path string, `metrics(...)`, `gate(...)`, `ci_gate = true`, `timeout_secs = N`, `repeat = N` (or `\"auto\"`), `inconclusive = \"fail\"`, `cluster = \"field\"`, `manifest = \"agent.yaml\"`, `dataset = \"name\"`, `allow_custom_prefix = true` or `allow_outside = true`"
                 ),
             )),
         }
@@ -238,6 +253,8 @@ pub fn parse(args: TokenStream, item: TokenStream) -> syn::Result<Input> {
     let mut metrics = None;
     let mut timeout_secs = None;
     let mut repeat = None;
+    let mut inconclusive = None;
+    let mut cluster = None;
     let mut manifest: Option<LitStr> = None;
     let mut dataset: Option<LitStr> = None;
     let mut metrics_span = None;
@@ -278,6 +295,8 @@ pub fn parse(args: TokenStream, item: TokenStream) -> syn::Result<Input> {
             Arg::AllowOutside(b) => allow_outside = Some(b),
             Arg::Timeout(t) => timeout_secs = Some(t),
             Arg::Repeat(r) => repeat = Some(r),
+            Arg::Inconclusive(i) => inconclusive = Some(i),
+            Arg::Cluster(c) => cluster = Some(c),
         }
     }
     if path.is_none() && manifest.is_none() {
@@ -296,6 +315,8 @@ pub fn parse(args: TokenStream, item: TokenStream) -> syn::Result<Input> {
         ci_gate,
         timeout_secs,
         repeat,
+        inconclusive,
+        cluster,
         allow_custom_prefix,
         allow_outside,
         func,

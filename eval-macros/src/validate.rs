@@ -30,7 +30,12 @@ pub struct Checked {
     /// dataset's own thresholds): then a `<fn>::gates` test judges them.
     pub gate_test: bool,
     pub timeout_secs: Option<u64>,
-    pub repeat: u32,
+    /// `repeat = N` / `"auto"`, else the manifest's, else 1.
+    pub repeat: eval_core::Repeat,
+    /// `inconclusive = "..."`, checked.
+    pub inconclusive: Option<String>,
+    /// `cluster = "field"`.
+    pub cluster: Option<String>,
     /// Other files the expansion depends on (the manifest), for rebuilds.
     pub tracked: Vec<String>,
     /// `allow_custom_prefix = true`.
@@ -166,18 +171,53 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
     };
 
     let repeat = match &input.repeat {
-        None => 0,
-        Some(lit) => match lit.base10_parse::<u32>() {
-            Ok(n @ 1..=100) => n,
-            _ => {
-                errors.push(syn::Error::new(
-                    lit.span(),
-                    "repeat must be a whole number of runs from 1 to 100",
-                ));
-                1
+        None => None,
+        Some(lit) => {
+            let text = match lit {
+                Lit::Int(i) => Some(i.base10_digits().to_string()),
+                Lit::Str(s) => Some(s.value()),
+                _ => None,
+            };
+            match text.as_deref().map(eval_core::Repeat::parse) {
+                Some(Ok(r)) => Some(r),
+                Some(Err(e)) => {
+                    errors.push(syn::Error::new(lit.span(), format!("repeat: {e}")));
+                    None
+                }
+                None => {
+                    errors.push(syn::Error::new(
+                        lit.span(),
+                        "repeat: expected a number of runs (`repeat = 5`) or `\"auto\"` / `\"auto:20\"`",
+                    ));
+                    None
+                }
             }
-        },
+        }
     };
+    let inconclusive = input.inconclusive.as_ref().and_then(|lit| {
+        let value = lit.value();
+        if matches!(value.as_str(), "estimate" | "fail" | "pass") {
+            Some(value)
+        } else {
+            errors.push(syn::Error::new(
+                lit.span(),
+                format!("inconclusive = \"{value}\": expected \"estimate\" (the point estimate decides, the default), \"fail\" or \"pass\""),
+            ));
+            None
+        }
+    });
+    let cluster = input.cluster.as_ref().and_then(|lit| {
+        let value = lit.value();
+        if value.trim().is_empty() {
+            errors.push(syn::Error::new(
+                lit.span(),
+                "cluster = \"\": name the sample field samples are clustered by (a `metadata` key)",
+            ));
+            None
+        } else {
+            Some(value)
+        }
+    });
 
     // The dataset, read relative to the crate being compiled.
     let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR")
@@ -257,8 +297,8 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
             };
             match chosen {
                 Ok((manifest_repeat, manifest_gate, d)) => {
-                    if repeat == 0 {
-                        repeat = manifest_repeat;
+                    if repeat.is_none() {
+                        repeat = Some(manifest_repeat);
                     }
                     ci_gate |= manifest_gate;
                     for spec in &d.specs {
@@ -287,7 +327,7 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
         }
         (None, None) => unreachable!("parse requires a path or a manifest"),
     };
-    let repeat = repeat.max(1);
+    let repeat = repeat.unwrap_or_default();
     // A gate must gate a metric the dataset is scored with, or what the
     // engine measures of every sample (latency, time to first token, cost).
     for (span, (_, g)) in &gates {
@@ -379,6 +419,8 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
         metrics,
         timeout_secs,
         repeat,
+        inconclusive,
+        cluster,
         tracked,
         allow_custom_prefix: input.allow_custom_prefix.as_ref().is_some_and(|b| b.value),
         allow_outside,

@@ -34,6 +34,7 @@
 //! | `EVAL_RETRIEVER_URL`, `EVAL_RETRIEVER_TIMEOUT_SECS` | the retriever of retrieval datasets | —, 60 s |
 //! | `EVAL_MAX_DATASET_BYTES` | largest dataset file read (`1GiB`, `500MiB`, `1073741824`) | 1 GiB |
 //! | `EVAL_ACCEPT_BASELINE` | `1` / `true`: make this run's results the baseline | off |
+//! | `EVAL_INCONCLUSIVE` | what an inconclusive verdict counts as: `estimate` (the point estimate decides), `fail` (strict), `pass` (lenient) | `estimate` |
 //! | `EVAL_MAX_RESPONSE_BYTES` | most bytes one answer (agent, judge, embeddings, retriever) may have; `16MiB`, `512KiB`, `1048576` | 16 MiB |
 //! | `EVAL_PRICES` | a JSON price table (model → USD per million input/output tokens, see [`cost`](crate::cost)) | — (no costs) |
 //!
@@ -142,6 +143,9 @@ pub struct Config {
     pub retriever_timeout: Duration,
     /// `EVAL_ACCEPT_BASELINE`.
     pub accept_baseline: bool,
+    /// `EVAL_INCONCLUSIVE`: what an inconclusive verdict counts as (a front
+    /// end's own setting wins).
+    pub inconclusive: Option<crate::stats::OnInconclusive>,
     /// `EVAL_MAX_RESPONSE_BYTES`: the most one HTTP answer may hold.
     pub max_response_bytes: u64,
     /// `EVAL_MAX_DATASET_BYTES`: the largest dataset file read.
@@ -234,6 +238,7 @@ const KNOWN: &[&str] = &[
     "EVAL_MAX_DATASET_BYTES",
     "EVAL_PRICES",
     "EVAL_STEP_SUMMARY",
+    "EVAL_INCONCLUSIVE",
 ];
 
 impl Config {
@@ -313,6 +318,7 @@ impl Config {
             .filter(|p| !p.trim().is_empty())
             .map(PathBuf::from);
         let html = get("EVAL_HTML", false);
+        let inconclusive = get("EVAL_INCONCLUSIVE", false);
         let results_dir = get("EVAL_RESULTS_DIR", false).map(PathBuf::from);
         let cache = get("EVAL_CACHE", false);
         let cache_dir = get("EVAL_CACHE_DIR", false).map(PathBuf::from);
@@ -495,6 +501,17 @@ impl Config {
             var("EVAL_STEP_SUMMARY").unwrap_or_else(Some),
             true,
         );
+        let inconclusive = inconclusive.and_then(|v| {
+            let parsed = crate::stats::OnInconclusive::parse(&v);
+            if parsed.is_none() {
+                bad.push(BadVar {
+                    var: "EVAL_INCONCLUSIVE",
+                    value: v,
+                    expected: "estimate (the point estimate decides), fail or pass".into(),
+                });
+            }
+            parsed
+        });
         let agent_max_retries = match agent_max_retries {
             None => DEFAULT_AGENT_MAX_RETRIES,
             Some(v) => match v.trim().parse::<u32>() {
@@ -582,6 +599,7 @@ impl Config {
             retriever_url,
             retriever_timeout: retriever_timeout.unwrap_or(fallback),
             accept_baseline,
+            inconclusive,
             max_response_bytes,
             max_dataset_bytes,
             under_nextest: nextest.is_some() || nextest_run_id.is_some(),

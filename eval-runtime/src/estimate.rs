@@ -168,11 +168,11 @@ impl Estimate {
         let runtime = tokio::runtime::Builder::new_current_thread().build();
         let mut estimate = Estimate::default();
         for d in datasets {
-            let repeat = u64::from(d.plan.repeat.max(1));
+            let repeat = u64::from(d.plan.repeat.max_runs());
             let mut de = DatasetEstimate {
                 name: d.plan.name.clone(),
                 samples: d.samples.len(),
-                repeat: d.plan.repeat.max(1),
+                repeat: d.plan.repeat.max_runs(),
                 ..DatasetEstimate::default()
             };
             for (i, sample) in d.samples.iter().enumerate() {

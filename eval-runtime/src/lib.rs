@@ -107,6 +107,7 @@ pub mod profile;
 pub mod retrieval;
 pub mod secrets;
 pub mod services;
+pub mod stats;
 
 #[doc(hidden)]
 #[path = "macro_support.rs"]
@@ -153,7 +154,7 @@ pub use config::{Config, ConfigError};
 pub use engine::{CassetteMode, Selection};
 pub use error::{AgentError, Error, Result, SampleError};
 pub use eval_core::metric::{self as metric_spec, MetricSpec, Op};
-pub use eval_core::{Dataset, Expected, Input, Sample, ToolCall, tool};
+pub use eval_core::{Dataset, Expected, Input, Repeat, Sample, ToolCall, tool};
 pub use eval_macros::eval_dataset;
 pub use front::harness::{Harness, Outcome};
 pub use front::probe::{Probe, Probed, Waiting};
@@ -183,7 +184,17 @@ pub async fn evaluate_with<F>(
 where
     F: std::future::Future<Output = std::result::Result<Response, AgentError>>,
 {
-    engine::evaluate::evaluate_runs(test_name, sample, specs, timeout, vec![agent], services).await
+    let mut agent = Some(agent);
+    engine::evaluate::evaluate_runs(
+        test_name,
+        sample,
+        specs,
+        timeout,
+        engine::evaluate::Runs::default(),
+        |_| agent.take(),
+        services,
+    )
+    .await
 }
 
 /// Evaluates one sample with an in-process agent, blocking the current thread

@@ -23,7 +23,9 @@ const fn decl(module_path: &'static str, allow_outside: bool) -> Decl {
         gates: &[],
         ci_gate: false,
         timeout_secs: None,
-        repeat: 1,
+        repeat: eval_runtime::__private::Repeat::Runs(1),
+        inconclusive: None,
+        cluster: None,
         allow_custom_prefix: false,
         allow_outside,
     }

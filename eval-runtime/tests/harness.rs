@@ -9,6 +9,7 @@ mod common;
 
 use eval_runtime::Outcome;
 use eval_runtime::results::{Results, Verdict};
+use eval_runtime::stats::{Decision, OnInconclusive};
 use eval_runtime::{Harness, Response, Sample};
 use libtest_mimic::Arguments;
 
@@ -401,33 +402,100 @@ fn harness_concurrency_is_the_cap_across_datasets() {
 }
 
 #[test]
-fn repeat_scores_the_mean_and_flags_a_straddling_interval() {
+fn repeat_scores_the_mean_and_calls_a_straddling_interval_inconclusive() {
     let dir = scratch(
         "repeat",
         &[("qa.jsonl", "{\"input\": \"q\", \"expected\": \"yes\"}\n")],
     );
-    let calls = Arc::new(AtomicUsize::new(0));
-    let counted = calls.clone();
     // Right on runs 1 and 3, wrong on run 2: contains = 1, 0, 1.
-    let out = harness(&dir)
-        .dataset("qa.jsonl", "contains >= 0.5")
-        .repeat(3)
-        .agent_fn(async move |_: &Sample| {
-            let n = counted.fetch_add(1, Ordering::SeqCst);
-            Response::new(if n == 1 { "no" } else { "yes" })
-        })
-        .evaluate(args(&[]));
-    assert_eq!(calls.load(Ordering::SeqCst), 3);
-    assert_eq!(out.code, 0, "mean 2/3 >= 0.5");
+    let run = |on: Option<OnInconclusive>| {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let counted = calls.clone();
+        let mut h = harness(&dir)
+            .dataset("qa.jsonl", "contains >= 0.5")
+            .repeat(3)
+            .agent_fn(async move |_: &Sample| {
+                let n = counted.fetch_add(1, Ordering::SeqCst);
+                Response::new(if n % 3 == 1 { "no" } else { "yes" })
+            });
+        if let Some(on) = on {
+            h = h.inconclusive(on);
+        }
+        let out = h.evaluate(args(&[]));
+        assert_eq!(calls.load(Ordering::SeqCst), 3);
+        out
+    };
+    let out = run(None);
+    assert_eq!(
+        out.code, 0,
+        "the point estimate 2/3 >= 0.5 decides by default"
+    );
     let results = read(&out);
-    let m = &results.samples[0].metrics[0];
+    let s = &results.samples[0];
+    assert_eq!(s.verdict, Verdict::Inconclusive);
+    assert_eq!(s.counted_as, Some(Verdict::Pass));
+    let m = &s.metrics[0];
     assert!((m.score.unwrap() - 2.0 / 3.0).abs() < 1e-12);
     let spread = m.spread.unwrap();
-    // s = sqrt(1/3), half-width = t(0.975, 2) * s / sqrt(3) = 4.3027 * 0.3333 = 1.434:
-    // -0.768..2.101, clamped to the metric's range 0..1.
+    // A pass rate: Wilson's interval of 2 of 3, by hand [0.207660, 0.938508].
     assert_eq!(spread.runs, 3);
-    assert_eq!((spread.low, spread.high), (0.0, 1.0));
+    assert!((spread.low - 0.207660).abs() < 1e-5, "{spread:?}");
+    assert!((spread.high - 0.938508).abs() < 1e-5, "{spread:?}");
     assert!(spread.straddles);
+    assert_eq!(spread.decision, Some(Decision::Inconclusive));
+    assert_eq!(results.datasets[0].inconclusive, 1);
+    // Strict: only a proven pass passes, so the sample's test fails.
+    let strict = run(Some(OnInconclusive::Fail));
+    assert_eq!(strict.code, 101);
+    let results = read(&strict);
+    assert_eq!(results.samples[0].counted_as, Some(Verdict::Fail));
+    assert_eq!(results.datasets[0].on_inconclusive, OnInconclusive::Fail);
+    assert_eq!(run(Some(OnInconclusive::Pass)).code, 0);
+}
+
+#[test]
+fn repeat_auto_adds_runs_only_where_the_verdict_is_in_doubt() {
+    // Three samples: one always answered right, one always wrong, one
+    // right every other run. partial_match is a score (Student's t): a
+    // score that does not vary is decided at the first look (3 runs); the
+    // alternating one stays in doubt up to the maximum.
+    let data = "{\"id\": \"sure\", \"input\": \"a\", \"expected\": \"paris\"}\n{\"id\": \"wrong\", \"input\": \"b\", \"expected\": \"paris\"}\n{\"id\": \"coin\", \"input\": \"c\", \"expected\": \"paris\"}\n";
+    let dir = scratch("repeat-auto", &[("qa.jsonl", data)]);
+    let calls = Arc::new(std::sync::Mutex::new(std::collections::BTreeMap::<
+        String,
+        usize,
+    >::new()));
+    let counted = calls.clone();
+    let out = harness(&dir)
+        .dataset("qa.jsonl", "partial_match >= 0.5")
+        .repeat(eval_runtime::Repeat::Auto { max: 10 })
+        .agent_fn(async move |s: &Sample| {
+            let mut calls = counted.lock().unwrap();
+            let n = calls.entry(s.id.clone()).or_default();
+            *n += 1;
+            Response::new(match s.id.as_str() {
+                "sure" => "paris",
+                "wrong" => "berlin",
+                _ if n.is_multiple_of(2) => "paris",
+                _ => "berlin",
+            })
+        })
+        .evaluate(args(&[]));
+    let calls = calls.lock().unwrap().clone();
+    assert_eq!(calls["sure"], 3, "decided at the first look");
+    assert_eq!(calls["wrong"], 3, "decided at the first look");
+    assert_eq!(calls["coin"], 10, "in doubt to the maximum: {calls:?}");
+    let results = read(&out);
+    let by_id = |id: &str| results.samples.iter().find(|s| s.id == id).unwrap();
+    assert_eq!(by_id("sure").verdict, Verdict::Pass);
+    assert_eq!(by_id("wrong").verdict, Verdict::Fail);
+    let coin = by_id("coin");
+    assert_eq!(coin.verdict, Verdict::Inconclusive);
+    assert_eq!(coin.runs, 10);
+    // Looks after 3, 6 and 10 runs: each at 1 − 0.05/3.
+    let level = coin.metrics[0].spread.unwrap().level;
+    assert!((level - (1.0 - 0.05 / 3.0)).abs() < 1e-12, "{level}");
+    assert_eq!(out.code, 101, "`wrong` fails");
 }
 
 #[test]

@@ -102,6 +102,16 @@ impl MetricInfo {
     pub fn measured(&self) -> Option<Measure> {
         Measure::of(self.name)
     }
+
+    /// Whether every score is 1 (passed) or 0 (failed): `exact_match`,
+    /// `contains`, `regex`, `hit_at_k`, `tool_called`. Over repeated runs,
+    /// their mean is a pass rate, whose interval is Wilson's.
+    pub fn pass_fail(&self) -> bool {
+        matches!(
+            self.name,
+            "exact_match" | "contains" | "regex" | "hit_at_k" | "tool_called"
+        )
+    }
 }
 
 /// A quantity the engine measures for each sample rather than computes from

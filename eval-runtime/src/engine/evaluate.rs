@@ -14,6 +14,8 @@ use crate::metrics;
 use crate::metrics::{MetricError, judged, measured};
 use crate::output::{MetricResult, SampleReport, Spread};
 use crate::services::{Services, Usage};
+use crate::stats::{Decision, Level, OnInconclusive};
+use eval_core::Repeat;
 
 /// The first field a metric needs that `sample` lacks.
 pub fn missing_fields(sample: &Sample, specs: &[MetricSpec]) -> Option<SampleError> {
@@ -55,20 +57,45 @@ pub fn missing_fields(sample: &Sample, specs: &[MetricSpec]) -> Option<SampleErr
     None
 }
 
-/// Evaluates one sample over several runs of the agent (`repeat = n`): each
-/// run is scored; a metric's score is the mean over the runs, with a 95%
-/// interval (see [`Spread`]), and its threshold applies to the mean. A run
-/// that fails fails the sample, naming the run.
-pub async fn evaluate_runs<F>(
+/// How a sample's runs are made and judged: how many ([`Repeat`]), and what
+/// an inconclusive metric counts as.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Runs {
+    pub repeat: Repeat,
+    pub policy: OnInconclusive,
+}
+
+impl Runs {
+    /// The confidence level of each look at a metric's interval: 95% for a
+    /// fixed number of runs; under `auto`, 95% split evenly over the looks
+    /// it may make (Bonferroni: after 3, 6, 12, ... runs and at the
+    /// maximum), so the chance that any look's interval misses the true
+    /// mean — and the verdict it stops on is wrong — stays at most 5%.
+    pub fn level(self) -> Level {
+        Level::STANDARD.split_over(self.repeat.looks())
+    }
+}
+
+/// Evaluates one sample over one or more runs of the agent (`repeat`):
+/// `run(k)` starts run `k` (`None`: there is none). Each run is scored; over
+/// several, a metric's score is their mean with its interval (see
+/// [`Spread`]), and its verdict is where the interval lies against the
+/// threshold. Under `repeat = "auto"` the verdict is looked at after 3, 6,
+/// 12, ... runs and runs stop at the first look where no metric is
+/// inconclusive, or at the maximum. A
+/// run that fails fails the sample, naming the run.
+pub async fn evaluate_runs<F, Fut>(
     test_name: String,
     sample: &Sample,
     specs: &[MetricSpec],
     timeout: Duration,
-    runs: Vec<F>,
+    runs: Runs,
+    mut run: F,
     services: &Services,
 ) -> SampleReport
 where
-    F: Future<Output = Result<Response, AgentError>>,
+    F: FnMut(usize) -> Option<Fut>,
+    Fut: Future<Output = Result<Response, AgentError>>,
 {
     let mut report = SampleReport::new(test_name.clone(), sample);
     if let Some(reason) = missing_fields(sample, specs).or_else(|| {
@@ -77,13 +104,17 @@ where
         report.error = Some(reason);
         return report;
     }
-    let n = runs.len();
-    if n == 0 {
-        report.error = Some(SampleError::NoRuns);
-        return report;
-    }
-    let mut scored: Vec<SampleReport> = Vec::with_capacity(n);
-    for (k, agent) in runs.into_iter().enumerate() {
+    let n = runs.repeat.max_runs() as usize;
+    let looks = runs.repeat.look_points();
+    let level = runs.level();
+    let mut scored: Vec<SampleReport> = Vec::with_capacity(looks[0] as usize);
+    for k in 0..n {
+        if k > 0 && looks.contains(&(k as u32)) && decided(specs, &scored, level) {
+            break;
+        }
+        let Some(agent) = run(k) else {
+            break;
+        };
         let started = Instant::now();
         let outcome = match tokio::time::timeout(timeout, agent).await {
             Ok(outcome) => outcome.map_err(SampleError::Agent),
@@ -154,10 +185,31 @@ where
         }
         scored.push(run);
     }
+    if scored.is_empty() {
+        report.error = Some(SampleError::NoRuns);
+        return report;
+    }
     if n == 1 {
         return scored.pop().unwrap_or(report);
     }
-    combine(report, specs, scored)
+    combine(report, specs, scored, (level, runs.policy))
+}
+
+/// Whether every metric's interval over `runs` lies on one side of its
+/// threshold (a metric without a score in some run is decided: the sample
+/// fails).
+fn decided(specs: &[MetricSpec], runs: &[SampleReport], level: Level) -> bool {
+    let mut scores = Vec::with_capacity(runs.len());
+    specs.iter().enumerate().all(|(m, spec)| {
+        scores.clear();
+        for run in runs {
+            match run.metrics.get(m).and_then(|r| r.score) {
+                Some(s) => scores.push(s),
+                None => return true,
+            }
+        }
+        Spread::at(&scores, spec, level).decision != Decision::Inconclusive
+    })
 }
 
 /// The cost of every run of a sample, in `report`: their sum, or unknown
@@ -173,11 +225,14 @@ fn add_cost<'a>(report: &mut SampleReport, runs: impl Iterator<Item = &'a Sample
     report.cost_usd = total.filter(|_| report.cost_unknown.is_none());
 }
 
-/// The mean of each metric over the runs, with its spread.
+/// The mean of each metric over the runs, with its spread; whether it
+/// passed is where its interval lies, an inconclusive one counting as
+/// `policy` says.
 fn combine(
     mut report: SampleReport,
     specs: &[MetricSpec],
     runs: Vec<SampleReport>,
+    (level, policy): (Level, OnInconclusive),
 ) -> SampleReport {
     for run in &runs {
         report.add_costs(run);
@@ -211,8 +266,9 @@ fn combine(
                     }
                 }
             }
-            let spread = Spread::of(&scores, spec);
+            let spread = Spread::at(&scores, spec, level);
             let mut result = MetricResult::of(spec, Ok(spread.mean));
+            result.passed = policy.passes(spread.decision, result.passed);
             result.method = runs[0].metrics[m].method;
             // The raw value (deepeval direction, 1-5 rating) is averaged too.
             let raws: Vec<f64> = runs.iter().filter_map(|r| r.metrics[m].raw).collect();

@@ -18,10 +18,11 @@ use tokio::sync::Semaphore;
 use crate::agent::Agent;
 use crate::output::{
     DatasetSummary, DatasetTerms, Measured, MetricRecord, Results, ResultsError, ResultsKey,
-    SampleRecord, SampleReport, Summaries,
+    SampleRecord, SampleReport, ScoreOf, Summaries, SummarySample,
 };
 use crate::plan::LoadedDataset;
 use crate::services::Services;
+use crate::stats::Decision;
 
 mod cassette;
 pub(crate) mod evaluate;
@@ -122,7 +123,10 @@ impl Run {
             name: self.name(t),
             sample: &d.samples[i],
             specs: d.specs(i),
-            repeat: d.plan.repeat,
+            runs: evaluate::Runs {
+                repeat: d.plan.repeat,
+                policy: d.plan.inconclusive,
+            },
             timeout: d.plan.timeout,
         }
     }
@@ -270,7 +274,9 @@ impl Run {
             .map(|d| {
                 (
                     d.plan.name.clone(),
-                    DatasetTerms::new(Some(d.planned), d.gates.clone(), d.plan.ci_gate),
+                    DatasetTerms::new(Some(d.planned), d.gates.clone(), d.plan.ci_gate)
+                        .on_inconclusive(d.plan.inconclusive)
+                        .clustered_by(d.plan.cluster.clone()),
                 )
             })
             .collect()
@@ -284,6 +290,8 @@ impl Run {
             dataset: d.plan.name.clone(),
             test_name: self.name(t),
             verdict: c.verdict,
+            counted_as: crate::output::counted_as(c.verdict, c.passed),
+            cluster: d.cluster_of(sample),
             metrics: d
                 .specs(i)
                 .iter()
@@ -325,7 +333,14 @@ impl Run {
             .specs(i)
             .iter()
             .zip(c.metrics.iter())
-            .map(|(spec, m)| (spec.name.as_str(), m.score, m.passed));
+            .map(|(spec, m)| ScoreOf {
+                name: spec.name.as_str(),
+                score: m.score,
+                passed: m.passed,
+                inconclusive: m
+                    .spread
+                    .is_some_and(|s| s.decision == Decision::Inconclusive),
+            });
         let more = c.more();
         let measured = Measured::from_totals(
             (
@@ -337,7 +352,14 @@ impl Run {
             [more.agent, more.usage, more.embeddings],
             more.cost_unknown.is_some(),
         );
-        summaries.add_scores(&d.plan.name, c.verdict, scores, &measured);
+        let cluster = d.cluster_of(&d.samples[i]);
+        let sample = SummarySample {
+            dataset: &d.plan.name,
+            verdict: c.verdict,
+            passed: c.passed,
+            cluster: cluster.as_deref(),
+        };
+        summaries.add_scores(sample, scores, &measured);
     }
 
     /// The summaries of what ran so far (gates judged over complete datasets).

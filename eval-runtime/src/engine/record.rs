@@ -18,6 +18,8 @@ pub(crate) struct CompactScore {
 /// One evaluated sample.
 pub(crate) struct Compact {
     pub verdict: Verdict,
+    /// Whether it counts as passed (an inconclusive sample as the setting says).
+    pub passed: bool,
     pub latency_ms: f32,
     pub metrics: Box<[CompactScore]>,
     pub error: Option<Box<str>>,
@@ -93,6 +95,7 @@ impl Compact {
         };
         Compact {
             verdict,
+            passed: report.passed(),
             latency_ms: (report.latency.as_secs_f64() * 1000.0) as f32,
             metrics: report
                 .metrics

@@ -14,7 +14,7 @@ use futures_util::stream::{FuturesUnordered, StreamExt};
 
 use crate::agent::{Agent, panic_text};
 use crate::engine::CassetteMode;
-use crate::engine::evaluate::evaluate_runs;
+use crate::engine::evaluate::{Runs, evaluate_runs};
 use crate::error::{AgentError, SampleError};
 use crate::output::SampleReport;
 use crate::services::Services;
@@ -29,8 +29,8 @@ pub(crate) struct Job<'a> {
     pub sample: &'a Sample,
     /// Its metrics.
     pub specs: &'a [MetricSpec],
-    /// Agent runs.
-    pub repeat: u32,
+    /// Agent runs, and what an inconclusive verdict counts as.
+    pub runs: Runs,
     /// Limit on its agent interaction, and on its scoring.
     pub timeout: Duration,
 }
@@ -46,43 +46,52 @@ pub(crate) async fn evaluate_job(
     let replay = cassette.filter(|c| c.mode() == CassetteMode::Replay);
     let record = cassette.filter(|c| c.mode() == CassetteMode::Record);
     let sample = job.sample;
-    let runs = (0..job.repeat.max(1))
-        .map(|run| {
-            // A replay never calls the agent.
-            let call = replay
-                .is_none()
-                .then(|| std::panic::catch_unwind(AssertUnwindSafe(|| agent.respond(sample))));
-            async move {
-                let call = match (replay, call) {
-                    (Some(cassette), _) => {
-                        return cassette
-                            .replay(sample, run, agent)
-                            .map(|(mut response, latency)| {
-                                response.replayed_latency = Some(latency);
-                                response
-                            })
-                            .map_err(AgentError::from);
-                    }
-                    (None, Some(call)) => call,
-                    (None, None) => unreachable!("the agent is called unless replaying"),
-                };
-                let started = std::time::Instant::now();
-                let outcome = match call {
-                    Ok(future) => AssertUnwindSafe(future)
-                        .catch_unwind()
-                        .await
-                        .unwrap_or_else(|panic| Err(AgentError::Panicked(panic_text(&panic)))),
-                    Err(panic) => Err(AgentError::Panicked(panic_text(&panic))),
-                };
-                if let (Some(cassette), Ok(response)) = (record, &outcome) {
-                    cassette.record(sample, run, agent, response, started.elapsed());
+    // Each run is started when the engine asks for it (`repeat = "auto"`
+    // asks for more only while a verdict is in doubt).
+    let run = |k: usize| {
+        let run = k as u32;
+        // A replay never calls the agent.
+        let call = replay
+            .is_none()
+            .then(|| std::panic::catch_unwind(AssertUnwindSafe(|| agent.respond(sample))));
+        Some(async move {
+            let call = match (replay, call) {
+                (Some(cassette), _) => {
+                    return cassette
+                        .replay(sample, run, agent)
+                        .map(|(mut response, latency)| {
+                            response.replayed_latency = Some(latency);
+                            response
+                        })
+                        .map_err(AgentError::from);
                 }
-                outcome
+                (None, Some(call)) => call,
+                (None, None) => unreachable!("the agent is called unless replaying"),
+            };
+            let started = std::time::Instant::now();
+            let outcome = match call {
+                Ok(future) => AssertUnwindSafe(future)
+                    .catch_unwind()
+                    .await
+                    .unwrap_or_else(|panic| Err(AgentError::Panicked(panic_text(&panic)))),
+                Err(panic) => Err(AgentError::Panicked(panic_text(&panic))),
+            };
+            if let (Some(cassette), Ok(response)) = (record, &outcome) {
+                cassette.record(sample, run, agent, response, started.elapsed());
             }
+            outcome
         })
-        .collect();
+    };
     let (name, sample) = (job.name.clone(), job.sample);
-    let scored = evaluate_runs(job.name, job.sample, job.specs, job.timeout, runs, services);
+    let scored = evaluate_runs(
+        job.name,
+        job.sample,
+        job.specs,
+        job.timeout,
+        job.runs,
+        run,
+        services,
+    );
     match AssertUnwindSafe(scored).catch_unwind().await {
         Ok(mut report) => {
             // An agent (or a judge, in its reasons) that echoes a key does

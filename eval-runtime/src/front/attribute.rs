@@ -41,8 +41,12 @@ pub struct Decl {
     pub ci_gate: bool,
     /// `timeout_secs = N`.
     pub timeout_secs: Option<u64>,
-    /// `repeat = N` (or the manifest's), at least 1.
-    pub repeat: u32,
+    /// `repeat = N` or `"auto"` (or the manifest's).
+    pub repeat: eval_core::Repeat,
+    /// `inconclusive = "estimate" | "fail" | "pass"` (checked by the macro).
+    pub inconclusive: Option<&'static str>,
+    /// `cluster = "field"`.
+    pub cluster: Option<&'static str>,
     /// `allow_custom_prefix = true`.
     pub allow_custom_prefix: bool,
     /// `allow_outside = true`: the path may lead outside the project.
@@ -126,7 +130,13 @@ impl Embedded {
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| PlanError::new(vec![format!("{}: {e}", d.path)]))?;
         plan.ci_gate = d.ci_gate;
-        plan.repeat = d.repeat.max(1);
+        plan.repeat = d.repeat;
+        plan.inconclusive = d
+            .inconclusive
+            .and_then(crate::stats::OnInconclusive::parse)
+            .or(config.inconclusive)
+            .unwrap_or_default();
+        plan.cluster = d.cluster.map(str::to_string);
         plan.allow_custom_prefix = d.allow_custom_prefix;
         let plan = crate::plan::Plan {
             datasets: vec![plan],

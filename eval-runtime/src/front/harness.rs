@@ -182,11 +182,32 @@ impl Harness {
         self
     }
 
-    /// Runs the agent `n` times per sample: each metric's score is the mean
-    /// over the runs, reported with a 95% interval, and samples whose
-    /// interval straddles the threshold are flagged.
-    pub fn repeat(mut self, n: u32) -> Self {
-        self.plan = self.plan.repeat(n);
+    /// Runs the agent several times per sample: `.repeat(5)`, or
+    /// `.repeat(Repeat::Auto { max: 20 })` to add runs only to samples whose
+    /// verdict is still inconclusive. Each metric's score is the mean over
+    /// the runs, with its interval; the sample passes when the interval lies
+    /// on the passing side of the threshold, fails when it lies on the
+    /// other, and is inconclusive when it straddles it (see
+    /// [`inconclusive`](Self::inconclusive)).
+    pub fn repeat(mut self, repeat: impl Into<eval_core::Repeat>) -> Self {
+        self.plan = self.plan.repeat(repeat);
+        self
+    }
+
+    /// What an inconclusive verdict (a sample's over repeated runs, a
+    /// gate's over the dataset) counts as, over `EVAL_INCONCLUSIVE`: the
+    /// point estimate decides (the default), `Fail` (strict) or `Pass`.
+    pub fn inconclusive(mut self, on: crate::stats::OnInconclusive) -> Self {
+        self.plan = self.plan.inconclusive(on);
+        self
+    }
+
+    /// Gates cluster the datasets' samples by this field (a `metadata` key,
+    /// or another field of the sample): their intervals use the
+    /// cluster-robust standard error (samples of one document, one
+    /// conversation or one user are not independent).
+    pub fn cluster_by(mut self, field: &str) -> Self {
+        self.plan = self.plan.cluster_by(field);
         self
     }
 

@@ -239,13 +239,15 @@ impl Probe {
     ) -> SampleReport {
         let name = format!("{NAME}::{}", sample.id);
         let services = self.judge_and_embedder();
+        let mut run = Some(run);
         match crate::engine::schedule::local_runtime() {
             Ok(runtime) => runtime.block_on(evaluate_runs(
                 name,
                 sample,
                 specs,
                 timeout,
-                vec![run],
+                Default::default(),
+                |_| run.take(),
                 &services,
             )),
             Err(e) => {

@@ -109,12 +109,13 @@ impl Runner {
 }
 
 impl Prepared<'_> {
-    /// Agent calls the run makes (samples × repeat).
+    /// Agent calls the run makes (samples × repeat; under `repeat =
+    /// "auto"`, at most).
     pub fn agent_calls(&self) -> usize {
         self.run
             .datasets()
             .iter()
-            .map(|d| d.samples.len() * d.plan.repeat as usize)
+            .map(|d| d.samples.len() * d.plan.repeat.max_runs() as usize)
             .sum()
     }
 

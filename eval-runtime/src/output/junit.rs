@@ -31,14 +31,21 @@ const MESSAGE_CHARS: usize = 1000;
 pub fn junit_xml(results: &Results) -> String {
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let total_time: f64 = results.samples.iter().map(|s| s.latency_ms / 1000.0).sum();
-    let count = |v: Verdict| results.samples.iter().filter(|s| s.verdict == v).count();
+    let errors = results
+        .samples
+        .iter()
+        .filter(|s| s.verdict == Verdict::Error)
+        .count();
+    let failures = results
+        .samples
+        .iter()
+        .filter(|s| s.verdict != Verdict::Error && !s.counts_as_passed())
+        .count();
     let _ = writeln!(
         out,
-        "<testsuites name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{:.3}\">",
+        "<testsuites name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\" time=\"{:.3}\">",
         attr(&results.binary),
         results.samples.len(),
-        count(Verdict::Fail),
-        count(Verdict::Error),
         total_time
     );
     for dataset in &results.datasets {
@@ -85,13 +92,30 @@ fn case(out: &mut String, s: &SampleRecord) {
     if let Some(line) = line {
         let _ = write!(out, " line=\"{line}\"");
     }
-    if s.verdict == Verdict::Pass {
-        out.push_str("/>\n");
+    // JUnit has no third state: an inconclusive sample passes or fails as
+    // the run's setting counted it, and says it is inconclusive in its
+    // `status` and, when it passed, in its output.
+    if s.verdict == Verdict::Inconclusive {
+        out.push_str(" status=\"inconclusive\"");
+    }
+    if s.counts_as_passed() {
+        if s.verdict == Verdict::Inconclusive {
+            let lines = super::text::inconclusive_lines(s);
+            let _ = writeln!(
+                out,
+                ">\n      <system-out>inconclusive ({}): {}</system-out>\n    </testcase>",
+                super::text::counted_text(s),
+                text(&lines.join("; "))
+            );
+        } else {
+            out.push_str("/>\n");
+        }
         return;
     }
     out.push_str(">\n");
     let (element, kind) = match s.verdict {
         Verdict::Error => ("error", "unscored"),
+        Verdict::Inconclusive => ("failure", "inconclusive"),
         _ => ("failure", "threshold"),
     };
     let _ = writeln!(

@@ -114,6 +114,7 @@ fn combined(runs: &[Results]) -> RunVerdict {
         all.failed_samples += v.failed_samples;
         all.samples += v.samples;
         all.unscored += v.unscored;
+        all.inconclusive_samples += v.inconclusive_samples;
         all.missed_gates.extend(v.missed_gates);
         all.unjudged_gates.extend(v.unjudged_gates);
         all.met_gates.extend(v.met_gates);
@@ -128,15 +129,20 @@ fn gate_verdict(g: &GateResult) -> String {
         let (ran, planned) = g.ran.unwrap_or((0, 0));
         return format!("⏸️ not judged: {ran} of {planned} samples ran");
     }
+    let doubt = if g.decision == Some(crate::stats::Decision::Inconclusive) {
+        " (inconclusive: its interval straddles the threshold)"
+    } else {
+        ""
+    };
     if g.passed {
-        return "✅ met".into();
+        return format!("✅ met{doubt}");
     }
     let value_meets = g
         .margin
         .is_some_and(|m| g.gate.passes(g.gate.threshold + m));
     match (g.margin, g.unscored) {
         (None, _) => "❌ missed: no sample was scored".into(),
-        (Some(_), 0) => "❌ missed".into(),
+        (Some(_), 0) => format!("❌ missed{doubt}"),
         (Some(_), n) => format!(
             "❌ missed: {n} sample(s) could not be scored{}",
             if value_meets {
@@ -149,11 +155,22 @@ fn gate_verdict(g: &GateResult) -> String {
 }
 
 fn gate_row(out: &mut String, g: &GateResult) {
+    let end = |x: f64| {
+        if x.is_finite() {
+            format!("{x:.4}")
+        } else {
+            "∞".to_string()
+        }
+    };
+    let interval = g.interval.map_or("—".to_string(), |i| {
+        format!("{}–{}", end(i.low), end(i.high))
+    });
     let _ = writeln!(
         out,
-        "| {} | {} | {} | {} | {} | {} | {} |",
+        "| {} | {} | {} | {} | {} | {} | {} | {} |",
         code(&format!("{}({})", g.gate.stat, g.gate.metric), true),
         mean(g.margin.map(|m| g.gate.threshold + m)),
+        interval,
         inline(&g.gate.op, 4),
         g.gate.threshold,
         gate_verdict(g),
@@ -192,7 +209,7 @@ fn dataset_section(out: &mut String, results: &Results, d: &DatasetSummary) {
     let gates: Vec<&GateResult> = d.metrics.iter().flat_map(MetricSummary::gates).collect();
     if !gates.is_empty() {
         out.push_str(
-            "| Gate | Value | Op | Threshold | Verdict | Margin | Unscored samples |\n|---|--:|:-:|--:|---|--:|--:|\n",
+            "| Gate | Value | 95% interval | Op | Threshold | Verdict | Margin | Unscored samples |\n|---|--:|--:|:-:|--:|---|--:|--:|\n",
         );
         for g in gates {
             gate_row(out, g);
@@ -242,17 +259,26 @@ fn run_section(out: &mut String, results: &Results, heading: bool) {
         }
     }
     out.push_str(
-        "| Dataset | Samples | Passed | Failed | Errors (not scored) | Latency p50 | p95 | Tokens | Cost |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|\n",
+        "| Dataset | Samples | Passed | Failed | Inconclusive | Errors (not scored) | Latency p50 | p95 | Tokens | Cost |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n",
     );
     for d in &results.datasets {
         let (p50, p95) = latency(results, d);
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             code(&d.name, true),
             d.samples,
             d.passed,
             d.failed,
+            if d.inconclusive > 0 {
+                format!(
+                    "{} (counted {})",
+                    d.inconclusive,
+                    super::text::counted_word(d.on_inconclusive)
+                )
+            } else {
+                "0".into()
+            },
             d.errors,
             p50.map_or("—".into(), millis),
             p95.map_or("—".into(), millis),
@@ -279,10 +305,10 @@ fn run_section(out: &mut String, results: &Results, heading: bool) {
         }
     );
     for s in failing(results).take(SHOWN_FAILURES) {
-        let (mark, word) = if s.verdict == Verdict::Error {
-            ("⚠️", "error")
-        } else {
-            ("❌", "failed")
+        let (mark, word) = match s.verdict {
+            Verdict::Error => ("⚠️", "error"),
+            Verdict::Inconclusive => ("❔", "inconclusive, counted as failed"),
+            _ => ("❌", "failed"),
         };
         let _ = writeln!(
             out,
@@ -293,7 +319,7 @@ fn run_section(out: &mut String, results: &Results, heading: bool) {
         for line in failure_lines(s) {
             let _ = writeln!(out, "  - {}", inline(&line, 1000));
         }
-        if s.verdict == Verdict::Fail && (s.expected.is_some() || s.output.is_some()) {
+        if s.verdict != Verdict::Error && (s.expected.is_some() || s.output.is_some()) {
             let shown =
                 |t: Option<&String>| t.map_or("—".to_string(), |t| inline(t, ANSWER_CHARS));
             let _ = writeln!(
@@ -691,7 +717,7 @@ mod tests {
         );
         assert!(md.contains("`evals`: complete run, every planned sample was evaluated."));
         assert!(
-            md.contains("| `qa` | 4 | 1 | 2 | 1 | 1 ms | 1 ms | 0 | — |"),
+            md.contains("| `qa` | 4 | 1 | 2 | 0 | 1 | 1 ms | 1 ms | 0 | — |"),
             "{md}"
         );
         assert!(
@@ -699,7 +725,7 @@ mod tests {
             "{md}"
         );
         assert!(
-            md.contains("| `mean(contains)` | 0.3333 | \\>= | 0.3 | ❌ missed: 1 sample(s) could not be scored (the value alone meets it) | +0.0333 | 1 |"),
+            md.contains("| `mean(contains)` | 0.3333 | 0.0615–0.7923 | \\>= | 0.3 | ❌ missed: 1 sample(s) could not be scored (the value alone meets it) | +0.0333 | 1 |"),
             "{md}"
         );
         assert!(md.contains("#### Samples that did not pass (3)\n"), "{md}");

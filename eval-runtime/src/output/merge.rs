@@ -5,7 +5,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::results::{DatasetTerms, Results, ResultsError, SampleRecord};
+use super::results::{DatasetTerms, Results, ResultsError, SampleRecord, Verdict};
+use crate::stats::{Decision, OnInconclusive};
 
 /// Joins results of one test binary: every sample once, aggregates and
 /// gates recomputed over all of them. A sample present in two inputs is an
@@ -53,6 +54,10 @@ pub fn merge(parts: &[Results]) -> Result<Results, ResultsError> {
                         Some("sample counts")
                     } else if have.ci_gate != t.ci_gate {
                         Some("ci_gate settings")
+                    } else if have.inconclusive != t.inconclusive {
+                        Some("inconclusive settings")
+                    } else if have.cluster != t.cluster {
+                        Some("cluster fields")
                     } else {
                         None
                     };
@@ -70,6 +75,42 @@ pub fn merge(parts: &[Results]) -> Result<Results, ResultsError> {
     let mut merged = Results::new(binary, samples, &terms);
     merged.package = parts.first().and_then(|p| p.package.clone());
     Ok(merged)
+}
+
+impl Results {
+    /// The same run with inconclusive verdicts counted as `on` says (what
+    /// `evals report merge --inconclusive` does): each inconclusive metric
+    /// passes or not anew, each inconclusive sample is counted anew, and
+    /// aggregates and gates are recomputed. Decided verdicts do not change.
+    pub fn counting_inconclusive(&self, on: OnInconclusive) -> Results {
+        let mut samples = self.samples.clone();
+        for s in &mut samples {
+            if s.verdict != Verdict::Inconclusive {
+                continue;
+            }
+            for m in &mut s.metrics {
+                if m.decision() == Some(Decision::Inconclusive) {
+                    let estimate = m.score.is_some_and(|v| match m.op.as_str() {
+                        "<=" => v <= m.threshold,
+                        _ => v >= m.threshold,
+                    });
+                    m.passed = on.passes(Decision::Inconclusive, estimate);
+                }
+            }
+            let passed = s.error.is_none() && s.metrics.iter().all(|m| m.passed);
+            s.counted_as = super::results::counted_as(s.verdict, passed);
+        }
+        let terms = self
+            .terms()
+            .into_iter()
+            .map(|(name, t)| (name, t.on_inconclusive(on)))
+            .collect();
+        let mut out = Results::new(&self.binary, samples, &terms);
+        out.package = self.package.clone();
+        out.missing_datasets = self.missing_datasets.clone();
+        out.complete = out.complete && self.complete;
+        out
+    }
 }
 
 /// Merges every `*.json` results file under each of `paths` (a file, or a
@@ -206,7 +247,7 @@ mod tests {
         assert!((gates[1].margin.unwrap() - 0.5).abs() < 1e-9);
         assert_eq!(
             gates[1].to_string(),
-            "p95 latency_ms = 38.5000, gate <= 38 (missed by 0.5000)"
+            "p95 latency_ms = 38.5000 (95% interval 30.0000..unbounded), gate <= 38 (missed by 0.5000; inconclusive: its interval straddles the threshold)"
         );
         assert_eq!(merged.failed_gates().len(), 1);
         // The mean of what was measured, and no pass rate (no per-sample budget).

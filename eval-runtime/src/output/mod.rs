@@ -37,8 +37,10 @@ pub use verdict::RunVerdict;
 pub(crate) use html::{RunMeta, write_along as write_html_along};
 pub(crate) use markdown::auto_step_summary;
 pub(crate) use report::numbered;
-pub(crate) use results::{cut_chunks, cut_output, incompleteness, now_unix, write_streaming};
-pub(crate) use summary::{Measured, Summaries};
+pub(crate) use results::{
+    counted_as, cut_chunks, cut_output, incompleteness, now_unix, write_streaming,
+};
+pub(crate) use summary::{Measured, Sample as SummarySample, ScoreOf, Summaries};
 
 use std::path::Path;
 
@@ -65,12 +67,15 @@ pub(crate) fn test_record(dataset: &str, name: &str, verdict: Verdict) -> Sample
     let score = match verdict {
         Verdict::Pass => Some(1.0),
         Verdict::Fail => Some(0.0),
+        Verdict::Inconclusive => Some(0.8),
         Verdict::Error => None,
     };
     SampleRecord {
         dataset: dataset.into(),
         test_name: name.into(),
         verdict,
+        counted_as: None,
+        cluster: None,
         metrics: vec![MetricRecord {
             name: "contains".into(),
             score,

@@ -96,6 +96,7 @@ impl Paint {
         match verdict {
             Verdict::Pass => self.pass(text),
             Verdict::Fail => self.fail(text),
+            Verdict::Inconclusive => self.note(text),
             Verdict::Error => self.error(text),
         }
     }

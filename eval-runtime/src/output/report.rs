@@ -11,6 +11,7 @@ use super::paint::Paint;
 use super::results::Verdict;
 use crate::error::{SampleError, one_line};
 use crate::services::Usage;
+use crate::stats::{Decision, Interval, Level, MeanTally, Method};
 
 /// One metric's outcome on one sample.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -77,12 +78,103 @@ impl MetricResult {
             self.error.as_ref().map(ToString::to_string).as_deref(),
             self.reason.as_deref(),
         )
+        .map(|why| with_interval(why, self.spread.map(|s| s.into())))
+    }
+
+    /// Where the metric stands on this sample: over repeated runs, where
+    /// its interval lies against the threshold; for one run, whether the
+    /// score passed. `None` without a score.
+    pub fn decision(&self) -> Option<Decision> {
+        self.score?;
+        Some(match &self.spread {
+            Some(s) => s.decision,
+            None if self.passed => Decision::Pass,
+            None => Decision::Fail,
+        })
     }
 
     /// The same outcome with `reason`.
     pub(crate) fn with_reason(mut self, reason: Option<String>) -> Self {
         self.reason = reason;
         self
+    }
+}
+
+/// A sample's decision from its metrics': fail when one fails, else
+/// inconclusive when one is, else pass.
+pub(crate) fn combine_decisions(decisions: impl Iterator<Item = Decision>) -> Decision {
+    let mut out = Decision::Pass;
+    for d in decisions {
+        match d {
+            Decision::Fail => return Decision::Fail,
+            Decision::Inconclusive => out = Decision::Inconclusive,
+            Decision::Pass => {}
+        }
+    }
+    out
+}
+
+/// A metric's interval over repeated runs, as reports say it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RunsInterval {
+    pub runs: usize,
+    pub low: f64,
+    pub high: f64,
+    pub level: f64,
+    pub decision: Option<Decision>,
+}
+
+impl From<Spread> for RunsInterval {
+    fn from(s: Spread) -> Self {
+        RunsInterval {
+            runs: s.runs,
+            low: s.low,
+            high: s.high,
+            level: s.level,
+            decision: Some(s.decision),
+        }
+    }
+}
+
+impl RunsInterval {
+    /// `mean of 5 runs, 95% interval 0.380..0.960` (`, inconclusive` when it
+    /// straddles the threshold).
+    pub(crate) fn text(&self) -> String {
+        format!(
+            "mean of {} runs, {} interval {:.3}..{:.3}{}",
+            self.runs,
+            level_text(self.level),
+            self.low,
+            self.high,
+            if self.decision == Some(Decision::Inconclusive) {
+                ", inconclusive"
+            } else {
+                ""
+            }
+        )
+    }
+}
+
+/// A confidence level as a percentage: `95%`, `99.4%`.
+pub(crate) fn level_text(level: f64) -> String {
+    let pct = level * 100.0;
+    if (pct - pct.round()).abs() < 1e-9 {
+        format!("{pct:.0}%")
+    } else {
+        format!("{}%", format!("{pct:.2}").trim_end_matches('0'))
+    }
+}
+
+/// `why`, with the interval over repeated runs when there is one:
+/// `0.800 < 0.9 (mean of 5 runs, 95% interval 0.380..0.960, inconclusive)`.
+pub(crate) fn with_interval(why: String, interval: Option<RunsInterval>) -> String {
+    match interval {
+        Some(i) if !why.starts_with("error:") => match why.split_once(": ") {
+            // Before the reason, which may be long.
+            Some((head, reason)) => format!("{head} ({}): {reason}", i.text()),
+            None => format!("{why} ({})", i.text()),
+        },
+        _ => why,
     }
 }
 
@@ -115,10 +207,15 @@ pub(crate) fn why_not_passed(
     Some(why)
 }
 
-/// A metric over `n` runs of the agent: mean and 95% confidence interval
-/// (Student's t, `mean ± t(0.975, n-1) · s / √n`, `s` the sample standard
-/// deviation, the quantile exact from `statrs`), clamped to the metric's
-/// range (0..1, a count 0 and up): a mean cannot leave it.
+/// A metric over `n` runs of the agent: the mean, its interval, and where
+/// the interval lies against the threshold. A pass/fail metric (`contains`,
+/// `exact_match`...: every score 0 or 1) has Wilson's interval of its pass
+/// rate; any other score Student's t interval, `mean ± t(1 − α/2, n − 1) ·
+/// s / √n` (`s` the sample standard deviation, the quantile exact from
+/// `statrs`), cut to the metric's range (0..1, a count 0 and up). The
+/// sample's verdict on the metric is [`Decision::Pass`] when the whole
+/// interval passes, [`Decision::Fail`] when the whole interval fails, else
+/// [`Decision::Inconclusive`].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct Spread {
@@ -126,49 +223,64 @@ pub struct Spread {
     pub runs: usize,
     /// Mean score.
     pub mean: f64,
-    /// Lower end of the 95% interval (at least the metric's minimum).
+    /// Lower end of the interval (at least the metric's minimum).
     pub low: f64,
-    /// Upper end of the 95% interval (at most the metric's maximum).
+    /// Upper end of the interval (at most the metric's maximum).
     pub high: f64,
     /// The interval holds means that pass and means that fail: the verdict
-    /// could go either way.
+    /// could go either way (`decision` is inconclusive).
     pub straddles: bool,
+    /// Sample standard deviation of the runs' scores.
+    pub sd: f64,
+    /// The interval's confidence level (0.95; lower error rates per look
+    /// under `repeat = "auto"`, see [`Level::split_over`]).
+    pub level: f64,
+    /// How the interval was computed (Wilson's or Student's t).
+    pub method: Method,
+    /// Where the interval lies against the threshold.
+    pub decision: Decision,
 }
 
 impl Spread {
     /// The spread of `scores` (at least one) of `spec`'s metric, around its
-    /// threshold.
+    /// threshold, at the standard 95% level.
     pub fn of(scores: &[f64], spec: &MetricSpec) -> Spread {
+        Self::at(scores, spec, Level::STANDARD)
+    }
+
+    /// [`of`](Self::of) at `level`.
+    pub fn at(scores: &[f64], spec: &MetricSpec, level: Level) -> Spread {
         let n = scores.len().max(1);
-        let mean = scores.iter().sum::<f64>() / n as f64;
-        let half = if n < 2 {
-            0.0
+        let mut tally = MeanTally::new(false);
+        scores.iter().for_each(|s| tally.add(*s, None));
+        let mean = tally.mean().unwrap_or(0.0);
+        let info = spec.info();
+        let pass_fail = info.pass_fail() && scores.iter().all(|s| *s == 0.0 || *s == 1.0);
+        let (interval, method) = if pass_fail {
+            let k = scores.iter().filter(|s| **s == 1.0).count() as f64;
+            let wilson = crate::stats::wilson(k, n as f64, level);
+            (wilson, Method::Wilson)
         } else {
-            let var = scores.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-            t_975(n - 1) * var.sqrt() / (n as f64).sqrt()
+            let t = tally.t_interval(level).map(|i| i.clamped(info.range()));
+            (t, Method::T)
         };
-        let (min, max) = spec.info().range();
-        let (low, high) = ((mean - half).max(min), (mean + half).min(max));
-        let t = spec.threshold;
-        let both_sides = match spec.op {
-            Op::AtLeast => low < t && t <= high,
-            Op::AtMost => low <= t && t < high,
-        };
+        let interval = interval.unwrap_or(Interval {
+            low: mean,
+            high: mean,
+        });
+        let decision = Decision::of(interval, spec.op, spec.threshold);
         Spread {
             runs: scores.len(),
             mean,
-            low,
-            high,
-            straddles: half > 0.0 && both_sides,
+            low: interval.low,
+            high: interval.high,
+            straddles: decision == Decision::Inconclusive,
+            sd: tally.sd().unwrap_or(0.0),
+            level: level.0,
+            method,
+            decision,
         }
     }
-}
-
-/// The 0.975 quantile of Student's t with `df` degrees of freedom (the
-/// two-sided 95% critical value), exact to double precision.
-fn t_975(df: usize) -> f64 {
-    use statrs::distribution::{ContinuousCDF, StudentsT};
-    StudentsT::new(0.0, 1.0, df as f64).map_or(f64::INFINITY, |t| t.inverse_cdf(0.975))
 }
 
 fn ser_op<S: serde::Serializer>(op: &Op, s: S) -> Result<S::Ok, S::Error> {
@@ -384,9 +496,23 @@ impl SampleReport {
         self.error.is_some() || self.metrics.iter().any(|m| m.score.is_none())
     }
 
-    /// True when the agent answered and every metric passed.
+    /// True when the agent answered and every metric passed (an
+    /// inconclusive metric passes or not as the run's setting says: see
+    /// [`OnInconclusive`](crate::stats::OnInconclusive)).
     pub fn passed(&self) -> bool {
         self.error.is_none() && self.metrics.iter().all(|m| m.passed)
+    }
+
+    /// Where the sample stands: it fails when a metric fails (proven so
+    /// over repeated runs), is inconclusive when no metric fails and one is
+    /// inconclusive, else passes. `None` when it could not be scored.
+    pub fn decision(&self) -> Option<Decision> {
+        if self.unscored() {
+            return None;
+        }
+        Some(combine_decisions(
+            self.metrics.iter().filter_map(MetricResult::decision),
+        ))
     }
 
     /// One line: `ok <name> (<source>)  metric=score ...`, each metric that
@@ -399,7 +525,12 @@ impl SampleReport {
     /// [`summary_line`](Self::summary_line), its verdicts painted.
     pub fn summary_line_with(&self, paint: Paint) -> String {
         let verdict = Verdict::of(self);
-        let word = if self.passed() { "ok" } else { "FAILED" };
+        let word = match (self.passed(), verdict) {
+            (true, Verdict::Inconclusive) => "ok (inconclusive)",
+            (false, Verdict::Inconclusive) => "FAILED (inconclusive)",
+            (true, _) => "ok",
+            (false, _) => "FAILED",
+        };
         let mut line = format!(
             "{} {} ({})",
             paint.verdict(verdict, word),
@@ -463,8 +594,13 @@ impl SampleReport {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "{} {} ({}, id {})",
+            "{}{} {} ({}, id {})",
             if self.passed() { "passed" } else { "FAILED" },
+            if self.decision() == Some(Decision::Inconclusive) {
+                " (inconclusive)"
+            } else {
+                ""
+            },
             self.test_name,
             self.source,
             self.id
@@ -494,10 +630,12 @@ impl SampleReport {
             let score = m
                 .score
                 .map_or_else(|| "  -  ".to_string(), |s| format!("{s:.3}"));
-            let verdict = match (m.passed, m.score) {
-                (true, _) => "pass",
-                (false, Some(_)) => "FAIL",
-                (false, None) => "ERROR",
+            let verdict = match (m.passed, m.score, m.decision()) {
+                (true, _, Some(Decision::Inconclusive)) => "inconclusive (counted as pass)",
+                (false, _, Some(Decision::Inconclusive)) => "INCONCLUSIVE (counted as fail)",
+                (true, _, _) => "pass",
+                (false, Some(_), _) => "FAIL",
+                (false, None, _) => "ERROR",
             };
             let _ = write!(
                 out,
@@ -521,18 +659,7 @@ impl SampleReport {
                 }
             }
             if let Some(s) = &m.spread {
-                let _ = write!(
-                    out,
-                    " [mean of {} runs, 95% interval {:.3}..{:.3}{}]",
-                    s.runs,
-                    s.low,
-                    s.high,
-                    if s.straddles {
-                        ", straddles the threshold"
-                    } else {
-                        ""
-                    }
-                );
+                let _ = write!(out, " [{}]", RunsInterval::from(*s).text());
             }
             out.push('\n');
         }
@@ -698,14 +825,15 @@ mod tests {
     }
 
     #[test]
-    fn spread_is_a_students_t_interval() {
+    fn spread_is_a_students_t_interval_or_wilsons_for_pass_fail_metrics() {
         let spec = |name: &str, t: f64| MetricSpec::new(name, &[], Some((Op::AtLeast, t))).unwrap();
+        let t_975 = |df: f64| Level::STANDARD.t(df);
         // Quantiles of Student's t, hand-computed: df = 1 is Cauchy,
         // tan(0.475·π); df = 2 has t = (2p − 1) / √(2p(1 − p)) = 0.95 / √0.04875;
         // df = 4 from the published tables to 16 digits.
-        assert!((t_975(1) - 12.706204736174707).abs() < 1e-9, "{}", t_975(1));
-        assert!((t_975(2) - 4.302652729749464).abs() < 1e-9, "{}", t_975(2));
-        assert!((t_975(4) - 2.7764451051977987).abs() < 1e-9, "{}", t_975(4));
+        assert!((t_975(1.0) - 12.706204736174707).abs() < 1e-9);
+        assert!((t_975(2.0) - 4.302652729749464).abs() < 1e-9);
+        assert!((t_975(4.0) - 2.7764451051977987).abs() < 1e-9);
         // scores 0.6, 0.8, 1.0: mean 0.8, s = 0.2, half-width = t(0.975, 2) · 0.2 / √3
         // = 0.49682...: 0.303..1.297, clamped to the metric's 0..1.
         let s = Spread::of(&[0.6, 0.8, 1.0], &spec("partial_match", 0.75));
@@ -713,21 +841,44 @@ mod tests {
         assert!((s.mean - 0.8).abs() < 1e-12);
         assert!((s.low - (0.8 - half)).abs() < 1e-12, "{}", s.low);
         assert_eq!(s.high, 1.0, "never above the metric's maximum");
+        assert!((s.sd - 0.2).abs() < 1e-12);
         assert!(s.straddles);
-        // 0, 1, 1: mean 2/3, half-width 1.434...: −0.768..2.101 unclamped.
+        assert_eq!((s.method, s.decision), (Method::T, Decision::Inconclusive));
+        // A pass/fail metric: Wilson's interval of 2 passes in 3 runs,
+        // centre (2 + 1.920729)/6.841459 = 0.573078, half 1.959964/6.841459 ·
+        // √(2/3 + 0.960365) = 0.365428: [0.207650, 0.938506].
         let wide = Spread::of(&[0.0, 1.0, 1.0], &spec("exact_match", 0.5));
-        assert_eq!((wide.low, wide.high), (0.0, 1.0));
-        assert!(wide.straddles);
-        // A threshold at the top of the range: the interval still holds
-        // passing (1.0) and failing means.
-        assert!(Spread::of(&[0.0, 1.0, 1.0], &spec("exact_match", 1.0)).straddles);
+        assert_eq!(wide.method, Method::Wilson);
+        assert!((wide.low - 0.207650).abs() < 1e-5, "{wide:?}");
+        assert!((wide.high - 0.938506).abs() < 1e-5, "{wide:?}");
+        assert_eq!(wide.decision, Decision::Inconclusive);
+        // A threshold at the top of the range: one failed run proves the
+        // pass rate below 1, and all runs passing can never prove it 1.
+        let one_failed = Spread::of(&[0.0, 1.0, 1.0], &spec("exact_match", 1.0));
+        assert_eq!(one_failed.decision, Decision::Fail);
+        let all_passed = Spread::of(&[1.0; 5], &spec("contains", 1.0));
+        assert_eq!(all_passed.decision, Decision::Inconclusive);
+        // 5 of 5 against 0.5: [0.5655, 1] lies above it.
+        assert_eq!(
+            Spread::of(&[1.0; 5], &spec("contains", 0.5)).decision,
+            Decision::Pass
+        );
+        assert_eq!(
+            Spread::of(&[0.0; 5], &spec("contains", 0.5)).decision,
+            Decision::Fail
+        );
         // A count has no maximum: 0, 2, 4 gives 2 ± 4.9683: clamped at 0 only.
         let count = Spread::of(&[0.0, 2.0, 4.0], &spec("citations", 1.0));
         let half = 4.302652729749464 * 2.0 / 3f64.sqrt();
         assert_eq!(count.low, 0.0);
         assert!((count.high - (2.0 + half)).abs() < 1e-12);
+        // Scores that do not vary: a point, decided.
         let tight = Spread::of(&[1.0, 1.0, 1.0, 1.0], &spec("partial_match", 0.75));
         assert_eq!((tight.low, tight.high, tight.straddles), (1.0, 1.0, false));
+        assert_eq!(tight.decision, Decision::Pass);
         assert!(!Spread::of(&[0.9], &spec("partial_match", 0.5)).straddles);
+        // A stricter level widens the interval.
+        let strict = Spread::at(&[0.6, 0.8, 1.0], &spec("partial_match", 0.75), Level(0.99));
+        assert!(strict.low < s.low);
     }
 }

@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::output::report::SampleReport;
 use crate::services::Usage;
+use crate::stats::Decision;
 
 /// Version of the results-file layout (fields are only ever added).
 pub const FORMAT_VERSION: u32 = 1;
@@ -139,10 +140,16 @@ pub struct Results {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
-    /// Every metric passed.
+    /// Every metric passed (over repeated runs: every metric's interval
+    /// lies on the passing side of its threshold).
     Pass,
-    /// A metric was on the wrong side of its threshold.
+    /// A metric was on the wrong side of its threshold (over repeated runs:
+    /// its whole interval).
     Fail,
+    /// Over repeated runs, no metric failed and a metric's interval
+    /// straddles its threshold: the sample could pass or fail. Whether it
+    /// counts as passed is the run's setting ([`SampleRecord::counted_as`]).
+    Inconclusive,
     /// The sample could not be scored (agent error, missing field, a
     /// metric without a score...).
     Error,
@@ -151,12 +158,21 @@ pub enum Verdict {
 impl Verdict {
     /// The verdict of a report.
     pub fn of(report: &SampleReport) -> Verdict {
-        if report.unscored() {
-            Verdict::Error
-        } else if report.passed() {
-            Verdict::Pass
-        } else {
-            Verdict::Fail
+        match report.decision() {
+            None => Verdict::Error,
+            Some(Decision::Pass) => Verdict::Pass,
+            Some(Decision::Fail) => Verdict::Fail,
+            Some(Decision::Inconclusive) => Verdict::Inconclusive,
+        }
+    }
+
+    /// `pass`, `fail`, `inconclusive` or `error`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Fail => "fail",
+            Verdict::Inconclusive => "inconclusive",
+            Verdict::Error => "error",
         }
     }
 }
@@ -224,12 +240,30 @@ pub struct MetricRecord {
 pub struct RunSpread {
     /// Runs.
     pub runs: usize,
-    /// Lower end of the 95% interval.
+    /// Lower end of the interval.
     pub low: f64,
-    /// Upper end of the 95% interval.
+    /// Upper end of the interval.
     pub high: f64,
     /// The interval contains the threshold.
     pub straddles: bool,
+    /// Standard deviation of the runs' scores (absent in files of earlier
+    /// versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sd: Option<f64>,
+    /// The interval's confidence level (0.95 in files of earlier versions).
+    #[serde(default = "standard_level")]
+    pub level: f64,
+    /// How the interval was computed (`wilson` or `t`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<crate::stats::Method>,
+    /// Where the interval lies against the threshold (files of earlier
+    /// versions say only whether it straddles it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<Decision>,
+}
+
+fn standard_level() -> f64 {
+    crate::stats::Level::STANDARD.0
 }
 
 impl From<crate::output::report::Spread> for RunSpread {
@@ -239,6 +273,10 @@ impl From<crate::output::report::Spread> for RunSpread {
             low: s.low,
             high: s.high,
             straddles: s.straddles,
+            sd: Some(s.sd),
+            level: s.level,
+            method: Some(s.method),
+            decision: Some(s.decision),
         }
     }
 }
@@ -256,8 +294,16 @@ pub struct SampleRecord {
     pub id: String,
     /// `file:line`.
     pub source: String,
-    /// Pass, fail or error.
+    /// Pass, fail, inconclusive or error.
     pub verdict: Verdict,
+    /// For an inconclusive sample: whether it counted as passed (`pass`) or
+    /// failed (`fail`), as the run's setting says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted_as: Option<Verdict>,
+    /// The sample's cluster (the value of the field the dataset is
+    /// clustered by), when one is named and the sample has it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<String>,
     /// Per-metric scores.
     pub metrics: Vec<MetricRecord>,
     /// Time in the agent, milliseconds.
@@ -349,6 +395,16 @@ fn is_one(n: &u32) -> bool {
 }
 
 impl SampleRecord {
+    /// Whether the sample counts as passed: it passed, or it is
+    /// inconclusive and counted as passed.
+    pub fn counts_as_passed(&self) -> bool {
+        match self.verdict {
+            Verdict::Pass => true,
+            Verdict::Inconclusive => self.counted_as == Some(Verdict::Pass),
+            Verdict::Fail | Verdict::Error => false,
+        }
+    }
+
     /// What the engine measured of this sample, per run of the agent (the
     /// value a gate on `latency_ms`, `ttft_ms` or `cost_usd` takes), when
     /// it was measured.
@@ -364,6 +420,24 @@ impl SampleRecord {
 }
 
 impl MetricRecord {
+    /// Where the metric stands on this sample: over repeated runs, where
+    /// its interval lies against the threshold; for one run, whether the
+    /// score passed. `None` without a score.
+    pub fn decision(&self) -> Option<Decision> {
+        self.score?;
+        Some(match &self.spread {
+            Some(s) => s.decision.unwrap_or(if s.straddles {
+                Decision::Inconclusive
+            } else if self.passed {
+                Decision::Pass
+            } else {
+                Decision::Fail
+            }),
+            None if self.passed => Decision::Pass,
+            None => Decision::Fail,
+        })
+    }
+
     /// Why it did not pass, in one line (`None` when it passed), as
     /// [`MetricResult::why`](crate::MetricResult::why) says it.
     pub fn why(&self) -> Option<String> {
@@ -373,6 +447,18 @@ impl MetricRecord {
             self.error.as_deref(),
             self.reason.as_deref(),
         )
+        .map(|why| crate::output::report::with_interval(why, self.runs_interval()))
+    }
+
+    /// Its interval over repeated runs, as reports say it.
+    pub(crate) fn runs_interval(&self) -> Option<crate::output::report::RunsInterval> {
+        self.spread.map(|s| crate::output::report::RunsInterval {
+            runs: s.runs,
+            low: s.low,
+            high: s.high,
+            level: s.level,
+            decision: self.decision(),
+        })
     }
 
     /// The persisted form of one metric result.
@@ -402,6 +488,7 @@ impl SampleRecord {
             id: report.id.clone(),
             source: report.source.to_string(),
             verdict,
+            counted_as: counted_as(verdict, report.passed()),
             metrics: report
                 .metrics
                 .iter()
@@ -438,6 +525,8 @@ impl SampleRecord {
             id: sample.id.clone(),
             source: sample.source.to_string(),
             verdict: Verdict::Error,
+            counted_as: None,
+            cluster: None,
             metrics: Vec::new(),
             latency_ms: 0.0,
             error: None,
@@ -470,6 +559,12 @@ impl SampleRecord {
             runs: 1,
         }
     }
+}
+
+/// What an inconclusive sample counted as: `Some(Pass)` or `Some(Fail)`;
+/// `None` for a decided one.
+pub(crate) fn counted_as(verdict: Verdict, passed: bool) -> Option<Verdict> {
+    (verdict == Verdict::Inconclusive).then_some(if passed { Verdict::Pass } else { Verdict::Fail })
 }
 
 /// An aggregate gate: a statistic of a metric over a dataset's scored
@@ -534,11 +629,19 @@ impl Gate {
         eval_core::metric::lookup(&self.metric).and_then(|i| i.measured())
     }
 
-    pub(crate) fn passes(&self, value: f64) -> bool {
+    /// `<=` or `>=`.
+    pub fn op(&self) -> Op {
         if self.op == Op::AtMost.to_string() {
-            value <= self.threshold
+            Op::AtMost
         } else {
-            value >= self.threshold
+            Op::AtLeast
+        }
+    }
+
+    pub(crate) fn passes(&self, value: f64) -> bool {
+        match self.op() {
+            Op::AtMost => value <= self.threshold,
+            Op::AtLeast => value >= self.threshold,
         }
     }
 }
@@ -581,6 +684,20 @@ pub struct GateResult {
     /// measured, for `latency_ms`, `ttft_ms`, `cost_usd`).
     #[serde(default)]
     pub scored: usize,
+    /// The statistic's 95% interval: a mean's from its standard error over
+    /// the samples (Wilson's for a pass rate; Student's t otherwise,
+    /// cluster-robust when the dataset names a cluster field), a
+    /// percentile's from order statistics (an end the sample cannot bound
+    /// is infinite, written `null`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<crate::stats::Interval>,
+    /// How the interval was computed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<crate::stats::Method>,
+    /// Where the interval lies against the threshold, when judged (an
+    /// inconclusive gate is met or missed as the dataset's setting says).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<Decision>,
 }
 
 fn yes() -> bool {
@@ -605,6 +722,10 @@ pub struct MetricSummary {
     /// Share of the samples it applies to (scored and unscored) that passed
     /// the per-sample threshold: an unscored sample did not pass.
     pub pass_rate: Option<f64>,
+    /// Samples whose verdict on this metric is inconclusive (over repeated
+    /// runs, an interval straddling the threshold).
+    #[serde(default, skip_serializing_if = "is_zero_count")]
+    pub inconclusive: usize,
     /// The aggregate gate on this metric, if any (the first, when several
     /// statistics of it are gated).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -718,12 +839,23 @@ pub struct DatasetSummary {
     /// fails only when it cannot be scored).
     #[serde(default)]
     pub ci_gate: bool,
-    /// Samples that passed.
+    /// Samples that passed (inconclusive ones counted as passed included).
     pub passed: usize,
-    /// Samples with a failing metric.
+    /// Samples with a failing metric (inconclusive ones counted as failed
+    /// included).
     pub failed: usize,
     /// Samples that could not be scored.
     pub errors: usize,
+    /// Samples whose verdict is inconclusive (also counted in `passed` or
+    /// `failed`, as `on_inconclusive` says).
+    #[serde(default, skip_serializing_if = "is_zero_count")]
+    pub inconclusive: usize,
+    /// What an inconclusive sample or gate counts as.
+    #[serde(default)]
+    pub on_inconclusive: crate::stats::OnInconclusive,
+    /// The sample field gates cluster by, when one is named.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_by: Option<String>,
     /// Per metric, in first-seen order.
     pub metrics: Vec<MetricSummary>,
     /// Gates declared for this dataset.
@@ -747,6 +879,10 @@ pub struct DatasetTerms {
     pub gates: Vec<Gate>,
     /// `ciGate`.
     pub ci_gate: bool,
+    /// What an inconclusive gate counts as.
+    pub inconclusive: crate::stats::OnInconclusive,
+    /// The sample field gates cluster by.
+    pub cluster: Option<String>,
 }
 
 impl DatasetTerms {
@@ -756,7 +892,21 @@ impl DatasetTerms {
             planned,
             gates,
             ci_gate,
+            inconclusive: crate::stats::OnInconclusive::default(),
+            cluster: None,
         }
+    }
+
+    /// The same terms, an inconclusive gate counting as `on` says.
+    pub fn on_inconclusive(mut self, on: crate::stats::OnInconclusive) -> Self {
+        self.inconclusive = on;
+        self
+    }
+
+    /// The same terms, gates clustering samples by `field`.
+    pub fn clustered_by(mut self, field: Option<String>) -> Self {
+        self.cluster = field;
+        self
     }
 }
 
@@ -810,7 +960,9 @@ impl Results {
             .map(|d| {
                 (
                     d.name.clone(),
-                    DatasetTerms::new(d.planned, d.gates.clone(), d.ci_gate),
+                    DatasetTerms::new(d.planned, d.gates.clone(), d.ci_gate)
+                        .on_inconclusive(d.on_inconclusive)
+                        .clustered_by(d.cluster_by.clone()),
                 )
             })
             .collect()
@@ -843,6 +995,23 @@ impl Results {
             });
         }
         Ok(results)
+    }
+}
+
+impl GateResult {
+    /// ` (95% interval 0.6200..0.9100)`, or nothing without an interval.
+    fn interval_text(&self) -> String {
+        let end = |x: f64| {
+            if x.is_finite() {
+                format!("{x:.4}")
+            } else {
+                "unbounded".to_string()
+            }
+        };
+        match self.interval {
+            Some(i) => format!(" (95% interval {}..{})", end(i.low), end(i.high)),
+            None => String::new(),
+        }
     }
 }
 
@@ -887,14 +1056,20 @@ impl fmt::Display for GateResult {
             }
             Some(m) => write!(
                 f,
-                "{} {} = {:.4}, gate {} {} ({} by {:.4})",
+                "{} {} = {:.4}{}, gate {} {} ({} by {:.4}{})",
                 g.stat,
                 g.metric,
                 g.threshold + m,
+                self.interval_text(),
                 g.op,
                 g.threshold,
                 if self.passed { "met" } else { "missed" },
-                m.abs()
+                m.abs(),
+                if self.decision == Some(Decision::Inconclusive) {
+                    "; inconclusive: its interval straddles the threshold"
+                } else {
+                    ""
+                }
             ),
             None if self.samples > 0 => write!(
                 f,
@@ -1054,7 +1229,7 @@ mod tests {
         assert_eq!(g.margin, Some(-0.25));
         assert_eq!(
             g.to_string(),
-            "mean contains = 0.5000, gate >= 0.75 (missed by 0.2500)"
+            "mean contains = 0.5000 (95% interval 0.0945..0.9055), gate >= 0.75 (missed by 0.2500; inconclusive: its interval straddles the threshold)"
         );
         assert_eq!(a.failed_gates().len(), 1);
     }

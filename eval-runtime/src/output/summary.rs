@@ -9,6 +9,13 @@
 //! with the metric. Only scored samples give values: a sample that could not
 //! be scored misses every gate of its dataset, as for means.
 //!
+//! Every judged gate also gets an interval and a three-valued decision: a
+//! mean's from the standard error over the samples (Wilson's interval for a
+//! pass rate; Student's t otherwise, with Miller's cluster-robust standard
+//! error when the dataset names a cluster field), a percentile's from order
+//! statistics. Whether an inconclusive gate is met is the dataset's
+//! [`OnInconclusive`] setting.
+//!
 //! No sample is left out of a metric's figures: one that could not be
 //! scored (the agent failed, the sample timed out, the metric had no score)
 //! counts in the pass rate as not passed and is counted as `unscored` beside
@@ -20,9 +27,11 @@ use std::collections::BTreeMap;
 use eval_core::metric::{Measure, Stat};
 
 use super::results::{
-    DatasetSummary, DatasetTerms, GateResult, MetricSummary, SampleRecord, UsageTotals, Verdict,
+    DatasetSummary, DatasetTerms, Gate, GateResult, MetricSummary, SampleRecord, UsageTotals,
+    Verdict,
 };
 use crate::services::Usage;
+use crate::stats::{Decision, Interval, Level, MeanTally, Method, OnInconclusive};
 
 /// Running per-dataset, per-metric tallies: records are added one at a time,
 /// so a huge run never needs all its records at once.
@@ -40,6 +49,8 @@ struct Keep {
     values: Vec<String>,
     /// Measured quantities with a gate.
     measured: Vec<Measure>,
+    /// Values carry a cluster.
+    clustered: bool,
 }
 
 #[derive(Default)]
@@ -48,6 +59,9 @@ struct Tally {
     passed: usize,
     failed: usize,
     errors: usize,
+    /// Samples whose verdict is inconclusive (counted in `passed` or
+    /// `failed` too, as the setting says).
+    inconclusive: usize,
     /// Samples that could not be scored and hold no metric at all (an agent
     /// error): unscored for every metric.
     bare_errors: usize,
@@ -57,15 +71,19 @@ struct Tally {
     measured: Vec<(Measure, Vec<f64>, usize)>,
     /// Metrics whose scores a percentile gate needs.
     keep_values: Vec<String>,
+    /// Scores carry their sample's cluster.
+    clustered: bool,
     usage: UsageTotals,
 }
 
 /// One metric of a dataset, in first-seen order.
 struct MetricTally {
     name: String,
-    scored: usize,
-    sum: f64,
+    /// Count, mean, spread (and clusters) of the scores.
+    tally: MeanTally,
     passed: usize,
+    /// Samples whose verdict on this metric is inconclusive.
+    inconclusive: usize,
     /// Samples holding the metric without a score.
     unscored: usize,
     /// Every score, when a percentile gate needs them.
@@ -120,6 +138,30 @@ impl Measured {
     }
 }
 
+/// One sample's place in its dataset's summary.
+pub(crate) struct Sample<'a> {
+    /// Its dataset.
+    pub dataset: &'a str,
+    /// Its verdict.
+    pub verdict: Verdict,
+    /// Whether it counts as passed (an inconclusive sample, as the setting says).
+    pub passed: bool,
+    /// Its cluster, when the dataset names a cluster field and it has one.
+    pub cluster: Option<&'a str>,
+}
+
+/// One metric of one sample.
+pub(crate) struct ScoreOf<'a> {
+    /// The metric.
+    pub name: &'a str,
+    /// Its score, when it has one.
+    pub score: Option<f64>,
+    /// Whether it counts as passed.
+    pub passed: bool,
+    /// Whether its verdict is inconclusive (over repeated runs).
+    pub inconclusive: bool,
+}
+
 impl Summaries {
     /// Tallies for datasets summarised under `terms` (which says what their
     /// gates need kept).
@@ -127,7 +169,10 @@ impl Summaries {
         let keep = terms
             .iter()
             .map(|(name, t)| {
-                let mut keep = Keep::default();
+                let mut keep = Keep {
+                    clustered: t.cluster.is_some(),
+                    ..Keep::default()
+                };
                 for g in &t.gates {
                     match g.measured() {
                         Some(m) if !keep.measured.contains(&m) => keep.measured.push(m),
@@ -149,30 +194,37 @@ impl Summaries {
 
     pub(crate) fn add(&mut self, record: &SampleRecord) {
         self.add_scores(
-            &record.dataset,
-            record.verdict,
-            record
-                .metrics
-                .iter()
-                .map(|m| (m.name.as_str(), m.score, m.passed)),
+            Sample {
+                dataset: &record.dataset,
+                verdict: record.verdict,
+                passed: record.counts_as_passed(),
+                cluster: record.cluster.as_deref(),
+            },
+            record.metrics.iter().map(|m| ScoreOf {
+                name: &m.name,
+                score: m.score,
+                passed: m.passed,
+                inconclusive: m.decision() == Some(Decision::Inconclusive),
+            }),
             &Measured::of(record),
         );
     }
 
-    /// Adds one sample of `dataset`: its verdict, each metric's
-    /// `(name, score, passed)` and what was measured of it.
+    /// Adds one sample: its verdict, each metric's score and what was
+    /// measured of it.
     pub(crate) fn add_scores<'a>(
         &mut self,
-        dataset: &str,
-        verdict: Verdict,
-        metrics: impl Iterator<Item = (&'a str, Option<f64>, bool)>,
+        sample: Sample<'_>,
+        metrics: impl Iterator<Item = ScoreOf<'a>>,
         measured: &Measured,
     ) {
+        let dataset = sample.dataset;
         if !self.datasets.contains_key(dataset) {
             let keep = self.keep.get(dataset).cloned().unwrap_or_default();
             let tally = Tally {
                 measured: keep.measured.iter().map(|m| (*m, Vec::new(), 0)).collect(),
                 keep_values: keep.values,
+                clustered: keep.clustered,
                 ..Tally::default()
             };
             self.datasets.insert(dataset.to_string(), tally);
@@ -181,28 +233,37 @@ impl Summaries {
             return;
         };
         t.samples += 1;
+        let verdict = sample.verdict;
         match verdict {
             Verdict::Pass => t.passed += 1,
             Verdict::Fail => t.failed += 1,
+            Verdict::Inconclusive => {
+                t.inconclusive += 1;
+                if sample.passed {
+                    t.passed += 1;
+                } else {
+                    t.failed += 1;
+                }
+            }
             Verdict::Error => t.errors += 1,
         }
         let mut any = false;
-        for (name, score, passed) in metrics {
+        for m in metrics {
             any = true;
-            let i = match t.metrics.iter().position(|m| m.name == name) {
+            let i = match t.metrics.iter().position(|x| x.name == m.name) {
                 Some(i) => i,
                 None => {
-                    let keep = t.keep_values.iter().any(|k| k == name);
-                    t.metrics.push(MetricTally::new(name, keep));
+                    let keep = t.keep_values.iter().any(|k| k == m.name);
+                    t.metrics.push(MetricTally::new(m.name, keep, t.clustered));
                     t.metrics.len() - 1
                 }
             };
             let entry = &mut t.metrics[i];
-            match score {
+            match m.score {
                 Some(score) => {
-                    entry.scored += 1;
-                    entry.sum += score;
-                    entry.passed += usize::from(passed);
+                    entry.tally.add(score, sample.cluster);
+                    entry.passed += usize::from(m.passed);
+                    entry.inconclusive += usize::from(m.inconclusive);
                     if let Some(v) = &mut entry.values {
                         v.push(score);
                     }
@@ -259,63 +320,47 @@ impl Summaries {
                 let complete = terms.planned.is_none_or(|p| t.samples >= p);
                 for g in &terms.gates {
                     if !t.metrics.iter().any(|m| m.name == g.metric) {
-                        t.metrics.push(MetricTally::new(&g.metric, false));
+                        t.metrics
+                            .push(MetricTally::new(&g.metric, false, t.clustered));
                     }
                 }
                 let errors = t.errors;
                 let bare_errors = t.bare_errors;
                 let measured = std::mem::take(&mut t.measured);
+                let judge = GateJudge {
+                    complete,
+                    errors,
+                    policy: terms.inconclusive,
+                    ran: (t.samples, terms.planned.unwrap_or(0)),
+                };
                 let metrics: Vec<MetricSummary> = t
                     .metrics
                     .into_iter()
                     .map(|m| {
-                        let mean = (m.scored > 0).then(|| m.sum / m.scored as f64);
                         // A measured metric's values are what the engine
                         // measured; with no per-sample threshold, no pass rate.
                         let from_measured = eval_core::metric::lookup(&m.name)
                             .and_then(|i| i.measured())
                             .and_then(|k| measured.iter().find(|(x, ..)| *x == k));
-                        let mut gates =
-                            terms.gates.iter().filter(|g| g.metric == m.name).map(|g| {
-                                let (value, missing, over) = match (from_measured, g.measured()) {
-                                    (Some((_, values, missing)), Some(_)) => {
-                                        (g.stat.of(values), *missing, values.len())
-                                    }
-                                    _ if g.stat == Stat::Mean => (mean, 0, m.scored),
-                                    _ => {
-                                        (g.stat.of(m.values.as_deref().unwrap_or(&[])), 0, m.scored)
-                                    }
-                                };
-                                // A sample that could not be scored (or measured)
-                                // must not vanish from a gate.
-                                let unscored = errors + missing;
-                                GateResult {
-                                    gate: g.clone(),
-                                    judged: complete,
-                                    passed: complete
-                                        && unscored == 0
-                                        && value.is_some_and(|v| g.passes(v)),
-                                    margin: value.map(|v| v - g.threshold),
-                                    unscored,
-                                    ran: (!complete)
-                                        .then(|| (t.samples, terms.planned.unwrap_or(0))),
-                                    samples: t.samples,
-                                    scored: over,
-                                }
-                            });
+                        let mut gates = terms
+                            .gates
+                            .iter()
+                            .filter(|g| g.metric == m.name)
+                            .map(|g| judge.gate(g, &m, from_measured));
                         let gate = gates.next();
                         let more_gates = gates.collect();
                         // No sample is left out: one that could not be
                         // scored counts as not passed.
                         let unscored = m.unscored + bare_errors;
-                        let applies = m.scored + unscored;
+                        let scored_n = m.tally.count();
+                        let applies = scored_n + unscored;
                         let (scored, mean, pass_rate) = match from_measured {
-                            Some((_, values, _)) if m.scored == 0 => {
+                            Some((_, values, _)) if scored_n == 0 => {
                                 (values.len(), Stat::Mean.of(values), None)
                             }
                             _ => (
-                                m.scored,
-                                mean,
+                                scored_n,
+                                m.tally.mean(),
                                 (applies > 0).then(|| m.passed as f64 / applies as f64),
                             ),
                         };
@@ -325,6 +370,7 @@ impl Summaries {
                             unscored,
                             mean,
                             pass_rate,
+                            inconclusive: m.inconclusive,
                             gate,
                             more_gates,
                         }
@@ -340,6 +386,9 @@ impl Summaries {
                     passed: t.passed,
                     failed: t.failed,
                     errors: t.errors,
+                    inconclusive: t.inconclusive,
+                    on_inconclusive: terms.inconclusive,
+                    cluster_by: terms.cluster.clone(),
                     gates_passed,
                     metrics,
                     gates: terms.gates.clone(),
@@ -350,13 +399,114 @@ impl Summaries {
     }
 }
 
+/// What judging one dataset's gates needs to know of the dataset.
+struct GateJudge {
+    /// Every planned sample ran.
+    complete: bool,
+    /// Samples that could not be scored.
+    errors: usize,
+    /// What an inconclusive gate counts as.
+    policy: OnInconclusive,
+    /// Samples that ran, and planned.
+    ran: (usize, usize),
+}
+
+impl GateJudge {
+    /// `gate` over `m`'s scores (or, for a measured metric, the measured
+    /// values): its statistic, interval and decision, and whether it is met.
+    fn gate(
+        &self,
+        gate: &Gate,
+        m: &MetricTally,
+        from_measured: Option<&(Measure, Vec<f64>, usize)>,
+    ) -> GateResult {
+        let range = eval_core::metric::lookup(&gate.metric)
+            .map_or((f64::NEG_INFINITY, f64::INFINITY), |i| i.range());
+        let level = Level::STANDARD;
+        let (value, missing, over, interval) = match (from_measured, gate.measured()) {
+            (Some((_, values, missing)), Some(_)) => (
+                gate.stat.of(values),
+                *missing,
+                values.len(),
+                values_interval(gate.stat, values, level, range),
+            ),
+            _ if gate.stat == Stat::Mean => (
+                m.tally.mean(),
+                0,
+                m.tally.count(),
+                m.tally.interval(level, range),
+            ),
+            _ => {
+                let values = m.values.as_deref().unwrap_or(&[]);
+                (
+                    gate.stat.of(values),
+                    0,
+                    values.len(),
+                    values_interval(gate.stat, values, level, range),
+                )
+            }
+        };
+        // A sample that could not be scored (or measured) must not vanish
+        // from a gate: any misses it.
+        let unscored = self.errors + missing;
+        let op = gate.op();
+        let decision = value.map(|_| match interval {
+            // A sample that could not be scored misses the gate, whatever
+            // the others say.
+            _ if unscored > 0 => Decision::Fail,
+            Some((i, _)) => Decision::of(i, op, gate.threshold),
+            // One value: nothing to say how far off it could be.
+            None => Decision::Inconclusive,
+        });
+        let estimate_passes = value.is_some_and(|v| gate.passes(v));
+        GateResult {
+            gate: gate.clone(),
+            judged: self.complete,
+            passed: self.complete
+                && unscored == 0
+                && decision.is_some_and(|d| self.policy.passes(d, estimate_passes)),
+            margin: value.map(|v| v - gate.threshold),
+            unscored,
+            ran: (!self.complete).then_some(self.ran),
+            samples: self.ran.0,
+            scored: over,
+            interval: interval.map(|(i, _)| i),
+            method: interval.map(|(_, how)| how),
+            decision: decision.filter(|_| self.complete),
+        }
+    }
+}
+
+/// The interval of `stat` over `values`: a mean's (Student's t, or Wilson's
+/// for a pass rate), a percentile's by order statistics.
+fn values_interval(
+    stat: Stat,
+    values: &[f64],
+    level: Level,
+    range: (f64, f64),
+) -> Option<(Interval, Method)> {
+    match stat {
+        Stat::Mean => {
+            let mut tally = MeanTally::new(false);
+            values.iter().for_each(|v| tally.add(*v, None));
+            tally.interval(level, range)
+        }
+        Stat::Percentile(p) => {
+            let mut sorted = values.to_vec();
+            sorted.sort_by(f64::total_cmp);
+            crate::stats::quantile_interval(&sorted, f64::from(p) / 100.0, level)
+                .map(|i| (i, Method::OrderStatistics))
+        }
+    }
+}
+
 impl MetricTally {
-    fn new(name: &str, keep_values: bool) -> Self {
+    fn new(name: &str, keep_values: bool, clustered: bool) -> Self {
         MetricTally {
             name: name.to_string(),
-            scored: 0,
-            sum: 0.0,
+            tally: MeanTally::new(clustered),
             passed: 0,
+            inconclusive: 0,
             unscored: 0,
             values: keep_values.then(Vec::new),
         }

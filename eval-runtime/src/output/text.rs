@@ -36,10 +36,59 @@ pub(crate) fn failure_lines(s: &SampleRecord) -> Vec<String> {
 }
 
 /// The samples of `results` that did not pass: those that could not be
-/// scored first, then those that failed, each in the file's order.
+/// scored first, then those that failed (inconclusive ones counted as
+/// failed among them), each in the file's order.
 pub(crate) fn failing(results: &Results) -> impl Iterator<Item = &SampleRecord> {
-    let of = move |v: Verdict| results.samples.iter().filter(move |s| s.verdict == v);
-    of(Verdict::Error).chain(of(Verdict::Fail))
+    let errors = results
+        .samples
+        .iter()
+        .filter(|s| s.verdict == Verdict::Error);
+    let failed = results
+        .samples
+        .iter()
+        .filter(|s| s.verdict != Verdict::Error && !s.counts_as_passed());
+    errors.chain(failed)
+}
+
+/// The samples that passed though their verdict is inconclusive (the run's
+/// setting counted them as passed).
+pub(crate) fn passed_inconclusive(results: &Results) -> impl Iterator<Item = &SampleRecord> {
+    results
+        .samples
+        .iter()
+        .filter(|s| s.verdict == Verdict::Inconclusive && s.counts_as_passed())
+}
+
+/// One line per metric of `s` whose verdict is inconclusive:
+/// `contains 0.800 inconclusive (mean of 5 runs, 95% interval 0.380..0.960)`.
+pub(crate) fn inconclusive_lines(s: &SampleRecord) -> Vec<String> {
+    s.metrics
+        .iter()
+        .filter(|m| m.decision() == Some(crate::stats::Decision::Inconclusive))
+        .filter_map(|m| {
+            let i = m.runs_interval()?;
+            Some(format!(
+                "{} {:.3} {} {} ({}, {} interval {:.3}..{:.3})",
+                m.name,
+                m.score.unwrap_or(f64::NAN),
+                m.op,
+                m.threshold,
+                format_args!("mean of {} runs", i.runs),
+                crate::output::report::level_text(i.level),
+                i.low,
+                i.high
+            ))
+        })
+        .collect()
+}
+
+/// What an inconclusive sample counted as, in words.
+pub(crate) fn counted_text(s: &SampleRecord) -> &'static str {
+    if s.counts_as_passed() {
+        "counted as passed"
+    } else {
+        "counted as failed"
+    }
 }
 
 /// `(p50, p95)` of the agent's time per run over every sample of `dataset`,
@@ -110,12 +159,24 @@ pub fn summary_text(results: &Results, paint: Paint) -> String {
     for d in &results.datasets {
         let _ = writeln!(
             out,
-            "{}: {} samples, {}, {}, {}{}",
+            "{}: {} samples, {}, {}, {}{}{}",
             paint.heading(&d.name),
             d.samples,
             count(d.passed, "passed", Paint::pass),
             count(d.failed, "failed", Paint::fail),
             count(d.errors, "errors", Paint::error),
+            if d.inconclusive > 0 {
+                format!(
+                    ", {}",
+                    paint.note(&format!(
+                        "{} inconclusive (counted {})",
+                        d.inconclusive,
+                        counted_word(d.on_inconclusive)
+                    ))
+                )
+            } else {
+                String::new()
+            },
             if d.ci_gate {
                 " (ciGate: samples judged by the gates)"
             } else {
@@ -181,10 +242,10 @@ pub fn summary_text(results: &Results, paint: Paint) -> String {
             paint.heading(&format!("{total} sample(s) did not pass:"))
         );
         for s in failing(results).take(SHOWN_FAILURES) {
-            let word = if s.verdict == Verdict::Error {
-                "ERROR"
-            } else {
-                "FAILED"
+            let word = match s.verdict {
+                Verdict::Error => "ERROR",
+                Verdict::Inconclusive => "INCONCLUSIVE (counted as failed)",
+                _ => "FAILED",
             };
             let _ = write!(
                 out,
@@ -209,7 +270,41 @@ pub fn summary_text(results: &Results, paint: Paint) -> String {
             );
         }
     }
+    let doubtful = passed_inconclusive(results).count();
+    if doubtful > 0 {
+        let _ = writeln!(
+            out,
+            "\n{}",
+            paint.heading(&format!(
+                "{doubtful} sample(s) passed with an inconclusive verdict (more runs, `repeat = \"auto\"`, would decide them):"
+            ))
+        );
+        for s in passed_inconclusive(results).take(SHOWN_FAILURES) {
+            let _ = writeln!(
+                out,
+                "  {} {} ({})",
+                paint.note("inconclusive"),
+                s.test_name,
+                s.source
+            );
+            for line in inconclusive_lines(s) {
+                let _ = writeln!(out, "    {}", paint.note(&line));
+            }
+        }
+        if doubtful > SHOWN_FAILURES {
+            let _ = writeln!(out, "  ... and {} more", doubtful - SHOWN_FAILURES);
+        }
+    }
     out
+}
+
+/// `as passed` / `as failed` / `by the point estimate` for a setting.
+pub(crate) fn counted_word(on: crate::stats::OnInconclusive) -> &'static str {
+    match on {
+        crate::stats::OnInconclusive::Estimate => "by the point estimate",
+        crate::stats::OnInconclusive::Fail => "as failed",
+        crate::stats::OnInconclusive::Pass => "as passed",
+    }
 }
 
 #[cfg(test)]

@@ -30,6 +30,9 @@ pub struct RunVerdict {
     pub unjudged_gates: Vec<(String, GateResult)>,
     /// Gates judged and met, with their dataset.
     pub met_gates: Vec<(String, GateResult)>,
+    /// Samples whose verdict is inconclusive (counted as passed or failed
+    /// as their dataset's setting says, and so in `failed_samples` or not).
+    pub inconclusive_samples: usize,
     /// Sample metrics that got worse than the baseline allows.
     pub regressions: usize,
     /// Metrics that could not be scored on any sample of their dataset (a
@@ -44,6 +47,7 @@ impl RunVerdict {
         for d in datasets {
             v.samples += d.samples;
             v.unscored += d.errors;
+            v.inconclusive_samples += d.inconclusive;
             v.failed_samples += if d.ci_gate {
                 d.errors
             } else {
@@ -103,11 +107,20 @@ impl RunVerdict {
     /// [`gate_lines`](Self::gate_lines), the verdicts painted.
     pub fn gate_lines_with(&self, paint: Paint) -> Vec<String> {
         let mut lines = Vec::new();
+        let doubt = |g: &GateResult| {
+            if g.decision == Some(crate::stats::Decision::Inconclusive) {
+                " (inconclusive)"
+            } else {
+                ""
+            }
+        };
         for (dataset, g) in &self.met_gates {
-            lines.push(format!("gate {dataset} {}: {g}", paint.pass("passed")));
+            let word = format!("passed{}", doubt(g));
+            lines.push(format!("gate {dataset} {}: {g}", paint.pass(&word)));
         }
         for (dataset, g) in &self.missed_gates {
-            lines.push(format!("gate {dataset} {}: {g}", paint.fail("FAILED")));
+            let word = format!("FAILED{}", doubt(g));
+            lines.push(format!("gate {dataset} {}: {g}", paint.fail(&word)));
         }
         for (dataset, g) in &self.unjudged_gates {
             lines.push(format!("gate {dataset}: {}", paint.note(&g.to_string())));

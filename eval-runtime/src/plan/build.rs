@@ -126,7 +126,9 @@ enum Source {
 pub struct PlanBuilder {
     sources: Vec<(Source, Vec<String>)>,
     ci_gate: bool,
-    repeat: Option<u32>,
+    repeat: Option<eval_core::Repeat>,
+    inconclusive: Option<crate::stats::OnInconclusive>,
+    cluster: Option<String>,
     timeout: Option<Duration>,
     concurrency: Option<usize>,
     base_dir: Option<PathBuf>,
@@ -219,9 +221,29 @@ impl PlanBuilder {
         self
     }
 
-    /// Agent runs per sample (1..=100), over a manifest's `repeat`.
-    pub fn repeat(mut self, n: u32) -> Self {
-        self.repeat = Some(n.max(1));
+    /// Agent runs per sample, over a manifest's `repeat`: a number (1..=100)
+    /// or [`Repeat::Auto`](eval_core::Repeat::Auto) (runs added to the
+    /// samples whose verdict is still inconclusive, up to a maximum).
+    pub fn repeat(mut self, repeat: impl Into<eval_core::Repeat>) -> Self {
+        self.repeat = Some(match repeat.into() {
+            eval_core::Repeat::Runs(n) => eval_core::Repeat::from(n),
+            auto => auto,
+        });
+        self
+    }
+
+    /// What an inconclusive verdict counts as, over `EVAL_INCONCLUSIVE`
+    /// (default: the point estimate decides).
+    pub fn inconclusive(mut self, on: crate::stats::OnInconclusive) -> Self {
+        self.inconclusive = Some(on);
+        self
+    }
+
+    /// The sample field (a `metadata` key, or another field of the
+    /// sample) whose value clusters samples: gates then use the
+    /// cluster-robust standard error of the mean.
+    pub fn cluster_by(mut self, field: &str) -> Self {
+        self.cluster = Some(field.to_string());
         self
     }
 
@@ -343,6 +365,10 @@ impl PlanBuilder {
             };
             for mut d in added {
                 d.max_dataset_bytes = config.max_dataset_bytes;
+                d.inconclusive = self
+                    .inconclusive
+                    .or(config.inconclusive)
+                    .unwrap_or_default();
                 eval_core::tool::add_definitions(&mut d.tools, &tools);
                 let what = shown(&d);
                 for text in gate_texts {
@@ -389,7 +415,8 @@ impl PlanBuilder {
     ) -> DatasetPlan {
         let mut d = DatasetPlan::new(dataset_name(&name), source, metrics, timeout);
         d.ci_gate = self.ci_gate;
-        d.repeat = self.repeat.unwrap_or(1);
+        d.repeat = self.repeat.unwrap_or_default();
+        d.cluster = self.cluster.clone();
         d.allow_custom_prefix = self.allow_custom_prefix;
         d.subset = self.subset.clone().unwrap_or_else(Subset::all);
         d

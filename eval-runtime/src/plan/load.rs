@@ -41,6 +41,14 @@ pub(crate) struct LoadedDataset {
 }
 
 impl LoadedDataset {
+    /// `sample`'s cluster: the value of the field the plan clusters by.
+    pub fn cluster_of(&self, sample: &Sample) -> Option<String> {
+        self.plan
+            .cluster
+            .as_deref()
+            .and_then(|field| super::cluster_value(sample, field))
+    }
+
     /// The metrics of sample `i`.
     pub fn specs(&self, i: usize) -> &[MetricSpec] {
         let set = self.spec_of.get(i).map_or(0, |s| *s as usize);

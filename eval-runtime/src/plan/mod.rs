@@ -94,6 +94,24 @@ pub(crate) fn agent_for_plan(
     }
 }
 
+/// The value of `sample`'s field `field`, by which gates cluster samples:
+/// `metadata.<key>` or a bare `<key>` of its metadata, else another field
+/// of the sample as the dataset gave it (`extra`); strings as they are,
+/// other values as JSON. `None` when the sample has no such field (it is
+/// then a cluster of its own).
+pub(crate) fn cluster_value(sample: &Sample, field: &str) -> Option<String> {
+    let key = field.strip_prefix("metadata.").unwrap_or(field);
+    let value = sample
+        .metadata
+        .get(key)
+        .or_else(|| sample.extra.get(field))?;
+    match value {
+        serde_json::Value::Null => None,
+        serde_json::Value::String(s) => Some(s.clone()),
+        other => Some(other.to_string()),
+    }
+}
+
 /// A baseline results file and how much a score may move before it counts.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -151,8 +169,15 @@ pub struct DatasetPlan {
     /// `ciGate`: every threshold gates the mean; samples fail only when they
     /// cannot be scored.
     pub ci_gate: bool,
-    /// Agent runs per sample.
-    pub repeat: u32,
+    /// Agent runs per sample: a fixed number, or `auto` (runs added while
+    /// a verdict is inconclusive).
+    pub repeat: eval_core::Repeat,
+    /// What an inconclusive verdict counts as (a sample's over repeated
+    /// runs, a gate's over the dataset).
+    pub inconclusive: crate::stats::OnInconclusive,
+    /// The sample field gates cluster samples by (Miller's cluster-robust
+    /// standard error), when one is named.
+    pub cluster: Option<String>,
     /// Limit on one sample's agent interaction, and separately on its scoring.
     pub timeout: Duration,
     /// Retrieval datasets: a scope not starting with `eval:` may be deleted.
@@ -183,7 +208,9 @@ impl DatasetPlan {
             metrics,
             gates: Vec::new(),
             ci_gate: false,
-            repeat: 1,
+            repeat: eval_core::Repeat::default(),
+            inconclusive: crate::stats::OnInconclusive::default(),
+            cluster: None,
             timeout,
             allow_custom_prefix: false,
             manifest: None,

@@ -10,7 +10,7 @@
   var PAGE_SIZE = 100;
   var SHOWN_CHANGES = 500;
   var SHOWN_ONLY = 200;
-  var RANK = { error: 0, fail: 1, pass: 2 };
+  var RANK = { error: 0, fail: 1, inconclusive: 2, pass: 3 };
   var SVG_NS = document.getElementById("svg-ns").content.firstElementChild.namespaceURI;
   var body = document.body;
 
@@ -114,7 +114,7 @@
   }
 
   function badge(verdict) {
-    return el("span", { class: "badge " + verdict }, verdict);
+    return el("span", { class: "badge " + verdict.split(":")[0] }, verdict);
   }
 
   function showError(message) {
@@ -203,14 +203,34 @@
       return text + "not judged (" + ran[0] + " of " + ran[1] + " samples ran)";
     }
     text += g.passed ? "met" : "missed";
+    if (g.decision === "inconclusive") {
+      text += " (inconclusive)";
+    }
+    if (g.interval) {
+      text += " [95% " + end(g.interval.low) + "\u2013" + end(g.interval.high) + "]";
+    }
     if (g.unscored) {
       text += " (" + g.unscored + " unscored)";
     }
     return text;
   }
 
+  function end(x) {
+    return x === undefined || x === null ? "\u221e" : fmt(x, 3);
+  }
+
   function gateClass(g) {
-    return !g.judged ? "muted" : g.passed ? "pass" : "fail";
+    return !g.judged ? "muted" : g.decision === "inconclusive" ? "inconclusive" : g.passed ? "pass" : "fail";
+  }
+
+  function metricVerdict(m) {
+    if (m.score === undefined || m.score === null) {
+      return "error";
+    }
+    if (m.spread && (m.spread.decision === "inconclusive" || (!m.spread.decision && m.spread.straddles))) {
+      return "inconclusive";
+    }
+    return m.passed ? "pass" : "fail";
   }
 
   function summary(runs, several, withBaseline) {
@@ -286,7 +306,7 @@
 
   function datasetsSection(runs, several) {
     var section = el("section", { id: "datasets" }, el("h2", null, "Per dataset: latency, tokens, cost"));
-    var heads = ["dataset", "samples", "passed", "failed", "errors", "latency p50", "latency p95", "ttft p50", "ttft p95",
+    var heads = ["dataset", "samples", "passed", "failed", "errors", "inconclusive", "latency p50", "latency p95", "ttft p50", "ttft p95",
       "agent tokens", "judge tokens", "embedding tokens", "cost"];
     if (several) {
       heads.unshift("results");
@@ -308,6 +328,7 @@
         row.appendChild(el("td", { class: "num pass" }, s.passed));
         row.appendChild(el("td", { class: "num" + (s.failed ? " fail" : "") }, s.failed));
         row.appendChild(el("td", { class: "num" + (s.errors ? " error" : "") }, s.errors));
+        row.appendChild(el("td", { class: "num" + (s.inconclusive ? " inconclusive" : "") }, s.inconclusive || 0));
         row.appendChild(el("td", { class: "num" }, ms(lat[0])));
         row.appendChild(el("td", { class: "num" }, ms(lat[1])));
         row.appendChild(el("td", { class: "num" }, ms(ttft[0])));
@@ -480,7 +501,7 @@
       return (s.metrics || []).map(function (m) { return m.name; });
     })));
     var fDataset = select("f-dataset", "dataset", [["", "all"]].concat(datasets.map(function (d) { return [d, d]; })));
-    var fVerdict = select("f-verdict", "verdict", [["", "all"], ["pass", "pass"], ["fail", "fail"], ["error", "error"]]);
+    var fVerdict = select("f-verdict", "verdict", [["", "all"], ["pass", "pass"], ["fail", "fail"], ["inconclusive", "inconclusive"], ["error", "error"]]);
     var fTag = select("f-tag", "tag", [["", "all"]].concat(tags.map(function (t) { return [t, t]; })));
     var fMetric = select("f-metric", "metric not passed", [["", "any"]].concat(metrics.map(function (m) { return [m, m]; })));
     var search = el("input", { id: "search", type: "search", placeholder: "search id, name, input, expected, output", "aria-label": "search" });
@@ -571,7 +592,7 @@
 
   function sampleRow(s, columns) {
     var metrics = (s.metrics || []).map(function (m) {
-      var cls = m.passed ? "pass" : m.score === undefined || m.score === null ? "error" : "fail";
+      var cls = metricVerdict(m);
       return el("span", { class: "metric-chip " + cls }, m.name + " " + (m.score === undefined || m.score === null ? "error" : fmt(m.score)));
     });
     var output = s.output !== undefined && s.output !== null ? s.output : s.error || "";
@@ -647,11 +668,15 @@
       tools.push(el("p", null, "made:"), el("ul", { class: "calls" }, s.tool_calls.map(call)));
     }
     var metricRows = (s.metrics || []).map(function (m) {
-      var verdict = m.passed ? "pass" : m.score === undefined || m.score === null ? "error" : "fail";
+      var verdict = metricVerdict(m);
+      if (verdict === "inconclusive") {
+        verdict = m.passed ? "inconclusive: counted pass" : "inconclusive: counted fail";
+      }
       var why = [m.error ? el("span", { class: "error" }, m.error) : null, m.reason ? el("span", { class: "reason" }, (m.error ? " " : "") + m.reason) : null];
       var score = fmt(m.score, 4);
       if (m.spread) {
-        score += " (95% " + fmt(m.spread.low, 3) + "\u2013" + fmt(m.spread.high, 3) + ", " + m.spread.runs + " runs)";
+        var level = m.spread.level ? Math.round(m.spread.level * 1000) / 10 : 95;
+        score += " (" + level + "% " + fmt(m.spread.low, 3) + "\u2013" + fmt(m.spread.high, 3) + ", " + m.spread.runs + " runs)";
       }
       return el("tr", { "data-metric": m.name },
         el("td", null, m.name + (m.method ? " (" + m.method + ")" : "")),

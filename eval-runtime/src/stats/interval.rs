@@ -1,0 +1,428 @@
+//! Intervals: around a rate (Wilson), around a mean (Student's t, with the
+//! cluster-robust standard error when samples share clusters), around a
+//! percentile (order statistics).
+
+use std::collections::HashMap;
+
+use statrs::distribution::{Binomial, ContinuousCDF, DiscreteCDF, Normal, StudentsT};
+
+/// A closed interval `[low, high]`. In JSON an infinite end (an end a
+/// sample cannot bound) is `null`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Interval {
+    /// Lower end.
+    pub low: f64,
+    /// Upper end.
+    pub high: f64,
+}
+
+impl serde::Serialize for Interval {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let finite = |x: f64| x.is_finite().then_some(x);
+        let mut st = s.serialize_struct("Interval", 2)?;
+        st.serialize_field("low", &finite(self.low))?;
+        st.serialize_field("high", &finite(self.high))?;
+        st.end()
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Interval {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(serde::Deserialize)]
+        struct Ends {
+            low: Option<f64>,
+            high: Option<f64>,
+        }
+        let e = Ends::deserialize(d)?;
+        Ok(Interval {
+            low: e.low.unwrap_or(f64::NEG_INFINITY),
+            high: e.high.unwrap_or(f64::INFINITY),
+        })
+    }
+}
+
+impl Interval {
+    /// `[low, high]` cut to `range`.
+    pub fn clamped(self, (min, max): (f64, f64)) -> Interval {
+        Interval {
+            low: self.low.max(min),
+            high: self.high.min(max),
+        }
+    }
+
+    /// Whether `x` lies inside.
+    pub fn contains(self, x: f64) -> bool {
+        self.low <= x && x <= self.high
+    }
+}
+
+/// A confidence level: the share of intervals built this way that hold the
+/// true value (0.95 by default).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Level(pub f64);
+
+impl Default for Level {
+    fn default() -> Self {
+        Level::STANDARD
+    }
+}
+
+impl Level {
+    /// 95%.
+    pub const STANDARD: Level = Level(0.95);
+
+    /// The error rate `1 − level`.
+    pub fn alpha(self) -> f64 {
+        1.0 - self.0
+    }
+
+    /// The level whose intervals, looked at `looks` times, are all right
+    /// with probability `self` at least (Bonferroni: the error rate split
+    /// evenly over the looks).
+    pub fn split_over(self, looks: u32) -> Level {
+        Level(1.0 - self.alpha() / f64::from(looks.max(1)))
+    }
+
+    /// The two-sided normal critical value `z(1 − α/2)` (1.96 at 95%).
+    pub fn z(self) -> f64 {
+        z_quantile(1.0 - self.alpha() / 2.0)
+    }
+
+    /// The two-sided Student's t critical value with `df` degrees of freedom.
+    pub fn t(self, df: f64) -> f64 {
+        t_quantile(1.0 - self.alpha() / 2.0, df)
+    }
+}
+
+/// The `p` quantile of the standard normal distribution.
+pub fn z_quantile(p: f64) -> f64 {
+    Normal::standard().inverse_cdf(p)
+}
+
+/// The `p` quantile of Student's t with `df` degrees of freedom (infinite
+/// when `df` is not positive).
+pub fn t_quantile(p: f64, df: f64) -> f64 {
+    StudentsT::new(0.0, 1.0, df).map_or(f64::INFINITY, |t| t.inverse_cdf(p))
+}
+
+/// The Wilson score interval of a rate of `successes` in `n` trials
+/// (Wilson 1927; Brown, Cai & DasGupta 2001 recommend it over the normal
+/// approximation for small `n` and rates near 0 or 1):
+/// `(k + z²/2)/(n + z²) ± z/(n + z²)·√(k(n − k)/n + z²/4)`. `None` for `n = 0`.
+pub fn wilson(successes: f64, n: f64, level: Level) -> Option<Interval> {
+    if n <= 0.0 {
+        return None;
+    }
+    let z = level.z();
+    let z2 = z * z;
+    let centre = (successes + z2 / 2.0) / (n + z2);
+    let half = z / (n + z2) * (successes * (n - successes) / n + z2 / 4.0).max(0.0).sqrt();
+    // At k = 0 and k = n an end is exactly 0 or 1 (rounding would leave it
+    // a hair inside, and a threshold of 1 could then look disproved).
+    Some(Interval {
+        low: if successes <= 0.0 {
+            0.0
+        } else {
+            (centre - half).max(0.0)
+        },
+        high: if successes >= n {
+            1.0
+        } else {
+            (centre + half).min(1.0)
+        },
+    })
+}
+
+/// The Student's t interval around the mean of `values`:
+/// `mean ± t(1 − α/2, n − 1)·s/√n`, `s` the sample standard deviation.
+/// `None` for fewer than two values.
+pub fn mean_interval(values: &[f64], level: Level) -> Option<(f64, Interval)> {
+    let mut tally = MeanTally::new(false);
+    values.iter().for_each(|v| tally.add(*v, None));
+    let mean = tally.mean()?;
+    tally.t_interval(level).map(|i| (mean, i))
+}
+
+/// How an interval was computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Method {
+    /// Wilson's interval of a pass rate (every value 0 or 1).
+    Wilson,
+    /// Student's t around a mean.
+    T,
+    /// Student's t with the cluster-robust standard error (Miller 2024),
+    /// on clusters − 1 degrees of freedom.
+    TClustered,
+    /// Order statistics around a percentile (distribution-free).
+    OrderStatistics,
+}
+
+/// A running tally of values for their mean and its interval: count, mean
+/// and sum of squared deviations (Welford's update, stable in one pass),
+/// whether every value was 0 or 1, and per cluster the sums the
+/// cluster-robust standard error needs. Memory: one entry per cluster,
+/// nothing per value.
+#[derive(Debug, Clone, Default)]
+pub struct MeanTally {
+    n: usize,
+    mean: f64,
+    m2: f64,
+    binary: bool,
+    /// `cluster -> (sum, sum of squares, count)`, when clustered.
+    clusters: Option<HashMap<String, (f64, f64, usize)>>,
+    /// Values with no cluster (each its own).
+    singletons: usize,
+}
+
+impl MeanTally {
+    /// An empty tally; `clustered`: values come with their cluster.
+    pub fn new(clustered: bool) -> Self {
+        MeanTally {
+            binary: true,
+            clusters: clustered.then(HashMap::new),
+            ..MeanTally::default()
+        }
+    }
+
+    /// Adds `value`, of `cluster` (a value without one is its own cluster).
+    pub fn add(&mut self, value: f64, cluster: Option<&str>) {
+        self.n += 1;
+        let delta = value - self.mean;
+        self.mean += delta / self.n as f64;
+        self.m2 += delta * (value - self.mean);
+        self.binary &= value == 0.0 || value == 1.0;
+        match (&mut self.clusters, cluster) {
+            (Some(map), Some(c)) => {
+                let e = map.entry(c.to_string()).or_insert((0.0, 0.0, 0));
+                e.0 += value;
+                e.1 += value * value;
+                e.2 += 1;
+            }
+            _ => self.singletons += 1,
+        }
+    }
+
+    /// Values added.
+    pub fn count(&self) -> usize {
+        self.n
+    }
+
+    /// Their mean (`None` for none).
+    pub fn mean(&self) -> Option<f64> {
+        (self.n > 0).then_some(self.mean)
+    }
+
+    /// Their sample standard deviation (`None` for fewer than two).
+    pub fn sd(&self) -> Option<f64> {
+        (self.n > 1).then(|| (self.m2 / (self.n - 1) as f64).max(0.0).sqrt())
+    }
+
+    /// Clusters (singletons included) when clustered.
+    pub fn clusters(&self) -> Option<usize> {
+        self.clusters.as_ref().map(|m| m.len() + self.singletons)
+    }
+
+    /// The standard error of the mean and its degrees of freedom: `s/√n` on
+    /// `n − 1`; when clustered, Miller's cluster-robust standard error
+    /// `√(s²/n + Σ_c Σ_{i≠j∈c} (x_i − x̄)(x_j − x̄) / n²)` on `C − 1`.
+    pub fn se(&self) -> Option<(f64, f64)> {
+        let sd = self.sd()?;
+        let n = self.n as f64;
+        let clt = sd * sd / n;
+        let Some(map) = &self.clusters else {
+            return Some((clt.sqrt(), n - 1.0));
+        };
+        let m = self.mean;
+        // Per cluster, (Σ e)² − Σ e² is the sum over pairs i ≠ j of e_i·e_j.
+        let cross: f64 = map
+            .values()
+            .map(|&(sum, sumsq, count)| {
+                let c = count as f64;
+                let e_sum = sum - c * m;
+                let e_sq = sumsq - 2.0 * m * sum + c * m * m;
+                e_sum * e_sum - e_sq
+            })
+            .sum();
+        let se2 = (clt + cross / (n * n)).max(0.0);
+        let clusters = (map.len() + self.singletons) as f64;
+        Some((se2.sqrt(), clusters - 1.0))
+    }
+
+    /// The t interval around the mean (clustered when the tally is).
+    pub fn t_interval(&self, level: Level) -> Option<Interval> {
+        let (se, df) = self.se()?;
+        if df < 1.0 {
+            return None;
+        }
+        let half = if se == 0.0 { 0.0 } else { level.t(df) * se };
+        Some(Interval {
+            low: self.mean - half,
+            high: self.mean + half,
+        })
+    }
+
+    /// The interval around the mean, cut to `range`, and how it was made:
+    /// Wilson's when every value is 0 or 1 and no clusters were named (a
+    /// pass rate), else Student's t. `None` for fewer than two values.
+    pub fn interval(&self, level: Level, range: (f64, f64)) -> Option<(Interval, Method)> {
+        if self.n < 2 {
+            return None;
+        }
+        if self.binary && self.clusters.is_none() {
+            let k = self.mean * self.n as f64;
+            return wilson(k.round(), self.n as f64, level).map(|i| (i, Method::Wilson));
+        }
+        let method = if self.clusters.is_some() {
+            Method::TClustered
+        } else {
+            Method::T
+        };
+        self.t_interval(level).map(|i| (i.clamped(range), method))
+    }
+}
+
+/// The distribution-free interval of the `q` quantile (0 < q < 1) of the
+/// population `sorted` (ascending) was drawn from: `[x_(l), x_(u)]`, the
+/// order statistics whose ranks bound the number of values below the
+/// quantile, `Binomial(n, q)`, with probability at least `level` (Hahn &
+/// Meeker, *Statistical Intervals*, §5.2). An end beyond the sample is
+/// infinite: 20 values cannot bound their 95th percentile from above.
+pub fn quantile_interval(sorted: &[f64], q: f64, level: Level) -> Option<Interval> {
+    let n = sorted.len();
+    if n == 0 || !(0.0 < q && q < 1.0) {
+        return None;
+    }
+    let binomial = Binomial::new(q, n as u64).ok()?;
+    let tail = level.alpha() / 2.0;
+    // l: the largest rank with P(B ≤ l − 1) ≤ α/2 (B values below the quantile).
+    let mut l = 0usize;
+    while l < n && binomial.cdf(l as u64) <= tail {
+        l += 1;
+    }
+    // u: the smallest rank with P(B ≥ u) ≤ α/2, i.e. P(B ≤ u − 1) ≥ 1 − α/2.
+    let mut u = n + 1;
+    for k in 0..=n {
+        if binomial.cdf(k as u64) >= 1.0 - tail {
+            u = k + 1;
+            break;
+        }
+    }
+    let low = if l == 0 {
+        f64::NEG_INFINITY
+    } else {
+        sorted[l - 1]
+    };
+    let high = if u > n { f64::INFINITY } else { sorted[u - 1] };
+    Some(Interval { low, high })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64, tol: f64) -> bool {
+        (a - b).abs() < tol
+    }
+
+    #[test]
+    fn wilson_matches_hand_computed_values() {
+        // 5 of 5 at 95%: z = 1.959964, z² = 3.841459; centre = (5 + 1.920729)
+        // / 8.841459 = 0.782759; half = 1.959964 / 8.841459 · √(0 + 0.960365)
+        // = 0.217241: [0.565518, 1].
+        let i = wilson(5.0, 5.0, Level::STANDARD).unwrap();
+        assert!(close(i.low, 0.565518, 1e-6), "{i:?}");
+        assert_eq!(i.high, 1.0);
+        // 7 of 10: centre (7 + 1.920729)/13.841459 = 0.644493; half =
+        // 1.959964/13.841459·√(2.1 + 0.960365) = 0.247715: [0.396778, 0.892209].
+        let i = wilson(7.0, 10.0, Level::STANDARD).unwrap();
+        assert!(close(i.low, 0.396778, 1e-6), "{i:?}");
+        assert!(close(i.high, 0.892209, 1e-6), "{i:?}");
+        assert_eq!(wilson(0.0, 4.0, Level::STANDARD).unwrap().low, 0.0);
+        assert!(wilson(0.0, 0.0, Level::STANDARD).is_none());
+    }
+
+    #[test]
+    fn levels_split_over_looks() {
+        assert!(close(Level::STANDARD.z(), 1.959964, 1e-6));
+        let split = Level::STANDARD.split_over(5);
+        assert!(close(split.0, 0.99, 1e-12));
+        // z(0.995) = 2.575829.
+        assert!(close(split.z(), 2.575829, 1e-6));
+        // t(0.975, 4) = 2.776445.
+        assert!(close(Level::STANDARD.t(4.0), 2.776445, 1e-6));
+    }
+
+    #[test]
+    fn the_mean_interval_is_students_t() {
+        // 0.6, 0.8, 1.0: mean 0.8, s = 0.2, half = 4.302653 · 0.2 / √3 = 0.496828.
+        let (mean, i) = mean_interval(&[0.6, 0.8, 1.0], Level::STANDARD).unwrap();
+        assert!(close(mean, 0.8, 1e-12));
+        assert!(close(i.low, 0.8 - 0.496828, 1e-6), "{i:?}");
+        assert!(close(i.high, 0.8 + 0.496828, 1e-6), "{i:?}");
+        assert!(mean_interval(&[1.0], Level::STANDARD).is_none());
+        // No spread, no width.
+        let (_, i) = mean_interval(&[0.5, 0.5], Level::STANDARD).unwrap();
+        assert_eq!((i.low, i.high), (0.5, 0.5));
+    }
+
+    #[test]
+    fn clustered_standard_error_follows_miller() {
+        // Values 1, 1 in cluster a and 0, 0 in cluster b: mean 0.5,
+        // e = ±0.5, s² = 1/3; s²/n = 1/12. Cross terms: cluster a
+        // (0.5 + 0.5)² − 0.5 = 0.5, cluster b the same: 1.0 / n² = 1/16.
+        // SE² = 1/12 + 1/16 = 7/48, on 2 − 1 = 1 degree of freedom.
+        let mut t = MeanTally::new(true);
+        for (v, c) in [(1.0, "a"), (1.0, "a"), (0.0, "b"), (0.0, "b")] {
+            t.add(v, Some(c));
+        }
+        let (se, df) = t.se().unwrap();
+        assert!(close(se, (7.0f64 / 48.0).sqrt(), 1e-12), "{se}");
+        assert_eq!(df, 1.0);
+        assert_eq!(t.clusters(), Some(2));
+        // The same values unclustered: SE² = 1/12 on 3.
+        let mut u = MeanTally::new(false);
+        [1.0, 1.0, 0.0, 0.0].iter().for_each(|v| u.add(*v, None));
+        let (se, df) = u.se().unwrap();
+        assert!(close(se, (1.0f64 / 12.0).sqrt(), 1e-12));
+        assert_eq!(df, 3.0);
+        // Values each in its own cluster (or none): the cross terms vanish.
+        let mut s = MeanTally::new(true);
+        for (v, c) in [(1.0, Some("a")), (0.0, Some("b")), (1.0, None), (0.0, None)] {
+            s.add(v, c);
+        }
+        let (se, df) = s.se().unwrap();
+        assert!(close(se, (1.0f64 / 12.0).sqrt(), 1e-12));
+        assert_eq!(df, 3.0);
+        // A pass rate unclustered is Wilson's; clustered, t's.
+        assert_eq!(
+            u.interval(Level::STANDARD, (0.0, 1.0)).unwrap().1,
+            Method::Wilson
+        );
+        assert_eq!(
+            t.interval(Level::STANDARD, (0.0, 1.0)).unwrap().1,
+            Method::TClustered
+        );
+    }
+
+    #[test]
+    fn percentile_intervals_are_order_statistics() {
+        // The median of 1..=10 at 95%: B ~ Bin(10, 0.5); P(B ≤ 1) = 11/1024 =
+        // 0.0107 ≤ 0.025 < P(B ≤ 2) = 56/1024: l = 2. P(B ≤ 7) = 968/1024 =
+        // 0.9453 < 0.975 ≤ P(B ≤ 8) = 1013/1024: u = 9. So [x_(2), x_(9)] = [2, 9].
+        let sorted: Vec<f64> = (1..=10).map(f64::from).collect();
+        let i = quantile_interval(&sorted, 0.5, Level::STANDARD).unwrap();
+        assert_eq!((i.low, i.high), (2.0, 9.0));
+        // 20 values cannot bound the 95th percentile from above:
+        // P(B ≤ 19) = 1 − 0.95²⁰ = 0.6415 < 0.975.
+        let sorted: Vec<f64> = (1..=20).map(f64::from).collect();
+        let i = quantile_interval(&sorted, 0.95, Level::STANDARD).unwrap();
+        assert_eq!(i.high, f64::INFINITY);
+        assert!(i.low.is_finite());
+        // An end the sample cannot bound is `null` in JSON, and reads back.
+        let text = serde_json::to_string(&i).unwrap();
+        assert!(text.ends_with(r#""high":null}"#), "{text}");
+        assert_eq!(serde_json::from_str::<Interval>(&text).unwrap(), i);
+    }
+}
