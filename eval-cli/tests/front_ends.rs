@@ -645,6 +645,14 @@ fn every_front_end_gives_the_same_verdict() {
         assert_eq!(d["added"].as_array().map(Vec::len), Some(0));
         assert_eq!(d["removed"].as_array().map(Vec::len), Some(0));
         assert_eq!(d["changes"].as_array().map(Vec::len), Some(0));
+        // Paired, every dataset's metric is the same: no change.
+        let outcomes: Vec<&str> = d["comparisons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["outcome"].as_str().unwrap())
+            .collect();
+        assert_eq!(outcomes, ["no-change", "no-change"], "{d}");
     }
 
     // Strict CI, one setting for every front end: `--inconclusive fail` for

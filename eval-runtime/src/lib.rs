@@ -128,7 +128,10 @@ pub mod results {
 
 /// Comparing runs, and gating a run on a baseline.
 pub mod diff {
-    pub use crate::output::{BaselineOutcome, Change, Diff, Only, accept, check_baseline, diff};
+    pub use crate::output::{
+        ALPHA, BaselineOutcome, Change, Comparison, Diff, GateChange, Needed, Only, Outcome, POWER,
+        Regression, accept, check_baseline, diff,
+    };
     // A comparison as Markdown, for a pull-request comment.
     pub use crate::output::{SHOWN_CHANGES, diff_markdown};
 }

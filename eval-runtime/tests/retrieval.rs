@@ -10,7 +10,9 @@ use std::sync::{Arc, Mutex};
 use eval_runtime::Harness;
 use eval_runtime::diff;
 use eval_runtime::results::Results;
-use eval_runtime::retrieval::{BoxFuture, Hit, IngestDocument, Retriever, RetrieverAgent};
+use eval_runtime::retrieval::{
+    BoxFuture, Hit, IngestDocument, Retriever, RetrieverAgent, RetrieverError,
+};
 use libtest_mimic::Arguments;
 
 /// Answers each query with a fixed ranking and logs every call.
@@ -18,6 +20,8 @@ use libtest_mimic::Arguments;
 struct Scripted {
     rankings: Arc<HashMap<String, Vec<&'static str>>>,
     log: Arc<Mutex<Vec<String>>>,
+    /// A query whose search fails (the retriever is down for it).
+    down_on: Option<&'static str>,
 }
 
 impl Scripted {
@@ -30,7 +34,13 @@ impl Scripted {
                     .collect(),
             ),
             log: Arc::default(),
+            down_on: None,
         }
+    }
+    /// The same rankings, but searching `query` fails.
+    fn down_on(mut self, query: &'static str) -> Self {
+        self.down_on = Some(query);
+        self
     }
     fn calls(&self) -> Vec<String> {
         self.log.lock().unwrap().clone()
@@ -58,6 +68,14 @@ impl Retriever for Scripted {
             .lock()
             .unwrap()
             .push(format!("search {query} k={k}"));
+        if self.down_on == Some(query) {
+            return Box::pin(async {
+                Err(RetrieverError::Unreachable {
+                    url: "scripted".into(),
+                    cause: "down".into(),
+                })
+            });
+        }
         let hits = self
             .rankings
             .get(query)
@@ -292,29 +310,46 @@ fn a_diff_shows_the_query_that_regressed_and_the_baseline_gates() {
     ]);
     let (_, after) = run(&dir, worse.clone(), "after.json");
     let d = diff::diff(&before, &after, 0.001);
-    let regressed: Vec<(String, String)> = d
-        .regressions()
+    // One query of three moved: evidence, listed per sample...
+    let moved: Vec<(String, String)> = d
+        .worse()
         .iter()
         .map(|c| (c.id.clone(), c.metric.clone()))
         .collect();
     assert_eq!(
-        regressed,
+        moved,
         [
             ("q_top".to_string(), "mrr_at_k".to_string()),
             ("q_top".to_string(), "ndcg_at_k".to_string())
         ]
     );
-    let mrr = d.regressions()[0];
+    let mrr = d.worse()[0];
     assert!((mrr.delta.unwrap() - (1.0 / 3.0 - 1.0)).abs() < 1e-9);
-    assert!(d.improvements().is_empty());
+    assert!(d.better().is_empty());
     assert!(
         d.render()
             .contains("hand::q_top [hand::q_top] mrr_at_k: 1.0000 -> 0.3333 (-0.6667)"),
         "{}",
         d.render()
     );
+    // ...but three pairs cannot tell a drop of one query from noise: the
+    // comparison is inconclusive, not a regression, and says what would
+    // decide it.
+    assert!(d.regressions().is_empty(), "{}", d.render());
+    let mrr = d
+        .comparisons
+        .iter()
+        .find(|c| c.metric == "mrr_at_k")
+        .unwrap();
+    assert_eq!(mrr.outcome, diff::Outcome::Inconclusive);
+    assert!(mrr.needed.unwrap().samples.unwrap() > 3, "{mrr:?}");
+    assert!(
+        d.render().contains("samples would be needed"),
+        "{}",
+        d.render()
+    );
     // Within epsilon nothing moved.
-    assert!(diff::diff(&before, &after, 0.9).regressions().is_empty());
+    assert!(diff::diff(&before, &after, 0.9).worse().is_empty());
 
     // The harness's baseline gate: the first run writes it, a worse run fails.
     let baseline = dir.join("baseline.json");
@@ -335,7 +370,21 @@ fn a_diff_shows_the_query_that_regressed_and_the_baseline_gates() {
     assert_eq!(gate(good()), 0);
     assert!(baseline.exists());
     assert_eq!(gate(good()), 0, "no change, no regression");
-    assert_eq!(gate(worse), 1, "q_top regressed beyond epsilon");
+    assert_eq!(
+        gate(worse.clone()),
+        0,
+        "one query of three: inconclusive, not a regression"
+    );
+    // A query that can no longer be scored is a regression.
+    // A query that can no longer be scored fails its test, and against the
+    // baseline it is lost coverage: a regression.
+    assert_eq!(gate(good().down_on("top")), 101);
+    let lost = diff::diff(
+        &Results::read(&baseline).unwrap(),
+        &Results::read(&dir.join("gate.json")).unwrap(),
+        0.01,
+    );
+    assert!(!lost.regressions().is_empty(), "{}", lost.render());
     // Accepting on purpose keeps the old baseline as a backup.
     let backup = diff::accept(&after, &baseline).unwrap().unwrap();
     assert!(backup.exists());
@@ -371,16 +420,21 @@ fn epsilon_is_inclusive_and_vanished_metrics_are_worse() {
     let mrr = q.metrics.iter_mut().find(|m| m.name == "mrr_at_k").unwrap();
     mrr.score = Some(0.95);
     assert!(
-        diff::diff(&before, &after, 0.05).regressions().is_empty(),
+        diff::diff(&before, &after, 0.05).worse().is_empty(),
         "1.0 -> 0.95 is within 0.05"
     );
-    assert_eq!(diff::diff(&before, &after, 0.04).regressions().len(), 1);
+    assert_eq!(diff::diff(&before, &after, 0.04).worse().len(), 1);
+    assert!(diff::diff(&before, &after, 0.04).regressions().is_empty());
     let q = after.samples.iter_mut().find(|s| s.id == "q_top").unwrap();
     q.metrics.retain(|m| m.name != "ndcg_at_k");
     let d = diff::diff(&before, &after, 0.05);
+    // A metric scored before and not now is lost coverage: a regression.
     assert_eq!(d.regressions().len(), 1);
-    assert_eq!(d.regressions()[0].metric, "ndcg_at_k");
-    assert_eq!(d.regressions()[0].new, None);
+    let diff::Regression::Metric(lost) = d.regressions()[0] else {
+        panic!("{d:?}")
+    };
+    assert_eq!((lost.metric.as_str(), lost.lost), ("ndcg_at_k", 1));
+    assert_eq!(d.worse()[0].new, None);
 }
 
 /// Ingests slowly (longer than the sample timeout) and counts deletes.

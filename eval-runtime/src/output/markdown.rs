@@ -1,12 +1,13 @@
 //! GitHub-flavoured Markdown of results files, for CI: a run's summary
-//! ([`summary_markdown`], what `$GITHUB_STEP_SUMMARY` receives) and the
-//! comparison of two runs ([`diff_markdown`], a pull-request comment).
+//! ([`summary_markdown`], what `$GITHUB_STEP_SUMMARY` receives). The
+//! comparison of two runs (`diff_markdown`, a pull-request comment) is
+//! [`diff`](super::diff)'s, with these escaping rules.
 //!
 //! Everything taken from a results file (names, reasons, errors) is
 //! escaped: on one line, Markdown's punctuation backslash-escaped (so a
 //! `*`, a `|`, a `$` or a `<tag>` in an answer stays text and cannot break a
 //! table or start math), control characters shown as `\u{..}`, long texts
-//! cut. Lists are capped ([`SHOWN_FAILURES`], [`SHOWN_CHANGES`]) and say how
+//! cut. Lists are capped ([`SHOWN_FAILURES`]) and say how
 //! many more there are: GitHub limits a step summary to 1 MiB and a comment
 //! to 65,536 characters.
 
@@ -14,7 +15,7 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::Path;
 
-use super::diff::{BaselineOutcome, Change, Diff, Only};
+use super::diff::BaselineOutcome;
 use super::results::{
     DatasetSummary, GateResult, MetricSummary, Results, ResultsError, UsageTotals, Verdict,
 };
@@ -22,8 +23,6 @@ use super::text::{SHOWN_FAILURES, failing, failure_lines, latency, millis, why_f
 use super::verdict::RunVerdict;
 use crate::error::one_line;
 
-/// How many changes (and new or removed samples) a diff lists, per list.
-pub const SHOWN_CHANGES: usize = 50;
 /// How much of a name a table cell shows, in characters.
 const NAME_CHARS: usize = 120;
 /// How much of the expected and the actual answer a failing sample shows.
@@ -82,11 +81,11 @@ pub(crate) fn code(s: &str, in_table: bool) -> String {
     format!("{fence}{pad}{body}{pad}{fence}")
 }
 
-fn mean(v: Option<f64>) -> String {
+pub(crate) fn mean(v: Option<f64>) -> String {
     v.map_or("—".to_string(), |v| format!("{v:.4}"))
 }
 
-fn percent(v: Option<f64>) -> String {
+pub(crate) fn percent(v: Option<f64>) -> String {
     v.map_or("—".to_string(), |v| format!("{:.1}%", v * 100.0))
 }
 
@@ -384,232 +383,9 @@ pub(crate) fn summary_with_baseline(
     out
 }
 
-/// How a dataset's metric moved between two runs, for the diff's summary.
-struct MetricMove<'a> {
-    dataset: &'a str,
-    name: &'a str,
-    old: Option<&'a MetricSummary>,
-    new: Option<&'a MetricSummary>,
-}
-
-fn metric_moves<'a>(old: &'a Results, new: &'a Results) -> Vec<MetricMove<'a>> {
-    let mut moves: Vec<MetricMove> = Vec::new();
-    for d in &new.datasets {
-        let before = old.datasets.iter().find(|o| o.name == d.name);
-        for m in &d.metrics {
-            moves.push(MetricMove {
-                dataset: &d.name,
-                name: &m.name,
-                old: before.and_then(|b| b.metrics.iter().find(|x| x.name == m.name)),
-                new: Some(m),
-            });
-        }
-    }
-    for d in &old.datasets {
-        let after = new.datasets.iter().find(|n| n.name == d.name);
-        for m in &d.metrics {
-            if !after.is_some_and(|a| a.metrics.iter().any(|x| x.name == m.name)) {
-                moves.push(MetricMove {
-                    dataset: &d.name,
-                    name: &m.name,
-                    old: Some(m),
-                    new: None,
-                });
-            }
-        }
-    }
-    moves
-}
-
-/// Whether a lower score of `metric` is better (its samples are scored `<=`).
-fn lower_is_better(runs: [&Results; 2], dataset: &str, metric: &str) -> bool {
-    runs.iter()
-        .flat_map(|r| &r.samples)
-        .filter(|s| s.dataset == dataset)
-        .flat_map(|s| &s.metrics)
-        .find(|m| m.name == metric)
-        .is_some_and(|m| m.op == "<=")
-}
-
-fn gate_word(m: Option<&MetricSummary>) -> &'static str {
-    match m.and_then(|m| m.gate.as_ref()) {
-        None => "—",
-        Some(g) if !g.judged => "not judged",
-        Some(g) if g.passed => "met",
-        Some(_) => "missed",
-    }
-}
-
-/// A list's heading, saying how many of its rows are shown (at most
-/// [`SHOWN_CHANGES`]); how many are.
-fn capped_heading(out: &mut String, heading: &str, title: &str, len: usize) -> usize {
-    let shown = len.min(SHOWN_CHANGES);
-    let _ = writeln!(
-        out,
-        "{heading} {title} ({})\n",
-        if shown < len {
-            format!("first {shown} of {len}")
-        } else {
-            len.to_string()
-        }
-    );
-    shown
-}
-
-fn change_rows(out: &mut String, heading: &str, title: &str, list: &[&Change]) {
-    if list.is_empty() {
-        return;
-    }
-    let shown = capped_heading(out, heading, title, list.len());
-    out.push_str(
-        "| Dataset | Sample | Test | Metric | Before | Now | Δ |\n|---|---|---|---|--:|--:|--:|\n",
-    );
-    let score = |v: Option<f64>| v.map_or("not scored".to_string(), |v| format!("{v:.4}"));
-    for c in &list[..shown] {
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} | {} |",
-            code(&c.dataset, true),
-            code(&c.id, true),
-            code(&c.test_name, true),
-            code(&c.metric, true),
-            score(c.old),
-            score(c.new),
-            c.delta.map_or("—".to_string(), |d| format!("{d:+.4}"))
-        );
-    }
-    if list.len() > shown {
-        let _ = writeln!(out, "\n…and {} more.", list.len() - shown);
-    }
-    out.push('\n');
-}
-
-fn only_rows(out: &mut String, heading: &str, title: &str, list: &[Only]) {
-    if list.is_empty() {
-        return;
-    }
-    let shown = capped_heading(out, heading, title, list.len());
-    out.push_str("| Dataset | Sample | Test |\n|---|---|---|\n");
-    for o in &list[..shown] {
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} |",
-            code(&o.dataset, true),
-            code(&o.id, true),
-            code(&o.test_name, true)
-        );
-    }
-    if list.len() > shown {
-        let _ = writeln!(out, "\n…and {} more.", list.len() - shown);
-    }
-    out.push('\n');
-}
-
-/// The comparison of two runs as GitHub-flavoured Markdown, for a
-/// pull-request comment: the verdict (regressions or none), per dataset and
-/// metric how the mean, the pass rate and the gate moved, then the sample
-/// metrics that got worse (worst first), those that got better, and the
-/// samples new or gone — each list at most [`SHOWN_CHANGES`] rows, saying
-/// how many more there are.
-pub fn diff_markdown(old: &Results, new: &Results, diff: &Diff) -> String {
-    let mut out = if diff.regressions().is_empty() {
-        "## ✅ No regressions\n\n".to_string()
-    } else {
-        format!("## ❌ {} regression(s)\n\n", diff.regressions().len())
-    };
-    counts_line(&mut out, diff);
-    let moves = metric_moves(old, new);
-    if !moves.is_empty() {
-        out.push_str("| Dataset | Metric | Mean before | Mean now | Δ mean | Pass rate before | now | Gate |\n|---|---|--:|--:|--:|--:|--:|---|\n");
-        for m in &moves {
-            let (a, b) = (m.old.and_then(|x| x.mean), m.new.and_then(|x| x.mean));
-            let delta = match (a, b) {
-                (Some(a), Some(b)) => {
-                    let d = b - a;
-                    let lower = lower_is_better([old, new], m.dataset, m.name);
-                    let word = if d.abs() <= diff.epsilon + 1e-12 {
-                        ""
-                    } else if (d < 0.0) == lower {
-                        " better"
-                    } else {
-                        " **worse**"
-                    };
-                    format!("{d:+.4}{word}")
-                }
-                _ => "—".into(),
-            };
-            let (ga, gb) = (gate_word(m.old), gate_word(m.new));
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {delta} | {} | {} | {} |",
-                code(m.dataset, true),
-                code(m.name, true),
-                mean(a),
-                mean(b),
-                percent(m.old.and_then(|x| x.pass_rate)),
-                percent(m.new.and_then(|x| x.pass_rate)),
-                if ga == gb {
-                    ga.to_string()
-                } else {
-                    format!("{ga} → **{gb}**")
-                }
-            );
-        }
-        out.push('\n');
-    }
-    diff_lists(&mut out, "###", diff);
-    out
-}
-
-/// `12 sample(s) compared (...): **1 worse**, 2 better, 0 new, 0 removed.`
-fn counts_line(out: &mut String, diff: &Diff) {
-    let _ = writeln!(
-        out,
-        "{} sample(s) compared (changes of at most {} ignored): **{} worse**, {} better, {} new, {} removed.\n",
-        diff.compared,
-        diff.epsilon,
-        diff.regressions().len(),
-        diff.improvements().len(),
-        diff.added.len(),
-        diff.removed.len()
-    );
-}
-
-/// The sample metrics that got worse, then better, then the samples new and removed.
-fn diff_lists(out: &mut String, heading: &str, diff: &Diff) {
-    change_rows(out, heading, "Worse", &diff.regressions());
-    change_rows(out, heading, "Better", &diff.improvements());
-    only_rows(out, heading, "New samples", &diff.added);
-    only_rows(out, heading, "Removed samples", &diff.removed);
-}
-
 /// The baseline's part of a run's summary.
 fn baseline_section(out: &mut String, path: &Path, outcome: &BaselineOutcome) {
-    let name = code(&path.display().to_string(), false);
-    match outcome {
-        BaselineOutcome::Compared(d) => {
-            let _ = writeln!(out, "### Against the baseline {name}\n");
-            counts_line(out, d);
-            diff_lists(out, "####", d);
-        }
-        BaselineOutcome::Written { accepted, .. } => {
-            let _ = writeln!(
-                out,
-                "Baseline {name} written ({}).\n",
-                if *accepted {
-                    "accepted on purpose"
-                } else {
-                    "there was none"
-                }
-            );
-        }
-        BaselineOutcome::NotCompared => {
-            let _ = writeln!(
-                out,
-                "Baseline {name} not compared: only part of the samples ran.\n"
-            );
-        }
-    }
+    out.push_str(&super::diff::baseline_markdown(path, outcome));
 }
 
 /// Appends `markdown` to the file at `path` (GitHub Actions'
@@ -663,7 +439,7 @@ mod tests {
 
     use super::*;
     use crate::output::results::{DatasetTerms, Gate};
-    use crate::output::{diff, test_record as record};
+    use crate::output::test_record as record;
 
     #[test]
     fn text_from_a_results_file_cannot_break_the_markdown() {
@@ -783,65 +559,6 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("⏸️ not judged: 1 of 3 samples ran"));
-    }
-
-    #[test]
-    fn the_diff_lists_regressions_first_and_moves_of_the_means() {
-        let old = gated(
-            vec![
-                record("qa", "qa::a", Verdict::Pass),
-                record("qa", "qa::b", Verdict::Fail),
-                record("qa", "qa::gone", Verdict::Pass),
-            ],
-            0.5,
-        );
-        let new = gated(
-            vec![
-                record("qa", "qa::a", Verdict::Fail),
-                record("qa", "qa::b", Verdict::Pass),
-                record("qa", "qa::c", Verdict::Fail),
-            ],
-            0.5,
-        );
-        let d = diff(&old, &new, 0.0);
-        let md = diff_markdown(&old, &new, &d);
-        assert!(md.starts_with("## ❌ 1 regression(s)\n\n2 sample(s) compared (changes of at most 0 ignored): **1 worse**, 1 better, 1 new, 1 removed.\n"), "{md}");
-        assert!(
-            md.contains("| `qa` | `contains` | 0.6667 | 0.3333 | -0.3333 **worse** | 66.7% | 33.3% | met → **missed** |"),
-            "{md}"
-        );
-        let worse = md.find("### Worse (1)").unwrap();
-        let better = md.find("### Better (1)").unwrap();
-        assert!(worse < better);
-        assert!(
-            md.contains("| `qa` | `qa::a` | `qa::a` | `contains` | 1.0000 | 0.0000 | -1.0000 |")
-        );
-        assert!(md.contains("### New samples (1)\n\n| Dataset | Sample | Test |\n|---|---|---|\n| `qa` | `qa::c` | `qa::c` |"));
-        assert!(md.contains("### Removed samples (1)"));
-    }
-
-    #[test]
-    fn long_diffs_are_capped() {
-        let many = |v: Verdict| {
-            gated(
-                (0..SHOWN_CHANGES + 3)
-                    .map(|k| record("qa", &format!("qa::s{k:03}"), v))
-                    .collect(),
-                0.5,
-            )
-        };
-        let (old, new) = (many(Verdict::Pass), many(Verdict::Fail));
-        let md = diff_markdown(&old, &new, &diff(&old, &new, 0.0));
-        assert!(md.contains("### Worse (first 50 of 53)"), "{md}");
-        assert_eq!(md.matches("| -1.0000 |").count(), 50);
-        assert!(md.contains("\n…and 3 more.\n"));
-        let empty = Results::new("evals", Vec::new(), &BTreeMap::new());
-        let gone = diff_markdown(&old, &empty, &diff(&old, &empty, 0.0));
-        assert!(
-            gone.contains("### Removed samples (first 50 of 53)"),
-            "{gone}"
-        );
-        assert_eq!(gone.matches("| `qa` | `qa::s").count(), 50);
     }
 
     #[test]

@@ -18,11 +18,14 @@ mod summary;
 mod text;
 mod verdict;
 
-pub use diff::{BaselineOutcome, Change, Diff, Only, accept, check_baseline, diff};
+pub use diff::{
+    ALPHA, BaselineOutcome, Change, Comparison, Diff, GateChange, Needed, Only, Outcome, POWER,
+    Regression, SHOWN_CHANGES, accept, check_baseline, diff, diff_markdown,
+};
 pub use html::{html, html_path, write_html};
 pub use junit::junit_xml;
 pub use location::{ResultsKey, binary_name, results_dir};
-pub use markdown::{SHOWN_CHANGES, append_step_summary, diff_markdown, summary_markdown};
+pub use markdown::{append_step_summary, summary_markdown};
 pub use merge::{merge, merge_dir, merge_paths};
 pub use paint::Paint;
 pub use report::{MetricResult, SampleReport, Spread};

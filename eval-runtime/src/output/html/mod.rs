@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::diff::{Change, Only, diff};
+use super::diff::{Change, Comparison, GateChange, Only, diff};
 use super::results::{MetricSummary, Results, ResultsError};
 pub(crate) use page::{PageWriter, RunMeta};
 
@@ -222,6 +222,9 @@ pub(crate) struct BaselineView {
     binary: String,
     written_unix: f64,
     compared: usize,
+    comparisons: Vec<Comparison>,
+    gates: Vec<GateChange>,
+    caveats: Vec<String>,
     changes: Vec<Change>,
     added: Vec<Only>,
     removed: Vec<Only>,
@@ -244,6 +247,9 @@ impl BaselineView {
             binary: baseline.binary.clone(),
             written_unix: baseline.written_unix,
             compared: found.compared,
+            comparisons: found.comparisons,
+            gates: found.gates,
+            caveats: found.caveats,
             changes: found.changes,
             added: found.added,
             removed: found.removed,

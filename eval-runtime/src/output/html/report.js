@@ -425,7 +425,38 @@
       el("span", { class: worse ? "fail" : "" }, worse + " worse"), ", ",
       el("span", { class: better ? "pass" : "" }, better + " better"), ", ",
       (b.added || []).length + " new, " + (b.removed || []).length + " removed"));
+    (b.caveats || []).forEach(function (c) {
+      section.appendChild(el("p", { class: "note caveat" }, c));
+    });
+    var comparisons = b.comparisons || [];
+    if (comparisons.length) {
+      var verdictClass = { "regression": "fail", "improvement": "pass", "no-change": "", "inconclusive": "inconclusive" };
+      section.appendChild(el("h4", null, "Per dataset and metric (paired; the verdict)"));
+      section.appendChild(el("table", { id: "comparisons" },
+        el("thead", null, el("tr", null, ["dataset", "metric", "pairs", "before", "now", "\u0394", "95% interval", "p (Holm)", "verdict"].map(function (h) {
+          return el("th", null, h);
+        }))),
+        el("tbody", null, comparisons.map(function (c) {
+          var needed = c.needed && c.needed.samples ? " (about " + c.needed.samples + " samples would decide it)" : "";
+          var word = c.outcome.replace("-", " ") + (c.lost ? ": " + c.lost + " no longer scored" : "") + needed;
+          return el("tr", { "data-dataset": c.dataset, "data-metric": c.metric, "data-outcome": c.outcome },
+            el("td", null, c.dataset),
+            el("td", null, c.metric),
+            el("td", { class: "num" }, c.pairs),
+            el("td", { class: "num" }, fmt(c.old_mean, 4)),
+            el("td", { class: "num" }, fmt(c.new_mean, 4)),
+            el("td", { class: "num" }, signed(c.difference)),
+            el("td", { class: "num" }, c.interval ? signed(c.interval.low) + "\u2026" + signed(c.interval.high) : "\u2014"),
+            el("td", { class: "num" }, c.adjusted_p === null || c.adjusted_p === undefined ? "\u2014" : fmt(c.adjusted_p, 4)),
+            el("td", { class: verdictClass[c.outcome] || "" }, word));
+        }))));
+    }
+    (b.gates || []).filter(function (g) { return g.was_met !== g.met; }).forEach(function (g) {
+      section.appendChild(el("p", { class: g.met ? "pass" : "fail" },
+        "gate " + g.dataset + " " + g.gate + ": " + (g.was_met ? "met" : "missed") + " \u2192 " + (g.met ? "met" : "missed" + " (regression)")));
+    });
     if (changes.length) {
+      section.appendChild(el("h4", null, "Samples that moved (evidence)"));
       var tbody = el("tbody", null);
       var shown = 0;
       var more = el("button", { class: "more", type: "button" });

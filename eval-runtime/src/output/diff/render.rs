@@ -1,0 +1,496 @@
+//! A comparison as a person reads it: terminal text ([`text`]) and
+//! GitHub-flavoured Markdown for a pull-request comment ([`diff_markdown`]).
+//! The verdict comes first — per dataset and metric, the paired comparison
+//! and its outcome; gates that flipped — then the per-sample movements as
+//! evidence, capped at [`SHOWN_CHANGES`] per list.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use super::{BaselineOutcome, Change, Comparison, Diff, Only, Outcome};
+use crate::output::markdown::{code, inline, mean};
+use crate::output::results::Results;
+use crate::stats::PairedTest;
+
+/// How many changes (and new or removed samples) a diff lists, per list.
+pub const SHOWN_CHANGES: usize = 50;
+
+/// `+0.0123`, or `—`.
+fn signed(v: Option<f64>) -> String {
+    v.map_or("—".to_string(), |v| format!("{v:+.4}"))
+}
+
+/// `p 0.0312` (Holm-adjusted), or nothing.
+fn p_text(c: &Comparison) -> String {
+    match (c.p_value, c.adjusted_p) {
+        (Some(p), Some(a)) if (p - a).abs() > 1e-12 => format!("p {a:.4} (Holm; {p:.4} alone)"),
+        (_, Some(a)) => format!("p {a:.4}"),
+        _ => String::new(),
+    }
+}
+
+/// How the comparison was tested: `McNemar, 12 pass→fail, 9 fail→pass`.
+fn test_text(c: &Comparison) -> String {
+    match (c.test, c.discordant) {
+        (Some(PairedTest::McNemar), Some((worse, better))) => {
+            format!("exact McNemar: {worse} pass→fail, {better} fail→pass")
+        }
+        (Some(PairedTest::PairedT), _) => "paired t".into(),
+        _ => "not tested".into(),
+    }
+}
+
+/// What would decide an inconclusive comparison, in words.
+fn needed_text(c: &Comparison, epsilon: f64) -> Option<String> {
+    let n = c.needed?;
+    let within = c.difference.is_some_and(|d| d.abs() <= epsilon);
+    let what = if within {
+        format!("to show the difference lies within ±{epsilon}")
+    } else {
+        "to detect a difference this size".to_string()
+    };
+    Some(match (n.samples, n.repeats) {
+        (Some(s), Some(k)) => format!(
+            "about {s} samples would be needed {what} (80% power), or {k} runs per sample of these {}",
+            c.pairs
+        ),
+        (Some(s), None) => format!("about {s} samples would be needed {what} (80% power)"),
+        (None, Some(k)) => format!("{k} runs per sample would be needed {what} (80% power)"),
+        (None, None) if epsilon == 0.0 && c.difference == Some(0.0) => {
+            "no difference seen; give --epsilon to be able to call it no change".into()
+        }
+        (None, None) => "too few samples to say".into(),
+    })
+}
+
+/// One comparison on one line: `contains: 0.7000 → 0.6850, Δ -0.0150 (95%
+/// -0.0950..+0.0650; exact McNemar: 12 pass→fail, 9 fail→pass; p 0.6636):
+/// inconclusive`.
+pub(crate) fn comparison_line(c: &Comparison) -> String {
+    if c.lost > 0 {
+        return format!(
+            "{}: regression: {} sample(s) scored before are not scored now",
+            c.metric, c.lost
+        );
+    }
+    let interval = c.interval.map_or(String::new(), |i| {
+        format!("95% {:+.4}..{:+.4}; ", i.low, i.high)
+    });
+    format!(
+        "{}: {} → {}, Δ {} ({interval}{}{}{}): {}",
+        c.metric,
+        mean(c.old_mean),
+        mean(c.new_mean),
+        signed(c.difference),
+        test_text(c),
+        if p_text(c).is_empty() { "" } else { "; " },
+        p_text(c),
+        c.outcome
+    )
+}
+
+/// The verdict line: `3 sample(s) compared (epsilon 0): no regression; 1
+/// inconclusive`.
+fn headline(diff: &Diff) -> String {
+    let count = |o: Outcome| diff.with_outcome(o).count();
+    let regressions = diff.regressions().len();
+    let mut parts = vec![if regressions == 0 {
+        "no regression".to_string()
+    } else {
+        format!("{regressions} REGRESSION(S)")
+    }];
+    for (o, word) in [
+        (Outcome::Improvement, "improved"),
+        (Outcome::NoChange, "no change"),
+        (Outcome::Inconclusive, "inconclusive"),
+    ] {
+        if count(o) > 0 {
+            parts.push(format!("{} {word}", count(o)));
+        }
+    }
+    format!(
+        "{} sample(s) compared (epsilon {}): {}",
+        diff.compared,
+        diff.epsilon,
+        parts.join(", ")
+    )
+}
+
+/// The terminal report of a comparison.
+pub(crate) fn text(diff: &Diff) -> String {
+    let mut out = headline(diff);
+    out.push('\n');
+    for caveat in &diff.caveats {
+        let _ = writeln!(out, "note: {caveat}");
+    }
+    let mut dataset = "";
+    for c in &diff.comparisons {
+        if c.dataset != dataset {
+            dataset = &c.dataset;
+            let _ = writeln!(out, "{dataset}:");
+        }
+        let _ = writeln!(out, "  {}", comparison_line(c));
+        if let Some(why) = needed_text(c, diff.epsilon) {
+            let _ = writeln!(out, "    {why}");
+        }
+    }
+    for g in diff.gates.iter().filter(|g| g.was_met != g.met) {
+        let _ = writeln!(
+            out,
+            "gate {} {}: {} → {}{}",
+            g.dataset,
+            g.gate,
+            if g.was_met { "met" } else { "missed" },
+            if g.met { "met" } else { "missed" },
+            if g.flipped_to_missed() {
+                ": regression"
+            } else {
+                ""
+            }
+        );
+    }
+    let show = |v: Option<f64>| v.map_or("error".to_string(), |x| format!("{x:.4}"));
+    let (worse, better) = (diff.worse(), diff.better());
+    if !worse.is_empty() || !better.is_empty() {
+        let _ = writeln!(
+            out,
+            "samples that moved beyond epsilon (evidence; the verdict is per dataset and metric): {} worse, {} better",
+            worse.len(),
+            better.len()
+        );
+    }
+    for (title, list) in [("worse", worse), ("better", better)] {
+        if list.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "{title}:");
+        for c in list.iter().take(SHOWN_CHANGES) {
+            let delta = c.delta.map_or(String::new(), |d| format!(" ({d:+.4})"));
+            let _ = writeln!(
+                out,
+                "  {}::{} [{}] {}: {} -> {}{delta}",
+                c.dataset,
+                c.id,
+                c.test_name,
+                c.metric,
+                show(c.old),
+                show(c.new)
+            );
+        }
+        if list.len() > SHOWN_CHANGES {
+            let _ = writeln!(out, "  ... and {} more", list.len() - SHOWN_CHANGES);
+        }
+    }
+    for (title, list) in [("new", &diff.added), ("removed", &diff.removed)] {
+        if list.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "{title}: {}", list.len());
+        for o in list.iter().take(SHOWN_CHANGES) {
+            let _ = writeln!(out, "  {}::{} [{}]", o.dataset, o.id, o.test_name);
+        }
+    }
+    out
+}
+
+/// A list's heading, saying how many of its rows are shown (at most
+/// [`SHOWN_CHANGES`]); how many are.
+fn capped_heading(out: &mut String, heading: &str, title: &str, len: usize) -> usize {
+    let shown = len.min(SHOWN_CHANGES);
+    let _ = writeln!(
+        out,
+        "{heading} {title} ({})\n",
+        if shown < len {
+            format!("first {shown} of {len}")
+        } else {
+            len.to_string()
+        }
+    );
+    shown
+}
+
+fn change_rows(out: &mut String, heading: &str, title: &str, list: &[&Change]) {
+    if list.is_empty() {
+        return;
+    }
+    let shown = capped_heading(out, heading, title, list.len());
+    out.push_str(
+        "| Dataset | Sample | Test | Metric | Before | Now | Δ |\n|---|---|---|---|--:|--:|--:|\n",
+    );
+    let score = |v: Option<f64>| v.map_or("not scored".to_string(), |v| format!("{v:.4}"));
+    for c in &list[..shown] {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            code(&c.dataset, true),
+            code(&c.id, true),
+            code(&c.test_name, true),
+            code(&c.metric, true),
+            score(c.old),
+            score(c.new),
+            c.delta.map_or("—".to_string(), |d| format!("{d:+.4}"))
+        );
+    }
+    if list.len() > shown {
+        let _ = writeln!(out, "\n…and {} more.", list.len() - shown);
+    }
+    out.push('\n');
+}
+
+fn only_rows(out: &mut String, heading: &str, title: &str, list: &[Only]) {
+    if list.is_empty() {
+        return;
+    }
+    let shown = capped_heading(out, heading, title, list.len());
+    out.push_str("| Dataset | Sample | Test |\n|---|---|---|\n");
+    for o in &list[..shown] {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} |",
+            code(&o.dataset, true),
+            code(&o.id, true),
+            code(&o.test_name, true)
+        );
+    }
+    if list.len() > shown {
+        let _ = writeln!(out, "\n…and {} more.", list.len() - shown);
+    }
+    out.push('\n');
+}
+
+/// The outcome cell: `❌ regression`, `✅ improvement`...
+fn outcome_cell(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Regression => "❌ **regression**",
+        Outcome::Improvement => "✅ improvement",
+        Outcome::NoChange => "➖ no change",
+        Outcome::Inconclusive => "❔ inconclusive",
+    }
+}
+
+/// The comparisons as a table, then the gates that flipped, then the
+/// per-sample evidence and the samples new or gone.
+fn markdown_body(out: &mut String, heading: &str, diff: &Diff) {
+    let _ = writeln!(out, "{}.\n", inline(&headline(diff), 500));
+    for caveat in &diff.caveats {
+        let _ = writeln!(out, "> ⚠️ {}\n", inline(caveat, 1000));
+    }
+    if !diff.comparisons.is_empty() {
+        out.push_str("| Dataset | Metric | Pairs | Before | Now | Δ | 95% interval | Test | p (Holm) | Verdict |\n|---|---|--:|--:|--:|--:|--:|---|--:|---|\n");
+        for c in &diff.comparisons {
+            let verdict = match needed_text(c, diff.epsilon) {
+                Some(why) => format!("{}: {}", outcome_cell(c.outcome), inline(&why, 300)),
+                None if c.lost > 0 => format!(
+                    "{}: {} sample(s) no longer scored",
+                    outcome_cell(c.outcome),
+                    c.lost
+                ),
+                None => outcome_cell(c.outcome).to_string(),
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {verdict} |",
+                code(&c.dataset, true),
+                code(&c.metric, true),
+                c.pairs,
+                mean(c.old_mean),
+                mean(c.new_mean),
+                signed(c.difference),
+                c.interval.map_or("—".to_string(), |i| format!(
+                    "{:+.4}…{:+.4}",
+                    i.low, i.high
+                )),
+                inline(&test_text(c), 120),
+                c.adjusted_p.map_or("—".to_string(), |p| format!("{p:.4}")),
+            );
+        }
+        out.push('\n');
+    }
+    let flipped: Vec<_> = diff.gates.iter().filter(|g| g.was_met != g.met).collect();
+    if !flipped.is_empty() {
+        out.push_str("| Dataset | Gate | Before | Now |\n|---|---|---|---|\n");
+        for g in flipped {
+            let word = |met: bool| if met { "met" } else { "missed" };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {}{} |",
+                code(&g.dataset, true),
+                code(&g.gate, true),
+                word(g.was_met),
+                word(g.met),
+                if g.flipped_to_missed() {
+                    " ❌ **regression**"
+                } else {
+                    ""
+                }
+            );
+        }
+        out.push('\n');
+    }
+    let (worse, better) = (diff.worse(), diff.better());
+    if !worse.is_empty() || !better.is_empty() {
+        out.push_str("Per-sample movements beyond epsilon (evidence: the verdict is per dataset and metric):\n\n");
+    }
+    change_rows(out, heading, "Worse", &worse);
+    change_rows(out, heading, "Better", &better);
+    only_rows(out, heading, "New samples", &diff.added);
+    only_rows(out, heading, "Removed samples", &diff.removed);
+}
+
+/// The comparison of two runs as GitHub-flavoured Markdown, for a
+/// pull-request comment: the verdict (regressions or none), per dataset and
+/// metric the paired comparison (means, difference and its interval, the
+/// test, the Holm-adjusted p-value, the verdict; for an inconclusive one,
+/// what would decide it), the gates that flipped, then the sample metrics
+/// that got worse (worst first), those that got better, and the samples new
+/// or gone — each list at most [`SHOWN_CHANGES`] rows, saying how many more
+/// there are.
+pub fn diff_markdown(_old: &Results, _new: &Results, diff: &Diff) -> String {
+    let regressions = diff.regressions();
+    let mut out = if regressions.is_empty() {
+        "## ✅ No regressions\n\n".to_string()
+    } else {
+        format!("## ❌ {} regression(s)\n\n", regressions.len())
+    };
+    markdown_body(&mut out, "###", diff);
+    out
+}
+
+/// The baseline's part of a run's Markdown summary.
+pub(crate) fn baseline_markdown(path: &Path, outcome: &BaselineOutcome) -> String {
+    let name = code(&path.display().to_string(), false);
+    let mut out = String::new();
+    match outcome {
+        BaselineOutcome::Compared(d) => {
+            let _ = writeln!(out, "### Against the baseline {name}\n");
+            markdown_body(&mut out, "####", d);
+        }
+        BaselineOutcome::Written { accepted, .. } => {
+            let _ = writeln!(
+                out,
+                "Baseline {name} written ({}).\n",
+                if *accepted {
+                    "accepted on purpose"
+                } else {
+                    "there was none"
+                }
+            );
+        }
+        BaselineOutcome::NotCompared => {
+            let _ = writeln!(
+                out,
+                "Baseline {name} not compared: only part of the samples ran.\n"
+            );
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::output::diff::diff;
+    use crate::output::results::{DatasetTerms, Gate, Verdict};
+    use crate::output::test_record as record;
+
+    fn gated(records: Vec<crate::output::SampleRecord>, threshold: f64) -> Results {
+        let terms = BTreeMap::from([(
+            "qa".to_string(),
+            DatasetTerms::new(
+                None,
+                vec![Gate::new("contains", eval_core::Op::AtLeast, threshold)],
+                false,
+            ),
+        )]);
+        Results::new("evals", records, &terms)
+    }
+
+    #[test]
+    fn a_gate_that_flips_is_a_regression_and_samples_are_evidence() {
+        // The case: the mean drops from 1 to 2/3, the gate 0.75 goes
+        // from met to missed. Three pairs cannot prove the drop, but the
+        // gate flipped: a regression, said first.
+        let old = gated(
+            vec![
+                record("qa", "qa::a", Verdict::Pass),
+                record("qa", "qa::b", Verdict::Pass),
+                record("qa", "qa::c", Verdict::Pass),
+                record("qa", "qa::gone", Verdict::Pass),
+            ],
+            0.75,
+        );
+        let new = gated(
+            vec![
+                record("qa", "qa::a", Verdict::Fail),
+                record("qa", "qa::b", Verdict::Pass),
+                record("qa", "qa::c", Verdict::Pass),
+                record("qa", "qa::new", Verdict::Fail),
+            ],
+            0.75,
+        );
+        let d = diff(&old, &new, 0.0);
+        assert_eq!(d.comparisons.len(), 1);
+        assert_eq!(d.comparisons[0].outcome, Outcome::Inconclusive);
+        assert_eq!(d.comparisons[0].discordant, Some((1, 0)));
+        assert_eq!(d.regressions().len(), 1, "{d:#?}");
+        let md = diff_markdown(&old, &new, &d);
+        assert!(md.starts_with("## ❌ 1 regression(s)\n\n"), "{md}");
+        assert!(
+            md.contains("| `qa` | `mean(contains) >= 0.75` | met | missed ❌ **regression** |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| `qa` | `contains` | 3 | 1.0000 | 0.6667 | -0.3333 |"),
+            "{md}"
+        );
+        let worse = md.find("### Worse (1)").unwrap();
+        assert!(
+            md[worse..]
+                .contains("| `qa` | `qa::a` | `qa::a` | `contains` | 1.0000 | 0.0000 | -1.0000 |")
+        );
+        assert!(md.contains("### New samples (1)\n\n| Dataset | Sample | Test |\n|---|---|---|\n| `qa` | `qa::new` | `qa::new` |"));
+        assert!(md.contains("### Removed samples (1)"));
+        let text = d.render();
+        assert!(
+            text.starts_with("3 sample(s) compared (epsilon 0): 1 REGRESSION(S), 1 inconclusive\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("gate qa mean(contains) >= 0.75: met → missed: regression"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn long_diffs_are_capped() {
+        let many = |v: Verdict| {
+            gated(
+                (0..SHOWN_CHANGES + 3)
+                    .map(|k| record("qa", &format!("qa::s{k:03}"), v))
+                    .collect(),
+                0.5,
+            )
+        };
+        let (old, new) = (many(Verdict::Pass), many(Verdict::Fail));
+        let d = diff(&old, &new, 0.0);
+        // 53 pass → fail, none the other way: McNemar's p = 2·0.5^53.
+        assert_eq!(d.comparisons[0].outcome, Outcome::Regression);
+        let md = diff_markdown(&old, &new, &d);
+        assert!(md.contains("### Worse (first 50 of 53)"), "{md}");
+        assert_eq!(
+            md.matches("| `contains` | 1.0000 | 0.0000 | -1.0000 |")
+                .count(),
+            50
+        );
+        assert!(md.contains("\n…and 3 more.\n"));
+        let empty = Results::new("evals", Vec::new(), &BTreeMap::new());
+        let gone = diff_markdown(&old, &empty, &diff(&old, &empty, 0.0));
+        assert!(
+            gone.contains("### Removed samples (first 50 of 53)"),
+            "{gone}"
+        );
+        assert_eq!(gone.matches("| `qa` | `qa::s").count(), 50);
+    }
+}
