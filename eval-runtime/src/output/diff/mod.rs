@@ -810,7 +810,7 @@ mod tests {
                 decision: None,
             });
         };
-        let wobble = |base: f64, k: usize| base + if k % 2 == 0 { 0.1 } else { -0.1 };
+        let wobble = |base: f64, k: usize| base + if k.is_multiple_of(2) { 0.1 } else { -0.1 };
         let mut old = scored(&(0..10).map(|k| wobble(0.6, k)).collect::<Vec<_>>());
         let mut new = scored(&(0..10).map(|k| wobble(0.55, k + 1)).collect::<Vec<_>>());
         for r in [&mut old, &mut new] {
