@@ -80,14 +80,24 @@ pub struct Args {
     /// cannot be scored.
     #[arg(long)]
     pub ci_gate: bool,
-    /// Compare the run with this baseline results file (exit 1 when a
-    /// sample's metric got worse by more than --epsilon); written when missing,
-    /// replaced when EVAL_ACCEPT_BASELINE=1.
+    /// Compare the run with this baseline results file, paired per dataset
+    /// and metric (exit 1 on a regression: a significant drop, a gate met
+    /// before and missed now, samples no longer scored; 2 when it was scored
+    /// by another judge or on other data); written when missing, replaced
+    /// when EVAL_ACCEPT_BASELINE=1.
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,
-    /// With --baseline: ignore movements of at most this much.
+    /// With --baseline: a difference whose 95% interval lies within
+    /// ±epsilon is no change.
     #[arg(long, default_value_t = 0.0, requires = "baseline")]
     pub epsilon: f64,
+    /// With --baseline: compare even when the baseline's judge differs for
+    /// a metric both scored; the comparison says so.
+    #[arg(long, requires = "baseline")]
+    pub allow_judge_change: bool,
+    /// With --baseline: compare even when a dataset's content changed.
+    #[arg(long, requires = "baseline")]
+    pub allow_dataset_change: bool,
     /// Inline prompts (runevals): --prompts "A" "B" [--expected "X" "Y"].
     #[arg(long, num_args = 1.., value_name = "PROMPT", conflicts_with = "file")]
     pub prompts: Vec<String>,
@@ -368,7 +378,9 @@ fn plan(args: &Args, file: Option<&Path>) -> Result<PlanBuilder, Failure> {
         if !args.epsilon.is_finite() || args.epsilon < 0.0 {
             return Err(Failure::config("--epsilon must be a number ≥ 0"));
         }
-        plan = plan.baseline(b, args.epsilon);
+        plan = plan
+            .baseline(b, args.epsilon)
+            .baseline_allowing(args.allow_judge_change, args.allow_dataset_change);
     }
     let metrics = args.metrics.as_deref().unwrap_or("");
     plan = match file {
@@ -562,6 +574,14 @@ impl eval_runtime::Agent for Routed {
             (false, _, Some(h)) => eval_runtime::Agent::respond(h, sample),
             _ => Box::pin(async { Err(AgentError::Failed("no agent for this sample".into())) }),
         }
+    }
+
+    /// The HTTP agent's settings (protocol, model, sampling): what the
+    /// cassette keys answers by and results files record.
+    fn cassette_settings(&self) -> serde_json::Value {
+        self.http
+            .as_ref()
+            .map_or(serde_json::Value::Null, HttpAgent::cassette_settings)
     }
 }
 

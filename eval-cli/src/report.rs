@@ -10,7 +10,7 @@ use eval_runtime::Config;
 use eval_runtime::Paint;
 use eval_runtime::diff;
 use eval_runtime::results::{
-    Results, RunVerdict, append_step_summary, merge_paths, summary_markdown, summary_text,
+    Results, RunVerdict, append_step_summary, merge_paths_allowing, summary_markdown, summary_text,
 };
 
 use crate::Failure;
@@ -35,10 +35,15 @@ pub enum Command {
     /// samples are judged singly, a sample not scored, a missed gate), 2
     /// when a file cannot be read or the summary cannot be written.
     Summary(SummaryArgs),
-    /// Per sample (or query) and metric, what got better or worse between
-    /// two results files, and which samples are new or gone; `--format
-    /// markdown` for a pull-request comment. Exits 1 when something got
-    /// worse by more than --epsilon, 2 when a file cannot be read.
+    /// Compare two results files: per dataset and metric, the paired
+    /// difference (exact McNemar for pass/fail scores, paired t otherwise)
+    /// with its 95% interval, and a verdict: regression, improvement, no
+    /// change (the interval within ±--epsilon) or inconclusive, with the
+    /// samples that would decide it; gates that flipped; the samples that
+    /// moved, new or gone. `--format markdown` for a pull-request comment.
+    /// Exits 1 only on a regression (a significant drop, a gate met before
+    /// and missed now, samples no longer scored), 2 when a file cannot be
+    /// read or the runs cannot be compared (another judge, other data).
     Diff(DiffArgs),
     /// Make a results file the baseline (the old baseline is backed up first).
     Accept(AcceptArgs),
@@ -86,6 +91,14 @@ pub struct DiffArgs {
     /// samples then read as removed or added).
     #[arg(long)]
     pub partial: bool,
+    /// Compare runs whose judge differs for a metric both scored (model,
+    /// host, settings, prompt or definition version); the comparison says so.
+    #[arg(long)]
+    pub allow_judge_change: bool,
+    /// Compare runs whose datasets have different contents; samples whose
+    /// content changed are not paired, and the comparison says so.
+    #[arg(long)]
+    pub allow_dataset_change: bool,
 }
 
 /// What `evals report diff` prints.
@@ -140,6 +153,12 @@ pub struct MergeArgs {
     /// fail or pass (default: as the parts were run).
     #[arg(long, value_name = "estimate|fail|pass", value_parser = crate::evaluate::parse_inconclusive)]
     pub inconclusive: Option<eval_runtime::stats::OnInconclusive>,
+    /// Join parts scored by different judges (they are refused otherwise).
+    #[arg(long)]
+    pub allow_judge_change: bool,
+    /// Join parts run on different dataset contents (refused otherwise).
+    #[arg(long)]
+    pub allow_dataset_change: bool,
 }
 
 /// Flags of `evals report accept`.
@@ -209,7 +228,9 @@ pub fn run(command: Command) -> Result<u8, Failure> {
                 .filter(|p| **p != args.output)
                 .cloned()
                 .collect();
-            let mut merged = merge_paths(&inputs).map_err(|e| Failure::config(e.to_string()))?;
+            let allow = diff::Allow::new(args.allow_judge_change, args.allow_dataset_change);
+            let mut merged =
+                merge_paths_allowing(&inputs, allow).map_err(|e| Failure::config(e.to_string()))?;
             if let Some(on) = args.inconclusive {
                 merged = merged.counting_inconclusive(on);
             }
@@ -283,7 +304,9 @@ pub fn run(command: Command) -> Result<u8, Failure> {
             }
             let old = read_whole(&args.old, args.partial)?;
             let new = read_whole(&args.new, args.partial)?;
-            let d = diff::diff(&old, &new, args.epsilon);
+            let allow = diff::Allow::new(args.allow_judge_change, args.allow_dataset_change);
+            let d = diff::compare(&old, &new, args.epsilon, allow)
+                .map_err(|e| Failure::config(e.to_string()))?;
             let format = if args.json {
                 DiffFormat::Json
             } else {

@@ -350,8 +350,30 @@ fn retrieval_dataset_against_the_demo_retriever_with_guard_and_diff() {
         "{:?}",
         text(&out)
     );
+    // The document changed: the file's content differs, so the runs are
+    // compared only when told, and the comparison says so.
     let out = evals(&dir, &["report", "diff", "run1.json", "run2.json"]);
+    assert_eq!(code(&out), 2, "{:?}", text(&out));
+    assert!(
+        text(&out).1.contains("dataset `kb`: content "),
+        "{:?}",
+        text(&out)
+    );
+    let out = evals(
+        &dir,
+        &[
+            "report",
+            "diff",
+            "run1.json",
+            "run2.json",
+            "--allow-dataset-change",
+        ],
+    );
     let (stdout, _) = text(&out);
+    assert!(
+        stdout.contains("note: compared across a dataset change: dataset `kb`"),
+        "{stdout}"
+    );
     // One query of three got worse and the gate still holds: three pairs
     // cannot tell, so the diff says inconclusive (exit 0), what would
     // decide it, and lists the query as evidence.

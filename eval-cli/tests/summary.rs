@@ -153,6 +153,9 @@ fn report_diff_as_markdown_for_a_pull_request() {
     .unwrap();
     evaluate(&dir, &[]);
 
+    // The dataset changed: compared only when told.
+    let out = evals(&dir, &["report", "diff", "old.json", "results.json"]);
+    assert_eq!(code(&out), 2, "{:?}", text(&out));
     let out = evals(
         &dir,
         &[
@@ -162,32 +165,37 @@ fn report_diff_as_markdown_for_a_pull_request() {
             "results.json",
             "--format",
             "markdown",
+            "--allow-dataset-change",
         ],
     );
     let (md, stderr) = text(&out);
-    // One of two samples got worse: two pairs cannot tell that from noise,
-    // and the gate still holds. Inconclusive, not a regression: exit 0,
-    // saying what would decide it and listing the sample as evidence.
+    // The sample whose expected answer changed is not paired with its old
+    // self: one pair is left, which cannot tell anything, and the gate
+    // still holds. Not a regression: exit 0, saying why.
     assert_eq!(code(&out), 0, "{md}{stderr}");
     assert!(
-        md.starts_with("## ✅ No regressions\n\n2 sample(s) compared (epsilon 0): no regression, 1 inconclusive.\n"),
+        md.starts_with("## ✅ No regressions\n\n1 sample(s) compared (epsilon 0): no regression, 1 no change.\n"),
         "{md}"
     );
     assert!(
-        md.contains("| `qa` | `contains` | 2 | 1.0000 | 0.5000 | -0.5000 |"),
+        md.contains("> ⚠️ compared across a dataset change: dataset \\`qa\\`: content "),
         "{md}"
     );
-    assert!(md.contains("❔ inconclusive: "), "{md}");
-    assert!(
-        md.contains("| `qa` | `1` | `qa::what_is_2_2` | `contains` | 1.0000 | 0.0000 | -1.0000 |"),
-        "{md}"
-    );
+    assert!(md.contains("### Changed samples (1)"), "{md}");
+    assert!(md.contains("| `qa` | `1` | `qa::what_is_2_2` |"), "{md}");
     assert!(md.contains("### New samples (1)"), "{md}");
 
     // --json is still there, as --format json.
     let json = text(&evals(
         &dir,
-        &["report", "diff", "old.json", "results.json", "--json"],
+        &[
+            "report",
+            "diff",
+            "old.json",
+            "results.json",
+            "--json",
+            "--allow-dataset-change",
+        ],
     ))
     .0;
     let format = text(&evals(
@@ -199,6 +207,7 @@ fn report_diff_as_markdown_for_a_pull_request() {
             "results.json",
             "--format",
             "json",
+            "--allow-dataset-change",
         ],
     ))
     .0;
@@ -214,6 +223,7 @@ fn report_diff_as_markdown_for_a_pull_request() {
             "--json",
             "--format",
             "text",
+            "--allow-dataset-change",
         ],
     );
     assert_eq!(code(&out), 2, "--json and --format together");
@@ -292,7 +302,12 @@ fn a_regression_against_the_baseline_fails_the_step_summary_too() {
             &dir,
             "qa.jsonl",
             "contains",
-            &["--ci-gate", "--baseline", "baseline.json"],
+            &[
+                "--ci-gate",
+                "--baseline",
+                "baseline.json",
+                "--allow-dataset-change",
+            ],
             &env,
         )
     };
@@ -312,15 +327,16 @@ fn a_regression_against_the_baseline_fails_the_step_summary_too() {
         second.starts_with("## ❌ Evals failed: 1 gate(s) missed, 1 regression(s)\n"),
         "{second}"
     );
-    // The gate went from met to missed: a regression, whatever one pair says.
+    // The gate went from met to missed: a regression (the one sample's
+    // expected answer changed, so it is not paired).
     assert!(
-        second.contains("### Against the baseline `baseline.json`\n\n1 sample(s) compared (epsilon 0): 1 REGRESSION(S), 1 inconclusive.\n"),
+        second.contains("### Against the baseline `baseline.json`\n\n0 sample(s) compared (epsilon 0): 1 REGRESSION(S).\n"),
         "{second}"
     );
     assert!(
         second.contains("| `qa` | `mean(contains) >= 1` | met | missed ❌ **regression** |"),
         "{second}"
     );
-    assert!(second.contains("#### Worse (1)"), "{second}");
+    assert!(second.contains("#### Changed samples (1)"), "{second}");
     let _ = std::fs::remove_dir_all(dir);
 }

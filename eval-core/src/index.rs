@@ -5,8 +5,10 @@
 //!
 //! An index is named after the dataset's canonical path, length and
 //! modification time, so an edited file never meets a stale index. The file
-//! is text: a header line, then `name\toffset\tline\tindex` lines sorted by
-//! name (names are identifiers: no tab, no newline).
+//! is text: a header line (the format's version and the dataset file's
+//! SHA-256, so a run that reads one record still knows what file it came
+//! from), then `name\toffset\tline\tindex` lines sorted by name (names are
+//! identifiers: no tab, no newline).
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -17,7 +19,18 @@ use crate::sample::Sample;
 
 pub use crate::index_entry::Entry;
 
-const HEADER: &str = "eval-index 1\n";
+/// The header: this prefix, 64 hex digits of the file's SHA-256 (or 64
+/// `-` when unknown), a newline.
+const HEADER_PREFIX: &str = "eval-index 2 ";
+const DIGEST_LEN: usize = 64;
+const HEADER_LEN: usize = HEADER_PREFIX.len() + DIGEST_LEN + 1;
+
+/// Whether `header` (the file's first [`HEADER_LEN`] bytes) is an index's.
+fn is_header(header: &[u8]) -> bool {
+    header.len() == HEADER_LEN
+        && header.starts_with(HEADER_PREFIX.as_bytes())
+        && header[HEADER_LEN - 1] == b'\n'
+}
 
 /// The index file for the dataset at `dataset`, under `dir`.
 pub fn path_for(dir: &Path, dataset: &Path) -> std::io::Result<PathBuf> {
@@ -41,13 +54,23 @@ pub fn path_for(dir: &Path, dataset: &Path) -> std::io::Result<PathBuf> {
         mtime.to_string().as_bytes(),
         b"\0",
         env!("CARGO_PKG_VERSION").as_bytes(),
+        HEADER_PREFIX.as_bytes(),
     ]));
     Ok(dir.join(format!("{stem}-{file}-{state}.idx")))
 }
 
 /// Writes the index of a dataset's `samples` (whose test names are
-/// `names`), atomically.
-pub fn write(path: &Path, samples: &[Sample], names: &[String]) -> std::io::Result<()> {
+/// `names`), atomically, with the dataset file's SHA-256 (`digest`, 64 hex
+/// digits) when known.
+pub fn write(
+    path: &Path,
+    samples: &[Sample],
+    names: &[String],
+    digest: Option<&str>,
+) -> std::io::Result<()> {
+    let digest = digest
+        .filter(|d| d.len() == DIGEST_LEN && d.bytes().all(|b| b.is_ascii_hexdigit()))
+        .map_or_else(|| "-".repeat(DIGEST_LEN), str::to_string);
     let mut rows: Vec<(&str, u64, usize, usize)> = samples
         .iter()
         .zip(names)
@@ -72,7 +95,9 @@ pub fn write(path: &Path, samples: &[Sample], names: &[String]) -> std::io::Resu
         }
     }
     crate::files::write_atomically_with(path, |out| {
-        out.write_all(HEADER.as_bytes())?;
+        out.write_all(HEADER_PREFIX.as_bytes())?;
+        out.write_all(digest.as_bytes())?;
+        out.write_all(b"\n")?;
         for (name, offset, line, index) in rows {
             writeln!(out, "{name}\t{offset}\t{line}\t{index}")?;
         }
@@ -83,13 +108,25 @@ pub fn write(path: &Path, samples: &[Sample], names: &[String]) -> std::io::Resu
 /// How many samples the index lists (one line each after the header).
 pub fn len(path: &Path) -> std::io::Result<usize> {
     let bytes = std::fs::read(path)?;
-    if !bytes.starts_with(HEADER.as_bytes()) {
+    if bytes.len() < HEADER_LEN || !is_header(&bytes[..HEADER_LEN]) {
         return Err(std::io::Error::other("not an index"));
     }
-    Ok(bytes[HEADER.len()..]
-        .iter()
-        .filter(|b| **b == b'\n')
-        .count())
+    Ok(bytes[HEADER_LEN..].iter().filter(|b| **b == b'\n').count())
+}
+
+/// The dataset file's SHA-256 the index was written with (64 hex digits),
+/// when it was known.
+pub fn digest_of(path: &Path) -> std::io::Result<Option<String>> {
+    let mut header = vec![0u8; HEADER_LEN];
+    File::open(path)?.read_exact(&mut header)?;
+    if !is_header(&header) {
+        return Err(std::io::Error::other("not an index"));
+    }
+    let digest = String::from_utf8_lossy(&header[HEADER_PREFIX.len()..HEADER_LEN - 1]).into_owned();
+    Ok(digest
+        .bytes()
+        .all(|b| b.is_ascii_hexdigit())
+        .then_some(digest))
 }
 
 /// Finds `name` by binary search over the index file (a few small reads).
@@ -97,13 +134,13 @@ pub fn len(path: &Path) -> std::io::Result<usize> {
 pub fn lookup(path: &Path, name: &str) -> std::io::Result<Option<Entry>> {
     let mut file = File::open(path)?;
     let len = file.metadata()?.len();
-    let mut header = vec![0u8; HEADER.len()];
-    if file.read_exact(&mut header).is_err() || header != HEADER.as_bytes() {
+    let mut header = vec![0u8; HEADER_LEN];
+    if file.read_exact(&mut header).is_err() || !is_header(&header) {
         return Ok(None);
     }
     // Invariant: every line starting before `lo` sorts before `name`; every
     // line starting at or after `hi` sorts after it.
-    let (mut lo, mut hi) = (HEADER.len() as u64, len);
+    let (mut lo, mut hi) = (HEADER_LEN as u64, len);
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
         // The first line starting at or after `mid`.
@@ -197,7 +234,10 @@ mod tests {
         let ds = Dataset::load(&file).unwrap();
         let names = ds.test_names();
         let idx = path_for(&dir, &file).unwrap();
-        write(&idx, &ds.samples, &names).unwrap();
+        let digest = "0123456789abcdef".repeat(4);
+        write(&idx, &ds.samples, &names, Some(&digest)).unwrap();
+        assert_eq!(digest_of(&idx).unwrap(), Some(digest));
+        assert_eq!(len(&idx).unwrap(), 500);
         for (i, n) in names.iter().enumerate() {
             let e = lookup(&idx, n)
                 .unwrap()
@@ -217,8 +257,9 @@ mod tests {
         let new = path_for(&dir, &file).unwrap();
         assert_ne!(new, idx);
         let ds = Dataset::load(&file).unwrap();
-        write(&new, &ds.samples, &ds.test_names()).unwrap();
+        write(&new, &ds.samples, &ds.test_names(), None).unwrap();
         assert!(new.exists() && !idx.exists());
+        assert_eq!(digest_of(&new).unwrap(), None, "unknown, said so");
         let _ = std::fs::remove_dir_all(dir);
     }
 
@@ -236,7 +277,7 @@ mod tests {
         let ds = Dataset::load(&file).unwrap();
         let names = ds.test_names();
         let idx = path_for(&dir, &file).unwrap();
-        write(&idx, &ds.samples, &names).unwrap();
+        write(&idx, &ds.samples, &names, None).unwrap();
         for (i, n) in names.iter().enumerate() {
             let e = lookup(&idx, n).unwrap().unwrap();
             let one = Dataset::load_record(&file, &file.to_string_lossy(), &e).unwrap();

@@ -117,10 +117,14 @@ pub mod __private;
 /// and the verdict they amount to.
 pub mod results {
     pub use crate::output::{
+        AgentProvenance, DatasetProvenance, EmbeddingsFingerprint, GitState, JudgeFingerprint,
+        MetricVersions, Provenance,
+    };
+    pub use crate::output::{
         DatasetSummary, DatasetTerms, FORMAT_VERSION, Gate, GateResult, KEPT_CHARS, KEPT_CHUNKS,
         MetricRecord, MetricSummary, Results, ResultsError, ResultsKey, RunSpread, RunVerdict,
-        SampleRecord, UsageTotals, Verdict, binary_name, failed_gates, junit_xml, merge, merge_dir,
-        merge_paths, results_dir, total_usage,
+        SampleRecord, UsageTotals, Verdict, binary_name, failed_gates, junit_xml, merge,
+        merge_allowing, merge_dir, merge_paths, merge_paths_allowing, results_dir, total_usage,
     };
     // CI summaries: a run's summary as Markdown (GitHub's step summary) or terminal text.
     pub use crate::output::{SHOWN_FAILURES, append_step_summary, summary_markdown, summary_text};
@@ -129,8 +133,8 @@ pub mod results {
 /// Comparing runs, and gating a run on a baseline.
 pub mod diff {
     pub use crate::output::{
-        ALPHA, BaselineOutcome, Change, Comparison, Diff, GateChange, Needed, Only, Outcome, POWER,
-        Regression, accept, check_baseline, diff,
+        ALPHA, Allow, BaselineOutcome, Change, Comparison, Diff, Differences, GateChange, Needed,
+        Only, Outcome, POWER, Regression, accept, check_baseline, compare, diff,
     };
     // A comparison as Markdown, for a pull-request comment.
     pub use crate::output::{SHOWN_CHANGES, diff_markdown};

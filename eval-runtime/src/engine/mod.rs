@@ -27,6 +27,7 @@ use crate::stats::Decision;
 mod cassette;
 pub(crate) mod evaluate;
 pub(crate) mod permit;
+mod provenance;
 mod record;
 pub(crate) mod schedule;
 mod select;
@@ -50,12 +51,39 @@ pub(crate) struct Run {
     limit: usize,
     slots: OnceLock<Slots>,
     records: Mutex<Vec<Option<Compact>>>,
+    /// The project the run is in (its git revision goes into provenance).
+    project: Option<std::path::PathBuf>,
+    /// What the agent says of itself, once it is known.
+    agent: OnceLock<crate::output::AgentProvenance>,
 }
 
 impl Run {
     /// A run over `datasets` with at most `limit` agent calls in flight.
     pub(crate) fn new(datasets: Vec<LoadedDataset>, services: Services, limit: usize) -> Run {
         Self::sharing(datasets, services, Arc::new(Semaphore::new(limit)), limit)
+    }
+
+    /// The same run, in the project at `dir` (its git revision is recorded).
+    pub(crate) fn in_project(mut self, dir: &Path) -> Run {
+        self.project = Some(dir.to_path_buf());
+        self
+    }
+
+    /// Notes what `agent` says of itself, the first time (for provenance).
+    fn note_agent(&self, agent: &dyn Agent) {
+        if self.agent.get().is_none() {
+            let _ = self.agent.set(provenance::agent_settings(agent));
+        }
+    }
+
+    /// Where the run's scores come from.
+    pub(crate) fn provenance(&self) -> crate::output::Provenance {
+        provenance::gather(
+            &self.datasets,
+            &self.services,
+            self.agent.get(),
+            self.project.as_deref(),
+        )
     }
 
     /// A run whose agent calls each hold one of `permits`, which other runs
@@ -80,6 +108,8 @@ impl Run {
             limit,
             slots: OnceLock::new(),
             records: Mutex::new(records),
+            project: None,
+            agent: OnceLock::new(),
         }
     }
 
@@ -142,6 +172,7 @@ impl Run {
         on_complete: Option<OnComplete>,
     ) -> std::io::Result<std::thread::JoinHandle<()>> {
         let _ = self.slots.set(Slots::new(selected));
+        self.note_agent(&*agent);
         let run = self.clone();
         let order: Vec<usize> = (0..selected.len()).filter(|t| selected[*t]).collect();
         let mut left = order.len();
@@ -190,6 +221,7 @@ impl Run {
     /// here and now, on a runtime of the same kind and under the same cap;
     /// whether it was evaluated here. Call it outside any async runtime.
     pub(crate) fn report(&self, t: usize, agent: &dyn Agent) -> (SampleReport, bool) {
+        self.note_agent(agent);
         if let Some(report) = self.slots().take(t) {
             return (report, false);
         }
@@ -227,6 +259,7 @@ impl Run {
         agent: &dyn Agent,
         mut progress: impl FnMut(&SampleReport),
     ) -> std::io::Result<()> {
+        self.note_agent(agent);
         let runtime = schedule::local_runtime()?;
         runtime.block_on(schedule::evaluate_all(
             (0..self.len()).map(|t| self.job(t)),
@@ -386,6 +419,7 @@ impl Run {
             .collect();
         let mut results = Results::new(&key.binary, samples, &self.terms());
         results.package = key.package.clone();
+        results.provenance = Some(self.provenance());
         results
     }
 }
@@ -424,13 +458,21 @@ pub(crate) fn write_results(
     };
     order.sort_by(|a, b| key_of(a).cmp(&key_of(b)));
     let (datasets, complete) = summaries.finish_run(&terms);
+    let provenance = provenance::combine(runs.iter().map(|r| r.provenance()));
+    let provenance = provenance.as_ref();
     let count = order.len();
     let records = order
         .into_iter()
         .filter_map(|(r, t)| guards[r][t].as_ref().map(|c| runs[r].record(t, c)));
     let names = (key.binary.as_str(), key.package.as_deref());
     let Some(html) = html else {
-        crate::output::write_streaming(path, names, (&datasets, complete, missing), records)?;
+        crate::output::write_streaming(
+            path,
+            names,
+            (&datasets, complete, missing),
+            provenance,
+            records,
+        )?;
         return Ok(datasets);
     };
     crate::output::write_html_along(html, &key.binary, count, |page| {
@@ -438,6 +480,7 @@ pub(crate) fn write_results(
             path,
             names,
             (&datasets, complete, missing),
+            provenance,
             records.map(|r| {
                 // Serialized once, for both files (the results file's
                 // layout writes records compact, as the page does).

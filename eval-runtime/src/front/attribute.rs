@@ -150,12 +150,15 @@ impl Embedded {
         for note in datasets.iter().flat_map(|d| &d.notes) {
             warn(note);
         }
-        Ok(Arc::new(Run::sharing(
-            datasets,
-            services.clone(),
-            process_permits(config),
-            plan.concurrency,
-        )))
+        Ok(Arc::new(
+            Run::sharing(
+                datasets,
+                services.clone(),
+                process_permits(config),
+                plan.concurrency,
+            )
+            .in_project(&plan.base_dir),
+        ))
     }
 
     /// Starts the evaluation thread for the samples libtest will run, once.

@@ -262,6 +262,15 @@ impl Harness {
         self
     }
 
+    /// Lets the baseline comparison accept a judge change or a dataset
+    /// content change, labelled as such (without it, a baseline scored by
+    /// another judge or on other data is refused: exit 2 naming the
+    /// difference). Call after [`baseline`](Self::baseline).
+    pub fn baseline_allowing(mut self, judge_change: bool, dataset_change: bool) -> Self {
+        self.plan = self.plan.baseline_allowing(judge_change, dataset_change);
+        self
+    }
+
     /// Where to write the results file (default
     /// `target/evals/<package>/<binary>.json`, see [`ResultsKey`]).
     pub fn results_file(mut self, path: impl Into<PathBuf>) -> Self {
@@ -346,7 +355,8 @@ impl Harness {
         if let Some(note) = note {
             eprintln!("note: {note}");
         }
-        let run = Arc::new(Run::new(datasets, services, plan.concurrency));
+        let run =
+            Arc::new(Run::new(datasets, services, plan.concurrency).in_project(&plan.base_dir));
         let trials: Vec<Trial> = (0..run.len())
             .map(|t| {
                 let (run, agent) = (run.clone(), agent.clone());
@@ -425,7 +435,7 @@ impl Harness {
                     b.path.display()
                 );
             } else {
-                let outcome = compare(&path, &b.path, b.epsilon, config)?;
+                let outcome = compare(&path, b, config)?;
                 verdict.regressions = outcome.regressions();
                 baseline = Some((b.path.as_path(), outcome));
             }
@@ -480,12 +490,17 @@ impl Harness {
 /// prints what moved and returns the regressions.
 fn compare(
     results: &Path,
-    baseline: &Path,
-    epsilon: f64,
+    baseline: &crate::plan::Baseline,
     config: &Config,
 ) -> Result<BaselineOutcome, Error> {
     let current = Results::read(results)?;
-    let outcome = check_baseline(&current, baseline, epsilon, config.accept_baseline)?;
-    print!("{}", outcome.render(baseline));
+    let outcome = check_baseline(
+        &current,
+        &baseline.path,
+        baseline.epsilon,
+        config.accept_baseline,
+        baseline.allow,
+    )?;
+    print!("{}", outcome.render(&baseline.path));
     Ok(outcome)
 }

@@ -99,7 +99,7 @@ impl Runner {
         let notes = datasets.iter().flat_map(|d| d.notes.clone()).collect();
         Ok(Prepared {
             binary: &self.binary,
-            run: Run::new(datasets, services, plan.concurrency),
+            run: Run::new(datasets, services, plan.concurrency).in_project(&plan.base_dir),
             baseline: plan.baseline,
             config,
             agent: plan.agent,
@@ -154,8 +154,13 @@ impl Prepared<'_> {
         let mut verdict = RunVerdict::of(&results.datasets);
         let baseline = match &self.baseline {
             Some(b) => {
-                let outcome =
-                    check_baseline(&results, &b.path, b.epsilon, self.config.accept_baseline)?;
+                let outcome = check_baseline(
+                    &results,
+                    &b.path,
+                    b.epsilon,
+                    self.config.accept_baseline,
+                    b.allow,
+                )?;
                 verdict.regressions = outcome.regressions();
                 Some((b.path.clone(), outcome))
             }

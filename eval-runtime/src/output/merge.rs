@@ -5,14 +5,23 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use super::provenance::{Allow, Provenance};
 use super::results::{DatasetTerms, Results, ResultsError, SampleRecord, Verdict};
 use crate::stats::{Decision, OnInconclusive};
 
 /// Joins results of one test binary: every sample once, aggregates and
 /// gates recomputed over all of them. A sample present in two inputs is an
 /// error (shards overlap), and so are different gates, sample counts or
-/// `ciGate` settings for one dataset.
+/// `ciGate` settings for one dataset, and parts scored by different judges
+/// or on different dataset contents (see [`merge_allowing`]).
 pub fn merge(parts: &[Results]) -> Result<Results, ResultsError> {
+    merge_allowing(parts, Allow::default())
+}
+
+/// [`merge`], accepting the provenance differences `allow` names.
+pub fn merge_allowing(parts: &[Results], allow: Allow) -> Result<Results, ResultsError> {
+    // Parts scored differently are not one run, whatever else they hold.
+    let provenance = joined_provenance(parts, allow)?;
     let mut samples: Vec<SampleRecord> = Vec::new();
     let mut seen: BTreeMap<(&str, &str), usize> = BTreeMap::new();
     let mut terms: BTreeMap<String, DatasetTerms> = BTreeMap::new();
@@ -74,7 +83,54 @@ pub fn merge(parts: &[Results]) -> Result<Results, ResultsError> {
     let binary = parts.first().map_or("merged", |p| p.binary.as_str());
     let mut merged = Results::new(binary, samples, &terms);
     merged.package = parts.first().and_then(|p| p.package.clone());
+    merged.provenance = provenance;
     Ok(merged)
+}
+
+/// The provenance of joined parts: each dataset once, the first part's
+/// judge. Parts of one run agree on both; parts that do not are refused
+/// unless `allow` accepts the difference.
+fn joined_provenance(parts: &[Results], allow: Allow) -> Result<Option<Provenance>, ResultsError> {
+    let mut out: Option<Provenance> = None;
+    let mut refused = Vec::new();
+    for p in parts.iter().filter_map(|p| p.provenance.as_ref()) {
+        let Some(have) = &mut out else {
+            out = Some(p.clone());
+            continue;
+        };
+        let metrics: Vec<String> = have
+            .judge
+            .iter()
+            .chain(&p.judge)
+            .flat_map(|j| j.metrics.keys().cloned())
+            .collect();
+        let d = p.differences(have, &metrics);
+        if !allow.judge_change {
+            refused.extend(d.judge);
+        }
+        if !allow.dataset_change {
+            refused.extend(d.datasets);
+        }
+        for ds in &p.datasets {
+            if !have.datasets.iter().any(|h| h.name == ds.name) {
+                have.datasets.push(ds.clone());
+            }
+        }
+        if have.judge.is_none() {
+            have.judge = p.judge.clone();
+        }
+        if have.embeddings.is_none() {
+            have.embeddings = p.embeddings.clone();
+        }
+    }
+    refused.dedup();
+    if refused.is_empty() {
+        Ok(out)
+    } else {
+        Err(ResultsError::Incomparable {
+            differences: refused,
+        })
+    }
 }
 
 impl Results {
@@ -107,6 +163,7 @@ impl Results {
             .collect();
         let mut out = Results::new(&self.binary, samples, &terms);
         out.package = self.package.clone();
+        out.provenance = self.provenance.clone();
         out.missing_datasets = self.missing_datasets.clone();
         out.complete = out.complete && self.complete;
         out
@@ -116,6 +173,11 @@ impl Results {
 /// Merges every `*.json` results file under each of `paths` (a file, or a
 /// directory searched recursively).
 pub fn merge_paths(paths: &[PathBuf]) -> Result<Results, ResultsError> {
+    merge_paths_allowing(paths, Allow::default())
+}
+
+/// [`merge_paths`], accepting the provenance differences `allow` names.
+pub fn merge_paths_allowing(paths: &[PathBuf], allow: Allow) -> Result<Results, ResultsError> {
     let mut files = Vec::new();
     for path in paths {
         if path.is_dir() {
@@ -138,7 +200,7 @@ pub fn merge_paths(paths: &[PathBuf]) -> Result<Results, ResultsError> {
         .iter()
         .map(|f| Results::read(f))
         .collect::<Result<Vec<_>, _>>()?;
-    merge(&parts)
+    merge_allowing(&parts, allow)
 }
 
 /// Merges every `*.json` results file under `dir` (recursively).

@@ -12,6 +12,7 @@ mod location;
 mod markdown;
 mod merge;
 mod paint;
+mod provenance;
 mod report;
 mod results;
 mod summary;
@@ -20,14 +21,18 @@ mod verdict;
 
 pub use diff::{
     ALPHA, BaselineOutcome, Change, Comparison, Diff, GateChange, Needed, Only, Outcome, POWER,
-    Regression, SHOWN_CHANGES, accept, check_baseline, diff, diff_markdown,
+    Regression, SHOWN_CHANGES, accept, check_baseline, compare, diff, diff_markdown,
 };
 pub use html::{html, html_path, write_html};
 pub use junit::junit_xml;
 pub use location::{ResultsKey, binary_name, results_dir};
 pub use markdown::{append_step_summary, summary_markdown};
-pub use merge::{merge, merge_dir, merge_paths};
+pub use merge::{merge, merge_allowing, merge_dir, merge_paths, merge_paths_allowing};
 pub use paint::Paint;
+pub use provenance::{
+    AgentSettings as AgentProvenance, Allow, DatasetSource as DatasetProvenance, Differences,
+    EmbeddingsFingerprint, GitState, JudgeFingerprint, MetricVersions, Provenance,
+};
 pub use report::{MetricResult, SampleReport, Spread};
 pub use results::{
     DatasetSummary, DatasetTerms, FORMAT_VERSION, Gate, GateResult, KEPT_CHARS, KEPT_CHUNKS,
@@ -39,6 +44,7 @@ pub use verdict::RunVerdict;
 
 pub(crate) use html::{RunMeta, write_along as write_html_along};
 pub(crate) use markdown::auto_step_summary;
+pub(crate) use provenance::hex;
 pub(crate) use report::numbered;
 pub(crate) use results::{
     counted_as, cut_chunks, cut_output, incompleteness, now_unix, write_streaming,
@@ -79,6 +85,7 @@ pub(crate) fn test_record(dataset: &str, name: &str, verdict: Verdict) -> Sample
         verdict,
         counted_as: None,
         cluster: None,
+        hash: None,
         metrics: vec![MetricRecord {
             name: "contains".into(),
             score,

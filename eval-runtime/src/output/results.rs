@@ -104,6 +104,29 @@ pub enum ResultsError {
     /// Nothing to merge.
     #[error("no results file under {}", .0.display())]
     Empty(PathBuf),
+    /// Two runs whose scores cannot be compared (or joined): a metric both
+    /// scored was judged differently, or a dataset both hold has other
+    /// content.
+    #[error(
+        "the runs cannot be compared: {}; --allow-judge-change / --allow-dataset-change compare them anyway, and say so",
+        .differences.join("; ")
+    )]
+    Incomparable {
+        /// What differs, one entry each.
+        differences: Vec<String>,
+    },
+    /// A run that cannot be compared with its baseline.
+    #[error(
+        "baseline {} cannot be compared with this run: {}; accept the run as the new baseline (EVAL_ACCEPT_BASELINE=1, `evals report accept`), or allow the change (--allow-judge-change, --allow-dataset-change)",
+        .path.display(),
+        .differences.join("; ")
+    )]
+    BaselineIncomparable {
+        /// The baseline.
+        path: PathBuf,
+        /// What differs, one entry each.
+        differences: Vec<String>,
+    },
 }
 
 /// A whole run (or several merged runs).
@@ -127,6 +150,11 @@ pub struct Results {
     /// run did not run (filtered out, or the process was stopped first).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing_datasets: Vec<String>,
+    /// Where the scores come from: the tool, the revision, the datasets'
+    /// content hashes, the judge's and embeddings' fingerprints, the agent
+    /// (absent in files of earlier versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<super::provenance::Provenance>,
     /// Per-dataset aggregates, by dataset name.
     pub datasets: Vec<DatasetSummary>,
     /// Calls, tokens and cost of the whole run (the datasets' together).
@@ -304,6 +332,12 @@ pub struct SampleRecord {
     /// clustered by), when one is named and the sample has it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster: Option<String>,
+    /// A hash of what the dataset says of the sample (its input, expected
+    /// answer, context, tags, metadata...: everything but where it is in
+    /// the file): a sample whose content changed between two runs is not
+    /// the same sample.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hash: Option<String>,
     /// Per-metric scores.
     pub metrics: Vec<MetricRecord>,
     /// Time in the agent, milliseconds.
@@ -527,6 +561,7 @@ impl SampleRecord {
             verdict: Verdict::Error,
             counted_as: None,
             cluster: None,
+            hash: Some(crate::output::provenance::sample_hash(sample)),
             metrics: Vec::new(),
             latency_ms: 0.0,
             error: None,
@@ -929,6 +964,7 @@ impl Results {
             written_unix: now_unix(),
             complete,
             missing_datasets: Vec::new(),
+            provenance: None,
             usage: total_usage(&datasets),
             datasets,
             samples,
@@ -1155,6 +1191,7 @@ pub(crate) fn write_streaming(
     path: &Path,
     (binary, package): (&str, Option<&str>),
     (datasets, complete, missing): (&[DatasetSummary], bool, &[String]),
+    provenance: Option<&super::provenance::Provenance>,
     samples: impl Iterator<Item = impl Serialize>,
 ) -> Result<(), ResultsError> {
     struct Seq<I>(std::cell::RefCell<Option<I>>);
@@ -1177,6 +1214,8 @@ pub(crate) fn write_streaming(
         complete: bool,
         #[serde(skip_serializing_if = "<[String]>::is_empty")]
         missing_datasets: &'a [String],
+        #[serde(skip_serializing_if = "Option::is_none")]
+        provenance: Option<&'a super::provenance::Provenance>,
         datasets: &'a [DatasetSummary],
         #[serde(skip_serializing_if = "UsageTotals::is_empty")]
         usage: UsageTotals,
@@ -1189,6 +1228,7 @@ pub(crate) fn write_streaming(
         written_unix: now_unix(),
         complete: complete && missing.is_empty(),
         missing_datasets: missing,
+        provenance,
         datasets,
         usage: total_usage(datasets),
         samples: Seq(std::cell::RefCell::new(Some(samples))),

@@ -284,7 +284,23 @@ impl PlanBuilder {
         self.baseline = Some(Baseline {
             path: path.into(),
             epsilon,
+            allow: crate::output::Allow::default(),
         });
+        self
+    }
+
+    /// Lets the baseline comparison accept a judge change (`judge`) or a
+    /// dataset content change (`dataset`), labelled as such; without it
+    /// such a comparison is refused.
+    pub fn baseline_allowing(mut self, judge: bool, dataset: bool) -> Self {
+        if let Some(b) = &mut self.baseline {
+            b.allow = crate::output::Allow::new(judge, dataset);
+        } else {
+            self.problems.push(
+                "allowing a judge or dataset change needs a baseline: call .baseline(...) first"
+                    .into(),
+            );
+        }
         self
     }
 

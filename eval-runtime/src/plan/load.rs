@@ -38,9 +38,21 @@ pub(crate) struct LoadedDataset {
     pub planned: usize,
     /// Things worth saying that are not errors (thresholds not checked).
     pub notes: Vec<String>,
+    /// SHA-256 of the dataset file's bytes (of the samples, for inline
+    /// ones), when known.
+    pub sha256: Option<String>,
 }
 
 impl LoadedDataset {
+    /// The dataset as messages name it: its file as written, else `inline`.
+    pub fn shown(&self) -> String {
+        match &self.plan.source {
+            DatasetSource::File { shown, .. } => shown.clone(),
+            DatasetSource::Embedded { shown, .. } => shown.to_string(),
+            DatasetSource::Samples(_) => "inline".into(),
+        }
+    }
+
     /// `sample`'s cluster: the value of the field the plan clusters by.
     pub fn cluster_of(&self, sample: &Sample) -> Option<String> {
         self.plan
@@ -158,6 +170,31 @@ fn read(d: &DatasetPlan) -> Result<Vec<Sample>, Vec<String>> {
     Ok(dataset.samples)
 }
 
+/// SHA-256 of what `d`'s samples were read from: the file's bytes (read
+/// again, in blocks), the attribute's embedded bytes, or inline samples as
+/// JSON.
+fn digest(d: &DatasetPlan, samples: &[Sample]) -> Option<String> {
+    use sha2::Digest as _;
+    let mut h = sha2::Sha256::new();
+    match &d.source {
+        DatasetSource::File { path, .. } => {
+            use std::io::Read as _;
+            let mut file = std::fs::File::open(path).ok()?;
+            let mut buf = vec![0u8; 1 << 16];
+            loop {
+                let n = file.read(&mut buf).ok()?;
+                if n == 0 {
+                    break;
+                }
+                h.update(&buf[..n]);
+            }
+        }
+        DatasetSource::Embedded { bytes, .. } => h.update(bytes),
+        DatasetSource::Samples(_) => h.update(serde_json::to_vec(samples).ok()?),
+    }
+    Some(crate::output::hex(&h.finalize()))
+}
+
 fn load_one(
     d: &DatasetPlan,
     services: &Services,
@@ -166,12 +203,13 @@ fn load_one(
 ) -> Result<LoadedDataset, Vec<String>> {
     let mut samples = read(d)?;
     let mut names = naming::test_names(&samples);
+    let sha256 = digest(d, &samples);
     if let (Some(dir), DatasetSource::File { path, .. }) = (index_dir, &d.source)
         && let Ok(idx) = index::path_for(dir, path)
         && !idx.exists()
     {
         // A cache: failing to write it only costs speed later.
-        let _ = index::write(&idx, &samples, &names);
+        let _ = index::write(&idx, &samples, &names, sha256.as_deref());
     }
     if !d.subset.is_all() {
         let keep = d.subset.pick(&samples);
@@ -180,7 +218,9 @@ fn load_one(
         (samples, names) = keep.into_iter().filter_map(|i| all[i].take()).unzip();
     }
     let planned = samples.len();
-    finish(d, samples, names, planned, services, base)
+    let mut loaded = finish(d, samples, names, planned, services, base)?;
+    loaded.sha256 = sha256;
+    Ok(loaded)
 }
 
 /// The metric sets, gates and retrieval permissions of loaded samples.
@@ -254,6 +294,7 @@ fn finish(
         gates,
         planned,
         notes,
+        sha256: None,
     })
 }
 
@@ -445,7 +486,7 @@ fn load_exact(plan: &Plan, services: &Services, name: &str, dir: &Path) -> Optio
         return None;
     }
     let planned = index::len(&idx).ok()?;
-    finish(
+    let mut loaded = finish(
         d,
         one.samples,
         vec![entry.name],
@@ -453,5 +494,7 @@ fn load_exact(plan: &Plan, services: &Services, name: &str, dir: &Path) -> Optio
         services,
         &plan.base_dir,
     )
-    .ok()
+    .ok()?;
+    loaded.sha256 = index::digest_of(&idx).ok().flatten();
+    Some(loaded)
 }

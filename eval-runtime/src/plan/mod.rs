@@ -118,8 +118,11 @@ pub(crate) fn cluster_value(sample: &Sample, field: &str) -> Option<String> {
 pub struct Baseline {
     /// The baseline results file.
     pub path: PathBuf,
-    /// Movements of at most this much are ignored.
+    /// A difference whose interval lies within ±`epsilon` is no change.
     pub epsilon: f64,
+    /// Which provenance differences (judge, dataset content) the
+    /// comparison accepts.
+    pub allow: crate::output::Allow,
 }
 
 /// Where a dataset's samples come from.

@@ -76,6 +76,11 @@ impl Embedder {
         &self.model
     }
 
+    /// The server's host and port (no path, user or key).
+    pub fn host(&self) -> String {
+        self.endpoint.host()
+    }
+
     /// This embedder in an estimate's dry run: texts are counted by `dry`,
     /// none is sent.
     pub(crate) fn dry_run(mut self, dry: std::sync::Arc<crate::estimate::DryRun>) -> Self {

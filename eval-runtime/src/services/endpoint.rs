@@ -208,6 +208,16 @@ impl Endpoint {
         self.url.as_str()
     }
 
+    /// The server's host and port (never a path, a user or a key): what
+    /// results files record of it.
+    pub(crate) fn host(&self) -> String {
+        match (self.url.host_str(), self.url.port()) {
+            (Some(h), Some(p)) => format!("{h}:{p}"),
+            (Some(h), None) => h.to_string(),
+            (None, _) => String::new(),
+        }
+    }
+
     /// POSTs `body`, retrying 429, 5xx and connection failures with backoff
     /// (honouring `Retry-After` in seconds, at most 60). Every attempt is
     /// counted in `usage`, also when the call fails in the end.

@@ -96,6 +96,21 @@ impl Judge {
         &self.model
     }
 
+    /// The server's host and port (no path, user or key).
+    pub fn host(&self) -> String {
+        self.endpoint.host()
+    }
+
+    /// The seed sent with every question.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// The sampling temperature asked for (always 0).
+    pub fn temperature(&self) -> f64 {
+        0.0
+    }
+
     /// This judge in an estimate's dry run: every question is answered by
     /// `dry` (and counted there), none is sent.
     pub(crate) fn dry_run(mut self, dry: std::sync::Arc<crate::estimate::DryRun>) -> Self {

@@ -4,7 +4,7 @@ use eval_core::Sample;
 
 use super::*;
 
-const HALLUCINATION_VERSION: u32 = 2;
+pub(super) const HALLUCINATION_VERSION: u32 = 2;
 
 /// deepeval **hallucination**: each of the sample's contexts (the known-true
 /// `context` of the dataset) is judged agreed with or contradicted by the
@@ -57,7 +57,7 @@ pub(super) async fn hallucination(
     Ok(share(&agrees, false))
 }
 
-const OPINIONS_VERSION: u32 = 2;
+pub(super) const OPINIONS_VERSION: u32 = 2;
 
 /// deepeval **toxicity** / **bias**: the judge lists the opinions in the
 /// answer, then flags each toxic (or biased); the deepeval value is flagged

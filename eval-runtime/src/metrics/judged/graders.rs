@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::*;
 
-const RUBRIC_VERSION: u32 = 1;
+pub(super) const RUBRIC_VERSION: u32 = 1;
 
 /// letta-evals' **rubric grader**: the rubric (the sample's `rubric` field,
 /// else the spec's `rubric` text or `rubric_file`) with `{var}` placeholders
@@ -136,7 +136,7 @@ pub fn fill_template(template: &str, sample: &Sample, submission: &str) -> Resul
     }
 }
 
-const RATING_VERSION: u32 = 1;
+pub(super) const RATING_VERSION: u32 = 1;
 
 /// runevals' 1–5 ratings (Relevance, Coherence, Groundedness, Similarity):
 /// the judge rates the answer 1 to 5; the raw rating is kept and the score

@@ -20,8 +20,11 @@ use crate::metrics::MetricError;
 use crate::services::{Judge, ServiceError, Services, Usage};
 
 mod deepeval;
+mod fingerprint;
 mod graders;
 mod ragas;
+
+pub use fingerprint::{embeddings_fingerprint, fingerprint};
 
 use deepeval::{hallucination, opinions_flagged};
 pub use graders::fill_template;
@@ -48,6 +51,49 @@ pub struct Scored {
     /// from (no call of its own): the judge's reason, or the verdicts it
     /// counted.
     pub reason: Option<String>,
+}
+
+/// The versions of a judged metric's prompts and of its scoring definition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JudgeVersions {
+    /// Each prompt the metric asks, and its version (part of the judge
+    /// cache's key: a changed prompt never reuses an old answer).
+    pub prompts: Vec<(&'static str, u32)>,
+    /// The version of the scoring formula over the judge's answers.
+    pub definition: u32,
+}
+
+/// The one table of judged metrics' prompt and definition versions.
+pub fn versions(kind: &MetricKind) -> Option<JudgeVersions> {
+    let v = |prompts: &[(&'static str, u32)]| {
+        Some(JudgeVersions {
+            prompts: prompts.to_vec(),
+            definition: 1,
+        })
+    };
+    match kind {
+        MetricKind::Faithfulness => v(&[
+            ("faithfulness/statements", ragas::FAITHFULNESS_VERSION),
+            ("faithfulness/verdicts", ragas::FAITHFULNESS_VERSION),
+        ]),
+        MetricKind::ContextRecall => v(&[("context_recall", ragas::CONTEXT_RECALL_VERSION)]),
+        MetricKind::ContextPrecision => {
+            v(&[("context_precision", ragas::CONTEXT_PRECISION_VERSION)])
+        }
+        MetricKind::AnswerRelevancy => v(&[("answer_relevancy", ragas::ANSWER_RELEVANCY_VERSION)]),
+        MetricKind::Hallucination => v(&[("hallucination", deepeval::HALLUCINATION_VERSION)]),
+        MetricKind::Toxicity => v(&[
+            ("toxicity/opinions", deepeval::OPINIONS_VERSION),
+            ("toxicity/verdicts", deepeval::OPINIONS_VERSION),
+        ]),
+        MetricKind::Bias => v(&[
+            ("bias/opinions", deepeval::OPINIONS_VERSION),
+            ("bias/verdicts", deepeval::OPINIONS_VERSION),
+        ]),
+        MetricKind::Rubric { .. } => v(&[("rubric", graders::RUBRIC_VERSION)]),
+        MetricKind::Rating(_) => v(&[("rating", graders::RATING_VERSION)]),
+        _ => None,
+    }
 }
 
 /// Whether `spec` needs a judge or embeddings (and so async scoring).

@@ -7,7 +7,7 @@ use eval_core::Sample;
 use super::*;
 use crate::services::cosine;
 
-const FAITHFULNESS_VERSION: u32 = 2;
+pub(super) const FAITHFULNESS_VERSION: u32 = 2;
 
 /// ragas **faithfulness**: the answer is broken into statements (judge, step
 /// 1); each is checked against the retrieved context (judge, step 2);
@@ -123,7 +123,7 @@ pub(super) async fn answer_similarity(
     }
 }
 
-const CONTEXT_RECALL_VERSION: u32 = 2;
+pub(super) const CONTEXT_RECALL_VERSION: u32 = 2;
 
 /// ragas **context recall**. With a judge (`LLMContextRecall`): the expected
 /// answer is split into statements, each classified as attributable to the
@@ -207,7 +207,7 @@ pub(super) async fn context_recall(
     (score.map_err(MetricError::from), None)
 }
 
-const CONTEXT_PRECISION_VERSION: u32 = 2;
+pub(super) const CONTEXT_PRECISION_VERSION: u32 = 2;
 
 /// Average precision over ranked relevance verdicts, as ragas computes
 /// context precision: `Σ_k precision@k · v_k / Σ_k v_k` (0 when no chunk is
@@ -309,7 +309,7 @@ pub(super) async fn context_precision(
     )
 }
 
-const ANSWER_RELEVANCY_VERSION: u32 = 1;
+pub(super) const ANSWER_RELEVANCY_VERSION: u32 = 1;
 /// Questions generated per answer (ragas' default `strictness`).
 const RELEVANCY_QUESTIONS: usize = 3;
 

@@ -38,6 +38,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use super::provenance::Allow;
 use super::results::{Results, ResultsError, SampleRecord, Verdict};
 use crate::stats::{Interval, Level, PairedTest};
 
@@ -231,6 +232,10 @@ pub struct Diff {
     pub added: Vec<Only>,
     /// Samples only in the old run.
     pub removed: Vec<Only>,
+    /// Samples in both runs whose content changed (their hashes differ):
+    /// not paired.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub changed: Vec<Only>,
     /// Samples compared.
     pub compared: usize,
     /// A difference whose interval lies within ±`epsilon` is no change.
@@ -285,9 +290,68 @@ fn key(s: &SampleRecord) -> (String, String) {
     (s.dataset.clone(), s.id.clone())
 }
 
+/// Compares `old` with `new` when their provenance allows it: the judge of
+/// every metric both scored (model, host, settings, prompt and definition
+/// versions) and the content of every dataset both hold must be the same,
+/// unless `allow` accepts the difference; then the comparison says so in
+/// [`Diff::caveats`]. Otherwise [`ResultsError::Incomparable`], naming what
+/// differs. See [`diff`] for the comparison itself.
+pub fn compare(
+    old: &Results,
+    new: &Results,
+    epsilon: f64,
+    allow: Allow,
+) -> Result<Diff, ResultsError> {
+    let d = diff(old, new, epsilon);
+    let (Some(a), Some(b)) = (&old.provenance, &new.provenance) else {
+        return Ok(d);
+    };
+    let metrics: Vec<String> = d.comparisons.iter().map(|c| c.metric.clone()).collect();
+    let found = b.differences(a, &metrics);
+    let mut refused = Vec::new();
+    if !allow.judge_change {
+        refused.extend(found.judge.iter().cloned());
+    }
+    if !allow.dataset_change {
+        refused.extend(found.datasets.iter().cloned());
+    }
+    if refused.is_empty() {
+        Ok(d)
+    } else {
+        Err(ResultsError::Incomparable {
+            differences: refused,
+        })
+    }
+}
+
+/// What `new`'s provenance says differs from `old`'s, as a comparison's
+/// caveats: judge and dataset changes (allowed, since they are compared),
+/// then the rest (the agent, the revision).
+fn caveats(old: &Results, new: &Results, metrics: &[String]) -> Vec<String> {
+    let (Some(a), Some(b)) = (&old.provenance, &new.provenance) else {
+        return Vec::new();
+    };
+    let found = b.differences(a, metrics);
+    found
+        .judge
+        .into_iter()
+        .map(|j| format!("compared across a judge change: {j}"))
+        .chain(
+            found
+                .datasets
+                .into_iter()
+                .map(|d| format!("compared across a dataset change: {d} (samples whose content changed are not paired)")),
+        )
+        .chain(found.notes)
+        .collect()
+}
+
 /// Compares `old` with `new` (see the [module docs](self)); a difference
 /// whose 95% interval lies within ±`epsilon` is no change, and per-sample
-/// movements of at most `epsilon` are not listed.
+/// movements of at most `epsilon` are not listed. Samples whose content
+/// changed (their hashes differ) are not paired. Whatever differs in the
+/// runs' provenance is said in [`Diff::caveats`]; [`compare`] refuses
+/// runs scored by different judges or on different data.
 pub fn diff(old: &Results, new: &Results, epsilon: f64) -> Diff {
     let epsilon = epsilon.abs();
     let before: BTreeMap<(String, String), &SampleRecord> =
@@ -299,8 +363,20 @@ pub fn diff(old: &Results, new: &Results, epsilon: f64) -> Diff {
     // Per (dataset, metric): the op, the pairs, the run counts and run
     // variances (for repeats), the samples that lost their score.
     let mut cells: BTreeMap<(String, String), Cell> = BTreeMap::new();
+    let mut changed = Vec::new();
     for (k, n) in &after {
         let Some(o) = before.get(k) else { continue };
+        // The same id with other content is another sample.
+        if let (Some(a), Some(b)) = (&o.hash, &n.hash)
+            && a != b
+        {
+            changed.push(Only {
+                dataset: n.dataset.clone(),
+                id: n.id.clone(),
+                test_name: n.test_name.clone(),
+            });
+            continue;
+        }
         compared += 1;
         for m in &n.metrics {
             let was = o.metrics.iter().find(|x| x.name == m.name);
@@ -401,15 +477,18 @@ pub fn diff(old: &Results, new: &Results, epsilon: f64) -> Diff {
             })
             .collect::<Vec<_>>()
     };
+    let comparisons = judge(cells, epsilon);
+    let metrics: Vec<String> = comparisons.iter().map(|c| c.metric.clone()).collect();
     Diff {
-        comparisons: judge(cells, epsilon),
+        caveats: caveats(old, new, &metrics),
+        comparisons,
         gates: gate_changes(old, new),
         added: only(&after, &before),
         removed: only(&before, &after),
+        changed,
         changes,
         compared,
         epsilon,
-        caveats: Vec::new(),
     }
 }
 
@@ -683,6 +762,7 @@ pub fn check_baseline(
     baseline: &Path,
     epsilon: f64,
     accept_run: bool,
+    allow: Allow,
 ) -> Result<BaselineOutcome, ResultsError> {
     if !current.complete {
         return Ok(BaselineOutcome::NotCompared);
@@ -695,7 +775,15 @@ pub fn check_baseline(
         });
     }
     let old = Results::read(baseline)?;
-    Ok(BaselineOutcome::Compared(diff(&old, current, epsilon)))
+    compare(&old, current, epsilon, allow)
+        .map(BaselineOutcome::Compared)
+        .map_err(|e| match e {
+            ResultsError::Incomparable { differences } => ResultsError::BaselineIncomparable {
+                path: baseline.to_path_buf(),
+                differences,
+            },
+            other => other,
+        })
 }
 
 #[cfg(test)]

@@ -181,7 +181,11 @@ pub(crate) fn text(diff: &Diff) -> String {
             let _ = writeln!(out, "  ... and {} more", list.len() - SHOWN_CHANGES);
         }
     }
-    for (title, list) in [("new", &diff.added), ("removed", &diff.removed)] {
+    for (title, list) in [
+        ("changed (not paired)", &diff.changed),
+        ("new", &diff.added),
+        ("removed", &diff.removed),
+    ] {
         if list.is_empty() {
             continue;
         }
@@ -333,6 +337,7 @@ fn markdown_body(out: &mut String, heading: &str, diff: &Diff) {
     }
     change_rows(out, heading, "Worse", &worse);
     change_rows(out, heading, "Better", &better);
+    only_rows(out, heading, "Changed samples", &diff.changed);
     only_rows(out, heading, "New samples", &diff.added);
     only_rows(out, heading, "Removed samples", &diff.removed);
 }

@@ -1,0 +1,62 @@
+//! What a judged score depends on besides the answer, for results files:
+//! the judge (model, host, temperature, seed) and, per metric the run
+//! scores with it, its prompts' and scoring definition's versions; the
+//! embeddings server and the metrics it scores.
+
+use std::collections::BTreeMap;
+
+use eval_core::metric::{MetricKind, MetricSpec};
+
+use super::{is_model_based, versions};
+use crate::output::{EmbeddingsFingerprint, JudgeFingerprint, MetricVersions};
+use crate::services::Services;
+
+/// The judge's fingerprint over the judged metrics among `specs` it scores
+/// (`None` when none is, or no judge is configured: they are then scored
+/// offline, as each metric's `method` says).
+pub fn fingerprint(specs: &[&MetricSpec], services: &Services) -> Option<JudgeFingerprint> {
+    let judge = services.judge.as_ref().ok()?;
+    let mut metrics = BTreeMap::new();
+    for spec in specs.iter().filter(|s| is_model_based(s)) {
+        if let Some(v) = versions(&spec.kind) {
+            metrics.insert(
+                spec.name.clone(),
+                MetricVersions {
+                    prompts: v.prompts.iter().map(|(p, n)| (p.to_string(), *n)).collect(),
+                    definition: v.definition,
+                },
+            );
+        }
+    }
+    (!metrics.is_empty()).then(|| JudgeFingerprint {
+        model: judge.model().to_string(),
+        host: judge.host(),
+        temperature: judge.temperature(),
+        seed: judge.seed(),
+        metrics,
+    })
+}
+
+/// The embeddings server's fingerprint, when one scores a metric of `specs`.
+pub fn embeddings_fingerprint(
+    specs: &[&MetricSpec],
+    services: &Services,
+) -> Option<EmbeddingsFingerprint> {
+    let embedder = services.embedder.as_ref().ok()?;
+    let mut metrics: Vec<String> = specs
+        .iter()
+        .filter(|s| {
+            matches!(
+                s.kind,
+                MetricKind::AnswerSimilarity | MetricKind::AnswerRelevancy
+            )
+        })
+        .map(|s| s.name.clone())
+        .collect();
+    metrics.dedup();
+    (!metrics.is_empty()).then(|| EmbeddingsFingerprint {
+        model: embedder.model().to_string(),
+        host: embedder.host(),
+        metrics,
+    })
+}
