@@ -218,7 +218,15 @@ pub fn run(args: Args) -> Result<u8, Failure> {
         for note in &prepared.notes {
             eprintln!("note: {note}");
         }
-        let estimate = prepared.estimate();
+        // The model the real run's agent would be asked for: the flag, else
+        // the manifest's, else EVAL_AGENT_MODEL (its tokenizer and price).
+        let model = args
+            .agent
+            .model
+            .clone()
+            .or_else(|| prepared.agent_settings().model.clone())
+            .or_else(|| config.agent_model.clone());
+        let estimate = prepared.estimate_for_model(model.as_deref());
         if args.json {
             let text = serde_json::to_string_pretty(&estimate)
                 .map_err(|e| Failure::config(format!("cannot render the estimate: {e}")))?;

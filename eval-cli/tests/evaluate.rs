@@ -919,6 +919,31 @@ fn estimate_prints_calls_tokens_and_cost_without_calling_anything() {
         assert!(stdout.contains(want), "{want:?} not in:\n{stdout}");
     }
     assert!(!stderr.contains("unreachable"), "{stderr}");
+    // `--model` is the agent's model, as in the real run: its tokenizer
+    // and its price, over EVAL_AGENT_MODEL.
+    let out = evals_with(
+        &dir,
+        &[
+            "evaluate",
+            "rag.jsonl",
+            "--metrics",
+            "contains",
+            "--model",
+            "gpt-4o-mini",
+            "--estimate",
+        ],
+        &[
+            ("EVAL_PRICES", "prices.json"),
+            ("EVAL_AGENT_MODEL", "my-agent"),
+        ],
+    );
+    let (stdout, stderr) = text(&out);
+    assert_eq!(code(&out), 0, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("tokens of agent (gpt-4o-mini): o200k_base\n"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("my-agent"), "{stdout}");
     let out = evals_with(
         &dir,
         &[

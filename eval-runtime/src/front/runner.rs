@@ -132,6 +132,17 @@ impl Prepared<'_> {
         crate::estimate::Estimate::of(self.run.datasets(), self.run.services())
     }
 
+    /// [`estimate`](Self::estimate) for an agent answering as `model` (its
+    /// tokenizer and price), as the real run prices the agent's answers:
+    /// what `evals evaluate --estimate --model M` asks.
+    pub fn estimate_for_model(&self, model: Option<&str>) -> crate::estimate::Estimate {
+        let mut services = self.run.services().clone();
+        if let Some(model) = model {
+            services.pricing.agent_model = Some(model.to_string());
+        }
+        crate::estimate::Estimate::of(self.run.datasets(), &services)
+    }
+
     /// Every sample the run will evaluate, dataset by dataset.
     pub fn samples(&self) -> impl Iterator<Item = &Sample> {
         self.run.datasets().iter().flat_map(|d| &d.samples)
