@@ -17,31 +17,38 @@ fn spec(name: &str) -> MetricSpec {
     MetricSpec::new(name, &[], None).unwrap()
 }
 
-/// A judge that answers by task: the system prompt names it.
+/// The task a judge request names (`TASK <task>. ...`).
+fn task(body: &serde_json::Value) -> String {
+    let system = body["messages"][0]["content"].as_str().unwrap_or("");
+    system
+        .strip_prefix("TASK ")
+        .and_then(|s| s.split_once(". "))
+        .map(|(t, _)| t.to_string())
+        .unwrap_or_default()
+}
+
+/// A judge that answers by task, in exactly the shape each asks for
+/// (bare flags, "yes"/"no").
 fn judge_script(n: usize, body: &serde_json::Value) -> Reply {
     let _ = n;
-    let system = body["messages"][0]["content"].as_str().unwrap_or("");
-    let content = if system.contains("faithfulness/statements") {
-        r#"{"statements": ["Paris is in France.", "Paris has 10 million people.", "Paris is a capital."]}"#
-    } else if system.contains("faithfulness/verdicts") {
-        r#"{"verdicts": [{"statement": "a", "reason": "r", "verdict": 1}, {"statement": "b", "reason": "r", "verdict": 0}, {"statement": "c", "reason": "r", "verdict": "yes"}]}"#
-    } else if system.contains("context_precision") {
+    let content = match task(body).as_str() {
+        "faithfulness/statements" => {
+            r#"{"statements": ["Paris is in France.", "Paris has 10 million people.", "Paris is a capital."]}"#
+        }
+        "faithfulness/verdicts" => r#"{"verdicts": [1, 0, 1]}"#,
         // chunks 1..4: relevant, not, relevant, relevant
-        r#"{"verdicts": [{"reason": "r", "verdict": 1}, {"reason": "r", "verdict": 0}, {"reason": "r", "verdict": 1}, {"reason": "r", "verdict": 1}]}"#
-    } else if system.contains("answer_relevancy") {
-        r#"{"questions": ["What is the capital of France?", "Which city is France's capital?", "Where is Paris?"], "noncommittal": 0}"#
-    } else if system.contains("hallucination") {
-        r#"{"verdicts": [{"verdict": "yes", "reason": "r"}, {"verdict": "no", "reason": "r"}, {"verdict": "yes", "reason": "r"}]}"#
-    } else if system.contains("TASK opinions") {
-        r#"{"opinions": ["Paris is overrated.", "Tourists are idiots.", "The food is great.", "Locals are rude."]}"#
-    } else if system.contains("toxicity/verdicts") {
-        r#"{"verdicts": [{"verdict": "no"}, {"verdict": "yes"}, {"verdict": "no"}, {"verdict": "no"}]}"#
-    } else if system.contains("bias/verdicts") {
-        r#"{"verdicts": [{"verdict": "no"}, {"verdict": "yes"}, {"verdict": "no"}, {"verdict": "yes"}]}"#
-    } else if system.contains("context_recall") {
-        r#"{"classifications": [{"statement": "a", "reason": "r", "attributed": 1}, {"statement": "b", "reason": "r", "attributed": 1}, {"statement": "c", "reason": "r", "attributed": 0}, {"statement": "d", "reason": "r", "attributed": true}]}"#
-    } else {
-        "{}"
+        "context_precision/usefulness" => r#"{"verdicts": [1, 0, 1, 1]}"#,
+        "answer_relevancy/questions" => {
+            r#"{"questions": ["What is the capital of France?", "Which city is France's capital?", "Where is Paris?"], "noncommittal": 0}"#
+        }
+        "hallucination/contradictions" => r#"{"verdicts": ["yes", "no", "yes"]}"#,
+        "toxicity/opinions" | "bias/opinions" => {
+            r#"{"opinions": ["Paris is overrated.", "Tourists are idiots.", "The food is great.", "Locals are rude."]}"#
+        }
+        "toxicity/verdicts" => r#"{"verdicts": ["no", "yes", "no", "no"]}"#,
+        "bias/verdicts" => r#"{"verdicts": ["no", "yes", "no", "yes"]}"#,
+        "context_recall/attribution" => r#"{"classifications": [1, 1, 0, 1]}"#,
+        _ => "{}",
     };
     Reply::json(200, chat(content))
 }
@@ -88,12 +95,30 @@ async fn faithfulness_is_supported_statements_over_statements() {
     assert!((scored.score.unwrap() - 2.0 / 3.0).abs() < 1e-9);
     assert_eq!(scored.usage.calls, 2);
     let log = server.requests.lock().unwrap();
-    // The context the agent returned wins over the sample's, when it has one.
-    assert!(
-        log[1].1["messages"][1]["content"]
-            .as_str()
-            .unwrap()
-            .contains("Paris is the capital and largest city")
+    // The question and answer, then the context and the statements the
+    // judge extracted from the answer, each in its own data block.
+    assert_eq!(
+        common::data_blocks(&log[0].1),
+        [
+            ("question".to_string(), "What is Paris?".to_string()),
+            ("answer".to_string(), response.output.clone()),
+        ]
+    );
+    let names: Vec<String> = common::data_blocks(&log[1].1)
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    assert_eq!(
+        names,
+        ["context_1", "statement_1", "statement_2", "statement_3"]
+    );
+    assert_eq!(
+        common::block(&log[1].1, "context_1").as_deref(),
+        Some("Paris is the capital and largest city of France.")
+    );
+    assert_eq!(
+        common::block(&log[1].1, "statement_2").as_deref(),
+        Some("Paris has 10 million people.")
     );
 }
 
@@ -106,14 +131,13 @@ async fn faithfulness_uses_the_agents_context_and_says_what_is_missing() {
         .await
         .score
         .unwrap();
-    let verdict_prompt = server.requests.lock().unwrap()[1].1["messages"][1]["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    assert!(
-        verdict_prompt.contains("Retrieved by the agent.")
-            && !verdict_prompt.contains("largest city")
+    // The context the agent returned wins over the sample's, when it has one.
+    let verdicts = server.requests.lock().unwrap()[1].1.clone();
+    assert_eq!(
+        common::block(&verdicts, "context_1").as_deref(),
+        Some("Retrieved by the agent.")
     );
+    assert_eq!(common::block(&verdicts, "context_2"), None);
 
     let no_context = Sample::new("q").with_expected("a");
     let e = score(
@@ -546,23 +570,34 @@ async fn rubric_fills_placeholders_and_names_missing_variables() {
         .insert("reference_ascii".into(), " /\\_/\\ ".into());
     let scored = score(&rubric("Task: {input}\nSubmission: {submission}\nReference: {reference_ascii}\nExpected: {ground_truth}\nLiteral {{braces}} and ```{YOUR ART}```"), &s, &Response::new("=^.^="), &svc).await;
     assert!((scored.score.unwrap() - 0.8).abs() < 1e-9);
-    let prompt = server.requests.lock().unwrap()[0].1["messages"][1]["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    assert!(
-        prompt.starts_with(
-            "Task: Draw a cat\nSubmission: =^.^=\nReference:  /\\_/\\ \nExpected: a cat\nLiteral {braces} and ```{YOUR ART}```"
-        ),
-        "{prompt}"
+    // The rubric is the criteria, in its own block; each placeholder names
+    // the block that holds its value, so no sample text is written outside
+    // a block.
+    let request = server.requests.lock().unwrap()[0].1.clone();
+    let blocks = common::data_blocks(&request);
+    let pairs: Vec<(&str, &str)> = blocks
+        .iter()
+        .map(|(n, c)| (n.as_str(), c.as_str()))
+        .collect();
+    assert_eq!(
+        pairs,
+        [
+            (
+                "rubric",
+                "Task: the question (data block \"question\")\nSubmission: the submission (data block \"submission\")\nReference: the value of \"reference_ascii\" (data block \"rubric_vars.reference_ascii\")\nExpected: the expected answer (data block \"expected_answer\")\nLiteral {braces} and ```{YOUR ART}```"
+            ),
+            ("question", "Draw a cat"),
+            ("expected_answer", "a cat"),
+            ("submission", "=^.^="),
+            ("rubric_vars.reference_ascii", " /\\_/\\ "),
+        ]
     );
-    // The judge always sees question, expected answer and submission.
+    let system = request["messages"][0]["content"].as_str().unwrap();
     assert!(
-        prompt.ends_with(
-            "## Question\nDraw a cat\n\n## Expected answer\na cat\n\n## Submission\n=^.^=\n"
-        ),
-        "{prompt}"
+        system.starts_with("TASK rubric. ") && system.contains("data block \"rubric\""),
+        "{system}"
     );
+    assert!(!system.contains("=^.^=") && !system.contains("Draw a cat"));
     let e = score(
         &rubric("Compare with {reference_code} and {style}"),
         &s,
@@ -586,13 +621,10 @@ async fn rubric_fills_placeholders_and_names_missing_variables() {
         .await
         .score
         .unwrap();
-    let last = server.requests.lock().unwrap().last().unwrap().1["messages"][1]["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    assert!(
-        last.starts_with("Own rubric for Draw a cat\n\n## Question"),
-        "{last}"
+    let last = server.requests.lock().unwrap().last().unwrap().1.clone();
+    assert_eq!(
+        common::block(&last, "rubric").as_deref(),
+        Some("Own rubric for the question (data block \"question\")")
     );
 
     let bad = common::serve(|_, _, _| Reply::json(200, chat(r#"{"score": 7}"#))).await;
@@ -853,10 +885,9 @@ async fn each_judged_metric_says_why_from_the_answers_it_scored_with() {
 
     // A grader's reason is the judge's own words, from the one answer.
     let rater = common::serve(|_, _, body| {
-        let system = body["messages"][0]["content"].as_str().unwrap_or("");
         Reply::json(
             200,
-            chat(if system.contains("TASK rubric") {
+            chat(if task(body) == "rubric" {
                 r#"{"score": 0.25, "rationale": "Names the city but not the country."}"#
             } else {
                 r#"{"rating": 2, "reason": "Mostly off topic."}"#
@@ -895,4 +926,157 @@ async fn each_judged_metric_says_why_from_the_answers_it_scored_with() {
     );
     let failed = score(&spec("faithfulness"), &s, &answer, &offline).await;
     assert!(failed.score.is_err() && failed.reason.is_none());
+}
+
+#[tokio::test]
+async fn a_reply_with_an_extra_key_a_wrong_type_or_a_value_out_of_range_is_re_asked_then_fails() {
+    // (metric, task answered badly, bad reply, problem named). The other
+    // steps are answered well; strict reading refuses what looser reading
+    // took (objects with a `verdict`, booleans, "Yes").
+    let mut hallucinating = sample();
+    hallucinating.context = vec!["a".into(), "b".into(), "c".into()];
+    let cases: &[(&str, &str, &str, &str)] = &[
+        (
+            "faithfulness",
+            "faithfulness/verdicts",
+            r#"{"verdicts": [1, 0, 1], "score": 1}"#,
+            "unexpected key `score`: the answer holds exactly `verdicts`",
+        ),
+        (
+            "faithfulness",
+            "faithfulness/verdicts",
+            r#"{"verdicts": [true, false, true]}"#,
+            "`verdicts` holds true, not 1 or 0",
+        ),
+        (
+            "faithfulness",
+            "faithfulness/verdicts",
+            r#"{"verdicts": [1, 2, 1]}"#,
+            "`verdicts` holds 2, not 1 or 0",
+        ),
+        (
+            "faithfulness",
+            "faithfulness/verdicts",
+            r#"{"verdicts": [{"verdict": 1}, 0, 1]}"#,
+            "not 1 or 0",
+        ),
+        (
+            "faithfulness",
+            "faithfulness/verdicts",
+            r#"{"verdicts": [1, 0]}"#,
+            "the judge gave 2 verdicts for 3 statements",
+        ),
+        (
+            "faithfulness",
+            "faithfulness/verdicts",
+            r#"{"verdicts": [0, 0, 0], "verdicts": [1, 1, 1]}"#,
+            "the key `verdicts` is given twice",
+        ),
+        (
+            "faithfulness",
+            "faithfulness/statements",
+            r#"{"statements": ["a"], "verdicts": [1]}"#,
+            "unexpected key `verdicts`",
+        ),
+        (
+            "context_recall",
+            "context_recall/attribution",
+            r#"{"classifications": ["yes", "no"]}"#,
+            "not 1 or 0",
+        ),
+        (
+            "hallucination",
+            "hallucination/contradictions",
+            r#"{"verdicts": ["Yes", "no", "yes"]}"#,
+            "not \"yes\" or \"no\"",
+        ),
+        (
+            "toxicity",
+            "toxicity/verdicts",
+            r#"{"verdicts": [0, 1, 0, 0]}"#,
+            "not \"yes\" or \"no\"",
+        ),
+        (
+            "relevance",
+            "rating/relevance",
+            r#"{"rating": 6, "reason": "r"}"#,
+            "`rating` is 6, not an integer from 1 to 5",
+        ),
+        (
+            "relevance",
+            "rating/relevance",
+            r#"{"rating": 5}"#,
+            "no `reason`",
+        ),
+        (
+            "coherence",
+            "rating/coherence",
+            r#"{"rating": 5, "reason": "r", "score": 1}"#,
+            "unexpected key `score`",
+        ),
+        (
+            "answer_relevancy",
+            "answer_relevancy/questions",
+            r#"{"questions": ["q"], "noncommittal": false}"#,
+            "`noncommittal` is false, not 1 or 0",
+        ),
+    ];
+    for (metric, bad_task, bad, problem) in cases {
+        let (bad_task, bad) = (bad_task.to_string(), bad.to_string());
+        let server = common::serve(move |n, _, body| {
+            if task(body) == bad_task {
+                Reply::json(200, chat(&bad))
+            } else {
+                judge_script(n, body)
+            }
+        })
+        .await;
+        let svc = services(Some(&server.url), Some(&server.url));
+        let s = if *metric == "hallucination" {
+            &hallucinating
+        } else {
+            &sample()
+        };
+        let response = Response::new("Paris is in France, has 10 million people and is a capital.");
+        let scored = score(&spec(metric), s, &response, &svc).await;
+        let e = scored.score.unwrap_err();
+        assert!(
+            matches!(
+                &e,
+                eval_runtime::metrics::MetricError::Service(ServiceError::UnusableAnswer {
+                    attempts: 3,
+                    ..
+                })
+            ),
+            "{metric}: {e:?}"
+        );
+        assert!(e.to_string().contains(problem), "{metric}: {e}");
+        assert_eq!(scored.usage.reasks, 2, "{metric}");
+    }
+    // The rubric's score, out of range or with a key more.
+    for bad in [
+        r#"{"score": 1.5, "rationale": "r"}"#,
+        r#"{"score": 1, "rationale": "r", "verdicts": [1]}"#,
+        r#"{"score": "1", "rationale": "r"}"#,
+    ] {
+        let server = common::serve(move |_, _, _| Reply::json(200, chat(bad))).await;
+        let rubric = MetricSpec::new(
+            "rubric",
+            &[(
+                "rubric",
+                eval_runtime::metric_spec::OptionValue::Str("Is it right?".to_string().into()),
+            )],
+            None,
+        )
+        .unwrap();
+        let scored = score(
+            &rubric,
+            &sample(),
+            &Response::new("x"),
+            &services(Some(&server.url), None),
+        )
+        .await;
+        assert!(scored.score.is_err(), "{bad}");
+        assert_eq!((scored.usage.calls, scored.usage.reasks), (3, 2), "{bad}");
+    }
 }
