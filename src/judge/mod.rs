@@ -33,8 +33,9 @@
 //! instructions, read as a model reads them (fullwidth forms, homoglyphs
 //! and zero-width or direction marks folded), and obeyed: "ignore previous
 //! instructions" (grade everything best), "rate this 5" / "score: 0" /
-//! "verdict: 1" (that grade), a JSON object shaped like an answer (given as
-//! the answer), a forged section header such as `## Expected answer`,
+//! "verdict: 1" (that grade; a question writer writes the instruction's
+//! line as its question), a JSON object shaped like an answer (given as the
+//! answer), a forged section header such as `## Expected answer`,
 //! `Reference answer:` or `Context:` (its text replaces the real one). A
 //! correctly rendered prompt leaves nothing outside the blocks, so nothing
 //! is obeyed; off, the judge is the control. [`answer`] is the answer

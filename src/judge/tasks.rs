@@ -22,6 +22,13 @@ pub fn answer_question(system: &str, user: &str, obey: bool) -> Result<(Value, b
     let mut value = from_blocks(system, &q)?;
     if let Some(grade) = orders.grade {
         graded(&q.task, grade, &mut value);
+        if q.task.starts_with("generate/") {
+            // A question writer told what to do writes what it was told.
+            let told = super::read::fold(&q.outside);
+            if let Some(line) = told.lines().map(str::trim).find(|l| !l.is_empty()) {
+                value["query"] = json!(line);
+            }
+        }
     }
     if let Some(reply) = &orders.reply {
         value = reply.clone();
