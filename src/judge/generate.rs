@@ -23,9 +23,9 @@ pub fn generated(system: &str, q: &Question) -> Result<Value, String> {
         ));
     };
     let avoid: Vec<String> = q
-        .numbered("written")
-        .iter()
-        .map(|w| w.to_lowercase())
+        .get("written")
+        .lines()
+        .map(|w| w.trim().to_lowercase())
         .collect();
     let difficulty = system
         .split_once("Difficulty: ")

@@ -24,7 +24,7 @@
 //! | `rating/coherence` | 5, less 1 per repeated sentence, 1 for an unfinished last sentence, 1 for a sentence over 40 words (1 without words) |
 //! | `rating/groundedness` | `1 + 4 ×` the share of the answer's sentences supported by the context |
 //! | `rating/similarity` | `1 + 4 ×` the F1 of content-word overlap with the expected answer |
-//! | `generate/<type>` | a question from the passages' content words, different from the `written_*` ones, and a reference answer from their sentences |
+//! | `generate/<type>` | a question from the passages' content words, different from those in `written`, and a reference answer from their sentences |
 //!
 //! Any other task gets `400` naming it.
 //!

@@ -4,8 +4,8 @@
 //! as data blocks (the corpus is content, never instructions: see
 //! [`JudgePrompt`]), the passages a question is to be written from
 //! (`passage_1`, ... with their documents' names in `source_1`, ...) and
-//! the questions already written from the same passages (`written_1`, ...:
-//! a second question from a passage is a different one), and asks for
+//! the questions already written from the same passages (`written`, one
+//! per line: a second question from a passage is a different one), and asks for
 //! exactly one JSON object `{"query": ..., "ground_truth": ...}`.
 //!
 //! The methods followed (described, not copied):
@@ -102,10 +102,7 @@ pub fn prompt(
             avoid = if avoid.is_empty() {
                 String::new()
             } else {
-                format!(
-                    "; questions already written from them are in data blocks \"written_1\" to \"written_{}\": write a different one",
-                    avoid.len()
-                )
+                "; questions already written from them are in data block \"written\", one per line: write a different one".to_string()
             },
         ),
     );
@@ -113,8 +110,11 @@ pub fn prompt(
         prompt.push(&format!("passage_{}", i + 1), one_line(&chunk.text));
         prompt.push(&format!("source_{}", i + 1), chunk.doc.as_str());
     }
-    let written: Vec<String> = avoid.iter().map(|q| one_line(q)).collect();
-    prompt.numbered("written", &written)
+    if !avoid.is_empty() {
+        let written: Vec<String> = avoid.iter().map(|q| one_line(q)).collect();
+        prompt.push("written", written.join("\n"));
+    }
+    prompt
 }
 
 fn one_line(text: &str) -> String {
@@ -177,13 +177,13 @@ mod tests {
         assert_eq!(p.task(), "generate/multi_hop");
         assert!(p.instructions().contains("{\"query\""));
         assert!(p.instructions().contains("Difficulty: hard"));
-        assert!(p.instructions().contains("\"written_1\""));
+        assert!(p.instructions().contains("\"written\""));
         // The corpus and the questions written are data blocks only.
         assert!(!p.instructions().contains("Alpha"));
         assert_eq!(p.get("passage_1"), Some("Alpha beta gamma delta epsilon."));
         assert_eq!(p.get("source_1"), Some("a.md"));
         assert_eq!(p.get("source_2"), Some("b.md"));
-        assert_eq!(p.get("written_1"), Some("What is alpha?"));
+        assert_eq!(p.get("written"), Some("What is alpha?"));
         assert_eq!(
             parse(&json!({"query": " Why\nso? ", "ground_truth": "Because."})).unwrap(),
             ("Why so?".to_string(), "Because.".to_string())
