@@ -17,21 +17,11 @@ fn spec(name: &str) -> MetricSpec {
     MetricSpec::new(name, &[], None).unwrap()
 }
 
-/// The task a judge request names (`TASK <task>. ...`).
-fn task(body: &serde_json::Value) -> String {
-    let system = body["messages"][0]["content"].as_str().unwrap_or("");
-    system
-        .strip_prefix("TASK ")
-        .and_then(|s| s.split_once(". "))
-        .map(|(t, _)| t.to_string())
-        .unwrap_or_default()
-}
-
 /// A judge that answers by task, in exactly the shape each asks for
 /// (bare flags, "yes"/"no").
 fn judge_script(n: usize, body: &serde_json::Value) -> Reply {
     let _ = n;
-    let content = match task(body).as_str() {
+    let content = match common::task(body).as_str() {
         "faithfulness/statements" => {
             r#"{"statements": ["Paris is in France.", "Paris has 10 million people.", "Paris is a capital."]}"#
         }
@@ -887,7 +877,7 @@ async fn each_judged_metric_says_why_from_the_answers_it_scored_with() {
     let rater = common::serve(|_, _, body| {
         Reply::json(
             200,
-            chat(if task(body) == "rubric" {
+            chat(if common::task(body) == "rubric" {
                 r#"{"score": 0.25, "rationale": "Names the city but not the country."}"#
             } else {
                 r#"{"rating": 2, "reason": "Mostly off topic."}"#
@@ -926,157 +916,4 @@ async fn each_judged_metric_says_why_from_the_answers_it_scored_with() {
     );
     let failed = score(&spec("faithfulness"), &s, &answer, &offline).await;
     assert!(failed.score.is_err() && failed.reason.is_none());
-}
-
-#[tokio::test]
-async fn a_reply_with_an_extra_key_a_wrong_type_or_a_value_out_of_range_is_re_asked_then_fails() {
-    // (metric, task answered badly, bad reply, problem named). The other
-    // steps are answered well; strict reading refuses what looser reading
-    // took (objects with a `verdict`, booleans, "Yes").
-    let mut hallucinating = sample();
-    hallucinating.context = vec!["a".into(), "b".into(), "c".into()];
-    let cases: &[(&str, &str, &str, &str)] = &[
-        (
-            "faithfulness",
-            "faithfulness/verdicts",
-            r#"{"verdicts": [1, 0, 1], "score": 1}"#,
-            "unexpected key `score`: the answer holds exactly `verdicts`",
-        ),
-        (
-            "faithfulness",
-            "faithfulness/verdicts",
-            r#"{"verdicts": [true, false, true]}"#,
-            "`verdicts` holds true, not 1 or 0",
-        ),
-        (
-            "faithfulness",
-            "faithfulness/verdicts",
-            r#"{"verdicts": [1, 2, 1]}"#,
-            "`verdicts` holds 2, not 1 or 0",
-        ),
-        (
-            "faithfulness",
-            "faithfulness/verdicts",
-            r#"{"verdicts": [{"verdict": 1}, 0, 1]}"#,
-            "not 1 or 0",
-        ),
-        (
-            "faithfulness",
-            "faithfulness/verdicts",
-            r#"{"verdicts": [1, 0]}"#,
-            "the judge gave 2 verdicts for 3 statements",
-        ),
-        (
-            "faithfulness",
-            "faithfulness/verdicts",
-            r#"{"verdicts": [0, 0, 0], "verdicts": [1, 1, 1]}"#,
-            "the key `verdicts` is given twice",
-        ),
-        (
-            "faithfulness",
-            "faithfulness/statements",
-            r#"{"statements": ["a"], "verdicts": [1]}"#,
-            "unexpected key `verdicts`",
-        ),
-        (
-            "context_recall",
-            "context_recall/attribution",
-            r#"{"classifications": ["yes", "no"]}"#,
-            "not 1 or 0",
-        ),
-        (
-            "hallucination",
-            "hallucination/contradictions",
-            r#"{"verdicts": ["Yes", "no", "yes"]}"#,
-            "not \"yes\" or \"no\"",
-        ),
-        (
-            "toxicity",
-            "toxicity/verdicts",
-            r#"{"verdicts": [0, 1, 0, 0]}"#,
-            "not \"yes\" or \"no\"",
-        ),
-        (
-            "relevance",
-            "rating/relevance",
-            r#"{"rating": 6, "reason": "r"}"#,
-            "`rating` is 6, not an integer from 1 to 5",
-        ),
-        (
-            "relevance",
-            "rating/relevance",
-            r#"{"rating": 5}"#,
-            "no `reason`",
-        ),
-        (
-            "coherence",
-            "rating/coherence",
-            r#"{"rating": 5, "reason": "r", "score": 1}"#,
-            "unexpected key `score`",
-        ),
-        (
-            "answer_relevancy",
-            "answer_relevancy/questions",
-            r#"{"questions": ["q"], "noncommittal": false}"#,
-            "`noncommittal` is false, not 1 or 0",
-        ),
-    ];
-    for (metric, bad_task, bad, problem) in cases {
-        let (bad_task, bad) = (bad_task.to_string(), bad.to_string());
-        let server = common::serve(move |n, _, body| {
-            if task(body) == bad_task {
-                Reply::json(200, chat(&bad))
-            } else {
-                judge_script(n, body)
-            }
-        })
-        .await;
-        let svc = services(Some(&server.url), Some(&server.url));
-        let s = if *metric == "hallucination" {
-            &hallucinating
-        } else {
-            &sample()
-        };
-        let response = Response::new("Paris is in France, has 10 million people and is a capital.");
-        let scored = score(&spec(metric), s, &response, &svc).await;
-        let e = scored.score.unwrap_err();
-        assert!(
-            matches!(
-                &e,
-                eval_runtime::metrics::MetricError::Service(ServiceError::UnusableAnswer {
-                    attempts: 3,
-                    ..
-                })
-            ),
-            "{metric}: {e:?}"
-        );
-        assert!(e.to_string().contains(problem), "{metric}: {e}");
-        assert_eq!(scored.usage.reasks, 2, "{metric}");
-    }
-    // The rubric's score, out of range or with a key more.
-    for bad in [
-        r#"{"score": 1.5, "rationale": "r"}"#,
-        r#"{"score": 1, "rationale": "r", "verdicts": [1]}"#,
-        r#"{"score": "1", "rationale": "r"}"#,
-    ] {
-        let server = common::serve(move |_, _, _| Reply::json(200, chat(bad))).await;
-        let rubric = MetricSpec::new(
-            "rubric",
-            &[(
-                "rubric",
-                eval_runtime::metric_spec::OptionValue::Str("Is it right?".to_string().into()),
-            )],
-            None,
-        )
-        .unwrap();
-        let scored = score(
-            &rubric,
-            &sample(),
-            &Response::new("x"),
-            &services(Some(&server.url), None),
-        )
-        .await;
-        assert!(scored.score.is_err(), "{bad}");
-        assert_eq!((scored.usage.calls, scored.usage.reasks), (3, 2), "{bad}");
-    }
 }

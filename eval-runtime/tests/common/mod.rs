@@ -192,3 +192,13 @@ pub fn block(body: &Value, name: &str) -> Option<String> {
         .find(|(n, _)| n == name)
         .map(|(_, c)| c)
 }
+
+/// The task a judge request names (`TASK <task>. ...`).
+pub fn task(body: &serde_json::Value) -> String {
+    let system = body["messages"][0]["content"].as_str().unwrap_or("");
+    system
+        .strip_prefix("TASK ")
+        .and_then(|s| s.split_once(". "))
+        .map(|(t, _)| t.to_string())
+        .unwrap_or_default()
+}
