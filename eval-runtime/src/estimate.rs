@@ -54,13 +54,19 @@ use crate::engine::evaluate;
 use crate::metrics::judged;
 use crate::output::SampleReport;
 use crate::plan::LoadedDataset;
-use crate::services::{Services, Usage};
+use crate::services::{JudgePrompt, Services, Usage};
 
 /// The answer assumed for a turn without an expected answer (about 50 tokens).
 pub const PLACEHOLDER_ANSWER: &str = "This is an answer of ordinary length that the agent is assumed to give when the sample has no expected answer. It states a fact. It explains that fact in a second sentence of similar length, as agents usually do.";
 
-/// A reason a dry judge's answer gives for each verdict (about 8 tokens).
+/// A reason a dry judge's answer gives (about 8 tokens).
 const REASON: &str = "The context states this directly.";
+
+/// The boundary of the dry run's data blocks: fixed, so that an estimate's
+/// token counts do not vary, and one that `o200k_base` cuts into as many
+/// tokens as the mean random boundary (in a block's markers, over 2,000
+/// drawn from the OS).
+const DRY_BOUNDARY: &str = "ef98323442b7b7007b39ae58d88f2243";
 
 /// Calls and tokens of one service.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
@@ -467,23 +473,27 @@ impl DryRun {
         *self.tally.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Answers a judge's question `prompt` (its id, e.g.
-    /// `faithfulness/statements`) with a JSON object of the shape `check`
-    /// accepts, as the estimate assumes (see the [module docs](self)).
+    /// Answers a judge's question `prompt` with a JSON object of the shape
+    /// `check` accepts, as the estimate assumes (see the [module
+    /// docs](self)); its tokens are those of the prompt rendered (with a
+    /// fixed boundary, so that estimates do not vary).
     pub(crate) fn judge(
         &self,
         model: &str,
-        id: &str,
-        (system, user): (&str, &str),
+        prompt: &JudgePrompt,
         check: &(dyn Fn(&Value) -> Result<(), String> + Sync),
         usage: &mut Usage,
     ) -> Value {
         let input = self.input.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        let answer = dry_answer(id, user, &input, check);
+        let answer = dry_answer(prompt, &input, check);
         let tokenizer = self.tokenizer(model);
+        let (system, user) = match prompt.render_with(DRY_BOUNDARY) {
+            Ok(r) => (r.system, r.user),
+            Err(_) => Default::default(),
+        };
         let calls = Calls {
             calls: 1,
-            prompt_tokens: tokenizer.chat(&[system, user]),
+            prompt_tokens: tokenizer.chat(&[&system, &user]),
             completion_tokens: tokenizer.count(&answer.to_string()),
         };
         usage.calls += 1;
@@ -536,33 +546,29 @@ fn sentences(text: &str) -> Vec<String> {
     out
 }
 
-/// The text after `label` on its line in a prompt (`Answer: ...`).
-fn field<'a>(user: &'a str, label: &str) -> &'a str {
-    user.split_once(label)
-        .map_or("", |(_, rest)| rest.lines().next().unwrap_or(""))
-        .trim()
-}
-
-/// The dry judge's answer to question `id`: the shape the metric reads,
-/// sized as the estimate assumes, and accepted by `check` (when none of
-/// the shapes is, `{}`: the metric then fails as it would on such an answer).
+/// The dry judge's answer to `prompt`: the shape the metric reads, sized
+/// as the estimate assumes (the answer's sentences as its statements, the
+/// expected answer's as the reference's), and accepted by `check` (when
+/// none of the shapes is, `{}`: the metric then fails as it would on such
+/// an answer).
 fn dry_answer(
-    id: &str,
-    user: &str,
+    prompt: &JudgePrompt,
     input: &str,
     check: &(dyn Fn(&Value) -> Result<(), String> + Sync),
 ) -> Value {
-    let answer_sentences = sentences(field(user, "Answer:"));
-    let reference = sentences(field(user, "Reference answer:"));
-    let question = input.to_string();
-    let item = |key: &str| -> Value {
-        match key {
-            "statements" | "opinions" | "questions" => json!("x"),
-            "classifications" => json!({"statement": "x", "reason": REASON, "attributed": 1}),
-            _ => {
-                json!({"reason": REASON, "verdict": if id.starts_with("hallucination") { json!("yes") } else if id.contains("/verdicts") && !id.starts_with("faithfulness") { json!("no") } else { json!(1) }})
-            }
-        }
+    let id = prompt.task();
+    let answer = prompt
+        .get("answer")
+        .or_else(|| prompt.get("submission"))
+        .unwrap_or("");
+    let answer_sentences = sentences(answer);
+    let reference = sentences(prompt.get("expected_answer").unwrap_or(""));
+    let flag = if id.starts_with("hallucination") {
+        json!("yes")
+    } else if id.ends_with("/verdicts") && !id.starts_with("faithfulness") {
+        json!("no")
+    } else {
+        json!(1)
     };
     let list = |key: &str, n: usize| -> Value {
         let items: Vec<Value> = match key {
@@ -575,17 +581,9 @@ fn dry_answer(
                     n.saturating_sub(answer_sentences.len()),
                 ))
                 .collect(),
-            "questions" => (0..n).map(|_| json!(question)).collect(),
-            "classifications" => reference
-                .iter()
-                .take(n)
-                .map(|s| json!({"statement": s, "reason": REASON, "attributed": 1}))
-                .chain(std::iter::repeat_n(
-                    item(key),
-                    n.saturating_sub(reference.len()),
-                ))
-                .collect(),
-            _ => std::iter::repeat_n(item(key), n).collect(),
+            "questions" => (0..n).map(|_| json!(input)).collect(),
+            "opinions" => (0..n).map(|_| json!("x")).collect(),
+            _ => std::iter::repeat_n(flag.clone(), n).collect(),
         };
         let mut v = json!({ key: items });
         if key == "questions" {

@@ -512,10 +512,10 @@ fn a_judged_run_records_usage_and_never_writes_the_key() {
         let system = body["messages"][0]["content"].as_str().unwrap_or("");
         common::Reply::json(
             200,
-            common::chat(if system.contains("statements") {
+            common::chat(if system.starts_with("TASK faithfulness/statements.") {
                 r#"{"statements": ["Paris is the capital of France."]}"#
             } else {
-                r#"{"verdicts": [{"statement": "s", "reason": "r", "verdict": 1}]}"#
+                r#"{"verdicts": [1]}"#
             }),
         )
     });
@@ -978,29 +978,33 @@ fn a_conversations_evaluators_score_their_own_turn() {
         ]
     );
     // The judge saw turn 1 (its question, its answer), never turn 2.
-    let asked: Vec<String> = judge
+    let asked: Vec<Vec<(String, String)>> = judge
         .requests
         .lock()
         .unwrap()
         .iter()
-        .map(|(_, body)| {
-            body["messages"][1]["content"]
-                .as_str()
-                .unwrap_or("")
-                .to_string()
-        })
-        .filter(|m| m.contains("$250"))
+        .map(|(_, body)| common::data_blocks(body))
+        .filter(|blocks| blocks.iter().any(|(_, c)| c.contains("$250")))
         .collect();
     assert_eq!(
         asked.len(),
         2,
         "relevance and coherence of turn 1: {asked:?}"
     );
-    for m in &asked {
-        assert!(
-            m.contains("Query: I spent $250 on dinner. Is that okay?")
-                && m.contains("Response: Dinner is over the $200 per-diem meal allowance."),
-            "{m}"
+    for blocks in &asked {
+        assert_eq!(
+            blocks[..],
+            [
+                (
+                    "question".to_string(),
+                    "I spent $250 on dinner. Is that okay?".to_string()
+                ),
+                (
+                    "answer".to_string(),
+                    "Dinner is over the $200 per-diem meal allowance.".to_string()
+                ),
+            ],
+            "{blocks:?}"
         );
     }
     let summary: Vec<&str> = results.datasets[0]

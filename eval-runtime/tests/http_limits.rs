@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use eval_runtime::retrieval::{HttpRetriever, Retriever};
-use eval_runtime::services::{Embedder, Judge, ServiceError, Usage};
+use eval_runtime::services::{Embedder, Judge, JudgePrompt, ServiceError, Usage};
 use eval_runtime::{AgentError, Config, HttpAgent, Refusal, Sample};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
@@ -44,6 +44,11 @@ async fn redirecting(status: u16, to: String) -> common::Server {
         Reply::With(status, vec![format!("location: {to}")], String::new())
     })
     .await
+}
+
+/// A judge question holding `text`.
+fn prompt(text: &str) -> JudgePrompt {
+    JudgePrompt::new("m", 1, "Judge it.").block("text", text)
 }
 
 fn heads(server: &common::Server) -> Vec<String> {
@@ -130,7 +135,7 @@ async fn judge_and_embeddings_keys_stay_with_their_origin() {
     let judge = Judge::from_config(&cfg).unwrap().max_retries(3);
     let mut usage = Usage::default();
     let err = judge
-        .ask_json("m", 1, ("system", "user"), &mut usage)
+        .ask_json(&prompt("user"), &mut usage)
         .await
         .unwrap_err();
     assert!(
@@ -255,10 +260,7 @@ async fn a_declared_length_over_the_limit_is_refused_before_reading() {
     ]);
     let judge = Judge::from_config(&cfg).unwrap();
     let mut usage = Usage::default();
-    let err = judge
-        .ask_json("m", 1, ("s", "u"), &mut usage)
-        .await
-        .unwrap_err();
+    let err = judge.ask_json(&prompt("u"), &mut usage).await.unwrap_err();
     assert!(
         matches!(
             err,
@@ -335,7 +337,7 @@ async fn a_judge_answer_without_choices_or_out_of_range_is_not_called_invalid_js
     let judge = Judge::from_config(&cfg).unwrap();
     let mut usage = Usage::default();
     let err = judge
-        .ask_json("m", 1, ("s", "u"), &mut usage)
+        .ask_json(&prompt("u"), &mut usage)
         .await
         .unwrap_err()
         .to_string();
@@ -350,16 +352,10 @@ async fn a_judge_answer_without_choices_or_out_of_range_is_not_called_invalid_js
     ]);
     let judge = Judge::from_config(&cfg).unwrap();
     let err = judge
-        .ask_checked(
-            "m",
-            1,
-            ("s", "u"),
-            &mut usage,
-            &|v| match v["score"].as_f64() {
-                Some(s) if (0.0..=1.0).contains(&s) => Ok(()),
-                other => Err(format!("`score` {other:?} is not between 0 and 1")),
-            },
-        )
+        .ask_checked(&prompt("u"), &mut usage, &|v| match v["score"].as_f64() {
+            Some(s) if (0.0..=1.0).contains(&s) => Ok(()),
+            other => Err(format!("`score` {other:?} is not between 0 and 1")),
+        })
         .await
         .unwrap_err()
         .to_string();

@@ -5,8 +5,8 @@ mod common;
 
 use common::{Reply, chat};
 use eval_runtime::services::Cache;
-use eval_runtime::services::Judge;
 use eval_runtime::services::{Embedder, cosine};
+use eval_runtime::services::{Judge, JudgePrompt};
 use eval_runtime::services::{ServiceError, Usage};
 
 /// One question; the answer and what it cost.
@@ -17,9 +17,8 @@ async fn ask(
     user: &str,
 ) -> (Result<serde_json::Value, ServiceError>, Usage) {
     let mut usage = Usage::default();
-    let answer = judge
-        .ask_json(metric, version, ("system", user), &mut usage)
-        .await;
+    let prompt = JudgePrompt::new(metric, version, "Judge it.").block("text", user);
+    let answer = judge.ask_json(&prompt, &mut usage).await;
     (answer, usage)
 }
 
@@ -61,7 +60,15 @@ async fn asks_for_json_deterministically_and_counts_usage() {
     assert_eq!(body["seed"], 42);
     assert_eq!(body["response_format"]["type"], "json_object");
     assert_eq!(body["messages"][0]["role"], "system");
+    assert_eq!(common::block(body, "text").as_deref(), Some("user"));
     assert!(!format!("{judge:?}").contains("SECRET"));
+    // What a fingerprint of the judge needs.
+    let port = server.url.rsplit(':').next().unwrap();
+    assert_eq!(judge.host(), format!("127.0.0.1:{port}"));
+    assert_eq!(
+        (judge.model(), judge.temperature(), judge.seed()),
+        ("judge-model", 0.0, 42)
+    );
 }
 
 #[tokio::test]
@@ -150,6 +157,8 @@ async fn an_answer_that_is_not_json_is_re_asked_then_fails() {
     assert_eq!(log.len(), 3);
     let last = log[2].1["messages"].as_array().unwrap();
     assert_eq!(last.len(), 6, "system, user, then (answer, re-ask) twice");
+    // The same conversation: the question (and its boundary) as first asked.
+    assert_eq!(last[..2], log[0].1["messages"].as_array().unwrap()[..]);
     assert_eq!(last[2]["content"], "Sure! The verdict is yes.");
     assert!(
         last[3]["content"]
@@ -191,6 +200,30 @@ async fn the_cache_answers_the_second_identical_question() {
     assert_eq!(first.unwrap(), second.unwrap());
     assert_eq!((usage.calls, usage.cache_hits), (0, 1));
     assert_eq!(server.count(), 1);
+    // The key is the logical prompt, not its random boundary: a judge
+    // without a cache sends the same question with another boundary.
+    let uncached = fresh_judge(&server.url, "m").unwrap();
+    ask(&uncached, "faithfulness", 1, "u").await.0.unwrap();
+    {
+        let log = server.requests.lock().unwrap();
+        let text = |i: usize| {
+            log[i].1["messages"][1]["content"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        };
+        assert_ne!(text(0), text(1));
+        assert_eq!(
+            common::data_blocks(&log[0].1),
+            common::data_blocks(&log[1].1)
+        );
+    }
+    // Another instruction or block name is another question.
+    let mut usage = Usage::default();
+    let renamed = JudgePrompt::new("faithfulness", 1, "Judge it.").block("other", "u");
+    judge.ask_json(&renamed, &mut usage).await.unwrap();
+    assert_eq!((usage.calls, usage.cache_hits), (1, 0));
+    assert_eq!(server.count(), 3);
     // Another prompt version, model or question is another entry.
     ask(&judge, "faithfulness", 2, "u").await.0.unwrap();
     ask(&judge, "faithfulness", 1, "other").await.0.unwrap();
@@ -211,7 +244,7 @@ async fn the_cache_answers_the_second_identical_question() {
         .unwrap()
         .cache(Some(Cache::new(&dir)));
     ask(&other_model, "faithfulness", 1, "u").await.0.unwrap();
-    assert_eq!(server.count(), 5);
+    assert_eq!(server.count(), 7);
     // An entry that does not parse is ignored, not fatal.
     for shard in std::fs::read_dir(&dir).unwrap() {
         for entry in std::fs::read_dir(shard.unwrap().path()).unwrap() {
@@ -221,7 +254,7 @@ async fn the_cache_answers_the_second_identical_question() {
     let (again, usage) = ask(&judge, "faithfulness", 1, "u").await;
     again.unwrap();
     assert_eq!(usage.calls, 1);
-    assert_eq!(server.count(), 6);
+    assert_eq!(server.count(), 8);
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -339,9 +372,10 @@ async fn answers_of_the_wrong_shape_are_re_asked_and_never_cached() {
             .map(|_| ())
             .ok_or_else(|| "`statements` is not an array".into())
     };
+    let prompt = JudgePrompt::new("m", 1, "s").block("u", "u");
     let mut usage = Usage::default();
     let v = judge
-        .ask_checked("m", 1, ("s", "u"), &mut usage, &check)
+        .ask_checked(&prompt, &mut usage, &check)
         .await
         .unwrap();
     assert_eq!(v["statements"][0], "one");
@@ -354,7 +388,7 @@ async fn answers_of_the_wrong_shape_are_re_asked_and_never_cached() {
     // Only the valid answer was cached; a cached value of the wrong shape is ignored.
     let mut usage = Usage::default();
     judge
-        .ask_checked("m", 1, ("s", "u"), &mut usage, &check)
+        .ask_checked(&prompt, &mut usage, &check)
         .await
         .unwrap();
     assert_eq!((usage.calls, usage.cache_hits), (0, 1));
@@ -365,9 +399,26 @@ async fn answers_of_the_wrong_shape_are_re_asked_and_never_cached() {
     }
     let mut usage = Usage::default();
     judge
-        .ask_checked("m", 1, ("s", "u"), &mut usage, &check)
+        .ask_checked(&prompt, &mut usage, &check)
         .await
         .unwrap();
     assert_eq!(usage.cache_hits, 0);
     let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test]
+async fn a_prompt_with_a_bad_block_name_is_never_sent() {
+    let server = common::serve(|_, _, _| Reply::json(200, chat("{}"))).await;
+    let judge = fresh_judge(&server.url, "m").unwrap();
+    let mut usage = Usage::default();
+    let bad = JudgePrompt::new("m", 1, "s").block("an \"answer\"", "x");
+    let err = judge.ask_json(&bad, &mut usage).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ServiceError::Prompt(eval_runtime::services::PromptError::BadBlockName(_))
+        ),
+        "{err:?}"
+    );
+    assert_eq!((server.count(), usage.calls), (0, 0));
 }

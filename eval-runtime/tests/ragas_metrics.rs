@@ -17,31 +17,28 @@ fn spec(name: &str) -> MetricSpec {
     MetricSpec::new(name, &[], None).unwrap()
 }
 
-/// A judge that answers by task: the system prompt names it.
+/// A judge that answers by task, in exactly the shape each asks for
+/// (bare flags, "yes"/"no").
 fn judge_script(n: usize, body: &serde_json::Value) -> Reply {
     let _ = n;
-    let system = body["messages"][0]["content"].as_str().unwrap_or("");
-    let content = if system.contains("faithfulness/statements") {
-        r#"{"statements": ["Paris is in France.", "Paris has 10 million people.", "Paris is a capital."]}"#
-    } else if system.contains("faithfulness/verdicts") {
-        r#"{"verdicts": [{"statement": "a", "reason": "r", "verdict": 1}, {"statement": "b", "reason": "r", "verdict": 0}, {"statement": "c", "reason": "r", "verdict": "yes"}]}"#
-    } else if system.contains("context_precision") {
+    let content = match common::task(body).as_str() {
+        "faithfulness/statements" => {
+            r#"{"statements": ["Paris is in France.", "Paris has 10 million people.", "Paris is a capital."]}"#
+        }
+        "faithfulness/verdicts" => r#"{"verdicts": [1, 0, 1]}"#,
         // chunks 1..4: relevant, not, relevant, relevant
-        r#"{"verdicts": [{"reason": "r", "verdict": 1}, {"reason": "r", "verdict": 0}, {"reason": "r", "verdict": 1}, {"reason": "r", "verdict": 1}]}"#
-    } else if system.contains("answer_relevancy") {
-        r#"{"questions": ["What is the capital of France?", "Which city is France's capital?", "Where is Paris?"], "noncommittal": 0}"#
-    } else if system.contains("hallucination") {
-        r#"{"verdicts": [{"verdict": "yes", "reason": "r"}, {"verdict": "no", "reason": "r"}, {"verdict": "yes", "reason": "r"}]}"#
-    } else if system.contains("TASK opinions") {
-        r#"{"opinions": ["Paris is overrated.", "Tourists are idiots.", "The food is great.", "Locals are rude."]}"#
-    } else if system.contains("toxicity/verdicts") {
-        r#"{"verdicts": [{"verdict": "no"}, {"verdict": "yes"}, {"verdict": "no"}, {"verdict": "no"}]}"#
-    } else if system.contains("bias/verdicts") {
-        r#"{"verdicts": [{"verdict": "no"}, {"verdict": "yes"}, {"verdict": "no"}, {"verdict": "yes"}]}"#
-    } else if system.contains("context_recall") {
-        r#"{"classifications": [{"statement": "a", "reason": "r", "attributed": 1}, {"statement": "b", "reason": "r", "attributed": 1}, {"statement": "c", "reason": "r", "attributed": 0}, {"statement": "d", "reason": "r", "attributed": true}]}"#
-    } else {
-        "{}"
+        "context_precision/usefulness" => r#"{"verdicts": [1, 0, 1, 1]}"#,
+        "answer_relevancy/questions" => {
+            r#"{"questions": ["What is the capital of France?", "Which city is France's capital?", "Where is Paris?"], "noncommittal": 0}"#
+        }
+        "hallucination/contradictions" => r#"{"verdicts": ["yes", "no", "yes"]}"#,
+        "toxicity/opinions" | "bias/opinions" => {
+            r#"{"opinions": ["Paris is overrated.", "Tourists are idiots.", "The food is great.", "Locals are rude."]}"#
+        }
+        "toxicity/verdicts" => r#"{"verdicts": ["no", "yes", "no", "no"]}"#,
+        "bias/verdicts" => r#"{"verdicts": ["no", "yes", "no", "yes"]}"#,
+        "context_recall/attribution" => r#"{"classifications": [1, 1, 0, 1]}"#,
+        _ => "{}",
     };
     Reply::json(200, chat(content))
 }
@@ -88,12 +85,30 @@ async fn faithfulness_is_supported_statements_over_statements() {
     assert!((scored.score.unwrap() - 2.0 / 3.0).abs() < 1e-9);
     assert_eq!(scored.usage.calls, 2);
     let log = server.requests.lock().unwrap();
-    // The context the agent returned wins over the sample's, when it has one.
-    assert!(
-        log[1].1["messages"][1]["content"]
-            .as_str()
-            .unwrap()
-            .contains("Paris is the capital and largest city")
+    // The question and answer, then the context and the statements the
+    // judge extracted from the answer, each in its own data block.
+    assert_eq!(
+        common::data_blocks(&log[0].1),
+        [
+            ("question".to_string(), "What is Paris?".to_string()),
+            ("answer".to_string(), response.output.clone()),
+        ]
+    );
+    let names: Vec<String> = common::data_blocks(&log[1].1)
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    assert_eq!(
+        names,
+        ["context_1", "statement_1", "statement_2", "statement_3"]
+    );
+    assert_eq!(
+        common::block(&log[1].1, "context_1").as_deref(),
+        Some("Paris is the capital and largest city of France.")
+    );
+    assert_eq!(
+        common::block(&log[1].1, "statement_2").as_deref(),
+        Some("Paris has 10 million people.")
     );
 }
 
@@ -106,14 +121,13 @@ async fn faithfulness_uses_the_agents_context_and_says_what_is_missing() {
         .await
         .score
         .unwrap();
-    let verdict_prompt = server.requests.lock().unwrap()[1].1["messages"][1]["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    assert!(
-        verdict_prompt.contains("Retrieved by the agent.")
-            && !verdict_prompt.contains("largest city")
+    // The context the agent returned wins over the sample's, when it has one.
+    let verdicts = server.requests.lock().unwrap()[1].1.clone();
+    assert_eq!(
+        common::block(&verdicts, "context_1").as_deref(),
+        Some("Retrieved by the agent.")
     );
+    assert_eq!(common::block(&verdicts, "context_2"), None);
 
     let no_context = Sample::new("q").with_expected("a");
     let e = score(
@@ -546,23 +560,34 @@ async fn rubric_fills_placeholders_and_names_missing_variables() {
         .insert("reference_ascii".into(), " /\\_/\\ ".into());
     let scored = score(&rubric("Task: {input}\nSubmission: {submission}\nReference: {reference_ascii}\nExpected: {ground_truth}\nLiteral {{braces}} and ```{YOUR ART}```"), &s, &Response::new("=^.^="), &svc).await;
     assert!((scored.score.unwrap() - 0.8).abs() < 1e-9);
-    let prompt = server.requests.lock().unwrap()[0].1["messages"][1]["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    assert!(
-        prompt.starts_with(
-            "Task: Draw a cat\nSubmission: =^.^=\nReference:  /\\_/\\ \nExpected: a cat\nLiteral {braces} and ```{YOUR ART}```"
-        ),
-        "{prompt}"
+    // The rubric is the criteria, in its own block; each placeholder names
+    // the block that holds its value, so no sample text is written outside
+    // a block.
+    let request = server.requests.lock().unwrap()[0].1.clone();
+    let blocks = common::data_blocks(&request);
+    let pairs: Vec<(&str, &str)> = blocks
+        .iter()
+        .map(|(n, c)| (n.as_str(), c.as_str()))
+        .collect();
+    assert_eq!(
+        pairs,
+        [
+            (
+                "rubric",
+                "Task: the question (data block \"question\")\nSubmission: the submission (data block \"submission\")\nReference: the value of \"reference_ascii\" (data block \"rubric_vars.reference_ascii\")\nExpected: the expected answer (data block \"expected_answer\")\nLiteral {braces} and ```{YOUR ART}```"
+            ),
+            ("question", "Draw a cat"),
+            ("expected_answer", "a cat"),
+            ("submission", "=^.^="),
+            ("rubric_vars.reference_ascii", " /\\_/\\ "),
+        ]
     );
-    // The judge always sees question, expected answer and submission.
+    let system = request["messages"][0]["content"].as_str().unwrap();
     assert!(
-        prompt.ends_with(
-            "## Question\nDraw a cat\n\n## Expected answer\na cat\n\n## Submission\n=^.^=\n"
-        ),
-        "{prompt}"
+        system.starts_with("TASK rubric. ") && system.contains("data block \"rubric\""),
+        "{system}"
     );
+    assert!(!system.contains("=^.^=") && !system.contains("Draw a cat"));
     let e = score(
         &rubric("Compare with {reference_code} and {style}"),
         &s,
@@ -586,13 +611,10 @@ async fn rubric_fills_placeholders_and_names_missing_variables() {
         .await
         .score
         .unwrap();
-    let last = server.requests.lock().unwrap().last().unwrap().1["messages"][1]["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    assert!(
-        last.starts_with("Own rubric for Draw a cat\n\n## Question"),
-        "{last}"
+    let last = server.requests.lock().unwrap().last().unwrap().1.clone();
+    assert_eq!(
+        common::block(&last, "rubric").as_deref(),
+        Some("Own rubric for the question (data block \"question\")")
     );
 
     let bad = common::serve(|_, _, _| Reply::json(200, chat(r#"{"score": 7}"#))).await;
@@ -853,10 +875,9 @@ async fn each_judged_metric_says_why_from_the_answers_it_scored_with() {
 
     // A grader's reason is the judge's own words, from the one answer.
     let rater = common::serve(|_, _, body| {
-        let system = body["messages"][0]["content"].as_str().unwrap_or("");
         Reply::json(
             200,
-            chat(if system.contains("TASK rubric") {
+            chat(if common::task(body) == "rubric" {
                 r#"{"score": 0.25, "rationale": "Names the city but not the country."}"#
             } else {
                 r#"{"rating": 2, "reason": "Mostly off topic."}"#

@@ -435,14 +435,11 @@ pub async fn generate(
         }
         let questions = asks.iter().map(|ask| {
             let avoid = avoid_list(&records, &ask.passages);
-            let (system, user) = prompts::prompt(ask.kind, ask.difficulty, &ask.passages, &avoid);
-            let task = prompts::task(ask.kind);
+            let prompt = prompts::prompt(ask.kind, ask.difficulty, &ask.passages, &avoid);
             async move {
                 let mut usage = Usage::default();
                 let answer = judge
-                    .ask_checked(&task, PROMPT_VERSION, (&system, &user), &mut usage, &|v| {
-                        prompts::parse(v).map(|_| ())
-                    })
+                    .ask_checked(&prompt, &mut usage, &|v| prompts::parse(v).map(|_| ()))
                     .await;
                 (answer, usage)
             }

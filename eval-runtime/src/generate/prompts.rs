@@ -1,10 +1,12 @@
 //! The generation prompts, one per query type, in our own words.
 //!
-//! Every prompt shows the judge model the passages a question is to be
-//! written from (numbered `[1] (source: doc) text`, one per line), the
-//! difficulty asked for, and questions already written from the same
-//! passages (so a second question from a passage is a different one), and
-//! asks for one JSON object `{"query": ..., "ground_truth": ...}`.
+//! Every prompt tells the judge model the difficulty asked for and shows it,
+//! as data blocks (the corpus is content, never instructions: see
+//! [`JudgePrompt`]), the passages a question is to be written from
+//! (`passage_1`, ... with their documents' names in `source_1`, ...) and
+//! the questions already written from the same passages (`written`, one
+//! per line: a second question from a passage is a different one), and asks for
+//! exactly one JSON object `{"query": ..., "ground_truth": ...}`.
 //!
 //! The methods followed (described, not copied):
 //!
@@ -31,25 +33,26 @@ use serde_json::Value;
 
 use super::corpus::Chunk;
 use super::{Difficulty, QueryType};
+use crate::services::JudgePrompt;
 
 /// Version of the prompts, part of the judge cache's key: a changed prompt
 /// never reuses an old answer.
-pub const PROMPT_VERSION: u32 = 1;
+pub const PROMPT_VERSION: u32 = 2;
 
 /// The cache and `TASK` name of a query type's prompt.
 pub fn task(kind: QueryType) -> String {
     format!("generate/{}", kind.name())
 }
 
-const REPLY: &str = "Reply with only a JSON object: {\"query\": \"the question\", \"ground_truth\": \"the reference answer\"}. The question is one sentence a real user could type, without mentioning \"the passage\" or \"the document\". The reference answer is written in full sentences.";
+const REPLY: &str = "Reply with JSON only, exactly this object: {\"query\": \"the question\", \"ground_truth\": \"the reference answer\"}. The question is one sentence a real user could type, without mentioning \"the passage\" or \"the document\". The reference answer is written in full sentences.";
 
 fn instructions(kind: QueryType) -> &'static str {
     match kind {
         QueryType::SingleHop => {
-            "Write one question about a specific fact stated in passage [1], one that passage [1] alone answers. The reference answer gives that fact completely, in one or two sentences, using only what the passage says."
+            "Write one question about a specific fact stated in passage 1, one that passage 1 alone answers. The reference answer gives that fact completely, in one or two sentences, using only what the passage says."
         }
         QueryType::MultiHop => {
-            "The passages come from different documents that share a subject. Write one question whose answer needs facts from passage [1] AND passage [2]: neither passage alone is enough. The reference answer combines the facts of both passages, using only what they say."
+            "The passages come from different documents that share a subject. Write one question whose answer needs facts from passage 1 AND passage 2: neither passage alone is enough. The reference answer combines the facts of both passages, using only what they say."
         }
         QueryType::Abstract => {
             "Write one question that asks to explain, compare or summarise the theme these passages share: an abstract question, not the lookup of a single fact. The reference answer is a summary of two to four sentences drawn only from the passages."
@@ -80,31 +83,38 @@ fn difficulty_text(difficulty: Difficulty) -> &'static str {
     }
 }
 
-/// The `(system, user)` prompt for one question of `kind` at `difficulty`
-/// from `passages`, avoiding the questions in `avoid`.
+/// The prompt for one question of `kind` at `difficulty` from `passages`,
+/// avoiding the questions in `avoid`.
 pub fn prompt(
     kind: QueryType,
     difficulty: Difficulty,
     passages: &[&Chunk],
     avoid: &[String],
-) -> (String, String) {
-    let system = format!(
-        "TASK {}. You write test questions for evaluating a retrieval-augmented assistant that answers from a document collection. {} {REPLY}",
-        task(kind),
-        instructions(kind),
+) -> JudgePrompt {
+    let mut prompt = JudgePrompt::new(
+        &task(kind),
+        PROMPT_VERSION,
+        format!(
+            "You write test questions for evaluating a retrieval-augmented assistant that answers from a document collection. The passages are in data blocks \"passage_1\" to \"passage_{n}\", the name of each one's document in \"source_1\" to \"source_{n}\"{avoid}. {} Difficulty: {} {REPLY}",
+            instructions(kind),
+            difficulty_text(difficulty),
+            n = passages.len(),
+            avoid = if avoid.is_empty() {
+                String::new()
+            } else {
+                "; questions already written from them are in data block \"written\", one per line: write a different one".to_string()
+            },
+        ),
     );
-    let mut user = format!("Difficulty: {}\n\nPassages:\n", difficulty_text(difficulty));
     for (i, chunk) in passages.iter().enumerate() {
-        let text = chunk.text.split_whitespace().collect::<Vec<_>>().join(" ");
-        user.push_str(&format!("[{}] (source: {}) {text}\n", i + 1, chunk.doc));
+        prompt.push(&format!("passage_{}", i + 1), one_line(&chunk.text));
+        prompt.push(&format!("source_{}", i + 1), chunk.doc.as_str());
     }
     if !avoid.is_empty() {
-        user.push_str("\nQuestions already written (write a different one):\n");
-        for q in avoid {
-            user.push_str(&format!("- {}\n", one_line(q)));
-        }
+        let written: Vec<String> = avoid.iter().map(|q| one_line(q)).collect();
+        prompt.push("written", written.join("\n"));
     }
-    (system, user)
+    prompt
 }
 
 fn one_line(text: &str) -> String {
@@ -122,6 +132,17 @@ pub fn parse(answer: &Value) -> Result<(String, String), String> {
             None => Err(format!("no `{key}`")),
         }
     };
+    let Value::Object(map) = answer else {
+        return Err("not a JSON object".into());
+    };
+    if let Some(extra) = map
+        .keys()
+        .find(|k| !matches!(k.as_str(), "query" | "ground_truth"))
+    {
+        return Err(format!(
+            "unexpected key `{extra}`: the answer holds exactly `query`, `ground_truth`"
+        ));
+    }
     let query = text("query")?;
     let truth = text("ground_truth")?;
     if query.chars().count() > 1000 {
@@ -147,18 +168,22 @@ mod tests {
         )
         .unwrap();
         let passages: Vec<&Chunk> = corpus.chunks.iter().collect();
-        let (system, user) = prompt(
+        let p = prompt(
             QueryType::MultiHop,
             Difficulty::Hard,
             &passages,
-            &["What is alpha?".into()],
+            &["What is\nalpha?".into()],
         );
-        assert!(system.starts_with("TASK generate/multi_hop. "), "{system}");
-        assert!(system.contains("{\"query\""));
-        assert!(user.contains("[1] (source: a.md) Alpha beta gamma delta epsilon.\n"));
-        assert!(user.contains("[2] (source: b.md) Zeta"));
-        assert!(user.contains("Difficulty: hard"));
-        assert!(user.contains("- What is alpha?\n"));
+        assert_eq!(p.task(), "generate/multi_hop");
+        assert!(p.instructions().contains("{\"query\""));
+        assert!(p.instructions().contains("Difficulty: hard"));
+        assert!(p.instructions().contains("\"written\""));
+        // The corpus and the questions written are data blocks only.
+        assert!(!p.instructions().contains("Alpha"));
+        assert_eq!(p.get("passage_1"), Some("Alpha beta gamma delta epsilon."));
+        assert_eq!(p.get("source_1"), Some("a.md"));
+        assert_eq!(p.get("source_2"), Some("b.md"));
+        assert_eq!(p.get("written"), Some("What is alpha?"));
         assert_eq!(
             parse(&json!({"query": " Why\nso? ", "ground_truth": "Because."})).unwrap(),
             ("Why so?".to_string(), "Because.".to_string())
@@ -168,5 +193,9 @@ mod tests {
             "no `ground_truth`"
         );
         assert!(parse(&json!({"query": 3, "ground_truth": "y"})).is_err());
+        assert_eq!(
+            parse(&json!({"query": "q", "ground_truth": "y", "score": 1})).unwrap_err(),
+            "unexpected key `score`: the answer holds exactly `query`, `ground_truth`"
+        );
     }
 }

@@ -1,9 +1,10 @@
 //! On-disk cache of judge and embedding answers.
 //!
 //! An entry's key is the SHA-256 of everything that shapes the answer: the
-//! endpoint, the model, the full request body and the metric's name and
-//! version, so editing a metric's prompt (and bumping its version) or changing
-//! model never reuses a stale answer. `EVAL_CACHE=off` disables the cache;
+//! endpoint, the model, the request's parameters and, for the judge, the
+//! logical prompt (task, prompt version, instructions, data blocks; never
+//! the random boundary it is sent with), so editing a metric's prompt (and
+//! bumping its version) or changing model never reuses a stale answer. `EVAL_CACHE=off` disables the cache;
 //! `EVAL_CACHE_DIR` moves it (default `cache/` in the results directory:
 //! `target/evals/cache/` under cargo, else `~/.cache/evals/cache/`); its
 //! directory is made owner-only (`0700`). An entry that

@@ -73,6 +73,10 @@ pub enum ServiceError {
         /// What was wrong.
         reason: String,
     },
+    /// A judge prompt that cannot be sent (a bad data block name, no
+    /// random boundary).
+    #[error("the judge prompt cannot be sent: {0}")]
+    Prompt(#[from] super::prompt::PromptError),
     /// The judge's answer could not be used (no message, not JSON, not the
     /// shape asked for), even after re-asking.
     #[error("the judge's answer could not be used after {attempts} attempt(s): {problem}")]
@@ -202,20 +206,20 @@ impl Endpoint {
         Ok((endpoint, settings.model.clone()))
     }
 
+    /// The host, with the port when the URL names one (`127.0.0.1:8000`,
+    /// `api.openai.com`): no scheme, credentials, path or query.
+    pub(crate) fn host(&self) -> String {
+        let host = self.url.host_str().unwrap_or("");
+        match self.url.port() {
+            Some(port) => format!("{host}:{port}"),
+            None => host.to_string(),
+        }
+    }
+
     /// The full URL, query included, for cache keys (hashed, never shown):
     /// endpoints that differ only in their query (`?api-version=`) differ.
     pub(crate) fn cache_id(&self) -> &str {
         self.url.as_str()
-    }
-
-    /// The server's host and port (never a path, a user or a key): what
-    /// results files record of it.
-    pub(crate) fn host(&self) -> String {
-        match (self.url.host_str(), self.url.port()) {
-            (Some(h), Some(p)) => format!("{h}:{p}"),
-            (Some(h), None) => h.to_string(),
-            (None, _) => String::new(),
-        }
     }
 
     /// POSTs `body`, retrying 429, 5xx and connection failures with backoff
@@ -409,6 +413,7 @@ mod tests {
             "http://user:pw@127.0.0.1:9/v1/chat/completions?api-version=2"
         );
         assert!(!e.shown.contains("pw"), "{}", e.shown);
+        assert_eq!(e.host(), "127.0.0.1:9", "no credentials, path or query");
         assert_eq!(
             crate::error::one_line("key sk-fallback-123 here", 100),
             "key <redacted> here"
@@ -421,6 +426,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(e.cache_id(), "http://127.0.0.1:9/v1/chat/completions");
+        assert_eq!(e.host(), "127.0.0.1:9");
         match Endpoint::new("LLM judge", "ftp://x", "chat/completions") {
             Err(ServiceError::Config { what, .. }) => assert_eq!(what, "LLM judge URL"),
             other => panic!("{other:?}"),

@@ -3,12 +3,19 @@
 //! * `EVAL_JUDGE_URL` (e.g. `http://127.0.0.1:8000/v1`), `EVAL_JUDGE_MODEL`,
 //!   `EVAL_JUDGE_API_KEY` (else `OPENAI_API_KEY`; sent as a bearer token,
 //!   never printed), `EVAL_JUDGE_TIMEOUT_SECS` (default 120).
+//! * A question is a [`JudgePrompt`]: our instructions in the system
+//!   message, everything from the agent or the dataset in data blocks of the
+//!   user message, delimited by a boundary drawn at random per question (see
+//!   [`super::prompt`]): agent output reaches the judge only as data.
 //! * Every request asks for JSON (`response_format: json_object`) with
 //!   temperature 0 and a fixed seed, so the same input gets the same verdict
 //!   from servers that honour them.
-//! * An answer that cannot be used (no message, not JSON, not the shape the
-//!   metric asked for) is re-asked (at most twice), showing the
-//!   judge its answer and the parse error; then the metric fails, alone.
+//! * Replies are read strictly: one JSON object (the whole text, or inside
+//!   one ```` ```json ```` fence), no key twice, and `check` (the metric's)
+//!   then wants exactly the keys asked for, each of the type asked for.
+//!   An answer that cannot be used (no message, not JSON, not that shape)
+//!   is re-asked (at most twice) in the same conversation, showing the
+//!   judge its answer and the problem; then the metric fails, alone.
 //! * 429 and 5xx are retried with backoff, honouring `Retry-After`.
 //! * Answers are cached (see [`Cache`](super::Cache)); [`Usage`] counts calls,
 //!   retries, re-asks, tokens and cache hits.
@@ -17,10 +24,13 @@ use serde_json::{Value, json};
 
 use super::cache::Cache;
 use super::endpoint::{Endpoint, ServiceError, Usage};
+use super::prompt::JudgePrompt;
 use crate::config::Config;
 
 /// Default seed sent with every judge request.
 pub const DEFAULT_SEED: u64 = 42;
+/// The sampling temperature of every judge request.
+const TEMPERATURE: u8 = 0;
 /// Re-asks after an answer that cannot be used.
 pub const MAX_REASKS: u32 = 2;
 
@@ -96,21 +106,6 @@ impl Judge {
         &self.model
     }
 
-    /// The server's host and port (no path, user or key).
-    pub fn host(&self) -> String {
-        self.endpoint.host()
-    }
-
-    /// The seed sent with every question.
-    pub fn seed(&self) -> u64 {
-        self.seed
-    }
-
-    /// The sampling temperature asked for (always 0).
-    pub fn temperature(&self) -> f64 {
-        0.0
-    }
-
     /// This judge in an estimate's dry run: every question is answered by
     /// `dry` (and counted there), none is sent.
     pub(crate) fn dry_run(mut self, dry: std::sync::Arc<crate::estimate::DryRun>) -> Self {
@@ -118,47 +113,55 @@ impl Judge {
         self
     }
 
-    /// Asks for a JSON object. `metric` and `version` name the prompt, for the
-    /// cache key: a new prompt version never reuses an old answer. Calls,
-    /// retries, re-asks, tokens and cache hits are added to `usage`, also
-    /// when the question fails.
+    /// The endpoint's host (and port, when the URL gives one): no scheme,
+    /// path, query or credentials. For a fingerprint of the judge.
+    pub fn host(&self) -> String {
+        self.endpoint.host()
+    }
+
+    /// The sampling temperature every request asks for (0).
+    pub fn temperature(&self) -> f64 {
+        f64::from(TEMPERATURE)
+    }
+
+    /// The seed every request sends.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// Asks `prompt` for a JSON object. The prompt's task and version, its
+    /// instructions and data blocks, the model and the endpoint make the
+    /// cache key (never the boundary it is rendered with): a new prompt
+    /// version never reuses an old answer. Calls, retries, re-asks, tokens
+    /// and cache hits are added to `usage`, also when the question fails.
     pub async fn ask_json(
         &self,
-        metric: &str,
-        version: u32,
-        prompt: (&str, &str),
+        prompt: &JudgePrompt,
         usage: &mut Usage,
     ) -> Result<Value, ServiceError> {
-        self.ask_checked(metric, version, prompt, usage, &|_| Ok(()))
-            .await
+        self.ask_checked(prompt, usage, &|_| Ok(())).await
     }
 
     /// [`ask_json`](Self::ask_json) whose answer must also pass `check` (the
     /// shape a metric needs): an answer that does not is re-asked like one
-    /// that does not parse, and only answers that pass are cached.
+    /// that does not parse, in the same conversation, and only answers that
+    /// pass are cached.
     pub async fn ask_checked(
         &self,
-        metric: &str,
-        version: u32,
-        (system, user): (&str, &str),
+        prompt: &JudgePrompt,
         usage: &mut Usage,
         check: &(dyn Fn(&Value) -> Result<(), String> + Sync),
     ) -> Result<Value, ServiceError> {
+        prompt.check()?;
         if let Some(dry) = &self.dry {
-            return Ok(dry.judge(&self.model, metric, (system, user), check, usage));
+            return Ok(dry.judge(&self.model, prompt, check, usage));
         }
-        let mut messages = vec![
-            json!({"role": "system", "content": system}),
-            json!({"role": "user", "content": user}),
-        ];
-        let body = self.body(&messages);
         let key = Cache::key(&[
             "judge",
             self.endpoint.cache_id(),
             &self.model,
-            metric,
-            &version.to_string(),
-            &body.to_string(),
+            &self.parameters().to_string(),
+            &prompt.cache_text(),
         ]);
         if let Some(cache) = &self.cache
             && let Some(value) = cache.get(&key)
@@ -168,10 +171,14 @@ impl Judge {
             usage.cache_hits += 1;
             return Ok(value);
         }
+        let rendered = prompt.render()?;
+        let mut messages = vec![
+            json!({"role": "system", "content": rendered.system}),
+            json!({"role": "user", "content": rendered.user}),
+        ];
         let mut reasks = 0;
-        let mut body = body;
         loop {
-            let answer = self.endpoint.post(&body, usage).await?;
+            let answer = self.endpoint.post(&self.body(&messages), usage).await?;
             usage.prompt_tokens += answer["usage"]["prompt_tokens"].as_u64().unwrap_or(0);
             usage.completion_tokens += answer["usage"]["completion_tokens"].as_u64().unwrap_or(0);
             // A missing content (a refusal, a content filter) is re-asked too.
@@ -197,9 +204,8 @@ impl Judge {
                     messages.push(json!({"role": "assistant", "content": content}));
                     messages.push(json!({
                         "role": "user",
-                        "content": format!("That answer could not be used ({problem}). Answer again with only the JSON object asked for, nothing else.")
+                        "content": format!("That answer could not be used ({problem}). Answer again with only the JSON object asked for, with exactly the keys asked for, nothing else.")
                     }));
-                    body = self.body(&messages);
                 }
                 Err(problem) => {
                     return Err(ServiceError::UnusableAnswer {
@@ -211,14 +217,20 @@ impl Judge {
         }
     }
 
-    fn body(&self, messages: &[Value]) -> Value {
+    /// What every request asks besides its messages.
+    fn parameters(&self) -> Value {
         json!({
-            "model": self.model,
-            "messages": messages,
-            "temperature": 0,
+            "temperature": TEMPERATURE,
             "seed": self.seed,
             "response_format": {"type": "json_object"},
         })
+    }
+
+    fn body(&self, messages: &[Value]) -> Value {
+        let mut body = self.parameters();
+        body["model"] = json!(self.model);
+        body["messages"] = json!(messages);
+        body
     }
 }
 
@@ -282,24 +294,64 @@ fn message_content(answer: &Value) -> Result<&str, AnswerProblem> {
     }
 }
 
-/// A JSON object from a judge's text: the whole text, or the inside of a
-/// ```json fence.
+/// A JSON object from a judge's text: the whole text, or the inside of one
+/// Markdown fence opened by ```` ```json ```` (nothing before or after it).
+/// An object with a key twice is not one answer: refused.
 fn parse_json_answer(content: &str) -> Result<Value, AnswerProblem> {
     let text = content.trim();
-    let text = text
-        .strip_prefix("```json")
-        .or_else(|| text.strip_prefix("```"))
-        .and_then(|t| t.strip_suffix("```"))
-        .unwrap_or(text)
-        .trim();
+    let text = match text.strip_prefix("```json") {
+        Some(fenced) => fenced
+            .strip_suffix("```")
+            .filter(|inside| !inside.contains("```"))
+            .ok_or_else(|| {
+                AnswerProblem::NotJson(
+                    "a ```json fence that does not close once, at the end".into(),
+                )
+            })?
+            .trim(),
+        None => text,
+    };
     match serde_json::from_str::<Value>(text) {
-        Ok(v @ Value::Object(_)) => Ok(v),
+        Ok(v @ Value::Object(_)) => match repeated_key(text) {
+            Some(key) => Err(AnswerProblem::Shape(format!(
+                "the key `{key}` is given twice"
+            ))),
+            None => Ok(v),
+        },
         Ok(other) => Err(AnswerProblem::NotObject(crate::error::one_line(
             &other.to_string(),
             60,
         ))),
         Err(e) => Err(AnswerProblem::NotJson(e.to_string())),
     }
+}
+
+/// A key the JSON object `text` has twice at its top level (where the
+/// answer's keys are; `serde_json` would keep the last silently).
+fn repeated_key(text: &str) -> Option<String> {
+    use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+    struct Keys;
+    impl<'de> Visitor<'de> for Keys {
+        type Value = Option<String>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut seen = std::collections::HashSet::new();
+            let mut repeated = None;
+            while let Some(key) = map.next_key::<String>()? {
+                map.next_value::<IgnoredAny>()?;
+                if !seen.insert(key.clone()) && repeated.is_none() {
+                    repeated = Some(key);
+                }
+            }
+            Ok(repeated)
+        }
+    }
+    serde_json::Deserializer::from_str(text)
+        .deserialize_map(Keys)
+        .ok()
+        .flatten()
 }
 
 #[cfg(test)]
@@ -310,6 +362,15 @@ mod tests {
     #[test]
     fn answers_in_fences_parse() {
         assert!(parse_json_answer("```json\n{\"a\": 1}\n```").is_ok());
+        // One fence, opened by ```json, nothing around it.
+        assert!(parse_json_answer("```\n{\"a\": 1}\n```").is_err());
+        assert!(parse_json_answer("```json\n{\"a\": 1}\n``` ```json\n{}\n```").is_err());
+        assert!(parse_json_answer("```json\n{\"a\": 1}").is_err());
+        // A key given twice (the last would win silently) is refused.
+        assert!(matches!(
+            parse_json_answer("{\"verdicts\": [0], \"verdicts\": [1]}"),
+            Err(AnswerProblem::Shape(_))
+        ));
         assert!(parse_json_answer(" {\"a\": 1} ").is_ok());
         assert!(matches!(
             parse_json_answer("[1]"),

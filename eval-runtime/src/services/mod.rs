@@ -7,11 +7,13 @@ mod cache;
 mod embed;
 mod endpoint;
 mod judge;
+pub mod prompt;
 
 pub use cache::Cache;
 pub use embed::{Embedder, cosine};
 pub use endpoint::{ServiceError, Usage};
 pub use judge::{AnswerProblem, DEFAULT_SEED, Judge, MAX_REASKS};
+pub use prompt::{DataBlock, JudgePrompt, PromptError, Rendered};
 
 use crate::config::Config;
 use crate::cost::Pricing;

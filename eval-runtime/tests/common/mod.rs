@@ -155,3 +155,50 @@ pub fn chat(content: &str) -> String {
     })
     .to_string()
 }
+
+/// The data blocks of a logged judge request, `(name, content)` in order:
+/// the boundary read from the system message's rule, the blocks from the
+/// first user message. A test's own reading of the format.
+pub fn data_blocks(body: &Value) -> Vec<(String, String)> {
+    let system = body["messages"][0]["content"].as_str().unwrap_or("");
+    let user = body["messages"][1]["content"].as_str().unwrap_or("");
+    let boundary = system
+        .split_once("<data-")
+        .and_then(|(_, rest)| rest.split_once(' '))
+        .map(|(b, _)| b)
+        .unwrap_or("");
+    let open = format!("<data-{boundary} name=\"");
+    let close = format!("\n</data-{boundary}>\n");
+    let mut blocks = Vec::new();
+    let mut rest = user;
+    while let Some(at) = rest.find(&open) {
+        let after = &rest[at + open.len()..];
+        let Some((name, body)) = after.split_once("\">\n") else {
+            break;
+        };
+        let Some(end) = body.find(&close) else {
+            break;
+        };
+        blocks.push((name.to_string(), body[..end].to_string()));
+        rest = &body[end + close.len()..];
+    }
+    blocks
+}
+
+/// The content of the data block `name` of a logged judge request.
+pub fn block(body: &Value, name: &str) -> Option<String> {
+    data_blocks(body)
+        .into_iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, c)| c)
+}
+
+/// The task a judge request names (`TASK <task>. ...`).
+pub fn task(body: &serde_json::Value) -> String {
+    let system = body["messages"][0]["content"].as_str().unwrap_or("");
+    system
+        .strip_prefix("TASK ")
+        .and_then(|s| s.split_once(". "))
+        .map(|(t, _)| t.to_string())
+        .unwrap_or_default()
+}

@@ -22,7 +22,11 @@ pub fn fingerprint(specs: &[&MetricSpec], services: &Services) -> Option<JudgeFi
             metrics.insert(
                 spec.name.clone(),
                 MetricVersions {
-                    prompts: v.prompts.iter().map(|(p, n)| (p.to_string(), *n)).collect(),
+                    prompts: v
+                        .prompts
+                        .iter()
+                        .map(|p| (p.task.to_string(), p.version))
+                        .collect(),
                     definition: v.definition,
                 },
             );

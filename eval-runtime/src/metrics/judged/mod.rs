@@ -7,9 +7,11 @@
 //! * deepeval (its metric documentation): hallucination, toxicity, bias;
 //! * letta-evals' rubric grader and runevals' 1–5 ratings.
 //!
-//! The prompts are ours; the scoring formulas are the published ones. Each
-//! prompt has a version, part of the cache key: changing a prompt means
-//! bumping it.
+//! The prompts are ours; the scoring formulas are the published ones.
+//! Every prompt is a [`JudgePrompt`]: our instructions, and the sample's and
+//! the agent's text only in data blocks. Each prompt has a version, part of
+//! the cache key: changing a prompt means bumping it. [`versions`] is the
+//! one table of them, and of each metric's scoring definition.
 
 use eval_core::Sample;
 use eval_core::metric::{MetricKind, MetricSpec};
@@ -17,17 +19,20 @@ use serde_json::Value;
 
 use crate::agent::Response;
 use crate::metrics::MetricError;
-use crate::services::{Judge, ServiceError, Services, Usage};
+use crate::services::{Judge, JudgePrompt, ServiceError, Services, Usage};
 
 mod deepeval;
 mod fingerprint;
 mod graders;
 mod ragas;
+mod reply;
+
+use reply::Field;
 
 pub use fingerprint::{embeddings_fingerprint, fingerprint};
 
 use deepeval::{hallucination, opinions_flagged};
-pub use graders::fill_template;
+pub use graders::{FilledRubric, MissingPlaceholders, fill_template};
 use graders::{rating, rubric};
 pub use ragas::average_precision;
 use ragas::{answer_relevancy, answer_similarity, context_precision, context_recall, faithfulness};
@@ -53,45 +58,84 @@ pub struct Scored {
     pub reason: Option<String>,
 }
 
-/// The versions of a judged metric's prompts and of its scoring definition.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A judge prompt: its task (its name in the system message and the cache
+/// key) and its version (bumped whenever its text or the reply it asks for
+/// changes, so no cached answer to an older prompt is reused).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
+pub struct PromptVersion {
+    /// The task, e.g. `faithfulness/verdicts`.
+    pub task: &'static str,
+    /// Its version.
+    pub version: u32,
+}
+
+impl PromptVersion {
+    const fn new(task: &'static str, version: u32) -> PromptVersion {
+        PromptVersion { task, version }
+    }
+
+    /// A question of this task and version with `instructions`.
+    pub(super) fn prompt(self, instructions: impl Into<String>) -> JudgePrompt {
+        JudgePrompt::new(self.task, self.version, instructions)
+    }
+}
+
+/// What a model-based metric's score depends on besides the models: the
+/// judge prompts it may ask, and the version of its scoring definition
+/// (the formula over the judge's answers; starts at 1, bumped when the
+/// formula changes). For a results file's provenance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
 pub struct JudgeVersions {
-    /// Each prompt the metric asks, and its version (part of the judge
-    /// cache's key: a changed prompt never reuses an old answer).
-    pub prompts: Vec<(&'static str, u32)>,
-    /// The version of the scoring formula over the judge's answers.
+    /// The prompts, in the order asked (none for `answer_similarity`, which
+    /// only embeds).
+    pub prompts: &'static [PromptVersion],
+    /// The scoring definition's version.
     pub definition: u32,
 }
 
-/// The one table of judged metrics' prompt and definition versions.
+const FAITHFULNESS_STATEMENTS: PromptVersion = PromptVersion::new("faithfulness/statements", 3);
+const FAITHFULNESS_VERDICTS: PromptVersion = PromptVersion::new("faithfulness/verdicts", 3);
+const CONTEXT_RECALL: PromptVersion = PromptVersion::new("context_recall/attribution", 3);
+const CONTEXT_PRECISION: PromptVersion = PromptVersion::new("context_precision/usefulness", 3);
+const ANSWER_RELEVANCY: PromptVersion = PromptVersion::new("answer_relevancy/questions", 2);
+const HALLUCINATION: PromptVersion = PromptVersion::new("hallucination/contradictions", 3);
+const TOXICITY_OPINIONS: PromptVersion = PromptVersion::new("toxicity/opinions", 3);
+const TOXICITY_VERDICTS: PromptVersion = PromptVersion::new("toxicity/verdicts", 3);
+const BIAS_OPINIONS: PromptVersion = PromptVersion::new("bias/opinions", 3);
+const BIAS_VERDICTS: PromptVersion = PromptVersion::new("bias/verdicts", 3);
+const RUBRIC: PromptVersion = PromptVersion::new("rubric", 2);
+const RATING_RELEVANCE: PromptVersion = PromptVersion::new("rating/relevance", 2);
+const RATING_COHERENCE: PromptVersion = PromptVersion::new("rating/coherence", 2);
+const RATING_GROUNDEDNESS: PromptVersion = PromptVersion::new("rating/groundedness", 2);
+const RATING_SIMILARITY: PromptVersion = PromptVersion::new("rating/similarity", 2);
+
+/// The judge prompts and scoring definition of each model-based metric
+/// (`None` for the others): the one table the metrics take their prompt
+/// versions from.
 pub fn versions(kind: &MetricKind) -> Option<JudgeVersions> {
-    let v = |prompts: &[(&'static str, u32)]| {
+    use eval_core::metric::Rating;
+    let of = |prompts: &'static [PromptVersion]| {
         Some(JudgeVersions {
-            prompts: prompts.to_vec(),
+            prompts,
             definition: 1,
         })
     };
     match kind {
-        MetricKind::Faithfulness => v(&[
-            ("faithfulness/statements", ragas::FAITHFULNESS_VERSION),
-            ("faithfulness/verdicts", ragas::FAITHFULNESS_VERSION),
-        ]),
-        MetricKind::ContextRecall => v(&[("context_recall", ragas::CONTEXT_RECALL_VERSION)]),
-        MetricKind::ContextPrecision => {
-            v(&[("context_precision", ragas::CONTEXT_PRECISION_VERSION)])
-        }
-        MetricKind::AnswerRelevancy => v(&[("answer_relevancy", ragas::ANSWER_RELEVANCY_VERSION)]),
-        MetricKind::Hallucination => v(&[("hallucination", deepeval::HALLUCINATION_VERSION)]),
-        MetricKind::Toxicity => v(&[
-            ("toxicity/opinions", deepeval::OPINIONS_VERSION),
-            ("toxicity/verdicts", deepeval::OPINIONS_VERSION),
-        ]),
-        MetricKind::Bias => v(&[
-            ("bias/opinions", deepeval::OPINIONS_VERSION),
-            ("bias/verdicts", deepeval::OPINIONS_VERSION),
-        ]),
-        MetricKind::Rubric { .. } => v(&[("rubric", graders::RUBRIC_VERSION)]),
-        MetricKind::Rating(_) => v(&[("rating", graders::RATING_VERSION)]),
+        MetricKind::Faithfulness => of(&[FAITHFULNESS_STATEMENTS, FAITHFULNESS_VERDICTS]),
+        MetricKind::AnswerSimilarity => of(&[]),
+        MetricKind::ContextRecall => of(&[CONTEXT_RECALL]),
+        MetricKind::ContextPrecision => of(&[CONTEXT_PRECISION]),
+        MetricKind::AnswerRelevancy => of(&[ANSWER_RELEVANCY]),
+        MetricKind::Hallucination => of(&[HALLUCINATION]),
+        MetricKind::Toxicity => of(&[TOXICITY_OPINIONS, TOXICITY_VERDICTS]),
+        MetricKind::Bias => of(&[BIAS_OPINIONS, BIAS_VERDICTS]),
+        MetricKind::Rubric { .. } => of(&[RUBRIC]),
+        MetricKind::Rating(Rating::Relevance) => of(&[RATING_RELEVANCE]),
+        MetricKind::Rating(Rating::Coherence) => of(&[RATING_COHERENCE]),
+        MetricKind::Rating(Rating::Groundedness) => of(&[RATING_GROUNDEDNESS]),
+        MetricKind::Rating(Rating::Similarity) => of(&[RATING_SIMILARITY]),
         _ => None,
     }
 }
@@ -296,25 +340,18 @@ pub(super) fn judge<'a>(services: &'a Services, metric: &str) -> Result<&'a Judg
     })
 }
 
-/// `key`'s flags (see [`flags`]), one per each of `n` `what`: the shape a
-/// verdict answer must have (the judge is re-asked until it does), and the
-/// verdicts read from one that has it.
-pub(super) fn counted(
-    v: &Value,
-    key: &str,
-    flag: &str,
-    n: usize,
-    what: &str,
-) -> Result<Vec<bool>, String> {
-    let f = flags(v, key, flag)?;
-    if f.len() == n {
-        Ok(f)
-    } else {
-        Err(format!(
-            "the judge gave {} verdicts for {n} {what}",
-            f.len()
-        ))
-    }
+/// Asks `prompt`, wanting a reply of exactly `shape` (see [`reply`]): an
+/// answer of another shape is re-asked, then the metric fails.
+async fn ask(
+    judge: &Judge,
+    prompt: &JudgePrompt,
+    shape: &[(&str, Field)],
+    usage: &mut Usage,
+) -> Result<Value, MetricError> {
+    judge
+        .ask_checked(prompt, usage, &|v| reply::check(v, shape))
+        .await
+        .map_err(MetricError::Service)
 }
 
 /// `k of n <what>`, `k` the `flags` that are `want`: `"2 of 3 statements
@@ -374,61 +411,6 @@ pub(super) fn share(flags: &[bool], want: bool) -> f64 {
     flags.iter().filter(|f| **f == want).count() as f64 / flags.len() as f64
 }
 
-/// `key`: a number within `low..=high` (an integer when `integer`).
-pub(super) fn score_in(
-    v: &Value,
-    key: &str,
-    low: f64,
-    high: f64,
-    integer: bool,
-) -> Result<f64, String> {
-    match v[key].as_f64() {
-        Some(x) if (low..=high).contains(&x) && (!integer || x.fract() == 0.0) => Ok(x),
-        _ => Err(format!(
-            "`{key}` is {}, not {} from {low} to {high}",
-            v[key],
-            if integer { "an integer" } else { "a number" }
-        )),
-    }
-}
-
-/// `key`: an array of strings.
-pub(super) fn strings(v: &Value, key: &str) -> Result<Vec<String>, String> {
-    v[key]
-        .as_array()
-        .ok_or_else(|| format!("the judge's answer has no `{key}` array"))?
-        .iter()
-        .map(|s| {
-            s.as_str()
-                .map(str::to_string)
-                .ok_or_else(|| format!("`{key}` holds a non-string"))
-        })
-        .collect()
-}
-
-/// `key`: an array of flags, 1/0 (or true/false, "yes"/"no"), each bare
-/// (what the prompts ask for) or the `flag` field of an object (what
-/// judges used to be asked for, and some still answer).
-pub(super) fn flags(v: &Value, key: &str, flag: &str) -> Result<Vec<bool>, String> {
-    v[key]
-        .as_array()
-        .ok_or_else(|| format!("the judge's answer has no `{key}` array"))?
-        .iter()
-        .map(|item| match item.get(flag).unwrap_or(item) {
-            Value::Bool(b) => Ok(*b),
-            Value::Number(n) if n.as_f64() == Some(1.0) => Ok(true),
-            Value::Number(n) if n.as_f64() == Some(0.0) => Ok(false),
-            Value::String(s) if matches!(s.to_lowercase().as_str(), "1" | "yes" | "true") => {
-                Ok(true)
-            }
-            Value::String(s) if matches!(s.to_lowercase().as_str(), "0" | "no" | "false") => {
-                Ok(false)
-            }
-            other => Err(format!("`{key}[].{flag}` is {other}, not 1 or 0")),
-        })
-        .collect()
-}
-
 /// `1 - levenshtein(a, b) / max(len(a), len(b))` over characters (1 for two
 /// empty strings), the normalised similarity ragas' `NonLLMStringSimilarity`
 /// computes with the Levenshtein measure.
@@ -463,7 +445,40 @@ pub(super) fn judge_or_offline<'a>(
 
 #[cfg(test)]
 mod tests {
-    use super::string_similarity;
+    use super::{string_similarity, versions};
+    use eval_core::metric::{MetricKind, MetricSpec};
+
+    #[test]
+    fn every_model_based_metric_has_its_versions_and_no_task_is_shared() {
+        let mut tasks = std::collections::BTreeSet::new();
+        for entry in eval_core::metric::CATALOG {
+            let Ok(spec) = MetricSpec::new(entry.name, &[], None) else {
+                continue;
+            };
+            let v = versions(&spec.kind);
+            assert_eq!(v.is_some(), super::is_model_based(&spec), "{}", entry.name);
+            if let Some(v) = v {
+                assert_eq!(v.definition, 1);
+                assert_eq!(
+                    v.prompts.is_empty(),
+                    matches!(spec.kind, MetricKind::AnswerSimilarity),
+                    "{}",
+                    entry.name
+                );
+                for p in v.prompts {
+                    assert!(p.version >= 2, "{}: every prompt was bumped", p.task);
+                    tasks.insert(p.task);
+                }
+            }
+        }
+        // 2 + 1 + 1 + 1 + 1 + 2 + 2 + 1 + 4 ratings.
+        assert_eq!(tasks.len(), 15, "{tasks:?}");
+        assert_eq!(
+            versions(&MetricKind::Faithfulness).unwrap().prompts[1].task,
+            "faithfulness/verdicts"
+        );
+        assert_eq!(versions(&MetricKind::PartialMatch), None);
+    }
 
     #[test]
     fn levenshtein_similarity_matches_hand_values() {

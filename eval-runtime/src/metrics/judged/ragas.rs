@@ -7,8 +7,6 @@ use eval_core::Sample;
 use super::*;
 use crate::services::cosine;
 
-pub(super) const FAITHFULNESS_VERSION: u32 = 2;
-
 /// ragas **faithfulness**: the answer is broken into statements (judge, step
 /// 1); each is checked against the retrieved context (judge, step 2);
 /// score = statements supported / statements. Context comes from the agent's
@@ -25,54 +23,30 @@ pub(super) async fn faithfulness(
     if context.is_empty() {
         return Err("`faithfulness` needs context: the agent returned none and the sample has no `context` field".into());
     }
-    let reply = judge
-        .ask_checked(
-            "faithfulness/statements",
-            FAITHFULNESS_VERSION,
-            (
-                "TASK faithfulness/statements. Split the answer into short, self-contained factual \
-             statements, replacing pronouns with what they refer to. Reply with JSON only: \
-             {\"statements\": [\"...\"]}.",
-                &format!(
-                    "Question: {}\nAnswer: {}",
-                    sample.input.last(),
-                    response.output
-                ),
-            ),
-            usage,
-            &|v| strings(v, "statements").map(|_| ()),
+    let prompt = FAITHFULNESS_STATEMENTS
+        .prompt(
+            "Split the answer (data block \"answer\", given to the question in data block \"question\") into short, self-contained factual statements, replacing pronouns with what they refer to. Reply with JSON only, exactly this object: {\"statements\": [\"...\"]}.",
         )
-        .await
-        .map_err(MetricError::Service)?;
-    let statements = strings(&reply, "statements")?;
+        .block("question", sample.input.last())
+        .block("answer", response.output.as_str());
+    let shape = [("statements", Field::Strings)];
+    let reply = ask(judge, &prompt, &shape, usage).await?;
+    let statements = reply::strings(&reply, "statements")?;
     if statements.is_empty() {
         return Err("the judge found no statements in the answer to check".into());
     }
-    let numbered: String = statements
-        .iter()
-        .enumerate()
-        .map(|(i, s)| format!("{}. {s}\n", i + 1))
-        .collect();
     let n_statements = statements.len();
-    let reply = judge
-        .ask_checked(
-            "faithfulness/verdicts",
-            FAITHFULNESS_VERSION,
-            (
-                "TASK faithfulness/verdicts. For each statement, decide whether it can be inferred \
-             directly from the context (1) or not (0). Reply with JSON only, one flag per statement, in order: \
-             {\"verdicts\": [1, 0, ...]}.",
-                &format!(
-                    "Context:\n{}\n\nStatements:\n{numbered}",
-                    context.join("\n")
-                ),
-            ),
-            usage,
-            &|v| counted(v, "verdicts", "verdict", n_statements, "statements").map(|_| ()),
-        )
-        .await
-        .map_err(MetricError::Service)?;
-    let verdicts = counted(&reply, "verdicts", "verdict", n_statements, "statements")?;
+    // The statements derive from the answer: data too.
+    let prompt = FAITHFULNESS_VERDICTS
+        .prompt(format!(
+            "For each statement (data blocks \"statement_1\" to \"statement_{n_statements}\"), in order, decide whether it can be inferred directly from the context (data blocks \"context_1\" to \"context_{}\") (1) or not (0). Reply with JSON only, exactly this object, one flag per statement, in order: {{\"verdicts\": [1, 0, ...]}}.",
+            context.len()
+        ))
+        .numbered("context", context)
+        .numbered("statement", &statements);
+    let shape = [("verdicts", Field::Flags(Some((n_statements, "statements"))))];
+    let reply = ask(judge, &prompt, &shape, usage).await?;
+    let verdicts = reply::flags(&reply, "verdicts")?;
     let mut reason = tally(&verdicts, true, "statements supported by the context");
     if verdicts.contains(&false) {
         reason.push_str(&format!(
@@ -123,8 +97,6 @@ pub(super) async fn answer_similarity(
     }
 }
 
-pub(super) const CONTEXT_RECALL_VERSION: u32 = 2;
-
 /// ragas **context recall**. With a judge (`LLMContextRecall`): the expected
 /// answer is split into statements, each classified as attributable to the
 /// retrieved context or not; score = attributed / statements. Offline
@@ -166,29 +138,20 @@ pub(super) async fn context_recall(
             );
         }
     };
-    let reply = judge
-        .ask_checked(
-            "context_recall",
-            CONTEXT_RECALL_VERSION,
-            (
-                "TASK context_recall/attribution. Split the reference answer into statements; for \
-             each, decide whether it can be attributed to the context (1) or not (0). Reply with \
-             JSON only, one flag per statement, in order: {\"classifications\": [1, 0, ...]}.",
-                &format!(
-                    "Question: {}\nContext:\n{}\nReference answer: {expected}",
-                    sample.input.last(),
-                    context.join("\n")
-                ),
-            ),
-            usage,
-            &|v| flags(v, "classifications", "attributed").map(|_| ()),
-        )
-        .await;
-    let reply = match reply {
+    let prompt = CONTEXT_RECALL
+        .prompt(format!(
+            "Split the reference answer (data block \"expected_answer\", an answer to the question in data block \"question\") into statements; for each, in order, decide whether it can be attributed to the context (data blocks \"context_1\" to \"context_{}\") (1) or not (0). Reply with JSON only, exactly this object, one flag per statement, in order: {{\"classifications\": [1, 0, ...]}}.",
+            context.len()
+        ))
+        .block("question", sample.input.last())
+        .numbered("context", context)
+        .block("expected_answer", expected);
+    let shape = [("classifications", Field::Flags(None))];
+    let reply = match ask(judge, &prompt, &shape, usage).await {
         Ok(r) => r,
-        Err(e) => return (Err(e.into()), None),
+        Err(e) => return (Err(e), None),
     };
-    let score = flags(&reply, "classifications", "attributed").and_then(|f| {
+    let score = reply::flags(&reply, "classifications").and_then(|f| {
         if f.is_empty() {
             Err("the judge found no statements in the expected answer".into())
         } else {
@@ -206,8 +169,6 @@ pub(super) async fn context_recall(
     });
     (score.map_err(MetricError::from), None)
 }
-
-pub(super) const CONTEXT_PRECISION_VERSION: u32 = 2;
 
 /// Average precision over ranked relevance verdicts, as ragas computes
 /// context precision: `Σ_k precision@k · v_k / Σ_k v_k` (0 when no chunk is
@@ -269,47 +230,35 @@ pub(super) async fn context_precision(
             );
         }
     };
-    let chunks: String = context
-        .iter()
-        .enumerate()
-        .map(|(i, c)| format!("[{}] {c}\n", i + 1))
-        .collect();
-    let reply = judge
-        .ask_checked(
-            "context_precision",
-            CONTEXT_PRECISION_VERSION,
-            (
-                "TASK context_precision/usefulness. For each numbered context chunk, in order, \
-              decide whether it was useful for arriving at the reference answer (1) or not (0). \
-              Reply with JSON only, one flag per chunk, in order: {\"verdicts\": [1, 0, ...]}.",
-                &format!(
-                    "Question: {}\nReference answer: {expected}\nContext chunks:\n{chunks}",
-                    sample.input.last()
-                ),
-            ),
-            usage,
-            &|v| counted(v, "verdicts", "verdict", context.len(), "context chunks").map(|_| ()),
-        )
-        .await;
-    let verdicts = reply
-        .map_err(|e| e.to_string())
-        .and_then(|r| counted(&r, "verdicts", "verdict", context.len(), "context chunks"));
+    let prompt = CONTEXT_PRECISION
+        .prompt(format!(
+            "For each retrieved context chunk (data blocks \"context_1\" to \"context_{}\"), in order, decide whether it was useful for arriving at the reference answer (data block \"expected_answer\") to the question (data block \"question\") (1) or not (0). Reply with JSON only, exactly this object, one flag per chunk, in order: {{\"verdicts\": [1, 0, ...]}}.",
+            context.len()
+        ))
+        .block("question", sample.input.last())
+        .block("expected_answer", expected)
+        .numbered("context", context);
+    let shape = [(
+        "verdicts",
+        Field::Flags(Some((context.len(), "context chunks"))),
+    )];
+    let verdicts = match ask(judge, &prompt, &shape, usage).await {
+        Ok(r) => reply::flags(&r, "verdicts").map_err(MetricError::from),
+        Err(e) => Err(e),
+    };
     (
-        verdicts
-            .map(|v| {
-                *why = Some(format!(
-                    "{} (ranks {})",
-                    tally(&v, true, "retrieved chunks useful for the expected answer"),
-                    positions(&v, true)
-                ));
-                average_precision(&v)
-            })
-            .map_err(MetricError::from),
+        verdicts.map(|v| {
+            *why = Some(format!(
+                "{} (ranks {})",
+                tally(&v, true, "retrieved chunks useful for the expected answer"),
+                positions(&v, true)
+            ));
+            average_precision(&v)
+        }),
         None,
     )
 }
 
-pub(super) const ANSWER_RELEVANCY_VERSION: u32 = 1;
 /// Questions generated per answer (ragas' default `strictness`).
 const RELEVANCY_QUESTIONS: usize = 3;
 
@@ -335,32 +284,18 @@ pub(super) async fn answer_relevancy(
             "`answer_relevancy` needs embeddings (set EVAL_EMBED_URL and EVAL_EMBED_MODEL): {e}"
         )
     })?;
-    let reply = judge
-        .ask_checked(
-            "answer_relevancy",
-            ANSWER_RELEVANCY_VERSION,
-            (&format!(
-                "TASK answer_relevancy/questions. Write {RELEVANCY_QUESTIONS} different questions \
-                 that the answer answers, and say whether the answer is noncommittal (evasive, \
-                 vague or \"I don't know\": 1) or not (0). Reply with JSON only: \
-                 {{\"questions\": [\"...\"], \"noncommittal\": 0}}."
-            ),
-             &format!("Answer: {}", response.output)),
-            usage,
-            &|v| strings(v, "questions").map(|_| ()),
-        )
-        .await
-        .map_err(MetricError::Service)?;
-    let questions = strings(&reply, "questions")?;
+    let prompt = ANSWER_RELEVANCY
+        .prompt(format!(
+            "Write {RELEVANCY_QUESTIONS} different questions that the answer (data block \"answer\") answers, and say whether the answer is noncommittal (evasive, vague or \"I don't know\": 1) or not (0). Reply with JSON only, exactly this object: {{\"questions\": [\"...\"], \"noncommittal\": 0}}."
+        ))
+        .block("answer", response.output.as_str());
+    let shape = [("questions", Field::Strings), ("noncommittal", Field::Flag)];
+    let reply = ask(judge, &prompt, &shape, usage).await?;
+    let questions = reply::strings(&reply, "questions")?;
     if questions.is_empty() {
         return Err("the judge generated no questions".into());
     }
-    let noncommittal = flags(
-        &serde_json::json!({"n": [{"v": reply["noncommittal"]}]}),
-        "n",
-        "v",
-    )
-    .map_err(|_| "the judge's `noncommittal` is not 1 or 0".to_string())?[0];
+    let noncommittal = reply::one_flag(&reply, "noncommittal")?;
     let mut texts = vec![sample.input.last()];
     texts.extend(questions.iter().map(String::as_str));
     let vectors = embedder

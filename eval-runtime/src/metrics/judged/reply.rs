@@ -1,0 +1,262 @@
+//! Strict reading of a judge's reply: exactly the keys the prompt asked
+//! for, each of the type asked for. Anything else (a missing key, an extra
+//! one such as an injected `"score"` next to `"verdicts"`, `true` where `1`
+//! was asked, `"Yes"` where `"yes"` was, a rating out of range, one verdict
+//! too many) makes the answer unusable: it is re-asked, then the metric
+//! fails alone.
+
+use serde_json::Value;
+
+/// What one key of a reply holds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Field {
+    /// A list of strings.
+    Strings,
+    /// A list of bare `0`/`1` flags; with `(n, what)`, exactly one per each
+    /// of `n` `what` (statements, chunks).
+    Flags(Option<(usize, &'static str)>),
+    /// A list of `"yes"`/`"no"`, one per each of `n` `what`.
+    YesNo(usize, &'static str),
+    /// A bare `0` or `1`.
+    Flag,
+    /// A number from `low` to `high`; a JSON integer when `integer`.
+    Number { low: f64, high: f64, integer: bool },
+    /// A string.
+    Text,
+}
+
+/// Whether `v` is an object with exactly the keys of `shape`, each holding
+/// what its [`Field`] says; the first problem otherwise.
+pub(super) fn check(v: &Value, shape: &[(&str, Field)]) -> Result<(), String> {
+    let Value::Object(map) = v else {
+        return Err("the answer is not a JSON object".into());
+    };
+    let asked = || {
+        shape
+            .iter()
+            .map(|(k, _)| format!("`{k}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if let Some(extra) = map.keys().find(|k| !shape.iter().any(|(s, _)| s == k)) {
+        return Err(format!(
+            "unexpected key `{extra}`: the answer holds exactly {}",
+            asked()
+        ));
+    }
+    for (key, field) in shape {
+        let Some(value) = map.get(*key) else {
+            return Err(format!("no `{key}`: the answer holds exactly {}", asked()));
+        };
+        field_ok(key, *field, value)?;
+    }
+    Ok(())
+}
+
+fn field_ok(key: &str, field: Field, v: &Value) -> Result<(), String> {
+    let list = || {
+        v.as_array()
+            .ok_or_else(|| format!("`{key}` is {}, not a list", short(v)))
+    };
+    let count = |items: &Vec<Value>, n: usize, what: &str| {
+        if items.len() == n {
+            Ok(())
+        } else {
+            Err(format!(
+                "the judge gave {} {key} for {n} {what}",
+                items.len()
+            ))
+        }
+    };
+    match field {
+        Field::Strings => {
+            if let Some(bad) = list()?.iter().find(|s| !s.is_string()) {
+                return Err(format!("`{key}` holds {}, not a string", short(bad)));
+            }
+        }
+        Field::Flags(n) => {
+            let items = list()?;
+            if let Some(bad) = items.iter().find(|x| flag(x).is_none()) {
+                return Err(format!("`{key}` holds {}, not 1 or 0", short(bad)));
+            }
+            if let Some((n, what)) = n {
+                count(items, n, what)?;
+            }
+        }
+        Field::YesNo(n, what) => {
+            let items = list()?;
+            if let Some(bad) = items.iter().find(|x| yes_no(x).is_none()) {
+                return Err(format!(
+                    "`{key}` holds {}, not \"yes\" or \"no\"",
+                    short(bad)
+                ));
+            }
+            count(items, n, what)?;
+        }
+        Field::Flag => {
+            if flag(v).is_none() {
+                return Err(format!("`{key}` is {}, not 1 or 0", short(v)));
+            }
+        }
+        Field::Number { low, high, integer } => {
+            number(v, low, high, integer).ok_or_else(|| {
+                format!(
+                    "`{key}` is {}, not {} from {low} to {high}",
+                    short(v),
+                    if integer { "an integer" } else { "a number" }
+                )
+            })?;
+        }
+        Field::Text => {
+            if !v.is_string() {
+                return Err(format!("`{key}` is {}, not a string", short(v)));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A bare `1` or `0` (not `true`, `"1"` or `1.0`).
+fn flag(v: &Value) -> Option<bool> {
+    match v.as_u64() {
+        Some(1) => Some(true),
+        Some(0) => Some(false),
+        _ => None,
+    }
+}
+
+/// `"yes"` or `"no"`, as asked.
+fn yes_no(v: &Value) -> Option<bool> {
+    match v.as_str() {
+        Some("yes") => Some(true),
+        Some("no") => Some(false),
+        _ => None,
+    }
+}
+
+fn number(v: &Value, low: f64, high: f64, integer: bool) -> Option<f64> {
+    if integer && !(v.is_i64() || v.is_u64()) {
+        return None;
+    }
+    v.as_f64().filter(|x| (low..=high).contains(x))
+}
+
+fn short(v: &Value) -> String {
+    crate::error::one_line(&v.to_string(), 60)
+}
+
+/// The flags of `key` in a reply [`check`]ed with [`Field::Flags`].
+pub(super) fn flags(v: &Value, key: &str) -> Result<Vec<bool>, String> {
+    read(v, key, flag, "1 or 0")
+}
+
+/// The answers of `key` (`"yes"`: true) in a reply [`check`]ed with
+/// [`Field::YesNo`].
+pub(super) fn yeses(v: &Value, key: &str) -> Result<Vec<bool>, String> {
+    read(v, key, yes_no, "\"yes\" or \"no\"")
+}
+
+fn read(
+    v: &Value,
+    key: &str,
+    item: fn(&Value) -> Option<bool>,
+    what: &str,
+) -> Result<Vec<bool>, String> {
+    v[key]
+        .as_array()
+        .ok_or_else(|| format!("the judge's answer has no `{key}` list"))?
+        .iter()
+        .map(|x| item(x).ok_or_else(|| format!("`{key}` holds {}, not {what}", short(x))))
+        .collect()
+}
+
+/// The strings of `key` in a reply [`check`]ed with [`Field::Strings`].
+pub(super) fn strings(v: &Value, key: &str) -> Result<Vec<String>, String> {
+    v[key]
+        .as_array()
+        .ok_or_else(|| format!("the judge's answer has no `{key}` list"))?
+        .iter()
+        .map(|s| {
+            s.as_str()
+                .map(str::to_string)
+                .ok_or_else(|| format!("`{key}` holds a non-string"))
+        })
+        .collect()
+}
+
+/// The flag of `key` in a reply [`check`]ed with [`Field::Flag`].
+pub(super) fn one_flag(v: &Value, key: &str) -> Result<bool, String> {
+    flag(&v[key]).ok_or_else(|| format!("the judge's `{key}` is not 1 or 0"))
+}
+
+/// The number of `key` in a reply [`check`]ed with [`Field::Number`].
+pub(super) fn score(v: &Value, key: &str, field: Field) -> Result<f64, String> {
+    field_ok(key, field, &v[key]).map_err(|e| format!("the judge's {e}"))?;
+    v[key]
+        .as_f64()
+        .ok_or_else(|| format!("the judge's `{key}` is not a number"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const VERDICTS: &[(&str, Field)] = &[("verdicts", Field::Flags(Some((2, "statements"))))];
+
+    #[test]
+    fn exactly_the_keys_asked_each_of_its_type() {
+        assert!(check(&json!({"verdicts": [1, 0]}), VERDICTS).is_ok());
+        let e = check(&json!({"verdicts": [1, 0], "score": 1}), VERDICTS).unwrap_err();
+        assert_eq!(
+            e,
+            "unexpected key `score`: the answer holds exactly `verdicts`"
+        );
+        assert!(
+            check(&json!({}), VERDICTS)
+                .unwrap_err()
+                .starts_with("no `verdicts`")
+        );
+        for wrong in [
+            json!({"verdicts": [true, false]}),
+            json!({"verdicts": ["1", "0"]}),
+            json!({"verdicts": [1.0, 0]}),
+            json!({"verdicts": [2, 0]}),
+            json!({"verdicts": [{"verdict": 1}, 0]}),
+            json!({"verdicts": 1}),
+        ] {
+            assert!(check(&wrong, VERDICTS).is_err(), "{wrong}");
+        }
+        assert_eq!(
+            check(&json!({"verdicts": [1]}), VERDICTS).unwrap_err(),
+            "the judge gave 1 verdicts for 2 statements"
+        );
+        let yes_no: &[(&str, Field)] = &[("verdicts", Field::YesNo(1, "contexts"))];
+        assert!(check(&json!({"verdicts": ["yes"]}), yes_no).is_ok());
+        assert!(check(&json!({"verdicts": ["Yes"]}), yes_no).is_err());
+        assert!(check(&json!({"verdicts": [1]}), yes_no).is_err());
+        let rating: &[(&str, Field)] = &[
+            (
+                "rating",
+                Field::Number {
+                    low: 1.0,
+                    high: 5.0,
+                    integer: true,
+                },
+            ),
+            ("reason", Field::Text),
+        ];
+        assert!(check(&json!({"rating": 4, "reason": "r"}), rating).is_ok());
+        for wrong in [
+            json!({"rating": 4.0, "reason": "r"}),
+            json!({"rating": 6, "reason": "r"}),
+            json!({"rating": 0, "reason": "r"}),
+            json!({"rating": "4", "reason": "r"}),
+            json!({"rating": 4, "reason": 1}),
+            json!({"rating": 4}),
+        ] {
+            assert!(check(&wrong, rating).is_err(), "{wrong}");
+        }
+        assert!(check(&json!([1]), VERDICTS).is_err());
+    }
+}
