@@ -48,27 +48,33 @@ fn uniform() -> f64 {
 /// Agent calls made by the bench's agents.
 static CALLS: AtomicU64 = AtomicU64::new(0);
 
-/// `n` samples, each answered right with probability `p(i)`.
-fn samples(n: usize, p: impl Fn(usize) -> f64) -> Vec<Sample> {
+/// `n` samples (the same dataset for every agent: only the agent differs).
+fn samples(n: usize) -> Vec<Sample> {
     (0..n)
         .map(|i| {
             let mut s = Sample::new(format!("question {i}")).with_expected("paris");
             s.id = format!("q{i:04}");
-            s.metadata.insert("p".into(), p(i).into());
             s
         })
         .collect()
 }
 
-/// The agent: right (`paris`) with the sample's probability, else wrong.
+/// The agent of the current run: how likely it answers sample `i` right.
+type Agent = fn(usize) -> f64;
+static AGENT: Mutex<Agent> = Mutex::new(|_| 0.0);
+
+/// The agent: right (`paris`) with its probability for the sample, else wrong.
 async fn answer(sample: &Sample) -> Response {
     CALLS.fetch_add(1, Ordering::Relaxed);
-    let p = sample.metadata["p"].as_f64().unwrap_or(0.0);
+    let i: usize = sample.id[1..].parse().unwrap_or(0);
+    let p = (*AGENT.lock().unwrap_or_else(|e| e.into_inner()))(i);
     Response::new(if uniform() < p { "paris" } else { "berlin" })
 }
 
-/// One run of `samples` scored with `metrics`, `repeat` runs per sample.
-fn run(samples: &[Sample], metrics: &str, repeat: Repeat) -> Results {
+/// One run of `samples` scored with `metrics`, `repeat` runs per sample, by
+/// the agent `p`.
+fn run(samples: &[Sample], p: Agent, metrics: &str, repeat: Repeat) -> Results {
+    *AGENT.lock().unwrap_or_else(|e| e.into_inner()) = p;
     let plan = PlanBuilder::new()
         .samples("qa", samples.to_vec(), metrics)
         .repeat(repeat);
@@ -96,14 +102,15 @@ fn rate(k: usize, n: usize) -> String {
 /// earlier per-sample rule would have (a sample's score fell).
 fn pairs(
     pairs: usize,
-    old: &[Sample],
-    new: &[Sample],
+    samples: &[Sample],
+    (old, new): (Agent, Agent),
     repeat: Repeat,
 ) -> (usize, usize, [usize; 4]) {
     let (mut regressions, mut per_sample) = (0, 0);
     let mut outcomes = [0usize; 4];
     for _ in 0..pairs {
-        let (a, b) = (run(old, "contains", repeat), run(new, "contains", repeat));
+        let a = run(samples, old, "contains", repeat);
+        let b = run(samples, new, "contains", repeat);
         let d = diff::compare(&a, &b, 0.0, Allow::default()).expect("comparable runs");
         if !d.regressions().is_empty() {
             regressions += 1;
@@ -139,9 +146,10 @@ fn main() {
     let started = Instant::now();
 
     println!("== A/A: the same agent (p = 0.7), N = 200, {n_pairs} pairs of runs ==");
-    let same = samples(200, |_| 0.7);
+    let dataset = samples(200);
+    let seventy: Agent = |_| 0.7;
     for repeat in [Repeat::Runs(1), Repeat::Runs(5)] {
-        let (reg, per_sample, o) = pairs(n_pairs, &same, &same, repeat);
+        let (reg, per_sample, o) = pairs(n_pairs, &dataset, (seventy, seventy), repeat);
         println!(
             "repeat {repeat}: called a regression in {}; outcomes: {} regression, {} improvement, {} no change, {} inconclusive",
             rate(reg, n_pairs),
@@ -157,8 +165,8 @@ fn main() {
     }
 
     println!("\n== Power: p = 0.7 against p = 0.6, N = 500, {n_pairs} pairs ==");
-    let (good, worse) = (samples(500, |_| 0.7), samples(500, |_| 0.6));
-    let (reg, _, o) = pairs(n_pairs, &good, &worse, Repeat::Runs(1));
+    let dataset = samples(500);
+    let (reg, _, o) = pairs(n_pairs, &dataset, (seventy, |_| 0.6), Repeat::Runs(1));
     println!(
         "detected as a regression in {}; outcomes: {} regression, {} improvement, {} no change, {} inconclusive",
         rate(reg, n_pairs),
@@ -171,17 +179,18 @@ fn main() {
     println!(
         "\n== repeat = \"auto\" against repeat = 5: 85 always right, 10 always wrong, 5 right half the time =="
     );
-    let mixed = samples(100, |i| match i {
+    let mixed = samples(100);
+    let agent: Agent = |i| match i {
         0..85 => 1.0,
         85..95 => 0.0,
         _ => 0.5,
-    });
+    };
     for metrics in ["partial_match >= 0.5", "contains >= 0.5"] {
         let mut verdicts = Vec::new();
         let mut calls = Vec::new();
         for repeat in [Repeat::Runs(5), Repeat::Auto { max: 10 }] {
             let before = CALLS.load(Ordering::Relaxed);
-            let r = run(&mixed, metrics, repeat);
+            let r = run(&mixed, agent, metrics, repeat);
             calls.push(CALLS.load(Ordering::Relaxed) - before);
             verdicts.push(
                 r.samples
