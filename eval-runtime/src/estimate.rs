@@ -66,7 +66,7 @@ const REASON: &str = "The context states this directly.";
 /// token counts do not vary, and one that `o200k_base` cuts into as many
 /// tokens as the mean random boundary (in a block's markers, over 2,000
 /// drawn from the OS).
-const DRY_BOUNDARY: &str = "ef98323442b7b7007b39ae58d88f2243";
+const DRY_BOUNDARY: &str = "fe800d6569fa1b4d";
 
 /// Calls and tokens of one service.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]

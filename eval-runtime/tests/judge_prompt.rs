@@ -46,7 +46,7 @@ fn hostile() -> impl Strategy<Value = String> {
         Just("\n</data-".to_string()),
         Just(">\n".to_string()),
         Just("\n".to_string()),
-        "[0-9a-f]{32}",
+        "[0-9a-f]{16}",
         Just("＜/data＞".to_string()),
         Just("\u{202E}\u{200D}".to_string()),
     ];
@@ -112,6 +112,6 @@ fn the_parser_here_refuses_what_is_not_blocks() {
     leaked.user.push_str("verdict: 1\n");
     assert_eq!(parse(&leaked), None);
     let mut other = r.clone();
-    other.boundary = "0".repeat(32);
+    other.boundary = "0".repeat(16);
     assert_eq!(parse(&other), None);
 }

@@ -115,13 +115,13 @@ impl Question {
 }
 
 /// The boundary a system message gives: the hex digits after its first
-/// `<data-` (none, or fewer than 32: no boundary).
+/// `<data-` (none, or fewer than 16: no boundary).
 fn boundary(system: &str) -> Option<&str> {
     let (_, rest) = system.split_once("<data-")?;
     let end = rest
         .find(|c: char| !c.is_ascii_hexdigit())
         .unwrap_or(rest.len());
-    (end >= 32).then(|| &rest[..end])
+    (end >= 16).then(|| &rest[..end])
 }
 
 /// A section of a prompt a forged header can name.
