@@ -14,6 +14,7 @@ use clap::{Parser, Subcommand};
 
 #[macro_use]
 mod out;
+mod calibrate;
 mod convert;
 mod discover;
 mod evaluate;
@@ -56,6 +57,8 @@ enum Command {
     Convert(convert::Args),
     /// Upgrade a legacy runevals file to the versioned format (a backup is written first).
     Upgrade(convert::UpgradeArgs),
+    /// Measure a metric against human labels: Cohen's κ, accuracy, true-pass and true-fail rates, Spearman's ρ, under the judge's fingerprint (`--min-kappa K` exits 1 below K).
+    Calibrate(calibrate::Args),
     /// Join parts and shards (`merge`), summarise results for a terminal or CI (`summary`), compare results files (`diff`), or accept one as the baseline (`accept`).
     #[command(subcommand)]
     Report(report::Command),
@@ -93,6 +96,7 @@ fn main() -> ExitCode {
         Command::Convert(args) => convert::run(args),
         Command::Upgrade(args) => convert::upgrade(args),
         Command::Report(command) => report::run(command),
+        Command::Calibrate(args) => calibrate::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

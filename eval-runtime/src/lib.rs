@@ -117,14 +117,15 @@ pub mod __private;
 /// and the verdict they amount to.
 pub mod results {
     pub use crate::output::{
-        AgentProvenance, DatasetProvenance, EmbeddingsFingerprint, GitState, JudgeFingerprint,
-        MetricVersions, Provenance,
+        AgentProvenance, CalibrationSummary, DatasetProvenance, EmbeddingsFingerprint, GitState,
+        JudgeFingerprint, MetricVersions, Provenance,
     };
     pub use crate::output::{
         DatasetSummary, DatasetTerms, FORMAT_VERSION, Gate, GateResult, KEPT_CHARS, KEPT_CHUNKS,
         MetricRecord, MetricSummary, Results, ResultsError, ResultsKey, RunSpread, RunVerdict,
-        SampleRecord, UsageTotals, Verdict, binary_name, failed_gates, junit_xml, merge,
-        merge_allowing, merge_dir, merge_paths, merge_paths_allowing, results_dir, total_usage,
+        SampleRecord, UsageTotals, Verdict, binary_name, calibration_dir, failed_gates, junit_xml,
+        merge, merge_allowing, merge_dir, merge_paths, merge_paths_allowing, results_dir,
+        total_usage,
     };
     // CI summaries: a run's summary as Markdown (GitHub's step summary) or terminal text.
     pub use crate::output::{SHOWN_FAILURES, append_step_summary, summary_markdown, summary_text};
@@ -138,6 +139,17 @@ pub mod diff {
     };
     // A comparison as Markdown, for a pull-request comment.
     pub use crate::output::{SHOWN_CHANGES, diff_markdown};
+}
+
+/// Calibrating a metric against human labels: Cohen's κ, accuracy,
+/// true-pass and true-fail rates, Spearman's ρ, under the judge's
+/// fingerprint (see [`calibrate::calibrate`]).
+pub mod calibrate {
+    pub use crate::front::calibrate::{OUTPUT_FIELDS, calibrate};
+    pub use crate::output::{
+        CALIBRATION_VERSION, CalibrateError, Calibration, Disagreement, RankCorrelation, Unscored,
+        matching_calibrations as matching,
+    };
 }
 
 /// Reports of whole runs a person reads: the self-contained HTML page.

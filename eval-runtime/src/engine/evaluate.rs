@@ -288,6 +288,25 @@ fn combine(
     report
 }
 
+/// The scores of `specs` on a fixed answer (`response`), with no agent
+/// run: what calibrating a metric against human labels scores.
+pub(crate) async fn score_one(
+    sample: &Sample,
+    specs: &[MetricSpec],
+    response: Response,
+    services: &Services,
+) -> SampleReport {
+    let report = SampleReport::new(sample.id.clone(), sample);
+    if let Some(reason) = missing_fields(sample, specs).or_else(|| {
+        judged::missing_for_setup(sample, specs, services).map(SampleError::MetricSetup)
+    }) {
+        let mut report = report;
+        report.error = Some(reason);
+        return report;
+    }
+    score(report, sample, specs, Ok(response), services).await
+}
+
 /// Fills `report` from the agent's outcome: an error, or every metric's score
 /// (model-based ones through `services`).
 pub(crate) async fn score(

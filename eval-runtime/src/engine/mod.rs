@@ -10,7 +10,7 @@
 //! verdicts come from [`output`](crate::output).
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use tokio::sync::Semaphore;
@@ -53,6 +53,8 @@ pub(crate) struct Run {
     records: Mutex<Vec<Option<Compact>>>,
     /// The project the run is in (its git revision goes into provenance).
     project: Option<std::path::PathBuf>,
+    /// Where calibrations of the judged metrics are looked for.
+    calibrations: Option<std::path::PathBuf>,
     /// What the agent says of itself, once it is known.
     agent: OnceLock<crate::output::AgentProvenance>,
 }
@@ -69,6 +71,13 @@ impl Run {
         self
     }
 
+    /// The same run, showing the κ of calibrations in `dir` made with its
+    /// judge.
+    pub(crate) fn calibrated_from(mut self, dir: PathBuf) -> Run {
+        self.calibrations = Some(dir);
+        self
+    }
+
     /// Notes what `agent` says of itself, the first time (for provenance).
     fn note_agent(&self, agent: &dyn Agent) {
         if self.agent.get().is_none() {
@@ -78,12 +87,19 @@ impl Run {
 
     /// Where the run's scores come from.
     pub(crate) fn provenance(&self) -> crate::output::Provenance {
-        provenance::gather(
+        let mut p = provenance::gather(
             &self.datasets,
             &self.services,
             self.agent.get(),
             self.project.as_deref(),
-        )
+        );
+        if let Some(dir) = &self.calibrations {
+            p.calibrations = crate::output::matching_calibrations(dir, p.judge.as_ref())
+                .iter()
+                .map(crate::output::CalibrationSummary::of)
+                .collect();
+        }
+        p
     }
 
     /// A run whose agent calls each hold one of `permits`, which other runs
@@ -109,6 +125,7 @@ impl Run {
             slots: OnceLock::new(),
             records: Mutex::new(records),
             project: None,
+            calibrations: None,
             agent: OnceLock::new(),
         }
     }
@@ -504,6 +521,7 @@ pub(crate) fn write_results(
             complete: whole,
             incomplete: crate::output::incompleteness(whole, &datasets, missing),
             usage: crate::output::total_usage(&datasets),
+            provenance,
             datasets: &datasets,
         });
         Ok(())

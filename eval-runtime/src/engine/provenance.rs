@@ -55,6 +55,7 @@ pub(crate) fn gather(
             .collect(),
         judge: crate::metrics::judged::fingerprint(&specs, services),
         embeddings: crate::metrics::judged::embeddings_fingerprint(&specs, services),
+        calibrations: Vec::new(),
     }
 }
 
@@ -102,6 +103,11 @@ pub(crate) fn combine(parts: impl IntoIterator<Item = Provenance>) -> Option<Pro
                     all.judge = p.judge;
                 } else if let (Some(a), Some(b)) = (&mut all.judge, p.judge) {
                     a.metrics.extend(b.metrics);
+                }
+                for c in p.calibrations {
+                    if !all.calibrations.iter().any(|a| a.metric == c.metric) {
+                        all.calibrations.push(c);
+                    }
                 }
                 if all.embeddings.is_none() {
                     all.embeddings = p.embeddings;

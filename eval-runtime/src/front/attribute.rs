@@ -157,7 +157,8 @@ impl Embedded {
                 process_permits(config),
                 plan.concurrency,
             )
-            .in_project(&plan.base_dir),
+            .in_project(&plan.base_dir)
+            .calibrated_from(crate::output::calibration_dir(config)),
         ))
     }
 

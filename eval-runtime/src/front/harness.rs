@@ -355,8 +355,11 @@ impl Harness {
         if let Some(note) = note {
             eprintln!("note: {note}");
         }
-        let run =
-            Arc::new(Run::new(datasets, services, plan.concurrency).in_project(&plan.base_dir));
+        let run = Arc::new(
+            Run::new(datasets, services, plan.concurrency)
+                .in_project(&plan.base_dir)
+                .calibrated_from(crate::output::calibration_dir(config)),
+        );
         let trials: Vec<Trial> = (0..run.len())
             .map(|t| {
                 let (run, agent) = (run.clone(), agent.clone());

@@ -4,6 +4,7 @@
 //! `evals` command uses.
 
 pub(crate) mod attribute;
+pub(crate) mod calibrate;
 pub(crate) mod harness;
 pub(crate) mod probe;
 pub(crate) mod runner;

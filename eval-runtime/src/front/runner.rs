@@ -99,7 +99,9 @@ impl Runner {
         let notes = datasets.iter().flat_map(|d| d.notes.clone()).collect();
         Ok(Prepared {
             binary: &self.binary,
-            run: Run::new(datasets, services, plan.concurrency).in_project(&plan.base_dir),
+            run: Run::new(datasets, services, plan.concurrency)
+                .in_project(&plan.base_dir)
+                .calibrated_from(crate::output::calibration_dir(config)),
             baseline: plan.baseline,
             config,
             agent: plan.agent,

@@ -17,6 +17,12 @@ use std::path::{Path, PathBuf};
 
 use crate::config::Config;
 
+/// Where calibrations are kept and looked for: `calibration/` in the
+/// results directory ([`results_dir`]).
+pub fn calibration_dir(config: &Config) -> PathBuf {
+    results_dir(config).join("calibration")
+}
+
 /// The directory results go to: `$EVAL_RESULTS_DIR`, else `evals/` in the
 /// cargo target directory holding the running binary, else `evals/` in the
 /// user's own cache directory (`~/.cache/evals`), never a directory shared

@@ -4,6 +4,7 @@
 //! runs and baselines ([`diff()`]), the per-sample [`report`] a person
 //! reads, and the [`html()`] report of whole runs.
 
+mod calibration;
 mod diff;
 mod html;
 mod junit;
@@ -19,19 +20,24 @@ mod summary;
 mod text;
 mod verdict;
 
+pub use calibration::{
+    CALIBRATION_VERSION, CalibrateError, Calibration, Disagreement, RankCorrelation, Unscored,
+    matching as matching_calibrations,
+};
 pub use diff::{
     ALPHA, BaselineOutcome, Change, Comparison, Diff, GateChange, Needed, Only, Outcome, POWER,
     Regression, SHOWN_CHANGES, accept, check_baseline, compare, diff, diff_markdown,
 };
 pub use html::{html, html_path, write_html};
 pub use junit::junit_xml;
-pub use location::{ResultsKey, binary_name, results_dir};
+pub use location::{ResultsKey, binary_name, calibration_dir, results_dir};
 pub use markdown::{append_step_summary, summary_markdown};
 pub use merge::{merge, merge_allowing, merge_dir, merge_paths, merge_paths_allowing};
 pub use paint::Paint;
 pub use provenance::{
-    AgentSettings as AgentProvenance, Allow, DatasetSource as DatasetProvenance, Differences,
-    EmbeddingsFingerprint, GitState, JudgeFingerprint, MetricVersions, Provenance,
+    AgentSettings as AgentProvenance, Allow, CalibrationSummary,
+    DatasetSource as DatasetProvenance, Differences, EmbeddingsFingerprint, GitState,
+    JudgeFingerprint, MetricVersions, Provenance,
 };
 pub use report::{MetricResult, SampleReport, Spread};
 pub use results::{

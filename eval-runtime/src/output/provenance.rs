@@ -28,6 +28,50 @@ pub struct Provenance {
     /// The embeddings server that scored the embedding metrics, when one did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub embeddings: Option<EmbeddingsFingerprint>,
+    /// Calibrations of the judged metrics made with this very judge (same
+    /// fingerprint): how far each agrees with human labels.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calibrations: Vec<CalibrationSummary>,
+}
+
+/// What a run says of a calibration of one of its judged metrics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct CalibrationSummary {
+    /// The metric.
+    pub metric: String,
+    /// The metric as calibrated (`faithfulness >= 0.8`).
+    pub spec: String,
+    /// Cohen's κ against the human labels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kappa: Option<f64>,
+    /// Its 95% interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kappa_interval: Option<crate::stats::Interval>,
+    /// Share of the labelled samples the metric and the humans agree on.
+    pub accuracy: f64,
+    /// Labelled samples the metric scored.
+    pub samples: u64,
+    /// The labels file.
+    pub labels: String,
+    /// When the calibration was made.
+    pub written_unix: f64,
+}
+
+impl CalibrationSummary {
+    /// The summary of `c`.
+    pub fn of(c: &super::calibration::Calibration) -> Self {
+        CalibrationSummary {
+            metric: c.metric.clone(),
+            spec: c.spec.clone(),
+            kappa: c.agreement.kappa,
+            kappa_interval: c.agreement.kappa_interval,
+            accuracy: c.agreement.accuracy,
+            samples: c.agreement.confusion.total(),
+            labels: c.labels.clone(),
+            written_unix: c.written_unix,
+        }
+    }
 }
 
 /// A git checkout's state.

@@ -131,6 +131,7 @@ fn write_page(
             complete: r.complete,
             incomplete: r.incompleteness(),
             usage: r.usage,
+            provenance: r.provenance.as_ref(),
             datasets: &r.datasets,
         });
     }

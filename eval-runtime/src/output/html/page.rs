@@ -99,6 +99,10 @@ pub(crate) struct RunMeta<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub incomplete: Option<String>,
     pub usage: UsageTotals,
+    /// Where the scores come from (the calibrations of its judged metrics
+    /// among it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<&'a crate::output::Provenance>,
     /// Written with what the page adds (see [`DatasetView`]).
     #[serde(skip)]
     pub datasets: &'a [DatasetSummary],

@@ -263,7 +263,7 @@
             row.appendChild(el("td", null, run.binary));
           }
           row.appendChild(el("td", null, s.name));
-          row.appendChild(el("td", null, m.name));
+          row.appendChild(el("td", null, [m.name, calibrationNote(run, m.name)]));
           row.appendChild(el("td", { class: "num" }, m.scored));
           row.appendChild(el("td", { class: "num" + (m.unscored ? " error" : "") }, m.unscored || 0));
           row.appendChild(el("td", { class: "num" }, fmt(m.mean, 4)));
@@ -287,6 +287,22 @@
       el("thead", null, el("tr", null, heads.map(function (h) { return el("th", null, h); }))), tbody);
     section.appendChild(table);
     return section;
+  }
+
+  /* A judged metric's agreement with human labels, when a calibration with
+     this run's judge exists. */
+  function calibrationNote(run, metric) {
+    var cals = (run.provenance && run.provenance.calibrations) || [];
+    var c = cals.filter(function (x) { return x.metric === metric; })[0];
+    if (!c) {
+      return null;
+    }
+    var k = c.kappa === undefined || c.kappa === null ? "undefined" : fmt(c.kappa, 2);
+    var ci = c.kappa_interval ? " (95% " + fmt(c.kappa_interval.low, 2) + "\u2013" + fmt(c.kappa_interval.high, 2) + ")" : "";
+    return el("span", {
+      class: "calibration",
+      title: c.spec + " against " + c.samples + " human labels (" + c.labels + "): accuracy " + pct(c.accuracy) + ", calibrated " + when(c.written_unix)
+    }, " \u03ba " + k + ci + " vs humans");
   }
 
   function deltaCell(delta, key, op, newDataset) {

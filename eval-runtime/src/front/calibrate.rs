@@ -1,0 +1,210 @@
+//! Calibrating a metric against human labels: does a faithfulness score of
+//! 0.8 mean anything, and did a prompt or judge-model change make it worse?
+//!
+//! A labels file is a dataset (JSONL, CSV, JSON) whose samples also carry
+//! the answer to grade (`output`, or `response`, `answer`, deepeval's
+//! `actual_output`) and a human's verdict on it: `label` (`pass`/`fail`,
+//! `true`/`false`, `1`/`0`, `yes`/`no`) and/or `human_score` (a number on
+//! the metric's own scale, passing when it meets the metric's threshold).
+//! [`calibrate`] scores every answer with the metric — the same scoring as
+//! a run, the context being the sample's — and measures how far the
+//! metric's pass/fail agrees with the human's: Cohen's κ with its interval,
+//! accuracy, the true-pass and true-fail rates and the confusion matrix;
+//! with human scores, Spearman's ρ between the metric's and the human's.
+//! The result carries the judge's fingerprint (model, host, settings, the
+//! metric's prompt and definition versions): a calibration holds only for
+//! that judge, and a run scored by the same one shows its κ.
+
+use std::path::Path;
+
+use eval_core::{Dataset, MetricSpec, Sample};
+use futures_util::StreamExt;
+
+use crate::agent::Response;
+use crate::output::{
+    CALIBRATION_VERSION, CalibrateError, Calibration, Disagreement, RankCorrelation, Unscored, hex,
+};
+use crate::services::Services;
+use crate::stats::{Confusion, Level, cohen_kappa, spearman};
+
+/// Fields holding the answer to grade, in the order looked for.
+pub const OUTPUT_FIELDS: &[&str] = &["output", "response", "answer", "actual_output"];
+
+/// What the human said of one answer.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Human {
+    /// Pass or fail (from `label`, else from `human_score` against the threshold).
+    passes: bool,
+    /// `human_score`, when given.
+    score: Option<f64>,
+}
+
+/// The answer to grade and the human's verdict in `sample`, or what is
+/// wrong with them.
+fn labelled(sample: &Sample, spec: &MetricSpec) -> Result<(String, Human), String> {
+    let at = &sample.source;
+    let output = OUTPUT_FIELDS
+        .iter()
+        .find_map(|f| sample.extra.get(*f).map(|v| (*f, v)));
+    let output = match output {
+        Some((_, serde_json::Value::String(s))) => s.clone(),
+        Some((f, other)) => return Err(format!("{at}: field `{f}`: {other} is not a text")),
+        None => {
+            return Err(format!(
+                "{at}: no `output` (or `response`, `answer`, `actual_output`): the answer to grade"
+            ));
+        }
+    };
+    let score = match sample.extra.get("human_score") {
+        None | Some(serde_json::Value::Null) => None,
+        Some(v) => match v.as_f64().filter(|x| x.is_finite()) {
+            Some(x) => Some(x),
+            None => return Err(format!("{at}: field `human_score`: {v} is not a number")),
+        },
+    };
+    let label = ["label", "human_label"]
+        .iter()
+        .find_map(|f| sample.extra.get(*f).map(|v| (*f, v)));
+    let passes = match label {
+        Some((f, v)) => match label_value(v) {
+            Some(p) => p,
+            None => {
+                return Err(format!(
+                    "{at}: field `{f}`: {v} is not a label (pass/fail, true/false, 1/0, yes/no)"
+                ));
+            }
+        },
+        None => match score {
+            Some(x) => spec.passes(x),
+            None => {
+                return Err(format!(
+                    "{at}: no human label: give `label` (pass or fail) or `human_score` (a number on the metric's scale)"
+                ));
+            }
+        },
+    };
+    Ok((output, Human { passes, score }))
+}
+
+/// `pass`/`fail` and their synonyms.
+fn label_value(v: &serde_json::Value) -> Option<bool> {
+    match v {
+        serde_json::Value::Bool(b) => Some(*b),
+        serde_json::Value::Number(n) if n.as_f64() == Some(1.0) => Some(true),
+        serde_json::Value::Number(n) if n.as_f64() == Some(0.0) => Some(false),
+        serde_json::Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
+            "pass" | "passed" | "true" | "yes" | "1" | "good" => Some(true),
+            "fail" | "failed" | "false" | "no" | "0" | "bad" => Some(false),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Measures `spec` against the human labels of the file at `path` (see the
+/// [module docs](self)), scoring up to `concurrency` samples at once with
+/// `services`' judge and embeddings. Every problem of the file is reported
+/// at once, before any judge call.
+pub fn calibrate(
+    path: &Path,
+    shown: &str,
+    spec: &MetricSpec,
+    services: &Services,
+    concurrency: usize,
+) -> Result<Calibration, CalibrateError> {
+    let dataset = Dataset::load_as(path, shown)?;
+    let mut problems = Vec::new();
+    let mut items = Vec::new();
+    for sample in &dataset.samples {
+        match labelled(sample, spec) {
+            Ok((output, human)) => items.push((sample, output, human)),
+            Err(e) => problems.push(e),
+        }
+    }
+    if items.is_empty() && problems.is_empty() {
+        problems.push(format!("{shown}: no labelled sample"));
+    }
+    if !problems.is_empty() {
+        return Err(CalibrateError::Labels { problems });
+    }
+    if let Some(why) = crate::metrics::judged::unavailable(spec, services) {
+        return Err(CalibrateError::Unavailable(why));
+    }
+    let runtime = crate::engine::schedule::local_runtime().map_err(CalibrateError::Runtime)?;
+    let specs = std::slice::from_ref(spec);
+    let scored: Vec<_> = runtime.block_on(
+        futures_util::stream::iter(items.iter().map(|(sample, output, human)| async move {
+            let response = Response {
+                output: output.clone(),
+                context: sample.context.clone(),
+                ..Response::default()
+            };
+            let report =
+                crate::engine::evaluate::score_one(sample, specs, response, services).await;
+            (*sample, *human, report)
+        }))
+        .buffered(concurrency.max(1))
+        .collect(),
+    );
+    let mut confusion = Confusion::default();
+    let mut ranked = Vec::new();
+    let mut disagreements = Vec::new();
+    let mut unscored = Vec::new();
+    for (sample, human, report) in scored {
+        let metric = report.metrics.first();
+        match metric.and_then(|m| m.score.map(|s| (s, m))) {
+            Some((score, m)) => {
+                let judge_passes = spec.passes(score);
+                confusion.add(judge_passes, human.passes);
+                if let Some(h) = human.score {
+                    ranked.push((score, h));
+                }
+                if judge_passes != human.passes {
+                    disagreements.push(Disagreement {
+                        id: sample.id.clone(),
+                        source: sample.source.to_string(),
+                        human_passes: human.passes,
+                        score,
+                        reason: m.reason.clone(),
+                    });
+                }
+            }
+            None => unscored.push(Unscored {
+                id: sample.id.clone(),
+                source: sample.source.to_string(),
+                error: report
+                    .error
+                    .as_ref()
+                    .map(ToString::to_string)
+                    .or_else(|| metric.and_then(|m| m.error.as_ref().map(ToString::to_string)))
+                    .unwrap_or_else(|| "no score".into()),
+            }),
+        }
+    }
+    let level = Level::STANDARD;
+    Ok(Calibration {
+        version: CALIBRATION_VERSION,
+        metric: spec.name.clone(),
+        spec: format!("{} {} {}", spec.name, spec.op, spec.threshold),
+        labels: shown.to_string(),
+        labels_sha256: file_sha256(path).unwrap_or_default(),
+        samples: dataset.samples.len(),
+        agreement: cohen_kappa(confusion, level),
+        spearman: spearman(&ranked, level).map(|(rho, interval)| RankCorrelation {
+            rho,
+            interval,
+            pairs: ranked.len(),
+        }),
+        judge: crate::metrics::judged::fingerprint(&[spec], services),
+        disagreements,
+        unscored,
+        written_unix: crate::output::now_unix(),
+    })
+}
+
+/// SHA-256 of a file's bytes.
+fn file_sha256(path: &Path) -> Option<String> {
+    use sha2::Digest as _;
+    let bytes = std::fs::read(path).ok()?;
+    Some(hex(&sha2::Sha256::digest(&bytes)))
+}
