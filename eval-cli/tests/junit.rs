@@ -160,6 +160,64 @@ fn the_harness_writes_it_too() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+#[test]
+fn inconclusive_samples_pass_or_fail_as_counted_and_say_so() {
+    use eval_runtime::stats::OnInconclusive;
+    use eval_runtime::{Harness, Response, Sample};
+    // Repeated 5 times, contains >= 0.5: one sample always right (a pass,
+    // proven: Wilson's interval of 5 in 5 is [0.566, 1]), one wrong on its
+    // 2nd and 4th runs (inconclusive: 3 in 5 is [0.231, 0.882]).
+    let data = "{\"id\": \"sure\", \"input\": \"a\", \"expected\": \"yes\"}\n{\"id\": \"coin\", \"input\": \"b\", \"expected\": \"yes\"}\n";
+    for (on, code, failures) in [
+        (OnInconclusive::Estimate, 0, 0),
+        (OnInconclusive::Fail, 101, 1),
+    ] {
+        let dir = scratch(&format!("junit-inconclusive-{on}"));
+        std::fs::write(dir.join("qa.jsonl"), data).unwrap();
+        let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let calls_seen = calls.clone();
+        let out = Harness::new()
+            .base_dir(&dir)
+            .results_file(dir.join("results.json"))
+            .junit(dir.join("junit.xml"))
+            .dataset("qa.jsonl", "contains >= 0.5")
+            .repeat(5)
+            .inconclusive(on)
+            .agent_fn(async move |s: &Sample| {
+                if s.id != "coin" {
+                    return Response::new("yes");
+                }
+                let n = calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                Response::new(if n % 2 == 1 { "no" } else { "yes" })
+            })
+            .evaluate(libtest_mimic::Arguments::from_iter(["junit", "-q"]));
+        assert_eq!(out.code, code, "{on}");
+        assert_eq!(calls_seen.load(std::sync::atomic::Ordering::SeqCst), 5);
+        check_junit_schema(&dir.join("junit.xml"));
+        let xml = std::fs::read_to_string(dir.join("junit.xml")).unwrap();
+        let (counts, messages) = validate(&xml);
+        assert_eq!(counts, (2, failures, 0), "{on}: {xml}");
+        assert!(
+            xml.contains("<testcase name=\"qa::coin\" classname=\"qa\""),
+            "{xml}"
+        );
+        assert!(xml.contains("status=\"inconclusive\""), "{xml}");
+        if failures == 0 {
+            assert!(
+                xml.contains("<system-out>inconclusive (counted as passed): contains 0.600 &gt;= 0.5 (mean of 5 runs, 95% interval 0.231..0.882)</system-out>"),
+                "{xml}"
+            );
+        } else {
+            assert_eq!(
+                messages[0].0,
+                "contains 0.600 >= 0.5 not proven (mean of 5 runs, 95% interval 0.231..0.882, inconclusive)",
+                "{messages:?}"
+            );
+        }
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
 /// The schema check can fail: a misspelt attribute, a testcase without a
 /// name, a time that is not a number, counts that are not whole numbers.
 #[test]

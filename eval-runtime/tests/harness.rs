@@ -454,6 +454,61 @@ fn repeat_scores_the_mean_and_calls_a_straddling_interval_inconclusive() {
 }
 
 #[test]
+fn a_clustered_gate_knows_its_samples_are_not_independent() {
+    // Six samples of two documents: the agent gets every question about
+    // document a right and every one about b wrong. Unclustered, mean 0.5
+    // over six values is a pass rate, Wilson's [0.1876, 0.8124]: above 0.1.
+    // Clustered by document, two clusters: SE² = s²/n + Σ_c Σ_{i≠j} e_i·e_j
+    // / n² = 0.3/6 + (1.5 + 1.5)/36 = 0.13333, on 1 degree of freedom:
+    // 0.5 ± 12.706 · 0.36515, cut to [0, 1]: it straddles 0.1.
+    let data: String = (0..6)
+        .map(|i| {
+            let doc = if i < 3 { "a" } else { "b" };
+            format!(
+                "{{\"id\": \"q{i}\", \"input\": \"{doc}\", \"expected\": \"yes\", \"metadata\": {{\"doc\": \"{doc}\"}}}}\n"
+            )
+        })
+        .collect();
+    let dir = scratch("cluster", &[("qa.jsonl", data.as_str())]);
+    let run = |clustered: bool| {
+        let mut h = harness(&dir)
+            .dataset("qa.jsonl", "contains")
+            .gate("contains >= 0.1");
+        if clustered {
+            h = h.cluster_by("doc");
+        }
+        let out = h
+            .agent_fn(async |s: &Sample| {
+                Response::new(if s.input.last() == "a" { "yes" } else { "no" })
+            })
+            .evaluate(args(&[]));
+        read(&out).datasets[0].metrics[0].gate.clone().unwrap()
+    };
+    let plain = run(false);
+    assert_eq!(plain.decision, Some(Decision::Pass));
+    assert_eq!(plain.method, Some(eval_runtime::stats::Method::Wilson));
+    let i = plain.interval.unwrap();
+    assert!((i.low - 0.187_616).abs() < 1e-5, "{i:?}");
+    let clustered = run(true);
+    assert_eq!(clustered.decision, Some(Decision::Inconclusive));
+    assert_eq!(
+        clustered.method,
+        Some(eval_runtime::stats::Method::TClustered)
+    );
+    assert_eq!(
+        clustered.interval.map(|i| (i.low, i.high)),
+        Some((0.0, 1.0))
+    );
+    assert!(
+        clustered.passed,
+        "the point estimate 0.5 meets 0.1 by default"
+    );
+    let r = Results::read(&dir.join("out/results.json")).unwrap();
+    assert_eq!(r.datasets[0].cluster_by.as_deref(), Some("doc"));
+    assert_eq!(r.samples[0].cluster.as_deref(), Some("a"));
+}
+
+#[test]
 fn repeat_auto_adds_runs_only_where_the_verdict_is_in_doubt() {
     // Three samples: one always answered right, one always wrong, one
     // right every other run. partial_match is a score (Student's t): a

@@ -198,9 +198,20 @@ pub(crate) fn why_not_passed(
             one_line(error.unwrap_or("no score"), WHY_CHARS)
         ));
     };
-    // A score on the wrong side of its threshold.
-    let side = if op == "<=" { ">" } else { "<" };
-    let mut why = format!("{score:.3} {side} {threshold}");
+    // A score on the wrong side of its threshold; or, when its interval
+    // straddles the threshold and the setting counts that as failed, on the
+    // right side but not proven there.
+    let wrong_side = if op == "<=" {
+        score > threshold
+    } else {
+        score < threshold
+    };
+    let mut why = if wrong_side {
+        let side = if op == "<=" { ">" } else { "<" };
+        format!("{score:.3} {side} {threshold}")
+    } else {
+        format!("{score:.3} {op} {threshold} not proven")
+    };
     if let Some(reason) = reason.filter(|r| !r.trim().is_empty()) {
         let _ = write!(why, ": {}", one_line(reason, WHY_CHARS));
     }
