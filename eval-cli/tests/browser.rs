@@ -554,6 +554,23 @@ fn a_baseline_shows_what_got_worse() {
         page.count("#summary-table td.delta") >= 1,
         "the summary shows deltas"
     );
+    // The paired comparison per dataset and metric, and the caveat that the
+    // dataset's content changed between the runs.
+    assert!(
+        page.count("#comparisons tbody tr") >= 1,
+        "the comparisons table"
+    );
+    assert_eq!(
+        page.text("#comparisons tr[data-metric='recall_at_k'] td:last-child")
+            .as_deref()
+            .map(|t| t.starts_with("inconclusive")),
+        Some(true)
+    );
+    assert!(
+        page.text("#baseline .caveat")
+            .is_some_and(|t| t.contains("dataset change")),
+        "the caveat is shown"
+    );
     page.screenshot(&screenshot_path("baseline"), true);
     assert_clean(&mut page, &report);
 
@@ -581,6 +598,81 @@ fn a_baseline_shows_what_got_worse() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn inconclusive_verdicts_and_a_calibrated_judge_show() {
+    let Some(exe) = chromium() else { return };
+    let dir = scratch("browser-inconclusive");
+    // Answered three times each by the deterministic demo agent: the
+    // samples that always pass `contains >= 1` cannot be proved to (three
+    // runs never prove a pass rate of 1), so they are inconclusive; `sum`
+    // fails every run. `faithfulness` is scored by the scripted judge, and
+    // a calibration with that judge is in the results directory.
+    std::fs::write(
+        dir.join("qa.jsonl"),
+        "{\"id\": \"paris\", \"input\": \"What is the capital of France?\", \"expected\": \"Paris\", \"context\": [\"Paris is the capital and largest city of France, on the river Seine.\"]}\n\
+         {\"id\": \"sum\", \"input\": \"What is 2 + 2?\", \"expected\": \"five\", \"context\": [\"Two plus two is four.\"]}\n",
+    )
+    .unwrap();
+    let judge = eval_examples::judge::spawn(eval_examples::judge::JudgeConfig::default()).unwrap();
+    let results = dir.join("results");
+    let env = [
+        ("EVAL_JUDGE_URL", format!("{}/v1", judge.url())),
+        ("EVAL_JUDGE_MODEL", "scripted".to_string()),
+        ("EVAL_RESULTS_DIR", results.to_string_lossy().into_owned()),
+    ];
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let labels = common::repo().join("examples/calibration/faithfulness-labels.jsonl");
+    let out = common::evals_with(
+        &dir,
+        &[
+            "calibrate",
+            labels.to_str().unwrap(),
+            "--metric",
+            "faithfulness >= 0.8",
+        ],
+        &env,
+    );
+    assert_eq!(code(&out), 0, "{:?}", text(&out));
+    let out = evaluate_demo(
+        &dir,
+        "qa.jsonl",
+        "contains, faithfulness >= 0.0",
+        &["--repeat", "3", "--output", "run.json"],
+        &env,
+    );
+    assert_eq!(code(&out), 1, "{:?}", text(&out));
+    let report = dir.join("run.html");
+    let mut chrome = Chrome::launch(&exe, &dir.join("profile"));
+    let (mut page, _) = page_at(&mut chrome, &report, Duration::from_secs(30));
+    let shown = rows(&mut page);
+    assert!(
+        shown.contains(&("paris".into(), "inconclusive".into(), "qa".into())),
+        "{shown:?}"
+    );
+    assert!(
+        shown.contains(&("sum".into(), "fail".into(), "qa".into())),
+        "{shown:?}"
+    );
+    // Failures first, then the inconclusive, then passes.
+    assert_eq!(shown[0].1, "fail", "{shown:?}");
+    assert_eq!(
+        page.text("tr.sample[data-id='paris'] .badge").as_deref(),
+        Some("inconclusive")
+    );
+    // The verdict filter has the state.
+    page.select("#f-verdict", "inconclusive");
+    expect_count(&mut page, 1, 2);
+    // The metric's agreement with human labels, beside it.
+    let kappa = page
+        .text("#summary-table tr[data-metric='faithfulness'] .calibration")
+        .unwrap_or_default();
+    assert!(kappa.contains("κ 0.50"), "{kappa:?}");
+    assert!(kappa.contains("vs humans"), "{kappa:?}");
+    page.screenshot(&screenshot_path("inconclusive"), true);
+    assert_clean(&mut page, &report);
     let _ = std::fs::remove_dir_all(dir);
 }
 
