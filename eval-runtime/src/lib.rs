@@ -68,8 +68,12 @@
 //!   when they cannot be scored. See the README's verdict table.
 //! * `timeout_secs` bounds one sample's agent interaction, and separately
 //!   its scoring (default `EVAL_SAMPLE_TIMEOUT_SECS`, else 300).
-//! * `repeat = n` runs the agent n times per sample; scores are means, with a
-//!   95% interval (see [`Spread`]).
+//! * `repeat = n` runs the agent n times per sample (`repeat = "auto"`:
+//!   more only while a verdict is in doubt); scores are means with their
+//!   interval (see [`Spread`]), and a sample passes, fails or is
+//!   inconclusive by where the interval lies; `inconclusive = "fail"` makes
+//!   an inconclusive one fail, `cluster = "field"` clusters the gates'
+//!   samples (see [`stats`]).
 //!
 //! Test names are `<fn>::<sample key>__<tag>__<tag>` (see
 //! [`eval_core::naming`]), so `cargo test -- advanced` runs the samples

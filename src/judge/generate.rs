@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use super::read::Question;
-use super::tasks::{content_words, sentences};
+use super::words::{content_words, sentences};
 
 /// A generated question and reference answer, in the shape the prompt
 /// asks for.

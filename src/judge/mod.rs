@@ -58,6 +58,7 @@ mod read;
 mod tasks;
 #[cfg(test)]
 mod tests;
+mod words;
 
 pub use read::{Orders, Question, Section, fold};
 
@@ -287,7 +288,7 @@ async fn embeddings_route(
 /// A hashed bag of content words, 64 dimensions, unit length.
 fn embed(text: &str) -> Vec<f64> {
     let mut v = vec![0.0; 64];
-    for word in tasks::content_words(text) {
+    for word in words::content_words(text) {
         let h = word.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
             (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
         });

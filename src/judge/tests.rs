@@ -1,7 +1,7 @@
 use eval_runtime::services::JudgePrompt;
 use serde_json::json;
 
-use super::tasks::{sentences, supported};
+use super::words::{sentences, supported};
 use super::*;
 
 /// The messages of `prompt`, rendered as the judge client renders them.

@@ -96,7 +96,7 @@ impl Run {
         if let Some(dir) = &self.calibrations {
             p.calibrations = crate::output::matching_calibrations(dir, p.judge.as_ref())
                 .iter()
-                .map(crate::output::CalibrationSummary::of)
+                .map(crate::output::Calibration::summary)
                 .collect();
         }
         p

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::provenance::{JudgeFingerprint, hex};
+use super::provenance::{CalibrationSummary, JudgeFingerprint, hex};
 use crate::stats::{Agreement, Interval};
 
 /// Version of the calibration file layout.
@@ -133,6 +133,20 @@ pub struct Calibration {
 }
 
 impl Calibration {
+    /// What a run records of it.
+    pub fn summary(&self) -> CalibrationSummary {
+        CalibrationSummary {
+            metric: self.metric.clone(),
+            spec: self.spec.clone(),
+            kappa: self.agreement.kappa,
+            kappa_interval: self.agreement.kappa_interval,
+            accuracy: self.agreement.accuracy,
+            samples: self.agreement.confusion.total(),
+            labels: self.labels.clone(),
+            written_unix: self.written_unix,
+        }
+    }
+
     /// The file name it is kept under in a calibrations directory:
     /// `<metric>-<12 hex digits of its judge's fingerprint>.json`, so a
     /// calibration under another judge never replaces this one.

@@ -11,6 +11,7 @@ mod junit;
 mod layout;
 mod location;
 mod markdown;
+mod md;
 mod merge;
 mod paint;
 mod provenance;

@@ -58,22 +58,6 @@ pub struct CalibrationSummary {
     pub written_unix: f64,
 }
 
-impl CalibrationSummary {
-    /// The summary of `c`.
-    pub fn of(c: &super::calibration::Calibration) -> Self {
-        CalibrationSummary {
-            metric: c.metric.clone(),
-            spec: c.spec.clone(),
-            kappa: c.agreement.kappa,
-            kappa_interval: c.agreement.kappa_interval,
-            accuracy: c.agreement.accuracy,
-            samples: c.agreement.confusion.total(),
-            labels: c.labels.clone(),
-            written_unix: c.written_unix,
-        }
-    }
-}
-
 /// A git checkout's state.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]

@@ -7,10 +7,53 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::{BaselineOutcome, Change, Comparison, Diff, Only, Outcome};
-use crate::output::markdown::{code, inline, mean};
+use super::model::{BaselineOutcome, Change, Comparison, Diff, Only, Outcome, Regression};
+use crate::output::md::{code, inline, mean};
 use crate::output::results::Results;
 use crate::stats::PairedTest;
+
+impl std::fmt::Display for Regression<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Regression::Metric(c) => write!(f, "{}: {}", c.dataset, comparison_line(c)),
+            Regression::Gate(g) => write!(f, "{}: gate {} met → missed", g.dataset, g.gate),
+        }
+    }
+}
+
+impl Diff {
+    /// A report a person can read.
+    pub fn render(&self) -> String {
+        text(self)
+    }
+}
+
+impl BaselineOutcome {
+    /// What a person reads about it.
+    pub fn render(&self, baseline: &Path) -> String {
+        match self {
+            BaselineOutcome::Written { backup, .. } => format!(
+                "baseline {} written{}\n",
+                baseline.display(),
+                backup
+                    .as_ref()
+                    .map(|b| format!(" (previous kept as {})", b.display()))
+                    .unwrap_or_default()
+            ),
+            BaselineOutcome::Compared(d) => {
+                let mut out = format!("against baseline {}: {}", baseline.display(), d.render());
+                if !d.regressions().is_empty() {
+                    out.push_str("baseline gate FAILED: a regression since the baseline; EVAL_ACCEPT_BASELINE=1 accepts these results as the new baseline\n");
+                }
+                out
+            }
+            BaselineOutcome::NotCompared => format!(
+                "baseline {} not compared: only part of the samples ran\n",
+                baseline.display()
+            ),
+        }
+    }
+}
 
 /// How many changes (and new or removed samples) a diff lists, per list.
 pub const SHOWN_CHANGES: usize = 50;

@@ -1,0 +1,263 @@
+//! What a comparison of two runs holds: per dataset and metric the paired
+//! comparison and its outcome, the gates that flipped, the samples that
+//! moved, new, gone or changed.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::stats::{Interval, PairedTest};
+
+/// The significance level of a comparison (after Holm's adjustment).
+pub const ALPHA: f64 = 0.05;
+/// The power the samples a comparison would need are computed for.
+pub const POWER: f64 = 0.8;
+
+/// How one metric of one sample moved.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct Change {
+    /// Dataset name.
+    pub dataset: String,
+    /// Sample id.
+    pub id: String,
+    /// Test name in the new run (else the old).
+    pub test_name: String,
+    /// Metric name.
+    pub metric: String,
+    /// Score before (None: not scored).
+    pub old: Option<f64>,
+    /// Score now (None: not scored).
+    pub new: Option<f64>,
+    /// `new - old` when both exist.
+    pub delta: Option<f64>,
+    /// Whether the change is for the better.
+    pub better: bool,
+}
+
+/// One sample present in only one of the runs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Only {
+    /// Dataset name.
+    pub dataset: String,
+    /// Sample id.
+    pub id: String,
+    /// Test name.
+    pub test_name: String,
+}
+
+/// What a comparison of one dataset's metric found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    /// Significantly worse (against the metric's direction), or samples
+    /// that were scored can no longer be.
+    Regression,
+    /// Significantly better.
+    Improvement,
+    /// The difference's interval lies inside ±ε.
+    NoChange,
+    /// Neither: the samples cannot tell.
+    Inconclusive,
+}
+
+impl Outcome {
+    /// `regression`, `improvement`, `no change`, `inconclusive`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Regression => "regression",
+            Outcome::Improvement => "improvement",
+            Outcome::NoChange => "no change",
+            Outcome::Inconclusive => "inconclusive",
+        }
+    }
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What would decide an inconclusive comparison, at the observed variance.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct Needed {
+    /// Samples (paired) that would decide it with 80% power: detect the
+    /// observed difference, or — when it lies within ±ε — show that it does.
+    pub samples: Option<u64>,
+    /// Runs per sample that would decide it with the samples at hand,
+    /// when the runs were repeated (so their run-to-run variance is known)
+    /// and more runs can decide it at all.
+    pub repeats: Option<u32>,
+}
+
+/// One dataset's metric, compared between the runs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct Comparison {
+    /// Dataset name.
+    pub dataset: String,
+    /// Metric name.
+    pub metric: String,
+    /// `>=` (higher is better) or `<=`.
+    pub op: String,
+    /// Samples scored in both runs (the pairs).
+    pub pairs: usize,
+    /// Mean over the pairs before.
+    pub old_mean: Option<f64>,
+    /// Mean over the pairs now.
+    pub new_mean: Option<f64>,
+    /// Mean of the per-sample differences, now − before.
+    pub difference: Option<f64>,
+    /// Its 95% interval.
+    pub interval: Option<Interval>,
+    /// Standard deviation of the per-sample differences.
+    pub sd: Option<f64>,
+    /// Two-sided p-value of "no difference".
+    pub p_value: Option<f64>,
+    /// The p-value after Holm's adjustment over every comparison of the diff.
+    pub adjusted_p: Option<f64>,
+    /// McNemar's exact test (every score 0 or 1) or the paired t test.
+    pub test: Option<PairedTest>,
+    /// Pass/fail pairs that went pass → fail and fail → pass.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub discordant: Option<(u64, u64)>,
+    /// Samples scored before and not now (agent errors, a judge that failed).
+    pub lost: usize,
+    /// The verdict.
+    pub outcome: Outcome,
+    /// For an inconclusive comparison: what would decide it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub needed: Option<Needed>,
+}
+
+impl Comparison {
+    /// Whether a lower score is better.
+    pub(crate) fn lower_is_better(&self) -> bool {
+        self.op == "<="
+    }
+}
+
+/// A gate present in both runs, and how its outcome moved.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct GateChange {
+    /// Dataset name.
+    pub dataset: String,
+    /// The gate as written (`mean(contains) >= 0.7`).
+    pub gate: String,
+    /// Met before.
+    pub was_met: bool,
+    /// Met now.
+    pub met: bool,
+}
+
+impl GateChange {
+    /// Met before, missed now.
+    pub fn flipped_to_missed(&self) -> bool {
+        self.was_met && !self.met
+    }
+}
+
+/// Something that got worse.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Regression<'a> {
+    /// A dataset's metric.
+    Metric(&'a Comparison),
+    /// A gate met before and missed now.
+    Gate(&'a GateChange),
+}
+
+/// The comparison of two runs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct Diff {
+    /// Per dataset and metric, the paired comparison and its verdict.
+    pub comparisons: Vec<Comparison>,
+    /// Gates judged in both runs, and how their outcome moved.
+    pub gates: Vec<GateChange>,
+    /// Per sample and metric, movements beyond `epsilon`, worst first:
+    /// evidence, never a verdict on their own.
+    pub changes: Vec<Change>,
+    /// Samples only in the new run.
+    pub added: Vec<Only>,
+    /// Samples only in the old run.
+    pub removed: Vec<Only>,
+    /// Samples in both runs whose content changed (their hashes differ):
+    /// not paired.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub changed: Vec<Only>,
+    /// Samples compared.
+    pub compared: usize,
+    /// A difference whose interval lies within ±`epsilon` is no change.
+    pub epsilon: f64,
+    /// What differs between the runs' provenance and was allowed (a judge
+    /// or dataset change): every output of the comparison says so.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub caveats: Vec<String>,
+}
+
+impl Diff {
+    /// What got worse: comparisons that regressed, gates met before and
+    /// missed now. A run with none passes a baseline.
+    pub fn regressions(&self) -> Vec<Regression<'_>> {
+        self.comparisons
+            .iter()
+            .filter(|c| c.outcome == Outcome::Regression)
+            .map(Regression::Metric)
+            .chain(
+                self.gates
+                    .iter()
+                    .filter(|g| g.flipped_to_missed())
+                    .map(Regression::Gate),
+            )
+            .collect()
+    }
+
+    /// The comparisons with `outcome`.
+    pub fn with_outcome(&self, outcome: Outcome) -> impl Iterator<Item = &Comparison> {
+        self.comparisons
+            .iter()
+            .filter(move |c| c.outcome == outcome)
+    }
+
+    /// The per-sample movements for the worse.
+    pub fn worse(&self) -> Vec<&Change> {
+        self.changes.iter().filter(|c| !c.better).collect()
+    }
+
+    /// The per-sample movements for the better.
+    pub fn better(&self) -> Vec<&Change> {
+        self.changes.iter().filter(|c| c.better).collect()
+    }
+}
+
+/// A run compared with its baseline (see [`check_baseline`]).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum BaselineOutcome {
+    /// The run's results became the baseline (`accepted` on purpose, or
+    /// because there was none); the previous one was kept as `backup`.
+    Written {
+        /// `EVAL_ACCEPT_BASELINE` (or `evals report accept`) asked for it.
+        accepted: bool,
+        /// The previous baseline's backup.
+        backup: Option<PathBuf>,
+    },
+    /// Compared: what moved.
+    Compared(Diff),
+    /// Not compared: part of the samples ran (a baseline judges whole runs).
+    NotCompared,
+}
+
+impl BaselineOutcome {
+    /// What got worse since the baseline (see [`Diff::regressions`]).
+    pub fn regressions(&self) -> usize {
+        match self {
+            BaselineOutcome::Compared(d) => d.regressions().len(),
+            _ => 0,
+        }
+    }
+}
