@@ -11,7 +11,8 @@
 //!    `--pairs` times: the share of pairs called a regression, with its
 //!    95% (Wilson) interval, at one run per sample and at `repeat = 5`; and,
 //!    for comparison, the share the per-sample rule of earlier versions
-//!    ("a sample's score fell") would have failed.
+//!    ("a sample's score fell") would have failed; and how many pairs
+//!    are "no change" when a movement within ±0.1 is (`--epsilon 0.1`).
 //! 2. **Power**: p = 0.7 against p = 0.6, N = 500, `--pairs` times: the
 //!    share of pairs called a regression (the detection rate), with its
 //!    interval, and how often the other verdicts came out.
@@ -98,15 +99,17 @@ fn rate(k: usize, n: usize) -> String {
     )
 }
 
-/// Pairs of runs: how many `compare` called a regression, and how many the
-/// earlier per-sample rule would have (a sample's score fell).
+/// Pairs of runs: how many `compare` called a regression, how many the
+/// earlier per-sample rule would have (a sample's score fell), the outcomes
+/// (regression, improvement, no change, inconclusive) at ε = 0, and how
+/// many were no change at ε = 0.1.
 fn pairs(
     pairs: usize,
     samples: &[Sample],
     (old, new): (Agent, Agent),
     repeat: Repeat,
-) -> (usize, usize, [usize; 4]) {
-    let (mut regressions, mut per_sample) = (0, 0);
+) -> (usize, usize, [usize; 4], usize) {
+    let (mut regressions, mut per_sample, mut within_tenth) = (0, 0, 0);
     let mut outcomes = [0usize; 4];
     for _ in 0..pairs {
         let a = run(samples, old, "contains", repeat);
@@ -118,6 +121,10 @@ fn pairs(
         if !d.worse().is_empty() {
             per_sample += 1;
         }
+        let wide = diff::compare(&a, &b, 0.1, Allow::default()).expect("comparable runs");
+        if wide.comparisons[0].outcome == Outcome::NoChange {
+            within_tenth += 1;
+        }
         let o = d.comparisons[0].outcome;
         outcomes[match o {
             Outcome::Regression => 0,
@@ -126,7 +133,7 @@ fn pairs(
             _ => 3,
         }] += 1;
     }
-    (regressions, per_sample, outcomes)
+    (regressions, per_sample, outcomes, within_tenth)
 }
 
 fn main() {
@@ -149,14 +156,15 @@ fn main() {
     let dataset = samples(200);
     let seventy: Agent = |_| 0.7;
     for repeat in [Repeat::Runs(1), Repeat::Runs(5)] {
-        let (reg, per_sample, o) = pairs(n_pairs, &dataset, (seventy, seventy), repeat);
+        let (reg, per_sample, o, tenth) = pairs(n_pairs, &dataset, (seventy, seventy), repeat);
         println!(
-            "repeat {repeat}: called a regression in {}; outcomes: {} regression, {} improvement, {} no change, {} inconclusive",
+            "repeat {repeat}: called a regression in {}; outcomes: {} regression, {} improvement, {} no change, {} inconclusive; no change within ±0.1 (--epsilon 0.1): {}",
             rate(reg, n_pairs),
             o[0],
             o[1],
             o[2],
-            o[3]
+            o[3],
+            rate(tenth, n_pairs)
         );
         println!(
             "  the per-sample rule of earlier versions (a sample's score fell) would have failed {}",
@@ -166,7 +174,7 @@ fn main() {
 
     println!("\n== Power: p = 0.7 against p = 0.6, N = 500, {n_pairs} pairs ==");
     let dataset = samples(500);
-    let (reg, _, o) = pairs(n_pairs, &dataset, (seventy, |_| 0.6), Repeat::Runs(1));
+    let (reg, _, o, _) = pairs(n_pairs, &dataset, (seventy, |_| 0.6), Repeat::Runs(1));
     println!(
         "detected as a regression in {}; outcomes: {} regression, {} improvement, {} no change, {} inconclusive",
         rate(reg, n_pairs),

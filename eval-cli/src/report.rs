@@ -77,7 +77,8 @@ pub struct DiffArgs {
     pub old: PathBuf,
     /// The later results file.
     pub new: PathBuf,
-    /// Ignore movements of at most this much.
+    /// A difference whose 95% interval lies within ±epsilon is no change
+    /// (the default 0: only identical scores are).
     #[arg(long, default_value_t = 0.0)]
     pub epsilon: f64,
     /// How to print the comparison: text (for a terminal), json, or

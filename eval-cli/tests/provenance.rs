@@ -68,6 +68,49 @@ fn every_results_file_says_where_its_scores_come_from() {
 }
 
 #[test]
+fn a_run_in_a_git_checkout_names_its_revision_and_whether_tracked_files_changed() {
+    let dir = scratch("provenance-git");
+    std::fs::write(dir.join("qa.jsonl"), DATASET).unwrap();
+    std::fs::write(dir.join("notes.txt"), "first\n").unwrap();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .arg("-C")
+            .arg(&dir)
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .output()
+            .expect("git is on PATH (CI clones the repository with it)");
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    git(&["init", "-q"]);
+    git(&["add", "qa.jsonl", "notes.txt"]);
+    git(&["commit", "-q", "-m", "dataset"]);
+    let head = git(&["rev-parse", "HEAD"]);
+    let server = judge::spawn(JudgeConfig::default()).unwrap();
+    let state = |out: &str| {
+        let r = Results::read(&dir.join(out)).unwrap();
+        r.provenance.and_then(|p| p.git).expect("a git state")
+    };
+    // Untracked files (the results themselves) do not count.
+    assert_eq!(code(&run(&dir, &server.url(), "m", "clean.json")), 0);
+    let clean = state("clean.json");
+    assert_eq!(
+        (clean.revision.as_str(), clean.dirty),
+        (head.as_str(), Some(false))
+    );
+    // A tracked file changed since the commit.
+    std::fs::write(dir.join("notes.txt"), "second\n").unwrap();
+    assert_eq!(code(&run(&dir, &server.url(), "m", "dirty.json")), 0);
+    let dirty = state("dirty.json");
+    assert_eq!(
+        (dirty.revision.as_str(), dirty.dirty),
+        (head.as_str(), Some(true))
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
 fn runs_judged_by_different_models_are_not_compared_unless_told() {
     let dir = scratch("provenance-judge");
     std::fs::write(dir.join("qa.jsonl"), DATASET).unwrap();

@@ -30,16 +30,27 @@ tokio::task_local! {
 
 /// Runs `job` holding one of `semaphore`'s permits, which the job may lend
 /// back while it waits (see the [module docs](self)).
-pub(crate) async fn holding<F: Future>(semaphore: Arc<Semaphore>, job: F) -> F::Output {
-    let permit = semaphore.clone().acquire_owned().await.ok();
-    HELD.scope(
-        Held {
-            semaphore,
-            permit: RefCell::new(permit),
-        },
-        job,
-    )
-    .await
+///
+/// The job is kept on the heap, once: held inline, an `async fn` keeps its
+/// argument and the scope it is moved into side by side (twice a sample's
+/// several-kilobyte future), and the attribute's test threads fault in
+/// every page of that on their fresh stacks.
+pub(crate) fn holding<F: Future>(
+    semaphore: Arc<Semaphore>,
+    job: F,
+) -> impl Future<Output = F::Output> {
+    let job = Box::pin(job);
+    async move {
+        let permit = semaphore.clone().acquire_owned().await.ok();
+        HELD.scope(
+            Held {
+                semaphore,
+                permit: RefCell::new(permit),
+            },
+            job,
+        )
+        .await
+    }
 }
 
 /// Runs `wait` without the engine permit the current job holds (when it

@@ -59,34 +59,51 @@ pub(crate) fn gather(
     }
 }
 
-/// The git state of the checkout holding `dir`, asked once per process
-/// (`git rev-parse HEAD`, `git status --porcelain --untracked-files=no`);
-/// `None` outside a checkout, without git, or before the first commit.
+/// The git state of the checkout holding `dir`, asked once per process and
+/// with one `git status --porcelain=v2 --branch --untracked-files=no` (its
+/// `# branch.oid` header is the revision; any entry line, a tracked file
+/// changed); `None` outside a checkout, without git, or before the first
+/// commit.
 pub(crate) fn git_state(dir: &Path) -> Option<GitState> {
     static STATE: OnceLock<Option<GitState>> = OnceLock::new();
     STATE
         .get_or_init(|| {
-            let git = |args: &[&str]| {
-                std::process::Command::new("git")
-                    .arg("-C")
-                    .arg(dir)
-                    .args(args)
-                    .stdin(std::process::Stdio::null())
-                    .stderr(std::process::Stdio::null())
-                    .output()
-                    .ok()
-                    .filter(|o| o.status.success())
-                    .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-            };
-            let revision = git(&["rev-parse", "--verify", "--quiet", "HEAD"])?;
-            if revision.is_empty() {
-                return None;
-            }
-            let dirty =
-                git(&["status", "--porcelain", "--untracked-files=no"]).map(|s| !s.is_empty());
-            Some(GitState { revision, dirty })
+            let output = std::process::Command::new("git")
+                .arg("-C")
+                .arg(dir)
+                .args([
+                    "status",
+                    "--porcelain=v2",
+                    "--branch",
+                    "--untracked-files=no",
+                ])
+                .stdin(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .output()
+                .ok()
+                .filter(|o| o.status.success())?;
+            git_status(&String::from_utf8_lossy(&output.stdout))
         })
         .clone()
+}
+
+/// Reads `git status --porcelain=v2 --branch` output.
+fn git_status(text: &str) -> Option<GitState> {
+    let mut revision = None;
+    let mut dirty = false;
+    for line in text.lines() {
+        if let Some(oid) = line.strip_prefix("# branch.oid ") {
+            revision = Some(oid.trim().to_string());
+        } else if !line.starts_with('#') && !line.trim().is_empty() {
+            dirty = true;
+        }
+    }
+    let revision =
+        revision.filter(|r| r.len() >= 40 && r.chars().all(|c| c.is_ascii_hexdigit()))?;
+    Some(GitState {
+        revision,
+        dirty: Some(dirty),
+    })
 }
 
 /// The provenance of several runs written into one file (the attribute's
@@ -122,4 +139,23 @@ pub(crate) fn combine(parts: impl IntoIterator<Item = Provenance>) -> Option<Pro
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn git_status_gives_the_revision_and_whether_tracked_files_changed() {
+        let oid = "086d98443bdce7a632d5326325aa4b42f8092490";
+        let clean = format!("# branch.oid {oid}\n# branch.head main\n");
+        let state = git_status(&clean).expect("a revision");
+        assert_eq!(state.revision, oid);
+        assert_eq!(state.dirty, Some(false));
+        let changed = format!("{clean}1 .M N... 100644 100644 100644 {oid} {oid} src/lib.rs\n");
+        assert_eq!(git_status(&changed).and_then(|s| s.dirty), Some(true));
+        // Before the first commit there is no revision to name.
+        assert!(git_status("# branch.oid (initial)\n# branch.head main\n").is_none());
+        assert!(git_status("").is_none());
+    }
 }
