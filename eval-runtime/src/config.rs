@@ -66,6 +66,7 @@ pub const DEFAULT_SERVICE_TIMEOUT: Duration = Duration::from_secs(120);
 /// Per-request limit of a retriever call.
 pub const DEFAULT_RETRIEVER_TIMEOUT: Duration = Duration::from_secs(60);
 
+pub use crate::model::{BadVar, ConfigError};
 pub use crate::secrets::Secret;
 
 /// The settings of one OpenAI-compatible service (judge or embeddings).
@@ -107,7 +108,7 @@ pub struct Config {
     /// `EVAL_AGENT_STREAM`: ask the agent for a streamed answer.
     pub agent_stream: bool,
     /// `EVAL_AGENT_TEMPERATURE`, `_TOP_P`, `_MAX_TOKENS`, `_SEED`.
-    pub agent_sampling: crate::agent::Sampling,
+    pub agent_sampling: crate::model::Sampling,
     /// `EVAL_SAMPLE_TIMEOUT_SECS`, when set (a front end's own setting wins).
     pub sample_timeout: Option<Duration>,
     /// `EVAL_CONCURRENCY`, when set (a front end's own setting wins).
@@ -126,7 +127,7 @@ pub struct Config {
     pub html: bool,
     /// `EVAL_AGENT_CASSETTE_MODE`: `record` or `replay` (the default: a
     /// cassette never calls the agent unless told to record).
-    pub agent_cassette_mode: crate::engine::CassetteMode,
+    pub agent_cassette_mode: crate::model::CassetteMode,
     /// `EVAL_RESULTS_DIR`, when set.
     pub results_dir: Option<PathBuf>,
     /// `EVAL_CACHE` is not off.
@@ -165,7 +166,7 @@ pub struct Config {
     /// Unknown `EVAL_*` variables close to a known one: `(unknown, known)`.
     pub near_misses: Vec<(String, &'static str)>,
     /// `EVAL_PRICES`: the price table read from that file.
-    pub prices: Option<crate::cost::PriceTable>,
+    pub prices: Option<PriceTable>,
     // CI summaries.
     /// `GITHUB_STEP_SUMMARY`: the file GitHub Actions shows as the step's
     /// summary (`evals report summary` appends its Markdown there).
@@ -173,30 +174,6 @@ pub struct Config {
     /// `EVAL_STEP_SUMMARY` (default on): the harness and `evals evaluate`
     /// append their run's summary to [`step_summary`](Self::step_summary) too.
     pub step_summary_auto: bool,
-}
-
-/// Why the environment's settings cannot be used: every bad variable, with its value.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{}", render(.0))]
-pub struct ConfigError(pub Vec<BadVar>);
-
-/// One variable whose value cannot be used.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct BadVar {
-    /// The variable.
-    pub var: &'static str,
-    /// Its value as set (an API key's value is never kept).
-    pub value: String,
-    /// What was expected.
-    pub expected: String,
-}
-
-fn render(bad: &[BadVar]) -> String {
-    bad.iter()
-        .map(|b| format!("invalid {}=`{}`: {}", b.var, b.value, b.expected))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// Every variable this crate reads (for near-miss warnings).
@@ -422,17 +399,17 @@ impl Config {
         let concurrency = calls_in_flight("EVAL_CONCURRENCY", concurrency);
         let judge_concurrency = calls_in_flight("EVAL_JUDGE_CONCURRENCY", judge_concurrency);
         let agent_cassette_mode = match agent_cassette_mode {
-            None => crate::engine::CassetteMode::Replay,
+            None => crate::model::CassetteMode::Replay,
             Some(v) => match v.trim().to_ascii_lowercase().as_str() {
-                "record" => crate::engine::CassetteMode::Record,
-                "replay" | "" => crate::engine::CassetteMode::Replay,
+                "record" => crate::model::CassetteMode::Record,
+                "replay" | "" => crate::model::CassetteMode::Replay,
                 _ => {
                     bad.push(BadVar {
                         var: "EVAL_AGENT_CASSETTE_MODE",
                         value: v,
                         expected: "`record` or `replay`".into(),
                     });
-                    crate::engine::CassetteMode::Replay
+                    crate::model::CassetteMode::Replay
                 }
             },
         };
@@ -462,7 +439,7 @@ impl Config {
             "EVAL_MAX_RESPONSE_BYTES",
             max_response,
             1 << 10..=4 << 30,
-            crate::http::DEFAULT_MAX_RESPONSE_BYTES,
+            DEFAULT_MAX_RESPONSE_BYTES,
         );
         let max_dataset_bytes = size(
             "EVAL_MAX_DATASET_BYTES",
@@ -530,7 +507,7 @@ impl Config {
         // the other settings) and the agent's model.
         let prices = match prices_path {
             None => None,
-            Some(path) => match crate::cost::read_setting(&path) {
+            Some(path) => match read_setting(&path) {
                 Ok(table) => Some(table),
                 Err(reason) => {
                     bad.push(BadVar {
@@ -676,161 +653,18 @@ impl Config {
     }
 }
 
-/// How the agent is spoken to, as the `EVAL_AGENT_*` variables give it
-/// (`PROTOCOL`, `MODEL`, `STREAM`, and the sampling settings), before it is
-/// checked.
-struct AgentSpeech {
-    protocol: Option<String>,
-    model: Option<String>,
-    stream: Option<String>,
-    temperature: Option<String>,
-    top_p: Option<String>,
-    max_tokens: Option<String>,
-    seed: Option<String>,
-}
+/// The default cap on one answer's body (`EVAL_MAX_RESPONSE_BYTES`): 16 MiB.
+pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 16 << 20;
 
-impl AgentSpeech {
-    fn get(get: &mut impl FnMut(&'static str, bool) -> Option<String>) -> Self {
-        AgentSpeech {
-            protocol: get("EVAL_AGENT_PROTOCOL", false),
-            model: get("EVAL_AGENT_MODEL", false),
-            stream: get("EVAL_AGENT_STREAM", false),
-            temperature: get("EVAL_AGENT_TEMPERATURE", false),
-            top_p: get("EVAL_AGENT_TOP_P", false),
-            max_tokens: get("EVAL_AGENT_MAX_TOKENS", false),
-            seed: get("EVAL_AGENT_SEED", false),
-        }
-    }
+mod location;
+mod prices;
+mod values;
 
-    /// The checked values; each bad one is pushed onto `bad`.
-    fn parse(
-        self,
-        bad: &mut Vec<BadVar>,
-    ) -> (
-        Option<eval_core::Protocol>,
-        Option<String>,
-        bool,
-        crate::agent::Sampling,
-    ) {
-        let mut check = |var: &'static str, value: Option<String>, ok: bool, expected: &str| {
-            if let (false, Some(value)) = (ok, value) {
-                bad.push(BadVar {
-                    var,
-                    value,
-                    expected: expected.into(),
-                });
-            }
-        };
-        let protocol = self.protocol.as_deref().map(eval_core::Protocol::parse);
-        check(
-            "EVAL_AGENT_PROTOCOL",
-            self.protocol.clone(),
-            protocol.is_none_or(|p| p.is_some()),
-            "json (the JSON contract) or openai (OpenAI chat completions)",
-        );
-        let stream = self
-            .stream
-            .as_deref()
-            .map(|v| match v.trim().to_ascii_lowercase().as_str() {
-                "1" | "true" | "yes" | "on" => Some(true),
-                "0" | "false" | "no" | "off" => Some(false),
-                _ => None,
-            });
-        check(
-            "EVAL_AGENT_STREAM",
-            self.stream.clone(),
-            stream.is_none_or(|s| s.is_some()),
-            "on or off (1/0, true/false, yes/no)",
-        );
-        let number = |v: &Option<String>, range: std::ops::RangeInclusive<f64>| {
-            v.as_deref()
-                .map(|v| v.trim().parse::<f64>().ok().filter(|x| range.contains(x)))
-        };
-        let temperature = number(&self.temperature, 0.0..=2.0);
-        check(
-            "EVAL_AGENT_TEMPERATURE",
-            self.temperature.clone(),
-            temperature.is_none_or(|t| t.is_some()),
-            "a number from 0 to 2",
-        );
-        let top_p = number(&self.top_p, 0.0..=1.0);
-        check(
-            "EVAL_AGENT_TOP_P",
-            self.top_p.clone(),
-            top_p.is_none_or(|t| t.is_some()),
-            "a number from 0 to 1",
-        );
-        let max_tokens = self.max_tokens.as_deref().map(|v| {
-            v.trim()
-                .parse::<u64>()
-                .ok()
-                .filter(|n| (1..=10_000_000).contains(n))
-        });
-        check(
-            "EVAL_AGENT_MAX_TOKENS",
-            self.max_tokens.clone(),
-            max_tokens.is_none_or(|n| n.is_some()),
-            "a whole number from 1 to 10000000",
-        );
-        let seed = self.seed.as_deref().map(|v| v.trim().parse::<i64>().ok());
-        check(
-            "EVAL_AGENT_SEED",
-            self.seed.clone(),
-            seed.is_none_or(|s| s.is_some()),
-            "a whole number (64-bit)",
-        );
-        let sampling = crate::agent::Sampling {
-            temperature: temperature.flatten(),
-            top_p: top_p.flatten(),
-            max_tokens: max_tokens.flatten(),
-            seed: seed.flatten(),
-        };
-        (
-            protocol.flatten(),
-            self.model.map(|m| m.trim().to_string()),
-            stream.flatten().unwrap_or(false),
-            sampling,
-        )
-    }
-}
-
-/// A number of seconds between 1 ms and 10^9 s.
-pub(crate) fn parse_secs(value: &str) -> Option<Duration> {
-    let secs: f64 = value.trim().parse().ok()?;
-    if !(0.001..=1e9).contains(&secs) {
-        return None;
-    }
-    Duration::try_from_secs_f64(secs).ok()
-}
-
-/// A size in bytes: a whole number, optionally with `KiB`/`MiB`/`GiB` (or
-/// `K`/`M`/`G`, powers of 1024).
-pub(crate) fn parse_bytes(value: &str) -> Option<u64> {
-    let v = value.trim();
-    let digits = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
-    let (number, unit) = v.split_at(digits);
-    let number: u64 = number.parse().ok()?;
-    let scale: u64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        "g" | "gb" | "gib" => 1 << 30,
-        _ => return None,
-    };
-    number.checked_mul(scale)
-}
-
-/// `n` bytes the way a person writes them: `16MiB`, `1KiB`, `1 byte`.
-fn shown_size(n: u64) -> String {
-    match n {
-        u64::MAX => "any size".into(),
-        n if n >= 1 << 30 && n % (1 << 30) == 0 => format!("{}GiB", n >> 30),
-        n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{}MiB", n >> 20),
-        n if n >= 1 << 10 && n % (1 << 10) == 0 => format!("{}KiB", n >> 10),
-        1 => "1 byte".into(),
-        n => format!("{n} bytes"),
-    }
-}
+pub use location::{ResultsKey, binary_name, calibration_dir, results_dir};
+pub(crate) use prices::read_setting;
+pub use prices::{Price, PriceError, PriceTable, Pricing};
+use values::{AgentSpeech, shown_size};
+pub(crate) use values::{parse_bytes, parse_secs};
 
 #[cfg(test)]
 mod tests;

@@ -17,63 +17,13 @@
 
 use std::time::Duration;
 
-use crate::error::{Error, Result, one_line};
+pub use crate::model::Refusal;
+use crate::model::{Error, Result, one_line};
 
-/// The default cap on one answer's body: 16 MiB.
-pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 16 << 20;
+pub use crate::config::DEFAULT_MAX_RESPONSE_BYTES;
 
 /// The most redirects (same origin, `307`/`308`) one call follows.
 pub const MAX_REDIRECTS: usize = 5;
-
-/// Why an HTTP answer was not used, though the server was reached.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum Refusal {
-    /// The server redirected somewhere the client does not follow.
-    #[error("refused a redirect (HTTP {status}) from {from} to {to}: {why}")]
-    Redirect {
-        /// The redirect's status.
-        status: u16,
-        /// The URL that answered with the redirect (credentials removed).
-        from: String,
-        /// Where it pointed (credentials removed).
-        to: String,
-        /// Which rule refused it.
-        why: &'static str,
-    },
-    /// The body was longer than the limit.
-    #[error("the answer is larger than the limit of {limit} bytes (EVAL_MAX_RESPONSE_BYTES)")]
-    TooLarge {
-        /// The limit, in bytes.
-        limit: u64,
-    },
-    /// The connection ended before the body was complete.
-    #[error("the answer was cut off after {received} bytes: {cause}")]
-    CutOff {
-        /// Bytes received before it ended.
-        received: u64,
-        /// The innermost cause.
-        cause: String,
-    },
-    /// The timeout expired while the body was arriving.
-    #[error(
-        "the answer was still arriving when the {secs}s timeout expired ({received} bytes received)"
-    )]
-    BodyTimeout {
-        /// The timeout.
-        secs: f64,
-        /// Bytes received before it expired.
-        received: u64,
-    },
-}
-
-impl Refusal {
-    /// Whether asking again may succeed (a cut-off or slow body may; a
-    /// refused redirect or an oversized answer will not).
-    pub(crate) fn is_transient(&self) -> bool {
-        matches!(self, Refusal::CutOff { .. } | Refusal::BodyTimeout { .. })
-    }
-}
 
 /// How one exchange failed before an HTTP status could be used.
 #[derive(Debug)]

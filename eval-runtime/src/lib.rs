@@ -96,16 +96,19 @@
 #![forbid(unsafe_code)]
 
 mod agent;
+mod cassette;
 pub mod config;
 pub mod cost;
 mod engine;
-mod error;
 pub mod estimate;
 mod front;
 pub mod generate;
 mod http;
 pub mod metrics;
+mod model;
+mod notice;
 mod output;
+mod permit;
 pub mod plan;
 pub mod profile;
 pub mod retrieval;
@@ -173,18 +176,21 @@ pub use agent::{
     Agent, AgentReply, AgentRequest, AgentSettings, BoxFuture, FnAgent, HttpAgent, IntoAgentResult,
     Message, Protocol, Response, Sampling, SyncFnAgent, default_reply, openai, stream,
 };
-pub use config::{Config, ConfigError};
-pub use engine::{CassetteMode, Selection};
-pub use error::{AgentError, Error, Result, SampleError};
+pub use config::{Config, DEFAULT_MAX_RESPONSE_BYTES};
+pub use engine::Selection;
 pub use eval_core::metric::{self as metric_spec, MetricSpec, Op};
 pub use eval_core::{Dataset, Expected, Input, Repeat, Sample, ToolCall, tool};
 pub use eval_macros::eval_dataset;
 pub use front::harness::{Harness, Outcome};
 pub use front::probe::{Probe, Probed, Waiting};
 pub use front::runner::{Prepared, RunOutcome, Runner};
-pub use http::{DEFAULT_MAX_RESPONSE_BYTES, MAX_REDIRECTS, Refusal};
-pub use output::{MetricResult, Paint, SampleReport, Spread};
-pub use services::{Services, Usage};
+pub use http::MAX_REDIRECTS;
+pub use model::{
+    AgentError, CassetteMode, ConfigError, Error, MetricResult, Refusal, Result, SampleError,
+    SampleReport, Spread, Usage,
+};
+pub use output::Paint;
+pub use services::Services;
 
 /// Everything an eval test file needs.
 pub mod prelude {

@@ -58,104 +58,13 @@ use serde_json::{Value, json};
 
 use crate::agent::{Agent, Response};
 use crate::config::Config;
-use crate::error::{AgentError, Error, Result, one_line};
-use crate::http::{Failure, Refusal, read_body, redact_url, runtime_client};
+use crate::http::{Failure, read_body, redact_url, runtime_client};
+pub use crate::model::RetrieverError;
+use crate::model::{AgentError, Error, Result, one_line};
 
 /// A boxed future of a retriever call.
 pub type BoxFuture<'a, T> =
     Pin<Box<dyn Future<Output = std::result::Result<T, RetrieverError>> + Send + 'a>>;
-
-/// Why a retriever call, or a retrieval query, failed.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum RetrieverError {
-    /// The retriever could not be reached.
-    #[error("retriever at {url} unreachable: {cause}")]
-    Unreachable {
-        /// Endpoint (credentials removed).
-        url: String,
-        /// Innermost causes.
-        cause: String,
-    },
-    /// The retriever answered with an error status.
-    #[error("retriever at {url} answered HTTP {status}: {body}")]
-    Status {
-        /// Endpoint (credentials removed).
-        url: String,
-        /// HTTP status.
-        status: u16,
-        /// Start of the body, on one line.
-        body: String,
-    },
-    /// The retriever did not answer in time.
-    #[error("retriever at {url} did not answer within {secs}s")]
-    Timeout {
-        /// Endpoint (credentials removed).
-        url: String,
-        /// The timeout that expired.
-        secs: f64,
-    },
-    /// The retriever's answer was not used (a refused redirect, an answer
-    /// over the size limit, a body cut off or too slow).
-    #[error("retriever at {url}: {refusal}")]
-    Refused {
-        /// Endpoint (credentials removed).
-        url: String,
-        /// Why.
-        refusal: Refusal,
-    },
-    /// The retriever's answer could not be read.
-    #[error("retriever at {url} sent an answer that could not be read: {reason}")]
-    BadResponse {
-        /// Endpoint (credentials removed).
-        url: String,
-        /// What was wrong.
-        reason: String,
-    },
-    /// `mode: "retrieve+rerank"` with a retriever that has no reranker.
-    #[error("this retriever has no reranker (mode \"retrieve+rerank\")")]
-    NoReranker,
-    /// The sample is not a query of a retrieval dataset.
-    #[error("sample `{0}` is not a query of a retrieval dataset (no scopePrefix)")]
-    NotAQuery(String),
-    /// The scope would be deleted and is not allowed to be.
-    #[error(
-        "scopePrefix `{0}` {problem}: ingest would delete everything under it, so it is refused; allow it explicitly (allow_custom_prefix) if that is intended",
-        problem = eval_core::retrieval::scope_problem(.0)
-    )]
-    UnsafePrefix(String),
-    /// Documents given by `loaderRef` that could not be loaded (nothing was deleted).
-    #[error("{} document(s) could not be loaded{}: {}", .refs.len(), if *.no_loader { " (no loader hook is set: RetrieverAgent::loader)" } else { "" }, .refs.join("; "))]
-    Unresolved {
-        /// `file:line: loaderRef ...` per document.
-        refs: Vec<String>,
-        /// No loader hook was set.
-        no_loader: bool,
-    },
-    /// The dataset's ingest was cut off by the first query's sample timeout.
-    #[error(
-        "the ingest of {0} was cut off by the first query's sample timeout; raise timeout_secs (or EVAL_SAMPLE_TIMEOUT_SECS)"
-    )]
-    IngestCutOff(String),
-    /// The dataset, or the ingest's lock and marker, could not be read or written.
-    #[error("{0}")]
-    Io(String),
-    /// A retriever of your own failed.
-    #[error("{0}")]
-    Failed(String),
-}
-
-impl From<String> for RetrieverError {
-    fn from(message: String) -> Self {
-        RetrieverError::Failed(message)
-    }
-}
-
-impl From<&str> for RetrieverError {
-    fn from(message: &str) -> Self {
-        RetrieverError::Failed(message.to_string())
-    }
-}
 
 /// A document to ingest.
 #[derive(Debug, Clone, PartialEq)]
@@ -644,7 +553,7 @@ impl RetrieverAgent {
         let (Some(run), Some(index)) = (&config.nextest_run_id, self.retriever.shared_id()) else {
             return ingest(&*self.retriever, &dataset, allowed, self.loader.as_ref()).await;
         };
-        let dir = crate::output::results_dir(config).join("ingest");
+        let dir = crate::config::results_dir(config).join("ingest");
         std::fs::create_dir_all(&dir)
             .map_err(|e| io(format!("cannot create {}: {e}", dir.display())))?;
         let key = format!(

@@ -14,18 +14,20 @@ use std::time::Duration;
 use eval_core::{Sample, ToolCall};
 use serde::Serialize;
 
-use crate::error::AgentError;
-use crate::services::Usage;
+use crate::model::AgentError;
+use crate::model::Usage;
 
 mod http;
 pub mod openai;
 mod pace;
 mod sse;
 pub mod stream;
+mod wire;
 
 pub use eval_core::{AgentSettings, Protocol};
-pub use http::{AgentReply, AgentRequest, HttpAgent, Message, default_reply};
+pub use http::{HttpAgent, default_reply};
 pub use openai::Sampling;
+pub use wire::{AgentReply, AgentRequest, Message};
 
 /// A boxed future, as [`Agent::respond`] returns it.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
@@ -291,5 +293,5 @@ pub(crate) fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
         .map(|s| s.to_string())
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "(no message)".into());
-    crate::error::one_line(&msg, 300)
+    crate::model::one_line(&msg, 300)
 }

@@ -26,46 +26,11 @@
 //! object fails the sample with its message.
 
 use eval_core::ToolCall;
-use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use super::http::{AgentReply, AgentRequest, Message, read_context};
-use crate::error::one_line;
-
-/// Sampling settings sent with OpenAI requests, when set
-/// (`EVAL_AGENT_TEMPERATURE`, `_TOP_P`, `_MAX_TOKENS`, `_SEED`, or
-/// [`HttpAgent`](super::HttpAgent)'s builder); a sample's `agent_args` may
-/// override each.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-#[non_exhaustive]
-pub struct Sampling {
-    /// `temperature` (0–2).
-    pub temperature: Option<f64>,
-    /// `top_p` (0–1).
-    pub top_p: Option<f64>,
-    /// `max_tokens`: the most tokens of the answer.
-    pub max_tokens: Option<u64>,
-    /// `seed`: for servers that sample deterministically with one.
-    pub seed: Option<i64>,
-}
-
-impl Sampling {
-    /// The parameters that are set, as request keys.
-    pub(crate) fn insert_into(&self, body: &mut Map<String, Value>) {
-        if let Some(t) = self.temperature {
-            body.insert("temperature".into(), json!(t));
-        }
-        if let Some(p) = self.top_p {
-            body.insert("top_p".into(), json!(p));
-        }
-        if let Some(n) = self.max_tokens {
-            body.insert("max_tokens".into(), json!(n));
-        }
-        if let Some(s) = self.seed {
-            body.insert("seed".into(), json!(s));
-        }
-    }
-}
+use super::wire::{AgentReply, AgentRequest, Message, read_context};
+pub use crate::model::Sampling;
+use crate::model::one_line;
 
 /// The content of the `tool` message sent after each tool call of an
 /// earlier turn: servers such as OpenAI's require one per call id, and this

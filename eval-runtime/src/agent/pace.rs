@@ -40,9 +40,9 @@ use std::time::Duration;
 use tokio::sync::{Semaphore, SemaphorePermit};
 
 use crate::config::{DEFAULT_AGENT_MAX_RETRIES, MAX_CONCURRENCY};
-use crate::engine::permit::without_permit;
-use crate::error::AgentError;
-use crate::services::Usage;
+use crate::model::AgentError;
+use crate::model::Usage;
+use crate::permit::without_permit;
 
 /// The longest backoff between two attempts of an agent call (a
 /// `Retry-After` may ask for more). Short, because the limit, not the

@@ -27,11 +27,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::http::{AgentReply, read_context};
 use super::openai;
 use super::sse::{Event, Reader};
-use crate::error::one_line;
+use super::wire::{AgentReply, read_context};
 use crate::http::{BoundedBody, Refusal};
+use crate::model::one_line;
 
 /// Why a streamed answer was not used.
 #[derive(Debug)]

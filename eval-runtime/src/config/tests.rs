@@ -24,7 +24,7 @@ fn response_limits_take_sizes_with_units() {
     assert_eq!(c.max_response_bytes, 1 << 20);
     assert_eq!(
         Config::empty().max_response_bytes,
-        crate::http::DEFAULT_MAX_RESPONSE_BYTES
+        crate::config::DEFAULT_MAX_RESPONSE_BYTES
     );
     let e = vars(&[("EVAL_MAX_RESPONSE_BYTES", "huge")]).unwrap_err();
     assert!(
@@ -127,7 +127,7 @@ fn judge_calls_in_flight_default_to_four_per_sample_in_flight() {
     let c = vars(&[("EVAL_JUDGE_CONCURRENCY", "5")]).unwrap();
     assert_eq!(c.judge_concurrency(), 5);
     let c = vars(&[("EVAL_AGENT_CASSETTE", "a.jsonl")]).unwrap();
-    assert_eq!(c.agent_cassette_mode, crate::engine::CassetteMode::Replay);
+    assert_eq!(c.agent_cassette_mode, crate::model::CassetteMode::Replay);
 }
 
 #[test]
@@ -190,7 +190,7 @@ fn agent_protocol_settings_are_read_and_checked() {
         (c.agent_protocol, c.agent_model.as_deref(), c.agent_stream),
         (None, None, false)
     );
-    assert_eq!(c.agent_sampling, crate::agent::Sampling::default());
+    assert_eq!(c.agent_sampling, crate::model::Sampling::default());
     let c = vars(&[
         ("EVAL_AGENT_PROTOCOL", "OpenAI"),
         ("EVAL_AGENT_MODEL", " qwen2.5 "),
@@ -251,7 +251,7 @@ fn the_price_table_is_read_with_the_settings() {
     .unwrap();
     assert_eq!(
         c.prices.unwrap().price("m"),
-        Some(crate::cost::Price::new(1.0, Some(2.0)))
+        Some(crate::config::Price::new(1.0, Some(2.0)))
     );
     assert_eq!(c.agent_model.as_deref(), Some("m"));
     let path = bad.to_string_lossy().into_owned();

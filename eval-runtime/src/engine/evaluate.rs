@@ -9,9 +9,9 @@ use eval_core::metric::{MetricSpec, Need};
 use eval_core::{Expected, Sample};
 
 use crate::agent::Response;
-use crate::error::{AgentError, SampleError};
 use crate::metrics;
 use crate::metrics::{MetricError, judged, measured};
+use crate::model::{AgentError, SampleError};
 use crate::output::{MetricResult, SampleReport, Spread};
 use crate::services::{Services, Usage};
 use crate::stats::{Decision, Level, OnInconclusive};

@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use tokio::sync::Semaphore;
 
 use crate::agent::Agent;
+pub(crate) use crate::notice::warn;
 use crate::output::{
     DatasetSummary, DatasetTerms, Measured, MetricRecord, Results, ResultsError, ResultsKey,
     SampleRecord, SampleReport, ScoreOf, Summaries, SummarySample,
@@ -24,15 +25,12 @@ use crate::plan::LoadedDataset;
 use crate::services::Services;
 use crate::stats::Decision;
 
-mod cassette;
 pub(crate) mod evaluate;
-pub(crate) mod permit;
 mod provenance;
 mod record;
 pub(crate) mod schedule;
 mod select;
 
-pub use cassette::{Cassette, CassetteError, CassetteMode};
 pub use select::Selection;
 
 use record::Compact;
@@ -244,7 +242,7 @@ impl Run {
         }
         let report = match schedule::local_runtime() {
             Ok(runtime) => runtime.block_on(async {
-                let report = permit::holding(
+                let report = crate::permit::holding(
                     self.permits.clone(),
                     schedule::evaluate_job(self.job(t), agent, &self.services),
                 )
@@ -257,8 +255,8 @@ impl Run {
             Err(e) => {
                 let mut report =
                     SampleReport::new(self.name(t), &self.at(t).0.samples[self.at(t).1]);
-                report.error = Some(crate::error::SampleError::Agent(
-                    crate::error::AgentError::Setup(
+                report.error = Some(crate::model::SampleError::Agent(
+                    crate::model::AgentError::Setup(
                         format!("cannot start an async runtime: {e}").into(),
                     ),
                 ));
@@ -536,11 +534,4 @@ pub(crate) fn write_results(
 enum Written {
     Raw(Box<serde_json::value::RawValue>),
     Record(Box<crate::output::SampleRecord>),
-}
-
-/// A warning on the real stderr: threads started from a test inherit its
-/// output capture, which would hide it.
-pub(crate) fn warn(message: &str) {
-    use std::io::Write as _;
-    let _ = writeln!(std::io::stderr(), "warning: {message}");
 }

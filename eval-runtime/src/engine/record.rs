@@ -1,8 +1,8 @@
 //! What the results file needs of one sample beyond what its dataset and
 //! trial already hold, kept small: a run may have 100,000 samples.
 
+use crate::model::Usage;
 use crate::output::{SampleReport, Spread, Verdict, cut_chunks, cut_output};
-use crate::services::Usage;
 
 /// One metric of a [`Compact`], in its dataset's spec order.
 pub(crate) struct CompactScore {

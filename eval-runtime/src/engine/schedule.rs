@@ -13,9 +13,9 @@ use futures_util::FutureExt;
 use futures_util::stream::{FuturesUnordered, StreamExt};
 
 use crate::agent::{Agent, panic_text};
-use crate::engine::CassetteMode;
 use crate::engine::evaluate::{Runs, evaluate_runs};
-use crate::error::{AgentError, SampleError};
+use crate::model::CassetteMode;
+use crate::model::{AgentError, SampleError};
 use crate::output::SampleReport;
 use crate::services::Services;
 
@@ -132,7 +132,7 @@ pub(crate) async fn evaluate_all<'a>(
             running.push(async move {
                 let key = job.key;
                 let report =
-                    super::permit::holding(permits.clone(), evaluate_job(job, agent, services));
+                    crate::permit::holding(permits.clone(), evaluate_job(job, agent, services));
                 (key, report.await)
             });
         }

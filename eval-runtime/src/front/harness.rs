@@ -11,7 +11,7 @@ use libtest_mimic::{Arguments, Failed, Trial};
 use crate::agent::{Agent, FnAgent, IntoAgentResult};
 use crate::config::Config;
 use crate::engine::{Run, Selection, write_results};
-use crate::error::Error;
+use crate::model::Error;
 use crate::output::{
     BaselineOutcome, DatasetSummary, Results, ResultsKey, RunVerdict, check_baseline, html_path,
     results_dir, write_html,

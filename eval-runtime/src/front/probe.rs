@@ -18,7 +18,7 @@ use eval_core::metric::MetricSpec;
 use crate::agent::{Agent, BoxFuture, Response};
 use crate::config::Config;
 use crate::engine::evaluate::{evaluate_runs, missing_fields};
-use crate::error::{AgentError, SampleError};
+use crate::model::{AgentError, SampleError};
 use crate::output::SampleReport;
 use crate::plan::{PlanBuilder, PlanError};
 use crate::services::Services;

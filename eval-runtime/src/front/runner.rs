@@ -5,7 +5,7 @@ use eval_core::Sample;
 use crate::agent::Agent;
 use crate::config::Config;
 use crate::engine::Run;
-use crate::error::Error;
+use crate::model::Error;
 use crate::output::{
     BaselineOutcome, Results, ResultsKey, RunVerdict, SampleReport, check_baseline,
 };

@@ -9,8 +9,8 @@
 
 use eval_core::metric::{Measure, MetricKind, MetricSpec};
 
-use crate::metrics::MetricError;
-use crate::output::{MetricResult, SampleReport};
+use crate::model::MetricError;
+use crate::model::{MetricResult, SampleReport};
 
 /// Whether `spec` is a measured metric.
 pub fn is_measured(spec: &MetricSpec) -> bool {

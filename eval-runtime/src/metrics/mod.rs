@@ -22,67 +22,7 @@ pub mod measured;
 pub mod rank;
 pub mod tools;
 
-/// Why a metric could not score a sample (the sample then fails).
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum MetricError {
-    /// The LLM judge or the embeddings server failed (after its retries).
-    #[error(transparent)]
-    Service(#[from] crate::services::ServiceError),
-    /// The sample or the answer lacks what the metric needs, an option is
-    /// unusable (an invalid regex), or the judge's answer could not be used.
-    #[error("{0}")]
-    Unscorable(String),
-    /// A regex (the expected answer, or the `pattern` option) longer than
-    /// [`MAX_REGEX_BYTES`](eval_core::metric::MAX_REGEX_BYTES): refused
-    /// before it is parsed.
-    #[error(
-        "{what} is {len} bytes long, over the {limit}-byte limit of a regex; use a shorter pattern (or `contains` for a literal answer)"
-    )]
-    RegexTooLong {
-        /// `the expected answer` or `the `pattern` option`.
-        what: &'static str,
-        /// Its length in bytes.
-        len: usize,
-        /// The limit.
-        limit: usize,
-    },
-    /// A metric of one turn, and no answer to that turn from the agent.
-    #[error(
-        "`{metric}` scores turn {turn} but the agent returned {answers} per-turn answer(s) (an in-process agent sets them with Response::with_turn_outputs)"
-    )]
-    NoTurnAnswer {
-        /// The metric.
-        metric: String,
-        /// The turn (1-based).
-        turn: usize,
-        /// Per-turn answers returned.
-        answers: usize,
-    },
-    /// One of several runs of the agent (`repeat`) could not be scored.
-    #[error("run {run}/{runs}: {error}")]
-    Run {
-        /// Which run (1-based).
-        run: usize,
-        /// Runs asked for.
-        runs: usize,
-        /// Why.
-        error: Box<MetricError>,
-    },
-}
-
-impl From<String> for MetricError {
-    fn from(reason: String) -> Self {
-        MetricError::Unscorable(reason)
-    }
-}
-
-impl From<&str> for MetricError {
-    fn from(reason: &str) -> Self {
-        MetricError::Unscorable(reason.to_string())
-    }
-}
-
+pub use crate::model::MetricError;
 use eval_core::metric::{MAX_REGEX_BYTES, MetricKind, MetricSpec};
 
 /// Scores one output against one expected answer. `Err` is a one-line reason
@@ -135,7 +75,7 @@ pub fn score(spec: &MetricSpec, output: &str, expected: Option<&str>) -> Result<
             let re = compiled(pattern, *case_sensitive).map_err(|e| {
                 format!(
                     "{source} is not a valid regex: {}",
-                    crate::error::one_line(&e.to_string(), 200)
+                    crate::model::one_line(&e.to_string(), 200)
                 )
             })?;
             bool_score(re.is_match(output))

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::provenance::{CalibrationSummary, JudgeFingerprint, hex};
+use crate::model::{CalibrationSummary, JudgeFingerprint, hex};
 use crate::stats::{Agreement, Interval};
 
 /// Version of the calibration file layout.

@@ -19,7 +19,7 @@ use std::path::Path;
 
 use super::text::{failure_lines, metric_line};
 use super::{DatasetSummary, Results, ResultsError, SampleRecord, Verdict, numbered};
-use crate::error::one_line;
+use crate::model::one_line;
 
 /// How much of the input, the expected and the actual answer a failure
 /// report shows, in characters.

@@ -366,7 +366,7 @@ pub(crate) fn auto_step_summary(
     };
     let markdown = summary_with_baseline(std::slice::from_ref(results), baseline);
     if let Err(e) = append_step_summary(path, &markdown) {
-        crate::engine::warn(&e.to_string());
+        crate::notice::warn(&e.to_string());
     }
 }
 

@@ -4,7 +4,7 @@
 //! characters shown as `\u{..}`, long texts cut. Used by the CI summaries
 //! and by comparisons.
 
-use crate::error::one_line;
+use crate::model::one_line;
 
 /// How much of a name a table cell shows, in characters.
 const NAME_CHARS: usize = 120;

@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::provenance::{Allow, Provenance};
 use super::results::{DatasetTerms, Results, ResultsError, SampleRecord, Verdict};
+use crate::model::{Allow, Provenance};
 use crate::stats::{Decision, OnInconclusive};
 
 /// Joins results of one test binary: every sample once, aggregates and

@@ -9,18 +9,22 @@ mod diff;
 mod html;
 mod junit;
 mod layout;
-mod location;
 mod markdown;
 mod md;
 mod merge;
 mod paint;
-mod provenance;
 mod report;
 mod results;
 mod summary;
 mod text;
 mod verdict;
 
+pub use crate::config::{ResultsKey, binary_name, calibration_dir, results_dir};
+pub use crate::model::{
+    AgentProvenance, Allow, CalibrationSummary, DatasetProvenance, Differences,
+    EmbeddingsFingerprint, GitState, JudgeFingerprint, MetricVersions, Provenance,
+};
+pub use crate::model::{MetricResult, SampleReport, Spread};
 pub use calibration::{
     CALIBRATION_VERSION, CalibrateError, Calibration, Disagreement, RankCorrelation, Unscored,
     matching as matching_calibrations,
@@ -31,16 +35,9 @@ pub use diff::{
 };
 pub use html::{html, html_path, write_html};
 pub use junit::junit_xml;
-pub use location::{ResultsKey, binary_name, calibration_dir, results_dir};
 pub use markdown::{append_step_summary, summary_markdown};
 pub use merge::{merge, merge_allowing, merge_dir, merge_paths, merge_paths_allowing};
 pub use paint::Paint;
-pub use provenance::{
-    AgentSettings as AgentProvenance, Allow, CalibrationSummary,
-    DatasetSource as DatasetProvenance, Differences, EmbeddingsFingerprint, GitState,
-    JudgeFingerprint, MetricVersions, Provenance,
-};
-pub use report::{MetricResult, SampleReport, Spread};
 pub use results::{
     DatasetSummary, DatasetTerms, FORMAT_VERSION, Gate, GateResult, KEPT_CHARS, KEPT_CHUNKS,
     MetricRecord, MetricSummary, Results, ResultsError, RunSpread, SampleRecord, UsageTotals,
@@ -49,10 +46,10 @@ pub use results::{
 pub use text::{SHOWN_FAILURES, summary_text};
 pub use verdict::RunVerdict;
 
+pub(crate) use crate::model::hex;
+pub(crate) use crate::model::numbered;
 pub(crate) use html::{RunMeta, write_along as write_html_along};
 pub(crate) use markdown::auto_step_summary;
-pub(crate) use provenance::hex;
-pub(crate) use report::numbered;
 pub(crate) use results::{
     counted_as, cut_chunks, cut_output, incompleteness, now_unix, write_streaming,
 };

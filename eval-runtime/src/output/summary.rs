@@ -27,10 +27,10 @@ use std::collections::BTreeMap;
 use eval_core::metric::{Measure, Stat};
 
 use super::results::{
-    DatasetSummary, DatasetTerms, Gate, GateResult, MetricSummary, SampleRecord, UsageTotals,
-    Verdict,
+    DatasetSummary, DatasetTerms, FORMAT_VERSION, Gate, GateResult, MetricSummary, Results,
+    SampleRecord, UsageTotals, Verdict, now_unix, total_usage,
 };
-use crate::services::Usage;
+use crate::model::Usage;
 use crate::stats::{Decision, Interval, Level, MeanTally, Method, OnInconclusive};
 
 /// Running per-dataset, per-metric tallies: records are added one at a time,
@@ -509,6 +509,33 @@ impl MetricTally {
             inconclusive: 0,
             unscored: 0,
             values: keep_values.then(Vec::new),
+        }
+    }
+}
+
+impl Results {
+    /// Results for `samples` under `terms` (per dataset name); aggregates
+    /// and gate verdicts computed here.
+    pub fn new(
+        binary: &str,
+        mut samples: Vec<SampleRecord>,
+        terms: &BTreeMap<String, DatasetTerms>,
+    ) -> Self {
+        samples.sort_by(|a, b| (&a.dataset, &a.test_name).cmp(&(&b.dataset, &b.test_name)));
+        let mut summaries = Summaries::new(terms);
+        samples.iter().for_each(|s| summaries.add(s));
+        let (datasets, complete) = summaries.finish_run(terms);
+        Results {
+            version: FORMAT_VERSION,
+            binary: binary.to_string(),
+            package: None,
+            written_unix: now_unix(),
+            complete,
+            missing_datasets: Vec::new(),
+            provenance: None,
+            usage: total_usage(&datasets),
+            datasets,
+            samples,
         }
     }
 }

@@ -11,7 +11,7 @@ use eval_core::metric::Stat;
 use super::paint::Paint;
 use super::results::{DatasetSummary, MetricRecord, Results, SampleRecord, Verdict};
 use super::verdict::RunVerdict;
-use crate::error::one_line;
+use crate::model::one_line;
 
 /// How many failing samples a summary lists (the results file holds them all).
 pub const SHOWN_FAILURES: usize = 20;
@@ -74,7 +74,7 @@ pub(crate) fn inconclusive_lines(s: &SampleRecord) -> Vec<String> {
                 m.op,
                 m.threshold,
                 format_args!("mean of {} runs", i.runs),
-                crate::output::report::level_text(i.level),
+                crate::model::level_text(i.level),
                 i.low,
                 i.high
             ))

@@ -32,25 +32,9 @@ use crate::output::Gate;
 mod build;
 mod load;
 
+pub use crate::model::PlanError;
 pub use build::{PlanBuilder, Subset};
 pub(crate) use load::{LoadedDataset, load, prepare};
-
-/// Why a plan could not be built or loaded: every problem, each on its own
-/// line with the file and line it concerns.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{}", .problems.join("\n"))]
-#[non_exhaustive]
-pub struct PlanError {
-    /// The problems, one line each.
-    pub problems: Vec<String>,
-}
-
-impl PlanError {
-    /// An error with these problems.
-    pub fn new(problems: Vec<String>) -> Self {
-        PlanError { problems }
-    }
-}
 
 /// What to evaluate. See the [module docs](self).
 #[derive(Debug, Clone)]

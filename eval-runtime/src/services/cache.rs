@@ -16,7 +16,6 @@ use std::sync::{Arc, OnceLock};
 use crate::config::Config;
 
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 /// A directory of cached answers, readable by its owner only.
 #[derive(Debug, Clone)]
@@ -66,18 +65,13 @@ impl Cache {
         let dir = config
             .cache_dir
             .clone()
-            .unwrap_or_else(|| crate::output::results_dir(config).join("cache"));
+            .unwrap_or_else(|| crate::config::results_dir(config).join("cache"));
         Some(Cache::new(dir))
     }
 
     /// The key of a request: SHA-256 over its parts, hex.
     pub fn key(parts: &[&str]) -> String {
-        let mut h = Sha256::new();
-        for p in parts {
-            h.update((p.len() as u64).to_le_bytes());
-            h.update(p.as_bytes());
-        }
-        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+        crate::model::parts_hash(parts)
     }
 
     fn path(&self, key: &str) -> PathBuf {

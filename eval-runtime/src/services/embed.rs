@@ -15,7 +15,7 @@ pub struct Embedder {
     model: String,
     cache: Option<Cache>,
     /// An estimate's dry run: texts are counted by it, never sent.
-    dry: Option<std::sync::Arc<crate::estimate::DryRun>>,
+    dry: Option<std::sync::Arc<super::DryRun>>,
 }
 
 impl Embedder {
@@ -83,7 +83,7 @@ impl Embedder {
 
     /// This embedder in an estimate's dry run: texts are counted by `dry`,
     /// none is sent.
-    pub(crate) fn dry_run(mut self, dry: std::sync::Arc<crate::estimate::DryRun>) -> Self {
+    pub(crate) fn dry_run(mut self, dry: std::sync::Arc<super::DryRun>) -> Self {
         self.dry = Some(dry);
         self
     }

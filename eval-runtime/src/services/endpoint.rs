@@ -4,129 +4,12 @@
 
 use std::time::Duration;
 
-use serde::Serialize;
 use serde_json::Value;
 
 use crate::config::{Secret, ServiceSettings};
-use crate::error::one_line;
-use crate::http::{
-    Failure, Refusal, bearer, read_body, redact_url, retry_after_header, runtime_client,
-};
-
-/// Why a judge or embeddings call failed. Messages are one line and never
-/// contain the API key.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ServiceError {
-    /// Nothing is configured for this service.
-    #[error("{what} is not configured: {hint}")]
-    NotConfigured {
-        /// "LLM judge" or "embeddings".
-        what: &'static str,
-        /// What to set.
-        hint: String,
-    },
-    /// A configuration value is wrong.
-    #[error("invalid {what}: {reason}")]
-    Config {
-        /// What was being configured.
-        what: String,
-        /// Why.
-        reason: String,
-    },
-    /// The server answered with an error status, after all retries.
-    #[error("{url} answered HTTP {status} after {attempts} attempt(s): {body}")]
-    Status {
-        /// Endpoint (credentials removed).
-        url: String,
-        /// Last status.
-        status: u16,
-        /// Attempts made.
-        attempts: u32,
-        /// Start of the last body, key masked.
-        body: String,
-    },
-    /// The server could not be reached or did not answer in time, after all retries.
-    #[error("{url} unreachable after {attempts} attempt(s): {cause}")]
-    Unreachable {
-        /// Endpoint (credentials removed).
-        url: String,
-        /// Attempts made.
-        attempts: u32,
-        /// Innermost causes.
-        cause: String,
-    },
-    /// The answer was not used (a refused redirect, an answer over the size
-    /// limit, a body cut off or too slow), after all retries that could help.
-    #[error("{url}: {refusal}")]
-    Refused {
-        /// Endpoint (credentials removed).
-        url: String,
-        /// Why.
-        refusal: Refusal,
-    },
-    /// The answer had an unexpected shape.
-    #[error("{url} sent an answer that could not be read: {reason}")]
-    BadResponse {
-        /// Endpoint (credentials removed).
-        url: String,
-        /// What was wrong.
-        reason: String,
-    },
-    /// A judge prompt that cannot be sent (a bad data block name, no
-    /// random boundary).
-    #[error("the judge prompt cannot be sent: {0}")]
-    Prompt(#[from] super::prompt::PromptError),
-    /// The judge's answer could not be used (no message, not JSON, not the
-    /// shape asked for), even after re-asking.
-    #[error("the judge's answer could not be used after {attempts} attempt(s): {problem}")]
-    UnusableAnswer {
-        /// Attempts made (first ask plus re-asks).
-        attempts: u32,
-        /// What was wrong with the last answer.
-        problem: super::judge::AnswerProblem,
-    },
-}
-
-/// Calls made, retries, re-asks, tokens and cache hits, for one sample or a run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[non_exhaustive]
-pub struct Usage {
-    /// HTTP calls made.
-    pub calls: u32,
-    /// Calls repeated after a 429/5xx or a connection failure.
-    pub retries: u32,
-    /// Judge answers re-asked because they could not be used (not JSON, no message, wrong shape).
-    pub reasks: u32,
-    /// Prompt tokens reported by the server.
-    pub prompt_tokens: u64,
-    /// Completion tokens reported by the server.
-    pub completion_tokens: u64,
-    /// Answers served from the cache (no call).
-    pub cache_hits: u32,
-}
-
-impl Usage {
-    /// Nothing used.
-    pub const ZERO: Usage = Usage {
-        calls: 0,
-        retries: 0,
-        reasks: 0,
-        prompt_tokens: 0,
-        completion_tokens: 0,
-        cache_hits: 0,
-    };
-
-    /// Adds `other` to `self`.
-    pub fn add(&mut self, other: Usage) {
-        self.calls += other.calls;
-        self.retries += other.retries;
-        self.reasks += other.reasks;
-        self.prompt_tokens += other.prompt_tokens;
-        self.completion_tokens += other.completion_tokens;
-        self.cache_hits += other.cache_hits;
-    }
-}
+use crate::http::{Failure, bearer, read_body, redact_url, retry_after_header, runtime_client};
+use crate::model::one_line;
+pub use crate::model::{ServiceError, Usage};
 
 /// One OpenAI-compatible endpoint.
 #[derive(Clone)]
@@ -415,7 +298,7 @@ mod tests {
         assert!(!e.shown.contains("pw"), "{}", e.shown);
         assert_eq!(e.host(), "127.0.0.1:9", "no credentials, path or query");
         assert_eq!(
-            crate::error::one_line("key sk-fallback-123 here", 100),
+            crate::model::one_line("key sk-fallback-123 here", 100),
             "key <redacted> here"
         );
         assert!(!format!("{e:?}").contains("sk-fallback"));

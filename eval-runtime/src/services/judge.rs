@@ -26,6 +26,7 @@ use super::cache::Cache;
 use super::endpoint::{Endpoint, ServiceError, Usage};
 use super::prompt::JudgePrompt;
 use crate::config::Config;
+pub use crate::model::AnswerProblem;
 
 /// Default seed sent with every judge request.
 pub const DEFAULT_SEED: u64 = 42;
@@ -42,7 +43,7 @@ pub struct Judge {
     seed: u64,
     cache: Option<Cache>,
     /// An estimate's dry run: questions are answered by it, never sent.
-    dry: Option<std::sync::Arc<crate::estimate::DryRun>>,
+    dry: Option<std::sync::Arc<super::DryRun>>,
 }
 
 impl Judge {
@@ -108,7 +109,7 @@ impl Judge {
 
     /// This judge in an estimate's dry run: every question is answered by
     /// `dry` (and counted there), none is sent.
-    pub(crate) fn dry_run(mut self, dry: std::sync::Arc<crate::estimate::DryRun>) -> Self {
+    pub(crate) fn dry_run(mut self, dry: std::sync::Arc<super::DryRun>) -> Self {
         self.dry = Some(dry);
         self
     }
@@ -234,38 +235,6 @@ impl Judge {
     }
 }
 
-/// Why a judge's answer could not be used (re-asked, then the metric's error).
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum AnswerProblem {
-    /// The answer holds no message text.
-    #[error("no message text in the answer ({0})")]
-    NoMessage(String),
-    /// The text is not JSON.
-    #[error("not valid JSON ({0})")]
-    NotJson(String),
-    /// The text is JSON, but not an object.
-    #[error("expected a JSON object, found {0}")]
-    NotObject(String),
-    /// The object is not what the metric asked for (a missing key, a rating
-    /// out of range, a wrong number of verdicts).
-    #[error("not the answer asked for: {0}")]
-    Shape(String),
-}
-
-impl AnswerProblem {
-    /// On one line, cut, keys masked.
-    fn shown(self) -> AnswerProblem {
-        let clean = |t: &str| crate::error::one_line(t, 200);
-        match self {
-            AnswerProblem::NoMessage(t) => AnswerProblem::NoMessage(clean(&t)),
-            AnswerProblem::NotJson(t) => AnswerProblem::NotJson(clean(&t)),
-            AnswerProblem::NotObject(t) => AnswerProblem::NotObject(clean(&t)),
-            AnswerProblem::Shape(t) => AnswerProblem::Shape(clean(&t)),
-        }
-    }
-}
-
 /// The text of an OpenAI chat answer's first choice.
 fn message_content(answer: &Value) -> Result<&str, AnswerProblem> {
     let choices = match answer.get("choices") {
@@ -318,7 +287,7 @@ fn parse_json_answer(content: &str) -> Result<Value, AnswerProblem> {
             ))),
             None => Ok(v),
         },
-        Ok(other) => Err(AnswerProblem::NotObject(crate::error::one_line(
+        Ok(other) => Err(AnswerProblem::NotObject(crate::model::one_line(
             &other.to_string(),
             60,
         ))),

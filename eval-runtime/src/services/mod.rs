@@ -4,19 +4,22 @@
 //! `Retry-After`) and counted ([`Usage`]); keys never appear in messages.
 
 mod cache;
+mod dry;
 mod embed;
 mod endpoint;
 mod judge;
 pub mod prompt;
 
 pub use cache::Cache;
+pub use dry::Calls;
+pub(crate) use dry::{DryRun, Tokenizer};
 pub use embed::{Embedder, cosine};
 pub use endpoint::{ServiceError, Usage};
 pub use judge::{AnswerProblem, DEFAULT_SEED, Judge, MAX_REASKS};
 pub use prompt::{DataBlock, JudgePrompt, PromptError, Rendered};
 
 use crate::config::Config;
-use crate::cost::Pricing;
+use crate::config::Pricing;
 
 /// The judge and embedder a run uses (each may be missing), the prices its
 /// samples' costs are computed with, and the cassette agent answers are
@@ -29,7 +32,7 @@ pub struct Services {
     pub embedder: Result<Embedder, ServiceError>,
     /// `EVAL_AGENT_CASSETTE`: where agent answers are recorded, or replayed
     /// from instead of calling the agent.
-    pub cassette: Option<std::sync::Arc<crate::engine::Cassette>>,
+    pub cassette: Option<std::sync::Arc<crate::cassette::Cassette>>,
     /// `EVAL_PRICES` and `EVAL_AGENT_MODEL` (none: costs are not computed).
     pub pricing: Pricing,
 }
@@ -40,7 +43,7 @@ impl Services {
         Services {
             judge: Judge::from_config(config),
             embedder: Embedder::from_config(config),
-            cassette: crate::engine::Cassette::from_config(config),
+            cassette: crate::cassette::Cassette::from_config(config),
             pricing: Pricing::new(config.prices.clone(), config.agent_model.clone()),
         }
     }

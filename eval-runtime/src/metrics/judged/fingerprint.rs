@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use eval_core::metric::{MetricKind, MetricSpec};
 
 use super::{is_model_based, versions};
-use crate::output::{EmbeddingsFingerprint, JudgeFingerprint, MetricVersions};
+use crate::model::{EmbeddingsFingerprint, JudgeFingerprint, MetricVersions};
 use crate::services::Services;
 
 /// The judge's fingerprint over the judged metrics among `specs` it scores

@@ -18,7 +18,7 @@ use eval_core::metric::{MetricKind, MetricSpec};
 use serde_json::Value;
 
 use crate::agent::Response;
-use crate::metrics::MetricError;
+use crate::model::MetricError;
 use crate::services::{Judge, JudgePrompt, ServiceError, Services, Usage};
 
 mod deepeval;
@@ -384,7 +384,7 @@ pub(super) fn quoted(texts: &[String], flags: &[bool], want: bool) -> String {
         .iter()
         .zip(flags)
         .filter(|(_, f)| **f == want)
-        .map(|(t, _)| format!("\"{}\"", crate::error::one_line(t, 80)))
+        .map(|(t, _)| format!("\"{}\"", crate::model::one_line(t, 80)))
         .collect();
     match picked.len() {
         n if n > 3 => format!("{} and {} more", picked[..3].join(", "), n - 3),

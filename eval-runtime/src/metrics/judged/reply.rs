@@ -142,7 +142,7 @@ fn number(v: &Value, low: f64, high: f64, integer: bool) -> Option<f64> {
 }
 
 fn short(v: &Value) -> String {
-    crate::error::one_line(&v.to_string(), 60)
+    crate::model::one_line(&v.to_string(), 60)
 }
 
 /// The flags of `key` in a reply [`check`]ed with [`Field::Flags`].

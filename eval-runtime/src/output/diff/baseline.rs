@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::compare::compare;
 use super::model::BaselineOutcome;
-use crate::output::provenance::Allow;
+use crate::model::Allow;
 use crate::output::results::{Results, ResultsError};
 
 /// Makes `results` the baseline at `path` (the old one backed up first).

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use super::model::{ALPHA, Change, Comparison, Diff, GateChange, Needed, Only, Outcome, POWER};
-use crate::output::provenance::Allow;
+use crate::model::Allow;
 use crate::output::results::{Results, ResultsError, SampleRecord, Verdict};
 use crate::stats::Level;
 

@@ -26,49 +26,7 @@ use serde_json::{Value, json};
 
 use crate::agent::{Agent, Response};
 use crate::config::Config;
-
-/// What a cassette does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CassetteMode {
-    /// Call the agent and store its answers.
-    Record,
-    /// Answer from the cassette; never call the agent.
-    Replay,
-}
-
-impl CassetteMode {
-    /// `record` or `replay`.
-    pub fn name(self) -> &'static str {
-        match self {
-            CassetteMode::Record => "record",
-            CassetteMode::Replay => "replay",
-        }
-    }
-}
-
-/// Why a cassette could not answer or be written.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum CassetteError {
-    /// The cassette file could not be read, parsed or written.
-    #[error("cassette {path}: {reason}")]
-    File {
-        /// The file.
-        path: String,
-        /// What went wrong (line included when it is a bad line).
-        reason: String,
-    },
-    /// Replay found no answer for what this sample sends.
-    #[error("cassette {path} has no answer for {sample}: {why}")]
-    Miss {
-        /// The file.
-        path: String,
-        /// `file id N` (and the run of a repeated sample).
-        sample: String,
-        /// What changed since the recording, or that it was never recorded.
-        why: String,
-    },
-}
+pub use crate::model::{CassetteError, CassetteMode};
 
 /// One recorded answer, one line of the file.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -297,7 +255,7 @@ fn keyed(sample: &Sample, run: u32, agent: &dyn Agent) -> (Value, String, String
         "agent": agent.cassette_settings(),
         "run": run,
     });
-    let key = crate::services::Cache::key(&["agent", &request.to_string()]);
+    let key = crate::model::parts_hash(&["agent", &request.to_string()]);
     let who = if run == 0 {
         format!("{} id {}", sample.source.file, sample.id)
     } else {
@@ -320,8 +278,8 @@ fn changed(recorded: &Value, now: &Value) -> String {
         .map(|(k, what)| {
             format!(
                 "{what} changed (recorded {}, now {})",
-                crate::error::one_line(&recorded[k].to_string(), 80),
-                crate::error::one_line(&now[k].to_string(), 80)
+                crate::model::one_line(&recorded[k].to_string(), 80),
+                crate::model::one_line(&now[k].to_string(), 80)
             )
         })
         .collect();

@@ -239,6 +239,19 @@ pub(crate) fn sample_hash(sample: &eval_core::Sample) -> String {
 }
 
 /// Lower-case hex of `bytes`.
+/// SHA-256 over `parts` (each preceded by its length, so no two lists of
+/// parts hash alike), hex: the key of a cached judge answer or a recorded
+/// agent answer.
+pub(crate) fn parts_hash(parts: &[&str]) -> String {
+    use sha2::Digest as _;
+    let mut h = sha2::Sha256::new();
+    for p in parts {
+        h.update((p.len() as u64).to_le_bytes());
+        h.update(p.as_bytes());
+    }
+    hex(&h.finalize())
+}
+
 pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes
         .iter()

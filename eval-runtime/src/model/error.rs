@@ -1,0 +1,221 @@
+//! The runtime's errors. Every message is one line (but for lists of
+//! problems, one per line) and never contains an API key or URL credentials.
+
+use std::path::PathBuf;
+
+use super::agent_error::AgentError;
+use super::text::one_line;
+
+/// Errors of setting up and running evaluations.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A required environment variable is not set.
+    #[error("{var} is not set: {hint}")]
+    MissingEnv {
+        /// The variable.
+        var: &'static str,
+        /// What to set it to.
+        hint: &'static str,
+    },
+    /// An environment variable has a value that cannot be used.
+    #[error(transparent)]
+    Env(#[from] ConfigError),
+    /// A setting (builder argument, flag, URL) is invalid.
+    #[error("invalid {what}: {reason}")]
+    Config {
+        /// What was being configured.
+        what: String,
+        /// Why it was rejected.
+        reason: String,
+    },
+    /// The agent failed.
+    #[error(transparent)]
+    Agent(#[from] AgentError),
+    /// A dataset could not be loaded.
+    #[error(transparent)]
+    Dataset(#[from] eval_core::DatasetError),
+    /// The evaluations could not be planned (datasets, metrics, gates, manifests).
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    /// A results file could not be read, written or merged.
+    #[error(transparent)]
+    Results(#[from] ResultsError),
+    /// An error raised by user code (an in-process agent).
+    #[error("{0}")]
+    Message(String),
+}
+
+impl Error {
+    /// An error with a message of your own, for in-process agents.
+    pub fn msg(message: impl std::fmt::Display) -> Self {
+        Error::Message(message.to_string())
+    }
+}
+
+/// `Result` with the runtime's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl AgentError {
+    /// The error an eval function returned: kept as it is when it is one of
+    /// ours (an [`HttpAgent`](crate::HttpAgent) failure passed on with `?`),
+    /// else its text.
+    pub fn from_display<E: std::fmt::Display + 'static>(e: E) -> AgentError {
+        let any: &dyn std::any::Any = &e;
+        if let Some(a) = any.downcast_ref::<AgentError>() {
+            return a.clone();
+        }
+        if let Some(Error::Agent(a)) = any.downcast_ref::<Error>() {
+            return a.clone();
+        }
+        AgentError::Failed(one_line(&e.to_string(), 500))
+    }
+}
+
+/// Why the environment's settings cannot be used: every bad variable, with its value.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}", render(.0))]
+pub struct ConfigError(pub Vec<BadVar>);
+
+/// One variable whose value cannot be used.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct BadVar {
+    /// The variable.
+    pub var: &'static str,
+    /// Its value as set (an API key's value is never kept).
+    pub value: String,
+    /// What was expected.
+    pub expected: String,
+}
+
+fn render(bad: &[BadVar]) -> String {
+    bad.iter()
+        .map(|b| format!("invalid {}=`{}`: {}", b.var, b.value, b.expected))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Why a plan could not be built or loaded: every problem, each on its own
+/// line with the file and line it concerns.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}", .problems.join("\n"))]
+#[non_exhaustive]
+pub struct PlanError {
+    /// The problems, one line each.
+    pub problems: Vec<String>,
+}
+
+impl PlanError {
+    /// An error with these problems.
+    pub fn new(problems: Vec<String>) -> Self {
+        PlanError { problems }
+    }
+}
+
+/// Why a results file could not be read, written or merged.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ResultsError {
+    /// Reading failed.
+    #[error("cannot read results file {}: {source}", .path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not a results file.
+    #[error("{} is not a results file: {reason}", .path.display())]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// What the JSON parser said.
+        reason: String,
+    },
+    /// The file has another layout version.
+    #[error("results file {}: layout version {found} (this version reads {})", .path.display(), super::FORMAT_VERSION)]
+    Version {
+        /// The file.
+        path: PathBuf,
+        /// Its version.
+        found: u32,
+    },
+    /// Writing failed.
+    #[error("cannot write results file {}: {source}", .path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The results of a run that did not evaluate all it planned, where a
+    /// whole run is needed (a baseline, a comparison).
+    #[error("{} holds an incomplete run ({why}): as a baseline or in a comparison its missing samples would read as removed; --partial uses it anyway", .path.display())]
+    Incomplete {
+        /// The file.
+        path: PathBuf,
+        /// What is missing.
+        why: String,
+    },
+    /// Two inputs of a merge hold the same sample.
+    #[error(
+        "sample {test_name} of dataset {dataset} is in results {first} and {second}: the shards overlap"
+    )]
+    Overlap {
+        /// The sample's test name.
+        test_name: String,
+        /// Its dataset.
+        dataset: String,
+        /// Index of the first input holding it.
+        first: usize,
+        /// Index of the second.
+        second: usize,
+    },
+    /// A merge of different test binaries' results.
+    #[error(
+        "results of different test binaries ({first} and {second}): merge each binary's results on its own"
+    )]
+    Binaries {
+        /// One binary.
+        first: String,
+        /// Another.
+        second: String,
+    },
+    /// A merge of results with different plans for one dataset.
+    #[error("dataset {dataset} has different {what} in different results files")]
+    Plans {
+        /// The dataset.
+        dataset: String,
+        /// `gates`, `sample counts` or `ci_gate settings`.
+        what: &'static str,
+    },
+    /// Nothing to merge.
+    #[error("no results file under {}", .0.display())]
+    Empty(PathBuf),
+    /// Two runs whose scores cannot be compared (or joined): a metric both
+    /// scored was judged differently, or a dataset both hold has other
+    /// content.
+    #[error(
+        "the runs cannot be compared: {}; --allow-judge-change / --allow-dataset-change compare them anyway, and say so",
+        .differences.join("; ")
+    )]
+    Incomparable {
+        /// What differs, one entry each.
+        differences: Vec<String>,
+    },
+    /// A run that cannot be compared with its baseline.
+    #[error(
+        "baseline {} cannot be compared with this run: {}; accept the run as the new baseline (EVAL_ACCEPT_BASELINE=1, `evals report accept`), or allow the change (--allow-judge-change, --allow-dataset-change)",
+        .path.display(),
+        .differences.join("; ")
+    )]
+    BaselineIncomparable {
+        /// The baseline.
+        path: PathBuf,
+        /// What differs, one entry each.
+        differences: Vec<String>,
+    },
+}

@@ -1,0 +1,49 @@
+//! The data model every layer shares, at the bottom of the crate: what an
+//! agent's call used ([`Usage`]), settings that are plain data
+//! ([`Sampling`], [`CassetteMode`]), where a run's scores come from
+//! ([`Provenance`] and the fingerprints), the results file's schema
+//! ([`Results`], [`SampleRecord`], [`DatasetSummary`], gates),
+//! and every error as data. It imports nothing of the crate but the leaf
+//! modules `stats` and `secrets` (the layout test checks it).
+
+mod agent_error;
+mod error;
+mod provenance;
+mod report;
+mod results;
+mod sample_error;
+mod settings;
+mod summary;
+mod text;
+mod usage;
+
+pub use agent_error::{AgentError, CassetteError, Refusal, RetrieverError};
+pub use error::{BadVar, ConfigError, Error, PlanError, Result, ResultsError};
+pub use provenance::{
+    AgentSettings as AgentProvenance, Allow, CalibrationSummary,
+    DatasetSource as DatasetProvenance, Differences, EmbeddingsFingerprint, GitState,
+    JudgeFingerprint, MetricVersions, Provenance,
+};
+pub(crate) use provenance::{hex, parts_hash, sample_hash};
+pub use report::{MetricResult, SampleReport, Spread};
+pub(crate) use report::{
+    RunsInterval, item_name, level_text, numbered, why_not_passed, with_interval,
+};
+pub use results::{
+    KEPT_CHARS, KEPT_CHUNKS, MetricRecord, Results, RunSpread, SampleRecord, Verdict,
+};
+pub(crate) use results::{counted_as, cut_chunks, cut_output};
+pub use sample_error::{
+    AnswerProblem, MAX_NAME_CHARS, MetricError, PromptError, SampleError, ServiceError,
+};
+pub use settings::{CassetteMode, Sampling};
+pub use summary::{
+    DatasetSummary, DatasetTerms, Gate, GateResult, MetricSummary, UsageTotals, failed_gates,
+    total_usage,
+};
+pub(crate) use summary::{incompleteness, now_unix};
+pub(crate) use text::one_line;
+pub use usage::Usage;
+
+/// Version of the results-file layout (fields are only ever added).
+pub const FORMAT_VERSION: u32 = 1;

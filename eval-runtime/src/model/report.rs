@@ -1,0 +1,546 @@
+//! What one evaluated sample amounts to: its metrics' results (score,
+//! threshold, verdict, the spread over repeated runs, why it did not pass),
+//! what the agent answered and what it all used. Reports render it (see
+//! `output`); the results file stores it.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use eval_core::metric::{MetricSpec, Op};
+use eval_core::{Expected, Sample, Source};
+use serde::Serialize;
+
+use super::sample_error::{MetricError, SampleError};
+use super::text::one_line;
+use super::usage::Usage;
+use crate::stats::{Decision, Interval, Level, MeanTally, Method};
+
+/// One metric's outcome on one sample.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct MetricResult {
+    /// Metric name as written.
+    pub name: String,
+    /// The score, when it could be computed.
+    pub score: Option<f64>,
+    /// Comparison against the threshold.
+    #[serde(serialize_with = "ser_op")]
+    pub op: Op,
+    /// The threshold.
+    pub threshold: f64,
+    /// Whether the score is on the right side of the threshold.
+    pub passed: bool,
+    /// Why the score could not be computed.
+    #[serde(serialize_with = "ser_metric_error")]
+    pub error: Option<MetricError>,
+    /// How it was scored when not by the metric's primary method (e.g. an
+    /// offline variant without a judge).
+    pub method: Option<&'static str>,
+    /// The value in the metric's original direction, when the score is
+    /// reported flipped (deepeval toxicity and bias, where lower is better).
+    pub raw: Option<f64>,
+    /// Over repeated runs (`repeat = n`): the score is their mean; this is
+    /// the spread.
+    pub spread: Option<Spread>,
+    /// Why the metric scored as it did, when it says (the judge's reason,
+    /// the verdicts it counted).
+    pub reason: Option<String>,
+}
+
+impl MetricResult {
+    /// `spec`'s outcome: its score (passed when on the right side of the
+    /// threshold), or why there is none.
+    pub(crate) fn of(spec: &MetricSpec, result: Result<f64, MetricError>) -> Self {
+        let (score, error) = match result {
+            Ok(s) => (Some(s), None),
+            Err(e) => (None, Some(e)),
+        };
+        MetricResult {
+            name: spec.name.clone(),
+            passed: score.is_some_and(|s| spec.passes(s)),
+            score,
+            op: spec.op,
+            threshold: spec.threshold,
+            error,
+            method: None,
+            raw: None,
+            spread: None,
+            reason: None,
+        }
+    }
+
+    /// Why it did not pass, in one line (`None` when it passed): the error
+    /// that left it without a score (`error: needs an expected answer`), or
+    /// its score against the threshold and the metric's reason
+    /// (`0.200 < 0.5: 1 of 3 statements supported by the context`).
+    pub fn why(&self) -> Option<String> {
+        why_not_passed(
+            (self.score, self.passed),
+            (&self.op.to_string(), self.threshold),
+            self.error.as_ref().map(ToString::to_string).as_deref(),
+            self.reason.as_deref(),
+        )
+        .map(|why| with_interval(why, self.spread.map(|s| s.into())))
+    }
+
+    /// Where the metric stands on this sample: over repeated runs, where
+    /// its interval lies against the threshold; for one run, whether the
+    /// score passed. `None` without a score.
+    pub fn decision(&self) -> Option<Decision> {
+        self.score?;
+        Some(match &self.spread {
+            Some(s) => s.decision,
+            None if self.passed => Decision::Pass,
+            None => Decision::Fail,
+        })
+    }
+
+    /// The same outcome with `reason`.
+    pub(crate) fn with_reason(mut self, reason: Option<String>) -> Self {
+        self.reason = reason;
+        self
+    }
+}
+
+/// A sample's decision from its metrics': fail when one fails, else
+/// inconclusive when one is, else pass.
+pub(crate) fn combine_decisions(decisions: impl Iterator<Item = Decision>) -> Decision {
+    let mut out = Decision::Pass;
+    for d in decisions {
+        match d {
+            Decision::Fail => return Decision::Fail,
+            Decision::Inconclusive => out = Decision::Inconclusive,
+            Decision::Pass => {}
+        }
+    }
+    out
+}
+
+/// A metric's interval over repeated runs, as reports say it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RunsInterval {
+    pub runs: usize,
+    pub low: f64,
+    pub high: f64,
+    pub level: f64,
+    pub decision: Option<Decision>,
+}
+
+impl From<Spread> for RunsInterval {
+    fn from(s: Spread) -> Self {
+        RunsInterval {
+            runs: s.runs,
+            low: s.low,
+            high: s.high,
+            level: s.level,
+            decision: Some(s.decision),
+        }
+    }
+}
+
+impl RunsInterval {
+    /// `mean of 5 runs, 95% interval 0.380..0.960` (`, inconclusive` when it
+    /// straddles the threshold).
+    pub(crate) fn text(&self) -> String {
+        format!(
+            "mean of {} runs, {} interval {:.3}..{:.3}{}",
+            self.runs,
+            level_text(self.level),
+            self.low,
+            self.high,
+            if self.decision == Some(Decision::Inconclusive) {
+                ", inconclusive"
+            } else {
+                ""
+            }
+        )
+    }
+}
+
+/// A confidence level as a percentage: `95%`, `99.4%`.
+pub(crate) fn level_text(level: f64) -> String {
+    let pct = level * 100.0;
+    if (pct - pct.round()).abs() < 1e-9 {
+        format!("{pct:.0}%")
+    } else {
+        format!("{}%", format!("{pct:.2}").trim_end_matches('0'))
+    }
+}
+
+/// `why`, with the interval over repeated runs when there is one:
+/// `0.800 < 0.9 (mean of 5 runs, 95% interval 0.380..0.960, inconclusive)`.
+pub(crate) fn with_interval(why: String, interval: Option<RunsInterval>) -> String {
+    match interval {
+        Some(i) if !why.starts_with("error:") => match why.split_once(": ") {
+            // Before the reason, which may be long.
+            Some((head, reason)) => format!("{head} ({}): {reason}", i.text()),
+            None => format!("{why} ({})", i.text()),
+        },
+        _ => why,
+    }
+}
+
+/// How much of a metric's error or reason a one-line `why` shows.
+const WHY_CHARS: usize = 300;
+
+/// [`MetricResult::why`] from a metric's parts (a results file's record
+/// has them as text): `None` when it passed.
+pub(crate) fn why_not_passed(
+    (score, passed): (Option<f64>, bool),
+    (op, threshold): (&str, f64),
+    error: Option<&str>,
+    reason: Option<&str>,
+) -> Option<String> {
+    if passed {
+        return None;
+    }
+    let Some(score) = score else {
+        return Some(format!(
+            "error: {}",
+            one_line(error.unwrap_or("no score"), WHY_CHARS)
+        ));
+    };
+    // A score on the wrong side of its threshold; or, when its interval
+    // straddles the threshold and the setting counts that as failed, on the
+    // right side but not proven there.
+    let wrong_side = if op == "<=" {
+        score > threshold
+    } else {
+        score < threshold
+    };
+    let mut why = if wrong_side {
+        let side = if op == "<=" { ">" } else { "<" };
+        format!("{score:.3} {side} {threshold}")
+    } else {
+        format!("{score:.3} {op} {threshold} not proven")
+    };
+    if let Some(reason) = reason.filter(|r| !r.trim().is_empty()) {
+        let _ = write!(why, ": {}", one_line(reason, WHY_CHARS));
+    }
+    Some(why)
+}
+
+/// A metric over `n` runs of the agent: the mean, its interval, and where
+/// the interval lies against the threshold. A pass/fail metric (`contains`,
+/// `exact_match`...: every score 0 or 1) has Wilson's interval of its pass
+/// rate; any other score Student's t interval, `mean ± t(1 − α/2, n − 1) ·
+/// s / √n` (`s` the sample standard deviation, the quantile exact from
+/// `statrs`), cut to the metric's range (0..1, a count 0 and up). The
+/// sample's verdict on the metric is [`Decision::Pass`] when the whole
+/// interval passes, [`Decision::Fail`] when the whole interval fails, else
+/// [`Decision::Inconclusive`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct Spread {
+    /// Runs.
+    pub runs: usize,
+    /// Mean score.
+    pub mean: f64,
+    /// Lower end of the interval (at least the metric's minimum).
+    pub low: f64,
+    /// Upper end of the interval (at most the metric's maximum).
+    pub high: f64,
+    /// The interval holds means that pass and means that fail: the verdict
+    /// could go either way (`decision` is inconclusive).
+    pub straddles: bool,
+    /// Sample standard deviation of the runs' scores.
+    pub sd: f64,
+    /// The interval's confidence level (0.95; lower error rates per look
+    /// under `repeat = "auto"`, see [`Level::split_over`]).
+    pub level: f64,
+    /// How the interval was computed (Wilson's or Student's t).
+    pub method: Method,
+    /// Where the interval lies against the threshold.
+    pub decision: Decision,
+}
+
+impl Spread {
+    /// The spread of `scores` (at least one) of `spec`'s metric, around its
+    /// threshold, at the standard 95% level.
+    pub fn of(scores: &[f64], spec: &MetricSpec) -> Spread {
+        Self::at(scores, spec, Level::STANDARD)
+    }
+
+    /// [`of`](Self::of) at `level`.
+    pub fn at(scores: &[f64], spec: &MetricSpec, level: Level) -> Spread {
+        let n = scores.len().max(1);
+        let mut tally = MeanTally::new(false);
+        scores.iter().for_each(|s| tally.add(*s, None));
+        let mean = tally.mean().unwrap_or(0.0);
+        let info = spec.info();
+        let pass_fail = info.pass_fail() && scores.iter().all(|s| *s == 0.0 || *s == 1.0);
+        let (interval, method) = if pass_fail {
+            let k = scores.iter().filter(|s| **s == 1.0).count() as f64;
+            let wilson = crate::stats::wilson(k, n as f64, level);
+            (wilson, Method::Wilson)
+        } else {
+            let t = tally.t_interval(level).map(|i| i.clamped(info.range()));
+            (t, Method::T)
+        };
+        let interval = interval.unwrap_or(Interval {
+            low: mean,
+            high: mean,
+        });
+        let decision = Decision::of(interval, spec.op, spec.threshold);
+        Spread {
+            runs: scores.len(),
+            mean,
+            low: interval.low,
+            high: interval.high,
+            straddles: decision == Decision::Inconclusive,
+            sd: tally.sd().unwrap_or(0.0),
+            level: level.0,
+            method,
+            decision,
+        }
+    }
+}
+
+fn ser_op<S: serde::Serializer>(op: &Op, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&op.to_string())
+}
+
+/// Everything known about one evaluated sample.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct SampleReport {
+    /// Full test name (`<function>::<sample>`).
+    pub test_name: String,
+    /// Sample id.
+    pub id: String,
+    /// File and line.
+    pub source: Source,
+    /// The input (all turns).
+    pub input: String,
+    /// The expected answer, if any.
+    pub expected: Option<String>,
+    /// The agent's output, when it answered.
+    pub output: Option<String>,
+    /// Per-metric outcomes (empty when the agent failed).
+    pub metrics: Vec<MetricResult>,
+    /// Why the sample could not be scored (agent error, missing field, timeout).
+    #[serde(serialize_with = "ser_error")]
+    pub error: Option<SampleError>,
+    /// Time spent in the agent.
+    #[serde(serialize_with = "ser_secs")]
+    pub latency: Duration,
+    /// Time to the agent's first token, when it streamed.
+    pub ttft: Option<Duration>,
+    /// The tool calls the agent made, in order.
+    pub tool_calls: Vec<eval_core::ToolCall>,
+    /// The context the agent returned (retrieved chunks), in order.
+    pub context: Vec<String>,
+    /// The document ids the agent retrieved, best first (retrieval queries).
+    pub retrieved: Vec<String>,
+    /// The ids the query should retrieve (a retrieval dataset's `relevant`).
+    pub relevant: Vec<String>,
+    /// The item's own name, when the dataset gives one (a runevals item's
+    /// `name`).
+    pub name: Option<String>,
+    /// The id of the retrieval dataset the query belongs to (Unrag's `id`).
+    pub dataset_id: Option<String>,
+    /// The sample's tags.
+    pub tags: Vec<String>,
+    /// The sample's metadata, as the dataset gives it.
+    pub metadata: serde_json::Map<String, serde_json::Value>,
+    /// The tool calls the sample expects (shown beside the agent's when a
+    /// tool metric fails).
+    pub expected_tools: Option<Vec<eval_core::ToolCall>>,
+    /// The agent's calls, retries and tokens.
+    pub agent: Usage,
+    /// The model that answered, when the agent said.
+    pub model: Option<String>,
+    /// Judge calls made to score it.
+    pub usage: Usage,
+    /// Embedding calls made to score it.
+    pub embeddings: Usage,
+    /// What it cost in US dollars, when every model it used has a price
+    /// (see [`Pricing`](crate::cost::Pricing)).
+    pub cost_usd: Option<f64>,
+    /// Why the cost is unknown though a price table is set (a model it used
+    /// has no price).
+    pub cost_unknown: Option<String>,
+}
+
+fn ser_metric_error<S: serde::Serializer>(
+    e: &Option<MetricError>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match e {
+        Some(e) => s.serialize_some(&e.to_string()),
+        None => s.serialize_none(),
+    }
+}
+
+fn ser_error<S: serde::Serializer>(e: &Option<SampleError>, s: S) -> Result<S::Ok, S::Error> {
+    match e {
+        Some(e) => s.serialize_some(&e.to_string()),
+        None => s.serialize_none(),
+    }
+}
+
+fn ser_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
+}
+
+/// One text, or several numbered per turn: `[1] Hi  [2] Bye`.
+pub(crate) fn numbered(texts: &[String]) -> String {
+    if texts.len() == 1 {
+        return texts[0].clone();
+    }
+    texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| format!("[{}] {}", i + 1, one_line(t, 120)))
+        .collect::<Vec<_>>()
+        .join("  ")
+}
+
+/// The item's own name, when the dataset gives one: a runevals item's
+/// `name`, which the loader keeps among the sample's other fields
+/// ([`Sample::extra`]).
+pub(crate) fn item_name(sample: &Sample) -> Option<String> {
+    sample
+        .extra
+        .get("name")
+        .and_then(serde_json::Value::as_str)
+        .map(str::to_string)
+}
+
+impl SampleReport {
+    /// A report for `sample` with nothing evaluated yet.
+    pub fn new(test_name: String, sample: &Sample) -> Self {
+        SampleReport {
+            test_name,
+            id: sample.id.clone(),
+            source: sample.source.clone(),
+            input: numbered(sample.input.turns()),
+            expected: sample.expected.as_ref().map(|e| match e {
+                Expected::PerTurn(list) => numbered(list),
+                Expected::Text(t) => t.clone(),
+            }),
+            output: None,
+            metrics: Vec::new(),
+            error: None,
+            latency: Duration::ZERO,
+            ttft: None,
+            tool_calls: Vec::new(),
+            context: Vec::new(),
+            retrieved: Vec::new(),
+            relevant: sample
+                .relevant_ids()
+                .map(<[String]>::to_vec)
+                .unwrap_or_default(),
+            name: item_name(sample),
+            dataset_id: sample.retrieval.as_ref().map(|q| q.dataset_id.clone()),
+            tags: sample.tags.clone(),
+            metadata: sample.metadata.clone(),
+            expected_tools: sample.expected_tools.clone(),
+            agent: Usage::default(),
+            model: None,
+            usage: Usage::default(),
+            embeddings: Usage::default(),
+            cost_usd: None,
+            cost_unknown: None,
+        }
+    }
+
+    /// Adds what `run` (one run of a repeated sample) spent: time in the
+    /// agent, agent, judge and embedding calls.
+    pub(crate) fn add_costs(&mut self, run: &SampleReport) {
+        self.latency += run.latency;
+        self.ttft = self.ttft.or(run.ttft);
+        self.agent.add(run.agent);
+        self.usage.add(run.usage);
+        self.embeddings.add(run.embeddings);
+    }
+
+    /// The sample could not be scored: the agent failed, or a metric has no
+    /// score (a judge that failed, an empty expected answer...). It fails in
+    /// every mode, `ciGate` included, and its dataset's gates are missed.
+    pub fn unscored(&self) -> bool {
+        self.error.is_some() || self.metrics.iter().any(|m| m.score.is_none())
+    }
+
+    /// True when the agent answered and every metric passed (an
+    /// inconclusive metric passes or not as the run's setting says: see
+    /// [`OnInconclusive`](crate::stats::OnInconclusive)).
+    pub fn passed(&self) -> bool {
+        self.error.is_none() && self.metrics.iter().all(|m| m.passed)
+    }
+
+    /// Where the sample stands: it fails when a metric fails (proven so
+    /// over repeated runs), is inconclusive when no metric fails and one is
+    /// inconclusive, else passes. `None` when it could not be scored.
+    pub fn decision(&self) -> Option<Decision> {
+        if self.unscored() {
+            return None;
+        }
+        Some(combine_decisions(
+            self.metrics.iter().filter_map(MetricResult::decision),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spread_is_a_students_t_interval_or_wilsons_for_pass_fail_metrics() {
+        let spec = |name: &str, t: f64| MetricSpec::new(name, &[], Some((Op::AtLeast, t))).unwrap();
+        let t_975 = |df: f64| Level::STANDARD.t(df);
+        // Quantiles of Student's t, hand-computed: df = 1 is Cauchy,
+        // tan(0.475·π); df = 2 has t = (2p − 1) / √(2p(1 − p)) = 0.95 / √0.04875;
+        // df = 4 from the published tables to 16 digits.
+        assert!((t_975(1.0) - 12.706204736174707).abs() < 1e-9);
+        assert!((t_975(2.0) - 4.302652729749464).abs() < 1e-9);
+        assert!((t_975(4.0) - 2.7764451051977987).abs() < 1e-9);
+        // scores 0.6, 0.8, 1.0: mean 0.8, s = 0.2, half-width = t(0.975, 2) · 0.2 / √3
+        // = 0.49682...: 0.303..1.297, clamped to the metric's 0..1.
+        let s = Spread::of(&[0.6, 0.8, 1.0], &spec("partial_match", 0.75));
+        let half = 4.302652729749464 * 0.2 / 3f64.sqrt();
+        assert!((s.mean - 0.8).abs() < 1e-12);
+        assert!((s.low - (0.8 - half)).abs() < 1e-12, "{}", s.low);
+        assert_eq!(s.high, 1.0, "never above the metric's maximum");
+        assert!((s.sd - 0.2).abs() < 1e-12);
+        assert!(s.straddles);
+        assert_eq!((s.method, s.decision), (Method::T, Decision::Inconclusive));
+        // A pass/fail metric: Wilson's interval of 2 passes in 3 runs,
+        // centre (2 + 1.920729)/6.841459 = 0.573078, half 1.959964/6.841459 ·
+        // √(2/3 + 0.960365) = 0.365428: [0.207650, 0.938506].
+        let wide = Spread::of(&[0.0, 1.0, 1.0], &spec("exact_match", 0.5));
+        assert_eq!(wide.method, Method::Wilson);
+        assert!((wide.low - 0.207650).abs() < 1e-5, "{wide:?}");
+        assert!((wide.high - 0.938506).abs() < 1e-5, "{wide:?}");
+        assert_eq!(wide.decision, Decision::Inconclusive);
+        // A threshold at the top of the range: one failed run proves the
+        // pass rate below 1, and all runs passing can never prove it 1.
+        let one_failed = Spread::of(&[0.0, 1.0, 1.0], &spec("exact_match", 1.0));
+        assert_eq!(one_failed.decision, Decision::Fail);
+        let all_passed = Spread::of(&[1.0; 5], &spec("contains", 1.0));
+        assert_eq!(all_passed.decision, Decision::Inconclusive);
+        // 5 of 5 against 0.5: [0.5655, 1] lies above it.
+        assert_eq!(
+            Spread::of(&[1.0; 5], &spec("contains", 0.5)).decision,
+            Decision::Pass
+        );
+        assert_eq!(
+            Spread::of(&[0.0; 5], &spec("contains", 0.5)).decision,
+            Decision::Fail
+        );
+        // A count has no maximum: 0, 2, 4 gives 2 ± 4.9683: clamped at 0 only.
+        let count = Spread::of(&[0.0, 2.0, 4.0], &spec("citations", 1.0));
+        let half = 4.302652729749464 * 2.0 / 3f64.sqrt();
+        assert_eq!(count.low, 0.0);
+        assert!((count.high - (2.0 + half)).abs() < 1e-12);
+        // Scores that do not vary: a point, decided.
+        let tight = Spread::of(&[1.0, 1.0, 1.0, 1.0], &spec("partial_match", 0.75));
+        assert_eq!((tight.low, tight.high, tight.straddles), (1.0, 1.0, false));
+        assert_eq!(tight.decision, Decision::Pass);
+        assert!(!Spread::of(&[0.9], &spec("partial_match", 0.5)).straddles);
+        // A stricter level widens the interval.
+        let strict = Spread::at(&[0.6, 0.8, 1.0], &spec("partial_match", 0.75), Level(0.99));
+        assert!(strict.low < s.low);
+    }
+}

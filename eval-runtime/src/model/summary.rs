@@ -1,0 +1,547 @@
+//! What the results file says of each dataset: its gates and their
+//! verdicts, its metrics' means and pass rates, what it used, and whether
+//! the run was complete.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use eval_core::metric::{GateSpec, Measure, MetricSpec, Op, Stat};
+use serde::{Deserialize, Serialize};
+
+use super::results::{Results, is_zero_count};
+use super::{ResultsError, Usage};
+use crate::stats::Decision;
+/// An aggregate gate: a statistic of a metric over a dataset's scored
+/// samples — the mean (agentspec's `ciGate` meaning), or a percentile
+/// (`p95(latency_ms) <= 3000`, see [`eval_core::metric::percentile`]) —
+/// must be on the right side of a threshold. A gate on what the engine
+/// measures (`latency_ms`, `ttft_ms`, `cost_usd`) takes each sample's
+/// measured value per run of the agent, whether or not the dataset is
+/// scored with the metric.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Gate {
+    /// Metric name.
+    pub metric: String,
+    /// `>=` or `<=`.
+    pub op: String,
+    /// Threshold on the statistic.
+    pub threshold: f64,
+    /// The statistic: `mean` (files of earlier versions hold mean gates
+    /// only), `p50`, `p95`...
+    #[serde(default)]
+    pub stat: Stat,
+}
+
+impl Gate {
+    /// A gate on the mean of `spec`'s metric, with `spec`'s operator and threshold.
+    pub fn from_spec(spec: &MetricSpec) -> Self {
+        Gate {
+            metric: spec.name.clone(),
+            op: spec.op.to_string(),
+            threshold: spec.threshold,
+            stat: Stat::Mean,
+        }
+    }
+
+    /// The gate `gate` describes.
+    pub fn from_gate(gate: &GateSpec) -> Self {
+        Gate {
+            stat: gate.stat,
+            ..Gate::from_spec(&gate.spec)
+        }
+    }
+
+    /// A gate on the mean of `metric`.
+    pub fn new(metric: &str, op: Op, threshold: f64) -> Self {
+        Gate {
+            metric: metric.to_string(),
+            op: op.to_string(),
+            threshold,
+            stat: Stat::Mean,
+        }
+    }
+
+    /// The same gate on another statistic.
+    pub fn with_stat(mut self, stat: Stat) -> Self {
+        self.stat = stat;
+        self
+    }
+
+    /// What the engine measures for the gate's metric, if it is a measured one.
+    pub fn measured(&self) -> Option<Measure> {
+        eval_core::metric::lookup(&self.metric).and_then(|i| i.measured())
+    }
+
+    /// `<=` or `>=`.
+    pub fn op(&self) -> Op {
+        if self.op == Op::AtMost.to_string() {
+            Op::AtMost
+        } else {
+            Op::AtLeast
+        }
+    }
+
+    pub(crate) fn passes(&self, value: f64) -> bool {
+        match self.op() {
+            Op::AtMost => value <= self.threshold,
+            Op::AtLeast => value >= self.threshold,
+        }
+    }
+}
+
+impl fmt::Display for Gate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.stat {
+            Stat::Mean => write!(f, "{} {} {}", self.metric, self.op, self.threshold),
+            stat => write!(f, "{stat}({}) {} {}", self.metric, self.op, self.threshold),
+        }
+    }
+}
+
+/// A gate's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct GateResult {
+    /// The gate.
+    #[serde(flatten)]
+    pub gate: Gate,
+    /// Whether it was judged: only over a complete dataset (every sample of
+    /// the plan evaluated), never over a filtered or `--exact` subset.
+    #[serde(default = "yes")]
+    pub judged: bool,
+    /// Judged and met (false when not judged, or when no sample was scored).
+    pub passed: bool,
+    /// `value - threshold`, the value being the gate's statistic (negative
+    /// = short of a minimum), when there is one.
+    pub margin: Option<f64>,
+    /// Samples of the dataset that could not be scored: any fails the gate.
+    #[serde(default)]
+    pub unscored: usize,
+    /// When not judged: samples evaluated and samples planned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ran: Option<(usize, usize)>,
+    /// Samples of the dataset (0 in files of earlier versions).
+    #[serde(default)]
+    pub samples: usize,
+    /// Values the statistic is over: the samples scored with the metric (or
+    /// measured, for `latency_ms`, `ttft_ms`, `cost_usd`).
+    #[serde(default)]
+    pub scored: usize,
+    /// The statistic's 95% interval: a mean's from its standard error over
+    /// the samples (Wilson's for a pass rate; Student's t otherwise,
+    /// cluster-robust when the dataset names a cluster field), a
+    /// percentile's from order statistics (an end the sample cannot bound
+    /// is infinite, written `null`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<crate::stats::Interval>,
+    /// How the interval was computed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<crate::stats::Method>,
+    /// Where the interval lies against the threshold, when judged (an
+    /// inconclusive gate is met or missed as the dataset's setting says).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<Decision>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Aggregates of one metric over one dataset.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct MetricSummary {
+    /// Metric name.
+    pub name: String,
+    /// Samples with a score.
+    pub scored: usize,
+    /// Samples of the dataset without a score for it (the agent failed, the
+    /// sample timed out, the metric failed): not in the mean, not passed.
+    #[serde(default, skip_serializing_if = "is_zero_count")]
+    pub unscored: usize,
+    /// Mean score over the scored samples (those `unscored` cannot be in it:
+    /// when there are any, the dataset's gates are missed).
+    pub mean: Option<f64>,
+    /// Share of the samples it applies to (scored and unscored) that passed
+    /// the per-sample threshold: an unscored sample did not pass.
+    pub pass_rate: Option<f64>,
+    /// Samples whose verdict on this metric is inconclusive (over repeated
+    /// runs, an interval straddling the threshold).
+    #[serde(default, skip_serializing_if = "is_zero_count")]
+    pub inconclusive: usize,
+    /// The aggregate gate on this metric, if any (the first, when several
+    /// statistics of it are gated).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<GateResult>,
+    /// Further gates on other statistics of this metric (`p50` beside `p95`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub more_gates: Vec<GateResult>,
+}
+
+impl MetricSummary {
+    /// Every gate on this metric.
+    pub fn gates(&self) -> impl Iterator<Item = &GateResult> {
+        self.gate.iter().chain(&self.more_gates)
+    }
+}
+
+/// Calls, tokens and cost of a dataset or a run: the agent's, the judge's
+/// and the embeddings server's, as the samples recorded them.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct UsageTotals {
+    /// The agent's calls and tokens (as it reported them).
+    #[serde(default)]
+    pub agent: Usage,
+    /// Judge calls and tokens.
+    #[serde(default)]
+    pub judge: Usage,
+    /// Embedding calls and tokens.
+    #[serde(default)]
+    pub embeddings: Usage,
+    /// The cost of the samples whose cost is known, US dollars (`None`
+    /// without a price table).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    /// Samples whose cost is unknown (a model missing from the price
+    /// table): `cost_usd` leaves them out.
+    #[serde(default, skip_serializing_if = "is_zero_count")]
+    pub cost_unknown: usize,
+}
+
+impl UsageTotals {
+    /// Adds one sample's (or one total's) usage.
+    pub fn add(&mut self, other: &UsageTotals) {
+        self.agent.add(other.agent);
+        self.judge.add(other.judge);
+        self.embeddings.add(other.embeddings);
+        self.cost_usd = match (self.cost_usd, other.cost_usd) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
+        self.cost_unknown += other.cost_unknown;
+    }
+
+    /// Nothing was used or counted.
+    pub fn is_empty(&self) -> bool {
+        *self == UsageTotals::default()
+    }
+
+    /// One line: `agent 10 calls, 1200 + 300 tokens; judge ...; cost $0.0123`.
+    pub fn line(&self) -> String {
+        let mut parts = Vec::new();
+        for (what, u) in [
+            ("agent", &self.agent),
+            ("judge", &self.judge),
+            ("embeddings", &self.embeddings),
+        ] {
+            if u.calls + u.cache_hits > 0 || u.prompt_tokens + u.completion_tokens > 0 {
+                let mut part = format!(
+                    "{what} {} call(s), {} + {} tokens",
+                    u.calls, u.prompt_tokens, u.completion_tokens
+                );
+                if u.cache_hits > 0 {
+                    part.push_str(&format!(", {} cached", u.cache_hits));
+                }
+                parts.push(part);
+            }
+        }
+        match (self.cost_usd, self.cost_unknown) {
+            (Some(c), 0) => parts.push(format!("cost ${c:.4}")),
+            (Some(c), n) => parts.push(format!(
+                "cost ${c:.4} + unknown for {n} sample(s) (a model without a price)"
+            )),
+            (None, n) if n > 0 => parts.push(format!(
+                "cost unknown for {n} sample(s) (a model without a price)"
+            )),
+            _ => {}
+        }
+        if parts.is_empty() {
+            "no calls counted".into()
+        } else {
+            parts.join("; ")
+        }
+    }
+}
+
+/// Aggregates of one dataset.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct DatasetSummary {
+    /// Dataset name.
+    pub name: String,
+    /// Samples evaluated.
+    pub samples: usize,
+    /// Samples the plan holds for this dataset (`None` in files of older versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planned: Option<usize>,
+    /// Every planned sample was evaluated.
+    #[serde(default = "yes")]
+    pub complete: bool,
+    /// `ciGate`: samples are judged by the gates on the means (a sample then
+    /// fails only when it cannot be scored).
+    #[serde(default)]
+    pub ci_gate: bool,
+    /// Samples that passed (inconclusive ones counted as passed included).
+    pub passed: usize,
+    /// Samples with a failing metric (inconclusive ones counted as failed
+    /// included).
+    pub failed: usize,
+    /// Samples that could not be scored.
+    pub errors: usize,
+    /// Samples whose verdict is inconclusive (also counted in `passed` or
+    /// `failed`, as `on_inconclusive` says).
+    #[serde(default, skip_serializing_if = "is_zero_count")]
+    pub inconclusive: usize,
+    /// What an inconclusive sample or gate counts as.
+    #[serde(default)]
+    pub on_inconclusive: crate::stats::OnInconclusive,
+    /// The sample field gates cluster by, when one is named.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_by: Option<String>,
+    /// Per metric, in first-seen order.
+    pub metrics: Vec<MetricSummary>,
+    /// Gates declared for this dataset.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gates: Vec<Gate>,
+    /// True when every gate was judged and passed (true when there are none).
+    pub gates_passed: bool,
+    /// Calls, tokens and cost of the dataset's samples.
+    #[serde(default, skip_serializing_if = "UsageTotals::is_empty")]
+    pub usage: UsageTotals,
+}
+
+/// What the plan says of one dataset, for its summary: how many samples it
+/// holds, its gates, whether samples are judged by the gates.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct DatasetTerms {
+    /// Samples the plan holds (`None`: unknown, results of older versions).
+    pub planned: Option<usize>,
+    /// Gates on the means.
+    pub gates: Vec<Gate>,
+    /// `ciGate`.
+    pub ci_gate: bool,
+    /// What an inconclusive gate counts as.
+    pub inconclusive: crate::stats::OnInconclusive,
+    /// The sample field gates cluster by.
+    pub cluster: Option<String>,
+}
+
+impl DatasetTerms {
+    /// Terms with `planned` samples and `gates`.
+    pub fn new(planned: Option<usize>, gates: Vec<Gate>, ci_gate: bool) -> Self {
+        DatasetTerms {
+            planned,
+            gates,
+            ci_gate,
+            inconclusive: crate::stats::OnInconclusive::default(),
+            cluster: None,
+        }
+    }
+
+    /// The same terms, an inconclusive gate counting as `on` says.
+    pub fn on_inconclusive(mut self, on: crate::stats::OnInconclusive) -> Self {
+        self.inconclusive = on;
+        self
+    }
+
+    /// The same terms, gates clustering samples by `field`.
+    pub fn clustered_by(mut self, field: Option<String>) -> Self {
+        self.cluster = field;
+        self
+    }
+}
+
+impl Results {
+    /// What this run lacks, if it is incomplete: datasets with fewer samples
+    /// than planned, datasets of the previous run that did not run.
+    pub fn incompleteness(&self) -> Option<String> {
+        incompleteness(self.complete, &self.datasets, &self.missing_datasets)
+    }
+
+    /// `Ok` when the run is complete; else [`ResultsError::Incomplete`] naming `path`.
+    pub fn require_complete(&self, path: &Path) -> Result<(), ResultsError> {
+        match self.incompleteness() {
+            None => Ok(()),
+            Some(why) => Err(ResultsError::Incomplete {
+                path: path.to_path_buf(),
+                why,
+            }),
+        }
+    }
+
+    /// The terms each dataset was summarised under, to recompute summaries
+    /// (when merging).
+    pub fn terms(&self) -> BTreeMap<String, DatasetTerms> {
+        self.datasets
+            .iter()
+            .map(|d| {
+                (
+                    d.name.clone(),
+                    DatasetTerms::new(d.planned, d.gates.clone(), d.ci_gate)
+                        .on_inconclusive(d.on_inconclusive)
+                        .clustered_by(d.cluster_by.clone()),
+                )
+            })
+            .collect()
+    }
+
+    /// The gates that were judged and missed, as `(dataset, gate result)`.
+    pub fn failed_gates(&self) -> Vec<(&str, &GateResult)> {
+        failed_gates(&self.datasets)
+    }
+}
+
+impl GateResult {
+    /// ` (95% interval 0.6200..0.9100)`, or nothing without an interval.
+    fn interval_text(&self) -> String {
+        let end = |x: f64| {
+            if x.is_finite() {
+                format!("{x:.4}")
+            } else {
+                "unbounded".to_string()
+            }
+        };
+        match self.interval {
+            Some(i) => format!(" (95% interval {}..{})", end(i.low), end(i.high)),
+            None => String::new(),
+        }
+    }
+}
+
+impl fmt::Display for GateResult {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let g = &self.gate;
+        if !self.judged {
+            let (ran, planned) = self.ran.unwrap_or((0, 0));
+            return write!(
+                f,
+                "gate {g} not judged: {ran} of {planned} samples ran (gates judge whole datasets only)"
+            );
+        }
+        let what = format!("{}({}) {} {}", g.stat, g.metric, g.op, g.threshold);
+        let not = if g.measured().is_some() {
+            "not measured"
+        } else {
+            "not scored"
+        };
+        match self.margin {
+            // A sample without a score is not in the statistic, and misses
+            // the gate whatever the others score: say so, never "missed by"
+            // a margin the statistic does meet.
+            Some(m) if self.unscored > 0 => {
+                let of = if self.samples > 0 {
+                    format!("{} of {} samples", self.unscored, self.samples)
+                } else {
+                    format!("{} sample(s)", self.unscored)
+                };
+                write!(
+                    f,
+                    "{what} missed: {of} {not} (counted as not passed); {} of the {} {} = {:.4}",
+                    g.stat,
+                    self.scored,
+                    if g.measured().is_some() {
+                        "measured"
+                    } else {
+                        "scored"
+                    },
+                    g.threshold + m
+                )
+            }
+            Some(m) => write!(
+                f,
+                "{} {} = {:.4}{}, gate {} {} ({} by {:.4}{})",
+                g.stat,
+                g.metric,
+                g.threshold + m,
+                self.interval_text(),
+                g.op,
+                g.threshold,
+                if self.passed { "met" } else { "missed" },
+                m.abs(),
+                if self.decision == Some(Decision::Inconclusive) {
+                    "; inconclusive: its interval straddles the threshold"
+                } else {
+                    ""
+                }
+            ),
+            None if self.samples > 0 => write!(
+                f,
+                "{what} missed: none of the {} samples was {}",
+                self.samples,
+                if g.measured().is_some() {
+                    "measured"
+                } else {
+                    "scored"
+                }
+            ),
+            None => write!(f, "{what} missed: no sample was scored"),
+        }
+    }
+}
+
+/// What a run lacks, if it is incomplete (see [`Results::incompleteness`]).
+pub(crate) fn incompleteness(
+    complete: bool,
+    datasets: &[DatasetSummary],
+    missing: &[String],
+) -> Option<String> {
+    if complete {
+        return None;
+    }
+    let mut parts: Vec<String> = datasets
+        .iter()
+        .filter(|d| !d.complete)
+        .map(|d| match d.planned {
+            Some(p) => format!("{} of {p} samples of `{}`", d.samples, d.name),
+            None => format!("part of `{}`", d.name),
+        })
+        .collect();
+    if !missing.is_empty() {
+        parts.push(format!(
+            "dataset(s) {} did not run",
+            missing
+                .iter()
+                .map(|d| format!("`{d}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    if parts.is_empty() {
+        parts.push("marked incomplete".into());
+    }
+    Some(parts.join("; "))
+}
+
+/// The usage of a run: its datasets' together.
+pub fn total_usage(datasets: &[DatasetSummary]) -> UsageTotals {
+    let mut total = UsageTotals::default();
+    for d in datasets {
+        total.add(&d.usage);
+    }
+    total
+}
+
+/// The gates that were judged and missed in `datasets`, as `(dataset, gate result)`.
+pub fn failed_gates(datasets: &[DatasetSummary]) -> Vec<(&str, &GateResult)> {
+    datasets
+        .iter()
+        .flat_map(|d| {
+            d.metrics
+                .iter()
+                .flat_map(MetricSummary::gates)
+                .filter(|g| g.judged && !g.passed)
+                .map(move |g| (d.name.as_str(), g))
+        })
+        .collect()
+}
+
+pub(crate) fn now_unix() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}

@@ -1,0 +1,342 @@
+//! The module layout of `src/` stays as designed (read from the sources,
+//! comments ignored):
+//!
+//! * the top-level modules stand in layers ([`LAYERS`], bottom first), and a
+//!   module only imports modules of lower layers: the data model imports
+//!   nothing but the leaves, configuration only the model, the clients
+//!   (HTTP, agents, services) the configuration, and so on up to the front
+//!   ends. No import cycle can form between them;
+//! * every top-level module has its layer: a new one is placed on purpose;
+//! * no source file grows past ~800 lines.
+//!
+//! `crate::Name` paths are resolved through the crate root's `pub use`
+//! lines (`crate::Usage` is `model`'s), and `super::` paths from the file's
+//! own place.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The layers, bottom first. A module may import the modules of any layer
+/// below its own, and none of its own layer or above.
+const LAYERS: &[&[&str]] = &[
+    // Leaves: statistics, masking secrets, the run's permits, stderr notes,
+    // dataset profiles. They import nothing of the crate.
+    &["stats", "secrets", "permit", "notice", "profile"],
+    // The data model: usage, settings as data, sample reports, provenance,
+    // every error as data.
+    &["model"],
+    // Settings, read once (and where files go, price tables).
+    &["config"],
+    // Clients, lowest first: HTTP plumbing, agents, record/replay of
+    // agents, retrievers, the judge and embeddings, cost.
+    &["http"],
+    &["agent"],
+    &["cassette"],
+    &["retrieval"],
+    &["services"],
+    &["cost"],
+    // Metrics score one sample; output renders model types.
+    &["metrics"],
+    &["output"],
+    // What to run, and running it.
+    &["plan"],
+    &["engine"],
+    &["estimate", "generate"],
+    // The front ends: the attribute's support, the harness, the runner.
+    &["front"],
+    &["macro_support"],
+];
+
+struct Source {
+    /// Module path, e.g. `["engine", "evaluate"]` (`mod.rs`: the folder).
+    module: Vec<String>,
+    /// The text without comments.
+    code: String,
+    lines: usize,
+    path: PathBuf,
+}
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+fn sources() -> Vec<Source> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let src = src();
+    let mut files = Vec::new();
+    walk(&src, &mut files);
+    files.sort();
+    files
+        .into_iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let rel = path.strip_prefix(&src).unwrap().with_extension("");
+            let mut module: Vec<String> = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            if matches!(module.last().map(String::as_str), Some("mod" | "lib")) {
+                module.pop();
+            }
+            Source {
+                module,
+                code: without_comments(&text),
+                lines: text.lines().count(),
+                path,
+            }
+        })
+        .collect()
+}
+
+/// The text with `//` comments removed (doc comments included; a `//`
+/// inside a string literal cuts the line short, which only loses paths).
+fn without_comments(text: &str) -> String {
+    text.lines()
+        .map(|l| l.find("//").map_or(l, |at| &l[..at]))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Every path starting with `head::` in `code`, groups expanded (nested
+/// ones too): `use crate::{a, b::{c, d}}` gives `a`, `b::c` and `b::d`.
+fn paths_after(code: &str, head: &str) -> Vec<String> {
+    fn expand(prefix: &str, group: &str, out: &mut Vec<String>) {
+        let mut depth = 0;
+        let mut item = String::new();
+        let mut items = Vec::new();
+        for c in group.chars() {
+            match c {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                ',' if depth == 0 => {
+                    items.push(std::mem::take(&mut item));
+                    continue;
+                }
+                _ => {}
+            }
+            item.push(c);
+        }
+        items.push(item);
+        for item in items {
+            let item: String = item.split_whitespace().collect::<Vec<_>>().join(" ");
+            if item.is_empty() {
+                continue;
+            }
+            match item.split_once("::{") {
+                Some((head, rest)) => {
+                    let inner = rest.strip_suffix('}').unwrap_or(rest);
+                    expand(&format!("{prefix}{head}::"), inner, out);
+                }
+                None => out.push(format!("{prefix}{item}")),
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let needle = format!("{head}::");
+    let mut rest = code;
+    while let Some(at) = rest.find(&needle) {
+        let before = rest[..at].chars().next_back();
+        rest = &rest[at + needle.len()..];
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let end = rest
+            .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+            .unwrap_or(rest.len());
+        let (prefix, after) = rest.split_at(end);
+        match after.strip_prefix('{') {
+            Some(group) if prefix.is_empty() || prefix.ends_with("::") => {
+                let mut depth = 1;
+                let close = group
+                    .char_indices()
+                    .find(|&(_, c)| {
+                        match c {
+                            '{' => depth += 1,
+                            '}' => depth -= 1,
+                            _ => {}
+                        }
+                        depth == 0
+                    })
+                    .map_or(group.len(), |(i, _)| i);
+                expand(prefix, &group[..close], &mut out);
+            }
+            _ => out.push(prefix.trim_end_matches(':').to_string()),
+        }
+    }
+    out
+}
+
+/// What the crate root's `pub use module::{...}` lines make of a name:
+/// `Usage` → `model`.
+fn root_aliases(tops: &BTreeSet<String>) -> BTreeMap<String, String> {
+    let lib = without_comments(&std::fs::read_to_string(src().join("lib.rs")).unwrap());
+    let mut aliases = BTreeMap::new();
+    for path in paths_after(&lib.replace("pub use ", "pub use crate::"), "crate") {
+        let mut parts = path.split("::").map(str::trim);
+        let Some(first) = parts.next() else { continue };
+        if !tops.contains(first) {
+            continue;
+        }
+        let last = path.rsplit("::").next().unwrap_or("").trim();
+        let name = last.rsplit(" as ").next().unwrap_or(last).trim();
+        if !name.is_empty() && name != "self" && name != "*" {
+            aliases.insert(name.to_string(), first.to_string());
+        }
+    }
+    aliases.insert("__private".into(), "macro_support".into());
+    aliases
+}
+
+/// Top-level module → the top-level modules its files import, with one
+/// example path each.
+fn dependencies() -> BTreeMap<String, BTreeMap<String, String>> {
+    let sources = sources();
+    let tops: BTreeSet<String> = sources
+        .iter()
+        .filter_map(|s| s.module.first().cloned())
+        .collect();
+    let aliases = root_aliases(&tops);
+    let resolve = |first: &str| aliases.get(first).cloned().unwrap_or(first.to_string());
+    let mut deps: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    for s in &sources {
+        let Some(top) = s.module.first() else {
+            continue; // lib.rs
+        };
+        let mut targets = Vec::new();
+        for path in paths_after(&s.code, "crate") {
+            let first = path.split("::").next().unwrap_or("").trim();
+            targets.push((resolve(first), format!("crate::{path}")));
+        }
+        // `super::` from a nested module climbs to its parent (and on).
+        for path in paths_after(&s.code, "super") {
+            let mut at: Vec<&str> = s.module[..s.module.len() - 1]
+                .iter()
+                .map(String::as_str)
+                .collect();
+            let mut parts = path.split("::").map(str::trim).peekable();
+            while parts.peek() == Some(&"super") {
+                parts.next();
+                at.pop();
+            }
+            let first = at
+                .first()
+                .copied()
+                .or_else(|| parts.next())
+                .unwrap_or("")
+                .to_string();
+            targets.push((resolve(&first), format!("super::{path}")));
+        }
+        for (target, example) in targets {
+            if &target != top && tops.contains(&target) {
+                deps.entry(top.clone())
+                    .or_default()
+                    .entry(target)
+                    .or_insert_with(|| format!("{}: {example}", s.path.display()));
+            }
+        }
+    }
+    deps
+}
+
+fn layer_of(module: &str) -> Option<usize> {
+    LAYERS.iter().position(|layer| layer.contains(&module))
+}
+
+#[test]
+fn every_top_level_module_has_a_layer() {
+    let tops: BTreeSet<String> = sources()
+        .iter()
+        .filter_map(|s| s.module.first().cloned())
+        .collect();
+    for top in &tops {
+        assert!(
+            layer_of(top).is_some(),
+            "module `{top}` has no layer: add it to LAYERS in {}",
+            file!()
+        );
+    }
+    for layer in LAYERS {
+        for module in *layer {
+            assert!(
+                tops.contains(*module),
+                "LAYERS names `{module}`, which is not a module of src/"
+            );
+        }
+    }
+}
+
+#[test]
+fn modules_import_only_lower_layers() {
+    let deps = dependencies();
+    assert!(
+        deps.get("engine").is_some_and(|d| d.contains_key("model")),
+        "the reader must see the engine's imports: {deps:#?}"
+    );
+    let mut wrong = Vec::new();
+    for (from, targets) in &deps {
+        let Some(from_layer) = layer_of(from) else {
+            continue; // reported by every_top_level_module_has_a_layer
+        };
+        for (to, example) in targets {
+            if layer_of(to).is_none_or(|l| l >= from_layer) {
+                wrong.push(format!("`{from}` imports `{to}` ({example})"));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "imports against the layers (a module may only import lower layers; see LAYERS):\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_model_imports_only_the_leaves() {
+    let deps = dependencies();
+    let leaves = LAYERS[0];
+    for to in deps.get("model").into_iter().flat_map(BTreeMap::keys) {
+        assert!(
+            leaves.contains(&to.as_str()),
+            "the model imports `{to}`: {:?}",
+            deps["model"][to]
+        );
+    }
+}
+
+#[test]
+fn the_reader_resolves_groups_aliases_and_super() {
+    assert_eq!(
+        paths_after("use crate::{a::{b, c::D}, e};", "crate"),
+        ["a::b", "a::c::D", "e"]
+    );
+    assert_eq!(
+        paths_after("use crate::m::{A, n::{B, C}};", "crate"),
+        ["m::A", "m::n::B", "m::n::C"]
+    );
+    assert_eq!(paths_after("x_crate::a; crate::b::C", "crate"), ["b::C"]);
+    let tops: BTreeSet<String> = ["model", "front"].map(String::from).into();
+    let aliases = root_aliases(&tops);
+    assert_eq!(aliases.get("Usage").map(String::as_str), Some("model"));
+    assert_eq!(aliases.get("Harness").map(String::as_str), Some("front"));
+}
+
+#[test]
+fn no_source_file_is_huge() {
+    for s in sources() {
+        assert!(
+            s.lines <= 800,
+            "{} has {} lines: split it by concept",
+            s.path.display(),
+            s.lines
+        );
+    }
+}
