@@ -363,10 +363,11 @@ fn help(path: &[String]) -> Option<&'static Help> {
                 continue;
             }
             let t = line.trim_start();
-            if in_commands && line.starts_with("  ") {
-                if let Some(name) = t.split_whitespace().next() {
-                    subcommands.insert(name.to_string());
-                }
+            if in_commands
+                && line.starts_with("  ")
+                && let Some(name) = t.split_whitespace().next()
+            {
+                subcommands.insert(name.to_string());
             }
             // Option lines: `  -o, --output <FILE>  ...` or `      --json  ...`:
             // the spec ends at the first run of two spaces.
@@ -416,14 +417,14 @@ fn check_evals(cmd: &Cmd) -> Result<Vec<String>, String> {
         if w.text == "--" {
             break;
         }
-        if let Some(flag) = flag_of(w) {
-            if !h.flags.contains(&flag) {
-                return Err(format!(
-                    "`evals {}` has no flag `{flag}` (it has: {:?})",
-                    path.join(" "),
-                    h.flags
-                ));
-            }
+        if let Some(flag) = flag_of(w)
+            && !h.flags.contains(&flag)
+        {
+            return Err(format!(
+                "`evals {}` has no flag `{flag}` (it has: {:?})",
+                path.join(" "),
+                h.flags
+            ));
         }
     }
     Ok(path)
@@ -466,10 +467,11 @@ fn targets(dir: &Path, kind: &str) -> BTreeSet<String> {
         let t = line.trim();
         if t.starts_with('[') {
             section = t.to_string();
-        } else if section == format!("[[{kind}]]") && t.starts_with("name") {
-            if let Some(name) = t.split('"').nth(1) {
-                out.insert(name.to_string());
-            }
+        } else if section == format!("[[{kind}]]")
+            && t.starts_with("name")
+            && let Some(name) = t.split('"').nth(1)
+        {
+            out.insert(name.to_string());
         }
     }
     let (auto_dir, auto_key) = match kind {
@@ -477,13 +479,13 @@ fn targets(dir: &Path, kind: &str) -> BTreeSet<String> {
         "example" => ("examples", "autoexamples = false"),
         _ => ("src/bin", "autobins = false"),
     };
-    if !toml.contains(auto_key) {
-        if let Ok(entries) = std::fs::read_dir(dir.join(auto_dir)) {
-            for e in entries {
-                let p = e.unwrap().path();
-                if p.extension().is_some_and(|e| e == "rs") {
-                    out.insert(p.file_stem().unwrap().to_string_lossy().into_owned());
-                }
+    if !toml.contains(auto_key)
+        && let Ok(entries) = std::fs::read_dir(dir.join(auto_dir))
+    {
+        for e in entries {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|e| e == "rs") {
+                out.insert(p.file_stem().unwrap().to_string_lossy().into_owned());
             }
         }
     }
@@ -718,14 +720,14 @@ fn safe_examples_run_on_the_example_datasets() {
         }
         if args[0] == "convert" {
             let output = args[1..].iter().filter(|a| !a.starts_with('-')).nth(1);
-            if let Some(output) = output {
-                if !dir.join(output).exists() {
-                    problems.push(format!(
-                        "{}: `evals {}` wrote no {output}",
-                        cmd.at,
-                        args.join(" ")
-                    ));
-                }
+            if let Some(output) = output
+                && !dir.join(output).exists()
+            {
+                problems.push(format!(
+                    "{}: `evals {}` wrote no {output}",
+                    cmd.at,
+                    args.join(" ")
+                ));
             }
         }
         ran.push(format!("{}: evals {}", cmd.at, args.join(" ")));
