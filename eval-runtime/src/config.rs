@@ -11,32 +11,10 @@
 //! the output is a terminal, once per process, in
 //! [`Paint`](crate::Paint): not here.
 //!
-//! | variable | meaning | default |
-//! |---|---|---|
-//! | `EVAL_AGENT_URL` | the agent's URL ([`HttpAgent::from_env`](crate::HttpAgent::from_env)) | — |
-//! | `EVAL_AGENT_TIMEOUT_SECS` | per agent request | 60 |
-//! | `EVAL_AGENT_API_KEY` | bearer token for the agent | — |
-//! | `EVAL_AGENT_MAX_RETRIES` | retries of an agent call answered 429/503 (0–1000) | 20 |
-//! | `EVAL_AGENT_ADAPTIVE` | `on`: agent calls in flight adapt to 429/503 (AIMD); `off`: fixed at `EVAL_CONCURRENCY` | on |
-//! | `EVAL_AGENT_PROTOCOL` | `json` (the JSON contract) or `openai` (chat completions) | `openai` for a URL ending in `/chat/completions`, else `json` |
-//! | `EVAL_AGENT_MODEL` | the `model` of OpenAI requests (required by that protocol), and the agent's model for its prices when its answers do not name it | — |
-//! | `EVAL_AGENT_STREAM` | `on`: ask for a streamed answer (SSE) | off |
-//! | `EVAL_AGENT_TEMPERATURE`, `_TOP_P`, `_MAX_TOKENS`, `_SEED` | sampling settings of OpenAI requests (0–2, 0–1, 1–10^7, an integer) | not sent |
-//! | `EVAL_SAMPLE_TIMEOUT_SECS` | one sample's agent interaction, and separately its scoring | 300 |
-//! | `EVAL_CONCURRENCY` | agent calls in flight at once (1–100000) | 16 |
-//! | `EVAL_RESULTS_DIR` | where results files go | `<target dir>/evals` |
-//! | `EVAL_JUNIT` | also write the results as JUnit XML there (every front end, not under nextest) | — |
-//! | `EVAL_CACHE` | `on` / `off` (also `1`/`0`, `true`/`false`, `yes`/`no`) | on |
-//! | `EVAL_CACHE_DIR` | where judge and embedding answers are cached | `<results dir>/cache` |
-//! | `EVAL_JUDGE_URL`, `_MODEL`, `_API_KEY`, `_TIMEOUT_SECS` | an OpenAI-compatible chat server | model `gpt-4o-mini`, 120 s |
-//! | `EVAL_EMBED_URL`, `_MODEL`, `_API_KEY`, `_TIMEOUT_SECS` | an OpenAI-compatible embeddings server | model `text-embedding-3-small`, 120 s |
-//! | `OPENAI_API_KEY` | key for the judge and embeddings when theirs is not set | — |
-//! | `EVAL_RETRIEVER_URL`, `EVAL_RETRIEVER_TIMEOUT_SECS` | the retriever of retrieval datasets | —, 60 s |
-//! | `EVAL_MAX_DATASET_BYTES` | largest dataset file read (`1GiB`, `500MiB`, `1073741824`) | 1 GiB |
-//! | `EVAL_ACCEPT_BASELINE` | `1` / `true`: make this run's results the baseline | off |
-//! | `EVAL_INCONCLUSIVE` | what an inconclusive verdict counts as: `estimate` (the point estimate decides), `fail` (strict), `pass` (lenient) | `estimate` |
-//! | `EVAL_MAX_RESPONSE_BYTES` | most bytes one answer (agent, judge, embeddings, retriever) may have; `16MiB`, `512KiB`, `1048576` | 16 MiB |
-//! | `EVAL_PRICES` | a JSON price table (model → USD per million input/output tokens, see [`cost`](crate::cost)) | — (no costs) |
+//! The settings, one row each (the same table is the guide's configuration
+//! reference, `docs/src/configuration.md`, which includes this file):
+//!
+#![doc = include_str!("config/settings.md")]
 //!
 //! It also reads the run's context: `NEXTEST` / `NEXTEST_RUN_ID` (one test
 //! per process under `cargo nextest run`), `CARGO_MANIFEST_DIR` (where
