@@ -51,12 +51,9 @@ fn main() {
     })
     .expect("start the scripted judge");
     let base = format!("{}/v1", judge_server.url());
-    let services = Services {
-        judge: Ok(Judge::new(&base, "judge").expect("judge").cache(None)),
-        embedder: Ok(Embedder::new(&base, "embed").expect("embedder").cache(None)),
-        cassette: None,
-        pricing: Default::default(),
-    };
+    let services = Services::none()
+        .with_judge(Judge::new(&base, "judge").expect("judge").cache(None))
+        .with_embedder(Embedder::new(&base, "embed").expect("embedder").cache(None));
     let agent = HttpAgent::new(&agent_server.url()).expect("agent");
     let plan = PlanBuilder::new().dataset(
         path.to_str().expect("utf-8 path"),

@@ -33,12 +33,9 @@ fn a_samples_judge_calls_run_at_once_and_are_counted_apart() {
     })
     .unwrap();
     let base = format!("{}/v1", judge_server.url());
-    let services = Services {
-        judge: Ok(Judge::new(&base, "judge").unwrap().cache(None)),
-        embedder: Ok(Embedder::new(&base, "embed").unwrap().cache(None)),
-        cassette: None,
-        pricing: Default::default(),
-    };
+    let services = Services::none()
+        .with_judge(Judge::new(&base, "judge").unwrap().cache(None))
+        .with_embedder(Embedder::new(&base, "embed").unwrap().cache(None));
     let dir = std::env::temp_dir().join(format!("eval-judge-efficiency-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("rag.jsonl");

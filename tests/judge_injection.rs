@@ -165,12 +165,9 @@ fn attacked(attack: &str) -> (Sample, Response) {
 
 fn services(server: &DemoServer) -> Services {
     let base = format!("{}/v1", server.url());
-    Services {
-        judge: Ok(Judge::new(&base, "judge").unwrap().cache(None)),
-        embedder: Ok(Embedder::new(&base, "embed").unwrap().cache(None)),
-        cassette: None,
-        pricing: Default::default(),
-    }
+    Services::none()
+        .with_judge(Judge::new(&base, "judge").unwrap().cache(None))
+        .with_embedder(Embedder::new(&base, "embed").unwrap().cache(None))
 }
 
 /// The scripted judge's `/stats`.

@@ -85,7 +85,12 @@ pub fn run(args: Args) -> Result<u8, Failure> {
     let judge = Judge::from_config(config).map_err(|e| Failure::config(e.to_string()))?;
     // A wrong output name is said before the corpus is read.
     OutputFormat::of(&args.output).map_err(|e| failure(&e))?;
-    let corpus = Corpus::load(&args.corpus, args.chunk_words as usize).map_err(|e| failure(&e))?;
+    let corpus = Corpus::load(
+        &args.corpus,
+        args.chunk_words as usize,
+        config.max_dataset_bytes,
+    )
+    .map_err(|e| failure(&e))?;
     let options = Options {
         count: args.count as usize,
         types,
@@ -93,7 +98,8 @@ pub fn run(args: Args) -> Result<u8, Failure> {
         seed: args.seed,
         batch: args.batch as usize,
         fresh: args.fresh,
-        against: questions_of(&args.against).map_err(|e| failure(&e))?,
+        against: questions_of(&args.against, config.max_dataset_bytes).map_err(|e| failure(&e))?,
+        max_file_bytes: config.max_dataset_bytes,
     };
     eprintln!(
         "generating up to {} samples from {} ({} documents, {} chunks) with judge {}",

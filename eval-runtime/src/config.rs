@@ -204,14 +204,6 @@ impl Config {
         CONFIG.get_or_init(Config::from_env).as_ref()
     }
 
-    /// `own` settings (a front end's `.config(...)`), else the process's.
-    pub fn own_or_global(own: Option<&Config>) -> Result<&Config, ConfigError> {
-        match own {
-            Some(c) => Ok(c),
-            None => Config::global().map_err(Clone::clone),
-        }
-    }
-
     /// Reads the process environment now.
     pub fn from_env() -> Result<Config, ConfigError> {
         let names: Vec<String> = std::env::vars_os()
@@ -592,21 +584,14 @@ impl Config {
             .clamp(1, MAX_CONCURRENCY)
     }
 
-    /// Judge and embedding calls in flight, over the whole process:
+    /// Judge and embedding calls in flight at once, over the services built
+    /// from this config (one run; the attribute's tests share the process's):
     /// `EVAL_JUDGE_CONCURRENCY`, else four times the samples in flight (a
     /// sample's metrics are scored at once).
     pub fn judge_concurrency(&self) -> usize {
         self.judge_concurrency
             .unwrap_or_else(|| 4 * self.concurrency_or(None))
             .clamp(1, MAX_CONCURRENCY)
-    }
-
-    /// The largest dataset file to read: the process's
-    /// `EVAL_MAX_DATASET_BYTES`, else (unset, or the settings are invalid) 1 GiB.
-    pub fn max_dataset_bytes() -> u64 {
-        Config::global().map_or(eval_core::files::DEFAULT_MAX_DATASET_BYTES, |c| {
-            c.max_dataset_bytes
-        })
     }
 
     /// Where relative paths start: `CARGO_MANIFEST_DIR`, else the working directory.

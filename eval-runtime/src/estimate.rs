@@ -121,6 +121,7 @@ impl Estimate {
             embedder: services.embedder.clone().map(|e| e.dry_run(dry.clone())),
             pricing: Pricing::none(),
             cassette: None,
+            base_dir: services.base_dir.clone(),
         };
         let agent_model = services.pricing.agent_model.clone();
         let agent_tokenizer = Tokenizer::for_model(agent_model.as_deref().unwrap_or(""));

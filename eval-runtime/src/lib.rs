@@ -65,7 +65,8 @@
 //! * `gate(...)` gates the dataset's *means* (same syntax), judged by one
 //!   more test, `<fn>::gates`, when every sample ran in the process;
 //!   `ci_gate = true` makes every threshold a gate and samples fail only
-//!   when they cannot be scored. See the README's verdict table.
+//!   when they cannot be scored. See the verdict table in
+//!   the guide's "Verdicts" chapter (`docs/src/verdicts.md`).
 //! * `timeout_secs` bounds one sample's agent interaction, and separately
 //!   its scoring (default `EVAL_SAMPLE_TIMEOUT_SECS`, else 300).
 //! * `repeat = n` runs the agent n times per sample (`repeat = "auto"`:
@@ -91,7 +92,7 @@
 //! setting comes from one [`Config`], read once (the `EVAL_*` variables are
 //! listed there).
 //!
-//! Known limitations are listed once, in the README.
+//! Known limitations are listed once, in the guide (`docs/src/limitations.md`).
 
 #![forbid(unsafe_code)]
 
@@ -181,6 +182,7 @@ pub use engine::Selection;
 pub use eval_core::metric::{self as metric_spec, MetricSpec, Op};
 pub use eval_core::{Dataset, Expected, Input, Repeat, Sample, ToolCall, tool};
 pub use eval_macros::eval_dataset;
+pub use front::direct::{evaluate_blocking, evaluate_with};
 pub use front::harness::{Harness, Outcome};
 pub use front::probe::{Probe, Probed, Waiting};
 pub use front::runner::{Prepared, RunOutcome, Runner};
@@ -198,66 +200,4 @@ pub mod prelude {
     pub use crate::eval_dataset;
     pub use eval_core::metric::MetricSpec;
     pub use eval_core::{Expected, Input, Sample, ToolCall};
-}
-
-/// Evaluates one sample: `agent` is the (not yet started) call to the agent,
-/// bounded by `timeout`, as is the scoring; model-based metrics use `services`.
-pub async fn evaluate_with<F>(
-    test_name: String,
-    sample: &Sample,
-    specs: &[MetricSpec],
-    timeout: std::time::Duration,
-    agent: F,
-    services: &Services,
-) -> SampleReport
-where
-    F: std::future::Future<Output = std::result::Result<Response, AgentError>>,
-{
-    let mut agent = Some(agent);
-    engine::evaluate::evaluate_runs(
-        test_name,
-        sample,
-        specs,
-        timeout,
-        engine::evaluate::Runs::default(),
-        |_| agent.take(),
-        services,
-    )
-    .await
-}
-
-/// Evaluates one sample with an in-process agent, blocking the current thread
-/// (which must not be inside an async runtime), with the environment's
-/// judge, embedder and sample timeout.
-pub fn evaluate_blocking<F, R>(
-    test_name: &str,
-    sample: &Sample,
-    specs: &[MetricSpec],
-    agent: F,
-) -> SampleReport
-where
-    F: AsyncFn(&Sample) -> R,
-    R: IntoAgentResult,
-{
-    let timeout = Config::global().map_or(config::DEFAULT_SAMPLE_TIMEOUT, |c| {
-        c.sample_timeout_or(None)
-    });
-    let evaluation = evaluate_with(
-        test_name.to_string(),
-        sample,
-        specs,
-        timeout,
-        async { agent(sample).await.into_agent_result() },
-        Services::global(),
-    );
-    match engine::schedule::local_runtime() {
-        Ok(runtime) => runtime.block_on(evaluation),
-        Err(e) => {
-            let mut report = SampleReport::new(test_name.to_string(), sample);
-            report.error = Some(SampleError::Agent(AgentError::Setup(
-                format!("cannot start an async runtime: {e}").into(),
-            )));
-            report
-        }
-    }
 }

@@ -157,11 +157,6 @@ impl HttpRetriever {
         })
     }
 
-    /// From `EVAL_RETRIEVER_URL` (and `EVAL_RETRIEVER_TIMEOUT_SECS`, default 60).
-    pub fn from_env() -> Result<HttpRetriever> {
-        Self::from_config(Config::global().map_err(|e| Error::Env(e.clone()))?)
-    }
-
     /// The retriever `config` names.
     pub fn from_config(config: &Config) -> Result<HttpRetriever> {
         let url = config.retriever_url.as_deref().ok_or(Error::MissingEnv {
@@ -425,7 +420,12 @@ pub struct RetrieverAgent {
     allow_custom_prefix: bool,
     no_ingest: bool,
     loader: Option<Loader>,
-    base_dir: Option<PathBuf>,
+    base_dir: PathBuf,
+    /// The largest dataset file read (`EVAL_MAX_DATASET_BYTES`).
+    max_file_bytes: u64,
+    /// Under nextest: the run's id and where its processes agree on who
+    /// ingests (see [`ingest_file`](Self::ingest_file)).
+    nextest_ingest: Option<(String, PathBuf)>,
     /// Per dataset file: the outcome of its ingest (run once).
     ingested: Mutex<HashMap<String, IngestOnce>>,
     /// Dataset files whose ingest was started.
@@ -433,14 +433,22 @@ pub struct RetrieverAgent {
 }
 
 impl RetrieverAgent {
-    /// An agent searching `retriever`.
-    pub fn new(retriever: impl Retriever) -> Self {
+    /// An agent searching `retriever`, reading dataset files as `config`
+    /// says (relative to its [`base_dir`](Config::base_dir), at most
+    /// `EVAL_MAX_DATASET_BYTES`). `RetrieverAgent::new` takes the process's
+    /// settings.
+    pub fn with_config(retriever: impl Retriever, config: &Config) -> Self {
         RetrieverAgent {
             retriever: Arc::new(retriever),
             allow_custom_prefix: false,
             no_ingest: false,
             loader: None,
-            base_dir: None,
+            base_dir: config.base_dir(),
+            max_file_bytes: config.max_dataset_bytes,
+            nextest_ingest: config
+                .nextest_run_id
+                .clone()
+                .map(|run| (run, crate::config::results_dir(config).join("ingest"))),
             ingested: Mutex::new(HashMap::new()),
             started: Mutex::new(std::collections::HashSet::new()),
         }
@@ -466,7 +474,7 @@ impl RetrieverAgent {
 
     /// Where dataset paths are relative to (default `CARGO_MANIFEST_DIR`, else the working directory).
     pub fn base_dir(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.base_dir = Some(dir.into());
+        self.base_dir = dir.into();
         self
     }
 
@@ -537,24 +545,23 @@ impl RetrieverAgent {
         file: &str,
         allowed: bool,
     ) -> std::result::Result<(), RetrieverError> {
-        let config = Config::global().map_err(|e| RetrieverError::Io(e.to_string()))?;
-        let base = self.base_dir.clone().unwrap_or_else(|| config.base_dir());
+        let base = &self.base_dir;
         let path = if std::path::Path::new(file).is_absolute() {
             PathBuf::from(file)
         } else {
             base.join(file)
         };
         let io = |e: String| RetrieverError::Io(e);
-        let bytes = eval_core::files::read_checked(&path, config.max_dataset_bytes)
+        let bytes = eval_core::files::read_checked(&path, self.max_file_bytes)
             .map_err(|e| io(eval_core::DatasetError::read(file, e).to_string()))?;
         let dataset = RetrievalDataset::from_bytes(file, &bytes).map_err(|e| io(e.to_string()))?;
         // Under nextest every test is its own process: the first to get here
         // ingests for the whole run, the others wait for it and skip it.
-        let (Some(run), Some(index)) = (&config.nextest_run_id, self.retriever.shared_id()) else {
+        let (Some((run, dir)), Some(index)) = (&self.nextest_ingest, self.retriever.shared_id())
+        else {
             return ingest(&*self.retriever, &dataset, allowed, self.loader.as_ref()).await;
         };
-        let dir = crate::config::results_dir(config).join("ingest");
-        std::fs::create_dir_all(&dir)
+        std::fs::create_dir_all(dir)
             .map_err(|e| io(format!("cannot create {}: {e}", dir.display())))?;
         let key = format!(
             "{:016x}",

@@ -163,14 +163,14 @@ fn the_estimate_matches_the_run_calls_exactly_and_tokens_within_tolerance() {
             ("free-agent".to_string(), Price::new(0.0, Some(0.0))),
         ],
     );
-    let services = Services {
-        judge: Ok(Judge::new(&judge.url, "gpt-4o-mini").unwrap().cache(None)),
-        embedder: Ok(Embedder::new(&embed.url, "text-embedding-3-small")
-            .unwrap()
-            .cache(None)),
-        pricing: Pricing::new(Some(prices), Some("free-agent".into())),
-        cassette: None,
-    };
+    let services = Services::none()
+        .with_judge(Judge::new(&judge.url, "gpt-4o-mini").unwrap().cache(None))
+        .with_embedder(
+            Embedder::new(&embed.url, "text-embedding-3-small")
+                .unwrap()
+                .cache(None),
+        )
+        .with_pricing(Pricing::new(Some(prices), Some("free-agent".into())));
     let runner = Runner::new().services(services).config(Config::empty());
     let prepared = runner
         .prepare(

@@ -1138,3 +1138,83 @@ fn the_manifests_agent_block_applies_to_an_http_agent_under_what_code_chose() {
     assert_eq!(body["input"], "Capital of France?", "{body}");
     assert!(body.get("model").is_none(), "{body}");
 }
+
+/// A judge on loopback that answers every rubric question after `delay`,
+/// counting the calls in flight at once: returns its URL and the peak.
+fn slow_judge(delay: Duration) -> (String, Arc<AtomicUsize>) {
+    let peak = Arc::new(AtomicUsize::new(0));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let seen = peak.clone();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tx.send(format!("http://{}", listener.local_addr().unwrap()))
+                .unwrap();
+            let in_flight = Arc::new(AtomicUsize::new(0));
+            loop {
+                let Ok((mut stream, _)) = listener.accept().await else {
+                    return;
+                };
+                let (in_flight, peak) = (in_flight.clone(), seen.clone());
+                tokio::spawn(async move {
+                    use tokio::io::AsyncWriteExt;
+                    while common::read_request(&mut stream).await.is_some() {
+                        let now = in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+                        peak.fetch_max(now, Ordering::SeqCst);
+                        tokio::time::sleep(delay).await;
+                        in_flight.fetch_sub(1, Ordering::SeqCst);
+                        let body = common::chat(r#"{"score": 1.0, "rationale": "fine"}"#);
+                        let reply = format!(
+                            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+                            body.len()
+                        );
+                        if stream.write_all(reply.as_bytes()).await.is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+    });
+    (rx.recv().unwrap(), peak)
+}
+
+#[test]
+fn the_judge_concurrency_given_in_code_bounds_the_judge_calls_in_flight() {
+    let lines: String = (0..12)
+        .map(|i| format!("{{\"input\": \"q{i}\", \"expected\": \"a\"}}\n"))
+        .collect();
+    let dir = scratch("judge-concurrency", &[("qa.jsonl", &lines)]);
+    let peak_with = |judge_concurrency: &str| {
+        let (url, peak) = slow_judge(Duration::from_millis(150));
+        let config = eval_runtime::Config::from_vars(
+            |name| {
+                Ok(match name {
+                    "EVAL_JUDGE_CONCURRENCY" => Some(judge_concurrency.to_string()),
+                    "EVAL_JUDGE_URL" => Some(format!("{url}/v1")),
+                    "EVAL_JUDGE_MODEL" => Some("j".to_string()),
+                    "EVAL_CACHE" => Some("off".to_string()),
+                    _ => None,
+                })
+            },
+            &[],
+        )
+        .unwrap();
+        let out = harness(&dir)
+            .dataset("qa.jsonl", "rubric(rubric = \"Score 1.\") >= 0.5")
+            .config(config)
+            .concurrency(12)
+            .agent_fn(answer)
+            .evaluate(args(&[]));
+        assert_eq!(out.code, 0, "{:?}", out.error);
+        peak.load(Ordering::SeqCst)
+    };
+    // Twelve samples in flight, each asking the judge once.
+    assert_eq!(peak_with("2"), 2, "the config's bound, not the process's");
+    assert!(peak_with("12") > 2, "a wider bound lets more calls through");
+}

@@ -17,12 +17,9 @@ fn spec(name: &str) -> MetricSpec {
 }
 
 fn services(url: &str) -> Services {
-    Services {
-        judge: Ok(Judge::new(url, "judge").unwrap().cache(None)),
-        embedder: Ok(Embedder::new(url, "embed").unwrap().cache(None)),
-        cassette: None,
-        pricing: Default::default(),
-    }
+    Services::none()
+        .with_judge(Judge::new(url, "judge").unwrap().cache(None))
+        .with_embedder(Embedder::new(url, "embed").unwrap().cache(None))
 }
 
 fn sample() -> Sample {

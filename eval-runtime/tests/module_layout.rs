@@ -340,3 +340,34 @@ fn no_source_file_is_huge() {
         );
     }
 }
+
+/// What reads the process's own settings: only the front ends call it (and
+/// pass what they read down as arguments).
+const GLOBAL_READS: &[&str] = &[
+    "::global(",
+    "own_or_global(",
+    "max_dataset_bytes()",
+    "::from_env(",
+];
+
+#[test]
+fn only_the_front_ends_read_the_process_settings() {
+    let mut found = Vec::new();
+    for s in sources() {
+        if s.module.first().map(String::as_str) == Some("front") {
+            continue;
+        }
+        for (n, line) in s.code.lines().enumerate() {
+            for read in GLOBAL_READS {
+                if line.contains(read) {
+                    found.push(format!("{}:{}: {}", s.path.display(), n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "settings fetched below the front ends (pass a Config or Services down instead):\n{}",
+        found.join("\n")
+    );
+}

@@ -44,24 +44,22 @@ fn judge_script(n: usize, body: &serde_json::Value) -> Reply {
 }
 
 fn services(judge_url: Option<&str>, embed_url: Option<&str>) -> Services {
-    Services {
-        judge: match judge_url {
-            Some(u) => Ok(Judge::new(u, "judge").unwrap().cache(None)),
-            None => Err(ServiceError::NotConfigured {
-                what: "LLM judge",
-                hint: "test".into(),
-            }),
-        },
-        embedder: match embed_url {
-            Some(u) => Ok(Embedder::new(u, "embed").unwrap().cache(None)),
-            None => Err(ServiceError::NotConfigured {
-                what: "embeddings",
-                hint: "test".into(),
-            }),
-        },
-        cassette: None,
-        pricing: Default::default(),
-    }
+    let mut services = Services::none();
+    services.judge = match judge_url {
+        Some(u) => Ok(Judge::new(u, "judge").unwrap().cache(None)),
+        None => Err(ServiceError::NotConfigured {
+            what: "LLM judge",
+            hint: "test".into(),
+        }),
+    };
+    services.embedder = match embed_url {
+        Some(u) => Ok(Embedder::new(u, "embed").unwrap().cache(None)),
+        None => Err(ServiceError::NotConfigured {
+            what: "embeddings",
+            hint: "test".into(),
+        }),
+    };
+    services
 }
 
 fn sample() -> Sample {
@@ -338,16 +336,17 @@ async fn a_second_identical_run_makes_no_judge_or_embedding_calls() {
     .await;
     let dir = std::env::temp_dir().join(format!("eval-ragas-cache-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let svc = Services {
-        judge: Ok(Judge::new(&judge.url, "j")
-            .unwrap()
-            .cache(Some(Cache::new(&dir)))),
-        embedder: Ok(Embedder::new(&embed.url, "e")
-            .unwrap()
-            .cache(Some(Cache::new(&dir)))),
-        cassette: None,
-        pricing: Default::default(),
-    };
+    let svc = Services::none()
+        .with_judge(
+            Judge::new(&judge.url, "j")
+                .unwrap()
+                .cache(Some(Cache::new(&dir))),
+        )
+        .with_embedder(
+            Embedder::new(&embed.url, "e")
+                .unwrap()
+                .cache(Some(Cache::new(&dir))),
+        );
     let specs = [
         spec("faithfulness"),
         spec("context_recall"),
@@ -663,18 +662,15 @@ async fn runevals_ratings_are_1_to_5_and_normalised() {
 
 #[tokio::test]
 async fn a_misconfigured_judge_is_an_error_not_an_offline_pass() {
-    let svc = Services {
-        judge: Err(ServiceError::Config {
-            what: "judge URL".into(),
-            reason: "relative URL without a base".into(),
-        }),
-        embedder: Err(ServiceError::Config {
-            what: "embeddings URL".into(),
-            reason: "bad".into(),
-        }),
-        cassette: None,
-        pricing: Default::default(),
-    };
+    let mut svc = Services::none();
+    svc.judge = Err(ServiceError::Config {
+        what: "judge URL".into(),
+        reason: "relative URL without a base".into(),
+    });
+    svc.embedder = Err(ServiceError::Config {
+        what: "embeddings URL".into(),
+        reason: "bad".into(),
+    });
     for name in ["context_recall", "context_precision", "answer_similarity"] {
         let e = score(&spec(name), &sample(), &Response::new("x"), &svc)
             .await

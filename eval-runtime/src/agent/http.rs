@@ -112,22 +112,6 @@ impl HttpAgent {
         })
     }
 
-    /// The agent the environment names (read once, see [`Config`]):
-    ///
-    /// * `EVAL_AGENT_URL` (required): where to `POST`;
-    /// * `EVAL_AGENT_TIMEOUT_SECS` (default 60): per-request timeout;
-    /// * `EVAL_AGENT_API_KEY` (optional): sent as `Authorization: Bearer …`,
-    ///   never printed;
-    /// * `EVAL_AGENT_PROTOCOL`, `EVAL_AGENT_MODEL`, `EVAL_AGENT_STREAM` and
-    ///   the sampling settings (`EVAL_AGENT_TEMPERATURE`, `_TOP_P`,
-    ///   `_MAX_TOKENS`, `_SEED`): see [`protocol`](Self::protocol).
-    /// * `EVAL_AGENT_MAX_RETRIES` (default 20), `EVAL_AGENT_ADAPTIVE` (default
-    ///   on): how overloaded answers are retried and calls paced (see
-    ///   [`max_retries`](Self::max_retries), [`adaptive`](Self::adaptive)).
-    pub fn from_env() -> Result<Self> {
-        Self::from_config(Config::global().map_err(|e| Error::Env(e.clone()))?, None)
-    }
-
     /// The agent `config` names, with `url` (e.g. a command-line `--url`) in
     /// place of `EVAL_AGENT_URL` when given.
     pub fn from_config(config: &Config, url: Option<&str>) -> Result<Self> {

@@ -329,11 +329,25 @@ impl Harness {
             reason: "no agent: call .agent(HttpAgent::from_env()) or .agent_fn(my_agent)".into(),
         })?;
         let base = Services::own_or_global(self.config.as_ref());
+        // A judge or embedder given in code is bounded like the config's:
+        // together, at its judge concurrency.
+        let permits = std::sync::Arc::new(tokio::sync::Semaphore::new(config.judge_concurrency()));
         let services = Services {
-            judge: self.judge.clone().map(Ok).unwrap_or(base.judge),
-            embedder: self.embedder.clone().map(Ok).unwrap_or(base.embedder),
+            judge: self
+                .judge
+                .clone()
+                .map(Ok)
+                .unwrap_or(base.judge)
+                .map(|j| j.share_permits(permits.clone())),
+            embedder: self
+                .embedder
+                .clone()
+                .map(Ok)
+                .unwrap_or(base.embedder)
+                .map(|e| e.share_permits(permits)),
             cassette: base.cassette,
             pricing: base.pricing,
+            base_dir: base.base_dir,
         };
         let selection = Selection::from_arguments(&args);
         let dir = results_dir(config);

@@ -5,6 +5,8 @@
 
 pub(crate) mod attribute;
 pub(crate) mod calibrate;
+pub(crate) mod direct;
+mod globals;
 pub(crate) mod harness;
 pub(crate) mod probe;
 pub(crate) mod runner;

@@ -60,15 +60,16 @@ pub struct Corpus {
 
 impl Corpus {
     /// Reads the corpus at `path` (a folder, a `.txt`/`.md` file, or an
-    /// Unrag `.json` dataset), chunks of at most `chunk_words` words.
-    pub fn load(path: &Path, chunk_words: usize) -> Result<Corpus, GenerateError> {
+    /// Unrag `.json` dataset), chunks of at most `chunk_words` words; no
+    /// file of it larger than `max_bytes` is read.
+    pub fn load(path: &Path, chunk_words: usize, max_bytes: u64) -> Result<Corpus, GenerateError> {
         let shown = path.display().to_string();
         let not_found = |source: std::io::Error| GenerateError::CorpusNotFound {
             path: shown.clone(),
             source,
         };
         let meta = std::fs::metadata(path).map_err(not_found)?;
-        let max = crate::Config::max_dataset_bytes();
+        let max = max_bytes;
         let read = |file: &Path| -> Result<String, GenerateError> {
             let bytes = eval_core::files::read_checked(file, max).map_err(|source| {
                 GenerateError::CorpusRead {

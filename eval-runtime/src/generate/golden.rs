@@ -114,10 +114,9 @@ impl Record {
 
 /// The records of an existing output (read with the dataset loaders: a file
 /// that does not load is reported with its lines and left alone).
-pub fn read(path: &Path) -> Result<Vec<Record>, GenerateError> {
+pub fn read(path: &Path, max_bytes: u64) -> Result<Vec<Record>, GenerateError> {
     let shown = path.display().to_string();
-    let data = Dataset::load_limited(path, &shown, crate::Config::max_dataset_bytes())
-        .map_err(GenerateError::Existing)?;
+    let data = Dataset::load_limited(path, &shown, max_bytes).map_err(GenerateError::Existing)?;
     Ok(data.samples.iter().map(Record::from_sample).collect())
 }
 
@@ -208,7 +207,7 @@ mod tests {
                 write(&path, &records, format, &mut backed_up).unwrap(),
                 None
             );
-            assert_eq!(read(&path).unwrap(), records, "{name}");
+            assert_eq!(read(&path, 1 << 20).unwrap(), records, "{name}");
             let before = std::fs::read(&path).unwrap();
             // A second run's first write backs the file up.
             let mut again = false;
@@ -216,7 +215,7 @@ mod tests {
                 .unwrap()
                 .unwrap();
             assert_eq!(std::fs::read(&backup).unwrap(), before);
-            assert_eq!(read(&path).unwrap().len(), 1);
+            assert_eq!(read(&path, 1 << 20).unwrap().len(), 1);
         }
         assert!(OutputFormat::of(Path::new("x.json")).is_err());
         let _ = std::fs::remove_dir_all(&dir);

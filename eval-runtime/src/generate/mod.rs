@@ -79,6 +79,8 @@ pub struct Options {
     pub fresh: bool,
     /// Questions of other datasets that generated ones must not repeat.
     pub against: Vec<String>,
+    /// The largest file read (an existing output; `EVAL_MAX_DATASET_BYTES`).
+    pub max_file_bytes: u64,
 }
 
 impl Options {
@@ -92,6 +94,7 @@ impl Options {
             batch: DEFAULT_BATCH,
             fresh: false,
             against: Vec::new(),
+            max_file_bytes: eval_core::files::DEFAULT_MAX_DATASET_BYTES,
         }
     }
 }
@@ -295,14 +298,14 @@ impl GenerateError {
     }
 }
 
-/// The questions of the dataset files `paths` (for [`Options::against`]).
-pub fn questions_of(paths: &[PathBuf]) -> Result<Vec<String>, GenerateError> {
+/// The questions of the dataset files `paths` (for [`Options::against`]),
+/// each read up to `max_bytes`.
+pub fn questions_of(paths: &[PathBuf], max_bytes: u64) -> Result<Vec<String>, GenerateError> {
     let mut out = Vec::new();
     for path in paths {
         let shown = path.display().to_string();
-        let data =
-            eval_core::Dataset::load_limited(path, &shown, crate::Config::max_dataset_bytes())
-                .map_err(GenerateError::Against)?;
+        let data = eval_core::Dataset::load_limited(path, &shown, max_bytes)
+            .map_err(GenerateError::Against)?;
         out.extend(data.samples.iter().map(|s| s.input.display_text()));
     }
     Ok(out)
@@ -364,7 +367,7 @@ pub async fn generate(
         });
     }
     let mut records = if output.exists() && !options.fresh {
-        golden::read(output)?
+        golden::read(output, options.max_file_bytes)?
     } else {
         Vec::new()
     };

@@ -196,7 +196,7 @@ impl From<crate::model::Spread> for RunSpread {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SampleRecord {
-    /// Dataset name (see the README: the manifest's name, the eval
+    /// Dataset name (see the guide's results chapter: the manifest's name, the eval
     /// function's path, or the file stem).
     pub dataset: String,
     /// Full test name.

@@ -4,7 +4,7 @@
 use super::agent_error::{AgentError, Refusal};
 
 /// Why a sample could not be scored. A sample with such an error fails
-/// (see the README's verdict table).
+/// (see the verdict table in the guide's "Verdicts" chapter, docs/src/verdicts.md).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum SampleError {

@@ -1,5 +1,5 @@
-//! The verdict contract, the same for every front end (the README has it as
-//! a table):
+//! The verdict contract, the same for every front end (the guide's "Verdicts"
+//! chapter has it as a table):
 //!
 //! * a sample fails when a metric is on the wrong side of its threshold or
 //!   when it cannot be scored; under `ciGate` a sample fails only when it

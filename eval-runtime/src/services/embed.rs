@@ -25,7 +25,7 @@ impl Embedder {
         Ok(Embedder {
             endpoint: Endpoint::new("embeddings", url, "embeddings")?,
             model: model.to_string(),
-            cache: Config::global().ok().and_then(Cache::from_config),
+            cache: None,
             dry: None,
         })
     }
@@ -38,6 +38,7 @@ impl Embedder {
             &config.embed,
             "embeddings",
             "set EVAL_EMBED_URL (an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1) and EVAL_EMBED_MODEL",
+            config.judge_concurrency(),
         )?;
         Ok(Embedder {
             endpoint,
@@ -45,6 +46,13 @@ impl Embedder {
             cache: Cache::from_config(config),
             dry: None,
         })
+    }
+
+    /// Shares `permits` for calls in flight (a run's judge and embeddings
+    /// share one bound, `EVAL_JUDGE_CONCURRENCY`).
+    pub(crate) fn share_permits(mut self, permits: std::sync::Arc<tokio::sync::Semaphore>) -> Self {
+        self.endpoint.permits = permits;
+        self
     }
 
     /// Sets (or clears) the API key.

@@ -2,7 +2,10 @@
 //! endpoint, JSON POSTs with timeouts and retries, keys kept out of every
 //! message.
 
+use std::sync::Arc;
 use std::time::Duration;
+
+use tokio::sync::Semaphore;
 
 use serde_json::Value;
 
@@ -20,6 +23,9 @@ pub(crate) struct Endpoint {
     pub(crate) timeout: Duration,
     pub(crate) max_retries: u32,
     pub(crate) max_response_bytes: u64,
+    /// Calls in flight at once through this endpoint and those it shares
+    /// them with (a run's judge and embeddings: `EVAL_JUDGE_CONCURRENCY`).
+    pub(crate) permits: Arc<Semaphore>,
 }
 
 impl std::fmt::Debug for Endpoint {
@@ -59,6 +65,7 @@ impl Endpoint {
             timeout: crate::config::DEFAULT_SERVICE_TIMEOUT,
             max_retries: 4,
             max_response_bytes: crate::http::DEFAULT_MAX_RESPONSE_BYTES,
+            permits: Arc::new(Semaphore::new(4 * crate::config::DEFAULT_CONCURRENCY)),
         })
     }
 
@@ -75,6 +82,7 @@ impl Endpoint {
         settings: &ServiceSettings,
         path: &str,
         hint: &str,
+        permits: usize,
     ) -> Result<(Endpoint, String), ServiceError> {
         let Some(url) = &settings.url else {
             return Err(ServiceError::NotConfigured {
@@ -86,6 +94,7 @@ impl Endpoint {
         endpoint.api_key = settings.api_key.clone();
         endpoint.timeout = settings.timeout;
         endpoint.max_response_bytes = settings.max_response_bytes;
+        endpoint.permits = Arc::new(Semaphore::new(permits));
         Ok((endpoint, settings.model.clone()))
     }
 
@@ -137,7 +146,7 @@ impl Endpoint {
             }
             // Judge and embedding calls in flight are bounded over the
             // process, however many metrics each sample scores at once.
-            let permit = service_permits().acquire().await;
+            let permit = self.permits.acquire().await;
             let wait = match request.send().await {
                 Ok(response) => {
                     let status = response.status();
@@ -211,18 +220,6 @@ impl Endpoint {
     }
 }
 
-/// The process's bound on judge and embedding calls in flight
-/// ([`Config::judge_concurrency`](crate::Config::judge_concurrency)).
-fn service_permits() -> &'static tokio::sync::Semaphore {
-    static PERMITS: std::sync::OnceLock<tokio::sync::Semaphore> = std::sync::OnceLock::new();
-    PERMITS.get_or_init(|| {
-        let n = crate::config::Config::global()
-            .map(crate::config::Config::judge_concurrency)
-            .unwrap_or(4 * crate::config::DEFAULT_CONCURRENCY);
-        tokio::sync::Semaphore::new(n)
-    })
-}
-
 /// The longest wait between two attempts of a judge or embeddings call.
 const BACKOFF_MAX: Duration = Duration::from_secs(8);
 
@@ -280,6 +277,7 @@ mod tests {
                 settings,
                 "chat/completions",
                 "set EVAL_JUDGE_URL",
+                1,
             )
         };
         match build(&config.embed) {

@@ -48,14 +48,15 @@ pub struct Judge {
 
 impl Judge {
     /// A judge at `url` (base such as `http://host/v1`, or the full
-    /// `.../chat/completions`) using `model`, with the cache of
-    /// the cache the environment configures (none when `EVAL_CACHE=off`).
+    /// `.../chat/completions`) using `model`, without a cache (add one with
+    /// [`cache`](Self::cache); [`from_config`](Self::from_config) uses the
+    /// one the settings name).
     pub fn new(url: &str, model: &str) -> Result<Judge, ServiceError> {
         Ok(Judge {
             endpoint: Endpoint::new("judge", url, "chat/completions")?,
             model: model.to_string(),
             seed: DEFAULT_SEED,
-            cache: Config::global().ok().and_then(Cache::from_config),
+            cache: None,
             dry: None,
         })
     }
@@ -68,6 +69,7 @@ impl Judge {
             &config.judge,
             "chat/completions",
             "set EVAL_JUDGE_URL (an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1), EVAL_JUDGE_MODEL and EVAL_JUDGE_API_KEY or OPENAI_API_KEY",
+            config.judge_concurrency(),
         )?;
         Ok(Judge {
             endpoint,
@@ -76,6 +78,13 @@ impl Judge {
             cache: Cache::from_config(config),
             dry: None,
         })
+    }
+
+    /// Shares `permits` for calls in flight (a run's judge and embeddings
+    /// share one bound, `EVAL_JUDGE_CONCURRENCY`).
+    pub(crate) fn share_permits(mut self, permits: std::sync::Arc<tokio::sync::Semaphore>) -> Self {
+        self.endpoint.permits = permits;
+        self
     }
 
     /// Sets (or clears) the API key.

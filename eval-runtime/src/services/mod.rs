@@ -25,6 +25,7 @@ use crate::config::Pricing;
 /// samples' costs are computed with, and the cassette agent answers are
 /// recorded into or replayed from.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Services {
     /// The LLM judge, or why there is none.
     pub judge: Result<Judge, ServiceError>,
@@ -35,17 +36,49 @@ pub struct Services {
     pub cassette: Option<std::sync::Arc<crate::cassette::Cassette>>,
     /// `EVAL_PRICES` and `EVAL_AGENT_MODEL` (none: costs are not computed).
     pub pricing: Pricing,
+    /// Where files a metric names are read from when relative (a
+    /// `rubric_file` scored outside a plan, which reads its own): the
+    /// config's [`base_dir`](Config::base_dir).
+    pub base_dir: std::path::PathBuf,
 }
 
 impl Services {
     /// Both as `config` names them (`EVAL_JUDGE_*`, `EVAL_EMBED_*`).
+    /// Judge and embedding calls in flight are bounded together by the
+    /// config's [`judge_concurrency`](Config::judge_concurrency).
     pub fn from_config(config: &Config) -> Services {
+        let permits = std::sync::Arc::new(tokio::sync::Semaphore::new(config.judge_concurrency()));
         Services {
-            judge: Judge::from_config(config),
-            embedder: Embedder::from_config(config),
+            judge: Judge::from_config(config).map(|j| j.share_permits(permits.clone())),
+            embedder: Embedder::from_config(config).map(|e| e.share_permits(permits)),
             cassette: crate::cassette::Cassette::from_config(config),
             pricing: Pricing::new(config.prices.clone(), config.agent_model.clone()),
+            base_dir: config.base_dir(),
         }
+    }
+
+    /// These services with `judge`.
+    pub fn with_judge(mut self, judge: Judge) -> Services {
+        self.judge = Ok(judge);
+        self
+    }
+
+    /// These services with `embedder`.
+    pub fn with_embedder(mut self, embedder: Embedder) -> Services {
+        self.embedder = Ok(embedder);
+        self
+    }
+
+    /// These services pricing samples with `pricing`.
+    pub fn with_pricing(mut self, pricing: Pricing) -> Services {
+        self.pricing = pricing;
+        self
+    }
+
+    /// These services reading relative files from `dir`.
+    pub fn with_base_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Services {
+        self.base_dir = dir.into();
+        self
     }
 
     /// Neither: every metric uses its offline variant or fails saying what to set.
@@ -59,25 +92,7 @@ impl Services {
             embedder: Err(not_configured("embeddings")),
             cassette: None,
             pricing: Pricing::none(),
+            base_dir: std::path::PathBuf::new(),
         }
-    }
-
-    /// The services of `own` settings, else the process's (built once).
-    pub fn own_or_global(own: Option<&Config>) -> Services {
-        match own {
-            Some(config) => Services::from_config(config),
-            None => Services::global().clone(),
-        }
-    }
-
-    /// The process's services, from [`Config::global`], built once (none
-    /// when the environment's settings are invalid: that error is reported
-    /// by whoever reads the config).
-    pub fn global() -> &'static Services {
-        static SERVICES: std::sync::OnceLock<Services> = std::sync::OnceLock::new();
-        SERVICES.get_or_init(|| match Config::global() {
-            Ok(config) => Services::from_config(config),
-            Err(_) => Services::none(),
-        })
     }
 }

@@ -31,10 +31,7 @@ pub(super) async fn rubric(
         (None, None, Some(f)) => {
             // A plan reads rubric files when it is loaded; this is for a
             // spec scored directly, relative to the crate as documented.
-            let base = crate::config::Config::global()
-                .map(|c| c.base_dir())
-                .unwrap_or_default();
-            std::fs::read_to_string(base.join(f))
+            std::fs::read_to_string(services.base_dir.join(f))
                 .map_err(|e| format!("cannot read rubric_file `{f}`: {e}"))?
         }
         (None, None, None) => {

@@ -14,7 +14,7 @@
 //! writes it in the same pass as the results file.
 //!
 //! The page's DOM (ids and classes that tests and users can rely on) is
-//! described in the README's "HTML report" section.
+//! described in the guide's "HTML report" chapter (docs/src/html-report.md).
 
 mod page;
 
@@ -32,7 +32,7 @@ const JS: &str = include_str!("report.js");
 
 /// Above this many samples the page's data is embedded compressed (gzip,
 /// then base64): 100,000 samples of the bench make 41 MB of JSON, 2–4 MB
-/// compressed (see the README).
+/// compressed (see the guide's "HTML report" chapter).
 pub(crate) const COMPRESS_ABOVE: usize = 2000;
 
 /// Bins of a histogram whose scores (and threshold) lie in `[0, 1]`.
