@@ -1,0 +1,23 @@
+//! The `evals` command's integration tests: every integration test of the crate in one binary (one link
+//! instead of one per file), a module per former file.
+
+mod chrome;
+mod common;
+
+mod browser;
+mod calibrate;
+mod datasets;
+mod docs;
+mod evaluate;
+mod front_ends;
+mod generate;
+mod guide;
+mod html;
+mod interactive;
+mod junit;
+mod openai;
+mod paths;
+mod provenance;
+mod robustness;
+mod summary;
+mod terminal;

@@ -1,0 +1,12 @@
+//! eval-core's integration tests: every integration test of the crate in one binary (one link
+//! instead of one per file), a module per former file.
+
+mod containment;
+mod fuzz;
+mod loaders;
+mod manifest;
+mod module_layout;
+mod public_fixtures;
+mod reading;
+mod runevals;
+mod tool_fields;

@@ -1,0 +1,22 @@
+//! eval-runtime's integration tests: every integration test of the crate in one binary (one link
+//! instead of one per file), a module per former file.
+
+mod common;
+
+mod attribute_paths;
+mod cassette;
+mod estimate;
+mod harness;
+mod http_agent;
+mod http_limits;
+mod http_pace;
+mod judge;
+mod judge_prompt;
+mod judge_replies;
+mod latency_cost;
+mod module_layout;
+mod openai_agent;
+mod ragas_metrics;
+mod retrieval;
+mod settings_table;
+mod tools;
