@@ -45,7 +45,7 @@ pub fn run(args: Args) -> Result<u8, Failure> {
     {
         return Err(Failure::config("--min-kappa must be a number from -1 to 1"));
     }
-    let specs = eval_core::metric::parse_specs(&args.metric)
+    let specs = eval_datasets::metric::parse_specs(&args.metric)
         .map_err(|e| Failure::config(format!("--metric: {e}")))?;
     let [spec] = specs.as_slice() else {
         return Err(Failure::config(format!(

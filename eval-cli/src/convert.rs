@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use eval_core::{Dataset, Sample, files, runevals, write};
+use eval_datasets::{Dataset, Sample, files, runevals, write};
 
 use crate::Failure;
 
@@ -188,14 +188,14 @@ pub fn upgrade_file(file: &Path) -> Result<Upgraded, Failure> {
             "{shown}: `evals upgrade` rewrites runevals .json documents; this is not one"
         )));
     }
-    let bytes = eval_core::files::read_checked(file, eval_runtime::Config::max_dataset_bytes())
-        .map_err(|e| Failure::config(eval_core::DatasetError::read(&shown, e).to_string()))?;
+    let bytes = eval_datasets::files::read_checked(file, eval_runtime::Config::max_dataset_bytes())
+        .map_err(|e| Failure::config(eval_datasets::DatasetError::read(&shown, e).to_string()))?;
     let text = String::from_utf8(bytes)
         .map_err(|e| Failure::config(format!("{shown}: not UTF-8 text: {}", e.utf8_error())))?;
     // The document must load as it is (duplicate keys, bad items...): the
     // problems are reported against its own lines.
-    let doc = eval_core::dataset::parse_json_strict(text.trim_start_matches('\u{feff}')).map_err(
-        |e| {
+    let doc = eval_datasets::dataset::parse_json_strict(text.trim_start_matches('\u{feff}'))
+        .map_err(|e| {
             let msg = e.to_string();
             let msg = msg.rfind(" at line ").map_or(&msg[..], |at| &msg[..at]);
             Failure::config(format!(
@@ -203,8 +203,7 @@ pub fn upgrade_file(file: &Path) -> Result<Upgraded, Failure> {
                 e.line(),
                 e.column()
             ))
-        },
-    )?;
+        })?;
     // A versioned document that only lacks its schemaVersion cannot load
     // before the upgrade; anything else must.
     let lacks_version = doc.get("items").is_some() && doc.get("schemaVersion").is_none();

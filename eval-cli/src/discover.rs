@@ -76,7 +76,7 @@ pub fn init(args: InitArgs) -> Result<u8, Failure> {
         std::fs::create_dir_all(dir)
             .map_err(|e| Failure::config(format!("cannot create {}: {e}", dir.display())))?;
     }
-    eval_core::files::write_atomically(path, STARTER.as_bytes())
+    eval_datasets::files::write_atomically(path, STARTER.as_bytes())
         .map_err(|e| Failure::config(format!("cannot write {}: {e}", path.display())))?;
     outln!(
         "wrote {}; run it with: evals evaluate --url http://127.0.0.1:8080",

@@ -9,7 +9,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use eval_core::{Sample, manifest};
+use eval_datasets::{Sample, manifest};
 use eval_runtime::plan::{PlanBuilder, Subset};
 use eval_runtime::results::summary_text;
 use eval_runtime::retrieval::{HttpRetriever, RetrieverAgent};
@@ -111,7 +111,7 @@ pub struct Args {
     /// then one more at a time while a verdict is inconclusive, up to MAX,
     /// default 10). Default: the manifest's `repeat`, else 1.
     #[arg(long, value_name = "N|auto[:MAX]", value_parser = parse_repeat)]
-    pub repeat: Option<eval_core::Repeat>,
+    pub repeat: Option<eval_datasets::Repeat>,
     /// What an inconclusive verdict (a sample's interval over repeated runs,
     /// a gate's over the dataset, straddling the threshold) counts as:
     /// estimate (the point estimate decides), fail (strict) or pass.
@@ -201,7 +201,7 @@ pub fn run(args: Args) -> Result<u8, Failure> {
         eprintln!(
             "note: {} is a legacy runevals document: upgraded to schemaVersion {} ({} items); backup: {}",
             f.display(),
-            eval_core::runevals::CURRENT_VERSION,
+            eval_datasets::runevals::CURRENT_VERSION,
             done.items,
             done.backup.display()
         );
@@ -244,7 +244,7 @@ pub fn run(args: Args) -> Result<u8, Failure> {
             .samples()
             .filter_map(|s| s.retrieval.as_ref())
             .map(|q| q.scope_prefix.as_str())
-            .filter(|p| !eval_core::retrieval::scope_is_safe(p))
+            .filter(|p| !eval_datasets::retrieval::scope_is_safe(p))
             .collect();
         if !scopes.is_empty() {
             confirm_deletion(&scopes, args.yes)?;
@@ -340,8 +340,8 @@ pub fn run(args: Args) -> Result<u8, Failure> {
 }
 
 /// `--repeat`: `5`, `auto`, `auto:20`.
-fn parse_repeat(text: &str) -> Result<eval_core::Repeat, String> {
-    eval_core::Repeat::parse(text).map_err(|e| e.to_string())
+fn parse_repeat(text: &str) -> Result<eval_datasets::Repeat, String> {
+    eval_datasets::Repeat::parse(text).map_err(|e| e.to_string())
 }
 
 /// `--inconclusive`: `estimate`, `fail` or `pass`.
@@ -513,9 +513,9 @@ fn agent(
                 let path = if anywhere {
                     path
                 } else {
-                    eval_core::files::contained(&dir, &path).ok()?
+                    eval_datasets::files::contained(&dir, &path).ok()?
                 };
-                let bytes = eval_core::files::read_checked(&path, limit).ok()?;
+                let bytes = eval_datasets::files::read_checked(&path, limit).ok()?;
                 String::from_utf8(bytes).ok()
             });
         }

@@ -4,7 +4,7 @@
 //! shown with the scores of the chosen metrics (the engine's scoring, by
 //! [`eval_runtime::Probe`]); the answer can be accepted as the expected one,
 //! the expected answer edited, tags added, and the sample appended to a
-//! dataset file ([`eval_core::append::Appender`]: whole records, the file
+//! dataset file ([`eval_datasets::append::Appender`]: whole records, the file
 //! locked, a backup before the first write).
 //!
 //! Lines are read with a line editor on a terminal (history, editing) and
@@ -13,8 +13,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use eval_core::append::{AppendError, Appender};
-use eval_core::{Sample, ToolCall};
+use eval_datasets::append::{AppendError, Appender};
+use eval_datasets::{Sample, ToolCall};
 use eval_runtime::{Config, HttpAgent, Paint, Probe, Probed, Response};
 use rustyline::error::ReadlineError;
 
@@ -295,7 +295,7 @@ impl Session {
         let appender = Appender::new(path)?;
         let size = std::fs::metadata(path).map_or(0, |m| m.len());
         if (1..=LOADED_TO_CHECK).contains(&size)
-            && let Err(e) = eval_core::Dataset::load(path)
+            && let Err(e) = eval_datasets::Dataset::load(path)
         {
             let first = e.to_string();
             let first = first.lines().next().unwrap_or_default();

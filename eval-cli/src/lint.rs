@@ -1,10 +1,10 @@
 //! `evals lint`: seed 002's dataset quality checks (the rules are
-//! `eval_core::lint`), each finding with its code and file:line.
+//! `eval_datasets::lint`), each finding with its code and file:line.
 
 use std::path::{Path, PathBuf};
 
-use eval_core::lint::{Finding, Severity, format_findings, lint_samples};
-use eval_core::{Dataset, Format};
+use eval_datasets::lint::{Finding, Severity, format_findings, lint_samples};
+use eval_datasets::{Dataset, Format};
 
 use crate::Failure;
 

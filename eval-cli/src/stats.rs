@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use eval_core::Dataset;
-use eval_core::files::{Replaced, write_replacing};
+use eval_datasets::Dataset;
+use eval_datasets::files::{Replaced, write_replacing};
 use eval_runtime::profile::{self, DatasetStats, Lengths};
 
 use crate::Failure;

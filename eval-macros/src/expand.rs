@@ -2,7 +2,7 @@
 //! module of the same name holds the embedded dataset and one one-line
 //! `#[test]` per sample calling the runtime's hidden entry point.
 
-use eval_core::metric::{Op, OptionValue, Stat};
+use eval_datasets::metric::{Op, OptionValue, Stat};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{quote, quote_spanned};
 
@@ -64,8 +64,8 @@ pub fn expand(c: Checked) -> TokenStream {
         None => quote!(::core::option::Option::None),
     };
     let repeat = match c.repeat {
-        eval_core::Repeat::Runs(n) => quote!(::eval_runtime::__private::Repeat::Runs(#n)),
-        eval_core::Repeat::Auto { max } => {
+        eval_datasets::Repeat::Runs(n) => quote!(::eval_runtime::__private::Repeat::Runs(#n)),
+        eval_datasets::Repeat::Auto { max } => {
             quote!(::eval_runtime::__private::Repeat::Auto { max: #max })
         }
     };

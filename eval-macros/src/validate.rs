@@ -4,8 +4,8 @@
 
 use std::path::PathBuf;
 
-use eval_core::Dataset;
-use eval_core::metric::{MetricSpec, Op, OptionValue, SpecErrorKind, SpecPart, Stat, lookup};
+use eval_datasets::Dataset;
+use eval_datasets::metric::{MetricSpec, Op, OptionValue, SpecErrorKind, SpecPart, Stat, lookup};
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 use syn::{FnArg, ItemFn, Lit, ReturnType};
@@ -31,7 +31,7 @@ pub struct Checked {
     pub gate_test: bool,
     pub timeout_secs: Option<u64>,
     /// `repeat = N` / `"auto"`, else the manifest's, else 1.
-    pub repeat: eval_core::Repeat,
+    pub repeat: eval_datasets::Repeat,
     /// `inconclusive = "..."`, checked.
     pub inconclusive: Option<String>,
     /// `cluster = "field"`.
@@ -178,7 +178,7 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
                 Lit::Str(s) => Some(s.value()),
                 _ => None,
             };
-            match text.as_deref().map(eval_core::Repeat::parse) {
+            match text.as_deref().map(eval_datasets::Repeat::parse) {
                 Some(Ok(r)) => Some(r),
                 Some(Err(e)) => {
                     errors.push(syn::Error::new(lit.span(), format!("repeat: {e}")));
@@ -225,13 +225,13 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
         .unwrap_or_default();
     // Paths stay inside the project, as a manifest's `$file:` paths do.
     let allow_outside = input.allow_outside.as_ref().is_some_and(|b| b.value);
-    let root = eval_core::manifest::project_root(&manifest_dir);
+    let root = eval_datasets::manifest::project_root(&manifest_dir);
     let inside = |written: &str, errors: &mut Vec<syn::Error>, span: Span| -> bool {
         if allow_outside {
             return true;
         }
-        match eval_core::files::contained(&root, &manifest_dir.join(written)) {
-            Err(eval_core::files::ContainmentError::Outside {
+        match eval_datasets::files::contained(&root, &manifest_dir.join(written)) {
+            Err(eval_datasets::files::ContainmentError::Outside {
                 resolved,
                 root,
                 symlink,
@@ -285,15 +285,18 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
                 Some(_) if !inside(&manifest.value(), &mut errors, manifest.span()) => {
                     Err(Vec::new())
                 }
-                Some(name) => {
-                    eval_core::Manifest::load_with(&file, &manifest.value(), &root, allow_outside)
-                        .and_then(|m| {
-                            m.dataset(&name.value())
-                                .cloned()
-                                .map(|d| (m.repeat, m.ci_gate, d))
-                        })
-                        .map_err(|e| e.problems())
-                }
+                Some(name) => eval_datasets::Manifest::load_with(
+                    &file,
+                    &manifest.value(),
+                    &root,
+                    allow_outside,
+                )
+                .and_then(|m| {
+                    m.dataset(&name.value())
+                        .cloned()
+                        .map(|d| (m.repeat, m.ci_gate, d))
+                })
+                .map_err(|e| e.problems()),
             };
             match chosen {
                 Ok((manifest_repeat, manifest_gate, d)) => {
@@ -357,7 +360,8 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
                 own_gates = std::fs::read(&abs)
                     .ok()
                     .and_then(|bytes| {
-                        eval_core::retrieval::RetrievalDataset::from_bytes(&shown_path, &bytes).ok()
+                        eval_datasets::retrieval::RetrievalDataset::from_bytes(&shown_path, &bytes)
+                            .ok()
                     })
                     .is_some_and(|rd| !rd.thresholds.is_empty());
             }
@@ -379,7 +383,7 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
         }
         Some(Err(err)) => {
             let hint = match &err {
-                eval_core::DatasetError::Io { .. } => format!(
+                eval_datasets::DatasetError::Io { .. } => format!(
                     " (paths are relative to the crate's directory, CARGO_MANIFEST_DIR = {})",
                     manifest_dir.display()
                 ),

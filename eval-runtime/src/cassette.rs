@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use eval_core::Sample;
+use eval_datasets::Sample;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -242,7 +242,7 @@ impl Cassette {
             );
             text.push('\n');
         }
-        eval_core::files::write_atomically(&self.path, text.as_bytes()).map_err(io)
+        eval_datasets::files::write_atomically(&self.path, text.as_bytes()).map_err(io)
     }
 }
 

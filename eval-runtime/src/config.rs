@@ -79,7 +79,7 @@ pub struct Config {
     /// overloaded answers (else fixed at the engine's concurrency).
     pub agent_adaptive: bool,
     /// `EVAL_AGENT_PROTOCOL`, when set (else the URL implies it).
-    pub agent_protocol: Option<eval_core::Protocol>,
+    pub agent_protocol: Option<eval_datasets::Protocol>,
     /// `EVAL_AGENT_MODEL`: the `model` of OpenAI requests, and the agent's
     /// model for its prices when its answers do not name it.
     pub agent_model: Option<String>,
@@ -415,7 +415,7 @@ impl Config {
             "EVAL_MAX_DATASET_BYTES",
             max_dataset_bytes,
             1..=u64::MAX,
-            eval_core::files::DEFAULT_MAX_DATASET_BYTES,
+            eval_datasets::files::DEFAULT_MAX_DATASET_BYTES,
         );
         let mut switch = |name: &'static str, value: Option<String>, default: bool| match value {
             None => default,
@@ -495,10 +495,10 @@ impl Config {
             .iter()
             .filter(|v| !KNOWN.contains(&v.as_str()))
             .filter_map(|v| {
-                eval_core::suggest::closest_within(
+                eval_datasets::suggest::closest_within(
                     v,
                     KNOWN.iter().copied(),
-                    eval_core::suggest::Closeness::case_sensitive(2),
+                    eval_datasets::suggest::Closeness::case_sensitive(2),
                 )
                 .map(|k| (v.clone(), k))
             })
@@ -609,7 +609,7 @@ impl Config {
             .map(|(var, known)| {
                 format!(
                     "{var} is not a setting of this tool{}",
-                    eval_core::suggest::did_you_mean(Some(known))
+                    eval_datasets::suggest::did_you_mean(Some(known))
                 )
             })
             .collect()

@@ -44,7 +44,7 @@
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use eval_core::Sample;
+use eval_datasets::Sample;
 
 use crate::agent::Response;
 use crate::cost::Pricing;

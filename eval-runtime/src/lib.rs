@@ -57,7 +57,7 @@
 //!   arrays). See [`dataset::FIELD_ALIASES`] for the field names understood.
 //! * Or `manifest = "agent.yaml", dataset = "<name>"`: the metrics,
 //!   thresholds, `ciGate` and `repeat` of that dataset of an agentspec
-//!   manifest (see [`eval_core::manifest`]); samples lacking a field a metric
+//!   manifest (see [`eval_datasets::manifest`]); samples lacking a field a metric
 //!   needs are a compile error.
 //! * `<metric>` is `name`, `name >= x`, `name <= x` or
 //!   `name(option = value, ...) >= x`; see [`metrics`] for the list. A missing
@@ -77,7 +77,7 @@
 //!   samples (see [`stats`]).
 //!
 //! Test names are `<fn>::<sample key>__<tag>__<tag>` (see
-//! [`eval_core::naming`]), so `cargo test -- advanced` runs the samples
+//! [`eval_datasets::naming`]), so `cargo test -- advanced` runs the samples
 //! tagged `advanced` and `cargo test -- rag::` one dataset. A malformed
 //! dataset, an unknown metric or a wrong threshold is a compile error naming
 //! the file and line.
@@ -165,12 +165,12 @@ pub mod report {
     pub use crate::output::{html, html_path, write_html};
 }
 
-/// Datasets and the [`Sample`] model (from `eval-core`).
+/// Datasets and the [`Sample`] model (from `eval-datasets`).
 pub mod dataset {
-    pub use eval_core::dataset::*;
-    pub use eval_core::error::{DatasetError, Problem};
-    pub use eval_core::naming;
-    pub use eval_core::sample::*;
+    pub use eval_datasets::dataset::*;
+    pub use eval_datasets::error::{DatasetError, Problem};
+    pub use eval_datasets::naming;
+    pub use eval_datasets::sample::*;
 }
 
 pub use agent::{
@@ -179,8 +179,8 @@ pub use agent::{
 };
 pub use config::{Config, DEFAULT_MAX_RESPONSE_BYTES};
 pub use engine::Selection;
-pub use eval_core::metric::{self as metric_spec, MetricSpec, Op};
-pub use eval_core::{Dataset, Expected, Input, Repeat, Sample, ToolCall, tool};
+pub use eval_datasets::metric::{self as metric_spec, MetricSpec, Op};
+pub use eval_datasets::{Dataset, Expected, Input, Repeat, Sample, ToolCall, tool};
 pub use eval_macros::eval_dataset;
 pub use front::direct::{evaluate_blocking, evaluate_with};
 pub use front::harness::{Harness, Outcome};
@@ -198,6 +198,6 @@ pub use services::Services;
 pub mod prelude {
     pub use crate::agent::{HttpAgent, Response};
     pub use crate::eval_dataset;
-    pub use eval_core::metric::MetricSpec;
-    pub use eval_core::{Expected, Input, Sample, ToolCall};
+    pub use eval_datasets::metric::MetricSpec;
+    pub use eval_datasets::{Expected, Input, Sample, ToolCall};
 }

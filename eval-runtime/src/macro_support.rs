@@ -5,6 +5,6 @@
 pub use crate::front::attribute::{
     Decl, Embedded, check_async, check_sync, gates_async, gates_sync, run_async, run_sync,
 };
-pub use eval_core::Repeat;
-pub use eval_core::metric::{GateDecl, MetricDecl, Op, OptionValue, Stat};
+pub use eval_datasets::Repeat;
+pub use eval_datasets::metric::{GateDecl, MetricDecl, Op, OptionValue, Stat};
 pub use std::borrow::Cow;

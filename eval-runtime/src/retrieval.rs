@@ -3,7 +3,7 @@
 //! a retrieval dataset a sample like any other — one test per query in the
 //! attribute and the harness, scored with the rank metrics (`recall_at_k`,
 //! `precision_at_k`, `mrr_at_k`, `hit_at_k`, `ndcg_at_k`; see
-//! [`eval_core::retrieval`]).
+//! [`eval_datasets::retrieval`]).
 //!
 //! ```ignore
 //! // tests/evals.rs (the dataset file must exist: the attribute reads it at compile time)
@@ -52,8 +52,8 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use eval_core::Sample;
-use eval_core::retrieval::{Mode, RetrievalDataset};
+use eval_datasets::Sample;
+use eval_datasets::retrieval::{Mode, RetrievalDataset};
 use serde_json::{Value, json};
 
 use crate::agent::{Agent, Response};
@@ -552,8 +552,8 @@ impl RetrieverAgent {
             base.join(file)
         };
         let io = |e: String| RetrieverError::Io(e);
-        let bytes = eval_core::files::read_checked(&path, self.max_file_bytes)
-            .map_err(|e| io(eval_core::DatasetError::read(file, e).to_string()))?;
+        let bytes = eval_datasets::files::read_checked(&path, self.max_file_bytes)
+            .map_err(|e| io(eval_datasets::DatasetError::read(file, e).to_string()))?;
         let dataset = RetrievalDataset::from_bytes(file, &bytes).map_err(|e| io(e.to_string()))?;
         // Under nextest every test is its own process: the first to get here
         // ingests for the whole run, the others wait for it and skip it.
@@ -565,7 +565,13 @@ impl RetrieverAgent {
             .map_err(|e| io(format!("cannot create {}: {e}", dir.display())))?;
         let key = format!(
             "{:016x}",
-            eval_core::hash::fnv1a64(&[index.as_bytes(), b"\0", file.as_bytes(), b"\0", &bytes])
+            eval_datasets::hash::fnv1a64(&[
+                index.as_bytes(),
+                b"\0",
+                file.as_bytes(),
+                b"\0",
+                &bytes
+            ])
         );
         let lock = std::fs::File::create(dir.join(format!("{key}.lock"))).map_err(|e| {
             io(format!(

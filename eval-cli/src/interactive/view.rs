@@ -226,7 +226,7 @@ pub fn provenance(response: Option<&Response>) -> Map<String, Value> {
     m.insert("source".into(), Value::from("evals interactive"));
     m.insert(
         "created_at".into(),
-        Value::from(iso_stamp(&eval_core::files::utc_stamp(
+        Value::from(iso_stamp(&eval_datasets::files::utc_stamp(
             std::time::SystemTime::now(),
         ))),
     );

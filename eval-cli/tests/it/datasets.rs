@@ -5,7 +5,7 @@
 use crate::common;
 
 use common::*;
-use eval_core::Dataset;
+use eval_datasets::Dataset;
 
 /// A folder is linted file by file (nested folders too); the stats file
 /// and annotation guide written beside a dataset are named as skipped, not
@@ -183,9 +183,9 @@ fn lint_gives_the_line_and_column_of_the_compile_error() {
     for (name, bytes) in cases {
         std::fs::write(dir.join(name), bytes).unwrap();
         // What `#[eval_dataset]` prints for the same file: the problem as
-        // eval-core gives it, `file:line[:column]: message`.
+        // eval-datasets gives it, `file:line[:column]: message`.
         let compile_error = match Dataset::load_as(&dir.join(name), name) {
-            Err(eval_core::DatasetError::Invalid { problems, .. }) => problems[0].to_string(),
+            Err(eval_datasets::DatasetError::Invalid { problems, .. }) => problems[0].to_string(),
             other => panic!("{name}: {other:?}"),
         };
         let (place, message) = compile_error.split_once(": ").unwrap();
@@ -253,9 +253,9 @@ fn convert_round_trips_preserve_every_field() {
         let b = Dataset::load(dir.join(&chain[3])).unwrap().samples;
         assert_eq!(a.len(), b.len());
         for (x, y) in a.iter().zip(&b) {
-            let strip = |s: &eval_core::Sample| {
+            let strip = |s: &eval_datasets::Sample| {
                 let mut s = s.clone();
-                s.source = eval_core::Sample::new("").source;
+                s.source = eval_datasets::Sample::new("").source;
                 s
             };
             assert_eq!(strip(x), strip(y), "{source}");

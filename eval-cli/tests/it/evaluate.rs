@@ -5,7 +5,7 @@
 use crate::common;
 
 use common::*;
-use eval_core::Dataset;
+use eval_datasets::Dataset;
 
 #[test]
 fn evaluate_a_manifest_against_the_demo_agent() {

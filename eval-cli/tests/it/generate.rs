@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use common::{code, evals_with, repo, scratch, text};
-use eval_core::similarity::{Query, same_question};
+use eval_datasets::similarity::{Query, same_question};
 use eval_examples::demo::{CORPUS, corpus_file};
 use eval_examples::judge::{self, JudgeConfig};
 use serde_json::Value;
@@ -445,7 +445,7 @@ fn csv_output_from_an_unrag_corpus_passes_lint() {
         &[],
     );
     assert_eq!(code, 0, "{stdout}\n{stderr}");
-    let data = eval_core::Dataset::load(dir.join("support.csv")).unwrap();
+    let data = eval_datasets::Dataset::load(dir.join("support.csv")).unwrap();
     assert_eq!(data.samples.len(), 10);
     for s in &data.samples {
         let docs = s.extra["source_docs"].as_array().unwrap();

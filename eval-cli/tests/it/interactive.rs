@@ -1,6 +1,6 @@
 //! `evals interactive` typed into: through a pseudo-terminal (the line
 //! editor in raw mode) and through a pipe, against the demo agent on
-//! loopback; the dataset file it appends to is read back with eval-core.
+//! loopback; the dataset file it appends to is read back with eval-datasets.
 
 use crate::common;
 
@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use common::{backups, demo_url, scratch};
-use eval_core::Dataset;
+use eval_datasets::Dataset;
 use rexpect::process::WaitStatus;
 use rexpect::session::PtySession;
 

@@ -25,7 +25,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use eval_core::{AgentSettings, Protocol, Sample};
+use eval_datasets::{AgentSettings, Protocol, Sample};
 use serde_json::{Map, Value, json};
 
 use super::Response;
@@ -189,11 +189,11 @@ impl HttpAgent {
 
     /// Tool definitions offered with every sample, after the sample's own
     /// and its dataset's (OpenAI's `{"type": "function", "function": {...}}`,
-    /// or just the function object; see [`eval_core::tool::definitions`]).
+    /// or just the function object; see [`eval_datasets::tool::definitions`]).
     /// Invalid definitions fail every call, saying why ([`check`](Self::check)
     /// says it first).
     pub fn tools(mut self, definitions: Vec<Value>) -> Self {
-        self.tools = eval_core::tool::definitions(&Value::Array(definitions));
+        self.tools = eval_datasets::tool::definitions(&Value::Array(definitions));
         self
     }
 
@@ -359,7 +359,7 @@ impl HttpAgent {
             .map_err(|why| AgentError::Setup(why.into()))?;
         let mut tools = sample.tools.clone();
         if let Ok(own) = &self.tools {
-            eval_core::tool::add_definitions(&mut tools, own);
+            eval_datasets::tool::add_definitions(&mut tools, own);
         }
         let turns = sample.input.turns();
         let mut messages: Vec<Message> = Vec::with_capacity(turns.len() * 2);

@@ -11,7 +11,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
-use eval_core::{Sample, ToolCall};
+use eval_datasets::{Sample, ToolCall};
 use serde::Serialize;
 
 use crate::model::AgentError;
@@ -24,7 +24,7 @@ mod sse;
 pub mod stream;
 mod wire;
 
-pub use eval_core::{AgentSettings, Protocol};
+pub use eval_datasets::{AgentSettings, Protocol};
 pub use http::{HttpAgent, default_reply};
 pub use openai::Sampling;
 pub use wire::{AgentReply, AgentRequest, Message};

@@ -25,7 +25,7 @@
 //! present, a top-level `context` as the JSON contract has it. An `error`
 //! object fails the sample with its message.
 
-use eval_core::ToolCall;
+use eval_datasets::ToolCall;
 use serde_json::{Map, Value, json};
 
 use super::wire::{AgentReply, AgentRequest, Message, read_context};

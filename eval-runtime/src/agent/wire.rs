@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use eval_core::ToolCall;
+use eval_datasets::ToolCall;
 use serde::Serialize;
 use serde_json::{Map, Value};
 

@@ -82,7 +82,7 @@ impl PriceTable {
     pub fn read(path: &Path) -> Result<PriceTable, PriceError> {
         let shown = path.display().to_string();
         let bytes =
-            eval_core::files::read_checked(path, 16 << 20).map_err(|e| PriceError::Read {
+            eval_datasets::files::read_checked(path, 16 << 20).map_err(|e| PriceError::Read {
                 path: shown.clone(),
                 reason: e.to_string(),
             })?;

@@ -201,7 +201,7 @@ fn agent_protocol_settings_are_read_and_checked() {
         ("EVAL_AGENT_SEED", "-7"),
     ])
     .unwrap();
-    assert_eq!(c.agent_protocol, Some(eval_core::Protocol::OpenAi));
+    assert_eq!(c.agent_protocol, Some(eval_datasets::Protocol::OpenAi));
     assert_eq!(c.agent_model.as_deref(), Some("qwen2.5"));
     assert!(c.agent_stream);
     let s = c.agent_sampling;

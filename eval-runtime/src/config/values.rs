@@ -36,7 +36,7 @@ impl AgentSpeech {
         self,
         bad: &mut Vec<BadVar>,
     ) -> (
-        Option<eval_core::Protocol>,
+        Option<eval_datasets::Protocol>,
         Option<String>,
         bool,
         crate::model::Sampling,
@@ -50,7 +50,7 @@ impl AgentSpeech {
                 });
             }
         };
-        let protocol = self.protocol.as_deref().map(eval_core::Protocol::parse);
+        let protocol = self.protocol.as_deref().map(eval_datasets::Protocol::parse);
         check(
             "EVAL_AGENT_PROTOCOL",
             self.protocol.clone(),

@@ -5,8 +5,8 @@
 use std::future::Future;
 use std::time::{Duration, Instant};
 
-use eval_core::metric::{MetricSpec, Need};
-use eval_core::{Expected, Sample};
+use eval_datasets::metric::{MetricSpec, Need};
+use eval_datasets::{Expected, Sample};
 
 use crate::agent::Response;
 use crate::metrics;
@@ -15,7 +15,7 @@ use crate::model::{AgentError, SampleError};
 use crate::output::{MetricResult, SampleReport, Spread};
 use crate::services::{Services, Usage};
 use crate::stats::{Decision, Level, OnInconclusive};
-use eval_core::Repeat;
+use eval_datasets::Repeat;
 
 /// The first field a metric needs that `sample` lacks.
 pub fn missing_fields(sample: &Sample, specs: &[MetricSpec]) -> Option<SampleError> {
@@ -439,7 +439,8 @@ async fn score_turn(
         return (result, Usage::default(), Usage::default());
     }
     let mut one = sample.clone();
-    one.input = eval_core::Input::Turns(turns[..=turn.min(turns.len().saturating_sub(1))].to_vec());
+    one.input =
+        eval_datasets::Input::Turns(turns[..=turn.min(turns.len().saturating_sub(1))].to_vec());
     one.expected = expected.map(|e| Expected::Text(e.to_string()));
     one.accepted_answers.clear();
     let answer = Response::new(output.clone()).with_context(response.context.clone());
@@ -490,7 +491,7 @@ async fn score_judged(
             .enumerate()
             .map(|(k, (expected, output))| {
                 let mut turn = sample.clone();
-                turn.input = eval_core::Input::Turns(
+                turn.input = eval_datasets::Input::Turns(
                     turns[..=k.min(turns.len().saturating_sub(1))].to_vec(),
                 );
                 turn.expected = Some(Expected::Text(expected.clone()));
@@ -531,7 +532,7 @@ fn explained(result: MetricResult, why: impl FnOnce() -> Option<String>) -> Metr
 }
 
 fn score_sample(spec: &MetricSpec, sample: &Sample, response: &Response) -> MetricResult {
-    if let eval_core::metric::MetricKind::Rank(metric) = spec.kind {
+    if let eval_datasets::metric::MetricKind::Rank(metric) = spec.kind {
         return score_rank(spec, metric, sample, response);
     }
     if let Some(result) = metrics::tools::score(spec, sample, response, None) {
@@ -573,12 +574,12 @@ fn score_sample(spec: &MetricSpec, sample: &Sample, response: &Response) -> Metr
     MetricResult::of(spec, result)
 }
 
-/// A rank metric of a retrieval query (see [`eval_core::retrieval`]). A query
+/// A rank metric of a retrieval query (see [`eval_datasets::retrieval`]). A query
 /// with no relevant documents scores 0 as Unrag defines it, and is not held
 /// to the threshold: finding nothing relevant is what it expects.
 fn score_rank(
     spec: &MetricSpec,
-    metric: eval_core::retrieval::RankMetric,
+    metric: eval_datasets::retrieval::RankMetric,
     sample: &Sample,
     response: &Response,
 ) -> MetricResult {

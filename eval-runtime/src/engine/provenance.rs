@@ -37,7 +37,7 @@ pub(crate) fn gather(
     agent: Option<&AgentProvenance>,
     dir: Option<&Path>,
 ) -> Provenance {
-    let specs: Vec<&eval_core::MetricSpec> = datasets
+    let specs: Vec<&eval_datasets::MetricSpec> = datasets
         .iter()
         .flat_map(|d| d.spec_sets.iter().flatten())
         .collect();

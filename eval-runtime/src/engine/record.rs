@@ -35,7 +35,7 @@ pub(crate) struct Compact {
 #[derive(Default, PartialEq)]
 pub(crate) struct More {
     pub ttft_ms: Option<f32>,
-    pub tool_calls: Vec<eval_core::ToolCall>,
+    pub tool_calls: Vec<eval_datasets::ToolCall>,
     pub agent: Usage,
     pub usage: Usage,
     pub embeddings: Usage,

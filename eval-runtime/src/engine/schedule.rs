@@ -7,8 +7,8 @@ use std::panic::AssertUnwindSafe;
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
-use eval_core::Sample;
-use eval_core::metric::MetricSpec;
+use eval_datasets::Sample;
+use eval_datasets::metric::MetricSpec;
 use futures_util::FutureExt;
 use futures_util::stream::{FuturesUnordered, StreamExt};
 

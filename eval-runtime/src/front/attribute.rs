@@ -12,8 +12,8 @@
 
 use std::sync::{Arc, Mutex, OnceLock};
 
-use eval_core::Sample;
-use eval_core::metric::{GateDecl, MetricDecl};
+use eval_datasets::Sample;
+use eval_datasets::metric::{GateDecl, MetricDecl};
 
 use crate::agent::{Agent, FnAgent, IntoAgentResult, SyncFnAgent};
 use crate::config::Config;
@@ -42,7 +42,7 @@ pub struct Decl {
     /// `timeout_secs = N`.
     pub timeout_secs: Option<u64>,
     /// `repeat = N` or `"auto"` (or the manifest's).
-    pub repeat: eval_core::Repeat,
+    pub repeat: eval_datasets::Repeat,
     /// `inconclusive = "estimate" | "fail" | "pass"` (checked by the macro).
     pub inconclusive: Option<&'static str>,
     /// `cluster = "field"`.
@@ -97,9 +97,9 @@ impl Embedded {
         // retriever reads again at run time must still be.
         if !d.allow_outside
             && let Some(dir) = &config.manifest_dir
-            && let Err(e @ eval_core::files::ContainmentError::Outside { .. }) =
-                eval_core::files::contained(
-                    &eval_core::manifest::project_root(dir),
+            && let Err(e @ eval_datasets::files::ContainmentError::Outside { .. }) =
+                eval_datasets::files::contained(
+                    &eval_datasets::manifest::project_root(dir),
                     &dir.join(d.path),
                 )
         {
@@ -143,7 +143,7 @@ impl Embedded {
             concurrency: config.concurrency_or(None),
             baseline: None,
             base_dir: config.base_dir(),
-            agent: eval_core::AgentSettings::default(),
+            agent: eval_datasets::AgentSettings::default(),
         };
         let services = Services::global();
         let datasets = crate::plan::load(&plan, services, None, None)?;

@@ -17,7 +17,7 @@
 
 use std::path::Path;
 
-use eval_core::{Dataset, MetricSpec, Sample};
+use eval_datasets::{Dataset, MetricSpec, Sample};
 use futures_util::StreamExt;
 
 use crate::agent::Response;

@@ -1,8 +1,8 @@
 //! One sample evaluated directly, outside a plan: what an eval function of
 //! your own (or a test of a metric) calls.
 
-use eval_core::Sample;
-use eval_core::metric::MetricSpec;
+use eval_datasets::Sample;
+use eval_datasets::metric::MetricSpec;
 
 use crate::agent::{IntoAgentResult, Response};
 use crate::config::{self, Config};

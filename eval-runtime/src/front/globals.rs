@@ -23,7 +23,7 @@ impl Config {
     /// The largest dataset file to read: the process's
     /// `EVAL_MAX_DATASET_BYTES`, else (unset, or the settings are invalid) 1 GiB.
     pub fn max_dataset_bytes() -> u64 {
-        Config::global().map_or(eval_core::files::DEFAULT_MAX_DATASET_BYTES, |c| {
+        Config::global().map_or(eval_datasets::files::DEFAULT_MAX_DATASET_BYTES, |c| {
             c.max_dataset_bytes
         })
     }

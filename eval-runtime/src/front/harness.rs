@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use eval_core::Sample;
+use eval_datasets::Sample;
 use libtest_mimic::{Arguments, Failed, Trial};
 
 use crate::agent::{Agent, FnAgent, IntoAgentResult};
@@ -189,7 +189,7 @@ impl Harness {
     /// on the passing side of the threshold, fails when it lies on the
     /// other, and is inconclusive when it straddles it (see
     /// [`inconclusive`](Self::inconclusive)).
-    pub fn repeat(mut self, repeat: impl Into<eval_core::Repeat>) -> Self {
+    pub fn repeat(mut self, repeat: impl Into<eval_datasets::Repeat>) -> Self {
         self.plan = self.plan.repeat(repeat);
         self
     }

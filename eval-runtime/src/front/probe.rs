@@ -12,8 +12,8 @@ use std::cell::RefCell;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use eval_core::Sample;
-use eval_core::metric::MetricSpec;
+use eval_datasets::Sample;
+use eval_datasets::metric::MetricSpec;
 
 use crate::agent::{Agent, BoxFuture, Response};
 use crate::config::Config;

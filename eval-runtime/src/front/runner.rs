@@ -1,6 +1,6 @@
 //! The runner front end: what the `evals` command evaluates with.
 
-use eval_core::Sample;
+use eval_datasets::Sample;
 
 use crate::agent::Agent;
 use crate::config::Config;
@@ -41,7 +41,7 @@ pub struct Prepared<'a> {
     run: Run,
     baseline: Option<Baseline>,
     config: &'a Config,
-    agent: eval_core::AgentSettings,
+    agent: eval_datasets::AgentSettings,
     /// Things worth saying that are not errors (thresholds not checked, datasets left out).
     pub notes: Vec<String>,
 }
@@ -124,7 +124,7 @@ impl Prepared<'_> {
     /// What the plan's manifest says about the agent
     /// (`spec.evaluation.agent`): apply it with [`HttpAgent::under_plan`](crate::HttpAgent::under_plan),
     /// as the harness does.
-    pub fn agent_settings(&self) -> &eval_core::AgentSettings {
+    pub fn agent_settings(&self) -> &eval_datasets::AgentSettings {
         &self.agent
     }
 

@@ -71,7 +71,7 @@ impl Corpus {
         let meta = std::fs::metadata(path).map_err(not_found)?;
         let max = max_bytes;
         let read = |file: &Path| -> Result<String, GenerateError> {
-            let bytes = eval_core::files::read_checked(file, max).map_err(|source| {
+            let bytes = eval_datasets::files::read_checked(file, max).map_err(|source| {
                 GenerateError::CorpusRead {
                     path: file.to_path_buf(),
                     source,
@@ -107,7 +107,7 @@ impl Corpus {
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("json"))
         {
-            let data = eval_core::retrieval::RetrievalDataset::load_limited(path, &shown, max)
+            let data = eval_datasets::retrieval::RetrievalDataset::load_limited(path, &shown, max)
                 .map_err(GenerateError::CorpusDataset)?;
             data.documents
                 .iter()

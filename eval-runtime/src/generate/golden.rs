@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use eval_core::{Dataset, write};
+use eval_datasets::{Dataset, write};
 use serde_json::{Map, Value};
 
 use super::GenerateError;
@@ -84,7 +84,7 @@ impl Record {
         self.metadata.get(key).and_then(Value::as_str)
     }
 
-    fn from_sample(s: &eval_core::Sample) -> Record {
+    fn from_sample(s: &eval_datasets::Sample) -> Record {
         let mut other = s.extra.clone();
         let source_docs = match other.remove("source_docs") {
             Some(Value::Array(list)) => list
@@ -159,18 +159,19 @@ pub fn write(
     };
     let mut backup = None;
     if !*backed_up && path.exists() {
-        backup = Some(
-            eval_core::files::backup(path).map_err(|source| GenerateError::Backup {
-                path: path.to_path_buf(),
-                source,
-            })?,
-        );
+        backup =
+            Some(
+                eval_datasets::files::backup(path).map_err(|source| GenerateError::Backup {
+                    path: path.to_path_buf(),
+                    source,
+                })?,
+            );
     }
     *backed_up = true;
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(failed(dir))?;
     }
-    eval_core::files::write_atomically(path, text.as_bytes()).map_err(failed(path))?;
+    eval_datasets::files::write_atomically(path, text.as_bytes()).map_err(failed(path))?;
     Ok(backup)
 }
 

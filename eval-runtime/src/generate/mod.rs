@@ -16,7 +16,7 @@
 //! * passages are drawn from a seed: the same corpus, seed and options ask
 //!   the same questions;
 //! * a candidate that is a duplicate or near-duplicate (the measure `evals
-//!   lint` flags, [`eval_core::similarity`]) of a sample already made, of
+//!   lint` flags, [`eval_datasets::similarity`]) of a sample already made, of
 //!   the existing output, or of an `against` dataset is dropped and its slot
 //!   drawn again;
 //! * the output is rewritten atomically after every batch (a file that
@@ -44,7 +44,7 @@ mod select;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use eval_core::similarity::{Query, same_question};
+use eval_datasets::similarity::{Query, same_question};
 use serde_json::{Map, Value};
 
 pub use corpus::{Chunk, Corpus, DEFAULT_CHUNK_WORDS, chunk_text};
@@ -94,7 +94,7 @@ impl Options {
             batch: DEFAULT_BATCH,
             fresh: false,
             against: Vec::new(),
-            max_file_bytes: eval_core::files::DEFAULT_MAX_DATASET_BYTES,
+            max_file_bytes: eval_datasets::files::DEFAULT_MAX_DATASET_BYTES,
         }
     }
 }
@@ -192,7 +192,7 @@ pub enum GenerateError {
         /// The file.
         path: PathBuf,
         /// Why.
-        source: eval_core::files::ReadError,
+        source: eval_datasets::files::ReadError,
     },
     /// A corpus file is not UTF-8 text.
     #[error("{path}: not UTF-8 text: {source}")]
@@ -204,7 +204,7 @@ pub enum GenerateError {
     },
     /// An Unrag dataset given as the corpus does not load.
     #[error(transparent)]
-    CorpusDataset(eval_core::DatasetError),
+    CorpusDataset(eval_datasets::DatasetError),
     /// The corpus path is neither a folder, a text file nor an Unrag dataset.
     #[error(
         "{path}: a corpus is a folder of .txt/.md files, one such file, or an Unrag dataset (.json)"
@@ -244,14 +244,14 @@ pub enum GenerateError {
     },
     /// A dataset given with `--against` does not load.
     #[error(transparent)]
-    Against(eval_core::DatasetError),
+    Against(eval_datasets::DatasetError),
     /// The existing output does not load, so it cannot be resumed; it is
     /// left as it was.
     #[error("{0}; it was not changed")]
-    Existing(eval_core::DatasetError),
+    Existing(eval_datasets::DatasetError),
     /// The records cannot be rendered as CSV.
     #[error("cannot write CSV: {0}")]
-    Csv(#[from] eval_core::write::CsvError),
+    Csv(#[from] eval_datasets::write::CsvError),
     /// The existing output cannot be backed up (so it is not replaced).
     #[error("cannot back up {path}: {source}")]
     Backup {
@@ -304,7 +304,7 @@ pub fn questions_of(paths: &[PathBuf], max_bytes: u64) -> Result<Vec<String>, Ge
     let mut out = Vec::new();
     for path in paths {
         let shown = path.display().to_string();
-        let data = eval_core::Dataset::load_limited(path, &shown, max_bytes)
+        let data = eval_datasets::Dataset::load_limited(path, &shown, max_bytes)
             .map_err(GenerateError::Against)?;
         out.extend(data.samples.iter().map(|s| s.input.display_text()));
     }
@@ -313,7 +313,7 @@ pub fn questions_of(paths: &[PathBuf], max_bytes: u64) -> Result<Vec<String>, Ge
 
 /// `created_at`: now, as `YYYY-MM-DDTHH:MM:SSZ`.
 fn now_rfc3339() -> String {
-    let s = eval_core::files::utc_stamp(std::time::SystemTime::now());
+    let s = eval_datasets::files::utc_stamp(std::time::SystemTime::now());
     // `YYYYMMDDTHHMMSSZ`
     if s.len() == 16 {
         format!(

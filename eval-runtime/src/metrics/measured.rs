@@ -7,7 +7,7 @@
 //! [`fill`], over the placeholders [`pending`] leaves while the other
 //! metrics are scored.
 
-use eval_core::metric::{Measure, MetricKind, MetricSpec};
+use eval_datasets::metric::{Measure, MetricKind, MetricSpec};
 
 use crate::model::MetricError;
 use crate::model::{MetricResult, SampleReport};

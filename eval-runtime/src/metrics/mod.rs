@@ -1,5 +1,5 @@
 //! Scoring. Which metrics exist, their defaults and needs are declared in
-//! [`eval_core::metric`]; this module computes them.
+//! [`eval_datasets::metric`]; this module computes them.
 //!
 //! | metric | score |
 //! |---|---|
@@ -23,7 +23,7 @@ pub mod rank;
 pub mod tools;
 
 pub use crate::model::MetricError;
-use eval_core::metric::{MAX_REGEX_BYTES, MetricKind, MetricSpec};
+use eval_datasets::metric::{MAX_REGEX_BYTES, MetricKind, MetricSpec};
 
 /// Scores one output against one expected answer. `Err` is a one-line reason
 /// the metric could not be computed (e.g. an invalid regex).
@@ -261,7 +261,7 @@ fn normalize_tokens(text: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use eval_core::metric::{MAX_REGEX_BYTES, MetricSpec, OptionValue};
+    use eval_datasets::metric::{MAX_REGEX_BYTES, MetricSpec, OptionValue};
 
     fn spec(name: &str) -> MetricSpec {
         MetricSpec::new(name, &[], None).unwrap()

@@ -11,7 +11,7 @@
 //! - nDCG@k = DCG / ideal DCG with gain 1 / log2(rank + 1), the ideal ranking
 //!   holding min(relevant, k) relevant documents (0 when there are none).
 
-use eval_core::retrieval::RankMetric;
+use eval_datasets::retrieval::RankMetric;
 use serde::{Deserialize, Serialize};
 
 /// The rank metrics of one query (see the module docs for the definitions).

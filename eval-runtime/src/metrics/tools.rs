@@ -24,8 +24,8 @@
 //!
 //! [`Response::tool_calls`]: crate::Response::tool_calls
 
-use eval_core::metric::{MetricKind, MetricSpec};
-use eval_core::{Expected, Sample, ToolCall};
+use eval_datasets::metric::{MetricKind, MetricSpec};
+use eval_datasets::{Expected, Sample, ToolCall};
 use serde_json::{Map, Value};
 
 use super::MetricError;
@@ -46,7 +46,7 @@ pub fn is_tool_metric(kind: &MetricKind) -> bool {
 /// with `@turn<n>`) is a tool-call metric.
 pub fn is_tool_metric_name(name: &str) -> bool {
     let base = name.rsplit_once("@turn").map_or(name, |(base, _)| base);
-    eval_core::metric::lookup(base).is_some_and(|info| {
+    eval_datasets::metric::lookup(base).is_some_and(|info| {
         matches!(
             info.name,
             "tool_called" | "tool_correctness" | "tool_call_accuracy" | "tool_call_f1"

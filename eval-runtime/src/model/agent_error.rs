@@ -238,7 +238,7 @@ pub enum RetrieverError {
     /// The scope would be deleted and is not allowed to be.
     #[error(
         "scopePrefix `{0}` {problem}: ingest would delete everything under it, so it is refused; allow it explicitly (allow_custom_prefix) if that is intended",
-        problem = eval_core::retrieval::scope_problem(.0)
+        problem = eval_datasets::retrieval::scope_problem(.0)
     )]
     UnsafePrefix(String),
     /// Documents given by `loaderRef` that could not be loaded (nothing was deleted).

@@ -34,7 +34,7 @@ pub enum Error {
     Agent(#[from] AgentError),
     /// A dataset could not be loaded.
     #[error(transparent)]
-    Dataset(#[from] eval_core::DatasetError),
+    Dataset(#[from] eval_datasets::DatasetError),
     /// The evaluations could not be planned (datasets, metrics, gates, manifests).
     #[error(transparent)]
     Plan(#[from] PlanError),

@@ -180,7 +180,7 @@ impl Allow {
 /// The hash of what the dataset says of `sample` — everything but where it
 /// stands in its file (`source`, `index`): 16 hex digits of SHA-256 over its
 /// JSON, written straight into the hasher.
-pub(crate) fn sample_hash(sample: &eval_core::Sample) -> String {
+pub(crate) fn sample_hash(sample: &eval_datasets::Sample) -> String {
     use sha2::Digest as _;
     /// The hasher as an `io::Write`, so the JSON is never held whole.
     struct Hashing(sha2::Sha256);
@@ -196,8 +196,8 @@ pub(crate) fn sample_hash(sample: &eval_core::Sample) -> String {
     #[derive(Serialize)]
     struct Content<'a> {
         id: &'a str,
-        input: &'a eval_core::Input,
-        expected: &'a Option<eval_core::Expected>,
+        input: &'a eval_datasets::Input,
+        expected: &'a Option<eval_datasets::Expected>,
         context: &'a [String],
         reference_contexts: &'a [String],
         tags: &'a [String],
@@ -207,8 +207,8 @@ pub(crate) fn sample_hash(sample: &eval_core::Sample) -> String {
         evaluators: &'a serde_json::Map<String, serde_json::Value>,
         turn_evaluators: &'a [serde_json::Map<String, serde_json::Value>],
         accepted_answers: &'a [String],
-        retrieval: &'a Option<Box<eval_core::sample::RetrievalQuery>>,
-        expected_tools: &'a Option<Vec<eval_core::ToolCall>>,
+        retrieval: &'a Option<Box<eval_datasets::sample::RetrievalQuery>>,
+        expected_tools: &'a Option<Vec<eval_datasets::ToolCall>>,
         tools: &'a [serde_json::Value],
         extra: &'a serde_json::Map<String, serde_json::Value>,
     }
@@ -459,13 +459,13 @@ mod tests {
 
     #[test]
     fn a_sample_hash_follows_its_content_not_its_place() {
-        let a = eval_core::Sample::new("What is RAG?").with_expected("retrieval");
+        let a = eval_datasets::Sample::new("What is RAG?").with_expected("retrieval");
         let mut moved = a.clone();
         moved.index = 7;
         moved.source.line = 12;
         assert_eq!(sample_hash(&a), sample_hash(&moved));
         assert_eq!(sample_hash(&a).len(), 16);
-        let changed = eval_core::Sample::new("What is RAG?").with_expected("generation");
+        let changed = eval_datasets::Sample::new("What is RAG?").with_expected("generation");
         assert_ne!(sample_hash(&a), sample_hash(&changed));
     }
 

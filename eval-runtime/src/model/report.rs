@@ -6,8 +6,8 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use eval_core::metric::{MetricSpec, Op};
-use eval_core::{Expected, Sample, Source};
+use eval_datasets::metric::{MetricSpec, Op};
+use eval_datasets::{Expected, Sample, Source};
 use serde::Serialize;
 
 use super::sample_error::{MetricError, SampleError};
@@ -327,7 +327,7 @@ pub struct SampleReport {
     /// Time to the agent's first token, when it streamed.
     pub ttft: Option<Duration>,
     /// The tool calls the agent made, in order.
-    pub tool_calls: Vec<eval_core::ToolCall>,
+    pub tool_calls: Vec<eval_datasets::ToolCall>,
     /// The context the agent returned (retrieved chunks), in order.
     pub context: Vec<String>,
     /// The document ids the agent retrieved, best first (retrieval queries).
@@ -345,7 +345,7 @@ pub struct SampleReport {
     pub metadata: serde_json::Map<String, serde_json::Value>,
     /// The tool calls the sample expects (shown beside the agent's when a
     /// tool metric fails).
-    pub expected_tools: Option<Vec<eval_core::ToolCall>>,
+    pub expected_tools: Option<Vec<eval_datasets::ToolCall>>,
     /// The agent's calls, retries and tokens.
     pub agent: Usage,
     /// The model that answered, when the agent said.

@@ -5,7 +5,7 @@
 //! file, and gates are judged only over complete datasets. Writing and
 //! reading it is `output`'s business.
 
-use eval_core::metric::Measure;
+use eval_datasets::metric::Measure;
 use serde::{Deserialize, Serialize};
 
 use super::summary::{DatasetSummary, UsageTotals};
@@ -244,7 +244,7 @@ pub struct SampleRecord {
     pub expected: Option<String>,
     /// The tool calls the sample expects, when it says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expected_tools: Option<Vec<eval_core::ToolCall>>,
+    pub expected_tools: Option<Vec<eval_datasets::ToolCall>>,
     /// The sample's tags.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
@@ -271,7 +271,7 @@ pub struct SampleRecord {
     pub ttft_ms: Option<f64>,
     /// The tool calls the agent made, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tool_calls: Vec<eval_core::ToolCall>,
+    pub tool_calls: Vec<eval_datasets::ToolCall>,
     /// The agent's calls, retries and tokens.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub agent: Usage,
@@ -397,7 +397,11 @@ impl MetricRecord {
 
 impl SampleRecord {
     /// The persisted form of `sample`'s report.
-    pub fn from_report(dataset: &str, sample: &eval_core::Sample, report: &SampleReport) -> Self {
+    pub fn from_report(
+        dataset: &str,
+        sample: &eval_datasets::Sample,
+        report: &SampleReport,
+    ) -> Self {
         let verdict = Verdict::of(report);
         SampleRecord {
             dataset: dataset.to_string(),
@@ -435,7 +439,7 @@ impl SampleRecord {
     /// A record holding what the dataset says of `sample` (its name, input,
     /// expected answer and tools, tags, metadata, relevant ids) and nothing
     /// evaluated.
-    pub(crate) fn describing(sample: &eval_core::Sample) -> Self {
+    pub(crate) fn describing(sample: &eval_datasets::Sample) -> Self {
         SampleRecord {
             dataset: String::new(),
             test_name: String::new(),
@@ -453,8 +457,8 @@ impl SampleRecord {
             input: sample.input.turns().iter().map(|t| cut_output(t)).collect(),
             expected: sample.expected.as_ref().map(|e| {
                 cut_output(&match e {
-                    eval_core::Expected::PerTurn(list) => super::numbered(list),
-                    eval_core::Expected::Text(t) => t.clone(),
+                    eval_datasets::Expected::PerTurn(list) => super::numbered(list),
+                    eval_datasets::Expected::Text(t) => t.clone(),
                 })
             }),
             expected_tools: sample.expected_tools.clone(),

@@ -79,7 +79,7 @@ pub enum MetricError {
     #[error("{0}")]
     Unscorable(String),
     /// A regex (the expected answer, or the `pattern` option) longer than
-    /// [`MAX_REGEX_BYTES`](eval_core::metric::MAX_REGEX_BYTES): refused
+    /// [`MAX_REGEX_BYTES`](eval_datasets::metric::MAX_REGEX_BYTES): refused
     /// before it is parsed.
     #[error(
         "{what} is {len} bytes long, over the {limit}-byte limit of a regex; use a shorter pattern (or `contains` for a literal answer)"

@@ -7,7 +7,7 @@ use std::fmt;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use eval_core::metric::{GateSpec, Measure, MetricSpec, Op, Stat};
+use eval_datasets::metric::{GateSpec, Measure, MetricSpec, Op, Stat};
 use serde::{Deserialize, Serialize};
 
 use super::results::{Results, is_zero_count};
@@ -15,7 +15,7 @@ use super::{ResultsError, Usage};
 use crate::stats::Decision;
 /// An aggregate gate: a statistic of a metric over a dataset's scored
 /// samples — the mean (agentspec's `ciGate` meaning), or a percentile
-/// (`p95(latency_ms) <= 3000`, see [`eval_core::metric::percentile`]) —
+/// (`p95(latency_ms) <= 3000`, see [`eval_datasets::metric::percentile`]) —
 /// must be on the right side of a threshold. A gate on what the engine
 /// measures (`latency_ms`, `ttft_ms`, `cost_usd`) takes each sample's
 /// measured value per run of the agent, whether or not the dataset is
@@ -72,7 +72,7 @@ impl Gate {
 
     /// What the engine measures for the gate's metric, if it is a measured one.
     pub fn measured(&self) -> Option<Measure> {
-        eval_core::metric::lookup(&self.metric).and_then(|i| i.measured())
+        eval_datasets::metric::lookup(&self.metric).and_then(|i| i.measured())
     }
 
     /// `<=` or `>=`.

@@ -21,7 +21,7 @@ pub const CALIBRATION_VERSION: u32 = 1;
 pub enum CalibrateError {
     /// The labels file is not a dataset.
     #[error(transparent)]
-    Dataset(#[from] eval_core::DatasetError),
+    Dataset(#[from] eval_datasets::DatasetError),
     /// Samples without an answer or a label, or with a label that is not
     /// one: every problem, each with its file and line.
     #[error("{}", .problems.join("\n"))]
@@ -172,7 +172,7 @@ impl Calibration {
             std::fs::create_dir_all(dir).map_err(error)?;
         }
         let text = serde_json::to_vec_pretty(self).map_err(|e| error(std::io::Error::other(e)))?;
-        eval_core::files::write_atomically(path, &text).map_err(error)
+        eval_datasets::files::write_atomically(path, &text).map_err(error)
     }
 
     /// Reads a calibration file.
@@ -182,7 +182,7 @@ impl Calibration {
             reason,
         };
         let bytes =
-            eval_core::files::read_checked(path, 16 << 20).map_err(|e| error(e.to_string()))?;
+            eval_datasets::files::read_checked(path, 16 << 20).map_err(|e| error(e.to_string()))?;
         let c: Calibration = serde_json::from_slice(&bytes).map_err(|e| error(e.to_string()))?;
         if c.version != CALIBRATION_VERSION {
             return Err(error(format!(

@@ -226,7 +226,7 @@ impl Results {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(error)?;
         }
-        eval_core::files::write_atomically(path, junit_xml(self).as_bytes()).map_err(error)
+        eval_datasets::files::write_atomically(path, junit_xml(self).as_bytes()).map_err(error)
     }
 }
 

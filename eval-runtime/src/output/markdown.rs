@@ -400,7 +400,7 @@ mod tests {
             "qa".to_string(),
             DatasetTerms::new(
                 Some(n),
-                vec![Gate::new("contains", eval_core::Op::AtLeast, threshold)],
+                vec![Gate::new("contains", eval_datasets::Op::AtLeast, threshold)],
                 false,
             ),
         )]);
@@ -475,7 +475,7 @@ mod tests {
             "qa".to_string(),
             DatasetTerms::new(
                 Some(3),
-                vec![Gate::new("contains", eval_core::Op::AtLeast, 0.5)],
+                vec![Gate::new("contains", eval_datasets::Op::AtLeast, 0.5)],
                 false,
             ),
         )]);

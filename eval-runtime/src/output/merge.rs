@@ -227,7 +227,7 @@ mod tests {
     use crate::output::test_record as record;
 
     fn part(name: &str, score: f64, planned: usize) -> Results {
-        let gate = Gate::new("contains", eval_core::Op::AtLeast, 0.5);
+        let gate = Gate::new("contains", eval_datasets::Op::AtLeast, 0.5);
         let terms = BTreeMap::from([(
             "rag".to_string(),
             DatasetTerms::new(Some(planned), vec![gate], false),
@@ -268,13 +268,15 @@ mod tests {
 
     #[test]
     fn percentile_gates_are_judged_over_the_joined_shards() {
-        use eval_core::metric::Stat;
+        use eval_datasets::metric::Stat;
         // Latencies 10, 20, 30, 40 ms in two shards of two. Definition 7
         // (h = (n − 1)·q): p50 → h = 1.5 → 20 + 0.5·10 = 25;
         // p95 → h = 2.85 → 30 + 0.85·10 = 38.5.
         let gates = vec![
-            Gate::new("latency_ms", eval_core::Op::AtMost, 25.0).with_stat(Stat::Percentile(50)),
-            Gate::new("latency_ms", eval_core::Op::AtMost, 38.0).with_stat(Stat::Percentile(95)),
+            Gate::new("latency_ms", eval_datasets::Op::AtMost, 25.0)
+                .with_stat(Stat::Percentile(50)),
+            Gate::new("latency_ms", eval_datasets::Op::AtMost, 38.0)
+                .with_stat(Stat::Percentile(95)),
         ];
         let terms = BTreeMap::from([("rag".to_string(), DatasetTerms::new(Some(4), gates, false))]);
         let shard = |names: &[(&str, f64)]| {

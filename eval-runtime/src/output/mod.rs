@@ -67,7 +67,7 @@ pub(crate) fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(error)?;
     }
-    eval_core::files::write_atomically_with(path, |out| {
+    eval_datasets::files::write_atomically_with(path, |out| {
         layout::to_writer(out, value).map_err(std::io::Error::other)
     })
     .map_err(error)
@@ -106,6 +106,6 @@ pub(crate) fn test_record(dataset: &str, name: &str, verdict: Verdict) -> Sample
         error: (verdict == Verdict::Error).then(|| "agent error: down".into()),
         id: name.into(),
         source: "f.jsonl:1".into(),
-        ..SampleRecord::describing(&eval_core::Sample::new("q"))
+        ..SampleRecord::describing(&eval_datasets::Sample::new("q"))
     }
 }

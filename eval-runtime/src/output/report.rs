@@ -31,7 +31,7 @@ fn metric_entry(m: &MetricResult, paint: Paint) -> String {
 
 /// Tool calls for a report line: `name(arg=value, ...)`, comma-separated;
 /// `(none)` for no call.
-fn calls_text(calls: &[eval_core::ToolCall]) -> String {
+fn calls_text(calls: &[eval_datasets::ToolCall]) -> String {
     if calls.is_empty() {
         return "(none)".into();
     }
@@ -253,8 +253,8 @@ impl SampleReport {
 mod tests {
     use super::*;
     use crate::model::SampleError;
-    use eval_core::Sample;
-    use eval_core::metric::{MetricSpec, Op};
+    use eval_datasets::Sample;
+    use eval_datasets::metric::{MetricSpec, Op};
 
     fn spec(name: &str, t: f64) -> MetricSpec {
         MetricSpec::new(name, &[], Some((Op::AtLeast, t))).unwrap()

@@ -100,7 +100,7 @@ pub(crate) fn write_streaming(
 mod tests {
     use std::collections::BTreeMap;
 
-    use eval_core::metric::{Op, Stat};
+    use eval_datasets::metric::{Op, Stat};
 
     use super::*;
     use crate::output::test_record as record;

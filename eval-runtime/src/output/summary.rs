@@ -24,7 +24,7 @@
 
 use std::collections::BTreeMap;
 
-use eval_core::metric::{Measure, Stat};
+use eval_datasets::metric::{Measure, Stat};
 
 use super::results::{
     DatasetSummary, DatasetTerms, FORMAT_VERSION, Gate, GateResult, MetricSummary, Results,
@@ -339,7 +339,7 @@ impl Summaries {
                     .map(|m| {
                         // A measured metric's values are what the engine
                         // measured; with no per-sample threshold, no pass rate.
-                        let from_measured = eval_core::metric::lookup(&m.name)
+                        let from_measured = eval_datasets::metric::lookup(&m.name)
                             .and_then(|i| i.measured())
                             .and_then(|k| measured.iter().find(|(x, ..)| *x == k));
                         let mut gates = terms
@@ -420,7 +420,7 @@ impl GateJudge {
         m: &MetricTally,
         from_measured: Option<&(Measure, Vec<f64>, usize)>,
     ) -> GateResult {
-        let range = eval_core::metric::lookup(&gate.metric)
+        let range = eval_datasets::metric::lookup(&gate.metric)
             .map_or((f64::NEG_INFINITY, f64::INFINITY), |i| i.range());
         let level = Level::STANDARD;
         let (value, missing, over, interval) = match (from_measured, gate.measured()) {
@@ -563,7 +563,7 @@ mod tests {
             r.metrics.clear();
             records.push(r);
         }
-        let gate = Gate::new("contains", eval_core::Op::AtLeast, 0.5);
+        let gate = Gate::new("contains", eval_datasets::Op::AtLeast, 0.5);
         let terms = BTreeMap::from([(
             "rag".to_string(),
             DatasetTerms::new(Some(1000), vec![gate], false),

@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use eval_core::metric::Stat;
+use eval_datasets::metric::Stat;
 
 use super::paint::Paint;
 use super::results::{DatasetSummary, MetricRecord, Results, SampleRecord, Verdict};
@@ -98,7 +98,7 @@ pub(crate) fn latency(results: &Results, dataset: &DatasetSummary) -> (Option<f6
         .samples
         .iter()
         .filter(|s| s.dataset == dataset.name)
-        .filter_map(|s| s.measured(eval_core::metric::Measure::LatencyMs))
+        .filter_map(|s| s.measured(eval_datasets::metric::Measure::LatencyMs))
         .collect();
     (
         Stat::Percentile(50).of(&values),
@@ -345,7 +345,7 @@ mod tests {
             "qa".to_string(),
             DatasetTerms::new(
                 Some(27),
-                vec![Gate::new("contains", eval_core::Op::AtLeast, 0.01)],
+                vec![Gate::new("contains", eval_datasets::Op::AtLeast, 0.01)],
                 false,
             ),
         )]);

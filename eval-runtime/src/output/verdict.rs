@@ -138,7 +138,7 @@ mod tests {
     use crate::output::test_record as record;
 
     fn verdict(records: Vec<SampleRecord>, planned: usize, ci_gate: bool) -> RunVerdict {
-        let gate = Gate::new("contains", eval_core::Op::AtLeast, 0.5);
+        let gate = Gate::new("contains", eval_datasets::Op::AtLeast, 0.5);
         let terms = BTreeMap::from([(
             "rag".to_string(),
             DatasetTerms::new(Some(planned), vec![gate], ci_gate),
@@ -199,7 +199,7 @@ mod tests {
             record("rag", "c", Verdict::Fail),
             unanswered,
         ];
-        let gate = Gate::new("contains", eval_core::Op::AtLeast, 0.3);
+        let gate = Gate::new("contains", eval_datasets::Op::AtLeast, 0.3);
         let terms = BTreeMap::from([(
             "rag".to_string(),
             DatasetTerms::new(Some(4), vec![gate], true),
@@ -228,7 +228,7 @@ mod tests {
             "rag".to_string(),
             DatasetTerms::new(
                 Some(2),
-                vec![Gate::new("contains", eval_core::Op::AtLeast, 0.3)],
+                vec![Gate::new("contains", eval_datasets::Op::AtLeast, 0.3)],
                 false,
             ),
         )]);

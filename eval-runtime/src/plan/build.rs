@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use eval_core::metric::{MetricSpec, parse_gates, parse_specs};
-use eval_core::{Manifest, Sample, naming};
+use eval_datasets::metric::{MetricSpec, parse_gates, parse_specs};
+use eval_datasets::{Manifest, Sample, naming};
 
 use super::{Baseline, DatasetPlan, DatasetSource, Metrics, Plan, PlanError};
 use crate::config::Config;
@@ -126,7 +126,7 @@ enum Source {
 pub struct PlanBuilder {
     sources: Vec<(Source, Vec<String>)>,
     ci_gate: bool,
-    repeat: Option<eval_core::Repeat>,
+    repeat: Option<eval_datasets::Repeat>,
     inconclusive: Option<crate::stats::OnInconclusive>,
     cluster: Option<String>,
     timeout: Option<Duration>,
@@ -189,7 +189,7 @@ impl PlanBuilder {
 
     /// Gates on the datasets added last: `"partial_match >= 0.7"` (the
     /// mean), `"p95(latency_ms) <= 3000"` (a percentile; see
-    /// [`eval_core::metric::parse_gates`]).
+    /// [`eval_datasets::metric::parse_gates`]).
     pub fn gate(mut self, gates: &str) -> Self {
         match self.sources.last_mut() {
             Some((_, list)) => list.push(gates.to_string()),
@@ -222,11 +222,11 @@ impl PlanBuilder {
     }
 
     /// Agent runs per sample, over a manifest's `repeat`: a number (1..=100)
-    /// or [`Repeat::Auto`](eval_core::Repeat::Auto) (runs added to the
+    /// or [`Repeat::Auto`](eval_datasets::Repeat::Auto) (runs added to the
     /// samples whose verdict is still inconclusive, up to a maximum).
-    pub fn repeat(mut self, repeat: impl Into<eval_core::Repeat>) -> Self {
+    pub fn repeat(mut self, repeat: impl Into<eval_datasets::Repeat>) -> Self {
         self.repeat = Some(match repeat.into() {
-            eval_core::Repeat::Runs(n) => eval_core::Repeat::from(n),
+            eval_datasets::Repeat::Runs(n) => eval_datasets::Repeat::from(n),
             auto => auto,
         });
         self
@@ -341,12 +341,12 @@ impl PlanBuilder {
         let base = self.base_dir.clone().unwrap_or_else(|| config.base_dir());
         let timeout = config.sample_timeout_or(self.timeout);
         let mut datasets: Vec<DatasetPlan> = Vec::new();
-        let mut agent = eval_core::AgentSettings::default();
+        let mut agent = eval_datasets::AgentSettings::default();
         for (i, (source, gate_texts)) in self.sources.iter().enumerate() {
             let mut tools: Vec<serde_json::Value> = Vec::new();
             for (_, path) in self.tools.iter().filter(|(s, _)| *s == i) {
-                match eval_core::tool::read_definitions(&base.join(path), path) {
-                    Ok(defs) => eval_core::tool::add_definitions(&mut tools, &defs),
+                match eval_datasets::tool::read_definitions(&base.join(path), path) {
+                    Ok(defs) => eval_datasets::tool::add_definitions(&mut tools, &defs),
                     Err(e) => problems.push(e),
                 }
             }
@@ -385,7 +385,7 @@ impl PlanBuilder {
                     .inconclusive
                     .or(config.inconclusive)
                     .unwrap_or_default();
-                eval_core::tool::add_definitions(&mut d.tools, &tools);
+                eval_datasets::tool::add_definitions(&mut d.tools, &tools);
                 let what = shown(&d);
                 for text in gate_texts {
                     match parse_gates(text) {
@@ -483,10 +483,10 @@ impl PlanBuilder {
         path: &str,
         only: Option<&str>,
         timeout: Duration,
-        agent: &mut eval_core::AgentSettings,
+        agent: &mut eval_datasets::AgentSettings,
         problems: &mut Vec<String>,
     ) -> Vec<DatasetPlan> {
-        let root = eval_core::manifest::project_root(base);
+        let root = eval_datasets::manifest::project_root(base);
         let manifest = match Manifest::load_with(&base.join(path), path, &root, self.allow_outside)
         {
             Ok(m) => m,
@@ -497,7 +497,7 @@ impl PlanBuilder {
         };
         // The first manifest that says something about the agent is heard.
         *agent = std::mem::take(agent).or(&manifest.agent);
-        let chosen: Vec<&eval_core::ManifestDataset> = match only {
+        let chosen: Vec<&eval_datasets::ManifestDataset> = match only {
             Some(name) => match manifest.dataset(name) {
                 Ok(d) => vec![d],
                 Err(e) => {
@@ -569,7 +569,7 @@ fn expand(base: &Path, pattern: &str) -> Result<Vec<(PathBuf, String)>, String> 
     let mut files = Vec::new();
     for entry in paths {
         let path = entry.map_err(|e| format!("{pattern}: {e}"))?;
-        if eval_core::Format::from_path(&path.to_string_lossy()).is_err() {
+        if eval_datasets::Format::from_path(&path.to_string_lossy()).is_err() {
             continue; // a glob like `evals/*` also matches READMEs
         }
         let shown = path
@@ -606,7 +606,7 @@ pub(crate) fn all_gates(
 ) -> Result<Vec<Gate>, Vec<String>> {
     let scored: Vec<&MetricSpec> = spec_sets.iter().flatten().collect();
     let as_scored = |gate: &Gate| {
-        let canonical = eval_core::metric::lookup(&gate.metric).map(|i| i.name);
+        let canonical = eval_datasets::metric::lookup(&gate.metric).map(|i| i.name);
         scored
             .iter()
             // By the name scored, or (for a whole sample's metric, not a
@@ -756,8 +756,8 @@ mod tests {
     #[test]
     fn gates_are_matched_by_metric_and_recorded_as_scored() {
         let specs = vec![parse_specs("string_match, recall@k").unwrap()];
-        let explicit = vec![Gate::new("exact_match", eval_core::Op::AtLeast, 0.5)];
-        let own = vec![Gate::new("recall_at_k", eval_core::Op::AtLeast, 0.75)];
+        let explicit = vec![Gate::new("exact_match", eval_datasets::Op::AtLeast, 0.5)];
+        let own = vec![Gate::new("recall_at_k", eval_datasets::Op::AtLeast, 0.75)];
         let gates = all_gates(&explicit, false, &specs, own, "x.jsonl").unwrap();
         let names: Vec<&str> = gates.iter().map(|g| g.metric.as_str()).collect();
         assert_eq!(
@@ -767,10 +767,10 @@ mod tests {
         );
         // A percentile gate beside the ciGate mean gate of one metric; a
         // gate on a measured quantity needs no metric of that name.
-        let p95 = Gate::new("exact_match", eval_core::Op::AtLeast, 0.2)
-            .with_stat(eval_core::metric::Stat::Percentile(95));
-        let latency = Gate::new("latency_ms", eval_core::Op::AtMost, 3000.0)
-            .with_stat(eval_core::metric::Stat::Percentile(95));
+        let p95 = Gate::new("exact_match", eval_datasets::Op::AtLeast, 0.2)
+            .with_stat(eval_datasets::metric::Stat::Percentile(95));
+        let latency = Gate::new("latency_ms", eval_datasets::Op::AtMost, 3000.0)
+            .with_stat(eval_datasets::metric::Stat::Percentile(95));
         let gates = all_gates(&[p95, latency], true, &specs, Vec::new(), "x.jsonl").unwrap();
         let shown: Vec<String> = gates.iter().map(ToString::to_string).collect();
         assert_eq!(
@@ -783,7 +783,7 @@ mod tests {
             ]
         );
         let e = all_gates(
-            &[Gate::new("contains", eval_core::Op::AtLeast, 0.5)],
+            &[Gate::new("contains", eval_datasets::Op::AtLeast, 0.5)],
             true,
             &specs,
             Vec::new(),

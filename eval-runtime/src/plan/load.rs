@@ -8,9 +8,9 @@
 
 use std::path::{Path, PathBuf};
 
-use eval_core::metric::{MetricKind, MetricSpec, parse_specs};
-use eval_core::retrieval::{RankMetric, RetrievalDataset};
-use eval_core::{Dataset, Sample, index, naming};
+use eval_datasets::metric::{MetricKind, MetricSpec, parse_specs};
+use eval_datasets::retrieval::{RankMetric, RetrievalDataset};
+use eval_datasets::{Dataset, Sample, index, naming};
 use serde_json::Value;
 
 use super::build::all_gates;
@@ -235,7 +235,7 @@ fn finish(
     let mut problems = Vec::new();
     if !d.tools.is_empty() {
         for s in &mut samples {
-            eval_core::tool::add_definitions(&mut s.tools, &d.tools);
+            eval_datasets::tool::add_definitions(&mut s.tools, &d.tools);
         }
     }
     let (mut spec_sets, spec_of) = match &d.metrics {
@@ -378,9 +378,9 @@ fn own_metrics(samples: &[Sample], problems: &mut Vec<String>) -> (Vec<Vec<Metri
 /// A runevals sample's evaluators as metric specs: the sample's own, then
 /// each turn's, scoring only that turn (`relevance@turn1`, `contains@turn2`).
 fn evaluator_specs(s: &Sample) -> Result<Vec<MetricSpec>, String> {
-    let mut specs = eval_core::runevals::specs(&s.evaluators).map_err(|e| e.to_string())?;
+    let mut specs = eval_datasets::runevals::specs(&s.evaluators).map_err(|e| e.to_string())?;
     for (turn, evaluators) in s.turn_evaluators.iter().enumerate() {
-        let own = eval_core::runevals::specs(evaluators)
+        let own = eval_datasets::runevals::specs(evaluators)
             .map_err(|e| format!("turn {}: {e}", turn + 1))?;
         specs.extend(own.into_iter().map(|spec| spec.for_turn(turn)));
     }
@@ -389,7 +389,9 @@ fn evaluator_specs(s: &Sample) -> Result<Vec<MetricSpec>, String> {
 
 /// The Unrag dataset a retrieval query came from, parsed again for its
 /// document-level settings (`defaults.thresholds`, the scope).
-fn retrieval_dataset(d: &DatasetPlan) -> Option<Result<RetrievalDataset, eval_core::DatasetError>> {
+fn retrieval_dataset(
+    d: &DatasetPlan,
+) -> Option<Result<RetrievalDataset, eval_datasets::DatasetError>> {
     Some(match &d.source {
         DatasetSource::File { path, shown } => {
             RetrievalDataset::load_limited(path, shown, d.max_dataset_bytes)
@@ -405,14 +407,14 @@ fn retrieval_dataset(d: &DatasetPlan) -> Option<Result<RetrievalDataset, eval_co
 /// `max.p95TotalMs` — the 95th percentile of each query's total time
 /// (retrieve, plus rerank in `retrieve+rerank` mode, which is what the
 /// retriever call takes here) — as `p95(latency_ms) <= t`, with Unrag's
-/// quantile definition (see [`eval_core::metric::percentile`]). Notes on
+/// quantile definition (see [`eval_datasets::metric::percentile`]). Notes on
 /// thresholds this tool does not check.
 fn threshold_gates(dataset: &RetrievalDataset, specs: &[&MetricSpec]) -> (Vec<Gate>, Vec<String>) {
     let mut gates = Vec::new();
     let mut notes = Vec::new();
     for (side, op) in [
-        ("min", eval_core::Op::AtLeast),
-        ("max", eval_core::Op::AtMost),
+        ("min", eval_datasets::Op::AtLeast),
+        ("max", eval_datasets::Op::AtMost),
     ] {
         let Some(list) = dataset.thresholds.get(side).and_then(Value::as_object) else {
             continue;
@@ -424,7 +426,7 @@ fn threshold_gates(dataset: &RetrievalDataset, specs: &[&MetricSpec]) -> (Vec<Ga
             {
                 gates.push(
                     Gate::new("latency_ms", op, t)
-                        .with_stat(eval_core::metric::Stat::Percentile(95)),
+                        .with_stat(eval_datasets::metric::Stat::Percentile(95)),
                 );
                 continue;
             }

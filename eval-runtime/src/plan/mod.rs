@@ -24,8 +24,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use eval_core::metric::MetricSpec;
-use eval_core::{ManifestDataset, Sample};
+use eval_datasets::metric::MetricSpec;
+use eval_datasets::{ManifestDataset, Sample};
 
 use crate::output::Gate;
 
@@ -50,7 +50,7 @@ pub struct Plan {
     pub base_dir: PathBuf,
     /// What a manifest says about the agent (`spec.evaluation.agent`),
     /// applied with [`HttpAgent::under_plan`](crate::HttpAgent::under_plan).
-    pub agent: eval_core::AgentSettings,
+    pub agent: eval_datasets::AgentSettings,
 }
 
 /// The agent a plan's run uses: `agent` with what the plan says about
@@ -60,7 +60,7 @@ pub struct Plan {
 /// in-process agent has no protocol or model).
 pub(crate) fn agent_for_plan(
     agent: std::sync::Arc<dyn crate::Agent>,
-    settings: &eval_core::AgentSettings,
+    settings: &eval_datasets::AgentSettings,
 ) -> (std::sync::Arc<dyn crate::Agent>, Option<String>) {
     if settings.is_empty() {
         return (agent, None);
@@ -158,7 +158,7 @@ pub struct DatasetPlan {
     pub ci_gate: bool,
     /// Agent runs per sample: a fixed number, or `auto` (runs added while
     /// a verdict is inconclusive).
-    pub repeat: eval_core::Repeat,
+    pub repeat: eval_datasets::Repeat,
     /// What an inconclusive verdict counts as (a sample's over repeated
     /// runs, a gate's over the dataset).
     pub inconclusive: crate::stats::OnInconclusive,
@@ -195,14 +195,14 @@ impl DatasetPlan {
             metrics,
             gates: Vec::new(),
             ci_gate: false,
-            repeat: eval_core::Repeat::default(),
+            repeat: eval_datasets::Repeat::default(),
             inconclusive: crate::stats::OnInconclusive::default(),
             cluster: None,
             timeout,
             allow_custom_prefix: false,
             manifest: None,
             subset: Subset::default(),
-            max_dataset_bytes: eval_core::files::DEFAULT_MAX_DATASET_BYTES,
+            max_dataset_bytes: eval_datasets::files::DEFAULT_MAX_DATASET_BYTES,
             tools: Vec::new(),
         }
     }

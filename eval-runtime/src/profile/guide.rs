@@ -3,9 +3,9 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use eval_core::dataset::FIELD_ALIASES;
-use eval_core::lint::{self, IMBALANCE_SHARE, MIN_SAMPLES, NEAR_DUPLICATE, SHORT_ANSWER_WORDS};
-use eval_core::{Dataset, Sample};
+use eval_datasets::dataset::FIELD_ALIASES;
+use eval_datasets::lint::{self, IMBALANCE_SHARE, MIN_SAMPLES, NEAR_DUPLICATE, SHORT_ANSWER_WORDS};
+use eval_datasets::{Dataset, Sample};
 use serde_json::{Map, Value};
 
 use super::stats::{DatasetStats, fields_of, word};
@@ -382,16 +382,16 @@ fn example(s: &Sample) -> Value {
     m.insert(
         "input".into(),
         match &s.input {
-            eval_core::Input::Text(t) => Value::String(cut(t)),
-            eval_core::Input::Turns(t) => cut_list(t),
+            eval_datasets::Input::Text(t) => Value::String(cut(t)),
+            eval_datasets::Input::Turns(t) => cut_list(t),
         },
     );
     if let Some(e) = &s.expected {
         m.insert(
             "expected".into(),
             match e {
-                eval_core::Expected::Text(t) => Value::String(cut(t)),
-                eval_core::Expected::PerTurn(t) => cut_list(t),
+                eval_datasets::Expected::Text(t) => Value::String(cut(t)),
+                eval_datasets::Expected::PerTurn(t) => cut_list(t),
             },
         );
     }

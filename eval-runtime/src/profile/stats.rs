@@ -2,8 +2,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use eval_core::lint::{self, Severity};
-use eval_core::{Dataset, Expected, Format, Sample};
+use eval_datasets::lint::{self, Severity};
+use eval_datasets::{Dataset, Expected, Format, Sample};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use eval_core::Dataset;
+use eval_datasets::Dataset;
 
 use super::*;
 

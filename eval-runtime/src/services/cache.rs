@@ -100,7 +100,7 @@ impl Cache {
         let mut value = value.clone();
         crate::secrets::mask_json(&mut value);
         if let Ok(bytes) = serde_json::to_vec(&value) {
-            let _ = eval_core::files::write_atomically(&path, &bytes);
+            let _ = eval_datasets::files::write_atomically(&path, &bytes);
         }
     }
 }

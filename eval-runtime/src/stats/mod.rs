@@ -39,12 +39,12 @@ impl Decision {
     /// Where `interval` lies against `threshold` under `op`: for `>=`, it
     /// passes when its low end is at least the threshold and fails when its
     /// high end is below it (for `<=`, the other way round).
-    pub fn of(interval: Interval, op: eval_core::Op, threshold: f64) -> Decision {
+    pub fn of(interval: Interval, op: eval_datasets::Op, threshold: f64) -> Decision {
         match op {
-            eval_core::Op::AtLeast if interval.low >= threshold => Decision::Pass,
-            eval_core::Op::AtLeast if interval.high < threshold => Decision::Fail,
-            eval_core::Op::AtMost if interval.high <= threshold => Decision::Pass,
-            eval_core::Op::AtMost if interval.low > threshold => Decision::Fail,
+            eval_datasets::Op::AtLeast if interval.low >= threshold => Decision::Pass,
+            eval_datasets::Op::AtLeast if interval.high < threshold => Decision::Fail,
+            eval_datasets::Op::AtMost if interval.high <= threshold => Decision::Pass,
+            eval_datasets::Op::AtMost if interval.low > threshold => Decision::Fail,
             _ => Decision::Inconclusive,
         }
     }
@@ -124,7 +124,7 @@ impl std::fmt::Display for OnInconclusive {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use eval_core::Op;
+    use eval_datasets::Op;
 
     #[test]
     fn an_interval_decides_only_when_it_lies_on_one_side() {

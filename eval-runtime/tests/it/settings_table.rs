@@ -73,7 +73,7 @@ fn read_by_code() -> BTreeSet<String> {
         }
     }
     let mut files = Vec::new();
-    for krate in ["eval-core", "eval-macros", "eval-runtime", "eval-cli"] {
+    for krate in ["eval-datasets", "eval-macros", "eval-runtime", "eval-cli"] {
         walk(&workspace().join(krate).join("src"), &mut files);
     }
     let mut names = BTreeSet::new();

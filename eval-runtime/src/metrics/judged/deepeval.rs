@@ -1,6 +1,6 @@
 //! deepeval metrics (its metric documentation): hallucination, toxicity, bias.
 
-use eval_core::Sample;
+use eval_datasets::Sample;
 
 use super::*;
 

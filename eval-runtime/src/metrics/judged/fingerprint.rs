@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use eval_core::metric::{MetricKind, MetricSpec};
+use eval_datasets::metric::{MetricKind, MetricSpec};
 
 use super::{is_model_based, versions};
 use crate::model::{EmbeddingsFingerprint, JudgeFingerprint, MetricVersions};

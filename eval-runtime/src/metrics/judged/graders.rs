@@ -1,6 +1,6 @@
 //! Graders of other tools: letta-evals' rubric grader and runevals' 1–5 ratings.
 
-use eval_core::Sample;
+use eval_datasets::Sample;
 use serde_json::Value;
 
 use super::*;
@@ -177,14 +177,14 @@ pub fn fill_template(template: &str, sample: &Sample) -> Result<FilledRubric, Mi
 /// the judge rates the answer 1 to 5; the raw rating is kept and the score
 /// is `(rating - 1) / 4`, so 3 of 5 is 0.5.
 pub(super) async fn rating(
-    kind: eval_core::metric::Rating,
+    kind: eval_datasets::metric::Rating,
     sample: &Sample,
     response: &Response,
     services: &Services,
     usage: &mut Usage,
     why: &mut Option<String>,
 ) -> Result<f64, MetricError> {
-    use eval_core::metric::Rating;
+    use eval_datasets::metric::Rating;
     let question = sample.input.last();
     let (name, id, what, blocks) = match kind {
         Rating::Relevance => (

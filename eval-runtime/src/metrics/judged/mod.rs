@@ -13,8 +13,8 @@
 //! the cache key: changing a prompt means bumping it. [`versions`] is the
 //! one table of them, and of each metric's scoring definition.
 
-use eval_core::Sample;
-use eval_core::metric::{MetricKind, MetricSpec};
+use eval_datasets::Sample;
+use eval_datasets::metric::{MetricKind, MetricSpec};
 use serde_json::Value;
 
 use crate::agent::Response;
@@ -115,7 +115,7 @@ const RATING_SIMILARITY: PromptVersion = PromptVersion::new("rating/similarity",
 /// (`None` for the others): the one table the metrics take their prompt
 /// versions from.
 pub fn versions(kind: &MetricKind) -> Option<JudgeVersions> {
-    use eval_core::metric::Rating;
+    use eval_datasets::metric::Rating;
     let of = |prompts: &'static [PromptVersion]| {
         Some(JudgeVersions {
             prompts,
@@ -419,7 +419,7 @@ pub fn string_similarity(a: &str, b: &str) -> f64 {
     if longest == 0 {
         return 1.0;
     }
-    1.0 - eval_core::suggest::edit_distance(a, b) as f64 / longest as f64
+    1.0 - eval_datasets::suggest::edit_distance(a, b) as f64 / longest as f64
 }
 
 /// The best [`string_similarity`] of `text` to any of `others` (0 when none).
@@ -446,12 +446,12 @@ pub(super) fn judge_or_offline<'a>(
 #[cfg(test)]
 mod tests {
     use super::{string_similarity, versions};
-    use eval_core::metric::{MetricKind, MetricSpec};
+    use eval_datasets::metric::{MetricKind, MetricSpec};
 
     #[test]
     fn every_model_based_metric_has_its_versions_and_no_task_is_shared() {
         let mut tasks = std::collections::BTreeSet::new();
-        for entry in eval_core::metric::CATALOG {
+        for entry in eval_datasets::metric::CATALOG {
             let Ok(spec) = MetricSpec::new(entry.name, &[], None) else {
                 continue;
             };

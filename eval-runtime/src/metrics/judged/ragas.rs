@@ -2,7 +2,7 @@
 //! faithfulness, answer similarity, context recall and precision, answer
 //! relevancy, with ragas' non-LLM variants.
 
-use eval_core::Sample;
+use eval_datasets::Sample;
 
 use super::*;
 use crate::services::cosine;

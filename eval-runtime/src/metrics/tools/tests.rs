@@ -359,8 +359,8 @@ fn tool_call_f1_follows_ragas() {
 
 #[test]
 fn score_reads_the_sample_and_the_turns() {
-    use eval_core::metric::MetricSpec;
-    let spec = |s: &str| eval_core::metric::parse_specs(s).unwrap().remove(0);
+    use eval_datasets::metric::MetricSpec;
+    let spec = |s: &str| eval_datasets::metric::parse_specs(s).unwrap().remove(0);
     let response = Response::new("done").with_tool_calls([
         call("lookup", json!({"query": "refunds"})),
         call("lookup", json!({"query": "shipping"})).in_turn(1),
@@ -407,7 +407,7 @@ fn score_reads_the_sample_and_the_turns() {
 
 #[test]
 fn the_reason_names_the_calls_missing_and_unexpected() {
-    let spec = |s: &str| eval_core::metric::parse_specs(s).unwrap().remove(0);
+    let spec = |s: &str| eval_datasets::metric::parse_specs(s).unwrap().remove(0);
     let response = Response::new("done").with_tool_calls([
         call("lookup", json!({"query": "refunds"})),
         call("calculator", json!({"expression": "1+1"})).in_turn(1),

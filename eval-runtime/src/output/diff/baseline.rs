@@ -12,7 +12,7 @@ use crate::output::results::{Results, ResultsError};
 pub fn accept(results: &Results, path: &Path) -> Result<Option<PathBuf>, ResultsError> {
     let backup = if path.exists() {
         Some(
-            eval_core::files::backup(path).map_err(|source| ResultsError::Write {
+            eval_datasets::files::backup(path).map_err(|source| ResultsError::Write {
                 path: path.to_path_buf(),
                 source,
             })?,

@@ -249,7 +249,7 @@ fn judge(cells: BTreeMap<(String, String), Cell>, epsilon: f64) -> Vec<Compariso
     for ((dataset, metric), cell) in cells {
         let paired = crate::stats::paired(&cell.pairs, level);
         // A difference of two scores lies within ± the metric's range.
-        let span = eval_core::metric::lookup(&metric)
+        let span = eval_datasets::metric::lookup(&metric)
             .map(|i| i.range())
             .map_or(f64::INFINITY, |(min, max)| max - min);
         let n = cell.pairs.len() as f64;
@@ -374,7 +374,7 @@ fn needed(c: &Comparison, epsilon: f64, within: Option<(f64, u32)>) -> Needed {
             return None;
         }
         let k_needed = (2.0 * w / room).ceil();
-        (k_needed <= f64::from(eval_core::repeat::MAX_REPEAT) && k_needed > f64::from(k))
+        (k_needed <= f64::from(eval_datasets::repeat::MAX_REPEAT) && k_needed > f64::from(k))
             .then_some(k_needed as u32)
     });
     Needed { samples, repeats }

@@ -448,7 +448,7 @@ mod tests {
             "qa".to_string(),
             DatasetTerms::new(
                 None,
-                vec![Gate::new("contains", eval_core::Op::AtLeast, threshold)],
+                vec![Gate::new("contains", eval_datasets::Op::AtLeast, threshold)],
                 false,
             ),
         )]);

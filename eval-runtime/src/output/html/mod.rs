@@ -68,7 +68,7 @@ pub fn write_html(
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(error)?;
     }
-    eval_core::files::write_atomically_with(path, |out| write_page(out, results, baseline))
+    eval_datasets::files::write_atomically_with(path, |out| write_page(out, results, baseline))
         .map_err(error)
 }
 
@@ -90,7 +90,7 @@ pub(crate) fn write_along(
         std::fs::create_dir_all(dir).map_err(error)?;
     }
     let mut failed = None;
-    let written = eval_core::files::write_atomically_with(path, |out| {
+    let written = eval_datasets::files::write_atomically_with(path, |out| {
         let mut page = PageWriter::start(out, &title(&[binary]), samples > COMPRESS_ABOVE, None)?;
         if let Err(e) = with(&mut page) {
             failed = Some(e);

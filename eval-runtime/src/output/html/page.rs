@@ -9,7 +9,7 @@ use std::io::{self, BufWriter, Write};
 
 use base64::engine::general_purpose::STANDARD;
 use base64::write::EncoderWriter;
-use eval_core::metric::{Measure, percentile};
+use eval_datasets::metric::{Measure, percentile};
 use flate2::write::GzEncoder;
 use serde::Serialize;
 

@@ -4,7 +4,7 @@ use std::io::Read as _;
 use super::*;
 use crate::output::{DatasetTerms, Gate, SampleRecord, Verdict, test_record};
 use base64::Engine as _;
-use eval_core::metric::Op;
+use eval_datasets::metric::Op;
 
 fn results(records: Vec<SampleRecord>) -> Results {
     let terms = BTreeMap::from([(

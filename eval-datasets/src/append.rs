@@ -340,8 +340,10 @@ mod tests {
     use crate::Dataset;
 
     fn scratch(name: &str) -> PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("eval-core-append-{}-{name}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!(
+            "eval-datasets-append-{}-{name}",
+            std::process::id()
+        ));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         dir

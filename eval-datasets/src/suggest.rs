@@ -1,7 +1,7 @@
 //! "Did you mean" hints: the known name closest to a misspelt one.
 //!
 //! ```
-//! use eval_core::suggest;
+//! use eval_datasets::suggest;
 //!
 //! let keys = ["topK", "scopePrefix", "mode"];
 //! assert_eq!(suggest::closest("topk", keys), Some("topK"));

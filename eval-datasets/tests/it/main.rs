@@ -1,4 +1,4 @@
-//! eval-core's integration tests: every integration test of the crate in one binary (one link
+//! eval-datasets's integration tests: every integration test of the crate in one binary (one link
 //! instead of one per file), a module per former file.
 
 mod containment;

@@ -6,12 +6,14 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use eval_core::{Dataset, DatasetError, Manifest};
+use eval_datasets::{Dataset, DatasetError, Manifest};
 
 /// A fresh directory under this build's target directory.
 fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("eval-core-reading-{}-{name}", std::process::id()));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "eval-datasets-reading-{}-{name}",
+        std::process::id()
+    ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -105,7 +107,7 @@ fn a_dataset_over_the_size_limit_is_refused_with_both_sizes() {
     let ds = Dataset::load_limited(&file, "big.jsonl", size).unwrap();
     assert_eq!(ds.samples.len(), 10);
     assert_eq!(
-        eval_core::files::DEFAULT_MAX_DATASET_BYTES,
+        eval_datasets::files::DEFAULT_MAX_DATASET_BYTES,
         1 << 30,
         "1 GiB unless EVAL_MAX_DATASET_BYTES says otherwise"
     );

@@ -7,7 +7,7 @@
 //! the proc-macro crate depends on this crate, so it stays small.
 //!
 //! ```
-//! use eval_core::dataset::Dataset;
+//! use eval_datasets::dataset::Dataset;
 //!
 //! let data = "{\"input\": \"What is RAG?\", \"expected\": \"Retrieval Augmented Generation\", \"tags\": [\"basics\"]}\n";
 //! let ds = Dataset::from_bytes("evals/rag.jsonl", data.as_bytes()).unwrap();

@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use eval_core::metric::Op;
-use eval_core::{Manifest, ManifestError};
+use eval_datasets::metric::Op;
+use eval_datasets::{Manifest, ManifestError};
 
 fn scratch(name: &str, files: &[(&str, &str)]) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("eval-manifest-{}-{name}", std::process::id()));
@@ -44,7 +44,7 @@ fn seed_manifest_loads_with_thresholds_gate_and_repeat() {
     );
     let m = Manifest::load(&dir.join("agent.yaml"), "agent.yaml", &dir).unwrap();
     assert!(m.ci_gate);
-    assert_eq!(m.repeat, eval_core::Repeat::Runs(3));
+    assert_eq!(m.repeat, eval_datasets::Repeat::Runs(3));
     assert_eq!(m.framework.as_deref(), Some("ragas"));
     let names: Vec<&str> = m.datasets.iter().map(|d| d.name.as_str()).collect();
     assert_eq!(names, ["rag-quality", "safety"]);
@@ -109,7 +109,7 @@ fn deepeval_thresholds_keep_deepeval_direction() {
         ]
     );
     assert!(!m.ci_gate);
-    assert_eq!(m.repeat, eval_core::Repeat::Runs(1));
+    assert_eq!(m.repeat, eval_datasets::Repeat::Runs(1));
 }
 
 #[test]
@@ -123,7 +123,7 @@ fn every_problem_is_reported_with_its_line() {
     assert_eq!(
         got,
         vec![
-            format!("agent.yaml:6: field `metrics`: unknown metric `context_recal` (did you mean `context_recall`?); known metrics: {}", eval_core::metric::known_names().join(", ")),
+            format!("agent.yaml:6: field `metrics`: unknown metric `context_recal` (did you mean `context_recall`?); known metrics: {}", eval_datasets::metric::known_names().join(", ")),
             "agent.yaml:8: field `path`: dataset file `$file:evals/nope.jsonl` does not exist (looked for evals/nope.jsonl, relative to the project root)".to_string(),
             "agent.yaml:11: field `path`: `$file:../../../etc/passwd` resolves to PATH, outside the project root ROOT: keep datasets inside the project (or allow it: `allow_outside = true`, `--allow-outside`)"
                 .replace("PATH", &dir.join("../../../etc/passwd").components().fold(PathBuf::new(), |mut p, c| { if c == std::path::Component::ParentDir { p.pop(); } else { p.push(c); } p }).display().to_string())
@@ -152,8 +152,8 @@ fn agent_settings_and_dataset_tools() {
     let m = Manifest::load(&dir.join("agent.yaml"), "agent.yaml", &dir).unwrap();
     assert_eq!(
         m.agent,
-        eval_core::AgentSettings::new(
-            Some(eval_core::Protocol::OpenAi),
+        eval_datasets::AgentSettings::new(
+            Some(eval_datasets::Protocol::OpenAi),
             Some("demo-agent".into()),
             Some(true)
         )

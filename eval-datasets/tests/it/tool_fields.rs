@@ -3,7 +3,7 @@
 //! `ground_truth`, our own `expected_tools`; malformed values as errors
 //! naming file, line and field; writers that keep them.
 
-use eval_core::{Dataset, Expected, Input, Sample, ToolCall, write};
+use eval_datasets::{Dataset, Expected, Input, Sample, ToolCall, write};
 use serde_json::json;
 
 fn ok(path: &str, data: &str) -> Dataset {

@@ -1,7 +1,7 @@
 //! runevals documents as seed 003 describes them: which fields need which
 //! `schemaVersion`, evaluator names, and per-turn evaluators.
 
-use eval_core::Dataset;
+use eval_datasets::Dataset;
 
 fn err(path: &str, data: &str) -> String {
     match Dataset::from_bytes(path, data.as_bytes()) {
@@ -127,7 +127,7 @@ fn each_turn_of_a_conversation_keeps_its_own_evaluators() {
     );
     assert_eq!(flow.expected_for_turn(1), Some("Request manager approval."));
     // JSONL carries the per-turn sets as `turn_evaluators`, one per turn.
-    let line = serde_json::Value::Object(eval_core::write::record(flow)).to_string();
+    let line = serde_json::Value::Object(eval_datasets::write::record(flow)).to_string();
     let back = Dataset::from_bytes("back.jsonl", line.as_bytes()).unwrap();
     assert_eq!(back.samples[0].turn_evaluators, flow.turn_evaluators);
     let bad = r#"{"input": ["a", "b"], "turn_evaluators": [{"Relevance": {}}]}"#;

@@ -1,6 +1,6 @@
 //! Loader behaviour on odd but valid input, and the errors for bad input.
 
-use eval_core::{Dataset, DatasetError, Expected, Input};
+use eval_datasets::{Dataset, DatasetError, Expected, Input};
 
 fn ok(path: &str, data: &[u8]) -> Dataset {
     Dataset::from_bytes(path, data).unwrap_or_else(|e| panic!("should load:\n{e}"))
@@ -288,12 +288,14 @@ fn a_samples_tools_are_read_as_openai_definitions() {
     // Written back (`evals convert`) and read again, the definitions stay.
     let again = ok(
         "again.jsonl",
-        eval_core::write::to_jsonl(&ds.samples).as_bytes(),
+        eval_datasets::write::to_jsonl(&ds.samples).as_bytes(),
     );
     assert_eq!(again.samples[0].tools, ds.samples[0].tools);
     let again = ok(
         "again.csv",
-        eval_core::write::to_csv(&ds.samples).unwrap().as_bytes(),
+        eval_datasets::write::to_csv(&ds.samples)
+            .unwrap()
+            .as_bytes(),
     );
     assert_eq!(again.samples[0].tools, ds.samples[0].tools);
     let csv = "input,tools\n\"What is 2 + 3?\",\"[{\"\"type\"\": \"\"function\"\", \"\"function\"\": {\"\"name\"\": \"\"calculator\"\"}}]\"\n";

@@ -17,8 +17,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use eval_core::retrieval::RetrievalDataset;
-use eval_core::{Dataset, Manifest};
+use eval_datasets::retrieval::RetrievalDataset;
+use eval_datasets::{Dataset, Manifest};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, RngSeed, TestCaseError, TestRunner};
 
@@ -205,8 +205,10 @@ fn every_loader(bytes: &[u8], dir: &Path) -> Result<(), TestCaseError> {
     let _ = timed("retrieval", || {
         RetrievalDataset::from_bytes("d.json", bytes)
     })?;
-    if let Ok(doc) = eval_core::dataset::parse_json_strict(&String::from_utf8_lossy(bytes))
-        && let Ok(upgraded) = timed("runevals upgrade", || eval_core::runevals::upgrade(&doc))?
+    if let Ok(doc) = eval_datasets::dataset::parse_json_strict(&String::from_utf8_lossy(bytes))
+        && let Ok(upgraded) = timed("runevals upgrade", || {
+            eval_datasets::runevals::upgrade(&doc)
+        })?
     {
         let text = upgraded.to_string();
         let _ = timed("upgraded", || {
@@ -229,7 +231,7 @@ fn mutated_datasets_never_panic_and_load_in_bounded_time() {
     let seeds = seeds();
     // Datasets a manifest may name, so `$file:` paths sometimes resolve.
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("eval-core-fuzz-{}", std::process::id()));
+        .join(format!("eval-datasets-fuzz-{}", std::process::id()));
     std::fs::create_dir_all(dir.join("eval")).unwrap();
     for (name, text) in [
         (

@@ -1,5 +1,5 @@
 //! The names of the rank metrics of a retrieval query: hit, recall,
-//! precision, MRR and nDCG at k (public as `eval_core::retrieval::RankMetric`).
+//! precision, MRR and nDCG at k (public as `eval_datasets::retrieval::RankMetric`).
 //! They are computed by the runtime (`eval_runtime::metrics::rank`).
 
 use serde::{Deserialize, Serialize};

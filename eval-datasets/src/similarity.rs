@@ -8,7 +8,7 @@
 //!   sets is at least [`NEAR_DUPLICATE`].
 //!
 //! ```
-//! use eval_core::similarity::{Query, same_question};
+//! use eval_datasets::similarity::{Query, same_question};
 //!
 //! let a = Query::new("What does a reranker do with retrieved candidates?");
 //! let b = Query::new("what does a reranker do with the retrieved candidates");

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use eval_core::{Dataset, Expected, Input};
+use eval_datasets::{Dataset, Expected, Input};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/public")
@@ -119,7 +119,7 @@ fn dataset_files(dir: &Path, out: &mut Vec<String>) {
         let path = entry.unwrap().path();
         if path.is_dir() {
             dataset_files(&path, out);
-        } else if eval_core::Format::from_path(&path.to_string_lossy()).is_ok() {
+        } else if eval_datasets::Format::from_path(&path.to_string_lossy()).is_ok() {
             let rel = path.strip_prefix(fixtures()).unwrap();
             out.push(rel.to_string_lossy().replace('\\', "/"));
         }
@@ -263,7 +263,7 @@ fn every_public_fixture_loads_or_is_rejected_with_its_reason() {
         let outcome = if rel.ends_with(".yaml") || rel.ends_with(".yml") {
             // A manifest's datasets stay inside its repository snapshot.
             let repo = root.join(rel.split('/').take(3).collect::<Vec<_>>().join("/"));
-            match eval_core::Manifest::load(&path, rel, &repo) {
+            match eval_datasets::Manifest::load(&path, rel, &repo) {
                 Ok(m) => {
                     let parts: Vec<String> = m
                         .datasets

@@ -9,9 +9,12 @@ fn hwm() -> String {
 fn main() {
     let p = std::env::args().nth(1).unwrap();
     println!("start {}", hwm());
-    let ds = eval_core::Dataset::load(&p).unwrap();
+    let ds = eval_datasets::Dataset::load(&p).unwrap();
     println!("loaded {} {}", ds.samples.len(), hwm());
     let names = ds.test_names();
     println!("names {} {}", names.len(), hwm());
-    println!("sizeof Sample {}", std::mem::size_of::<eval_core::Sample>());
+    println!(
+        "sizeof Sample {}",
+        std::mem::size_of::<eval_datasets::Sample>()
+    );
 }

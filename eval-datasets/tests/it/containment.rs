@@ -7,12 +7,14 @@
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
-use eval_core::files::{ContainmentError, contained};
+use eval_datasets::files::{ContainmentError, contained};
 
 /// `<tmp>/root` with `root/evals/in.jsonl`, and `<tmp>/outside/secret.jsonl`.
 fn tree(name: &str) -> (PathBuf, PathBuf) {
-    let base = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("eval-core-contain-{}-{name}", std::process::id()));
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "eval-datasets-contain-{}-{name}",
+        std::process::id()
+    ));
     let _ = std::fs::remove_dir_all(&base);
     std::fs::create_dir_all(base.join("root/evals")).unwrap();
     std::fs::create_dir_all(base.join("outside")).unwrap();
