@@ -207,10 +207,19 @@ pub fn run(args: Args) -> Result<u8, Failure> {
         );
     }
     let plan = plan(&args, file.as_deref())?;
-    let runner = match cassette_config(&args, config)? {
+    let mut runner = match cassette_config(&args, config)? {
         Some(own) => Runner::new().config(own),
         None => Runner::new(),
     };
+    // Where the run's end writes: the results file, the page beside it,
+    // JUnit (the same end as the harness's and the attribute's).
+    if let Some(path) = &args.output {
+        runner = runner.output(path);
+    }
+    if let Some(path) = &args.junit {
+        runner = runner.junit(path);
+    }
+    runner = runner.no_html(args.no_html);
     let prepared = runner
         .prepare(plan)
         .map_err(|e| Failure::config(e.to_string()))?;
@@ -282,37 +291,7 @@ pub fn run(args: Args) -> Result<u8, Failure> {
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    if let Some(path) = &args.output {
-        outcome
-            .results
-            .write(path)
-            .map_err(|e| Failure::config(e.to_string()))?;
-    }
-    let html = args
-        .output
-        .as_deref()
-        .filter(|_| config.html && !args.no_html)
-        .map(eval_runtime::report::html_path);
-    if let Some(path) = &html {
-        // Compared with a baseline: the report shows what changed since.
-        let old = outcome
-            .baseline
-            .as_ref()
-            .and_then(|(old, _)| eval_runtime::results::Results::read(old).ok());
-        eval_runtime::report::write_html(
-            path,
-            std::slice::from_ref(&outcome.results),
-            old.as_ref(),
-        )
-        .map_err(|e| Failure::config(e.to_string()))?;
-    }
-    let junit = args.junit.clone().or_else(|| config.junit.clone());
-    if let Some(path) = &junit {
-        outcome
-            .results
-            .write_junit(path)
-            .map_err(|e| Failure::config(e.to_string()))?;
-    }
+    let (html, junit) = (&outcome.html, &outcome.junit);
     if args.json {
         let text = serde_json::to_string_pretty(&outcome.results)
             .map_err(|e| Failure::config(format!("cannot render the results: {e}")))?;
@@ -322,13 +301,13 @@ pub fn run(args: Args) -> Result<u8, Failure> {
         if let Some((path, b)) = &outcome.baseline {
             out!("{}", b.render(path));
         }
-        if let Some(path) = &args.output {
+        if let Some(path) = &outcome.results_path {
             outln!("{}", paint.dim(&format!("results: {}", path.display())));
         }
-        if let Some(path) = &html {
+        if let Some(path) = html {
             outln!("html: {}", path.display());
         }
-        if let Some(path) = &junit {
+        if let Some(path) = junit {
             outln!("{}", paint.dim(&format!("junit: {}", path.display())));
         }
     }

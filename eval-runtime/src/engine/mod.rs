@@ -25,12 +25,14 @@ use crate::plan::LoadedDataset;
 use crate::services::Services;
 use crate::stats::Decision;
 
+mod end;
 pub(crate) mod evaluate;
 mod provenance;
 mod record;
 pub(crate) mod schedule;
 mod select;
 
+pub(crate) use end::{End, Ended, Ending, end_run};
 pub use select::Selection;
 
 use record::Compact;
@@ -422,21 +424,30 @@ impl Run {
         }
         summaries.finish(&terms)
     }
+}
 
-    /// Everything evaluated so far, as one [`Results`] (in memory: for runs
-    /// of the `evals` command; test binaries stream theirs with [`write_results`]).
-    pub(crate) fn results(&self, key: &ResultsKey) -> Results {
-        let records = self.lock();
-        let samples = records
-            .iter()
-            .enumerate()
-            .filter_map(|(t, c)| c.as_ref().map(|c| self.record(t, c)))
-            .collect();
-        let mut results = Results::new(&key.binary, samples, &self.terms());
-        results.package = key.package.clone();
-        results.provenance = Some(self.provenance());
-        results
+/// Everything `runs` evaluated so far, as one [`Results`] in memory (see
+/// [`end`] for when; otherwise [`write_results`] streams it). `missing`:
+/// datasets that should be there and are not (the run is then incomplete).
+pub(crate) fn results_of(runs: &[&Run], key: &ResultsKey, missing: &[String]) -> Results {
+    let mut terms = BTreeMap::new();
+    let mut samples = Vec::new();
+    for run in runs {
+        terms.extend(run.terms());
+        let records = run.lock();
+        samples.extend(
+            records
+                .iter()
+                .enumerate()
+                .filter_map(|(t, c)| c.as_ref().map(|c| run.record(t, c))),
+        );
     }
+    let mut results = Results::new(&key.binary, samples, &terms);
+    results.package = key.package.clone();
+    results.provenance = provenance::combine(runs.iter().map(|r| r.provenance()));
+    results.complete &= missing.is_empty();
+    results.missing_datasets = missing.to_vec();
+    results
 }
 
 /// Writes the results of `runs` to `path` (one file for all of them: the

@@ -17,7 +17,7 @@ use eval_datasets::metric::{GateDecl, MetricDecl};
 
 use crate::agent::{Agent, FnAgent, IntoAgentResult, SyncFnAgent};
 use crate::config::Config;
-use crate::engine::{Run, Selection, warn, write_results};
+use crate::engine::{End, Ending, Run, Selection, end_run, warn};
 use crate::output::{Gate, ResultsKey, RunVerdict, SampleReport, results_dir};
 use crate::plan::{DatasetPlan, DatasetSource, Metrics, PlanError};
 use crate::services::Services;
@@ -267,19 +267,19 @@ fn record_process(run: &Arc<Run>, package: &str) {
         })
         .cloned()
         .collect();
-    // EVAL_HTML: the report beside the results file, in the same pass
-    // (under nextest, `evals report merge` writes it).
-    let html = (config.html && !config.under_nextest).then(|| crate::output::html_path(&path));
-    if let Err(e) = write_results(&path, &key, &all, &missing, html.as_deref()) {
-        warn(&e.to_string());
-        return;
-    }
-    // EVAL_JUNIT: the same file as the harness and the CLI write, of the
-    // whole binary (under nextest, its own `--profile ci` JUnit instead:
-    // each process would replace the others').
-    if let Some(junit) = config.junit.as_ref().filter(|_| !config.under_nextest)
-        && let Err(e) = crate::output::Results::read(&path).and_then(|r| r.write_junit(junit))
-    {
+    // The same end as every run's, written again as each dataset finishes
+    // (HTML beside it, EVAL_JUNIT); a test does not know it is the last, so
+    // nothing is appended and no baseline judged here.
+    let end = End {
+        ending: Ending::Process {
+            path,
+            whole: false,
+            missing,
+        },
+        junit: None,
+        baseline: None,
+    };
+    if let Err(e) = end_run(&all, &key, end, config) {
         warn(&e.to_string());
     }
 }
@@ -315,7 +315,12 @@ fn record_single(run: &Arc<Run>, index: usize, package: &str) {
         config.nextest_run_id.as_deref(),
         &run.name(index),
     );
-    if let Err(e) = write_results(&path, &key, &[&**run], &[], None) {
+    let end = End {
+        ending: Ending::Part { path },
+        junit: None,
+        baseline: None,
+    };
+    if let Err(e) = end_run(&[&**run], &key, end, config) {
         warn(&e.to_string());
     }
 }

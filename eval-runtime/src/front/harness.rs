@@ -1,6 +1,6 @@
 //! The harness front end: a libtest-mimic trial per sample over the engine.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,12 +10,9 @@ use libtest_mimic::{Arguments, Failed, Trial};
 
 use crate::agent::{Agent, FnAgent, IntoAgentResult};
 use crate::config::Config;
-use crate::engine::{Run, Selection, write_results};
+use crate::engine::{End, Ended, Ending, Run, Selection, end_run};
 use crate::model::Error;
-use crate::output::{
-    BaselineOutcome, DatasetSummary, Results, ResultsKey, RunVerdict, check_baseline, html_path,
-    results_dir, write_html,
-};
+use crate::output::{DatasetSummary, ResultsKey, RunVerdict, results_dir};
 use crate::plan::PlanBuilder;
 use crate::services::{Embedder, Judge, Services};
 
@@ -422,54 +419,43 @@ impl Harness {
         let _ = worker.join();
 
         let key = ResultsKey::current(config, None);
-        let path = if config.under_nextest {
-            key.part(&dir, config.nextest_run_id.as_deref(), &run.name(first))
+        let ending = if config.under_nextest {
+            Ending::Part {
+                path: key.part(&dir, config.nextest_run_id.as_deref(), &run.name(first)),
+            }
         } else {
-            self.results_path.clone().unwrap_or_else(|| key.file(&dir))
+            Ending::Process {
+                path: self.results_path.clone().unwrap_or_else(|| key.file(&dir)),
+                whole: true,
+                missing: Vec::new(),
+            }
         };
-        // One run of a whole binary: its HTML report (written with the
-        // results, in one pass) and GitHub step summary. Under nextest a
-        // process runs one test: `evals report merge` writes the report of
-        // the whole, `evals report summary` its summary.
-        let html = (config.html && !config.under_nextest).then(|| html_path(&path));
-        let datasets = write_results(&path, &key, &[&*run], &[], html.as_deref())?;
-        let junit = self.junit_path.as_ref().or(config.junit.as_ref());
-        let step_summary =
-            config.step_summary.is_some() && config.step_summary_auto && !config.under_nextest;
-        let with_baseline = html.is_some() && plan.baseline.is_some() && !config.under_nextest;
-        let results = (junit.is_some() || step_summary || with_baseline).then(|| run.results(&key));
-        if let (Some(junit), Some(results)) = (junit, &results) {
-            results.write_junit(junit)?;
+        let ended = end_run(
+            &[&*run],
+            &key,
+            End {
+                ending,
+                junit: self.junit_path.clone(),
+                baseline: plan.baseline.as_ref(),
+            },
+            config,
+        )?;
+        for note in &ended.notes {
+            println!("note: {note}");
+        }
+        if let Some(junit) = &ended.junit {
             println!("junit: {}", junit.display());
         }
-        let mut verdict = RunVerdict::of(&datasets);
-        let mut baseline = None;
-        if let Some(b) = &plan.baseline {
-            if config.under_nextest {
-                println!(
-                    "note: baseline {} is not compared under nextest; merge the parts (`evals report merge`) and run `evals report diff {} <merged>`",
-                    b.path.display(),
-                    b.path.display()
-                );
-            } else {
-                let outcome = compare(&path, b, config)?;
-                verdict.regressions = outcome.regressions();
-                baseline = Some((b.path.as_path(), outcome));
-            }
+        if let Some((old, outcome)) = &ended.baseline {
+            print!("{}", outcome.render(old));
         }
-        if let Some(results) = results.as_ref().filter(|_| step_summary) {
-            crate::output::auto_step_summary(
-                config,
-                results,
-                baseline.as_ref().map(|(p, b)| (*p, b)),
-            );
-        }
-        if let (Some(html), Some(results), Some((old, _))) = (&html, &results, &baseline) {
-            // Compared with a baseline: the report shows what changed since.
-            if let Ok(old) = Results::read(old) {
-                write_html(html, std::slice::from_ref(results), Some(&old))?;
-            }
-        }
+        let Ended {
+            datasets,
+            verdict,
+            results_path,
+            html,
+            ..
+        } = ended;
         let paint = crate::output::Paint::stdout();
         for line in verdict.gate_lines_with(paint) {
             println!("{line}");
@@ -478,7 +464,9 @@ impl Harness {
         if !usage.is_empty() {
             println!("{}", paint.dim(&format!("usage: {}", usage.line())));
         }
-        println!("{}", paint.dim(&format!("results: {}", path.display())));
+        if let Some(path) = &results_path {
+            println!("{}", paint.dim(&format!("results: {}", path.display())));
+        }
         if let Some(html) = &html {
             println!("{}", paint.dim(&format!("html: {}", html.display())));
         }
@@ -497,27 +485,8 @@ impl Harness {
             code,
             datasets,
             verdict,
-            results_path: Some(path),
+            results_path,
             error: None,
         })
     }
-}
-
-/// Compares the run's results file with the baseline (or accepts it);
-/// prints what moved and returns the regressions.
-fn compare(
-    results: &Path,
-    baseline: &crate::plan::Baseline,
-    config: &Config,
-) -> Result<BaselineOutcome, Error> {
-    let current = Results::read(results)?;
-    let outcome = check_baseline(
-        &current,
-        &baseline.path,
-        baseline.epsilon,
-        config.accept_baseline,
-        baseline.allow,
-    )?;
-    print!("{}", outcome.render(&baseline.path));
-    Ok(outcome)
 }

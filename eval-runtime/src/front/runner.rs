@@ -4,11 +4,11 @@ use eval_datasets::Sample;
 
 use crate::agent::Agent;
 use crate::config::Config;
-use crate::engine::Run;
+use std::path::{Path, PathBuf};
+
+use crate::engine::{End, Ending, Run, end_run};
 use crate::model::Error;
-use crate::output::{
-    BaselineOutcome, Results, ResultsKey, RunVerdict, SampleReport, check_baseline,
-};
+use crate::output::{BaselineOutcome, Results, ResultsKey, RunVerdict, SampleReport};
 use crate::plan::{Baseline, PlanBuilder};
 use crate::services::Services;
 
@@ -33,11 +33,17 @@ pub struct Runner {
     services: Option<Services>,
     config: Option<Config>,
     binary: String,
+    output: Option<PathBuf>,
+    junit: Option<PathBuf>,
+    no_html: bool,
 }
 
 /// A plan loaded and checked, ready to evaluate.
 pub struct Prepared<'a> {
     binary: &'a str,
+    output: Option<&'a Path>,
+    junit: Option<&'a Path>,
+    no_html: bool,
     run: Run,
     baseline: Option<Baseline>,
     config: &'a Config,
@@ -55,7 +61,13 @@ pub struct RunOutcome {
     /// What it amounts to (see [`RunVerdict`]).
     pub verdict: RunVerdict,
     /// The comparison with the plan's baseline, if it has one.
-    pub baseline: Option<(std::path::PathBuf, BaselineOutcome)>,
+    pub baseline: Option<(PathBuf, BaselineOutcome)>,
+    /// The results file written ([`Runner::output`]).
+    pub results_path: Option<PathBuf>,
+    /// The HTML report written beside it.
+    pub html: Option<PathBuf>,
+    /// The JUnit file written ([`Runner::junit`], else `EVAL_JUNIT`).
+    pub junit: Option<PathBuf>,
 }
 
 impl Runner {
@@ -65,7 +77,29 @@ impl Runner {
             services: None,
             config: None,
             binary: "evals".into(),
+            output: None,
+            junit: None,
+            no_html: false,
         }
+    }
+
+    /// Writes the results file to `path` (with the HTML report beside it,
+    /// unless `EVAL_HTML=off` or [`no_html`](Self::no_html)).
+    pub fn output(mut self, path: impl Into<PathBuf>) -> Self {
+        self.output = Some(path.into());
+        self
+    }
+
+    /// Writes JUnit XML of the run to `path` (over `EVAL_JUNIT`).
+    pub fn junit(mut self, path: impl Into<PathBuf>) -> Self {
+        self.junit = Some(path.into());
+        self
+    }
+
+    /// No HTML report beside the results file.
+    pub fn no_html(mut self, on: bool) -> Self {
+        self.no_html = on;
+        self
     }
 
     /// Judge and embedder to use.
@@ -99,6 +133,9 @@ impl Runner {
         let notes = datasets.iter().flat_map(|d| d.notes.clone()).collect();
         Ok(Prepared {
             binary: &self.binary,
+            output: self.output.as_deref(),
+            junit: self.junit.as_deref(),
+            no_html: self.no_html,
             run: Run::new(datasets, services, plan.concurrency)
                 .in_project(&plan.base_dir)
                 .calibrated_from(crate::output::calibration_dir(config)),
@@ -163,31 +200,30 @@ impl Prepared<'_> {
                 what: "async runtime".into(),
                 reason: e.to_string(),
             })?;
-        let results = self.run.results(&ResultsKey::named(self.binary));
-        let mut verdict = RunVerdict::of(&results.datasets);
-        let baseline = match &self.baseline {
-            Some(b) => {
-                let outcome = check_baseline(
-                    &results,
-                    &b.path,
-                    b.epsilon,
-                    self.config.accept_baseline,
-                    b.allow,
-                )?;
-                verdict.regressions = outcome.regressions();
-                Some((b.path.clone(), outcome))
-            }
-            None => None,
-        };
-        crate::output::auto_step_summary(
+        let ended = end_run(
+            &[&self.run],
+            &ResultsKey::named(self.binary),
+            End {
+                ending: Ending::Command {
+                    output: self.output.map(Path::to_path_buf),
+                    html: !self.no_html,
+                },
+                junit: self.junit.map(Path::to_path_buf),
+                baseline: self.baseline.as_ref(),
+            },
             self.config,
-            &results,
-            baseline.as_ref().map(|(p, b)| (p.as_path(), b)),
-        );
+        )?;
+        let results = ended.results.ok_or_else(|| Error::Config {
+            what: "run".into(),
+            reason: "the command's run was not kept in memory".into(),
+        })?;
         Ok(RunOutcome {
             results,
-            verdict,
-            baseline,
+            verdict: ended.verdict,
+            baseline: ended.baseline,
+            results_path: ended.results_path,
+            html: ended.html,
+            junit: ended.junit,
         })
     }
 }

@@ -371,3 +371,54 @@ fn only_the_front_ends_read_the_process_settings() {
         found.join("\n")
     );
 }
+
+/// The steps of a run's end: only `engine/end.rs` takes them (the streamed
+/// writer and the in-memory results it uses are in `engine/mod.rs`; the
+/// writers themselves in `output/`).
+const END_STEPS: &[&str] = &[
+    "write_junit(",
+    "auto_step_summary(",
+    "check_baseline(",
+    "write_results(",
+    "results_of(",
+    "write_html(",
+];
+
+#[test]
+fn a_run_ends_in_one_place() {
+    let mut found = Vec::new();
+    for s in sources() {
+        let place = s.module.join("/");
+        if place == "engine/end"
+            || place == "engine"
+            || s.module.first().is_some_and(|m| m == "output")
+        {
+            continue;
+        }
+        for (n, line) in s.code.lines().enumerate() {
+            if line.trim_start().starts_with("pub") {
+                continue; // a re-export
+            }
+            for step in END_STEPS {
+                if line.contains(step) {
+                    found.push(format!("{}:{}: {}", s.path.display(), n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "a step of the end of a run taken outside engine/end.rs (call end_run with an Ending):\n{}",
+        found.join("\n")
+    );
+    for front in ["front/harness", "front/attribute", "front/runner"] {
+        let s = sources()
+            .into_iter()
+            .find(|s| s.module.join("/") == front)
+            .unwrap();
+        assert!(
+            s.code.contains("end_run("),
+            "{front} does not end its run with end_run"
+        );
+    }
+}

@@ -1,0 +1,195 @@
+//! The end of a run, one sequence for every front end: the results file,
+//! the HTML report beside it, JUnit XML, the comparison with a baseline and
+//! the GitHub step summary, in that order and by the same rules. What
+//! differs between the front ends is only where the run ends ([`Ending`]):
+//!
+//! * a test binary's process (the harness; the attribute's tests, whose file
+//!   is rewritten as each dataset finishes);
+//! * one nextest part (a process runs one test): its part file only, as
+//!   `evals report merge` writes the report, JUnit and summary of the whole;
+//! * the `evals` command, whose flags say where results go.
+//!
+//! The results file is streamed to disk one record at a time when nothing
+//! else needs the run in memory; JUnit, a baseline, a step summary or the
+//! command need it whole, and then every file is written from that one
+//! [`Results`].
+
+use std::path::{Path, PathBuf};
+
+use super::{Run, results_of, write_results};
+use crate::config::Config;
+use crate::model::{DatasetSummary, Error, Results};
+use crate::output::{
+    BaselineOutcome, ResultsKey, RunVerdict, auto_step_summary, check_baseline, html_path,
+    write_html,
+};
+use crate::plan::Baseline;
+
+/// Where a run ends.
+#[derive(Debug, Clone)]
+pub(crate) enum Ending {
+    /// A test binary's run in its own process, its results at `path`.
+    /// `whole`: the process has run everything it will (the harness); the
+    /// attribute's tests rewrite the file as datasets finish, and as no test
+    /// knows it is the last, nothing is appended (step summary) and no
+    /// baseline judged there. `missing`: datasets the file should hold and
+    /// does not (the run is then incomplete).
+    Process {
+        path: PathBuf,
+        whole: bool,
+        missing: Vec<String>,
+    },
+    /// One nextest part: its part file at `path`, nothing else.
+    Part { path: PathBuf },
+    /// The `evals` command: the results file where `--output` says (none:
+    /// kept in memory only), the HTML report beside it when `html`.
+    Command { output: Option<PathBuf>, html: bool },
+}
+
+/// What the end of a run is given besides the runs.
+pub(crate) struct End<'a> {
+    pub ending: Ending,
+    /// The front end's own JUnit path (the harness's `.junit()`,
+    /// `--junit`), over `EVAL_JUNIT`.
+    pub junit: Option<PathBuf>,
+    /// The plan's baseline.
+    pub baseline: Option<&'a Baseline>,
+}
+
+/// What the end of a run wrote and concluded.
+#[derive(Debug)]
+pub(crate) struct Ended {
+    /// The datasets' summaries and gate verdicts.
+    pub datasets: Vec<DatasetSummary>,
+    /// The whole run, when it was built in memory (always for the command).
+    pub results: Option<Results>,
+    /// The results file written.
+    pub results_path: Option<PathBuf>,
+    /// The HTML report written.
+    pub html: Option<PathBuf>,
+    /// The JUnit file written.
+    pub junit: Option<PathBuf>,
+    /// The comparison with the baseline, when one was judged.
+    pub baseline: Option<(PathBuf, BaselineOutcome)>,
+    /// What it amounts to (regressions included).
+    pub verdict: RunVerdict,
+    /// Things worth saying that are not errors.
+    pub notes: Vec<String>,
+}
+
+/// Ends `runs` as `end` says (see the [module docs](self)).
+pub(crate) fn end_run(
+    runs: &[&Run],
+    key: &ResultsKey,
+    end: End<'_>,
+    config: &Config,
+) -> Result<Ended, Error> {
+    let mut notes = Vec::new();
+    let (results_path, html, whole, missing): (Option<&Path>, Option<PathBuf>, bool, &[String]) =
+        match &end.ending {
+            Ending::Process {
+                path,
+                whole,
+                missing,
+            } => (
+                Some(path),
+                config.html.then(|| html_path(path)),
+                *whole,
+                missing,
+            ),
+            Ending::Part { path } => (Some(path), None, false, &[]),
+            Ending::Command { output, html } => (
+                output.as_deref(),
+                output
+                    .as_deref()
+                    .filter(|_| *html && config.html)
+                    .map(html_path),
+                true,
+                &[],
+            ),
+        };
+    let part = matches!(end.ending, Ending::Part { .. });
+    let command = matches!(end.ending, Ending::Command { .. });
+    let junit = (!part)
+        .then(|| end.junit.clone().or_else(|| config.junit.clone()))
+        .flatten();
+    let step_summary = whole && config.step_summary.is_some() && config.step_summary_auto;
+    let baseline = match end.baseline {
+        Some(b) if part => {
+            notes.push(format!(
+                "baseline {} is not compared under nextest; merge the parts (`evals report merge`) and run `evals report diff {} <merged>`",
+                b.path.display(),
+                b.path.display()
+            ));
+            None
+        }
+        Some(b) if whole => Some(b),
+        _ => None,
+    };
+
+    if !(command || junit.is_some() || step_summary || baseline.is_some()) {
+        // Nothing needs the run whole: stream it (with its page, in the
+        // same pass).
+        let datasets = match results_path {
+            Some(path) => write_results(path, key, runs, missing, html.as_deref())?,
+            None => results_of(runs, key, missing).datasets,
+        };
+        return Ok(Ended {
+            verdict: RunVerdict::of(&datasets),
+            datasets,
+            results: None,
+            results_path: results_path.map(Path::to_path_buf),
+            html,
+            junit: None,
+            baseline: None,
+            notes,
+        });
+    }
+
+    let results = results_of(runs, key, missing);
+    if let Some(path) = results_path {
+        results.write(path)?;
+    }
+    let mut verdict = RunVerdict::of(&results.datasets);
+    let compared = match baseline {
+        Some(b) => {
+            let outcome = check_baseline(
+                &results,
+                &b.path,
+                b.epsilon,
+                config.accept_baseline,
+                b.allow,
+            )?;
+            verdict.regressions = outcome.regressions();
+            Some((b.path.clone(), outcome))
+        }
+        None => None,
+    };
+    if let Some(html) = &html {
+        // Compared with a baseline: the report shows what changed since.
+        let old = compared
+            .as_ref()
+            .and_then(|(old, _)| Results::read(old).ok());
+        write_html(html, std::slice::from_ref(&results), old.as_ref())?;
+    }
+    if let Some(junit) = &junit {
+        results.write_junit(junit)?;
+    }
+    if step_summary {
+        auto_step_summary(
+            config,
+            &results,
+            compared.as_ref().map(|(p, b)| (p.as_path(), b)),
+        );
+    }
+    Ok(Ended {
+        datasets: results.datasets.clone(),
+        results: Some(results),
+        results_path: results_path.map(Path::to_path_buf),
+        html,
+        junit,
+        baseline: compared,
+        verdict,
+        notes,
+    })
+}
