@@ -4,7 +4,7 @@
 //! (`evals stats big.jsonl | head`); restoring the default `SIGPIPE`
 //! disposition instead would also let a write to a socket the agent closed
 //! kill the process without a word. So the command writes through
-//! [`write`]: the first failed write to stdout stops further output
+//! [`write`](fn@write): the first failed write to stdout stops further output
 //! (quietly when the reader went away, with one warning otherwise), and the
 //! command goes on — its results file and exit code are as they would be.
 
@@ -27,12 +27,12 @@ pub fn write(args: std::fmt::Arguments<'_>) {
     }
 }
 
-/// `print!` through [`write`].
+/// `print!` through [`write`](fn@write).
 macro_rules! out {
     ($($arg:tt)*) => { $crate::out::write(format_args!($($arg)*)) };
 }
 
-/// `println!` through [`write`].
+/// `println!` through [`write`](fn@write).
 macro_rules! outln {
     () => { $crate::out::write(format_args!("\n")) };
     ($($arg:tt)*) => { $crate::out::write(format_args!("{}\n", format_args!($($arg)*))) };

@@ -94,31 +94,55 @@ pub enum DatasetError {
     /// The file could not be read.
     #[error("{path}: cannot read dataset: {source}")]
     Io {
+        /// The file.
         path: String,
+        /// The I/O error.
         #[source]
         source: std::io::Error,
     },
     /// Not a regular file (a FIFO, a device, a directory...): refused
     /// without being opened.
     #[error("{path}: cannot read dataset: not a regular file ({kind})")]
-    NotAFile { path: String, kind: &'static str },
+    NotAFile {
+        /// The file.
+        path: String,
+        /// What it is instead (a directory, a FIFO, a device).
+        kind: &'static str,
+    },
     /// Longer than the size limit (`EVAL_MAX_DATASET_BYTES`).
     #[error(
         "{path}: dataset is too large: {size} bytes, over the limit of {limit} bytes (EVAL_MAX_DATASET_BYTES)"
     )]
-    TooLarge { path: String, size: u64, limit: u64 },
+    TooLarge {
+        /// The file.
+        path: String,
+        /// Its size in bytes.
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
     /// The extension names no format this crate reads.
     #[error(
         "{path}: unsupported dataset format `{extension}` (expected .jsonl, .ndjson, .csv or .json)"
     )]
-    UnsupportedFormat { path: String, extension: String },
+    UnsupportedFormat {
+        /// The file.
+        path: String,
+        /// Its extension.
+        extension: String,
+    },
     /// The file holds no sample at all.
     #[error("{path}: dataset has no samples")]
-    Empty { path: String },
+    Empty {
+        /// The file.
+        path: String,
+    },
     /// One or more lines or records are malformed; every problem found is listed.
     #[error("{}", render_problems(.problems))]
     Invalid {
+        /// The file.
         path: String,
+        /// Every problem found, each with its line.
         problems: Vec<Problem>,
     },
 }

@@ -192,7 +192,10 @@ pub enum Replaced {
     Unchanged,
     /// The file differed: it was backed up ([`backup`]) to this path, then
     /// rewritten.
-    Replaced { backup: PathBuf },
+    Replaced {
+        /// Where the previous content was kept.
+        backup: PathBuf,
+    },
 }
 
 /// Writes `bytes` to `path` atomically, keeping what was there: a file that

@@ -17,6 +17,7 @@
 //! ```
 
 #![forbid(unsafe_code)]
+#![deny(missing_docs)]
 
 // The public API: these modules and the re-exports below.
 pub mod agent;

@@ -40,9 +40,11 @@ pub const BALANCED_FIELDS: [&str; 3] = ["difficulty", "query_type", "category"];
 /// fires, the thresholds written from the constants above.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Rule {
+    /// The rule's code (`SHORT_ANSWER`, `DATASET_TOO_SMALL`, ...).
     pub code: &'static str,
     /// `error`, `warning`, or `error / warning` (a rule with both).
     pub severity: &'static str,
+    /// When it fires, its thresholds written out.
     pub when: String,
 }
 
@@ -109,23 +111,31 @@ pub fn rules() -> Vec<Rule> {
     ]
 }
 
+/// How bad a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
+    /// An error: the dataset is wrong.
     Error,
+    /// A warning: worth a look, not wrong.
     Warning,
 }
 
 /// One finding.
 #[derive(Debug, Clone, Serialize)]
 pub struct Finding {
+    /// The dataset file.
     pub file: String,
+    /// The line (1-based).
     pub line: usize,
     /// The column, when the problem has one (as the compile error gives it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub column: Option<usize>,
+    /// How bad it is.
     pub severity: Severity,
+    /// The rule's code (`SHORT_ANSWER`, `DATASET_TOO_SMALL`, ...).
     pub code: &'static str,
+    /// What was found, on one line.
     pub message: String,
 }
 

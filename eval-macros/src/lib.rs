@@ -9,6 +9,7 @@
 //! spanned errors, `expand` writes the tests.
 
 #![forbid(unsafe_code)]
+#![deny(missing_docs)]
 
 use proc_macro::TokenStream;
 

@@ -6,7 +6,7 @@
 //!   retrieval query is one search. Samples that would fail before the
 //!   agent is called (a field a metric needs is missing) make none.
 //! * **Judge and embedding calls** are counted by running the metrics' own
-//!   code ([`score`](crate::engine::evaluate)) against a *dry* judge and
+//!   code (the engine's scoring) against a *dry* judge and
 //!   embedder that answer instead of the servers: every question a metric
 //!   asks is counted and its prompt — the real text, built from the
 //!   sample's input, context and expected answer — is tokenized, so the

@@ -95,6 +95,7 @@
 //! Known limitations are listed once, in the guide (`docs/src/limitations.md`).
 
 #![forbid(unsafe_code)]
+#![deny(missing_docs)]
 
 mod agent;
 mod cassette;

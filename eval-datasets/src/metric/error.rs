@@ -49,6 +49,7 @@ pub enum SpecErrorKind {
         known_names().join(", ")
     )]
     UnknownMetric {
+        /// The metric as written.
         name: String,
         /// The closest known name, if one is close.
         suggestion: Option<&'static str>,
@@ -60,8 +61,11 @@ pub enum SpecErrorKind {
         bound(*.op)
     )]
     WrongDirection {
+        /// The metric as written.
         name: String,
+        /// The comparison.
         op: Op,
+        /// The threshold given.
         threshold: f64,
     },
     /// The threshold cannot be met as intended.
@@ -69,50 +73,102 @@ pub enum SpecErrorKind {
         "`{name}` scores {}, so a threshold of {threshold} can never be met as intended",
         range_text(name)
     )]
-    ThresholdOutOfRange { name: String, threshold: f64 },
+    ThresholdOutOfRange {
+        /// The metric as written.
+        name: String,
+        /// The threshold given.
+        threshold: f64,
+    },
     /// A metric without a default threshold given none (`op` is the metric's own).
     #[error(
         "`{name}` has no default threshold: give one, e.g. `{name} {op} {}`",
         example(name)
     )]
-    ThresholdRequired { name: String, op: Op },
+    ThresholdRequired {
+        /// The metric as written.
+        name: String,
+        /// The comparison.
+        op: Op,
+    },
     /// A gate's statistic that is not one (`p955(latency_ms)`).
     #[error(
         "`{name}` is not a statistic: expected `mean` or `p1` … `p99` (e.g. `p95(latency_ms) <= 3000`)"
     )]
-    UnknownStat { name: String },
+    UnknownStat {
+        /// The metric as written.
+        name: String,
+    },
     /// A per-sample measurement asked of one turn (`latency_ms@turn2`).
     #[error("`{name}`: `{metric}` is measured per sample, not per turn; write `{metric}`")]
-    NotPerTurn { name: String, metric: &'static str },
+    NotPerTurn {
+        /// The metric as written.
+        name: String,
+        /// The metric.
+        metric: &'static str,
+    },
     /// An option is given twice.
     #[error("option `{key}` of `{name}` is given twice")]
-    RepeatedOption { name: String, key: String },
+    RepeatedOption {
+        /// The metric as written.
+        name: String,
+        /// The option.
+        key: String,
+    },
     /// `threshold` written as an option (`op` and `default` are the metric's).
     #[error("the threshold goes after the metric: write `{name} {op} {}`", if default.is_nan() { example(name) } else { default.to_string() })]
-    ThresholdAsOption { name: String, op: Op, default: f64 },
+    ThresholdAsOption {
+        /// The metric as written.
+        name: String,
+        /// The comparison.
+        op: Op,
+        /// The metric's default threshold.
+        default: f64,
+    },
     /// An option given to a metric that takes none.
     #[error("`{name}` takes no options, found `{key}`")]
-    TakesNoOptions { name: String, key: String },
+    TakesNoOptions {
+        /// The metric as written.
+        name: String,
+        /// The option.
+        key: String,
+    },
     /// An option the metric does not have.
     #[error("`{name}` has no option `{key}`; its options: {}", .known.join(", "))]
     UnknownOption {
+        /// The metric as written.
         name: String,
+        /// The option.
         key: String,
         /// The metric's options.
         known: Vec<&'static str>,
     },
     /// `pattern` is longer than [`MAX_REGEX_BYTES`](super::MAX_REGEX_BYTES).
     #[error("`pattern` is {len} bytes long, over the {limit}-byte limit of a regex")]
-    PatternTooLong { len: usize, limit: usize },
+    PatternTooLong {
+        /// Its length in bytes.
+        len: usize,
+        /// The limit.
+        limit: usize,
+    },
     /// `pattern` does not compile (the regex parser's reason).
     #[error("`pattern` is not a valid regex: {0}")]
     InvalidPattern(String),
     /// A boolean option given something else.
     #[error("option `{key}` of `{name}` expects true or false")]
-    ExpectsBool { name: String, key: String },
+    ExpectsBool {
+        /// The metric as written.
+        name: String,
+        /// The option.
+        key: String,
+    },
     /// A string option given something else.
     #[error("option `{key}` of `{name}` expects a string")]
-    ExpectsString { name: String, key: String },
+    ExpectsString {
+        /// The metric as written.
+        name: String,
+        /// The option.
+        key: String,
+    },
     /// `rubric` given both `rubric` and `rubric_file`.
     #[error("`rubric` takes `rubric` or `rubric_file`, not both")]
     RubricAndRubricFile,
@@ -121,22 +177,38 @@ pub enum SpecErrorKind {
     Syntax(SpecSyntaxError),
     /// The threshold of one spec (`part`) is not a number.
     #[error("`{part}`: `{value}` is not a number")]
-    NotANumber { part: String, value: String },
+    NotANumber {
+        /// The part of the list that is wrong.
+        part: String,
+        /// The value given.
+        value: String,
+    },
     /// One spec's options are not closed.
     #[error("`{part}`: expected `)` after the options")]
-    UnclosedOptions { part: String },
+    UnclosedOptions {
+        /// The part of the list that is wrong.
+        part: String,
+    },
     /// One spec's options are not well formed.
     #[error("`{part}`: {error}")]
     BadOptions {
+        /// The part of the list that is wrong.
         part: String,
+        /// What is wrong with it.
         error: SpecSyntaxError,
     },
     /// One spec has no metric name.
     #[error("`{part}`: expected a metric name")]
-    NotAName { part: String },
+    NotAName {
+        /// The part of the list that is wrong.
+        part: String,
+    },
     /// A metric is listed twice (also under two of its names).
     #[error("`{name}` is listed twice")]
-    ListedTwice { name: String },
+    ListedTwice {
+        /// The metric as written.
+        name: String,
+    },
     /// The list holds no spec.
     #[error("no metrics given")]
     NoMetrics,

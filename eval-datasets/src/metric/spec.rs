@@ -25,12 +25,20 @@ pub enum OptionValue {
 #[non_exhaustive]
 pub enum MetricKind {
     /// See [`CATALOG`](super::CATALOG) `exact_match`.
-    ExactMatch { case_sensitive: bool },
+    ExactMatch {
+        /// Whether case counts.
+        case_sensitive: bool,
+    },
     /// See [`CATALOG`](super::CATALOG) `contains`.
-    Contains { case_sensitive: bool },
+    Contains {
+        /// Whether case counts.
+        case_sensitive: bool,
+    },
     /// See [`CATALOG`](super::CATALOG) `regex`.
     Regex {
+        /// The `pattern` option (without it the expected answer is the pattern).
         pattern: Option<String>,
+        /// Whether case counts.
         case_sensitive: bool,
     },
     /// See [`CATALOG`](super::CATALOG) `partial_match`.

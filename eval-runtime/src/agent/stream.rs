@@ -21,7 +21,7 @@
 //!
 //! The time to first token is from sending the request to the first event
 //! that adds text or a tool call. The body is read through
-//! [`BoundedBody`]: the size limit and the timeout apply to the whole stream.
+//! the bounded body reader: the size limit and the timeout apply to the whole stream.
 
 use std::time::{Duration, Instant};
 

@@ -61,7 +61,7 @@ pub enum PriceError {
     },
 }
 
-/// Models and their prices (see the [module docs](self)).
+/// Models and their prices (see the [`cost`](crate::cost) module).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct PriceTable {
     /// Where it was read from, for messages.

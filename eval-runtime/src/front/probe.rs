@@ -26,8 +26,8 @@ use crate::services::Services;
 /// The name of a probed sample's dataset, as reports show it.
 const NAME: &str = "interactive";
 
-/// Scores samples one at a time as they are written. See the
-/// [module docs](self).
+/// Scores samples one at a time as they are written, for `evals
+/// interactive`.
 ///
 /// ```no_run
 /// use eval_runtime::{HttpAgent, Probe, Sample};

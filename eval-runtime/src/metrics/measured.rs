@@ -4,7 +4,7 @@
 //! `cost_usd` (see [`cost`](crate::cost)). Lower is better; each needs a
 //! threshold (a budget). They are scored once the run is over — latency is
 //! known when the agent has answered, the cost once the judge has — by
-//! [`fill`], over the placeholders [`pending`] leaves while the other
+//! the engine, over the placeholders it leaves while the other
 //! metrics are scored.
 
 use eval_datasets::metric::{Measure, MetricKind, MetricSpec};

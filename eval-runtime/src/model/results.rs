@@ -16,7 +16,7 @@ use crate::stats::Decision;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Results {
-    /// [`FORMAT_VERSION`].
+    /// [`FORMAT_VERSION`](super::FORMAT_VERSION).
     pub version: u32,
     /// Test binary (or harness) that produced it.
     pub binary: String,

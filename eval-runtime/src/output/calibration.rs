@@ -96,7 +96,7 @@ pub struct RankCorrelation {
     pub pairs: usize,
 }
 
-/// A metric measured against human labels (see the [module docs](self)).
+/// A metric measured against human labels (see the [`calibrate`](crate::calibrate) module).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Calibration {

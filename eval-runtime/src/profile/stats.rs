@@ -19,11 +19,15 @@ pub struct DatasetStats {
     pub dataset: String,
     /// `jsonl`, `csv` or `json`.
     pub format: String,
+    /// Samples in the file.
     pub samples: usize,
     /// Samples of more than one user turn.
     pub multi_turn: usize,
+    /// What the samples cover.
     pub coverage: Coverage,
+    /// How lengths and counts are spread.
     pub distributions: Distributions,
+    /// The lint findings, counted.
     pub quality: Quality,
 }
 
@@ -50,6 +54,7 @@ pub struct Coverage {
     pub metadata: BTreeMap<String, BTreeMap<String, usize>>,
     /// Share of the samples that are an edge case (0 to 1, two decimals).
     pub edge_case_share: f64,
+    /// Samples naming their source documents.
     pub source_docs: SourceDocs,
 }
 
@@ -84,11 +89,13 @@ pub struct Distributions {
 /// Smallest, median, mean and largest of a list of lengths.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Lengths {
+    /// The smallest.
     pub min: usize,
     /// The middle value; of an even count, the mean of the two middle ones.
     pub median: f64,
     /// Two decimals.
     pub mean: f64,
+    /// The largest.
     pub max: usize,
 }
 
@@ -118,7 +125,9 @@ impl Lengths {
 /// The lint findings of the dataset, counted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Quality {
+    /// Findings of severity error.
     pub errors: usize,
+    /// Findings of severity warning.
     pub warnings: usize,
     /// Findings per rule code (`SHORT_ANSWER`, ...); rules that found
     /// nothing are left out.

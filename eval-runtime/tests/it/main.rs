@@ -16,6 +16,7 @@ mod judge_replies;
 mod latency_cost;
 mod module_layout;
 mod openai_agent;
+mod public_api;
 mod ragas_metrics;
 mod retrieval;
 mod settings_table;

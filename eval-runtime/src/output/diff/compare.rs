@@ -70,7 +70,7 @@ fn caveats(old: &Results, new: &Results, metrics: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// Compares `old` with `new` (see the [diff module](super)); a difference
+/// Compares `old` with `new` (see the [`diff`](crate::diff) module); a difference
 /// whose 95% interval lies within ±`epsilon` is no change, and per-sample
 /// movements of at most `epsilon` are not listed. Samples whose content
 /// changed (their hashes differ) are not paired. Whatever differs in the
