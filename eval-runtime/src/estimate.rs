@@ -350,6 +350,7 @@ fn assumed_answer(sample: &Sample, tokenizer: &Tokenizer) -> (Response, Calls) {
 mod tests {
     use super::*;
 
+    #[cfg(feature = "tokenizer")]
     #[test]
     fn openai_models_have_their_tokenizer_others_an_approximation() {
         let t = Tokenizer::for_model("gpt-4o-mini");
@@ -366,5 +367,17 @@ mod tests {
             Tokenizer::for_model("gpt-4o").chat(&["hello world", "hello world"]),
             15
         );
+    }
+
+    #[cfg(not(feature = "tokenizer"))]
+    #[test]
+    fn without_the_tokenizer_a_token_is_four_characters_and_says_so() {
+        let t = Tokenizer::for_model("gpt-4o-mini");
+        assert!(
+            !t.exact && t.name.contains("`tokenizer` feature"),
+            "{}",
+            t.name
+        );
+        assert_eq!(t.count("hello world"), 3, "11 characters");
     }
 }

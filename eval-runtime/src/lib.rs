@@ -105,6 +105,7 @@ mod engine;
 pub mod estimate;
 mod front;
 pub mod generate;
+#[cfg(feature = "http")]
 mod http;
 pub mod metrics;
 mod model;
@@ -175,9 +176,11 @@ pub mod dataset {
 }
 
 pub use agent::{
-    Agent, AgentReply, AgentRequest, AgentSettings, BoxFuture, FnAgent, HttpAgent, IntoAgentResult,
-    Message, Protocol, Response, Sampling, SyncFnAgent, default_reply, openai, stream,
+    Agent, AgentReply, AgentRequest, AgentSettings, BoxFuture, FnAgent, IntoAgentResult, Message,
+    Protocol, Response, Sampling, SyncFnAgent,
 };
+#[cfg(feature = "http")]
+pub use agent::{HttpAgent, default_reply, openai, stream};
 pub use config::{Config, DEFAULT_MAX_RESPONSE_BYTES};
 pub use engine::Selection;
 pub use eval_datasets::metric::{self as metric_spec, MetricSpec, Op};
@@ -187,6 +190,7 @@ pub use front::direct::{evaluate_blocking, evaluate_with};
 pub use front::harness::{Harness, Outcome};
 pub use front::probe::{Probe, Probed, Waiting};
 pub use front::runner::{Prepared, RunOutcome, Runner};
+#[cfg(feature = "http")]
 pub use http::MAX_REDIRECTS;
 pub use model::{
     AgentError, CassetteMode, ConfigError, Error, MetricResult, Refusal, Result, SampleError,
@@ -197,7 +201,9 @@ pub use services::Services;
 
 /// Everything an eval test file needs.
 pub mod prelude {
-    pub use crate::agent::{HttpAgent, Response};
+    #[cfg(feature = "http")]
+    pub use crate::agent::HttpAgent;
+    pub use crate::agent::Response;
     pub use crate::eval_dataset;
     pub use eval_datasets::metric::MetricSpec;
     pub use eval_datasets::{Expected, Input, Sample, ToolCall};

@@ -19,6 +19,10 @@ use std::sync::Arc;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+/// The permit a job holds (kept, and so held, by being stored here; only
+/// the HTTP client's pacing lends it back, so without the `http` feature
+/// nothing reads it).
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
 struct Held {
     semaphore: Arc<Semaphore>,
     permit: RefCell<Option<OwnedSemaphorePermit>>,
@@ -57,6 +61,7 @@ pub(crate) fn holding<F: Future>(
 /// holds one: outside the engine this is just `wait`), then takes a permit
 /// again. A job cancelled meanwhile (its sample timed out) goes on without
 /// one: what is left of it makes no agent call.
+#[cfg(feature = "http")]
 pub(crate) async fn without_permit<F: Future>(wait: F) -> F::Output {
     let lent = HELD
         .try_with(|held| {
@@ -76,7 +81,7 @@ pub(crate) async fn without_permit<F: Future>(wait: F) -> F::Output {
     out
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "http"))]
 mod tests {
     use super::*;
 

@@ -17,16 +17,22 @@ use serde::Serialize;
 use crate::model::AgentError;
 use crate::model::Usage;
 
+#[cfg(feature = "http")]
 mod http;
+#[cfg(feature = "http")]
 pub mod openai;
+#[cfg(feature = "http")]
 mod pace;
+#[cfg(feature = "http")]
 mod sse;
+#[cfg(feature = "http")]
 pub mod stream;
 mod wire;
 
+pub use crate::model::Sampling;
 pub use eval_datasets::{AgentSettings, Protocol};
+#[cfg(feature = "http")]
 pub use http::{HttpAgent, default_reply};
-pub use openai::Sampling;
 pub use wire::{AgentReply, AgentRequest, Message};
 
 /// A boxed future, as [`Agent::respond`] returns it.
@@ -195,6 +201,7 @@ pub trait Agent: Send + Sync + 'static {
     }
 }
 
+#[cfg(feature = "http")]
 impl Agent for HttpAgent {
     fn respond<'a>(&'a self, sample: &'a Sample) -> BoxFuture<'a, Result<Response, AgentError>> {
         Box::pin(HttpAgent::respond_to(self, sample))

@@ -8,7 +8,7 @@ use eval_datasets::ToolCall;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::model::{Usage, one_line};
+use crate::model::Usage;
 
 /// One message of a conversation.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -88,7 +88,9 @@ impl AgentReply {
 
 /// A `context` value: an array of strings or of objects with `text` (or
 /// `content`), a single string, or `null`.
+#[cfg(feature = "http")]
 pub(crate) fn read_context(value: &Value) -> std::result::Result<Vec<String>, String> {
+    use crate::model::one_line;
     match value {
         Value::Null => Ok(Vec::new()),
         Value::Array(items) => items

@@ -5,10 +5,15 @@
 //! bring any: the attribute's tests, `HttpAgent::from_env()` in an eval
 //! function, a harness or runner without `.config(...)`.
 
+#[cfg(feature = "http")]
 use crate::agent::HttpAgent;
 use crate::config::Config;
-use crate::model::{ConfigError, Error, Result};
-use crate::retrieval::{HttpRetriever, Retriever, RetrieverAgent};
+use crate::model::ConfigError;
+#[cfg(feature = "http")]
+use crate::model::{Error, Result};
+#[cfg(feature = "http")]
+use crate::retrieval::HttpRetriever;
+use crate::retrieval::{Retriever, RetrieverAgent};
 use crate::services::Services;
 
 impl Config {
@@ -50,6 +55,7 @@ impl Services {
     }
 }
 
+#[cfg(feature = "http")]
 impl HttpAgent {
     /// The agent the environment names (read once, see [`Config`]):
     ///
@@ -68,6 +74,7 @@ impl HttpAgent {
     }
 }
 
+#[cfg(feature = "http")]
 impl HttpRetriever {
     /// From `EVAL_RETRIEVER_URL` (and `EVAL_RETRIEVER_TIMEOUT_SECS`, default 60).
     pub fn from_env() -> Result<HttpRetriever> {

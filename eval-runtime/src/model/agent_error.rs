@@ -153,6 +153,7 @@ pub enum Refusal {
 impl Refusal {
     /// Whether asking again may succeed (a cut-off or slow body may; a
     /// refused redirect or an oversized answer will not).
+    #[cfg(feature = "http")]
     pub(crate) fn is_transient(&self) -> bool {
         matches!(self, Refusal::CutOff { .. } | Refusal::BodyTimeout { .. })
     }

@@ -2,7 +2,6 @@
 //! layers it configures.
 
 use serde::Serialize;
-use serde_json::{Map, Value, json};
 
 /// Sampling settings sent with OpenAI requests, when set
 /// (`EVAL_AGENT_TEMPERATURE`, `_TOP_P`, `_MAX_TOKENS`, `_SEED`, or
@@ -23,7 +22,9 @@ pub struct Sampling {
 
 impl Sampling {
     /// The parameters that are set, as request keys.
-    pub(crate) fn insert_into(&self, body: &mut Map<String, Value>) {
+    #[cfg(feature = "http")]
+    pub(crate) fn insert_into(&self, body: &mut serde_json::Map<String, serde_json::Value>) {
+        use serde_json::json;
         if let Some(t) = self.temperature {
             body.insert("temperature".into(), json!(t));
         }

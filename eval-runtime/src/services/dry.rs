@@ -56,14 +56,17 @@ impl Calls {
     }
 }
 
-/// A tokenizer: the model's own, or `o200k_base` as an approximation.
+/// A tokenizer: the model's own, or `o200k_base` as an approximation (a
+/// character count over 4 without the `tokenizer` feature).
 pub(crate) struct Tokenizer {
+    #[cfg(feature = "tokenizer")]
     bpe: Option<&'static tiktoken_rs::CoreBPE>,
     pub(crate) name: &'static str,
     pub(crate) exact: bool,
 }
 
 impl Tokenizer {
+    #[cfg(feature = "tokenizer")]
     pub(crate) fn for_model(model: &str) -> Tokenizer {
         use tiktoken_rs::tokenizer::Tokenizer as T;
         let (kind, exact) = match tiktoken_rs::tokenizer::get_tokenizer(model) {
@@ -85,12 +88,23 @@ impl Tokenizer {
         }
     }
 
-    /// Tokens of `text` (a character count over 4 if the tables failed to load).
-    pub(crate) fn count(&self, text: &str) -> u64 {
-        match self.bpe {
-            Some(bpe) => bpe.encode_ordinary(text).len() as u64,
-            None => (text.chars().count() as u64).div_ceil(4),
+    /// Without the `tokenizer` feature: a token per four characters.
+    #[cfg(not(feature = "tokenizer"))]
+    pub(crate) fn for_model(_model: &str) -> Tokenizer {
+        Tokenizer {
+            name: "4 characters per token (built without the `tokenizer` feature)",
+            exact: false,
         }
+    }
+
+    /// Tokens of `text` (a character count over 4 if the tables failed to
+    /// load, or without the `tokenizer` feature).
+    pub(crate) fn count(&self, text: &str) -> u64 {
+        #[cfg(feature = "tokenizer")]
+        if let Some(bpe) = self.bpe {
+            return bpe.encode_ordinary(text).len() as u64;
+        }
+        (text.chars().count() as u64).div_ceil(4)
     }
 
     /// Prompt tokens of a chat whose messages are `contents`, as OpenAI's

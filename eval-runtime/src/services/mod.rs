@@ -6,6 +6,10 @@
 mod cache;
 mod dry;
 mod embed;
+#[cfg(feature = "http")]
+mod endpoint;
+#[cfg(not(feature = "http"))]
+#[path = "endpoint_off.rs"]
 mod endpoint;
 mod judge;
 pub mod prompt;

@@ -75,7 +75,12 @@ fn list_items(items: &[Item], module: &str, file: &Path, out: &mut Vec<String>) 
                 if is_pub(&m.vis) {
                     out.push(format!("mod {path}"));
                 }
-                if m.attrs.iter().any(|a| a.path().is_ident("cfg")) {
+                // Items behind a feature are listed as the default build has them.
+                let test_only = m
+                    .attrs
+                    .iter()
+                    .any(|a| a.path().is_ident("cfg") && tokens(&a.meta).contains("test"));
+                if test_only {
                     continue; // #[cfg(test)] mod tests
                 }
                 match &m.content {

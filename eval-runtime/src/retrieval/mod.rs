@@ -50,17 +50,20 @@ use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use eval_datasets::Sample;
 use eval_datasets::retrieval::{Mode, RetrievalDataset};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::agent::{Agent, Response};
 use crate::config::Config;
-use crate::http::{Failure, read_body, redact_url, runtime_client};
+#[cfg(feature = "http")]
+mod http;
+
 pub use crate::model::RetrieverError;
-use crate::model::{AgentError, Error, Result, one_line};
+use crate::model::{AgentError, Error, Result};
+#[cfg(feature = "http")]
+pub use http::HttpRetriever;
 
 /// A boxed future of a retriever call.
 pub type BoxFuture<'a, T> =
@@ -112,213 +115,6 @@ pub trait Retriever: Send + Sync + 'static {
     ) -> BoxFuture<'a, Vec<Hit>> {
         let _ = (query, candidates, k);
         Box::pin(async { Err(RetrieverError::NoReranker) })
-    }
-}
-
-/// [`Retriever`] over HTTP (see the module docs for the contract).
-#[derive(Clone)]
-pub struct HttpRetriever {
-    base: reqwest::Url,
-    shown: String,
-    timeout: Duration,
-    max_response_bytes: u64,
-}
-
-impl std::fmt::Debug for HttpRetriever {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HttpRetriever")
-            .field("url", &self.shown)
-            .finish()
-    }
-}
-
-impl HttpRetriever {
-    /// A retriever at `base` (e.g. `http://127.0.0.1:8080/retrieval`).
-    pub fn new(base: &str) -> Result<HttpRetriever> {
-        let mut url = reqwest::Url::parse(base.trim()).map_err(|e| Error::Config {
-            what: "retriever URL".into(),
-            reason: format!("{e} (expected e.g. http://127.0.0.1:8080/retrieval)"),
-        })?;
-        if !matches!(url.scheme(), "http" | "https") {
-            return Err(Error::Config {
-                what: "retriever URL".into(),
-                reason: format!("scheme `{}` is not http or https", url.scheme()),
-            });
-        }
-        if !url.path().ends_with('/') {
-            let path = format!("{}/", url.path());
-            url.set_path(&path);
-        }
-        Ok(HttpRetriever {
-            shown: redact_url(&url),
-            base: url,
-            timeout: Duration::from_secs(60),
-            max_response_bytes: crate::http::DEFAULT_MAX_RESPONSE_BYTES,
-        })
-    }
-
-    /// The retriever `config` names.
-    pub fn from_config(config: &Config) -> Result<HttpRetriever> {
-        let url = config.retriever_url.as_deref().ok_or(Error::MissingEnv {
-            var: "EVAL_RETRIEVER_URL",
-            hint: "set it to your retriever's base URL, e.g. EVAL_RETRIEVER_URL=http://127.0.0.1:8080/retrieval",
-        })?;
-        let mut r = HttpRetriever::new(url)?;
-        r.timeout = config.retriever_timeout;
-        r.max_response_bytes = config.max_response_bytes;
-        Ok(r)
-    }
-
-    /// The base URL, credentials removed.
-    pub fn url(&self) -> &str {
-        &self.shown
-    }
-
-    async fn post(&self, path: &str, body: Value) -> std::result::Result<Value, RetrieverError> {
-        let url = self
-            .base
-            .join(path)
-            .map_err(|e| RetrieverError::Failed(e.to_string()))?;
-        let shown = redact_url(&url);
-        let client = runtime_client().map_err(|e| RetrieverError::Failed(e.to_string()))?;
-        let response = client
-            .post(url.clone())
-            .timeout(self.timeout)
-            .json(&body)
-            .send()
-            .await
-            .map_err(|e| match Failure::of_send(&e) {
-                Failure::Timeout => RetrieverError::Timeout {
-                    url: shown.clone(),
-                    secs: self.timeout.as_secs_f64(),
-                },
-                Failure::Unreachable(cause) => RetrieverError::Unreachable {
-                    url: shown.clone(),
-                    cause,
-                },
-                Failure::Refused(refusal) => RetrieverError::Refused {
-                    url: shown.clone(),
-                    refusal,
-                },
-            })?;
-        let status = response.status();
-        let bytes = read_body(response, self.max_response_bytes, self.timeout)
-            .await
-            .map_err(|refusal| RetrieverError::Refused {
-                url: shown.clone(),
-                refusal,
-            })?;
-        if !status.is_success() {
-            return Err(RetrieverError::Status {
-                url: shown.clone(),
-                status: status.as_u16(),
-                body: one_line(&String::from_utf8_lossy(&bytes), 200),
-            });
-        }
-        let value: Value =
-            serde_json::from_slice(&bytes).map_err(|e| RetrieverError::BadResponse {
-                url: shown.clone(),
-                reason: format!("not JSON: {e}"),
-            })?;
-        hits_or(value, &shown)
-    }
-}
-
-/// `value`, unless it is a search answer whose `results` cannot be read.
-fn hits_or(value: Value, shown: &str) -> std::result::Result<Value, RetrieverError> {
-    if value.get("results").is_some()
-        && let Err(reason) = hits(&value)
-    {
-        return Err(RetrieverError::BadResponse {
-            url: shown.to_string(),
-            reason,
-        });
-    }
-    Ok(value)
-}
-
-fn hits(v: &Value) -> std::result::Result<Vec<Hit>, String> {
-    let list = v
-        .get("results")
-        .and_then(Value::as_array)
-        .ok_or("the retriever's answer has no `results` array")?;
-    list.iter()
-        .enumerate()
-        .map(|(i, h)| {
-            let source_id = h
-                .get("sourceId")
-                .and_then(Value::as_str)
-                .ok_or_else(|| format!("results[{i}] has no `sourceId` string"))?;
-            Ok(Hit {
-                source_id: source_id.to_string(),
-                content: h.get("content").and_then(Value::as_str).map(str::to_string),
-                score: h.get("score").and_then(Value::as_f64),
-            })
-        })
-        .collect()
-}
-
-impl Retriever for HttpRetriever {
-    fn shared_id(&self) -> Option<String> {
-        Some(self.base.to_string())
-    }
-
-    fn delete_prefix<'a>(&'a self, prefix: &'a str) -> BoxFuture<'a, u64> {
-        Box::pin(async move {
-            let v = self.post("delete", json!({ "prefix": prefix })).await?;
-            Ok(v.get("deleted").and_then(Value::as_u64).unwrap_or(0))
-        })
-    }
-
-    fn ingest<'a>(&'a self, documents: &'a [IngestDocument]) -> BoxFuture<'a, ()> {
-        Box::pin(async move {
-            let docs: Vec<Value> = documents
-                .iter()
-                .map(|d| json!({"sourceId": d.source_id, "content": d.content, "metadata": d.metadata}))
-                .collect();
-            self.post("ingest", json!({ "documents": docs }))
-                .await
-                .map(|_| ())
-        })
-    }
-
-    fn search<'a>(&'a self, query: &'a str, prefix: &'a str, k: usize) -> BoxFuture<'a, Vec<Hit>> {
-        Box::pin(async move {
-            let v = self
-                .post(
-                    "search",
-                    json!({"query": query, "scopePrefix": prefix, "topK": k}),
-                )
-                .await?;
-            hits(&v).map_err(|reason| RetrieverError::BadResponse {
-                url: self.shown.clone(),
-                reason,
-            })
-        })
-    }
-
-    fn rerank<'a>(
-        &'a self,
-        query: &'a str,
-        candidates: Vec<Hit>,
-        k: usize,
-    ) -> BoxFuture<'a, Vec<Hit>> {
-        Box::pin(async move {
-            let c: Vec<Value> = candidates
-                .iter()
-                .map(|h| json!({"sourceId": h.source_id, "content": h.content}))
-                .collect();
-            let v = self
-                .post(
-                    "rerank",
-                    json!({"query": query, "topK": k, "candidates": c}),
-                )
-                .await?;
-            hits(&v).map_err(|reason| RetrieverError::BadResponse {
-                url: self.shown.clone(),
-                reason,
-            })
-        })
     }
 }
 
