@@ -70,34 +70,18 @@ pub fn did_you_mean(suggestion: Option<&str>) -> String {
         .unwrap_or_default()
 }
 
-/// Levenshtein distance over characters (used for "did you mean" hints and
-/// by the runtime's string-similarity metrics).
+/// Levenshtein distance over characters (strsim's; used for "did you
+/// mean" hints and by the runtime's string-similarity metrics).
 pub fn edit_distance(a: &str, b: &str) -> usize {
     distance(a, b, false)
 }
 
 fn distance(a: &str, b: &str, ignore_ascii_case: bool) -> usize {
-    let same = |x: char, y: char| {
-        if ignore_ascii_case {
-            x.eq_ignore_ascii_case(&y)
-        } else {
-            x == y
-        }
-    };
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let above = row[j + 1];
-            row[j + 1] = (above + 1)
-                .min(row[j] + 1)
-                .min(diagonal + usize::from(!same(ca, *cb)));
-            diagonal = above;
-        }
+    if ignore_ascii_case {
+        strsim::levenshtein(&a.to_ascii_lowercase(), &b.to_ascii_lowercase())
+    } else {
+        strsim::levenshtein(a, b)
     }
-    row[b.len()]
 }
 
 #[cfg(test)]

@@ -275,16 +275,14 @@ pub(crate) fn backoff(attempt: u32, max: Duration) -> Duration {
     base.mul_f64(0.5 + 0.5 * unit_random())
 }
 
-/// A number in [0, 1) from the standard library's per-process random hash keys.
+/// A number in [0, 1) from the operating system's random source (0.5 if
+/// it gives none: the backoff is then just not jittered).
 fn unit_random() -> f64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos()),
-    );
-    (h.finish() >> 11) as f64 / (1u64 << 53) as f64
+    let mut bytes = [0u8; 8];
+    match getrandom::getrandom(&mut bytes) {
+        Ok(()) => (u64::from_le_bytes(bytes) >> 11) as f64 / (1u64 << 53) as f64,
+        Err(_) => 0.5,
+    }
 }
 
 /// The wait a response's `Retry-After` header asks for, if any.

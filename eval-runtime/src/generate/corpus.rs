@@ -16,6 +16,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use super::GenerateError;
+use crate::model::sentences;
 
 /// Words per chunk, at most (a single longer sentence is kept whole).
 pub const DEFAULT_CHUNK_WORDS: usize = 200;
@@ -217,28 +218,6 @@ pub fn chunk_text(text: &str, max: usize) -> Vec<String> {
 
 fn words(text: &str) -> usize {
     text.split_whitespace().count()
-}
-
-/// Sentences of `text` (cut after `.`, `!` or `?` followed by a space).
-fn sentences(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut current = String::new();
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        current.push(c);
-        if matches!(c, '.' | '!' | '?') && chars.peek().is_none_or(|n| n.is_whitespace()) {
-            let s = current.trim().to_string();
-            if !s.is_empty() {
-                out.push(s);
-            }
-            current.clear();
-        }
-    }
-    let s = current.trim();
-    if !s.is_empty() {
-        out.push(s.to_string());
-    }
-    out
 }
 
 const COMMON: &[&str] = &[

@@ -42,7 +42,7 @@ pub use summary::{
     total_usage,
 };
 pub(crate) use summary::{incompleteness, now_unix};
-pub(crate) use text::one_line;
+pub(crate) use text::{one_line, sentences};
 pub use usage::Usage;
 
 /// Version of the results-file layout (fields are only ever added).

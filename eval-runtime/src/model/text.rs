@@ -34,9 +34,38 @@ pub(crate) fn one_line(text: &str, max: usize) -> String {
     }
 }
 
+/// The sentences of `text`, trimmed: Unicode's sentence boundaries (UAX
+/// #29, through unicode-segmentation), so `。` ends a sentence and `3.5` or
+/// `e.g. this` do not.
+pub(crate) fn sentences(text: &str) -> Vec<String> {
+    use unicode_segmentation::UnicodeSegmentation as _;
+    text.unicode_sentences()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
-    use super::one_line;
+    use super::{one_line, sentences};
+
+    #[test]
+    fn sentences_end_where_unicode_says() {
+        assert_eq!(
+            sentences("Paris is in France. It is the capital! Right?"),
+            ["Paris is in France.", "It is the capital!", "Right?"]
+        );
+        assert_eq!(
+            sentences("3.5 million people live there, e.g. in the centre."),
+            ["3.5 million people live there, e.g. in the centre."]
+        );
+        assert_eq!(
+            sentences("東京は首都です。大阪は都市です。"),
+            ["東京は首都です。", "大阪は都市です。"]
+        );
+        assert!(sentences("  ").is_empty());
+    }
 
     #[test]
     fn one_line_flattens_cuts_and_escapes_control_characters() {

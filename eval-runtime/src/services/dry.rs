@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 
 use super::prompt::JudgePrompt;
-use crate::model::Usage;
+use crate::model::{Usage, sentences};
 
 /// A reason a dry judge's answer gives (about 8 tokens).
 const REASON: &str = "The context states this directly.";
@@ -204,26 +204,6 @@ impl DryRun {
     }
 }
 
-/// The sentences of `text` (at least one when it is not empty).
-fn sentences(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut current = String::new();
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        current.push(c);
-        if matches!(c, '.' | '!' | '?' | '。') && chars.peek().is_none_or(|n| n.is_whitespace()) {
-            if !current.trim().is_empty() {
-                out.push(current.trim().to_string());
-            }
-            current.clear();
-        }
-    }
-    if !current.trim().is_empty() {
-        out.push(current.trim().to_string());
-    }
-    out
-}
-
 /// The dry judge's answer to `prompt`: the shape the metric reads, sized
 /// as the estimate assumes (the answer's sentences as its statements, the
 /// expected answer's as the reference's), and accepted by `check` (when
@@ -304,22 +284,4 @@ fn dry_answer(
         }
     }
     json!({})
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sentences_split_on_end_marks() {
-        assert_eq!(
-            sentences("Paris is in France. It is the capital! Right?"),
-            ["Paris is in France.", "It is the capital!", "Right?"]
-        );
-        assert_eq!(
-            sentences("3.5 million people live there"),
-            ["3.5 million people live there"]
-        );
-        assert!(sentences("  ").is_empty());
-    }
 }
