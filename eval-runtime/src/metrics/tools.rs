@@ -24,6 +24,7 @@
 //!
 //! [`Response::tool_calls`]: crate::Response::tool_calls
 
+pub use crate::model::is_tool_metric_name;
 use eval_datasets::metric::{MetricKind, MetricSpec};
 use eval_datasets::{Expected, Sample, ToolCall};
 use serde_json::{Map, Value};
@@ -40,18 +41,6 @@ pub fn is_tool_metric(kind: &MetricKind) -> bool {
             | MetricKind::ToolCallAccuracy { .. }
             | MetricKind::ToolCallF1
     )
-}
-
-/// Whether the metric named `name` (as a result names it: an alias, or
-/// with `@turn<n>`) is a tool-call metric.
-pub fn is_tool_metric_name(name: &str) -> bool {
-    let base = name.rsplit_once("@turn").map_or(name, |(base, _)| base);
-    eval_datasets::metric::lookup(base).is_some_and(|info| {
-        matches!(
-            info.name,
-            "tool_called" | "tool_correctness" | "tool_call_accuracy" | "tool_call_f1"
-        )
-    })
 }
 
 /// Scores a tool-call metric (`None` for any other metric): the agent's

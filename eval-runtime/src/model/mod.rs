@@ -25,7 +25,7 @@ pub use provenance::{
     JudgeFingerprint, MetricVersions, Provenance,
 };
 pub(crate) use provenance::{hex, parts_hash, sample_hash};
-pub use report::{MetricResult, SampleReport, Spread};
+pub use report::{MetricResult, SampleReport, Spread, is_tool_metric_name};
 pub(crate) use report::{
     RunsInterval, item_name, level_text, numbered, why_not_passed, with_interval,
 };

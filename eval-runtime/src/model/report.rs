@@ -482,6 +482,18 @@ impl SampleReport {
     }
 }
 
+/// Whether the metric named `name` (as a result names it: an alias, or
+/// with `@turn<n>`) is a tool-call metric.
+pub fn is_tool_metric_name(name: &str) -> bool {
+    let base = name.rsplit_once("@turn").map_or(name, |(base, _)| base);
+    eval_datasets::metric::lookup(base).is_some_and(|info| {
+        matches!(
+            info.name,
+            "tool_called" | "tool_correctness" | "tool_call_accuracy" | "tool_call_f1"
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -208,7 +208,7 @@ impl SampleReport {
         let tool_failed: Vec<&MetricResult> = self
             .metrics
             .iter()
-            .filter(|m| !m.passed && crate::metrics::tools::is_tool_metric_name(&m.name))
+            .filter(|m| !m.passed && crate::model::is_tool_metric_name(&m.name))
             .collect();
         if !self.tool_calls.is_empty() || !tool_failed.is_empty() {
             let _ = writeln!(out, "  tool calls: {}", calls_text(&self.tool_calls));

@@ -27,6 +27,8 @@ const LAYERS: &[&[&str]] = &[
     &["model"],
     // Settings, read once (and where files go, price tables).
     &["config"],
+    // Output renders model types: results files, reports, summaries, diffs.
+    &["output"],
     // Clients, lowest first: HTTP plumbing, agents, record/replay of
     // agents, retrievers, the judge and embeddings, cost.
     &["http"],
@@ -35,9 +37,8 @@ const LAYERS: &[&[&str]] = &[
     &["retrieval"],
     &["services"],
     &["cost"],
-    // Metrics score one sample; output renders model types.
+    // Metrics score one sample.
     &["metrics"],
-    &["output"],
     // What to run, and running it.
     &["plan"],
     &["engine"],
