@@ -5,10 +5,16 @@
 //! file, and gates are judged only over complete datasets. Writing and
 //! reading it is `output`'s business.
 
+use std::collections::BTreeMap;
+use std::path::Path;
+
 use eval_datasets::metric::Measure;
 use serde::{Deserialize, Serialize};
 
-use super::summary::{DatasetSummary, UsageTotals};
+use super::ResultsError;
+use super::summary::{
+    DatasetSummary, DatasetTerms, GateResult, UsageTotals, failed_gates, incompleteness,
+};
 use super::{SampleReport, Usage};
 use crate::stats::Decision;
 
@@ -295,10 +301,6 @@ pub struct SampleRecord {
     pub runs: u32,
 }
 
-pub(super) fn is_zero_count(n: &usize) -> bool {
-    *n == 0
-}
-
 fn is_zero(u: &Usage) -> bool {
     *u == Usage::default()
 }
@@ -487,4 +489,44 @@ impl SampleRecord {
 /// `None` for a decided one.
 pub(crate) fn counted_as(verdict: Verdict, passed: bool) -> Option<Verdict> {
     (verdict == Verdict::Inconclusive).then_some(if passed { Verdict::Pass } else { Verdict::Fail })
+}
+
+impl Results {
+    /// What this run lacks, if it is incomplete: datasets with fewer samples
+    /// than planned, datasets of the previous run that did not run.
+    pub fn incompleteness(&self) -> Option<String> {
+        incompleteness(self.complete, &self.datasets, &self.missing_datasets)
+    }
+
+    /// `Ok` when the run is complete; else [`ResultsError::Incomplete`] naming `path`.
+    pub fn require_complete(&self, path: &Path) -> Result<(), ResultsError> {
+        match self.incompleteness() {
+            None => Ok(()),
+            Some(why) => Err(ResultsError::Incomplete {
+                path: path.to_path_buf(),
+                why,
+            }),
+        }
+    }
+
+    /// The terms each dataset was summarised under, to recompute summaries
+    /// (when merging).
+    pub fn terms(&self) -> BTreeMap<String, DatasetTerms> {
+        self.datasets
+            .iter()
+            .map(|d| {
+                (
+                    d.name.clone(),
+                    DatasetTerms::new(d.planned, d.gates.clone(), d.ci_gate)
+                        .on_inconclusive(d.on_inconclusive)
+                        .clustered_by(d.cluster_by.clone()),
+                )
+            })
+            .collect()
+    }
+
+    /// The gates that were judged and missed, as `(dataset, gate result)`.
+    pub fn failed_gates(&self) -> Vec<(&str, &GateResult)> {
+        failed_gates(&self.datasets)
+    }
 }

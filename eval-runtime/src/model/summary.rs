@@ -2,16 +2,13 @@
 //! verdicts, its metrics' means and pass rates, what it used, and whether
 //! the run was complete.
 
-use std::collections::BTreeMap;
 use std::fmt;
-use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use eval_datasets::metric::{GateSpec, Measure, MetricSpec, Op, Stat};
 use serde::{Deserialize, Serialize};
 
-use super::results::{Results, is_zero_count};
-use super::{ResultsError, Usage};
+use super::Usage;
 use crate::stats::Decision;
 /// An aggregate gate: a statistic of a metric over a dataset's scored
 /// samples — the mean (agentspec's `ciGate` meaning), or a percentile
@@ -356,46 +353,6 @@ impl DatasetTerms {
     }
 }
 
-impl Results {
-    /// What this run lacks, if it is incomplete: datasets with fewer samples
-    /// than planned, datasets of the previous run that did not run.
-    pub fn incompleteness(&self) -> Option<String> {
-        incompleteness(self.complete, &self.datasets, &self.missing_datasets)
-    }
-
-    /// `Ok` when the run is complete; else [`ResultsError::Incomplete`] naming `path`.
-    pub fn require_complete(&self, path: &Path) -> Result<(), ResultsError> {
-        match self.incompleteness() {
-            None => Ok(()),
-            Some(why) => Err(ResultsError::Incomplete {
-                path: path.to_path_buf(),
-                why,
-            }),
-        }
-    }
-
-    /// The terms each dataset was summarised under, to recompute summaries
-    /// (when merging).
-    pub fn terms(&self) -> BTreeMap<String, DatasetTerms> {
-        self.datasets
-            .iter()
-            .map(|d| {
-                (
-                    d.name.clone(),
-                    DatasetTerms::new(d.planned, d.gates.clone(), d.ci_gate)
-                        .on_inconclusive(d.on_inconclusive)
-                        .clustered_by(d.cluster_by.clone()),
-                )
-            })
-            .collect()
-    }
-
-    /// The gates that were judged and missed, as `(dataset, gate result)`.
-    pub fn failed_gates(&self) -> Vec<(&str, &GateResult)> {
-        failed_gates(&self.datasets)
-    }
-}
-
 impl GateResult {
     /// ` (95% interval 0.6200..0.9100)`, or nothing without an interval.
     fn interval_text(&self) -> String {
@@ -544,4 +501,8 @@ pub(crate) fn now_unix() -> f64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64())
+}
+
+pub(super) fn is_zero_count(n: &usize) -> bool {
+    *n == 0
 }

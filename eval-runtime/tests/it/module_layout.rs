@@ -7,6 +7,7 @@
 //!   (HTTP, agents, services) the configuration, and so on up to the front
 //!   ends. No import cycle can form between them;
 //! * every top-level module has its layer: a new one is placed on purpose;
+//! * no two files import each other in a loop, inside a module either;
 //! * no source file grows past ~800 lines.
 //!
 //! `crate::Name` paths are resolved through the crate root's `pub use`
@@ -421,5 +422,92 @@ fn a_run_ends_in_one_place() {
             s.code.contains("end_run("),
             "{front} does not end its run with end_run"
         );
+    }
+}
+
+/// File → the files it imports: `crate::` and `super::` paths resolved to
+/// the deepest file module they name, leaving out the file's own ancestors
+/// (a `mod.rs` is its folder's face: children name what it re-exports).
+fn file_dependencies() -> BTreeMap<String, BTreeSet<String>> {
+    let sources = sources();
+    let files: BTreeSet<Vec<String>> = sources.iter().map(|s| s.module.clone()).collect();
+    let tops: BTreeSet<String> = files.iter().filter_map(|m| m.first().cloned()).collect();
+    let aliases = root_aliases(&tops);
+    let mut deps: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for s in &sources {
+        let mut named: Vec<Vec<String>> = Vec::new();
+        for path in paths_after(&s.code, "crate") {
+            let mut parts: Vec<String> = path.split("::").map(|p| p.trim().to_string()).collect();
+            if let Some(first) = parts.first_mut()
+                && let Some(module) = aliases.get(first.as_str())
+            {
+                *first = module.clone();
+            }
+            named.push(parts);
+        }
+        if !s.module.is_empty() {
+            for path in paths_after(&s.code, "super") {
+                let mut at = s.module[..s.module.len() - 1].to_vec();
+                let mut parts = path.split("::").map(|p| p.trim().to_string()).peekable();
+                while parts.peek().is_some_and(|p| p == "super") {
+                    parts.next();
+                    at.pop();
+                }
+                at.extend(parts);
+                named.push(at);
+            }
+        }
+        for full in named {
+            let Some(target) = (1..=full.len())
+                .rev()
+                .map(|n| full[..n].to_vec())
+                .find(|prefix| files.contains(prefix))
+            else {
+                continue;
+            };
+            if s.module.starts_with(&target) {
+                continue; // itself, or an ancestor's face
+            }
+            deps.entry(s.module.join("/"))
+                .or_default()
+                .insert(target.join("/"));
+        }
+    }
+    deps
+}
+
+#[test]
+fn no_files_import_each_other_in_a_loop() {
+    let deps = file_dependencies();
+    fn visit(
+        node: &str,
+        deps: &BTreeMap<String, BTreeSet<String>>,
+        stack: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) {
+        if let Some(at) = stack.iter().position(|n| n == node) {
+            panic!(
+                "files import each other in a loop: {} -> {node}",
+                stack[at..].join(" -> ")
+            );
+        }
+        if done.contains(node) {
+            return;
+        }
+        stack.push(node.to_string());
+        for next in deps.get(node).into_iter().flatten() {
+            visit(next, deps, stack, done);
+        }
+        stack.pop();
+        done.insert(node.to_string());
+    }
+    assert!(
+        deps.get("model/results")
+            .is_some_and(|d| d.contains("model/summary")),
+        "the reader must see sibling files: {deps:#?}"
+    );
+    let mut done = BTreeSet::new();
+    for node in deps.keys() {
+        visit(node, &deps, &mut Vec::new(), &mut done);
     }
 }
