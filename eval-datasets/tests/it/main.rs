@@ -5,7 +5,6 @@ mod containment;
 mod fuzz;
 mod loaders;
 mod manifest;
-mod module_layout;
 mod public_fixtures;
 mod reading;
 mod runevals;

@@ -62,7 +62,16 @@ fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
 }
 
+/// eval-datasets' sources: its layout is held here too, with one reader.
+fn datasets_src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../eval-datasets/src")
+}
+
 fn sources() -> Vec<Source> {
+    sources_in(&src())
+}
+
+fn sources_in(src: &Path) -> Vec<Source> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
@@ -73,15 +82,14 @@ fn sources() -> Vec<Source> {
             }
         }
     }
-    let src = src();
     let mut files = Vec::new();
-    walk(&src, &mut files);
+    walk(src, &mut files);
     files.sort();
     files
         .into_iter()
         .map(|path| {
             let text = std::fs::read_to_string(&path).unwrap();
-            let rel = path.strip_prefix(&src).unwrap().with_extension("");
+            let rel = path.strip_prefix(src).unwrap().with_extension("");
             let mut module: Vec<String> = rel
                 .components()
                 .map(|c| c.as_os_str().to_string_lossy().into_owned())
@@ -179,8 +187,8 @@ fn paths_after(code: &str, head: &str) -> Vec<String> {
 
 /// What the crate root's `pub use module::{...}` lines make of a name:
 /// `Usage` → `model`.
-fn root_aliases(tops: &BTreeSet<String>) -> BTreeMap<String, String> {
-    let lib = without_comments(&std::fs::read_to_string(src().join("lib.rs")).unwrap());
+fn root_aliases(src: &Path, tops: &BTreeSet<String>) -> BTreeMap<String, String> {
+    let lib = without_comments(&std::fs::read_to_string(src.join("lib.rs")).unwrap());
     let mut aliases = BTreeMap::new();
     for path in paths_after(&lib.replace("pub use ", "pub use crate::"), "crate") {
         let mut parts = path.split("::").map(str::trim);
@@ -201,12 +209,16 @@ fn root_aliases(tops: &BTreeSet<String>) -> BTreeMap<String, String> {
 /// Top-level module → the top-level modules its files import, with one
 /// example path each.
 fn dependencies() -> BTreeMap<String, BTreeMap<String, String>> {
-    let sources = sources();
+    dependencies_in(&src())
+}
+
+fn dependencies_in(src: &Path) -> BTreeMap<String, BTreeMap<String, String>> {
+    let sources = sources_in(src);
     let tops: BTreeSet<String> = sources
         .iter()
         .filter_map(|s| s.module.first().cloned())
         .collect();
-    let aliases = root_aliases(&tops);
+    let aliases = root_aliases(src, &tops);
     let resolve = |first: &str| aliases.get(first).cloned().unwrap_or(first.to_string());
     let mut deps: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
     for s in &sources {
@@ -326,7 +338,7 @@ fn the_reader_resolves_groups_aliases_and_super() {
     );
     assert_eq!(paths_after("x_crate::a; crate::b::C", "crate"), ["b::C"]);
     let tops: BTreeSet<String> = ["model", "front"].map(String::from).into();
-    let aliases = root_aliases(&tops);
+    let aliases = root_aliases(&src(), &tops);
     assert_eq!(aliases.get("Usage").map(String::as_str), Some("model"));
     assert_eq!(aliases.get("Harness").map(String::as_str), Some("front"));
 }
@@ -428,11 +440,11 @@ fn a_run_ends_in_one_place() {
 /// File → the files it imports: `crate::` and `super::` paths resolved to
 /// the deepest file module they name, leaving out the file's own ancestors
 /// (a `mod.rs` is its folder's face: children name what it re-exports).
-fn file_dependencies() -> BTreeMap<String, BTreeSet<String>> {
-    let sources = sources();
+fn file_dependencies(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let sources = sources_in(src);
     let files: BTreeSet<Vec<String>> = sources.iter().map(|s| s.module.clone()).collect();
     let tops: BTreeSet<String> = files.iter().filter_map(|m| m.first().cloned()).collect();
-    let aliases = root_aliases(&tops);
+    let aliases = root_aliases(src, &tops);
     let mut deps: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for s in &sources {
         let mut named: Vec<Vec<String>> = Vec::new();
@@ -476,38 +488,154 @@ fn file_dependencies() -> BTreeMap<String, BTreeSet<String>> {
     deps
 }
 
-#[test]
-fn no_files_import_each_other_in_a_loop() {
-    let deps = file_dependencies();
+/// A loop in `deps`, as `a -> b -> a`, if there is one.
+fn a_loop(deps: &BTreeMap<String, BTreeSet<String>>) -> Option<String> {
     fn visit(
         node: &str,
         deps: &BTreeMap<String, BTreeSet<String>>,
         stack: &mut Vec<String>,
         done: &mut BTreeSet<String>,
-    ) {
+    ) -> Option<String> {
         if let Some(at) = stack.iter().position(|n| n == node) {
-            panic!(
-                "files import each other in a loop: {} -> {node}",
-                stack[at..].join(" -> ")
-            );
+            return Some(format!("{} -> {node}", stack[at..].join(" -> ")));
         }
         if done.contains(node) {
-            return;
+            return None;
         }
         stack.push(node.to_string());
         for next in deps.get(node).into_iter().flatten() {
-            visit(next, deps, stack, done);
+            if let Some(found) = visit(next, deps, stack, done) {
+                return Some(found);
+            }
         }
         stack.pop();
         done.insert(node.to_string());
+        None
     }
-    assert!(
-        deps.get("model/results")
-            .is_some_and(|d| d.contains("model/summary")),
-        "the reader must see sibling files: {deps:#?}"
-    );
     let mut done = BTreeSet::new();
-    for node in deps.keys() {
-        visit(node, &deps, &mut Vec::new(), &mut done);
+    deps.keys()
+        .find_map(|node| visit(node, deps, &mut Vec::new(), &mut done))
+}
+
+#[test]
+fn no_files_import_each_other_in_a_loop() {
+    let runtime = file_dependencies(&src());
+    assert!(
+        runtime
+            .get("model/results")
+            .is_some_and(|d| d.contains("model/summary")),
+        "the reader must see sibling files: {runtime:#?}"
+    );
+    for (name, deps) in [
+        ("eval-runtime", runtime),
+        ("eval-datasets", file_dependencies(&datasets_src())),
+    ] {
+        if let Some(found) = a_loop(&deps) {
+            panic!("{name}: files import each other in a loop: {found}");
+        }
+    }
+}
+
+/// eval-datasets: no cycle between its top-level modules; the leaves the
+/// design promises depend on nothing of the crate (the sample model only on
+/// the tool-call model it holds); the retrieval model does not depend on the
+/// adapters that read it.
+#[test]
+fn eval_datasets_modules_have_no_cycle_and_its_leaves_stand_alone() {
+    let deps: BTreeMap<String, BTreeSet<String>> = dependencies_in(&datasets_src())
+        .into_iter()
+        .map(|(from, to)| (from, to.into_keys().collect()))
+        .collect();
+    if let Some(found) = a_loop(&deps) {
+        panic!("eval-datasets: import cycle: {found}\nall dependencies: {deps:#?}");
+    }
+    let uses = |module: &str| deps.get(module).cloned().unwrap_or_default();
+    for leaf in ["error", "hash", "suggest", "files", "rank"] {
+        assert!(
+            uses(leaf).is_empty(),
+            "`{leaf}` should be a leaf, uses {:?}",
+            uses(leaf)
+        );
+    }
+    // The sample model holds tool calls, whose definitions are read through
+    // `files`; nothing else.
+    let only = |module: &str, allowed: &[&str]| {
+        let used = uses(module);
+        assert!(
+            used.iter().all(|m| allowed.contains(&m.as_str())),
+            "`{module}` may use only {allowed:?}, uses {used:?}"
+        );
+    };
+    only("sample", &["tool"]);
+    only("tool", &["files"]);
+    assert!(
+        !deps["retrieval"].contains("formats"),
+        "the retrieval model must not depend on the adapters that read it"
+    );
+}
+
+/// Modules of eval-datasets' `formats/` every adapter may use.
+const FORMAT_LEAVES: &[&str] = &["record", "text", "tools"];
+
+/// Inside eval-datasets' `formats/`, no adapter uses another: adapters see
+/// only the contract in `formats/mod.rs` and the leaves `record`, `text`
+/// and `tools`.
+#[test]
+fn eval_datasets_adapters_use_only_the_contract_and_the_leaves() {
+    let sources = sources_in(&datasets_src());
+    let in_formats = |s: &&Source| s.module.len() >= 2 && s.module[0] == "formats";
+    let adapters: BTreeSet<String> = sources
+        .iter()
+        .filter(in_formats)
+        .map(|s| s.module[1].clone())
+        .filter(|m| !FORMAT_LEAVES.contains(&m.as_str()))
+        .collect();
+    assert_eq!(adapters.len(), 11, "{adapters:?}");
+    for s in sources.iter().filter(in_formats) {
+        let own = &s.module[1];
+        let parent = &s.module[..s.module.len() - 1];
+        let mut used: Vec<Vec<String>> = paths_after(&s.code, "super")
+            .into_iter()
+            .map(|p| {
+                let mut full = parent.to_vec();
+                full.extend(p.split("::").map(|x| x.trim().to_string()));
+                full
+            })
+            .collect();
+        used.extend(
+            paths_after(&s.code, "crate")
+                .into_iter()
+                .map(|p| p.split("::").map(|x| x.trim().to_string()).collect()),
+        );
+        for path in used {
+            // `crate::runevals` is `formats::runevals` (re-exported by lib.rs).
+            let adapter = match path.first().map(String::as_str) {
+                Some("runevals") => Some("runevals".to_string()),
+                Some("formats") => path.get(1).cloned(),
+                _ => None,
+            };
+            if let Some(adapter) = adapter
+                && adapters.contains(&adapter)
+                && &adapter != own
+            {
+                panic!(
+                    "{}: the `{own}` adapter uses the `{adapter}` adapter ({}); adapters only use formats/mod.rs, record, text and tools",
+                    s.path.display(),
+                    path.join("::")
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn no_eval_datasets_file_is_huge() {
+    for s in sources_in(&datasets_src()) {
+        assert!(
+            s.lines <= 800,
+            "{} has {} lines: split it by concept",
+            s.path.display(),
+            s.lines
+        );
     }
 }
