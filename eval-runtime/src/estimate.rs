@@ -11,7 +11,10 @@
 //!   asks is counted and its prompt — the real text, built from the
 //!   sample's input, context and expected answer — is tokenized, so the
 //!   counts follow the metric code as it is. Where the number of calls
-//!   depends on the judge's answers, the dry judge answers as assumed below.
+//!   depends on the judge's answers, the dry judge answers what the metric
+//!   that asks says it assumes (each metric declares, beside the keys it
+//!   reads from the judge, how long the lists the judge writes are assumed
+//!   to be), so a change to a metric's prompt cannot break the estimate.
 //!   Calls per sample of each model-based metric, as the code makes them:
 //!
 //!   | metric | judge | embeddings |
@@ -138,13 +141,10 @@ impl Estimate {
             for (i, sample) in d.samples.iter().enumerate() {
                 let specs = d.specs(i);
                 // Refused before the agent is called: no call at all.
-                if evaluate::missing_fields(sample, specs).is_some()
-                    || judged::missing_for_setup(sample, specs, services).is_some()
-                {
+                if crate::metrics::missing(sample, specs, services).is_some() {
                     continue;
                 }
                 let (answer, agent) = assumed_answer(sample, &agent_tokenizer);
-                dry.set_input(sample.input.last());
                 de.agent.add(agent.times(repeat));
                 for spec in specs.iter().filter(|s| judged::is_model_based(s)) {
                     let (judge, embeddings) = match &runtime {

@@ -5,57 +5,17 @@
 use std::future::Future;
 use std::time::{Duration, Instant};
 
-use eval_datasets::metric::{MetricSpec, Need};
-use eval_datasets::{Expected, Sample};
+use eval_datasets::Sample;
+use eval_datasets::metric::MetricSpec;
 
 use crate::agent::Response;
 use crate::metrics;
-use crate::metrics::{MetricError, judged, measured};
+use crate::metrics::{MetricError, measured};
 use crate::model::{AgentError, SampleError};
 use crate::output::{MetricResult, SampleReport, Spread};
-use crate::services::{Services, Usage};
+use crate::services::Services;
 use crate::stats::{Decision, Level, OnInconclusive};
 use eval_datasets::Repeat;
-
-/// The first field a metric needs that `sample` lacks.
-pub fn missing_fields(sample: &Sample, specs: &[MetricSpec]) -> Option<SampleError> {
-    for spec in specs {
-        if let Some(turn) = spec.turn
-            && spec.needs().contains(&Need::Expected)
-            && sample.expected_for_turn(turn).is_none()
-        {
-            return Some(SampleError::MissingTurnExpected {
-                turn: turn + 1,
-                metric: spec.name.clone(),
-            });
-        }
-        for need in spec.needs() {
-            let present = match need {
-                Need::Expected => sample.expected.is_some(),
-                Need::Context => !sample.context.is_empty(),
-                Need::ReferenceContexts => !sample.reference_contexts.is_empty(),
-                Need::RelevantIds => sample.retrieval.is_some(),
-                Need::ExpectedTools => sample.expected_tools.is_some(),
-                _ => true,
-            };
-            if !present {
-                let aliases = match need {
-                    Need::Expected => {
-                        " (or expected_output, ground_truth, ideal, reference, expected_response)"
-                    }
-                    Need::ExpectedTools => " (or expectedTools, ragas reference_tool_calls)",
-                    _ => "",
-                };
-                return Some(SampleError::MissingField {
-                    field: need.to_string(),
-                    aliases,
-                    metric: spec.name.clone(),
-                });
-            }
-        }
-    }
-    None
-}
 
 /// How a sample's runs are made and judged: how many ([`Repeat`]), and what
 /// an inconclusive metric counts as.
@@ -98,9 +58,7 @@ where
     Fut: Future<Output = Result<Response, AgentError>>,
 {
     let mut report = SampleReport::new(test_name.clone(), sample);
-    if let Some(reason) = missing_fields(sample, specs).or_else(|| {
-        judged::missing_for_setup(sample, specs, services).map(SampleError::MetricSetup)
-    }) {
+    if let Some(reason) = metrics::missing(sample, specs, services) {
         report.error = Some(reason);
         return report;
     }
@@ -297,9 +255,7 @@ pub(crate) async fn score_one(
     services: &Services,
 ) -> SampleReport {
     let report = SampleReport::new(sample.id.clone(), sample);
-    if let Some(reason) = missing_fields(sample, specs).or_else(|| {
-        judged::missing_for_setup(sample, specs, services).map(SampleError::MetricSetup)
-    }) {
+    if let Some(reason) = metrics::missing(sample, specs, services) {
         let mut report = report;
         report.error = Some(reason);
         return report;
@@ -332,17 +288,17 @@ pub(crate) async fn score(
     // A sample's metrics are independent: their judge and embedding calls
     // run at once (each service bounds its own calls in flight). Metrics
     // that call nothing are scored in place.
-    let scored = if specs.iter().any(judged::is_model_based) {
+    let scored = if specs.iter().any(metrics::is_model_based) {
         futures_util::future::join_all(
             specs
                 .iter()
-                .map(|spec| score_metric(spec, sample, &response, services)),
+                .map(|spec| metrics::score(spec, sample, &response, services)),
         )
         .await
     } else {
         let mut scored = Vec::with_capacity(specs.len());
         for spec in specs {
-            scored.push(score_metric(spec, sample, &response, services).await);
+            scored.push(metrics::score(spec, sample, &response, services).await);
         }
         scored
     };
@@ -361,272 +317,10 @@ pub(crate) async fn score(
     report
 }
 
-/// One metric of a sample, with the judge and embedding calls it made.
-async fn score_metric(
-    spec: &MetricSpec,
-    sample: &Sample,
-    response: &Response,
-    services: &Services,
-) -> (MetricResult, Usage, Usage) {
-    if let Some(turn) = spec.turn {
-        score_turn(spec, turn, sample, response, services).await
-    } else if measured::is_measured(spec) {
-        // Scored from what was measured, once the run is over.
-        (measured::pending(spec), Usage::default(), Usage::default())
-    } else if judged::is_model_based(spec) {
-        let scored = score_judged(spec, sample, response, services).await;
-        (
-            judged_result(spec, &scored),
-            scored.usage,
-            scored.embeddings,
-        )
-    } else {
-        let result = score_sample(spec, sample, response);
-        (result, Usage::default(), Usage::default())
-    }
-}
-
-/// The result of a model-based metric.
-fn judged_result(spec: &MetricSpec, scored: &judged::Scored) -> MetricResult {
-    let mut result =
-        MetricResult::of(spec, scored.score.clone()).with_reason(scored.reason.clone());
-    result.method = scored.method;
-    result.raw = scored.raw;
-    result
-}
-
-/// A metric of one user turn of a conversation (a runevals turn's
-/// evaluator): that turn's answer, against that turn's expected answer; a
-/// model-based one judges the conversation up to that turn.
-async fn score_turn(
-    spec: &MetricSpec,
-    turn: usize,
-    sample: &Sample,
-    response: &Response,
-    services: &Services,
-) -> (MetricResult, Usage, Usage) {
-    // A tool metric scores that turn's calls, not its answer.
-    if let Some(result) = metrics::tools::score(spec, sample, response, Some(turn)) {
-        return (
-            explained(MetricResult::of(spec, result), || {
-                metrics::tools::explain(spec, sample, response, Some(turn))
-            }),
-            Usage::default(),
-            Usage::default(),
-        );
-    }
-    let turns = sample.input.turns();
-    let output = match response.turn_outputs.get(turn) {
-        Some(output) => output,
-        // A one-turn conversation is answered as a single prompt.
-        None if response.turn_outputs.is_empty() && turns.len() == 1 => &response.output,
-        None => {
-            let error = MetricError::NoTurnAnswer {
-                metric: spec.name.clone(),
-                turn: turn + 1,
-                answers: response.turn_outputs.len(),
-            };
-            return (
-                MetricResult::of(spec, Err(error)),
-                Usage::default(),
-                Usage::default(),
-            );
-        }
-    };
-    let expected = sample.expected_for_turn(turn);
-    if !judged::is_model_based(spec) {
-        let result = MetricResult::of(spec, metrics::score(spec, output, expected));
-        return (result, Usage::default(), Usage::default());
-    }
-    let mut one = sample.clone();
-    one.input =
-        eval_datasets::Input::Turns(turns[..=turn.min(turns.len().saturating_sub(1))].to_vec());
-    one.expected = expected.map(|e| Expected::Text(e.to_string()));
-    one.accepted_answers.clear();
-    let answer = Response::new(output.clone()).with_context(response.context.clone());
-    let scored = judged::score(spec, &one, &answer, services).await;
-    (
-        judged_result(spec, &scored),
-        scored.usage,
-        scored.embeddings,
-    )
-}
-
-/// A model-based metric. A metric that compares with the expected answer,
-/// on a sample with one expected answer per turn, scores every turn (the
-/// conversation up to it, its answer, its expected answer) and averages, as
-/// the deterministic metrics do; other metrics judge the final answer.
-async fn score_judged(
-    spec: &MetricSpec,
-    sample: &Sample,
-    response: &Response,
-    services: &Services,
-) -> judged::Scored {
-    let per_turn = match &sample.expected {
-        Some(Expected::PerTurn(expected))
-            if spec.needs().contains(&Need::Expected)
-                && response.turn_outputs.len() == expected.len()
-                && expected.len() > 1 =>
-        {
-            expected
-        }
-        _ => return judged::score(spec, sample, response, services).await,
-    };
-    let turns = sample.input.turns();
-    let mut total = judged::Scored {
-        score: Ok(0.0),
-        method: None,
-        usage: Usage::default(),
-        embeddings: Usage::default(),
-        raw: None,
-        reason: None,
-    };
-    let mut raw_sum = Some(0.0);
-    let mut reasons = Vec::new();
-    // Each turn is judged on its own: all at once.
-    let scored = futures_util::future::join_all(
-        per_turn
-            .iter()
-            .zip(&response.turn_outputs)
-            .enumerate()
-            .map(|(k, (expected, output))| {
-                let mut turn = sample.clone();
-                turn.input = eval_datasets::Input::Turns(
-                    turns[..=k.min(turns.len().saturating_sub(1))].to_vec(),
-                );
-                turn.expected = Some(Expected::Text(expected.clone()));
-                let answer = Response::new(output.clone()).with_context(response.context.clone());
-                async move { judged::score(spec, &turn, &answer, services).await }
-            }),
-    )
-    .await;
-    for (k, scored) in scored.into_iter().enumerate() {
-        total.usage.add(scored.usage);
-        total.embeddings.add(scored.embeddings);
-        total.method = total.method.or(scored.method);
-        raw_sum = raw_sum.zip(scored.raw).map(|(a, b)| a + b);
-        if let Some(r) = &scored.reason {
-            reasons.push(format!("turn {}: {r}", k + 1));
-        }
-        total.score = match (total.score, scored.score) {
-            (Ok(a), Ok(b)) => Ok(a + b),
-            (Err(e), _) => Err(e),
-            (_, Err(e)) => Err(format!("turn {}: {e}", k + 1).into()),
-        };
-    }
-    let n = per_turn.len() as f64;
-    total.score = total.score.map(|s| s / n);
-    total.raw = raw_sum.map(|r| r / n);
-    total.reason = (!reasons.is_empty() && total.score.is_ok()).then(|| reasons.join("; "));
-    total
-}
-
-/// `result` with why it failed, when its score is on the wrong side of the
-/// threshold: a deterministic metric's reason is worked out only then (a
-/// large run keeps one per failure, not one per score).
-fn explained(result: MetricResult, why: impl FnOnce() -> Option<String>) -> MetricResult {
-    if result.passed || result.score.is_none() {
-        return result;
-    }
-    result.with_reason(why())
-}
-
-fn score_sample(spec: &MetricSpec, sample: &Sample, response: &Response) -> MetricResult {
-    if let eval_datasets::metric::MetricKind::Rank(metric) = spec.kind {
-        return score_rank(spec, metric, sample, response);
-    }
-    if let Some(result) = metrics::tools::score(spec, sample, response, None) {
-        return explained(MetricResult::of(spec, result), || {
-            metrics::tools::explain(spec, sample, response, None)
-        });
-    }
-    let accepted = &sample.accepted_answers;
-    let result = match &sample.expected {
-        Some(Expected::PerTurn(expected)) => {
-            if response.turn_outputs.len() != expected.len() {
-                Err(format!(
-                    "the sample expects {} per-turn answers but the agent returned {} (an in-process agent sets them with Response::with_turn_outputs)",
-                    expected.len(),
-                    response.turn_outputs.len()
-                )
-                .into())
-            } else {
-                expected
-                    .iter()
-                    .zip(&response.turn_outputs)
-                    .map(|(exp, out)| metrics::score(spec, out, Some(exp)))
-                    .sum::<Result<f64, MetricError>>()
-                    .map(|total| total / expected.len() as f64)
-            }
-        }
-        // OpenAI evals' `ideal` list: any of the answers is accepted.
-        Some(Expected::Text(_)) if accepted.len() > 1 => accepted
-            .iter()
-            .map(|a| metrics::score(spec, &response.output, Some(a)))
-            .reduce(|best, next| match (best, next) {
-                (Ok(a), Ok(b)) => Ok(a.max(b)),
-                (Ok(a), Err(_)) | (Err(_), Ok(a)) => Ok(a),
-                (Err(e), Err(_)) => Err(e),
-            })
-            .unwrap_or_else(|| Err("no accepted answer".into())),
-        other => metrics::score(spec, &response.output, other.as_ref().map(Expected::last)),
-    };
-    MetricResult::of(spec, result)
-}
-
-/// A rank metric of a retrieval query (see [`eval_datasets::retrieval`]). A query
-/// with no relevant documents scores 0 as Unrag defines it, and is not held
-/// to the threshold: finding nothing relevant is what it expects.
-fn score_rank(
-    spec: &MetricSpec,
-    metric: eval_datasets::retrieval::RankMetric,
-    sample: &Sample,
-    response: &Response,
-) -> MetricResult {
-    let Some(query) = &sample.retrieval else {
-        return MetricResult::of(
-            spec,
-            Err(format!("`{}` needs the query's relevant.sourceIds", spec.name).into()),
-        );
-    };
-    let scores =
-        crate::metrics::rank::metrics_at_k(&response.retrieved, &query.relevant_ids, query.top_k);
-    let mut result = explained(MetricResult::of(spec, Ok(scores.get(metric))), || {
-        Some(crate::metrics::rank::explain(
-            &response.retrieved,
-            &query.relevant_ids,
-            query.top_k,
-        ))
-    });
-    if query.relevant_ids.is_empty() {
-        result.passed = true;
-        result.method = Some("no relevant documents: nothing to find, not held to the threshold");
-    }
-    result
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_turns_metric_needs_that_turns_expected_answer() {
-        let mut s = Sample::new("").with_turns(["a", "b"]);
-        s.expected = Some(Expected::Text("last".into()));
-        let spec = |turn| {
-            MetricSpec::new("contains", &[], None)
-                .unwrap()
-                .for_turn(turn)
-        };
-        assert_eq!(missing_fields(&s, &[spec(1)]), None, "the last turn's");
-        let e = missing_fields(&s, &[spec(0)]).unwrap();
-        assert_eq!(
-            e.to_string(),
-            "turn 1 has no expected answer here (a conversation's answers are read per turn when every turn has one, else only the last turn's), which metric `contains@turn1` needs"
-        );
-        s.expected = Some(Expected::PerTurn(vec!["x".into(), "y".into()]));
-        assert_eq!(missing_fields(&s, &[spec(0), spec(1)]), None);
-    }
+    use eval_datasets::Expected;
 
     #[tokio::test]
     async fn a_turns_metric_scores_that_turns_answer() {

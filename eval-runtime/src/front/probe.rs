@@ -17,7 +17,8 @@ use eval_datasets::metric::MetricSpec;
 
 use crate::agent::{Agent, BoxFuture, Response};
 use crate::config::Config;
-use crate::engine::evaluate::{evaluate_runs, missing_fields};
+use crate::engine::evaluate::evaluate_runs;
+use crate::metrics::missing_fields;
 use crate::model::{AgentError, SampleError};
 use crate::output::SampleReport;
 use crate::plan::{PlanBuilder, PlanError};

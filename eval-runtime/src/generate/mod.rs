@@ -442,7 +442,9 @@ pub async fn generate(
             async move {
                 let mut usage = Usage::default();
                 let answer = judge
-                    .ask_checked(&prompt, &mut usage, &|v| prompts::parse(v).map(|_| ()))
+                    .ask_checked(&prompt, &mut usage, &|v: &serde_json::Value| {
+                        prompts::parse(v).map(|_| ())
+                    })
                     .await;
                 (answer, usage)
             }

@@ -1,17 +1,15 @@
 //! The dry judge and embedder of an estimate (`evals evaluate --estimate`):
-//! they answer every question as the estimate assumes, count calls and
-//! tokens with the model's tokenizer, and send nothing.
+//! they answer every question as its asker assumes (`Answer::assumed`),
+//! count calls and tokens with the model's tokenizer, and send nothing.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
+use super::judge::Answer;
 use super::prompt::JudgePrompt;
-use crate::model::{Usage, sentences};
-
-/// A reason a dry judge's answer gives (about 8 tokens).
-const REASON: &str = "The context states this directly.";
+use crate::model::Usage;
 
 /// The boundary of the dry run's data blocks: fixed, so that an estimate's
 /// token counts do not vary, and one that `o200k_base` cuts into as many
@@ -120,9 +118,6 @@ impl Tokenizer {
 #[derive(Default)]
 pub(crate) struct DryRun {
     tally: Mutex<(Calls, Calls)>,
-    /// The input of the sample being scored: the judge's questions
-    /// (`answer_relevancy`) are assumed to be as long.
-    input: Mutex<String>,
     tokenizers: Mutex<BTreeMap<String, Arc<Tokenizer>>>,
 }
 
@@ -140,10 +135,6 @@ impl DryRun {
             .clone()
     }
 
-    pub(crate) fn set_input(&self, input: &str) {
-        *self.input.lock().unwrap_or_else(|p| p.into_inner()) = input.to_string();
-    }
-
     /// The judge and embedding calls `f` makes.
     pub(crate) fn count<R>(&self, f: impl FnOnce() -> R) -> (Calls, Calls) {
         *self.tally.lock().unwrap_or_else(|p| p.into_inner()) = Default::default();
@@ -151,19 +142,17 @@ impl DryRun {
         *self.tally.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Answers a judge's question `prompt` with a JSON object of the shape
-    /// `check` accepts, as the estimate assumes (see the [module
-    /// docs](self)); its tokens are those of the prompt rendered (with a
-    /// fixed boundary, so that estimates do not vary).
+    /// Answers a judge's question `prompt` with what the asker assumes
+    /// ([`Answer::assumed`]); its tokens are those of the prompt rendered
+    /// (with a fixed boundary, so that estimates do not vary).
     pub(crate) fn judge(
         &self,
         model: &str,
         prompt: &JudgePrompt,
-        check: &(dyn Fn(&Value) -> Result<(), String> + Sync),
+        answer: &dyn Answer,
         usage: &mut Usage,
     ) -> Value {
-        let input = self.input.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        let answer = dry_answer(prompt, &input, check);
+        let answer = answer.assumed(prompt);
         let tokenizer = self.tokenizer(model);
         let (system, user) = match prompt.render_with(DRY_BOUNDARY) {
             Ok(r) => (r.system, r.user),
@@ -202,86 +191,4 @@ impl DryRun {
             .add(calls);
         texts.iter().map(|_| vec![1.0, 0.0]).collect()
     }
-}
-
-/// The dry judge's answer to `prompt`: the shape the metric reads, sized
-/// as the estimate assumes (the answer's sentences as its statements, the
-/// expected answer's as the reference's), and accepted by `check` (when
-/// none of the shapes is, `{}`: the metric then fails as it would on such
-/// an answer).
-fn dry_answer(
-    prompt: &JudgePrompt,
-    input: &str,
-    check: &(dyn Fn(&Value) -> Result<(), String> + Sync),
-) -> Value {
-    let id = prompt.task();
-    let answer = prompt
-        .get("answer")
-        .or_else(|| prompt.get("submission"))
-        .unwrap_or("");
-    let answer_sentences = sentences(answer);
-    let reference = sentences(prompt.get("expected_answer").unwrap_or(""));
-    let flag = if id.starts_with("hallucination") {
-        json!("yes")
-    } else if id.ends_with("/verdicts") && !id.starts_with("faithfulness") {
-        json!("no")
-    } else {
-        json!(1)
-    };
-    let list = |key: &str, n: usize| -> Value {
-        let items: Vec<Value> = match key {
-            "statements" => answer_sentences
-                .iter()
-                .take(n)
-                .map(|s| json!(s))
-                .chain(std::iter::repeat_n(
-                    json!("A statement of the answer."),
-                    n.saturating_sub(answer_sentences.len()),
-                ))
-                .collect(),
-            "questions" => (0..n).map(|_| json!(input)).collect(),
-            "opinions" => (0..n).map(|_| json!("x")).collect(),
-            _ => std::iter::repeat_n(flag.clone(), n).collect(),
-        };
-        let mut v = json!({ key: items });
-        if key == "questions" {
-            v["noncommittal"] = json!(0);
-        }
-        v
-    };
-    // What each question is first assumed to hold.
-    let (key, preferred) = if id.ends_with("statements") {
-        ("statements", answer_sentences.len().max(1))
-    } else if id.ends_with("opinions") {
-        ("opinions", 0)
-    } else if id.starts_with("answer_relevancy") {
-        ("questions", 3)
-    } else if id.starts_with("context_recall") {
-        ("classifications", reference.len().max(1))
-    } else {
-        ("verdicts", 1)
-    };
-    let mut candidates = vec![list(key, preferred)];
-    candidates.push(json!({"score": 1, "rationale": REASON}));
-    candidates.push(json!({"rating": 5, "reason": REASON}));
-    if let Some(found) = candidates.iter().find(|c| check(c).is_ok()) {
-        return found.clone();
-    }
-    // A list whose length the metric checks (one verdict per statement,
-    // chunk, context or opinion): the first length it accepts.
-    for key in [
-        "verdicts",
-        "classifications",
-        "statements",
-        "opinions",
-        "questions",
-    ] {
-        for n in 0..=512 {
-            let v = list(key, n);
-            if check(&v).is_ok() {
-                return v;
-            }
-        }
-    }
-    json!({})
 }

@@ -35,6 +35,28 @@ const TEMPERATURE: u8 = 0;
 /// Re-asks after an answer that cannot be used.
 pub const MAX_REASKS: u32 = 2;
 
+/// What an answer to a judge's question must be: the asker (a metric, the
+/// generator) checks it, and says what an estimate assumes it to be.
+pub trait Answer: Sync {
+    /// `Ok` when `v` is an answer the asker can use; else the first
+    /// problem, told to the judge when it is re-asked.
+    fn check(&self, v: &Value) -> Result<(), String>;
+
+    /// The answer an estimate's dry judge gives to `prompt` (its tokens
+    /// are counted as the judge's output, and the asker reads it, so any
+    /// further question it leads to is counted too). Default: `{}`.
+    fn assumed(&self, _prompt: &JudgePrompt) -> Value {
+        json!({})
+    }
+}
+
+/// A check alone (an estimate assumes `{}`).
+impl<F: Fn(&Value) -> Result<(), String> + Sync> Answer for F {
+    fn check(&self, v: &Value) -> Result<(), String> {
+        self(v)
+    }
+}
+
 /// A configured judge. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Judge {
@@ -149,23 +171,25 @@ impl Judge {
         prompt: &JudgePrompt,
         usage: &mut Usage,
     ) -> Result<Value, ServiceError> {
-        self.ask_checked(prompt, usage, &|_| Ok(())).await
+        self.ask_checked(prompt, usage, &|_: &Value| Ok(())).await
     }
 
-    /// [`ask_json`](Self::ask_json) whose answer must also pass `check` (the
-    /// shape a metric needs): an answer that does not is re-asked like one
+    /// [`ask_json`](Self::ask_json) whose answer must also be an `answer`
+    /// (the shape a metric needs): one that is not is re-asked like one
     /// that does not parse, in the same conversation, and only answers that
-    /// pass are cached.
+    /// pass are cached. In an estimate's dry run the answer is the one
+    /// `answer` assumes, and nothing is sent.
     pub async fn ask_checked(
         &self,
         prompt: &JudgePrompt,
         usage: &mut Usage,
-        check: &(dyn Fn(&Value) -> Result<(), String> + Sync),
+        answer: &dyn Answer,
     ) -> Result<Value, ServiceError> {
         prompt.check()?;
         if let Some(dry) = &self.dry {
-            return Ok(dry.judge(&self.model, prompt, check, usage));
+            return Ok(dry.judge(&self.model, prompt, answer, usage));
         }
+        let check = |v: &Value| answer.check(v);
         let key = Cache::key(&[
             "judge",
             self.endpoint.cache_id(),

@@ -19,7 +19,7 @@ pub use dry::Calls;
 pub(crate) use dry::{DryRun, Tokenizer};
 pub use embed::{Embedder, cosine};
 pub use endpoint::{ServiceError, Usage};
-pub use judge::{AnswerProblem, DEFAULT_SEED, Judge, MAX_REASKS};
+pub use judge::{Answer, AnswerProblem, DEFAULT_SEED, Judge, MAX_REASKS};
 pub use prompt::{DataBlock, JudgePrompt, PromptError, Rendered};
 
 use crate::config::Config;

@@ -352,10 +352,14 @@ async fn a_judge_answer_without_choices_or_out_of_range_is_not_called_invalid_js
     ]);
     let judge = Judge::from_config(&cfg).unwrap();
     let err = judge
-        .ask_checked(&prompt("u"), &mut usage, &|v| match v["score"].as_f64() {
-            Some(s) if (0.0..=1.0).contains(&s) => Ok(()),
-            other => Err(format!("`score` {other:?} is not between 0 and 1")),
-        })
+        .ask_checked(
+            &prompt("u"),
+            &mut usage,
+            &|v: &serde_json::Value| match v["score"].as_f64() {
+                Some(s) if (0.0..=1.0).contains(&s) => Ok(()),
+                other => Err(format!("`score` {other:?} is not between 0 and 1")),
+            },
+        )
         .await
         .unwrap_err()
         .to_string();

@@ -66,7 +66,9 @@ pub(super) async fn opinions_flagged(
             "List the opinions (not facts) the answer (data block \"answer\") expresses. Reply with JSON only, exactly this object: {\"opinions\": [\"...\"]}.",
         )
         .block("answer", response.output.as_str());
-    let reply = ask(judge, &prompt, &[("opinions", Field::Strings)], usage).await?;
+    // An estimate assumes an answer without opinions.
+    let shape = [("opinions", Field::Strings(Assume::Nothing))];
+    let reply = ask(judge, &prompt, &shape, usage).await?;
     let opinions = reply::strings(&reply, "opinions")?;
     if opinions.is_empty() {
         *why = Some("the answer expresses no opinion".into());

@@ -27,7 +27,7 @@ mod graders;
 mod ragas;
 mod reply;
 
-use reply::Field;
+use reply::{Assume, Field};
 
 pub use fingerprint::{embeddings_fingerprint, fingerprint};
 
@@ -345,11 +345,11 @@ pub(super) fn judge<'a>(services: &'a Services, metric: &str) -> Result<&'a Judg
 async fn ask(
     judge: &Judge,
     prompt: &JudgePrompt,
-    shape: &[(&str, Field)],
+    shape: &[(&str, Field<'_>)],
     usage: &mut Usage,
 ) -> Result<Value, MetricError> {
     judge
-        .ask_checked(prompt, usage, &|v| reply::check(v, shape))
+        .ask_checked(prompt, usage, &reply::Shape(shape))
         .await
         .map_err(MetricError::Service)
 }

@@ -29,7 +29,9 @@ pub(super) async fn faithfulness(
         )
         .block("question", sample.input.last())
         .block("answer", response.output.as_str());
-    let shape = [("statements", Field::Strings)];
+    // An estimate assumes a statement per sentence of the answer.
+    let assume = Assume::Sentences(&response.output);
+    let shape = [("statements", Field::Strings(assume))];
     let reply = ask(judge, &prompt, &shape, usage).await?;
     let statements = reply::strings(&reply, "statements")?;
     if statements.is_empty() {
@@ -145,8 +147,12 @@ pub(super) async fn context_recall(
         ))
         .block("question", sample.input.last())
         .numbered("context", context)
-        .block("expected_answer", expected);
-    let shape = [("classifications", Field::Flags(None))];
+        .block("expected_answer", expected.as_str());
+    // An estimate assumes a statement per sentence of the reference.
+    let shape = [(
+        "classifications",
+        Field::FlagsPer(Assume::Sentences(&expected)),
+    )];
     let reply = match ask(judge, &prompt, &shape, usage).await {
         Ok(r) => r,
         Err(e) => return (Err(e), None),
@@ -289,7 +295,12 @@ pub(super) async fn answer_relevancy(
             "Write {RELEVANCY_QUESTIONS} different questions that the answer (data block \"answer\") answers, and say whether the answer is noncommittal (evasive, vague or \"I don't know\": 1) or not (0). Reply with JSON only, exactly this object: {{\"questions\": [\"...\"], \"noncommittal\": 0}}."
         ))
         .block("answer", response.output.as_str());
-    let shape = [("questions", Field::Strings), ("noncommittal", Field::Flag)];
+    // An estimate assumes questions as long as the sample's.
+    let assume = Assume::Copies(RELEVANCY_QUESTIONS, sample.input.last());
+    let shape = [
+        ("questions", Field::Strings(assume)),
+        ("noncommittal", Field::Flag),
+    ];
     let reply = ask(judge, &prompt, &shape, usage).await?;
     let questions = reply::strings(&reply, "questions")?;
     if questions.is_empty() {

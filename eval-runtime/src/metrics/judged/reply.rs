@@ -4,17 +4,59 @@
 //! was asked, `"Yes"` where `"yes"` was, a rating out of range, one verdict
 //! too many) makes the answer unusable: it is re-asked, then the metric
 //! fails alone.
+//!
+//! The shape is also what an estimate's dry judge answers with
+//! ([`Shape::assumed`]): the metric that asks a question says, beside the
+//! keys it reads, how long the lists the judge writes itself are assumed
+//! to be, so the estimate never guesses a metric's prompt from outside.
 
-use serde_json::Value;
+use serde_json::{Value, json};
+
+use crate::services::{Answer, JudgePrompt};
+
+/// A reason a dry judge's answer gives (about 8 tokens).
+const REASON: &str = "The context states this directly.";
+
+/// How many items an estimate assumes a list holds whose length the judge
+/// decides (the statements it extracts, the questions it writes).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Assume<'a> {
+    /// One item per sentence of this text (at least one).
+    Sentences(&'a str),
+    /// This many copies of this text.
+    Copies(usize, &'a str),
+    /// None.
+    Nothing,
+}
+
+impl Assume<'_> {
+    fn items(self) -> Vec<String> {
+        match self {
+            Assume::Sentences(text) => {
+                let mut items = crate::model::sentences(text);
+                if items.is_empty() {
+                    items.push("A statement of the answer.".to_string());
+                }
+                items
+            }
+            Assume::Copies(n, text) => vec![text.to_string(); n],
+            Assume::Nothing => Vec::new(),
+        }
+    }
+}
 
 /// What one key of a reply holds.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) enum Field {
-    /// A list of strings.
-    Strings,
+pub(super) enum Field<'a> {
+    /// A list of strings, as many as the judge finds (an estimate assumes
+    /// the [`Assume`]d ones).
+    Strings(Assume<'a>),
     /// A list of bare `0`/`1` flags; with `(n, what)`, exactly one per each
     /// of `n` `what` (statements, chunks).
     Flags(Option<(usize, &'static str)>),
+    /// A list of bare `0`/`1` flags, one per item the judge finds itself
+    /// (an estimate assumes one per [`Assume`]d item).
+    FlagsPer(Assume<'a>),
     /// A list of `"yes"`/`"no"`, one per each of `n` `what`.
     YesNo(usize, &'static str),
     /// A bare `0` or `1`.
@@ -23,6 +65,38 @@ pub(super) enum Field {
     Number { low: f64, high: f64, integer: bool },
     /// A string.
     Text,
+}
+
+/// The keys a metric asks its judge for, each with what it holds: the
+/// [`Answer`] a judge's reply is checked against.
+pub(super) struct Shape<'a>(pub &'a [(&'a str, Field<'a>)]);
+
+impl Answer for Shape<'_> {
+    fn check(&self, v: &Value) -> Result<(), String> {
+        check(v, self.0)
+    }
+
+    /// Every key, holding what an estimate assumes: the assumed items, a
+    /// `1` per statement or chunk, `"yes"` per context, the top of a
+    /// rating, a short reason.
+    fn assumed(&self, _prompt: &JudgePrompt) -> Value {
+        let mut answer = serde_json::Map::new();
+        for (key, field) in self.0 {
+            let value = match *field {
+                Field::Strings(assume) => json!(assume.items()),
+                Field::Flags(Some((n, _))) => json!(vec![1; n]),
+                Field::Flags(None) => json!([1]),
+                Field::FlagsPer(assume) => json!(vec![1; assume.items().len()]),
+                Field::YesNo(n, _) => json!(vec!["yes"; n]),
+                Field::Flag => json!(0),
+                Field::Number { high, integer, .. } if integer => json!(high as i64),
+                Field::Number { high, .. } => json!(high),
+                Field::Text => json!(REASON),
+            };
+            answer.insert(key.to_string(), value);
+        }
+        Value::Object(answer)
+    }
 }
 
 /// Whether `v` is an object with exactly the keys of `shape`, each holding
@@ -69,9 +143,15 @@ fn field_ok(key: &str, field: Field, v: &Value) -> Result<(), String> {
         }
     };
     match field {
-        Field::Strings => {
+        Field::Strings(_) => {
             if let Some(bad) = list()?.iter().find(|s| !s.is_string()) {
                 return Err(format!("`{key}` holds {}, not a string", short(bad)));
+            }
+        }
+        Field::FlagsPer(_) => {
+            let items = list()?;
+            if let Some(bad) = items.iter().find(|x| flag(x).is_none()) {
+                return Err(format!("`{key}` holds {}, not 1 or 0", short(bad)));
             }
         }
         Field::Flags(n) => {
@@ -145,7 +225,8 @@ fn short(v: &Value) -> String {
     crate::model::one_line(&v.to_string(), 60)
 }
 
-/// The flags of `key` in a reply [`check`]ed with [`Field::Flags`].
+/// The flags of `key` in a reply [`check`]ed with [`Field::Flags`] or
+/// [`Field::FlagsPer`].
 pub(super) fn flags(v: &Value, key: &str) -> Result<Vec<bool>, String> {
     read(v, key, flag, "1 or 0")
 }
@@ -258,5 +339,53 @@ mod tests {
             assert!(check(&wrong, rating).is_err(), "{wrong}");
         }
         assert!(check(&json!([1]), VERDICTS).is_err());
+    }
+
+    #[test]
+    fn what_an_estimate_assumes_is_an_answer_of_the_shape() {
+        let prompt = JudgePrompt::new("t", 1, "i");
+        let shapes: &[&[(&str, Field)]] = &[
+            VERDICTS,
+            &[(
+                "statements",
+                Field::Strings(Assume::Sentences("One. Two! Three?")),
+            )],
+            &[
+                ("questions", Field::Strings(Assume::Copies(3, "q"))),
+                ("noncommittal", Field::Flag),
+            ],
+            &[("opinions", Field::Strings(Assume::Nothing))],
+            &[(
+                "classifications",
+                Field::FlagsPer(Assume::Sentences("A. B.")),
+            )],
+            &[("verdicts", Field::YesNo(2, "contexts"))],
+            &[
+                (
+                    "rating",
+                    Field::Number {
+                        low: 1.0,
+                        high: 5.0,
+                        integer: true,
+                    },
+                ),
+                ("reason", Field::Text),
+            ],
+        ];
+        for shape in shapes {
+            let shape = Shape(shape);
+            let answer = shape.assumed(&prompt);
+            assert_eq!(shape.check(&answer), Ok(()), "{answer}");
+        }
+        let statements = Shape(&[(
+            "statements",
+            Field::Strings(Assume::Sentences("One. Two! Three?")),
+        )]);
+        assert_eq!(
+            statements.assumed(&prompt)["statements"],
+            json!(["One.", "Two!", "Three?"])
+        );
+        let classes = Shape(&[("classifications", Field::FlagsPer(Assume::Sentences("")))]);
+        assert_eq!(classes.assumed(&prompt), json!({"classifications": [1]}));
     }
 }
