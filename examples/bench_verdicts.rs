@@ -30,7 +30,7 @@ use std::time::Instant;
 use eval_runtime::diff::{self, Allow, Outcome};
 use eval_runtime::plan::PlanBuilder;
 use eval_runtime::results::{Results, Verdict};
-use eval_runtime::stats::{Level, wilson};
+use eval_runtime::verdict::{Interval, Level};
 use eval_runtime::{Config, Repeat, Response, Runner, Sample};
 
 /// A seeded generator (SplitMix64): the same draws every run of the bench.
@@ -90,7 +90,7 @@ fn run(samples: &[Sample], p: Agent, metrics: &str, repeat: Repeat) -> Results {
 
 /// `k of n = 4.5% (95% 2.4%..8.4%)`.
 fn rate(k: usize, n: usize) -> String {
-    let i = wilson(k as f64, n as f64, Level::STANDARD).expect("n > 0");
+    let i = Interval::of_rate(k as u64, n as u64, Level::STANDARD).expect("n > 0");
     format!(
         "{k} of {n} = {:.1}% (95% {:.1}%..{:.1}%)",
         100.0 * k as f64 / n as f64,

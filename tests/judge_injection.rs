@@ -10,10 +10,9 @@
 
 use eval_examples::demo::DemoServer;
 use eval_examples::judge::{self, JudgeConfig, Recorded};
-use eval_runtime::generate::{Corpus, Difficulty, QueryType, prompts};
+use eval_runtime::generate::{Corpus, Difficulty, Mix, Options, QueryType};
 use eval_runtime::metric_spec::OptionValue;
-use eval_runtime::metrics::judged::score;
-use eval_runtime::services::{Embedder, Judge, Usage};
+use eval_runtime::services::{Embedder, Judge};
 use eval_runtime::{MetricSpec, Response, Sample, Services};
 use serde_json::Value;
 
@@ -187,10 +186,13 @@ type Grade = Result<f64, String>;
 
 async fn grade(metric: &str, attack: &str, services: &Services) -> Grade {
     let (sample, response) = attacked(attack);
-    score(&spec(metric), &sample, &response, services)
+    let result = eval_runtime::score(&spec(metric), &sample, &response, services)
         .await
-        .score
-        .map_err(|e| e.to_string())
+        .result;
+    match (result.score, result.error) {
+        (Some(score), _) => Ok(score),
+        (None, e) => Err(e.map_or("no score".into(), |e| e.to_string())),
+    }
 }
 
 /// A generated question from a corpus whose document holds `attack`.
@@ -204,21 +206,33 @@ async fn generated(attack: &str, services: &Services) -> Result<Value, String> {
         100_000,
     )
     .map_err(|e| e.to_string())?;
-    let passages: Vec<_> = corpus.chunks.iter().collect();
-    let prompt = prompts::prompt(
-        QueryType::SingleHop,
-        Difficulty::Easy,
-        &passages,
-        &[format!("What about {attack}?")],
-    );
     let judge = services.judge.as_ref().map_err(|e| e.to_string())?;
-    let mut usage = Usage::default();
-    judge
-        .ask_checked(&prompt, &mut usage, &|v: &Value| {
-            prompts::parse(v).map(|_| ())
-        })
-        .await
-        .map_err(|e| e.to_string())
+    // One question, the attack also among the questions to avoid.
+    let mut options = Options::new(1);
+    options.fresh = true;
+    options.types = Mix::parse("single_hop", QueryType::parse).map_err(|e| e.to_string())?;
+    options.difficulty = Mix::parse("easy", Difficulty::parse).map_err(|e| e.to_string())?;
+    options.against = vec![format!("What about {attack}?")];
+    static RUN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "eval-judge-injection-{}-{}",
+        std::process::id(),
+        RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let output = dir.join("golden.jsonl");
+    let outcome =
+        eval_runtime::generate::generate(&corpus, &output, &options, judge, None, &mut |_, _| {})
+            .await;
+    let written = std::fs::read_to_string(&output);
+    let _ = std::fs::remove_dir_all(&dir);
+    outcome.map_err(|e| e.to_string())?;
+    let line = written.map_err(|e| e.to_string())?;
+    let mut record: Value =
+        serde_json::from_str(line.lines().next().unwrap_or("")).map_err(|e| e.to_string())?;
+    // When it was made is not what the judge answered.
+    record["metadata"]["created_at"] = Value::Null;
+    Ok(record)
 }
 
 /// Whether the obedient judge answers any of `requests` differently from
@@ -297,10 +311,12 @@ async fn no_attack_in_the_data_changes_a_grade_and_the_same_attacks_outside_do()
     let mut asked: Vec<Vec<Value>> = Vec::new();
     for metric in METRICS {
         let from = log.lock().unwrap().len();
-        score(&spec(metric), &sample, &response, &with_obedient)
-            .await
-            .score
-            .unwrap();
+        let scored = eval_runtime::score(&spec(metric), &sample, &response, &with_obedient).await;
+        assert!(
+            scored.result.score.is_some(),
+            "{metric}: {:?}",
+            scored.result.error
+        );
         asked.push(since(&log, from));
     }
     let from = log.lock().unwrap().len();

@@ -117,7 +117,7 @@ pub struct Args {
     /// estimate (the point estimate decides), fail (strict) or pass.
     /// Default: EVAL_INCONCLUSIVE, else estimate.
     #[arg(long, value_name = "estimate|fail|pass", value_parser = parse_inconclusive)]
-    pub inconclusive: Option<eval_runtime::stats::OnInconclusive>,
+    pub inconclusive: Option<eval_runtime::verdict::OnInconclusive>,
     /// Cluster samples by this field (a metadata key) for the gates'
     /// intervals (cluster-robust standard errors).
     #[arg(long, value_name = "FIELD")]
@@ -326,8 +326,8 @@ fn parse_repeat(text: &str) -> Result<eval_datasets::Repeat, String> {
 /// `--inconclusive`: `estimate`, `fail` or `pass`.
 pub(crate) fn parse_inconclusive(
     text: &str,
-) -> Result<eval_runtime::stats::OnInconclusive, String> {
-    eval_runtime::stats::OnInconclusive::parse(text)
+) -> Result<eval_runtime::verdict::OnInconclusive, String> {
+    eval_runtime::verdict::OnInconclusive::parse(text)
         .ok_or_else(|| "expected estimate (the point estimate decides), fail or pass".to_string())
 }
 

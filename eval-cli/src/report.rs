@@ -153,7 +153,7 @@ pub struct MergeArgs {
     /// What an inconclusive verdict counts as in the joined run: estimate,
     /// fail or pass (default: as the parts were run).
     #[arg(long, value_name = "estimate|fail|pass", value_parser = crate::evaluate::parse_inconclusive)]
-    pub inconclusive: Option<eval_runtime::stats::OnInconclusive>,
+    pub inconclusive: Option<eval_runtime::verdict::OnInconclusive>,
     /// Join parts scored by different judges (they are refused otherwise).
     #[arg(long)]
     pub allow_judge_change: bool,

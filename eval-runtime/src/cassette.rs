@@ -26,7 +26,7 @@ use serde_json::{Value, json};
 
 use crate::agent::{Agent, Response};
 use crate::config::Config;
-pub use crate::model::{CassetteError, CassetteMode};
+pub(crate) use crate::model::{CassetteError, CassetteMode};
 
 /// One recorded answer, one line of the file.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -45,7 +45,7 @@ struct Entry {
 
 /// A cassette file, shared by every run of the process that uses it.
 #[derive(Debug)]
-pub struct Cassette {
+pub(crate) struct Cassette {
     path: PathBuf,
     mode: CassetteMode,
     state: Mutex<State>,
@@ -69,13 +69,13 @@ const WRITE_EVERY: Duration = Duration::from_secs(1);
 impl Cassette {
     /// The cassette `config` names (`EVAL_AGENT_CASSETTE`, in
     /// `EVAL_AGENT_CASSETTE_MODE`), one per path for the whole process.
-    pub fn from_config(config: &Config) -> Option<Arc<Cassette>> {
+    pub(crate) fn from_config(config: &Config) -> Option<Arc<Cassette>> {
         let path = config.agent_cassette.as_ref()?;
         Some(Self::shared(path, config.agent_cassette_mode))
     }
 
     /// The process's cassette at `path` in `mode`.
-    pub fn shared(path: &Path, mode: CassetteMode) -> Arc<Cassette> {
+    pub(crate) fn shared(path: &Path, mode: CassetteMode) -> Arc<Cassette> {
         /// Open cassettes by path and whether they record.
         type Open = HashMap<(PathBuf, bool), Arc<Cassette>>;
         static OPEN: OnceLock<Mutex<Open>> = OnceLock::new();
@@ -95,7 +95,7 @@ impl Cassette {
     }
 
     /// Record or replay.
-    pub fn mode(&self) -> CassetteMode {
+    pub(crate) fn mode(&self) -> CassetteMode {
         self.mode
     }
 
@@ -179,9 +179,9 @@ impl Cassette {
     }
 
     /// Writes what was recorded and not yet written (record mode), merged
-    /// with the file's answers. A failure is said once, on stderr, and kept
-    /// for [`Cassette::write_error`].
-    pub fn flush(&self) {
+    /// with the file's answers. A failure is said once, on stderr (what was
+    /// not written stays pending: the next flush tries again).
+    pub(crate) fn flush(&self) {
         if self.mode != CassetteMode::Record {
             return;
         }
@@ -199,11 +199,6 @@ impl Cassette {
                 state.write_error = Some(e);
             }
         }
-    }
-
-    /// The last write's error, if the cassette could not be written.
-    pub fn write_error(&self) -> Option<CassetteError> {
-        self.state().write_error.clone()
     }
 
     fn merge_into_file(&self, new: &[Entry]) -> Result<(), CassetteError> {

@@ -28,24 +28,24 @@ use std::time::Duration;
 
 /// Agent calls in flight at once when nothing says otherwise (ragas uses 16,
 /// deepeval 20, promptfoo 4).
-pub const DEFAULT_CONCURRENCY: usize = 16;
+pub(crate) const DEFAULT_CONCURRENCY: usize = 16;
 /// Most agent calls in flight a setting may ask for.
-pub const MAX_CONCURRENCY: usize = 100_000;
+pub(crate) const MAX_CONCURRENCY: usize = 100_000;
 /// Limit on one sample's agent interaction (and, separately, its scoring).
-pub const DEFAULT_SAMPLE_TIMEOUT: Duration = Duration::from_secs(300);
+pub(crate) const DEFAULT_SAMPLE_TIMEOUT: Duration = Duration::from_secs(300);
 /// Per-request limit of an agent call.
-pub const DEFAULT_AGENT_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_AGENT_TIMEOUT: Duration = Duration::from_secs(60);
 /// Retries of an agent call answered as overloaded (429, 503).
-pub const DEFAULT_AGENT_MAX_RETRIES: u32 = 20;
+pub(crate) const DEFAULT_AGENT_MAX_RETRIES: u32 = 20;
 /// Most retries `EVAL_AGENT_MAX_RETRIES` may ask for.
-pub const MAX_AGENT_RETRIES: u32 = 1000;
+pub(crate) const MAX_AGENT_RETRIES: u32 = 1000;
 /// Per-request limit of a judge or embeddings call.
-pub const DEFAULT_SERVICE_TIMEOUT: Duration = Duration::from_secs(120);
+pub(crate) const DEFAULT_SERVICE_TIMEOUT: Duration = Duration::from_secs(120);
 /// Per-request limit of a retriever call.
-pub const DEFAULT_RETRIEVER_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_RETRIEVER_TIMEOUT: Duration = Duration::from_secs(60);
 
-pub use crate::model::{BadVar, ConfigError};
-pub use crate::secrets::Secret;
+pub(crate) use crate::model::{BadVar, ConfigError};
+pub(crate) use crate::secrets::Secret;
 
 /// The settings of one OpenAI-compatible service (judge or embeddings).
 #[derive(Debug, Clone, PartialEq)]
@@ -63,7 +63,11 @@ pub struct ServiceSettings {
     pub max_response_bytes: u64,
 }
 
-/// Everything the environment says about a run. See the [module docs](self).
+/// Everything the environment says about a run, read once
+/// ([`Config::global`]) and passed down to every client; a bad value is an
+/// error naming the variable and the value. The settings, one row each:
+///
+#[doc = include_str!("config/settings.md")]
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Config {

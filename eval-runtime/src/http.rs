@@ -17,10 +17,10 @@
 
 use std::time::Duration;
 
-pub use crate::model::Refusal;
+pub(crate) use crate::model::Refusal;
 use crate::model::{Error, Result, one_line};
 
-pub use crate::config::DEFAULT_MAX_RESPONSE_BYTES;
+pub(crate) use crate::config::DEFAULT_MAX_RESPONSE_BYTES;
 
 /// The most redirects (same origin, `307`/`308`) one call follows.
 pub const MAX_REDIRECTS: usize = 5;

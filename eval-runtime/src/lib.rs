@@ -60,7 +60,8 @@
 //!   manifest (see [`eval_datasets::manifest`]); samples lacking a field a metric
 //!   needs are a compile error.
 //! * `<metric>` is `name`, `name >= x`, `name <= x` or
-//!   `name(option = value, ...) >= x`; see [`metrics`] for the list. A missing
+//!   `name(option = value, ...) >= x`; the guide's metrics reference
+//!   (`docs/src/metrics.md`) lists them. A missing
 //!   threshold takes the metric's default.
 //! * `gate(...)` gates the dataset's *means* (same syntax), judged by one
 //!   more test, `<fn>::gates`, when every sample ran in the process;
@@ -74,7 +75,7 @@
 //!   interval (see [`Spread`]), and a sample passes, fails or is
 //!   inconclusive by where the interval lies; `inconclusive = "fail"` makes
 //!   an inconclusive one fail, `cluster = "field"` clusters the gates'
-//!   samples (see [`stats`]).
+//!   samples (see [`verdict`]).
 //!
 //! Test names are `<fn>::<sample key>__<tag>__<tag>` (see
 //! [`eval_datasets::naming`]), so `cargo test -- advanced` runs the samples
@@ -96,18 +97,19 @@
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
+#![warn(unreachable_pub, unnameable_types)]
 
 mod agent;
 mod cassette;
-pub mod config;
-pub mod cost;
+mod config;
+mod cost;
 mod engine;
 pub mod estimate;
 mod front;
 pub mod generate;
 #[cfg(feature = "http")]
 mod http;
-pub mod metrics;
+mod metrics;
 mod model;
 mod notice;
 mod output;
@@ -115,9 +117,9 @@ mod permit;
 pub mod plan;
 pub mod profile;
 pub mod retrieval;
-pub mod secrets;
+mod secrets;
 pub mod services;
-pub mod stats;
+mod stats;
 
 #[doc(hidden)]
 #[path = "macro_support.rs"]
@@ -147,6 +149,7 @@ pub mod diff {
         ALPHA, Allow, BaselineOutcome, Change, Comparison, Diff, Differences, GateChange, Needed,
         Only, Outcome, POWER, Regression, accept, check_baseline, compare, diff,
     };
+    pub use crate::stats::PairedTest;
     // A comparison as Markdown, for a pull-request comment.
     pub use crate::output::{SHOWN_CHANGES, diff_markdown};
 }
@@ -160,11 +163,19 @@ pub mod calibrate {
         CALIBRATION_VERSION, CalibrateError, Calibration, Disagreement, RankCorrelation, Unscored,
         matching_calibrations as matching,
     };
+    pub use crate::stats::{Agreement, Confusion};
 }
 
 /// Reports of whole runs a person reads: the self-contained HTML page.
 pub mod report {
     pub use crate::output::{html, html_path, write_html};
+}
+
+/// The statistics of verdicts: where a score's interval lies against its
+/// threshold, how the interval was computed, and what an inconclusive
+/// verdict counts as (see the guide's "Verdicts" chapter).
+pub mod verdict {
+    pub use crate::stats::{Decision, Interval, Level, Method, OnInconclusive};
 }
 
 /// Datasets and the [`Sample`] model (from `eval-datasets`).
@@ -181,22 +192,23 @@ pub use agent::{
 };
 #[cfg(feature = "http")]
 pub use agent::{HttpAgent, default_reply, openai, stream};
-pub use config::{Config, DEFAULT_MAX_RESPONSE_BYTES};
+pub use config::{Config, DEFAULT_MAX_RESPONSE_BYTES, ServiceSettings};
 pub use engine::Selection;
 pub use eval_datasets::metric::{self as metric_spec, MetricSpec, Op};
 pub use eval_datasets::{Dataset, Expected, Input, Repeat, Sample, ToolCall, tool};
 pub use eval_macros::eval_dataset;
-pub use front::direct::{evaluate_blocking, evaluate_with};
+pub use front::direct::{evaluate_blocking, evaluate_with, score};
 pub use front::harness::{Harness, Outcome};
 pub use front::probe::{Probe, Probed, Waiting};
 pub use front::runner::{Prepared, RunOutcome, Runner};
 #[cfg(feature = "http")]
 pub use http::MAX_REDIRECTS;
 pub use model::{
-    AgentError, CassetteMode, ConfigError, Error, MetricResult, Refusal, Result, SampleError,
-    SampleReport, Spread, Usage,
+    AgentError, BadVar, CassetteError, CassetteMode, ConfigError, Error, MetricError, MetricResult,
+    Refusal, Result, SampleError, SampleReport, Scored, Spread, Usage,
 };
 pub use output::Paint;
+pub use secrets::Secret;
 pub use services::Services;
 
 /// Everything an eval test file needs.

@@ -20,18 +20,18 @@ use std::sync::{Arc, Mutex, RwLock};
 use aho_corasick::AhoCorasick;
 
 /// Keys shorter than this are not looked for in text.
-pub const MIN_MASKED: usize = 8;
+pub(crate) const MIN_MASKED: usize = 8;
 /// Runs of this many characters of a longer key are masked wherever they appear.
-pub const WINDOW: usize = 12;
+pub(crate) const WINDOW: usize = 12;
 /// What a masked run becomes.
-pub const MASK: &str = "<redacted>";
+pub(crate) const MASK: &str = "<redacted>";
 
 /// A credential: never shown by `Debug`, never written anywhere.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Secret(Arc<str>);
 
 impl Secret {
-    /// Wraps a key (and remembers it, so that [`mask`] hides it).
+    /// Wraps a key (and remembers it, so that every output this crate writes hides it).
     pub fn new(key: impl Into<String>) -> Self {
         let key: Arc<str> = key.into().into();
         remember(&key);
@@ -126,7 +126,7 @@ fn lower_hex_escapes(encoded: &str) -> String {
 
 /// `text` with every known key (whole, URL-encoded, or a run of [`WINDOW`]
 /// characters of it) replaced by `<redacted>`. Borrowed when nothing matched.
-pub fn mask(text: &str) -> Cow<'_, str> {
+pub(crate) fn mask(text: &str) -> Cow<'_, str> {
     let finder = match known().read() {
         Ok(k) => k.finder.clone(),
         Err(p) => p.into_inner().finder.clone(),
@@ -162,7 +162,7 @@ pub fn mask(text: &str) -> Cow<'_, str> {
 }
 
 /// Every string in `value` (keys of objects too) masked in place.
-pub fn mask_json(value: &mut serde_json::Value) {
+pub(crate) fn mask_json(value: &mut serde_json::Value) {
     use serde_json::Value;
     match value {
         Value::String(s) => {

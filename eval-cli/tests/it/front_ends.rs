@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use eval_runtime::results::{Results, Verdict};
-use eval_runtime::stats::Decision;
+use eval_runtime::verdict::Decision;
 
 const QA: &str = r#"{"id": "paris", "input": "What is the capital of France?", "expected": "Paris"}
 {"id": "rag", "input": "What is retrieval-augmented generation?", "expected": "grounded in real sources"}

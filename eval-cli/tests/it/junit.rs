@@ -162,7 +162,7 @@ fn the_harness_writes_it_too() {
 
 #[test]
 fn inconclusive_samples_pass_or_fail_as_counted_and_say_so() {
-    use eval_runtime::stats::OnInconclusive;
+    use eval_runtime::verdict::OnInconclusive;
     use eval_runtime::{Harness, Response, Sample};
     // Repeated 5 times, contains >= 0.5: one sample always right (a pass,
     // proven: Wilson's interval of 5 in 5 is [0.566, 1]), one wrong on its

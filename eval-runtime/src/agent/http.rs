@@ -41,7 +41,7 @@ type RequestMap = dyn Fn(&AgentRequest<'_>) -> Value + Send + Sync;
 type ResponseMap = dyn Fn(&Value) -> std::result::Result<AgentReply, String> + Send + Sync;
 
 /// Default per-request timeout.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// An agent reached over HTTP. Cheap to clone; all agents share one
 /// connection pool per async runtime.

@@ -48,10 +48,10 @@ use crate::permit::without_permit;
 /// `Retry-After` may ask for more). Short, because the limit, not the
 /// backoff, is what slows a throttled run down: a long backoff only leaves
 /// the last samples of a run waiting while the agent has room.
-pub const BACKOFF_MAX: Duration = Duration::from_secs(1);
+pub(crate) const BACKOFF_MAX: Duration = Duration::from_secs(1);
 
 /// What an overloaded answer multiplies the limit by.
-pub const DECREASE: f64 = 0.7;
+pub(crate) const DECREASE: f64 = 0.7;
 
 /// The outcome of one HTTP attempt.
 pub(crate) enum Attempt<T> {

@@ -61,7 +61,8 @@ pub enum PriceError {
     },
 }
 
-/// Models and their prices (see the [`cost`](crate::cost) module).
+/// Models and their prices (`EVAL_PRICES`; see the guide's configuration
+/// reference).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct PriceTable {
     /// Where it was read from, for messages.

@@ -31,7 +31,7 @@ impl Runs {
     /// it may make (Bonferroni: after 3, 6, 12, ... runs and at the
     /// maximum), so the chance that any look's interval misses the true
     /// mean — and the verdict it stops on is wrong — stays at most 5%.
-    pub fn level(self) -> Level {
+    pub(crate) fn level(self) -> Level {
         Level::STANDARD.split_over(self.repeat.looks())
     }
 }
@@ -44,7 +44,7 @@ impl Runs {
 /// 12, ... runs and runs stop at the first look where no metric is
 /// inconclusive, or at the maximum. A
 /// run that fails fails the sample, naming the run.
-pub async fn evaluate_runs<F, Fut>(
+pub(crate) async fn evaluate_runs<F, Fut>(
     test_name: String,
     sample: &Sample,
     specs: &[MetricSpec],
@@ -303,10 +303,10 @@ pub(crate) async fn score(
         scored
     };
     let mut metrics = Vec::with_capacity(specs.len());
-    for (result, judge, embeddings) in scored {
-        report.usage.add(judge);
-        report.embeddings.add(embeddings);
-        metrics.push(result);
+    for scored in scored {
+        report.usage.add(scored.judge);
+        report.embeddings.add(scored.embeddings);
+        metrics.push(scored.result);
     }
     report.metrics = metrics;
     report.output = Some(if response.turn_outputs.len() > 1 {

@@ -7,7 +7,7 @@ use eval_datasets::metric::MetricSpec;
 use crate::agent::{IntoAgentResult, Response};
 use crate::config::{self, Config};
 use crate::engine;
-use crate::model::{AgentError, SampleError, SampleReport};
+use crate::model::{AgentError, SampleError, SampleReport, Scored};
 use crate::services::Services;
 
 /// Evaluates one sample: `agent` is the (not yet started) call to the agent,
@@ -70,4 +70,35 @@ where
             report
         }
     }
+}
+
+/// Scores one metric on an answer you already have: no agent is called.
+/// Model-based metrics ask the judge and embeddings of `services`
+/// (`Services::none()` for offline scoring); a metric measured over a run
+/// (latency, time to first token, cost) has no score here. This is what
+/// calibrating a metric, or a metric's own test, calls.
+///
+/// ```
+/// use eval_runtime::prelude::*;
+/// use eval_runtime::Services;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let sample = Sample::new("What is the capital of France?").with_expected("Paris");
+/// let spec = MetricSpec::new("partial_match", &[], None).unwrap();
+/// let answer = Response::new("Paris is the capital.");
+/// let scored = eval_runtime::score(&spec, &sample, &answer, &Services::none()).await;
+/// // SQuAD F1: 1 shared token of 3 in the answer (`the` is dropped), 1 of 1 expected.
+/// assert!((scored.result.score.unwrap() - 0.5).abs() < 1e-9);
+/// assert!(scored.result.passed);
+/// assert_eq!(scored.judge.calls, 0);
+/// # }
+/// ```
+pub async fn score(
+    spec: &MetricSpec,
+    sample: &Sample,
+    answer: &Response,
+    services: &Services,
+) -> Scored {
+    crate::metrics::score(spec, sample, answer, services).await
 }

@@ -114,7 +114,7 @@ impl Record {
 
 /// The records of an existing output (read with the dataset loaders: a file
 /// that does not load is reported with its lines and left alone).
-pub fn read(path: &Path, max_bytes: u64) -> Result<Vec<Record>, GenerateError> {
+pub(crate) fn read(path: &Path, max_bytes: u64) -> Result<Vec<Record>, GenerateError> {
     let shown = path.display().to_string();
     let data = Dataset::load_limited(path, &shown, max_bytes).map_err(GenerateError::Existing)?;
     Ok(data.samples.iter().map(Record::from_sample).collect())
@@ -124,7 +124,7 @@ pub fn read(path: &Path, max_bytes: u64) -> Result<Vec<Record>, GenerateError> {
 /// uses (one JSONL and one CSV encoding); only the golden field names and
 /// the CSV columns (every field any record has, in the schema's order) are
 /// decided here.
-pub fn render(records: &[Record], format: OutputFormat) -> Result<String, GenerateError> {
+pub(crate) fn render(records: &[Record], format: OutputFormat) -> Result<String, GenerateError> {
     let objects = records.iter().map(Record::to_json);
     match format {
         OutputFormat::Jsonl => Ok(write::objects_to_jsonl(objects)),
@@ -146,7 +146,7 @@ pub fn render(records: &[Record], format: OutputFormat) -> Result<String, Genera
 /// Writes `records` to `path` atomically; the first time a file that
 /// existed before this run is replaced, it is backed up first (the backup's
 /// path is returned then).
-pub fn write(
+pub(crate) fn write(
     path: &Path,
     records: &[Record],
     format: OutputFormat,

@@ -32,13 +32,13 @@
 //!   included) and priced with the price table (`EVAL_PRICES`).
 //!
 //! The prompts and the methods they follow (ragas' knowledge-graph test set
-//! generation, deepeval's Synthesizer evolutions) are described in
-//! [`prompts`].
+//! generation, deepeval's Synthesizer evolutions) are described in the
+//! guide's chapter on generating datasets (`docs/src/generate.md`).
 
 mod corpus;
 mod golden;
 mod mix;
-pub mod prompts;
+mod prompts;
 mod select;
 
 use std::collections::BTreeMap;

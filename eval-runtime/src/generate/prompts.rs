@@ -40,7 +40,7 @@ use crate::services::JudgePrompt;
 pub const PROMPT_VERSION: u32 = 2;
 
 /// The cache and `TASK` name of a query type's prompt.
-pub fn task(kind: QueryType) -> String {
+pub(crate) fn task(kind: QueryType) -> String {
     format!("generate/{}", kind.name())
 }
 
@@ -85,7 +85,7 @@ fn difficulty_text(difficulty: Difficulty) -> &'static str {
 
 /// The prompt for one question of `kind` at `difficulty` from `passages`,
 /// avoiding the questions in `avoid`.
-pub fn prompt(
+pub(crate) fn prompt(
     kind: QueryType,
     difficulty: Difficulty,
     passages: &[&Chunk],
@@ -123,7 +123,7 @@ fn one_line(text: &str) -> String {
 
 /// The generated question and answer, or why the judge's answer is not one
 /// (it is then re-asked, see [`crate::services::Judge::ask_checked`]).
-pub fn parse(answer: &Value) -> Result<(String, String), String> {
+pub(crate) fn parse(answer: &Value) -> Result<(String, String), String> {
     let text = |key: &str| -> Result<String, String> {
         match answer.get(key) {
             Some(Value::String(s)) if !s.trim().is_empty() => Ok(one_line(s)),

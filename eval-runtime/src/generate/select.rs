@@ -9,14 +9,14 @@ use super::{Difficulty, GenerateError, Mix, QueryType};
 
 /// SplitMix64: a small generator, stable across platforms and releases.
 #[derive(Debug, Clone)]
-pub struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
-    pub fn new(seed: u64) -> Rng {
+    pub(crate) fn new(seed: u64) -> Rng {
         Rng(seed)
     }
 
-    pub fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -25,11 +25,11 @@ impl Rng {
     }
 
     /// A number below `n` (`n` ≥ 1).
-    pub fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         (self.next() % n.max(1) as u64) as usize
     }
 
-    pub fn shuffle<T>(&mut self, items: &mut [T]) {
+    pub(crate) fn shuffle<T>(&mut self, items: &mut [T]) {
         for i in (1..items.len()).rev() {
             let j = self.below(i + 1);
             items.swap(i, j);
@@ -40,7 +40,7 @@ impl Rng {
 /// `needed` values drawn so that, with the `have` already made, the whole
 /// of `total` follows `mix` as closely as whole numbers allow: each pick
 /// goes to the value furthest below its share.
-pub fn fill<T: Copy + Ord>(
+pub(crate) fn fill<T: Copy + Ord>(
     mix: &Mix<T>,
     total: usize,
     have: &BTreeMap<T, usize>,
@@ -76,7 +76,7 @@ pub fn fill<T: Copy + Ord>(
 /// every chunk before repeating one, partners among the chunks that share
 /// the most content words with it.
 #[derive(Debug)]
-pub struct Picker<'a> {
+pub(crate) struct Picker<'a> {
     corpus: &'a Corpus,
     rng: Rng,
     order: Vec<usize>,
@@ -84,7 +84,7 @@ pub struct Picker<'a> {
 }
 
 impl<'a> Picker<'a> {
-    pub fn new(corpus: &'a Corpus, seed: u64) -> Picker<'a> {
+    pub(crate) fn new(corpus: &'a Corpus, seed: u64) -> Picker<'a> {
         let mut rng = Rng::new(seed);
         let mut order: Vec<usize> = (0..corpus.chunks.len()).collect();
         rng.shuffle(&mut order);
@@ -128,7 +128,7 @@ impl<'a> Picker<'a> {
     }
 
     /// The passages of one question of `kind`.
-    pub fn passages(&mut self, kind: QueryType) -> Result<Vec<&'a Chunk>, GenerateError> {
+    pub(crate) fn passages(&mut self, kind: QueryType) -> Result<Vec<&'a Chunk>, GenerateError> {
         let first = self.primary();
         let chunks = &self.corpus.chunks;
         let picked: Vec<usize> = match kind {
@@ -155,7 +155,7 @@ impl<'a> Picker<'a> {
 }
 
 /// Difficulty slots paired with query type slots, both shuffled.
-pub fn slots(
+pub(crate) fn slots(
     types: Vec<QueryType>,
     mut difficulties: Vec<Difficulty>,
     seed: u64,

@@ -13,7 +13,7 @@ use crate::model::MetricError;
 use crate::model::{MetricResult, SampleReport};
 
 /// Whether `spec` is a measured metric.
-pub fn is_measured(spec: &MetricSpec) -> bool {
+pub(crate) fn is_measured(spec: &MetricSpec) -> bool {
     matches!(spec.kind, MetricKind::Measured(_))
 }
 

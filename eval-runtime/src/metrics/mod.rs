@@ -18,18 +18,17 @@ use eval_datasets::metric::{MetricSpec, Need};
 use eval_datasets::{Expected, Sample};
 
 use crate::agent::Response;
-use crate::model::{MetricResult, SampleError, Usage};
+use crate::model::{MetricResult, SampleError, Scored, Usage};
 use crate::services::Services;
 
-pub mod judged;
-pub mod measured;
-pub mod rank;
+pub(crate) mod judged;
+pub(crate) mod measured;
+pub(crate) mod rank;
 mod text;
-pub mod tools;
+pub(crate) mod tools;
 
-pub use crate::model::MetricError;
+pub(crate) use crate::model::MetricError;
 pub(crate) use judged::is_model_based;
-pub use text::{citations, token_f1};
 
 /// What `sample` lacks for `specs`, known before the agent is called: a
 /// field a metric needs, or what a metric needs of its setup here (a
@@ -94,32 +93,29 @@ pub(crate) async fn score(
     sample: &Sample,
     response: &Response,
     services: &Services,
-) -> (MetricResult, Usage, Usage) {
+) -> Scored {
     if let Some(turn) = spec.turn {
         score_turn(spec, turn, sample, response, services).await
     } else if measured::is_measured(spec) {
         // Scored from what was measured, once the run is over.
-        (measured::pending(spec), Usage::default(), Usage::default())
+        Scored::offline(measured::pending(spec))
     } else if judged::is_model_based(spec) {
-        let scored = score_judged(spec, sample, response, services).await;
-        (
-            judged_result(spec, &scored),
-            scored.usage,
-            scored.embeddings,
-        )
+        judged_result(spec, score_judged(spec, sample, response, services).await)
     } else {
-        let result = score_sample(spec, sample, response);
-        (result, Usage::default(), Usage::default())
+        Scored::offline(score_sample(spec, sample, response))
     }
 }
 
 /// The result of a model-based metric.
-fn judged_result(spec: &MetricSpec, scored: &judged::Scored) -> MetricResult {
-    let mut result =
-        MetricResult::of(spec, scored.score.clone()).with_reason(scored.reason.clone());
+fn judged_result(spec: &MetricSpec, scored: judged::Scored) -> Scored {
+    let mut result = MetricResult::of(spec, scored.score).with_reason(scored.reason);
     result.method = scored.method;
     result.raw = scored.raw;
-    result
+    Scored {
+        result,
+        judge: scored.usage,
+        embeddings: scored.embeddings,
+    }
 }
 
 /// A metric of one user turn of a conversation (a runevals turn's
@@ -131,16 +127,12 @@ async fn score_turn(
     sample: &Sample,
     response: &Response,
     services: &Services,
-) -> (MetricResult, Usage, Usage) {
+) -> Scored {
     // A tool metric scores that turn's calls, not its answer.
     if let Some(result) = tools::score(spec, sample, response, Some(turn)) {
-        return (
-            explained(MetricResult::of(spec, result), || {
-                tools::explain(spec, sample, response, Some(turn))
-            }),
-            Usage::default(),
-            Usage::default(),
-        );
+        return Scored::offline(explained(MetricResult::of(spec, result), || {
+            tools::explain(spec, sample, response, Some(turn))
+        }));
     }
     let turns = sample.input.turns();
     let output = match response.turn_outputs.get(turn) {
@@ -153,17 +145,12 @@ async fn score_turn(
                 turn: turn + 1,
                 answers: response.turn_outputs.len(),
             };
-            return (
-                MetricResult::of(spec, Err(error)),
-                Usage::default(),
-                Usage::default(),
-            );
+            return Scored::offline(MetricResult::of(spec, Err(error)));
         }
     };
     let expected = sample.expected_for_turn(turn);
     if !judged::is_model_based(spec) {
-        let result = MetricResult::of(spec, text::score(spec, output, expected));
-        return (result, Usage::default(), Usage::default());
+        return Scored::offline(MetricResult::of(spec, text::score(spec, output, expected)));
     }
     let mut one = sample.clone();
     one.input =
@@ -171,12 +158,7 @@ async fn score_turn(
     one.expected = expected.map(|e| Expected::Text(e.to_string()));
     one.accepted_answers.clear();
     let answer = Response::new(output.clone()).with_context(response.context.clone());
-    let scored = judged::score(spec, &one, &answer, services).await;
-    (
-        judged_result(spec, &scored),
-        scored.usage,
-        scored.embeddings,
-    )
+    judged_result(spec, judged::score(spec, &one, &answer, services).await)
 }
 
 /// A model-based metric. A metric that compares with the expected answer,

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 /// The rank metrics of one query (see the module docs for the definitions).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct RankScores {
+pub(crate) struct RankScores {
     /// hit@k
     pub hit: f64,
     /// recall@k
@@ -31,7 +31,7 @@ pub struct RankScores {
 
 impl RankScores {
     /// The value of `metric`.
-    pub fn get(&self, metric: RankMetric) -> f64 {
+    pub(crate) fn get(&self, metric: RankMetric) -> f64 {
         match metric {
             RankMetric::Hit => self.hit,
             RankMetric::Recall => self.recall,
@@ -43,7 +43,7 @@ impl RankScores {
 }
 
 /// `ids` without repeats (and without empty ids), in rank order.
-pub fn unique_in_order(ids: &[String]) -> Vec<&str> {
+pub(crate) fn unique_in_order(ids: &[String]) -> Vec<&str> {
     let mut seen = std::collections::HashSet::new();
     ids.iter()
         .map(String::as_str)
@@ -63,7 +63,7 @@ fn relevant_ids(relevant: &[String]) -> std::collections::HashSet<&str> {
 
 /// hit, recall, precision, MRR and nDCG at `k` of a ranked list of retrieved
 /// `sourceId`s against the relevant ones.
-pub fn metrics_at_k(retrieved: &[String], relevant: &[String], k: usize) -> RankScores {
+pub(crate) fn metrics_at_k(retrieved: &[String], relevant: &[String], k: usize) -> RankScores {
     let k = k.max(1);
     let relevant_set = relevant_ids(relevant);
     let ranked: Vec<&str> = unique_in_order(retrieved).into_iter().take(k).collect();
@@ -97,7 +97,7 @@ pub fn metrics_at_k(retrieved: &[String], relevant: &[String], k: usize) -> Rank
 /// the top `k` (and how many distinct ids were retrieved), and the rank of
 /// the first (`1 of 2 relevant id(s) in the top 3 (4 retrieved); the first
 /// at rank 2 (doc-b)`), which may be beyond `k`.
-pub fn explain(retrieved: &[String], relevant: &[String], k: usize) -> String {
+pub(crate) fn explain(retrieved: &[String], relevant: &[String], k: usize) -> String {
     let k = k.max(1);
     let relevant_set = relevant_ids(relevant);
     if relevant_set.is_empty() {

@@ -10,7 +10,11 @@ use eval_datasets::metric::{MAX_REGEX_BYTES, MetricKind, MetricSpec};
 
 /// Scores one output against one expected answer. `Err` is a one-line reason
 /// the metric could not be computed (e.g. an invalid regex).
-pub fn score(spec: &MetricSpec, output: &str, expected: Option<&str>) -> Result<f64, MetricError> {
+pub(crate) fn score(
+    spec: &MetricSpec,
+    output: &str,
+    expected: Option<&str>,
+) -> Result<f64, MetricError> {
     let expected = || -> Result<&str, MetricError> {
         match expected.map(str::trim) {
             None => Err(format!("`{}` needs an expected answer", spec.name).into()),
@@ -109,7 +113,7 @@ fn bool_score(b: bool) -> f64 {
 /// runevals' Citations: the number of distinct citation markers in the
 /// answer — `[1]`, `[^1]`, `[^1^]` and `【1】`/`【1†source】` — counted once
 /// per number.
-pub fn citations(output: &str) -> usize {
+pub(crate) fn citations(output: &str) -> usize {
     static MARKERS: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let re = MARKERS.get_or_init(|| {
         regex::Regex::new(r"\[\^?(\d{1,4})\^?\]|【(\d{1,4})(?:†[^】]*)?】")
@@ -145,7 +149,7 @@ pub fn citations(output: &str) -> usize {
 /// and CJK punctuation, full-width forms) is removed along with ASCII
 /// punctuation, and after SQuAD's steps each CJK ideograph, kana or hangul
 /// syllable is its own token (as the MLQA evaluation does for Chinese).
-pub fn token_f1(output: &str, expected: &str) -> f64 {
+pub(crate) fn token_f1(output: &str, expected: &str) -> f64 {
     let pred = normalize_tokens(output);
     let gold = normalize_tokens(expected);
     if pred.is_empty() || gold.is_empty() {

@@ -24,7 +24,6 @@
 //!
 //! [`Response::tool_calls`]: crate::Response::tool_calls
 
-pub use crate::model::is_tool_metric_name;
 use eval_datasets::metric::{MetricKind, MetricSpec};
 use eval_datasets::{Expected, Sample, ToolCall};
 use serde_json::{Map, Value};
@@ -33,7 +32,7 @@ use super::MetricError;
 use crate::agent::Response;
 
 /// Whether `kind` is a tool-call metric (scored by [`score`]).
-pub fn is_tool_metric(kind: &MetricKind) -> bool {
+pub(crate) fn is_tool_metric(kind: &MetricKind) -> bool {
     matches!(
         kind,
         MetricKind::ToolCalled
@@ -46,7 +45,7 @@ pub fn is_tool_metric(kind: &MetricKind) -> bool {
 /// Scores a tool-call metric (`None` for any other metric): the agent's
 /// calls in `response` (of user turn `turn` only, when given) against the
 /// sample's expectation.
-pub fn score(
+pub(crate) fn score(
     spec: &MetricSpec,
     sample: &Sample,
     response: &Response,
@@ -99,7 +98,7 @@ pub fn score(
 /// agent did not call and the calls nobody expected (by name), or that the
 /// names match and the arguments or order do not. `None` for other metrics
 /// and when there is no expectation to compare with.
-pub fn explain(
+pub(crate) fn explain(
     spec: &MetricSpec,
     sample: &Sample,
     response: &Response,
@@ -226,7 +225,7 @@ fn bool_score(b: bool) -> f64 {
 /// and all, after trimming the expected name as its `exact_match` grader
 /// trims `ground_truth`. One name per sample (a letta `ground_truth` is one
 /// string, or one per turn).
-pub fn tool_called(expected: &str, calls: &[ToolCall]) -> f64 {
+pub(crate) fn tool_called(expected: &str, calls: &[ToolCall]) -> f64 {
     let name = expected.trim();
     bool_score(calls.iter().any(|c| c.name == name))
 }
@@ -234,7 +233,7 @@ pub fn tool_called(expected: &str, calls: &[ToolCall]) -> f64 {
 /// deepeval's `ToolCorrectnessMetric` options.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct Correctness {
+pub(crate) struct Correctness {
     /// `evaluation_params=[ToolCallParams.INPUT_PARAMETERS]`: arguments count.
     pub parameters: bool,
     /// `should_consider_ordering=True`.
@@ -245,7 +244,8 @@ pub struct Correctness {
 
 impl Correctness {
     /// Options as `tool_correctness(parameters = .., ordering = .., exact = ..)`.
-    pub fn new(parameters: bool, ordering: bool, exact: bool) -> Self {
+    #[cfg(test)]
+    pub(crate) fn new(parameters: bool, ordering: bool, exact: bool) -> Self {
         Correctness {
             parameters,
             ordering,
@@ -282,7 +282,11 @@ impl Correctness {
 /// used once *by position*. deepeval marks used calls by value, so two
 /// identical expected calls met by two identical calls score 0.5 there (the
 /// second finds its match already "used"); here 1.
-pub fn tool_correctness(expected: &[ToolCall], called: &[ToolCall], options: Correctness) -> f64 {
+pub(crate) fn tool_correctness(
+    expected: &[ToolCall],
+    called: &[ToolCall],
+    options: Correctness,
+) -> f64 {
     if options.exact {
         return exact_calls(expected, called, options.parameters);
     }
@@ -419,7 +423,11 @@ fn map_eq(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
 /// `canonical_arg_value`): a string is itself, `75` is `75`, `75.0` is
 /// `75.0`, `true` is `True`, `null` is `None`; lists and objects render
 /// item by item, objects with their keys sorted.
-pub fn tool_call_accuracy(expected: &[ToolCall], called: &[ToolCall], strict_order: bool) -> f64 {
+pub(crate) fn tool_call_accuracy(
+    expected: &[ToolCall],
+    called: &[ToolCall],
+    strict_order: bool,
+) -> f64 {
     match (called.is_empty(), expected.is_empty()) {
         (true, true) => return 1.0,
         (true, false) | (false, true) => return 0.0,
@@ -559,7 +567,7 @@ fn python_float(f: f64) -> String {
 /// F1 = 2·P·R / (P + R), 0 when P + R is 0 — so no calls and nothing
 /// expected scores 0. Rounded to 4 decimals, as ragas returns it. Being
 /// sets, a call repeated counts once on either side.
-pub fn tool_call_f1(expected: &[ToolCall], called: &[ToolCall]) -> f64 {
+pub(crate) fn tool_call_f1(expected: &[ToolCall], called: &[ToolCall]) -> f64 {
     let expected = distinct(expected);
     let actual = distinct(called);
     let tp = actual

@@ -25,7 +25,8 @@ pub use provenance::{
     JudgeFingerprint, MetricVersions, Provenance,
 };
 pub(crate) use provenance::{hex, parts_hash, sample_hash};
-pub use report::{MetricResult, SampleReport, Spread, is_tool_metric_name};
+pub(crate) use report::is_tool_metric_name;
+pub use report::{MetricResult, SampleReport, Scored, Spread};
 pub(crate) use report::{
     RunsInterval, item_name, level_text, numbered, why_not_passed, with_interval,
 };
@@ -33,9 +34,8 @@ pub use results::{
     KEPT_CHARS, KEPT_CHUNKS, MetricRecord, Results, RunSpread, SampleRecord, Verdict,
 };
 pub(crate) use results::{counted_as, cut_chunks, cut_output};
-pub use sample_error::{
-    AnswerProblem, MAX_NAME_CHARS, MetricError, PromptError, SampleError, ServiceError,
-};
+pub(crate) use sample_error::MAX_NAME_CHARS;
+pub use sample_error::{AnswerProblem, MetricError, PromptError, SampleError, ServiceError};
 pub use settings::{CassetteMode, Sampling};
 pub use summary::{
     DatasetSummary, DatasetTerms, Gate, GateResult, MetricSummary, UsageTotals, failed_gates,

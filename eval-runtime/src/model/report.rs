@@ -15,6 +15,30 @@ use super::text::one_line;
 use super::usage::Usage;
 use crate::stats::{Decision, Interval, Level, MeanTally, Method};
 
+/// One metric scored on one answer, with the judge and embedding calls the
+/// scoring made (see [`score`](crate::score)).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Scored {
+    /// The score, its verdict and why.
+    pub result: MetricResult,
+    /// Judge calls made (and their tokens, retries, re-asks, cache hits).
+    pub judge: Usage,
+    /// Embedding calls made.
+    pub embeddings: Usage,
+}
+
+impl Scored {
+    /// `result`, scored without a call.
+    pub(crate) fn offline(result: MetricResult) -> Scored {
+        Scored {
+            result,
+            judge: Usage::default(),
+            embeddings: Usage::default(),
+        }
+    }
+}
+
 /// One metric's outcome on one sample.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
@@ -484,7 +508,7 @@ impl SampleReport {
 
 /// Whether the metric named `name` (as a result names it: an alias, or
 /// with `@turn<n>`) is a tool-call metric.
-pub fn is_tool_metric_name(name: &str) -> bool {
+pub(crate) fn is_tool_metric_name(name: &str) -> bool {
     let base = name.rsplit_once("@turn").map_or(name, |(base, _)| base);
     eval_datasets::metric::lookup(base).is_some_and(|info| {
         matches!(

@@ -252,4 +252,4 @@ pub enum PromptError {
 }
 
 /// Longest block name.
-pub const MAX_NAME_CHARS: usize = 64;
+pub(crate) const MAX_NAME_CHARS: usize = 64;

@@ -24,7 +24,7 @@ pub use crate::model::{
     AgentProvenance, Allow, CalibrationSummary, DatasetProvenance, Differences,
     EmbeddingsFingerprint, GitState, JudgeFingerprint, MetricVersions, Provenance,
 };
-pub use crate::model::{MetricResult, SampleReport, Spread};
+pub(crate) use crate::model::{MetricResult, SampleReport, Spread};
 pub use calibration::{
     CALIBRATION_VERSION, CalibrateError, Calibration, Disagreement, RankCorrelation, Unscored,
     matching as matching_calibrations,

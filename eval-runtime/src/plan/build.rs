@@ -29,7 +29,7 @@ pub struct Subset {
 }
 
 /// Default seed for [`Subset::sample_size`], so two runs pick the same samples.
-pub const DEFAULT_SEED: u64 = 42;
+pub(crate) const DEFAULT_SEED: u64 = 42;
 
 impl Subset {
     /// Every sample.

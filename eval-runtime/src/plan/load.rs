@@ -45,7 +45,7 @@ pub(crate) struct LoadedDataset {
 
 impl LoadedDataset {
     /// The dataset as messages name it: its file as written, else `inline`.
-    pub fn shown(&self) -> String {
+    pub(crate) fn shown(&self) -> String {
         match &self.plan.source {
             DatasetSource::File { shown, .. } => shown.clone(),
             DatasetSource::Embedded { shown, .. } => shown.to_string(),
@@ -54,7 +54,7 @@ impl LoadedDataset {
     }
 
     /// `sample`'s cluster: the value of the field the plan clusters by.
-    pub fn cluster_of(&self, sample: &Sample) -> Option<String> {
+    pub(crate) fn cluster_of(&self, sample: &Sample) -> Option<String> {
         self.plan
             .cluster
             .as_deref()
@@ -62,7 +62,7 @@ impl LoadedDataset {
     }
 
     /// The metrics of sample `i`.
-    pub fn specs(&self, i: usize) -> &[MetricSpec] {
+    pub(crate) fn specs(&self, i: usize) -> &[MetricSpec] {
         let set = self.spec_of.get(i).map_or(0, |s| *s as usize);
         self.spec_sets.get(set).map_or(&[], Vec::as_slice)
     }

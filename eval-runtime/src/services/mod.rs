@@ -12,8 +12,9 @@ mod endpoint;
 #[path = "endpoint_off.rs"]
 mod endpoint;
 mod judge;
-pub mod prompt;
+mod prompt;
 
+pub use crate::cost::{Price, PriceError, PriceTable, Pricing};
 pub use cache::Cache;
 pub use dry::Calls;
 pub(crate) use dry::{DryRun, Tokenizer};
@@ -23,7 +24,6 @@ pub use judge::{Answer, AnswerProblem, DEFAULT_SEED, Judge, MAX_REASKS};
 pub use prompt::{DataBlock, JudgePrompt, PromptError, Rendered};
 
 use crate::config::Config;
-use crate::config::Pricing;
 
 /// The judge and embedder a run uses (each may be missing), the prices its
 /// samples' costs are computed with, and the cassette agent answers are
@@ -37,7 +37,7 @@ pub struct Services {
     pub embedder: Result<Embedder, ServiceError>,
     /// `EVAL_AGENT_CASSETTE`: where agent answers are recorded, or replayed
     /// from instead of calling the agent.
-    pub cassette: Option<std::sync::Arc<crate::cassette::Cassette>>,
+    pub(crate) cassette: Option<std::sync::Arc<crate::cassette::Cassette>>,
     /// `EVAL_PRICES` and `EVAL_AGENT_MODEL` (none: costs are not computed).
     pub pricing: Pricing,
     /// Where files a metric names are read from when relative (a

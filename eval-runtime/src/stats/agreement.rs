@@ -59,7 +59,7 @@ pub struct Agreement {
 /// `p_e` the agreement expected by chance from the two raters' margins;
 /// its interval `κ ± z·√(p_o(1 − p_o) / (n(1 − p_e)²))`, Cohen's
 /// large-sample standard error, cut to −1..1.
-pub fn cohen_kappa(confusion: Confusion, level: Level) -> Agreement {
+pub(crate) fn cohen_kappa(confusion: Confusion, level: Level) -> Agreement {
     let c = confusion;
     let n = c.total() as f64;
     let ratio = |num: u64, den: u64| (den > 0).then(|| num as f64 / den as f64);
@@ -103,7 +103,7 @@ pub fn cohen_kappa(confusion: Confusion, level: Level) -> Agreement {
 /// of their ranks, tied values sharing the mean of their ranks; with its
 /// interval by Fisher's z transform, `tanh(atanh ρ ± z/√(n − 3))`. `None`
 /// for fewer than three pairs or when one side does not vary.
-pub fn spearman(pairs: &[(f64, f64)], level: Level) -> Option<(f64, Option<Interval>)> {
+pub(crate) fn spearman(pairs: &[(f64, f64)], level: Level) -> Option<(f64, Option<Interval>)> {
     let n = pairs.len();
     if n < 3 {
         return None;

@@ -43,6 +43,12 @@ impl<'de> serde::Deserialize<'de> for Interval {
 }
 
 impl Interval {
+    /// The Wilson interval of a pass rate of `passes` in `n` (the interval a
+    /// repeated pass/fail metric gets); `None` for `n = 0`.
+    pub fn of_rate(passes: u64, n: u64, level: Level) -> Option<Interval> {
+        wilson(passes as f64, n as f64, level)
+    }
+
     /// `[low, high]` cut to `range`.
     pub fn clamped(self, (min, max): (f64, f64)) -> Interval {
         Interval {
@@ -96,13 +102,13 @@ impl Level {
 }
 
 /// The `p` quantile of the standard normal distribution.
-pub fn z_quantile(p: f64) -> f64 {
+pub(crate) fn z_quantile(p: f64) -> f64 {
     Normal::standard().inverse_cdf(p)
 }
 
 /// The `p` quantile of Student's t with `df` degrees of freedom (infinite
 /// when `df` is not positive).
-pub fn t_quantile(p: f64, df: f64) -> f64 {
+pub(crate) fn t_quantile(p: f64, df: f64) -> f64 {
     StudentsT::new(0.0, 1.0, df).map_or(f64::INFINITY, |t| t.inverse_cdf(p))
 }
 
@@ -110,7 +116,7 @@ pub fn t_quantile(p: f64, df: f64) -> f64 {
 /// (Wilson 1927; Brown, Cai & DasGupta 2001 recommend it over the normal
 /// approximation for small `n` and rates near 0 or 1):
 /// `(k + z²/2)/(n + z²) ± z/(n + z²)·√(k(n − k)/n + z²/4)`. `None` for `n = 0`.
-pub fn wilson(successes: f64, n: f64, level: Level) -> Option<Interval> {
+pub(crate) fn wilson(successes: f64, n: f64, level: Level) -> Option<Interval> {
     if n <= 0.0 {
         return None;
     }
@@ -134,10 +140,11 @@ pub fn wilson(successes: f64, n: f64, level: Level) -> Option<Interval> {
     })
 }
 
+#[cfg(test)]
 /// The Student's t interval around the mean of `values`:
 /// `mean ± t(1 − α/2, n − 1)·s/√n`, `s` the sample standard deviation.
 /// `None` for fewer than two values.
-pub fn mean_interval(values: &[f64], level: Level) -> Option<(f64, Interval)> {
+pub(crate) fn mean_interval(values: &[f64], level: Level) -> Option<(f64, Interval)> {
     let mut tally = MeanTally::new(false);
     values.iter().for_each(|v| tally.add(*v, None));
     let mean = tally.mean()?;
@@ -165,7 +172,7 @@ pub enum Method {
 /// cluster-robust standard error needs. Memory: one entry per cluster,
 /// nothing per value.
 #[derive(Debug, Clone, Default)]
-pub struct MeanTally {
+pub(crate) struct MeanTally {
     n: usize,
     mean: f64,
     m2: f64,
@@ -178,7 +185,7 @@ pub struct MeanTally {
 
 impl MeanTally {
     /// An empty tally; `clustered`: values come with their cluster.
-    pub fn new(clustered: bool) -> Self {
+    pub(crate) fn new(clustered: bool) -> Self {
         MeanTally {
             binary: true,
             clusters: clustered.then(HashMap::new),
@@ -187,7 +194,7 @@ impl MeanTally {
     }
 
     /// Adds `value`, of `cluster` (a value without one is its own cluster).
-    pub fn add(&mut self, value: f64, cluster: Option<&str>) {
+    pub(crate) fn add(&mut self, value: f64, cluster: Option<&str>) {
         self.n += 1;
         let delta = value - self.mean;
         self.mean += delta / self.n as f64;
@@ -205,29 +212,30 @@ impl MeanTally {
     }
 
     /// Values added.
-    pub fn count(&self) -> usize {
+    pub(crate) fn count(&self) -> usize {
         self.n
     }
 
     /// Their mean (`None` for none).
-    pub fn mean(&self) -> Option<f64> {
+    pub(crate) fn mean(&self) -> Option<f64> {
         (self.n > 0).then_some(self.mean)
     }
 
     /// Their sample standard deviation (`None` for fewer than two).
-    pub fn sd(&self) -> Option<f64> {
+    pub(crate) fn sd(&self) -> Option<f64> {
         (self.n > 1).then(|| (self.m2 / (self.n - 1) as f64).max(0.0).sqrt())
     }
 
+    #[cfg(test)]
     /// Clusters (singletons included) when clustered.
-    pub fn clusters(&self) -> Option<usize> {
+    pub(crate) fn clusters(&self) -> Option<usize> {
         self.clusters.as_ref().map(|m| m.len() + self.singletons)
     }
 
     /// The standard error of the mean and its degrees of freedom: `s/√n` on
     /// `n − 1`; when clustered, Miller's cluster-robust standard error
     /// `√(s²/n + Σ_c Σ_{i≠j∈c} (x_i − x̄)(x_j − x̄) / n²)` on `C − 1`.
-    pub fn se(&self) -> Option<(f64, f64)> {
+    pub(crate) fn se(&self) -> Option<(f64, f64)> {
         let sd = self.sd()?;
         let n = self.n as f64;
         let clt = sd * sd / n;
@@ -251,7 +259,7 @@ impl MeanTally {
     }
 
     /// The t interval around the mean (clustered when the tally is).
-    pub fn t_interval(&self, level: Level) -> Option<Interval> {
+    pub(crate) fn t_interval(&self, level: Level) -> Option<Interval> {
         let (se, df) = self.se()?;
         if df < 1.0 {
             return None;
@@ -266,7 +274,7 @@ impl MeanTally {
     /// The interval around the mean, cut to `range`, and how it was made:
     /// Wilson's when every value is 0 or 1 and no clusters were named (a
     /// pass rate), else Student's t. `None` for fewer than two values.
-    pub fn interval(&self, level: Level, range: (f64, f64)) -> Option<(Interval, Method)> {
+    pub(crate) fn interval(&self, level: Level, range: (f64, f64)) -> Option<(Interval, Method)> {
         if self.n < 2 {
             return None;
         }
@@ -289,7 +297,7 @@ impl MeanTally {
 /// quantile, `Binomial(n, q)`, with probability at least `level` (Hahn &
 /// Meeker, *Statistical Intervals*, §5.2). An end beyond the sample is
 /// infinite: 20 values cannot bound their 95th percentile from above.
-pub fn quantile_interval(sorted: &[f64], q: f64, level: Level) -> Option<Interval> {
+pub(crate) fn quantile_interval(sorted: &[f64], q: f64, level: Level) -> Option<Interval> {
     let n = sorted.len();
     if n == 0 || !(0.0 < q && q < 1.0) {
         return None;

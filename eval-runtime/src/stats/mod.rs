@@ -15,12 +15,12 @@ mod agreement;
 mod interval;
 mod paired;
 
-pub use agreement::{Agreement, Confusion, cohen_kappa, spearman};
-pub use interval::{
-    Interval, Level, MeanTally, Method, mean_interval, quantile_interval, t_quantile, wilson,
-    z_quantile,
-};
-pub use paired::{Paired, PairedTest, holm, mcnemar_exact, paired, samples_needed};
+pub use agreement::{Agreement, Confusion};
+pub(crate) use agreement::{cohen_kappa, spearman};
+pub use interval::{Interval, Level, Method};
+pub(crate) use interval::{MeanTally, quantile_interval, wilson, z_quantile};
+pub use paired::PairedTest;
+pub(crate) use paired::{holm, paired, samples_needed};
 
 /// Where an interval lies against a threshold: wholly on the side that
 /// passes, wholly on the side that fails, or across it.

@@ -22,7 +22,7 @@ pub enum PairedTest {
 /// the standard deviation of the differences, the interval of the mean
 /// difference, and the two-sided p-value of "no difference".
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Paired {
+pub(crate) struct Paired {
     /// Samples paired.
     pub n: usize,
     /// Mean of the differences.
@@ -44,7 +44,7 @@ pub struct Paired {
 /// Compares paired values `(old, new)`: differences `new − old`. Exact
 /// McNemar when every value is 0 or 1, Student's paired t otherwise.
 /// `None` for no pair.
-pub fn paired(pairs: &[(f64, f64)], level: Level) -> Option<Paired> {
+pub(crate) fn paired(pairs: &[(f64, f64)], level: Level) -> Option<Paired> {
     if pairs.is_empty() {
         return None;
     }
@@ -104,7 +104,7 @@ fn paired_t_p(mean: f64, sd: f64, n: usize) -> f64 {
 /// McNemar's exact test (McNemar 1947; the exact binomial form): under "no
 /// difference" the `b + c` discordant pairs split as `Binomial(b + c, ½)`;
 /// the two-sided p-value is `min(1, 2·P(X ≤ min(b, c)))`.
-pub fn mcnemar_exact(b: u64, c: u64) -> f64 {
+pub(crate) fn mcnemar_exact(b: u64, c: u64) -> f64 {
     let n = b + c;
     if n == 0 {
         return 1.0;
@@ -119,7 +119,7 @@ pub fn mcnemar_exact(b: u64, c: u64) -> f64 {
 /// sorted ascending, the `i`-th (from 0) becomes `(m − i)·p`, made
 /// non-decreasing and at most 1. Rejecting where the adjusted value is
 /// below α keeps the chance of any false rejection among the `m` at most α.
-pub fn holm(p_values: &[f64]) -> Vec<f64> {
+pub(crate) fn holm(p_values: &[f64]) -> Vec<f64> {
     let m = p_values.len();
     let mut order: Vec<usize> = (0..m).collect();
     order.sort_by(|a, b| p_values[*a].total_cmp(&p_values[*b]));
@@ -138,7 +138,7 @@ pub fn holm(p_values: &[f64]) -> Vec<f64> {
 /// differences have standard deviation `sd`: `((z(1 − α/2) + z(power))·sd /
 /// delta)²`, rounded up (the normal approximation of the paired t test's
 /// power; Miller 2024 §5). `None` when `delta` is 0.
-pub fn samples_needed(sd: f64, delta: f64, level: Level, power: f64) -> Option<u64> {
+pub(crate) fn samples_needed(sd: f64, delta: f64, level: Level, power: f64) -> Option<u64> {
     if delta == 0.0 || !delta.is_finite() || !sd.is_finite() {
         return None;
     }

@@ -9,7 +9,7 @@ use crate::common;
 
 use eval_runtime::Outcome;
 use eval_runtime::results::{Results, Verdict};
-use eval_runtime::stats::{Decision, OnInconclusive};
+use eval_runtime::verdict::{Decision, OnInconclusive};
 use eval_runtime::{Harness, Response, Sample};
 use libtest_mimic::Arguments;
 
@@ -486,14 +486,14 @@ fn a_clustered_gate_knows_its_samples_are_not_independent() {
     };
     let plain = run(false);
     assert_eq!(plain.decision, Some(Decision::Pass));
-    assert_eq!(plain.method, Some(eval_runtime::stats::Method::Wilson));
+    assert_eq!(plain.method, Some(eval_runtime::verdict::Method::Wilson));
     let i = plain.interval.unwrap();
     assert!((i.low - 0.187_616).abs() < 1e-5, "{i:?}");
     let clustered = run(true);
     assert_eq!(clustered.decision, Some(Decision::Inconclusive));
     assert_eq!(
         clustered.method,
-        Some(eval_runtime::stats::Method::TClustered)
+        Some(eval_runtime::verdict::Method::TClustered)
     );
     assert_eq!(
         clustered.interval.map(|i| (i.low, i.high)),

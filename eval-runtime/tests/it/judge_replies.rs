@@ -6,9 +6,9 @@
 
 use crate::common;
 
+use crate::common::score;
 use common::{Reply, chat};
 use eval_runtime::Services;
-use eval_runtime::metrics::judged::score;
 use eval_runtime::services::{Embedder, Judge, ServiceError};
 use eval_runtime::{MetricSpec, Response, Sample};
 
@@ -155,7 +155,7 @@ async fn a_reply_with_an_extra_key_a_wrong_type_or_a_value_out_of_range_is_re_as
         assert!(
             matches!(
                 &e,
-                eval_runtime::metrics::MetricError::Service(ServiceError::UnusableAnswer {
+                eval_runtime::MetricError::Service(ServiceError::UnusableAnswer {
                     attempts: 3,
                     ..
                 })

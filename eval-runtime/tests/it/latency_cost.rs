@@ -119,7 +119,7 @@ fn samples_over_their_latency_budget_fail_and_gates_take_percentiles() {
     );
     assert_eq!(
         p50.decision,
-        Some(eval_runtime::stats::Decision::Inconclusive)
+        Some(eval_runtime::verdict::Decision::Inconclusive)
     );
     assert!(!d.gates_passed);
     let _ = std::fs::remove_dir_all(dir);

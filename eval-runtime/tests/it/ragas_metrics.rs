@@ -4,9 +4,9 @@
 
 use crate::common;
 
+use crate::common::{score, string_similarity};
 use common::{Reply, chat};
 use eval_runtime::Services;
-use eval_runtime::metrics::judged::{score, string_similarity};
 use eval_runtime::services::Cache;
 use eval_runtime::services::Embedder;
 use eval_runtime::services::Judge;
@@ -288,7 +288,7 @@ async fn a_judge_that_never_answers_json_fails_that_metric_only() {
     assert!(
         matches!(
             e,
-            eval_runtime::metrics::MetricError::Service(ServiceError::UnusableAnswer { .. })
+            eval_runtime::MetricError::Service(ServiceError::UnusableAnswer { .. })
         ),
         "a judge failure stays typed: {e:?}"
     );
@@ -384,18 +384,6 @@ async fn a_second_identical_run_makes_no_judge_or_embedding_calls() {
         "no call the second time"
     );
     let _ = std::fs::remove_dir_all(dir);
-}
-
-#[test]
-fn average_precision_matches_hand_values() {
-    use eval_runtime::metrics::judged::average_precision;
-    // [1, 0, 1, 1]: (1/1 + 2/3 + 3/4) / 3
-    let ap = average_precision(&[true, false, true, true]);
-    assert!((ap - (1.0 + 2.0 / 3.0 + 3.0 / 4.0) / 3.0).abs() < 1e-12);
-    assert_eq!(average_precision(&[false, false]), 0.0);
-    assert_eq!(average_precision(&[true]), 1.0);
-    // [0, 1]: (1/2) / 1
-    assert_eq!(average_precision(&[false, true]), 0.5);
 }
 
 #[tokio::test]

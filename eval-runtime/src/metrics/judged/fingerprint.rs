@@ -14,7 +14,7 @@ use crate::services::Services;
 /// The judge's fingerprint over the judged metrics among `specs` it scores
 /// (`None` when none is, or no judge is configured: they are then scored
 /// offline, as each metric's `method` says).
-pub fn fingerprint(specs: &[&MetricSpec], services: &Services) -> Option<JudgeFingerprint> {
+pub(crate) fn fingerprint(specs: &[&MetricSpec], services: &Services) -> Option<JudgeFingerprint> {
     let judge = services.judge.as_ref().ok()?;
     let mut metrics = BTreeMap::new();
     for spec in specs.iter().filter(|s| is_model_based(s)) {
@@ -42,7 +42,7 @@ pub fn fingerprint(specs: &[&MetricSpec], services: &Services) -> Option<JudgeFi
 }
 
 /// The embeddings server's fingerprint, when one scores a metric of `specs`.
-pub fn embeddings_fingerprint(
+pub(crate) fn embeddings_fingerprint(
     specs: &[&MetricSpec],
     services: &Services,
 ) -> Option<EmbeddingsFingerprint> {

@@ -80,7 +80,7 @@ const SCORE: Field = Field::Number {
 /// ([`fill_template`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct FilledRubric {
+pub(crate) struct FilledRubric {
     /// The rubric, each `{var}` replaced by a reference to its block.
     pub criteria: String,
     /// The blocks of the `rubric_vars` it uses (`rubric_vars.<name>`), in
@@ -95,7 +95,7 @@ pub struct FilledRubric {
     .0.iter().map(|m| format!("{{{m}}}")).collect::<Vec<_>>().join(", "),
     if .0.len() == 1 { "it" } else { "them" }
 )]
-pub struct MissingPlaceholders(pub Vec<String>);
+pub(crate) struct MissingPlaceholders(pub Vec<String>);
 
 /// Fills the `{name}` placeholders of a rubric with a reference to the data
 /// block holding the value, so that no agent or dataset text is written
@@ -105,7 +105,10 @@ pub struct MissingPlaceholders(pub Vec<String>);
 /// (`submission`); `{ground_truth}`/`{expected}` → the expected answer
 /// (`expected_answer`). `{{` and `}}` are literal braces. A name with no
 /// value is an error naming it.
-pub fn fill_template(template: &str, sample: &Sample) -> Result<FilledRubric, MissingPlaceholders> {
+pub(crate) fn fill_template(
+    template: &str,
+    sample: &Sample,
+) -> Result<FilledRubric, MissingPlaceholders> {
     let mut vars: Vec<DataBlock> = Vec::new();
     let mut reference = |name: &str| -> Option<String> {
         if let Some(v) = sample.rubric_vars.get(name) {

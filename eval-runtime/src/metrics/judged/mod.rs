@@ -29,17 +29,15 @@ mod reply;
 
 use reply::{Assume, Field};
 
-pub use fingerprint::{embeddings_fingerprint, fingerprint};
+pub(crate) use fingerprint::{embeddings_fingerprint, fingerprint};
 
 use deepeval::{hallucination, opinions_flagged};
-pub use graders::{FilledRubric, MissingPlaceholders, fill_template};
 use graders::{rating, rubric};
-pub use ragas::average_precision;
 use ragas::{answer_relevancy, answer_similarity, context_precision, context_recall, faithfulness};
 
 /// The outcome of one model-based metric on one sample.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Scored {
+pub(crate) struct Scored {
     /// The score, or a one-line reason there is none.
     pub score: Result<f64, MetricError>,
     /// How it was scored, when not by the metric's primary method
@@ -63,7 +61,7 @@ pub struct Scored {
 /// changes, so no cached answer to an older prompt is reused).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[non_exhaustive]
-pub struct PromptVersion {
+pub(crate) struct PromptVersion {
     /// The task, e.g. `faithfulness/verdicts`.
     pub task: &'static str,
     /// Its version.
@@ -87,7 +85,7 @@ impl PromptVersion {
 /// formula changes). For a results file's provenance.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[non_exhaustive]
-pub struct JudgeVersions {
+pub(crate) struct JudgeVersions {
     /// The prompts, in the order asked (none for `answer_similarity`, which
     /// only embeds).
     pub prompts: &'static [PromptVersion],
@@ -114,7 +112,7 @@ const RATING_SIMILARITY: PromptVersion = PromptVersion::new("rating/similarity",
 /// The judge prompts and scoring definition of each model-based metric
 /// (`None` for the others): the one table the metrics take their prompt
 /// versions from.
-pub fn versions(kind: &MetricKind) -> Option<JudgeVersions> {
+pub(crate) fn versions(kind: &MetricKind) -> Option<JudgeVersions> {
     use eval_datasets::metric::Rating;
     let of = |prompts: &'static [PromptVersion]| {
         Some(JudgeVersions {
@@ -141,7 +139,7 @@ pub fn versions(kind: &MetricKind) -> Option<JudgeVersions> {
 }
 
 /// Whether `spec` needs a judge or embeddings (and so async scoring).
-pub fn is_model_based(spec: &MetricSpec) -> bool {
+pub(crate) fn is_model_based(spec: &MetricSpec) -> bool {
     matches!(
         spec.kind,
         MetricKind::Faithfulness
@@ -161,7 +159,7 @@ pub fn is_model_based(spec: &MetricSpec) -> bool {
 /// known before the agent is called: the context metrics compare with the
 /// expected answer when a judge scores them, and with `reference_contexts`
 /// offline; a metric with nothing to score against fails before the call.
-pub fn missing_for_setup(
+pub(crate) fn missing_for_setup(
     sample: &Sample,
     specs: &[MetricSpec],
     services: &Services,
@@ -202,7 +200,7 @@ pub(super) fn context_setup<'a>(
 /// Why `spec` cannot be scored at all in this setup (its judge or
 /// embeddings are not configured and it has no offline variant); `None`
 /// when it can, or when only some samples would lack an offline field.
-pub fn unavailable(spec: &MetricSpec, services: &Services) -> Option<String> {
+pub(crate) fn unavailable(spec: &MetricSpec, services: &Services) -> Option<String> {
     let judge_missing = matches!(services.judge, Err(ServiceError::NotConfigured { .. }));
     let embed_missing = matches!(services.embedder, Err(ServiceError::NotConfigured { .. }));
     let needs_judge = matches!(
@@ -231,7 +229,7 @@ pub fn unavailable(spec: &MetricSpec, services: &Services) -> Option<String> {
 }
 
 /// Scores a model-based metric.
-pub async fn score(
+pub(crate) async fn score(
     spec: &MetricSpec,
     sample: &Sample,
     response: &Response,
@@ -414,7 +412,7 @@ pub(super) fn share(flags: &[bool], want: bool) -> f64 {
 /// `1 - levenshtein(a, b) / max(len(a), len(b))` over characters (1 for two
 /// empty strings), the normalised similarity ragas' `NonLLMStringSimilarity`
 /// computes with the Levenshtein measure.
-pub fn string_similarity(a: &str, b: &str) -> f64 {
+pub(crate) fn string_similarity(a: &str, b: &str) -> f64 {
     let longest = a.chars().count().max(b.chars().count());
     if longest == 0 {
         return 1.0;

@@ -179,7 +179,7 @@ pub(super) async fn context_recall(
 /// Average precision over ranked relevance verdicts, as ragas computes
 /// context precision: `Σ_k precision@k · v_k / Σ_k v_k` (0 when no chunk is
 /// relevant; ragas adds 1e-10 to the denominator instead).
-pub fn average_precision(verdicts: &[bool]) -> f64 {
+pub(crate) fn average_precision(verdicts: &[bool]) -> f64 {
     let relevant = verdicts.iter().filter(|v| **v).count();
     if relevant == 0 {
         return 0.0;
@@ -322,4 +322,20 @@ pub(super) async fn answer_relevancy(
         *why = Some("the judge found the answer noncommittal (evasive or vague)".into());
     }
     Ok(if noncommittal { 0.0 } else { mean })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::average_precision;
+
+    #[test]
+    fn average_precision_matches_hand_values() {
+        // [1, 0, 1, 1]: (1/1 + 2/3 + 3/4) / 3
+        let ap = average_precision(&[true, false, true, true]);
+        assert!((ap - (1.0 + 2.0 / 3.0 + 3.0 / 4.0) / 3.0).abs() < 1e-12);
+        assert_eq!(average_precision(&[false, false]), 0.0);
+        assert_eq!(average_precision(&[true]), 1.0);
+        // [0, 1]: (1/2) / 1
+        assert_eq!(average_precision(&[false, true]), 0.5);
+    }
 }

@@ -2,6 +2,7 @@
 //! comments).
 
 use super::*;
+use crate::model::is_tool_metric_name;
 use serde_json::json;
 
 fn call(name: &str, args: Value) -> ToolCall {

@@ -218,3 +218,46 @@ pub fn harness_args(args: &[&str]) -> libtest_mimic::Arguments {
     all.extend(["--logfile", &log]);
     libtest_mimic::Arguments::from_iter(all)
 }
+
+/// One metric scored through the public [`eval_runtime::score`], read back
+/// as a score or the error it failed with (what the metric tests compare).
+pub struct Judged {
+    pub score: Result<f64, eval_runtime::MetricError>,
+    pub method: Option<&'static str>,
+    pub raw: Option<f64>,
+    pub reason: Option<String>,
+    pub usage: eval_runtime::Usage,
+    pub embeddings: eval_runtime::Usage,
+}
+
+pub async fn score(
+    spec: &eval_runtime::MetricSpec,
+    sample: &eval_runtime::Sample,
+    response: &eval_runtime::Response,
+    services: &eval_runtime::Services,
+) -> Judged {
+    let scored = eval_runtime::score(spec, sample, response, services).await;
+    let result = scored.result;
+    Judged {
+        score: match (result.score, result.error) {
+            (Some(s), _) => Ok(s),
+            (None, Some(e)) => Err(e),
+            (None, None) => panic!("`{}` has neither a score nor an error", spec.name),
+        },
+        method: result.method,
+        raw: result.raw,
+        reason: result.reason,
+        usage: scored.judge,
+        embeddings: scored.embeddings,
+    }
+}
+
+/// ragas' non-LLM string similarity: 1 - Levenshtein distance / the longer
+/// length (in characters).
+pub fn string_similarity(a: &str, b: &str) -> f64 {
+    let longest = a.chars().count().max(b.chars().count());
+    if longest == 0 {
+        return 1.0;
+    }
+    1.0 - eval_datasets::suggest::edit_distance(a, b) as f64 / longest as f64
+}
