@@ -68,6 +68,26 @@ pub struct ServiceSettings {
 /// error naming the variable and the value. The settings, one row each:
 ///
 #[doc = include_str!("config/settings.md")]
+///
+/// A config can also be read from variables you give, and handed to a
+/// front end ([`Harness::config`](crate::Harness::config),
+/// [`Runner::config`](crate::Runner::config)):
+///
+/// ```
+/// use eval_runtime::Config;
+///
+/// let vars = [("EVAL_CONCURRENCY", "4"), ("EVAL_JUDGE_CONCURRENCY", "2")];
+/// let var = |name: &str| Ok(vars.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string()));
+/// let names: Vec<String> = vars.iter().map(|(k, _)| k.to_string()).collect();
+/// let config = Config::from_vars(var, &names).unwrap();
+/// assert_eq!(config.concurrency_or(None), 4);
+/// assert_eq!(config.judge_concurrency(), 2);
+///
+/// // A bad value names the variable and what was expected.
+/// let bad = |name: &str| Ok((name == "EVAL_CONCURRENCY").then(|| "many".to_string()));
+/// let e = Config::from_vars(bad, &["EVAL_CONCURRENCY".into()]).unwrap_err();
+/// assert!(e.to_string().contains("EVAL_CONCURRENCY"), "{e}");
+/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Config {

@@ -27,7 +27,7 @@
 
 use std::sync::{Mutex, OnceLock};
 
-pub use crate::config::{Price, PriceError, PriceTable, Pricing};
+pub(crate) use crate::config::{PriceTable, Pricing};
 use crate::model::SampleReport;
 use crate::services::Services;
 

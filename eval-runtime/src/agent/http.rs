@@ -45,6 +45,20 @@ pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// An agent reached over HTTP. Cheap to clone; all agents share one
 /// connection pool per async runtime.
+///
+/// ```no_run
+/// use eval_runtime::prelude::*;
+/// use eval_runtime::Protocol;
+///
+/// // `EVAL_AGENT_URL` (and its protocol, model, key) as the environment says:
+/// let from_env = HttpAgent::from_env();
+/// // Or in code: an OpenAI-compatible chat endpoint, streamed.
+/// let agent = HttpAgent::new("http://127.0.0.1:8000/v1/chat/completions")?
+///     .protocol(Protocol::OpenAi)
+///     .model("my-agent")
+///     .stream(true);
+/// # Ok::<(), eval_runtime::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct HttpAgent {
     url: reqwest::Url,

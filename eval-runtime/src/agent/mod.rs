@@ -180,6 +180,32 @@ impl<T: Into<Response>, E: std::fmt::Display + 'static> IntoAgentResult for Resu
 /// Anything samples can be sent to: [`HttpAgent`], an async function in
 /// [`FnAgent`], a plain function in [`SyncFnAgent`],
 /// [`RetrieverAgent`](crate::retrieval::RetrieverAgent), or your own type.
+///
+/// ```
+/// use eval_runtime::{Agent, AgentError, BoxFuture, Response, Sample};
+///
+/// /// An agent that looks answers up in a table.
+/// struct Lookup(std::collections::HashMap<String, String>);
+///
+/// impl Agent for Lookup {
+///     fn respond<'a>(&'a self, sample: &'a Sample) -> BoxFuture<'a, Result<Response, AgentError>> {
+///         let answer = self.0.get(sample.input.last()).cloned();
+///         Box::pin(async move {
+///             answer
+///                 .map(Response::new)
+///                 .ok_or_else(|| AgentError::from_display("no answer in the table"))
+///         })
+///     }
+/// }
+///
+/// let agent = Lookup([("capital?".to_string(), "Paris".to_string())].into());
+/// let spec = eval_runtime::MetricSpec::new("contains", &[], None).unwrap();
+/// let sample = Sample::new("capital?").with_expected("Paris");
+/// let report = eval_runtime::evaluate_blocking("lookup", &sample, &[spec], async |s: &Sample| {
+///     agent.respond(s).await
+/// });
+/// assert!(report.passed(), "{}", report.render());
+/// ```
 pub trait Agent: Send + Sync + 'static {
     /// Answers one sample.
     fn respond<'a>(&'a self, sample: &'a Sample) -> BoxFuture<'a, Result<Response, AgentError>>;
@@ -240,6 +266,21 @@ impl<A: Agent> Agent for crate::Result<A> {
 }
 
 /// An in-process agent: any `async fn(&Sample) -> R` (`R`: [`Response`] or a `Result` of one).
+///
+/// ```
+/// use eval_runtime::plan::PlanBuilder;
+/// use eval_runtime::{Config, FnAgent, Response, Runner, Sample};
+///
+/// async fn echo(sample: &Sample) -> Response {
+///     Response::new(format!("You said: {}", sample.input.last()))
+/// }
+///
+/// let samples = vec![Sample::new("Paris").with_expected("paris")];
+/// let plan = PlanBuilder::new().samples("echo", samples, "contains");
+/// let runner = Runner::new().config(Config::empty()).no_html();
+/// let outcome = runner.prepare(plan).unwrap().evaluate(&FnAgent(echo), |_| {}).unwrap();
+/// assert!(outcome.verdict.passed());
+/// ```
 pub struct FnAgent<F>(pub F);
 
 impl<F, R> Agent for FnAgent<F>
@@ -256,6 +297,23 @@ where
 /// on a thread of its own, outside any async runtime (the function may start
 /// its own), so many run at once; when the sample timeout expires the sample
 /// fails and the call is left to finish on its thread.
+///
+/// ```
+/// use eval_runtime::plan::PlanBuilder;
+/// use eval_runtime::{Config, Response, Runner, Sample, SyncFnAgent};
+///
+/// // A blocking client, e.g. one that starts its own runtime.
+/// fn shout(sample: &Sample) -> Result<Response, std::io::Error> {
+///     Ok(Response::new(sample.input.last().to_uppercase()))
+/// }
+///
+/// let samples = vec![Sample::new("paris").with_expected("PARIS")];
+/// let plan = PlanBuilder::new().samples("shout", samples, "exact_match(case_sensitive = true)");
+/// let runner = Runner::new().config(Config::empty()).no_html();
+/// let outcome = runner.prepare(plan).unwrap().evaluate(&SyncFnAgent(shout), |_| {}).unwrap();
+/// assert_eq!(outcome.results.samples.len(), 1);
+/// assert!(outcome.verdict.passed());
+/// ```
 pub struct SyncFnAgent<F>(pub F);
 
 impl<F, R> Agent for SyncFnAgent<F>

@@ -12,6 +12,25 @@ use crate::services::Services;
 
 /// Evaluates one sample: `agent` is the (not yet started) call to the agent,
 /// bounded by `timeout`, as is the scoring; model-based metrics use `services`.
+///
+/// ```
+/// use std::time::Duration;
+/// use eval_runtime::prelude::*;
+/// use eval_runtime::{AgentError, Services};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let sample = Sample::new("2 + 2?").with_expected("4");
+/// let specs = [MetricSpec::new("exact_match", &[], None).unwrap()];
+/// let agent = async { Ok::<_, AgentError>(Response::new("5")) };
+/// let report = eval_runtime::evaluate_with(
+///     "math::add".into(), &sample, &specs, Duration::from_secs(5), agent, &Services::none(),
+/// )
+/// .await;
+/// assert!(!report.passed());
+/// assert_eq!(report.metrics[0].score, Some(0.0));
+/// # }
+/// ```
 pub async fn evaluate_with<F>(
     test_name: String,
     sample: &Sample,
@@ -39,6 +58,19 @@ where
 /// Evaluates one sample with an in-process agent, blocking the current thread
 /// (which must not be inside an async runtime), with the environment's
 /// judge, embedder and sample timeout.
+///
+/// ```
+/// use eval_runtime::prelude::*;
+///
+/// async fn agent(sample: &Sample) -> Result<Response, std::io::Error> {
+///     Ok(Response::new(format!("{} is the capital of France", sample.input.last())))
+/// }
+///
+/// let sample = Sample::new("Paris").with_expected("capital of France");
+/// let specs = [MetricSpec::new("contains", &[], None).unwrap()];
+/// let report = eval_runtime::evaluate_blocking("geo::paris", &sample, &specs, agent);
+/// assert!(report.passed(), "{}", report.render());
+/// ```
 pub fn evaluate_blocking<F, R>(
     test_name: &str,
     sample: &Sample,

@@ -38,7 +38,8 @@ pub struct Runner {
     no_html: bool,
 }
 
-/// A plan loaded and checked, ready to evaluate.
+/// A plan loaded and checked, ready to evaluate ([`Runner::prepare`]; see
+/// the [`Runner`] and [`PlanBuilder`] examples).
 pub struct Prepared<'a> {
     binary: &'a str,
     output: Option<&'a Path>,
@@ -52,7 +53,8 @@ pub struct Prepared<'a> {
     pub notes: Vec<String>,
 }
 
-/// What a run of the runner gave.
+/// What a run of the runner gave ([`Prepared::evaluate`]; see the
+/// [`Runner`] and [`PlanBuilder`] examples).
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct RunOutcome {

@@ -31,10 +31,12 @@ use crate::output::Gate;
 
 mod build;
 mod load;
+mod subset;
 
 pub use crate::model::PlanError;
-pub use build::{PlanBuilder, Subset};
+pub use build::PlanBuilder;
 pub(crate) use load::{LoadedDataset, load, prepare};
+pub use subset::Subset;
 
 /// What to evaluate. See the [module docs](self).
 #[derive(Debug, Clone)]

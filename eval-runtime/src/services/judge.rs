@@ -58,6 +58,22 @@ impl<F: Fn(&Value) -> Result<(), String> + Sync> Answer for F {
 }
 
 /// A configured judge. Cheap to clone.
+///
+/// ```no_run
+/// use eval_runtime::services::{Judge, JudgePrompt};
+/// use eval_runtime::Usage;
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let judge = Judge::new("http://127.0.0.1:9000/v1/chat/completions", "gpt-4o-mini")?;
+/// // A question of your own: the answer to judge goes in a data block.
+/// let prompt = JudgePrompt::new("politeness", 1, "Is the answer polite? Reply {\"polite\": 0 or 1}.")
+///     .block("answer", "Thanks for asking!");
+/// let mut usage = Usage::default();
+/// let reply = judge.ask_json(&prompt, &mut usage).await?;
+/// println!("{reply} ({} call)", usage.calls);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone)]
 pub struct Judge {
     endpoint: Endpoint,

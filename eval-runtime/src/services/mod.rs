@@ -14,7 +14,7 @@ mod endpoint;
 mod judge;
 mod prompt;
 
-pub use crate::cost::{Price, PriceError, PriceTable, Pricing};
+pub use crate::config::{Price, PriceError, PriceTable, Pricing};
 pub use cache::Cache;
 pub use dry::Calls;
 pub(crate) use dry::{DryRun, Tokenizer};
@@ -28,6 +28,20 @@ use crate::config::Config;
 /// The judge and embedder a run uses (each may be missing), the prices its
 /// samples' costs are computed with, and the cassette agent answers are
 /// recorded into or replayed from.
+///
+/// ```
+/// use eval_runtime::services::{Embedder, Judge};
+/// use eval_runtime::{Config, Services};
+///
+/// // What the environment configures (`EVAL_JUDGE_URL`, `EVAL_EMBED_URL`, ...):
+/// let services = Services::from_config(&Config::empty());
+/// assert!(services.judge.is_err(), "no judge configured");
+/// // Or in code, for a harness or runner:
+/// let services = Services::none()
+///     .with_judge(Judge::new("http://127.0.0.1:9000/v1/chat/completions", "gpt-4o-mini").unwrap())
+///     .with_embedder(Embedder::new("http://127.0.0.1:9000/v1/embeddings", "text-embedding-3-small").unwrap());
+/// assert_eq!(services.judge.as_ref().unwrap().model(), "gpt-4o-mini");
+/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Services {
