@@ -214,7 +214,9 @@ async fn generated(attack: &str, services: &Services) -> Result<Value, String> {
     let judge = services.judge.as_ref().map_err(|e| e.to_string())?;
     let mut usage = Usage::default();
     judge
-        .ask_checked(&prompt, &mut usage, &|v| prompts::parse(v).map(|_| ()))
+        .ask_checked(&prompt, &mut usage, &|v| {
+            prompts::parse(v).map(|_| ()).map_err(|e| e.to_string())
+        })
         .await
         .map_err(|e| e.to_string())
 }

@@ -193,8 +193,8 @@ pub use front::runner::{Prepared, RunOutcome, Runner};
 #[cfg(feature = "http")]
 pub use http::MAX_REDIRECTS;
 pub use model::{
-    AgentError, CassetteMode, ConfigError, Error, MetricResult, Refusal, Result, SampleError,
-    SampleReport, Spread, Usage,
+    AgentError, CassetteMode, ConfigError, Error, MetricResult, Refusal, ReplyError, Result,
+    SampleError, SampleReport, SharedError, Spread, Usage,
 };
 pub use output::Paint;
 pub use services::Services;
