@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use eval_runtime::Config;
 use eval_runtime::generate::{
     Corpus, DEFAULT_BATCH, DEFAULT_CHUNK_WORDS, DEFAULT_SEED, Difficulty, GenerateError, Mix,
-    Options, Outcome, OutputFormat, QueryType, generate_blocking, questions_of,
+    MixError, Options, Outcome, OutputFormat, QueryType, generate_blocking, questions_of,
 };
 use eval_runtime::services::Judge;
 
@@ -65,7 +65,7 @@ pub fn run(args: Args) -> Result<u8, Failure> {
     for w in config.warnings() {
         eprintln!("warning: {w}");
     }
-    let bad = |flag: &str, e: String| Failure::config(format!("--{flag}: {e}"));
+    let bad = |flag: &str, e: MixError| Failure::config(format!("--{flag}: {e}"));
     let types = match (&args.mix, &args.types) {
         (Some(m), _) => Mix::parse(m, QueryType::parse).map_err(|e| bad("mix", e))?,
         (None, Some(t)) => {
@@ -171,7 +171,7 @@ fn show(outcome: &Outcome, json: bool) -> Result<(), Failure> {
         value["cost"] = match &outcome.cost {
             None => serde_json::Value::Null,
             Some(Ok(c)) => serde_json::json!(c),
-            Some(Err(why)) => serde_json::json!({ "unknown": why }),
+            Some(Err(why)) => serde_json::json!({ "unknown": why.to_string() }),
         };
         let text = serde_json::to_string_pretty(&value)
             .map_err(|e| Failure::config(format!("cannot render the outcome: {e}")))?;

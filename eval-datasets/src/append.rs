@@ -75,13 +75,14 @@ pub enum AppendError {
         /// The fields without a column.
         fields: Vec<String>,
     },
-    /// The CSV file's header cannot be read.
-    #[error("{path}: cannot read the CSV header: {message}")]
+    /// The CSV file's header cannot be read (or the row not written).
+    #[error("{path}: cannot read the CSV header: {source}")]
     Header {
         /// The file.
         path: String,
-        /// The CSV reader's message.
-        message: String,
+        /// What the CSV reader (or writer) said.
+        #[source]
+        source: write::CsvError,
     },
     /// The sample would not read back the same from a CSV file.
     #[error("{path}: {what}")]
@@ -262,23 +263,21 @@ fn csv_record(
     }
     if blank {
         let text =
-            write::to_csv(std::slice::from_ref(sample)).map_err(|e| AppendError::Header {
+            write::to_csv(std::slice::from_ref(sample)).map_err(|source| AppendError::Header {
                 path: path.to_string(),
-                message: e.to_string(),
+                source,
             })?;
         return Ok((text.into_bytes(), true));
     }
-    let header_error = |message: String| AppendError::Header {
+    let header_error = |source: write::CsvError| AppendError::Header {
         path: path.to_string(),
-        message,
+        source,
     };
     let mut bom = [0u8; 3];
-    let n = file
-        .read(&mut bom)
-        .map_err(|e| header_error(e.to_string()))?;
+    let n = file.read(&mut bom).map_err(|e| header_error(e.into()))?;
     if !(n == 3 && bom == *b"\xEF\xBB\xBF") {
         file.seek(SeekFrom::Start(0))
-            .map_err(|e| header_error(e.to_string()))?;
+            .map_err(|e| header_error(e.into()))?;
     }
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
@@ -286,7 +285,7 @@ fn csv_record(
         .from_reader(std::io::BufReader::new(file));
     let header: Vec<String> = reader
         .headers()
-        .map_err(|e| header_error(e.to_string()))?
+        .map_err(|e| header_error(e.into()))?
         .iter()
         .map(str::to_string)
         .collect();
@@ -317,11 +316,10 @@ fn csv_record(
     let mut w = csv::WriterBuilder::new()
         .has_headers(false)
         .from_writer(Vec::new());
-    w.write_record(&row)
-        .map_err(|e| header_error(e.to_string()))?;
+    w.write_record(&row).map_err(|e| header_error(e.into()))?;
     let bytes = w
         .into_inner()
-        .map_err(|e| header_error(e.error().to_string()))?;
+        .map_err(|e| header_error(e.into_error().into()))?;
     Ok((bytes, false))
 }
 

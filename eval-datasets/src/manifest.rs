@@ -589,7 +589,7 @@ fn dataset_tools(
         serde_json::Value::String(path) => {
             let (file, shown) = resolve(path, dir, root, allow_outside)
                 .map_err(|e| e.replace("dataset file", "tools file"))?;
-            crate::tool::read_definitions(&file, &shown)
+            crate::tool::read_definitions(&file, &shown).map_err(|e| e.to_string())
         }
         list => crate::tool::definitions(list).map_err(|e| format!("`tools`: {e}")),
     }

@@ -80,6 +80,102 @@ impl ToolCall {
     }
 }
 
+/// Why a list of tool definitions is not valid: the item (0-based) and what
+/// is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ToolError {
+    /// The value is not an array.
+    #[error(
+        "expected an array of tool definitions ({{\"type\": \"function\", \"function\": {{\"name\", ...}}}}), found {found}"
+    )]
+    NotArray {
+        /// What it is ("an object", "a string"...).
+        found: &'static str,
+    },
+    /// An item is not an object.
+    #[error("tool {index}: expected an object, found {found}")]
+    NotObject {
+        /// The item.
+        index: usize,
+        /// What it is.
+        found: &'static str,
+    },
+    /// `type: function` without a `function` object.
+    #[error("tool {index}: `type: function` needs a `function` object with a `name`")]
+    NoFunction {
+        /// The item.
+        index: usize,
+    },
+    /// A `type` other than `function`.
+    #[error("tool {index}: `type` is {kind}; only `function` tools are sent")]
+    NotFunction {
+        /// The item.
+        index: usize,
+        /// Its `type`, as JSON.
+        kind: String,
+    },
+    /// No name, or an empty one.
+    #[error("tool {index}: no `name` (a non-empty string)")]
+    NoName {
+        /// The item.
+        index: usize,
+    },
+    /// `parameters` that is not an object.
+    #[error("tool {index} (`{name}`): `parameters` must be a JSON Schema object, found {found}")]
+    Parameters {
+        /// The item.
+        index: usize,
+        /// The tool's name.
+        name: String,
+        /// What `parameters` is.
+        found: &'static str,
+    },
+    /// A name defined by an earlier item too.
+    #[error("tool {index}: `{name}` is defined twice")]
+    Duplicate {
+        /// The item.
+        index: usize,
+        /// The tool's name.
+        name: String,
+    },
+}
+
+/// Why a tools file could not be used; every message names the file.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ToolsFileError {
+    /// The file could not be read.
+    #[error("tools file {file}: cannot read it: {source}")]
+    Read {
+        /// The file, as the user wrote it.
+        file: String,
+        /// Why.
+        #[source]
+        source: crate::files::ReadError,
+    },
+    /// The file is not JSON.
+    #[error("tools file {file}:{line}: not JSON: {source}")]
+    Json {
+        /// The file, as the user wrote it.
+        file: String,
+        /// The line (1-based) of the error.
+        line: usize,
+        /// What the parser said.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The definitions are not valid.
+    #[error("tools file {file}: {source}")]
+    Invalid {
+        /// The file, as the user wrote it.
+        file: String,
+        /// What is wrong.
+        #[source]
+        source: ToolError,
+    },
+}
+
 /// OpenAI tool definitions (what a request's `tools` holds), read from a
 /// dataset's `tools` field, a manifest dataset's `tools` or a tools file.
 ///
@@ -88,51 +184,49 @@ impl ToolCall {
 /// "parameters": {...}}}`, or just its `function` object, which is wrapped
 /// into one. A name is required; `parameters`, when given, is an object.
 /// Every definition comes back in the full form. Errors name the item.
-pub fn definitions(value: &Value) -> Result<Vec<Value>, String> {
+pub fn definitions(value: &Value) -> Result<Vec<Value>, ToolError> {
     let Value::Array(items) = value else {
-        return Err(format!(
-            "expected an array of tool definitions ({{\"type\": \"function\", \"function\": {{\"name\", ...}}}}), found {}",
-            kind(value)
-        ));
+        return Err(ToolError::NotArray { found: kind(value) });
     };
     let mut out: Vec<Value> = Vec::with_capacity(items.len());
-    for (i, item) in items.iter().enumerate() {
+    for (index, item) in items.iter().enumerate() {
         let Value::Object(map) = item else {
-            return Err(format!(
-                "tool {i}: expected an object, found {}",
-                kind(item)
-            ));
+            return Err(ToolError::NotObject {
+                index,
+                found: kind(item),
+            });
         };
         let function = match map.get("type") {
             Some(Value::String(t)) if t == "function" => match map.get("function") {
                 Some(Value::Object(f)) => f,
-                _ => {
-                    return Err(format!(
-                        "tool {i}: `type: function` needs a `function` object with a `name`"
-                    ));
-                }
+                _ => return Err(ToolError::NoFunction { index }),
             },
             Some(other) => {
-                return Err(format!(
-                    "tool {i}: `type` is {other}; only `function` tools are sent"
-                ));
+                return Err(ToolError::NotFunction {
+                    index,
+                    kind: other.to_string(),
+                });
             }
             None => map,
         };
         let name = match function.get("name") {
             Some(Value::String(n)) if !n.trim().is_empty() => n.trim(),
-            _ => return Err(format!("tool {i}: no `name` (a non-empty string)")),
+            _ => return Err(ToolError::NoName { index }),
         };
         if let Some(p) = function.get("parameters")
             && !p.is_object()
         {
-            return Err(format!(
-                "tool {i} (`{name}`): `parameters` must be a JSON Schema object, found {}",
-                kind(p)
-            ));
+            return Err(ToolError::Parameters {
+                index,
+                name: name.to_string(),
+                found: kind(p),
+            });
         }
         if out.iter().any(|d| definition_name(d) == Some(name)) {
-            return Err(format!("tool {i}: `{name}` is defined twice"));
+            return Err(ToolError::Duplicate {
+                index,
+                name: name.to_string(),
+            });
         }
         let mut function = function.clone();
         function.insert("name".into(), Value::String(name.to_string()));
@@ -163,16 +257,27 @@ pub fn add_definitions(tools: &mut Vec<Value>, more: &[Value]) {
 /// Reads a tools file: a JSON array of definitions, or an object with a
 /// `tools` array (as an OpenAI request holds it); see [`definitions`].
 /// Errors are one line naming the file.
-pub fn read_definitions(path: &std::path::Path, shown: &str) -> Result<Vec<Value>, String> {
-    let bytes = crate::files::read_checked(path, crate::files::DEFAULT_MAX_DATASET_BYTES)
-        .map_err(|e| format!("tools file {shown}: cannot read it: {e}"))?;
-    let value: Value = serde_json::from_slice(&bytes)
-        .map_err(|e| format!("tools file {shown}:{}: not JSON: {e}", e.line()))?;
+pub fn read_definitions(path: &std::path::Path, shown: &str) -> Result<Vec<Value>, ToolsFileError> {
+    let file = || shown.to_string();
+    let bytes = crate::files::read_checked(path, crate::files::DEFAULT_MAX_DATASET_BYTES).map_err(
+        |source| ToolsFileError::Read {
+            file: file(),
+            source,
+        },
+    )?;
+    let value: Value = serde_json::from_slice(&bytes).map_err(|source| ToolsFileError::Json {
+        file: file(),
+        line: source.line(),
+        source,
+    })?;
     let list = match &value {
         Value::Object(map) => map.get("tools").unwrap_or(&value),
         _ => &value,
     };
-    definitions(list).map_err(|e| format!("tools file {shown}: {e}"))
+    definitions(list).map_err(|source| ToolsFileError::Invalid {
+        file: file(),
+        source,
+    })
 }
 
 /// "a string", "an object", ... for messages (as `formats::text::kind_of`,
@@ -248,7 +353,7 @@ mod tests {
                 "tool 1: `a` is defined twice",
             ),
         ] {
-            let e = definitions(&bad).unwrap_err();
+            let e = definitions(&bad).unwrap_err().to_string();
             assert!(e.contains(want), "{e}");
         }
         let mut tools =

@@ -26,6 +26,7 @@ use serde_json::{Value, json};
 
 use crate::agent::{Agent, Response};
 use crate::config::Config;
+use crate::model::SharedError;
 pub(crate) use crate::model::{CassetteError, CassetteMode};
 
 /// One recorded answer, one line of the file.
@@ -205,6 +206,7 @@ impl Cassette {
         let io = |e: std::io::Error| CassetteError::File {
             path: self.shown(),
             reason: e.to_string(),
+            source: Some(SharedError::new(e)),
         };
         if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(io)?;
@@ -233,6 +235,7 @@ impl Cassette {
                 &serde_json::to_string(entry).map_err(|e| CassetteError::File {
                     path: self.shown(),
                     reason: e.to_string(),
+                    source: Some(SharedError::new(e)),
                 })?,
             );
             text.push('\n');
@@ -294,6 +297,7 @@ fn read_entries(path: &Path) -> Result<Vec<(String, Entry)>, CassetteError> {
         } else {
             e.to_string()
         },
+        source: Some(SharedError::new(e)),
     })?;
     text.lines()
         .enumerate()
@@ -304,6 +308,7 @@ fn read_entries(path: &Path) -> Result<Vec<(String, Entry)>, CassetteError> {
                 .map_err(|e| CassetteError::File {
                     path: shown.clone(),
                     reason: format!("line {}: not a recorded answer: {e}", n + 1),
+                    source: Some(SharedError::new(e)),
                 })
         })
         .collect()

@@ -28,13 +28,18 @@
 use std::sync::{Mutex, OnceLock};
 
 pub(crate) use crate::config::{PriceTable, Pricing};
+pub(crate) use crate::model::CostError;
 use crate::model::SampleReport;
 use crate::services::Services;
 
 impl Pricing {
     /// The cost of one evaluated sample (`None`: no price table), or why it
     /// is unknown. A model without a price is said once per process.
-    pub fn cost(&self, report: &SampleReport, services: &Services) -> Option<Result<f64, String>> {
+    pub fn cost(
+        &self,
+        report: &SampleReport,
+        services: &Services,
+    ) -> Option<Result<f64, CostError>> {
         let table = self.table.as_ref()?;
         let agent_model = report.model.as_deref().or(self.agent_model.as_deref());
         let judge_model = services.judge.as_ref().ok().map(|j| j.model());
@@ -49,7 +54,7 @@ impl Pricing {
             match part {
                 Ok(c) => total += c,
                 Err(why) => {
-                    say_once(&why);
+                    say_once(&why.to_string());
                     return Some(Err(why));
                 }
             }

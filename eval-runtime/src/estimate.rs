@@ -50,7 +50,7 @@ use std::sync::Arc;
 use eval_datasets::Sample;
 
 use crate::agent::Response;
-use crate::cost::Pricing;
+use crate::cost::{CostError, Pricing};
 use crate::engine::evaluate;
 use crate::metrics::judged;
 use crate::output::SampleReport;
@@ -111,8 +111,17 @@ pub struct Estimate {
     /// The cost in US dollars, when a price table is set and every model
     /// used has a price.
     pub cost_usd: Option<f64>,
-    /// Why the cost is unknown, when a price table is set.
-    pub cost_unknown: Option<String>,
+    /// Why the cost is unknown, when a price table is set (serialized as
+    /// its message).
+    #[serde(serialize_with = "ser_cost_error")]
+    pub cost_unknown: Option<CostError>,
+}
+
+fn ser_cost_error<S: serde::Serializer>(e: &Option<CostError>, s: S) -> Result<S::Ok, S::Error> {
+    match e {
+        Some(e) => s.serialize_some(&e.to_string()),
+        None => s.serialize_none(),
+    }
 }
 
 impl Estimate {
@@ -217,7 +226,7 @@ impl Estimate {
                 table.cost("judge", judge_model, &estimate.judge.usage()),
                 table.cost("embeddings", embed_model, &estimate.embeddings.usage()),
             ];
-            match parts.into_iter().collect::<Result<Vec<f64>, String>>() {
+            match parts.into_iter().collect::<Result<Vec<f64>, CostError>>() {
                 Ok(costs) => estimate.cost_usd = Some(costs.iter().sum()),
                 Err(why) => estimate.cost_unknown = Some(why),
             }

@@ -204,8 +204,9 @@ pub use front::runner::{Prepared, RunOutcome, Runner};
 #[cfg(feature = "http")]
 pub use http::MAX_REDIRECTS;
 pub use model::{
-    AgentError, BadVar, CassetteError, CassetteMode, ConfigError, Error, MetricError, MetricResult,
-    Refusal, Result, SampleError, SampleReport, Scored, Spread, Usage,
+    AgentError, BadVar, CassetteError, CassetteMode, ConfigError, CostError, Error, MetricError,
+    MetricResult, Refusal, ReplyError, Result, SampleError, SampleReport, Scored, SharedError,
+    Spread, Usage,
 };
 pub use output::Paint;
 pub use secrets::Secret;

@@ -255,7 +255,9 @@ pub(crate) fn to_sample(
                     extra.insert(key.clone(), value.clone());
                 }
             }),
-            Field::Tools => crate::tool::definitions(&value).map(|v| tools = v),
+            Field::Tools => crate::tool::definitions(&value)
+                .map(|v| tools = v)
+                .map_err(|e| e.to_string()),
             Field::Extra => object(value).map(|v| extra_object = Some(v)),
         };
         if let Err(msg) = result {

@@ -35,10 +35,12 @@ use super::wire::{AgentReply, AgentRequest, Message, read_context};
 use crate::config::{Config, Secret};
 use crate::http::{BoundedBody, Failure, bearer, read_body, redact_url, runtime_client};
 use crate::model::Usage;
-use crate::model::{AgentError, Error, Result, one_line};
+use crate::model::{AgentError, Error, ReplyError, Result, one_line, with_sources};
 
 type RequestMap = dyn Fn(&AgentRequest<'_>) -> Value + Send + Sync;
-type ResponseMap = dyn Fn(&Value) -> std::result::Result<AgentReply, String> + Send + Sync;
+type ResponseMap = dyn Fn(&Value) -> std::result::Result<AgentReply, Box<dyn std::error::Error + Send + Sync>>
+    + Send
+    + Sync;
 
 /// Default per-request timeout.
 pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -75,7 +77,7 @@ pub struct HttpAgent {
     stream: bool,
     sampling: Sampling,
     /// The agent's own tool definitions, or why they are not valid.
-    tools: std::result::Result<Vec<Value>, String>,
+    tools: std::result::Result<Vec<Value>, eval_datasets::tool::ToolError>,
     /// What code (or `evals`' flags) chose with [`protocol`](Self::protocol),
     /// [`model`](Self::model), [`stream`](Self::stream): a plan's settings
     /// give way to these ([`under_plan`](Self::under_plan)).
@@ -334,12 +336,21 @@ impl HttpAgent {
         self
     }
 
-    /// Replaces the response body mapping.
-    pub fn map_response(
+    /// Replaces the response body mapping. Its error may be anything that
+    /// converts into a boxed error: a `String` or `&str`, a [`ReplyError`]
+    /// passed on from [`default_reply`], an error type of your own (its
+    /// [`source`](std::error::Error::source) chain is added to the message
+    /// where the message does not hold it already). The sample then fails
+    /// with [`AgentError::BadResponse`], whose reason is that text, keys
+    /// masked.
+    pub fn map_response<E>(
         mut self,
-        f: impl Fn(&Value) -> std::result::Result<AgentReply, String> + Send + Sync + 'static,
-    ) -> Self {
-        self.map_response = Some(Arc::new(f));
+        f: impl Fn(&Value) -> std::result::Result<AgentReply, E> + Send + Sync + 'static,
+    ) -> Self
+    where
+        E: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        self.map_response = Some(Arc::new(move |v: &Value| f(v).map_err(Into::into)));
         self
     }
 
@@ -529,9 +540,9 @@ impl HttpAgent {
             }
         };
         let reply = match (&self.map_response, self.wire_protocol()) {
-            (Some(f), _) => f(&value),
-            (None, Protocol::OpenAi) => openai::parse_reply(&value),
-            (None, Protocol::Json) => default_reply(&value),
+            (Some(f), _) => f(&value).map_err(|e| with_sources(&*e)),
+            (None, Protocol::OpenAi) => openai::parse_reply(&value).map_err(|e| e.to_string()),
+            (None, Protocol::Json) => default_reply(&value).map_err(|e| e.to_string()),
         };
         match reply {
             Ok(reply) => Attempt::Done(reply),
@@ -604,32 +615,24 @@ fn is_event_stream(response: &reqwest::Response) -> bool {
 
 /// Reads `{"output", "context"}` or an OpenAI chat-completions body (its
 /// tool calls, usage and model too).
-pub fn default_reply(value: &Value) -> std::result::Result<AgentReply, String> {
+pub fn default_reply(value: &Value) -> std::result::Result<AgentReply, ReplyError> {
     let Value::Object(map) = value else {
-        return Err(format!(
-            "expected a JSON object with `output`, found {}",
-            one_line(&value.to_string(), 80)
-        ));
+        return Err(ReplyError::NotObject {
+            found: one_line(&value.to_string(), 80),
+        });
     };
     let output = match map.get("output") {
         Some(Value::String(s)) => s.clone(),
         Some(other) => {
-            return Err(format!(
-                "`output` is not a string: {}",
-                one_line(&other.to_string(), 80)
-            ));
+            return Err(ReplyError::OutputNotString {
+                found: one_line(&other.to_string(), 80),
+            });
         }
         None if map.contains_key("choices") => return openai::parse_reply(value),
         None => {
-            let keys: Vec<&str> = map.keys().map(String::as_str).collect();
-            return Err(format!(
-                "expected `output` (or an OpenAI `choices[0].message.content`), found keys: {}",
-                if keys.is_empty() {
-                    "none".to_string()
-                } else {
-                    keys.join(", ")
-                }
-            ));
+            return Err(ReplyError::NoOutput {
+                keys: map.keys().cloned().collect(),
+            });
         }
     };
     let context = match map.get("context") {
@@ -653,9 +656,13 @@ mod tests {
         )
         .unwrap();
         assert_eq!(r.output, "yo");
-        let e = default_reply(&json!({"answer": "x"})).unwrap_err();
+        let e = default_reply(&json!({"answer": "x"}))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("found keys: answer"), "{e}");
-        let e = default_reply(&json!({"output": 3})).unwrap_err();
+        let e = default_reply(&json!({"output": 3}))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("not a string"), "{e}");
     }
 

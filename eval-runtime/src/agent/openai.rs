@@ -30,7 +30,7 @@ use serde_json::{Map, Value, json};
 
 use super::wire::{AgentReply, AgentRequest, Message, read_context};
 pub use crate::model::Sampling;
-use crate::model::one_line;
+use crate::model::{ReplyError, one_line};
 
 /// The content of the `tool` message sent after each tool call of an
 /// earlier turn: servers such as OpenAI's require one per call id, and this
@@ -116,51 +116,41 @@ pub fn messages(messages: &[Message]) -> Vec<Value> {
 }
 
 /// Reads a whole chat-completions answer.
-pub(crate) fn parse_reply(value: &Value) -> Result<AgentReply, String> {
+pub(crate) fn parse_reply(value: &Value) -> Result<AgentReply, ReplyError> {
     let Value::Object(map) = value else {
-        return Err(format!(
-            "expected a chat-completions object with `choices`, found {}",
-            one_line(&value.to_string(), 80)
-        ));
+        return Err(ReplyError::NotChatCompletion {
+            found: one_line(&value.to_string(), 80),
+        });
     };
     if let Some(error) = map.get("error").filter(|e| !e.is_null()) {
-        return Err(format!(
-            "the agent answered an error: {}",
-            error_text(error)
-        ));
+        return Err(ReplyError::Answered {
+            error: error_text(error),
+        });
     }
     let Some(choice) = map
         .get("choices")
         .and_then(Value::as_array)
         .and_then(|c| c.first())
     else {
-        let keys: Vec<&str> = map.keys().map(String::as_str).collect();
-        return Err(format!(
-            "expected `choices[0].message`, found keys: {}",
-            if keys.is_empty() {
-                "none".to_string()
-            } else {
-                keys.join(", ")
-            }
-        ));
+        return Err(ReplyError::NoChoice {
+            keys: map.keys().cloned().collect(),
+        });
     };
     let Some(message) = choice.get("message").filter(|m| m.is_object()) else {
-        return Err("`choices[0]` has no `message` object".into());
+        return Err(ReplyError::NoMessage);
     };
     let output = content_text(message.get("content"))
-        .map_err(|found| format!("`choices[0].message.content` is not text: {found}"))?;
+        .map_err(|found| ReplyError::ContentNotText { found })?;
     let mut reply = AgentReply::new(output, Vec::new());
     match message.get("tool_calls") {
         None | Some(Value::Null) => {}
         Some(Value::Array(calls)) => {
-            for (i, call) in calls.iter().enumerate() {
+            for (index, call) in calls.iter().enumerate() {
                 let function = call.get("function").unwrap_or(&Value::Null);
                 let name = function
                     .get("name")
                     .and_then(Value::as_str)
-                    .ok_or_else(|| {
-                        format!("`choices[0].message.tool_calls[{i}]` has no `function.name`")
-                    })?;
+                    .ok_or(ReplyError::ToolCallNoName { index })?;
                 reply.tool_calls.push(tool_call(
                     name,
                     function.get("arguments"),
@@ -169,10 +159,9 @@ pub(crate) fn parse_reply(value: &Value) -> Result<AgentReply, String> {
             }
         }
         Some(other) => {
-            return Err(format!(
-                "`choices[0].message.tool_calls` is not an array: {}",
-                one_line(&other.to_string(), 80)
-            ));
+            return Err(ReplyError::ToolCallsNotArray {
+                found: one_line(&other.to_string(), 80),
+            });
         }
     }
     if reply.tool_calls.is_empty()
@@ -216,31 +205,32 @@ pub(crate) fn tool_call(
     name: &str,
     arguments: Option<&Value>,
     id: Option<&str>,
-) -> Result<ToolCall, String> {
+) -> Result<ToolCall, ReplyError> {
     let arguments = match arguments {
         None | Some(Value::Null) => Value::Null,
         Some(Value::String(text)) if text.trim().is_empty() => Value::Null,
         Some(Value::String(text)) => match serde_json::from_str::<Value>(text) {
             Ok(v @ Value::Object(_)) => v,
             Ok(other) => {
-                return Err(format!(
-                    "tool call `{name}`: `arguments` should be a JSON object, found {}",
-                    one_line(&other.to_string(), 80)
-                ));
+                return Err(ReplyError::ArgumentsNotObject {
+                    tool: name.to_string(),
+                    found: one_line(&other.to_string(), 80),
+                });
             }
             Err(e) => {
-                return Err(format!(
-                    "tool call `{name}`: `arguments` is not valid JSON ({e}): {}",
-                    one_line(text, 80)
-                ));
+                return Err(ReplyError::ArgumentsNotJson {
+                    tool: name.to_string(),
+                    text: one_line(text, 80),
+                    source: e.into(),
+                });
             }
         },
         Some(v @ Value::Object(_)) => v.clone(),
         Some(other) => {
-            return Err(format!(
-                "tool call `{name}`: `arguments` should be a JSON string or object, found {}",
-                one_line(&other.to_string(), 80)
-            ));
+            return Err(ReplyError::ArgumentsType {
+                tool: name.to_string(),
+                found: one_line(&other.to_string(), 80),
+            });
         }
     };
     let mut call = ToolCall::new(name).with_arguments(arguments);
@@ -345,7 +335,7 @@ mod tests {
             ),
             (json!([1]), "expected a chat-completions object"),
         ] {
-            let e = parse_reply(&body).unwrap_err();
+            let e = parse_reply(&body).unwrap_err().to_string();
             assert!(e.contains(want), "{e}");
         }
     }

@@ -286,11 +286,14 @@ impl Assembly {
                         .get("name")
                         .and_then(Value::as_str)
                         .ok_or_else(|| format!("event {n}: a tool call has no `name`"))?;
-                    self.reply.tool_calls.push(openai::tool_call(
-                        name,
-                        function.get("arguments"),
-                        call.get("id").and_then(Value::as_str),
-                    )?);
+                    self.reply.tool_calls.push(
+                        openai::tool_call(
+                            name,
+                            function.get("arguments"),
+                            call.get("id").and_then(Value::as_str),
+                        )
+                        .map_err(|e| e.to_string())?,
+                    );
                     self.first_token(elapsed);
                 }
             }
@@ -310,11 +313,10 @@ impl Assembly {
                 ));
             }
             let arguments = Value::String(call.arguments);
-            self.reply.tool_calls.push(openai::tool_call(
-                &call.name,
-                Some(&arguments),
-                call.id.as_deref(),
-            )?);
+            self.reply.tool_calls.push(
+                openai::tool_call(&call.name, Some(&arguments), call.id.as_deref())
+                    .map_err(|e| e.to_string())?,
+            );
         }
         Ok(self.reply)
     }

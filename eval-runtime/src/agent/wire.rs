@@ -8,6 +8,8 @@ use eval_datasets::ToolCall;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+#[cfg(feature = "http")]
+use crate::model::ReplyError;
 use crate::model::Usage;
 
 /// One message of a conversation.
@@ -89,7 +91,7 @@ impl AgentReply {
 /// A `context` value: an array of strings or of objects with `text` (or
 /// `content`), a single string, or `null`.
 #[cfg(feature = "http")]
-pub(crate) fn read_context(value: &Value) -> std::result::Result<Vec<String>, String> {
+pub(crate) fn read_context(value: &Value) -> std::result::Result<Vec<String>, ReplyError> {
     use crate::model::one_line;
     match value {
         Value::Null => Ok(Vec::new()),
@@ -102,19 +104,15 @@ pub(crate) fn read_context(value: &Value) -> std::result::Result<Vec<String>, St
                     .or_else(|| o.get("content"))
                     .and_then(Value::as_str)
                     .map(str::to_string)
-                    .ok_or_else(|| {
-                        "a `context` item has no `text` or `content` string".to_string()
-                    }),
-                other => Err(format!(
-                    "a `context` item is {}",
-                    one_line(&other.to_string(), 60)
-                )),
+                    .ok_or(ReplyError::ContextItemNoText),
+                other => Err(ReplyError::ContextItem {
+                    found: one_line(&other.to_string(), 60),
+                }),
             })
             .collect(),
         Value::String(s) => Ok(vec![s.clone()]),
-        other => Err(format!(
-            "`context` should be an array of strings, found {}",
-            one_line(&other.to_string(), 60)
-        )),
+        other => Err(ReplyError::Context {
+            found: one_line(&other.to_string(), 60),
+        }),
     }
 }

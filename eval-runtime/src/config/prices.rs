@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::model::Usage;
+use crate::model::{CostError, SharedError, Usage};
 
 /// Prices of one model, US dollars per million tokens.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -32,12 +32,14 @@ impl Price {
 #[non_exhaustive]
 pub enum PriceError {
     /// The file cannot be read.
-    #[error("{path}: cannot read it: {reason}")]
+    #[error("{path}: cannot read it: {source}")]
     Read {
         /// The file.
         path: String,
-        /// The I/O error.
-        reason: String,
+        /// Why (an [`eval_datasets::files::ReadError`]: I/O, not a
+        /// regular file, too large).
+        #[source]
+        source: SharedError,
     },
     /// The file is not JSON.
     #[error("{path}:{line}:{column}: invalid JSON: {reason}")]
@@ -48,8 +50,11 @@ pub enum PriceError {
         line: usize,
         /// Column (1-based).
         column: usize,
-        /// What the parser said.
+        /// What the parser said, on one line.
         reason: String,
+        /// The parser's error (a [`serde_json::Error`]).
+        #[source]
+        source: SharedError,
     },
     /// The JSON is not the table's shape.
     #[error("{path}: {problem}")]
@@ -85,7 +90,7 @@ impl PriceTable {
         let bytes =
             eval_datasets::files::read_checked(path, 16 << 20).map_err(|e| PriceError::Read {
                 path: shown.clone(),
-                reason: e.to_string(),
+                source: SharedError::new(e),
             })?;
         Self::parse(&shown, &bytes)
     }
@@ -97,6 +102,7 @@ impl PriceTable {
             line: e.line(),
             column: e.column(),
             reason: crate::model::one_line(&e.to_string(), 200),
+            source: SharedError::new(e),
         })?;
         let shape = |problem: String| PriceError::Shape {
             path: shown.to_string(),
@@ -166,30 +172,32 @@ impl PriceTable {
 
     /// The cost of `usage` tokens at `model`'s prices, or why it is unknown.
     /// No tokens cost nothing, whatever the model.
-    pub fn cost(&self, what: &str, model: Option<&str>, usage: &Usage) -> Result<f64, String> {
+    pub fn cost(&self, what: &str, model: Option<&str>, usage: &Usage) -> Result<f64, CostError> {
         let (prompt, completion) = (usage.prompt_tokens, usage.completion_tokens);
         if prompt + completion == 0 {
             return Ok(0.0);
         }
         let Some(model) = model else {
-            return Err(format!(
-                "the {what}'s model is not known (set EVAL_AGENT_MODEL, or have the agent name it)"
-            ));
+            return Err(CostError::UnknownModel {
+                what: what.to_string(),
+            });
         };
         let Some(price) = self.price(model) else {
-            return Err(format!(
-                "{what} model `{model}` has no price in {}",
-                self.source
-            ));
+            return Err(CostError::NoPrice {
+                what: what.to_string(),
+                model: model.to_string(),
+                table: self.source.clone(),
+            });
         };
         let output = match (completion, price.output) {
             (0, _) => 0.0,
             (n, Some(p)) => n as f64 * p,
             (_, None) => {
-                return Err(format!(
-                    "{what} model `{model}` has no `output` price in {}",
-                    self.source
-                ));
+                return Err(CostError::NoOutputPrice {
+                    what: what.to_string(),
+                    model: model.to_string(),
+                    table: self.source.clone(),
+                });
             }
         };
         Ok((prompt as f64 * price.input + output) / 1e6)
@@ -275,13 +283,15 @@ mod tests {
         assert_eq!(
             table
                 .cost("agent", Some("llama-3"), &usage(10, 1))
-                .unwrap_err(),
+                .unwrap_err()
+                .to_string(),
             "agent model `llama-3` has no price in prices.json"
         );
         assert_eq!(
             table
                 .cost("embeddings", Some("text-embedding-3-small"), &usage(1, 1))
-                .unwrap_err(),
+                .unwrap_err()
+                .to_string(),
             "embeddings model `text-embedding-3-small` has no `output` price in prices.json"
         );
         assert_eq!(table.cost("agent", None, &usage(0, 0)), Ok(0.0));
@@ -289,6 +299,7 @@ mod tests {
             table
                 .cost("agent", None, &usage(3, 0))
                 .unwrap_err()
+                .to_string()
                 .contains("EVAL_AGENT_MODEL")
         );
     }

@@ -88,7 +88,7 @@ impl Compact {
             usage: report.usage,
             embeddings: report.embeddings,
             cost_usd: report.cost_usd,
-            cost_unknown: report.cost_unknown.as_deref().map(Into::into),
+            cost_unknown: report.cost_unknown.as_ref().map(|e| e.to_string().into()),
             runs: if runs == 1 { 0 } else { runs },
             context: cut_chunks(&report.context),
             retrieved: report.retrieved.clone(),

@@ -121,33 +121,75 @@ impl<T: Copy + PartialEq> Mix<T> {
     }
 
     /// Parses `text`; `name` reads one value.
-    pub fn parse(text: &str, name: impl Fn(&str) -> Option<T>) -> Result<Mix<T>, String> {
+    pub fn parse(text: &str, name: impl Fn(&str) -> Option<T>) -> Result<Mix<T>, MixError> {
         let mut weights: Vec<(T, f64)> = Vec::new();
         for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (key, weight) = match part.split_once(['=', ':']) {
                 Some((k, w)) => {
-                    let w: f64 = w.trim().parse().map_err(|_| {
-                        format!("`{part}`: the weight `{}` is not a number", w.trim())
+                    let w: f64 = w.trim().parse().map_err(|_| MixError::NotANumber {
+                        part: part.to_string(),
+                        weight: w.trim().to_string(),
                     })?;
                     (k.trim(), w)
                 }
                 None => (part, 1.0),
             };
             if !weight.is_finite() || weight < 0.0 {
-                return Err(format!("`{part}`: a weight is a number ≥ 0"));
+                return Err(MixError::BadWeight {
+                    part: part.to_string(),
+                });
             }
-            let value = name(key).ok_or_else(|| format!("unknown value `{key}`"))?;
+            let value = name(key).ok_or_else(|| MixError::Unknown {
+                value: key.to_string(),
+            })?;
             if weights.iter().any(|(v, _)| *v == value) {
-                return Err(format!("`{key}` is given twice"));
+                return Err(MixError::Twice {
+                    value: key.to_string(),
+                });
             }
             weights.push((value, weight));
         }
         let mix = Mix::new(weights);
         if mix.weights.is_empty() {
-            return Err("the mix gives no value a weight above 0".into());
+            return Err(MixError::Empty);
         }
         Ok(mix)
     }
+}
+
+/// Why a mix (`--mix`, `--types`, `--difficulty`) could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum MixError {
+    /// A weight that is not a number.
+    #[error("`{part}`: the weight `{weight}` is not a number")]
+    NotANumber {
+        /// The `name=weight` part.
+        part: String,
+        /// The weight as written.
+        weight: String,
+    },
+    /// A weight below 0, or not finite.
+    #[error("`{part}`: a weight is a number ≥ 0")]
+    BadWeight {
+        /// The `name=weight` part.
+        part: String,
+    },
+    /// A name that is no value of the mix.
+    #[error("unknown value `{value}`")]
+    Unknown {
+        /// The name as written.
+        value: String,
+    },
+    /// A value given twice.
+    #[error("`{value}` is given twice")]
+    Twice {
+        /// The name as written the second time.
+        value: String,
+    },
+    /// Nothing weighs more than 0.
+    #[error("the mix gives no value a weight above 0")]
+    Empty,
 }
 
 impl Default for Mix<QueryType> {
@@ -196,16 +238,19 @@ mod tests {
         assert!(
             Mix::parse("single_hop=x", QueryType::parse)
                 .unwrap_err()
+                .to_string()
                 .contains("not a number")
         );
         assert!(
             Mix::parse("nope", QueryType::parse)
                 .unwrap_err()
+                .to_string()
                 .contains("`nope`")
         );
         assert!(
             Mix::parse("easy,easy", Difficulty::parse)
                 .unwrap_err()
+                .to_string()
                 .contains("twice")
         );
         assert!(Mix::parse("easy=0", Difficulty::parse).is_err());

@@ -49,10 +49,10 @@ use serde_json::{Map, Value};
 
 pub use corpus::{Chunk, Corpus, DEFAULT_CHUNK_WORDS, chunk_text};
 pub use golden::{OutputFormat, Record};
-pub use mix::{Difficulty, Mix, QueryType};
+pub use mix::{Difficulty, Mix, MixError, QueryType};
 pub use prompts::PROMPT_VERSION;
 
-use crate::cost::PriceTable;
+use crate::cost::{CostError, PriceTable};
 use crate::services::{Judge, ServiceError, Usage};
 
 /// Seed 002's error code for a failed generation.
@@ -127,7 +127,7 @@ pub struct Outcome {
     /// The cost of the tokens at the price table's prices (`None`: no
     /// table), or why it is unknown.
     #[serde(skip)]
-    pub cost: Option<Result<f64, String>>,
+    pub cost: Option<Result<f64, CostError>>,
     /// The backup of the output as it was before this run, when it existed.
     pub backup: Option<PathBuf>,
 }
@@ -443,7 +443,7 @@ pub async fn generate(
                 let mut usage = Usage::default();
                 let answer = judge
                     .ask_checked(&prompt, &mut usage, &|v: &serde_json::Value| {
-                        prompts::parse(v).map(|_| ())
+                        prompts::parse(v).map(|_| ()).map_err(|e| e.to_string())
                     })
                     .await;
                 (answer, usage)

@@ -121,32 +121,79 @@ fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// Longest generated question, in characters.
+const MAX_QUERY_CHARS: usize = 1000;
+
+/// Why a judge's answer is not a generated question and answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub(crate) enum AnswerError {
+    /// The answer is not a JSON object.
+    #[error("not a JSON object")]
+    NotObject,
+    /// A key other than `query` and `ground_truth`.
+    #[error("unexpected key `{key}`: the answer holds exactly `query`, `ground_truth`")]
+    UnexpectedKey {
+        /// The key.
+        key: String,
+    },
+    /// `query` or `ground_truth` is missing.
+    #[error("no `{key}`")]
+    Missing {
+        /// `query` or `ground_truth`.
+        key: &'static str,
+    },
+    /// `query` or `ground_truth` is blank.
+    #[error("`{key}` is empty")]
+    Empty {
+        /// `query` or `ground_truth`.
+        key: &'static str,
+    },
+    /// `query` or `ground_truth` is not a string.
+    #[error("`{key}` is not a string: {found}")]
+    NotString {
+        /// `query` or `ground_truth`.
+        key: &'static str,
+        /// The value, as JSON.
+        found: String,
+    },
+    /// The question is too long to be one question.
+    #[error("`query` is over {limit} characters: one question is asked for")]
+    TooLong {
+        /// The limit, in characters.
+        limit: usize,
+    },
+}
+
 /// The generated question and answer, or why the judge's answer is not one
 /// (it is then re-asked, see [`crate::services::Judge::ask_checked`]).
-pub(crate) fn parse(answer: &Value) -> Result<(String, String), String> {
-    let text = |key: &str| -> Result<String, String> {
+pub(crate) fn parse(answer: &Value) -> Result<(String, String), AnswerError> {
+    let text = |key: &'static str| -> Result<String, AnswerError> {
         match answer.get(key) {
             Some(Value::String(s)) if !s.trim().is_empty() => Ok(one_line(s)),
-            Some(Value::String(_)) => Err(format!("`{key}` is empty")),
-            Some(other) => Err(format!("`{key}` is not a string: {other}")),
-            None => Err(format!("no `{key}`")),
+            Some(Value::String(_)) => Err(AnswerError::Empty { key }),
+            Some(other) => Err(AnswerError::NotString {
+                key,
+                found: other.to_string(),
+            }),
+            None => Err(AnswerError::Missing { key }),
         }
     };
     let Value::Object(map) = answer else {
-        return Err("not a JSON object".into());
+        return Err(AnswerError::NotObject);
     };
     if let Some(extra) = map
         .keys()
         .find(|k| !matches!(k.as_str(), "query" | "ground_truth"))
     {
-        return Err(format!(
-            "unexpected key `{extra}`: the answer holds exactly `query`, `ground_truth`"
-        ));
+        return Err(AnswerError::UnexpectedKey { key: extra.clone() });
     }
     let query = text("query")?;
     let truth = text("ground_truth")?;
-    if query.chars().count() > 1000 {
-        return Err("`query` is over 1000 characters: one question is asked for".into());
+    if query.chars().count() > MAX_QUERY_CHARS {
+        return Err(AnswerError::TooLong {
+            limit: MAX_QUERY_CHARS,
+        });
     }
     Ok((query, truth))
 }
@@ -189,12 +236,14 @@ mod tests {
             ("Why so?".to_string(), "Because.".to_string())
         );
         assert_eq!(
-            parse(&json!({"query": "x"})).unwrap_err(),
+            parse(&json!({"query": "x"})).unwrap_err().to_string(),
             "no `ground_truth`"
         );
         assert!(parse(&json!({"query": 3, "ground_truth": "y"})).is_err());
         assert_eq!(
-            parse(&json!({"query": "q", "ground_truth": "y", "score": 1})).unwrap_err(),
+            parse(&json!({"query": "q", "ground_truth": "y", "score": 1}))
+                .unwrap_err()
+                .to_string(),
             "unexpected key `score`: the answer holds exactly `query`, `ground_truth`"
         );
     }

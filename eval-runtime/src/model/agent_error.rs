@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use super::shared_error::SharedError;
 use super::usage::Usage;
 
 /// Why an agent did not answer a sample.
@@ -170,6 +171,9 @@ pub enum CassetteError {
         path: String,
         /// What went wrong (line included when it is a bad line).
         reason: String,
+        /// The I/O or JSON error, when there is one.
+        #[source]
+        source: Option<SharedError>,
     },
     /// Replay found no answer for what this sample sends.
     #[error("cassette {path} has no answer for {sample}: {why}")]
@@ -255,9 +259,19 @@ pub enum RetrieverError {
         "the ingest of {0} was cut off by the first query's sample timeout; raise timeout_secs (or EVAL_SAMPLE_TIMEOUT_SECS)"
     )]
     IngestCutOff(String),
-    /// The dataset, or the ingest's lock and marker, could not be read or written.
+    /// The retrieval dataset could not be read or loaded (a
+    /// [`DatasetError`](eval_datasets::DatasetError)).
     #[error("{0}")]
-    Io(String),
+    Dataset(#[source] SharedError),
+    /// The ingest's directory, lock or marker could not be created or written.
+    #[error("cannot {doing}: {source}")]
+    Io {
+        /// What was being done (`take the ingest lock`, `write <file>`).
+        doing: String,
+        /// The I/O error.
+        #[source]
+        source: SharedError,
+    },
     /// A retriever of your own failed.
     #[error("{0}")]
     Failed(String),
@@ -272,5 +286,120 @@ impl From<String> for RetrieverError {
 impl From<&str> for RetrieverError {
     fn from(message: &str) -> Self {
         RetrieverError::Failed(message.to_string())
+    }
+}
+
+/// Why an agent's JSON answer could not be read as a reply (by
+/// [`default_reply`](crate::default_reply) or the OpenAI protocol's
+/// reader). Values quoted in a message are cut to one short line.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReplyError {
+    /// The answer is not a JSON object.
+    #[error("expected a JSON object with `output`, found {found}")]
+    NotObject {
+        /// The answer, cut.
+        found: String,
+    },
+    /// `output` is there but not a string.
+    #[error("`output` is not a string: {found}")]
+    OutputNotString {
+        /// The `output` value, cut.
+        found: String,
+    },
+    /// Neither `output` nor OpenAI `choices`.
+    #[error("expected `output` (or an OpenAI `choices[0].message.content`), found keys: {}", keys_text(.keys))]
+    NoOutput {
+        /// The keys the answer has.
+        keys: Vec<String>,
+    },
+    /// A `context` item that is an object without `text` or `content`.
+    #[error("a `context` item has no `text` or `content` string")]
+    ContextItemNoText,
+    /// A `context` item that is neither a string nor an object.
+    #[error("a `context` item is {found}")]
+    ContextItem {
+        /// The item, cut.
+        found: String,
+    },
+    /// A `context` that is not a list (nor a string, nor `null`).
+    #[error("`context` should be an array of strings, found {found}")]
+    Context {
+        /// The value, cut.
+        found: String,
+    },
+    /// A chat-completions answer that is not an object.
+    #[error("expected a chat-completions object with `choices`, found {found}")]
+    NotChatCompletion {
+        /// The answer, cut.
+        found: String,
+    },
+    /// A chat-completions answer holding an `error`.
+    #[error("the agent answered an error: {error}")]
+    Answered {
+        /// The error's message (or the error, as JSON).
+        error: String,
+    },
+    /// No `choices[0]`.
+    #[error("expected `choices[0].message`, found keys: {}", keys_text(.keys))]
+    NoChoice {
+        /// The keys the answer has.
+        keys: Vec<String>,
+    },
+    /// `choices[0]` without a `message` object.
+    #[error("`choices[0]` has no `message` object")]
+    NoMessage,
+    /// A message `content` that is not text (nor parts of text).
+    #[error("`choices[0].message.content` is not text: {found}")]
+    ContentNotText {
+        /// The content, cut.
+        found: String,
+    },
+    /// `tool_calls` that is not an array.
+    #[error("`choices[0].message.tool_calls` is not an array: {found}")]
+    ToolCallsNotArray {
+        /// The value, cut.
+        found: String,
+    },
+    /// A tool call without a function name.
+    #[error("`choices[0].message.tool_calls[{index}]` has no `function.name`")]
+    ToolCallNoName {
+        /// The call (0-based).
+        index: usize,
+    },
+    /// A tool call's `arguments`: JSON, but not an object.
+    #[error("tool call `{tool}`: `arguments` should be a JSON object, found {found}")]
+    ArgumentsNotObject {
+        /// The tool.
+        tool: String,
+        /// The arguments, cut.
+        found: String,
+    },
+    /// A tool call's `arguments`: a string that is not JSON.
+    #[error("tool call `{tool}`: `arguments` is not valid JSON ({source}): {text}")]
+    ArgumentsNotJson {
+        /// The tool.
+        tool: String,
+        /// The arguments, cut.
+        text: String,
+        /// What the parser said.
+        #[source]
+        source: Arc<serde_json::Error>,
+    },
+    /// A tool call's `arguments`: neither a string nor an object.
+    #[error("tool call `{tool}`: `arguments` should be a JSON string or object, found {found}")]
+    ArgumentsType {
+        /// The tool.
+        tool: String,
+        /// The arguments, cut.
+        found: String,
+    },
+}
+
+fn keys_text(keys: &[String]) -> String {
+    if keys.is_empty() {
+        "none".to_string()
+    } else {
+        keys.join(", ")
     }
 }

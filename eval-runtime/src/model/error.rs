@@ -7,6 +7,24 @@ use super::agent_error::AgentError;
 use super::text::one_line;
 
 /// Errors of setting up and running evaluations.
+///
+/// # Messages and sources
+///
+/// One rule for every error of this crate and of `eval-datasets`: an error
+/// that wraps another (an I/O error, a JSON parser's error, a dataset
+/// error) keeps it as its [`source`](std::error::Error::source) *and*
+/// says its text in its own message (`cannot read results file r.json:
+/// No such file or directory`). The CLI, the reports and the results file
+/// show an error's `Display` only, and that alone is the whole story;
+/// `source()` is there for code that wants the inner error as a value
+/// (its kind, its line). A printer that walks the chain itself (anyhow's
+/// `{:#}`) shows the inner text twice. Errors that must stay `Clone`
+/// hold their source in an `Arc`; errors written to the results file
+/// keep their text fields as they were, so the file does not change.
+/// Errors of user code with a chain of their own (an
+/// [`HttpAgent::map_response`](crate::HttpAgent::map_response) closure's)
+/// are shown with the messages of their sources added where the message
+/// does not hold them yet.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -53,6 +71,24 @@ impl Error {
     }
 }
 
+/// `e`'s message followed by those of its [`source`](std::error::Error::source)
+/// chain that it does not hold already (see [`Error`]'s rule on messages),
+/// joined with `: `.
+#[cfg(feature = "http")]
+pub(crate) fn with_sources(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut next = e.source();
+    while let Some(inner) = next {
+        let said = inner.to_string();
+        if !said.is_empty() && !text.contains(&said) {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+        next = inner.source();
+    }
+    text
+}
+
 /// `Result` with the runtime's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -70,6 +106,40 @@ impl AgentError {
         }
         AgentError::Failed(one_line(&e.to_string(), 500))
     }
+}
+
+/// Why the cost of some tokens is unknown though a price table is set (the
+/// cost is then unknown, never 0).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CostError {
+    /// The tokens' model is not known (an agent that does not name it, and
+    /// no `EVAL_AGENT_MODEL`).
+    #[error("the {what}'s model is not known (set EVAL_AGENT_MODEL, or have the agent name it)")]
+    UnknownModel {
+        /// Whose tokens: `agent`, `judge` or `embeddings`.
+        what: String,
+    },
+    /// The model has no price in the table.
+    #[error("{what} model `{model}` has no price in {table}")]
+    NoPrice {
+        /// Whose tokens: `agent`, `judge` or `embeddings`.
+        what: String,
+        /// The model.
+        model: String,
+        /// The price table (where it was read from).
+        table: String,
+    },
+    /// The model has completion tokens and no `output` price.
+    #[error("{what} model `{model}` has no `output` price in {table}")]
+    NoOutputPrice {
+        /// Whose tokens: `agent`, `judge` or `embeddings`.
+        what: String,
+        /// The model.
+        model: String,
+        /// The price table (where it was read from).
+        table: String,
+    },
 }
 
 /// Why the environment's settings cannot be used: every bad variable, with its value.
@@ -127,12 +197,13 @@ pub enum ResultsError {
         source: std::io::Error,
     },
     /// The file is not a results file.
-    #[error("{} is not a results file: {reason}", .path.display())]
+    #[error("{} is not a results file: {source}", .path.display())]
     Parse {
         /// The file.
         path: PathBuf,
         /// What the JSON parser said.
-        reason: String,
+        #[source]
+        source: serde_json::Error,
     },
     /// The file has another layout version.
     #[error("results file {}: layout version {found} (this version reads {})", .path.display(), super::FORMAT_VERSION)]
@@ -218,4 +289,22 @@ pub enum ResultsError {
         /// What differs, one entry each.
         differences: Vec<String>,
     },
+}
+
+#[cfg(all(test, feature = "http"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_chain_is_said_once() {
+        #[derive(Debug, thiserror::Error)]
+        #[error("outer")]
+        struct Outer(#[source] std::io::Error);
+        #[derive(Debug, thiserror::Error)]
+        #[error("outer: {0}")]
+        struct Saying(#[source] std::io::Error);
+        let inner = || std::io::Error::other("inner");
+        assert_eq!(with_sources(&Outer(inner())), "outer: inner");
+        assert_eq!(with_sources(&Saying(inner())), "outer: inner");
+    }
 }

@@ -13,12 +13,15 @@ mod report;
 mod results;
 mod sample_error;
 mod settings;
+mod shared_error;
 mod summary;
 mod text;
 mod usage;
 
-pub use agent_error::{AgentError, CassetteError, Refusal, RetrieverError};
-pub use error::{BadVar, ConfigError, Error, PlanError, Result, ResultsError};
+pub use agent_error::{AgentError, CassetteError, Refusal, ReplyError, RetrieverError};
+#[cfg(feature = "http")]
+pub(crate) use error::with_sources;
+pub use error::{BadVar, ConfigError, CostError, Error, PlanError, Result, ResultsError};
 pub use provenance::{
     AgentSettings as AgentProvenance, Allow, CalibrationSummary,
     DatasetSource as DatasetProvenance, Differences, EmbeddingsFingerprint, GitState,
@@ -37,6 +40,7 @@ pub(crate) use results::{counted_as, cut_chunks, cut_output};
 pub(crate) use sample_error::MAX_NAME_CHARS;
 pub use sample_error::{AnswerProblem, MetricError, PromptError, SampleError, ServiceError};
 pub use settings::{CassetteMode, Sampling};
+pub use shared_error::SharedError;
 pub use summary::{
     DatasetSummary, DatasetTerms, Gate, GateResult, MetricSummary, UsageTotals, failed_gates,
     total_usage,

@@ -10,6 +10,7 @@ use eval_datasets::metric::{MetricSpec, Op};
 use eval_datasets::{Expected, Sample, Source};
 use serde::Serialize;
 
+use super::error::CostError;
 use super::sample_error::{MetricError, SampleError};
 use super::text::one_line;
 use super::usage::Usage;
@@ -382,8 +383,16 @@ pub struct SampleReport {
     /// (see [`Pricing`](crate::cost::Pricing)).
     pub cost_usd: Option<f64>,
     /// Why the cost is unknown though a price table is set (a model it used
-    /// has no price).
-    pub cost_unknown: Option<String>,
+    /// has no price); serialized as its message.
+    #[serde(serialize_with = "ser_cost_error")]
+    pub cost_unknown: Option<CostError>,
+}
+
+fn ser_cost_error<S: serde::Serializer>(e: &Option<CostError>, s: S) -> Result<S::Ok, S::Error> {
+    match e {
+        Some(e) => s.serialize_some(&e.to_string()),
+        None => s.serialize_none(),
+    }
 }
 
 fn ser_metric_error<S: serde::Serializer>(

@@ -428,7 +428,7 @@ impl SampleRecord {
             usage: report.usage,
             embeddings: report.embeddings,
             cost_usd: report.cost_usd,
-            cost_unknown: report.cost_unknown.clone(),
+            cost_unknown: report.cost_unknown.as_ref().map(ToString::to_string),
             runs: report
                 .metrics
                 .iter()

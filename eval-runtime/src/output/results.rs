@@ -30,10 +30,11 @@ impl Results {
             path: path.to_path_buf(),
             source,
         })?;
-        let results: Results = serde_json::from_slice(&bytes).map_err(|e| ResultsError::Parse {
-            path: path.to_path_buf(),
-            reason: e.to_string(),
-        })?;
+        let results: Results =
+            serde_json::from_slice(&bytes).map_err(|source| ResultsError::Parse {
+                path: path.to_path_buf(),
+                source,
+            })?;
         if results.version != FORMAT_VERSION {
             return Err(ResultsError::Version {
                 path: path.to_path_buf(),

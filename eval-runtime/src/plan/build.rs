@@ -274,7 +274,7 @@ impl PlanBuilder {
             for (_, path) in self.tools.iter().filter(|(s, _)| *s == i) {
                 match eval_datasets::tool::read_definitions(&base.join(path), path) {
                     Ok(defs) => eval_datasets::tool::add_definitions(&mut tools, &defs),
-                    Err(e) => problems.push(e),
+                    Err(e) => problems.push(e.to_string()),
                 }
             }
             let added = match source {

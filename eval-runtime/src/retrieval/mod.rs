@@ -61,7 +61,7 @@ use crate::config::Config;
 mod http;
 
 pub use crate::model::RetrieverError;
-use crate::model::{AgentError, Error, Result};
+use crate::model::{AgentError, Error, Result, SharedError};
 #[cfg(feature = "http")]
 pub use http::HttpRetriever;
 
@@ -347,18 +347,24 @@ impl RetrieverAgent {
         } else {
             base.join(file)
         };
-        let io = |e: String| RetrieverError::Io(e);
+        let dataset_error =
+            |e: eval_datasets::DatasetError| RetrieverError::Dataset(SharedError::new(e));
+        let io = |doing: String| {
+            move |e: std::io::Error| RetrieverError::Io {
+                doing,
+                source: SharedError::new(e),
+            }
+        };
         let bytes = eval_datasets::files::read_checked(&path, self.max_file_bytes)
-            .map_err(|e| io(eval_datasets::DatasetError::read(file, e).to_string()))?;
-        let dataset = RetrievalDataset::from_bytes(file, &bytes).map_err(|e| io(e.to_string()))?;
+            .map_err(|e| dataset_error(eval_datasets::DatasetError::read(file, e)))?;
+        let dataset = RetrievalDataset::from_bytes(file, &bytes).map_err(dataset_error)?;
         // Under nextest every test is its own process: the first to get here
         // ingests for the whole run, the others wait for it and skip it.
         let (Some((run, dir)), Some(index)) = (&self.nextest_ingest, self.retriever.shared_id())
         else {
             return ingest(&*self.retriever, &dataset, allowed, self.loader.as_ref()).await;
         };
-        std::fs::create_dir_all(dir)
-            .map_err(|e| io(format!("cannot create {}: {e}", dir.display())))?;
+        std::fs::create_dir_all(dir).map_err(io(format!("create {}", dir.display())))?;
         let key = format!(
             "{:016x}",
             eval_datasets::hash::fnv1a64(&[
@@ -369,21 +375,15 @@ impl RetrieverAgent {
                 &bytes
             ])
         );
-        let lock = std::fs::File::create(dir.join(format!("{key}.lock"))).map_err(|e| {
-            io(format!(
-                "cannot create the ingest lock in {}: {e}",
-                dir.display()
-            ))
-        })?;
-        lock.lock()
-            .map_err(|e| io(format!("cannot take the ingest lock: {e}")))?;
+        let lock = std::fs::File::create(dir.join(format!("{key}.lock")))
+            .map_err(io(format!("create the ingest lock in {}", dir.display())))?;
+        lock.lock().map_err(io("take the ingest lock".into()))?;
         let marker = dir.join(format!("{key}.done"));
         if std::fs::read_to_string(&marker).is_ok_and(|done| done == *run) {
             return Ok(());
         }
         ingest(&*self.retriever, &dataset, allowed, self.loader.as_ref()).await?;
-        std::fs::write(&marker, run)
-            .map_err(|e| io(format!("cannot write {}: {e}", marker.display())))
+        std::fs::write(&marker, run).map_err(io(format!("write {}", marker.display())))
     }
 }
 

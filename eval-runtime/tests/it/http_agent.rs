@@ -348,3 +348,38 @@ fn connections_never_cross_runtimes() {
     assert!(started.elapsed() < Duration::from_secs(2));
     drop(idle);
 }
+
+#[tokio::test]
+async fn a_response_mapping_may_fail_with_any_error_and_its_causes_are_said() {
+    #[derive(Debug, thiserror::Error)]
+    #[error("no `answer` in the body")]
+    struct NoAnswer(#[source] std::io::Error);
+
+    let server = start(Script::Reply(200, r#"{"answer": "x"}"#)).await;
+    // An error type of one's own: its source is added to the reason.
+    let agent = HttpAgent::new(&server.url).unwrap().map_response(|_| {
+        Err::<eval_runtime::AgentReply, _>(NoAnswer(std::io::Error::other("the inner cause")))
+    });
+    let e = agent.respond(&Sample::new("q")).await.unwrap_err();
+    let Error::Agent(eval_runtime::AgentError::BadResponse { reason, .. }) = &e else {
+        panic!("{e:?}");
+    };
+    assert_eq!(reason, "no `answer` in the body: the inner cause");
+    // default_reply's typed error, passed on with `?`.
+    let agent = HttpAgent::new(&server.url).unwrap().map_response(|v| {
+        let mut reply = eval_runtime::default_reply(v)?;
+        reply.output = reply.output.trim().to_string();
+        Ok::<_, eval_runtime::ReplyError>(reply)
+    });
+    let e = agent.respond(&Sample::new("q")).await.unwrap_err();
+    assert!(e.to_string().contains("found keys: answer"), "{e}");
+    // A plain string still does.
+    let agent = HttpAgent::new(&server.url)
+        .unwrap()
+        .map_response(|_| Err::<eval_runtime::AgentReply, _>("not mine".to_string()));
+    let e = agent.respond(&Sample::new("q")).await.unwrap_err();
+    assert!(
+        e.to_string().ends_with("could not be read: not mine"),
+        "{e}"
+    );
+}
