@@ -277,7 +277,7 @@ impl<A: Agent> Agent for crate::Result<A> {
 ///
 /// let samples = vec![Sample::new("Paris").with_expected("paris")];
 /// let plan = PlanBuilder::new().samples("echo", samples, "contains");
-/// let runner = Runner::new().config(Config::empty()).no_html();
+/// let runner = Runner::new().config(Config::empty());
 /// let outcome = runner.prepare(plan).unwrap().evaluate(&FnAgent(echo), |_| {}).unwrap();
 /// assert!(outcome.verdict.passed());
 /// ```
@@ -309,7 +309,7 @@ where
 ///
 /// let samples = vec![Sample::new("paris").with_expected("PARIS")];
 /// let plan = PlanBuilder::new().samples("shout", samples, "exact_match(case_sensitive = true)");
-/// let runner = Runner::new().config(Config::empty()).no_html();
+/// let runner = Runner::new().config(Config::empty());
 /// let outcome = runner.prepare(plan).unwrap().evaluate(&SyncFnAgent(shout), |_| {}).unwrap();
 /// assert_eq!(outcome.results.samples.len(), 1);
 /// assert!(outcome.verdict.passed());

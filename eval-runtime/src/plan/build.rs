@@ -42,7 +42,7 @@ enum Source {
 ///     .samples("faq", samples, "contains, partial_match >= 0.2")
 ///     .repeat(3);
 /// let agent = FnAgent(async |s: &Sample| Response::new(format!("{}: retrieval", s.input.last())));
-/// let runner = Runner::new().config(Config::empty()).no_html();
+/// let runner = Runner::new().config(Config::empty());
 /// let outcome = runner.prepare(plan).unwrap().evaluate(&agent, |_| {}).unwrap();
 /// // The second sample's answer lacks "ranking": it fails in all 3 runs.
 /// assert!(!outcome.verdict.passed());
