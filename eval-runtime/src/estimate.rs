@@ -113,15 +113,8 @@ pub struct Estimate {
     pub cost_usd: Option<f64>,
     /// Why the cost is unknown, when a price table is set (serialized as
     /// its message).
-    #[serde(serialize_with = "ser_cost_error")]
+    #[serde(serialize_with = "crate::model::serialize_message")]
     pub cost_unknown: Option<CostError>,
-}
-
-fn ser_cost_error<S: serde::Serializer>(e: &Option<CostError>, s: S) -> Result<S::Ok, S::Error> {
-    match e {
-        Some(e) => s.serialize_some(&e.to_string()),
-        None => s.serialize_none(),
-    }
 }
 
 impl Estimate {

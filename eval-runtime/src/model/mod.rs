@@ -28,11 +28,11 @@ pub use provenance::{
     JudgeFingerprint, MetricVersions, Provenance,
 };
 pub(crate) use provenance::{hex, parts_hash, sample_hash};
-pub(crate) use report::is_tool_metric_name;
 pub use report::{MetricResult, SampleReport, Scored, Spread};
 pub(crate) use report::{
     RunsInterval, item_name, level_text, numbered, why_not_passed, with_interval,
 };
+pub(crate) use report::{is_tool_metric_name, serialize_message};
 pub use results::{
     KEPT_CHARS, KEPT_CHUNKS, MetricRecord, Results, RunSpread, SampleRecord, Verdict,
 };

@@ -380,15 +380,20 @@ pub struct SampleReport {
     /// Embedding calls made to score it.
     pub embeddings: Usage,
     /// What it cost in US dollars, when every model it used has a price
-    /// (see [`Pricing`](crate::cost::Pricing)).
+    /// (see [`Pricing`](crate::services::Pricing)).
     pub cost_usd: Option<f64>,
     /// Why the cost is unknown though a price table is set (a model it used
     /// has no price); serialized as its message.
-    #[serde(serialize_with = "ser_cost_error")]
+    #[serde(serialize_with = "serialize_message")]
     pub cost_unknown: Option<CostError>,
 }
 
-fn ser_cost_error<S: serde::Serializer>(e: &Option<CostError>, s: S) -> Result<S::Ok, S::Error> {
+/// An optional error serialized as its message (what the results file
+/// keeps of it).
+pub(crate) fn serialize_message<S: serde::Serializer, E: std::fmt::Display>(
+    e: &Option<E>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
     match e {
         Some(e) => s.serialize_some(&e.to_string()),
         None => s.serialize_none(),
