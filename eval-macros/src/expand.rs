@@ -59,6 +59,7 @@ pub fn expand(c: Checked) -> TokenStream {
         }
     });
     let ci_gate = c.ci_gate;
+    let enforce_thresholds = c.enforce_thresholds;
     let timeout = match c.timeout_secs {
         Some(s) => quote!(::core::option::Option::Some(#s)),
         None => quote!(::core::option::Option::None),
@@ -143,6 +144,7 @@ pub fn expand(c: Checked) -> TokenStream {
                     metrics: &[#(#metrics),*],
                     gates: &[#(#gates),*],
                     ci_gate: #ci_gate,
+                    enforce_thresholds: #enforce_thresholds,
                     timeout_secs: #timeout,
                     repeat: #repeat,
                     inconclusive: #inconclusive,

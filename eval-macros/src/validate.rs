@@ -24,8 +24,11 @@ pub struct Checked {
     pub metrics: Vec<CheckedMetric>,
     /// `gate(...)`: each with its statistic.
     pub gates: Vec<(Stat, CheckedMetric)>,
-    /// `ci_gate = true`, or the manifest's `ciGate: true`.
+    /// `ci_gate = true`, or a manifest's dataset (judged by its means).
     pub ci_gate: bool,
+    /// Whether those gates fail the run: `ci_gate = true` or the
+    /// manifest's `ciGate: true` (else reported, not enforced).
+    pub enforce_thresholds: bool,
     /// Whether the dataset may have gates (explicit, `ciGate`, or a retrieval
     /// dataset's own thresholds): then a `<fn>::gates` test judges them.
     pub gate_test: bool,
@@ -155,6 +158,7 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
         }
     }
     let mut ci_gate = input.ci_gate.as_ref().is_some_and(|b| b.value);
+    let mut enforce_thresholds = true;
 
     let timeout_secs = match &input.timeout_secs {
         None => None,
@@ -303,7 +307,10 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
                     if repeat.is_none() {
                         repeat = Some(manifest_repeat);
                     }
-                    ci_gate |= manifest_gate;
+                    // Seed 000: a manifest's thresholds gate the means, and
+                    // fail the run only under `ciGate: true`.
+                    enforce_thresholds = ci_gate || manifest_gate;
+                    ci_gate = true;
                     for spec in &d.specs {
                         let (name, options, bound) = spec.decl_parts();
                         metrics.push(CheckedMetric {
@@ -414,6 +421,7 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
     Ok(Checked {
         gates: gates.into_iter().map(|(_, g)| g).collect(),
         ci_gate,
+        enforce_thresholds,
         gate_test,
         func: input.func,
         is_async,

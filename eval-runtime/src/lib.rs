@@ -66,7 +66,9 @@
 //! * `gate(...)` gates the dataset's *means* (same syntax), judged by one
 //!   more test, `<fn>::gates`, when every sample ran in the process;
 //!   `ci_gate = true` makes every threshold a gate and samples fail only
-//!   when they cannot be scored. See the verdict table in
+//!   when they cannot be scored; a manifest's thresholds are always gates,
+//!   enforced only under its `ciGate: true` (else reported, "not enforced
+//!   (ciGate is false)"). See the verdict table in
 //!   the guide's "Verdicts" chapter (`docs/src/verdicts.md`).
 //! * `timeout_secs` bounds one sample's agent interaction, and separately
 //!   its scoring (default `EVAL_SAMPLE_TIMEOUT_SECS`, else 300).

@@ -11,8 +11,11 @@
 //! run, which 3 runs cannot prove for `contains >= 1`: inconclusive,
 //! counted as passed by the point estimate; gate `contains >= 0.5` met by
 //! 3/4, inconclusive) and the manifest's `qa-gated` (`ciGate`: samples
-//! pass, the mean 2/3 misses `contains: 0.9`, inconclusive). Every front end
-//! must give the same three-valued verdicts.
+//! pass, the mean 2/3 misses `contains: 0.9`, inconclusive). A third, the
+//! same file under a manifest without `ciGate` (`qa-reported`), is judged
+//! by its mean the same way and reported, not enforced: its miss fails no
+//! test and no run (seed 000). Every front end must give the same
+//! three-valued verdicts.
 
 use crate::common;
 
@@ -51,6 +54,22 @@ spec:
     repeat: 3
 ";
 
+/// The gated dataset again, under a manifest that does not say `ciGate`.
+const REPORTED: &str = "apiVersion: agentspec.io/v1
+kind: AgentSpec
+metadata:
+  name: front-ends-reported
+spec:
+  evaluation:
+    datasets:
+      - name: qa-reported
+        path: $file:data/gated.jsonl
+        metrics: [contains]
+    thresholds:
+      contains: 0.9
+    repeat: 3
+";
+
 const ATTR: &str = r#"
 use eval_runtime::prelude::*;
 
@@ -67,6 +86,11 @@ async fn qa(sample: &Sample) -> eval_runtime::Result<Response> {
 async fn qa_gated(sample: &Sample) -> eval_runtime::Result<Response> {
     agent()?.respond(sample).await
 }
+
+#[eval_dataset(manifest = "reported.yaml", dataset = "qa-reported")]
+async fn qa_reported(sample: &Sample) -> eval_runtime::Result<Response> {
+    agent()?.respond(sample).await
+}
 "#;
 
 const HARNESS: &str = r#"
@@ -75,6 +99,7 @@ fn main() -> std::process::ExitCode {
         .dataset("data/qa.jsonl", "contains")
         .gate("contains >= 0.5")
         .manifest_dataset("agent.yaml", "qa-gated")
+        .manifest_dataset("reported.yaml", "qa-reported")
         .repeat(3)
         .agent(eval_runtime::HttpAgent::from_env())
         .run()
@@ -151,6 +176,7 @@ fn scratch() -> PathBuf {
     fs::write(dir.join("data/qa.jsonl"), QA).unwrap();
     fs::write(dir.join("data/gated.jsonl"), GATED).unwrap();
     fs::write(dir.join("agent.yaml"), MANIFEST).unwrap();
+    fs::write(dir.join("reported.yaml"), REPORTED).unwrap();
     fs::write(dir.join("tests/attr.rs"), ATTR).unwrap();
     fs::write(dir.join("tests/harness.rs"), HARNESS).unwrap();
     // A git root, so the manifest's project root is the scratch crate.
@@ -213,8 +239,11 @@ fn verdicts(r: &Results) -> BTreeMap<(String, String), (Verdict, Option<Verdict>
         .collect()
 }
 
-/// (dataset, metric) → (judged, passed, decision) of every gate.
-fn gates(r: &Results) -> BTreeMap<(String, String), (bool, bool, Option<Decision>)> {
+/// A gate's (judged, passed, decision, enforced).
+type GateVerdict = (bool, bool, Option<Decision>, bool);
+
+/// (dataset, metric) → [`GateVerdict`] of every gate.
+fn gates(r: &Results) -> BTreeMap<(String, String), GateVerdict> {
     r.datasets
         .iter()
         .flat_map(|d| {
@@ -222,7 +251,7 @@ fn gates(r: &Results) -> BTreeMap<(String, String), (bool, bool, Option<Decision
                 m.gate.as_ref().map(|g| {
                     (
                         (d.name.clone(), m.name.clone()),
-                        (g.judged, g.passed, g.decision),
+                        (g.judged, g.passed, g.decision, g.gate.enforced),
                     )
                 })
             })
@@ -295,6 +324,13 @@ fn every_front_end_gives_the_same_verdict() {
         "one sample fails singly; under ciGate the samples pass and the gate fails:\n{attr_text}"
     );
     assert!(attr_text.contains("test qa::gates ... ok"), "{attr_text}");
+    // Without ciGate the manifest's threshold is judged and reported only
+    // (a passing test's output is libtest's to show: the results say it).
+    assert!(
+        attr_text.contains("test qa_reported::gates ... ok"),
+        "{attr_text}"
+    );
+    const REPORTED_LINE: &str = "gate qa_reported missed (inconclusive): mean contains = 0.6667 (95% interval 0.2077..0.9385), gate >= 0.9 (missed by 0.2333; inconclusive: its interval straddles the threshold), not enforced (ciGate is false)";
     assert!(
         attr_text.contains(
             "gate qa_gated FAILED (inconclusive): mean contains = 0.6667 (95% interval 0.2077..0.9385), gate >= 0.9 (missed by 0.2333; inconclusive: its interval straddles the threshold)"
@@ -319,6 +355,7 @@ fn every_front_end_gives_the_same_verdict() {
         harness_text.contains("gate qa_gated FAILED (inconclusive): mean contains = 0.6667"),
         "{harness_text}"
     );
+    assert!(harness_text.contains(REPORTED_LINE), "{harness_text}");
     let harness_file = harness_results.join("front-ends/harness.json");
     // The harness and the attribute keep their own files side by side.
     assert!(attr_file.is_file() && harness_file.is_file());
@@ -423,7 +460,33 @@ fn every_front_end_gives_the_same_verdict() {
         "a missed gate fails the run:\n{}",
         text(&cli_gated)
     );
-    let cli_parts = [dir.join("out/cli-qa.json"), dir.join("out/cli-gated.json")];
+    let cli_reported = evals(
+        &dir,
+        &url,
+        &cli_results,
+        &[
+            "evaluate",
+            "reported.yaml",
+            "--output",
+            "out/cli-reported.json",
+        ],
+    );
+    assert_eq!(
+        cli_reported.status.code(),
+        Some(0),
+        "a threshold without ciGate is reported, not enforced:\n{}",
+        text(&cli_reported)
+    );
+    assert!(
+        text(&cli_reported).contains(REPORTED_LINE),
+        "{}",
+        text(&cli_reported)
+    );
+    let cli_parts = [
+        dir.join("out/cli-qa.json"),
+        dir.join("out/cli-gated.json"),
+        dir.join("out/cli-reported.json"),
+    ];
     let cli_file = out_dir.join("cli.json");
     let joined = evals(
         &dir,
@@ -435,11 +498,13 @@ fn every_front_end_gives_the_same_verdict() {
             cli_file.to_str().unwrap(),
             cli_parts[0].to_str().unwrap(),
             cli_parts[1].to_str().unwrap(),
+            cli_parts[2].to_str().unwrap(),
         ],
     );
     assert_eq!(joined.status.code(), Some(1), "{}", text(&joined));
+    assert!(text(&joined).contains(REPORTED_LINE), "{}", text(&joined));
     // `--output` and `report merge` leave the report beside their results.
-    for file in [&cli_parts[0], &cli_parts[1], &cli_file] {
+    for file in [&cli_parts[0], &cli_parts[1], &cli_parts[2], &cli_file] {
         assert_eq!(
             common::report_samples(&file.with_extension("html")),
             verdicts(&read(file)).into_keys().collect(),
@@ -501,6 +566,7 @@ fn every_front_end_gives_the_same_verdict() {
             "{shown}"
         );
         assert!(shown.contains("gate qa passed"), "{shown}");
+        assert!(shown.contains(REPORTED_LINE), "{shown}");
         assert_eq!(
             common::report_samples(&merged.with_extension("html")),
             verdicts(&read(&merged)).into_keys().collect(),
@@ -580,17 +646,21 @@ fn every_front_end_gives_the_same_verdict() {
     let reference = read(&attr_file);
     assert!(reference.complete);
     let names: Vec<&str> = reference.datasets.iter().map(|d| d.name.as_str()).collect();
-    assert_eq!(names, ["qa", "qa_gated"]);
-    // Both gates straddle their thresholds: met and missed by the point
-    // estimate, inconclusive.
+    assert_eq!(names, ["qa", "qa_gated", "qa_reported"]);
+    // Every gate straddles its threshold: met and missed by the point
+    // estimate, inconclusive; the one without ciGate is not enforced.
     let want_gates = BTreeMap::from([
         (
             ("qa".to_string(), "contains".to_string()),
-            (true, true, Some(Decision::Inconclusive)),
+            (true, true, Some(Decision::Inconclusive), true),
         ),
         (
             ("qa_gated".to_string(), "contains".to_string()),
-            (true, false, Some(Decision::Inconclusive)),
+            (true, false, Some(Decision::Inconclusive), true),
+        ),
+        (
+            ("qa_reported".to_string(), "contains".to_string()),
+            (true, false, Some(Decision::Inconclusive), false),
         ),
     ]);
     assert_eq!(gates(&reference), want_gates);
@@ -619,6 +689,15 @@ fn every_front_end_gives_the_same_verdict() {
             (Verdict::Inconclusive, Some(Verdict::Pass), 3),
         ),
         (key("qa_gated", "fruit"), (Verdict::Fail, None, 3)),
+        (
+            key("qa_reported", "chunks"),
+            (Verdict::Inconclusive, Some(Verdict::Pass), 3),
+        ),
+        (
+            key("qa_reported", "faithful"),
+            (Verdict::Inconclusive, Some(Verdict::Pass), 3),
+        ),
+        (key("qa_reported", "fruit"), (Verdict::Fail, None, 3)),
     ]);
     assert_eq!(expected, want_samples);
     for file in [&harness_file, &cli_file].into_iter().chain(&merged_files) {
@@ -641,7 +720,7 @@ fn every_front_end_gives_the_same_verdict() {
         );
         assert_eq!(out.status.code(), Some(0), "{}", text(&out));
         let d: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(d["compared"], 7, "{}: {d}", file.display());
+        assert_eq!(d["compared"], 10, "{}: {d}", file.display());
         assert_eq!(d["added"].as_array().map(Vec::len), Some(0));
         assert_eq!(d["removed"].as_array().map(Vec::len), Some(0));
         assert_eq!(d["changes"].as_array().map(Vec::len), Some(0));
@@ -652,7 +731,7 @@ fn every_front_end_gives_the_same_verdict() {
             .iter()
             .map(|c| c["outcome"].as_str().unwrap())
             .collect();
-        assert_eq!(outcomes, ["no-change", "no-change"], "{d}");
+        assert_eq!(outcomes, ["no-change", "no-change", "no-change"], "{d}");
     }
 
     // Strict CI, one setting for every front end: `--inconclusive fail` for
@@ -710,7 +789,7 @@ fn every_front_end_gives_the_same_verdict() {
         let g = gates(r)[&key("qa", "contains")];
         assert_eq!(
             g,
-            (true, false, Some(Decision::Inconclusive)),
+            (true, false, Some(Decision::Inconclusive), true),
             "strict: missed"
         );
     }
@@ -744,14 +823,15 @@ fn every_front_end_gives_the_same_verdict() {
     assert_eq!(out.status.code(), Some(101), "{}", text(&out));
     let partial = read(&attr_file);
     assert!(!partial.complete, "only `qa` ran");
-    assert_eq!(partial.missing_datasets, ["qa_gated"]);
+    assert_eq!(partial.missing_datasets, ["qa_gated", "qa_reported"]);
     let baseline = out_dir.join("baseline.json");
     let report = |args: &[&str]| evals(&dir, &url, &cli_results, args);
     let attr_path = attr_file.to_str().unwrap();
     let out = report(&["report", "accept", attr_path, baseline.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(
-        text(&out).contains("holds an incomplete run (dataset(s) `qa_gated` did not run)"),
+        text(&out)
+            .contains("holds an incomplete run (dataset(s) `qa_gated`, `qa_reported` did not run)"),
         "{}",
         text(&out)
     );

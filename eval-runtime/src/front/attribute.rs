@@ -37,8 +37,11 @@ pub struct Decl {
     pub metrics: &'static [MetricDecl],
     /// `gate(...)`: gates on a statistic of a metric over the dataset.
     pub gates: &'static [GateDecl],
-    /// `ci_gate = true`, or the manifest's `ciGate: true`.
+    /// `ci_gate = true`, or a manifest's dataset (always judged by its means).
     pub ci_gate: bool,
+    /// Whether the thresholds' gates fail the run: `ci_gate = true`, or the
+    /// manifest's `ciGate: true` (else they are reported, not enforced).
+    pub enforce_thresholds: bool,
     /// `timeout_secs = N`.
     pub timeout_secs: Option<u64>,
     /// `repeat = N` or `"auto"` (or the manifest's).
@@ -130,6 +133,7 @@ impl Embedded {
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| PlanError::new(vec![format!("{}: {e}", d.path)]))?;
         plan.ci_gate = d.ci_gate;
+        plan.enforce_thresholds = d.enforce_thresholds;
         plan.repeat = d.repeat;
         plan.inconclusive = d
             .inconclusive

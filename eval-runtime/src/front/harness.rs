@@ -153,6 +153,8 @@ impl Harness {
 
     /// agentspec's `ciGate: true`: every metric's threshold becomes a gate on
     /// its mean, and single samples no longer fail on scores (only on errors).
+    /// A manifest's thresholds are such gates anyway; this enforces them
+    /// when the manifest does not say `ciGate: true`.
     pub fn ci_gate(mut self, on: bool) -> Self {
         self.plan = self.plan.ci_gate(on);
         self

@@ -30,6 +30,11 @@ pub struct Gate {
     /// only), `p50`, `p95`...
     #[serde(default)]
     pub stat: Stat,
+    /// Whether missing it fails the run. A manifest's thresholds under
+    /// `ciGate: false` (or none) are judged and reported, not enforced
+    /// (seed 000: exit 1 only when `ciGate: true`).
+    #[serde(default = "yes", skip_serializing_if = "is_yes")]
+    pub enforced: bool,
 }
 
 impl Gate {
@@ -40,6 +45,7 @@ impl Gate {
             op: spec.op.to_string(),
             threshold: spec.threshold,
             stat: Stat::Mean,
+            enforced: true,
         }
     }
 
@@ -58,7 +64,15 @@ impl Gate {
             op: op.to_string(),
             threshold,
             stat: Stat::Mean,
+            enforced: true,
         }
+    }
+
+    /// The same gate, judged and reported but not failing the run when
+    /// missed (`enforced = false`).
+    pub fn enforced(mut self, enforced: bool) -> Self {
+        self.enforced = enforced;
+        self
     }
 
     /// The same gate on another statistic.
@@ -145,6 +159,10 @@ pub struct GateResult {
 
 fn yes() -> bool {
     true
+}
+
+fn is_yes(b: &bool) -> bool {
+    *b
 }
 
 /// Aggregates of one metric over one dataset.
@@ -372,6 +390,17 @@ impl GateResult {
 
 impl fmt::Display for GateResult {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.describe(f)?;
+        if self.gate.enforced {
+            Ok(())
+        } else {
+            f.write_str(", not enforced (ciGate is false)")
+        }
+    }
+}
+
+impl GateResult {
+    fn describe(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let g = &self.gate;
         if !self.judged {
             let (ran, planned) = self.ran.unwrap_or((0, 0));
@@ -483,7 +512,8 @@ pub fn total_usage(datasets: &[DatasetSummary]) -> UsageTotals {
     total
 }
 
-/// The gates that were judged and missed in `datasets`, as `(dataset, gate result)`.
+/// The gates that were judged and missed in `datasets` and fail the run
+/// (enforced ones), as `(dataset, gate result)`.
 pub fn failed_gates(datasets: &[DatasetSummary]) -> Vec<(&str, &GateResult)> {
     datasets
         .iter()
@@ -491,7 +521,7 @@ pub fn failed_gates(datasets: &[DatasetSummary]) -> Vec<(&str, &GateResult)> {
             d.metrics
                 .iter()
                 .flat_map(MetricSummary::gates)
-                .filter(|g| g.judged && !g.passed)
+                .filter(|g| g.judged && !g.passed && g.gate.enforced)
                 .map(move |g| (d.name.as_str(), g))
         })
         .collect()

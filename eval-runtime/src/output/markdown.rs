@@ -54,6 +54,7 @@ fn combined(runs: &[Results]) -> RunVerdict {
         all.missed_gates.extend(v.missed_gates);
         all.unjudged_gates.extend(v.unjudged_gates);
         all.met_gates.extend(v.met_gates);
+        all.unenforced_gates.extend(v.unenforced_gates);
     }
     all
 }
@@ -72,6 +73,9 @@ fn gate_verdict(g: &GateResult) -> String {
     };
     if g.passed {
         return format!("✅ met{doubt}");
+    }
+    if !g.gate.enforced {
+        return format!("⚠️ missed, not enforced (ciGate is false){doubt}");
     }
     let value_meets = g
         .margin
@@ -309,6 +313,13 @@ pub(crate) fn summary_with_baseline(
             out,
             "{} gate(s) not judged: only part of their dataset ran.\n",
             verdict.unjudged_gates.len()
+        );
+    }
+    if !verdict.unenforced_gates.is_empty() {
+        let _ = writeln!(
+            out,
+            "⚠️ {} threshold(s) missed, not enforced (ciGate is false).\n",
+            verdict.unenforced_gates.len()
         );
     }
     if let Some((path, outcome)) = baseline {

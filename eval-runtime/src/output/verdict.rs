@@ -8,7 +8,9 @@
 //!   sample of the plan evaluated); otherwise it is "not judged", which is
 //!   neither a pass nor a failure of the run;
 //! * the run fails when a sample fails, a judged gate is missed, or a
-//!   baseline comparison finds a regression.
+//!   baseline comparison finds a regression — except a gate that is not
+//!   enforced (a manifest's thresholds under `ciGate: false`): it is judged
+//!   and reported, and missing it fails nothing.
 
 use super::paint::Paint;
 use super::results::{DatasetSummary, GateResult};
@@ -30,6 +32,10 @@ pub struct RunVerdict {
     pub unjudged_gates: Vec<(String, GateResult)>,
     /// Gates judged and met, with their dataset.
     pub met_gates: Vec<(String, GateResult)>,
+    /// Gates judged and missed that are not enforced (a manifest's
+    /// thresholds under `ciGate: false`), with their dataset: reported,
+    /// failing nothing.
+    pub unenforced_gates: Vec<(String, GateResult)>,
     /// Samples whose verdict is inconclusive (counted as passed or failed
     /// as their dataset's setting says, and so in `failed_samples` or not).
     pub inconclusive_samples: usize,
@@ -64,6 +70,8 @@ impl RunVerdict {
                     v.unjudged_gates.push(entry);
                 } else if g.passed {
                     v.met_gates.push(entry);
+                } else if !g.gate.enforced {
+                    v.unenforced_gates.push(entry);
                 } else {
                     v.missed_gates.push(entry);
                 }
@@ -121,6 +129,10 @@ impl RunVerdict {
         for (dataset, g) in &self.missed_gates {
             let word = format!("FAILED{}", doubt(g));
             lines.push(format!("gate {dataset} {}: {g}", paint.fail(&word)));
+        }
+        for (dataset, g) in &self.unenforced_gates {
+            let word = format!("missed{}", doubt(g));
+            lines.push(format!("gate {dataset} {}: {g}", paint.note(&word)));
         }
         for (dataset, g) in &self.unjudged_gates {
             lines.push(format!("gate {dataset}: {}", paint.note(&g.to_string())));
@@ -182,6 +194,56 @@ mod tests {
             verdict(vec![record("rag", "b", Verdict::Error)], 1, true)
                 .not_scored()
                 .is_some()
+        );
+    }
+
+    #[test]
+    fn a_threshold_not_enforced_is_judged_and_reported_and_fails_nothing() {
+        // Seed 000: a manifest's thresholds fail the run only under ciGate: true.
+        let records = || {
+            vec![
+                record("rag", "a", Verdict::Pass),
+                record("rag", "b", Verdict::Fail),
+                record("rag", "c", Verdict::Fail),
+            ]
+        };
+        let with = |enforced: bool| {
+            let gate = Gate::new("contains", eval_datasets::Op::AtLeast, 0.5).enforced(enforced);
+            let terms = BTreeMap::from([(
+                "rag".to_string(),
+                DatasetTerms::new(Some(3), vec![gate], true),
+            )]);
+            Results::new("evals", records(), &terms)
+        };
+        let reported = with(false);
+        let v = RunVerdict::of(&reported.datasets);
+        assert!(
+            v.passed(),
+            "a missed threshold without ciGate fails nothing"
+        );
+        assert!(v.missed_gates.is_empty() && reported.failed_gates().is_empty());
+        assert_eq!(v.unenforced_gates.len(), 1, "mean 1/3 misses 0.5");
+        let lines = v.gate_lines();
+        assert_eq!(lines.len(), 1);
+        assert!(
+            lines[0].starts_with("gate rag missed (inconclusive): mean contains = 0.3333")
+                && lines[0].ends_with(", not enforced (ciGate is false)"),
+            "{}",
+            lines[0]
+        );
+        // The same gate enforced fails the run.
+        let enforced = RunVerdict::of(&with(true).datasets);
+        assert!(!enforced.passed() && enforced.missed_gates.len() == 1);
+        // Written and read back, the gate keeps its enforcement; an
+        // enforced gate writes no field (files of earlier versions read as
+        // enforced).
+        let json = serde_json::to_value(&reported).unwrap();
+        assert_eq!(json["datasets"][0]["metrics"][0]["gate"]["enforced"], false);
+        let json = serde_json::to_value(with(true)).unwrap();
+        assert!(
+            json["datasets"][0]["metrics"][0]["gate"]
+                .get("enforced")
+                .is_none()
         );
     }
 

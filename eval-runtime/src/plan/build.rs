@@ -446,7 +446,9 @@ impl PlanBuilder {
                     Metrics::Given(m.specs.clone()),
                     timeout,
                 );
-                d.ci_gate = self.ci_gate || manifest.ci_gate;
+                // A manifest's thresholds gate the means, enforced under ciGate.
+                d.ci_gate = true;
+                d.enforce_thresholds = self.ci_gate || manifest.ci_gate;
                 d.repeat = self.repeat.unwrap_or(manifest.repeat);
                 d.tools = m.tools.clone();
                 d.manifest = Some(m.clone());
@@ -516,7 +518,7 @@ fn expand(base: &Path, pattern: &str) -> Result<Vec<(PathBuf, String)>, String> 
 }
 
 /// The gates a dataset gets: the explicit ones, every threshold under
-/// `ciGate`, and a retrieval dataset's own thresholds; an explicit or
+/// `ciGate` (`enforced` or not), and a retrieval dataset's own thresholds; an explicit or
 /// dataset gate replaces a `ciGate` one on the same metric and statistic. A
 /// gate is matched to the metric it gates by the metric's name or alias
 /// (`string_match` gates `exact_match`) and recorded under the name the
@@ -526,7 +528,7 @@ fn expand(base: &Path, pattern: &str) -> Result<Vec<(PathBuf, String)>, String> 
 /// `ttft_ms`, `cost_usd`).
 pub(crate) fn all_gates(
     explicit: &[Gate],
-    ci_gate: bool,
+    (ci_gate, enforced): (bool, bool),
     spec_sets: &[Vec<MetricSpec>],
     dataset_gates: Vec<Gate>,
     what: &str,
@@ -550,7 +552,7 @@ pub(crate) fn all_gates(
     if ci_gate {
         for spec in &scored {
             if !gates.iter().any(|g| g.metric == spec.name) {
-                gates.push(Gate::from_spec(spec));
+                gates.push(Gate::from_spec(spec).enforced(enforced));
             }
         }
     }
@@ -685,7 +687,7 @@ mod tests {
         let specs = vec![parse_specs("string_match, recall@k").unwrap()];
         let explicit = vec![Gate::new("exact_match", eval_datasets::Op::AtLeast, 0.5)];
         let own = vec![Gate::new("recall_at_k", eval_datasets::Op::AtLeast, 0.75)];
-        let gates = all_gates(&explicit, false, &specs, own, "x.jsonl").unwrap();
+        let gates = all_gates(&explicit, (false, true), &specs, own, "x.jsonl").unwrap();
         let names: Vec<&str> = gates.iter().map(|g| g.metric.as_str()).collect();
         assert_eq!(
             names,
@@ -698,7 +700,8 @@ mod tests {
             .with_stat(eval_datasets::metric::Stat::Percentile(95));
         let latency = Gate::new("latency_ms", eval_datasets::Op::AtMost, 3000.0)
             .with_stat(eval_datasets::metric::Stat::Percentile(95));
-        let gates = all_gates(&[p95, latency], true, &specs, Vec::new(), "x.jsonl").unwrap();
+        let gates =
+            all_gates(&[p95, latency], (true, true), &specs, Vec::new(), "x.jsonl").unwrap();
         let shown: Vec<String> = gates.iter().map(ToString::to_string).collect();
         assert_eq!(
             shown,
@@ -711,7 +714,7 @@ mod tests {
         );
         let e = all_gates(
             &[Gate::new("contains", eval_datasets::Op::AtLeast, 0.5)],
-            true,
+            (true, true),
             &specs,
             Vec::new(),
             "x.jsonl",

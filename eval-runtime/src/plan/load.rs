@@ -279,7 +279,8 @@ fn finish(
         DatasetSource::Embedded { shown, .. } => shown.to_string(),
         DatasetSource::Samples(_) => format!("dataset `{}`", d.name),
     };
-    let gates = all_gates(&d.gates, d.ci_gate, &spec_sets, dataset_gates, &what)
+    let thresholds = (d.ci_gate, d.enforce_thresholds);
+    let gates = all_gates(&d.gates, thresholds, &spec_sets, dataset_gates, &what)
         .map_err(|mut e| problems.append(&mut e));
     if !problems.is_empty() {
         return Err(problems);

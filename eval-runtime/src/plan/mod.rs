@@ -14,9 +14,12 @@
 //!   evaluators per sample, every rank metric for a retrieval dataset,
 //!   PartialMatch (with an expected answer) or Relevance and Coherence;
 //! * **gates** on a dataset's means: those given (`gate(...)`, `.gate()`,
-//!   `--gate`), every threshold under `ciGate` (a manifest's `ciGate: true`,
-//!   `ci_gate = true`, `.ci_gate(true)`, `--ci-gate`), and a retrieval
-//!   dataset's own `defaults.thresholds`;
+//!   `--gate`), every threshold under `ciGate` (`ci_gate = true`,
+//!   `.ci_gate(true)`, `--ci-gate`), and a retrieval dataset's own
+//!   `defaults.thresholds`. A manifest's thresholds are always gates on the
+//!   means; as seed 000 says, missing one fails the run only under
+//!   `ciGate: true` (or the front end's `ci_gate`), and is reported as
+//!   "not enforced (ciGate is false)" otherwise;
 //! * **timeout** per sample: the front end's own (`timeout_secs`,
 //!   `.timeout()`, `--timeout-secs`), else `EVAL_SAMPLE_TIMEOUT_SECS`, else
 //!   300 s; **concurrency**: likewise with `EVAL_CONCURRENCY`, else 16.
@@ -158,6 +161,12 @@ pub struct DatasetPlan {
     /// `ciGate`: every threshold gates the mean; samples fail only when they
     /// cannot be scored.
     pub ci_gate: bool,
+    /// Whether the gates made of its thresholds (under `ci_gate`) fail the
+    /// run when missed. A manifest's datasets are always judged by their
+    /// means; their thresholds are enforced only under `ciGate: true` (or
+    /// the front end's `ci_gate`), and reported otherwise ("not enforced
+    /// (ciGate is false)").
+    pub enforce_thresholds: bool,
     /// Agent runs per sample: a fixed number, or `auto` (runs added while
     /// a verdict is inconclusive).
     pub repeat: eval_datasets::Repeat,
@@ -197,6 +206,7 @@ impl DatasetPlan {
             metrics,
             gates: Vec::new(),
             ci_gate: false,
+            enforce_thresholds: true,
             repeat: eval_datasets::Repeat::default(),
             inconclusive: crate::stats::OnInconclusive::default(),
             cluster: None,

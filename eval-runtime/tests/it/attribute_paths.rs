@@ -22,6 +22,7 @@ const fn decl(module_path: &'static str, allow_outside: bool) -> Decl {
         metrics: CONTAINS,
         gates: &[],
         ci_gate: false,
+        enforce_thresholds: true,
         timeout_secs: None,
         repeat: eval_runtime::__private::Repeat::Runs(1),
         inconclusive: None,

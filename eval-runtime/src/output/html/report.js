@@ -212,6 +212,9 @@
     if (g.unscored) {
       text += " (" + g.unscored + " unscored)";
     }
+    if (g.enforced === false) {
+      text += ", not enforced (ciGate is false)";
+    }
     return text;
   }
 
@@ -220,7 +223,7 @@
   }
 
   function gateClass(g) {
-    return !g.judged ? "muted" : g.decision === "inconclusive" ? "inconclusive" : g.passed ? "pass" : "fail";
+    return !g.judged || (g.enforced === false && !g.passed) ? "muted" : g.decision === "inconclusive" ? "inconclusive" : g.passed ? "pass" : "fail";
   }
 
   function metricVerdict(m) {
