@@ -91,14 +91,13 @@ pub fn run(args: Args) -> Result<u8, Failure> {
                 Severity::Error => "error",
                 Severity::Warning => "warning",
             };
-            let column = f.column.map(|c| format!(":{c}")).unwrap_or_default();
-            outln!(
-                "{}:{}{column}: {sev}[{}]: {}",
-                f.file,
-                f.line,
-                f.code,
-                f.message
-            );
+            // file:line:column, or the file alone for a finding about all of it.
+            let at = match (f.line, f.column) {
+                (0, _) => f.file.clone(),
+                (line, Some(c)) => format!("{}:{line}:{c}", f.file),
+                (line, None) => format!("{}:{line}", f.file),
+            };
+            outln!("{at}: {sev}[{}]: {}", f.code, f.message);
         }
         for s in &skipped {
             eprintln!("note: skipped {}: {}, not a dataset", s.file, s.reason);

@@ -126,7 +126,8 @@ pub enum Severity {
 pub struct Finding {
     /// The dataset file.
     pub file: String,
-    /// The line (1-based).
+    /// The line (1-based); 0 when the finding is about the file as a whole
+    /// (it is empty, it cannot be read), which has no line to point at.
     pub line: usize,
     /// The column, when the problem has one (as the compile error gives it).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -147,7 +148,14 @@ pub fn format_findings(file: &str, error: &DatasetError) -> Vec<Finding> {
             .iter()
             .map(|p| (p.line, p.column, p.detail()))
             .collect(),
-        other => vec![(1, None, other.to_string())],
+        // About the whole file: no line, and its path is said once, by `file`.
+        other => {
+            let message = other.to_string();
+            let message = message
+                .strip_prefix(&format!("{file}: "))
+                .map_or(message.clone(), str::to_string);
+            vec![(0, None, message)]
+        }
     };
     problems
         .into_iter()

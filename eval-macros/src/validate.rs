@@ -382,7 +382,8 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
                 errors.push(syn::Error::new(
                     path_span,
                     format!(
-                        "{shown_path}: scopePrefix `{prefix}` does not start with `eval:`: ingest deletes every document under it; add `allow_custom_prefix = true` if that is intended"
+                        "{shown_path}: scopePrefix `{prefix}` {}: ingest deletes every document under it; add `allow_custom_prefix = true` if that is intended",
+                        eval_datasets::retrieval::scope_problem(prefix)
                     ),
                 ));
             }

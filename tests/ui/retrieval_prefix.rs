@@ -11,4 +11,10 @@ async fn allowed(_sample: &Sample) -> Response {
     Response::new("x")
 }
 
+// A bare `eval:` names every evaluation scope of the index: refused too.
+#[eval_dataset("../../../../tests/ui/data/bare_eval_retrieval.json", metrics(recall_at_k))]
+async fn bare(_sample: &Sample) -> Response {
+    Response::new("x")
+}
+
 fn main() {}

@@ -118,7 +118,11 @@ fn lint_reports_codes_with_lines_and_exits_1_on_errors() {
     lines[5] = r#"{"id": "q5", "query": "question number five about the whole corpus", "source_docs": []}"#.into();
     std::fs::write(dir.join("dirty.jsonl"), lines.join("\n")).unwrap();
     std::fs::write(dir.join("broken.jsonl"), "{\"query\": \"x\"\n").unwrap();
-    let out = evals(&dir, &["lint", "dirty.jsonl", "broken.jsonl"]);
+    std::fs::write(dir.join("empty.jsonl"), "").unwrap();
+    let out = evals(
+        &dir,
+        &["lint", "dirty.jsonl", "broken.jsonl", "empty.jsonl"],
+    );
     let (stdout, _) = text(&out);
     assert_eq!(code(&out), 1, "{stdout}");
     for expected in [
@@ -128,6 +132,8 @@ fn lint_reports_codes_with_lines_and_exits_1_on_errors() {
         "dirty.jsonl:6: warning[MISSING_CONTEXT]: sample `q5` has no context passages",
         "dirty.jsonl:6: warning[MISSING_SOURCE_DOCS]: sample `q5` has no source_docs",
         "broken.jsonl:1:13: error[FILE_FORMAT_ERROR]: invalid JSON: EOF while parsing an object",
+        // An empty file has no line 1, and its path is said once.
+        "\nempty.jsonl: error[FILE_FORMAT_ERROR]: dataset has no samples\n",
     ] {
         assert!(
             stdout.contains(expected),

@@ -240,10 +240,10 @@ pub enum ResultsError {
         test_name: String,
         /// Its dataset.
         dataset: String,
-        /// Index of the first input holding it.
-        first: usize,
-        /// Index of the second.
-        second: usize,
+        /// The first input holding it (its file, else `input N`).
+        first: String,
+        /// The second.
+        second: String,
     },
     /// A merge of different test binaries' results.
     #[error(

@@ -20,6 +20,12 @@ pub fn merge(parts: &[Results]) -> Result<Results, ResultsError> {
 
 /// [`merge`], accepting the provenance differences `allow` names.
 pub fn merge_allowing(parts: &[Results], allow: Allow) -> Result<Results, ResultsError> {
+    let names: Vec<String> = (1..=parts.len()).map(|i| format!("input {i}")).collect();
+    merge_named(parts, &names, allow)
+}
+
+/// [`merge_allowing`] of parts named `names` (their files) in messages.
+fn merge_named(parts: &[Results], names: &[String], allow: Allow) -> Result<Results, ResultsError> {
     // Parts scored differently are not one run, whatever else they hold.
     let provenance = joined_provenance(parts, allow)?;
     let mut samples: Vec<SampleRecord> = Vec::new();
@@ -42,11 +48,17 @@ pub fn merge_allowing(parts: &[Results], allow: Allow) -> Result<Results, Result
     for (i, part) in parts.iter().enumerate() {
         for s in &part.samples {
             if let Some(first) = seen.insert((&s.dataset, &s.test_name), i) {
+                let name = |k: usize| {
+                    names
+                        .get(k)
+                        .cloned()
+                        .unwrap_or_else(|| format!("input {}", k + 1))
+                };
                 return Err(ResultsError::Overlap {
                     test_name: s.test_name.clone(),
                     dataset: s.dataset.clone(),
-                    first,
-                    second: i,
+                    first: name(first),
+                    second: name(i),
                 });
             }
             samples.push(s.clone());
@@ -200,7 +212,8 @@ pub fn merge_paths_allowing(paths: &[PathBuf], allow: Allow) -> Result<Results, 
         .iter()
         .map(|f| Results::read(f))
         .collect::<Result<Vec<_>, _>>()?;
-    merge_allowing(&parts, allow)
+    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    merge_named(&parts, &names, allow)
 }
 
 /// Merges every `*.json` results file under `dir` (recursively).
@@ -258,7 +271,27 @@ mod tests {
         assert!(two.failed_gates().is_empty());
 
         let err = merge(&[parts[0].clone(), parts[0].clone()]).unwrap_err();
-        assert!(err.to_string().contains("the shards overlap"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("is in results input 1 and input 2: the shards overlap"),
+            "{err}"
+        );
+        // Read from files, the overlapping shards are named by their files.
+        let dir = std::env::temp_dir().join(format!("eval-merge-overlap-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (one, other) = (dir.join("shard-1.json"), dir.join("shard-2.json"));
+        parts[0].write(&one).unwrap();
+        parts[0].write(&other).unwrap();
+        let err = super::merge_paths(&[one.clone(), other.clone()]).unwrap_err();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(
+            err.to_string().contains(&format!(
+                "is in results {} and {}: the shards overlap",
+                one.display(),
+                other.display()
+            )),
+            "{err}"
+        );
         let err = merge(&[part("a", 1.0, 3), part("b", 1.0, 4)]).unwrap_err();
         assert_eq!(
             err.to_string(),
