@@ -137,3 +137,26 @@ fn each_turn_of_a_conversation_keeps_its_own_evaluators() {
         "bad.jsonl:1: field `turn_evaluators`: has 1 per-turn evaluator sets but `input` has 2 turn(s); give one per turn"
     );
 }
+
+/// Seed 003: Citations is a count (>= 0) with a minimum to pass; a minimum
+/// of 0 (the count reported, never failing) is allowed, a fraction or a
+/// negative count is not.
+#[test]
+fn a_citations_threshold_is_a_whole_count_from_zero() {
+    let doc = |t: &str| {
+        format!(
+            r#"{{"schemaVersion": "1.2.0", "items": [{{"prompt": "p", "evaluators": {{"Citations": {{"citation_format": "mixed", "threshold": {t}}}}}}}]}}"#
+        )
+    };
+    for t in ["0", "1", "3"] {
+        let d = ok("c.json", &doc(t));
+        assert_eq!(d.samples.len(), 1, "{t}");
+    }
+    for t in ["-1", "0.5"] {
+        let msg = err("c.json", &doc(t));
+        assert!(
+            msg.contains("Citations.threshold: expected a whole number of citations, 0 or more"),
+            "{t}: {msg}"
+        );
+    }
+}

@@ -125,6 +125,9 @@ mod tests {
         // Seed 003: "如果响应准确包含预期的字符串，则响应会传递" (it passes when
         // the response contains the expected string exactly), case_sensitive
         // false by default: our `contains`, not the whole-answer `exact_match`.
+        // Citations is a count: a minimum of 0 reports it and never fails.
+        let got = specs(&evaluators(r#"{"Citations": {"threshold": 0}}"#)).unwrap();
+        assert_eq!((got[0].name.as_str(), got[0].threshold), ("citations", 0.0));
         let got = specs(&evaluators(r#"{"ExactMatch": {}}"#)).unwrap();
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].name, "contains");
