@@ -122,6 +122,12 @@ pub struct Sample {
     /// map per user turn, each scoring that turn's answer; empty when no
     /// turn names any.
     pub turn_evaluators: Vec<Map<String, Value>>,
+    /// The expected answer of each turn of a conversation where only some
+    /// turns have one (a runevals item whose turns give `expected_response`
+    /// for some turns only): one entry per user turn, `None` for a turn
+    /// without one. Empty otherwise (every turn's answer is then
+    /// [`Expected::PerTurn`]). Read through [`Sample::expected_for_turn`].
+    pub turn_expected: Vec<Option<String>>,
     /// Every answer that counts as right (OpenAI evals' `ideal` list; the first
     /// is also [`Sample::expected`]): answer metrics take the best of them.
     pub accepted_answers: Vec<String>,
@@ -227,6 +233,7 @@ impl Sample {
             rubric_vars: Map::new(),
             evaluators: Map::new(),
             turn_evaluators: Vec::new(),
+            turn_expected: Vec::new(),
             accepted_answers: Vec::new(),
             retrieval: None,
             expected_tools: None,
@@ -295,6 +302,10 @@ impl Sample {
     pub fn expected_for_turn(&self, turn: usize) -> Option<&str> {
         match &self.expected {
             Some(Expected::PerTurn(list)) => list.get(turn).map(String::as_str),
+            // Some turns have an answer, others not: each turn keeps its own.
+            _ if !self.turn_expected.is_empty() => {
+                self.turn_expected.get(turn).and_then(Option::as_deref)
+            }
             Some(Expected::Text(t)) if turn + 1 == self.input.turns().len() => Some(t),
             _ => None,
         }

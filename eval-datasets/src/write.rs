@@ -70,6 +70,18 @@ pub fn record(sample: &Sample) -> Map<String, Value> {
             ),
         );
     }
+    if !sample.turn_expected.is_empty() {
+        o.insert(
+            "turn_expected".into(),
+            Value::Array(
+                sample
+                    .turn_expected
+                    .iter()
+                    .map(|e| e.clone().map_or(Value::Null, Value::from))
+                    .collect(),
+            ),
+        );
+    }
     let maps = [
         ("metadata", &sample.metadata),
         ("agent_args", &sample.agent_args),
@@ -126,6 +138,7 @@ pub const CSV_COLUMNS: &[&str] = &[
     "rubric_vars",
     "evaluators",
     "turn_evaluators",
+    "turn_expected",
     "accepted_answers",
     "expected_tools",
     "tools",
@@ -258,6 +271,8 @@ fn runevals_item(s: &Sample) -> Value {
             let n = turns.len();
             let per_turn: Vec<Option<String>> = match &s.expected {
                 Some(Expected::PerTurn(list)) => list.iter().cloned().map(Some).collect(),
+                // Some turns' answers: each turn's own.
+                _ if s.turn_expected.len() == n => s.turn_expected.clone(),
                 // One turn with one answer would read back as a per-turn list.
                 Some(Expected::Text(t)) if n == 1 => {
                     ours.insert("expected".into(), Value::from(t.clone()));

@@ -491,14 +491,16 @@ fn csv_cell(field: Option<Field>, cell: &str) -> Result<Option<Value>, String> {
             )),
             Err(e) => Err(format!("expected a JSON object in this cell: {e}")),
         },
-        Field::TurnEvaluators | Field::Tools => match serde_json::from_str::<Value>(trimmed) {
-            Ok(v @ Value::Array(_)) => Ok(Some(v)),
-            Ok(other) => Err(format!(
-                "expected a JSON array (of objects) in this cell, found {}",
-                kind_of(&other)
-            )),
-            Err(e) => Err(format!("expected a JSON array in this cell: {e}")),
-        },
+        Field::TurnEvaluators | Field::TurnExpected | Field::Tools => {
+            match serde_json::from_str::<Value>(trimmed) {
+                Ok(v @ Value::Array(_)) => Ok(Some(v)),
+                Ok(other) => Err(format!(
+                    "expected a JSON array in this cell, found {}",
+                    kind_of(&other)
+                )),
+                Err(e) => Err(format!("expected a JSON array in this cell: {e}")),
+            }
+        }
         Field::Id => Ok(Some(Value::String(trimmed.to_string()))),
         Field::ExpectedTools => super::tools::csv_cell(trimmed).map(Some),
     }

@@ -21,6 +21,7 @@ pub(crate) enum Field {
     RubricVars,
     Evaluators,
     TurnEvaluators,
+    TurnExpected,
     AcceptedAnswers,
     ExpectedTools,
     Tools,
@@ -41,6 +42,7 @@ impl Field {
             Field::RubricVars => "rubric_vars",
             Field::Evaluators => "evaluators",
             Field::TurnEvaluators => "turn_evaluators",
+            Field::TurnExpected => "turn_expected",
             Field::AcceptedAnswers => "accepted_answers",
             Field::ExpectedTools => "expected_tools",
             Field::Tools => "tools",
@@ -65,6 +67,7 @@ impl Field {
 /// | `rubric_vars` | `rubric_vars` | letta-evals |
 /// | `evaluators` | `evaluators` (name → options) | runevals |
 /// | `turn_evaluators` | `turn_evaluators` (one name → options object per turn) | runevals conversations |
+/// | `turn_expected` | `turn_expected` (one answer or `null` per turn, when only some turns have one) | runevals conversations |
 /// | `accepted_answers` | `accepted_answers` (every answer that counts as right) | OpenAI evals' `ideal` list |
 /// | `expected_tools` | `expected_tools`, `expectedTools`, `reference_tool_calls` (see `formats/tools.rs`) | deepeval, ragas |
 /// | `tools` | `tools` (OpenAI tool definitions offered to the agent, see [`crate::tool::definitions`]) | OpenAI chat requests |
@@ -99,6 +102,7 @@ pub const FIELD_ALIASES: &[(&str, &str)] = &[
     ("rubric_vars", "rubric_vars"),
     ("evaluators", "evaluators"),
     ("turn_evaluators", "turn_evaluators"),
+    ("turn_expected", "turn_expected"),
     ("accepted_answers", "accepted_answers"),
     ("expected_tools", "expected_tools"),
     ("expectedTools", "expected_tools"),
@@ -126,6 +130,7 @@ pub(crate) fn field_for(name: &str) -> Option<Field> {
         "agent_args" => Field::AgentArgs,
         "evaluators" => Field::Evaluators,
         "turn_evaluators" => Field::TurnEvaluators,
+        "turn_expected" => Field::TurnExpected,
         "accepted_answers" => Field::AcceptedAnswers,
         "expected_tools" => Field::ExpectedTools,
         "tools" => Field::Tools,
@@ -209,6 +214,7 @@ pub(crate) fn to_sample(
     let mut rubric_vars = Map::new();
     let mut evaluators = Map::new();
     let mut turn_evaluators = Vec::new();
+    let mut turn_expected = Vec::new();
     let mut accepted_answers = Vec::new();
     let mut expected_tools = None;
     let mut tools = Vec::new();
@@ -246,6 +252,7 @@ pub(crate) fn to_sample(
             Field::RubricVars => object(value).map(|v| rubric_vars = v),
             Field::Evaluators => object(value).map(|v| evaluators = v),
             Field::TurnEvaluators => object_list(value).map(|v| turn_evaluators = v),
+            Field::TurnExpected => optional_strings(value).map(|v| turn_expected = v),
             Field::AcceptedAnswers => string_list(&value).map(|v| accepted_answers = v),
             // What a tool call cannot hold (deepeval's `description`,
             // `output`...) stays in `extra`, with the value as written.
@@ -319,8 +326,27 @@ pub(crate) fn to_sample(
             ),
         ));
     }
+    if !turn_expected.is_empty() && turn_expected.len() != input.turns().len() {
+        problems.push(problem(
+            "turn_expected",
+            format!(
+                "has {} per-turn answers but `input` has {} turn(s); give one per turn (null for a turn without one)",
+                turn_expected.len(),
+                input.turns().len()
+            ),
+        ));
+    }
     if problems.len() > before {
         return None;
+    }
+    // Answers of some turns only; every turn's are one answer per turn.
+    let mut expected = expected;
+    if !turn_expected.is_empty() && turn_expected.iter().all(Option::is_some) {
+        let all: Vec<String> = std::mem::take(&mut turn_expected)
+            .into_iter()
+            .flatten()
+            .collect();
+        expected = expected.or(Some(Expected::PerTurn(all)));
     }
     // `extra: {...}` (as our writers emit it) holds the fields of other formats.
     if let Some(more) = extra_object {
@@ -353,6 +379,7 @@ pub(crate) fn to_sample(
         rubric_vars,
         evaluators,
         turn_evaluators,
+        turn_expected,
         accepted_answers,
         retrieval: record.retrieval,
         expected_tools,
@@ -476,6 +503,31 @@ fn tag_list(v: &Value) -> Result<Vec<String>, String> {
         return Err(format!("tag {i} is empty"));
     }
     Ok(tags.into_iter().map(|t| t.trim().to_string()).collect())
+}
+
+/// One non-empty string or `null` per turn.
+fn optional_strings(v: Value) -> Result<Vec<Option<String>>, String> {
+    let Value::Array(items) = v else {
+        return Err(format!(
+            "expected an array of strings or nulls (one per turn), found {}",
+            kind_of(&v)
+        ));
+    };
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| match item {
+            Value::Null => Ok(None),
+            Value::String(s) if !s.trim().is_empty() => Ok(Some(s)),
+            Value::String(_) => Err(format!(
+                "turn {i} is empty; use null for a turn without an answer"
+            )),
+            other => Err(format!(
+                "turn {i}: expected a string or null, found {}",
+                kind_of(&other)
+            )),
+        })
+        .collect()
 }
 
 fn object_list(v: Value) -> Result<Vec<Map<String, Value>>, String> {

@@ -160,3 +160,32 @@ fn a_citations_threshold_is_a_whole_count_from_zero() {
         );
     }
 }
+
+/// Seed 003: a turn without `expected_response` is scored by the
+/// evaluators it has, and the other turns keep their own answers (one turn
+/// without one used to discard them all).
+#[test]
+fn a_turn_without_an_expected_answer_leaves_the_others_theirs() {
+    let doc = r#"{"schemaVersion": "1.2.0", "items": [{"turns": [
+  {"prompt": "What is the per-diem?", "expected_response": "$200", "evaluators": {"ExactMatch": {}}, "evaluators_mode": "replace"},
+  {"prompt": "Cite the policy.", "evaluators": {"Citations": {"threshold": 1}}, "evaluators_mode": "replace"},
+  {"prompt": "Who approves it?", "expected_response": "your manager", "evaluators": {"ExactMatch": {}}, "evaluators_mode": "replace"}
+]}]}"#;
+    let d = ok("flow.json", doc);
+    let s = &d.samples[0];
+    assert_eq!(s.expected_for_turn(0), Some("$200"));
+    assert_eq!(s.expected_for_turn(1), None, "the Citations turn has none");
+    assert_eq!(s.expected_for_turn(2), Some("your manager"));
+    assert_eq!(s.expected_text(), Some("your manager"), "the last turn's");
+    // Written as JSONL and as a runevals document, each turn keeps its own.
+    let line = serde_json::Value::Object(eval_datasets::write::record(s)).to_string();
+    let back = Dataset::from_bytes("back.jsonl", line.as_bytes()).unwrap();
+    assert_eq!(back.samples[0].turn_expected, s.turn_expected);
+    assert_eq!(back.samples[0].expected_for_turn(0), Some("$200"));
+    let bad = r#"{"input": ["a", "b"], "turn_expected": ["x"]}"#;
+    let e = Dataset::from_bytes("bad.jsonl", bad.as_bytes()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "bad.jsonl:1: field `turn_expected`: has 1 per-turn answers but `input` has 2 turn(s); give one per turn (null for a turn without one)"
+    );
+}

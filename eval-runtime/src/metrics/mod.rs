@@ -57,7 +57,8 @@ pub(crate) fn missing_fields(sample: &Sample, specs: &[MetricSpec]) -> Option<Sa
         }
         for need in spec.needs() {
             let present = match need {
-                Need::Expected => sample.expected.is_some(),
+                // A turn's metric reads that turn's answer, checked above.
+                Need::Expected => spec.turn.is_some() || sample.expected.is_some(),
                 Need::Context => !sample.context.is_empty(),
                 Need::ReferenceContexts => !sample.reference_contexts.is_empty(),
                 Need::RelevantIds => sample.retrieval.is_some(),
@@ -330,9 +331,18 @@ mod tests {
         let e = missing_fields(&s, &[spec(0)]).unwrap();
         assert_eq!(
             e.to_string(),
-            "turn 1 has no expected answer here (a conversation's answers are read per turn when every turn has one, else only the last turn's), which metric `contains@turn1` needs"
+            "turn 1 has no expected answer (`expected_response`), which metric `contains@turn1` needs"
         );
         s.expected = Some(Expected::PerTurn(vec!["x".into(), "y".into()]));
         assert_eq!(missing_fields(&s, &[spec(0), spec(1)]), None);
+        // Seed 003: a turn without an answer leaves the others theirs.
+        s.expected = None;
+        s.turn_expected = vec![Some("x".into()), None];
+        assert_eq!(missing_fields(&s, &[spec(0)]), None, "turn 1 has its own");
+        let e = missing_fields(&s, &[spec(1)]).unwrap();
+        assert_eq!(
+            e.to_string(),
+            "turn 2 has no expected answer (`expected_response`), which metric `contains@turn2` needs"
+        );
     }
 }

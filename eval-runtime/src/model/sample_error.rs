@@ -22,7 +22,7 @@ pub enum SampleError {
     /// answer, which the sample does not hold (checked before the agent is
     /// called).
     #[error(
-        "turn {turn} has no expected answer here (a conversation's answers are read per turn when every turn has one, else only the last turn's), which metric `{metric}` needs"
+        "turn {turn} has no expected answer (`expected_response`), which metric `{metric}` needs"
     )]
     MissingTurnExpected {
         /// The turn (1-based).

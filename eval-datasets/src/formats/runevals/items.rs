@@ -249,8 +249,22 @@ fn item_fields(
                     "expected".into(),
                     Value::Array(expected.into_iter().flatten().collect()),
                 ));
-            } else if let Some(Some(last)) = expected.last() {
-                fields.push(("expected".into(), last.clone()));
+            } else {
+                if let Some(Some(last)) = expected.last() {
+                    fields.push(("expected".into(), last.clone()));
+                }
+                // Some turns have an answer: each keeps its own (seed 003).
+                if expected.iter().any(Option::is_some) {
+                    fields.push((
+                        "turn_expected".into(),
+                        Value::Array(
+                            expected
+                                .into_iter()
+                                .map(|e| e.unwrap_or(Value::Null))
+                                .collect(),
+                        ),
+                    ));
+                }
             }
             if !contexts.is_empty() {
                 fields.push(("context".into(), Value::Array(contexts)));
