@@ -253,8 +253,10 @@ fn item_fields(
                 if let Some(Some(last)) = expected.last() {
                     fields.push(("expected".into(), last.clone()));
                 }
-                // Some turns have an answer: each keeps its own (seed 003).
-                if expected.iter().any(Option::is_some) {
+                // An earlier turn has an answer: each keeps its own (seed
+                // 003); only the last turn's is the sample's `expected`.
+                let earlier = &expected[..expected.len().saturating_sub(1)];
+                if earlier.iter().any(Option::is_some) {
                     fields.push((
                         "turn_expected".into(),
                         Value::Array(
