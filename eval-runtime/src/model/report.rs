@@ -56,7 +56,7 @@ pub struct MetricResult {
     /// Whether the score is on the right side of the threshold.
     pub passed: bool,
     /// Why the score could not be computed.
-    #[serde(serialize_with = "ser_metric_error")]
+    #[serde(serialize_with = "serialize_message")]
     pub error: Option<MetricError>,
     /// How it was scored when not by the metric's primary method (e.g. an
     /// offline variant without a judge).
@@ -344,7 +344,7 @@ pub struct SampleReport {
     /// Per-metric outcomes (empty when the agent failed).
     pub metrics: Vec<MetricResult>,
     /// Why the sample could not be scored (agent error, missing field, timeout).
-    #[serde(serialize_with = "ser_error")]
+    #[serde(serialize_with = "serialize_message")]
     pub error: Option<SampleError>,
     /// Time spent in the agent.
     #[serde(serialize_with = "ser_secs")]
@@ -394,23 +394,6 @@ pub(crate) fn serialize_message<S: serde::Serializer, E: std::fmt::Display>(
     e: &Option<E>,
     s: S,
 ) -> Result<S::Ok, S::Error> {
-    match e {
-        Some(e) => s.serialize_some(&e.to_string()),
-        None => s.serialize_none(),
-    }
-}
-
-fn ser_metric_error<S: serde::Serializer>(
-    e: &Option<MetricError>,
-    s: S,
-) -> Result<S::Ok, S::Error> {
-    match e {
-        Some(e) => s.serialize_some(&e.to_string()),
-        None => s.serialize_none(),
-    }
-}
-
-fn ser_error<S: serde::Serializer>(e: &Option<SampleError>, s: S) -> Result<S::Ok, S::Error> {
     match e {
         Some(e) => s.serialize_some(&e.to_string()),
         None => s.serialize_none(),
