@@ -91,18 +91,13 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
 
     // The metrics.
     let mut metrics = Vec::new();
-    if input.manifest.is_some() {
-        if let Some(span) = input.metrics_span {
-            errors.push(syn::Error::new(
+    if input.manifest.is_some()
+        && let Some(span) = input.metrics_span
+    {
+        errors.push(syn::Error::new(
                 span,
                 "with `manifest = ...` the metrics and thresholds come from the manifest; remove `metrics(...)`",
             ));
-        }
-    } else if input.metrics.is_empty() {
-        errors.push(syn::Error::new(
-            Span::call_site(),
-            "no metrics to check: add e.g. `metrics(contains >= 1.0, partial_match >= 0.5)`",
-        ));
     }
     let mut seen: Vec<&'static str> = Vec::new();
     for m in &input.metrics {
@@ -338,30 +333,30 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
         (None, None) => unreachable!("parse requires a path or a manifest"),
     };
     let repeat = repeat.unwrap_or_default();
-    // A gate must gate a metric the dataset is scored with, or what the
-    // engine measures of every sample (latency, time to first token, cost).
-    for (span, (_, g)) in &gates {
-        let known = lookup(&g.name).map(|i| i.name);
-        if lookup(&g.name).is_some_and(|i| i.measured().is_some()) {
-            continue;
-        }
-        if !metrics
-            .iter()
-            .any(|m| lookup(&m.name).map(|i| i.name) == known)
-        {
-            errors.push(syn::Error::new(
-                *span,
-                format!(
-                    "gate `{}`: the dataset is not scored with `{}`; add it to `metrics(...)`",
-                    g.name, g.name
-                ),
-            ));
-        }
-    }
     let mut own_gates = false;
+    // The metrics a dataset names itself (a runevals file's evaluators).
+    let mut own: Vec<String> = Vec::new();
     match loaded {
         None => {}
         Some(Ok(ds)) => {
+            for s in &ds.samples {
+                for evaluators in std::iter::once(&s.evaluators).chain(&s.turn_evaluators) {
+                    let specs = eval_datasets::runevals::specs(evaluators).unwrap_or_default();
+                    own.extend(specs.into_iter().map(|spec| spec.name));
+                }
+            }
+            own.sort();
+            own.dedup();
+            let retrieval = ds.samples.iter().any(|s| s.retrieval.is_some());
+            if input.manifest.is_none() && input.metrics.is_empty() && own.is_empty() && !retrieval
+            {
+                errors.push(syn::Error::new(
+                    Span::call_site(),
+                    format!(
+                        "no metrics to check: {shown_path} names no evaluators of its own; add e.g. `metrics(contains >= 1.0, partial_match >= 0.5)`"
+                    ),
+                ));
+            }
             // A retrieval dataset's own thresholds gate its means.
             if ds.samples.iter().any(|s| s.retrieval.is_some()) {
                 own_gates = std::fs::read(&abs)
@@ -403,6 +398,24 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
         }
     }
 
+    // A gate must gate a metric the dataset is scored with, or what the
+    // engine measures of every sample (latency, time to first token, cost).
+    for (span, (_, g)) in &gates {
+        let known = lookup(&g.name).map(|i| i.name);
+        if lookup(&g.name).is_some_and(|i| i.measured().is_some()) {
+            continue;
+        }
+        let scored = |name: &str| lookup(name).map(|i| i.name) == known;
+        if !metrics.iter().any(|m| scored(&m.name)) && !own.iter().any(|n| scored(n)) {
+            errors.push(syn::Error::new(
+                *span,
+                format!(
+                    "gate `{}`: the dataset is not scored with `{}`; add it to `metrics(...)`",
+                    g.name, g.name
+                ),
+            ));
+        }
+    }
     let mut errors = errors.into_iter();
     if let Some(mut head) = errors.next() {
         errors.for_each(|e| head.combine(e));

@@ -225,10 +225,13 @@ fn bundled_datasets_carry_names_ids_tags_and_metadata_into_results() {
     let repo = repo();
 
     // A runevals document whose conversation item has a `name` (microsoft's
-    // own sample), scored with `contains` (its evaluators need a judge).
+    // own sample), scored by its own evaluators (judged: the scripted judge)
+    // and the `contains` given.
     let runevals = fixtures()
         .join("m365-runevals/microsoft__m365-copilot-eval/ae7844f/samples/multiturn_example.json");
-    let out = evals(
+    let judge = eval_examples::judge::spawn(eval_examples::judge::JudgeConfig::default()).unwrap();
+    let judge_url = format!("{}/v1", judge.url());
+    let out = evals_with(
         &dir,
         &[
             "evaluate",
@@ -240,9 +243,15 @@ fn bundled_datasets_carry_names_ids_tags_and_metadata_into_results() {
             "--output",
             "runevals.json",
         ],
+        &[("EVAL_JUDGE_URL", &judge_url)],
     );
     let (stdout, stderr) = text(&out);
-    assert!(code(&out) <= 1, "{stdout}{stderr}");
+    // Its turn-3 Groundedness has no context from the demo: never scored.
+    assert_eq!(code(&out), 2, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("`groundedness@turn3` of `multiturn_example` could not be scored"),
+        "{stderr}"
+    );
     let r = results(&dir.join("runevals.json"));
     let named = record(&r, "1");
     assert_eq!(named["name"], "Travel planning conversation", "{named}");

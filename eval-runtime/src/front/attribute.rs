@@ -123,7 +123,11 @@ impl Embedded {
                 shown: d.path,
                 bytes: d.bytes,
             },
-            Metrics::Given(decls(d.metrics)?),
+            // No `metrics(...)`: the dataset's own (the macro checked it names some).
+            match d.metrics {
+                [] => Metrics::Own,
+                given => Metrics::Given(decls(given)?),
+            },
             config.sample_timeout_or(d.timeout_secs.map(std::time::Duration::from_secs)),
         );
         plan.gates = d

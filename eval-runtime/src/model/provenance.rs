@@ -104,6 +104,25 @@ pub struct JudgeFingerprint {
     pub metrics: BTreeMap<String, MetricVersions>,
 }
 
+impl JudgeFingerprint {
+    /// Whether `other` is the same judge (model, host, temperature, seed),
+    /// whatever metrics each scored.
+    pub(crate) fn same_judge(&self, other: &JudgeFingerprint) -> bool {
+        self.model == other.model
+            && self.host == other.host
+            && self.temperature == other.temperature
+            && self.seed == other.seed
+    }
+
+    /// The judge on one line: `model at host (temperature t, seed s)`.
+    pub(crate) fn identity(&self) -> String {
+        format!(
+            "{} at {} (temperature {}, seed {})",
+            self.model, self.host, self.temperature, self.seed
+        )
+    }
+}
+
 /// The versions of one judged metric's prompts and scoring definition.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]

@@ -110,15 +110,26 @@ fn joined_provenance(parts: &[Results], allow: Allow) -> Result<Option<Provenanc
             out = Some(p.clone());
             continue;
         };
-        let metrics: Vec<String> = have
-            .judge
-            .iter()
-            .chain(&p.judge)
-            .flat_map(|j| j.metrics.keys().cloned())
-            .collect();
+        // Parts may score different metrics (one dataset judged, another
+        // not): compare the metrics both judged, and the judges themselves.
+        let metrics: Vec<String> = match (&have.judge, &p.judge) {
+            (Some(a), Some(b)) => a
+                .metrics
+                .keys()
+                .filter(|m| b.metrics.contains_key(*m))
+                .cloned()
+                .collect(),
+            _ => Vec::new(),
+        };
         let d = p.differences(have, &metrics);
         if !allow.judge_change {
             refused.extend(d.judge);
+            if let (Some(a), Some(b)) = (&have.judge, &p.judge)
+                && metrics.is_empty()
+                && !a.same_judge(b)
+            {
+                refused.push(format!("judge {} → {}", a.identity(), b.identity()));
+            }
         }
         if !allow.dataset_change {
             refused.extend(d.datasets);
@@ -128,8 +139,15 @@ fn joined_provenance(parts: &[Results], allow: Allow) -> Result<Option<Provenanc
                 have.datasets.push(ds.clone());
             }
         }
-        if have.judge.is_none() {
-            have.judge = p.judge.clone();
+        match (&mut have.judge, &p.judge) {
+            (None, _) => have.judge = p.judge.clone(),
+            // Each judged metric once, with its versions.
+            (Some(a), Some(b)) => {
+                for (m, v) in &b.metrics {
+                    a.metrics.entry(m.clone()).or_insert_with(|| v.clone());
+                }
+            }
+            (Some(_), None) => {}
         }
         if have.embeddings.is_none() {
             have.embeddings = p.embeddings.clone();
@@ -296,6 +314,58 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "dataset rag has different sample counts in different results files"
+        );
+    }
+
+    /// Parts of one run where only some datasets were judged (one scored
+    /// `relevance`, one `faithfulness`, one nothing judged).
+    #[test]
+    fn parts_judging_different_metrics_merge_and_keep_every_metrics_versions() {
+        use crate::model::{JudgeFingerprint, MetricVersions, Provenance};
+        let judged = |model: &str, metric: &str| Provenance {
+            judge: Some(JudgeFingerprint {
+                model: model.into(),
+                host: "127.0.0.1:8000".into(),
+                temperature: 0.0,
+                seed: 42,
+                metrics: BTreeMap::from([(
+                    metric.to_string(),
+                    MetricVersions {
+                        prompts: BTreeMap::from([(format!("rating/{metric}"), 1)]),
+                        definition: 1,
+                    },
+                )]),
+            }),
+            ..Provenance::default()
+        };
+        let with = |name: &str, p: Option<Provenance>| {
+            let mut r = part(name, 1.0, 3);
+            r.provenance = p;
+            r
+        };
+        let parts = [
+            with("a", Some(judged("m", "relevance"))),
+            with("b", Some(judged("m", "faithfulness"))),
+            with("c", Some(Provenance::default())),
+        ];
+        let merged = merge(&parts).expect("one judge, different metrics: one run");
+        let judge = merged.provenance.unwrap().judge.unwrap();
+        assert_eq!(
+            judge.metrics.keys().collect::<Vec<_>>(),
+            ["faithfulness", "relevance"]
+        );
+        // Another judge for another metric: the merged file could not say
+        // which judge scored what, so it is refused like any judge change.
+        let other = [
+            with("a", Some(judged("m", "relevance"))),
+            with("b", Some(judged("other", "faithfulness"))),
+        ];
+        let err = merge(&other).unwrap_err().to_string();
+        assert!(
+            err.contains(
+                "judge m at 127.0.0.1:8000 (temperature 0, seed 42) → other at 127.0.0.1:8000"
+            ),
+            "{err}"
         );
     }
 

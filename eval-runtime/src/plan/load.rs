@@ -238,9 +238,18 @@ fn finish(
             eval_datasets::tool::add_definitions(&mut s.tools, &d.tools);
         }
     }
+    let mut notes = Vec::new();
     let (mut spec_sets, spec_of) = match &d.metrics {
+        Metrics::Given(specs) if samples.iter().any(has_evaluators) => {
+            let (sets, of, kept) = own_metrics(&samples, Some(specs), &mut problems);
+            notes.push(added_note(d, specs, kept));
+            (sets, of)
+        }
         Metrics::Given(specs) => (vec![specs.clone()], Vec::new()),
-        Metrics::Own => own_metrics(&samples, &mut problems),
+        Metrics::Own => {
+            let (sets, of, _) = own_metrics(&samples, None, &mut problems);
+            (sets, of)
+        }
     };
     for spec in spec_sets.iter_mut().flatten() {
         if let Err(e) = read_rubric_file(spec, base) {
@@ -254,7 +263,6 @@ fn finish(
             problems.push(reason);
         }
     }
-    let mut notes = Vec::new();
     let mut dataset_gates = Vec::new();
     if samples.iter().any(|s| s.retrieval.is_some()) {
         match retrieval_dataset(d) {
@@ -274,11 +282,7 @@ fn finish(
             }
         }
     }
-    let what = match &d.source {
-        DatasetSource::File { shown, .. } => shown.clone(),
-        DatasetSource::Embedded { shown, .. } => shown.to_string(),
-        DatasetSource::Samples(_) => format!("dataset `{}`", d.name),
-    };
+    let what = shown(d);
     let thresholds = (d.ci_gate, d.enforce_thresholds);
     let gates = all_gates(&d.gates, thresholds, &spec_sets, dataset_gates, &what)
         .map_err(|mut e| problems.append(&mut e));
@@ -324,11 +328,54 @@ fn read_rubric_file(spec: &mut MetricSpec, base: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// A dataset's own metrics, per sample: every rank metric for a retrieval
-/// query; a runevals item's evaluators; else PartialMatch (runevals'
-/// default threshold 0.5) with an expected answer, Relevance and Coherence
-/// without.
-fn own_metrics(samples: &[Sample], problems: &mut Vec<String>) -> (Vec<Vec<MetricSpec>>, Vec<u32>) {
+/// Whether a sample names its own evaluators (a runevals item's, after its
+/// file's `default_evaluators` and `evaluators_mode`).
+fn has_evaluators(s: &Sample) -> bool {
+    !s.evaluators.is_empty() || !s.turn_evaluators.is_empty()
+}
+
+/// What every front end says when metrics are given for a file whose items
+/// name their own evaluators: one rule, never silent.
+fn added_note(d: &DatasetPlan, given: &[MetricSpec], kept: usize) -> String {
+    let names: Vec<&str> = given.iter().map(|s| s.name.as_str()).collect();
+    let mut note = format!(
+        "{}: its items' own evaluators are scored, and the metrics given ({}) are added to them",
+        shown(d),
+        names.join(", ")
+    );
+    if kept > 0 {
+        note.push_str(&format!(
+            "; where the file already sets a metric of the same name ({kept} item(s)), its own setting is kept"
+        ));
+    }
+    note
+}
+
+/// The dataset as messages name it.
+fn shown(d: &DatasetPlan) -> String {
+    match &d.source {
+        DatasetSource::File { shown, .. } => shown.clone(),
+        DatasetSource::Embedded { shown, .. } => shown.to_string(),
+        DatasetSource::Samples(_) => format!("dataset `{}`", d.name),
+    }
+}
+
+/// A dataset's metrics, per sample, as distinct sets and each sample's set.
+///
+/// A runevals item is scored by its own evaluators (its file's defaults,
+/// extended or replaced by the item's, and each turn's). Metrics `given` by
+/// the front end are added to them, like one more layer of defaults under
+/// the file's: where an item sets a metric of the same name itself, the
+/// item's setting is kept (the third value counts those items). A sample
+/// without evaluators is scored by the `given` metrics, else by the
+/// dataset's own: every rank metric for a retrieval query, PartialMatch
+/// (runevals' default threshold 0.5) with an expected answer, Relevance and
+/// Coherence without.
+fn own_metrics(
+    samples: &[Sample],
+    given: Option<&[MetricSpec]>,
+    problems: &mut Vec<String>,
+) -> (Vec<Vec<MetricSpec>>, Vec<u32>, usize) {
     // Parsed once, not per sample.
     let parsed = |text: &str| parse_specs(text).unwrap_or_default();
     let (rank, partial, judged) = (
@@ -338,13 +385,23 @@ fn own_metrics(samples: &[Sample], problems: &mut Vec<String>) -> (Vec<Vec<Metri
     );
     let mut sets: Vec<Vec<MetricSpec>> = Vec::new();
     let mut of = Vec::with_capacity(samples.len());
-    let mut errors = 0usize;
+    let (mut errors, mut kept) = (0usize, 0usize);
     for s in samples {
-        let specs = if s.retrieval.is_some() {
-            rank.clone()
-        } else if !s.evaluators.is_empty() || !s.turn_evaluators.is_empty() {
+        let specs = if has_evaluators(s) {
             match evaluator_specs(s) {
-                Ok(specs) => specs,
+                Ok(mut specs) => {
+                    let before = specs.len();
+                    let mut overlaps = false;
+                    for g in given.unwrap_or_default() {
+                        if specs[..before].iter().any(|own| own.name == g.name) {
+                            overlaps = true;
+                        } else {
+                            specs.push(g.clone());
+                        }
+                    }
+                    kept += usize::from(overlaps);
+                    specs
+                }
                 Err(e) => {
                     errors += 1;
                     if errors <= 20 {
@@ -353,6 +410,10 @@ fn own_metrics(samples: &[Sample], problems: &mut Vec<String>) -> (Vec<Vec<Metri
                     Vec::new()
                 }
             }
+        } else if let Some(given) = given {
+            given.to_vec()
+        } else if s.retrieval.is_some() {
+            rank.clone()
         } else if s.expected.is_some() {
             partial.clone()
         } else {
@@ -373,7 +434,7 @@ fn own_metrics(samples: &[Sample], problems: &mut Vec<String>) -> (Vec<Vec<Metri
     if sets.len() == 1 {
         of.clear();
     }
-    (sets, of)
+    (sets, of, kept)
 }
 
 /// A runevals sample's evaluators as metric specs: the sample's own, then
@@ -465,8 +526,10 @@ fn load_exact(plan: &Plan, services: &Services, name: &str, dir: &Path) -> Optio
         return None;
     };
     // The dataset's own metrics (and their `ciGate` gates) depend on every
-    // sample: only a full load knows them.
-    if !d.subset.is_all() || d.metrics == Metrics::Own {
+    // sample: only a full load knows them. So do a runevals document's
+    // (`.json`, read whole anyway): its items' evaluators join given metrics.
+    let json = eval_datasets::Format::from_path(shown).ok() == Some(eval_datasets::Format::Json);
+    if !d.subset.is_all() || d.metrics == Metrics::Own || json {
         return None;
     }
     let idx: PathBuf = index::path_for(dir, path).ok()?;

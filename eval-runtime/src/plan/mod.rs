@@ -12,7 +12,10 @@
 //!   so `evals report diff` matches their results sample for sample;
 //! * **metrics**: the ones given, else (`""`) the dataset's own — runevals
 //!   evaluators per sample, every rank metric for a retrieval dataset,
-//!   PartialMatch (with an expected answer) or Relevance and Coherence;
+//!   PartialMatch (with an expected answer) or Relevance and Coherence. A
+//!   runevals item's evaluators are always scored: metrics given are added
+//!   to them (the file's own setting of a metric of the same name is kept),
+//!   and a note says so;
 //! * **gates** on a dataset's means: those given (`gate(...)`, `.gate()`,
 //!   `--gate`), every threshold under `ciGate` (`ci_gate = true`,
 //!   `.ci_gate(true)`, `--ci-gate`), and a retrieval dataset's own

@@ -1,4 +1,4 @@
-//! One verdict contract for every front end: the same two datasets run
+//! The same two datasets (and a manifest's) run
 //! through the attribute, the harness, the `evals` command, and both test
 //! binaries under nextest's protocol (one process per test, two shards)
 //! joined by `evals report merge`, against the demo agent on loopback.
@@ -21,11 +21,13 @@ use crate::common;
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::PathBuf;
+use std::process::Command;
 
 use eval_runtime::results::{Results, Verdict};
 use eval_runtime::verdict::Decision;
+
+use super::{build, cargo, command, evals, files, gates, nextest_protocol, read, text, verdicts};
 
 const QA: &str = r#"{"id": "paris", "input": "What is the capital of France?", "expected": "Paris"}
 {"id": "rag", "input": "What is retrieval-augmented generation?", "expected": "grounded in real sources"}
@@ -106,194 +108,19 @@ fn main() -> std::process::ExitCode {
 }
 "#;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-/// A command with a clean environment for evals: the agent, a results
-/// directory, what cargo and nextest set for a test process, nothing of an
-/// outer nextest or eval run.
-fn command(program: impl AsRef<std::ffi::OsStr>, dir: &Path, url: &str, results: &Path) -> Command {
-    let mut cmd = Command::new(program);
-    cmd.current_dir(dir)
-        .env("CARGO_PKG_NAME", "front-ends")
-        .env("CARGO_MANIFEST_DIR", dir)
-        .env("EVAL_AGENT_URL", url)
-        .env("EVAL_RESULTS_DIR", results)
-        .env("CARGO_TARGET_DIR", target_dir())
-        .env("CARGO_TERM_COLOR", "never")
-        .env_remove("RUSTFLAGS");
-    for (k, _) in std::env::vars_os() {
-        let k = k.to_string_lossy().into_owned();
-        if (k.starts_with("EVAL_") && k != "EVAL_AGENT_URL" && k != "EVAL_RESULTS_DIR")
-            || k.starts_with("NEXTEST")
-        {
-            cmd.env_remove(k);
-        }
-    }
-    cmd
-}
-
-/// Shared with the root package's fresh-crate test: the dependencies are
-/// compiled once for both.
-fn target_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("fresh-crate-target")
-}
-
-fn cargo() -> String {
-    std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
-}
-
-/// The scratch crate: both datasets, the manifest, the two test binaries.
+/// The scratch crate: both datasets, the manifests, the two test binaries.
 fn scratch() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("front-ends");
-    let _ = fs::remove_dir_all(&dir);
-    for sub in ["data", "tests", "src"] {
-        fs::create_dir_all(dir.join(sub)).unwrap();
-    }
-    let runtime = repo().join("eval-runtime");
-    fs::write(
-        dir.join("Cargo.toml"),
-        format!(
-            "[package]\nname = \"front-ends\"\nversion = \"0.0.0\"\nedition = \"2024\"\n\n\
-             [workspace]\n\n[dev-dependencies]\neval-runtime = {{ path = {:?} }}\n\
-             tokio = {{ version = \"1\", features = [\"time\"] }}\n\n\
-             [[test]]\nname = \"harness\"\nharness = false\n",
-            runtime.to_string_lossy()
-        ),
+    super::scratch(
+        "front-ends",
+        &[
+            ("data/qa.jsonl", QA),
+            ("data/gated.jsonl", GATED),
+            ("agent.yaml", MANIFEST),
+            ("reported.yaml", REPORTED),
+            ("tests/attr.rs", ATTR),
+            ("tests/harness.rs", HARNESS),
+        ],
     )
-    .unwrap();
-    fs::copy(repo().join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
-    fs::write(dir.join("src/lib.rs"), "").unwrap();
-    fs::write(dir.join("data/qa.jsonl"), QA).unwrap();
-    fs::write(dir.join("data/gated.jsonl"), GATED).unwrap();
-    fs::write(dir.join("agent.yaml"), MANIFEST).unwrap();
-    fs::write(dir.join("reported.yaml"), REPORTED).unwrap();
-    fs::write(dir.join("tests/attr.rs"), ATTR).unwrap();
-    fs::write(dir.join("tests/harness.rs"), HARNESS).unwrap();
-    // A git root, so the manifest's project root is the scratch crate.
-    fs::create_dir_all(dir.join(".git")).unwrap();
-    dir
-}
-
-/// Builds the two test binaries; their paths.
-fn build(dir: &Path) -> (PathBuf, PathBuf) {
-    let out = Command::new(cargo())
-        .current_dir(dir)
-        .args(["test", "--no-run", "--message-format=json"])
-        .env("CARGO_TARGET_DIR", target_dir())
-        .env_remove("RUSTFLAGS")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
-    let exe = |name: &str| {
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-            .find(|v| v["target"]["name"] == name && v["executable"].is_string())
-            .map(|v| PathBuf::from(v["executable"].as_str().unwrap()))
-            .unwrap_or_else(|| panic!("no {name} test binary"))
-    };
-    (exe("attr"), exe("harness"))
-}
-
-fn evals(dir: &Path, url: &str, results: &Path, args: &[&str]) -> Output {
-    command(env!("CARGO_BIN_EXE_evals"), dir, url, results)
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-/// The files under `dir` (at any depth) whose names end in `.ext`.
-fn files(dir: &Path, ext: &str) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            found.extend(files(&path, ext));
-        } else if path.extension().is_some_and(|x| x == ext) {
-            found.push(path);
-        }
-    }
-    found
-}
-
-/// (dataset, id) → verdict, what an inconclusive one counted as, runs.
-fn verdicts(r: &Results) -> BTreeMap<(String, String), (Verdict, Option<Verdict>, u32)> {
-    r.samples
-        .iter()
-        .map(|s| {
-            (
-                (s.dataset.clone(), s.id.clone()),
-                (s.verdict, s.counted_as, s.runs),
-            )
-        })
-        .collect()
-}
-
-/// A gate's (judged, passed, decision, enforced).
-type GateVerdict = (bool, bool, Option<Decision>, bool);
-
-/// (dataset, metric) → [`GateVerdict`] of every gate.
-fn gates(r: &Results) -> BTreeMap<(String, String), GateVerdict> {
-    r.datasets
-        .iter()
-        .flat_map(|d| {
-            d.metrics.iter().filter_map(move |m| {
-                m.gate.as_ref().map(|g| {
-                    (
-                        (d.name.clone(), m.name.clone()),
-                        (g.judged, g.passed, g.decision, g.gate.enforced),
-                    )
-                })
-            })
-        })
-        .collect()
-}
-
-fn read(path: &Path) -> Results {
-    Results::read(path).unwrap_or_else(|e| panic!("{e}"))
-}
-
-/// Every test of `exe`, each run alone in its own process as nextest runs
-/// them (`--exact NAME --nocapture`, `NEXTEST_RUN_ID`), in two shards by
-/// position, each shard with its own results directory; returns the shards'
-/// directories and the tests that failed.
-fn nextest_protocol(dir: &Path, exe: &Path, url: &str, shards: [&Path; 2]) -> Vec<String> {
-    let list = command(exe, dir, url, shards[0])
-        .args(["--list", "--format", "terse"])
-        .output()
-        .unwrap();
-    assert!(list.status.success(), "{}", text(&list));
-    let names: Vec<String> = String::from_utf8_lossy(&list.stdout)
-        .lines()
-        .filter_map(|l| l.strip_suffix(": test"))
-        .map(str::to_string)
-        .collect();
-    assert!(names.len() >= 7, "{names:?}");
-    let mut failed = Vec::new();
-    for (i, name) in names.iter().enumerate() {
-        let shard = shards[i % 2];
-        let out = command(exe, dir, url, shard)
-            .args(["--exact", name, "--nocapture"])
-            .env("NEXTEST", "1")
-            .env("NEXTEST_RUN_ID", format!("shard-{}", i % 2))
-            .output()
-            .unwrap();
-        if !out.status.success() {
-            failed.push(name.clone());
-        }
-    }
-    failed.sort();
-    failed
 }
 
 #[test]
