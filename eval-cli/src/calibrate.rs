@@ -76,7 +76,7 @@ pub fn run(args: Args) -> Result<u8, Failure> {
     let kappa = calibration.agreement.kappa;
     match args.min_kappa {
         Some(min) if kappa.is_none_or(|k| k < min) => {
-            eprintln!(
+            errln!(
                 "error: Cohen's κ {} is below --min-kappa {min}",
                 kappa.map_or(
                     "(undefined: the metric or the humans say only one thing)".into(),

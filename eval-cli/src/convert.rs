@@ -66,7 +66,7 @@ pub fn run(args: Args) -> Result<u8, Failure> {
         }
         let backup = files::backup(&args.output)
             .map_err(|e| Failure::config(format!("cannot back up {out_shown}: {e}")))?;
-        eprintln!("backup: {}", backup.display());
+        errln!("backup: {}", backup.display());
     }
     files::write_atomically(&args.output, text.as_bytes())
         .map_err(|e| Failure::config(format!("cannot write {out_shown}: {e}")))?;

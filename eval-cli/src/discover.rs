@@ -35,7 +35,9 @@ pub struct InitArgs {
 }
 
 /// The starter document: runevals' versioned format, scored offline with
-/// PartialMatch so it runs before a judge is configured.
+/// PartialMatch so it runs before a judge is configured. Its questions are
+/// ones the bundled demo agent answers, so a first run against it passes
+/// (`cargo run --example demo_agent`, then `evals evaluate --url ...`).
 pub const STARTER: &str = r#"{
   "schemaVersion": "1.6.0",
   "metadata": {
@@ -47,17 +49,17 @@ pub const STARTER: &str = r#"{
   },
   "items": [
     {
-      "prompt": "What can you help me with?",
-      "expected_response": "I can help you with questions about our product and documentation."
+      "prompt": "What is retrieval-augmented generation?",
+      "expected_response": "Retrieval-augmented generation retrieves relevant documents and gives them to a language model as context."
     },
     {
-      "prompt": "What is retrieval-augmented generation?",
-      "expected_response": "Retrieval-augmented generation grounds a model's answer in retrieved documents."
+      "prompt": "What is the capital of France?",
+      "expected_response": "Paris is the capital of France."
     },
     {
       "turns": [
-        { "prompt": "Hi, I'm Sam.", "expected_response": "Hello Sam" },
-        { "prompt": "What is my name?", "expected_response": "Sam" }
+        { "prompt": "How does vector search find relevant chunks?", "expected_response": "It returns the nearest neighbors by cosine similarity." },
+        { "prompt": "What does a reranker do?", "expected_response": "A reranker rescores the retrieved candidates so the most relevant come first." }
       ]
     }
   ]

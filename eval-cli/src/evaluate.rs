@@ -184,7 +184,7 @@ pub struct AgentArgs {
 pub fn run(args: Args) -> Result<u8, Failure> {
     let config = Config::global().map_err(|e| Failure::config(e.to_string()))?;
     for w in config.warnings() {
-        eprintln!("warning: {w}");
+        errln!("warning: {w}");
     }
     let file = match (&args.file, args.prompts.is_empty()) {
         (Some(f), _) => Some(f.clone()),
@@ -198,7 +198,7 @@ pub fn run(args: Args) -> Result<u8, Failure> {
         && crate::convert::is_legacy(f)
     {
         let done = crate::convert::upgrade_file(f)?;
-        eprintln!(
+        errln!(
             "note: {} is a legacy runevals document: upgraded to schemaVersion {} ({} items); backup: {}",
             f.display(),
             eval_datasets::runevals::CURRENT_VERSION,
@@ -225,7 +225,7 @@ pub fn run(args: Args) -> Result<u8, Failure> {
         .map_err(|e| Failure::config(e.to_string()))?;
     if args.estimate {
         for note in &prepared.notes {
-            eprintln!("note: {note}");
+            errln!("note: {note}");
         }
         // The model the real run's agent would be asked for: the flag, else
         // the manifest's, else EVAL_AGENT_MODEL (its tokenizer and price).
@@ -269,7 +269,7 @@ pub fn run(args: Args) -> Result<u8, Failure> {
         prepared.agent_settings(),
     )?;
     for note in &prepared.notes {
-        eprintln!("note: {note}");
+        errln!("note: {note}");
     }
     let bar = (std::io::stderr().is_terminal() && !args.json).then(|| {
         let bar = indicatif::ProgressBar::new(prepared.agent_calls() as u64);
@@ -312,7 +312,7 @@ pub fn run(args: Args) -> Result<u8, Failure> {
         }
     }
     if let Some(why) = outcome.verdict.not_scored() {
-        eprintln!("error: {why}");
+        errln!("error: {why}");
         return Ok(2);
     }
     Ok(u8::from(!outcome.verdict.passed()))
@@ -598,7 +598,7 @@ fn confirm_deletion(scopes: &std::collections::BTreeSet<&str>, yes: bool) -> Res
         .collect::<Vec<_>>()
         .join(", ");
     if yes {
-        eprintln!("note: ingest deletes every document under {list} (--allow-custom-prefix --yes)");
+        errln!("note: ingest deletes every document under {list} (--allow-custom-prefix --yes)");
         return Ok(());
     }
     if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
@@ -606,7 +606,7 @@ fn confirm_deletion(scopes: &std::collections::BTreeSet<&str>, yes: bool) -> Res
             "--allow-custom-prefix: ingest would delete every document under {list}; there is no terminal to ask for confirmation, so pass --yes to confirm (nothing was deleted)"
         )));
     }
-    eprint!(
+    err!(
         "Ingest deletes every document under {list} before indexing the dataset. Continue? [y/N] "
     );
     let mut answer = String::new();

@@ -63,7 +63,7 @@ pub struct Args {
 pub fn run(args: Args) -> Result<u8, Failure> {
     let config = Config::global().map_err(|e| Failure::config(e.to_string()))?;
     for w in config.warnings() {
-        eprintln!("warning: {w}");
+        errln!("warning: {w}");
     }
     let bad = |flag: &str, e: MixError| Failure::config(format!("--{flag}: {e}"));
     let types = match (&args.mix, &args.types) {
@@ -101,7 +101,7 @@ pub fn run(args: Args) -> Result<u8, Failure> {
         against: questions_of(&args.against, config.max_dataset_bytes).map_err(|e| failure(&e))?,
         max_file_bytes: config.max_dataset_bytes,
     };
-    eprintln!(
+    errln!(
         "generating up to {} samples from {} ({} documents, {} chunks) with judge {}",
         options.count,
         corpus.source,
@@ -139,9 +139,11 @@ pub fn run(args: Args) -> Result<u8, Failure> {
             if outcome.reached() {
                 Ok(0)
             } else {
-                eprintln!(
+                errln!(
                     "error: generated {} of {} samples: the judge kept writing questions already made ({} near-duplicates dropped); try another --seed, a larger corpus or a smaller --count",
-                    outcome.total, outcome.target, outcome.dropped
+                    outcome.total,
+                    outcome.target,
+                    outcome.dropped
                 );
                 Ok(1)
             }

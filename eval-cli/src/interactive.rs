@@ -61,7 +61,7 @@ const MAX_INPUT_ERRORS: u32 = 3;
 pub fn run(args: Args) -> Result<u8, Failure> {
     let config = Config::global().map_err(|e| Failure::config(e.to_string()))?;
     for w in config.warnings() {
-        eprintln!("warning: {w}");
+        errln!("warning: {w}");
     }
     let agent =
         crate::evaluate::http_agent(&args.agent, config, &eval_runtime::AgentSettings::default())?;
@@ -102,7 +102,7 @@ pub fn run(args: Args) -> Result<u8, Failure> {
             Err(ReadlineError::Interrupted) => continue,
             Err(e) => {
                 errors += 1;
-                eprintln!("error: cannot read the input: {e}");
+                errln!("error: cannot read the input: {e}");
                 if errors >= MAX_INPUT_ERRORS {
                     break;
                 }
@@ -124,11 +124,11 @@ pub fn run(args: Args) -> Result<u8, Failure> {
                     Err(ReadlineError::Eof | ReadlineError::Interrupted) => {
                         outln!("(expected answer unchanged)");
                     }
-                    Err(e) => eprintln!("error: cannot read the input: {e}"),
+                    Err(e) => errln!("error: cannot read the input: {e}"),
                 }
             }
             Ok(c) => session.apply(c),
-            Err(why) => eprintln!("error: {why} (:help lists the commands)"),
+            Err(why) => errln!("error: {why} (:help lists the commands)"),
         }
     }
     session.farewell();
@@ -299,7 +299,7 @@ impl Session {
         {
             let first = e.to_string();
             let first = first.lines().next().unwrap_or_default();
-            eprintln!(
+            errln!(
                 "warning: {} does not load as a dataset ({first}); samples are still appended",
                 path.display()
             );
@@ -333,9 +333,7 @@ impl Session {
             }
             Command::Send => {
                 if self.draft.turns.is_empty() {
-                    eprintln!(
-                        "error: nothing to send: type a prompt, or add turns with :turn TEXT"
-                    );
+                    errln!("error: nothing to send: type a prompt, or add turns with :turn TEXT");
                 } else {
                     self.send();
                 }
@@ -365,7 +363,7 @@ impl Session {
                     outln!("metrics: {}", self.metrics);
                     self.rescore();
                 }
-                Err(f) => eprintln!("error: {} (metrics unchanged)", f.message),
+                Err(f) => errln!("error: {} (metrics unchanged)", f.message),
             },
             Command::Show => out!("{}", view::draft(&self.draft, self.paint)),
             Command::New => {
@@ -374,7 +372,7 @@ impl Session {
             }
             Command::Dataset(path) => match self.choose(&path) {
                 Ok(()) => outln!("dataset: {}", path.display()),
-                Err(e) => eprintln!("error: {e}"),
+                Err(e) => errln!("error: {e}"),
             },
             Command::Append => self.append(),
         }
@@ -416,11 +414,11 @@ impl Session {
 
     fn accept(&mut self) {
         let Some((response, _)) = &self.draft.answer else {
-            eprintln!("error: no answer to accept yet: send a prompt first");
+            errln!("error: no answer to accept yet: send a prompt first");
             return;
         };
         if self.draft.pending() {
-            eprintln!("error: the conversation has turns not sent yet: :send them first");
+            errln!("error: the conversation has turns not sent yet: :send them first");
             return;
         }
         self.draft.expected = Some(response.output.clone());
@@ -449,20 +447,20 @@ impl Session {
 
     fn append(&mut self) {
         if self.draft.turns.is_empty() {
-            eprintln!("error: nothing to append: type a prompt first");
+            errln!("error: nothing to append: type a prompt first");
             return;
         }
         if !self.draft.dirty
             && let Some(i) = self.current.filter(|i| self.draft.appended_to.contains(i))
         {
-            eprintln!(
+            errln!(
                 "error: this sample is already in {}: change it first, or :new for another",
                 self.targets[i].appender.path().display()
             );
             return;
         }
         let Some(index) = self.current else {
-            eprintln!(
+            errln!(
                 "error: no dataset file: start with --dataset FILE or choose one with :dataset FILE"
             );
             return;
@@ -514,7 +512,7 @@ impl Session {
                 self.draft.appended_to.push(index);
                 self.draft.dirty = false;
             }
-            Err(e) => eprintln!("error: {e}"),
+            Err(e) => errln!("error: {e}"),
         }
     }
 }

@@ -100,7 +100,7 @@ pub fn run(args: Args) -> Result<u8, Failure> {
             outln!("{at}: {sev}[{}]: {}", f.code, f.message);
         }
         for s in &skipped {
-            eprintln!("note: skipped {}: {}, not a dataset", s.file, s.reason);
+            errln!("note: skipped {}: {}, not a dataset", s.file, s.reason);
         }
         outln!("{errors} error(s), {warnings} warning(s)");
     }

@@ -102,7 +102,7 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(failure) => {
             for line in failure.message.lines() {
-                eprintln!("error: {line}");
+                errln!("error: {line}");
             }
             ExitCode::from(failure.code)
         }

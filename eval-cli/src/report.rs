@@ -212,7 +212,7 @@ fn summary(args: SummaryArgs) -> Result<u8, Failure> {
     if let Some(path) = &config.step_summary {
         append_step_summary(path, &markdown)
             .map_err(|e| Failure::config(format!("GITHUB_STEP_SUMMARY: {e}")))?;
-        eprintln!("summary appended to {}", path.display());
+        errln!("summary appended to {}", path.display());
     }
     let passed = runs.iter().all(|r| RunVerdict::of(&r.datasets).passed());
     Ok(u8::from(!passed))
@@ -288,7 +288,7 @@ pub fn run(command: Command) -> Result<u8, Failure> {
             }
             if !merged.complete && !args.partial {
                 for d in merged.datasets.iter().filter(|d| !d.complete) {
-                    eprintln!(
+                    errln!(
                         "error: {}: {} of {} samples: a shard or part is missing (--partial accepts that)",
                         d.name,
                         d.samples,

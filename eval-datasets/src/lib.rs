@@ -35,7 +35,9 @@ pub mod repeat;
 pub mod retrieval;
 pub mod sample;
 pub mod similarity;
+pub mod subset;
 pub mod suggest;
+pub mod suite;
 pub mod tool;
 pub mod write;
 
@@ -57,4 +59,5 @@ pub use manifest::{Manifest, ManifestDataset, ManifestError};
 pub use metric::{MetricSpec, Op};
 pub use repeat::Repeat;
 pub use sample::{Expected, Input, Sample, Source};
+pub use subset::Subset;
 pub use tool::ToolCall;

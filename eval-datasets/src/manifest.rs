@@ -27,6 +27,9 @@
 //! applied by `evals evaluate` (its flags win over it, and it wins over the
 //! `EVAL_AGENT_*` variables).
 //!
+//! A letta-evals suite (seed 001) is read as a manifest of one dataset: see
+//! [`crate::suite`].
+//!
 //! Rules, each broken rule reported with the manifest's file:line:
 //! - dataset paths (`$file:` prefix optional) are relative to the manifest and
 //!   must exist inside the project root the caller names;
@@ -95,6 +98,24 @@ pub struct ManifestDataset {
     pub manifest: String,
     /// `tools`: OpenAI tool definitions offered with each of its samples.
     pub tools: Vec<serde_json::Value>,
+    /// `description`, shown in reports.
+    pub description: Option<String>,
+    /// The samples the run is about (a letta suite's `sample_tags` and
+    /// `max_samples`); every sample otherwise.
+    pub subset: crate::Subset,
+    /// Gates given explicitly (a letta suite's `gate`), enforced whatever
+    /// `ciGate` says.
+    pub gates: Vec<crate::metric::GateSpec>,
+    /// Whether each threshold gates the dataset's mean (agentspec's
+    /// `thresholds`, enforced under `ciGate`); `false` for a letta suite,
+    /// whose `gate` alone decides.
+    pub threshold_gates: bool,
+    /// What is worth saying about how the file is run (a letta suite's
+    /// `target` not used, its graders' names as metrics).
+    pub notes: Vec<String>,
+    /// Other files read for it (a rubric grader's prompt), so a build that
+    /// embeds the manifest is redone when they change.
+    pub tracked: Vec<PathBuf>,
 }
 
 /// Why a manifest could not be used.
@@ -193,7 +214,6 @@ enum RawRepeat {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawDataset {
-    #[allow(dead_code)]
     description: Option<String>,
     name: Option<Spanned<String>>,
     path: Option<Spanned<String>>,
@@ -265,6 +285,9 @@ impl Manifest {
             problems,
         };
         let at = |line: u32, message: String| Problem::new(shown, line.max(1) as usize, message);
+        if crate::suite::is_suite(text) {
+            return crate::suite::parse(text, shown, dir, root, allow_outside);
+        }
         let raw: RawManifest = match serde_saphyr::from_str(text) {
             Ok(raw) => raw,
             Err(_) if other_tool(text).is_some() => {
@@ -528,6 +551,12 @@ impl Manifest {
                     line,
                     manifest: String::new(),
                     tools,
+                    description: entry.description.filter(|d| !d.trim().is_empty()),
+                    subset: crate::Subset::all(),
+                    gates: Vec::new(),
+                    threshold_gates: true,
+                    notes: Vec::new(),
+                    tracked: Vec::new(),
                 });
             }
         }
@@ -604,16 +633,6 @@ fn other_tool(text: &str) -> Option<String> {
         .filter_map(|l| l.split_once(':').map(|(k, _)| k.trim()))
         .collect();
     let has = |k: &str| keys.contains(&k);
-    if has("dataset") && (has("graders") || has("target")) {
-        let dataset = text
-            .lines()
-            .find_map(|l| l.strip_prefix("dataset:"))
-            .map(|d| d.split('#').next().unwrap_or("").trim().to_string())
-            .unwrap_or_default();
-        return Some(format!(
-            "a letta-evals suite, not an agentspec manifest: test its dataset ({dataset}) with #[eval_dataset], the harness or `evals evaluate --metrics`"
-        ));
-    }
     if has("prompts")
         || has("providers")
         || has("tests")
@@ -634,7 +653,7 @@ fn other_tool(text: &str) -> Option<String> {
 /// `$file:relative/path` (or a plain path) resolved against `dir`, checked to
 /// exist inside `root` ([`contained`]; anywhere with `allow_outside`).
 /// Returns the absolute path and the path to show.
-fn resolve(
+pub(crate) fn resolve(
     raw: &str,
     dir: &Path,
     root: &Path,

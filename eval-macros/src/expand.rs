@@ -79,6 +79,13 @@ pub fn expand(c: Checked) -> TokenStream {
     let tracked = &c.tracked;
     let allow = c.allow_custom_prefix;
     let allow_outside = c.allow_outside;
+    let threshold_gates = c.threshold_gates;
+    let sample_tags = &c.sample_tags;
+    let max_samples = match c.max_samples {
+        Some(n) => quote!(::core::option::Option::Some(#n)),
+        None => quote!(::core::option::Option::None),
+    };
+    let notes = &c.notes;
     let (entry, gates_entry) = if c.is_async {
         (
             quote!(::eval_runtime::__private::run_async),
@@ -151,6 +158,10 @@ pub fn expand(c: Checked) -> TokenStream {
                     cluster: #cluster,
                     allow_custom_prefix: #allow,
                     allow_outside: #allow_outside,
+                    threshold_gates: #threshold_gates,
+                    sample_tags: &[#(#sample_tags),*],
+                    max_samples: #max_samples,
+                    notes: &[#(#notes),*],
                 });
 
             fn __eval_run(index: usize) {

@@ -30,6 +30,10 @@ pub struct Input {
     pub allow_custom_prefix: Option<syn::LitBool>,
     /// `allow_outside = true`: dataset and manifest paths may lead outside the project.
     pub allow_outside: Option<syn::LitBool>,
+    /// `max_samples = N`: the first N samples (after `sample_tags`).
+    pub max_samples: Option<syn::LitInt>,
+    /// `sample_tags = ["a", "b"]`: samples carrying every one of these tags.
+    pub sample_tags: Option<(Span, Vec<LitStr>)>,
     pub func: ItemFn,
 }
 
@@ -68,6 +72,8 @@ enum Arg {
     Dataset(LitStr),
     AllowCustomPrefix(syn::LitBool),
     AllowOutside(syn::LitBool),
+    MaxSamples(syn::LitInt),
+    SampleTags(Span, Vec<LitStr>),
 }
 
 impl Parse for Arg {
@@ -125,10 +131,21 @@ impl Parse for Arg {
                 input.parse::<Token![=]>()?;
                 Ok(Arg::AllowOutside(input.parse()?))
             }
+            "max_samples" => {
+                input.parse::<Token![=]>()?;
+                Ok(Arg::MaxSamples(input.parse()?))
+            }
+            "sample_tags" => {
+                input.parse::<Token![=]>()?;
+                let content;
+                syn::bracketed!(content in input);
+                let list = Punctuated::<LitStr, Token![,]>::parse_terminated(&content)?;
+                Ok(Arg::SampleTags(key.span(), list.into_iter().collect()))
+            }
             other => Err(syn::Error::new(
                 key.span(),
                 format!(
-                    "unknown argument `{other}`; expected a dataset path string, `metrics(...)`, `gate(...)`, `ci_gate = true`, `timeout_secs = N`, `repeat = N` (or `\"auto\"`), `inconclusive = \"fail\"`, `cluster = \"field\"`, `manifest = \"agent.yaml\"`, `dataset = \"name\"`, `allow_custom_prefix = true` or `allow_outside = true`"
+                    "unknown argument `{other}`; expected a dataset path string, `metrics(...)`, `gate(...)`, `ci_gate = true`, `timeout_secs = N`, `repeat = N` (or `\"auto\"`), `inconclusive = \"fail\"`, `cluster = \"field\"`, `manifest = \"agent.yaml\"`, `dataset = \"name\"`, `max_samples = N`, `sample_tags = [\"tag\"]`, `allow_custom_prefix = true` or `allow_outside = true`"
                 ),
             )),
         }
@@ -262,6 +279,8 @@ pub fn parse(args: TokenStream, item: TokenStream) -> syn::Result<Input> {
     let mut allow_outside = None;
     let mut gates: Option<Vec<GateArg>> = None;
     let mut ci_gate = None;
+    let mut max_samples = None;
+    let mut sample_tags = None;
     for arg in args {
         match arg {
             Arg::Path(p) if path.is_some() => {
@@ -297,6 +316,8 @@ pub fn parse(args: TokenStream, item: TokenStream) -> syn::Result<Input> {
             Arg::Repeat(r) => repeat = Some(r),
             Arg::Inconclusive(i) => inconclusive = Some(i),
             Arg::Cluster(c) => cluster = Some(c),
+            Arg::MaxSamples(n) => max_samples = Some(n),
+            Arg::SampleTags(span, tags) => sample_tags = Some((span, tags)),
         }
     }
     if path.is_none() && manifest.is_none() {
@@ -307,6 +328,8 @@ pub fn parse(args: TokenStream, item: TokenStream) -> syn::Result<Input> {
     }
     Ok(Input {
         path,
+        max_samples,
+        sample_tags,
         manifest,
         dataset,
         metrics_span,

@@ -8,7 +8,7 @@ use eval_datasets::Dataset;
 use eval_datasets::metric::{MetricSpec, Op, OptionValue, SpecErrorKind, SpecPart, Stat, lookup};
 use proc_macro2::Span;
 use syn::spanned::Spanned;
-use syn::{FnArg, ItemFn, Lit, ReturnType};
+use syn::{FnArg, ItemFn, Lit, LitStr, ReturnType};
 
 use crate::parse::{Input, MetricArg};
 
@@ -45,6 +45,15 @@ pub struct Checked {
     pub allow_custom_prefix: bool,
     /// `allow_outside = true`.
     pub allow_outside: bool,
+    /// Under `ci_gate`, whether each threshold gates the mean (agentspec);
+    /// `false`: only the explicit gates (a letta suite's `gate`).
+    pub threshold_gates: bool,
+    /// The samples tested (`sample_tags`, `max_samples`, or a letta suite's):
+    /// tags every sample must carry, and at most this many.
+    pub sample_tags: Vec<String>,
+    pub max_samples: Option<usize>,
+    /// What the runtime says when the dataset is loaded (a suite's notes).
+    pub notes: Vec<String>,
 }
 
 pub struct CheckedMetric {
@@ -154,6 +163,37 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
     }
     let mut ci_gate = input.ci_gate.as_ref().is_some_and(|b| b.value);
     let mut enforce_thresholds = true;
+    let mut threshold_gates = true;
+    let mut notes = Vec::new();
+    // The attribute's own choice of samples wins over a suite's.
+    let mut subset: Option<eval_datasets::Subset> = None;
+    let max_samples =
+        input
+            .max_samples
+            .as_ref()
+            .and_then(|lit| match lit.base10_parse::<usize>() {
+                Ok(n) if n >= 1 => Some(n),
+                _ => {
+                    errors.push(syn::Error::new(
+                        lit.span(),
+                        "max_samples must be a whole number of samples, 1 or more",
+                    ));
+                    None
+                }
+            });
+    let sample_tags: Vec<String> = input
+        .sample_tags
+        .iter()
+        .flat_map(|(_, tags)| tags.iter().map(LitStr::value))
+        .collect();
+    if max_samples.is_some() || input.sample_tags.is_some() {
+        subset = Some(eval_datasets::Subset::new(
+            sample_tags,
+            None,
+            None,
+            max_samples,
+        ));
+    }
 
     let timeout_secs = match &input.timeout_secs {
         None => None,
@@ -278,9 +318,27 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
             let file = manifest_dir.join(manifest.value());
             tracked.push(file.to_string_lossy().into_owned());
             let chosen = match &input.dataset {
-                None => Err(vec![format!(
-                    "name the manifest's dataset to test: `dataset = \"...\"`"
-                )]),
+                // A manifest of one dataset (a letta suite) needs no name.
+                None if inside(&manifest.value(), &mut errors, manifest.span()) => {
+                    eval_datasets::Manifest::load_with(
+                        &file,
+                        &manifest.value(),
+                        &root,
+                        allow_outside,
+                    )
+                    .map_err(|e| e.problems())
+                    .and_then(|m| match m.datasets.as_slice() {
+                        [one] => Ok((m.repeat, m.ci_gate, one.clone())),
+                        many => Err(vec![format!(
+                            "name the manifest's dataset to test: `dataset = \"...\"` (it has {})",
+                            many.iter()
+                                .map(|d| d.name.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )]),
+                    })
+                }
+                None => Err(Vec::new()),
                 Some(_) if !inside(&manifest.value(), &mut errors, manifest.span()) => {
                     Err(Vec::new())
                 }
@@ -306,6 +364,27 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
                     // fail the run only under `ciGate: true`.
                     enforce_thresholds = ci_gate || manifest_gate;
                     ci_gate = true;
+                    // A letta suite: its gate decides, its graders are scored.
+                    threshold_gates = d.threshold_gates;
+                    for g in &d.gates {
+                        let (name, options, bound) = g.spec.decl_parts();
+                        gates.push((
+                            manifest.span(),
+                            (
+                                g.stat,
+                                CheckedMetric {
+                                    name,
+                                    options,
+                                    bound,
+                                },
+                            ),
+                        ));
+                    }
+                    if subset.is_none() && !d.subset.is_all() {
+                        subset = Some(d.subset.clone());
+                    }
+                    notes.extend(d.notes.iter().cloned());
+                    tracked.extend(d.tracked.iter().map(|f| f.to_string_lossy().into_owned()));
                     for spec in &d.specs {
                         let (name, options, bound) = spec.decl_parts();
                         metrics.push(CheckedMetric {
@@ -383,6 +462,18 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
                 ));
             }
             test_names = ds.test_names();
+            // Only the samples the run is about get a test (the runtime
+            // picks the same ones by the same rule).
+            if let Some(subset) = &subset {
+                let keep = subset.pick(&ds.samples);
+                test_names = keep.into_iter().map(|i| test_names[i].clone()).collect();
+                if test_names.is_empty() {
+                    errors.push(syn::Error::new(
+                        path_span,
+                        format!("{shown_path}: no sample is left by `sample_tags`/`max_samples`"),
+                    ));
+                }
+            }
         }
         Some(Err(err)) => {
             let hint = match &err {
@@ -450,6 +541,10 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
         tracked,
         allow_custom_prefix: input.allow_custom_prefix.as_ref().is_some_and(|b| b.value),
         allow_outside,
+        threshold_gates,
+        sample_tags: subset.as_ref().map(|s| s.tags.clone()).unwrap_or_default(),
+        max_samples: subset.as_ref().and_then(|s| s.max),
+        notes,
     })
 }
 

@@ -195,7 +195,7 @@ impl Cassette {
             Ok(()) => state.pending.clear(),
             Err(e) => {
                 if state.write_error.is_none() {
-                    eprintln!("eval: {e}");
+                    crate::notice::warn(&e.to_string());
                 }
                 state.write_error = Some(e);
             }

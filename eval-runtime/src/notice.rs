@@ -6,3 +6,9 @@ pub(crate) fn warn(message: &str) {
     use std::io::Write as _;
     let _ = writeln!(std::io::stderr(), "warning: {message}");
 }
+
+/// A note on the real stderr (uncaptured, like [`warn`]).
+pub(crate) fn note(message: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr(), "note: {message}");
+}

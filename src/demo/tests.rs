@@ -653,3 +653,12 @@ fn http_agent_speaks_openai_with_streaming_and_tools_to_it() {
     assert_eq!(r.usage.calls, 3);
     assert!(r.usage.prompt_tokens > 0 && r.usage.completion_tokens > 0);
 }
+
+/// `examples/tools.json`, which the guide's `--tools` example offers, is
+/// the demo agent's own tool definitions.
+#[test]
+fn the_shipped_tools_file_is_the_demo_agents_tools() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/tools.json");
+    let shipped: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    assert_eq!(shipped, Value::from(tool_definitions()));
+}

@@ -128,9 +128,9 @@ fn without_code_spans(line: &str) -> String {
 // ---------------------------------------------------------------- shell --
 
 #[derive(Debug, Clone)]
-struct Tok {
-    text: String,
-    quoted: bool,
+pub(crate) struct Tok {
+    pub(crate) text: String,
+    pub(crate) quoted: bool,
 }
 
 /// Splits a shell line into words (quotes and backslashes as the shell
@@ -184,9 +184,9 @@ fn words(line: &str) -> Vec<Tok> {
 
 /// One command as written in the docs: where, and its words.
 #[derive(Debug, Clone)]
-struct Cmd {
-    at: String,
-    words: Vec<Tok>,
+pub(crate) struct Cmd {
+    pub(crate) at: String,
+    pub(crate) words: Vec<Tok>,
 }
 
 impl Cmd {
@@ -292,7 +292,7 @@ fn commands(at: &str, line: &str) -> Vec<Cmd> {
 }
 
 /// Every shell command of the docs.
-fn shell_commands() -> Vec<Cmd> {
+pub(crate) fn shell_commands() -> Vec<Cmd> {
     let mut out = Vec::new();
     for (shown, _, text) in docs() {
         for block in blocks(&text) {
@@ -309,7 +309,7 @@ fn shell_commands() -> Vec<Cmd> {
 }
 
 /// A word without the synopsis' brackets and repetition marks.
-fn bare(word: &str) -> &str {
+pub(crate) fn bare(word: &str) -> &str {
     word.trim_start_matches('[')
         .trim_end_matches("...")
         .trim_end_matches('…')
@@ -602,7 +602,7 @@ fn shell_examples_name_real_subcommands_flags_and_targets() {
 /// A scratch directory holding what the docs' commands read: `evals/` (the
 /// example datasets), `examples/` (datasets, corpus, manifest, calibration
 /// labels) and `in.jsonl` (the input `evals convert in.jsonl out.csv` names).
-fn scratch(n: usize) -> PathBuf {
+pub(crate) fn scratch(n: usize) -> PathBuf {
     fn copy_dir(from: &Path, to: &Path) {
         std::fs::create_dir_all(to).unwrap();
         for e in std::fs::read_dir(from).unwrap() {
@@ -623,13 +623,14 @@ fn scratch(n: usize) -> PathBuf {
         copy_dir(&examples.join(sub), &dir.join("examples").join(sub));
     }
     std::fs::copy(examples.join("agent.yaml"), dir.join("examples/agent.yaml")).unwrap();
+    std::fs::copy(examples.join("tools.json"), dir.join("examples/tools.json")).unwrap();
     std::fs::copy(examples.join("evals/rag.jsonl"), dir.join("in.jsonl")).unwrap();
     dir
 }
 
 /// The command with a synopsis' optional `[...]` parts dropped, when what
 /// is left can run as written: no placeholder (`FILE`, `N`, `...`), no glob.
-fn runnable(cmd: &Cmd) -> Option<Vec<String>> {
+pub(crate) fn runnable(cmd: &Cmd) -> Option<Vec<String>> {
     let mut out = Vec::new();
     let mut depth = 0i32;
     for w in &cmd.words[1..] {

@@ -8,6 +8,7 @@ mod browser;
 mod calibrate;
 mod datasets;
 mod docs;
+mod docs_agent;
 mod evaluate;
 mod front_ends;
 mod generate;

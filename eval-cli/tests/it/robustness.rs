@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 
 use crate::common;
 
-use common::{code, evals_with, scratch, text};
+use common::{code, demo_url, evals_with, scratch, text};
 
 /// A server on its own thread: for each connection, the request head is
 /// read, then `handle` gets the stream (the body unread) and the head.
@@ -141,6 +141,48 @@ fn stdout_closed_by_its_reader_ends_output_quietly() {
     }
     // Nothing is printed to a terminal that is not asked for.
     let _ = std::io::stderr().flush();
+}
+
+/// `evals evaluate … 2>&1 | head -4`: stdout and stderr are one pipe, and
+/// its reader leaves after a few lines. The run goes on and exits with its
+/// verdict's code (1: a sample fails), never a panic's 101, every time.
+#[test]
+fn stderr_closed_with_stdout_keeps_the_verdicts_exit_code() {
+    let dir = scratch("closed-stderr");
+    // A runevals file with metrics given: the run ends with a note on stderr.
+    let items: Vec<serde_json::Value> = (0..40)
+        .map(|i| serde_json::json!({"prompt": format!("question {i}"), "expected_response": "nothing the demo says"}))
+        .collect();
+    let doc = serde_json::json!({
+        "schemaVersion": "1.2.0",
+        "default_evaluators": {"PartialMatch": {}},
+        "items": items,
+    });
+    std::fs::write(dir.join("d.json"), doc.to_string()).unwrap();
+    for round in 0..6 {
+        let (reader, writer) = std::io::pipe().unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_evals"))
+            .args([
+                "evaluate",
+                "d.json",
+                "--metrics",
+                "contains",
+                "--url",
+                demo_url(),
+            ])
+            .current_dir(&dir)
+            .stdout(writer.try_clone().unwrap())
+            .stderr(writer)
+            .spawn()
+            .unwrap();
+        // Read a little, then go away, as `head -4` does.
+        let mut reader = reader;
+        let mut some = [0u8; 64];
+        let _ = reader.read(&mut some);
+        drop(reader);
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(1), "round {round}: {status:?}");
+    }
 }
 
 #[test]

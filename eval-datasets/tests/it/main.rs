@@ -8,4 +8,5 @@ mod manifest;
 mod public_fixtures;
 mod reading;
 mod runevals;
+mod suites;
 mod tool_fields;

@@ -42,6 +42,16 @@ pub struct Decl {
     /// Whether the thresholds' gates fail the run: `ci_gate = true`, or the
     /// manifest's `ciGate: true` (else they are reported, not enforced).
     pub enforce_thresholds: bool,
+    /// Under `ci_gate`, whether each threshold gates the mean (`false` for
+    /// a letta suite: its `gate` alone decides).
+    pub threshold_gates: bool,
+    /// `sample_tags = [...]` (or a letta suite's): the samples tested carry
+    /// every one of these tags.
+    pub sample_tags: &'static [&'static str],
+    /// `max_samples = N` (or a letta suite's): at most this many.
+    pub max_samples: Option<usize>,
+    /// Notes on how the file is run (a letta suite's), said when loaded.
+    pub notes: &'static [&'static str],
     /// `timeout_secs = N`.
     pub timeout_secs: Option<u64>,
     /// `repeat = N` or `"auto"` (or the manifest's).
@@ -138,6 +148,13 @@ impl Embedded {
             .map_err(|e| PlanError::new(vec![format!("{}: {e}", d.path)]))?;
         plan.ci_gate = d.ci_gate;
         plan.enforce_thresholds = d.enforce_thresholds;
+        plan.threshold_gates = d.threshold_gates;
+        plan.subset = crate::plan::Subset::new(
+            d.sample_tags.iter().map(|t| t.to_string()).collect(),
+            None,
+            None,
+            d.max_samples,
+        );
         plan.repeat = d.repeat;
         plan.inconclusive = d
             .inconclusive
@@ -155,7 +172,11 @@ impl Embedded {
         };
         let services = Services::global();
         let datasets = crate::plan::load(&plan, services, None, None)?;
-        for note in datasets.iter().flat_map(|d| &d.notes) {
+        for note in d.notes.iter().copied().chain(
+            datasets
+                .iter()
+                .flat_map(|d| d.notes.iter().map(String::as_str)),
+        ) {
             warn(note);
         }
         Ok(Arc::new(
@@ -287,9 +308,27 @@ fn record_process(run: &Arc<Run>, package: &str) {
         junit: None,
         baseline: None,
     };
-    if let Err(e) = end_run(&all, &key, end, config) {
-        warn(&e.to_string());
+    match end_run(&all, &key, end, config) {
+        Ok(ended) => say_where_once(&ended),
+        Err(e) => warn(&e.to_string()),
     }
+}
+
+/// Says once per test process where its results file and HTML report are
+/// (rewritten as each dataset finishes): libtest shows no summary of ours,
+/// so this is how a person running `cargo test` finds them.
+fn say_where_once(ended: &crate::engine::Ended) {
+    static SAID: std::sync::Once = std::sync::Once::new();
+    let Some(path) = &ended.results_path else {
+        return;
+    };
+    SAID.call_once(|| {
+        let html = match &ended.html {
+            Some(h) => format!(", html: {}", h.display()),
+            None => String::new(),
+        };
+        crate::notice::note(&format!("eval results: {}{html}", path.display()));
+    });
 }
 
 /// The datasets of the results file at `path` as it was before this process

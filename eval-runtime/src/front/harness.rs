@@ -193,6 +193,27 @@ impl Harness {
         self
     }
 
+    /// At most `n` samples of each dataset, the first in file order (after
+    /// [`sample_tags`](Self::sample_tags)): letta's `max_samples`, the
+    /// attribute's `max_samples = N`, the command's `--max-samples`. Gates
+    /// judge the mean of those samples. Replaces a letta suite's own choice.
+    pub fn max_samples(mut self, n: usize) -> Self {
+        self.plan = self.plan.max_samples(n);
+        self
+    }
+
+    /// Only the samples carrying every one of `tags`: letta's
+    /// `sample_tags`, the attribute's `sample_tags = [...]`, the command's
+    /// repeated `--tag`.
+    pub fn sample_tags<I, S>(mut self, tags: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.plan = self.plan.sample_tags(tags);
+        self
+    }
+
     /// What an inconclusive verdict (a sample's over repeated runs, a
     /// gate's over the dataset) counts as, over `EVAL_INCONCLUSIVE`: the
     /// point estimate decides (the default), `Fail` (strict) or `Pass`.

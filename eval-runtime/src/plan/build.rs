@@ -232,8 +232,27 @@ impl PlanBuilder {
     }
 
     /// Only these samples of each dataset (the `evals` command's selection).
+    /// A front end's choice replaces a letta suite's own.
     pub fn subset(mut self, subset: Subset) -> Self {
         self.subset = Some(subset);
+        self
+    }
+
+    /// At most `n` samples of each dataset, the first in file order (after
+    /// [`sample_tags`](Self::sample_tags)): letta's `max_samples`.
+    pub fn max_samples(mut self, n: usize) -> Self {
+        self.subset.get_or_insert_with(Subset::all).max = Some(n);
+        self
+    }
+
+    /// Only the samples carrying every one of `tags`: letta's `sample_tags`.
+    pub fn sample_tags<I, S>(mut self, tags: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.subset.get_or_insert_with(Subset::all).tags =
+            tags.into_iter().map(Into::into).collect();
         self
     }
 
@@ -451,6 +470,13 @@ impl PlanBuilder {
                 d.enforce_thresholds = self.ci_gate || manifest.ci_gate;
                 d.repeat = self.repeat.unwrap_or(manifest.repeat);
                 d.tools = m.tools.clone();
+                // A letta suite's gate, enforced; its sample filter, unless
+                // the front end chose samples itself.
+                d.gates = m.gates.iter().map(Gate::from_gate).collect();
+                d.threshold_gates = m.threshold_gates;
+                if self.subset.as_ref().is_none_or(Subset::is_all) {
+                    d.subset = m.subset.clone();
+                }
                 d.manifest = Some(m.clone());
                 d
             })
@@ -585,50 +611,6 @@ pub(crate) fn all_gates(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn samples() -> Vec<Sample> {
-        (0..10)
-            .map(|i| {
-                let mut s = Sample::new(format!("q{i}"));
-                s.id = i.to_string();
-                s.tags = match i % 3 {
-                    0 => vec!["a".into(), "b".into()],
-                    1 => vec!["a".into()],
-                    _ => vec![],
-                };
-                s
-            })
-            .collect()
-    }
-
-    fn subset(tags: &[&str], size: Option<usize>, seed: u64, max: Option<usize>) -> Subset {
-        Subset {
-            tags: tags.iter().map(|t| t.to_string()).collect(),
-            sample_size: size,
-            seed,
-            max,
-        }
-    }
-
-    #[test]
-    fn tags_must_all_match() {
-        assert_eq!(
-            subset(&["a", "b"], None, 0, None).pick(&samples()),
-            [0, 3, 6, 9]
-        );
-        assert_eq!(subset(&["a"], None, 0, Some(3)).pick(&samples()), [0, 1, 3]);
-    }
-
-    #[test]
-    fn sampling_is_seeded_distinct_and_in_file_order() {
-        let one = subset(&[], Some(4), 7, None).pick(&samples());
-        assert_eq!(one, subset(&[], Some(4), 7, None).pick(&samples()));
-        assert_eq!(one.len(), 4);
-        assert!(one.windows(2).all(|w| w[0] < w[1]), "{one:?}");
-        let other = subset(&[], Some(4), 8, None).pick(&samples());
-        assert_ne!(one, other, "another seed, another draw");
-        assert_eq!(subset(&[], Some(50), 7, None).pick(&samples()).len(), 10);
-    }
 
     #[test]
     fn problems_are_all_reported() {

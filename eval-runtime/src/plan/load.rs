@@ -238,7 +238,7 @@ fn finish(
             eval_datasets::tool::add_definitions(&mut s.tools, &d.tools);
         }
     }
-    let mut notes = Vec::new();
+    let mut notes: Vec<String> = d.manifest.iter().flat_map(|m| m.notes.clone()).collect();
     let (mut spec_sets, spec_of) = match &d.metrics {
         Metrics::Given(specs) if samples.iter().any(has_evaluators) => {
             let (sets, of, kept) = own_metrics(&samples, Some(specs), &mut problems);
@@ -283,7 +283,7 @@ fn finish(
         }
     }
     let what = shown(d);
-    let thresholds = (d.ci_gate, d.enforce_thresholds);
+    let thresholds = (d.ci_gate && d.threshold_gates, d.enforce_thresholds);
     let gates = all_gates(&d.gates, thresholds, &spec_sets, dataset_gates, &what)
         .map_err(|mut e| problems.append(&mut e));
     if !problems.is_empty() {

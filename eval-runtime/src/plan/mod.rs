@@ -37,12 +37,11 @@ use crate::output::Gate;
 
 mod build;
 mod load;
-mod subset;
 
 pub use crate::model::PlanError;
 pub use build::PlanBuilder;
+pub use eval_datasets::Subset;
 pub(crate) use load::{LoadedDataset, load, prepare};
-pub use subset::Subset;
 
 /// What to evaluate. See the [module docs](self).
 #[derive(Debug, Clone)]
@@ -170,6 +169,10 @@ pub struct DatasetPlan {
     /// the front end's `ci_gate`), and reported otherwise ("not enforced
     /// (ciGate is false)").
     pub enforce_thresholds: bool,
+    /// Under `ci_gate`, whether each threshold gates the mean (agentspec's
+    /// `thresholds`); `false` for a letta suite, whose `gate` alone decides
+    /// (its other graders are scored and reported in the summary).
+    pub threshold_gates: bool,
     /// Agent runs per sample: a fixed number, or `auto` (runs added while
     /// a verdict is inconclusive).
     pub repeat: eval_datasets::Repeat,
@@ -210,6 +213,7 @@ impl DatasetPlan {
             gates: Vec::new(),
             ci_gate: false,
             enforce_thresholds: true,
+            threshold_gates: true,
             repeat: eval_datasets::Repeat::default(),
             inconclusive: crate::stats::OnInconclusive::default(),
             cluster: None,

@@ -29,6 +29,10 @@ const fn decl(module_path: &'static str, allow_outside: bool) -> Decl {
         cluster: None,
         allow_custom_prefix: false,
         allow_outside,
+        threshold_gates: true,
+        sample_tags: &[],
+        max_samples: None,
+        notes: &[],
     }
 }
 

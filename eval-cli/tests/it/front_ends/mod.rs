@@ -6,7 +6,9 @@
 //! * [`manifests`]: plain datasets and manifests, `ciGate` enforced or
 //!   reported, repeated runs, nextest shards, `report diff` and `merge`;
 //! * [`runevals`]: runevals files that name their own evaluators (seed 003),
-//!   per turn, with and without metrics given by the front end.
+//!   per turn, with and without metrics given by the front end;
+//! * [`suites`]: a letta-evals suite (seed 001) and the same choice of
+//!   samples (`max_samples`, `sample_tags`) on every front end.
 //!
 //! Each test builds its own scratch crate (the package named like its
 //! directory: cargo names test binaries by package, not by path) whose
@@ -15,6 +17,7 @@
 
 mod manifests;
 mod runevals;
+mod suites;
 
 use std::collections::BTreeMap;
 use std::fs;

@@ -159,6 +159,18 @@ fn a_runevals_files_own_evaluators_give_the_same_verdicts_everywhere() {
     );
     assert!(attr_text.contains(ADDED), "{attr_text}");
     let attr_file = out.join("attr/front-ends-runevals/attr.json");
+    // Once per run, the attribute says where its results and report are.
+    let said = format!(
+        "note: eval results: {}, html: {}",
+        attr_file.display(),
+        attr_file.with_extension("html").display()
+    );
+    assert_eq!(
+        attr_text.matches("note: eval results: ").count(),
+        1,
+        "{attr_text}"
+    );
+    assert!(attr_text.contains(&said), "{attr_text}");
 
     // 2. The harness: `""` is the dataset's own.
     let harness = run(

@@ -1,10 +1,13 @@
 //! [`Subset`]: which samples of a dataset a run is about.
 
-use eval_datasets::Sample;
+use crate::Sample;
 
-/// Which samples of a dataset a run is about (the `evals` command's
-/// `--tag`, `--sample-size`/`--seed`, `--max-samples`): the plan holds that
-/// subset, so gates judge its mean.
+/// Which samples of a dataset a run is about (letta's `sample_tags` and
+/// `max_samples`, the attribute's and the harness's of the same names, the
+/// `evals` command's `--tag`, `--sample-size`/`--seed`, `--max-samples`):
+/// the plan holds that subset, so gates judge its mean. One definition, so
+/// the attribute's tests (chosen at compile time) are the samples every
+/// other front end runs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Subset {
@@ -19,7 +22,7 @@ pub struct Subset {
 }
 
 /// Default seed for [`Subset::sample_size`], so two runs pick the same samples.
-pub(crate) const DEFAULT_SEED: u64 = 42;
+pub const DEFAULT_SEED: u64 = 42;
 
 impl Subset {
     /// Every sample.
@@ -93,4 +96,53 @@ fn choose(len: usize, n: usize, seed: u64) -> Vec<usize> {
     }
     idx.truncate(n);
     idx
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn samples() -> Vec<Sample> {
+        (0..10)
+            .map(|i| {
+                let mut s = Sample::new(format!("q{i}"));
+                s.id = i.to_string();
+                s.tags = match i % 3 {
+                    0 => vec!["a".into(), "b".into()],
+                    1 => vec!["a".into()],
+                    _ => vec![],
+                };
+                s
+            })
+            .collect()
+    }
+
+    fn subset(tags: &[&str], size: Option<usize>, seed: u64, max: Option<usize>) -> Subset {
+        Subset {
+            tags: tags.iter().map(|t| t.to_string()).collect(),
+            sample_size: size,
+            seed,
+            max,
+        }
+    }
+
+    #[test]
+    fn tags_must_all_match() {
+        assert_eq!(
+            subset(&["a", "b"], None, 0, None).pick(&samples()),
+            [0, 3, 6, 9]
+        );
+        assert_eq!(subset(&["a"], None, 0, Some(3)).pick(&samples()), [0, 1, 3]);
+    }
+
+    #[test]
+    fn sampling_is_seeded_distinct_and_in_file_order() {
+        let one = subset(&[], Some(4), 7, None).pick(&samples());
+        assert_eq!(one, subset(&[], Some(4), 7, None).pick(&samples()));
+        assert_eq!(one.len(), 4);
+        assert!(one.windows(2).all(|w| w[0] < w[1]), "{one:?}");
+        let other = subset(&[], Some(4), 8, None).pick(&samples());
+        assert_ne!(one, other, "another seed, another draw");
+        assert_eq!(subset(&[], Some(50), 7, None).pick(&samples()).len(), 10);
+    }
 }

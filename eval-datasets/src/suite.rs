@@ -1,0 +1,533 @@
+//! letta-evals suites (seed 001): one YAML file naming a dataset, which of
+//! its samples to run, its graders and the gate that passes or fails it,
+//! read as a [`Manifest`] with one dataset so that every front end taking a
+//! manifest runs a suite (`evals evaluate suite.yaml`,
+//! `#[eval_dataset(manifest = "suite.yaml")]`, `Harness::manifest`).
+//!
+//! ```yaml
+//! name: capitals                # the dataset's name in results
+//! description: Capital cities   # shown in reports
+//! dataset: capitals.jsonl       # relative to the suite file
+//! max_samples: 10               # the first 10 (after the tag filter)
+//! sample_tags: [geography]      # samples carrying every one of these tags
+//! num_runs: 3                   # agent runs per sample
+//! graders:
+//!   answer:
+//!     kind: tool
+//!     function: contains        # exact_match, contains, regex_match, ascii_printable_only
+//!   quality:
+//!     kind: rubric              # or model_judge: the LLM judge with this rubric
+//!     prompt_path: rubric.txt   # or prompt: "..."
+//! gate:
+//!   metric_key: answer
+//!   aggregation: avg_score      # or accuracy (binary graders)
+//!   op: gte                     # or lte
+//!   value: 0.8
+//! ```
+//!
+//! How it is run, following letta-evals: samples are not failed one by one
+//! (a sample fails only when it cannot be scored); the gate holds the mean
+//! of its grader's scores to its value and fails the run when missed; every
+//! other grader is scored and reported ("not enforced"). Graders map to
+//! this tool's metrics: `exact_match` (case-sensitive, trimmed) to
+//! `exact_match(case_sensitive = true)`, `contains` (case-insensitive) to
+//! `contains`, `regex_match` (the ground truth as the pattern) to `regex`,
+//! `ascii_printable_only` to `regex` with a printable-ASCII pattern, a rubric
+//! grader to `rubric` with its prompt's text (`{input}`, `{submission}`,
+//! `{ground_truth}` and a sample's own `rubric` work as in letta). Results
+//! name the metric, not the grader key; a note maps one to the other.
+//!
+//! What cannot run here is refused with the suite's line: a Python grader
+//! or extractor (`file.py:function`), an extractor other than
+//! `last_assistant` (the agent's final answer is what is scored), a logical
+//! or weighted gate, a strict or exact comparison (`gt`, `lt`, `eq`), and
+//! `accuracy` of a graded (not pass/fail) score. The suite's `target` (a
+//! Letta agent), `setup_script`, `sandbox` and `reward` are not used: the
+//! agent is the front end's (`EVAL_AGENT_URL`, the test function), and a
+//! note says so.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_saphyr::Spanned;
+
+use crate::error::Problem;
+use crate::manifest::{Manifest, ManifestDataset, ManifestError, resolve};
+use crate::metric::{GateSpec, MetricSpec, Op, OptionValue, Stat};
+use crate::repeat::MAX_REPEAT;
+use crate::subset::Subset;
+
+/// Python's `string.printable`: what letta's `ascii_printable_only` allows.
+const PRINTABLE_ASCII: &str = r"^[\x20-\x7E\t\n\r\x0B\x0C]*$";
+
+/// Whether `text` reads as a letta-evals suite: top-level `dataset:` and
+/// `graders:` (or `target:`), no agentspec `spec:`.
+pub(crate) fn is_suite(text: &str) -> bool {
+    let keys: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with([' ', '\t', '#', '-']))
+        .filter_map(|l| l.split_once(':').map(|(k, _)| k.trim()))
+        .collect();
+    let has = |k: &str| keys.contains(&k);
+    has("dataset") && (has("graders") || has("target")) && !has("spec")
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSuite {
+    name: Option<Spanned<String>>,
+    description: Option<String>,
+    dataset: Option<Spanned<String>>,
+    max_samples: Option<Spanned<i64>>,
+    sample_tags: Option<Spanned<Vec<String>>>,
+    num_runs: Option<Spanned<i64>>,
+    setup_script: Option<Spanned<String>>,
+    target: Option<Spanned<serde_json::Value>>,
+    graders: Option<Spanned<BTreeMap<String, Spanned<RawGrader>>>>,
+    /// Early letta-evals: one unnamed grader.
+    grader: Option<Spanned<RawGrader>>,
+    gate: Option<Spanned<RawGate>>,
+    reward: Option<Spanned<serde_json::Value>>,
+    sandbox: Option<Spanned<serde_json::Value>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)] // letta's judge settings: the front end's judge is used
+struct RawGrader {
+    kind: Option<String>,
+    display_name: Option<String>,
+    function: Option<String>,
+    extractor: Option<String>,
+    extractor_config: Option<serde_json::Value>,
+    prompt: Option<String>,
+    prompt_path: Option<String>,
+    model: Option<String>,
+    temperature: Option<f64>,
+    provider: Option<String>,
+    max_retries: Option<i64>,
+    timeout: Option<f64>,
+    rubric_vars: Option<serde_json::Value>,
+    agent_file: Option<String>,
+    judge_tool_name: Option<String>,
+    depends_on: Option<serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)] // the logical and weighted gates' fields, refused by kind
+struct RawGate {
+    kind: Option<String>,
+    metric_key: Option<String>,
+    aggregation: Option<String>,
+    metric: Option<String>,
+    op: Option<String>,
+    value: Option<f64>,
+    pass_op: Option<String>,
+    pass_value: Option<f64>,
+    operator: Option<String>,
+    conditions: Option<serde_json::Value>,
+    weights: Option<serde_json::Value>,
+    pass_threshold: Option<f64>,
+}
+
+/// One grader as a metric: its spec and whether its score is pass/fail.
+struct Graded {
+    key: String,
+    spec: MetricSpec,
+    binary: bool,
+}
+
+/// Parses suite `text` (shown as `shown`, in directory `dir`): the dataset
+/// path is relative to `dir` and must lie inside `root` unless
+/// `allow_outside`. Every problem is reported at its line.
+pub(crate) fn parse(
+    text: &str,
+    shown: &str,
+    dir: &Path,
+    root: &Path,
+    allow_outside: bool,
+) -> Result<Manifest, ManifestError> {
+    let at = |line: usize, message: String| Problem::new(shown, line.max(1), message);
+    let invalid = |problems: Vec<Problem>| ManifestError::Invalid {
+        path: shown.to_string(),
+        problems,
+    };
+    let raw: RawSuite = serde_saphyr::from_str(text).map_err(|e| {
+        let line = e.location().map_or(1, |l| l.line() as usize);
+        let full = e.to_string();
+        let message = full
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("invalid YAML")
+            .trim()
+            .trim_start_matches("error: ")
+            .to_string();
+        invalid(vec![at(
+            line,
+            format!("invalid letta-evals suite: {message}"),
+        )])
+    })?;
+    let mut problems = Vec::new();
+    let mut notes = Vec::new();
+    let mut tracked = Vec::new();
+
+    let name = match raw.name {
+        Some(n) if !n.value.trim().is_empty() => n.value.trim().to_string(),
+        _ => {
+            problems.push(at(1, "the suite has no `name`".into()).field("name"));
+            String::new()
+        }
+    };
+    let file = match &raw.dataset {
+        None => {
+            problems.push(at(1, "the suite has no `dataset`".into()).field("dataset"));
+            None
+        }
+        Some(d) => match resolve(&d.value, dir, root, allow_outside) {
+            Ok(found) => Some(found),
+            Err(message) => {
+                problems.push(at(d.referenced.line() as usize, message).field("dataset"));
+                None
+            }
+        },
+    };
+    let line = raw
+        .dataset
+        .as_ref()
+        .map_or(1, |d| d.referenced.line() as usize);
+    let max = match raw.max_samples {
+        None => None,
+        Some(m) if m.value >= 1 => Some(m.value as usize),
+        Some(m) => {
+            problems.push(
+                at(
+                    m.referenced.line() as usize,
+                    format!(
+                        "`max_samples: {}`: expected a whole number of samples, 1 or more",
+                        m.value
+                    ),
+                )
+                .field("max_samples"),
+            );
+            None
+        }
+    };
+    let tags = raw.sample_tags.map(|t| t.value).unwrap_or_default();
+    let repeat = match raw.num_runs {
+        None => crate::Repeat::default(),
+        Some(n) if (1..=i64::from(MAX_REPEAT)).contains(&n.value) => {
+            crate::Repeat::Runs(n.value as u32)
+        }
+        Some(n) => {
+            problems.push(
+                at(
+                    n.referenced.line() as usize,
+                    format!(
+                        "`num_runs: {}`: expected 1 to {MAX_REPEAT} runs per sample",
+                        n.value
+                    ),
+                )
+                .field("num_runs"),
+            );
+            crate::Repeat::default()
+        }
+    };
+
+    // The graders, as metrics.
+    let mut graded: Vec<Graded> = Vec::new();
+    let mut failed: Vec<String> = Vec::new();
+    let graders = match (raw.graders, raw.grader) {
+        (Some(_), Some(one)) => {
+            problems.push(
+                at(
+                    one.referenced.line() as usize,
+                    "give `graders` or (as early suites did) one `grader`, not both".into(),
+                )
+                .field("grader"),
+            );
+            None
+        }
+        (None, Some(one)) => Some(Spanned {
+            referenced: one.referenced,
+            defined: one.defined,
+            value: BTreeMap::from([("grader".to_string(), one)]),
+        }),
+        (graders, None) => graders,
+    };
+    match graders {
+        None if !problems.is_empty() => {}
+        None => problems.push(at(1, "the suite has no `graders`".into()).field("graders")),
+        Some(g) if g.value.is_empty() => problems
+            .push(at(g.referenced.line() as usize, "`graders` is empty".into()).field("graders")),
+        Some(g) => {
+            for (key, grader) in g.value {
+                let line = grader.referenced.line() as usize;
+                match grader_spec(&grader.value, dir, root, allow_outside) {
+                    Ok((spec, binary, file)) => {
+                        if let Some(other) = graded.iter().find(|o| o.spec.name == spec.name) {
+                            problems.push(
+                                at(
+                                    line,
+                                    format!(
+                                        "graders `{}` and `{key}` are both scored as `{}`: keep one",
+                                        other.key, spec.name
+                                    ),
+                                )
+                                .field("graders"),
+                            );
+                            continue;
+                        }
+                        tracked.extend(file);
+                        graded.push(Graded { key, spec, binary });
+                    }
+                    Err(message) => {
+                        problems
+                            .push(at(line, format!("grader `{key}`: {message}")).field("graders"));
+                        failed.push(key);
+                    }
+                }
+            }
+        }
+    }
+    let renamed: Vec<String> = graded
+        .iter()
+        .filter(|g| g.key != g.spec.name)
+        .map(|g| format!("`{}` as `{}`", g.key, g.spec.name))
+        .collect();
+    if !renamed.is_empty() {
+        notes.push(format!(
+            "{shown}: graders scored as this tool's metrics: {}",
+            renamed.join(", ")
+        ));
+    }
+
+    // The gate.
+    let mut gates = Vec::new();
+    match raw.gate {
+        None => notes.push(format!(
+            "{shown}: the suite has no `gate`: every grader is scored and reported, and none fails the run"
+        )),
+        // A grader already refused says why; its gate has nothing to add.
+        Some(g)
+            if !failed.is_empty()
+                && g.value.metric_key.as_ref().is_none_or(|k| failed.contains(k)) => {}
+        Some(g) => match gate(&g.value, &graded) {
+            Ok(gate) => gates.push(gate),
+            Err(message) => {
+                problems.push(at(g.referenced.line() as usize, message).field("gate"))
+            }
+        },
+    }
+
+    // What letta runs that this tool does not.
+    let mut unused = Vec::new();
+    if raw.target.is_some() {
+        unused.push("`target` (the agent is the front end's: EVAL_AGENT_URL or the test function)");
+    }
+    if raw.setup_script.is_some() {
+        unused.push("`setup_script`");
+    }
+    if raw.sandbox.is_some() {
+        unused.push("`sandbox`");
+    }
+    if raw.reward.is_some() {
+        unused.push("`reward`");
+    }
+    if !unused.is_empty() {
+        notes.push(format!("{shown}: not used here: {}", unused.join(", ")));
+    }
+
+    if !problems.is_empty() {
+        problems.sort_by_key(|p| p.line);
+        return Err(invalid(problems));
+    }
+    let Some((file, dataset_shown)) = file else {
+        return Err(invalid(vec![at(
+            1,
+            "the suite has no usable `dataset`".into(),
+        )]));
+    };
+    Ok(Manifest {
+        path: shown.to_string(),
+        framework: Some("letta-evals".into()),
+        datasets: vec![ManifestDataset {
+            name,
+            file,
+            shown: dataset_shown,
+            specs: graded.into_iter().map(|g| g.spec).collect(),
+            line,
+            manifest: shown.to_string(),
+            tools: Vec::new(),
+            description: raw.description.filter(|d| !d.trim().is_empty()),
+            subset: Subset::new(tags, None, None, max),
+            gates,
+            threshold_gates: false,
+            notes,
+            tracked,
+        }],
+        // Samples are judged by the gate, not one by one; the graders
+        // without a gate are reported, not enforced.
+        ci_gate: false,
+        repeat,
+        agent: crate::AgentSettings::default(),
+    })
+}
+
+/// A grader as a metric spec, whether its score is pass/fail, and the file
+/// it read (a rubric's prompt).
+fn grader_spec(
+    g: &RawGrader,
+    dir: &Path,
+    root: &Path,
+    allow_outside: bool,
+) -> Result<(MetricSpec, bool, Option<std::path::PathBuf>), String> {
+    let python = |what: &str, value: &str| {
+        format!("{what} `{value}` is Python code, which this tool does not run")
+    };
+    if let Some(extractor) = g.extractor.as_deref()
+        && extractor != "last_assistant"
+    {
+        return Err(if extractor.contains(".py:") {
+            python("extractor", extractor)
+        } else {
+            format!(
+                "extractor `{extractor}` is not supported: the agent's final answer is what is scored (`last_assistant`)"
+            )
+        });
+    }
+    let spec = |name: &str, options: &[(&str, OptionValue)]| {
+        MetricSpec::new(name, options, None).map_err(|e| e.to_string())
+    };
+    match g.kind.as_deref().unwrap_or("tool") {
+        "tool" => {
+            let function = g
+                .function
+                .as_deref()
+                .ok_or("a tool grader names its `function`")?;
+            let s = match function {
+                "exact_match" => spec(
+                    "exact_match",
+                    &[("case_sensitive", OptionValue::Bool(true))],
+                )?,
+                "contains" => spec("contains", &[])?,
+                "regex_match" => spec("regex", &[("case_sensitive", OptionValue::Bool(true))])?,
+                "ascii_printable_only" => spec(
+                    "regex",
+                    &[
+                        ("pattern", OptionValue::Str(PRINTABLE_ASCII.into())),
+                        ("case_sensitive", OptionValue::Bool(true)),
+                    ],
+                )?,
+                f if f.contains(".py:") => return Err(python("function", f)),
+                other => {
+                    return Err(format!(
+                        "function `{other}` is not a built-in grader; expected exact_match, contains, regex_match or ascii_printable_only"
+                    ));
+                }
+            };
+            Ok((s, true, None))
+        }
+        "rubric" | "model_judge" => {
+            if g.agent_file.is_some() {
+                return Err("an agent-as-judge grader (`agent_file`) needs a Letta agent; give a `prompt` or `prompt_path` for the LLM judge".into());
+            }
+            let (text, file) = match (&g.prompt, &g.prompt_path) {
+                (Some(p), None) => (p.clone(), None),
+                (None, Some(path)) => {
+                    let (file, shown) = resolve(path, dir, root, allow_outside).map_err(|e| {
+                        format!(
+                            "`prompt_path`: {}",
+                            e.replace("dataset file", "prompt file")
+                        )
+                    })?;
+                    let text = std::fs::read_to_string(&file)
+                        .map_err(|e| format!("`prompt_path` {shown}: cannot read it: {e}"))?;
+                    (text, Some(file))
+                }
+                (Some(_), Some(_)) => return Err("give `prompt` or `prompt_path`, not both".into()),
+                (None, None) => {
+                    return Err("a rubric grader needs `prompt` or `prompt_path`".into());
+                }
+            };
+            let s = spec("rubric", &[("rubric", OptionValue::Str(text.into()))])?;
+            Ok((s, false, file))
+        }
+        "aggregation" => Err(
+            "`kind: aggregation` combines other graders with Python code (`function`), which this tool does not run; gate one of its graders instead".into(),
+        ),
+        other => Err(format!(
+            "`kind: {other}`: expected `tool`, `rubric` or `model_judge`"
+        )),
+    }
+}
+
+/// letta's `gate` as a gate on the mean of its grader's metric.
+fn gate(g: &RawGate, graded: &[Graded]) -> Result<GateSpec, String> {
+    if let Some(kind) = g.kind.as_deref().filter(|k| *k != "simple") {
+        return Err(format!(
+            "`gate.kind: {kind}` is not supported: one simple gate (metric_key, aggregation, op, value) decides the suite"
+        ));
+    }
+    let grader = match (&g.metric_key, graded) {
+        (Some(key), _) => graded.iter().find(|x| &x.key == key).ok_or_else(|| {
+            let known: Vec<&str> = graded.iter().map(|x| x.key.as_str()).collect();
+            format!(
+                "`gate.metric_key: {key}` names no grader; the suite has: {}",
+                known.join(", ")
+            )
+        })?,
+        (None, [only]) => only,
+        (None, _) => {
+            return Err("`gate` needs `metric_key` when the suite has several graders".into());
+        }
+    };
+    let aggregation = g
+        .aggregation
+        .as_deref()
+        .or(g.metric.as_deref())
+        .unwrap_or("avg_score");
+    match aggregation {
+        "avg_score" => {}
+        "accuracy" if grader.binary => {
+            // A pass/fail score: the share passing is the mean, when a
+            // pass means a score of 1.
+            let pass_ok = g.pass_op.as_deref().is_none_or(|op| op == "gte")
+                && g.pass_value.is_none_or(|v| v > 0.0 && v <= 1.0);
+            if !pass_ok {
+                return Err("`pass_op`/`pass_value`: a pass/fail grader passes at a score of 1 (`pass_op: gte`, a `pass_value` above 0 and at most 1)".into());
+            }
+        }
+        "accuracy" => {
+            return Err(format!(
+                "`accuracy` of `{}` (a graded score, not pass/fail) is not supported: gate its `avg_score`",
+                grader.key
+            ));
+        }
+        other => {
+            return Err(format!(
+                "`aggregation: {other}`: expected `avg_score` or `accuracy`"
+            ));
+        }
+    }
+    let op = match g.op.as_deref().unwrap_or("gte") {
+        "gte" => Op::AtLeast,
+        "lte" => Op::AtMost,
+        other @ ("gt" | "lt" | "eq") => {
+            return Err(format!(
+                "`op: {other}` is not supported: a gate holds a mean at or above (`gte`) or at or below (`lte`) its value"
+            ));
+        }
+        other => return Err(format!("`op: {other}`: expected `gte` or `lte`")),
+    };
+    let value = g.value.ok_or("`gate` needs a `value`")?;
+    let (name, options, _) = grader.spec.decl_parts();
+    let options: Vec<(&str, OptionValue)> = options
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.clone()))
+        .collect();
+    let spec =
+        MetricSpec::new(&name, &options, Some((op, value))).map_err(|e| format!("`gate`: {e}"))?;
+    Ok(GateSpec::new(Stat::Mean, spec))
+}
