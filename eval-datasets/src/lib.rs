@@ -37,7 +37,6 @@ pub mod sample;
 pub mod similarity;
 pub mod subset;
 pub mod suggest;
-pub mod suite;
 pub mod tool;
 pub mod write;
 

@@ -52,8 +52,9 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
+use super::model::{Manifest, ManifestDataset, ManifestError};
+use super::paths::resolve;
 use crate::error::Problem;
-use crate::manifest::{Manifest, ManifestDataset, ManifestError, resolve};
 use crate::metric::{GateSpec, MetricSpec, Op, OptionValue, Stat};
 use crate::repeat::MAX_REPEAT;
 use crate::subset::Subset;

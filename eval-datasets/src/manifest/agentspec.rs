@@ -1,0 +1,417 @@
+//! agentspec `agent.yaml` manifests (seed 000): the parser. See
+//! [`crate::manifest`] for the rules.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_saphyr::Spanned;
+
+use super::model::{Manifest, ManifestDataset, ManifestError};
+use super::paths::resolve;
+use crate::agent::{AgentSettings, RawAgent};
+use crate::error::Problem;
+use crate::metric::{MetricSpec, Op, OptionValue, parse_specs};
+
+#[derive(Deserialize)]
+struct RawManifest {
+    spec: Option<RawSpec>,
+}
+
+#[derive(Deserialize)]
+struct RawSpec {
+    evaluation: Option<Spanned<RawEvaluation>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawEvaluation {
+    framework: Option<Spanned<String>>,
+    datasets: Option<Spanned<Vec<Spanned<RawDataset>>>>,
+    metrics: Option<Vec<Spanned<String>>>,
+    thresholds: Option<BTreeMap<String, Spanned<f64>>>,
+    #[serde(rename = "ciGate")]
+    ci_gate: Option<bool>,
+    repeat: Option<Spanned<RawRepeat>>,
+    agent: Option<Spanned<RawAgent>>,
+}
+
+/// `repeat: 3` or `repeat: auto` / `repeat: "auto:20"`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawRepeat {
+    Runs(i64),
+    Text(String),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDataset {
+    description: Option<String>,
+    name: Option<Spanned<String>>,
+    path: Option<Spanned<String>>,
+    metrics: Option<Vec<Spanned<String>>>,
+    tools: Option<Spanned<serde_json::Value>>,
+}
+
+/// Parses agentspec manifest `text` (seed 000), every problem with its line.
+pub(super) fn parse(
+    text: &str,
+    shown: &str,
+    dir: &Path,
+    root: &Path,
+    allow_outside: bool,
+) -> Result<Manifest, ManifestError> {
+    let invalid = |problems: Vec<Problem>| ManifestError::Invalid {
+        path: shown.to_string(),
+        problems,
+    };
+    let at = |line: u32, message: String| Problem::new(shown, line.max(1) as usize, message);
+    let raw: RawManifest = match serde_saphyr::from_str(text) {
+        Ok(raw) => raw,
+        Err(_) if other_tool(text).is_some() => {
+            return Err(invalid(vec![at(1, other_tool(text).unwrap_or_default())]));
+        }
+        Err(e) => {
+            let line = e.location().map(|l| l.line()).unwrap_or(1);
+            let full = e.to_string();
+            let message = full
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("invalid YAML")
+                .trim();
+            let message = message.strip_prefix("error: ").unwrap_or(message);
+            let message = match message.split_once(": ") {
+                Some((head, rest)) if head.starts_with("line ") => rest,
+                _ => message,
+            };
+            let mut p = at(line as u32, format!("invalid manifest: {message}"));
+            if let Some(l) = e.location() {
+                p = p.column(l.column() as usize);
+            }
+            return Err(invalid(vec![p]));
+        }
+    };
+    let Some(evaluation) = raw.spec.and_then(|s| s.evaluation) else {
+        if let Some(other) = other_tool(text) {
+            return Err(invalid(vec![at(1, other)]));
+        }
+        return Err(invalid(vec![at(
+            1,
+            "no `spec.evaluation` block: nothing to evaluate (expected spec.evaluation.datasets)"
+                .into(),
+        )]));
+    };
+    let eval_line = evaluation.referenced.line();
+    let evaluation = evaluation.value;
+    let mut problems = Vec::new();
+    let framework = evaluation.framework.map(|f| f.value);
+    let deepeval = framework
+        .as_deref()
+        .is_some_and(|f| f.trim().eq_ignore_ascii_case("deepeval"));
+
+    let repeat = match evaluation.repeat {
+        None => crate::Repeat::default(),
+        Some(r) => {
+            let text = match &r.value {
+                RawRepeat::Runs(n) => n.to_string(),
+                RawRepeat::Text(t) => t.clone(),
+            };
+            match crate::Repeat::parse(&text) {
+                Ok(repeat) => repeat,
+                Err(e) => {
+                    problems.push(
+                        at(r.referenced.line() as u32, format!("`repeat: {text}`: {e}"))
+                            .field("repeat"),
+                    );
+                    crate::Repeat::default()
+                }
+            }
+        }
+    };
+
+    let agent = match evaluation.agent {
+        None => AgentSettings::default(),
+        Some(a) => a
+            .value
+            .settings(&mut |line, message, field| problems.push(at(line, message).field(field))),
+    };
+
+    let thresholds = evaluation.thresholds.unwrap_or_default();
+    let mut used_thresholds: Vec<&str> = Vec::new();
+    let datasets_raw = match evaluation.datasets {
+        Some(d) if !d.value.is_empty() => d.value,
+        Some(d) => {
+            problems.push(
+                at(
+                    d.referenced.line() as u32,
+                    "`datasets` is empty: list at least one {name, path, metrics}".into(),
+                )
+                .field("datasets"),
+            );
+            Vec::new()
+        }
+        None => {
+            problems.push(
+                at(
+                    eval_line as u32,
+                    "`spec.evaluation` has no `datasets` list".into(),
+                )
+                .field("datasets"),
+            );
+            Vec::new()
+        }
+    };
+    let mut datasets: Vec<ManifestDataset> = Vec::new();
+    for entry in datasets_raw {
+        let line = entry.referenced.line() as usize;
+        let entry = entry.value;
+        let Some(name) = entry.name.filter(|n| !n.value.trim().is_empty()) else {
+            problems.push(at(line as u32, "dataset entry has no `name`".into()).field("name"));
+            continue;
+        };
+        if datasets.iter().any(|d| d.name == name.value) {
+            problems.push(
+                at(
+                    name.referenced.line() as u32,
+                    format!("dataset `{}` is listed twice", name.value),
+                )
+                .field("name"),
+            );
+            continue;
+        }
+        let file = match entry.path {
+            None => {
+                problems.push(
+                    at(
+                        line as u32,
+                        format!("dataset `{}` has no `path`", name.value),
+                    )
+                    .field("path"),
+                );
+                None
+            }
+            Some(p) => match resolve(&p.value, dir, root, allow_outside) {
+                Ok(found) => Some(found),
+                Err(message) => {
+                    problems.push(at(p.referenced.line() as u32, message).field("path"));
+                    None
+                }
+            },
+        };
+        let tools = match entry.tools {
+            None => Vec::new(),
+            Some(t) => match dataset_tools(&t.value, dir, root, allow_outside) {
+                Ok(list) => list,
+                Err(message) => {
+                    problems.push(at(t.referenced.line() as u32, message).field("tools"));
+                    Vec::new()
+                }
+            },
+        };
+        let (metric_list, metric_line) = match (entry.metrics, &evaluation.metrics) {
+            (Some(m), _) => (m, line),
+            (None, Some(m)) => (m.clone(), line),
+            (None, None) => {
+                problems.push(
+                    at(line as u32, format!(
+                        "dataset `{}` has no metrics: give it `metrics: [...]` or list them under spec.evaluation.metrics",
+                        name.value
+                    ))
+                    .field("metrics"),
+                );
+                continue;
+            }
+        };
+        if metric_list.is_empty() {
+            problems.push(
+                at(
+                    metric_line as u32,
+                    format!("dataset `{}` has an empty `metrics` list", name.value),
+                )
+                .field("metrics"),
+            );
+        }
+        let mut specs: Vec<MetricSpec> = Vec::new();
+        for m in &metric_list {
+            let m_line = m.referenced.line() as u32;
+            // A metric with no default threshold (`latency_ms`) takes
+            // the one `thresholds` gives.
+            let parsed = parse_specs(&m.value).or_else(|e| match e.kind() {
+                crate::metric::SpecErrorKind::ThresholdRequired { name, op } => {
+                    match thresholds.iter().find(|(k, _)| k.as_str() == name.as_str()) {
+                        Some((_, t)) => parse_specs(&format!("{} {op} {}", m.value, t.value)),
+                        None => Err(e),
+                    }
+                }
+                _ => Err(e),
+            });
+            let parsed = match parsed {
+                Ok(mut list) if list.len() == 1 => list.remove(0),
+                Ok(_) => {
+                    problems.push(
+                        at(m_line, format!("`{}`: one metric per list entry", m.value))
+                            .field("metrics"),
+                    );
+                    continue;
+                }
+                Err(e) => {
+                    problems.push(at(m_line, e.to_string()).field("metrics"));
+                    continue;
+                }
+            };
+            let canonical = parsed.info().name;
+            if specs.iter().any(|s| s.info().name == canonical) {
+                problems.push(
+                    at(
+                        m_line,
+                        format!("metric `{}` is listed twice for `{}`", m.value, name.value),
+                    )
+                    .field("metrics"),
+                );
+                continue;
+            }
+            let written_bound = m.value.contains(">=") || m.value.contains("<=");
+            let threshold = thresholds
+                .iter()
+                .find(|(k, _)| k.as_str() == parsed.name || k.as_str() == canonical);
+            let spec = match threshold {
+                Some((key, t)) if !written_bound => {
+                    used_thresholds.push(key.as_str());
+                    let (op, value) = match canonical {
+                        "toxicity" | "bias" if deepeval => (Op::AtLeast, 1.0 - t.value),
+                        _ => (parsed.info().op, t.value),
+                    };
+                    let (name_s, options, _) = parsed.decl_parts();
+                    let opts: Vec<(&str, OptionValue)> = options
+                        .iter()
+                        .map(|(k, v)| (k.as_str(), v.clone()))
+                        .collect();
+                    match MetricSpec::new(&name_s, &opts, Some((op, value))) {
+                        Ok(s) => s,
+                        Err(e) => {
+                            problems.push(
+                                at(
+                                    t.referenced.line() as u32,
+                                    format!("threshold `{key}: {}`: {e}", t.value),
+                                )
+                                .field("thresholds"),
+                            );
+                            continue;
+                        }
+                    }
+                }
+                Some((key, t)) => {
+                    used_thresholds.push(key.as_str());
+                    problems.push(
+                        at(
+                            m_line,
+                            format!(
+                                "`{}` gives its own threshold, and `thresholds` gives `{key}: {}` (line {}): keep one",
+                                m.value,
+                                t.value,
+                                t.referenced.line()
+                            ),
+                        )
+                        .field("metrics"),
+                    );
+                    continue;
+                }
+                None => parsed,
+            };
+            specs.push(spec);
+        }
+        if let Some((file, shown)) = file {
+            datasets.push(ManifestDataset {
+                name: name.value,
+                file,
+                shown,
+                specs,
+                line,
+                manifest: String::new(),
+                tools,
+                description: entry.description.filter(|d| !d.trim().is_empty()),
+                subset: crate::Subset::all(),
+                gates: Vec::new(),
+                threshold_gates: true,
+                notes: Vec::new(),
+                tracked: Vec::new(),
+            });
+        }
+    }
+    for (key, t) in &thresholds {
+        if !used_thresholds.contains(&key.as_str()) {
+            problems.push(
+                at(
+                    t.referenced.line() as u32,
+                    format!(
+                        "threshold for `{key}`, but no dataset is scored with `{key}` (a typo?)"
+                    ),
+                )
+                .field("thresholds"),
+            );
+        }
+    }
+    if !problems.is_empty() {
+        problems.sort_by_key(|p| p.line);
+        // A threshold shared by several datasets is wrong once.
+        problems.dedup();
+        return Err(invalid(problems));
+    }
+    for d in &mut datasets {
+        d.manifest = shown.to_string();
+    }
+    Ok(Manifest {
+        path: shown.to_string(),
+        framework,
+        datasets,
+        ci_gate: evaluation.ci_gate.unwrap_or(false),
+        repeat,
+        agent,
+    })
+}
+
+/// A dataset entry's `tools`: a path to a tools file (`$file:` optional,
+/// relative to the manifest, inside the project like dataset paths) or the
+/// definitions inline.
+fn dataset_tools(
+    value: &serde_json::Value,
+    dir: &Path,
+    root: &Path,
+    allow_outside: bool,
+) -> Result<Vec<serde_json::Value>, String> {
+    match value {
+        serde_json::Value::String(path) => {
+            let (file, shown) = resolve(path, dir, root, allow_outside)
+                .map_err(|e| e.replace("dataset file", "tools file"))?;
+            crate::tool::read_definitions(&file, &shown).map_err(|e| e.to_string())
+        }
+        list => crate::tool::definitions(list).map_err(|e| format!("`tools`: {e}")),
+    }
+}
+
+/// What another tool's YAML file is, by its top-level keys, when it is not
+/// an agentspec manifest.
+fn other_tool(text: &str) -> Option<String> {
+    let keys: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with([' ', '\t', '#', '-']))
+        .filter_map(|l| l.split_once(':').map(|(k, _)| k.trim()))
+        .collect();
+    let has = |k: &str| keys.contains(&k);
+    if has("prompts")
+        || has("providers")
+        || has("tests")
+        || has("defaultTest")
+        || has("assert")
+        || text
+            .lines()
+            .find(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+            .is_some_and(|l| l.starts_with("- "))
+    {
+        return Some(
+            "a promptfoo configuration or test list, not an agentspec manifest (not supported: its prompt templates and assertions have no equivalent here)".into(),
+        );
+    }
+    None
+}
