@@ -29,6 +29,9 @@ pub struct Dataset {
     pub format: Format,
     /// The samples, in file order.
     pub samples: Vec<Sample>,
+    /// What the file says it is: a runevals document's
+    /// `metadata.description`, an Unrag dataset's `description`.
+    pub description: Option<String>,
 }
 
 impl Dataset {
@@ -71,7 +74,7 @@ impl Dataset {
                 samples.push(sample);
             }
         };
-        formats::read(format, path, bytes, &mut problems, &mut sink);
+        let description = formats::read(format, path, bytes, &mut problems, &mut sink);
         check_unique_ids(path, &samples, &mut problems);
         if !problems.is_empty() {
             problems.sort_by_key(|p| p.line);
@@ -90,6 +93,7 @@ impl Dataset {
             path: path.to_string(),
             format,
             samples,
+            description,
         })
     }
 
@@ -136,6 +140,7 @@ impl Dataset {
                 path: shown.to_string(),
                 format,
                 samples: vec![sample],
+                description: None,
             }),
             _ => {
                 if problems.is_empty() {

@@ -338,3 +338,94 @@ fn bundled_datasets_carry_names_ids_tags_and_metadata_into_results() {
     assert_eq!(paris["expected"], "Paris");
     assert!(paris["output"].as_str().is_some_and(|o| !o.is_empty()));
 }
+
+/// Seed 003's details in every report: the document's description, each
+/// item's notes (beside a failure), and a per-category breakdown (an item's
+/// `category` is its tag) — in the terminal summary, the Markdown summary
+/// and the HTML report alike.
+#[test]
+fn description_notes_and_categories_reach_every_report() {
+    let dir = scratch("described-categories");
+    std::fs::write(
+        dir.join("support.json"),
+        r#"{
+  "schemaVersion": "1.2.0",
+  "metadata": {"name": "support", "description": "Support answers for the help centre"},
+  "default_evaluators": {"PartialMatch": {"threshold": 0.3}},
+  "items": [
+    {"prompt": "What is the capital of France?", "expected_response": "Paris is the capital of France.", "category": "geography"},
+    {"prompt": "What is the capital of France, again?", "expected_response": "Lyon", "category": "geography",
+     "notes": "BUG-456: the agent once answered Lyon"},
+    {"prompt": "What is retrieval-augmented generation?", "expected_response": "Retrieval-augmented generation retrieves relevant documents.", "category": "rag"}
+  ]
+}"#,
+    )
+    .unwrap();
+    let out = evals(
+        &dir,
+        &[
+            "evaluate",
+            "support.json",
+            "--url",
+            demo_url(),
+            "--output",
+            "out.json",
+        ],
+    );
+    let (stdout, stderr) = text(&out);
+    assert_eq!(code(&out), 1, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("support: 3 samples, 2 passed, 1 failed, 0 errors\n  Support answers for the help centre\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("  by tag (category): geography 1/2, rag 1/1 passed\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("    notes: BUG-456: the agent once answered Lyon\n"),
+        "{stdout}"
+    );
+    let r = results(&dir.join("out.json"));
+    assert_eq!(
+        r["datasets"][0]["description"],
+        "Support answers for the help centre"
+    );
+    assert_eq!(
+        record(&r, "1")["notes"],
+        "BUG-456: the agent once answered Lyon"
+    );
+
+    let md = evals(
+        &dir,
+        &["report", "summary", "out.json", "--format", "markdown"],
+    );
+    let (md, _) = text(&md);
+    assert!(
+        md.contains("#### Dataset `support`\n\nSupport answers for the help centre\n"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| Tag (category) | Samples | Passed |\n|---|--:|--:|\n| `geography` | 2 | 1 |\n| `rag` | 1 | 1 |\n"),
+        "{md}"
+    );
+    assert!(
+        md.contains("  - notes: BUG-456: the agent once answered Lyon\n"),
+        "{md}"
+    );
+
+    let page = std::fs::read_to_string(dir.join("out.html")).unwrap();
+    let data = common::report_data(&page);
+    let d = &data["runs"][0]["meta"]["datasets"][0];
+    assert_eq!(
+        d["summary"]["description"],
+        "Support answers for the help centre"
+    );
+    assert_eq!(
+        d["tags"],
+        serde_json::json!([
+            {"tag": "geography", "samples": 2, "passed": 1},
+            {"tag": "rag", "samples": 1, "passed": 1}
+        ])
+    );
+}

@@ -127,6 +127,9 @@ pub(crate) struct Records<'a> {
     file: &'a str,
     problems: &'a mut Vec<Problem>,
     sink: Sink<'a>,
+    /// What the document says it is (runevals' `metadata.description`,
+    /// Unrag's `description`), for report headers.
+    description: Option<String>,
 }
 
 impl<'a> Records<'a> {
@@ -135,7 +138,16 @@ impl<'a> Records<'a> {
             file,
             problems,
             sink,
+            description: None,
         }
+    }
+
+    /// Records what the document says it is.
+    pub(crate) fn describe(&mut self, description: Option<&str>) {
+        self.description = description
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+            .map(str::to_string);
     }
 
     /// The file, as named in messages.
@@ -248,16 +260,18 @@ impl Format {
 
 /// Reads every record of `bytes` (the file `file`, in `format`) and hands
 /// each, rewritten by the schemas, to `sink`; problems go to `problems`.
+/// Reads `bytes` in `format`, handing each record to `sink`; returns what
+/// the document says it is (its description), when it says.
 pub(crate) fn read(
     format: Format,
     file: &str,
     bytes: &[u8],
     problems: &mut Vec<Problem>,
     sink: Sink<'_>,
-) {
-    format
-        .syntax()
-        .read(bytes, &mut Records::new(file, problems, sink));
+) -> Option<String> {
+    let mut records = Records::new(file, problems, sink);
+    format.syntax().read(bytes, &mut records);
+    records.description
 }
 
 /// The record starting at byte `offset` (line `line`) of the file at `path`

@@ -33,6 +33,7 @@ impl Adapter for Unrag {
         let file = out.file();
         match RetrievalDataset::from_bytes(file, doc.text.as_bytes()) {
             Ok(d) => {
+                out.describe(d.description.as_deref());
                 for q in &d.queries {
                     out.record(query_record(&d, q));
                 }

@@ -326,7 +326,8 @@ impl Run {
                     d.plan.name.clone(),
                     DatasetTerms::new(Some(d.planned), d.gates.clone(), d.plan.ci_gate)
                         .on_inconclusive(d.plan.inconclusive)
-                        .clustered_by(d.plan.cluster.clone()),
+                        .clustered_by(d.plan.cluster.clone())
+                        .described(d.description.clone()),
                 )
             })
             .collect()

@@ -30,7 +30,7 @@ pub use provenance::{
 pub(crate) use provenance::{hex, parts_hash, sample_hash};
 pub use report::{MetricResult, SampleReport, Scored, Spread};
 pub(crate) use report::{
-    RunsInterval, item_name, level_text, numbered, why_not_passed, with_interval,
+    RunsInterval, item_name, item_notes, level_text, numbered, why_not_passed, with_interval,
 };
 pub(crate) use report::{is_tool_metric_name, serialize_message};
 pub use results::{

@@ -362,6 +362,9 @@ pub struct SampleReport {
     /// The item's own name, when the dataset gives one (a runevals item's
     /// `name`).
     pub name: Option<String>,
+    /// The item's notes, when the dataset gives them (a runevals item's
+    /// `notes`: why it is there, a bug it guards against).
+    pub notes: Option<String>,
     /// The id of the retrieval dataset the query belongs to (Unrag's `id`).
     pub dataset_id: Option<String>,
     /// The sample's tags.
@@ -421,10 +424,20 @@ pub(crate) fn numbered(texts: &[String]) -> String {
 /// `name`, which the loader keeps among the sample's other fields
 /// ([`Sample::extra`]).
 pub(crate) fn item_name(sample: &Sample) -> Option<String> {
+    item_text(sample, "name")
+}
+
+/// The item's notes (a runevals item's `notes`), kept like its name.
+pub(crate) fn item_notes(sample: &Sample) -> Option<String> {
+    item_text(sample, "notes")
+}
+
+fn item_text(sample: &Sample, key: &str) -> Option<String> {
     sample
         .extra
-        .get("name")
+        .get(key)
         .and_then(serde_json::Value::as_str)
+        .filter(|t| !t.trim().is_empty())
         .map(str::to_string)
 }
 
@@ -453,6 +466,7 @@ impl SampleReport {
                 .map(<[String]>::to_vec)
                 .unwrap_or_default(),
             name: item_name(sample),
+            notes: item_notes(sample),
             dataset_id: sample.retrieval.as_ref().map(|q| q.dataset_id.clone()),
             tags: sample.tags.clone(),
             metadata: sample.metadata.clone(),

@@ -237,6 +237,10 @@ pub struct SampleRecord {
     /// The item's name, when the dataset gives one (a runevals item's `name`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// The item's notes, when the dataset gives them (a runevals item's
+    /// `notes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notes: Option<String>,
     /// The id of the retrieval dataset the query belongs to (Unrag's `id`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dataset_id: Option<String>,
@@ -455,6 +459,7 @@ impl SampleRecord {
             latency_ms: 0.0,
             error: None,
             name: crate::model::item_name(sample),
+            notes: crate::model::item_notes(sample),
             dataset_id: sample.retrieval.as_ref().map(|q| q.dataset_id.clone()),
             input: sample.input.turns().iter().map(|t| cut_output(t)).collect(),
             expected: sample.expected.as_ref().map(|e| {
@@ -519,7 +524,8 @@ impl Results {
                     d.name.clone(),
                     DatasetTerms::new(d.planned, d.gates.clone(), d.ci_gate)
                         .on_inconclusive(d.on_inconclusive)
-                        .clustered_by(d.cluster_by.clone()),
+                        .clustered_by(d.cluster_by.clone())
+                        .described(d.description.clone()),
                 )
             })
             .collect()

@@ -288,6 +288,11 @@ impl UsageTotals {
 pub struct DatasetSummary {
     /// Dataset name.
     pub name: String,
+    /// What the dataset says it is (a runevals document's
+    /// `metadata.description`, an Unrag dataset's, a manifest entry's or a
+    /// letta suite's `description`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
     /// Samples evaluated.
     pub samples: usize,
     /// Samples the plan holds for this dataset (`None` in files of older versions).
@@ -344,6 +349,8 @@ pub struct DatasetTerms {
     pub inconclusive: crate::stats::OnInconclusive,
     /// The sample field gates cluster by.
     pub cluster: Option<String>,
+    /// What the dataset says it is (shown in report headers).
+    pub description: Option<String>,
 }
 
 impl DatasetTerms {
@@ -355,6 +362,7 @@ impl DatasetTerms {
             ci_gate,
             inconclusive: crate::stats::OnInconclusive::default(),
             cluster: None,
+            description: None,
         }
     }
 
@@ -367,6 +375,12 @@ impl DatasetTerms {
     /// The same terms, gates clustering samples by `field`.
     pub fn clustered_by(mut self, field: Option<String>) -> Self {
         self.cluster = field;
+        self
+    }
+
+    /// The same terms, with the dataset's description.
+    pub fn described(mut self, description: Option<String>) -> Self {
+        self.description = description;
         self
     }
 }

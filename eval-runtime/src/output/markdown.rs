@@ -121,6 +121,9 @@ fn gate_row(out: &mut String, g: &GateResult) {
 
 fn dataset_section(out: &mut String, results: &Results, d: &DatasetSummary) {
     let _ = writeln!(out, "#### Dataset {}\n", code(&d.name, false));
+    if let Some(description) = &d.description {
+        let _ = writeln!(out, "{}\n", inline(description, 400));
+    }
     if !d.complete {
         let _ = writeln!(
             out,
@@ -153,6 +156,20 @@ fn dataset_section(out: &mut String, results: &Results, d: &DatasetSummary) {
         );
         for g in gates {
             gate_row(out, g);
+        }
+        out.push('\n');
+    }
+    let tags = super::text::by_tag(results, &d.name);
+    if !tags.is_empty() {
+        out.push_str("| Tag (category) | Samples | Passed |\n|---|--:|--:|\n");
+        for t in &tags {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} |",
+                code(&t.tag, true),
+                t.samples,
+                t.passed
+            );
         }
         out.push('\n');
     }
@@ -256,6 +273,9 @@ fn run_section(out: &mut String, results: &Results, heading: bool) {
             code(&s.test_name, false),
             code(&s.source, false)
         );
+        if let Some(notes) = &s.notes {
+            let _ = writeln!(out, "  - notes: {}", inline(notes, 400));
+        }
         for line in failure_lines(s) {
             let _ = writeln!(out, "  - {}", inline(&line, 1000));
         }

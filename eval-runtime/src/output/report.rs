@@ -94,6 +94,9 @@ impl SampleReport {
         if let Some(name) = &self.name {
             let _ = writeln!(out, "  name:     {}", one_line(name, SHOWN_CHARS));
         }
+        if let Some(notes) = &self.notes {
+            let _ = writeln!(out, "  notes:    {}", one_line(notes, SHOWN_CHARS));
+        }
         if let Some(id) = &self.dataset_id {
             let _ = writeln!(out, "  dataset:  {}", one_line(id, SHOWN_CHARS));
         }

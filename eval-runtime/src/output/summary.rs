@@ -379,6 +379,7 @@ impl Summaries {
                 let gates_passed = metrics.iter().flat_map(|m| m.gates()).all(|g| g.passed);
                 DatasetSummary {
                     name,
+                    description: terms.description.clone(),
                     samples: t.samples,
                     planned: terms.planned,
                     complete,

@@ -137,6 +137,65 @@ pub(crate) fn why_failed(v: &RunVerdict) -> Option<String> {
     Some(parts.join(", "))
 }
 
+/// One tag's share of a dataset's samples: how many carry it, how many of
+/// those passed (an inconclusive one as it was counted).
+#[derive(Debug, PartialEq, serde::Serialize)]
+pub(crate) struct TagBreakdown {
+    pub tag: String,
+    pub samples: usize,
+    pub passed: usize,
+}
+
+/// Most tags a breakdown lists: beyond, tags are labels, not categories.
+const MAX_TAGS: usize = 12;
+
+/// Samples counted by tag (a runevals item's `category` is its tag), by
+/// tag name: the terminal summary, Markdown and the HTML report show the
+/// same breakdown.
+#[derive(Debug, Default)]
+pub(crate) struct TagCounts(Vec<TagBreakdown>);
+
+impl TagCounts {
+    /// Counts `s` under each of its tags.
+    pub(crate) fn add(&mut self, s: &SampleRecord) {
+        let passed = s.counted_as.unwrap_or(s.verdict) == Verdict::Pass;
+        for tag in &s.tags {
+            let i = match self.0.iter().position(|t| &t.tag == tag) {
+                Some(i) => i,
+                None => {
+                    self.0.push(TagBreakdown {
+                        tag: tag.clone(),
+                        samples: 0,
+                        passed: 0,
+                    });
+                    self.0.len() - 1
+                }
+            };
+            self.0[i].samples += 1;
+            self.0[i].passed += usize::from(passed);
+        }
+    }
+
+    /// The breakdown; empty when no sample has a tag or the tags are too
+    /// many to be categories.
+    pub(crate) fn breakdown(mut self) -> Vec<TagBreakdown> {
+        if self.0.len() > MAX_TAGS {
+            return Vec::new();
+        }
+        self.0.sort_by(|a, b| a.tag.cmp(&b.tag));
+        self.0
+    }
+}
+
+/// Dataset `name`'s samples by tag ([`TagCounts`]).
+pub(crate) fn by_tag(results: &Results, name: &str) -> Vec<TagBreakdown> {
+    let mut counts = TagCounts::default();
+    for s in results.samples.iter().filter(|s| s.dataset == name) {
+        counts.add(s);
+    }
+    counts.breakdown()
+}
+
 /// The terminal form of a run's summary: the verdict, per dataset its
 /// counts, its metrics (mean, pass rate, samples not scored), latency and
 /// usage; the gates; whether the run was complete; then the samples that
@@ -183,6 +242,9 @@ pub fn summary_text(results: &Results, paint: Paint) -> String {
                 ""
             }
         );
+        if let Some(description) = &d.description {
+            let _ = writeln!(out, "  {}", paint.dim(&one_line(description, 160)));
+        }
         for m in &d.metrics {
             let mean = m.mean.map_or("-".to_string(), |v| format!("{v:.4}"));
             let rate = m
@@ -203,6 +265,14 @@ pub fn summary_text(results: &Results, paint: Paint) -> String {
                 );
             }
             out.push('\n');
+        }
+        let tags = by_tag(results, &d.name);
+        if !tags.is_empty() {
+            let parts: Vec<String> = tags
+                .iter()
+                .map(|t| format!("{} {}/{}", t.tag, t.passed, t.samples))
+                .collect();
+            let _ = writeln!(out, "  by tag (category): {} passed", parts.join(", "));
         }
         if let (Some(p50), Some(p95)) = latency(results, d) {
             let _ = writeln!(out, "  latency p50 {}, p95 {}", millis(p50), millis(p95));
@@ -258,6 +328,13 @@ pub fn summary_text(results: &Results, paint: Paint) -> String {
                 let _ = write!(out, " \"{}\"", one_line(name, 80));
             }
             out.push('\n');
+            if let Some(notes) = &s.notes {
+                let _ = writeln!(
+                    out,
+                    "    {}",
+                    paint.dim(&format!("notes: {}", one_line(notes, 160)))
+                );
+            }
             for line in failure_lines(s) {
                 let _ = writeln!(out, "    {}", paint.verdict(s.verdict, &line));
             }

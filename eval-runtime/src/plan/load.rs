@@ -41,6 +41,8 @@ pub(crate) struct LoadedDataset {
     /// SHA-256 of the dataset file's bytes (of the samples, for inline
     /// ones), when known.
     pub sha256: Option<String>,
+    /// What the dataset says it is, for report headers.
+    pub description: Option<String>,
 }
 
 impl LoadedDataset {
@@ -155,19 +157,26 @@ pub(crate) fn load(
 }
 
 /// The dataset's samples as the file (or the attribute's bytes) holds them.
-fn read(d: &DatasetPlan) -> Result<Vec<Sample>, Vec<String>> {
+/// The samples of `d`, and its description (a manifest's or a suite's,
+/// else what the file says it is).
+fn read(d: &DatasetPlan) -> Result<(Vec<Sample>, Option<String>), Vec<String>> {
     let dataset = match &d.source {
         DatasetSource::File { path, shown } => {
             Dataset::load_limited(path, shown, d.max_dataset_bytes)
         }
         DatasetSource::Embedded { shown, bytes } => Dataset::from_bytes(shown, bytes),
-        DatasetSource::Samples(samples) => return Ok(samples.clone()),
+        DatasetSource::Samples(samples) => return Ok((samples.clone(), None)),
     };
     let dataset = dataset.map_err(|e| e.problems())?;
     if let Some(m) = &d.manifest {
         m.check_fields(&dataset).map_err(|e| e.problems())?;
     }
-    Ok(dataset.samples)
+    let description = d
+        .manifest
+        .as_ref()
+        .and_then(|m| m.description.clone())
+        .or(dataset.description);
+    Ok((dataset.samples, description))
 }
 
 /// SHA-256 of what `d`'s samples were read from: the file's bytes (read
@@ -201,7 +210,7 @@ fn load_one(
     index_dir: Option<&Path>,
     base: &Path,
 ) -> Result<LoadedDataset, Vec<String>> {
-    let mut samples = read(d)?;
+    let (mut samples, description) = read(d)?;
     let mut names = naming::test_names(&samples);
     let sha256 = digest(d, &samples);
     if let (Some(dir), DatasetSource::File { path, .. }) = (index_dir, &d.source)
@@ -220,6 +229,7 @@ fn load_one(
     let planned = samples.len();
     let mut loaded = finish(d, samples, names, planned, services, base)?;
     loaded.sha256 = sha256;
+    loaded.description = description;
     Ok(loaded)
 }
 
@@ -300,6 +310,7 @@ fn finish(
         planned,
         notes,
         sha256: None,
+        description: None,
     })
 }
 

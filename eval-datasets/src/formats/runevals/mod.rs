@@ -67,6 +67,12 @@ impl Adapter for Runevals {
             Shape::LegacyPair => element_offsets(doc.text, Some("prompts")),
         };
         let item_line = |i: usize| starts.get(i).map_or(1, |o| at(*o));
+        out.describe(
+            doc.value
+                .get("metadata")
+                .and_then(|m| m.get("description"))
+                .and_then(|d| d.as_str()),
+        );
         match items(&doc.value, shape) {
             Ok(items) => {
                 for item in items {

@@ -86,6 +86,8 @@ struct Tally {
     ttft_ms: Vec<f64>,
     /// Per metric: the first record's threshold and operator, every score.
     metrics: BTreeMap<String, (f64, String, Vec<f64>)>,
+    /// Samples by tag (category).
+    tags: crate::output::text::TagCounts,
 }
 
 /// A run's figures beside its samples.
@@ -121,6 +123,10 @@ struct DatasetView<'a> {
     ttft_ms: Option<[f64; 2]>,
     /// Per metric (by name): the histogram of its scores.
     histograms: BTreeMap<String, Histogram>,
+    /// Samples by tag (a runevals `category` is a tag): how many, how many
+    /// passed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tags: Vec<crate::output::text::TagBreakdown>,
     /// Per metric (by name), with a baseline: how the summary moved.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     deltas: BTreeMap<String, SummaryDelta>,
@@ -219,6 +225,7 @@ impl<'b, W: Write> PageWriter<'b, W> {
         if let Some(v) = record.measured(Measure::TtftMs).filter(|v| v.is_finite()) {
             tally.ttft_ms.push(v);
         }
+        tally.tags.add(record);
         for m in &record.metrics {
             let entry = tally
                 .metrics
@@ -336,6 +343,7 @@ fn dataset_view<'a>(
         latency_ms: quantiles(tally.latency_ms),
         ttft_ms: quantiles(tally.ttft_ms),
         histograms,
+        tags: tally.tags.breakdown(),
         deltas,
         new_dataset: baseline.is_some() && old.is_none(),
     }

@@ -325,7 +325,7 @@
 
   function datasetsSection(runs, several) {
     var section = el("section", { id: "datasets" }, el("h2", null, "Per dataset: latency, tokens, cost"));
-    var heads = ["dataset", "samples", "passed", "failed", "errors", "inconclusive", "latency p50", "latency p95", "ttft p50", "ttft p95",
+    var heads = ["dataset", "samples", "passed", "failed", "errors", "inconclusive", "by tag (category)", "latency p50", "latency p95", "ttft p50", "ttft p95",
       "agent tokens", "judge tokens", "embedding tokens", "cost"];
     if (several) {
       heads.unshift("results");
@@ -342,12 +342,15 @@
           row.appendChild(el("td", null, run.binary));
         }
         var planned = s.planned !== undefined && s.planned !== null && s.planned !== s.samples ? " of " + s.planned : "";
-        row.appendChild(el("td", null, s.name));
+        row.appendChild(el("td", null, s.description ? [s.name, el("div", { class: "note description" }, s.description)] : s.name));
         row.appendChild(el("td", { class: "num" }, s.samples + planned));
         row.appendChild(el("td", { class: "num pass" }, s.passed));
         row.appendChild(el("td", { class: "num" + (s.failed ? " fail" : "") }, s.failed));
         row.appendChild(el("td", { class: "num" + (s.errors ? " error" : "") }, s.errors));
         row.appendChild(el("td", { class: "num" + (s.inconclusive ? " inconclusive" : "") }, s.inconclusive || 0));
+        row.appendChild(el("td", { class: "tags" }, (d.tags || []).map(function (t) {
+          return t.tag + " " + t.passed + "/" + t.samples;
+        }).join(", ")));
         row.appendChild(el("td", { class: "num" }, ms(lat[0])));
         row.appendChild(el("td", { class: "num" }, ms(lat[1])));
         row.appendChild(el("td", { class: "num" }, ms(ttft[0])));
@@ -753,6 +756,7 @@
     kv("id", s.id);
     kv("test name", s.test_name);
     kv("name", s.name);
+    kv("notes", s.notes);
     kv("dataset", s.dataset);
     kv("dataset id", s.dataset_id);
     kv("source", s.source);
