@@ -255,8 +255,17 @@ pub fn run(args: Args) -> Result<u8, Failure> {
             .map(|q| q.scope_prefix.as_str())
             .filter(|p| !eval_datasets::retrieval::scope_is_safe(p))
             .collect();
-        if !scopes.is_empty() {
-            confirm_deletion(&scopes, args.yes)?;
+        // EVAL_DELETE_SCOPES confirms as the attribute and the harness take it.
+        let (confirmed, asked): (std::collections::BTreeSet<&str>, _) = scopes
+            .into_iter()
+            .partition(|s| config.delete_scopes.iter().any(|c| c == s));
+        for scope in &confirmed {
+            errln!(
+                "note: ingest deletes every document under `{scope}` (confirmed by EVAL_DELETE_SCOPES)"
+            );
+        }
+        if !asked.is_empty() {
+            confirm_deletion(&asked, args.yes)?;
         }
     }
     let ordinary = prepared.samples().any(|s| s.retrieval.is_none());

@@ -127,6 +127,10 @@ pub struct Config {
     /// `EVAL_HTML` is not off: write the HTML report beside every results
     /// file (every front end; `evals evaluate --no-html` turns it off).
     pub html: bool,
+    /// `EVAL_DELETE_SCOPES`: the retrieval scopes outside `eval:` whose
+    /// documents ingest may delete (with `allow_custom_prefix`): the
+    /// confirmation the attribute and the harness cannot ask for.
+    pub delete_scopes: Vec<String>,
     /// `EVAL_AGENT_CASSETTE_MODE`: `record` or `replay` (the default: a
     /// cassette never calls the agent unless told to record).
     pub agent_cassette_mode: crate::model::CassetteMode,
@@ -199,6 +203,7 @@ const KNOWN: &[&str] = &[
     "EVAL_AGENT_CASSETTE_MODE",
     "EVAL_JUNIT",
     "EVAL_HTML",
+    "EVAL_DELETE_SCOPES",
     "EVAL_RESULTS_DIR",
     "EVAL_CACHE",
     "EVAL_CACHE_DIR",
@@ -289,6 +294,15 @@ impl Config {
             .filter(|p| !p.trim().is_empty())
             .map(PathBuf::from);
         let html = get("EVAL_HTML", false);
+        let delete_scopes: Vec<String> = get("EVAL_DELETE_SCOPES", false)
+            .map(|v| {
+                v.split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default();
         let inconclusive = get("EVAL_INCONCLUSIVE", false);
         let results_dir = get("EVAL_RESULTS_DIR", false).map(PathBuf::from);
         let cache = get("EVAL_CACHE", false);
@@ -549,6 +563,7 @@ impl Config {
             agent_cassette,
             junit,
             html,
+            delete_scopes,
             agent_cassette_mode,
             results_dir,
             cache,

@@ -172,6 +172,10 @@ impl Embedded {
         };
         let services = Services::global();
         let datasets = crate::plan::load(&plan, services, None, None)?;
+        let unconfirmed = crate::plan::unconfirmed_scopes(&datasets, &config.delete_scopes);
+        if !unconfirmed.is_empty() {
+            return Err(PlanError::new(unconfirmed));
+        }
         for note in d.notes.iter().copied().chain(
             datasets
                 .iter()

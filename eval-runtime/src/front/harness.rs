@@ -382,6 +382,10 @@ impl Harness {
             selection.exact_name(),
             Some(&index_dir),
         )?;
+        let unconfirmed = crate::plan::unconfirmed_scopes(&datasets, &config.delete_scopes);
+        if !unconfirmed.is_empty() {
+            return Err(crate::plan::PlanError::new(unconfirmed).into());
+        }
         for note in datasets.iter().flat_map(|d| &d.notes) {
             eprintln!("note: {note}");
         }

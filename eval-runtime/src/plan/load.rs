@@ -575,3 +575,31 @@ fn load_exact(plan: &Plan, services: &Services, name: &str, dir: &Path) -> Optio
     loaded.sha256 = index::digest_of(&idx).ok().flatten();
     Some(loaded)
 }
+
+/// Seed 004: ingest deletes every document under a retrieval dataset's
+/// scope. Outside `eval:` that needs `allow_custom_prefix` in the dataset's
+/// declaration *and* a confirmation outside it, since no prompt is possible
+/// in a test: the scope named in `confirmed` (`EVAL_DELETE_SCOPES`). The
+/// problem for each custom scope not confirmed.
+pub(crate) fn unconfirmed_scopes(datasets: &[LoadedDataset], confirmed: &[String]) -> Vec<String> {
+    let mut problems = Vec::new();
+    for d in datasets.iter().filter(|d| d.plan.allow_custom_prefix) {
+        let mut scopes: Vec<&str> = d
+            .samples
+            .iter()
+            .filter_map(|s| s.retrieval.as_ref())
+            .map(|q| q.scope_prefix.as_str())
+            .filter(|p| !eval_datasets::retrieval::scope_is_safe(p))
+            .filter(|p| !confirmed.iter().any(|c| c == p))
+            .collect();
+        scopes.sort_unstable();
+        scopes.dedup();
+        for scope in scopes {
+            problems.push(format!(
+                "{}: ingest would delete every document under scope `{scope}` (outside `eval:`); `allow_custom_prefix` allows it, and no prompt is possible here: confirm with EVAL_DELETE_SCOPES={scope} (nothing was deleted)",
+                d.shown()
+            ));
+        }
+    }
+    problems
+}

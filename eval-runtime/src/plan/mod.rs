@@ -41,7 +41,7 @@ mod load;
 pub use crate::model::PlanError;
 pub use build::PlanBuilder;
 pub use eval_datasets::Subset;
-pub(crate) use load::{LoadedDataset, load, prepare};
+pub(crate) use load::{LoadedDataset, load, prepare, unconfirmed_scopes};
 
 /// What to evaluate. See the [module docs](self).
 #[derive(Debug, Clone)]

@@ -229,7 +229,8 @@ fn a_prefix_outside_eval_is_refused_unless_allowed() {
         "nothing deleted, nothing searched"
     );
 
-    // Allowed on purpose (harness builder): delete and ingest under prod:.
+    // Allowed in the declaration (harness builder), but not confirmed
+    // outside it: no prompt is possible here, so still refused.
     let agent = RetrieverAgent::new(retriever.clone())
         .base_dir(&dir)
         .loader(|_| Some("x".into()));
@@ -238,6 +239,34 @@ fn a_prefix_outside_eval_is_refused_unless_allowed() {
         .results_file(dir.join("r2.json"))
         .dataset("hand.json", METRICS)
         .allow_custom_prefix(true)
+        .agent(agent)
+        .evaluate(args());
+    assert_eq!(out.code, 2);
+    let error = out.error.unwrap().to_string();
+    assert!(
+        error.contains(
+            "hand.json: ingest would delete every document under scope `prod:hand:` (outside `eval:`); `allow_custom_prefix` allows it, and no prompt is possible here: confirm with EVAL_DELETE_SCOPES=prod:hand: (nothing was deleted)"
+        ),
+        "{error}"
+    );
+    assert!(retriever.calls().is_empty(), "nothing deleted");
+
+    // Confirmed by EVAL_DELETE_SCOPES naming the scope: delete and ingest
+    // under prod:.
+    let confirmed = eval_runtime::Config::from_vars(
+        |k| Ok((k == "EVAL_DELETE_SCOPES").then(|| "other:, prod:hand:".to_string())),
+        &["EVAL_DELETE_SCOPES".to_string()],
+    )
+    .unwrap();
+    let agent = RetrieverAgent::new(retriever.clone())
+        .base_dir(&dir)
+        .loader(|_| Some("x".into()));
+    let out = Harness::new()
+        .base_dir(&dir)
+        .results_file(dir.join("r2.json"))
+        .dataset("hand.json", METRICS)
+        .allow_custom_prefix(true)
+        .config(confirmed)
         .agent(agent)
         .evaluate(args());
     assert_eq!(
