@@ -316,8 +316,8 @@ pub static CATALOG: &[MetricInfo] = &[
         op: Op::AtLeast,
         default_threshold: 1.0,
         needs: &[],
-        options: &[],
-        summary: "runevals Citations: how many distinct citation markers ([1], [^1], 【1】) the answer has; a count, not 0..1",
+        options: &[("format", OptionKind::Str)],
+        summary: "runevals Citations: how many distinct citation markers the answer has, of `format`: oai_unicode (【1】, 【1†source】), bracket ([1]), markdown ([^1]) or mixed (any, the default); a count, not 0..1",
     },
     MetricInfo {
         name: "hit_at_k",

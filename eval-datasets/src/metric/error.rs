@@ -172,6 +172,11 @@ pub enum SpecErrorKind {
     /// `rubric` given both `rubric` and `rubric_file`.
     #[error("`rubric` takes `rubric` or `rubric_file`, not both")]
     RubricAndRubricFile,
+    /// `citations(format = "...")` names no known citation format.
+    #[error(
+        "`format = \"{0}\"` of `citations`: expected oai_unicode (【1】, 【1†source】), bracket ([1]), markdown ([^1]) or mixed (any of them)"
+    )]
+    UnknownCitationFormat(String),
     /// The list of specs is not well formed.
     #[error("{0}")]
     Syntax(SpecSyntaxError),

@@ -21,7 +21,9 @@ pub use catalog::{
 pub use error::{MetricSpecError, SpecErrorKind, SpecPart, SpecSyntaxError};
 pub use gate::{GateDecl, GateSpec, Stat, parse_gates, percentile};
 pub use parse::parse_specs;
-pub use spec::{DeclParts, MetricDecl, MetricKind, MetricSpec, OptionValue, Rating};
+pub use spec::{
+    CitationFormat, DeclParts, MetricDecl, MetricKind, MetricSpec, OptionValue, Rating,
+};
 
 /// Levenshtein distance (kept here for callers of `metric::edit_distance`;
 /// it lives in [`crate::suggest`]).

@@ -69,7 +69,10 @@ pub enum MetricKind {
     /// A runevals 1–5 rating: `relevance`, `coherence`, `groundedness`, `similarity`.
     Rating(Rating),
     /// See [`CATALOG`](super::CATALOG) `citations`.
-    Citations,
+    Citations {
+        /// Which markers count.
+        format: CitationFormat,
+    },
     /// A retrieval rank metric (`recall_at_k`, ...).
     Rank(RankMetric),
     /// See [`CATALOG`](super::CATALOG) `tool_called`.
@@ -93,6 +96,45 @@ pub enum MetricKind {
     ToolCallF1,
     /// What the engine measured of the sample: `latency_ms`, `ttft_ms`, `cost_usd`.
     Measured(Measure),
+}
+
+/// The citation markers `citations` counts (runevals' Citations
+/// `citation_format`, whose schema names these four).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum CitationFormat {
+    /// OpenAI's: `【1】`, `【1†source】`, `【1:2†source】` (runevals' default).
+    OaiUnicode,
+    /// `[1]`.
+    Bracket,
+    /// Markdown footnotes: `[^1]` (and `[^1^]`).
+    Markdown,
+    /// Any of them (`citations` written without `format`).
+    #[default]
+    Mixed,
+}
+
+impl CitationFormat {
+    /// `oai_unicode`, `bracket`, `markdown` or `mixed`.
+    pub fn parse(name: &str) -> Option<CitationFormat> {
+        Some(match name {
+            "oai_unicode" => CitationFormat::OaiUnicode,
+            "bracket" => CitationFormat::Bracket,
+            "markdown" => CitationFormat::Markdown,
+            "mixed" => CitationFormat::Mixed,
+            _ => return None,
+        })
+    }
+
+    /// Its name, as [`parse`](Self::parse) reads it.
+    pub fn name(self) -> &'static str {
+        match self {
+            CitationFormat::OaiUnicode => "oai_unicode",
+            CitationFormat::Bracket => "bracket",
+            CitationFormat::Markdown => "markdown",
+            CitationFormat::Mixed => "mixed",
+        }
+    }
 }
 
 /// The runevals 1–5 ratings.
@@ -205,6 +247,7 @@ impl MetricSpec {
         let mut case_sensitive = false;
         let mut pattern = None;
         let mut rubric_text = None;
+        let mut citation_format = CitationFormat::default();
         let mut rubric_file = None;
         let (mut parameters, mut ordering, mut exact, mut strict_order) =
             (false, false, false, true);
@@ -271,6 +314,14 @@ impl MetricSpec {
                     }
                     pattern = Some(s.to_string())
                 }
+                (OptionKind::Str, OptionValue::Str(s)) if *key == "format" => {
+                    citation_format = match CitationFormat::parse(s) {
+                        Some(f) => f,
+                        None => {
+                            return err(SpecErrorKind::UnknownCitationFormat(s.to_string()), part);
+                        }
+                    }
+                }
                 (OptionKind::Str, OptionValue::Str(s)) if *key == "rubric" => {
                     rubric_text = Some(s.to_string())
                 }
@@ -332,7 +383,9 @@ impl MetricSpec {
             "coherence" => MetricKind::Rating(Rating::Coherence),
             "groundedness" => MetricKind::Rating(Rating::Groundedness),
             "similarity" => MetricKind::Rating(Rating::Similarity),
-            "citations" => MetricKind::Citations,
+            "citations" => MetricKind::Citations {
+                format: citation_format,
+            },
             "hit_at_k" => MetricKind::Rank(RankMetric::Hit),
             "recall_at_k" => MetricKind::Rank(RankMetric::Recall),
             "precision_at_k" => MetricKind::Rank(RankMetric::Precision),
@@ -434,6 +487,12 @@ impl MetricSpec {
             MetricKind::ToolCallAccuracy {
                 strict_order: false,
             } => options.push(("strict_order".into(), OptionValue::Bool(false))),
+            MetricKind::Citations { format } if *format != CitationFormat::Mixed => {
+                options.push((
+                    "format".into(),
+                    OptionValue::Str(Cow::Borrowed(format.name())),
+                ));
+            }
             MetricKind::Rubric { text, file } => {
                 if let Some(t) = text {
                     options.push(("rubric".into(), OptionValue::Str(Cow::Owned(t.clone()))));

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::model::MetricError;
-use eval_datasets::metric::{MAX_REGEX_BYTES, MetricKind, MetricSpec};
+use eval_datasets::metric::{CitationFormat, MAX_REGEX_BYTES, MetricKind, MetricSpec};
 
 /// Scores one output against one expected answer. `Err` is a one-line reason
 /// the metric could not be computed (e.g. an invalid regex).
@@ -68,7 +68,7 @@ pub(crate) fn score(
             bool_score(re.is_match(output))
         }
         MetricKind::PartialMatch => token_f1(output, expected()?),
-        MetricKind::Citations => citations(output) as f64,
+        MetricKind::Citations { format } => citations(output, *format) as f64,
         _ => return Err(format!("`{}` cannot be scored by this version", spec.name).into()),
     })
 }
@@ -110,15 +110,24 @@ fn bool_score(b: bool) -> f64 {
     if b { 1.0 } else { 0.0 }
 }
 
-/// runevals' Citations: the number of distinct citation markers in the
-/// answer — `[1]`, `[^1]`, `[^1^]` and `【1】`/`【1†source】` — counted once
-/// per number.
-pub(crate) fn citations(output: &str) -> usize {
-    static MARKERS: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    let re = MARKERS.get_or_init(|| {
-        regex::Regex::new(r"\[\^?(\d{1,4})\^?\]|【(\d{1,4})(?:†[^】]*)?】")
-            .expect("a valid pattern")
-    });
+/// runevals' Citations: the number of distinct citation markers of
+/// `format` in the answer, counted once per number. The formats the runevals
+/// schema names: `oai_unicode` — OpenAI's `【1】`, `【1†source】`,
+/// `【1:2†source】`; `bracket` — `[1]`; `markdown` — footnotes `[^1]` (and
+/// `[^1^]`); `mixed` — any of them.
+pub(crate) fn citations(output: &str, format: CitationFormat) -> usize {
+    use std::sync::OnceLock;
+    static PATTERNS: [OnceLock<regex::Regex>; 4] = [const { OnceLock::new() }; 4];
+    let (slot, pattern) = match format {
+        CitationFormat::OaiUnicode => (0, r"【(\d{1,4})(?::\d{1,4})?(?:†[^】]*)?】"),
+        CitationFormat::Bracket => (1, r"\[(\d{1,4})\]"),
+        CitationFormat::Markdown => (2, r"\[\^(\d{1,4})\^?\]"),
+        _ => (
+            3,
+            r"\[\^?(\d{1,4})\^?\]|【(\d{1,4})(?::\d{1,4})?(?:†[^】]*)?】",
+        ),
+    };
+    let re = PATTERNS[slot].get_or_init(|| regex::Regex::new(pattern).expect("a valid pattern"));
     let mut seen: Vec<&str> = re
         .captures_iter(output)
         .filter_map(|c| c.get(1).or_else(|| c.get(2)))
@@ -370,9 +379,42 @@ mod tests {
         assert_eq!(score(&spec("regex"), "none", Some(r"\d+")), Ok(0.0));
         let e = score(&spec("regex"), "x", Some("(")).unwrap_err();
         assert!(e.to_string().contains("not a valid regex"), "{e}");
-        assert_eq!(
-            citations("See [1] and [2], also [1] and [^3] and 【4†doc】."),
-            4
+        // Each format counts its own markers, distinct numbers once; the
+        // same answer, four ways.
+        let answer = "See [1] and [2], also [1] and [^3] and 【4†doc】 and 【5:2†kb】 and 【4】.";
+        for (format, want) in [
+            (CitationFormat::Mixed, 5),
+            (CitationFormat::Bracket, 2),
+            (CitationFormat::Markdown, 1),
+            (CitationFormat::OaiUnicode, 2),
+        ] {
+            assert_eq!(citations(answer, format), want, "{format:?}");
+        }
+        // As runevals names them, through a spec.
+        let oai = MetricSpec::new(
+            "citations",
+            &[(
+                "format",
+                eval_datasets::metric::OptionValue::Str("oai_unicode".into()),
+            )],
+            None,
+        )
+        .unwrap();
+        assert_eq!(score(&oai, "[1] [2]", None), Ok(0.0));
+        assert_eq!(score(&oai, "【1†a】【2†b】", None), Ok(2.0));
+        let bad = MetricSpec::new(
+            "citations",
+            &[(
+                "format",
+                eval_datasets::metric::OptionValue::Str("inline".into()),
+            )],
+            None,
+        )
+        .unwrap_err();
+        assert!(
+            bad.to_string()
+                .contains("`format = \"inline\"` of `citations`: expected oai_unicode"),
+            "{bad}"
         );
         assert_eq!(score(&spec("citations"), "no sources", None), Ok(0.0));
         let e = score(&spec("contains"), "x", None).unwrap_err();

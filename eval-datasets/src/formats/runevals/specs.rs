@@ -70,9 +70,21 @@ pub fn specs(evaluators: &Map<String, Value>) -> Result<Vec<MetricSpec>, Evaluat
                 &[],
                 Some((Op::AtLeast, (threshold.unwrap_or(3.0) - 1.0) / 4.0)),
             ),
+            // The schema: `citation_format` oai_unicode (the default),
+            // bracket, markdown or mixed.
             "Citations" => MetricSpec::new(
                 "citations",
-                &[],
+                &[(
+                    "format",
+                    OptionValue::Str(
+                        options
+                            .get("citation_format")
+                            .and_then(Value::as_str)
+                            .unwrap_or("oai_unicode")
+                            .to_string()
+                            .into(),
+                    ),
+                )],
                 Some((Op::AtLeast, threshold.unwrap_or(1.0))),
             ),
             // Seed 003: ExactMatch passes when the answer contains the
