@@ -6,8 +6,8 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
+use eval_runtime::Services;
 use eval_runtime::calibrate::{Calibration, calibrate};
-use eval_runtime::{Config, Services};
 
 use crate::Failure;
 
@@ -39,7 +39,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<u8, Failure> {
-    let config = Config::global().map_err(|e| Failure::config(e.to_string()))?;
+    let config = crate::dotenv::settings(std::path::Path::new("."))?;
     if let Some(k) = args.min_kappa
         && !(-1.0..=1.0).contains(&k)
     {

@@ -161,6 +161,17 @@ pub struct Upgraded {
 /// array, `{prompts, expected_responses}`, or `items` without
 /// `schemaVersion`): what `evals evaluate` upgrades before it runs (seed
 /// 003). A file that does not parse is not one (its load reports it).
+/// Whether `file` is a runevals document (any version).
+pub fn is_runevals(file: &Path) -> bool {
+    ext(file) == "json"
+        && std::fs::read_to_string(file)
+            .ok()
+            .and_then(|text| {
+                serde_json::from_str::<serde_json::Value>(text.trim_start_matches('\u{feff}')).ok()
+            })
+            .is_some_and(|doc| runevals::shape(&doc).is_some())
+}
+
 pub fn is_legacy(file: &Path) -> bool {
     if ext(file) != "json" {
         return false;

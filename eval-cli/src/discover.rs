@@ -1,11 +1,51 @@
 //! runevals' file discovery (seed 003) and `evals init`.
 
+use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 
 use crate::Failure;
 
 /// Names looked for, in order, in `.` and then in `./evals/`.
 pub const CANDIDATES: &[&str] = &["prompts.json", "evals.json", "tests.json"];
+
+/// The first of [`CANDIDATES`] in `dir`, then in `dir/evals`; when there
+/// is none and a person is at a terminal, seed 003's offer: "Create a
+/// starter evals file with sample prompts? (Y/n)" — yes writes
+/// `evals/evals.json` (as `evals init`) and the run goes on with it.
+pub fn find_or_offer(dir: &Path) -> Result<PathBuf, Failure> {
+    let missing = match find(dir) {
+        Ok(path) => return Ok(path),
+        Err(missing) => missing,
+    };
+    if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
+        return Err(missing);
+    }
+    err!(
+        "⚠️  No prompts file found in current directory or ./evals/\n\nCreate a starter evals file with sample prompts? (Y/n): "
+    );
+    let mut answer = String::new();
+    if std::io::stdin().read_line(&mut answer).is_err() {
+        return Err(missing);
+    }
+    if !matches!(
+        answer.trim().to_ascii_lowercase().as_str(),
+        "" | "y" | "yes"
+    ) {
+        return Err(Failure::config(
+            "no evals file: none was created (`evals init` writes the starter when you want it)",
+        ));
+    }
+    let path = dir.join("evals").join("evals.json");
+    write_starter(&path)?;
+    errln!(
+        "created {}",
+        path.strip_prefix("./").unwrap_or(&path).display()
+    );
+    Ok(path
+        .strip_prefix("./")
+        .map(Path::to_path_buf)
+        .unwrap_or(path))
+}
 
 /// The first of [`CANDIDATES`] in `dir`, then in `dir/evals`.
 pub fn find(dir: &Path) -> Result<PathBuf, Failure> {
@@ -74,15 +114,20 @@ pub fn init(args: InitArgs) -> Result<u8, Failure> {
             path.display()
         )));
     }
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| Failure::config(format!("cannot create {}: {e}", dir.display())))?;
-    }
-    eval_datasets::files::write_atomically(path, STARTER.as_bytes())
-        .map_err(|e| Failure::config(format!("cannot write {}: {e}", path.display())))?;
+    write_starter(path)?;
     outln!(
         "wrote {}; run it with: evals evaluate --url http://127.0.0.1:8080",
         path.display()
     );
     Ok(0)
+}
+
+/// Writes the starter to `path` (its directory created), atomically.
+fn write_starter(path: &Path) -> Result<(), Failure> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Failure::config(format!("cannot create {}: {e}", dir.display())))?;
+    }
+    eval_datasets::files::write_atomically(path, STARTER.as_bytes())
+        .map_err(|e| Failure::config(format!("cannot write {}: {e}", path.display())))
 }

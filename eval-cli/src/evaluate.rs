@@ -182,15 +182,29 @@ pub struct AgentArgs {
 }
 
 pub fn run(args: Args) -> Result<u8, Failure> {
-    let config = Config::global().map_err(|e| Failure::config(e.to_string()))?;
+    let config = crate::dotenv::settings(std::path::Path::new("."))?;
     for w in config.warnings() {
         errln!("warning: {w}");
     }
+    let discovered = args.file.is_none() && args.prompts.is_empty();
     let file = match (&args.file, args.prompts.is_empty()) {
         (Some(f), _) => Some(f.clone()),
-        (None, true) => Some(discover::find(Path::new("."))?),
+        (None, true) => Some(discover::find_or_offer(Path::new("."))?),
         (None, false) => None,
     };
+    // Seed 003's flow (a discovered file, or a runevals document) keeps its
+    // reports under .evals/results/ unless told where.
+    let output = args.output.clone().or_else(|| {
+        let f = file.as_deref()?;
+        (discovered || crate::convert::is_runevals(f)).then(|| {
+            let stem = f
+                .file_stem()
+                .map_or("evals".into(), |s| s.to_string_lossy());
+            Path::new(".evals")
+                .join("results")
+                .join(format!("{stem}.json"))
+        })
+    });
     // Seed 003: a legacy runevals document is upgraded first (a backup
     // kept); an estimate changes nothing (legacy documents load as they are).
     if let Some(f) = file.as_deref().filter(|f| !is_manifest(f))
@@ -213,7 +227,7 @@ pub fn run(args: Args) -> Result<u8, Failure> {
     };
     // Where the run's end writes: the results file, the page beside it,
     // JUnit (the same end as the harness's and the attribute's).
-    if let Some(path) = &args.output {
+    if let Some(path) = &output {
         runner = runner.output(path);
     }
     if let Some(path) = &args.junit {

@@ -8,7 +8,6 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use eval_runtime::Config;
 use eval_runtime::generate::{
     Corpus, DEFAULT_BATCH, DEFAULT_CHUNK_WORDS, DEFAULT_SEED, Difficulty, GenerateError, Mix,
     MixError, Options, Outcome, OutputFormat, QueryType, generate_blocking, questions_of,
@@ -61,7 +60,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<u8, Failure> {
-    let config = Config::global().map_err(|e| Failure::config(e.to_string()))?;
+    let config = crate::dotenv::settings(std::path::Path::new("."))?;
     for w in config.warnings() {
         errln!("warning: {w}");
     }

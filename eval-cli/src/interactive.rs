@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use eval_datasets::append::{AppendError, Appender};
 use eval_datasets::{Sample, ToolCall};
-use eval_runtime::{Config, HttpAgent, Paint, Probe, Probed, Response};
+use eval_runtime::{HttpAgent, Paint, Probe, Probed, Response};
 use rustyline::error::ReadlineError;
 
 use crate::Failure;
@@ -59,7 +59,7 @@ const LOADED_TO_CHECK: u64 = 8 << 20;
 const MAX_INPUT_ERRORS: u32 = 3;
 
 pub fn run(args: Args) -> Result<u8, Failure> {
-    let config = Config::global().map_err(|e| Failure::config(e.to_string()))?;
+    let config = crate::dotenv::settings(std::path::Path::new("."))?;
     for w in config.warnings() {
         errln!("warning: {w}");
     }

@@ -17,6 +17,7 @@ mod out;
 mod calibrate;
 mod convert;
 mod discover;
+mod dotenv;
 mod evaluate;
 mod generate;
 mod interactive;

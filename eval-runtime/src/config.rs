@@ -225,24 +225,49 @@ const KNOWN: &[&str] = &[
     "EVAL_INCONCLUSIVE",
 ];
 
+/// The process's settings, once read.
+static GLOBAL: OnceLock<Result<Config, ConfigError>> = OnceLock::new();
+
 impl Config {
     /// The process's settings, read from the environment the first time and
     /// kept: later changes to the environment are not seen.
     pub fn global() -> Result<&'static Config, &'static ConfigError> {
-        static CONFIG: OnceLock<Result<Config, ConfigError>> = OnceLock::new();
-        CONFIG.get_or_init(Config::from_env).as_ref()
+        GLOBAL.get_or_init(Config::from_env).as_ref()
+    }
+
+    /// The process's settings as [`global`](Self::global) reads them, with
+    /// `files` (name, value) pairs for the variables the environment does
+    /// not set — a `.env.local` file's, say: the real environment wins. The
+    /// first call of either decides the process's settings.
+    pub fn global_with(
+        files: &[(String, String)],
+    ) -> Result<&'static Config, &'static ConfigError> {
+        GLOBAL.get_or_init(|| Config::from_env_and(files)).as_ref()
     }
 
     /// Reads the process environment now.
     pub fn from_env() -> Result<Config, ConfigError> {
-        let names: Vec<String> = std::env::vars_os()
+        Self::from_env_and(&[])
+    }
+
+    /// Reads the process environment now, `files` filling what it does
+    /// not set.
+    pub fn from_env_and(files: &[(String, String)]) -> Result<Config, ConfigError> {
+        let mut names: Vec<String> = std::env::vars_os()
             .filter_map(|(k, _)| k.into_string().ok())
+            .chain(files.iter().map(|(k, _)| k.clone()))
             .filter(|k| k.starts_with("EVAL_"))
             .collect();
+        names.sort_unstable();
+        names.dedup();
         Self::read(
             |name| match std::env::var(name) {
                 Ok(v) => Ok(Some(v)),
-                Err(std::env::VarError::NotPresent) => Ok(None),
+                Err(std::env::VarError::NotPresent) => Ok(files
+                    .iter()
+                    .rev()
+                    .find(|(k, _)| k == name)
+                    .map(|(_, v)| v.clone())),
                 Err(std::env::VarError::NotUnicode(v)) => Err(v.to_string_lossy().into_owned()),
             },
             &names,

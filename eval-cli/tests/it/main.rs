@@ -20,5 +20,6 @@ mod openai;
 mod paths;
 mod provenance;
 mod robustness;
+mod runevals_flow;
 mod summary;
 mod terminal;

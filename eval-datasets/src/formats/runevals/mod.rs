@@ -67,10 +67,12 @@ impl Adapter for Runevals {
             Shape::LegacyPair => element_offsets(doc.text, Some("prompts")),
         };
         let item_line = |i: usize| starts.get(i).map_or(1, |o| at(*o));
+        // Seed 003's starter templates say it at the top; the versioned
+        // schema under `metadata`.
         out.describe(
             doc.value
-                .get("metadata")
-                .and_then(|m| m.get("description"))
+                .get("description")
+                .or_else(|| doc.value.get("metadata").and_then(|m| m.get("description")))
                 .and_then(|d| d.as_str()),
         );
         match items(&doc.value, shape) {
