@@ -210,7 +210,7 @@ async fn generated(attack: &str, services: &Services) -> Result<Value, String> {
     // One question, the attack also among the questions to avoid.
     let mut options = Options::new(1);
     options.fresh = true;
-    options.types = Mix::parse("single_hop", QueryType::parse).map_err(|e| e.to_string())?;
+    options.types = Mix::parse("factual", QueryType::parse).map_err(|e| e.to_string())?;
     options.difficulty = Mix::parse("easy", Difficulty::parse).map_err(|e| e.to_string())?;
     options.against = vec![format!("What about {attack}?")];
     static RUN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);

@@ -26,16 +26,23 @@ pub struct Args {
     /// is continued up to --count (a backup is kept).
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: PathBuf,
-    /// Samples the output is to hold (those already in it count).
-    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    /// Samples the output is to hold (those already in it count); seed 002's
+    /// minimum is 10.
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(10..=100_000))]
     pub count: u64,
-    /// Query types and their weights, e.g. "single_hop=4,multi_hop=2,abstract=2,ambiguous=1,unanswerable=1,out_of_scope=1"
-    /// (the default, rounded). Types: single_hop, multi_hop, abstract, ambiguous, unanswerable, out_of_scope.
+    /// Query types and their weights (seed 002's vocabulary), e.g.
+    /// "factual=4,analytical=2,procedural=2,multi_hop=2,ambiguous=1,temporal=1,contradictory=1,unanswerable=1,out_of_scope=1"
+    /// (the default). Types: factual, analytical, procedural, multi_hop; edge cases: ambiguous,
+    /// temporal, contradictory, unanswerable, out_of_scope.
     #[arg(long, value_name = "MIX", conflicts_with = "types")]
     pub mix: Option<String>,
-    /// Query types in equal shares, e.g. "single_hop,multi_hop".
+    /// Query types in equal shares, e.g. "factual,procedural".
     #[arg(long, value_name = "TYPES")]
     pub types: Option<String>,
+    /// The knowledge domain (seed 002's `domain`, e.g. technical-docs),
+    /// written to each sample's `metadata.domain`.
+    #[arg(long, value_name = "DOMAIN")]
+    pub domain: Option<String>,
     /// Difficulties and their weights, e.g. "easy=1,medium=2,hard=1" (default: equal shares).
     #[arg(long, value_name = "MIX")]
     pub difficulty: Option<String>,
@@ -99,6 +106,7 @@ pub fn run(args: Args) -> Result<u8, Failure> {
         fresh: args.fresh,
         against: questions_of(&args.against, config.max_dataset_bytes).map_err(|e| failure(&e))?,
         max_file_bytes: config.max_dataset_bytes,
+        domain: args.domain.clone(),
     };
     errln!(
         "generating up to {} samples from {} ({} documents, {} chunks) with judge {}",

@@ -53,9 +53,9 @@ pub fn generated(system: &str, q: &Question) -> Result<Value, String> {
     let kind = task.trim_start_matches("generate/");
     let ask = |v: usize| -> String {
         match (kind, difficulty) {
-            ("single_hop", "easy") => format!("What is stated about {}?", topic(0, v, 3)),
-            ("single_hop", "medium") => format!("How would you describe {}?", topic(0, v, 3)),
-            ("single_hop", _) => format!(
+            ("factual", "easy") => format!("What is stated about {}?", topic(0, v, 3)),
+            ("factual", "medium") => format!("How would you describe {}?", topic(0, v, 3)),
+            ("factual", _) => format!(
                 "Why does {} matter for {}?",
                 topic(0, v, 2),
                 topic(0, v + 1, 2)
@@ -65,11 +65,24 @@ pub fn generated(system: &str, q: &Question) -> Result<Value, String> {
                 topic(0, v, 2),
                 topic(1, v, 2)
             ),
-            ("abstract", _) => format!(
-                "Summarise the common theme of {}, {} and {} ({difficulty}).",
+            ("analytical", _) => format!(
+                "Why do {}, {} and {} go together ({difficulty})?",
                 topic(0, v, 1),
                 topic(1, v, 1),
                 topic(2, v, 1)
+            ),
+            ("procedural", _) => format!(
+                "What are the steps to set up {} ({difficulty})?",
+                topic(0, v, 2)
+            ),
+            ("temporal", _) => format!(
+                "Since which version does {} apply ({difficulty})?",
+                topic(0, v, 2)
+            ),
+            ("contradictory", _) => format!(
+                "Do the documents agree on {} and {} ({difficulty})?",
+                topic(0, v, 2),
+                topic(1, v, 2)
             ),
             ("ambiguous", _) => format!(
                 "Which {} is meant by {} here?",
@@ -91,7 +104,16 @@ pub fn generated(system: &str, q: &Question) -> Result<Value, String> {
         .find(|q| !avoid.contains(&q.to_lowercase()))
         .unwrap_or_else(|| ask(8));
     let truth = match kind {
-        "multi_hop" | "abstract" => (0..passages.len()).map(lead).collect::<Vec<_>>().join(" "),
+        "multi_hop" | "analytical" => (0..passages.len()).map(lead).collect::<Vec<_>>().join(" "),
+        "contradictory" => format!(
+            "The documents differ on this: one says {} The other says {} The assistant should point out the conflict.",
+            lead(0),
+            lead(1)
+        ),
+        "temporal" => format!(
+            "The documents state it for the time or version they name: {}",
+            lead(0)
+        ),
         "ambiguous" => format!(
             "The question is ambiguous: the documents use these words in more than one sense. {} {} The assistant should ask which one is meant.",
             lead(0),

@@ -115,6 +115,8 @@ fn a_generated_dataset_has_every_field_and_passes_lint() {
             "golden.jsonl",
             "--count",
             "15",
+            "--domain",
+            "technical-docs",
             "--json",
         ],
         &[("EVAL_PRICES", prices.to_str().unwrap())],
@@ -152,6 +154,11 @@ fn a_generated_dataset_has_every_field_and_passes_lint() {
         let m = &r["metadata"];
         assert_eq!(m["synthetic"], true, "{r}");
         assert_eq!(m["generator_model"], MODEL);
+        assert_eq!(m["domain"], "technical-docs", "{r}");
+        assert_eq!(
+            m["confidence"], "medium",
+            "an LLM's answer, not reviewed: {r}"
+        );
         assert!(
             r["ground_truth"]
                 .as_str()
@@ -184,20 +191,33 @@ fn a_generated_dataset_has_every_field_and_passes_lint() {
             assert!(corpus.join(d).is_file(), "{d}");
         }
         let kind = m["query_type"].as_str().unwrap();
-        if kind == "multi_hop" {
+        if matches!(kind, "multi_hop" | "contradictory") {
             assert_eq!(docs.len(), 2, "across two documents: {r}");
         }
-        let edge = matches!(kind, "ambiguous" | "unanswerable" | "out_of_scope");
+        // Seed 002's edge cases, multi-hop among them.
+        let edge = matches!(
+            kind,
+            "multi_hop"
+                | "ambiguous"
+                | "temporal"
+                | "contradictory"
+                | "unanswerable"
+                | "out_of_scope"
+        );
         assert_eq!(m["edge_case"].as_str(), edge.then_some(kind), "{r}");
         types.insert(kind.to_string());
         difficulties.insert(m["difficulty"].as_str().unwrap().to_string());
     }
+    // Seed 002's vocabulary: its four query types and every edge case.
     let all = [
-        "abstract",
         "ambiguous",
+        "analytical",
+        "contradictory",
+        "factual",
         "multi_hop",
         "out_of_scope",
-        "single_hop",
+        "procedural",
+        "temporal",
         "unanswerable",
     ];
     assert_eq!(types, all.iter().map(|s| s.to_string()).collect());
@@ -381,7 +401,7 @@ fn near_duplicates_of_each_other_and_of_another_dataset_are_dropped() {
             "--count",
             "24",
             "--types",
-            "single_hop",
+            "factual",
             "--json",
         ],
         &[],
@@ -403,7 +423,7 @@ fn near_duplicates_of_each_other_and_of_another_dataset_are_dropped() {
             "--count",
             "10",
             "--types",
-            "single_hop",
+            "factual",
             "--against",
             "first.jsonl",
             "--json",
@@ -475,7 +495,7 @@ fn what_cannot_run_says_why() {
     let (code, _, stderr) = generate(
         &dir,
         &server.url(),
-        &[corpus, "-o", "g.jsonl", "--mix", "single_hop=2,nope=1"],
+        &[corpus, "-o", "g.jsonl", "--mix", "factual=2,nope=1"],
         &[],
     );
     assert_eq!(code, 2);
@@ -506,14 +526,24 @@ fn what_cannot_run_says_why() {
             "-o",
             "one.jsonl",
             "--types",
-            "single_hop",
+            "factual",
             "--count",
-            "2",
+            "10",
         ],
         &[],
     );
-    assert_eq!(code, 0, "{stderr}");
-    assert_eq!(records(&dir.join("one.jsonl")).len(), 2);
+    assert!(code <= 1, "{stderr}");
+    assert!(!records(&dir.join("one.jsonl")).is_empty());
+    // Seed 002's minimum size: fewer than 10 is refused before any call.
+    let (code, _, stderr) = generate(
+        &dir,
+        &server.url(),
+        &[corpus, "-o", "few.jsonl", "--count", "5"],
+        &[],
+    );
+    assert_eq!(code, 2);
+    assert!(stderr.contains("5 is not in 10..=100000"), "{stderr}");
+    assert!(!dir.join("few.jsonl").exists());
     // No judge configured.
     let out = evals_with(&dir, &["generate", corpus, "-o", "g.jsonl"], &[]);
     assert_eq!(common::code(&out), 2);

@@ -4,7 +4,7 @@
 //!
 //! ```json
 //! {"id": "gen-0001", "query": "...", "ground_truth": "...", "contexts": ["..."],
-//!  "source_docs": ["rag.md"], "metadata": {"query_type": "single_hop", "difficulty": "easy", ...}}
+//!  "source_docs": ["rag.md"], "metadata": {"query_type": "factual", "difficulty": "easy", ...}}
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -181,7 +181,7 @@ mod tests {
 
     fn record(i: usize) -> Record {
         let mut metadata = Map::new();
-        metadata.insert("query_type".into(), Value::from("single_hop"));
+        metadata.insert("query_type".into(), Value::from("factual"));
         metadata.insert("synthetic".into(), Value::from(true));
         Record {
             id: format!("gen-{i:04}"),

@@ -1,19 +1,28 @@
 //! What is generated: the query types, the difficulties, and the mix of
 //! each a run asks for.
 
-/// The kinds of question generated.
+/// The kinds of question generated: seed 002's query types (factual,
+/// analytical, procedural, multi-hop) and its edge cases (ambiguous,
+/// temporal, contradictory, unanswerable, out of scope).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum QueryType {
-    /// One specific fact of one passage (ragas' single-hop specific).
-    SingleHop,
+    /// Who, what, when, where: one specific fact of one passage (ragas'
+    /// single-hop specific).
+    Factual,
+    /// How, why, compare: an explanation or comparison of a theme several
+    /// passages share (ragas' multi-hop abstract).
+    Analytical,
+    /// How to, steps to: a procedure one passage describes.
+    Procedural,
     /// A concrete question needing passages of two documents (ragas'
     /// multi-hop specific).
     MultiHop,
-    /// An explanation or summary of a theme several passages share (ragas'
-    /// multi-hop abstract).
-    Abstract,
     /// Edge case: a question with several readings.
     Ambiguous,
+    /// Edge case: the answer depends on a time or a version.
+    Temporal,
+    /// Edge case: two documents give different answers.
+    Contradictory,
     /// Edge case: on the corpus's subject, but not answered by it.
     Unanswerable,
     /// Edge case: outside the corpus's domain.
@@ -22,11 +31,14 @@ pub enum QueryType {
 
 impl QueryType {
     /// Every type, in the order of the default mix.
-    pub const ALL: [QueryType; 6] = [
-        QueryType::SingleHop,
+    pub const ALL: [QueryType; 9] = [
+        QueryType::Factual,
+        QueryType::Analytical,
+        QueryType::Procedural,
         QueryType::MultiHop,
-        QueryType::Abstract,
         QueryType::Ambiguous,
+        QueryType::Temporal,
+        QueryType::Contradictory,
         QueryType::Unanswerable,
         QueryType::OutOfScope,
     ];
@@ -34,34 +46,36 @@ impl QueryType {
     /// Its name in `metadata.query_type` and in a mix.
     pub fn name(self) -> &'static str {
         match self {
-            QueryType::SingleHop => "single_hop",
+            QueryType::Factual => "factual",
+            QueryType::Analytical => "analytical",
+            QueryType::Procedural => "procedural",
             QueryType::MultiHop => "multi_hop",
-            QueryType::Abstract => "abstract",
             QueryType::Ambiguous => "ambiguous",
+            QueryType::Temporal => "temporal",
+            QueryType::Contradictory => "contradictory",
             QueryType::Unanswerable => "unanswerable",
             QueryType::OutOfScope => "out_of_scope",
         }
     }
 
-    /// The type `name` names (`-` and `_` alike; `factual` is single-hop,
-    /// `summary` abstract).
+    /// The type `name` names (`-` and `_` alike). The names of earlier
+    /// versions (ragas': `single_hop`, `abstract`) still read.
     pub fn parse(name: &str) -> Option<QueryType> {
         let n = name.trim().to_ascii_lowercase().replace('-', "_");
         match n.as_str() {
-            "factual" | "single" => Some(QueryType::SingleHop),
-            "multi" => Some(QueryType::MultiHop),
-            "summary" => Some(QueryType::Abstract),
+            "single_hop" | "single" => Some(QueryType::Factual),
+            "abstract" | "summary" => Some(QueryType::Analytical),
+            "multi" | "multihop" => Some(QueryType::MultiHop),
             _ => QueryType::ALL.into_iter().find(|t| t.name() == n),
         }
     }
 
-    /// Seed 002's edge-case category (`metadata.edge_case`), for the edge cases.
+    /// Seed 002's edge-case category (`metadata.edge_case`): its edge cases,
+    /// multi-hop among them.
     pub fn edge_case(self) -> Option<&'static str> {
         match self {
-            QueryType::Ambiguous => Some("ambiguous"),
-            QueryType::Unanswerable => Some("unanswerable"),
-            QueryType::OutOfScope => Some("out_of_scope"),
-            _ => None,
+            QueryType::Factual | QueryType::Analytical | QueryType::Procedural => None,
+            other => Some(other.name()),
         }
     }
 }
@@ -193,14 +207,17 @@ pub enum MixError {
 }
 
 impl Default for Mix<QueryType> {
-    /// 40% single-hop, 20% multi-hop, 20% abstract, and 20% edge cases
-    /// (ambiguous, unanswerable, out of scope alike).
+    /// Seed 002's four query types (factual twice the others) and every
+    /// edge case once: 10 of 15 ordinary questions, 5 edge cases.
     fn default() -> Self {
         Mix::new(vec![
-            (QueryType::SingleHop, 6.0),
-            (QueryType::MultiHop, 3.0),
-            (QueryType::Abstract, 3.0),
+            (QueryType::Factual, 4.0),
+            (QueryType::Analytical, 2.0),
+            (QueryType::Procedural, 2.0),
+            (QueryType::MultiHop, 2.0),
             (QueryType::Ambiguous, 1.0),
+            (QueryType::Temporal, 1.0),
+            (QueryType::Contradictory, 1.0),
             (QueryType::Unanswerable, 1.0),
             (QueryType::OutOfScope, 1.0),
         ])
@@ -220,20 +237,30 @@ mod tests {
 
     #[test]
     fn mixes_parse_weights_or_names() {
-        let m = Mix::parse("single_hop=3, multi-hop:1,out_of_scope", QueryType::parse).unwrap();
+        let m = Mix::parse("factual=3, multi-hop:1,out_of_scope", QueryType::parse).unwrap();
         assert_eq!(
             m.weights(),
             &[
-                (QueryType::SingleHop, 3.0),
+                (QueryType::Factual, 3.0),
                 (QueryType::MultiHop, 1.0),
                 (QueryType::OutOfScope, 1.0)
             ]
         );
+        // Seed 002's names, and the earlier (ragas') ones still read.
         assert_eq!(
-            Mix::parse("factual,summary", QueryType::parse)
-                .unwrap()
-                .weights(),
-            &[(QueryType::SingleHop, 1.0), (QueryType::Abstract, 1.0)]
+            Mix::parse(
+                "single_hop,abstract,procedural,temporal,contradictory",
+                QueryType::parse
+            )
+            .unwrap()
+            .weights(),
+            &[
+                (QueryType::Factual, 1.0),
+                (QueryType::Analytical, 1.0),
+                (QueryType::Procedural, 1.0),
+                (QueryType::Temporal, 1.0),
+                (QueryType::Contradictory, 1.0)
+            ]
         );
         assert!(
             Mix::parse("single_hop=x", QueryType::parse)

@@ -5,14 +5,16 @@
 //! documents, cut into chunks) and a [`Judge`], [`generate`] writes a
 //! golden dataset (seed 002's schema, JSONL or CSV) of `count` samples:
 //!
-//! * **query types** ([`QueryType`]): single-hop factual, multi-hop across
-//!   documents, abstract/summary, and seed 002's edge cases (ambiguous,
-//!   unanswerable, out of scope), in the proportions of a [`Mix`];
+//! * **query types** ([`QueryType`]), seed 002's: factual, analytical,
+//!   procedural, multi-hop across documents, and its edge cases (ambiguous,
+//!   temporal, contradictory, unanswerable, out of scope), in the
+//!   proportions of a [`Mix`];
 //! * **difficulties** ([`Difficulty`]) easy, medium, hard, in their own mix;
 //! * each sample carries `ground_truth`, the `contexts` it was written from,
 //!   their `source_docs`, and metadata: `query_type`, `difficulty`,
-//!   `edge_case`, `synthetic: true`, `generator_model`, `annotator: "llm"`
-//!   (a person validates it, seed 002's "LLM-assisted"), `created_at`;
+//!   `edge_case`, `domain` (when given), `synthetic: true`,
+//!   `generator_model`, `annotator: "llm"` (a person validates it, seed
+//!   002's "LLM-assisted"), `confidence: "medium"`, `created_at`;
 //! * passages are drawn from a seed: the same corpus, seed and options ask
 //!   the same questions;
 //! * a candidate that is a duplicate or near-duplicate (the measure `evals
@@ -81,6 +83,9 @@ pub struct Options {
     pub against: Vec<String>,
     /// The largest file read (an existing output; `EVAL_MAX_DATASET_BYTES`).
     pub max_file_bytes: u64,
+    /// Seed 002's knowledge domain (`technical-docs`), written to each
+    /// sample's `metadata.domain`.
+    pub domain: Option<String>,
 }
 
 impl Options {
@@ -95,6 +100,7 @@ impl Options {
             fresh: false,
             against: Vec::new(),
             max_file_bytes: eval_datasets::files::DEFAULT_MAX_DATASET_BYTES,
+            domain: None,
         }
     }
 }
@@ -354,7 +360,12 @@ pub async fn generate(
     }
     let two_docs = QueryType::ALL
         .into_iter()
-        .filter(|t| matches!(t, QueryType::MultiHop | QueryType::Ambiguous))
+        .filter(|t| {
+            matches!(
+                t,
+                QueryType::MultiHop | QueryType::Ambiguous | QueryType::Contradictory
+            )
+        })
         .find(|t| options.types.weights().iter().any(|(k, _)| k == t));
     let documents: std::collections::BTreeSet<&str> =
         corpus.chunks.iter().map(|c| c.doc.as_str()).collect();
@@ -470,7 +481,7 @@ pub async fn generate(
                 continue;
             }
             seen.push(candidate);
-            records.push(record(
+            let mut r = record(
                 &mut next_id,
                 &ask,
                 query,
@@ -478,7 +489,12 @@ pub async fn generate(
                 judge.model(),
                 &created_at,
                 &records,
-            ));
+            );
+            if let Some(domain) = &options.domain {
+                r.metadata
+                    .insert("domain".into(), Value::from(domain.clone()));
+            }
+            records.push(r);
             outcome.added += 1;
         }
         outcome.total = records.len();
@@ -580,6 +596,9 @@ fn record(
     metadata.insert("synthetic".into(), Value::Bool(true));
     metadata.insert("generator_model".into(), Value::from(model));
     metadata.insert("annotator".into(), Value::from("llm"));
+    // Seed 002's confidence levels: an LLM's answer, not yet reviewed by
+    // a person, is medium.
+    metadata.insert("confidence".into(), Value::from("medium"));
     metadata.insert("created_at".into(), Value::from(created_at));
     metadata.insert("version".into(), Value::from(1));
     Record {

@@ -14,12 +14,14 @@
 //!   documents become nodes of a graph linked by shared entities and
 //!   keyphrases; *query synthesizers* then write a question from a scenario
 //!   of one node or of linked nodes. Its *single-hop specific* synthesizer
-//!   asks about one concrete fact of one node — our `single_hop`; its
+//!   asks about one concrete fact of one node — our `factual`; its
 //!   *multi-hop specific* synthesizer asks a concrete question that needs
 //!   two linked nodes — our `multi_hop` (passages from different documents
 //!   that share content words, see [`super::Chunk::shared`]); its *multi-hop
 //!   abstract* synthesizer asks for an interpretation or summary of a theme
-//!   several nodes share — our `abstract`.
+//!   several nodes share — our `analytical`. Seed 002's `procedural`
+//!   type and its `temporal` and `contradictory` edge cases have no ragas
+//!   synthesizer; their prompts follow the same shape.
 //! * **deepeval's `Synthesizer`** writes a plain question from contexts and
 //!   then *evolves* it (reasoning, multi-context, concretizing, constrained,
 //!   comparative, hypothetical, in-breadth) to make it harder: our `hard`
@@ -37,7 +39,7 @@ use crate::services::JudgePrompt;
 
 /// Version of the prompts, part of the judge cache's key: a changed prompt
 /// never reuses an old answer.
-pub const PROMPT_VERSION: u32 = 2;
+pub const PROMPT_VERSION: u32 = 3;
 
 /// The cache and `TASK` name of a query type's prompt.
 pub(crate) fn task(kind: QueryType) -> String {
@@ -48,17 +50,26 @@ const REPLY: &str = "Reply with JSON only, exactly this object: {\"query\": \"th
 
 fn instructions(kind: QueryType) -> &'static str {
     match kind {
-        QueryType::SingleHop => {
-            "Write one question about a specific fact stated in passage 1, one that passage 1 alone answers. The reference answer gives that fact completely, in one or two sentences, using only what the passage says."
+        QueryType::Factual => {
+            "Write one factual question (who, what, when, where) about a specific fact stated in passage 1, one that passage 1 alone answers. The reference answer gives that fact completely, in one or two sentences, using only what the passage says."
+        }
+        QueryType::Analytical => {
+            "Write one analytical question (how, why, or a comparison) that asks to explain or compare what these passages share: not the lookup of a single fact. The reference answer is an explanation of two to four sentences drawn only from the passages."
+        }
+        QueryType::Procedural => {
+            "Write one procedural question (how to, the steps to) about a task passage 1 describes how to do. The reference answer gives the steps in order, as passage 1 states them, using only what it says."
         }
         QueryType::MultiHop => {
             "The passages come from different documents that share a subject. Write one question whose answer needs facts from passage 1 AND passage 2: neither passage alone is enough. The reference answer combines the facts of both passages, using only what they say."
         }
-        QueryType::Abstract => {
-            "Write one question that asks to explain, compare or summarise the theme these passages share: an abstract question, not the lookup of a single fact. The reference answer is a summary of two to four sentences drawn only from the passages."
-        }
         QueryType::Ambiguous => {
             "Write one question a user might ask that these passages leave ambiguous: it has at least two reasonable readings (a term used in more than one sense, a missing qualifier such as which system or which step). The reference answer says the question is ambiguous, names the readings and what the passages say for each: the right behaviour is to ask which one is meant, or to answer each."
+        }
+        QueryType::Temporal => {
+            "Write one question whose answer depends on a time, date or version that passage 1 states (since when, until when, in which version, what is current). The reference answer gives the answer together with the time or version it holds for, as passage 1 says it."
+        }
+        QueryType::Contradictory => {
+            "The passages come from different documents. Write one question on a point where they give different information (a different number, date, limit or rule for the same thing). The reference answer states what each passage says, says that they disagree, and that a faithful assistant should point out the conflict rather than pick one silently. If the passages do not disagree anywhere, write a question whose answer needs both and say in the reference answer which passage states what."
         }
         QueryType::Unanswerable => {
             "Write one question on the subject of these passages that they do NOT answer (a number, date, name or detail they never give), so a faithful assistant must say it cannot find the answer. The reference answer says the documents do not contain the answer, and states what they do say on the subject."

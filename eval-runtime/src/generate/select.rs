@@ -132,8 +132,12 @@ impl<'a> Picker<'a> {
         let first = self.primary();
         let chunks = &self.corpus.chunks;
         let picked: Vec<usize> = match kind {
-            QueryType::SingleHop | QueryType::Unanswerable | QueryType::OutOfScope => vec![first],
-            QueryType::MultiHop | QueryType::Ambiguous => {
+            QueryType::Factual
+            | QueryType::Procedural
+            | QueryType::Temporal
+            | QueryType::Unanswerable
+            | QueryType::OutOfScope => vec![first],
+            QueryType::MultiHop | QueryType::Ambiguous | QueryType::Contradictory => {
                 let other = self.related(first, 1, true, &[]);
                 if other.is_empty() {
                     return Err(GenerateError::OneDocument {
@@ -143,7 +147,7 @@ impl<'a> Picker<'a> {
                 }
                 std::iter::once(first).chain(other).collect()
             }
-            QueryType::Abstract => {
+            QueryType::Analytical => {
                 // A theme: the chunk and the two most related to it, any document.
                 std::iter::once(first)
                     .chain(self.related(first, 2, false, &[]))
@@ -173,22 +177,22 @@ mod tests {
 
     #[test]
     fn fill_follows_the_mix_counting_what_exists() {
-        let mix = Mix::parse("single_hop=2,multi_hop=1,abstract=1", QueryType::parse).unwrap();
+        let mix = Mix::parse("factual=2,multi_hop=1,analytical=1", QueryType::parse).unwrap();
         let all = fill(&mix, 8, &BTreeMap::new(), 8);
         let count = |v: &[QueryType], t| v.iter().filter(|x| **x == t).count();
-        assert_eq!(count(&all, QueryType::SingleHop), 4);
+        assert_eq!(count(&all, QueryType::Factual), 4);
         assert_eq!(count(&all, QueryType::MultiHop), 2);
-        assert_eq!(count(&all, QueryType::Abstract), 2);
+        assert_eq!(count(&all, QueryType::Analytical), 2);
         // 3 single-hop made already: the rest of the 8 is 1 single-hop, 2 and 2.
-        let have = BTreeMap::from([(QueryType::SingleHop, 3)]);
+        let have = BTreeMap::from([(QueryType::Factual, 3)]);
         let rest = fill(&mix, 8, &have, 5);
-        assert_eq!(count(&rest, QueryType::SingleHop), 1);
+        assert_eq!(count(&rest, QueryType::Factual), 1);
         assert_eq!(count(&rest, QueryType::MultiHop), 2);
         // More made of one type than its share: the others still get theirs.
-        let have = BTreeMap::from([(QueryType::SingleHop, 7)]);
+        let have = BTreeMap::from([(QueryType::Factual, 7)]);
         let rest = fill(&mix, 8, &have, 1);
         assert_eq!(rest.len(), 1);
-        assert_ne!(rest[0], QueryType::SingleHop);
+        assert_ne!(rest[0], QueryType::Factual);
     }
 
     #[test]
@@ -225,7 +229,7 @@ mod tests {
         // The first six primaries visit every chunk once.
         let mut p = Picker::new(&corpus, 1);
         let mut firsts: Vec<String> = (0..6)
-            .map(|_| p.passages(QueryType::SingleHop).unwrap()[0].doc.clone())
+            .map(|_| p.passages(QueryType::Factual).unwrap()[0].doc.clone())
             .collect();
         firsts.sort();
         firsts.dedup();
