@@ -16,6 +16,7 @@ use clap::{Parser, Subcommand};
 mod out;
 mod calibrate;
 mod convert;
+mod create;
 mod discover;
 mod dotenv;
 mod evaluate;
@@ -46,6 +47,8 @@ enum Command {
     Interactive(Box<interactive::Args>),
     /// Write a starter `evals/evals.json` (runevals format).
     Init(discover::InitArgs),
+    /// Create a golden evaluation dataset, seed 002's seven steps (asked on a terminal, or given as flags): scope, queries, ground truth, contexts, edge cases, validation, LangSmith upload.
+    Create(Box<create::Args>),
     /// Check datasets for quality problems (seed 002's checks and codes).
     Lint(lint::Args),
     /// Counts, distributions and lint findings of a dataset (`--write`: `<dataset>-stats.json` beside it).
@@ -90,6 +93,7 @@ fn main() -> ExitCode {
         Command::Evaluate(args) => evaluate::run(*args),
         Command::Interactive(args) => interactive::run(*args),
         Command::Init(args) => discover::init(args),
+        Command::Create(args) => create::run(*args),
         Command::Lint(args) => lint::run(args),
         Command::Stats(args) => stats::run(args),
         Command::Guide(args) => stats::guide(args),

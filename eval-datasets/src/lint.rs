@@ -8,7 +8,7 @@
 //! | `DATASET_TOO_SMALL` | error | fewer than 10 samples (seed 002's minimum) |
 //! | `MISSING_GROUND_TRUTH` | error | a sample has no expected answer |
 //! | `DUPLICATE_QUERIES` | error | two inputs equal after normalising case, spaces and punctuation |
-//! | `DUPLICATE_QUERIES` | warning | near-duplicates: word-set Jaccard similarity ≥ 0.8 (inputs of 4+ words) |
+//! | `DUPLICATE_QUERIES` | warning | near-duplicates (inputs of 4+ distinct words): word-set Jaccard similarity ≥ 0.8, or the words in order one word apart: a function word inserted or deleted, two function words swapped (`do`/`can`, `a`/`the`, `my`/`your`; not `did`/`will` or `was`/`is`), or a word and its plural swapped (`password`/`passwords`); see [`crate::similarity`] |
 //! | `MISSING_CONTEXT` | warning | a sample has neither `context` nor `reference_contexts` |
 //! | `SHORT_ANSWER` | warning | an expected answer of fewer than 10 words |
 //! | `MISSING_SOURCE_DOCS` | warning | in a file that uses `source_docs`, a sample without them |
@@ -18,6 +18,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
+use crate::similarity::{Query, same_question};
 use crate::{DatasetError, Sample};
 
 /// Minimum samples (seed 002).
@@ -78,9 +79,14 @@ pub fn rules() -> Vec<Rule> {
             "error / warning",
             format!(
                 "two inputs are equal after normalising case, spaces and punctuation (error); \
-                 their word sets have a Jaccard similarity of {NEAR_DUPLICATE} or more, inputs of \
-                 {NEAR_DUPLICATE_MIN_WORDS}+ distinct words, files of up to {NEAR_DUPLICATE_LIMIT} \
-                 samples (warning)"
+                 near-duplicates, inputs of {NEAR_DUPLICATE_MIN_WORDS}+ distinct words, files of \
+                 up to {NEAR_DUPLICATE_LIMIT} samples (warning): their word sets have a Jaccard \
+                 similarity of {NEAR_DUPLICATE} or more, or their words in order are one word \
+                 apart where the word inserted or deleted is a function word, or the two words \
+                 swapped are function words (`do`/`can`, `a`/`the`, `my`/`your`; not `did`/`will` \
+                 or `was`/`is`) or a word and its plural (`password`/`passwords`); function words \
+                 are auxiliaries, articles, `I`/`me`/`my`/`we`/`us`/`our`/`you`/`your` and \
+                 fillers like `please`, `quickly`, `just`"
             ),
         ),
         rule(
@@ -278,25 +284,24 @@ pub fn lint_samples(file: &str, samples: &[Sample]) -> Vec<Finding> {
             ),
         );
     } else {
-        let sets: Vec<Vec<&str>> = norm.iter().map(|n| word_set(n)).collect();
+        // `same_question`'s near-duplicates (exact ones were reported above).
+        let queries: Vec<Query> = samples
+            .iter()
+            .map(|s| Query::new(&s.input.display_text()))
+            .collect();
         for i in 0..samples.len() {
-            if sets[i].len() < NEAR_DUPLICATE_MIN_WORDS {
+            if queries[i].words().len() < NEAR_DUPLICATE_MIN_WORDS {
                 continue;
             }
             for j in 0..i {
-                if norm[i] == norm[j] || sets[j].len() < NEAR_DUPLICATE_MIN_WORDS {
-                    continue;
-                }
-                let sim = jaccard(&sets[i], &sets[j]);
-                if sim >= NEAR_DUPLICATE {
+                if let Some(why) = same_question(&queries[j], &queries[i])
+                    && why.is_near()
+                {
                     push(
                         samples[i].source.line,
                         Severity::Warning,
                         "DUPLICATE_QUERIES",
-                        format!(
-                            "near-duplicate of line {} (word overlap {:.2})",
-                            samples[j].source.line, sim
-                        ),
+                        format!("near-duplicate of line {} ({why})", samples[j].source.line),
                     );
                     break;
                 }

@@ -131,6 +131,12 @@ pub struct Config {
     /// documents ingest may delete (with `allow_custom_prefix`): the
     /// confirmation the attribute and the harness cannot ask for.
     pub delete_scopes: Vec<String>,
+    /// `LANGSMITH_API_KEY`: `evals create` uploads the dataset it makes to
+    /// LangSmith when set.
+    pub langsmith_api_key: Option<Secret>,
+    /// `LANGSMITH_ENDPOINT`: LangSmith's API (default
+    /// `https://api.smith.langchain.com`).
+    pub langsmith_endpoint: Option<String>,
     /// `EVAL_AGENT_CASSETTE_MODE`: `record` or `replay` (the default: a
     /// cassette never calls the agent unless told to record).
     pub agent_cassette_mode: crate::model::CassetteMode,
@@ -319,6 +325,8 @@ impl Config {
             .filter(|p| !p.trim().is_empty())
             .map(PathBuf::from);
         let html = get("EVAL_HTML", false);
+        let langsmith_api_key = get("LANGSMITH_API_KEY", true).map(Secret::new);
+        let langsmith_endpoint = get("LANGSMITH_ENDPOINT", false);
         let delete_scopes: Vec<String> = get("EVAL_DELETE_SCOPES", false)
             .map(|v| {
                 v.split(',')
@@ -589,6 +597,8 @@ impl Config {
             junit,
             html,
             delete_scopes,
+            langsmith_api_key,
+            langsmith_endpoint,
             agent_cassette_mode,
             results_dir,
             cache,

@@ -6,6 +6,7 @@ mod common;
 
 mod browser;
 mod calibrate;
+mod create;
 mod datasets;
 mod docs;
 mod docs_agent;

@@ -523,7 +523,8 @@ fn checklist_section(g: &mut String, name: &str, stats: &DatasetStats) {
             .to_string(),
         format!(
             "**No duplicates.** The input is not the same as, nor a rewording of, another \
-             (`DUPLICATE_QUERIES` warns at a word overlap of {NEAR_DUPLICATE} or more)."
+             (`DUPLICATE_QUERIES` warns at a word overlap of {NEAR_DUPLICATE} or more, and \
+             when two inputs differ in one function word only: `do`/`can`, `a`/`the`)."
         ),
         format!(
             "**Balance and size.** No query type, difficulty or category holds more than {} of \

@@ -12,6 +12,8 @@ mod endpoint;
 #[path = "endpoint_off.rs"]
 mod endpoint;
 mod judge;
+#[cfg(feature = "http")]
+mod langsmith;
 mod prompt;
 
 pub use crate::config::{Price, PriceError, PriceTable, Pricing};
@@ -21,6 +23,8 @@ pub(crate) use dry::{DryRun, Tokenizer};
 pub use embed::{Embedder, cosine};
 pub use endpoint::{ServiceError, Usage};
 pub use judge::{Answer, AnswerProblem, DEFAULT_SEED, Judge, MAX_REASKS};
+#[cfg(feature = "http")]
+pub use langsmith::{DEFAULT_ENDPOINT as LANGSMITH_ENDPOINT, LangSmith, UploadError, Uploaded};
 pub use prompt::{DataBlock, JudgePrompt, PromptError, Rendered};
 
 use crate::config::Config;

@@ -1,0 +1,1017 @@
+//! `evals create`: seed 002's "Create Evaluation Dataset", its seven steps
+//! walked on a terminal, every answer also a flag (for scripts, and to skip
+//! a question): scope (domain, query types, size), sample queries (typed,
+//! a `.txt`/`.jsonl`/`.csv` file, production traces, synthetic generation
+//! from a corpus, or several), ground truth (a file merged by id or query,
+//! the traces' outputs, the judge model's, or typed), contexts, edge cases,
+//! validation (`evals lint`'s checks, safe fixes on request) and approval.
+//! It writes the bundle — `{domain}-eval-dataset-v{n}.jsonl` and `.csv`
+//! (the golden schema, `metadata.domain` and `confidence` on every pair),
+//! `{domain}-annotation-guide.md`, `{domain}-dataset-stats.json` — and,
+//! with `LANGSMITH_API_KEY`, uploads it to LangSmith
+//! (`LANGSMITH_UPLOAD_FAILED` on failure, the files kept).
+
+use std::io::{BufRead as _, IsTerminal as _};
+use std::path::{Path, PathBuf};
+
+use eval_datasets::similarity::{Query, same_question};
+use eval_datasets::{Dataset, Sample};
+use eval_runtime::Config;
+use eval_runtime::generate::{Corpus, Mix, Options, QueryType, generate_blocking};
+use eval_runtime::profile::{self, DatasetStats};
+use eval_runtime::services::{Judge, LANGSMITH_ENDPOINT, LangSmith};
+use serde_json::{Map, Value, json};
+
+use crate::Failure;
+
+/// Flags of `evals create` (each answers one question of the walk).
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Step 1: the knowledge domain (e.g. technical-docs): names the files.
+    #[arg(long)]
+    pub domain: Option<String>,
+    /// Step 1: query types, comma-separated: factual, analytical,
+    /// procedural, multi_hop, or mixed (all four).
+    #[arg(long)]
+    pub types: Option<String>,
+    /// Step 1: target number of QA pairs (at least 10).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(10..=100_000))]
+    pub size: Option<u64>,
+    /// Step 2: sample queries: a .txt file (one query per line), or a
+    /// .jsonl/.csv dataset.
+    #[arg(long, value_name = "FILE")]
+    pub queries: Option<PathBuf>,
+    /// Step 3: ground truth to merge into the queries (.jsonl/.csv: `query`
+    /// or `id`, `ground_truth`, `contexts`, `source_docs`).
+    #[arg(long = "ground-truth", value_name = "FILE")]
+    pub ground_truth: Option<PathBuf>,
+    /// Step 2: production traces (.jsonl/.csv, e.g. a LangSmith run
+    /// export: `inputs`/`outputs`, or `input`/`output` columns).
+    #[arg(long, value_name = "FILE")]
+    pub traces: Option<PathBuf>,
+    /// Step 2: a document corpus to generate queries (and answers) from,
+    /// with the judge model (as `evals generate`).
+    #[arg(long, value_name = "DIR")]
+    pub corpus: Option<PathBuf>,
+    /// Step 3: how ground truth is made: manual, expert, document or llm.
+    #[arg(long)]
+    pub strategy: Option<String>,
+    /// Step 4: how the source documents are organised: single,
+    /// collections or hierarchical.
+    #[arg(long)]
+    pub organisation: Option<String>,
+    /// Step 5: edge cases to cover, comma-separated: unanswerable,
+    /// ambiguous, multi_hop, temporal, contradictory, out_of_scope (or none).
+    #[arg(long = "edge-cases")]
+    pub edge_cases: Option<String>,
+    /// Step 6: fix what can be fixed safely (repeated queries dropped,
+    /// whitespace trimmed) without asking.
+    #[arg(long)]
+    pub fix: bool,
+    /// Step 6: approve the dataset without asking.
+    #[arg(long)]
+    pub yes: bool,
+    /// Where the files are written.
+    #[arg(long, value_name = "DIR", default_value = "data/eval")]
+    pub out_dir: PathBuf,
+    /// Step 7: the LangSmith dataset's description.
+    #[arg(long)]
+    pub description: Option<String>,
+    /// Step 7: do not upload, even with LANGSMITH_API_KEY set.
+    #[arg(long)]
+    pub no_upload: bool,
+}
+
+/// The four query types of step 1 and the six edge cases of step 5.
+const TYPES: [&str; 4] = ["factual", "analytical", "procedural", "multi_hop"];
+const EDGE_CASES: [&str; 6] = [
+    "unanswerable",
+    "ambiguous",
+    "multi_hop",
+    "temporal",
+    "contradictory",
+    "out_of_scope",
+];
+
+/// Asks on a terminal; elsewhere every question must have come as a flag.
+struct Ask {
+    terminal: bool,
+}
+
+impl Ask {
+    fn new() -> Ask {
+        Ask {
+            terminal: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
+        }
+    }
+
+    /// `prompt` shown, one line read (trimmed); `None` without a terminal
+    /// or at the end of input.
+    fn line(&self, prompt: &str) -> Option<String> {
+        if !self.terminal {
+            return None;
+        }
+        err!("{prompt}");
+        let mut answer = String::new();
+        match std::io::stdin().lock().read_line(&mut answer) {
+            Ok(0) | Err(_) => None,
+            Ok(_) => Some(answer.trim().to_string()),
+        }
+    }
+
+    /// A flag's value, else the answer to `prompt`, else why it is needed.
+    fn value(&self, flag: &Option<String>, prompt: &str, name: &str) -> Result<String, Failure> {
+        if let Some(v) = flag {
+            return Ok(v.clone());
+        }
+        self.line(prompt).ok_or_else(|| {
+            Failure::config(format!(
+                "{name} is needed: give --{name} (no terminal to ask)"
+            ))
+        })
+    }
+
+    fn yes(&self, prompt: &str) -> bool {
+        self.line(prompt)
+            .is_some_and(|a| matches!(a.to_ascii_lowercase().as_str(), "y" | "yes"))
+    }
+}
+
+/// One QA pair of the golden schema being made.
+#[derive(Debug, Clone)]
+struct Pair {
+    query: String,
+    ground_truth: Option<String>,
+    contexts: Vec<String>,
+    source_docs: Vec<String>,
+    metadata: Map<String, Value>,
+}
+
+pub fn run(args: Args) -> Result<u8, Failure> {
+    let config = crate::dotenv::settings(Path::new("."))?;
+    let ask = Ask::new();
+
+    // Step 1: scope.
+    let domain = ask.value(
+        &args.domain,
+        "1. What is the knowledge domain for this evaluation?\n   Examples: \"technical-documentation\", \"customer-support\", \"legal-contracts\", \"medical-research\"\n\n   Domain: ",
+        "domain",
+    )?;
+    let slug = eval_datasets::naming::slug(&domain, 60).replace('_', "-");
+    if slug.is_empty() {
+        return Err(Failure::config(format!(
+            "domain `{domain}`: name it with letters or digits (it names the files)"
+        )));
+    }
+    let types = parse_types(&ask.value(
+        &args.types,
+        "2. What type of queries does your RAG pipeline handle?\n   [1] Factual questions (Who, What, When, Where)\n   [2] Analytical questions (How, Why, Compare)\n   [3] Procedural questions (How to, Steps to)\n   [4] Multi-hop reasoning (requires combining multiple sources)\n   [5] Mixed (all of the above)\n\n   Select types (comma-separated): ",
+        "types",
+    )?)?;
+    let size = match args.size {
+        Some(n) => n as usize,
+        None => size_choice(&ask.value(
+            &None,
+            "3. What is the target dataset size?\n   [1] Small   (10-25 pairs)  - Quick validation\n   [2] Medium  (50-100 pairs) - Standard evaluation (recommended)\n   [3] Large   (100-200 pairs) - Comprehensive benchmark\n   [4] Custom  (specify number)\n\n   Your choice? [1/2/3/4]: ",
+            "size",
+        )?, &ask)?,
+    };
+
+    // Step 2: sample queries.
+    let mut sources = Sources {
+        queries: args.queries.clone(),
+        traces: args.traces.clone(),
+        corpus: args.corpus.clone(),
+        typed: Vec::new(),
+    };
+    if sources.is_empty() {
+        sources.ask(&ask)?;
+    }
+    // Step 3: ground truth.
+    let strategy = match &args.strategy {
+        Some(s) => s.clone(),
+        None if !ask.terminal => if sources.corpus.is_some() { "llm" } else { "manual" }.into(),
+        None => match ask.line("ELICIT: Ground Truth Creation\n\nStrategy for ground truth:\n[1] Manual annotation - Write answers yourself\n[2] Expert review    - Generate candidates, then review/edit\n[3] Document-based   - Extract answers directly from source documents\n[4] LLM-assisted     - Use LLM to generate, then human validates\n\nYour choice? [1/2/3/4]: ").as_deref() {
+            Some("1") | Some("manual") => "manual".into(),
+            Some("2") | Some("expert") => "expert".into(),
+            Some("3") | Some("document") => "document".into(),
+            _ => "llm".into(),
+        },
+    };
+    if !matches!(strategy.as_str(), "manual" | "expert" | "document" | "llm") {
+        return Err(Failure::config(format!(
+            "--strategy {strategy}: expected manual, expert, document or llm"
+        )));
+    }
+    // Step 4: how the documents are organised.
+    let organisation = match &args.organisation {
+        Some(o) => o.clone(),
+        None => match ask.line("ELICIT: Context References\n\n1. How are your source documents organized?\n   [1] Single knowledge base (one vector store)\n   [2] Multiple collections (segmented by topic)\n   [3] Hierarchical (parent/child documents)\n\n   Your choice? [1/2/3]: ").as_deref() {
+            Some("2") | Some("collections") => "collections".into(),
+            Some("3") | Some("hierarchical") => "hierarchical".into(),
+            _ => "single".into(),
+        },
+    };
+    if !matches!(
+        organisation.as_str(),
+        "single" | "collections" | "hierarchical"
+    ) {
+        return Err(Failure::config(format!(
+            "--organisation {organisation}: expected single, collections or hierarchical"
+        )));
+    }
+    // Step 5: edge cases.
+    let edge_cases = parse_edge_cases(&match &args.edge_cases {
+        Some(e) => e.clone(),
+        None => ask
+            .line("ELICIT: Edge Case Annotation\n\n[1] Unanswerable queries\n[2] Ambiguous queries\n[3] Multi-hop queries\n[4] Temporal queries\n[5] Contradictory sources\n[6] Out-of-scope queries\n\nSelect edge case categories to annotate (comma-separated, empty for none): ")
+            .unwrap_or_default(),
+    })?;
+
+    // The pairs: files, traces, typed queries, then generation up to the size.
+    let annotator = match strategy.as_str() {
+        "manual" | "expert" => "human",
+        "document" => "document",
+        _ => "llm",
+    };
+    let mut pairs = sources.read(&args, annotator)?;
+    if let Some(corpus) = &sources.corpus {
+        let missing = size.saturating_sub(pairs.len());
+        if missing > 0 {
+            pairs.extend(generated(
+                corpus,
+                missing.max(10),
+                &types,
+                &edge_cases,
+                &slug,
+                config,
+                &args.out_dir,
+            )?);
+        }
+    }
+    let mut dropped = dedupe(&mut pairs);
+    if pairs.len() > size {
+        pairs.truncate(size);
+    }
+    if strategy == "manual" && ask.terminal {
+        for p in pairs.iter_mut().filter(|p| p.ground_truth.is_none()) {
+            if let Some(a) = ask
+                .line(&format!("Query: \"{}\"\n\n  Expected answer: ", p.query))
+                .filter(|a| !a.is_empty())
+            {
+                p.ground_truth = Some(a);
+                p.metadata.insert("annotator".into(), "human".into());
+                p.metadata.insert("confidence".into(), "high".into());
+            }
+        }
+    }
+    for p in pairs.iter_mut() {
+        p.metadata
+            .insert("domain".into(), Value::from(slug.clone()));
+        let kind = query_type_of(&p.query, &types);
+        p.metadata.entry("query_type").or_insert(Value::from(kind));
+        p.metadata.entry("edge_case").or_insert(Value::Null);
+        p.metadata
+            .entry("annotator")
+            .or_insert(Value::from(annotator));
+        p.metadata
+            .entry("confidence")
+            .or_insert(Value::from(match annotator {
+                "human" => "high",
+                _ => "medium",
+            }));
+        p.metadata.entry("version").or_insert(Value::from(1));
+    }
+
+    // Step 6: validation.
+    let samples = to_samples(&pairs)?;
+    let findings = eval_datasets::lint::lint_samples("(new dataset)", &samples);
+    report_validation(&pairs, &findings, &edge_cases);
+    if !findings.is_empty()
+        && (args.fix || ask.yes("\nFix issues automatically where possible? (yes/no): "))
+    {
+        let trimmed = fix(&mut pairs);
+        dropped += trimmed;
+        errln!("fixed: whitespace trimmed, {trimmed} repeated query(ies) dropped");
+    }
+    if pairs.is_empty() {
+        return Err(Failure::config(
+            "no QA pairs: give queries (--queries, --traces) or a --corpus to generate from",
+        ));
+    }
+    if !(args.yes || ask.yes("Review and approve final dataset? (yes/no): ")) {
+        return Err(Failure {
+            code: if ask.terminal { 1 } else { 2 },
+            message: if ask.terminal {
+                "not approved: nothing was written".into()
+            } else {
+                "approve the dataset with --yes (no terminal to ask); nothing was written".into()
+            },
+        });
+    }
+
+    // The bundle.
+    std::fs::create_dir_all(&args.out_dir)
+        .map_err(|e| Failure::config(format!("cannot create {}: {e}", args.out_dir.display())))?;
+    let version = (1..)
+        .find(|v| {
+            !args
+                .out_dir
+                .join(format!("{slug}-eval-dataset-v{v}.jsonl"))
+                .exists()
+        })
+        .unwrap_or(1);
+    let name = format!("{slug}-eval-dataset-v{version}");
+    let records: Vec<Map<String, Value>> = pairs
+        .iter()
+        .enumerate()
+        .map(|(i, p)| golden(i, p))
+        .collect();
+    let jsonl = args.out_dir.join(format!("{name}.jsonl"));
+    let csv = args.out_dir.join(format!("{name}.csv"));
+    let guide = args.out_dir.join(format!("{slug}-annotation-guide.md"));
+    let stats = args.out_dir.join(format!("{slug}-dataset-stats.json"));
+    write(
+        &jsonl,
+        &eval_datasets::write::objects_to_jsonl(records.clone()),
+    )?;
+    let columns = [
+        "id",
+        "query",
+        "ground_truth",
+        "contexts",
+        "source_docs",
+        "metadata",
+    ];
+    let csv_text = eval_datasets::write::objects_to_csv(&records, &columns)
+        .map_err(|e| Failure::config(format!("cannot write {}: {e}", csv.display())))?;
+    write(&csv, &csv_text)?;
+    let shown = jsonl.to_string_lossy().into_owned();
+    let dataset = Dataset::load_as(&jsonl, &shown).map_err(|e| Failure::config(e.to_string()))?;
+    let file_name = profile::dataset_name(&jsonl);
+    let st = DatasetStats::of(&file_name, &dataset);
+    let mut stats_json: Value = serde_json::from_str(&st.to_json()).unwrap_or(Value::Null);
+    if let Some(o) = stats_json.as_object_mut() {
+        o.insert(
+            "creation".into(),
+            json!({"domain": slug, "query_types": types, "edge_cases": edge_cases,
+                   "ground_truth_strategy": strategy, "context_organisation": organisation,
+                   "target_size": size, "near_duplicates_dropped": dropped}),
+        );
+    }
+    write(
+        &stats,
+        &format!(
+            "{}\n",
+            serde_json::to_string_pretty(&stats_json).unwrap_or_default()
+        ),
+    )?;
+    write(&guide, &profile::guide(&file_name, &dataset, &st))?;
+
+    // Step 7: LangSmith.
+    let mut langsmith_line = "not uploaded (LANGSMITH_API_KEY is not set)".to_string();
+    let mut code = 0;
+    if let Some(key) = config.langsmith_api_key.clone().filter(|_| !args.no_upload) {
+        let endpoint = config
+            .langsmith_endpoint
+            .as_deref()
+            .unwrap_or(LANGSMITH_ENDPOINT);
+        let examples: Vec<Value> = records
+            .iter()
+            .map(|r| {
+                json!({"inputs": {"query": r["query"]},
+                       "outputs": {"ground_truth": r.get("ground_truth").cloned().unwrap_or(Value::Null),
+                                   "contexts": r.get("contexts").cloned().unwrap_or(Value::Null)},
+                       "metadata": r.get("metadata").cloned().unwrap_or(Value::Null)})
+            })
+            .collect();
+        let description = args
+            .description
+            .clone()
+            .unwrap_or_else(|| format!("{domain}: golden dataset made with evals create"));
+        match LangSmith::new(endpoint, key)
+            .and_then(|ls| ls.upload_blocking(&name, &description, &examples))
+        {
+            Ok(up) => {
+                langsmith_line = format!("dataset {} ({} examples)", up.dataset_id, up.examples);
+            }
+            Err(e) => {
+                errln!("error: {e}");
+                errln!(
+                    "the local files are kept; upload them again with `evals create` or LangSmith's tools"
+                );
+                langsmith_line = "upload failed (LANGSMITH_UPLOAD_FAILED)".into();
+                code = 1;
+            }
+        }
+    }
+    summary(
+        &name,
+        &domain,
+        &pairs,
+        &langsmith_line,
+        &[&jsonl, &csv, &guide, &stats],
+    );
+    // Errors the validation found and nothing fixed: written as approved,
+    // and the exit code says it is not ready (as `evals lint`'s does).
+    let errors: Vec<&str> = eval_datasets::lint::lint_samples("(new dataset)", &dataset.samples)
+        .into_iter()
+        .filter(|f| f.severity == eval_datasets::lint::Severity::Error)
+        .map(|f| f.code)
+        .collect();
+    if !errors.is_empty() {
+        let mut codes = errors.clone();
+        codes.sort_unstable();
+        codes.dedup();
+        errln!(
+            "error: {} validation error(s) remain ({}): see `evals lint {}`",
+            errors.len(),
+            codes.join(", "),
+            jsonl.display()
+        );
+        code = code.max(1);
+    }
+    Ok(code)
+}
+
+/// Where the queries come from (step 2).
+struct Sources {
+    queries: Option<PathBuf>,
+    traces: Option<PathBuf>,
+    corpus: Option<PathBuf>,
+    typed: Vec<String>,
+}
+
+impl Sources {
+    fn is_empty(&self) -> bool {
+        self.queries.is_none()
+            && self.traces.is_none()
+            && self.corpus.is_none()
+            && self.typed.is_empty()
+    }
+
+    /// Step 2's menu, on a terminal.
+    fn ask(&mut self, ask: &Ask) -> Result<(), Failure> {
+        let choice = ask
+            .line("ELICIT: Query Collection\n\nHow would you like to provide sample queries?\n\n[1] Manual entry - Type queries one by one\n[2] File import  - Import from JSONL/CSV/TXT file\n[3] Production traces - Extract from exported traces (JSONL/CSV)\n[4] Synthetic generation - Generate queries from your document corpus\n[5] Hybrid - Combine multiple sources\n\nYour choice? [1/2/3/4/5]: ")
+            .ok_or_else(|| Failure::config("sample queries are needed: give --queries, --traces or --corpus (no terminal to ask)"))?;
+        let path = |prompt: &str| {
+            ask.line(prompt)
+                .filter(|p| !p.is_empty())
+                .map(PathBuf::from)
+        };
+        let hybrid = choice == "5";
+        if choice == "1" || hybrid {
+            errln!("Enter queries (one per line, empty line to finish):");
+            let mut n = 1;
+            while let Some(q) = ask
+                .line(&format!("  Query {n}: "))
+                .filter(|q| !q.is_empty())
+            {
+                self.typed.push(q);
+                n += 1;
+            }
+        }
+        if choice == "2" || hybrid {
+            self.queries = path("  File path (.jsonl, .csv, .txt one query per line): ");
+        }
+        if choice == "3" || hybrid {
+            self.traces = path("  Traces file (.jsonl, .csv): ");
+        }
+        if choice == "4" || hybrid {
+            self.corpus = path("  Document corpus path: ");
+        }
+        if self.is_empty() {
+            return Err(Failure::config("no sample queries were given"));
+        }
+        Ok(())
+    }
+
+    /// The pairs of the files, traces and typed queries, merged with the
+    /// ground-truth file.
+    fn read(&self, args: &Args, annotator: &str) -> Result<Vec<Pair>, Failure> {
+        let mut pairs = Vec::new();
+        if let Some(file) = &self.queries {
+            pairs.extend(queries_file(file)?);
+        }
+        for q in &self.typed {
+            pairs.push(pair(q.clone(), None));
+        }
+        if let Some(truth) = &args.ground_truth {
+            merge_truth(&mut pairs, truth, annotator)?;
+        }
+        if let Some(traces) = &self.traces {
+            pairs.extend(traces_file(traces)?);
+        }
+        Ok(pairs)
+    }
+}
+
+fn pair(query: String, ground_truth: Option<String>) -> Pair {
+    Pair {
+        query,
+        ground_truth,
+        contexts: Vec::new(),
+        source_docs: Vec::new(),
+        metadata: Map::new(),
+    }
+}
+
+/// `FILE_FORMAT_ERROR` of seed 002, naming the file.
+fn format_error(file: &Path, why: impl std::fmt::Display) -> Failure {
+    Failure::config(format!("FILE_FORMAT_ERROR: {}: {why}", file.display()))
+}
+
+/// A queries file: `.txt` one query per line (blank lines and `#` comments
+/// skipped), else a dataset this crate reads.
+fn queries_file(file: &Path) -> Result<Vec<Pair>, Failure> {
+    if file
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("txt"))
+    {
+        let text = std::fs::read_to_string(file).map_err(|e| format_error(file, e))?;
+        return Ok(text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(|l| pair(l.to_string(), None))
+            .collect());
+    }
+    let d = Dataset::load(file).map_err(|e| format_error(file, e))?;
+    Ok(d.samples.iter().map(from_sample).collect())
+}
+
+fn from_sample(s: &Sample) -> Pair {
+    let mut p = pair(
+        s.input.last().to_string(),
+        s.expected.as_ref().map(|e| e.last().to_string()),
+    );
+    p.contexts = if s.reference_contexts.is_empty() {
+        s.context.clone()
+    } else {
+        s.reference_contexts.clone()
+    };
+    if let Some(Value::Array(docs)) = s.extra.get("source_docs") {
+        p.source_docs = docs
+            .iter()
+            .filter_map(|d| d.as_str().map(str::to_string))
+            .collect();
+    }
+    for key in [
+        "query_type",
+        "difficulty",
+        "edge_case",
+        "confidence",
+        "annotator",
+    ] {
+        if let Some(v) = s.metadata.get(key) {
+            p.metadata.insert(key.into(), v.clone());
+        }
+    }
+    if s.explicit_id {
+        p.metadata
+            .insert("source_id".into(), Value::from(s.id.clone()));
+    }
+    p
+}
+
+/// Merges a ground-truth file into `pairs`: by id (a query file's id), else
+/// by the query's text (normalised); a pair not in `pairs` is added.
+fn merge_truth(pairs: &mut Vec<Pair>, file: &Path, annotator: &str) -> Result<(), Failure> {
+    let d = Dataset::load(file).map_err(|e| format_error(file, e))?;
+    for s in &d.samples {
+        let t = from_sample(s);
+        let key = eval_datasets::similarity::normalise(&t.query);
+        let found = pairs.iter_mut().find(|p| {
+            (s.explicit_id
+                && p.metadata.get("source_id").and_then(Value::as_str) == Some(s.id.as_str()))
+                || eval_datasets::similarity::normalise(&p.query) == key
+        });
+        match found {
+            Some(p) => {
+                p.ground_truth = t.ground_truth.or(p.ground_truth.take());
+                if !t.contexts.is_empty() {
+                    p.contexts = t.contexts;
+                }
+                if !t.source_docs.is_empty() {
+                    p.source_docs = t.source_docs;
+                }
+                p.metadata
+                    .insert("annotator".into(), Value::from(annotator));
+            }
+            None => pairs.push(t),
+        }
+    }
+    Ok(())
+}
+
+/// Production traces: JSONL objects or CSV rows; the query from `inputs`
+/// (`question`, `query`, `input`, `prompt`) or the same top-level names,
+/// the candidate answer from `outputs` (`answer`, `output`, `result`) or
+/// top-level `output`/`answer`. An unreviewed production answer has low
+/// confidence.
+fn traces_file(file: &Path) -> Result<Vec<Pair>, Failure> {
+    let text = std::fs::read_to_string(file).map_err(|e| format_error(file, e))?;
+    let is_csv = file
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("csv"));
+    let mut rows: Vec<(usize, Map<String, Value>)> = Vec::new();
+    if is_csv {
+        let mut r = csv::Reader::from_reader(text.as_bytes());
+        let headers = r.headers().map_err(|e| format_error(file, e))?.clone();
+        for (i, row) in r.records().enumerate() {
+            let row = row.map_err(|e| format_error(file, e))?;
+            let o: Map<String, Value> = headers
+                .iter()
+                .zip(row.iter())
+                .map(|(h, v)| {
+                    (
+                        h.to_string(),
+                        serde_json::from_str(v).unwrap_or(Value::from(v)),
+                    )
+                })
+                .collect();
+            rows.push((i + 2, o));
+        }
+    } else {
+        for (i, line) in text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+        {
+            match serde_json::from_str::<Value>(line) {
+                Ok(Value::Object(o)) => rows.push((i + 1, o)),
+                _ => {
+                    return Err(format_error(
+                        file,
+                        format!("line {}: not a JSON object", i + 1),
+                    ));
+                }
+            }
+        }
+    }
+    let text_of = |v: Option<&Value>| -> Option<String> {
+        match v? {
+            Value::String(s) if !s.trim().is_empty() => Some(s.trim().to_string()),
+            Value::Object(o) => [
+                "question", "query", "input", "prompt", "answer", "output", "result", "content",
+            ]
+            .iter()
+            .find_map(|k| {
+                o.get(*k)
+                    .and_then(Value::as_str)
+                    .map(|s| s.trim().to_string())
+            }),
+            _ => None,
+        }
+    };
+    let mut pairs = Vec::new();
+    for (line, o) in rows {
+        let query = ["inputs", "question", "query", "input", "prompt"]
+            .iter()
+            .find_map(|k| text_of(o.get(*k)))
+            .ok_or_else(|| {
+                format_error(
+                    file,
+                    format!("line {line}: no query (inputs.question, query, input or prompt)"),
+                )
+            })?;
+        let answer = ["outputs", "answer", "output", "result"]
+            .iter()
+            .find_map(|k| text_of(o.get(*k)));
+        let mut p = pair(query, answer);
+        p.metadata
+            .insert("annotator".into(), Value::from("production"));
+        p.metadata.insert("confidence".into(), Value::from("low"));
+        pairs.push(p);
+    }
+    Ok(pairs)
+}
+
+/// Pairs generated from `corpus` by the judge model (as `evals generate`).
+fn generated(
+    corpus: &Path,
+    count: usize,
+    types: &[&str],
+    edge_cases: &[&str],
+    domain: &str,
+    config: &Config,
+    out_dir: &Path,
+) -> Result<Vec<Pair>, Failure> {
+    if !corpus.exists() {
+        return Err(Failure::config(format!(
+            "CORPUS_NOT_FOUND: {}",
+            corpus.display()
+        )));
+    }
+    let judge = Judge::from_config(config).map_err(|e| Failure::config(e.to_string()))?;
+    let c = Corpus::load(
+        corpus,
+        eval_runtime::generate::DEFAULT_CHUNK_WORDS,
+        config.max_dataset_bytes,
+    )
+    .map_err(|e| Failure::config(e.to_string()))?;
+    let mut weights: Vec<(QueryType, f64)> = types
+        .iter()
+        .filter_map(|t| QueryType::parse(t))
+        .map(|t| (t, 2.0))
+        .collect();
+    for e in edge_cases {
+        if let Some(t) = QueryType::parse(e)
+            && !weights.iter().any(|(k, _)| *k == t)
+        {
+            weights.push((t, 1.0));
+        }
+    }
+    let mut options = Options::new(count);
+    options.types = Mix::new(weights);
+    options.domain = Some(domain.to_string());
+    options.fresh = true;
+    std::fs::create_dir_all(out_dir)
+        .map_err(|e| Failure::config(format!("cannot create {}: {e}", out_dir.display())))?;
+    let scratch = out_dir.join(format!(".{domain}-generated.jsonl"));
+    let outcome = generate_blocking(
+        &c,
+        &scratch,
+        &options,
+        &judge,
+        config.prices.as_ref(),
+        &mut |_, _| {},
+    );
+    let read = Dataset::load(&scratch);
+    let _ = std::fs::remove_file(&scratch);
+    outcome.map_err(|e| Failure::config(e.to_string()))?;
+    let d = read.map_err(|e| Failure::config(e.to_string()))?;
+    Ok(d.samples.iter().map(from_sample).collect())
+}
+
+/// Drops queries that repeat an earlier one (`evals lint`'s measure); how many.
+fn dedupe(pairs: &mut Vec<Pair>) -> usize {
+    let before = pairs.len();
+    let mut seen: Vec<Query> = Vec::new();
+    pairs.retain(|p| {
+        let q = Query::new(&p.query);
+        if seen.iter().any(|s| same_question(s, &q).is_some()) {
+            false
+        } else {
+            seen.push(q);
+            true
+        }
+    });
+    before - pairs.len()
+}
+
+/// The safe fixes: whitespace trimmed, repeated queries dropped.
+fn fix(pairs: &mut Vec<Pair>) -> usize {
+    for p in pairs.iter_mut() {
+        p.query = p.query.split_whitespace().collect::<Vec<_>>().join(" ");
+        if let Some(t) = &mut p.ground_truth {
+            *t = t.trim().to_string();
+        }
+    }
+    dedupe(pairs)
+}
+
+/// The golden record of pair `i` (`eval-001`...).
+fn golden(i: usize, p: &Pair) -> Map<String, Value> {
+    let mut o = Map::new();
+    o.insert("id".into(), Value::from(format!("eval-{:03}", i + 1)));
+    o.insert("query".into(), Value::from(p.query.clone()));
+    o.insert(
+        "ground_truth".into(),
+        p.ground_truth.clone().map_or(Value::Null, Value::from),
+    );
+    o.insert("contexts".into(), Value::from(p.contexts.clone()));
+    o.insert("source_docs".into(), Value::from(p.source_docs.clone()));
+    o.insert("metadata".into(), Value::Object(p.metadata.clone()));
+    o
+}
+
+/// The pairs as samples, for the lint.
+fn to_samples(pairs: &[Pair]) -> Result<Vec<Sample>, Failure> {
+    let records: Vec<Map<String, Value>> = pairs
+        .iter()
+        .enumerate()
+        .map(|(i, p)| golden(i, p))
+        .collect();
+    let text = eval_datasets::write::objects_to_jsonl(records);
+    Dataset::from_bytes("new.jsonl", text.as_bytes())
+        .map(|d| d.samples)
+        .or_else(|e| match e {
+            eval_datasets::DatasetError::Empty { .. } => Ok(Vec::new()),
+            other => Err(Failure::config(other.to_string())),
+        })
+}
+
+/// Step 6's report: coverage, then quality.
+fn report_validation(
+    pairs: &[Pair],
+    findings: &[eval_datasets::lint::Finding],
+    edge_cases: &[&str],
+) {
+    let count = |key: &str| {
+        let mut m: std::collections::BTreeMap<String, usize> = Default::default();
+        for p in pairs {
+            if let Some(v) = p.metadata.get(key).and_then(Value::as_str) {
+                *m.entry(v.to_string()).or_default() += 1;
+            }
+        }
+        m.iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let with_edge = pairs
+        .iter()
+        .filter(|p| p.metadata.get("edge_case").is_some_and(|e| !e.is_null()))
+        .count();
+    let codes = |code: &str| findings.iter().filter(|f| f.code == code).count();
+    errln!("\nELICIT: Quality Validation\n\n1. Coverage analysis:");
+    errln!("   - Query type distribution: {}", count("query_type"));
+    errln!("   - Difficulty distribution: {}", count("difficulty"));
+    errln!(
+        "   - Edge case coverage: {with_edge} of {} pairs (categories asked for: {})",
+        pairs.len(),
+        if edge_cases.is_empty() {
+            "none".to_string()
+        } else {
+            edge_cases.join(", ")
+        }
+    );
+    errln!("\n2. Quality metrics:");
+    errln!(
+        "   - Duplicate queries detected: {}",
+        codes("DUPLICATE_QUERIES")
+    );
+    errln!("   - Answers without context: {}", codes("MISSING_CONTEXT"));
+    errln!(
+        "   - Very short answers (<10 words): {}",
+        codes("SHORT_ANSWER")
+    );
+    errln!(
+        "   - Missing source references: {}",
+        codes("MISSING_SOURCE_DOCS")
+    );
+    errln!("\n3. Issues found: {}", findings.len());
+    for f in findings.iter().take(20) {
+        errln!(
+            "   {} {}: {}",
+            f.code,
+            if f.line > 0 {
+                format!("pair {}", f.line)
+            } else {
+                "dataset".into()
+            },
+            f.message
+        );
+    }
+}
+
+fn write(path: &Path, text: &str) -> Result<(), Failure> {
+    eval_datasets::files::write_atomically(path, text.as_bytes())
+        .map_err(|e| Failure::config(format!("cannot write {}: {e}", path.display())))
+}
+
+/// Seed 002's closing report.
+fn summary(name: &str, domain: &str, pairs: &[Pair], langsmith: &str, files: &[&PathBuf]) {
+    let n = pairs.len().max(1);
+    let share = |key: &str, value: &str| {
+        let k = pairs
+            .iter()
+            .filter(|p| p.metadata.get(key).and_then(Value::as_str) == Some(value))
+            .count();
+        format!("{k} ({}%)", k * 100 / n)
+    };
+    outln!("Evaluation Dataset Created\n");
+    outln!("Dataset:     {name}");
+    outln!("Total Pairs: {}", pairs.len());
+    outln!("Domain:      {domain}");
+    outln!("LangSmith:   {langsmith}\n");
+    outln!("Distribution:");
+    for (label, t) in [
+        ("Factual", "factual"),
+        ("Analytical", "analytical"),
+        ("Procedural", "procedural"),
+        ("Multi-hop", "multi_hop"),
+    ] {
+        outln!("  {:<13} {}", format!("{label}:"), share("query_type", t));
+    }
+    outln!("\nDifficulty:");
+    for (label, d) in [("Easy", "easy"), ("Medium", "medium"), ("Hard", "hard")] {
+        outln!("  {:<7} {}", format!("{label}:"), share("difficulty", d));
+    }
+    outln!("\nEdge Cases:");
+    for e in EDGE_CASES {
+        let k = pairs
+            .iter()
+            .filter(|p| p.metadata.get("edge_case").and_then(Value::as_str) == Some(e))
+            .count();
+        outln!("  {:<15} {k}", format!("{e}:"));
+    }
+    outln!("\nFiles Created:");
+    for f in files {
+        outln!("  {}", f.display());
+    }
+}
+
+/// A query's type when its source does not say: by its opening words, as
+/// seed 002 describes the types (how to / steps to: procedural; how, why,
+/// compare: analytical; who, what, when, where: factual), among `types`
+/// (the first of them otherwise).
+fn query_type_of(query: &str, types: &[&'static str]) -> &'static str {
+    let q = eval_datasets::similarity::normalise(query);
+    let guess = if q.starts_with("how to ")
+        || q.starts_with("how do i ")
+        || q.starts_with("how can i ")
+        || q.contains("steps to")
+        || q.starts_with("what are the steps")
+    {
+        "procedural"
+    } else if ["how ", "why ", "compare ", "what is the difference"]
+        .iter()
+        .any(|w| q.starts_with(w))
+    {
+        "analytical"
+    } else {
+        "factual"
+    };
+    if types.contains(&guess) {
+        guess
+    } else {
+        types.first().copied().unwrap_or("factual")
+    }
+}
+
+fn parse_types(text: &str) -> Result<Vec<&'static str>, Failure> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let picked: &[&'static str] = match part.to_ascii_lowercase().replace('-', "_").as_str() {
+            "1" | "factual" => &TYPES[0..1],
+            "2" | "analytical" => &TYPES[1..2],
+            "3" | "procedural" => &TYPES[2..3],
+            "4" | "multi_hop" => &TYPES[3..4],
+            "5" | "mixed" | "all" => &TYPES,
+            other => {
+                return Err(Failure::config(format!(
+                    "query type `{other}`: expected factual, analytical, procedural, multi_hop or mixed (or 1-5)"
+                )));
+            }
+        };
+        for t in picked {
+            if !out.contains(t) {
+                out.push(t);
+            }
+        }
+    }
+    if out.is_empty() {
+        out.extend(TYPES);
+    }
+    Ok(out)
+}
+
+fn parse_edge_cases(text: &str) -> Result<Vec<&'static str>, Failure> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let lower = part.to_ascii_lowercase().replace('-', "_");
+        if lower == "none" {
+            continue;
+        }
+        let found = match lower.parse::<usize>() {
+            Ok(n @ 1..=6) => Some(EDGE_CASES[n - 1]),
+            _ => EDGE_CASES.iter().copied().find(|e| *e == lower),
+        };
+        match found {
+            Some(e) if !out.contains(&e) => out.push(e),
+            Some(_) => {}
+            None => {
+                return Err(Failure::config(format!(
+                    "edge case `{part}`: expected {} (or 1-6)",
+                    EDGE_CASES.join(", ")
+                )));
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn size_choice(choice: &str, ask: &Ask) -> Result<usize, Failure> {
+    let n = match choice {
+        "1" => 25,
+        "" | "2" => 50,
+        "3" => 100,
+        "4" => ask
+            .line("   Number of pairs (10 or more): ")
+            .and_then(|n| n.parse::<usize>().ok())
+            .ok_or_else(|| Failure::config("a custom size is a number"))?,
+        other => other
+            .parse::<usize>()
+            .map_err(|_| Failure::config(format!("size `{other}`: expected 1-4 or a number")))?,
+    };
+    if n < eval_datasets::lint::MIN_SAMPLES {
+        return Err(Failure::config(format!(
+            "DATASET_TOO_SMALL: {n} pairs; seed 002's minimum is {}",
+            eval_datasets::lint::MIN_SAMPLES
+        )));
+    }
+    Ok(n)
+}

@@ -1,0 +1,438 @@
+//! `evals create`, seed 002's flow: by flags (queries from a `.txt` file
+//! merged with a ground-truth file, production traces, generation from a
+//! corpus with the scripted judge), walked through a pseudo-terminal, the
+//! bundle it writes, and the LangSmith upload against a local mock (its
+//! failure is `LANGSMITH_UPLOAD_FAILED` and keeps the files).
+
+use crate::common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+use common::{code, evals_with, repo, scratch, text};
+use eval_datasets::Dataset;
+use serde_json::Value;
+
+const QUERIES: &str = "# sample queries, one per line
+What is retrieval-augmented generation?
+How do I reset my password quickly?
+How can I reset my password quickly?
+What is the capital of France?
+";
+
+const TRUTH: &str = r#"{"query": "What is retrieval-augmented generation?", "ground_truth": "Retrieval-augmented generation retrieves relevant documents and gives them to a language model as context.", "contexts": ["RAG first retrieves documents relevant to a question."], "source_docs": ["rag.md"]}
+{"query": "How do I reset my password quickly?", "ground_truth": "Open the account settings, choose reset password and follow the link sent by email.", "contexts": ["Passwords are reset from the account settings page."], "source_docs": ["account.md"]}
+{"query": "What is the capital of France?", "ground_truth": "Paris is the capital and the largest city of France, on the Seine.", "contexts": ["Paris is the capital and largest city of France."], "source_docs": ["paris.md"]}
+"#;
+
+const TRACES: &str = r#"{"inputs": {"question": "How does vector search find relevant chunks?"}, "outputs": {"answer": "It embeds the query and returns the nearest neighbours by cosine similarity."}}
+"#;
+
+/// A directory with the inputs and the demo corpus.
+fn inputs(name: &str) -> std::path::PathBuf {
+    let dir = scratch(name);
+    std::fs::write(dir.join("queries.txt"), QUERIES).unwrap();
+    std::fs::write(dir.join("truth.jsonl"), TRUTH).unwrap();
+    std::fs::write(dir.join("traces.jsonl"), TRACES).unwrap();
+    let corpus = dir.join("corpus");
+    std::fs::create_dir_all(&corpus).unwrap();
+    for e in std::fs::read_dir(repo().join("examples/corpus")).unwrap() {
+        let p = e.unwrap().path();
+        std::fs::copy(&p, corpus.join(p.file_name().unwrap())).unwrap();
+    }
+    dir
+}
+
+const FLAGS: &[&str] = &[
+    "create",
+    "--domain",
+    "Technical Docs",
+    "--types",
+    "mixed",
+    "--size",
+    "12",
+    "--queries",
+    "queries.txt",
+    "--ground-truth",
+    "truth.jsonl",
+    "--traces",
+    "traces.jsonl",
+    "--corpus",
+    "corpus",
+    "--strategy",
+    "llm",
+    "--organisation",
+    "single",
+    "--edge-cases",
+    "unanswerable,temporal",
+    "--yes",
+];
+
+/// A LangSmith stand-in on loopback: answers `status` to every request and
+/// keeps each request's line, `x-api-key` and JSON body.
+struct Mock {
+    url: String,
+    seen: Arc<Mutex<Vec<Seen>>>,
+}
+
+/// One request the mock received: its request line, `x-api-key`, JSON body.
+type Seen = (String, Option<String>, Value);
+
+fn mock(status: u16) -> Mock {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let keep = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            let (mut key, mut length) = (None, 0usize);
+            loop {
+                let mut h = String::new();
+                reader.read_line(&mut h).unwrap();
+                let h = h.trim_end().to_string();
+                if h.is_empty() {
+                    break;
+                }
+                let (name, value) = h.split_once(':').unwrap();
+                match name.to_ascii_lowercase().as_str() {
+                    "x-api-key" => key = Some(value.trim().to_string()),
+                    "content-length" => length = value.trim().parse().unwrap(),
+                    _ => {}
+                }
+            }
+            let mut body = vec![0u8; length];
+            reader.read_exact(&mut body).unwrap();
+            let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            keep.lock()
+                .unwrap()
+                .push((line.trim().to_string(), key, body));
+            let answer = if status != 200 {
+                r#"{"detail": "the service is down"}"#.to_string()
+            } else if line.contains("/api/v1/datasets") {
+                r#"{"id": "ds-0001", "name": "x"}"#.to_string()
+            } else {
+                r#"{"count": 1}"#.to_string()
+            };
+            let mut s = stream;
+            let _ = write!(
+                s,
+                "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{answer}",
+                answer.len()
+            );
+        }
+    });
+    Mock { url, seen }
+}
+
+fn records(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn by_flags_it_writes_the_bundle_and_uploads_it() {
+    let judge = eval_examples::judge::spawn(eval_examples::judge::JudgeConfig::default()).unwrap();
+    let judge_url = format!("{}/v1", judge.url());
+    let langsmith = mock(200);
+    let dir = inputs("create-flags");
+    let out = evals_with(
+        &dir,
+        FLAGS,
+        &[
+            ("EVAL_JUDGE_URL", &judge_url),
+            ("LANGSMITH_API_KEY", "ls-test-key-123"),
+            ("LANGSMITH_ENDPOINT", &langsmith.url),
+        ],
+    );
+    let (stdout, stderr) = text(&out);
+    assert_eq!(code(&out), 0, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("Dataset:     technical-docs-eval-dataset-v1"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("Total Pairs: 12"), "{stdout}");
+    assert!(
+        stdout.contains("LangSmith:   dataset ds-0001 (12 examples)"),
+        "{stdout}"
+    );
+    assert!(stderr.contains("ELICIT: Quality Validation"), "{stderr}");
+
+    // The bundle, seed 002's names.
+    let eval = dir.join("data/eval");
+    let jsonl = eval.join("technical-docs-eval-dataset-v1.jsonl");
+    let rs = records(&jsonl);
+    assert_eq!(rs.len(), 12);
+    for (i, r) in rs.iter().enumerate() {
+        assert_eq!(r["id"], format!("eval-{:03}", i + 1));
+        assert_eq!(r["metadata"]["domain"], "technical-docs", "{r}");
+        assert!(r["metadata"]["confidence"].is_string(), "{r}");
+        assert!(
+            r["query"].is_string() && r["ground_truth"].is_string(),
+            "{r}"
+        );
+    }
+    let queries: Vec<&str> = rs.iter().map(|r| r["query"].as_str().unwrap()).collect();
+    // A one-word paraphrase is the same question: one is kept.
+    assert!(queries.contains(&"How do I reset my password quickly?"));
+    assert!(!queries.contains(&"How can I reset my password quickly?"));
+    // Merged by query: the ground-truth file's answer, contexts and sources.
+    let rag = &rs[0];
+    assert_eq!(rag["source_docs"], serde_json::json!(["rag.md"]));
+    assert_eq!(rag["metadata"]["query_type"], "factual");
+    // A production trace: its answer, low confidence.
+    let trace = rs
+        .iter()
+        .find(|r| r["query"] == "How does vector search find relevant chunks?")
+        .unwrap();
+    assert_eq!(trace["metadata"]["annotator"], "production");
+    assert_eq!(trace["metadata"]["confidence"], "low");
+    // Generated from the corpus: the edge cases asked for among them.
+    let edge: Vec<&str> = rs
+        .iter()
+        .filter_map(|r| r["metadata"]["edge_case"].as_str())
+        .collect();
+    assert!(
+        edge.contains(&"unanswerable") || edge.contains(&"temporal"),
+        "{edge:?}"
+    );
+    // The CSV export reads back to the same pairs.
+    let csv = Dataset::load(eval.join("technical-docs-eval-dataset-v1.csv")).unwrap();
+    assert_eq!(csv.samples.len(), 12);
+    assert_eq!(csv.samples[0].input.last(), queries[0]);
+    let stats: Value = serde_json::from_str(
+        &std::fs::read_to_string(eval.join("technical-docs-dataset-stats.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(stats["samples"], 12);
+    assert_eq!(stats["creation"]["domain"], "technical-docs");
+    assert_eq!(stats["creation"]["context_organisation"], "single");
+    let guide = std::fs::read_to_string(eval.join("technical-docs-annotation-guide.md")).unwrap();
+    assert!(
+        guide.contains("technical-docs-eval-dataset-v1.jsonl"),
+        "{guide}"
+    );
+
+    // LangSmith: the dataset, then its examples, the key in x-api-key only.
+    let seen = langsmith.seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert_eq!(seen[0].0, "POST /api/v1/datasets HTTP/1.1");
+    assert_eq!(seen[0].1.as_deref(), Some("ls-test-key-123"));
+    assert_eq!(seen[0].2["name"], "technical-docs-eval-dataset-v1");
+    assert_eq!(seen[1].0, "POST /api/v1/examples/bulk HTTP/1.1");
+    let examples = seen[1].2.as_array().unwrap();
+    assert_eq!(examples.len(), 12);
+    assert_eq!(examples[0]["dataset_id"], "ds-0001");
+    assert_eq!(examples[0]["inputs"]["query"], queries[0]);
+    assert!(!format!("{stdout}{stderr}").contains("ls-test-key-123"));
+
+    // A second run never overwrites: version 2.
+    let out = evals_with(&dir, FLAGS, &[("EVAL_JUDGE_URL", &judge_url)]);
+    assert_eq!(code(&out), 0, "{:?}", text(&out));
+    assert!(eval.join("technical-docs-eval-dataset-v2.jsonl").is_file());
+    assert!(
+        text(&out)
+            .0
+            .contains("LangSmith:   not uploaded (LANGSMITH_API_KEY is not set)")
+    );
+}
+
+#[test]
+fn a_failed_upload_is_langsmith_upload_failed_and_keeps_the_files() {
+    let judge = eval_examples::judge::spawn(eval_examples::judge::JudgeConfig::default()).unwrap();
+    let judge_url = format!("{}/v1", judge.url());
+    let langsmith = mock(503);
+    let dir = inputs("create-upload-fails");
+    let out = evals_with(
+        &dir,
+        FLAGS,
+        &[
+            ("EVAL_JUDGE_URL", &judge_url),
+            ("LANGSMITH_API_KEY", "ls-test-key-456"),
+            ("LANGSMITH_ENDPOINT", &langsmith.url),
+        ],
+    );
+    let (stdout, stderr) = text(&out);
+    assert_eq!(code(&out), 1, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("error: LANGSMITH_UPLOAD_FAILED: create the dataset: HTTP 503"),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("LangSmith:   upload failed (LANGSMITH_UPLOAD_FAILED)"),
+        "{stdout}"
+    );
+    assert!(
+        dir.join("data/eval/technical-docs-eval-dataset-v1.jsonl")
+            .is_file()
+    );
+    assert!(!format!("{stdout}{stderr}").contains("ls-test-key-456"));
+}
+
+#[test]
+fn what_cannot_be_asked_must_be_given_and_the_minimum_holds() {
+    let dir = inputs("create-refusals");
+    // No terminal, no approval: nothing is written.
+    let no_yes: Vec<&str> = FLAGS
+        .iter()
+        .copied()
+        .filter(|a| !matches!(*a, "--yes" | "--corpus" | "corpus"))
+        .collect();
+    let out = evals_with(&dir, &no_yes, &[]);
+    assert_eq!(code(&out), 2, "{:?}", text(&out));
+    let (_, stderr) = text(&out);
+    assert!(
+        stderr.contains("approve the dataset with --yes"),
+        "{stderr}"
+    );
+    assert!(
+        !dir.join("data/eval")
+            .join("technical-docs-eval-dataset-v1.jsonl")
+            .exists()
+    );
+    // A question without a flag and no terminal: named.
+    let out = evals_with(&dir, &["create", "--types", "factual"], &[]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        text(&out).1.contains("domain is needed: give --domain"),
+        "{:?}",
+        text(&out)
+    );
+    // Seed 002's minimum size.
+    let out = evals_with(&dir, &["create", "--domain", "x", "--size", "5"], &[]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        text(&out).1.contains("5 is not in 10..=100000"),
+        "{:?}",
+        text(&out)
+    );
+    // Without a judge, no generation; queries alone with no answers fail
+    // validation after approval (the files say what is missing).
+    let out = evals_with(
+        &dir,
+        &[
+            "create",
+            "--domain",
+            "support",
+            "--types",
+            "mixed",
+            "--size",
+            "10",
+            "--queries",
+            "queries.txt",
+            "--edge-cases",
+            "none",
+            "--strategy",
+            "manual",
+            "--organisation",
+            "single",
+            "--yes",
+        ],
+        &[],
+    );
+    let (stdout, stderr) = text(&out);
+    assert_eq!(code(&out), 1, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("validation error(s) remain (DATASET_TOO_SMALL, MISSING_GROUND_TRUTH)"),
+        "{stderr}"
+    );
+    assert!(
+        dir.join("data/eval/support-eval-dataset-v1.jsonl")
+            .is_file()
+    );
+}
+
+#[test]
+fn on_a_terminal_it_walks_the_seven_steps() {
+    let dir = scratch("create-terminal");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_evals"));
+    cmd.arg("create")
+        .current_dir(&dir)
+        .env("TERM", "xterm")
+        .env("NO_COLOR", "1")
+        .env("EVAL_CACHE", "off")
+        .env_remove("EVAL_JUDGE_URL")
+        .env_remove("LANGSMITH_API_KEY");
+    let mut p = rexpect::session::spawn_command(cmd, Some(30_000)).expect("start in a pty");
+    let step = |p: &mut rexpect::session::PtySession, expect: &str, answer: &str| {
+        p.exp_string(expect)
+            .unwrap_or_else(|e| panic!("{expect}: {e}"));
+        p.send_line(answer).expect("answer");
+    };
+    step(&mut p, "Domain: ", "customer-support");
+    step(&mut p, "Select types (comma-separated): ", "1,3");
+    step(&mut p, "Your choice? [1/2/3/4]: ", "4");
+    step(&mut p, "Number of pairs (10 or more): ", "10");
+    step(&mut p, "Your choice? [1/2/3/4/5]: ", "1");
+    let questions: Vec<String> = [
+        "How do I add a new team member?",
+        "How do I reset a forgotten password?",
+        "How do I export my invoices to CSV?",
+        "How do I change the billing address?",
+        "How do I enable two-factor authentication?",
+        "How do I cancel a subscription?",
+        "How do I connect the Slack integration?",
+        "How do I restore a deleted project?",
+        "How do I transfer ownership of a workspace?",
+        "How do I request a refund for an order?",
+    ]
+    .iter()
+    .map(|q| q.to_string())
+    .collect();
+    for (i, q) in questions.iter().enumerate() {
+        step(&mut p, &format!("Query {}: ", i + 1), q);
+    }
+    step(&mut p, "Query 11: ", "");
+    step(&mut p, "Your choice? [1/2/3/4]: ", "1");
+    step(&mut p, "Your choice? [1/2/3]: ", "2");
+    step(&mut p, "(comma-separated, empty for none): ", "2");
+    for i in 1..=10 {
+        step(
+            &mut p,
+            "Expected answer: ",
+            &format!(
+                "Open the admin page, choose feature {i}, add the member and save the change."
+            ),
+        );
+    }
+    step(
+        &mut p,
+        "Fix issues automatically where possible? (yes/no): ",
+        "yes",
+    );
+    step(
+        &mut p,
+        "Review and approve final dataset? (yes/no): ",
+        "yes",
+    );
+    p.exp_string("Evaluation Dataset Created")
+        .expect("the closing report");
+    let rest = p.exp_eof().expect("it ends");
+    assert!(rest.contains("Total Pairs: 10"), "{rest}");
+    let rs = records(&dir.join("data/eval/customer-support-eval-dataset-v1.jsonl"));
+    assert_eq!(rs.len(), 10);
+    for r in &rs {
+        assert_eq!(r["metadata"]["annotator"], "human", "{r}");
+        assert_eq!(r["metadata"]["confidence"], "high", "{r}");
+        assert_eq!(r["metadata"]["query_type"], "procedural", "{r}");
+    }
+    let stats: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("data/eval/customer-support-dataset-stats.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(stats["creation"]["context_organisation"], "collections");
+    assert_eq!(
+        stats["creation"]["edge_cases"],
+        serde_json::json!(["ambiguous"])
+    );
+    assert_eq!(stats["creation"]["ground_truth_strategy"], "manual");
+}

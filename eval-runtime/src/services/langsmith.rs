@@ -1,0 +1,183 @@
+//! LangSmith's dataset API, for seed 002's last step: a golden dataset
+//! uploaded as a LangSmith dataset of key-value examples.
+//!
+//! Two calls to the configured endpoint (`LANGSMITH_ENDPOINT`, default
+//! `https://api.smith.langchain.com`), the key (`LANGSMITH_API_KEY`) in its
+//! `x-api-key` header and nowhere else: `POST /api/v1/datasets` `{name,
+//! description, data_type: "kv"}` gives the dataset's `id`; `POST
+//! /api/v1/examples/bulk` with one `{dataset_id, inputs, outputs, metadata}`
+//! per sample adds the examples. Redirects and answer sizes follow the
+//! crate's HTTP rules (same origin only, bounded bodies). Any failure is
+//! [`UploadError`], whose text starts `LANGSMITH_UPLOAD_FAILED` (seed 002's
+//! code); the caller's local files are not touched.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::http::{read_body, runtime_client};
+use crate::model::one_line;
+use crate::secrets::Secret;
+
+/// LangSmith's API, unless `LANGSMITH_ENDPOINT` says otherwise.
+pub const DEFAULT_ENDPOINT: &str = "https://api.smith.langchain.com";
+
+/// The longest one upload call may take.
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Largest answer read from LangSmith.
+const MAX_ANSWER_BYTES: u64 = 1 << 20;
+
+/// Examples sent per bulk call.
+const BATCH: usize = 500;
+
+/// A LangSmith endpoint and the key for it.
+#[derive(Debug, Clone)]
+pub struct LangSmith {
+    endpoint: String,
+    key: Secret,
+}
+
+/// What an upload made.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
+pub struct Uploaded {
+    /// The dataset's id, as LangSmith gave it.
+    pub dataset_id: String,
+    /// Examples added.
+    pub examples: usize,
+}
+
+/// Why an upload failed (seed 002's `LANGSMITH_UPLOAD_FAILED`).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum UploadError {
+    /// The endpoint is not an http(s) URL.
+    #[error("LANGSMITH_UPLOAD_FAILED: the endpoint `{0}` is not an http(s) URL")]
+    Endpoint(String),
+    /// A call could not be made or was refused.
+    #[error("LANGSMITH_UPLOAD_FAILED: {step}: {why}")]
+    Call {
+        /// Which call (`create the dataset`, `add examples 1-500`).
+        step: String,
+        /// What went wrong: the status and LangSmith's message, or the
+        /// transport's error (never the key).
+        why: String,
+    },
+}
+
+impl LangSmith {
+    /// The API at `endpoint` (its origin and path prefix), with `key`.
+    pub fn new(endpoint: &str, key: Secret) -> Result<LangSmith, UploadError> {
+        let endpoint = endpoint.trim().trim_end_matches('/').to_string();
+        match reqwest::Url::parse(&endpoint) {
+            Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => {}
+            _ => return Err(UploadError::Endpoint(endpoint)),
+        }
+        Ok(LangSmith { endpoint, key })
+    }
+
+    /// Creates dataset `name` and adds `examples` (each `{inputs, outputs,
+    /// metadata}`), blocking the calling thread.
+    pub fn upload_blocking(
+        &self,
+        name: &str,
+        description: &str,
+        examples: &[Value],
+    ) -> Result<Uploaded, UploadError> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| UploadError::Call {
+                step: "start".into(),
+                why: e.to_string(),
+            })?;
+        rt.block_on(self.upload(name, description, examples))
+    }
+
+    async fn upload(
+        &self,
+        name: &str,
+        description: &str,
+        examples: &[Value],
+    ) -> Result<Uploaded, UploadError> {
+        let created = self
+            .post(
+                "create the dataset",
+                "/api/v1/datasets",
+                &json!({"name": name, "description": description, "data_type": "kv"}),
+            )
+            .await?;
+        let dataset_id = created
+            .get("id")
+            .and_then(Value::as_str)
+            .ok_or_else(|| UploadError::Call {
+                step: "create the dataset".into(),
+                why: format!(
+                    "the answer has no dataset `id`: {}",
+                    one_line(&created.to_string(), 200)
+                ),
+            })?
+            .to_string();
+        for (i, batch) in examples.chunks(BATCH).enumerate() {
+            let body: Vec<Value> = batch
+                .iter()
+                .map(|e| {
+                    let mut e = e.clone();
+                    if let Some(o) = e.as_object_mut() {
+                        o.insert("dataset_id".into(), Value::from(dataset_id.clone()));
+                    }
+                    e
+                })
+                .collect();
+            let step = format!("add examples {}-{}", i * BATCH + 1, i * BATCH + batch.len());
+            self.post(&step, "/api/v1/examples/bulk", &Value::from(body))
+                .await?;
+        }
+        Ok(Uploaded {
+            dataset_id,
+            examples: examples.len(),
+        })
+    }
+
+    /// One JSON `POST`; its JSON answer.
+    async fn post(&self, step: &str, path: &str, body: &Value) -> Result<Value, UploadError> {
+        let fail = |why: String| UploadError::Call {
+            step: step.to_string(),
+            why,
+        };
+        let client = runtime_client().map_err(|e| fail(e.to_string()))?;
+        let mut key = reqwest::header::HeaderValue::from_str(self.key.expose())
+            .map_err(|_| fail("the key holds characters not allowed in an HTTP header".into()))?;
+        key.set_sensitive(true);
+        let response = client
+            .post(format!("{}{path}", self.endpoint))
+            .header("x-api-key", key)
+            .timeout(TIMEOUT)
+            .json(body)
+            .send()
+            .await
+            .map_err(|e| {
+                fail(match crate::http::Failure::of_send(&e) {
+                    crate::http::Failure::Timeout => {
+                        format!("no answer in {} s", TIMEOUT.as_secs())
+                    }
+                    crate::http::Failure::Unreachable(why) => format!("unreachable: {why}"),
+                    crate::http::Failure::Refused(r) => r.to_string(),
+                })
+            })?;
+        let status = response.status();
+        let bytes = read_body(response, MAX_ANSWER_BYTES, TIMEOUT)
+            .await
+            .map_err(|r| fail(r.to_string()))?;
+        let text = String::from_utf8_lossy(&bytes);
+        if !status.is_success() {
+            return Err(fail(format!(
+                "HTTP {}: {}",
+                status.as_u16(),
+                crate::secrets::mask(&one_line(&text, 300))
+            )));
+        }
+        serde_json::from_slice(&bytes).map_err(|e| fail(format!("the answer is not JSON: {e}")))
+    }
+}
