@@ -18,6 +18,12 @@ pub struct Args {
     /// Print the findings as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Fix what can be fixed safely before linting: a sample whose input
+    /// repeats an earlier one exactly (`DUPLICATE_QUERIES`, error) is
+    /// dropped from a JSONL or CSV file, every other byte kept; a backup of
+    /// the file is written first.
+    #[arg(long)]
+    pub fix: bool,
 }
 
 /// A file not linted because it is one `evals stats --write` or `evals
@@ -49,6 +55,9 @@ pub fn run(args: Args) -> Result<u8, Failure> {
         };
         for file in files {
             linted += 1;
+            if args.fix {
+                fix_file(&file)?;
+            }
             match lint_file(&file) {
                 Err(findings) => match eval_runtime::profile::companion_kind(&file) {
                     Some(reason) => {
@@ -141,6 +150,88 @@ fn walk(
 
 /// The findings of one file: `Err` with the file's load errors when it
 /// does not load as a dataset.
+/// `--fix`: drops the samples whose input repeats an earlier one exactly
+/// (after the lint's normalising), each record's bytes cut out of the file
+/// and nothing else changed; a backup first. A `.json` document (its
+/// samples are not records of their own) and a file that does not load are
+/// left alone, said so.
+fn fix_file(path: &Path) -> Result<(), Failure> {
+    let shown = path.to_string_lossy().into_owned();
+    let Ok(d) = Dataset::load_limited(path, &shown, eval_runtime::Config::max_dataset_bytes())
+    else {
+        return Ok(()); // the lint reports why it does not load
+    };
+    let mut seen = std::collections::HashSet::new();
+    let repeated: Vec<usize> = (0..d.samples.len())
+        .filter(|&i| {
+            let key = eval_datasets::similarity::normalise(d.samples[i].input.last());
+            !key.is_empty() && !seen.insert(key)
+        })
+        .collect();
+    if repeated.is_empty() {
+        return Ok(());
+    }
+    if d.format == Format::Json {
+        errln!(
+            "note: {shown}: {} repeated input(s) not dropped: a .json document is not fixed in place",
+            repeated.len()
+        );
+        return Ok(());
+    }
+    let bytes = std::fs::read(path).map_err(|e| Failure::config(format!("{shown}: {e}")))?;
+    // Records in file order; each spans to the next one's start.
+    let mut starts: Vec<(u64, usize)> = d
+        .samples
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.source.offset, i))
+        .collect();
+    starts.sort_unstable();
+    let mut cut: Vec<(usize, usize)> = Vec::new();
+    for (k, (start, i)) in starts.iter().enumerate() {
+        if repeated.contains(i) {
+            let end = starts
+                .get(k + 1)
+                .map_or(bytes.len() as u64, |(next, _)| *next);
+            cut.push((*start as usize, (end as usize).min(bytes.len())));
+        }
+    }
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    for (start, end) in &cut {
+        out.extend_from_slice(&bytes[at..*start]);
+        at = *end;
+    }
+    out.extend_from_slice(&bytes[at..]);
+    // The fixed file must still be the same dataset less those samples.
+    let check = Dataset::from_bytes(&shown, &out).map_err(|e| {
+        Failure::config(format!(
+            "{shown}: --fix would not leave a dataset ({e}); the file was not changed"
+        ))
+    })?;
+    if check.samples.len() + repeated.len() != d.samples.len() {
+        return Err(Failure::config(format!(
+            "{shown}: --fix would change more than the repeated samples; the file was not changed"
+        )));
+    }
+    let lines: Vec<String> = repeated
+        .iter()
+        .map(|i| d.samples[*i].source.line.to_string())
+        .collect();
+    match eval_datasets::files::write_replacing(path, &out)
+        .map_err(|e| Failure::config(format!("cannot write {shown}: {e}")))?
+    {
+        eval_datasets::files::Replaced::Replaced { backup } => errln!(
+            "fixed {shown}: dropped {} sample(s) repeating an earlier input (line(s) {}); backup: {}",
+            repeated.len(),
+            lines.join(", "),
+            backup.display()
+        ),
+        _ => {}
+    }
+    Ok(())
+}
+
 fn lint_file(path: &Path) -> Result<Vec<Finding>, Vec<Finding>> {
     let shown = path.to_string_lossy().into_owned();
     match Dataset::load_limited(path, &shown, eval_runtime::Config::max_dataset_bytes()) {

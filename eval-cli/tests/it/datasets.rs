@@ -463,3 +463,71 @@ fn lint_names_a_misspelt_evaluator_with_a_suggestion() {
         "{stdout}"
     );
 }
+
+/// `evals lint --fix`: what is safe to fix is fixed in place — a sample
+/// whose input repeats an earlier one exactly is cut out of a JSONL or CSV
+/// file, every other byte kept (a multi-line CSV cell too) — after a
+/// backup; a `.json` document is left alone and said so; the lint then
+/// reports what remains.
+#[test]
+fn lint_fix_drops_repeated_inputs_after_a_backup() {
+    let dir = scratch("lint-fix");
+    let jsonl = "{\"input\": \"What is RAG?\", \"expected\": \"retrieval\"}\n{\"input\": \"what is  RAG\", \"expected\": \"dup\"}\n{\"input\": \"Who are you?\", \"expected\": \"an agent\"}\n";
+    let csv = "input,expected\n\"What is RAG?\",retrieval\n\"a cell\nover two lines\",x\n\"WHAT IS RAG?\",dup\nlast,y\n";
+    std::fs::write(dir.join("d.jsonl"), jsonl).unwrap();
+    std::fs::write(dir.join("d.csv"), csv).unwrap();
+    let json = r#"[{"prompt": "What is RAG?", "expected_response": "a"}, {"prompt": "what is rag", "expected_response": "b"}]"#;
+    std::fs::write(dir.join("d.json"), json).unwrap();
+
+    let out = evals(&dir, &["lint", "--fix", "d.jsonl", "d.csv", "d.json"]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(
+        code(&out),
+        1,
+        "DATASET_TOO_SMALL remains:\n{stdout}{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "fixed d.jsonl: dropped 1 sample(s) repeating an earlier input (line(s) 2); backup: "
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("fixed d.csv: dropped 1 sample(s) repeating an earlier input (line(s) 5)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "note: d.json: 1 repeated input(s) not dropped: a .json document is not fixed in place"
+        ),
+        "{stderr}"
+    );
+    let repeated: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains("same input as line"))
+        .collect();
+    assert!(
+        repeated.len() == 1 && repeated[0].starts_with("d.json:"),
+        "only the .json document keeps its repeat: {stdout}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("d.jsonl")).unwrap(),
+        "{\"input\": \"What is RAG?\", \"expected\": \"retrieval\"}\n{\"input\": \"Who are you?\", \"expected\": \"an agent\"}\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("d.csv")).unwrap(),
+        "input,expected\n\"What is RAG?\",retrieval\n\"a cell\nover two lines\",x\nlast,y\n"
+    );
+    assert_eq!(std::fs::read_to_string(dir.join("d.json")).unwrap(), json);
+    // Each rewritten file's backup holds what it held.
+    let backups = common::backups(&dir);
+    assert_eq!(backups.len(), 2, "{backups:?}");
+    for b in &backups {
+        let held = std::fs::read_to_string(b).unwrap();
+        assert!(held == jsonl || held == csv, "{}", b.display());
+    }
+    // Nothing left to fix: nothing written again.
+    let out = evals(&dir, &["lint", "--fix", "d.jsonl"]);
+    assert!(!text(&out).1.contains("fixed"), "{:?}", text(&out));
+    assert_eq!(common::backups(&dir).len(), 2);
+}
