@@ -218,16 +218,16 @@ fn fix_file(path: &Path) -> Result<(), Failure> {
         .iter()
         .map(|i| d.samples[*i].source.line.to_string())
         .collect();
-    match eval_datasets::files::write_replacing(path, &out)
-        .map_err(|e| Failure::config(format!("cannot write {shown}: {e}")))?
+    if let eval_datasets::files::Replaced::Replaced { backup } =
+        eval_datasets::files::write_replacing(path, &out)
+            .map_err(|e| Failure::config(format!("cannot write {shown}: {e}")))?
     {
-        eval_datasets::files::Replaced::Replaced { backup } => errln!(
+        errln!(
             "fixed {shown}: dropped {} sample(s) repeating an earlier input (line(s) {}); backup: {}",
             repeated.len(),
             lines.join(", "),
             backup.display()
-        ),
-        _ => {}
+        );
     }
     Ok(())
 }
