@@ -169,7 +169,10 @@ impl Appender {
         let seen = scan(&mut file).map_err(io("read it"))?;
         // A new CSV file gets its header line first.
         let (record, header) = match self.format {
-            LineFormat::Jsonl => (jsonl_line(sample), false),
+            LineFormat::Jsonl => {
+                let golden = seen.blank || first_is_golden(&mut file).map_err(io("read it"))?;
+                (jsonl_line(sample, golden), false)
+            }
             LineFormat::Csv => {
                 file.seek(SeekFrom::Start(0)).map_err(io("read it"))?;
                 csv_record(sample, &file, seen.blank, &shown)?
@@ -241,10 +244,35 @@ fn scan(file: &mut std::fs::File) -> std::io::Result<Seen> {
 }
 
 /// The sample as one JSONL line (with its newline).
-fn jsonl_line(sample: &Sample) -> Vec<u8> {
-    let mut line = Value::Object(write::record(sample)).to_string();
+fn jsonl_line(sample: &Sample, golden: bool) -> Vec<u8> {
+    let mut record = write::record(sample);
+    if golden {
+        record = write::golden_record(record);
+    }
+    let mut line = Value::Object(record).to_string();
     line.push('\n');
     line.into_bytes()
+}
+
+/// Whether the file's first record uses seed 002's golden schema (`query`
+/// with `ground_truth` or `source_docs`): then appended samples use it too.
+fn first_is_golden(file: &mut std::fs::File) -> std::io::Result<bool> {
+    file.seek(SeekFrom::Start(0))?;
+    let reader = std::io::BufReader::new(&*file);
+    for line in reader.lines() {
+        let line = line?;
+        let line = line.trim_start_matches('\u{feff}').trim();
+        if line.is_empty() {
+            continue;
+        }
+        return Ok(
+            serde_json::from_str::<serde_json::Map<String, Value>>(line).is_ok_and(|o| {
+                o.contains_key("query")
+                    && (o.contains_key("ground_truth") || o.contains_key("source_docs"))
+            }),
+        );
+    }
+    Ok(false)
 }
 
 /// The sample as one CSV record under the file's header (the header first
@@ -351,6 +379,53 @@ mod tests {
         Sample::new(input)
             .with_expected(expected)
             .with_tags(["smoke"])
+    }
+
+    /// A JSONL file keeps its vocabulary: a golden file (and a new one)
+    /// gets `query`/`ground_truth`/`contexts`, a file of canonical records
+    /// `input`/`expected`; each reads back as the sample appended.
+    #[test]
+    fn jsonl_appends_in_the_files_own_vocabulary() {
+        let dir = scratch("vocabulary");
+        let mut s = sample("What is RAG?", "Retrieval-augmented generation.");
+        s.context = vec!["RAG retrieves documents first.".into()];
+        let golden = dir.join("golden.jsonl");
+        std::fs::write(
+            &golden,
+            "{\"query\": \"q\", \"ground_truth\": \"a\", \"contexts\": [\"c\"], \"source_docs\": [\"d.md\"]}\n",
+        )
+        .unwrap();
+        let canonical = dir.join("canonical.jsonl");
+        std::fs::write(&canonical, "{\"input\": \"q\", \"expected\": \"a\"}\n").unwrap();
+        let new = dir.join("new.jsonl");
+        for path in [&golden, &canonical, &new] {
+            Appender::new(path).unwrap().append(&s).unwrap();
+            let text = std::fs::read_to_string(path).unwrap();
+            let last: serde_json::Map<String, Value> =
+                serde_json::from_str(text.lines().last().unwrap()).unwrap();
+            let keys: Vec<&str> = last.keys().map(String::as_str).collect();
+            if path == &canonical {
+                assert!(
+                    keys.contains(&"input") && keys.contains(&"expected"),
+                    "{keys:?}"
+                );
+            } else {
+                assert!(
+                    keys.contains(&"query")
+                        && keys.contains(&"ground_truth")
+                        && keys.contains(&"contexts"),
+                    "{}: {keys:?}",
+                    path.display()
+                );
+            }
+            let d = Dataset::load(path).unwrap();
+            let got = d.samples.last().unwrap();
+            assert_eq!(got.input.last(), "What is RAG?");
+            assert_eq!(
+                got.expected.as_ref().unwrap().last(),
+                "Retrieval-augmented generation."
+            );
+        }
     }
 
     #[test]

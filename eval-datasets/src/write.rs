@@ -109,6 +109,34 @@ fn expected_tools(sample: &Sample) -> Option<Value> {
     ))
 }
 
+/// A [`record`] in seed 002's golden schema where it has one: `query` for a
+/// one-turn input, `ground_truth` for the expected answer, `contexts` for
+/// the reference contexts (else the context the sample carries, which a
+/// golden file reads back as its reference contexts). A conversation keeps
+/// `input` and `expected`: the golden schema has no turns.
+pub fn golden_record(mut o: Map<String, Value>) -> Map<String, Value> {
+    if !o.get("input").is_some_and(Value::is_string) {
+        return o;
+    }
+    let mut out = Map::new();
+    for (k, v) in std::mem::take(&mut o) {
+        let key = match k.as_str() {
+            "input" => "query",
+            "expected" => "ground_truth",
+            "reference_contexts" => "contexts",
+            _ => k.as_str(),
+        };
+        out.insert(key.to_string(), v);
+    }
+    // Without reference contexts, the sample's context is the support kept.
+    if !out.contains_key("contexts")
+        && let Some(c) = out.remove("context")
+    {
+        out.insert("contexts".into(), c);
+    }
+    out
+}
+
 /// JSONL text: one line per sample.
 pub fn to_jsonl(samples: &[Sample]) -> String {
     objects_to_jsonl(samples.iter().map(record))
