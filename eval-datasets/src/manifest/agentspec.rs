@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_saphyr::Spanned;
 
 use super::model::{Manifest, ManifestDataset, ManifestError};
-use super::paths::resolve;
+use super::paths::{resolve, yaml_problem};
 use crate::agent::{AgentSettings, RawAgent};
 use crate::error::Problem;
 use crate::metric::{MetricSpec, Op, OptionValue, parse_specs};
@@ -72,25 +72,7 @@ pub(super) fn parse(
         Err(_) if other_tool(text).is_some() => {
             return Err(invalid(vec![at(1, other_tool(text).unwrap_or_default())]));
         }
-        Err(e) => {
-            let line = e.location().map(|l| l.line()).unwrap_or(1);
-            let full = e.to_string();
-            let message = full
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("invalid YAML")
-                .trim();
-            let message = message.strip_prefix("error: ").unwrap_or(message);
-            let message = match message.split_once(": ") {
-                Some((head, rest)) if head.starts_with("line ") => rest,
-                _ => message,
-            };
-            let mut p = at(line as u32, format!("invalid manifest: {message}"));
-            if let Some(l) = e.location() {
-                p = p.column(l.column() as usize);
-            }
-            return Err(invalid(vec![p]));
-        }
+        Err(e) => return Err(invalid(vec![yaml_problem(&e, shown, "manifest")])),
     };
     let Some(evaluation) = raw.spec.and_then(|s| s.evaluation) else {
         if let Some(other) = other_tool(text) {

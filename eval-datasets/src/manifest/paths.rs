@@ -92,3 +92,26 @@ pub(super) fn utf8<'a>(bytes: &'a [u8], shown: &str) -> Result<&'a str, Manifest
         }
     })
 }
+
+/// A YAML error of `shown` (a manifest, a suite: `what`) as its problem:
+/// serde-saphyr's first line, without its own location prefix, at the line
+/// and column it names.
+pub(super) fn yaml_problem(e: &serde_saphyr::Error, shown: &str, what: &str) -> Problem {
+    let line = e.location().map_or(1, |l| l.line() as usize);
+    let full = e.to_string();
+    let message = full
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("invalid YAML")
+        .trim();
+    let message = message.strip_prefix("error: ").unwrap_or(message);
+    let message = match message.split_once(": ") {
+        Some((head, rest)) if head.starts_with("line ") => rest,
+        _ => message,
+    };
+    let mut p = Problem::new(shown, line.max(1), format!("invalid {what}: {message}"));
+    if let Some(l) = e.location() {
+        p = p.column(l.column() as usize);
+    }
+    p
+}

@@ -53,7 +53,7 @@ use serde::Deserialize;
 use serde_saphyr::Spanned;
 
 use super::model::{Manifest, ManifestDataset, ManifestError};
-use super::paths::resolve;
+use super::paths::{resolve, yaml_problem};
 use crate::error::Problem;
 use crate::metric::{GateSpec, MetricSpec, Op, OptionValue, Stat};
 use crate::repeat::MAX_REPEAT;
@@ -155,21 +155,8 @@ pub(crate) fn parse(
         path: shown.to_string(),
         problems,
     };
-    let raw: RawSuite = serde_saphyr::from_str(text).map_err(|e| {
-        let line = e.location().map_or(1, |l| l.line() as usize);
-        let full = e.to_string();
-        let message = full
-            .lines()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("invalid YAML")
-            .trim()
-            .trim_start_matches("error: ")
-            .to_string();
-        invalid(vec![at(
-            line,
-            format!("invalid letta-evals suite: {message}"),
-        )])
-    })?;
+    let raw: RawSuite = serde_saphyr::from_str(text)
+        .map_err(|e| invalid(vec![yaml_problem(&e, shown, "letta-evals suite")]))?;
     let mut problems = Vec::new();
     let mut notes = Vec::new();
     let mut tracked = Vec::new();

@@ -140,7 +140,7 @@ fn what_a_suite_cannot_mean_here_is_refused_at_its_line() {
         ),
         (
             format!("name: s\ndataset: data.jsonl\nsample_tag: [x]\n{graders}"),
-            "suite.yaml:3: invalid letta-evals suite",
+            "suite.yaml:3:1: invalid letta-evals suite: unknown field `sample_tag`, expected one of",
         ),
     ];
     for (yaml, want) in cases {

@@ -27,6 +27,28 @@ use std::process::{Command, Output};
 use eval_runtime::results::{Results, Verdict};
 use eval_runtime::verdict::Decision;
 
+/// The demo agent and the scripted judge on loopback, for one test.
+pub(super) struct Servers {
+    pub agent: eval_examples::demo::DemoServer,
+    pub judge: eval_examples::demo::DemoServer,
+}
+
+impl Servers {
+    pub fn start() -> Servers {
+        Servers {
+            agent: eval_examples::demo::spawn(eval_examples::demo::DemoConfig::default())
+                .expect("start the demo agent"),
+            judge: eval_examples::judge::spawn(eval_examples::judge::JudgeConfig::default())
+                .expect("start the scripted judge"),
+        }
+    }
+
+    /// `EVAL_JUDGE_URL` for the scripted judge.
+    pub fn judge_url(&self) -> String {
+        format!("{}/v1", self.judge.url())
+    }
+}
+
 /// A scratch crate `<name>` in `CARGO_TARGET_TMPDIR/<name>` with `files` (path,
 /// contents): tests `attr` (libtest) and `harness` (`harness = false`) and
 /// a `.git`, so manifests find their project root in it.

@@ -20,7 +20,7 @@ use std::process::Output;
 
 use eval_runtime::results::{Results, Verdict};
 
-use super::{build, command, read, scratch, text, verdicts};
+use super::{Servers, build, command, read, scratch, text, verdicts};
 
 const M365: &str =
     include_str!("../../../../tests/fixtures/seeds/003-complete-schema-example.json");
@@ -127,11 +127,8 @@ fn a_runevals_files_own_evaluators_give_the_same_verdicts_everywhere() {
         ],
     );
     let (attr_exe, harness_exe) = build(&dir);
-    let agent = eval_examples::demo::spawn(eval_examples::demo::DemoConfig::default())
-        .expect("start the demo agent");
-    let judge_server = eval_examples::judge::spawn(eval_examples::judge::JudgeConfig::default())
-        .expect("start the scripted judge");
-    let (url, judge) = (agent.url(), format!("{}/v1", judge_server.url()));
+    let servers = Servers::start();
+    let (url, judge) = (servers.agent.url(), servers.judge_url());
     let out = dir.join("out");
 
     // 1. The attribute: no `metrics(...)` needed for a file with its own.
@@ -253,7 +250,7 @@ fn a_runevals_files_own_evaluators_give_the_same_verdicts_everywhere() {
         assert_eq!(scores(&r), want, "{}", file.display());
     }
     assert_sample_error(&read(&cli_file));
-    drop((agent, judge_server));
+    drop(servers);
 }
 
 /// The conversation of `own_plus`: the metric added to it needs the last

@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{build, command, gates, read, scratch, text, verdicts};
+use super::{Servers, build, command, gates, read, scratch, text, verdicts};
 
 const DATA: &str = r#"{"input": "What is the capital of France?", "ground_truth": "Paris", "tags": ["geo"]}
 {"input": "What is retrieval-augmented generation?", "ground_truth": "grounded", "tags": ["rag"]}
@@ -88,11 +88,8 @@ fn a_letta_suite_runs_alike_through_every_front_end() {
         ],
     );
     let (attr_exe, harness_exe) = build(&dir);
-    let agent = eval_examples::demo::spawn(eval_examples::demo::DemoConfig::default())
-        .expect("start the demo agent");
-    let judge_server = eval_examples::judge::spawn(eval_examples::judge::JudgeConfig::default())
-        .expect("start the scripted judge");
-    let (url, judge) = (agent.url(), format!("{}/v1", judge_server.url()));
+    let servers = Servers::start();
+    let (url, judge) = (servers.agent.url(), servers.judge_url());
     let out = dir.join("out");
     let run = |exe: &std::path::Path, results: &str, args: &[&str]| {
         command(exe, &dir, &url, &out.join(results))
@@ -229,5 +226,5 @@ fn a_letta_suite_runs_alike_through_every_front_end() {
         .map(|m| m.name.as_str())
         .collect();
     assert_eq!(metrics, ["contains", "rubric"]);
-    drop((agent, judge_server));
+    drop(servers);
 }
