@@ -1,5 +1,6 @@
 //! The README's and the guide's examples that talk to an agent or a judge
-//! (`evals evaluate`, `evals calibrate`) run as written against the demo
+//! (`evals evaluate`, `evals calibrate`, `evals generate`, `evals create`)
+//! run as written against the demo
 //! agent and the scripted judge, in a scratch copy of `examples/`: an
 //! example's `--url http://127.0.0.1:8080…` is pointed at the demo agent
 //! (same path), `EVAL_AGENT_URL`, `EVAL_JUDGE_URL` and `EVAL_EMBED_URL` at
@@ -18,7 +19,15 @@ use crate::docs::{Cmd, runnable, scratch, shell_commands};
 const MADE_BY_THE_READER: &[&str] = &["evals/baseline.json", "evals/generated.jsonl"];
 
 /// Flags whose value is a file the command reads.
-const READ_FLAGS: &[&str] = &["--tools", "--baseline", "--cassette"];
+const READ_FLAGS: &[&str] = &[
+    "--tools",
+    "--baseline",
+    "--cassette",
+    "--queries",
+    "--ground-truth",
+    "--traces",
+    "--corpus",
+];
 
 /// `--url` of an example pointed at `agent` (the example's path kept).
 fn with_demo_url(args: &[String], agent: &str) -> Vec<String> {
@@ -74,6 +83,9 @@ fn takes_value(flag: &str) -> bool {
             | "--ci-gate"
             | "--yes"
             | "--allow-outside"
+            | "--fix"
+            | "--fresh"
+            | "--no-upload"
     )
 }
 
@@ -94,7 +106,7 @@ fn agent_examples_run_against_the_demo_agent_and_the_scripted_judge() {
         let Some(args) = runnable(&cmd) else { continue };
         if !matches!(
             args.first().map(String::as_str),
-            Some("evaluate" | "calibrate")
+            Some("evaluate" | "calibrate" | "generate" | "create")
         ) {
             continue;
         }
@@ -149,7 +161,7 @@ fn agent_examples_run_against_the_demo_agent_and_the_scripted_judge() {
     }
     eprintln!("ran {} example(s):\n  {}", ran.len(), ran.join("\n  "));
     assert!(problems.is_empty(), "{}", problems.join("\n"));
-    for sub in ["evaluate", "calibrate"] {
+    for sub in ["evaluate", "calibrate", "generate", "create"] {
         assert!(
             ran.iter().any(|r| r.contains(&format!("evals {sub} "))),
             "no runnable `evals {sub}` example was found in the docs: {ran:?}"
