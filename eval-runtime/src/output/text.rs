@@ -152,38 +152,48 @@ const MAX_TAGS: usize = 12;
 /// Samples counted by tag (a runevals item's `category` is its tag), by
 /// tag name: the terminal summary, Markdown and the HTML report show the
 /// same breakdown.
+/// Counting stops at the first tag past [`MAX_TAGS`]: time and memory stay
+/// bounded however many distinct tags a million samples carry.
 #[derive(Debug, Default)]
-pub(crate) struct TagCounts(Vec<TagBreakdown>);
+pub(crate) struct TagCounts {
+    tags: Vec<TagBreakdown>,
+    too_many: bool,
+}
 
 impl TagCounts {
     /// Counts `s` under each of its tags.
     pub(crate) fn add(&mut self, s: &SampleRecord) {
+        if self.too_many {
+            return;
+        }
         let passed = s.counted_as.unwrap_or(s.verdict) == Verdict::Pass;
         for tag in &s.tags {
-            let i = match self.0.iter().position(|t| &t.tag == tag) {
+            let i = match self.tags.iter().position(|t| &t.tag == tag) {
                 Some(i) => i,
+                None if self.tags.len() == MAX_TAGS => {
+                    self.too_many = true;
+                    self.tags = Vec::new();
+                    return;
+                }
                 None => {
-                    self.0.push(TagBreakdown {
+                    self.tags.push(TagBreakdown {
                         tag: tag.clone(),
                         samples: 0,
                         passed: 0,
                     });
-                    self.0.len() - 1
+                    self.tags.len() - 1
                 }
             };
-            self.0[i].samples += 1;
-            self.0[i].passed += usize::from(passed);
+            self.tags[i].samples += 1;
+            self.tags[i].passed += usize::from(passed);
         }
     }
 
     /// The breakdown; empty when no sample has a tag or the tags are too
     /// many to be categories.
     pub(crate) fn breakdown(mut self) -> Vec<TagBreakdown> {
-        if self.0.len() > MAX_TAGS {
-            return Vec::new();
-        }
-        self.0.sort_by(|a, b| a.tag.cmp(&b.tag));
-        self.0
+        self.tags.sort_by(|a, b| a.tag.cmp(&b.tag));
+        self.tags
     }
 }
 
@@ -453,5 +463,32 @@ mod tests {
         );
         assert_eq!(listed.matches("  FAILED qa::f").count(), 19);
         assert!(listed.ends_with("  ... and 6 more (every sample is in the results file)\n"));
+    }
+
+    #[test]
+    fn tags_are_counted_up_to_twelve_then_not_at_all() {
+        let mut counts = TagCounts::default();
+        for i in 0..MAX_TAGS {
+            let mut r = crate::output::test_record("d", &format!("s{i}"), Verdict::Pass);
+            r.tags = vec![format!("t{i:02}"), "all".into()];
+            counts.add(&r);
+        }
+        // 12 distinct tags and "all": one too many to be categories.
+        assert!(counts.breakdown().is_empty());
+        let mut few = TagCounts::default();
+        for (i, v) in [Verdict::Pass, Verdict::Fail, Verdict::Pass]
+            .into_iter()
+            .enumerate()
+        {
+            let mut r = crate::output::test_record("d", &format!("s{i}"), v);
+            r.tags = vec![if i == 1 { "b".into() } else { "a".into() }];
+            few.add(&r);
+        }
+        let got: Vec<(String, usize, usize)> = few
+            .breakdown()
+            .into_iter()
+            .map(|t| (t.tag, t.samples, t.passed))
+            .collect();
+        assert_eq!(got, [("a".into(), 2, 2), ("b".into(), 1, 0)]);
     }
 }
