@@ -164,7 +164,7 @@ pub struct Upgraded {
 /// Whether `file` is a runevals document (any version).
 pub fn is_runevals(file: &Path) -> bool {
     ext(file) == "json"
-        && std::fs::read_to_string(file)
+        && files::read_text(file, eval_runtime::Config::max_dataset_bytes())
             .ok()
             .and_then(|text| {
                 serde_json::from_str::<serde_json::Value>(text.trim_start_matches('\u{feff}')).ok()
@@ -176,7 +176,7 @@ pub fn is_legacy(file: &Path) -> bool {
     if ext(file) != "json" {
         return false;
     }
-    let Ok(text) = std::fs::read_to_string(file) else {
+    let Ok(text) = files::read_text(file, eval_runtime::Config::max_dataset_bytes()) else {
         return false;
     };
     let Ok(doc) = serde_json::from_str::<serde_json::Value>(text.trim_start_matches('\u{feff}'))

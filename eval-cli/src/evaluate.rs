@@ -509,16 +509,10 @@ fn agent(
         let mut agent = RetrieverAgent::new(http);
         if let Some(dir) = args.loader_dir.clone() {
             let (anywhere, limit) = (args.allow_outside, config.max_dataset_bytes);
-            agent = agent.loader(move |r| {
-                // Only files inside DIR (symlinks followed), unless allowed.
-                let path = dir.join(r);
-                let path = if anywhere {
-                    path
-                } else {
-                    eval_datasets::files::contained(&dir, &path).ok()?
-                };
-                let bytes = eval_datasets::files::read_checked(&path, limit).ok()?;
-                String::from_utf8(bytes).ok()
+            // Only files inside DIR (symlinks followed), unless allowed; a
+            // refusal says why.
+            agent = agent.try_loader(move |r| {
+                eval_runtime::retrieval::load_from_dir(&dir, r, anywhere, limit)
             });
         }
         Some(

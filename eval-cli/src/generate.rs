@@ -8,6 +8,7 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
+use eval_datasets::terminal::{escaped, escaped_lines};
 use eval_runtime::generate::{
     Corpus, DEFAULT_BATCH, DEFAULT_CHUNK_WORDS, DEFAULT_SEED, Difficulty, GenerateError, Mix,
     MixError, Options, Outcome, OutputFormat, QueryType, generate_blocking, questions_of,
@@ -69,7 +70,7 @@ pub struct Args {
 pub fn run(args: Args) -> Result<u8, Failure> {
     let config = crate::dotenv::settings(std::path::Path::new("."))?;
     for w in config.warnings() {
-        errln!("warning: {w}");
+        errln!("warning: {}", escaped_lines(&w.to_string()));
     }
     let bad = |flag: &str, e: MixError| Failure::config(format!("--{flag}: {e}"));
     let types = match (&args.mix, &args.types) {
@@ -111,10 +112,10 @@ pub fn run(args: Args) -> Result<u8, Failure> {
     errln!(
         "generating up to {} samples from {} ({} documents, {} chunks) with judge {}",
         options.count,
-        corpus.source,
+        escaped(&corpus.source),
         corpus.documents,
         corpus.chunks.len(),
-        judge.model()
+        escaped(judge.model())
     );
     // A progress bar on a terminal: samples in the output of the target.
     let bar = (std::io::stderr().is_terminal() && !args.json).then(|| {
@@ -164,8 +165,10 @@ pub fn run(args: Args) -> Result<u8, Failure> {
     }
 }
 
+/// The error as printed: what came from outside in it (file names, the
+/// judge's words) escaped ([`eval_datasets::terminal`]).
 fn failure(e: &GenerateError) -> Failure {
-    Failure::config(e.to_string())
+    Failure::config(escaped_lines(&e.to_string()))
 }
 
 fn show(outcome: &Outcome, json: bool) -> Result<(), Failure> {
@@ -186,7 +189,7 @@ fn show(outcome: &Outcome, json: bool) -> Result<(), Failure> {
             .map_err(|e| Failure::config(format!("cannot render the outcome: {e}")))?;
         outln!("{text}");
     } else {
-        out!("{}", outcome.render());
+        out!("{}", escaped_lines(&outcome.render()));
     }
     Ok(())
 }

@@ -9,11 +9,20 @@
 //!
 //! Lines are read with a line editor on a terminal (history, editing) and
 //! as plain lines from a pipe; end of input ends the session.
+//!
+//! What came from outside (the agent's text, a dataset file's content,
+//! file names) is printed through [`eval_datasets::terminal`], escaped. A
+//! dataset file is checked before it is chosen and before each append
+//! ([`check_target`]): it must be missing (it is created) or a regular file
+//! within `EVAL_MAX_DATASET_BYTES`; a device, a FIFO or a directory is
+//! refused from its metadata, never opened.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use eval_datasets::append::{AppendError, Appender};
+use eval_datasets::files::ReadError;
+use eval_datasets::terminal::{escaped, escaped_lines};
 use eval_datasets::{Sample, ToolCall};
 use eval_runtime::{HttpAgent, Paint, Probe, Probed, Response};
 use rustyline::error::ReadlineError;
@@ -58,10 +67,78 @@ const LOADED_TO_CHECK: u64 = 8 << 20;
 /// Input errors in a row after which the session ends (an unreadable input).
 const MAX_INPUT_ERRORS: u32 = 3;
 
+/// Why a dataset file cannot be appended to.
+#[derive(Debug)]
+enum TargetError {
+    /// It is not a regular file, or is over the size limit, or its
+    /// metadata cannot be read: refused before it is opened for appending.
+    Unusable {
+        /// The file, as given.
+        path: PathBuf,
+        /// Why.
+        source: ReadError,
+    },
+    /// Appending failed (the file is as it was).
+    Append(AppendError),
+}
+
+impl std::fmt::Display for TargetError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TargetError::Unusable { path, source } => {
+                write!(f, "{}: cannot append to it: {source}", path.display())?;
+                match source {
+                    ReadError::NotAFile { .. } => f.write_str(
+                        "; samples are appended to a regular .jsonl, .ndjson or .csv file",
+                    ),
+                    ReadError::TooLarge { .. } => f.write_str(" (EVAL_MAX_DATASET_BYTES)"),
+                    _ => Ok(()),
+                }
+            }
+            TargetError::Append(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for TargetError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            TargetError::Unusable { source, .. } => Some(source),
+            TargetError::Append(e) => Some(e),
+        }
+    }
+}
+
+impl From<AppendError> for TargetError {
+    fn from(e: AppendError) -> Self {
+        TargetError::Append(e)
+    }
+}
+
+/// Checks, from its metadata (symlinks followed), that `path` can be
+/// appended to without reading forever or waiting: missing (it is
+/// created), or a regular file of at most `limit` bytes, as
+/// [`eval_datasets::files::open_checked`] checks a file it reads.
+fn check_target(path: &Path, limit: u64) -> Result<(), TargetError> {
+    match eval_datasets::files::open_checked(path, limit) {
+        Ok(_) => Ok(()),
+        Err(ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(source) => Err(TargetError::Unusable {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+/// A path as shown: escaped.
+fn shown(path: &Path) -> String {
+    escaped(&path.display().to_string()).into_owned()
+}
+
 pub fn run(args: Args) -> Result<u8, Failure> {
     let config = crate::dotenv::settings(std::path::Path::new("."))?;
     for w in config.warnings() {
-        errln!("warning: {w}");
+        errln!("warning: {}", escaped_lines(&w.to_string()));
     }
     let agent =
         crate::evaluate::http_agent(&args.agent, config, &eval_runtime::AgentSettings::default())?;
@@ -80,11 +157,12 @@ pub fn run(args: Args) -> Result<u8, Failure> {
         session_tags: args.tags.clone(),
         draft: Draft::new(&args.tags),
         paint: Paint::stdout(),
+        max_bytes: config.max_dataset_bytes,
     };
     if let Some(path) = &args.dataset {
         session
             .choose(path)
-            .map_err(|e| Failure::config(e.to_string()))?;
+            .map_err(|e| Failure::config(escaped_lines(&e.to_string())))?;
     }
     session.probe = session.make_probe(&session.metrics)?;
     let mut editor = rustyline::DefaultEditor::new()
@@ -128,7 +206,7 @@ pub fn run(args: Args) -> Result<u8, Failure> {
                 }
             }
             Ok(c) => session.apply(c),
-            Err(why) => errln!("error: {why} (:help lists the commands)"),
+            Err(why) => errln!("error: {} (:help lists the commands)", escaped(&why)),
         }
     }
     session.farewell();
@@ -215,6 +293,8 @@ struct Session {
     session_tags: Vec<String>,
     draft: Draft,
     paint: Paint,
+    /// The largest dataset file appended to (`EVAL_MAX_DATASET_BYTES`).
+    max_bytes: u64,
 }
 
 /// A dataset file of the session.
@@ -242,17 +322,18 @@ impl Session {
     fn banner(&self) {
         let p = self.paint;
         outln!("{}", p.heading("evals interactive"));
-        outln!("agent: {}", self.agent.url());
+        outln!("agent: {}", escaped(self.agent.url()));
         outln!(
             "metrics: {}",
             if self.metrics.trim().is_empty() {
                 "the default (partial_match with an expected answer, else relevance and coherence)"
+                    .into()
             } else {
-                self.metrics.as_str()
+                escaped(&self.metrics)
             }
         );
         match self.current.map(|i| &self.targets[i].appender) {
-            Some(a) => outln!("dataset: {}", a.path().display()),
+            Some(a) => outln!("dataset: {}", shown(a.path())),
             None => outln!("dataset: none (:dataset FILE to choose one)"),
         }
         outln!("Type a prompt and press Enter; :help lists the commands; Ctrl-D ends.");
@@ -270,13 +351,9 @@ impl Session {
         for t in self.targets.iter().filter(|t| t.appended > 0) {
             any = true;
             let a = &t.appender;
-            outln!(
-                "{} sample(s) appended to {}",
-                t.appended,
-                a.path().display()
-            );
+            outln!("{} sample(s) appended to {}", t.appended, shown(a.path()));
             if let Some(b) = a.backup() {
-                outln!("{}", self.paint.dim(&format!("backup: {}", b.display())));
+                outln!("{}", self.paint.dim(&format!("backup: {}", shown(b))));
             }
         }
         if !any {
@@ -285,14 +362,20 @@ impl Session {
     }
 
     /// Makes `path` the dataset file samples go to (one appender per file
-    /// for the session, so one backup); warns when it holds something that
-    /// does not load as a dataset (files up to [`LOADED_TO_CHECK`]).
-    fn choose(&mut self, path: &Path) -> Result<(), AppendError> {
-        if let Some(i) = self.targets.iter().position(|t| t.appender.path() == path) {
-            self.current = Some(i);
+    /// for the session, so one backup), once [`check_target`] lets it; warns
+    /// when it holds something that does not load as a dataset (files up to
+    /// [`LOADED_TO_CHECK`]).
+    fn choose(&mut self, path: &Path) -> Result<(), TargetError> {
+        let known = self.targets.iter().position(|t| t.appender.path() == path);
+        let appender = match known {
+            Some(_) => None,
+            None => Some(Appender::new(path)?),
+        };
+        check_target(path, self.max_bytes)?;
+        let Some(appender) = appender else {
+            self.current = known;
             return Ok(());
-        }
-        let appender = Appender::new(path)?;
+        };
         let size = std::fs::metadata(path).map_or(0, |m| m.len());
         if (1..=LOADED_TO_CHECK).contains(&size)
             && let Err(e) = eval_datasets::Dataset::load(path)
@@ -300,8 +383,9 @@ impl Session {
             let first = e.to_string();
             let first = first.lines().next().unwrap_or_default();
             errln!(
-                "warning: {} does not load as a dataset ({first}); samples are still appended",
-                path.display()
+                "warning: {} does not load as a dataset ({}); samples are still appended",
+                shown(path),
+                escaped(first)
             );
         }
         self.targets.push(Target {
@@ -348,22 +432,22 @@ impl Session {
                     }
                 }
                 self.draft.dirty = true;
-                outln!("tags: {}", self.draft.tags.join(", "));
+                outln!("tags: {}", escaped(&self.draft.tags.join(", ")));
             }
             Command::Untag(tags) => {
                 self.draft.tags.retain(|t| !tags.contains(t));
                 self.draft.dirty = true;
-                outln!("tags: {}", self.draft.tags.join(", "));
+                outln!("tags: {}", escaped(&self.draft.tags.join(", ")));
             }
             Command::Score => self.rescore(),
             Command::Metrics(spec) => match self.make_probe(&spec) {
                 Ok(p) => {
                     self.probe = p;
                     self.metrics = spec;
-                    outln!("metrics: {}", self.metrics);
+                    outln!("metrics: {}", escaped(&self.metrics));
                     self.rescore();
                 }
-                Err(f) => errln!("error: {} (metrics unchanged)", f.message),
+                Err(f) => errln!("error: {} (metrics unchanged)", escaped_lines(&f.message)),
             },
             Command::Show => out!("{}", view::draft(&self.draft, self.paint)),
             Command::New => {
@@ -371,8 +455,8 @@ impl Session {
                 outln!("new sample");
             }
             Command::Dataset(path) => match self.choose(&path) {
-                Ok(()) => outln!("dataset: {}", path.display()),
-                Err(e) => errln!("error: {e}"),
+                Ok(()) => outln!("dataset: {}", shown(&path)),
+                Err(e) => errln!("error: {}", escaped_lines(&e.to_string())),
             },
             Command::Append => self.append(),
         }
@@ -437,7 +521,10 @@ impl Session {
             outln!("expected answer removed");
         } else {
             self.draft.expected = Some(text.to_string());
-            outln!("expected: {}", view::cut(text, view::SHOWN_CHARS));
+            outln!(
+                "expected: {}",
+                view::lines(&view::cut(text, view::SHOWN_CHARS))
+            );
         }
         self.draft.dirty = true;
         if self.draft.answer.is_some() {
@@ -455,7 +542,7 @@ impl Session {
         {
             errln!(
                 "error: this sample is already in {}: change it first, or :new for another",
-                self.targets[i].appender.path().display()
+                shown(self.targets[i].appender.path())
             );
             return;
         }
@@ -466,6 +553,11 @@ impl Session {
             return;
         };
         let target = &mut self.targets[index];
+        // Checked again: the file may have been replaced since it was chosen.
+        if let Err(e) = check_target(target.appender.path(), self.max_bytes) {
+            errln!("error: {}", escaped_lines(&e.to_string()));
+            return;
+        }
         let appender = &mut target.appender;
         let mut sample = self.draft.sample();
         sample.metadata = view::provenance(self.draft.answer.as_ref().map(|(r, _)| r));
@@ -478,8 +570,8 @@ impl Session {
                     "{}",
                     self.paint.note(&format!(
                         "note: {} has no column for {}: appended without",
-                        appender.path().display(),
-                        fields.join(", ")
+                        shown(appender.path()),
+                        escaped(&fields.join(", "))
                     ))
                 );
                 if fields.iter().any(|f| f == "context") {
@@ -495,13 +587,13 @@ impl Session {
         match result {
             Ok(done) => {
                 if let Some(b) = &done.backup {
-                    outln!("{}", self.paint.dim(&format!("backup: {}", b.display())));
+                    outln!("{}", self.paint.dim(&format!("backup: {}", shown(b))));
                 }
                 outln!(
                     "{}",
                     self.paint.pass(&format!(
                         "appended to {}:{}",
-                        appender.path().display(),
+                        shown(appender.path()),
                         done.line
                     ))
                 );
@@ -512,7 +604,7 @@ impl Session {
                 self.draft.appended_to.push(index);
                 self.draft.dirty = false;
             }
-            Err(e) => errln!("error: {e}"),
+            Err(e) => errln!("error: {}", escaped_lines(&e.to_string())),
         }
     }
 }

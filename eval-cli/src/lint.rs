@@ -178,7 +178,8 @@ fn fix_file(path: &Path) -> Result<(), Failure> {
         );
         return Ok(());
     }
-    let bytes = std::fs::read(path).map_err(|e| Failure::config(format!("{shown}: {e}")))?;
+    let bytes = eval_datasets::files::read_checked(path, eval_runtime::Config::max_dataset_bytes())
+        .map_err(|e| Failure::config(format!("{shown}: {e}")))?;
     // Records in file order; each spans to the next one's start.
     let mut starts: Vec<(u64, usize)> = d
         .samples

@@ -32,7 +32,8 @@ pub enum Command {
     /// pass with why. When GITHUB_STEP_SUMMARY is set, its Markdown is also
     /// appended to that file (the GitHub Actions job page shows it). Exits
     /// 0 when every run passed, 1 when one failed (a failed sample where
-    /// samples are judged singly, a sample not scored, a missed gate), 2
+    /// samples are judged singly, a sample not scored, a missed gate) or is
+    /// incomplete (stopped half-way, filtered, datasets missing), 2
     /// when a file cannot be read or the summary cannot be written.
     Summary(SummaryArgs),
     /// Compare two results files: per dataset and metric, the paired
@@ -214,7 +215,10 @@ fn summary(args: SummaryArgs) -> Result<u8, Failure> {
             .map_err(|e| Failure::config(format!("GITHUB_STEP_SUMMARY: {e}")))?;
         errln!("summary appended to {}", path.display());
     }
-    let passed = runs.iter().all(|r| RunVerdict::of(&r.datasets).passed());
+    // An incomplete run (killed, filtered) is not a pass.
+    let passed = runs
+        .iter()
+        .all(|r| RunVerdict::of(&r.datasets).passed() && r.incompleteness().is_none());
     Ok(u8::from(!passed))
 }
 

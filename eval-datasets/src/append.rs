@@ -158,12 +158,26 @@ impl Appender {
                 source,
             }
         };
+        // What is there must be a regular file within the dataset limit,
+        // before it is opened and once it is (it may have been swapped).
+        let limit = crate::files::DEFAULT_MAX_DATASET_BYTES;
+        let check = |meta: &std::fs::Metadata| -> std::io::Result<()> {
+            crate::files::check_regular(meta, limit)
+                .map(|_| ())
+                .map_err(Into::into)
+        };
+        match std::fs::metadata(&self.path) {
+            Ok(meta) => check(&meta).map_err(io("open it"))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io("open it")(e)),
+        }
         let mut file = std::fs::OpenOptions::new()
             .read(true)
             .append(true)
             .create(true)
             .open(&self.path)
             .map_err(io("open it"))?;
+        check(&file.metadata().map_err(io("open it"))?).map_err(io("open it"))?;
         file.lock().map_err(io("lock it"))?;
         // The lock is let go when `file` is closed, on every path out.
         let seen = scan(&mut file).map_err(io("read it"))?;
@@ -257,8 +271,10 @@ fn jsonl_line(sample: &Sample, golden: bool) -> Vec<u8> {
 /// Whether the file's first record uses seed 002's golden schema (`query`
 /// with `ground_truth` or `source_docs`): then appended samples use it too.
 fn first_is_golden(file: &mut std::fs::File) -> std::io::Result<bool> {
+    /// A first record longer than this is not read whole to find out.
+    const MAX_LINE: u64 = 1 << 20;
     file.seek(SeekFrom::Start(0))?;
-    let reader = std::io::BufReader::new(&*file);
+    let reader = std::io::BufReader::new(Read::take(&*file, MAX_LINE));
     for line in reader.lines() {
         let line = line?;
         let line = line.trim_start_matches('\u{feff}').trim();

@@ -173,6 +173,10 @@ impl DatasetError {
             ReadError::Io(source) => DatasetError::Io { path, source },
             ReadError::NotAFile { kind } => DatasetError::NotAFile { path, kind },
             ReadError::TooLarge { size, limit } => DatasetError::TooLarge { path, size, limit },
+            e @ ReadError::NotUtf8 { .. } => DatasetError::Io {
+                path,
+                source: std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()),
+            },
         }
     }
 }

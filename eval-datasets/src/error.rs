@@ -66,7 +66,7 @@ impl fmt::Display for Problem {
     }
 }
 
-/// `text` on one line: control characters escaped (`\n`, `\u{1b}`), cut
+/// `text` on one line, escaped for a terminal ([`crate::terminal`]: `\n`, `\u{1b}`), cut
 /// after `max` characters (marked `…`).
 pub(crate) fn one_line(text: &str, max: usize) -> String {
     let mut out = String::new();
@@ -75,11 +75,7 @@ pub(crate) fn one_line(text: &str, max: usize) -> String {
             out.push('…');
             break;
         }
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
+        crate::terminal::push_escaped(&mut out, c);
     }
     out
 }

@@ -6,10 +6,14 @@
 
 mod contain;
 mod read;
+mod special;
 
 pub use contain::{ContainmentError, contained};
 pub(crate) use contain::{absolute, normalize};
-pub use read::{DEFAULT_MAX_DATASET_BYTES, ReadError, open_checked, read_checked};
+pub use read::{
+    DEFAULT_MAX_DATASET_BYTES, PROMPT_MAX_BYTES, ReadError, check_regular, open_checked,
+    read_checked, read_text,
+};
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -22,28 +26,110 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     write_atomically_with(path, |w| w.write_all(bytes))
 }
 
-/// Writes `path` atomically with what `write` writes (buffered): readers see
-/// the old file or the new one, never a half-written one.
+/// Writes `path` with what `write` writes (buffered) — the one writer of
+/// every file we write:
 ///
-/// The data goes to a temporary file beside `path` (same directory, so the
-/// rename cannot cross file systems) whose name is unique to this process and
-/// this call, so threads and processes writing the same target at once do
-/// not write into each other's file. It is synced to disk, then renamed over
-/// `path`. On any error the temporary file is removed and `path` is left as
-/// it was.
+/// * a regular file (or none yet) is written atomically: readers see the
+///   old file or the new one, never a half-written one. The data goes to a
+///   temporary file beside it (same directory, so the rename cannot cross
+///   file systems), created exclusively (an existing file or symlink of
+///   that name is never followed) under a name unique to this process and
+///   call, so threads and processes writing the same target at once do not
+///   write into each other's file. It is synced, then renamed over the
+///   target. On any error the temporary file is removed and the target is
+///   left as it was;
+/// * a symlink to a regular file: the file it leads to is written so (the
+///   link stays a link). A dangling symlink is refused;
+/// * a character device or a FIFO (`/dev/stdout`, `/dev/null`, a pipe) is
+///   written through, never replaced: opened for writing without creating
+///   or truncating anything, checked again once open, written to the end
+///   (a FIFO without a reader is refused rather than waited on);
+/// * anything else (a directory, a socket, a block device) is refused.
 pub fn write_atomically_with<F>(path: &Path, write: F) -> std::io::Result<()>
 where
     F: FnOnce(&mut dyn Write) -> std::io::Result<()>,
 {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => atomically(path, write),
+        Err(e) => Err(e),
+        Ok(m) if m.is_file() => atomically(path, write),
+        Ok(_) => {
+            let target = match std::fs::metadata(path) {
+                Ok(t) => t,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    return Err(refused(path, "a symlink to nothing"));
+                }
+                Err(e) => return Err(e),
+            };
+            if target.is_file() {
+                // Through a symlink: the file it leads to, replaced atomically.
+                return atomically(&std::fs::canonicalize(path)?, write);
+            }
+            match special::writable_kind(&target.file_type()) {
+                Some(kind) => special::write_through(path, kind, write),
+                None => Err(refused(path, read::kind(&target.file_type()))),
+            }
+        }
+    }
+}
+
+/// Appends `bytes` to `path` in one write, creating a regular file when
+/// there is none — for files meant to grow (a CI step summary). A device
+/// or FIFO is written through as [`write_atomically_with`] does (a FIFO
+/// nothing reads refused, not waited on); a directory or socket refused.
+pub fn append(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => match special::writable_kind(&m.file_type()) {
+            Some(kind) => special::write_through(path, kind, |w| w.write_all(bytes)),
+            None => Err(refused(path, read::kind(&m.file_type()))),
+        },
+        Ok(_) => append_regular(path, bytes),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => append_regular(path, bytes),
+        Err(e) => Err(e),
+    }
+}
+
+fn append_regular(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    // Swapped for something else between the check and the open.
+    if !file.metadata()?.is_file() {
+        return Err(refused(path, "not a regular file any more"));
+    }
+    file.write_all(bytes)
+}
+
+/// An error refusing to write `path`, which is `what`.
+fn refused(path: &Path, what: &str) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        format!(
+            "{}: not written: it is {what}, not a regular file (a file is only written whole, a device or FIFO through)",
+            path.display()
+        ),
+    )
+}
+
+/// Writes the regular file (or new file) `path` atomically.
+fn atomically<F>(path: &Path, write: F) -> std::io::Result<()>
+where
+    F: FnOnce(&mut dyn Write) -> std::io::Result<()>,
+{
     let tmp = temp_path(path);
-    let written = std::fs::File::create(&tmp).and_then(|file| {
-        let mut out = std::io::BufWriter::new(file);
-        write(&mut out)?;
-        let file = out
-            .into_inner()
-            .map_err(std::io::IntoInnerError::into_error)?;
-        file.sync_all()
-    });
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .and_then(|file| {
+            let mut out = std::io::BufWriter::new(file);
+            write(&mut out)?;
+            let file = out
+                .into_inner()
+                .map_err(std::io::IntoInnerError::into_error)?;
+            file.sync_all()
+        });
     if let Err(e) = written.and_then(|()| std::fs::rename(&tmp, path)) {
         let _ = std::fs::remove_file(&tmp);
         return Err(e);
@@ -149,7 +235,7 @@ fn sync_dir(path: &Path) {
 pub fn backup(path: &Path) -> std::io::Result<PathBuf> {
     /// Names tried with one timestamp before giving up.
     const MAX_SAME_SECOND: usize = 10_000;
-    let bytes = std::fs::read(path)?;
+    let bytes = read_checked(path, DEFAULT_MAX_DATASET_BYTES)?;
     let stamp = utc_stamp(SystemTime::now());
     let name = path
         .file_name()
@@ -202,13 +288,13 @@ pub enum Replaced {
 /// already holds these bytes is left alone (no write, no backup), one that
 /// differs is first backed up.
 pub fn write_replacing(path: &Path, bytes: &[u8]) -> std::io::Result<Replaced> {
-    let done = match std::fs::read(path) {
+    let done = match read_checked(path, DEFAULT_MAX_DATASET_BYTES) {
         Ok(old) if old == bytes => return Ok(Replaced::Unchanged),
         Ok(_) => Replaced::Replaced {
             backup: backup(path)?,
         },
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Replaced::Created,
-        Err(e) => return Err(e),
+        Err(ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => Replaced::Created,
+        Err(e) => return Err(e.into()),
     };
     write_atomically(path, bytes)?;
     Ok(done)

@@ -107,7 +107,7 @@ pub fn write(
 
 /// How many samples the index lists (one line each after the header).
 pub fn len(path: &Path) -> std::io::Result<usize> {
-    let bytes = std::fs::read(path)?;
+    let bytes = crate::files::read_checked(path, crate::files::DEFAULT_MAX_DATASET_BYTES)?;
     if bytes.len() < HEADER_LEN || !is_header(&bytes[..HEADER_LEN]) {
         return Err(std::io::Error::other("not an index"));
     }
@@ -118,7 +118,9 @@ pub fn len(path: &Path) -> std::io::Result<usize> {
 /// when it was known.
 pub fn digest_of(path: &Path) -> std::io::Result<Option<String>> {
     let mut header = vec![0u8; HEADER_LEN];
-    File::open(path)?.read_exact(&mut header)?;
+    crate::files::open_checked(path, crate::files::DEFAULT_MAX_DATASET_BYTES)?
+        .0
+        .read_exact(&mut header)?;
     if !is_header(&header) {
         return Err(std::io::Error::other("not an index"));
     }
@@ -132,8 +134,8 @@ pub fn digest_of(path: &Path) -> std::io::Result<Option<String>> {
 /// Finds `name` by binary search over the index file (a few small reads).
 /// `Ok(None)` when the index does not hold it or is not an index.
 pub fn lookup(path: &Path, name: &str) -> std::io::Result<Option<Entry>> {
-    let mut file = File::open(path)?;
-    let len = file.metadata()?.len();
+    let (mut file, len) =
+        crate::files::open_checked(path, crate::files::DEFAULT_MAX_DATASET_BYTES)?;
     let mut header = vec![0u8; HEADER_LEN];
     if file.read_exact(&mut header).is_err() || !is_header(&header) {
         return Ok(None);

@@ -86,6 +86,14 @@ pub fn expand(c: Checked) -> TokenStream {
         None => quote!(::core::option::Option::None),
     };
     let notes = &c.notes;
+    // This binary's list of datasets (see `eval_datasets::registry`).
+    let registry = match eval_datasets::registry::record(&fn_ident.to_string(), shown_path) {
+        Some((dir, key)) => {
+            let dir = dir.to_string_lossy().into_owned();
+            quote!(::core::option::Option::Some((#dir, #key)))
+        }
+        None => quote!(::core::option::Option::None),
+    };
     let (entry, gates_entry) = if c.is_async {
         (
             quote!(::eval_runtime::__private::run_async),
@@ -162,6 +170,7 @@ pub fn expand(c: Checked) -> TokenStream {
                     sample_tags: &[#(#sample_tags),*],
                     max_samples: #max_samples,
                     notes: &[#(#notes),*],
+                    registry: #registry,
                 });
 
             fn __eval_run(index: usize) {

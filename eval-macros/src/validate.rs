@@ -438,13 +438,15 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
             }
             // A retrieval dataset's own thresholds gate its means.
             if ds.samples.iter().any(|s| s.retrieval.is_some()) {
-                own_gates = std::fs::read(&abs)
-                    .ok()
-                    .and_then(|bytes| {
-                        eval_datasets::retrieval::RetrievalDataset::from_bytes(&shown_path, &bytes)
-                            .ok()
-                    })
-                    .is_some_and(|rd| !rd.thresholds.is_empty());
+                own_gates = eval_datasets::files::read_checked(
+                    &abs,
+                    eval_datasets::files::DEFAULT_MAX_DATASET_BYTES,
+                )
+                .ok()
+                .and_then(|bytes| {
+                    eval_datasets::retrieval::RetrievalDataset::from_bytes(&shown_path, &bytes).ok()
+                })
+                .is_some_and(|rd| !rd.thresholds.is_empty());
             }
             // seed 004: a retrieval dataset's ingest deletes its scope.
             let allowed = input.allow_custom_prefix.as_ref().is_some_and(|b| b.value);

@@ -49,6 +49,8 @@ struct Entry {
 pub(crate) struct Cassette {
     path: PathBuf,
     mode: CassetteMode,
+    /// The size limit of the file read (`EVAL_MAX_DATASET_BYTES`).
+    limit: u64,
     state: Mutex<State>,
 }
 
@@ -72,11 +74,15 @@ impl Cassette {
     /// `EVAL_AGENT_CASSETTE_MODE`), one per path for the whole process.
     pub(crate) fn from_config(config: &Config) -> Option<Arc<Cassette>> {
         let path = config.agent_cassette.as_ref()?;
-        Some(Self::shared(path, config.agent_cassette_mode))
+        Some(Self::shared(
+            path,
+            config.agent_cassette_mode,
+            config.max_dataset_bytes,
+        ))
     }
 
-    /// The process's cassette at `path` in `mode`.
-    pub(crate) fn shared(path: &Path, mode: CassetteMode) -> Arc<Cassette> {
+    /// The process's cassette at `path` in `mode`, read up to `limit` bytes.
+    pub(crate) fn shared(path: &Path, mode: CassetteMode, limit: u64) -> Arc<Cassette> {
         /// Open cassettes by path and whether they record.
         type Open = HashMap<(PathBuf, bool), Arc<Cassette>>;
         static OPEN: OnceLock<Mutex<Open>> = OnceLock::new();
@@ -89,6 +95,7 @@ impl Cassette {
                 Arc::new(Cassette {
                     path: path.to_path_buf(),
                     mode,
+                    limit,
                     state: Mutex::new(State::default()),
                 })
             })
@@ -116,13 +123,16 @@ impl Cassette {
         run: u32,
         agent: &dyn Agent,
     ) -> Result<(Response, Duration), CassetteError> {
-        let (request, key, who) = keyed(sample, run, agent);
+        let (mut request, key, who) = keyed(sample, run, agent);
+        crate::secrets::mask_json(&mut request);
         let mut state = self.state();
-        let entries = state
-            .loaded
-            .get_or_insert_with(|| read_entries(&self.path).map(|e| e.into_iter().collect()));
+        let entries = state.loaded.get_or_insert_with(|| {
+            read_entries(&self.path, self.limit).map(|e| e.into_iter().collect())
+        });
         let entries = entries.as_ref().map_err(Clone::clone)?;
-        if let Some(entry) = entries.get(&key) {
+        // The key is found and what it was recorded for is what is sent
+        // now: a line whose request was edited (its key kept) is a miss.
+        if let Some(entry) = entries.get(&key).filter(|e| e.request == request) {
             let mut response = entry.response.clone();
             response.usage.cache_hits += 1;
             response.usage.calls = 0;
@@ -165,6 +175,49 @@ impl Cassette {
             response,
             latency_ms: latency.as_secs_f64() * 1000.0,
         });
+    }
+
+    /// Reads the file as it is before the run, so a cassette that cannot be
+    /// used is refused before any agent is called: in replay, it must be
+    /// there and whole; in record, what is there must be whole (answers
+    /// are merged into it, and a file that cannot be read is never
+    /// replaced).
+    pub(crate) fn check(&self) -> Result<(), CassetteError> {
+        let mut state = self.state();
+        if state.loaded.is_none() {
+            let read = match self.mode {
+                CassetteMode::Record if !exists(&self.path) => Ok(HashMap::new()),
+                _ => read_entries(&self.path, self.limit).map(|e| e.into_iter().collect()),
+            };
+            state.loaded = Some(read);
+        }
+        match &state.loaded {
+            Some(Err(e)) => Err(e.clone()),
+            _ => Ok(()),
+        }
+    }
+
+    /// Writes what is left to write (record mode) and says whether every
+    /// answer recorded was written: a recording that cannot be written
+    /// fails the run.
+    pub(crate) fn finish(&self) -> Result<(), CassetteError> {
+        self.flush();
+        let state = self.state();
+        match &state.write_error {
+            Some(e) if !state.pending.is_empty() => Err(CassetteError::File {
+                path: self.shown(),
+                reason: format!(
+                    "{} answer(s) recorded in this run could not be written ({}); the file is as it was",
+                    state.pending.len(),
+                    match e {
+                        CassetteError::File { reason, .. } => reason.clone(),
+                        other => other.to_string(),
+                    }
+                ),
+                source: None,
+            }),
+            _ => Ok(()),
+        }
     }
 
     /// Writes what was recorded when the last write is a second old, so a
@@ -221,8 +274,8 @@ impl Cassette {
             .open(&lock_path)
             .map_err(io)?;
         lock.lock().map_err(io)?;
-        let mut all: BTreeMap<String, Entry> = if self.path.exists() {
-            read_entries(&self.path)?.into_iter().collect()
+        let mut all: BTreeMap<String, Entry> = if exists(&self.path) {
+            read_entries(&self.path, self.limit)?.into_iter().collect()
         } else {
             BTreeMap::new()
         };
@@ -288,14 +341,26 @@ fn changed(recorded: &Value, now: &Value) -> String {
     }
 }
 
-fn read_entries(path: &Path) -> Result<Vec<(String, Entry)>, CassetteError> {
+/// Whether there is something at `path` (a symlink to nothing counts:
+/// reading it says what it is).
+fn exists(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok()
+}
+
+/// The answers of the cassette at `path`, read as every input file is
+/// (a regular file within `EVAL_MAX_DATASET_BYTES`, a BOM allowed), each
+/// line checked.
+fn read_entries(path: &Path, limit: u64) -> Result<Vec<(String, Entry)>, CassetteError> {
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| CassetteError::File {
+    let text = eval_datasets::files::read_text(path, limit).map_err(|e| CassetteError::File {
         path: shown.clone(),
-        reason: if e.kind() == std::io::ErrorKind::NotFound {
-            "no such file (record one first: EVAL_AGENT_CASSETTE_MODE=record)".into()
-        } else {
-            e.to_string()
+        reason: match &e {
+            eval_datasets::files::ReadError::Io(io)
+                if io.kind() == std::io::ErrorKind::NotFound =>
+            {
+                "no such file (record one first: EVAL_AGENT_CASSETTE_MODE=record)".into()
+            }
+            other => other.to_string(),
         },
         source: Some(SharedError::new(e)),
     })?;

@@ -24,12 +24,22 @@
 //! `usage`, answers served from the cache) cost nothing here. A model with
 //! tokens and no price makes the sample's cost unknown — never 0 — and is
 //! named once per process on stderr.
+//!
+//! Costs are never infinite or NaN. A price above $1,000,000 per million
+//! tokens, or one that is not a finite number ≥ 0, is refused when the table
+//! is read (see [`PriceTable`]); a model named twice in the table is refused
+//! too. Tokens count at most 10^12 per reply (a reply claiming more is not
+//! counted, see [`Usage`](crate::Usage)), and every sum of costs goes through
+//! one function (`UsageTotals::add_cost`), which stops at the largest finite
+//! number (`f64::MAX`, said once on stderr) rather than becoming infinite —
+//! written as `null` in JSON, it would otherwise pass a `cost_usd` gate as if
+//! nothing were spent.
 
 use std::sync::{Mutex, OnceLock};
 
 pub(crate) use crate::config::{PriceTable, Pricing};
 pub(crate) use crate::model::CostError;
-use crate::model::SampleReport;
+use crate::model::{SampleReport, UsageTotals};
 use crate::services::Services;
 
 impl Pricing {
@@ -52,7 +62,7 @@ impl Pricing {
         let mut total = 0.0;
         for part in parts {
             match part {
-                Ok(c) => total += c,
+                Ok(c) => total = UsageTotals::add_cost(total, c),
                 Err(why) => {
                     say_once(&why.to_string());
                     return Some(Err(why));

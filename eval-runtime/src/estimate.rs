@@ -220,7 +220,13 @@ impl Estimate {
                 table.cost("embeddings", embed_model, &estimate.embeddings.usage()),
             ];
             match parts.into_iter().collect::<Result<Vec<f64>, CostError>>() {
-                Ok(costs) => estimate.cost_usd = Some(costs.iter().sum()),
+                Ok(costs) => {
+                    estimate.cost_usd = Some(
+                        costs
+                            .iter()
+                            .fold(0.0, |a, b| crate::model::UsageTotals::add_cost(a, *b)),
+                    )
+                }
                 Err(why) => estimate.cost_unknown = Some(why),
             }
         }

@@ -102,6 +102,11 @@ pub(super) fn format_error(file: &Path, why: impl std::fmt::Display) -> Failure 
     Failure::config(format!("FILE_FORMAT_ERROR: {}: {why}", file.display()))
 }
 
+/// The text of an input file, read as every input file is.
+fn read_text(file: &Path) -> Result<String, eval_datasets::files::ReadError> {
+    eval_datasets::files::read_text(file, eval_runtime::Config::max_dataset_bytes())
+}
+
 /// A queries file: `.txt` one query per line (blank lines and `#` comments
 /// skipped), else a dataset this crate reads.
 pub(super) fn queries_file(file: &Path) -> Result<Vec<Pair>, Failure> {
@@ -109,7 +114,7 @@ pub(super) fn queries_file(file: &Path) -> Result<Vec<Pair>, Failure> {
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("txt"))
     {
-        let text = std::fs::read_to_string(file).map_err(|e| format_error(file, e))?;
+        let text = read_text(file).map_err(|e| format_error(file, e))?;
         return Ok(text
             .lines()
             .map(str::trim)
@@ -195,7 +200,7 @@ pub(super) fn merge_truth(
 /// top-level `output`/`answer`. An unreviewed production answer has low
 /// confidence.
 pub(super) fn traces_file(file: &Path) -> Result<Vec<Pair>, Failure> {
-    let text = std::fs::read_to_string(file).map_err(|e| format_error(file, e))?;
+    let text = read_text(file).map_err(|e| format_error(file, e))?;
     let is_csv = file
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("csv"));

@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use eval_datasets::terminal::needs_escape;
+
 /// What a line asks for.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
@@ -111,34 +113,64 @@ pub fn parse(line: &str) -> Result<Command, String> {
     Ok(command)
 }
 
-/// `text` on one line: a backslash doubled, a new line as `\n`.
+/// `text` on one line, safe to put on the terminal (the line `:edit`
+/// starts from is the agent's answer): a backslash doubled, a new line as
+/// `\n`, a carriage return dropped, and every other character that would
+/// act on the terminal ([`needs_escape`]: ESC, C1 controls, a right-to-left
+/// override...) as `\u{hex}`.
 pub fn escape(text: &str) -> String {
-    text.replace('\\', "\\\\")
-        .replace('\r', "")
-        .replace('\n', "\\n")
-}
-
-/// The text [`escape`] gives back: `\n` a new line, `\\` a backslash (any
-/// other backslash kept).
-pub fn unescape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('n') => out.push('\n'),
-            Some('\\') => out.push('\\'),
-            Some(other) => {
-                out.push('\\');
-                out.push(other);
-            }
-            None => out.push('\\'),
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\r' => {}
+            '\n' => out.push_str("\\n"),
+            c if needs_escape(c) => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+            c => out.push(c),
         }
     }
     out
+}
+
+/// The text [`escape`] gives back: `\n` a new line, `\\` a backslash,
+/// `\u{hex}` the character [`escape`] wrote so (one that [`needs_escape`];
+/// any other backslash kept as it is).
+pub fn unescape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('\\') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        if let Some(tail) = after.strip_prefix('n') {
+            out.push('\n');
+            rest = tail;
+        } else if let Some(tail) = after.strip_prefix('\\') {
+            out.push('\\');
+            rest = tail;
+        } else if let Some((c, tail)) = escaped_char(after) {
+            out.push(c);
+            rest = tail;
+        } else {
+            out.push('\\');
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `u{hex}` at the start of `text`, when it names a character that
+/// [`needs_escape`]: the character and what follows.
+fn escaped_char(text: &str) -> Option<(char, &str)> {
+    let body = text.strip_prefix("u{")?;
+    // At most six hex digits: the `}` is looked for that far only.
+    let (end, _) = body.char_indices().take(7).find(|(_, c)| *c == '}')?;
+    let hex = &body[..end];
+    if hex.is_empty() || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    let c = char::from_u32(u32::from_str_radix(hex, 16).ok()?)?;
+    needs_escape(c).then_some((c, &body[end + 1..]))
 }
 
 #[cfg(test)]
@@ -186,5 +218,21 @@ mod tests {
             assert!(!escape(text).contains('\n'));
         }
         assert_eq!(unescape("x\\ty"), "x\\ty");
+    }
+
+    #[test]
+    fn the_line_to_edit_holds_no_terminal_control() {
+        let answer = "\u{1b}[31mred\u{9b}0m\u{202e}txt\ttab \\u{1b} kept";
+        let line = escape(answer);
+        assert!(!line.chars().any(needs_escape), "{line:?}");
+        assert_eq!(
+            line,
+            "\\u{1b}[31mred\\u{9b}0m\\u{202e}txt\\u{9}tab \\\\u{1b} kept"
+        );
+        assert_eq!(unescape(&line), answer);
+        // Only what `escape` writes is read back as a character.
+        for kept in ["\\u{41}", "\\u{}", "\\u{110000}", "\\u{1b", "\\u", "\\"] {
+            assert_eq!(unescape(kept), kept, "{kept:?}");
+        }
     }
 }

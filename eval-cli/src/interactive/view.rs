@@ -1,8 +1,15 @@
 //! What the session shows: an answer with its context, tool calls, latency
 //! and tokens; the scores; the sample as it stands.
+//!
+//! Every text that came from outside (the agent's answer, context, tool
+//! calls and model, the judge's reasons, errors, the sample's turns and
+//! tags) is shown through [`eval_datasets::terminal`]: a control character
+//! or a bidirectional override is shown escaped, never acted on; a
+//! multi-line text keeps its line breaks.
 
 use std::fmt::Write;
 
+use eval_datasets::terminal::{escaped, escaped_lines};
 use eval_runtime::{Paint, Probed, Response};
 use serde_json::{Map, Value};
 
@@ -19,7 +26,11 @@ pub fn answer(probed: &Probed, paint: Paint) -> String {
     if let Some(e) = &r.error
         && probed.response.is_none()
     {
-        let _ = writeln!(s, "{}", paint.error(&format!("no answer: {e}")));
+        let _ = writeln!(
+            s,
+            "{}",
+            paint.error(&format!("no answer: {}", lines(&e.to_string())))
+        );
         return s;
     }
     let mut facts = vec![format!("{:.2} s", r.latency.as_secs_f64())];
@@ -33,27 +44,27 @@ pub fn answer(probed: &Probed, paint: Paint) -> String {
         ));
     }
     if let Some(m) = &r.model {
-        facts.push(format!("model {m}"));
+        facts.push(format!("model {}", escaped(m)));
     }
     let _ = writeln!(s, "{} ({})", paint.heading("answer"), facts.join(", "));
     let response = probed.response.as_ref();
     if let Some(turns) = response.map(|r| &r.turn_outputs).filter(|t| t.len() > 1) {
         for (i, t) in turns.iter().enumerate() {
-            let _ = writeln!(s, "  [turn {}] {}", i + 1, indent(t));
+            let _ = writeln!(s, "  [turn {}] {}", i + 1, lines(t));
         }
     } else {
-        let _ = writeln!(s, "  {}", indent(r.output.as_deref().unwrap_or("")));
+        let _ = writeln!(s, "  {}", lines(r.output.as_deref().unwrap_or("")));
     }
     if !r.context.is_empty() {
         let _ = writeln!(s, "{} ({})", paint.heading("context"), r.context.len());
         for (i, c) in r.context.iter().enumerate() {
-            let _ = writeln!(s, "  [{}] {}", i + 1, indent(&cut(c, SHOWN_CHARS)));
+            let _ = writeln!(s, "  [{}] {}", i + 1, lines(&cut(c, SHOWN_CHARS)));
         }
     }
     if !r.tool_calls.is_empty() {
         let _ = writeln!(s, "{}", paint.heading("tool calls"));
         for call in &r.tool_calls {
-            let _ = writeln!(s, "  {} (turn {})", call.display(), call.turn + 1);
+            let _ = writeln!(s, "  {} (turn {})", escaped(&call.display()), call.turn + 1);
         }
     }
     s
@@ -69,7 +80,11 @@ pub fn scores(probed: &Probed, paint: Paint) -> String {
     }
     if r.metrics.is_empty() && probed.waiting.is_empty() && probed.problems.is_empty() {
         if let Some(e) = &r.error {
-            let _ = writeln!(s, "{}", paint.error(&format!("not scored: {e}")));
+            let _ = writeln!(
+                s,
+                "{}",
+                paint.error(&format!("not scored: {}", lines(&e.to_string())))
+            );
         } else {
             let _ = writeln!(s, "{}", paint.dim("scores: no metric"));
         }
@@ -79,8 +94,13 @@ pub fn scores(probed: &Probed, paint: Paint) -> String {
     let width = r
         .metrics
         .iter()
-        .map(|m| m.name.len())
-        .chain(probed.waiting.iter().map(|w| w.metric.len()))
+        .map(|m| escaped(&m.name).chars().count())
+        .chain(
+            probed
+                .waiting
+                .iter()
+                .map(|w| escaped(&w.metric).chars().count()),
+        )
         .max()
         .unwrap_or(0);
     for m in &r.metrics {
@@ -93,15 +113,21 @@ pub fn scores(probed: &Probed, paint: Paint) -> String {
                 };
                 format!(
                     "  {:width$}  {score:.3}  {} {:.3}  {verdict}",
-                    m.name, m.op, m.threshold
+                    escaped(&m.name),
+                    m.op,
+                    m.threshold
                 )
             }
             (None, Some(e)) => format!(
                 "  {:width$}  {}",
-                m.name,
-                paint.error(&format!("error: {e}"))
+                escaped(&m.name),
+                paint.error(&format!("error: {}", lines(&e.to_string())))
             ),
-            (None, None) => format!("  {:width$}  {}", m.name, paint.error("not scored")),
+            (None, None) => format!(
+                "  {:width$}  {}",
+                escaped(&m.name),
+                paint.error("not scored")
+            ),
         };
         let _ = writeln!(s, "{line}");
         if let Some(reason) = &m.reason {
@@ -109,7 +135,7 @@ pub fn scores(probed: &Probed, paint: Paint) -> String {
                 s,
                 "  {:width$}  {}",
                 "",
-                paint.dim(&cut(reason, SHOWN_CHARS))
+                paint.dim(&lines(&cut(reason, SHOWN_CHARS)))
             );
         }
     }
@@ -117,17 +143,21 @@ pub fn scores(probed: &Probed, paint: Paint) -> String {
         let _ = writeln!(
             s,
             "  {:width$}  {}",
-            w.metric,
-            paint.note(&format!("waiting for `{}` ({})", w.field, hint(&w.field)))
+            escaped(&w.metric),
+            paint.note(&format!(
+                "waiting for `{}` ({})",
+                escaped(&w.field),
+                hint(&w.field)
+            ))
         );
     }
     for p in &probed.problems {
-        let _ = writeln!(s, "  {}", paint.error(&format!("not scored: {p}")));
+        let _ = writeln!(s, "  {}", paint.error(&format!("not scored: {}", lines(p))));
     }
     if let Some(e) = &r.error
         && !r.metrics.is_empty()
     {
-        let _ = writeln!(s, "  {}", paint.error(&e.to_string()));
+        let _ = writeln!(s, "  {}", paint.error(&lines(&e.to_string())));
     }
     if r.usage.calls > 0 {
         let _ = writeln!(
@@ -168,12 +198,12 @@ pub fn draft(d: &Draft, paint: Paint) -> String {
             paint.heading("turn"),
             i + 1,
             state,
-            indent(t)
+            lines(t)
         );
     }
     match &d.expected {
         Some(e) => {
-            let _ = writeln!(s, "{}: {}", paint.heading("expected"), indent(e));
+            let _ = writeln!(s, "{}: {}", paint.heading("expected"), lines(e));
         }
         None => {
             let _ = writeln!(
@@ -184,7 +214,10 @@ pub fn draft(d: &Draft, paint: Paint) -> String {
         }
     }
     if let Some(tools) = &d.expected_tools {
-        let calls: Vec<String> = tools.iter().map(|t| t.display()).collect();
+        let calls: Vec<String> = tools
+            .iter()
+            .map(|t| escaped(&t.display()).into_owned())
+            .collect();
         let _ = writeln!(
             s,
             "{}: {}",
@@ -195,7 +228,7 @@ pub fn draft(d: &Draft, paint: Paint) -> String {
     let tags = if d.tags.is_empty() {
         "(none)".to_string()
     } else {
-        d.tags.join(", ")
+        escaped(&d.tags.join(", ")).into_owned()
     };
     let _ = writeln!(s, "{}: {tags}", paint.heading("tags"));
     if let Some((r, _)) = &d.answer {
@@ -203,7 +236,7 @@ pub fn draft(d: &Draft, paint: Paint) -> String {
             s,
             "{}: {}",
             paint.heading("answer"),
-            indent(&cut(&r.output, SHOWN_CHARS))
+            lines(&cut(&r.output, SHOWN_CHARS))
         );
     }
     let _ = writeln!(
@@ -261,9 +294,10 @@ pub fn cut(text: &str, max: usize) -> String {
     }
 }
 
-/// Later lines of `text` indented under the first.
-fn indent(text: &str) -> String {
-    text.replace('\n', "\n  ")
+/// `text` (from outside) as shown: each line escaped
+/// ([`escaped_lines`]), later lines indented under the first.
+pub fn lines(text: &str) -> String {
+    escaped_lines(text).replace('\n', "\n  ")
 }
 
 #[cfg(test)]
@@ -276,5 +310,13 @@ mod tests {
         assert_eq!(iso_stamp("odd"), "odd");
         assert_eq!(cut("ééé", 2), "éé…");
         assert_eq!(cut("ab", 2), "ab");
+    }
+
+    #[test]
+    fn outside_text_is_shown_escaped_line_by_line() {
+        assert_eq!(
+            lines("\u{1b}[31mred\r\n\u{9b}0m\u{202e}txt"),
+            "\\u{1b}[31mred\n  \\u{9b}0m\\u{202e}txt"
+        );
     }
 }

@@ -201,7 +201,7 @@ pub(crate) fn record_at(
     problems: &mut Vec<Problem>,
 ) -> std::io::Result<Option<Record>> {
     use std::io::{Read, Seek, SeekFrom};
-    let mut head = std::fs::File::open(path)?;
+    let (mut head, _) = crate::files::open_checked(path, u64::MAX)?;
     let mut bom = [0u8; 3];
     let n = head.read(&mut bom)?;
     if !(n == 3 && bom == *b"\xEF\xBB\xBF") {
@@ -214,7 +214,7 @@ pub(crate) fn record_at(
     let Some(columns) = header(file, &mut reader, problems) else {
         return Ok(None);
     };
-    let mut at = std::fs::File::open(path)?;
+    let (mut at, _) = crate::files::open_checked(path, u64::MAX)?;
     at.seek(SeekFrom::Start(offset))?;
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)

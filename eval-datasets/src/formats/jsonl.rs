@@ -94,7 +94,7 @@ pub(crate) fn record_at(
     line: usize,
 ) -> std::io::Result<Result<Option<Record>, Problem>> {
     use std::io::{BufRead, Seek, SeekFrom};
-    let mut f = std::fs::File::open(path)?;
+    let (mut f, _) = crate::files::open_checked(path, u64::MAX)?;
     f.seek(SeekFrom::Start(offset))?;
     let mut raw = Vec::new();
     std::io::BufReader::new(f).read_until(b'\n', &mut raw)?;

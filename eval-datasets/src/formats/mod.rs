@@ -61,7 +61,7 @@ use crate::error::{DatasetError, MAX_PROBLEMS, Problem};
 
 pub use record::FIELD_ALIASES;
 pub(crate) use record::{Record, to_sample};
-pub(crate) use text::parse_strict;
+pub use text::parse_strict;
 
 /// The one interface of every dataset adapter.
 ///

@@ -19,7 +19,7 @@ pub(crate) fn kind_of(v: &Value) -> &'static str {
 
 /// Parses one JSON value like `serde_json::from_str`, but rejects an object
 /// that repeats a key (serde_json would silently keep only the last value).
-pub(crate) fn parse_strict(text: &str) -> Result<Value, serde_json::Error> {
+pub fn parse_strict(text: &str) -> Result<Value, serde_json::Error> {
     let mut de = serde_json::Deserializer::from_str(text);
     let value = StrictValue::deserialize(&mut de)?.0;
     de.end()?;

@@ -430,7 +430,7 @@ fn grader_spec(
                             e.replace("dataset file", "prompt file")
                         )
                     })?;
-                    let text = std::fs::read_to_string(&file)
+                    let text = crate::files::read_text(&file, crate::files::PROMPT_MAX_BYTES)
                         .map_err(|e| format!("`prompt_path` {shown}: cannot read it: {e}"))?;
                     (text, Some(file))
                 }

@@ -403,8 +403,11 @@ pub static CATALOG: &[MetricInfo] = &[
         op: Op::AtLeast,
         default_threshold: 1.0,
         needs: &[Need::ExpectedTools],
-        options: &[("strict_order", OptionKind::Bool)],
-        summary: "ragas ToolCallAccuracy: 0 unless the calls' names line up with the expected ones (in order unless strict_order = false), else the mean share of expected arguments matched (compared as text)",
+        options: &[
+            ("strict_order", OptionKind::Bool),
+            ("pairing", OptionKind::Str),
+        ],
+        summary: "ragas 0.4.3 ToolCallAccuracy: 0 unless the calls' names are the expected ones, as many, in order (sorted unless strict_order = false); else the i-th call against the i-th expected one, the mean share of expected arguments matched (compared as Python text); pairing = \"best\" allows retried and extra calls",
     },
     MetricInfo {
         name: "tool_call_f1",

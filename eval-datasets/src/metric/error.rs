@@ -177,6 +177,11 @@ pub enum SpecErrorKind {
         "`format = \"{0}\"` of `citations`: expected oai_unicode (【1】, 【1†source】), bracket ([1]), markdown ([^1]) or mixed (any of them)"
     )]
     UnknownCitationFormat(String),
+    /// `tool_call_accuracy(pairing = "...")` names no known pairing.
+    #[error(
+        "`pairing = \"{0}\"` of `tool_call_accuracy`: expected position (ragas 0.4.3: the i-th call against the i-th expected call) or best (retries and extra calls allowed)"
+    )]
+    UnknownToolPairing(String),
     /// The list of specs is not well formed.
     #[error("{0}")]
     Syntax(SpecSyntaxError),

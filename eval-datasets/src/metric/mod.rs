@@ -5,13 +5,15 @@
 //! compile time and the runtime executes, so both agree on the catalogue.
 //!
 //! Files: `catalog.rs` (the metrics and their properties), `spec.rs` (a
-//! checked [`MetricSpec`]), `parse.rs` ([`parse_specs`]), `error.rs`
+//! checked [`MetricSpec`]), `options.rs` (its options: [`OptionValue`],
+//! their checking and defaults), `parse.rs` ([`parse_specs`]), `error.rs`
 //! ([`MetricSpecError`]), `gate.rs` (a [`GateSpec`]: a statistic of a metric
 //! over a dataset, [`parse_gates`]).
 
 mod catalog;
 mod error;
 mod gate;
+mod options;
 mod parse;
 mod spec;
 
@@ -20,10 +22,9 @@ pub use catalog::{
 };
 pub use error::{MetricSpecError, SpecErrorKind, SpecPart, SpecSyntaxError};
 pub use gate::{GateDecl, GateSpec, Stat, parse_gates, percentile};
+pub use options::{CitationFormat, OptionValue, ToolPairing};
 pub use parse::parse_specs;
-pub use spec::{
-    CitationFormat, DeclParts, MetricDecl, MetricKind, MetricSpec, OptionValue, Rating,
-};
+pub use spec::{DeclParts, MetricDecl, MetricKind, MetricSpec, Rating};
 
 /// Levenshtein distance (kept here for callers of `metric::edit_distance`;
 /// it lives in [`crate::suggest`]).

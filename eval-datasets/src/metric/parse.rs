@@ -2,7 +2,8 @@
 
 use super::catalog::Op;
 use super::error::{MetricSpecError, SpecErrorKind, SpecPart, SpecSyntaxError};
-use super::spec::{MetricSpec, OptionValue};
+use super::options::OptionValue;
+use super::spec::MetricSpec;
 
 /// Parses a comma-separated list of specs as the attribute writes them:
 /// `"contains >= 1.0, exact_match(case_sensitive = true), regex(pattern = \"\\\\d+\")"`.

@@ -4,21 +4,11 @@
 
 use std::borrow::Cow;
 
-use super::catalog::{Measure, MetricInfo, Need, Op, OptionKind, known_names, lookup};
+use super::catalog::{Measure, MetricInfo, Need, Op, known_names, lookup};
 use super::error::{MetricSpecError, SpecErrorKind, SpecPart};
+use super::options::{CitationFormat, OptionValue, Options, ToolPairing};
 use crate::rank::RankMetric;
 use crate::suggest::{Closeness, closest_within};
-
-/// An option value as written in a metric spec.
-#[derive(Debug, Clone, PartialEq)]
-pub enum OptionValue {
-    /// `case_sensitive = true`
-    Bool(bool),
-    /// `pattern = "..."`
-    Str(Cow<'static, str>),
-    /// A number (no metric takes one yet; rejected with a clear message).
-    Num(f64),
-}
 
 /// How a metric scores, with its options resolved.
 #[derive(Debug, Clone, PartialEq)]
@@ -91,50 +81,14 @@ pub enum MetricKind {
     ToolCallAccuracy {
         /// ragas `strict_order` (default true; `strict_order = false`).
         strict_order: bool,
+        /// How calls are paired with the expected ones (`pairing = "best"`;
+        /// by position, as released ragas does, by default).
+        pairing: ToolPairing,
     },
     /// See [`CATALOG`](super::CATALOG) `tool_call_f1`.
     ToolCallF1,
     /// What the engine measured of the sample: `latency_ms`, `ttft_ms`, `cost_usd`.
     Measured(Measure),
-}
-
-/// The citation markers `citations` counts (runevals' Citations
-/// `citation_format`, whose schema names these four).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum CitationFormat {
-    /// OpenAI's: `【1】`, `【1†source】`, `【1:2†source】` (runevals' default).
-    OaiUnicode,
-    /// `[1]`.
-    Bracket,
-    /// Markdown footnotes: `[^1]` (and `[^1^]`).
-    Markdown,
-    /// Any of them (`citations` written without `format`).
-    #[default]
-    Mixed,
-}
-
-impl CitationFormat {
-    /// `oai_unicode`, `bracket`, `markdown` or `mixed`.
-    pub fn parse(name: &str) -> Option<CitationFormat> {
-        Some(match name {
-            "oai_unicode" => CitationFormat::OaiUnicode,
-            "bracket" => CitationFormat::Bracket,
-            "markdown" => CitationFormat::Markdown,
-            "mixed" => CitationFormat::Mixed,
-            _ => return None,
-        })
-    }
-
-    /// Its name, as [`parse`](Self::parse) reads it.
-    pub fn name(self) -> &'static str {
-        match self {
-            CitationFormat::OaiUnicode => "oai_unicode",
-            CitationFormat::Bracket => "bracket",
-            CitationFormat::Markdown => "markdown",
-            CitationFormat::Mixed => "mixed",
-        }
-    }
 }
 
 /// The runevals 1–5 ratings.
@@ -244,117 +198,18 @@ impl MetricSpec {
                 SpecPart::Threshold,
             );
         }
-        let mut case_sensitive = false;
-        let mut pattern = None;
-        let mut rubric_text = None;
-        let mut citation_format = CitationFormat::default();
-        let mut rubric_file = None;
-        let (mut parameters, mut ordering, mut exact, mut strict_order) =
-            (false, false, false, true);
-        for (i, (key, _)) in options.iter().enumerate() {
-            if options[..i].iter().any(|(k, _)| k == key) {
-                return err(
-                    SpecErrorKind::RepeatedOption {
-                        name: spec_name(),
-                        key: key.to_string(),
-                    },
-                    SpecPart::Option(i),
-                );
-            }
-        }
-        for (i, (key, value)) in options.iter().enumerate() {
-            let part = SpecPart::Option(i);
-            if *key == "threshold" {
-                return err(
-                    SpecErrorKind::ThresholdAsOption {
-                        name: spec_name(),
-                        op: info.op,
-                        default: info.default_threshold,
-                    },
-                    part,
-                );
-            }
-            let Some((_, kind)) = info.options.iter().find(|(k, _)| k == key) else {
-                let known: Vec<&str> = info.options.iter().map(|(k, _)| *k).collect();
-                return err(
-                    if known.is_empty() {
-                        SpecErrorKind::TakesNoOptions {
-                            name: spec_name(),
-                            key: key.to_string(),
-                        }
-                    } else {
-                        SpecErrorKind::UnknownOption {
-                            name: spec_name(),
-                            key: key.to_string(),
-                            known,
-                        }
-                    },
-                    part,
-                );
-            };
-            match (kind, value) {
-                (OptionKind::Bool, OptionValue::Bool(b)) if *key == "case_sensitive" => {
-                    case_sensitive = *b
-                }
-                (OptionKind::Str, OptionValue::Str(s)) if *key == "pattern" => {
-                    if s.len() > super::MAX_REGEX_BYTES {
-                        return err(
-                            SpecErrorKind::PatternTooLong {
-                                len: s.len(),
-                                limit: super::MAX_REGEX_BYTES,
-                            },
-                            part,
-                        );
-                    }
-                    if let Err(e) = regex_syntax::Parser::new().parse(s) {
-                        let detail = e.to_string();
-                        let last = detail.lines().last().unwrap_or("").trim();
-                        let last = last.trim_start_matches("error: ");
-                        return err(SpecErrorKind::InvalidPattern(last.to_string()), part);
-                    }
-                    pattern = Some(s.to_string())
-                }
-                (OptionKind::Str, OptionValue::Str(s)) if *key == "format" => {
-                    citation_format = match CitationFormat::parse(s) {
-                        Some(f) => f,
-                        None => {
-                            return err(SpecErrorKind::UnknownCitationFormat(s.to_string()), part);
-                        }
-                    }
-                }
-                (OptionKind::Str, OptionValue::Str(s)) if *key == "rubric" => {
-                    rubric_text = Some(s.to_string())
-                }
-                (OptionKind::Str, OptionValue::Str(s)) if *key == "rubric_file" => {
-                    rubric_file = Some(s.to_string())
-                }
-                // The tool metrics' flags.
-                (OptionKind::Bool, OptionValue::Bool(b)) if *key == "parameters" => parameters = *b,
-                (OptionKind::Bool, OptionValue::Bool(b)) if *key == "ordering" => ordering = *b,
-                (OptionKind::Bool, OptionValue::Bool(b)) if *key == "exact" => exact = *b,
-                (OptionKind::Bool, OptionValue::Bool(b)) if *key == "strict_order" => {
-                    strict_order = *b
-                }
-                (OptionKind::Bool, _) => {
-                    return err(
-                        SpecErrorKind::ExpectsBool {
-                            name: spec_name(),
-                            key: key.to_string(),
-                        },
-                        part,
-                    );
-                }
-                (OptionKind::Str, _) => {
-                    return err(
-                        SpecErrorKind::ExpectsString {
-                            name: spec_name(),
-                            key: key.to_string(),
-                        },
-                        part,
-                    );
-                }
-            }
-        }
+        let Options {
+            case_sensitive,
+            pattern,
+            rubric_text,
+            rubric_file,
+            citation_format,
+            pairing,
+            parameters,
+            ordering,
+            exact,
+            strict_order,
+        } = Options::resolve(name, info, options)?;
         let kind = match info.name {
             "exact_match" => MetricKind::ExactMatch { case_sensitive },
             "contains" => MetricKind::Contains { case_sensitive },
@@ -397,7 +252,10 @@ impl MetricSpec {
                 ordering,
                 exact,
             },
-            "tool_call_accuracy" => MetricKind::ToolCallAccuracy { strict_order },
+            "tool_call_accuracy" => MetricKind::ToolCallAccuracy {
+                strict_order,
+                pairing,
+            },
             "tool_call_f1" => MetricKind::ToolCallF1,
             other => match Measure::of(other) {
                 Some(m) => MetricKind::Measured(m),
@@ -485,8 +343,19 @@ impl MetricSpec {
                 }
             }
             MetricKind::ToolCallAccuracy {
-                strict_order: false,
-            } => options.push(("strict_order".into(), OptionValue::Bool(false))),
+                strict_order,
+                pairing,
+            } => {
+                if !*strict_order {
+                    options.push(("strict_order".into(), OptionValue::Bool(false)));
+                }
+                if *pairing != ToolPairing::Position {
+                    options.push((
+                        "pairing".into(),
+                        OptionValue::Str(Cow::Borrowed(pairing.name())),
+                    ));
+                }
+            }
             MetricKind::Citations { format } if *format != CitationFormat::Mixed => {
                 options.push((
                     "format".into(),
@@ -590,12 +459,56 @@ mod tests {
         let d = MetricSpec::new("tool_correctness", &[], None).unwrap();
         assert_eq!((d.op, d.threshold), (Op::AtLeast, 0.5));
         let a = MetricSpec::new("tool_call_accuracy", &[], None).unwrap();
-        assert_eq!(a.kind, MetricKind::ToolCallAccuracy { strict_order: true });
+        assert_eq!(
+            a.kind,
+            MetricKind::ToolCallAccuracy {
+                strict_order: true,
+                pairing: ToolPairing::Position
+            }
+        );
         let loose =
             MetricSpec::new("tool_call_accuracy", &[b("strict_order", false)], None).unwrap();
         assert_eq!(
             loose.decl_parts().1,
             vec![("strict_order".to_string(), OptionValue::Bool(false))]
+        );
+        // The retry-tolerant pairing, by name; it round-trips; a name not
+        // known is refused, naming both.
+        let best = MetricSpec::new(
+            "tool_call_accuracy",
+            &[("pairing", OptionValue::Str("best".into()))],
+            None,
+        )
+        .unwrap();
+        assert_eq!(
+            best.kind,
+            MetricKind::ToolCallAccuracy {
+                strict_order: true,
+                pairing: ToolPairing::Best
+            }
+        );
+        let (name, options, bound) = best.decl_parts();
+        let options: Vec<(&str, OptionValue)> = options
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.clone()))
+            .collect();
+        assert_eq!(MetricSpec::new(&name, &options, bound).unwrap(), best);
+        let position = MetricSpec::new(
+            "tool_call_accuracy",
+            &[("pairing", OptionValue::Str("position".into()))],
+            None,
+        )
+        .unwrap();
+        assert_eq!(position.kind, a.kind);
+        let e = MetricSpec::new(
+            "tool_call_accuracy",
+            &[("pairing", OptionValue::Str("greedy".into()))],
+            None,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "`pairing = \"greedy\"` of `tool_call_accuracy`: expected position (ragas 0.4.3: the i-th call against the i-th expected call) or best (retries and extra calls allowed)"
         );
         assert_eq!(
             MetricSpec::new("tool_called", &[], None).unwrap().needs(),

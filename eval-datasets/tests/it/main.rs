@@ -11,3 +11,4 @@ mod reading;
 mod runevals;
 mod suites;
 mod tool_fields;
+mod writing;

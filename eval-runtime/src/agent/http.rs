@@ -430,8 +430,11 @@ impl HttpAgent {
             .pacer
             .run(&mut usage, || self.round_trip(request))
             .await?;
-        usage.prompt_tokens += reply.usage.prompt_tokens;
-        usage.completion_tokens += reply.usage.completion_tokens;
+        usage.count_reply_from(
+            &format!("the agent at {}", self.shown_url),
+            reply.usage.prompt_tokens,
+            reply.usage.completion_tokens,
+        );
         reply.usage = usage;
         Ok(reply)
     }
@@ -526,6 +529,14 @@ impl HttpAgent {
             } else {
                 Attempt::Failed(error)
             };
+        }
+        // Bytes that are not UTF-8 are the agent's error, said as such (not
+        // "not JSON", and never decoded lossily into an answer).
+        if let Err(e) = super::sse::InvalidUtf8::check(&bytes, 0) {
+            return Attempt::Failed(AgentError::BadResponse {
+                url: self.shown_url.clone(),
+                reason: format!("the answer is not text: {e}"),
+            });
         }
         let value: Value = match serde_json::from_slice(&bytes) {
             Ok(value) => value,

@@ -124,10 +124,7 @@ impl Pacer {
                 None => None,
             };
             attempts += 1;
-            usage.calls += 1;
-            if attempts > 1 {
-                usage.retries += 1;
-            }
+            usage.count_attempt(attempts > 1);
             let (error, retry_after) = match attempt().await {
                 Attempt::Done(value) => {
                     if let Some(slot) = slot {

@@ -17,7 +17,8 @@
 //!   (`prompt_tokens`, `completion_tokens`), `model`; data that is not JSON
 //!   is text appended to the answer;
 //! * `[DONE]`: the end. A stream that ends without it, or is cut off, fails
-//!   the call; so does an `error` object, or an event named `error`.
+//!   the call; so does an `error` object, an event named `error`, or bytes
+//!   that are not UTF-8 (the failure names their offset in the body).
 //!
 //! The time to first token is from sending the request to the first event
 //! that adds text or a tool call. The body is read through
@@ -28,7 +29,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::openai;
-use super::sse::{Event, Reader};
+use super::sse::{Event, InvalidUtf8, Reader};
 use super::wire::{AgentReply, read_context};
 use crate::http::{BoundedBody, Refusal};
 use crate::model::one_line;
@@ -56,7 +57,8 @@ pub(crate) async fn read(
     loop {
         let Some(chunk) = body.next().await.map_err(StreamError::Refused)? else {
             // A final `[DONE]` not followed by an empty line still ends it.
-            if reader.pending().as_deref().map(str::trim) == Some("[DONE]") {
+            let pending = reader.pending().map_err(not_text)?;
+            if pending.as_deref().map(str::trim) == Some("[DONE]") {
                 return assembly.finish().map_err(StreamError::Bad);
             }
             return Err(StreamError::Refused(Refusal::CutOff {
@@ -67,7 +69,7 @@ pub(crate) async fn read(
                 ),
             }));
         };
-        reader.feed(&chunk, &mut events);
+        reader.feed(&chunk, &mut events).map_err(not_text)?;
         for event in events.drain(..) {
             if assembly
                 .event(&event, || started.elapsed())
@@ -77,6 +79,12 @@ pub(crate) async fn read(
             }
         }
     }
+}
+
+/// A stream that is not UTF-8: the agent's error, never an answer decoded
+/// lossily.
+fn not_text(e: InvalidUtf8) -> StreamError {
+    StreamError::Bad(format!("the event stream is not text: {e}"))
 }
 
 /// A tool call being streamed.

@@ -1,6 +1,13 @@
 //! Price tables (`EVAL_PRICES`): models and their prices in US dollars
 //! per million tokens, read and checked once with the other settings (the
 //! cost of a sample is computed in [`cost`](crate::cost)).
+//!
+//! A table is refused, naming the file, line and model, when a model is
+//! named twice (or a model gives `input` or `output` twice): JSON parsers
+//! keep the last, so a forgotten `$0` entry further down would silently
+//! make a model free and pass a cost gate. A price must be a finite number
+//! from 0 to [`PriceTable::MAX_PRICE`] ($1,000,000 per million tokens, a
+//! dollar a token): `1e308` would make every cost infinite.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -56,6 +63,20 @@ pub enum PriceError {
         #[source]
         source: SharedError,
     },
+    /// A model is named twice, or a model gives a price twice.
+    #[error(
+        "{path}:{line}:{column}: {what} is given twice in one object (a JSON reader keeps the last one silently): give each model, and each of its prices, once"
+    )]
+    Duplicate {
+        /// The file.
+        path: String,
+        /// Line (1-based) of the second one.
+        line: usize,
+        /// Column (1-based) of the second one.
+        column: usize,
+        /// The key given twice (`` `gpt-4o` ``, `` `input` ``).
+        what: String,
+    },
     /// The JSON is not the table's shape.
     #[error("{path}: {problem}")]
     Shape {
@@ -76,7 +97,13 @@ pub struct PriceTable {
 }
 
 impl PriceTable {
-    /// A table of `prices` (tests, programs that build their own).
+    /// The most a price may be, US dollars per million tokens (a dollar a
+    /// token): a table with a larger one is refused as a typo.
+    pub const MAX_PRICE: f64 = 1e6;
+
+    /// A table of `prices` (tests, programs that build their own). Prices
+    /// are not checked here (costs still never become infinite: see
+    /// [`cost`](Self::cost)).
     pub fn new(source: &str, prices: impl IntoIterator<Item = (String, Price)>) -> PriceTable {
         PriceTable {
             source: source.to_string(),
@@ -97,12 +124,37 @@ impl PriceTable {
 
     /// Parses a table's JSON; `shown` names it in messages.
     pub fn parse(shown: &str, bytes: &[u8]) -> Result<PriceTable, PriceError> {
-        let value: Value = serde_json::from_slice(bytes).map_err(|e| PriceError::Json {
+        let text = std::str::from_utf8(bytes).map_err(|e| PriceError::Shape {
             path: shown.to_string(),
-            line: e.line(),
-            column: e.column(),
-            reason: crate::model::one_line(&e.to_string(), 200),
-            source: SharedError::new(e),
+            problem: format!(
+                "not UTF-8 text (invalid byte at offset {})",
+                e.valid_up_to()
+            ),
+        })?;
+        let value = eval_datasets::json::parse_strict(text).map_err(|e| {
+            let said = e.to_string();
+            let said = said
+                .rfind(" at line ")
+                .map_or(said.as_str(), |at| &said[..at]);
+            match said.strip_prefix("duplicate key ") {
+                Some(rest) => PriceError::Duplicate {
+                    path: shown.to_string(),
+                    line: e.line(),
+                    column: e.column(),
+                    what: rest
+                        .split(" in one object")
+                        .next()
+                        .unwrap_or(rest)
+                        .to_string(),
+                },
+                None => PriceError::Json {
+                    path: shown.to_string(),
+                    line: e.line(),
+                    column: e.column(),
+                    reason: crate::model::one_line(&e.to_string(), 200),
+                    source: SharedError::new(e),
+                },
+            }
         })?;
         let shape = |problem: String| PriceError::Shape {
             path: shown.to_string(),
@@ -132,7 +184,13 @@ impl PriceTable {
                 match fields.get(key) {
                     None => Ok(None),
                     Some(v) => match v.as_f64() {
-                        Some(x) if x.is_finite() && x >= 0.0 => Ok(Some(x)),
+                        Some(x) if x.is_finite() && (0.0..=Self::MAX_PRICE).contains(&x) => {
+                            Ok(Some(x))
+                        }
+                        Some(x) if x.is_finite() && x > Self::MAX_PRICE => Err(shape(format!(
+                            "`{model}`.`{key}` is {v}: more than {} USD per million tokens, the most a price may be (a dollar a token)",
+                            Self::MAX_PRICE
+                        ))),
                         _ => Err(shape(format!(
                             "`{model}`.`{key}` is {v}: expected USD per million tokens, a number ≥ 0"
                         ))),
@@ -171,10 +229,11 @@ impl PriceTable {
     }
 
     /// The cost of `usage` tokens at `model`'s prices, or why it is unknown.
-    /// No tokens cost nothing, whatever the model.
+    /// No tokens cost nothing, whatever the model. Never infinite nor NaN
+    /// (a price too large for the tokens gives `f64::MAX`, said on stderr).
     pub fn cost(&self, what: &str, model: Option<&str>, usage: &Usage) -> Result<f64, CostError> {
         let (prompt, completion) = (usage.prompt_tokens, usage.completion_tokens);
-        if prompt + completion == 0 {
+        if usage.tokens() == 0 {
             return Ok(0.0);
         }
         let Some(model) = model else {
@@ -200,7 +259,9 @@ impl PriceTable {
                 });
             }
         };
-        Ok((prompt as f64 * price.input + output) / 1e6)
+        Ok(crate::model::UsageTotals::finite_cost(
+            (prompt as f64 * price.input + output) / 1e6,
+        ))
     }
 }
 
@@ -319,11 +380,70 @@ mod tests {
                 "p.json: `m`: unknown field `cached`",
             ),
             ("{\n  \"m\": {\"input\": }\n}", "p.json:2:18: invalid JSON"),
+            (
+                r#"{"m": {"input": 1e308, "output": 1}}"#,
+                "p.json: `m`.`input` is 1e+308: more than 1000000 USD per million tokens",
+            ),
+            (
+                r#"{"m": {"input": 1, "output": 1000000.5}}"#,
+                "p.json: `m`.`output` is 1000000.5: more than 1000000 USD",
+            ),
         ] {
             let e = PriceTable::parse("p.json", text.as_bytes())
                 .unwrap_err()
                 .to_string();
             assert!(e.starts_with(want), "{text}: {e}");
         }
+    }
+
+    #[test]
+    fn a_model_or_a_price_given_twice_is_refused_where_it_is() {
+        let text = "{\n  \"gpt-4o\": {\"input\": 2.5, \"output\": 10},\n  \"gpt-4o\": {\"input\": 0, \"output\": 0}\n}";
+        let e = PriceTable::parse("p.json", text.as_bytes()).unwrap_err();
+        assert!(
+            matches!(&e, PriceError::Duplicate { line: 3, what, .. } if what == "`gpt-4o`"),
+            "{e:?}"
+        );
+        let line = e.to_string();
+        assert!(
+            line.starts_with("p.json:3:")
+                && line.contains(
+                    ": `gpt-4o` is given twice in one object (a JSON reader keeps the last one silently)"
+                ),
+            "{line}"
+        );
+        let e = PriceTable::parse("p.json", br#"{"m": {"input": 3, "input": 0}}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("p.json:1:") && e.contains("`input` is given twice"),
+            "{e}"
+        );
+        // The same key in two models is no duplicate; nor is a model whose
+        // name only starts like another's.
+        let t = PriceTable::parse(
+            "p.json",
+            br#"{"a": {"input": 1, "output": 2}, "a-mini": {"input": 3, "output": 4}}"#,
+        )
+        .unwrap();
+        assert_eq!(t.price("a-mini"), Some(Price::new(3.0, Some(4.0))));
+        // A syntax error is still one.
+        let e = PriceTable::parse("p.json", br#"{"a": }"#).unwrap_err();
+        assert!(matches!(e, PriceError::Json { .. }), "{e:?}");
+    }
+
+    #[test]
+    fn costs_are_never_infinite_and_huge_counts_do_not_overflow() {
+        let table = PriceTable::parse("p.json", br#"{"m": {"input": 1000000, "output": 1000000}}"#)
+            .unwrap();
+        // u64::MAX + u64::MAX tokens: no overflow, a finite cost.
+        let c = table
+            .cost("agent", Some("m"), &usage(u64::MAX, u64::MAX))
+            .unwrap();
+        assert!(c.is_finite() && c > 3.6e19, "{c}");
+        // A table built in code is not checked, and still never gives inf.
+        let table = PriceTable::new("code", [("m".to_string(), Price::new(f64::MAX, None))]);
+        let c = table.cost("agent", Some("m"), &usage(10, 0)).unwrap();
+        assert_eq!(c, f64::MAX);
     }
 }

@@ -84,6 +84,24 @@ pub(crate) fn end_run(
     end: End<'_>,
     config: &Config,
 ) -> Result<Ended, Error> {
+    // Recorded answers are written first; a recording that cannot be
+    // written fails the run once its results are written.
+    let recorded: Result<(), crate::model::CassetteError> = runs
+        .iter()
+        .filter_map(|r| r.services().cassette.as_deref())
+        .try_for_each(crate::cassette::Cassette::finish);
+    let ended = write_end(runs, key, end, config)?;
+    recorded.map_err(|e| Error::Agent(e.into()))?;
+    Ok(ended)
+}
+
+/// [`end_run`]'s files and checks.
+fn write_end(
+    runs: &[&Run],
+    key: &ResultsKey,
+    end: End<'_>,
+    config: &Config,
+) -> Result<Ended, Error> {
     let mut notes = Vec::new();
     let (results_path, html, whole, missing): (Option<&Path>, Option<PathBuf>, bool, &[String]) =
         match &end.ending {

@@ -175,7 +175,9 @@ fn decided(specs: &[MetricSpec], runs: &[SampleReport], level: Level) -> bool {
 fn add_cost<'a>(report: &mut SampleReport, runs: impl Iterator<Item = &'a SampleReport>) {
     let mut total = Some(0.0);
     for run in runs {
-        total = total.zip(run.cost_usd).map(|(a, b)| a + b);
+        total = total
+            .zip(run.cost_usd)
+            .map(|(a, b)| crate::model::UsageTotals::add_cost(a, b));
         if report.cost_unknown.is_none() {
             report.cost_unknown = run.cost_unknown.clone();
         }

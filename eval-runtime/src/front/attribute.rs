@@ -64,6 +64,9 @@ pub struct Decl {
     pub allow_custom_prefix: bool,
     /// `allow_outside = true`: the path may lead outside the project.
     pub allow_outside: bool,
+    /// Where the macro listed this binary's datasets, and this one's key
+    /// there (`eval_datasets::registry`); `None` when it could not.
+    pub registry: Option<(&'static str, &'static str)>,
 }
 
 /// One attribute's dataset in a test binary. Parsed once per process, on first use.
@@ -216,10 +219,9 @@ impl Embedded {
             if !selected.contains(&true) {
                 return Batch::NotStarted("no sample of the dataset is evaluated in this process");
             }
-            let package = self.decl.package;
             // Written before the last report is handed out, so before the
             // last test can finish and the process exit.
-            let on_complete = move |run: &Arc<Run>| record_process(run, package);
+            let on_complete = move |run: &Arc<Run>| record_process(run, self);
             match run.start(&selected, agent, Some(Box::new(on_complete))) {
                 Ok(_) => Batch::Started,
                 Err(e) => {
@@ -249,7 +251,7 @@ impl Embedded {
         // Evaluated here: nothing else records it (no evaluation thread, or
         // one that stopped).
         if evaluated_here {
-            record_single(run, index, self.decl.package);
+            record_single(run, index, self);
         }
         if run.fails(index, &report) {
             fail(report.render());
@@ -273,33 +275,32 @@ fn process_permits(config: &Config) -> Arc<tokio::sync::Semaphore> {
         .clone()
 }
 
-/// Every run of this process whose samples were evaluated, for its results file.
-fn process_runs() -> &'static Mutex<Vec<Arc<Run>>> {
-    static RUNS: OnceLock<Mutex<Vec<Arc<Run>>>> = OnceLock::new();
+/// A run of this process whose samples were evaluated, and its dataset.
+type Finished = (Arc<Run>, &'static Embedded);
+
+/// Every run of this process whose samples were evaluated, for its results
+/// file, with the dataset it is.
+fn process_runs() -> &'static Mutex<Vec<Finished>> {
+    static RUNS: OnceLock<Mutex<Vec<Finished>>> = OnceLock::new();
     RUNS.get_or_init(Default::default)
 }
 
-/// Adds `run` to this process's results and rewrites its results file.
-fn record_process(run: &Arc<Run>, package: &str) {
+/// Adds `run` (of `dataset`) to this process's results and rewrites its
+/// results file.
+fn record_process(run: &Arc<Run>, dataset: &'static Embedded) {
     let Ok(config) = Config::global() else { return };
     let mut runs = process_runs().lock().unwrap_or_else(|p| p.into_inner());
-    if !runs.iter().any(|r| Arc::ptr_eq(r, run)) {
-        runs.push(run.clone());
+    if !runs.iter().any(|(r, _)| Arc::ptr_eq(r, run)) {
+        runs.push((run.clone(), dataset));
     }
-    let key = ResultsKey::current(config, Some(package));
+    let key = ResultsKey::current(config, Some(dataset.decl.package));
     let path = key.file(&results_dir(config));
-    let all: Vec<&Run> = runs.iter().map(|r| &**r).collect();
-    // A test binary's datasets are only known as their tests start; those the
-    // previous run had and this one has not run (yet) make it incomplete, so
-    // a process stopped half-way never leaves a file that looks whole.
-    let missing: Vec<String> = previous_datasets(&path)
-        .iter()
-        .filter(|d| {
-            !all.iter()
-                .any(|r| r.dataset_names().any(|n| n == d.as_str()))
-        })
-        .cloned()
-        .collect();
+    let all: Vec<&Run> = runs.iter().map(|(r, _)| &**r).collect();
+    // Every dataset of the binary that has not finished here (not run yet,
+    // running, or not selected) makes the file incomplete, so a process
+    // stopped half-way never leaves a file that looks whole — on its first
+    // run too: the macro listed the binary's datasets as it compiled them.
+    let missing = missing_datasets(dataset, &runs, &path);
     // The same end as every run's, written again as each dataset finishes
     // (HTML beside it, EVAL_JUNIT); a test does not know it is the last, so
     // nothing is appended and no baseline judged here.
@@ -335,6 +336,86 @@ fn say_where_once(ended: &crate::engine::Ended) {
     });
 }
 
+/// The datasets of this binary not among `done`: from the list the macro
+/// wrote as it compiled them; without that list (a test binary whose build
+/// directory was cleaned), those of the previous results file, plus a note
+/// that the binary cannot tell, so the file is never complete.
+fn missing_datasets(
+    dataset: &'static Embedded,
+    done: &[Finished],
+    path: &std::path::Path,
+) -> Vec<String> {
+    match binary_datasets(dataset) {
+        Ok(entries) => entries
+            .iter()
+            .filter(|e| {
+                !done
+                    .iter()
+                    .any(|(_, d)| d.decl.registry.is_some_and(|(_, key)| key == e.key))
+            })
+            .map(|e| {
+                // Named as the previous results file named it when that
+                // says which dataset it is (one name ending in its
+                // function's), else by its function and path.
+                let previous = previous_datasets(path);
+                let mut known = previous
+                    .iter()
+                    .filter(|n| *n == &e.function || n.ends_with(&format!("::{}", e.function)));
+                match (known.next(), known.next()) {
+                    (Some(name), None) => name.clone(),
+                    _ => e.shown(),
+                }
+            })
+            .collect(),
+        Err(unknown) => {
+            let runs: Vec<&Run> = done.iter().map(|(r, _)| &**r).collect();
+            previous_datasets(path)
+                .iter()
+                .filter(|d| {
+                    !runs
+                        .iter()
+                        .any(|r| r.dataset_names().any(|n| n == d.as_str()))
+                })
+                .cloned()
+                .chain(std::iter::once(format!("(unknown: {unknown})")))
+                .collect()
+        }
+    }
+}
+
+/// The datasets the macro listed for this binary (read once), or why
+/// they are not known.
+fn binary_datasets(
+    dataset: &'static Embedded,
+) -> Result<&'static [eval_datasets::registry::Entry], &'static str> {
+    static LISTED: OnceLock<Result<Vec<eval_datasets::registry::Entry>, String>> = OnceLock::new();
+    LISTED
+        .get_or_init(|| {
+            let Some((dir, key)) = dataset.decl.registry else {
+                return Err(
+                    "the macro could not list this test binary's datasets as it compiled it"
+                        .to_string(),
+                );
+            };
+            let entries =
+                eval_datasets::registry::read(std::path::Path::new(dir)).map_err(|e| {
+                    let said = e.to_string();
+                    warn(&said);
+                    said
+                })?;
+            if entries.iter().any(|e| e.key == key) {
+                Ok(entries)
+            } else {
+                Err(format!(
+                    "{dir} does not list this binary's dataset `{key}`; rebuild the tests"
+                ))
+            }
+        })
+        .as_ref()
+        .map(Vec::as_slice)
+        .map_err(String::as_str)
+}
+
 /// The datasets of the results file at `path` as it was before this process
 /// first wrote it (read once).
 fn previous_datasets(path: &std::path::Path) -> &'static [String] {
@@ -354,13 +435,13 @@ fn previous_datasets(path: &std::path::Path) -> &'static [String] {
 
 /// A test that evaluated its own sample: under nextest its own part file
 /// (merged later by `evals report merge`), otherwise this process's file.
-fn record_single(run: &Arc<Run>, index: usize, package: &str) {
+fn record_single(run: &Arc<Run>, index: usize, dataset: &'static Embedded) {
     let Ok(config) = Config::global() else { return };
     if !config.under_nextest {
-        record_process(run, package);
+        record_process(run, dataset);
         return;
     }
-    let key = ResultsKey::current(config, Some(package));
+    let key = ResultsKey::current(config, Some(dataset.decl.package));
     let path = key.part(
         &results_dir(config),
         config.nextest_run_id.as_deref(),

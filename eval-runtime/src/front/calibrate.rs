@@ -205,6 +205,8 @@ pub fn calibrate(
 /// SHA-256 of a file's bytes.
 fn file_sha256(path: &Path) -> Option<String> {
     use sha2::Digest as _;
-    let bytes = std::fs::read(path).ok()?;
+    let bytes =
+        eval_datasets::files::read_checked(path, eval_datasets::files::DEFAULT_MAX_DATASET_BYTES)
+            .ok()?;
     Some(hex(&sha2::Sha256::digest(&bytes)))
 }

@@ -200,6 +200,35 @@ pub enum GenerateError {
         /// Why.
         source: eval_datasets::files::ReadError,
     },
+    /// A file of a corpus folder leads out of it (a symlink to a file or a
+    /// folder elsewhere): refused, so nothing outside the folder is sent to
+    /// the judge.
+    #[error(
+        "{}: refused: it {source}; every file of a corpus folder must be inside it (copy the file in rather than linking to it)",
+        .path.display()
+    )]
+    CorpusOutside {
+        /// The entry in the folder (the symlink).
+        path: PathBuf,
+        /// Where it leads, and the folder.
+        source: eval_datasets::files::ContainmentError,
+    },
+    /// The corpus is larger than the limit for a whole corpus
+    /// (`EVAL_MAX_DATASET_BYTES`), found from the files' sizes before any
+    /// is read.
+    #[error(
+        "{corpus}: the corpus is over the limit of {limit} bytes (at least {size} bytes in {files} file(s)); raise EVAL_MAX_DATASET_BYTES or generate from a part of the corpus"
+    )]
+    CorpusTooLarge {
+        /// The corpus, as given.
+        corpus: String,
+        /// Its bytes counted when the limit was passed (at least).
+        size: u64,
+        /// The files counted then.
+        files: usize,
+        /// The limit.
+        limit: u64,
+    },
     /// A corpus file is not UTF-8 text.
     #[error("{path}: not UTF-8 text: {source}")]
     CorpusNotText {

@@ -154,10 +154,21 @@ pub(crate) fn citations(output: &str, format: CitationFormat) -> usize {
 /// 4. precision = common / |output|, recall = common / |expected|,
 ///    F1 = 2·P·R / (P + R).
 ///
-/// Extensions for text beyond SQuAD's English: Unicode punctuation (general
-/// and CJK punctuation, full-width forms) is removed along with ASCII
-/// punctuation, and after SQuAD's steps each CJK ideograph, kana or hangul
-/// syllable is its own token (as the MLQA evaluation does for Chinese).
+/// "Remove punctuation" removes exactly: SQuAD's set, Python's
+/// `string.punctuation` (the 32 ASCII characters ``!"#$%&'()*+,-./:;<=>?@[\]^_`{|}~``,
+/// the ASCII symbols `$`, `+`, `<`, `=`, `>`, `^`, `` ` ``, `|`, `~`
+/// included), and beyond ASCII every character of Unicode's punctuation
+/// categories, General_Category Pc, Pd, Ps, Pe, Pi, Pf or Po (the Unicode
+/// version of the `unicode-properties` crate; e.g. `、` `。`, `・` U+30FB,
+/// `゠` U+30A0, `،` U+060C, `।` U+0964, `;` U+037E, `׃` U+05C3, `«` `»`
+/// `¿` `“` `”` `—`). Nothing else: symbols beyond ASCII (`€` `©` `＋`
+/// `～`), letters, marks and numbers stay — the iteration mark `々` (Lm),
+/// `〆` (Lo), `〇` and the Hangzhou numerals U+3021–U+3029 (Nl), the tone
+/// marks U+302A–U+302D (Mn). On ASCII text this is SQuAD's normalisation;
+/// beyond it, SQuAD's script would keep `“`, `—` or `、`.
+///
+/// And after SQuAD's steps, each CJK ideograph, kana or hangul syllable is
+/// its own token (as the MLQA evaluation does for Chinese).
 pub(crate) fn token_f1(output: &str, expected: &str) -> f64 {
     let pred = normalize_tokens(output);
     let gold = normalize_tokens(expected);
@@ -190,10 +201,13 @@ fn is_cjk(c: char) -> bool {
         0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF | 0x20000..=0x2FA1F)
 }
 
+/// What [`token_f1`] removes: ASCII punctuation (Python's
+/// `string.punctuation`, SQuAD's set), and any character whose Unicode
+/// General_Category is punctuation (Pc, Pd, Ps, Pe, Pi, Pf, Po).
 fn is_punctuation(c: char) -> bool {
+    use unicode_properties::{GeneralCategoryGroup, UnicodeGeneralCategory};
     c.is_ascii_punctuation()
-        || matches!(c as u32, 0x2010..=0x2027 | 0x2030..=0x205E | 0x3001..=0x303F | 0xFF01..=0xFF0F | 0xFF1A..=0xFF20 | 0xFF3B..=0xFF40 | 0xFF5B..=0xFF65)
-        || matches!(c, '¡' | '¿' | '«' | '»' | '§' | '¶' | '·')
+        || (!c.is_ascii() && c.general_category_group() == GeneralCategoryGroup::Punctuation)
 }
 
 /// Python's `str.isspace`: what `str.split()` splits on.
@@ -310,6 +324,38 @@ mod tests {
         assert!((f - 0.8).abs() < 1e-12, "{f}");
         // Other CJK punctuation is still removed: 、 and 。.
         assert_eq!(token_f1("巴黎、首都。", "巴黎首都"), 1.0);
+    }
+
+    #[test]
+    fn token_f1_removes_unicode_punctuation_and_keeps_letters_and_numbers() {
+        // U+30FB KATAKANA MIDDLE DOT (Po) and U+30A0 KATAKANA-HIRAGANA
+        // DOUBLE HYPHEN (Pd) are removed: [東, 京, 大, 阪] both sides.
+        assert_eq!(token_f1("東京・大阪", "東京 大阪"), 1.0);
+        assert_eq!(token_f1("東京゠大阪", "東京大阪"), 1.0);
+        // U+3005 IDEOGRAPHIC ITERATION MARK is a letter (Lm), kept: [人, 々]
+        // vs [人]: P = 1/2, R = 1, F1 = 2/3.
+        let f = token_f1("人々", "人");
+        assert!((f - 2.0 / 3.0).abs() < 1e-12, "{f}");
+        // 〆 (U+3006, Lo), 〇 (U+3007, Nl), 〡 (U+3021, Nl) and the tone mark
+        // U+302A (Mn) are kept too: [〆, 切] vs [切]: 2/3; [〇〡] vs nothing
+        // left: 0.
+        let f = token_f1("〆切", "切");
+        assert!((f - 2.0 / 3.0).abs() < 1e-12, "{f}");
+        assert_eq!(token_f1("〇〡", "。"), 0.0);
+        assert_eq!(token_f1("x\u{302A}", "x"), 0.0);
+        // U+060C ARABIC COMMA (Po): [مرحبا, عالم] both sides.
+        assert_eq!(token_f1("مرحبا، عالم", "مرحبا عالم"), 1.0);
+        // U+0964 DEVANAGARI DANDA, U+037E GREEK QUESTION MARK, U+05C3
+        // HEBREW PUNCTUATION SOF PASUQ (all Po).
+        assert_eq!(token_f1("नमस्ते।", "नमस्ते"), 1.0);
+        assert_eq!(token_f1("Τι κάνεις\u{37E}", "τι κάνεις"), 1.0);
+        assert_eq!(token_f1("שלום\u{5C3}", "שלום"), 1.0);
+        // Quotation marks and dashes of any script (Pi, Pf, Pd).
+        assert_eq!(token_f1("«Paris» — “yes”", "paris yes"), 1.0);
+        // ASCII symbols go as SQuAD's string.punctuation has them ...
+        assert_eq!(token_f1("$100 + <tax> = ~5^2 | `x`", "100 tax 52 x"), 1.0);
+        // ... symbols beyond ASCII stay (€ is Sc): [€5] vs [5]: 0.
+        assert_eq!(token_f1("€5", "5"), 0.0);
     }
 
     #[test]

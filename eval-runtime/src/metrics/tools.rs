@@ -8,28 +8,44 @@
 //! |---|---|
 //! | `tool_called` | [`tool_called`] (letta-evals "Tool Usage Testing") |
 //! | `tool_correctness` | [`tool_correctness`] (deepeval `ToolCorrectnessMetric`) |
-//! | `tool_call_accuracy` | [`tool_call_accuracy`] (ragas `ToolCallAccuracy`) |
+//! | `tool_call_accuracy` | [`tool_call_accuracy`] (ragas 0.4.3 `ToolCallAccuracy`); `pairing = "best"`: [`tool_call_accuracy_best`] |
 //! | `tool_call_f1` | [`tool_call_f1`] (ragas `ToolCallF1`) |
 //!
 //! Arguments are JSON values and compare the way each definition compares
 //! them (both tools are written in Python): deepeval and ragas' F1 use
-//! Python equality, so numbers are equal when their values are (`1` and
-//! `1.0`) and a number never equals a string (`75` is not `"75"`); ragas'
-//! accuracy compares the arguments' text (`str()`), so `75` and `"75"`
-//! match there, `75` and `75.0` do not. Booleans equal only booleans
-//! (Python's `True == 1` is not carried over).
+//! Python equality, so numbers are equal when their values are, exactly
+//! (`1` and `1.0`, not `9007199254740993` and `9007199254740992.0`), and a
+//! number never equals a string (`75` is not `"75"`); ragas' accuracy
+//! compares the arguments' text (`str()`), so `75` and `"75"` match there,
+//! `75` and `75.0` do not. One departure from both: booleans equal only
+//! booleans — JSON `true` is not the number `1` here, where Python's
+//! `True == 1` would make them equal.
 //!
 //! A metric of one turn (`tool_correctness@turn2`) scores the calls made in
 //! that turn only; `tool_called@turn2` against that turn's expected answer.
 //!
+//! Files: `tools/accuracy.rs` (ragas' `ToolCallAccuracy`, both pairings),
+//! `tools/python.rs` (Python's `==`, `str()` and `repr` of JSON values, which
+//! the comparisons above follow).
+//!
 //! [`Response::tool_calls`]: crate::Response::tool_calls
 
-use eval_datasets::metric::{MetricKind, MetricSpec};
+use eval_datasets::metric::{MetricKind, MetricSpec, ToolPairing};
 use eval_datasets::{Expected, Sample, ToolCall};
 use serde_json::{Map, Value};
 
 use super::MetricError;
 use crate::agent::Response;
+
+mod accuracy;
+mod python;
+
+#[cfg(test)]
+use accuracy::canonical_text;
+use accuracy::{tool_call_accuracy, tool_call_accuracy_best};
+#[cfg(test)]
+use python::python_str;
+use python::{map_eq, py_eq};
 
 /// Whether `kind` is a tool-call metric (scored by [`score`]).
 pub(crate) fn is_tool_metric(kind: &MetricKind) -> bool {
@@ -87,9 +103,13 @@ pub(crate) fn score(
                 exact,
             },
         ),
-        MetricKind::ToolCallAccuracy { strict_order } => {
-            tool_call_accuracy(expected, &calls, strict_order)
-        }
+        MetricKind::ToolCallAccuracy {
+            strict_order,
+            pairing,
+        } => match pairing {
+            ToolPairing::Position => tool_call_accuracy(expected, &calls, strict_order),
+            _ => tool_call_accuracy_best(expected, &calls, strict_order),
+        },
         _ => tool_call_f1(expected, &calls),
     }))
 }
@@ -372,187 +392,6 @@ fn argument_match(expected: &Map<String, Value>, called: &Map<String, Value>) ->
         }
     }
     score
-}
-
-/// Python `==` on JSON values: numbers by value, containers item by item.
-fn py_eq(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => {
-            match (x.as_i64(), y.as_i64(), x.as_u64(), y.as_u64()) {
-                (Some(x), Some(y), _, _) => x == y,
-                (_, _, Some(x), Some(y)) => x == y,
-                _ => x.as_f64() == y.as_f64(),
-            }
-        }
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| py_eq(x, y))
-        }
-        (Value::Object(x), Value::Object(y)) => map_eq(x, y),
-        _ => a == b,
-    }
-}
-
-fn map_eq(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
-    a.len() == b.len() && a.iter().all(|(k, v)| b.get(k).is_some_and(|w| py_eq(v, w)))
-}
-
-/// ragas' tool call accuracy
-/// (<https://docs.ragas.io/en/stable/concepts/metrics/available_metrics/agents/#tool-call-accuracy>;
-/// the code, `ragas/metrics/collections/tool_call_accuracy`, fixes the
-/// details): the reference calls are the ideal; a sequence that does not
-/// line up with them scores 0, one that does scores how well the
-/// arguments match, arguments compared by exact string match.
-///
-/// 1. No calls and no reference: 1. No calls, or no reference: 0.
-/// 2. Unless `strict_order`, both lists are first sorted by (name, then
-///    each argument's name and text, argument names sorted).
-/// 3. Aligned: with `strict_order`, the names are the reference's, in its
-///    order (when the counts differ: the reference's names are a
-///    subsequence of the calls', so extra or retried calls are allowed);
-///    without, every reference name is called at least as many times.
-/// 4. Each reference call, in order, takes the not-yet-used call of the
-///    same name with the best argument score (the first of equal scores; a
-///    score of 0 takes none): the share of the reference's arguments the
-///    call has with the same text (no reference arguments: 1 if the call
-///    has none either, else 0). Extra arguments of the call cost nothing.
-/// 5. score = sum of the best scores / reference calls, times calls /
-///    reference calls when fewer calls were made than referenced, times 1
-///    if aligned else 0.
-///
-/// Argument text is Python's `str()` of the value (ragas'
-/// `canonical_arg_value`): a string is itself, `75` is `75`, `75.0` is
-/// `75.0`, `true` is `True`, `null` is `None`; lists and objects render
-/// item by item, objects with their keys sorted.
-pub(crate) fn tool_call_accuracy(
-    expected: &[ToolCall],
-    called: &[ToolCall],
-    strict_order: bool,
-) -> f64 {
-    match (called.is_empty(), expected.is_empty()) {
-        (true, true) => return 1.0,
-        (true, false) | (false, true) => return 0.0,
-        (false, false) => {}
-    }
-    let mut refs: Vec<&ToolCall> = expected.iter().collect();
-    let mut preds: Vec<&ToolCall> = called.iter().collect();
-    if !strict_order {
-        refs.sort_by_cached_key(|c| sort_key(c));
-        preds.sort_by_cached_key(|c| sort_key(c));
-    }
-    let ref_names: Vec<&str> = refs.iter().map(|c| c.name.as_str()).collect();
-    let pred_names: Vec<&str> = preds.iter().map(|c| c.name.as_str()).collect();
-    let aligned = if strict_order {
-        if ref_names.len() == pred_names.len() {
-            ref_names == pred_names
-        } else {
-            is_subsequence(&ref_names, &pred_names)
-        }
-    } else {
-        ref_names.iter().all(|name| {
-            let want = ref_names.iter().filter(|n| *n == name).count();
-            pred_names.iter().filter(|n| *n == name).count() >= want
-        })
-    };
-    let mut remaining = preds.clone();
-    let mut score = 0.0;
-    for r in &refs {
-        let mut best: Option<(usize, f64)> = None;
-        for (i, p) in remaining.iter().enumerate() {
-            if p.name == r.name {
-                let s = arguments_as_text(&p.arguments, &r.arguments);
-                if s > best.map_or(0.0, |(_, b)| b) {
-                    best = Some((i, s));
-                }
-            }
-        }
-        if let Some((i, s)) = best {
-            score += s;
-            remaining.remove(i);
-        }
-    }
-    score /= refs.len() as f64;
-    if preds.len() < refs.len() {
-        score *= preds.len() as f64 / refs.len() as f64;
-    }
-    (score * bool_score(aligned)).clamp(0.0, 1.0)
-}
-
-/// Whether `sub` appears in order within `seq`.
-fn is_subsequence(sub: &[&str], seq: &[&str]) -> bool {
-    let mut rest = seq.iter();
-    sub.iter().all(|s| rest.any(|x| x == s))
-}
-
-/// ragas' `sorted_key_for_tool_call`.
-fn sort_key(call: &ToolCall) -> Vec<String> {
-    let mut names: Vec<&String> = call.arguments.keys().collect();
-    names.sort();
-    let mut key = vec![call.name.clone()];
-    for name in names {
-        key.push(name.clone());
-        key.push(python_text(&call.arguments[name]));
-    }
-    key
-}
-
-/// ragas' `exact_match_args(pred, ref)`.
-fn arguments_as_text(pred: &Map<String, Value>, reference: &Map<String, Value>) -> f64 {
-    if reference.is_empty() {
-        return bool_score(pred.is_empty());
-    }
-    let matched = reference
-        .iter()
-        .filter(|(k, v)| {
-            pred.get(*k)
-                .is_some_and(|p| python_text(p) == python_text(v))
-        })
-        .count();
-    matched as f64 / reference.len() as f64
-}
-
-/// Python's `str()` of a JSON value as ragas renders arguments
-/// (`canonical_arg_value`: objects with sorted keys).
-fn python_text(v: &Value) -> String {
-    match v {
-        Value::Null => "None".into(),
-        Value::Bool(true) => "True".into(),
-        Value::Bool(false) => "False".into(),
-        Value::String(s) => s.clone(),
-        Value::Number(n) => match n.as_f64() {
-            Some(f) if !(n.is_i64() || n.is_u64()) => python_float(f),
-            _ => n.to_string(),
-        },
-        Value::Array(items) => {
-            let items: Vec<String> = items.iter().map(python_text).collect();
-            format!("[{}]", items.join(", "))
-        }
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            let items: Vec<String> = keys
-                .into_iter()
-                .map(|k| format!("{k:?}: {}", python_text(&map[k])))
-                .collect();
-            format!("{{{}}}", items.join(", "))
-        }
-    }
-}
-
-/// Python's `repr` of a float: the shortest text that reads back, with a
-/// `.0` on whole numbers, and an exponent (`1e+16`, `1e-05`) below 1e-4 or
-/// from 1e16 — where Rust's `{:?}` switches too.
-fn python_float(f: f64) -> String {
-    let text = format!("{f:?}");
-    match text.split_once('e') {
-        Some((mantissa, exp)) => {
-            let (sign, digits) = match exp.strip_prefix('-') {
-                Some(d) => ('-', d),
-                None => ('+', exp),
-            };
-            format!("{mantissa}e{sign}{digits:0>2}")
-        }
-        None => text,
-    }
 }
 
 /// ragas' tool call F1

@@ -234,10 +234,34 @@ impl UsageTotals {
         self.judge.add(other.judge);
         self.embeddings.add(other.embeddings);
         self.cost_usd = match (self.cost_usd, other.cost_usd) {
-            (Some(a), Some(b)) => Some(a + b),
+            (Some(a), Some(b)) => Some(UsageTotals::add_cost(a, b)),
             (a, b) => a.or(b),
         };
-        self.cost_unknown += other.cost_unknown;
+        super::usage::saturating(&mut self.cost_unknown, other.cost_unknown);
+    }
+
+    /// `a + b` for costs in US dollars, never infinite nor NaN: a sum that
+    /// would be is `f64::MAX` (said once per process on stderr), so a gate
+    /// on `cost_usd` is missed rather than met by a cost JSON cannot hold
+    /// (it would be written `null`). Every sum of costs goes through it.
+    pub(crate) fn add_cost(a: f64, b: f64) -> f64 {
+        UsageTotals::finite_cost(a + b)
+    }
+
+    /// `cost` when it is a finite number, else `f64::MAX` (said once per
+    /// process on stderr).
+    pub(crate) fn finite_cost(cost: f64) -> f64 {
+        if cost.is_finite() {
+            return cost;
+        }
+        static SAID: std::sync::Once = std::sync::Once::new();
+        SAID.call_once(|| {
+            crate::notice::warn(&format!(
+                "a cost came to {cost} (a price or token count too large to add up): counted as {} US dollars",
+                f64::MAX
+            ));
+        });
+        f64::MAX
     }
 
     /// Nothing was used or counted.
@@ -253,13 +277,20 @@ impl UsageTotals {
             ("judge", &self.judge),
             ("embeddings", &self.embeddings),
         ] {
-            if u.calls + u.cache_hits > 0 || u.prompt_tokens + u.completion_tokens > 0 {
+            if u.calls > 0 || u.cache_hits > 0 || u.tokens() > 0 || u.not_credible > 0 {
                 let mut part = format!(
                     "{what} {} call(s), {} + {} tokens",
                     u.calls, u.prompt_tokens, u.completion_tokens
                 );
                 if u.cache_hits > 0 {
                     part.push_str(&format!(", {} cached", u.cache_hits));
+                }
+                if u.not_credible > 0 {
+                    part.push_str(&format!(
+                        ", {} repl{} claiming over 10^12 tokens not counted (not credible)",
+                        u.not_credible,
+                        if u.not_credible == 1 { "y" } else { "ies" }
+                    ));
                 }
                 parts.push(part);
             }
@@ -549,4 +580,51 @@ pub(crate) fn now_unix() -> f64 {
 
 pub(super) fn is_zero_count(n: &usize) -> bool {
     *n == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cost_sums_stop_at_the_largest_finite_number() {
+        assert_eq!(UsageTotals::add_cost(0.25, 0.5), 0.75);
+        assert_eq!(UsageTotals::add_cost(f64::MAX, f64::MAX), f64::MAX);
+        assert_eq!(UsageTotals::add_cost(f64::INFINITY, 1.0), f64::MAX);
+        assert_eq!(UsageTotals::add_cost(f64::NAN, 1.0), f64::MAX);
+        let mut total = UsageTotals {
+            cost_usd: Some(f64::MAX),
+            cost_unknown: usize::MAX,
+            ..UsageTotals::default()
+        };
+        total.agent.prompt_tokens = u64::MAX;
+        total.add(&total.clone());
+        assert_eq!(total.cost_usd, Some(f64::MAX));
+        assert_eq!(total.cost_unknown, usize::MAX);
+        assert_eq!(total.agent.prompt_tokens, u64::MAX);
+    }
+
+    #[test]
+    fn the_usage_line_says_what_was_not_credible_and_never_overflows() {
+        let mut total = UsageTotals::default();
+        total.judge.calls = 2;
+        total.judge.not_credible = 1;
+        total.agent.prompt_tokens = u64::MAX;
+        total.agent.completion_tokens = u64::MAX;
+        total.agent.calls = u32::MAX;
+        total.agent.cache_hits = u32::MAX;
+        let line = total.line();
+        assert!(
+            line.contains(
+                "judge 2 call(s), 0 + 0 tokens, 1 reply claiming over 10^12 tokens not counted (not credible)"
+            ),
+            "{line}"
+        );
+        assert!(
+            line.starts_with(
+                "agent 4294967295 call(s), 18446744073709551615 + 18446744073709551615 tokens"
+            ),
+            "{line}"
+        );
+    }
 }

@@ -19,11 +19,7 @@ pub(crate) fn one_line(text: &str, max: usize) -> String {
             total += 1;
             if count < max {
                 count += 1;
-                if c.is_control() {
-                    flat.extend(c.escape_default());
-                } else {
-                    flat.push(c);
-                }
+                eval_datasets::terminal::push_escaped(&mut flat, c);
             }
         }
     }

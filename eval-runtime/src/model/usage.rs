@@ -1,6 +1,52 @@
 //! What a sample or a run used: calls, retries, tokens, cache hits.
+//!
+//! Token counts come from servers (an agent's or a judge's `usage`), so
+//! nothing here trusts them: every sum of counts goes through
+//! [`saturating`] (a total stops at the type's maximum instead of
+//! overflowing, in debug and release builds alike), and one reply claiming
+//! more than [`MAX_CREDIBLE_TOKENS`] (10^12) is not counted at all
+//! (`Usage::count_reply`): it is counted in [`Usage::not_credible`]
+//! instead, which the usage lines of reports show, and said on stderr.
 
 use serde::Serialize;
+
+/// The most tokens (prompt + completion) one reply may report and be
+/// counted: 10^12. No model reads or writes that much in one call (the
+/// largest context windows hold a few million tokens); a reply claiming
+/// more is a broken or hostile server, and its usage is left out of every
+/// total (and of the cost) rather than trusted.
+pub(crate) const MAX_CREDIBLE_TOKENS: u64 = 1_000_000_000_000;
+
+/// A count that stops at its maximum: see [`saturating`].
+pub(crate) trait Count: Copy {
+    /// `self + by`, at most the type's maximum.
+    fn plus(self, by: Self) -> Self;
+}
+
+impl Count for u32 {
+    fn plus(self, by: u32) -> u32 {
+        self.saturating_add(by)
+    }
+}
+
+impl Count for u64 {
+    fn plus(self, by: u64) -> u64 {
+        self.saturating_add(by)
+    }
+}
+
+impl Count for usize {
+    fn plus(self, by: usize) -> usize {
+        self.saturating_add(by)
+    }
+}
+
+/// `*count += by`, stopping at the type's maximum instead of overflowing
+/// (a debug build would panic, a release build would wrap to a small
+/// number). Every count of calls and tokens is added through it.
+pub(crate) fn saturating<T: Count>(count: &mut T, by: T) {
+    *count = count.plus(by);
+}
 
 /// Calls made, retries, re-asks, tokens and cache hits, for one sample or a run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
@@ -8,16 +54,38 @@ use serde::Serialize;
 pub struct Usage {
     /// HTTP calls made.
     pub calls: u32,
-    /// Calls repeated after a 429/5xx or a connection failure.
+    /// Calls repeated after a 429/5xx, a connection failure or a timeout.
     pub retries: u32,
     /// Judge answers re-asked because they could not be used (not JSON, no message, wrong shape).
     pub reasks: u32,
-    /// Prompt tokens reported by the server.
+    /// Prompt tokens reported by the server (at most `u64::MAX`: totals saturate).
     pub prompt_tokens: u64,
-    /// Completion tokens reported by the server.
+    /// Completion tokens reported by the server (at most `u64::MAX`: totals saturate).
     pub completion_tokens: u64,
     /// Answers served from the cache (no call).
     pub cache_hits: u32,
+    /// Replies whose reported usage was not credible (more than 10^12
+    /// tokens in one reply): their tokens are in neither count above, nor
+    /// in the cost.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub not_credible: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// A reply's reported usage that was not counted: more tokens than
+/// [`MAX_CREDIBLE_TOKENS`] in one reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "reported {prompt} prompt + {completion} completion tokens for one reply, more than the credible {MAX_CREDIBLE_TOKENS}: this reply's usage is not counted"
+)]
+pub(crate) struct NotCredible {
+    /// The prompt tokens it reported.
+    prompt: u64,
+    /// The completion tokens it reported.
+    completion: u64,
 }
 
 impl Usage {
@@ -29,15 +97,137 @@ impl Usage {
         prompt_tokens: 0,
         completion_tokens: 0,
         cache_hits: 0,
+        not_credible: 0,
     };
 
-    /// Adds `other` to `self`.
+    /// Adds `other` to `self`, every count stopping at its maximum rather
+    /// than overflowing.
     pub fn add(&mut self, other: Usage) {
-        self.calls += other.calls;
-        self.retries += other.retries;
-        self.reasks += other.reasks;
-        self.prompt_tokens += other.prompt_tokens;
-        self.completion_tokens += other.completion_tokens;
-        self.cache_hits += other.cache_hits;
+        saturating(&mut self.calls, other.calls);
+        saturating(&mut self.retries, other.retries);
+        saturating(&mut self.reasks, other.reasks);
+        saturating(&mut self.prompt_tokens, other.prompt_tokens);
+        saturating(&mut self.completion_tokens, other.completion_tokens);
+        saturating(&mut self.cache_hits, other.cache_hits);
+        saturating(&mut self.not_credible, other.not_credible);
+    }
+
+    /// Prompt and completion tokens together (at most `u64::MAX`).
+    pub fn tokens(&self) -> u64 {
+        self.prompt_tokens.saturating_add(self.completion_tokens)
+    }
+
+    /// Counts one HTTP attempt (`retry`: not the call's first).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn count_attempt(&mut self, retry: bool) {
+        saturating(&mut self.calls, 1);
+        if retry {
+            saturating(&mut self.retries, 1);
+        }
+    }
+
+    /// Counts one judge answer re-asked.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn count_reask(&mut self) {
+        saturating(&mut self.reasks, 1);
+    }
+
+    /// Counts `n` answers served from the cache.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn count_cache_hits(&mut self, n: usize) {
+        saturating(&mut self.cache_hits, u32::try_from(n).unwrap_or(u32::MAX));
+    }
+
+    /// Counts the tokens one reply reports: added (saturating) when
+    /// credible; when the reply claims more than [`MAX_CREDIBLE_TOKENS`]
+    /// in all, nothing is added but [`not_credible`](Self::not_credible),
+    /// and the error says what was claimed.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn count_reply(&mut self, prompt: u64, completion: u64) -> Result<(), NotCredible> {
+        let claimed = prompt.checked_add(completion);
+        if claimed.is_none_or(|n| n > MAX_CREDIBLE_TOKENS) {
+            saturating(&mut self.not_credible, 1);
+            return Err(NotCredible { prompt, completion });
+        }
+        saturating(&mut self.prompt_tokens, prompt);
+        saturating(&mut self.completion_tokens, completion);
+        Ok(())
+    }
+
+    /// [`count_reply`](Self::count_reply) for a reply from `from` (`the
+    /// judge at http://…`): a reply that is not credible is said on stderr,
+    /// once per `from` and process (the usage lines count them all).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn count_reply_from(&mut self, from: &str, prompt: u64, completion: u64) {
+        if let Err(e) = self.count_reply(prompt, completion) {
+            use std::collections::BTreeSet;
+            use std::sync::{Mutex, OnceLock};
+            static SAID: OnceLock<Mutex<BTreeSet<String>>> = OnceLock::new();
+            let first = SAID
+                .get_or_init(Mutex::default)
+                .lock()
+                .map(|mut said| said.insert(from.to_string()))
+                .unwrap_or(true);
+            if first {
+                crate::notice::warn(&format!(
+                    "{from} {e} (said once per server; the usage lines count every such reply as not credible)"
+                ));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sums_saturate_instead_of_overflowing() {
+        let mut total = Usage {
+            prompt_tokens: u64::MAX - 1,
+            calls: u32::MAX,
+            ..Usage::ZERO
+        };
+        total.add(Usage {
+            prompt_tokens: 5,
+            completion_tokens: u64::MAX,
+            calls: 3,
+            ..Usage::ZERO
+        });
+        assert_eq!(total.prompt_tokens, u64::MAX);
+        assert_eq!(total.calls, u32::MAX);
+        assert_eq!(total.tokens(), u64::MAX);
+        let mut n = usize::MAX;
+        saturating(&mut n, 1);
+        assert_eq!(n, usize::MAX);
+    }
+
+    #[test]
+    fn a_reply_claiming_too_many_tokens_is_not_counted() {
+        let mut usage = Usage::ZERO;
+        assert_eq!(usage.count_reply(12, 7), Ok(()));
+        let e = usage.count_reply(u64::MAX, 0).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("reported 18446744073709551615 prompt + 0 completion tokens"),
+            "{e}"
+        );
+        // The sum is what counts, and an overflowing sum is not credible.
+        assert!(usage.count_reply(MAX_CREDIBLE_TOKENS, 1).is_err());
+        assert!(usage.count_reply(u64::MAX, u64::MAX).is_err());
+        assert_eq!(usage.count_reply(MAX_CREDIBLE_TOKENS, 0), Ok(()));
+        assert_eq!(
+            (
+                usage.prompt_tokens,
+                usage.completion_tokens,
+                usage.not_credible
+            ),
+            (12 + MAX_CREDIBLE_TOKENS, 7, 3)
+        );
+        // Not written when 0; read as 0 from files of earlier versions.
+        let json = serde_json::to_value(Usage::ZERO).unwrap();
+        assert!(json.get("not_credible").is_none(), "{json}");
+        let back: Usage = serde_json::from_value(json).unwrap();
+        assert_eq!(back, Usage::ZERO);
     }
 }

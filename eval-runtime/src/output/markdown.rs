@@ -12,7 +12,6 @@
 //! to 65,536 characters.
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::Path;
 
 use super::diff::BaselineOutcome;
@@ -29,8 +28,8 @@ const ANSWER_CHARS: usize = 160;
 fn tokens(u: &UsageTotals) -> u64 {
     [u.agent, u.judge, u.embeddings]
         .iter()
-        .map(|u| u.prompt_tokens + u.completion_tokens)
-        .sum()
+        .map(|u| u.prompt_tokens.saturating_add(u.completion_tokens))
+        .fold(0, u64::saturating_add)
 }
 
 fn cost(u: &UsageTotals) -> String {
@@ -364,18 +363,13 @@ pub fn append_step_summary(path: &Path, markdown: &str) -> Result<(), ResultsErr
         path: path.to_path_buf(),
         source,
     };
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map_err(error)?;
     // One write: several steps' summaries never interleave mid-text.
     let mut text = markdown.to_string();
     if !text.ends_with('\n') {
         text.push('\n');
     }
     text.push('\n');
-    file.write_all(text.as_bytes()).map_err(error)
+    eval_datasets::files::append(path, text.as_bytes()).map_err(error)
 }
 
 /// What a run does with its summary on GitHub Actions, once, for every

@@ -232,7 +232,7 @@ impl SampleReport {
             ("judge", &self.usage),
             ("embeddings", &self.embeddings),
         ] {
-            if u.calls + u.cache_hits > 0 {
+            if u.calls > 0 || u.cache_hits > 0 {
                 let _ = writeln!(
                     out,
                     "  {what}: {} call(s), {} retr(ies), {} re-ask(s), {} cache hit(s), {} + {} tokens",

@@ -26,9 +26,13 @@ impl Results {
 
     /// Reads a results file.
     pub fn read(path: &Path) -> Result<Results, ResultsError> {
-        let bytes = std::fs::read(path).map_err(|source| ResultsError::Read {
+        let bytes = eval_datasets::files::read_checked(
+            path,
+            eval_datasets::files::DEFAULT_MAX_DATASET_BYTES,
+        )
+        .map_err(|e| ResultsError::Read {
             path: path.to_path_buf(),
-            source,
+            source: e.into(),
         })?;
         let results: Results =
             serde_json::from_slice(&bytes).map_err(|source| ResultsError::Parse {

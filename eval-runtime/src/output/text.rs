@@ -214,13 +214,13 @@ pub(crate) fn by_tag(results: &Results, name: &str) -> Vec<TagBreakdown> {
 pub fn summary_text(results: &Results, paint: Paint) -> String {
     let verdict = RunVerdict::of(&results.datasets);
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{}: {}",
-        paint.heading(&results.binary),
-        why_failed(&verdict).map_or(paint.pass("passed"), |why| paint
-            .fail(&format!("FAILED ({why})")))
-    );
+    // A run that did not finish never reads as passed.
+    let headline = match (why_failed(&verdict), results.incompleteness()) {
+        (Some(why), _) => paint.fail(&format!("FAILED ({why})")),
+        (None, Some(_)) => paint.fail("INCOMPLETE (nothing failed of what ran; see below)"),
+        (None, None) => paint.pass("passed"),
+    };
+    let _ = writeln!(out, "{}: {headline}", paint.heading(&results.binary));
     let count = |n: usize, what: &str, painted: fn(Paint, &str) -> String| {
         let text = format!("{n} {what}");
         if n > 0 { painted(paint, &text) } else { text }

@@ -432,7 +432,7 @@ impl PlanBuilder {
         agent: &mut eval_datasets::AgentSettings,
         problems: &mut Vec<String>,
     ) -> Vec<DatasetPlan> {
-        let root = eval_datasets::manifest::project_root(base);
+        let root = manifest_project(base, path);
         let manifest = match Manifest::load_with(&base.join(path), path, &root, self.allow_outside)
         {
             Ok(m) => m,
@@ -485,6 +485,29 @@ impl PlanBuilder {
 }
 
 /// A dataset as messages show it: its file, else its name.
+/// The project a manifest's datasets must stay inside: the nearest
+/// directory with `.git` at or above the manifest; else the base directory
+/// (the crate's, the working directory) when the manifest is inside it;
+/// else the manifest's own directory.
+fn manifest_project(base: &Path, path: &str) -> PathBuf {
+    use eval_datasets::manifest::project_root;
+    let file = base.join(path);
+    let dir = file
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(base);
+    let by_manifest = project_root(dir);
+    if by_manifest.join(".git").exists() {
+        return by_manifest;
+    }
+    let by_base = project_root(base);
+    if by_manifest.starts_with(&by_base) {
+        by_base
+    } else {
+        by_manifest
+    }
+}
+
 fn shown(d: &DatasetPlan) -> String {
     match &d.source {
         DatasetSource::File { shown, .. } => shown.clone(),

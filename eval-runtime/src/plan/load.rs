@@ -104,6 +104,12 @@ pub(crate) fn load(
     exact: Option<&str>,
     index_dir: Option<&Path>,
 ) -> Result<Vec<LoadedDataset>, PlanError> {
+    // A cassette that cannot be used is refused before any agent is called.
+    if let Some(cassette) = &services.cassette {
+        cassette
+            .check()
+            .map_err(|e| PlanError::new(vec![e.to_string()]))?;
+    }
     if let (Some(name), Some(dir)) = (exact, index_dir)
         && let Some(one) = load_exact(plan, services, name, dir)
     {
@@ -188,7 +194,8 @@ fn digest(d: &DatasetPlan, samples: &[Sample]) -> Option<String> {
     match &d.source {
         DatasetSource::File { path, .. } => {
             use std::io::Read as _;
-            let mut file = std::fs::File::open(path).ok()?;
+            let (mut file, _) =
+                eval_datasets::files::open_checked(path, d.max_dataset_bytes).ok()?;
             let mut buf = vec![0u8; 1 << 16];
             loop {
                 let n = file.read(&mut buf).ok()?;
@@ -325,13 +332,14 @@ fn read_rubric_file(spec: &mut MetricSpec, base: &Path) -> Result<(), String> {
         return Ok(());
     };
     let path = base.join(file);
-    let content = std::fs::read_to_string(&path).map_err(|e| {
-        format!(
-            "rubric_file `{file}` of metric `{}`: cannot read {}: {e}",
-            spec.name,
-            path.display()
-        )
-    })?;
+    let content = eval_datasets::files::read_text(&path, eval_datasets::files::PROMPT_MAX_BYTES)
+        .map_err(|e| {
+            format!(
+                "rubric_file `{file}` of metric `{}`: cannot read {}: {e}",
+                spec.name,
+                path.display()
+            )
+        })?;
     spec.kind = MetricKind::Rubric {
         text: Some(content),
         file: None,

@@ -29,8 +29,13 @@
 //! the attribute's `allow_custom_prefix = true`, the harness's
 //! `.allow_custom_prefix(true)`, the CLI's `--allow-custom-prefix`);
 //! [`RetrieverAgent::no_ingest`] searches what is already indexed. Documents
-//! given by `loaderRef` are loaded through [`RetrieverAgent::loader`]; a ref
-//! it cannot resolve is an error naming it.
+//! given by `loaderRef` are loaded through a hook: files under a directory
+//! ([`RetrieverAgent::loader_dir`], the CLI's `--loader-dir`), or one of
+//! your own ([`RetrieverAgent::loader`], [`RetrieverAgent::try_loader`]); a
+//! ref it cannot resolve is an error naming it and saying why
+//! ([`LoadError`]: outside the directory after resolving `..`, an absolute
+//! path elsewhere, a symlink leading out, missing, not a regular file, too
+//! large, not UTF-8).
 //!
 //! # The HTTP contract ([`HttpRetriever`], `EVAL_RETRIEVER_URL`)
 //!
@@ -47,7 +52,7 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
@@ -206,6 +211,168 @@ impl Retriever for MemoryRetriever {
 /// Loads a document's text from its `loaderRef`; `None` when it cannot.
 pub type Loader = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
+/// Loads a document's text from its `loaderRef`, or says why it cannot.
+type Resolve = Arc<dyn Fn(&str) -> std::result::Result<String, LoadError> + Send + Sync>;
+
+/// Why a `loaderRef` was not loaded.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LoadError {
+    /// An absolute path outside the loader directory.
+    #[error("{} is an absolute path outside the loader directory {}", .path.display(), .dir.display())]
+    Absolute {
+        /// The path.
+        path: PathBuf,
+        /// The loader directory.
+        dir: PathBuf,
+    },
+    /// A relative path that climbs out of the loader directory by `..`.
+    #[error("{} resolves (after `..`) to {}, outside the loader directory {}", .path.display(), .resolved.display(), .dir.display())]
+    DotDot {
+        /// The path as written, joined to the directory.
+        path: PathBuf,
+        /// Where it leads once `.` and `..` are resolved.
+        resolved: PathBuf,
+        /// The loader directory.
+        dir: PathBuf,
+    },
+    /// The path stays inside as written, but a symlink on it (the file, or
+    /// a directory on the way) leads out.
+    #[error("{} leads through a symlink to {}, outside the loader directory {}", .path.display(), .resolved.display(), .dir.display())]
+    Symlink {
+        /// The path.
+        path: PathBuf,
+        /// The real path it leads to.
+        resolved: PathBuf,
+        /// The loader directory.
+        dir: PathBuf,
+    },
+    /// Nothing is there (or a symlink leads nowhere).
+    #[error("{} does not exist ({source})", .path.display())]
+    Missing {
+        /// The path.
+        path: PathBuf,
+        /// Why it could not be resolved.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Not a regular file (a directory, a FIFO, a device...).
+    #[error("{} is not a regular file ({kind})", .path.display())]
+    NotAFile {
+        /// The path.
+        path: PathBuf,
+        /// What it is instead.
+        kind: String,
+    },
+    /// Larger than `EVAL_MAX_DATASET_BYTES`.
+    #[error("{} is too large: {size} bytes, over the limit of {limit} bytes (EVAL_MAX_DATASET_BYTES)", .path.display())]
+    TooLarge {
+        /// The path.
+        path: PathBuf,
+        /// Its size (at least).
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// It could not be read.
+    #[error("{} cannot be read: {source}", .path.display())]
+    Read {
+        /// The path.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Its bytes are not UTF-8 text.
+    #[error("{} is not UTF-8 text (invalid byte at offset {offset})", .path.display())]
+    NotText {
+        /// The path.
+        path: PathBuf,
+        /// Where the first byte that is not UTF-8 is.
+        offset: usize,
+    },
+    /// Another reason: your own hook's ([`RetrieverAgent::loader`] found
+    /// nothing, [`RetrieverAgent::try_loader`] failed), or a refusal of a
+    /// kind this version does not name.
+    #[error("{0}")]
+    Other(String),
+}
+
+/// The text of the file `reference` names under `dir`: inside it (after
+/// `..` and every symlink are resolved) unless `anywhere`, a regular file
+/// of at most `limit` bytes, UTF-8. Each refusal says why, with the path.
+pub fn load_from_dir(
+    dir: &Path,
+    reference: &str,
+    anywhere: bool,
+    limit: u64,
+) -> std::result::Result<String, LoadError> {
+    use eval_datasets::files::{ContainmentError, ReadError};
+    let written = Path::new(reference);
+    let path = dir.join(written);
+    let path = if anywhere {
+        path
+    } else {
+        match eval_datasets::files::contained(dir, &path) {
+            Ok(real) => real,
+            Err(ContainmentError::Outside {
+                resolved,
+                root,
+                symlink: true,
+            }) => {
+                return Err(LoadError::Symlink {
+                    path,
+                    resolved,
+                    dir: root,
+                });
+            }
+            Err(ContainmentError::Outside { root, .. }) if written.is_absolute() => {
+                return Err(LoadError::Absolute { path, dir: root });
+            }
+            Err(ContainmentError::Outside { resolved, root, .. }) => {
+                return Err(LoadError::DotDot {
+                    path,
+                    resolved,
+                    dir: root,
+                });
+            }
+            Err(ContainmentError::Missing { resolved, source }) => {
+                return Err(LoadError::Missing {
+                    path: resolved,
+                    source,
+                });
+            }
+            Err(other) => return Err(LoadError::Other(other.to_string())),
+        }
+    };
+    let bytes = eval_datasets::files::read_checked(&path, limit).map_err(|e| match e {
+        ReadError::NotAFile { kind } => LoadError::NotAFile {
+            path: path.clone(),
+            kind: kind.to_string(),
+        },
+        ReadError::TooLarge { size, limit } => LoadError::TooLarge {
+            path: path.clone(),
+            size,
+            limit,
+        },
+        ReadError::Io(source) if source.kind() == std::io::ErrorKind::NotFound => {
+            LoadError::Missing {
+                path: path.clone(),
+                source,
+            }
+        }
+        ReadError::Io(source) => LoadError::Read {
+            path: path.clone(),
+            source,
+        },
+        other => LoadError::Other(format!("{}: {other}", path.display())),
+    })?;
+    String::from_utf8(bytes).map_err(|e| LoadError::NotText {
+        offset: e.utf8_error().valid_up_to(),
+        path,
+    })
+}
+
 /// The outcome of one dataset's ingest, computed once.
 type IngestOnce = Arc<tokio::sync::OnceCell<std::result::Result<(), RetrieverError>>>;
 
@@ -215,7 +382,7 @@ pub struct RetrieverAgent {
     retriever: Arc<dyn Retriever>,
     allow_custom_prefix: bool,
     no_ingest: bool,
-    loader: Option<Loader>,
+    loader: Option<Resolve>,
     base_dir: PathBuf,
     /// The largest dataset file read (`EVAL_MAX_DATASET_BYTES`).
     max_file_bytes: u64,
@@ -262,9 +429,37 @@ impl RetrieverAgent {
         self
     }
 
-    /// Loads documents given by `loaderRef`.
+    /// Loads documents given by `loaderRef` with `f` (`None`: it cannot;
+    /// [`try_loader`](Self::try_loader) can say why).
     pub fn loader(mut self, f: impl Fn(&str) -> Option<String> + Send + Sync + 'static) -> Self {
-        self.loader = Some(Arc::new(f));
+        self.loader = Some(Arc::new(move |r: &str| {
+            f(r).ok_or_else(|| LoadError::Other("the loader hook found nothing for it".into()))
+        }));
+        self
+    }
+
+    /// Loads documents given by `loaderRef` with `f`, whose error says why
+    /// a ref cannot be loaded (it is named in the ingest's error).
+    pub fn try_loader<E: std::fmt::Display>(
+        mut self,
+        f: impl Fn(&str) -> std::result::Result<String, E> + Send + Sync + 'static,
+    ) -> Self {
+        self.loader = Some(Arc::new(move |r: &str| {
+            f(r).map_err(|e| LoadError::Other(e.to_string()))
+        }));
+        self
+    }
+
+    /// Loads each `loaderRef` as a file relative to `dir` (the CLI's
+    /// `--loader-dir`) with [`load_from_dir`]: it must stay inside `dir`
+    /// (no `..`, absolute path or symlink leading out) unless `anywhere`
+    /// (`--allow-outside`), be a regular file within the dataset size limit
+    /// (`EVAL_MAX_DATASET_BYTES`), and be UTF-8. A refusal says which.
+    pub fn loader_dir(mut self, dir: impl Into<PathBuf>, anywhere: bool) -> Self {
+        let (dir, limit) = (dir.into(), self.max_file_bytes);
+        self.loader = Some(Arc::new(move |r: &str| {
+            load_from_dir(&dir, r, anywhere, limit)
+        }));
         self
     }
 
@@ -362,7 +557,7 @@ impl RetrieverAgent {
         // ingests for the whole run, the others wait for it and skip it.
         let (Some((run, dir)), Some(index)) = (&self.nextest_ingest, self.retriever.shared_id())
         else {
-            return ingest(&*self.retriever, &dataset, allowed, self.loader.as_ref()).await;
+            return ingest_with(&*self.retriever, &dataset, allowed, self.loader.as_ref()).await;
         };
         std::fs::create_dir_all(dir).map_err(io(format!("create {}", dir.display())))?;
         let key = format!(
@@ -382,7 +577,7 @@ impl RetrieverAgent {
         if std::fs::read_to_string(&marker).is_ok_and(|done| done == *run) {
             return Ok(());
         }
-        ingest(&*self.retriever, &dataset, allowed, self.loader.as_ref()).await?;
+        ingest_with(&*self.retriever, &dataset, allowed, self.loader.as_ref()).await?;
         std::fs::write(&marker, run).map_err(io(format!("write {}", marker.display())))
     }
 }
@@ -397,6 +592,22 @@ pub async fn ingest(
     allow_custom_prefix: bool,
     loader: Option<&Loader>,
 ) -> std::result::Result<(), RetrieverError> {
+    let resolve: Option<Resolve> = loader.map(|l| {
+        let l = l.clone();
+        Arc::new(move |r: &str| {
+            l(r).ok_or_else(|| LoadError::Other("the loader hook found nothing for it".into()))
+        }) as Resolve
+    });
+    ingest_with(retriever, dataset, allow_custom_prefix, resolve.as_ref()).await
+}
+
+/// [`ingest`] with a loader that says why a ref cannot be loaded.
+async fn ingest_with(
+    retriever: &dyn Retriever,
+    dataset: &RetrievalDataset,
+    allow_custom_prefix: bool,
+    loader: Option<&Resolve>,
+) -> std::result::Result<(), RetrieverError> {
     if dataset.check_scope(allow_custom_prefix).is_err() {
         return Err(RetrieverError::UnsafePrefix(dataset.scope_prefix.clone()));
     }
@@ -408,8 +619,15 @@ pub async fn ingest(
     for d in &dataset.documents {
         let content = match (&d.content, &d.loader_ref) {
             (Some(c), _) => Some(c.clone()),
-            (None, Some(r)) => match loader.and_then(|l| l(r)) {
-                Some(text) => Some(text),
+            (None, Some(r)) => match loader.map(|l| l(r)) {
+                Some(Ok(text)) => Some(text),
+                Some(Err(why)) => {
+                    unresolved.push(format!(
+                        "{}:{}: loaderRef `{r}` (document `{}`): {why}",
+                        dataset.path, d.line, d.source_id
+                    ));
+                    None
+                }
                 None => {
                     unresolved.push(format!(
                         "{}:{}: loaderRef `{r}` (document `{}`)",

@@ -82,7 +82,11 @@ impl Cache {
 
     /// The cached value, if present and readable.
     pub fn get(&self, key: &str) -> Option<Value> {
-        let bytes = std::fs::read(self.path(key)).ok()?;
+        let bytes = eval_datasets::files::read_checked(
+            &self.path(key),
+            eval_datasets::files::DEFAULT_MAX_DATASET_BYTES,
+        )
+        .ok()?;
         serde_json::from_slice(&bytes).ok()
     }
 

@@ -117,7 +117,7 @@ impl Embedder {
                 vector(&cached).ok()
             })
             .collect();
-        usage.cache_hits += vectors.iter().filter(|v| v.is_some()).count() as u32;
+        usage.count_cache_hits(vectors.iter().filter(|v| v.is_some()).count());
         // Each text not cached yet, once.
         let mut missing: Vec<usize> = Vec::new();
         for i in (0..texts.len()).filter(|i| vectors[*i].is_none()) {
@@ -131,7 +131,11 @@ impl Embedder {
                 .endpoint
                 .post(&json!({"model": self.model, "input": input}), usage)
                 .await?;
-            usage.prompt_tokens += answer["usage"]["prompt_tokens"].as_u64().unwrap_or(0);
+            usage.count_reply_from(
+                &format!("the embeddings server at {}", self.endpoint.shown),
+                answer["usage"]["prompt_tokens"].as_u64().unwrap_or(0),
+                0,
+            );
             let bad = |reason: String| ServiceError::BadResponse {
                 url: self.endpoint.shown.clone(),
                 reason,

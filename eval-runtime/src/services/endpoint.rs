@@ -129,10 +129,7 @@ impl Endpoint {
         let mut attempt = 0u32;
         loop {
             attempt += 1;
-            usage.calls += 1;
-            if attempt > 1 {
-                usage.retries += 1;
-            }
+            usage.count_attempt(attempt > 1);
             let mut request = client
                 .post(self.url.clone())
                 .timeout(self.timeout)
@@ -167,6 +164,15 @@ impl Endpoint {
                         }
                     };
                     if status.is_success() {
+                        if let Err(e) = std::str::from_utf8(&bytes) {
+                            return Err(ServiceError::BadResponse {
+                                url: self.shown.clone(),
+                                reason: format!(
+                                    "the answer is not text: invalid UTF-8 at byte offset {} of the body",
+                                    e.valid_up_to()
+                                ),
+                            });
+                        }
                         let value = serde_json::from_slice(&bytes).map_err(|e| {
                             ServiceError::BadResponse {
                                 url: self.shown.clone(),

@@ -218,7 +218,7 @@ impl Judge {
             && value.is_object()
             && check(&value).is_ok()
         {
-            usage.cache_hits += 1;
+            usage.count_cache_hits(1);
             return Ok(value);
         }
         let rendered = prompt.render()?;
@@ -229,8 +229,11 @@ impl Judge {
         let mut reasks = 0;
         loop {
             let answer = self.endpoint.post(&self.body(&messages), usage).await?;
-            usage.prompt_tokens += answer["usage"]["prompt_tokens"].as_u64().unwrap_or(0);
-            usage.completion_tokens += answer["usage"]["completion_tokens"].as_u64().unwrap_or(0);
+            usage.count_reply_from(
+                &format!("the judge at {}", self.endpoint.shown),
+                answer["usage"]["prompt_tokens"].as_u64().unwrap_or(0),
+                answer["usage"]["completion_tokens"].as_u64().unwrap_or(0),
+            );
             // A missing content (a refusal, a content filter) is re-asked too.
             let content = answer["choices"][0]["message"]["content"]
                 .as_str()
@@ -250,7 +253,7 @@ impl Judge {
                 }
                 Err(problem) if reasks < MAX_REASKS => {
                     reasks += 1;
-                    usage.reasks += 1;
+                    usage.count_reask();
                     messages.push(json!({"role": "assistant", "content": content}));
                     messages.push(json!({
                         "role": "user",

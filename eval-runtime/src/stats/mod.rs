@@ -8,8 +8,11 @@
 //! cluster, its equation for the cluster-robust standard error), compare two
 //! runs by their paired, per-sample differences, and size an eval by a power
 //! calculation. Every function here is plain arithmetic over numbers (the
-//! quantiles of the normal, Student's t and binomial distributions come from
-//! `statrs`), tested against values computed by hand.
+//! normal and binomial quantiles and the t tail of a p-value come from
+//! `statrs`; Student's t quantile is computed in `interval.rs`: exactly at
+//! df 1 and 2, by the A&S 26.7.5 series at large df, else by Newton's
+//! method on the t CDF, within a relative error of 5.1e-14 of mpmath's),
+//! tested against values computed by hand.
 
 mod agreement;
 mod interval;

@@ -33,6 +33,7 @@ const fn decl(module_path: &'static str, allow_outside: bool) -> Decl {
         sample_tags: &[],
         max_samples: None,
         notes: &[],
+        registry: None,
     }
 }
 

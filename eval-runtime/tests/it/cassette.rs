@@ -139,17 +139,32 @@ fn a_recorded_run_replays_without_the_agent_and_a_changed_sample_misses() {
 }
 
 #[test]
-fn replaying_without_a_cassette_file_fails_each_sample_saying_so() {
+fn replaying_without_a_cassette_file_is_refused_before_any_call() {
     let dir = scratch("missing");
     std::fs::write(dir.join("qa.jsonl"), dataset(&["q0"])).unwrap();
-    let (results, calls) = run(&dir, config(&dir.join("none.jsonl"), "replay"));
-    assert_eq!(calls, 0);
-    let error = results.samples[0].error.clone().unwrap_or_default();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counted = calls.clone();
+    let out = Harness::new()
+        .base_dir(&dir)
+        .results_file(dir.join("results.json"))
+        .config(config(&dir.join("none.jsonl"), "replay"))
+        .dataset("qa.jsonl", "contains")
+        .agent_fn(async move |_: &Sample| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            Response::new("answer")
+        })
+        .evaluate(crate::common::harness_args(&["cassette", "-q"]));
+    assert_eq!(calls.load(Ordering::SeqCst), 0);
+    let error = out.error.map(|e| e.to_string()).unwrap_or_default();
     assert!(
         error.contains(
             "none.jsonl: no such file (record one first: EVAL_AGENT_CASSETTE_MODE=record)"
         ),
         "{error}"
+    );
+    assert!(
+        !dir.join("results.json").exists(),
+        "nothing ran, nothing is claimed"
     );
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -550,7 +550,7 @@ fn eval_datasets_modules_have_no_cycle_and_its_leaves_stand_alone() {
         panic!("eval-datasets: import cycle: {found}\nall dependencies: {deps:#?}");
     }
     let uses = |module: &str| deps.get(module).cloned().unwrap_or_default();
-    for leaf in ["error", "hash", "suggest", "files", "rank"] {
+    for leaf in ["hash", "suggest", "files", "rank", "terminal"] {
         assert!(
             uses(leaf).is_empty(),
             "`{leaf}` should be a leaf, uses {:?}",
@@ -566,6 +566,8 @@ fn eval_datasets_modules_have_no_cycle_and_its_leaves_stand_alone() {
             "`{module}` may use only {allowed:?}, uses {used:?}"
         );
     };
+    // Errors show what files hold by the one terminal rule.
+    only("error", &["terminal"]);
     only("sample", &["tool"]);
     only("tool", &["files"]);
     assert!(

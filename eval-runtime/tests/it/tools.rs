@@ -141,19 +141,19 @@ fn tool_metrics_score_the_agents_calls() {
             (f1, Some(1.0), true)
         ]
     );
-    // Two extra calls: deepeval 1/1; ragas accuracy: [lookup] is a
-    // subsequence of the calls, best match 1/1; F1: TP 1, FP 2: P = 1/3,
-    // R = 1, F1 = (2/3) / (4/3) = 0.5, at the threshold: passes.
+    // Two extra calls: deepeval 1/1; ragas 0.4.3 accuracy needs the same
+    // sequence of calls (one `lookup`, not three calls): 0; F1: TP 1, FP 2:
+    // P = 1/3, R = 1, F1 = (2/3) / (4/3) = 0.5, at the threshold: passes.
     let r = by_id("extra");
     assert_eq!(
         scores(r),
         [
             (tc, Some(1.0), true),
-            (tca, Some(1.0), true),
+            (tca, Some(0.0), false),
             (f1, Some(0.5), true)
         ]
     );
-    assert_eq!(r.verdict, Verdict::Pass);
+    assert_eq!(r.verdict, Verdict::Fail);
     // No call expected, none made: deepeval 1, ragas accuracy 1, F1 0
     // (ragas: precision and recall are 0 with nothing on either side).
     assert_eq!(

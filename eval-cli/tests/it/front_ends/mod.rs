@@ -7,6 +7,8 @@
 //!   reported, repeated runs, nextest shards, `report diff` and `merge`;
 //! * [`runevals`]: runevals files that name their own evaluators (seed 003),
 //!   per turn, with and without metrics given by the front end;
+//! * [`kills`]: a test binary killed during its first run never leaves a
+//!   results file that claims to be complete;
 //! * [`suites`]: a letta-evals suite (seed 001) and the same choice of
 //!   samples (`max_samples`, `sample_tags`) on every front end.
 //!
@@ -15,6 +17,7 @@
 //! `attr` test binary uses the attribute and whose `harness` binary the
 //! harness.
 
+mod kills;
 mod manifests;
 mod runevals;
 mod suites;

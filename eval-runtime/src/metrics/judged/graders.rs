@@ -31,8 +31,11 @@ pub(super) async fn rubric(
         (None, None, Some(f)) => {
             // A plan reads rubric files when it is loaded; this is for a
             // spec scored directly, relative to the crate as documented.
-            std::fs::read_to_string(services.base_dir.join(f))
-                .map_err(|e| format!("cannot read rubric_file `{f}`: {e}"))?
+            eval_datasets::files::read_text(
+                &services.base_dir.join(f),
+                eval_datasets::files::PROMPT_MAX_BYTES,
+            )
+            .map_err(|e| format!("cannot read rubric_file `{f}`: {e}"))?
         }
         (None, None, None) => {
             return Err("`rubric` needs a rubric: the sample's `rubric` field, `rubric = \"...\"` or `rubric_file = \"...\"`".into());

@@ -223,7 +223,7 @@ fn tool_correctness_exact() {
 }
 
 #[test]
-fn tool_call_accuracy_follows_ragas() {
+fn tool_call_accuracy_follows_ragas_0_4_3() {
     // ragas' docs example: both calls, in order, every argument: 2/2 = 1.
     let reference = [
         call("weather_check", json!({"location": "New York"})),
@@ -233,8 +233,9 @@ fn tool_call_accuracy_follows_ragas() {
         ),
     ];
     assert_eq!(tool_call_accuracy(&reference, &reference, true), 1.0);
-    // Swapped: same count, names out of order: not aligned, 0; without
-    // strict order: sorted both, aligned, 2/2 = 1.
+    // Swapped: names [temperature_conversion, weather_check] are not the
+    // reference's: 0; without strict order both are sorted by name, the
+    // same sequence, pairs (weather, weather), (temp, temp): 2/2 = 1.
     let swapped = [reference[1].clone(), reference[0].clone()];
     assert_eq!(tool_call_accuracy(&reference, &swapped, true), 0.0);
     assert_eq!(tool_call_accuracy(&reference, &swapped, false), 1.0);
@@ -254,34 +255,32 @@ fn tool_call_accuracy_follows_ragas() {
         tool_call_accuracy(&r, &[call("t", json!({"f": 75}))], true),
         0.0
     );
-    // An extra call, strict order: [A, B] is a subsequence of [A, C, B]:
-    // aligned; A and B each match fully (no arguments on either side: 1):
-    // 2/2, no penalty with more calls than referenced = 1.
+    // Names aligned, one call's arguments all wrong: (1 + 0) / 2 = 1/2;
+    // two pairs of half and all the arguments: (1/2 + 1) / 2 = 3/4.
+    let r = [call("s", json!({"q": "a"})), call("t", json!({"q": "b"}))];
+    let c = [call("s", json!({"q": "a"})), call("t", json!({"q": "x"}))];
+    assert_eq!(tool_call_accuracy(&r, &c, true), 0.5);
+    let r = [
+        call("s", json!({"q": "a", "k": 1})),
+        call("t", json!({"x": 1})),
+    ];
+    let c = [
+        call("s", json!({"q": "a", "k": 2})),
+        call("t", json!({"x": 1})),
+    ];
+    assert_eq!(tool_call_accuracy(&r, &c, true), 0.75);
+    // No reference arguments, the call has some: 0 for that call.
     assert_eq!(
-        tool_call_accuracy(&named(&["A", "B"]), &named(&["A", "C", "B"]), true),
-        1.0
+        tool_call_accuracy(&named(&["A"]), &[call("A", json!({"x": 1}))], true),
+        0.0
     );
-    // A call missing: [A, B] vs [A]: not aligned either way: 0.
+    // A call missing: [A, B] vs [A]: names not aligned either way: 0.
     assert_eq!(
         tool_call_accuracy(&named(&["A", "B"]), &named(&["A"]), true),
         0.0
     );
     assert_eq!(
         tool_call_accuracy(&named(&["A", "B"]), &named(&["A"]), false),
-        0.0
-    );
-    // Names aligned, one call's arguments all wrong: (1 + 0) / 2 = 1/2.
-    let r = [call("s", json!({"q": "a"})), call("t", json!({"q": "b"}))];
-    let c = [call("s", json!({"q": "a"})), call("t", json!({"q": "x"}))];
-    assert_eq!(tool_call_accuracy(&r, &c, true), 0.5);
-    // Duplicates pair by best argument match, not position: s(a) takes the
-    // second call, s(b) the first: 2/2.
-    let r = [call("s", json!({"q": "a"})), call("s", json!({"q": "b"}))];
-    let c = [call("s", json!({"q": "b"})), call("s", json!({"q": "a"}))];
-    assert_eq!(tool_call_accuracy(&r, &c, true), 1.0);
-    // No reference arguments, the call has some: 0 for that call.
-    assert_eq!(
-        tool_call_accuracy(&named(&["A"]), &[call("A", json!({"x": 1}))], true),
         0.0
     );
     // Edges: nothing either side 1; no calls 0; calls but no reference 0.
@@ -291,26 +290,226 @@ fn tool_call_accuracy_follows_ragas() {
 }
 
 #[test]
+fn tool_call_accuracy_pairs_calls_by_position() {
+    // A retried call: reference [search(q=x)], the same call twice: names
+    // [search, search] are not [search]: 0, in either order mode.
+    let once = [call("search", json!({"q": "x"}))];
+    let twice = [once[0].clone(), once[0].clone()];
+    assert_eq!(tool_call_accuracy(&once, &twice, true), 0.0);
+    assert_eq!(tool_call_accuracy(&once, &twice, false), 0.0);
+    // An extra call in between: [A, C, B] is not [A, B]: 0 (sorted, [A, B,
+    // C] is not [A, B] either).
+    assert_eq!(
+        tool_call_accuracy(&named(&["A", "B"]), &named(&["A", "C", "B"]), true),
+        0.0
+    );
+    assert_eq!(
+        tool_call_accuracy(&named(&["A", "B"]), &named(&["A", "C", "B"]), false),
+        0.0
+    );
+    // Two calls of one name, arguments swapped. Strict order: names
+    // aligned, but s(a) is paired with s(b) and s(b) with s(a): (0 + 0) / 2
+    // = 0. Without: ragas sorts both lists by (name, argument name, argument
+    // text), so both become [s(a), s(b)]: (1 + 1) / 2 = 1.
+    let r = [call("s", json!({"q": "a"})), call("s", json!({"q": "b"}))];
+    let c = [call("s", json!({"q": "b"})), call("s", json!({"q": "a"}))];
+    assert_eq!(tool_call_accuracy(&r, &c, true), 0.0);
+    assert_eq!(tool_call_accuracy(&r, &c, false), 1.0);
+    // Sorted by argument text, then paired: references [s(b), s(a)] sort to
+    // [s(a), s(b)], calls [s(a), s(c)] stay: (1 + 0) / 2 = 1/2.
+    let r = [call("s", json!({"q": "b"})), call("s", json!({"q": "a"}))];
+    let c = [call("s", json!({"q": "a"})), call("s", json!({"q": "c"}))];
+    assert_eq!(tool_call_accuracy(&r, &c, false), 0.5);
+    // The sort key is the argument *names* first: s(k=1) sorts before
+    // s(q=0) ("k" < "q"), whatever the values; paired by position, (k=1,
+    // k=1) and (q=0, q=0): 1.
+    let r = [call("s", json!({"q": 0})), call("s", json!({"k": 1}))];
+    let c = [call("s", json!({"k": 1})), call("s", json!({"q": 0}))];
+    assert_eq!(tool_call_accuracy(&r, &c, false), 1.0);
+}
+
+#[test]
+fn tool_call_accuracy_compares_arguments_as_pythons_str() {
+    // An object argument is `str(dict)`: keys in the order written, so the
+    // same object with its keys the other way round is other text: 0.
+    let r = [call("f", json!({"filter": {"a": 1, "b": 2}}))];
+    let c = [call("f", json!({"filter": {"b": 2, "a": 1}}))];
+    assert_eq!(tool_call_accuracy(&r, &c, true), 0.0);
+    assert_eq!(tool_call_accuracy(&r, &r, true), 1.0);
+    // A list is `str(list)`, its strings quoted: [1, "a"] is `[1, 'a']`,
+    // which the string "[1, 'a']" matches (and "[1, a]" does not).
+    let r = [call("f", json!({"x": "[1, 'a']"}))];
+    let c = [call("f", json!({"x": [1, "a"]}))];
+    assert_eq!(tool_call_accuracy(&r, &c, true), 1.0);
+    let r = [call("f", json!({"x": "[1, a]"}))];
+    assert_eq!(tool_call_accuracy(&r, &c, true), 0.0);
+}
+
+#[test]
+fn tool_call_accuracy_best_tolerates_retries() {
+    // `pairing = "best"`: extra and retried calls are allowed, duplicates
+    // pair by their best argument match.
+    let once = [call("search", json!({"q": "x"}))];
+    let twice = [once[0].clone(), once[0].clone()];
+    // [search] is a subsequence of [search, search]; the first call scores
+    // 1/1.
+    assert_eq!(tool_call_accuracy_best(&once, &twice, true), 1.0);
+    assert_eq!(tool_call_accuracy_best(&once, &twice, false), 1.0);
+    // An extra call, strict order: [A, B] is a subsequence of [A, C, B]:
+    // aligned; A and B each match fully (no arguments on either side: 1):
+    // 2/2, no penalty with more calls than referenced = 1.
+    assert_eq!(
+        tool_call_accuracy_best(&named(&["A", "B"]), &named(&["A", "C", "B"]), true),
+        1.0
+    );
+    // A call missing: [A, B] vs [A]: not aligned either way: 0.
+    assert_eq!(
+        tool_call_accuracy_best(&named(&["A", "B"]), &named(&["A"]), true),
+        0.0
+    );
+    assert_eq!(
+        tool_call_accuracy_best(&named(&["A", "B"]), &named(&["A"]), false),
+        0.0
+    );
+    // Duplicates pair by best argument match, not position: s(a) takes the
+    // second call, s(b) the first: 2/2.
+    let r = [call("s", json!({"q": "a"})), call("s", json!({"q": "b"}))];
+    let c = [call("s", json!({"q": "b"})), call("s", json!({"q": "a"}))];
+    assert_eq!(tool_call_accuracy_best(&r, &c, true), 1.0);
+    // Objects compare with their keys sorted: the same object either way
+    // round: 1.
+    let r = [call("f", json!({"filter": {"a": 1, "b": 2}}))];
+    let c = [call("f", json!({"filter": {"b": 2, "a": 1}}))];
+    assert_eq!(tool_call_accuracy_best(&r, &c, true), 1.0);
+    // Edges as ragas': nothing either side 1; no calls 0; no reference 0.
+    assert_eq!(tool_call_accuracy_best(&[], &[], true), 1.0);
+    assert_eq!(tool_call_accuracy_best(&named(&["A"]), &[], true), 0.0);
+    assert_eq!(tool_call_accuracy_best(&[], &named(&["A"]), false), 0.0);
+}
+
+#[test]
+fn the_spec_chooses_the_pairing() {
+    let spec = |s: &str| eval_datasets::metric::parse_specs(s).unwrap().remove(0);
+    // The agent retried its call: ragas 0.4.3 scores 0, `pairing = "best"` 1.
+    let sample = Sample::new("q").with_expected_tools([call("lookup", json!({"query": "x"}))]);
+    let response = Response::new("done").with_tool_calls([
+        call("lookup", json!({"query": "x"})),
+        call("lookup", json!({"query": "x"})),
+    ]);
+    let by_position = spec("tool_call_accuracy");
+    assert_eq!(
+        score(&by_position, &sample, &response, None).unwrap(),
+        Ok(0.0)
+    );
+    let best = spec(r#"tool_call_accuracy(pairing = "best")"#);
+    assert_eq!(score(&best, &sample, &response, None).unwrap(), Ok(1.0));
+    let loose = spec(r#"tool_call_accuracy(strict_order = false, pairing = "position")"#);
+    assert_eq!(score(&loose, &sample, &response, None).unwrap(), Ok(0.0));
+}
+
+#[test]
 fn argument_text_is_pythons() {
-    assert_eq!(python_text(&json!(true)), "True");
-    assert_eq!(python_text(&json!(null)), "None");
-    assert_eq!(python_text(&json!(75)), "75");
-    assert_eq!(python_text(&json!(75.0)), "75.0");
-    assert_eq!(python_text(&json!(0.1)), "0.1");
-    assert_eq!(python_text(&json!(1e16)), "1e+16");
-    assert_eq!(python_text(&json!(1.5e-5)), "1.5e-05");
-    assert_eq!(python_text(&json!(-2.5e20)), "-2.5e+20");
-    assert_eq!(python_text(&json!([1, "x", [true]])), "[1, x, [True]]");
+    // `pairing = "best"`'s text: str() with sorted keys, strings unquoted.
+    assert_eq!(canonical_text(&json!(true)), "True");
+    assert_eq!(canonical_text(&json!(null)), "None");
+    assert_eq!(canonical_text(&json!(75)), "75");
+    assert_eq!(canonical_text(&json!(75.0)), "75.0");
+    assert_eq!(canonical_text(&json!(0.1)), "0.1");
+    assert_eq!(canonical_text(&json!(1e16)), "1e+16");
+    assert_eq!(canonical_text(&json!(1.5e-5)), "1.5e-05");
+    assert_eq!(canonical_text(&json!(-2.5e20)), "-2.5e+20");
+    assert_eq!(canonical_text(&json!([1, "x", [true]])), "[1, x, [True]]");
     // Objects with sorted keys: the same arguments in any order.
     assert_eq!(
-        python_text(&json!({"b": 2, "a": {"d": 1, "c": 0}})),
-        python_text(&json!({"a": {"c": 0, "d": 1}, "b": 2}))
+        canonical_text(&json!({"b": 2, "a": {"d": 1, "c": 0}})),
+        canonical_text(&json!({"a": {"c": 0, "d": 1}, "b": 2}))
+    );
+    // ragas 0.4.3's: Python's str(), containers as their repr.
+    assert_eq!(python_str(&json!("it's")), "it's");
+    assert_eq!(python_str(&json!(true)), "True");
+    assert_eq!(python_str(&json!(null)), "None");
+    assert_eq!(python_str(&json!(75)), "75");
+    assert_eq!(python_str(&json!(1e16)), "1e+16");
+    assert_eq!(
+        python_str(&json!([1, "x", [true, null], 2.5])),
+        "[1, 'x', [True, None], 2.5]"
+    );
+    assert_eq!(
+        python_str(&json!({"b": 2, "a": {"d": "v", "c": []}})),
+        "{'b': 2, 'a': {'d': 'v', 'c': []}}"
+    );
+    // repr's quotes: single, double when the text has a ' and no ".
+    assert_eq!(
+        python_str(&json!(["it's", "say \"hi\"", "both ' \""])),
+        r#"["it's", 'say "hi"', 'both \' "']"#
+    );
+    // Escapes: \\, \n, \t, \r, other controls as \xhh; beyond ASCII what
+    // is printable as itself (é, 😀), else \xhh (U+00A0, Zs), \uhhhh
+    // (U+200B, Cf; U+E000, Co), \Uhhhhhhhh (U+E0001, Cf).
+    assert_eq!(
+        python_str(&json!([
+            "a\\b\nc\td\re\u{1}\u{7f}",
+            "é😀",
+            "\u{a0}\u{200b}\u{e000}\u{e0001}"
+        ])),
+        r"['a\\b\nc\td\re\x01\x7f', 'é😀', '\xa0\u200b\ue000\U000e0001']"
     );
     // So `"True"` matches `true` in ragas' accuracy, not in its F1.
     let r = [call("f", json!({"on": "True"}))];
     let c = [call("f", json!({"on": true}))];
     assert_eq!(tool_call_accuracy(&r, &c, true), 1.0);
     assert_eq!(tool_call_f1(&r, &c), 0.0);
+}
+
+#[test]
+fn json_numbers_compare_exactly() {
+    let one = |x: Value| [call("c", json!({ "x": x }))];
+    let p = Correctness::new(true, false, false);
+    let equal = |a: Value, b: Value| {
+        let (ea, eb) = (one(a), one(b));
+        let f1 = tool_call_f1(&ea, &eb);
+        let tc = tool_correctness(&ea, &eb, p);
+        assert_eq!(f1, tc, "the F1 and deepeval agree");
+        f1 == 1.0
+    };
+    // 2^53 + 1 is no double: it rounds to 2^53 = 9007199254740992.0, but
+    // Python's 9007199254740993 == 9007199254740992.0 is False.
+    assert!(!equal(
+        json!(9_007_199_254_740_993_u64),
+        json!(9_007_199_254_740_992.0_f64)
+    ));
+    assert!(equal(
+        json!(9_007_199_254_740_992_u64),
+        json!(9_007_199_254_740_992.0_f64)
+    ));
+    // A whole float equals its integer, a fraction does not; 0 == -0.0.
+    assert!(equal(json!(3), json!(3.0)));
+    assert!(equal(json!(-3), json!(-3.0)));
+    assert!(!equal(json!(3), json!(3.5)));
+    assert!(equal(json!(0), json!(-0.0)));
+    // Integers beyond i64: i64::MAX and 2^63 both round to the double 2^63,
+    // yet differ; 2^63 as u64 equals the double 2^63.
+    assert!(!equal(
+        json!(i64::MAX),
+        json!(9_223_372_036_854_775_808_u64)
+    ));
+    assert!(equal(
+        json!(9_223_372_036_854_775_808_u64),
+        json!(9_223_372_036_854_775_808.0_f64)
+    ));
+    assert!(equal(json!(u64::MAX), json!(u64::MAX)));
+    assert!(!equal(json!(-1), json!(u64::MAX)));
+    // Floats as floats; 1e300 is no integer an i128 holds, and no JSON
+    // integer equals it.
+    assert!(equal(json!(0.1), json!(0.1)));
+    assert!(!equal(json!(0.1), json!(0.30000000000000004)));
+    assert!(!equal(json!(u64::MAX), json!(1e300)));
+    // Booleans equal only booleans: JSON true is not 1, false not 0 (in
+    // Python True == 1; deepeval and ragas' F1 would match them).
+    assert!(!equal(json!(true), json!(1)));
+    assert!(!equal(json!(false), json!(0)));
+    assert!(!equal(json!(true), json!(1.0)));
+    assert!(equal(json!(true), json!(true)));
 }
 
 #[test]

@@ -1,0 +1,197 @@
+//! A test binary of the attribute killed (`kill -9`) during its first run
+//! never leaves a results file that claims to be complete: the macro lists
+//! the binary's datasets as it compiles them, so the file names every
+//! dataset that had not finished, `evals report accept` refuses it and
+//! `evals report summary` does not call it passed.
+//!
+//! Two parts: one kill at a known point (a sample that hangs), and kills
+//! at delays drawn from a fixed seed (a bounded count, so CI runs it in
+//! well under a minute once the scratch crate is built).
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use super::{build, command, read, scratch, text};
+
+const ATTR: &str = r#"
+use eval_runtime::prelude::*;
+
+/// Answers after `EVAL_TEST_SLEEP_MS`; with `EVAL_TEST_HANG`, a sample
+/// asking to hang never answers.
+fn answer(sample: &Sample) -> Response {
+    let ms = std::env::var("EVAL_TEST_SLEEP_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
+    std::thread::sleep(std::time::Duration::from_millis(ms));
+    if std::env::var_os("EVAL_TEST_HANG").is_some() && sample.input.last().contains("hang") {
+        std::thread::sleep(std::time::Duration::from_secs(600));
+    }
+    Response::new("Paris")
+}
+
+#[eval_dataset("data/a.jsonl", metrics(contains >= 1.0))]
+fn a(sample: &Sample) -> Response { answer(sample) }
+
+#[eval_dataset("data/b.jsonl", metrics(contains >= 1.0))]
+fn b(sample: &Sample) -> Response { answer(sample) }
+
+mod nested {
+    use super::*;
+    #[eval_dataset("data/c.jsonl", metrics(contains >= 1.0))]
+    fn c(sample: &Sample) -> Response { answer(sample) }
+}
+"#;
+
+fn data(n: usize, hang: bool) -> String {
+    (0..n)
+        .map(|i| {
+            let q = if hang && i == 1 {
+                "please hang"
+            } else {
+                "capital of France"
+            };
+            format!("{{\"input\": \"{q} {i}\", \"expected\": \"Paris\"}}\n")
+        })
+        .collect()
+}
+
+/// The one results file under `dir`, once it exists.
+fn results_file(dir: &Path) -> Option<std::path::PathBuf> {
+    super::files(dir, "json")
+        .into_iter()
+        .find(|p| !p.to_string_lossy().contains("calibration"))
+}
+
+#[test]
+fn a_killed_first_run_never_claims_to_be_complete() {
+    let (a, b, c) = (data(3, false), data(3, true), data(3, false));
+    let dir = scratch(
+        "kills",
+        &[
+            ("tests/attr.rs", ATTR),
+            ("tests/harness.rs", "fn main() {}\n"),
+            ("data/a.jsonl", &a),
+            ("data/b.jsonl", &b),
+            ("data/c.jsonl", &c),
+        ],
+    );
+    let (attr, _) = build(&dir);
+
+    // 1. One thread, tests in name order: `a` finishes, `b` hangs, `c`
+    // never starts. Killed once `a` is written.
+    let results = dir.join("results-hang");
+    let mut child = command(&attr, &dir, "http://127.0.0.1:9", &results)
+        .args(["--test-threads", "1"])
+        .env("EVAL_TEST_HANG", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let file = loop {
+        if let Some(f) = results_file(&results) {
+            break f;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "no results file");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let r = read(&file);
+    assert!(!r.complete, "a killed run claims to be complete");
+    assert_eq!(
+        r.missing_datasets,
+        ["b (data/b.jsonl)", "c (data/c.jsonl)"],
+        "every dataset that did not finish is named"
+    );
+    assert_eq!(r.samples.len(), 3, "what finished is kept");
+    let evals = |args: &[&str]| {
+        command(
+            env!("CARGO_BIN_EXE_evals"),
+            &dir,
+            "http://127.0.0.1:9",
+            &results,
+        )
+        .args(args)
+        .output()
+        .unwrap()
+    };
+    let summary = evals(&["report", "summary", file.to_str().unwrap()]);
+    assert!(
+        !summary.status.success(),
+        "summary of a killed run: {}",
+        text(&summary)
+    );
+    assert!(text(&summary).contains("incomplete"), "{}", text(&summary));
+    let accept = evals(&["report", "accept", file.to_str().unwrap()]);
+    assert!(
+        !accept.status.success(),
+        "accept of a killed run: {}",
+        text(&accept)
+    );
+
+    // The same binary run to its end is complete; filtered, it says what
+    // it left out.
+    let whole = dir.join("results-whole");
+    let out = command(&attr, &dir, "http://127.0.0.1:9", &whole)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let r = read(&results_file(&whole).unwrap());
+    assert!(
+        r.complete && r.missing_datasets.is_empty(),
+        "{:?}",
+        r.missing_datasets
+    );
+    let filtered = dir.join("results-filtered");
+    let out = command(&attr, &dir, "http://127.0.0.1:9", &filtered)
+        .args(["--skip", "b::"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let r = read(&results_file(&filtered).unwrap());
+    assert!(!r.complete, "a filtered run lacks `b`");
+    assert_eq!(r.missing_datasets, ["b (data/b.jsonl)"]);
+
+    // 2. Kills at delays from a fixed seed, each a first run: whatever
+    // the file holds, it is complete only when it holds every dataset.
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut killed = 0;
+    for round in 0..8 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let delay = Duration::from_millis(150 + seed % 900);
+        let results = dir.join(format!("results-kill-{round}"));
+        let mut child = command(&attr, &dir, "http://127.0.0.1:9", &results)
+            .env("EVAL_TEST_SLEEP_MS", "60")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(delay);
+        let finished = child.try_wait().unwrap().is_some();
+        let _ = child.kill();
+        child.wait().unwrap();
+        killed += usize::from(!finished);
+        let Some(file) = results_file(&results) else {
+            continue;
+        };
+        let r = read(&file);
+        let datasets: Vec<&str> = r.datasets.iter().map(|d| d.name.as_str()).collect();
+        if r.complete {
+            assert_eq!(
+                datasets,
+                ["a", "b", "nested::c"],
+                "round {round} after {delay:?}"
+            );
+            assert!(r.missing_datasets.is_empty());
+        } else {
+            assert!(
+                !r.missing_datasets.is_empty() || r.datasets.iter().any(|d| !d.complete),
+                "round {round}: incomplete without saying what is missing"
+            );
+        }
+    }
+    assert!(killed > 0, "no round was killed before its end");
+}

@@ -1,0 +1,270 @@
+//! A metric's options: the values written in a spec ([`OptionValue`]),
+//! the named choices some options take ([`CitationFormat`],
+//! [`ToolPairing`]), and their checking against the catalogue entry
+//! ([`Options::resolve`]): repeated, unknown and mistyped options refused,
+//! patterns checked, defaults where an option is not written.
+
+use std::borrow::Cow;
+
+use super::catalog::{MAX_REGEX_BYTES, MetricInfo, OptionKind};
+use super::error::{MetricSpecError, SpecErrorKind, SpecPart};
+
+/// An option value as written in a metric spec.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OptionValue {
+    /// `case_sensitive = true`
+    Bool(bool),
+    /// `pattern = "..."`
+    Str(Cow<'static, str>),
+    /// A number (no metric takes one yet; rejected with a clear message).
+    Num(f64),
+}
+
+/// The citation markers `citations` counts (runevals' Citations
+/// `citation_format`, whose schema names these four).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum CitationFormat {
+    /// OpenAI's: `【1】`, `【1†source】`, `【1:2†source】` (runevals' default).
+    OaiUnicode,
+    /// `[1]`.
+    Bracket,
+    /// Markdown footnotes: `[^1]` (and `[^1^]`).
+    Markdown,
+    /// Any of them (`citations` written without `format`).
+    #[default]
+    Mixed,
+}
+
+impl CitationFormat {
+    /// `oai_unicode`, `bracket`, `markdown` or `mixed`.
+    pub fn parse(name: &str) -> Option<CitationFormat> {
+        Some(match name {
+            "oai_unicode" => CitationFormat::OaiUnicode,
+            "bracket" => CitationFormat::Bracket,
+            "markdown" => CitationFormat::Markdown,
+            "mixed" => CitationFormat::Mixed,
+            _ => return None,
+        })
+    }
+
+    /// Its name, as [`parse`](Self::parse) reads it.
+    pub fn name(self) -> &'static str {
+        match self {
+            CitationFormat::OaiUnicode => "oai_unicode",
+            CitationFormat::Bracket => "bracket",
+            CitationFormat::Markdown => "markdown",
+            CitationFormat::Mixed => "mixed",
+        }
+    }
+}
+
+/// How `tool_call_accuracy` pairs the agent's calls with the expected
+/// ones (`pairing = "position"` or `"best"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum ToolPairing {
+    /// ragas 0.4.3's `ToolCallAccuracy`: the calls must be the expected
+    /// ones, name for name, as many as expected; the i-th call is scored
+    /// against the i-th expected call. A retried or extra call scores 0.
+    #[default]
+    Position,
+    /// Retry-tolerant (not a released ragas definition): extra and retried
+    /// calls are allowed (with `strict_order`, the expected names in order
+    /// among the calls'; without, each called at least as often); each
+    /// expected call takes the unused call of its name whose arguments
+    /// match best.
+    Best,
+}
+
+impl ToolPairing {
+    /// `position` or `best`.
+    pub fn parse(name: &str) -> Option<ToolPairing> {
+        Some(match name {
+            "position" => ToolPairing::Position,
+            "best" => ToolPairing::Best,
+            _ => return None,
+        })
+    }
+
+    /// Its name, as [`parse`](Self::parse) reads it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ToolPairing::Position => "position",
+            ToolPairing::Best => "best",
+        }
+    }
+}
+
+/// A spec's options, checked against its catalogue entry, with the defaults
+/// of those not written.
+#[derive(Debug)]
+pub(super) struct Options {
+    /// `case_sensitive` (default false).
+    pub(super) case_sensitive: bool,
+    /// `pattern`, a valid regex.
+    pub(super) pattern: Option<String>,
+    /// `rubric`.
+    pub(super) rubric_text: Option<String>,
+    /// `rubric_file`.
+    pub(super) rubric_file: Option<String>,
+    /// `format` (default [`CitationFormat::Mixed`]).
+    pub(super) citation_format: CitationFormat,
+    /// `pairing` (default [`ToolPairing::Position`]).
+    pub(super) pairing: ToolPairing,
+    /// The tool metrics' flags: `parameters` (default false).
+    pub(super) parameters: bool,
+    /// `ordering` (default false).
+    pub(super) ordering: bool,
+    /// `exact` (default false).
+    pub(super) exact: bool,
+    /// `strict_order` (default true).
+    pub(super) strict_order: bool,
+}
+
+impl Options {
+    /// Checks `options`, as written for the metric `name` (catalogue entry
+    /// `info`), and resolves them: a repeated option, a `threshold` option,
+    /// one `info` does not take, a value of the wrong type or an unknown
+    /// choice is refused, naming the option.
+    pub(super) fn resolve(
+        name: &str,
+        info: &MetricInfo,
+        options: &[(&str, OptionValue)],
+    ) -> Result<Options, MetricSpecError> {
+        let err = |kind: SpecErrorKind, part: SpecPart| Err(MetricSpecError(kind, part));
+        let spec_name = || name.to_string();
+        let mut case_sensitive = false;
+        let mut pattern = None;
+        let mut rubric_text = None;
+        let mut citation_format = CitationFormat::default();
+        let mut pairing = ToolPairing::default();
+        let mut rubric_file = None;
+        let (mut parameters, mut ordering, mut exact, mut strict_order) =
+            (false, false, false, true);
+        for (i, (key, _)) in options.iter().enumerate() {
+            if options[..i].iter().any(|(k, _)| k == key) {
+                return err(
+                    SpecErrorKind::RepeatedOption {
+                        name: spec_name(),
+                        key: key.to_string(),
+                    },
+                    SpecPart::Option(i),
+                );
+            }
+        }
+        for (i, (key, value)) in options.iter().enumerate() {
+            let part = SpecPart::Option(i);
+            if *key == "threshold" {
+                return err(
+                    SpecErrorKind::ThresholdAsOption {
+                        name: spec_name(),
+                        op: info.op,
+                        default: info.default_threshold,
+                    },
+                    part,
+                );
+            }
+            let Some((_, kind)) = info.options.iter().find(|(k, _)| k == key) else {
+                let known: Vec<&str> = info.options.iter().map(|(k, _)| *k).collect();
+                return err(
+                    if known.is_empty() {
+                        SpecErrorKind::TakesNoOptions {
+                            name: spec_name(),
+                            key: key.to_string(),
+                        }
+                    } else {
+                        SpecErrorKind::UnknownOption {
+                            name: spec_name(),
+                            key: key.to_string(),
+                            known,
+                        }
+                    },
+                    part,
+                );
+            };
+            match (kind, value) {
+                (OptionKind::Bool, OptionValue::Bool(b)) if *key == "case_sensitive" => {
+                    case_sensitive = *b
+                }
+                (OptionKind::Str, OptionValue::Str(s)) if *key == "pattern" => {
+                    if s.len() > MAX_REGEX_BYTES {
+                        return err(
+                            SpecErrorKind::PatternTooLong {
+                                len: s.len(),
+                                limit: MAX_REGEX_BYTES,
+                            },
+                            part,
+                        );
+                    }
+                    if let Err(e) = regex_syntax::Parser::new().parse(s) {
+                        let detail = e.to_string();
+                        let last = detail.lines().last().unwrap_or("").trim();
+                        let last = last.trim_start_matches("error: ");
+                        return err(SpecErrorKind::InvalidPattern(last.to_string()), part);
+                    }
+                    pattern = Some(s.to_string())
+                }
+                (OptionKind::Str, OptionValue::Str(s)) if *key == "format" => {
+                    citation_format = match CitationFormat::parse(s) {
+                        Some(f) => f,
+                        None => {
+                            return err(SpecErrorKind::UnknownCitationFormat(s.to_string()), part);
+                        }
+                    }
+                }
+                (OptionKind::Str, OptionValue::Str(s)) if *key == "pairing" => {
+                    pairing = match ToolPairing::parse(s) {
+                        Some(p) => p,
+                        None => {
+                            return err(SpecErrorKind::UnknownToolPairing(s.to_string()), part);
+                        }
+                    }
+                }
+                (OptionKind::Str, OptionValue::Str(s)) if *key == "rubric" => {
+                    rubric_text = Some(s.to_string())
+                }
+                (OptionKind::Str, OptionValue::Str(s)) if *key == "rubric_file" => {
+                    rubric_file = Some(s.to_string())
+                }
+                // The tool metrics' flags.
+                (OptionKind::Bool, OptionValue::Bool(b)) if *key == "parameters" => parameters = *b,
+                (OptionKind::Bool, OptionValue::Bool(b)) if *key == "ordering" => ordering = *b,
+                (OptionKind::Bool, OptionValue::Bool(b)) if *key == "exact" => exact = *b,
+                (OptionKind::Bool, OptionValue::Bool(b)) if *key == "strict_order" => {
+                    strict_order = *b
+                }
+                (OptionKind::Bool, _) => {
+                    return err(
+                        SpecErrorKind::ExpectsBool {
+                            name: spec_name(),
+                            key: key.to_string(),
+                        },
+                        part,
+                    );
+                }
+                (OptionKind::Str, _) => {
+                    return err(
+                        SpecErrorKind::ExpectsString {
+                            name: spec_name(),
+                            key: key.to_string(),
+                        },
+                        part,
+                    );
+                }
+            }
+        }
+        Ok(Options {
+            case_sensitive,
+            pattern,
+            rubric_text,
+            rubric_file,
+            citation_format,
+            pairing,
+            parameters,
+            ordering,
+            exact,
+            strict_order,
+        })
+    }
+}
