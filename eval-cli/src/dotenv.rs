@@ -13,6 +13,9 @@ use crate::Failure;
 /// The files read, in order (a later one's value wins).
 pub const FILES: [&str; 2] = [".env.local", ".env.local.user"];
 
+/// The most bytes a settings file may hold: 1 MiB.
+const MAX_BYTES: u64 = 1 << 20;
+
 /// The process's settings: the environment, then `dir`'s `.env.local.user`
 /// and `.env.local` for what it leaves unset. Says which names each file
 /// gave.
@@ -20,11 +23,17 @@ pub fn settings(dir: &Path) -> Result<&'static Config, Failure> {
     let mut pairs: Vec<(String, String)> = Vec::new();
     for name in FILES {
         let path = dir.join(name);
-        if !path.is_file() {
-            continue;
-        }
-        let entries = dotenvy::from_path_iter(&path)
-            .map_err(|e| Failure::config(format!("{name}: cannot read it: {}", safe(&e))))?;
+        // Read as every file is (a regular file, size-capped), then parsed.
+        let text = match eval_datasets::files::read_text(&path, MAX_BYTES) {
+            Ok(text) => text,
+            Err(eval_datasets::files::ReadError::Io(e))
+                if e.kind() == std::io::ErrorKind::NotFound =>
+            {
+                continue;
+            }
+            Err(e) => return Err(Failure::config(format!("{name}: cannot read it: {e}"))),
+        };
+        let entries = dotenvy::from_read_iter(text.as_bytes());
         let mut read = Vec::new();
         for (i, entry) in entries.enumerate() {
             let (key, value) = entry.map_err(|e| {

@@ -369,7 +369,7 @@ impl Session {
         let known = self.targets.iter().position(|t| t.appender.path() == path);
         let appender = match known {
             Some(_) => None,
-            None => Some(Appender::new(path)?),
+            None => Some(Appender::new(path)?.max_bytes(self.max_bytes)),
         };
         check_target(path, self.max_bytes)?;
         let Some(appender) = appender else {

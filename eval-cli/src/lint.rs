@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use eval_datasets::lint::{Finding, Severity, format_findings, lint_samples};
+use eval_datasets::terminal::escaped;
 use eval_datasets::{Dataset, Format};
 
 use crate::Failure;
@@ -106,10 +107,20 @@ pub fn run(args: Args) -> Result<u8, Failure> {
                 (line, Some(c)) => format!("{}:{line}:{c}", f.file),
                 (line, None) => format!("{}:{line}", f.file),
             };
-            outln!("{at}: {sev}[{}]: {}", f.code, f.message);
+            // Ids and file names come from the files: shown escaped.
+            outln!(
+                "{}: {sev}[{}]: {}",
+                escaped(&at),
+                f.code,
+                escaped(&f.message)
+            );
         }
         for s in &skipped {
-            errln!("note: skipped {}: {}, not a dataset", s.file, s.reason);
+            errln!(
+                "note: skipped {}: {}, not a dataset",
+                escaped(&s.file),
+                s.reason
+            );
         }
         outln!("{errors} error(s), {warnings} warning(s)");
     }

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use eval_datasets::Dataset;
 use eval_datasets::files::{Replaced, write_replacing};
+use eval_datasets::terminal::escaped;
 use eval_runtime::profile::{self, DatasetStats, Lengths};
 
 use crate::Failure;
@@ -96,7 +97,7 @@ pub fn run(args: Args) -> Result<u8, Failure> {
         }
         outln!("{title}:");
         for (value, k) in counts {
-            outln!("  {value:<20} {k:>6} ({:.0}%)", pct(*k));
+            outln!("  {:<20} {k:>6} ({:.0}%)", escaped(value), pct(*k));
         }
     };
     let c = &st.coverage;
@@ -112,7 +113,7 @@ pub fn run(args: Args) -> Result<u8, Failure> {
     table("category", &c.categories);
     table("tags", &c.tags);
     for (key, values) in &c.metadata {
-        table(&format!("metadata {key}"), values);
+        table(&format!("metadata {}", escaped(key)), values);
     }
     if c.source_docs.samples > 0 {
         outln!(

@@ -110,6 +110,7 @@ pub struct Appended {
 pub struct Appender {
     path: PathBuf,
     format: LineFormat,
+    limit: u64,
     backup: Option<PathBuf>,
     backed_up: bool,
 }
@@ -125,6 +126,7 @@ impl Appender {
         Ok(Appender {
             path,
             format,
+            limit: crate::files::DEFAULT_MAX_DATASET_BYTES,
             backup: None,
             backed_up: false,
         })
@@ -138,6 +140,14 @@ impl Appender {
     /// Its format.
     pub fn format(&self) -> LineFormat {
         self.format
+    }
+
+    /// Refuses to append to a file over `limit` bytes (default
+    /// [`DEFAULT_MAX_DATASET_BYTES`](crate::files::DEFAULT_MAX_DATASET_BYTES);
+    /// `EVAL_MAX_DATASET_BYTES` at run time).
+    pub fn max_bytes(mut self, limit: u64) -> Appender {
+        self.limit = limit;
+        self
     }
 
     /// The backup this appender made, once it made one.
@@ -158,26 +168,8 @@ impl Appender {
                 source,
             }
         };
-        // What is there must be a regular file within the dataset limit,
-        // before it is opened and once it is (it may have been swapped).
-        let limit = crate::files::DEFAULT_MAX_DATASET_BYTES;
-        let check = |meta: &std::fs::Metadata| -> std::io::Result<()> {
-            crate::files::check_regular(meta, limit)
-                .map(|_| ())
-                .map_err(Into::into)
-        };
-        match std::fs::metadata(&self.path) {
-            Ok(meta) => check(&meta).map_err(io("open it"))?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(io("open it")(e)),
-        }
-        let mut file = std::fs::OpenOptions::new()
-            .read(true)
-            .append(true)
-            .create(true)
-            .open(&self.path)
-            .map_err(io("open it"))?;
-        check(&file.metadata().map_err(io("open it"))?).map_err(io("open it"))?;
+        let mut file =
+            crate::files::open_appending(&self.path, self.limit).map_err(io("open it"))?;
         file.lock().map_err(io("lock it"))?;
         // The lock is let go when `file` is closed, on every path out.
         let seen = scan(&mut file).map_err(io("read it"))?;

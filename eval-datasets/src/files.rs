@@ -89,6 +89,41 @@ pub fn append(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     }
 }
 
+/// Opens `path` to read it and append to it, creating it when there is
+/// none: a regular file of at most `limit` bytes, checked before it is
+/// opened and once it is (it may have been swapped in between) — for a
+/// file appended to under a lock (a dataset growing one sample at a time).
+pub fn open_appending(path: &Path, limit: u64) -> std::io::Result<std::fs::File> {
+    match std::fs::metadata(path) {
+        Ok(meta) => check_regular(&meta, limit).map(|_| ())?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .append(true)
+        .create(true)
+        .open(path)?;
+    check_regular(&file.metadata()?, limit)?;
+    Ok(file)
+}
+
+/// Takes the exclusive lock of the lock file `path` (created empty when
+/// there is none, a regular file otherwise refused), waiting while another
+/// process holds it; the lock is let go when the file returned is dropped.
+pub fn lock(path: &Path) -> std::io::Result<std::fs::File> {
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(refused(path, "not a regular file"));
+    }
+    file.lock()?;
+    Ok(file)
+}
+
 fn append_regular(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut file = std::fs::OpenOptions::new()
         .create(true)

@@ -134,9 +134,10 @@ impl Cassette {
         // now: a line whose request was edited (its key kept) is a miss.
         if let Some(entry) = entries.get(&key).filter(|e| e.request == request) {
             let mut response = entry.response.clone();
-            response.usage.cache_hits += 1;
-            response.usage.calls = 0;
-            response.usage.retries = 0;
+            response.usage = crate::model::Usage::replayed(
+                response.usage,
+                &format!("the cassette {}", self.shown()),
+            );
             return Ok((response, Duration::from_secs_f64(entry.latency_ms / 1000.0)));
         }
         let why = match entries.values().find(|e| e.sample == who) {
@@ -267,13 +268,7 @@ impl Cassette {
         // Processes recording into one cassette (nextest) take turns.
         let mut lock_path = self.path.clone().into_os_string();
         lock_path.push(".lock");
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(io)?;
-        lock.lock().map_err(io)?;
+        let _lock = eval_datasets::files::lock(Path::new(&lock_path)).map_err(io)?;
         let mut all: BTreeMap<String, Entry> = if exists(&self.path) {
             read_entries(&self.path, self.limit)?.into_iter().collect()
         } else {

@@ -37,7 +37,7 @@ pub fn answer(probed: &Probed, paint: Paint) -> String {
     if let Some(t) = r.ttft {
         facts.push(format!("first token {:.2} s", t.as_secs_f64()));
     }
-    if r.agent.prompt_tokens + r.agent.completion_tokens > 0 {
+    if r.agent.tokens() > 0 {
         facts.push(format!(
             "{} tokens in, {} out",
             r.agent.prompt_tokens, r.agent.completion_tokens

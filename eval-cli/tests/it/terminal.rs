@@ -429,3 +429,52 @@ fn description_notes_and_categories_reach_every_report() {
         ])
     );
 }
+
+/// A dataset whose ids, tags and metadata hold terminal controls (an
+/// escape that sets the window title and clears the screen, a BEL, an
+/// RLO): `evals stats`, `lint`, `evaluate` and `report summary` show them
+/// escaped, never raw.
+#[test]
+fn what_a_dataset_says_reaches_the_terminal_escaped() {
+    let dir = scratch("escaped-dataset");
+    let evil = "t\\u001b]0;pwned\\u0007\\u001b[2J\\u202ex";
+    std::fs::write(
+        dir.join("evil.jsonl"),
+        format!(
+            "{{\"id\": \"{evil}\", \"input\": \"What is RAG?\", \"expected\": \"RAG\", \"tags\": [\"{evil}\"], \"metadata\": {{\"{evil}\": \"{evil}\"}}}}\n\
+             {{\"id\": \"plain\", \"input\": \"What is RAG?\", \"expected\": \"no\", \"tags\": [\"{evil}\"]}}\n"
+        ),
+    )
+    .unwrap();
+    let raw = ['\u{1b}', '\u{7}', '\u{202e}'];
+    let check = |what: &str, o: &std::process::Output| {
+        let (out, err) = text(o);
+        for c in raw {
+            assert!(
+                !out.contains(c) && !err.contains(c),
+                "{what}: {c:?} raw in\n{out}\n{err}"
+            );
+        }
+        assert!(
+            out.contains("\\u{1b}]0;pwned") || err.contains("\\u{1b}]0;pwned"),
+            "{what}: the text is shown, escaped:\n{out}\n{err}"
+        );
+    };
+    let env = [("NO_COLOR", "1")];
+    check("stats", &evals_with(&dir, &["stats", "evil.jsonl"], &env));
+    check("lint", &evals_with(&dir, &["lint", "evil.jsonl"], &env));
+    let run = evaluate_demo(
+        &dir,
+        "evil.jsonl",
+        "contains",
+        &["--output", "r.json", "--no-html"],
+        &env,
+    );
+    assert!([0, 1].contains(&code(&run)), "{:?}", text(&run));
+    check("evaluate", &run);
+    check(
+        "report summary",
+        &evals_with(&dir, &["report", "summary", "r.json"], &env),
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -154,6 +154,23 @@ impl Usage {
         Ok(())
     }
 
+    /// The usage of an answer replayed from a recording made from `from`
+    /// (a cassette): no call made, one more cache hit, and the recorded
+    /// tokens counted as a server's reply is ([`count_reply_from`](Self::count_reply_from)):
+    /// a recording is a file anyone can edit.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn replayed(recorded: Usage, from: &str) -> Usage {
+        let mut usage = Usage {
+            reasks: recorded.reasks,
+            cache_hits: recorded.cache_hits,
+            not_credible: recorded.not_credible,
+            ..Usage::ZERO
+        };
+        usage.count_reply_from(from, recorded.prompt_tokens, recorded.completion_tokens);
+        usage.count_cache_hits(1);
+        usage
+    }
+
     /// [`count_reply`](Self::count_reply) for a reply from `from` (`the
     /// judge at http://…`): a reply that is not credible is said on stderr,
     /// once per `from` and process (the usage lines count them all).
@@ -180,6 +197,33 @@ impl Usage {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_replayed_usage_is_counted_as_a_reply_and_never_overflows() {
+        let edited = Usage {
+            calls: 3,
+            retries: 2,
+            prompt_tokens: u64::MAX,
+            completion_tokens: 1,
+            cache_hits: u32::MAX,
+            ..Usage::ZERO
+        };
+        let u = Usage::replayed(edited, "the cassette t.jsonl");
+        assert_eq!((u.calls, u.retries), (0, 0));
+        assert_eq!((u.prompt_tokens, u.completion_tokens), (0, 0));
+        assert_eq!(u.not_credible, 1);
+        assert_eq!(u.cache_hits, u32::MAX);
+        let fine = Usage {
+            prompt_tokens: 12,
+            completion_tokens: 7,
+            ..Usage::ZERO
+        };
+        let u = Usage::replayed(fine, "the cassette t.jsonl");
+        assert_eq!(
+            (u.prompt_tokens, u.completion_tokens, u.cache_hits),
+            (12, 7, 1)
+        );
+    }
 
     #[test]
     fn sums_saturate_instead_of_overflowing() {

@@ -12,6 +12,7 @@ use super::paint::Paint;
 use super::results::{DatasetSummary, MetricRecord, Results, SampleRecord, Verdict};
 use super::verdict::RunVerdict;
 use crate::model::one_line;
+use eval_datasets::terminal::escaped;
 
 /// How many failing samples a summary lists (the results file holds them all).
 pub const SHOWN_FAILURES: usize = 20;
@@ -22,7 +23,7 @@ pub(crate) const REASON_CHARS: usize = 300;
 /// ([`MetricRecord::why`]): `contains 0.000 < 1: <reason>` or
 /// `faithfulness error: <error>`; `None` for a metric that passed.
 pub(crate) fn metric_line(m: &MetricRecord) -> Option<String> {
-    m.why().map(|why| format!("{} {why}", m.name))
+    m.why().map(|why| format!("{} {why}", escaped(&m.name)))
 }
 
 /// The lines saying why `s` did not pass: its error, then one per metric
@@ -69,7 +70,7 @@ pub(crate) fn inconclusive_lines(s: &SampleRecord) -> Vec<String> {
             let i = m.runs_interval()?;
             Some(format!(
                 "{} {:.3} {} {} ({}, {} interval {:.3}..{:.3})",
-                m.name,
+                escaped(&m.name),
                 m.score.unwrap_or(f64::NAN),
                 m.op,
                 m.threshold,
@@ -220,7 +221,11 @@ pub fn summary_text(results: &Results, paint: Paint) -> String {
         (None, Some(_)) => paint.fail("INCOMPLETE (nothing failed of what ran; see below)"),
         (None, None) => paint.pass("passed"),
     };
-    let _ = writeln!(out, "{}: {headline}", paint.heading(&results.binary));
+    let _ = writeln!(
+        out,
+        "{}: {headline}",
+        paint.heading(&escaped(&results.binary))
+    );
     let count = |n: usize, what: &str, painted: fn(Paint, &str) -> String| {
         let text = format!("{n} {what}");
         if n > 0 { painted(paint, &text) } else { text }
@@ -229,7 +234,7 @@ pub fn summary_text(results: &Results, paint: Paint) -> String {
         let _ = writeln!(
             out,
             "{}: {} samples, {}, {}, {}{}{}",
-            paint.heading(&d.name),
+            paint.heading(&escaped(&d.name)),
             d.samples,
             count(d.passed, "passed", Paint::pass),
             count(d.failed, "failed", Paint::fail),
@@ -260,7 +265,11 @@ pub fn summary_text(results: &Results, paint: Paint) -> String {
             let rate = m
                 .pass_rate
                 .map_or("-".to_string(), |v| format!("{:.0}%", v * 100.0));
-            let _ = write!(out, "  {:<20} mean {mean:>7}  pass rate {rate:>4}", m.name);
+            let _ = write!(
+                out,
+                "  {:<20} mean {mean:>7}  pass rate {rate:>4}",
+                escaped(&m.name)
+            );
             // A sample that could not be scored is never left out unsaid: it
             // is not in the mean, and it did not pass.
             if m.unscored > 0 {
@@ -280,7 +289,7 @@ pub fn summary_text(results: &Results, paint: Paint) -> String {
         if !tags.is_empty() {
             let parts: Vec<String> = tags
                 .iter()
-                .map(|t| format!("{} {}/{}", t.tag, t.passed, t.samples))
+                .map(|t| format!("{} {}/{}", escaped(&t.tag), t.passed, t.samples))
                 .collect();
             let _ = writeln!(out, "  by tag (category): {} passed", parts.join(", "));
         }
@@ -310,7 +319,8 @@ pub fn summary_text(results: &Results, paint: Paint) -> String {
             out,
             "{}",
             paint.note(&format!(
-                "incomplete run: {why} (gates of incomplete datasets are not judged)"
+                "incomplete run: {} (gates of incomplete datasets are not judged)",
+                escaped(&why)
             ))
         );
     }
@@ -331,8 +341,8 @@ pub fn summary_text(results: &Results, paint: Paint) -> String {
                 out,
                 "  {} {} ({})",
                 paint.verdict(s.verdict, word),
-                s.test_name,
-                s.source
+                escaped(&s.test_name),
+                escaped(&s.source)
             );
             if let Some(name) = &s.name {
                 let _ = write!(out, " \"{}\"", one_line(name, 80));
@@ -371,8 +381,8 @@ pub fn summary_text(results: &Results, paint: Paint) -> String {
                 out,
                 "  {} {} ({})",
                 paint.note("inconclusive"),
-                s.test_name,
-                s.source
+                escaped(&s.test_name),
+                escaped(&s.source)
             );
             for line in inconclusive_lines(s) {
                 let _ = writeln!(out, "    {}", paint.note(&line));
@@ -463,6 +473,39 @@ mod tests {
         );
         assert_eq!(listed.matches("  FAILED qa::f").count(), 19);
         assert!(listed.ends_with("  ... and 6 more (every sample is in the results file)\n"));
+    }
+
+    #[test]
+    fn names_from_files_are_shown_escaped() {
+        // A results file read back may have been edited: its binary, dataset,
+        // metric, tag and test names reach the terminal escaped.
+        let evil = "x\u{1b}]0;title\u{7}\u{1b}[2J\u{202e}y";
+        let mut r = record(evil, &format!("{evil}::s"), Verdict::Fail);
+        r.tags = vec![evil.into()];
+        r.metrics[0].name = evil.into();
+        r.source = evil.into();
+        let terms = BTreeMap::from([(
+            evil.to_string(),
+            DatasetTerms::new(
+                Some(2),
+                vec![Gate::new(evil, eval_datasets::Op::AtLeast, 0.5)],
+                false,
+            ),
+        )]);
+        let results = Results::new(evil, vec![r], &terms);
+        let plain = summary_text(&results, Paint::plain());
+        let acting: Vec<char> = plain
+            .chars()
+            .filter(|c| eval_datasets::terminal::needs_escape(*c) && *c != '\n')
+            .collect();
+        assert!(acting.is_empty(), "{acting:?} in {plain:?}");
+        assert!(plain.contains("x\\u{1b}]0;title\\u{7}"), "{plain}");
+        assert!(plain.contains("gate x\\u{1b}"), "{plain}");
+        // Painted, only our own colour codes act on the terminal.
+        let painted = summary_text(&results, Paint::always());
+        for bad in ["\u{1b}]0;", "\u{1b}[2J", "\u{7}", "\u{202e}"] {
+            assert!(!painted.contains(bad), "{bad:?} in {painted:?}");
+        }
     }
 
     #[test]

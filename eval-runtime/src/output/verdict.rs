@@ -12,6 +12,8 @@
 //!   enforced (a manifest's thresholds under `ciGate: false`): it is judged
 //!   and reported, and missing it fails nothing.
 
+use eval_datasets::terminal::escaped;
+
 use super::paint::Paint;
 use super::results::{DatasetSummary, GateResult};
 
@@ -122,20 +124,41 @@ impl RunVerdict {
                 ""
             }
         };
+        // Dataset and metric names come from files: shown escaped.
+        let shown = |text: &dyn std::fmt::Display| escaped(&text.to_string()).into_owned();
         for (dataset, g) in &self.met_gates {
             let word = format!("passed{}", doubt(g));
-            lines.push(format!("gate {dataset} {}: {g}", paint.pass(&word)));
+            lines.push(format!(
+                "gate {} {}: {}",
+                shown(dataset),
+                paint.pass(&word),
+                shown(g)
+            ));
         }
         for (dataset, g) in &self.missed_gates {
             let word = format!("FAILED{}", doubt(g));
-            lines.push(format!("gate {dataset} {}: {g}", paint.fail(&word)));
+            lines.push(format!(
+                "gate {} {}: {}",
+                shown(dataset),
+                paint.fail(&word),
+                shown(g)
+            ));
         }
         for (dataset, g) in &self.unenforced_gates {
             let word = format!("missed{}", doubt(g));
-            lines.push(format!("gate {dataset} {}: {g}", paint.note(&word)));
+            lines.push(format!(
+                "gate {} {}: {}",
+                shown(dataset),
+                paint.note(&word),
+                shown(g)
+            ));
         }
         for (dataset, g) in &self.unjudged_gates {
-            lines.push(format!("gate {dataset}: {}", paint.note(&g.to_string())));
+            lines.push(format!(
+                "gate {}: {}",
+                shown(dataset),
+                paint.note(&shown(g))
+            ));
         }
         lines
     }

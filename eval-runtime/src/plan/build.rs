@@ -484,7 +484,6 @@ impl PlanBuilder {
     }
 }
 
-/// A dataset as messages show it: its file, else its name.
 /// The project a manifest's datasets must stay inside: the nearest
 /// directory with `.git` at or above the manifest; else the base directory
 /// (the crate's, the working directory) when the manifest is inside it;
@@ -508,6 +507,7 @@ fn manifest_project(base: &Path, path: &str) -> PathBuf {
     }
 }
 
+/// A dataset as messages show it: its file, else its name.
 fn shown(d: &DatasetPlan) -> String {
     match &d.source {
         DatasetSource::File { shown, .. } => shown.clone(),

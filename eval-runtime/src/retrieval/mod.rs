@@ -345,7 +345,7 @@ pub fn load_from_dir(
             Err(other) => return Err(LoadError::Other(other.to_string())),
         }
     };
-    let bytes = eval_datasets::files::read_checked(&path, limit).map_err(|e| match e {
+    eval_datasets::files::read_text(&path, limit).map_err(|e| match e {
         ReadError::NotAFile { kind } => LoadError::NotAFile {
             path: path.clone(),
             kind: kind.to_string(),
@@ -365,13 +365,16 @@ pub fn load_from_dir(
             path: path.clone(),
             source,
         },
+        ReadError::NotUtf8 { offset } => LoadError::NotText {
+            offset,
+            path: path.clone(),
+        },
         other => LoadError::Other(format!("{}: {other}", path.display())),
-    })?;
-    String::from_utf8(bytes).map_err(|e| LoadError::NotText {
-        offset: e.utf8_error().valid_up_to(),
-        path,
     })
 }
+
+/// The most bytes an ingest marker (a run's id) is read from.
+const MARKER_MAX_BYTES: u64 = 4096;
 
 /// The outcome of one dataset's ingest, computed once.
 type IngestOnce = Arc<tokio::sync::OnceCell<std::result::Result<(), RetrieverError>>>;
@@ -570,15 +573,16 @@ impl RetrieverAgent {
                 &bytes
             ])
         );
-        let lock = std::fs::File::create(dir.join(format!("{key}.lock")))
-            .map_err(io(format!("create the ingest lock in {}", dir.display())))?;
-        lock.lock().map_err(io("take the ingest lock".into()))?;
+        let _lock = eval_datasets::files::lock(&dir.join(format!("{key}.lock")))
+            .map_err(io(format!("take the ingest lock in {}", dir.display())))?;
         let marker = dir.join(format!("{key}.done"));
-        if std::fs::read_to_string(&marker).is_ok_and(|done| done == *run) {
+        if eval_datasets::files::read_text(&marker, MARKER_MAX_BYTES).is_ok_and(|done| done == *run)
+        {
             return Ok(());
         }
         ingest_with(&*self.retriever, &dataset, allowed, self.loader.as_ref()).await?;
-        std::fs::write(&marker, run).map_err(io(format!("write {}", marker.display())))
+        eval_datasets::files::write_atomically(&marker, run.as_bytes())
+            .map_err(io(format!("write {}", marker.display())))
     }
 }
 

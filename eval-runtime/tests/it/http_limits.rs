@@ -369,3 +369,32 @@ async fn a_judge_answer_without_choices_or_out_of_range_is_not_called_invalid_js
     );
     assert!(!err.contains("JSON"), "{err}");
 }
+
+/// What judges.md's "What is retried" promises of a stalled answer: the
+/// judge asks again, 5 attempts in all by default, and the error says it
+/// stalled.
+#[tokio::test]
+async fn a_stalled_judge_answer_is_asked_five_times_as_the_guide_says() {
+    let attempts = Arc::new(Mutex::new(0usize));
+    let counter = attempts.clone();
+    let url = raw(move |mut stream| {
+        let counter = counter.clone();
+        async move {
+            *counter.lock().unwrap() += 1;
+            let _ = stream
+                .write_all(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{\"choices\": ")
+                .await;
+            tokio::time::sleep(Duration::from_secs(30)).await;
+        }
+    })
+    .await;
+    let judge = Judge::new(&format!("{url}/v1"), "m")
+        .unwrap()
+        .cache(None)
+        .timeout(Duration::from_millis(200));
+    let mut usage = Usage::default();
+    let err = judge.ask_json(&prompt("u"), &mut usage).await.unwrap_err();
+    assert_eq!(*attempts.lock().unwrap(), 5, "{err}");
+    assert_eq!((usage.calls, usage.retries), (5, 4), "{err}");
+    assert!(err.to_string().contains("still arriving"), "{err}");
+}
