@@ -1,7 +1,9 @@
 //! Throughput and overhead benchmark: `cargo run --release --example bench`.
 //!
-//! Builds the two benchmark targets (`benches/bench_macro.rs`: the attribute,
-//! 1,000 `#[test]`s; `benches/bench_harness.rs`: the run-time harness),
+//! Builds the benchmark targets (`benches/bench_macro.rs`: the attribute,
+//! 1,000 `#[test]`s sharing one agent; `benches/bench_macro_per_sample.rs`:
+//! the same, each test building its own agent as the README does;
+//! `benches/bench_harness.rs`: the run-time harness),
 //! starts the demo agent in this process at 50 ms and at 0 ms of latency,
 //! runs each target as a child process exactly as `cargo test` would, and
 //! prints per run: wall time, the physical floor N·L/C, their ratio, the
@@ -10,8 +12,9 @@
 //! Then the rate-limit runs: the demo agent limited to R requests per second
 //! (`--rate R`, default 100; bursts of R/10; 50 ms per answer, `429` at once
 //! above the rate), with and without `Retry-After`, 1,000 samples through
-//! the harness, the `evals` command and the attribute, each at a fixed
-//! concurrency of 64 (`EVAL_AGENT_ADAPTIVE=off`) and adaptive (cap 64). Per
+//! the harness, the `evals` command and the attribute (a shared agent, and
+//! an agent per sample), adaptive under a cap of 16 and of 64 calls at once
+//! (`--fixed` adds a fixed 64, `EVAL_AGENT_ADAPTIVE=off`). Per
 //! run: wall time over the floor N/R, samples passed and failed (errors:
 //! not answered), the client's agent calls and retries (from the results
 //! file, answered samples only), and the requests the agent accepted and
@@ -43,6 +46,9 @@ const LIMITED_CONCURRENCY: usize = 64;
 /// The executables measured.
 struct Targets {
     attribute: PathBuf,
+    /// The attribute with an agent built for each sample (the README's form);
+    /// `None` for a checkout that lacks the target.
+    attribute_per_sample: Option<PathBuf>,
     harness: PathBuf,
     baseline: PathBuf,
     cli: PathBuf,
@@ -63,7 +69,7 @@ struct Run {
 fn main() {
     let mut large = 100_000usize;
     let mut large_only = false;
-    let (mut limited, mut limited_only) = (true, false);
+    let (mut limited, mut limited_only, mut fixed) = (true, false, false);
     let mut rate = 100.0f64;
     let mut targets_from: Option<PathBuf> = None;
     let mut args = std::env::args().skip(1);
@@ -74,6 +80,7 @@ fn main() {
             "--large-only" => large_only = true,
             "--rate-limit-only" => limited_only = true,
             "--skip-rate-limit" => limited = false,
+            "--fixed" => fixed = true,
             "--rate" => rate = args.next().and_then(|v| v.parse().ok()).unwrap_or(rate),
             "--targets-from" => targets_from = args.next().map(PathBuf::from),
             other => {
@@ -93,7 +100,7 @@ fn main() {
     std::fs::create_dir_all(&work).expect("create target/bench");
     let dataset_1k = root.join("benches/data/bench_1000.jsonl");
     if limited_only {
-        limited_runs(&targets, &work, &dataset_1k, rate);
+        limited_runs(&targets, &work, &dataset_1k, rate, fixed);
         return;
     }
 
@@ -234,7 +241,7 @@ fn main() {
         );
     }
     if limited && !large_only {
-        limited_runs(&targets, &work, &dataset_1k, rate);
+        limited_runs(&targets, &work, &dataset_1k, rate, fixed);
     }
 }
 
@@ -260,21 +267,30 @@ struct Totals {
 
 /// The rate-limit runs (see the module docs): 1,000 samples at 50 ms
 /// against an agent answering at most `rate` requests per second.
-fn limited_runs(targets: &Targets, work: &Path, dataset: &Path, rate: f64) {
+fn limited_runs(targets: &Targets, work: &Path, dataset: &Path, rate: f64, fixed: bool) {
     let latency = Duration::from_millis(50);
     let ds = dataset.to_string_lossy().into_owned();
     let mut runs = Vec::new();
+    // Adaptive at 16 and 64 calls at once; with `--fixed`, also a fixed 64
+    // (`EVAL_AGENT_ADAPTIVE=off`), to see what adapting saves.
+    let mut settings = vec![(16, true), (LIMITED_CONCURRENCY, true)];
+    if fixed {
+        settings.push((LIMITED_CONCURRENCY, false));
+    }
     for retry_after in [true, false] {
-        for adaptive in [false, true] {
-            let fronts: [(&str, &Path); 3] = [
+        for &(concurrency, adaptive) in &settings {
+            let mut fronts: Vec<(&str, &Path)> = vec![
                 ("harness", &targets.harness),
                 ("evals evaluate", &targets.cli),
-                ("attribute", &targets.attribute),
+                ("attribute, shared agent", &targets.attribute),
             ];
+            if let Some(per_sample) = &targets.attribute_per_sample {
+                fronts.push(("attribute, agent per sample", per_sample));
+            }
             for (front, exe) in fronts {
                 let label = format!(
-                    "{front}, {}, {} Retry-After",
-                    if adaptive { "adaptive" } else { "fixed 64" },
+                    "{front}, {} {concurrency}, {} Retry-After",
+                    if adaptive { "adaptive" } else { "fixed" },
                     if retry_after { "with" } else { "no" }
                 );
                 let limit = RateLimit::new(rate).retry_after(retry_after);
@@ -287,7 +303,7 @@ fn limited_runs(targets: &Targets, work: &Path, dataset: &Path, rate: f64) {
                 std::fs::create_dir_all(&dir).expect("create the results directory");
                 let mut env = vec![
                     ("EVAL_AGENT_URL", server.url()),
-                    ("EVAL_CONCURRENCY", LIMITED_CONCURRENCY.to_string()),
+                    ("EVAL_CONCURRENCY", concurrency.to_string()),
                     (
                         "EVAL_AGENT_ADAPTIVE",
                         if adaptive { "on" } else { "off" }.into(),
@@ -332,7 +348,7 @@ fn limited_runs(targets: &Targets, work: &Path, dataset: &Path, rate: f64) {
         RateLimit::new(rate).burst
     );
     println!(
-        "{:<46} {:>8} {:>8} {:>7} {:>7} {:>7} {:>8} {:>8} {:>9} {:>8} {:>5}",
+        "{:<58} {:>8} {:>8} {:>7} {:>7} {:>7} {:>8} {:>8} {:>9} {:>8} {:>5}",
         "run",
         "wall s",
         "wall/N/R",
@@ -348,7 +364,7 @@ fn limited_runs(targets: &Targets, work: &Path, dataset: &Path, rate: f64) {
     for r in &runs {
         let t = &r.totals;
         println!(
-            "{:<46} {:>8.3} {:>8.3} {:>7} {:>7} {:>7} {:>8} {:>8} {:>9} {:>8} {:>5}",
+            "{:<58} {:>8.3} {:>8.3} {:>7} {:>7} {:>7} {:>8} {:>8} {:>9} {:>8} {:>5}",
             r.label,
             r.wall.as_secs_f64(),
             r.wall.as_secs_f64() / floor,
@@ -439,6 +455,13 @@ fn build(root: &Path) -> Targets {
             "--test",
             "libtest_baseline",
         ])
+        .args(
+            root.join("benches/bench_macro_per_sample.rs")
+                .exists()
+                .then_some(["--test", "bench_macro_per_sample"])
+                .into_iter()
+                .flatten(),
+        )
         .stderr(Stdio::inherit())
         .output()
         .expect("run cargo");
@@ -446,7 +469,7 @@ fn build(root: &Path) -> Targets {
         out.status.success(),
         "building the benchmark targets failed"
     );
-    let mut found = (None, None, None);
+    let mut found = (None, None, None, None);
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
             continue;
@@ -458,6 +481,7 @@ fn build(root: &Path) -> Targets {
             Some("bench_macro") => found.0 = Some(PathBuf::from(exe)),
             Some("bench_harness") => found.1 = Some(PathBuf::from(exe)),
             Some("libtest_baseline") => found.2 = Some(PathBuf::from(exe)),
+            Some("bench_macro_per_sample") => found.3 = Some(PathBuf::from(exe)),
             _ => {}
         }
     }
@@ -482,6 +506,7 @@ fn build(root: &Path) -> Targets {
         .expect("evals executable");
     Targets {
         attribute: found.0.expect("bench_macro executable"),
+        attribute_per_sample: found.3,
         harness: found.1.expect("bench_harness executable"),
         baseline: found.2.expect("libtest_baseline executable"),
         cli,

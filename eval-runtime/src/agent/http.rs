@@ -32,7 +32,7 @@ use super::Response;
 use super::openai::{self, Sampling};
 use super::pace::{Attempt, Pacer};
 use super::wire::{AgentReply, AgentRequest, Message, read_context};
-use crate::config::{Config, Secret};
+use crate::config::{Config, DEFAULT_AGENT_MAX_RETRIES, Secret};
 use crate::http::{BoundedBody, Failure, bearer, read_body, redact_url, runtime_client};
 use crate::model::Usage;
 use crate::model::{AgentError, Error, ReplyError, Result, one_line, with_sources};
@@ -70,6 +70,8 @@ pub struct HttpAgent {
     api_key: Option<Secret>,
     map_request: Option<Arc<RequestMap>>,
     map_response: Option<Arc<ResponseMap>>,
+    /// `scheme://host:port`: whose limit on calls in flight the pacer uses.
+    origin: String,
     pacer: Pacer,
     /// `None`: implied by the URL.
     protocol: Option<Protocol>,
@@ -110,15 +112,17 @@ impl HttpAgent {
                 reason: format!("scheme `{}` is not http or https", parsed.scheme()),
             });
         }
+        let origin = parsed.origin().ascii_serialization();
         Ok(HttpAgent {
             shown_url: redact_url(&parsed),
+            pacer: Pacer::for_origin(&origin, DEFAULT_AGENT_MAX_RETRIES, true),
+            origin,
             url: parsed,
             timeout: DEFAULT_TIMEOUT,
             max_response_bytes: crate::http::DEFAULT_MAX_RESPONSE_BYTES,
             api_key: None,
             map_request: None,
             map_response: None,
-            pacer: Pacer::default(),
             protocol: None,
             model: None,
             stream: false,
@@ -148,7 +152,10 @@ impl HttpAgent {
         agent.model = config.agent_model.clone();
         agent.stream = config.agent_stream;
         agent.sampling = config.agent_sampling;
-        agent.pacer = Pacer::new(config.agent_max_retries, config.agent_adaptive);
+        agent.pacer = agent
+            .pacer
+            .with_max_retries(config.agent_max_retries)
+            .adaptive(&agent.origin, config.agent_adaptive);
         Ok(agent)
     }
 
@@ -314,10 +321,11 @@ impl HttpAgent {
     /// `true` (default): the calls in flight to this agent go down when it
     /// answers `429`/`503` and back up as it answers (AIMD), within the
     /// engine's concurrency; `false`: as many as the engine's concurrency
-    /// allows. Clones of this agent share the limit.
+    /// allows. Every adaptive agent of the process calling the same origin
+    /// (scheme, host, port) shares the limit: clones, and agents built anew
+    /// for each sample.
     pub fn adaptive(mut self, on: bool) -> Self {
-        let retries = self.pacer.max_retries();
-        self.pacer = super::pace::Pacer::new(retries, on);
+        self.pacer = self.pacer.adaptive(&self.origin, on);
         self
     }
 

@@ -29,8 +29,12 @@
 //! round) while the limit is what holds calls back. The limit starts
 //! unbounded (an agent that never says it is overloaded is called exactly as
 //! before) and never goes below 1; the engine's own cap (`EVAL_CONCURRENCY`)
-//! applies on top. Clones of one [`HttpAgent`](super::HttpAgent) share it.
-//! Waiting for a slot, and waiting out a `Retry-After`, lend the engine's
+//! applies on top. The limit belongs to the agent's origin (scheme, host
+//! and port), not to one agent value: every adaptive agent of the process
+//! calling the same origin shares it — clones, and agents built anew for
+//! each sample (`HttpAgent::from_env()?.respond(sample)` in an attribute
+//! test) alike — so what one call learns from a `429` holds back all of
+//! them. Waiting for a slot, and waiting out a `Retry-After`, lend the engine's
 //! permit back (see [`permit`](crate::engine::permit)).
 
 use std::future::Future;
@@ -39,7 +43,7 @@ use std::time::Duration;
 
 use tokio::sync::{Semaphore, SemaphorePermit};
 
-use crate::config::{DEFAULT_AGENT_MAX_RETRIES, MAX_CONCURRENCY};
+use crate::config::MAX_CONCURRENCY;
 use crate::model::AgentError;
 use crate::model::Usage;
 use crate::permit::without_permit;
@@ -74,15 +78,20 @@ pub(crate) struct Pacer {
     limiter: Option<Arc<Limiter>>,
 }
 
-impl Default for Pacer {
-    fn default() -> Self {
-        Pacer::new(DEFAULT_AGENT_MAX_RETRIES, true)
-    }
-}
-
 impl Pacer {
-    /// A pacer retrying an overloaded answer up to `max_retries` times, with
-    /// an adaptive limit on calls in flight when `adaptive`.
+    /// A pacer for calls to `origin` (e.g. `http://127.0.0.1:8080`),
+    /// retrying an overloaded answer up to `max_retries` times, with the
+    /// origin's adaptive limit on calls in flight when `adaptive` (shared by
+    /// every pacer of the process for that origin: see the module docs).
+    pub(crate) fn for_origin(origin: &str, max_retries: u32, adaptive: bool) -> Pacer {
+        Pacer {
+            max_retries,
+            limiter: adaptive.then(|| Limiter::of_origin(origin)),
+        }
+    }
+
+    /// A pacer with a limit of its own, shared by nobody else.
+    #[cfg(test)]
     pub(crate) fn new(max_retries: u32, adaptive: bool) -> Pacer {
         Pacer {
             max_retries,
@@ -90,15 +99,15 @@ impl Pacer {
         }
     }
 
+    /// The same pacer with an adaptive limit (the origin's) or none.
+    pub(crate) fn adaptive(self, origin: &str, on: bool) -> Pacer {
+        Pacer::for_origin(origin, self.max_retries, on)
+    }
+
     /// The same limit, with at most `max_retries` retries.
     pub(crate) fn with_max_retries(mut self, max_retries: u32) -> Pacer {
         self.max_retries = max_retries;
         self
-    }
-
-    /// Retries of an overloaded answer.
-    pub(crate) fn max_retries(&self) -> u32 {
-        self.max_retries
     }
 
     /// The current limit on calls in flight (`None`: fixed, the engine's cap).
@@ -213,7 +222,33 @@ pub(crate) struct Slot<'a> {
     binding: bool,
 }
 
+/// The most origins whose limits the process keeps; past it, limits no
+/// agent holds any more are let go.
+const KEPT_ORIGINS: usize = 1024;
+
 impl Limiter {
+    /// The limit of calls to `origin`, one per origin in the process: made
+    /// (unbounded) the first time an agent calls it, kept while the
+    /// process runs.
+    pub(crate) fn of_origin(origin: &str) -> Arc<Limiter> {
+        use std::collections::HashMap;
+        use std::sync::OnceLock;
+        static BY_ORIGIN: OnceLock<Mutex<HashMap<String, Arc<Limiter>>>> = OnceLock::new();
+        let mut all = BY_ORIGIN
+            .get_or_init(Mutex::default)
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if let Some(limiter) = all.get(origin) {
+            return limiter.clone();
+        }
+        if all.len() >= KEPT_ORIGINS {
+            all.retain(|_, l| Arc::strong_count(l) > 1);
+        }
+        let limiter = Arc::new(Limiter::new());
+        all.insert(origin.to_string(), limiter.clone());
+        limiter
+    }
+
     /// A limit that starts unbounded ([`MAX_CONCURRENCY`]).
     pub(crate) fn new() -> Limiter {
         Limiter {

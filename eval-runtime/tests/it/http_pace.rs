@@ -296,3 +296,61 @@ fn an_agent_taking_few_calls_at_once_gets_every_sample_answered() {
     // 300 × 20 ms / 4 at once = 1.5 s at best.
     assert!(took < Duration::from_secs(30), "{took:?}");
 }
+
+#[test]
+fn agents_built_for_each_sample_share_the_limit_of_their_origin() {
+    // The README's attribute form builds an agent per sample: what one
+    // sample's 429 teaches must hold back the others. 300 samples, 32 in
+    // flight allowed, an agent taking 4 at once; each sample calls through
+    // an agent of its own.
+    let (url, most) = k_at_once(4);
+    let samples: Vec<Sample> = (0..300)
+        .map(|i| Sample::new(format!("question {i}")).with_expected(format!("question {i}")))
+        .collect();
+    let plan = PlanBuilder::new()
+        .samples("per-sample", samples, "exact_match")
+        .concurrency(32);
+    let runner = Runner::new().config(Config::empty());
+    let prepared = runner.prepare(plan).unwrap();
+    let built = Arc::new(AtomicUsize::new(0));
+    let count = built.clone();
+    let origin = url.clone();
+    let agent = eval_runtime::FnAgent(async move |s: &Sample| {
+        count.fetch_add(1, Ordering::SeqCst);
+        HttpAgent::new(&origin)?.respond(s).await
+    });
+    let outcome = prepared.evaluate(&agent, |_| {}).unwrap();
+    let d = &outcome.results.datasets[0];
+    assert_eq!((d.samples, d.passed, d.errors), (300, 300, 0));
+    assert_eq!(built.load(Ordering::SeqCst), 300, "an agent per sample");
+    assert!(most.load(Ordering::SeqCst) <= 4);
+    // A new agent for the origin (another path too) starts where the others
+    // left the limit; another origin starts unbounded.
+    let limit = HttpAgent::new(&format!("{url}/elsewhere"))
+        .unwrap()
+        .concurrency_limit()
+        .unwrap();
+    assert!(limit < 16.0, "the origin's limit came down: {limit}");
+    let (other, _) = k_at_once(4);
+    assert_eq!(
+        HttpAgent::new(&other).unwrap().concurrency_limit(),
+        Some(100_000.0)
+    );
+    // Not adaptive: no limit, shared or not.
+    assert_eq!(
+        HttpAgent::new(&url)
+            .unwrap()
+            .adaptive(false)
+            .concurrency_limit(),
+        None
+    );
+    // Sharing keeps refusals near what one shared agent sees: each
+    // decrease is learned once, not once per agent.
+    let retries: u32 = outcome
+        .results
+        .samples
+        .iter()
+        .map(|s| s.agent.retries)
+        .sum();
+    assert!(retries < 300, "{retries} retries for 300 samples");
+}
