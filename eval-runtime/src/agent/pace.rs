@@ -90,15 +90,6 @@ impl Pacer {
         }
     }
 
-    /// A pacer with a limit of its own, shared by nobody else.
-    #[cfg(test)]
-    pub(crate) fn new(max_retries: u32, adaptive: bool) -> Pacer {
-        Pacer {
-            max_retries,
-            limiter: adaptive.then(|| Arc::new(Limiter::new())),
-        }
-    }
-
     /// The same pacer with an adaptive limit (the origin's) or none.
     pub(crate) fn adaptive(self, origin: &str, on: bool) -> Pacer {
         Pacer::for_origin(origin, self.max_retries, on)
