@@ -5,7 +5,11 @@
 //! answer_relevancy, context_precision, context_recall — against the
 //! scripted judge ([`eval_examples::judge`]) answering after a fixed delay,
 //! the demo agent answering at once, and no judge cache. Prints judge and
-//! embedding calls and tokens per sample, and the wall time.
+//! embedding calls and tokens per sample (prompt tokens the scripted
+//! judge's prompt cache served among them: its rule is vLLM's prefix
+//! caching, see `src/judge/cache.rs`), billed-equivalent tokens at three
+//! providers' cached rates against ragas' figure, the mean scores, and the
+//! wall time.
 
 use std::time::{Duration, Instant};
 
@@ -14,6 +18,19 @@ use eval_examples::judge::{self, JudgeConfig};
 use eval_runtime::plan::PlanBuilder;
 use eval_runtime::services::{Embedder, Judge};
 use eval_runtime::{HttpAgent, Runner, Services};
+
+/// ragas' judge tokens per sample for the same four metrics (issue 24).
+const RAGAS_PROMPT: f64 = 7158.0;
+const RAGAS_COMPLETION: f64 = 438.0;
+
+/// Cached prompt tokens' price as a fraction of the input price:
+/// Anthropic's cache reads and OpenAI's GPT-5 and GPT-4.1 family (0.1,
+/// 0.25), OpenAI's GPT-4o family (0.5).
+const CACHED_RATES: [(&str, f64); 3] = [
+    ("Anthropic / GPT-5", 0.1),
+    ("GPT-4.1", 0.25),
+    ("GPT-4o", 0.5),
+];
 
 fn main() {
     let mut latency_ms = 200u64;
@@ -75,12 +92,27 @@ fn main() {
         "judge efficiency: {} samples, 4 ragas metrics, judge at {latency_ms} ms per call, no cache",
         records.len()
     );
-    println!(
-        "  judge:      {:.2} calls, {:.0} prompt + {:.0} completion tokens per sample",
-        sum(&|r| u64::from(r.usage.calls)),
+    let (prompt, cached, completion) = (
         sum(&|r| r.usage.prompt_tokens),
-        sum(&|r| r.usage.completion_tokens)
+        sum(&|r| r.usage.cached_tokens),
+        sum(&|r| r.usage.completion_tokens),
     );
+    println!(
+        "  judge:      {:.2} calls, {prompt:.0} prompt ({cached:.0} of them cached) + {completion:.0} completion tokens per sample",
+        sum(&|r| u64::from(r.usage.calls)),
+    );
+    // Billed-equivalent tokens: uncached prompt tokens, cached ones at a
+    // provider's cached rate (a fraction of the input price), completion
+    // tokens as one each; against ragas' 7,158 + 438 per sample for the same
+    // four metrics without caching (issue 24's measurement).
+    let ragas = RAGAS_PROMPT + RAGAS_COMPLETION;
+    for (provider, rate) in CACHED_RATES {
+        let billed = (prompt - cached) + cached * rate + completion;
+        println!(
+            "  billed-equivalent at {provider}'s cached rate ({rate}× input): {billed:.0} tokens per sample = {:.3}× ragas' {ragas:.0}",
+            billed / ragas
+        );
+    }
     println!(
         "  embeddings: {:.2} calls, {:.0} tokens per sample",
         sum(&|r| u64::from(r.embeddings.calls)),

@@ -12,7 +12,10 @@
 //!
 //! `input` (prompt tokens) is required, `output` (completion tokens) is
 //! optional (embeddings have none; a model with completion tokens and no
-//! `output` price has an unknown cost). A model is found by its exact name,
+//! `output` price has an unknown cost), and `cached_input` prices the
+//! prompt tokens the server says it read from its prompt cache (e.g.
+//! `{"input": 0.40, "cached_input": 0.10, "output": 1.60}`); without it they
+//! cost `input`, as if nothing were cached. A model is found by its exact name,
 //! else by the longest name in the table that it starts with followed by
 //! `-` (`gpt-4o-mini-2024-07-18` is priced as `gpt-4o-mini`), as servers
 //! answer with dated versions of the model asked for.

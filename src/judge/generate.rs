@@ -9,8 +9,9 @@ use super::words::{content_words, sentences};
 
 /// A generated question and reference answer, in the shape the prompt
 /// asks for.
-pub fn generated(system: &str, q: &Question) -> Result<Value, String> {
+pub fn generated(q: &Question) -> Result<Value, String> {
     let task = q.task.as_str();
+    let system = q.instructions.as_str();
     if !(system.contains("\"query\"") && system.contains("\"ground_truth\"")) {
         return Err(format!(
             "`{task}`: the prompt asks for no `query` and `ground_truth`"

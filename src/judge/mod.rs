@@ -2,9 +2,9 @@
 //! demo agent: what the bench and tests point `EVAL_JUDGE_URL` and
 //! `EVAL_EMBED_URL` at when they need model-based metrics without a model.
 //!
-//! It reads a question as `eval-runtime` renders it: the task from the
-//! system message's `TASK <task>.` line, the boundary from its data-block
-//! rule, and the user message's data blocks by name (`answer`,
+//! It reads a question as `eval-runtime` renders it: the boundary from the
+//! system message's rule, the task and its instructions from the user
+//! message's task section, and its data blocks by name (`answer`,
 //! `context_1`, `statement_2`, ...). It answers every judged metric's
 //! prompts and the test set generation prompts by simple deterministic
 //! rules, in exactly the shape each asks for (bare `0`/`1` flags,
@@ -47,12 +47,17 @@
 //! | `POST /v1/embeddings` | `{"input": [..], "model"}` | OpenAI embeddings (64-dimensional hashed bag of words) |
 //! | `GET /stats` | — | `{"chat_calls", "embed_calls", "max_in_flight", "obeyed"}` so far (`obeyed`: answers that obeyed text outside the blocks) |
 //!
-//! Token counts in `usage` are [`approx_tokens`]. [`JudgeConfig::fail_after`]
+//! Token counts in `usage` are [`approx_tokens`]; `prompt_tokens_details.cached_tokens`
+//! counts the prompt tokens its prompt cache served, modelled on vLLM's
+//! automatic prefix caching (blocks of 16 tokens, a block served when the
+//! prompt up to its end began a prompt answered before this one arrived;
+//! see the `cache` module). [`JudgeConfig::fail_after`]
 //! makes it fail: every chat call after that many answers `500` (with
 //! `Retry-After: 0`, so retries are quick), as a judge that goes down
 //! mid-way would. [`spawn_recording`] also keeps every chat request's
 //! messages.
 
+mod cache;
 mod generate;
 mod read;
 mod tasks;
@@ -107,6 +112,7 @@ struct JudgeState {
     embed_calls: AtomicU64,
     obeyed: AtomicU64,
     recorded: Option<Recorded>,
+    cache: cache::PromptCache,
     in_flight: AtomicU64,
     max_in_flight: AtomicU64,
 }
@@ -140,6 +146,7 @@ fn router_with(config: JudgeConfig, recorded: Option<Recorded>) -> Router {
         embed_calls: AtomicU64::new(0),
         obeyed: AtomicU64::new(0),
         recorded,
+        cache: cache::PromptCache::default(),
         in_flight: AtomicU64::new(0),
         max_in_flight: AtomicU64::new(0),
     });
@@ -208,6 +215,7 @@ async fn stats_route(State(state): State<Arc<JudgeState>>) -> Json<Value> {
 
 async fn chat_route(State(state): State<Arc<JudgeState>>, Json(body): Json<Value>) -> Response {
     let _counted = state.enter();
+    let (cached, blocks) = state.cache.arrive(&body["messages"]);
     tokio::time::sleep(state.config.latency).await;
     let n = state.chat_calls.fetch_add(1, Ordering::Relaxed) + 1;
     if state.config.fail_after.is_some_and(|limit| n > limit) {
@@ -240,6 +248,7 @@ async fn chat_route(State(state): State<Arc<JudgeState>>, Json(body): Json<Value
         .flatten()
         .map(|m| approx_tokens(m["content"].as_str().unwrap_or("")))
         .sum();
+    state.cache.answered(blocks);
     Json(json!({
         "id": format!("chatcmpl-judge-{n}"),
         "object": "chat.completion",
@@ -253,6 +262,7 @@ async fn chat_route(State(state): State<Arc<JudgeState>>, Json(body): Json<Value
             "prompt_tokens": prompt_tokens,
             "completion_tokens": approx_tokens(&answer),
             "total_tokens": prompt_tokens + approx_tokens(&answer),
+            "prompt_tokens_details": {"cached_tokens": cached.min(prompt_tokens)},
         },
     }))
     .into_response()

@@ -8,8 +8,11 @@ use serde_json::Value;
 /// One question as the scripted judge reads it.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Question {
-    /// The task (`faithfulness/verdicts`), from `TASK <task>.`.
+    /// The task (`faithfulness/verdicts`): the name of the user message's
+    /// task section.
     pub task: String,
+    /// The task section's text: the instructions.
+    pub instructions: String,
     /// The data blocks, `(name, content)` in order.
     pub blocks: Vec<(String, String)>,
     /// The text of the user message outside every block (whitespace only
@@ -18,36 +21,45 @@ pub struct Question {
 }
 
 impl Question {
-    /// Reads `system` and `user`: a block opens with a line
-    /// `<data-B name="NAME">` and closes with a line `</data-B>`, `B` the
-    /// boundary the system message gives. Without one, nothing is a block.
+    /// Reads `system` and `user`: a section opens with a line
+    /// `<data-B name="NAME">` (a data block) or `<task-B name="TASK">` (the
+    /// task and its instructions) and closes with the line `</data-B>` or
+    /// `</task-B>`, `B` the boundary the system message gives. Without one,
+    /// nothing is a section.
     pub fn read(system: &str, user: &str) -> Question {
-        let task = system
-            .strip_prefix("TASK ")
-            .and_then(|s| s.split(['.', ' ', '\n']).next())
-            .unwrap_or("")
-            .to_string();
-        let mut q = Question {
-            task,
-            ..Question::default()
-        };
+        let mut q = Question::default();
         let Some(boundary) = boundary(system) else {
             q.outside = user.to_string();
             return q;
         };
-        let open = format!("<data-{boundary} name=\"");
-        let close = format!("\n</data-{boundary}>");
+        let (data, task) = (
+            format!("<data-{boundary} name=\""),
+            format!("<task-{boundary} name=\""),
+        );
         let mut rest = user;
-        while let Some(at) = rest.find(&open) {
+        loop {
+            // The next section to open, of either kind.
+            let next = [(&data, "data"), (&task, "task")]
+                .into_iter()
+                .filter_map(|(open, kind)| rest.find(open.as_str()).map(|at| (at, open, kind)))
+                .min_by_key(|(at, _, _)| *at);
+            let Some((at, open, kind)) = next else { break };
             let after = &rest[at + open.len()..];
             let Some((name, body)) = after.split_once("\">\n") else {
                 break;
             };
+            let close = format!("\n</{kind}-{boundary}>");
             let Some(end) = body.find(&close) else {
                 break;
             };
             q.outside.push_str(&rest[..at]);
-            q.blocks.push((name.to_string(), body[..end].to_string()));
+            let text = body[..end].to_string();
+            if kind == "task" {
+                q.task = name.to_string();
+                q.instructions = text;
+            } else {
+                q.blocks.push((name.to_string(), text));
+            }
             rest = &body[end + close.len()..];
         }
         q.outside.push_str(rest);

@@ -20,7 +20,7 @@ pub fn answer_question(system: &str, user: &str, obey: bool) -> Result<(Value, b
         Orders::default()
     };
     orders.apply(&mut q);
-    let mut value = from_blocks(system, &q)?;
+    let mut value = from_blocks(&q)?;
     if let Some(grade) = orders.grade {
         graded(&q.task, grade, &mut value);
         if q.task.starts_with("generate/") {
@@ -72,7 +72,7 @@ fn graded(task: &str, grade: f64, value: &mut Value) {
 }
 
 /// The answer read from the blocks alone.
-fn from_blocks(system: &str, q: &Question) -> Result<Value, String> {
+fn from_blocks(q: &Question) -> Result<Value, String> {
     let context = q.numbered("context").join("\n");
     Ok(match q.task.as_str() {
         "faithfulness/statements" => json!({"statements": sentences(q.get("answer"))}),
@@ -185,7 +185,7 @@ fn from_blocks(system: &str, q: &Question) -> Result<Value, String> {
             };
             rating(f1, "word overlap (F1) with the expected answer")
         }
-        generate if generate.starts_with("generate/") => super::generate::generated(system, q)?,
+        generate if generate.starts_with("generate/") => super::generate::generated(q)?,
         other => return Err(format!("the demo judge does not know the task `{other}`")),
     })
 }

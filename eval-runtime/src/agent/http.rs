@@ -438,10 +438,9 @@ impl HttpAgent {
             .pacer
             .run(&mut usage, || self.round_trip(request))
             .await?;
-        usage.count_reply_from(
+        usage.count_reported(
             &format!("the agent at {}", self.shown_url),
-            reply.usage.prompt_tokens,
-            reply.usage.completion_tokens,
+            crate::model::Reported::from_usage(&reply.usage),
         );
         reply.usage = usage;
         Ok(reply)

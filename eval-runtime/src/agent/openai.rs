@@ -30,7 +30,7 @@ use serde_json::{Map, Value, json};
 
 use super::wire::{AgentReply, AgentRequest, Message, read_context};
 pub use crate::model::Sampling;
-use crate::model::{ReplyError, one_line};
+use crate::model::{ReplyError, Usage, one_line};
 
 /// The content of the `tool` message sent after each tool call of an
 /// earlier turn: servers such as OpenAI's require one per call id, and this
@@ -172,7 +172,7 @@ pub(crate) fn parse_reply(value: &Value) -> Result<AgentReply, ReplyError> {
             .tool_calls
             .push(tool_call(name, function.get("arguments"), None)?);
     }
-    (reply.usage.prompt_tokens, reply.usage.completion_tokens) = usage(map.get("usage"));
+    read_usage(map.get("usage"), &mut reply.usage);
     reply.model = model(map.get("model"));
     if let Some(context) = map.get("context") {
         reply.context = read_context(context)?;
@@ -240,15 +240,13 @@ pub(crate) fn tool_call(
     Ok(call)
 }
 
-/// `usage.prompt_tokens` and `usage.completion_tokens` (0 when absent).
-pub(crate) fn usage(usage: Option<&Value>) -> (u64, u64) {
-    let count = |key: &str| {
-        usage
-            .and_then(|u| u.get(key))
-            .and_then(Value::as_u64)
-            .unwrap_or(0)
-    };
-    (count("prompt_tokens"), count("completion_tokens"))
+/// Sets `into`'s token counts to what the reply's `usage` object reports
+/// (prompt, completion and cached prompt tokens; see [`Reported`](crate::model::Reported)).
+pub(crate) fn read_usage(usage: Option<&Value>, into: &mut Usage) {
+    let r = crate::model::Reported::of(usage);
+    into.prompt_tokens = r.prompt;
+    into.completion_tokens = r.completion;
+    into.cached_tokens = r.cached;
 }
 
 /// A non-empty `model` string.

@@ -152,10 +152,7 @@ impl Assembly {
             self.reply.model = Some(model);
         }
         if let Some(usage) = value.get("usage").filter(|u| u.is_object()) {
-            (
-                self.reply.usage.prompt_tokens,
-                self.reply.usage.completion_tokens,
-            ) = openai::usage(Some(usage));
+            openai::read_usage(Some(usage), &mut self.reply.usage);
         }
         match value.get("choices") {
             Some(choices) => self.chunk(choices, n, &elapsed)?,

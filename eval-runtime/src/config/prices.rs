@@ -25,12 +25,26 @@ pub struct Price {
     pub input: f64,
     /// Per million completion (output) tokens, when the table gives it.
     pub output: Option<f64>,
+    /// Per million prompt tokens the server read from its prompt cache
+    /// (`cached_input`), when the table gives it; else such tokens are
+    /// priced at `input` (never less than billed).
+    pub cached_input: Option<f64>,
 }
 
 impl Price {
     /// A model's prices.
     pub fn new(input: f64, output: Option<f64>) -> Price {
-        Price { input, output }
+        Price {
+            input,
+            output,
+            cached_input: None,
+        }
+    }
+
+    /// The same prices, cached prompt tokens at `rate` per million.
+    pub fn with_cached_input(mut self, rate: f64) -> Price {
+        self.cached_input = Some(rate);
+        self
     }
 }
 
@@ -174,10 +188,10 @@ impl PriceTable {
             };
             if let Some(other) = fields
                 .keys()
-                .find(|k| !matches!(k.as_str(), "input" | "output"))
+                .find(|k| !matches!(k.as_str(), "input" | "output" | "cached_input"))
             {
                 return Err(shape(format!(
-                    "`{model}`: unknown field `{other}` (expected `input`, `output`)"
+                    "`{model}`: unknown field `{other}` (expected `input`, `output`, `cached_input`)"
                 )));
             }
             let number = |key: &str| -> Result<Option<f64>, PriceError> {
@@ -203,7 +217,9 @@ impl PriceTable {
                 )));
             };
             let output = number("output")?;
-            prices.insert(model, Price::new(input, output));
+            let mut price = Price::new(input, output);
+            price.cached_input = number("cached_input")?;
+            prices.insert(model, price);
         }
         Ok(PriceTable {
             source: shown.to_string(),
@@ -259,8 +275,12 @@ impl PriceTable {
                 });
             }
         };
+        // Prompt tokens read from the server's cache at its cached rate.
+        let cached = usage.cached_tokens.min(prompt);
+        let input = (prompt - cached) as f64 * price.input
+            + cached as f64 * price.cached_input.unwrap_or(price.input);
         Ok(crate::model::UsageTotals::finite_cost(
-            (prompt as f64 * price.input + output) / 1e6,
+            (input + output) / 1e6,
         ))
     }
 }
@@ -362,6 +382,39 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("EVAL_AGENT_MODEL")
+        );
+    }
+
+    #[test]
+    fn cached_prompt_tokens_cost_the_cached_rate() {
+        let table = PriceTable::parse(
+            "prices.json",
+            br#"{"gpt-4.1-mini": {"input": 0.4, "output": 1.6, "cached_input": 0.1},
+                 "no-cache-price": {"input": 1.0, "output": 2.0}}"#,
+        )
+        .unwrap();
+        // 1,000 prompt tokens of which 600 cached, 100 completion:
+        // 400 × 0.4 + 600 × 0.1 + 100 × 1.6 = 160 + 60 + 160 = 380 per million.
+        let u = Usage {
+            cached_tokens: 600,
+            ..usage(1000, 100)
+        };
+        let c = table.cost("judge", Some("gpt-4.1-mini"), &u).unwrap();
+        assert!((c - 380e-6).abs() < 1e-15, "{c}");
+        // Without a cached rate, cached tokens cost the input rate.
+        let c = table.cost("judge", Some("no-cache-price"), &u).unwrap();
+        assert!((c - 1200e-6).abs() < 1e-15, "{c}");
+        // More cached tokens than prompt tokens (a server's mistake) count
+        // as every prompt token cached, no more.
+        let odd = Usage {
+            cached_tokens: 5000,
+            ..usage(1000, 0)
+        };
+        let c = table.cost("judge", Some("gpt-4.1-mini"), &odd).unwrap();
+        assert!((c - 100e-6).abs() < 1e-15, "{c}");
+        assert_eq!(
+            table.price("gpt-4.1-mini"),
+            Some(Price::new(0.4, Some(1.6)).with_cached_input(0.1))
         );
     }
 

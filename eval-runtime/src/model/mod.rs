@@ -47,6 +47,7 @@ pub use summary::{
 };
 pub(crate) use summary::{incompleteness, now_unix};
 pub(crate) use text::{one_line, sentences};
+pub(crate) use usage::Reported;
 pub use usage::Usage;
 
 /// Version of the results-file layout (fields are only ever added).

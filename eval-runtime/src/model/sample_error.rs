@@ -246,6 +246,10 @@ pub enum PromptError {
     /// Two blocks of one prompt with one name.
     #[error("two data blocks are named `{0}`")]
     DuplicateBlock(String),
+    /// A task name that is empty, too long or has a character other than
+    /// a letter, a digit, `_`, `-`, `.` or `/`.
+    #[error("task name `{0}` is not 1 to {MAX_NAME_CHARS} letters, digits, `_`, `-`, `.` or `/`")]
+    BadTaskName(String),
     /// The operating system gave no random bytes for the boundary.
     #[error("no random boundary for the data blocks: {0}")]
     NoRandomness(String),

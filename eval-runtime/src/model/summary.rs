@@ -282,6 +282,12 @@ impl UsageTotals {
                     "{what} {} call(s), {} + {} tokens",
                     u.calls, u.prompt_tokens, u.completion_tokens
                 );
+                if u.cached_tokens > 0 {
+                    part.push_str(&format!(
+                        " ({} prompt tokens from the server's prompt cache)",
+                        u.cached_tokens
+                    ));
+                }
                 if u.cache_hits > 0 {
                     part.push_str(&format!(", {} cached", u.cache_hits));
                 }

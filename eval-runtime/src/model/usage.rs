@@ -64,6 +64,12 @@ pub struct Usage {
     pub completion_tokens: u64,
     /// Answers served from the cache (no call).
     pub cache_hits: u32,
+    /// Of the prompt tokens, those the server read from its prompt cache
+    /// (billed at its cached rate): OpenAI's and vLLM's
+    /// `prompt_tokens_details.cached_tokens`, DeepSeek's
+    /// `prompt_cache_hit_tokens`, Anthropic's `cache_read_input_tokens`.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub cached_tokens: u64,
     /// Replies whose reported usage was not credible (more than 10^12
     /// tokens in one reply): their tokens are in neither count above, nor
     /// in the cost.
@@ -73,6 +79,73 @@ pub struct Usage {
 
 fn is_zero(n: &u32) -> bool {
     *n == 0
+}
+
+fn is_zero_u64(n: &u64) -> bool {
+    *n == 0
+}
+
+/// The token counts a server reports in a reply's `usage` object, in any
+/// of the shapes OpenAI-compatible servers use: `prompt_tokens` and
+/// `completion_tokens` (OpenAI's chat completions, vLLM, Ollama,
+/// DeepSeek), else `input_tokens` and `output_tokens` (OpenAI's responses,
+/// Anthropic); cached prompt tokens from `prompt_tokens_details` or
+/// `input_tokens_details` (`cached_tokens`), `prompt_cache_hit_tokens`
+/// (DeepSeek) or `cache_read_input_tokens` (Anthropic, whose
+/// `input_tokens` leave out the tokens read from or written to the cache:
+/// they are added back, so `prompt` is every prompt token). Absent counts
+/// are 0; `cached` is at most `prompt`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Reported {
+    pub(crate) prompt: u64,
+    pub(crate) completion: u64,
+    pub(crate) cached: u64,
+}
+
+impl Reported {
+    /// What `usage` (a reply's `usage` object) reports.
+    pub(crate) fn of(usage: Option<&serde_json::Value>) -> Reported {
+        let Some(u) = usage else {
+            return Reported::default();
+        };
+        let count = |path: &str| u.pointer(path).and_then(serde_json::Value::as_u64);
+        let anthropic_read = count("/cache_read_input_tokens");
+        let cached = count("/prompt_tokens_details/cached_tokens")
+            .or_else(|| count("/input_tokens_details/cached_tokens"))
+            .or_else(|| count("/prompt_cache_hit_tokens"))
+            .or(anthropic_read)
+            .unwrap_or(0);
+        let prompt = match count("/prompt_tokens") {
+            Some(p) => p,
+            None => {
+                let input = count("/input_tokens").unwrap_or(0);
+                match anthropic_read {
+                    // Anthropic counts cache reads and writes apart.
+                    Some(read) => input
+                        .saturating_add(read)
+                        .saturating_add(count("/cache_creation_input_tokens").unwrap_or(0)),
+                    None => input,
+                }
+            }
+        };
+        let completion = count("/completion_tokens")
+            .or_else(|| count("/output_tokens"))
+            .unwrap_or(0);
+        Reported {
+            prompt,
+            completion,
+            cached: cached.min(prompt),
+        }
+    }
+
+    /// What a reply's [`Usage`] says it used (its tokens, as parsed).
+    pub(crate) fn from_usage(usage: &Usage) -> Reported {
+        Reported {
+            prompt: usage.prompt_tokens,
+            completion: usage.completion_tokens,
+            cached: usage.cached_tokens.min(usage.prompt_tokens),
+        }
+    }
 }
 
 /// A reply's reported usage that was not counted: more tokens than
@@ -97,6 +170,7 @@ impl Usage {
         prompt_tokens: 0,
         completion_tokens: 0,
         cache_hits: 0,
+        cached_tokens: 0,
         not_credible: 0,
     };
 
@@ -109,6 +183,7 @@ impl Usage {
         saturating(&mut self.prompt_tokens, other.prompt_tokens);
         saturating(&mut self.completion_tokens, other.completion_tokens);
         saturating(&mut self.cache_hits, other.cache_hits);
+        saturating(&mut self.cached_tokens, other.cached_tokens);
         saturating(&mut self.not_credible, other.not_credible);
     }
 
@@ -154,6 +229,20 @@ impl Usage {
         Ok(())
     }
 
+    /// [`count_reply_from`](Self::count_reply_from) of what a reply
+    /// reports, its cached prompt tokens counted too when its usage is
+    /// credible.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn count_reported(&mut self, from: &str, reported: Reported) {
+        match self.count_reply(reported.prompt, reported.completion) {
+            Ok(()) => saturating(
+                &mut self.cached_tokens,
+                reported.cached.min(reported.prompt),
+            ),
+            Err(e) => say_not_credible(from, &e),
+        }
+    }
+
     /// The usage of an answer replayed from a recording made from `from`
     /// (a cassette): no call made, one more cache hit, and the recorded
     /// tokens counted as a server's reply is ([`count_reply_from`](Self::count_reply_from)):
@@ -166,7 +255,7 @@ impl Usage {
             not_credible: recorded.not_credible,
             ..Usage::ZERO
         };
-        usage.count_reply_from(from, recorded.prompt_tokens, recorded.completion_tokens);
+        usage.count_reported(from, Reported::from_usage(&recorded));
         usage.count_cache_hits(1);
         usage
     }
@@ -177,20 +266,26 @@ impl Usage {
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn count_reply_from(&mut self, from: &str, prompt: u64, completion: u64) {
         if let Err(e) = self.count_reply(prompt, completion) {
-            use std::collections::BTreeSet;
-            use std::sync::{Mutex, OnceLock};
-            static SAID: OnceLock<Mutex<BTreeSet<String>>> = OnceLock::new();
-            let first = SAID
-                .get_or_init(Mutex::default)
-                .lock()
-                .map(|mut said| said.insert(from.to_string()))
-                .unwrap_or(true);
-            if first {
-                crate::notice::warn(&format!(
-                    "{from} {e} (said once per server; the usage lines count every such reply as not credible)"
-                ));
-            }
+            say_not_credible(from, &e);
         }
+    }
+}
+
+/// Says on stderr that a reply from `from` was not credible, once per
+/// `from` and process (the usage lines count them all).
+fn say_not_credible(from: &str, e: &NotCredible) {
+    use std::collections::BTreeSet;
+    use std::sync::{Mutex, OnceLock};
+    static SAID: OnceLock<Mutex<BTreeSet<String>>> = OnceLock::new();
+    let first = SAID
+        .get_or_init(Mutex::default)
+        .lock()
+        .map(|mut said| said.insert(from.to_string()))
+        .unwrap_or(true);
+    if first {
+        crate::notice::warn(&format!(
+            "{from} {e} (said once per server; the usage lines count every such reply as not credible)"
+        ));
     }
 }
 

@@ -3,10 +3,15 @@
 //! * `EVAL_JUDGE_URL` (e.g. `http://127.0.0.1:8000/v1`), `EVAL_JUDGE_MODEL`,
 //!   `EVAL_JUDGE_API_KEY` (else `OPENAI_API_KEY`; sent as a bearer token,
 //!   never printed), `EVAL_JUDGE_TIMEOUT_SECS` (default 120).
-//! * A question is a [`JudgePrompt`]: our instructions in the system
-//!   message, everything from the agent or the dataset in data blocks of the
-//!   user message, delimited by a boundary drawn at random per question (see
-//!   [`super::prompt`]): agent output reaches the judge only as data.
+//! * A question is a [`JudgePrompt`]: our instructions in its task section,
+//!   everything from the agent or the dataset in data blocks, delimited by
+//!   a boundary drawn at random once per judge (a question holding it gets
+//!   one of its own; see [`super::prompt`]): agent output reaches the
+//!   judge only as data. Every question's system message is the same bytes,
+//!   and a sample's questions on its retrieved context begin with the same
+//!   context blocks, so a provider's prompt cache serves them; the first of
+//!   them is answered before the others are sent ([`super::warm`]). Cached
+//!   prompt tokens, as the server reports them, are counted in [`Usage`].
 //! * Every request asks for JSON (`response_format: json_object`) with
 //!   temperature 0 and a fixed seed, so the same input gets the same verdict
 //!   from servers that honour them.
@@ -82,6 +87,13 @@ pub struct Judge {
     cache: Option<Cache>,
     /// An estimate's dry run: questions are answered by it, never sent.
     dry: Option<std::sync::Arc<super::DryRun>>,
+    /// The boundary every question is rendered with (drawn the first time;
+    /// `None`: no random source, each question draws its own and fails
+    /// saying why), so that every question's system message, and a
+    /// sample's context blocks, are the same bytes: see [`super::prompt`].
+    boundary: std::sync::Arc<std::sync::OnceLock<Option<String>>>,
+    /// Questions on one context sent one after the other (see [`super::warm`]).
+    warming: std::sync::Arc<super::warm::Warming>,
 }
 
 impl Judge {
@@ -96,6 +108,8 @@ impl Judge {
             seed: DEFAULT_SEED,
             cache: None,
             dry: None,
+            boundary: Default::default(),
+            warming: Default::default(),
         })
     }
 
@@ -115,6 +129,8 @@ impl Judge {
             seed: DEFAULT_SEED,
             cache: Cache::from_config(config),
             dry: None,
+            boundary: Default::default(),
+            warming: Default::default(),
         })
     }
 
@@ -221,7 +237,10 @@ impl Judge {
             usage.count_cache_hits(1);
             return Ok(value);
         }
-        let rendered = prompt.render()?;
+        let rendered = self.render(prompt)?;
+        // Held until this question is answered: others on the same context
+        // wait for it, then find it in the provider's prompt cache.
+        let _lead = self.warming.enter(rendered.shared_prefix()).await;
         let mut messages = vec![
             json!({"role": "system", "content": rendered.system}),
             json!({"role": "user", "content": rendered.user}),
@@ -229,10 +248,9 @@ impl Judge {
         let mut reasks = 0;
         loop {
             let answer = self.endpoint.post(&self.body(&messages), usage).await?;
-            usage.count_reply_from(
+            usage.count_reported(
                 &format!("the judge at {}", self.endpoint.shown),
-                answer["usage"]["prompt_tokens"].as_u64().unwrap_or(0),
-                answer["usage"]["completion_tokens"].as_u64().unwrap_or(0),
+                crate::model::Reported::of(answer.get("usage")),
             );
             // A missing content (a refusal, a content filter) is re-asked too.
             let content = answer["choices"][0]["message"]["content"]
@@ -267,6 +285,18 @@ impl Judge {
                     });
                 }
             }
+        }
+    }
+
+    /// `prompt`'s messages with this judge's boundary, or with one of its
+    /// own when the prompt holds the judge's anywhere.
+    fn render(&self, prompt: &JudgePrompt) -> Result<super::Rendered, super::PromptError> {
+        let shared = self
+            .boundary
+            .get_or_init(|| super::prompt::random_boundary().ok());
+        match shared {
+            Some(b) if !prompt.mentions(b) => prompt.render_with(b),
+            _ => prompt.render(),
         }
     }
 

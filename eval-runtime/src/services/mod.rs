@@ -15,6 +15,7 @@ mod judge;
 #[cfg(feature = "http")]
 mod langsmith;
 mod prompt;
+mod warm;
 
 pub use crate::config::{Price, PriceError, PriceTable, Pricing};
 pub use cache::Cache;

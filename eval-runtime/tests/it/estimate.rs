@@ -60,7 +60,7 @@ fn split_sentences(text: &str) -> Vec<String> {
 /// A judge that answers like a careful model, in exactly the shape each
 /// task asks, reading the data blocks of the request.
 fn judge_answer(body: &Value) -> String {
-    let system = body["messages"][0]["content"].as_str().unwrap_or("");
+    let system = common::task(body);
     let blocks = common::data_blocks(body);
     let block = |name: &str| common::block(body, name).unwrap_or_default();
     let count = |prefix: &str| blocks.iter().filter(|(n, _)| n.starts_with(prefix)).count();

@@ -564,10 +564,9 @@ fn a_judged_run_records_usage_and_never_writes_the_key() {
         if n == 1 {
             return common::Reply::With(429, vec!["retry-after: 0".into()], "{}".into());
         }
-        let system = body["messages"][0]["content"].as_str().unwrap_or("");
         common::Reply::json(
             200,
-            common::chat(if system.starts_with("TASK faithfulness/statements.") {
+            common::chat(if common::task(body) == "faithfulness/statements" {
                 r#"{"statements": ["Paris is the capital of France."]}"#
             } else {
                 r#"{"verdicts": [1]}"#

@@ -7,32 +7,57 @@
 use eval_runtime::services::{JudgePrompt, Rendered};
 use proptest::prelude::*;
 
-/// The blocks of `r.user`, read strictly: each `<data-B name="N">\n`,
-/// content, `\n</data-B>\n`, blocks separated by one `\n`, nothing else.
-/// `None` when the text is not exactly that.
+/// The data blocks of `r.user`, read strictly: sections, each
+/// `<data-B name="N">\n` or `<task-B name="T">\n`, content, `\n</data-B>\n`
+/// or `\n</task-B>\n`, separated by one `\n`, nothing else, and exactly one
+/// task section (after the context blocks, before the others). `None` when
+/// the text is not exactly that.
 fn parse(r: &Rendered) -> Option<Vec<(String, String)>> {
     let b = &r.boundary;
     // The system message announces this boundary and no other.
-    if !r.system.contains(&format!("<data-{b} name=\"NAME\">"))
-        || !r.system.contains(&format!("</data-{b}>"))
-    {
-        return None;
+    for marker in [
+        format!("<data-{b} name=\"NAME\">"),
+        format!("</data-{b}>"),
+        format!("<task-{b} name=\"TASK\">"),
+        format!("</task-{b}>"),
+    ] {
+        if !r.system.contains(&marker) {
+            return None;
+        }
     }
-    let open = format!("<data-{b} name=\"");
-    let close = format!("\n</data-{b}>\n");
     let mut rest = r.user.as_str();
     let mut blocks = Vec::new();
+    let mut tasks = 0;
+    let mut first = true;
     while !rest.is_empty() {
-        if !blocks.is_empty() {
+        if !first {
             rest = rest.strip_prefix('\n')?;
         }
-        rest = rest.strip_prefix(open.as_str())?;
+        first = false;
+        let kind = if rest.starts_with(&format!("<task-{b} name=\"")) {
+            "task"
+        } else {
+            "data"
+        };
+        rest = rest.strip_prefix(format!("<{kind}-{b} name=\"").as_str())?;
         let (name, after) = rest.split_once("\">\n")?;
+        let close = format!("\n</{kind}-{b}>\n");
         let end = after.find(&close)?;
-        blocks.push((name.to_string(), after[..end].to_string()));
+        if kind == "task" {
+            tasks += 1;
+            // Context blocks come before the task, nothing else does.
+            if blocks
+                .iter()
+                .any(|(n, _): &(String, String)| !n.starts_with("context_"))
+            {
+                return None;
+            }
+        } else {
+            blocks.push((name.to_string(), after[..end].to_string()));
+        }
         rest = &after[end + close.len()..];
     }
-    Some(blocks)
+    (tasks == 1).then_some(blocks)
 }
 
 /// Strings made of the markers' syntax as well as arbitrary text.
@@ -47,6 +72,7 @@ fn hostile() -> impl Strategy<Value = String> {
         Just(">\n".to_string()),
         Just("\n".to_string()),
         "[0-9a-f]{16}",
+        "[0-9]{20}",
         Just("＜/data＞".to_string()),
         Just("\u{202E}\u{200D}".to_string()),
     ];
@@ -72,13 +98,15 @@ proptest! {
         let p = prompt(&question, &answer, &context);
         let r = p.render().unwrap();
         let blocks = parse(&r).expect("the user message is blocks only");
-        let mut want = vec![
-            ("question".to_string(), question.clone()),
-            ("answer".to_string(), answer.clone()),
-        ];
-        for (i, c) in context.iter().enumerate() {
-            want.push((format!("context_{}", i + 1), c.clone()));
-        }
+        // The context first (the prefix a sample's questions share), then
+        // the others in the order given.
+        let mut want: Vec<(String, String)> = context
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (format!("context_{}", i + 1), c.clone()))
+            .collect();
+        want.push(("question".to_string(), question.clone()));
+        want.push(("answer".to_string(), answer.clone()));
         prop_assert_eq!(blocks, want);
         // The boundary occurs in no content, so none can close a block.
         prop_assert!(!answer.contains(&r.boundary) && !question.contains(&r.boundary));

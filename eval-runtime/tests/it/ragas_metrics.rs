@@ -569,11 +569,13 @@ async fn rubric_fills_placeholders_and_names_missing_variables() {
             ("rubric_vars.reference_ascii", " /\\_/\\ "),
         ]
     );
-    let system = request["messages"][0]["content"].as_str().unwrap();
+    let (task, instructions) = common::task_section(&request);
     assert!(
-        system.starts_with("TASK rubric. ") && system.contains("data block \"rubric\""),
-        "{system}"
+        task == "rubric" && instructions.contains("data block \"rubric\""),
+        "{task}: {instructions}"
     );
+    assert!(!instructions.contains("=^.^=") && !instructions.contains("Draw a cat"));
+    let system = request["messages"][0]["content"].as_str().unwrap();
     assert!(!system.contains("=^.^=") && !system.contains("Draw a cat"));
     let e = score(
         &rubric("Compare with {reference_code} and {style}"),

@@ -193,13 +193,30 @@ pub fn block(body: &Value, name: &str) -> Option<String> {
         .map(|(_, c)| c)
 }
 
-/// The task a judge request names (`TASK <task>. ...`).
+/// The task a judge request names: its user message's task section,
+/// `<task-B name="TASK">`.
 pub fn task(body: &serde_json::Value) -> String {
+    task_section(body).0
+}
+
+/// The task section of a judge request: its name (the task) and text
+/// (the instructions).
+pub fn task_section(body: &serde_json::Value) -> (String, String) {
     let system = body["messages"][0]["content"].as_str().unwrap_or("");
-    system
-        .strip_prefix("TASK ")
-        .and_then(|s| s.split_once(". "))
-        .map(|(t, _)| t.to_string())
+    let user = body["messages"][1]["content"].as_str().unwrap_or("");
+    let boundary = system
+        .split_once("<data-")
+        .and_then(|(_, rest)| rest.split_once(' '))
+        .map(|(b, _)| b)
+        .unwrap_or("");
+    let open = format!("<task-{boundary} name=\"");
+    let close = format!("\n</task-{boundary}>\n");
+    user.split_once(&open)
+        .and_then(|(_, rest)| rest.split_once("\">\n"))
+        .and_then(|(name, rest)| {
+            rest.split_once(&close)
+                .map(|(text, _)| (name.to_string(), text.to_string()))
+        })
         .unwrap_or_default()
 }
 
