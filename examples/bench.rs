@@ -143,6 +143,32 @@ fn main() {
             1000,
             latency,
         ));
+        if let Some(per_sample) = &targets.attribute_per_sample {
+            runs.push(run(
+                &format!("macro, agent per sample, HTTP, {latency_ms} ms"),
+                per_sample,
+                &["-q"],
+                &env(&[]),
+                1000,
+                latency,
+            ));
+        }
+        let cli_output = work.join("results/cli.json").to_string_lossy().into_owned();
+        runs.push(run(
+            &format!("evals evaluate, HTTP, {latency_ms} ms"),
+            &targets.cli,
+            &[
+                "evaluate",
+                &ds,
+                "--metrics",
+                "contains",
+                "--output",
+                &cli_output,
+            ],
+            &env(&[]),
+            1000,
+            latency,
+        ));
         if latency_ms == 0 {
             runs.push(run(
                 "libtest alone: 1000 trivial #[test]s (baseline)",

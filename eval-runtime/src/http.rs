@@ -135,13 +135,16 @@ impl BoundedBody {
     }
 }
 
-/// The HTTP client for the async runtime the caller runs on. A client's pooled
-/// connections are driven by the runtime that opened them, so each runtime
-/// gets its own client: a connection is never handed to a runtime that does
-/// not drive it (which would stall until the timeout). Clients of runtimes
-/// that are gone are dropped after a while (their connections already are).
-pub(crate) fn runtime_client() -> Result<reqwest::Client> {
-    type Clients = std::sync::Mutex<Vec<(tokio::runtime::Id, reqwest::Client)>>;
+/// The HTTP client for the async runtime the caller runs on, for `https`
+/// URLs when `secure` (else plain `http`). A client's pooled connections
+/// are driven by the runtime that opened them, so each runtime gets its
+/// own client: a connection is never handed to a runtime that does not
+/// drive it (which would stall until the timeout). Clients of runtimes that
+/// are gone are dropped after a while (their connections already are). A
+/// plain-`http` client loads no root certificates: an agent on loopback
+/// does not pay for reading the system's certificate store.
+pub(crate) fn runtime_client(secure: bool) -> Result<reqwest::Client> {
+    type Clients = std::sync::Mutex<Vec<(tokio::runtime::Id, bool, reqwest::Client)>>;
     static CLIENTS: std::sync::OnceLock<Clients> = std::sync::OnceLock::new();
     const KEEP: usize = 64;
     let id = tokio::runtime::Handle::try_current()
@@ -152,29 +155,32 @@ pub(crate) fn runtime_client() -> Result<reqwest::Client> {
         .id();
     let clients = CLIENTS.get_or_init(Default::default);
     let mut clients = clients.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some((_, client)) = clients.iter().find(|(i, _)| *i == id) {
+    if let Some((_, _, client)) = clients.iter().find(|(i, s, _)| *i == id && *s == secure) {
         return Ok(client.clone());
     }
-    let client = build_client()?;
+    let client = build_client(secure)?;
     if clients.len() >= KEEP {
         clients.remove(0);
     }
-    clients.push((id, client.clone()));
+    clients.push((id, secure, client.clone()));
     Ok(client)
 }
 
-fn build_client() -> Result<reqwest::Client> {
+fn build_client(secure: bool) -> Result<reqwest::Client> {
     // reqwest is built without a default crypto provider; ring it is.
     let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::builder()
+    let mut builder = reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(10))
         .pool_idle_timeout(Duration::from_secs(30))
-        .redirect(reqwest::redirect::Policy::custom(redirect_policy))
-        .build()
-        .map_err(|e| Error::Config {
-            what: "HTTP client".into(),
-            reason: one_line(&error_chain(&e), 300),
-        })
+        .redirect(reqwest::redirect::Policy::custom(redirect_policy));
+    if !secure {
+        // No `https` URL goes through it (redirects keep the origin).
+        builder = builder.tls_certs_only(Vec::new());
+    }
+    builder.build().map_err(|e| Error::Config {
+        what: "HTTP client".into(),
+        reason: one_line(&error_chain(&e), 300),
+    })
 }
 
 /// See the module docs: same origin, `307`/`308`, at most [`MAX_REDIRECTS`].

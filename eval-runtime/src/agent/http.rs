@@ -573,7 +573,8 @@ impl HttpAgent {
 
     /// A POST of `body` to the agent, with its key.
     fn post(&self, body: &Value) -> Result<reqwest::RequestBuilder, AgentError> {
-        let client = runtime_client().map_err(|e| AgentError::Setup(e.to_string().into()))?;
+        let client = runtime_client(self.url.scheme() == "https")
+            .map_err(|e| AgentError::Setup(e.to_string().into()))?;
         let mut builder = client
             .post(self.url.clone())
             .timeout(self.timeout)

@@ -161,16 +161,18 @@ pub(crate) fn local_runtime() -> std::io::Result<tokio::runtime::Runtime> {
 }
 
 /// Reports handed from the evaluation thread to the tests waiting for them.
+/// A test waiting for its report is woken alone when that report is filled
+/// (its thread parked in the slot): filling a report wakes no other test,
+/// and none at all when its test has not asked yet (the common case, as
+/// evaluation runs ahead of the tests).
 pub(crate) struct Slots {
     slots: Mutex<SlotState>,
-    ready: Condvar,
+    /// Signalled when nothing is pending any more ([`Slots::wait_all`]).
+    finished: Condvar,
 }
 
 struct SlotState {
     slots: Vec<Slot>,
-    /// Threads blocked in `take`: a fill wakes nobody (no syscall) when zero,
-    /// the common case since evaluation runs ahead of the tests.
-    waiting: usize,
     /// Slots not yet done, of those scheduled.
     pending: usize,
 }
@@ -178,7 +180,8 @@ struct SlotState {
 enum Slot {
     /// Not scheduled: whoever asks evaluates it alone.
     Unselected,
-    Pending,
+    /// Scheduled, not done; the thread waiting for it, once one does.
+    Pending(Option<std::thread::Thread>),
     Done(Box<SampleReport>),
     Taken,
 }
@@ -190,12 +193,17 @@ impl Slots {
             slots: Mutex::new(SlotState {
                 slots: selected
                     .iter()
-                    .map(|s| if *s { Slot::Pending } else { Slot::Unselected })
+                    .map(|s| {
+                        if *s {
+                            Slot::Pending(None)
+                        } else {
+                            Slot::Unselected
+                        }
+                    })
                     .collect(),
-                waiting: 0,
                 pending: selected.iter().filter(|s| **s).count(),
             }),
-            ready: Condvar::new(),
+            finished: Condvar::new(),
         }
     }
 
@@ -203,15 +211,23 @@ impl Slots {
         self.slots.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Publishes the report of item `i`.
+    /// Publishes the report of item `i`, waking its test if it waits.
     pub(crate) fn fill(&self, i: usize, report: SampleReport) {
         let mut state = self.lock();
-        if matches!(state.slots[i], Slot::Pending) {
-            state.pending -= 1;
+        let waiter = match std::mem::replace(&mut state.slots[i], Slot::Done(Box::new(report))) {
+            Slot::Pending(waiter) => {
+                state.pending -= 1;
+                waiter
+            }
+            _ => None,
+        };
+        let finished = state.pending == 0;
+        drop(state);
+        if let Some(thread) = waiter {
+            thread.unpark();
         }
-        state.slots[i] = Slot::Done(Box::new(report));
-        if state.waiting > 0 {
-            self.ready.notify_all();
+        if finished {
+            self.finished.notify_all();
         }
     }
 
@@ -221,10 +237,12 @@ impl Slots {
         let mut state = self.lock();
         loop {
             match state.slots.get_mut(i)? {
-                Slot::Pending => {
-                    state.waiting += 1;
-                    state = self.ready.wait(state).unwrap_or_else(|p| p.into_inner());
-                    state.waiting -= 1;
+                Slot::Pending(waiter) => {
+                    *waiter = Some(std::thread::current());
+                    drop(state);
+                    // Woken by `fill` or `abandon` (or spuriously: look again).
+                    std::thread::park();
+                    state = self.lock();
                 }
                 slot @ Slot::Done(_) => {
                     return match std::mem::replace(slot, Slot::Taken) {
@@ -241,9 +259,7 @@ impl Slots {
     pub(crate) fn wait_all(&self) {
         let mut state = self.lock();
         while state.pending > 0 {
-            state.waiting += 1;
-            state = self.ready.wait(state).unwrap_or_else(|p| p.into_inner());
-            state.waiting -= 1;
+            state = self.finished.wait(state).unwrap_or_else(|p| p.into_inner());
         }
     }
 
@@ -251,17 +267,75 @@ impl Slots {
     /// unscheduled, so its waiter evaluates it alone.
     pub(crate) fn abandon(&self) {
         let mut state = self.lock();
+        let mut waiters = Vec::new();
         for slot in state.slots.iter_mut() {
-            if matches!(slot, Slot::Pending) {
+            if let Slot::Pending(waiter) = slot {
+                waiters.extend(waiter.take());
                 *slot = Slot::Unselected;
             }
         }
         state.pending = 0;
-        self.ready.notify_all();
+        drop(state);
+        for thread in waiters {
+            thread.unpark();
+        }
+        self.finished.notify_all();
     }
 }
 
 /// Runs `f` and turns a panic into its message.
 pub(crate) fn contain<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     std::panic::catch_unwind(AssertUnwindSafe(f)).map_err(|p| panic_text(&p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    fn report(i: usize) -> SampleReport {
+        SampleReport::new(format!("d::s{i}"), &eval_datasets::Sample::new("q"))
+    }
+
+    #[test]
+    fn each_test_gets_its_own_report_whatever_the_order() {
+        let n = 200;
+        let slots = Arc::new(Slots::new(&vec![true; n]));
+        // Tests waiting first, on 8 threads; reports filled in reverse.
+        let takers: Vec<_> = (0..8)
+            .map(|k| {
+                let slots = slots.clone();
+                std::thread::spawn(move || {
+                    (k..n)
+                        .step_by(8)
+                        .map(|i| slots.take(i).map(|r| r.test_name == format!("d::s{i}")))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        for i in (0..n).rev() {
+            slots.fill(i, report(i));
+        }
+        slots.wait_all();
+        for t in takers {
+            assert!(t.join().unwrap().iter().all(|ok| *ok == Some(true)));
+        }
+        assert!(slots.take(0).is_none(), "taken once");
+    }
+
+    #[test]
+    fn abandoned_slots_send_their_tests_to_evaluate_alone() {
+        let slots = Arc::new(Slots::new(&[true, true, false]));
+        slots.fill(0, report(0));
+        let waiting = {
+            let slots = slots.clone();
+            std::thread::spawn(move || slots.take(1).is_none())
+        };
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        slots.abandon();
+        assert!(waiting.join().unwrap(), "the waiter evaluates it alone");
+        slots.wait_all();
+        assert!(slots.take(0).is_some(), "a report filled before is kept");
+        assert!(slots.take(2).is_none());
+    }
 }

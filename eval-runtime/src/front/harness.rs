@@ -339,7 +339,14 @@ impl Harness {
         }
     }
 
-    fn execute(self, args: Arguments) -> Result<Outcome, Error> {
+    fn execute(self, mut args: Arguments) -> Result<Outcome, Error> {
+        // A trial only waits for the report the engine hands it (the engine
+        // evaluates concurrently on its own thread): one test thread takes
+        // them all, with none of the wake-ups of many. `--test-threads`
+        // still decides when given.
+        if args.test_threads.is_none() {
+            args.test_threads = Some(1);
+        }
         let config = Config::own_or_global(self.config.as_ref())?;
         for w in config.warnings() {
             eprintln!("warning: {w}");

@@ -232,7 +232,8 @@ pub(crate) fn sample_hash(sample: &eval_datasets::Sample) -> String {
         extra: &'a serde_json::Map<String, serde_json::Value>,
     }
     let s = sample;
-    let mut h = Hashing(sha2::Sha256::new());
+    // Buffered: serde writes many tiny pieces, each an update otherwise.
+    let mut h = std::io::BufWriter::with_capacity(4096, Hashing(sha2::Sha256::new()));
     let _ = serde_json::to_writer(
         &mut h,
         &Content {
@@ -254,10 +255,11 @@ pub(crate) fn sample_hash(sample: &eval_datasets::Sample) -> String {
             extra: &s.extra,
         },
     );
-    hex(&h.0.finalize()[..8])
+    // Writing into a hasher cannot fail.
+    let _ = std::io::Write::flush(&mut h);
+    hex(&h.get_ref().0.clone().finalize()[..8])
 }
 
-/// Lower-case hex of `bytes`.
 /// SHA-256 over `parts` (each preceded by its length, so no two lists of
 /// parts hash alike), hex: the key of a cached judge answer or a recorded
 /// agent answer.
@@ -271,6 +273,7 @@ pub(crate) fn parts_hash(parts: &[&str]) -> String {
     hex(&h.finalize())
 }
 
+/// Lower-case hex of `bytes`.
 pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes
         .iter()

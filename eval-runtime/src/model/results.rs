@@ -102,6 +102,10 @@ pub const KEPT_CHUNKS: usize = 20;
 
 /// The part of a text kept in results files ([`KEPT_CHARS`] characters).
 pub(crate) fn cut_output(output: &str) -> String {
+    // No more bytes than characters kept: nothing to cut, nothing to count.
+    if output.len() <= KEPT_CHARS {
+        return output.to_string();
+    }
     match output.char_indices().nth(KEPT_CHARS) {
         Some((end, _)) => output[..end].to_string(),
         None => output.to_string(),

@@ -122,10 +122,11 @@ impl Endpoint {
         body: &Value,
         usage: &mut Usage,
     ) -> Result<Value, ServiceError> {
-        let client = runtime_client().map_err(|e| ServiceError::Config {
-            what: "HTTP client".into(),
-            reason: e.to_string(),
-        })?;
+        let client =
+            runtime_client(self.url.scheme() == "https").map_err(|e| ServiceError::Config {
+                what: "HTTP client".into(),
+                reason: e.to_string(),
+            })?;
         let mut attempt = 0u32;
         loop {
             attempt += 1;
