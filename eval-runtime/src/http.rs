@@ -135,15 +135,16 @@ impl BoundedBody {
     }
 }
 
-/// The HTTP client for the async runtime the caller runs on, for `https`
-/// URLs when `secure` (else plain `http`). A client's pooled connections
+/// The HTTP client for calls to `url` from the async runtime the caller
+/// runs on (one for `https` URLs, one for plain `http`). A client's pooled connections
 /// are driven by the runtime that opened them, so each runtime gets its
 /// own client: a connection is never handed to a runtime that does not
 /// drive it (which would stall until the timeout). Clients of runtimes that
 /// are gone are dropped after a while (their connections already are). A
 /// plain-`http` client loads no root certificates: an agent on loopback
 /// does not pay for reading the system's certificate store.
-pub(crate) fn runtime_client(secure: bool) -> Result<reqwest::Client> {
+pub(crate) fn runtime_client(url: &str) -> Result<reqwest::Client> {
+    let secure = url.starts_with("https:");
     type Clients = std::sync::Mutex<Vec<(tokio::runtime::Id, bool, reqwest::Client)>>;
     static CLIENTS: std::sync::OnceLock<Clients> = std::sync::OnceLock::new();
     const KEEP: usize = 64;

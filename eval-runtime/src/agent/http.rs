@@ -70,8 +70,6 @@ pub struct HttpAgent {
     api_key: Option<Secret>,
     map_request: Option<Arc<RequestMap>>,
     map_response: Option<Arc<ResponseMap>>,
-    /// `scheme://host:port`: whose limit on calls in flight the pacer uses.
-    origin: String,
     pacer: Pacer,
     /// `None`: implied by the URL.
     protocol: Option<Protocol>,
@@ -112,11 +110,13 @@ impl HttpAgent {
                 reason: format!("scheme `{}` is not http or https", parsed.scheme()),
             });
         }
-        let origin = parsed.origin().ascii_serialization();
         Ok(HttpAgent {
             shown_url: redact_url(&parsed),
-            pacer: Pacer::for_origin(&origin, DEFAULT_AGENT_MAX_RETRIES, true),
-            origin,
+            pacer: Pacer::for_origin(
+                &parsed.origin().ascii_serialization(),
+                DEFAULT_AGENT_MAX_RETRIES,
+                true,
+            ),
             url: parsed,
             timeout: DEFAULT_TIMEOUT,
             max_response_bytes: crate::http::DEFAULT_MAX_RESPONSE_BYTES,
@@ -155,7 +155,7 @@ impl HttpAgent {
         agent.pacer = agent
             .pacer
             .with_max_retries(config.agent_max_retries)
-            .adaptive(&agent.origin, config.agent_adaptive);
+            .adaptive(config.agent_adaptive);
         Ok(agent)
     }
 
@@ -325,7 +325,7 @@ impl HttpAgent {
     /// (scheme, host, port) shares the limit: clones, and agents built anew
     /// for each sample.
     pub fn adaptive(mut self, on: bool) -> Self {
-        self.pacer = self.pacer.adaptive(&self.origin, on);
+        self.pacer = self.pacer.adaptive(on);
         self
     }
 
@@ -573,7 +573,7 @@ impl HttpAgent {
 
     /// A POST of `body` to the agent, with its key.
     fn post(&self, body: &Value) -> Result<reqwest::RequestBuilder, AgentError> {
-        let client = runtime_client(self.url.scheme() == "https")
+        let client = runtime_client(self.url.as_str())
             .map_err(|e| AgentError::Setup(e.to_string().into()))?;
         let mut builder = client
             .post(self.url.clone())

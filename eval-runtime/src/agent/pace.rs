@@ -71,9 +71,12 @@ pub(crate) enum Attempt<T> {
     Failed(AgentError),
 }
 
-/// Paces the calls to one agent; clones share the limit.
+/// Paces the calls to one origin; every adaptive pacer of the process for
+/// that origin shares its limit.
 #[derive(Debug, Clone)]
 pub(crate) struct Pacer {
+    /// `scheme://host:port`: whose limit is used.
+    origin: Arc<str>,
     max_retries: u32,
     limiter: Option<Arc<Limiter>>,
 }
@@ -85,14 +88,16 @@ impl Pacer {
     /// every pacer of the process for that origin: see the module docs).
     pub(crate) fn for_origin(origin: &str, max_retries: u32, adaptive: bool) -> Pacer {
         Pacer {
+            origin: origin.into(),
             max_retries,
             limiter: adaptive.then(|| Limiter::of_origin(origin)),
         }
     }
 
-    /// The same pacer with an adaptive limit (the origin's) or none.
-    pub(crate) fn adaptive(self, origin: &str, on: bool) -> Pacer {
-        Pacer::for_origin(origin, self.max_retries, on)
+    /// The same pacer with an adaptive limit (its origin's) or none.
+    pub(crate) fn adaptive(mut self, on: bool) -> Pacer {
+        self.limiter = on.then(|| Limiter::of_origin(&self.origin));
+        self
     }
 
     /// The same limit, with at most `max_retries` retries.

@@ -255,9 +255,11 @@ pub(crate) fn sample_hash(sample: &eval_datasets::Sample) -> String {
             extra: &s.extra,
         },
     );
-    // Writing into a hasher cannot fail.
-    let _ = std::io::Write::flush(&mut h);
-    hex(&h.get_ref().0.clone().finalize()[..8])
+    // Writing into a hasher cannot fail: the flush in `into_inner` neither.
+    let h = h
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner().into_parts().0);
+    hex(&h.0.finalize()[..8])
 }
 
 /// SHA-256 over `parts` (each preceded by its length, so no two lists of

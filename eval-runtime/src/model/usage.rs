@@ -294,6 +294,66 @@ mod tests {
     use super::*;
 
     #[test]
+    fn cached_prompt_tokens_are_read_in_every_servers_shape() {
+        use serde_json::json;
+        let of = |v: serde_json::Value| {
+            let r = Reported::of(Some(&v));
+            (r.prompt, r.completion, r.cached)
+        };
+        // OpenAI chat completions, vLLM.
+        assert_eq!(
+            of(json!({"prompt_tokens": 1200, "completion_tokens": 30,
+                      "prompt_tokens_details": {"cached_tokens": 1024}})),
+            (1200, 30, 1024)
+        );
+        // OpenAI responses.
+        assert_eq!(
+            of(json!({"input_tokens": 900, "output_tokens": 20,
+                      "input_tokens_details": {"cached_tokens": 768}})),
+            (900, 20, 768)
+        );
+        // DeepSeek.
+        assert_eq!(
+            of(json!({"prompt_tokens": 500, "completion_tokens": 9,
+                      "prompt_cache_hit_tokens": 448, "prompt_cache_miss_tokens": 52})),
+            (500, 9, 448)
+        );
+        // Anthropic: input tokens leave the cache reads and writes out.
+        assert_eq!(
+            of(json!({"input_tokens": 50, "output_tokens": 7,
+                      "cache_read_input_tokens": 2000, "cache_creation_input_tokens": 100})),
+            (2150, 7, 2000)
+        );
+        // No cache said; a cached count above the prompt is cut to it.
+        assert_eq!(of(json!({"prompt_tokens": 3})), (3, 0, 0));
+        assert_eq!(
+            of(json!({"prompt_tokens": 3, "prompt_tokens_details": {"cached_tokens": 9}})),
+            (3, 0, 3)
+        );
+        assert_eq!(Reported::of(None), Reported::default());
+        // Counted only when credible.
+        let mut u = Usage::ZERO;
+        u.count_reported(
+            "t",
+            Reported {
+                prompt: 10,
+                completion: 1,
+                cached: 8,
+            },
+        );
+        assert_eq!((u.prompt_tokens, u.cached_tokens), (10, 8));
+        u.count_reported(
+            "t",
+            Reported {
+                prompt: u64::MAX,
+                completion: 0,
+                cached: 5,
+            },
+        );
+        assert_eq!((u.cached_tokens, u.not_credible), (8, 1));
+    }
+
+    #[test]
     fn a_replayed_usage_is_counted_as_a_reply_and_never_overflows() {
         let edited = Usage {
             calls: 3,

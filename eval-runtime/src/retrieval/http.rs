@@ -74,8 +74,8 @@ impl HttpRetriever {
             .join(path)
             .map_err(|e| RetrieverError::Failed(e.to_string()))?;
         let shown = redact_url(&url);
-        let client = runtime_client(url.scheme() == "https")
-            .map_err(|e| RetrieverError::Failed(e.to_string()))?;
+        let client =
+            runtime_client(url.as_str()).map_err(|e| RetrieverError::Failed(e.to_string()))?;
         let response = client
             .post(url.clone())
             .timeout(self.timeout)

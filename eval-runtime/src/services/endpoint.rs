@@ -122,11 +122,10 @@ impl Endpoint {
         body: &Value,
         usage: &mut Usage,
     ) -> Result<Value, ServiceError> {
-        let client =
-            runtime_client(self.url.scheme() == "https").map_err(|e| ServiceError::Config {
-                what: "HTTP client".into(),
-                reason: e.to_string(),
-            })?;
+        let client = runtime_client(self.url.as_str()).map_err(|e| ServiceError::Config {
+            what: "HTTP client".into(),
+            reason: e.to_string(),
+        })?;
         let mut attempt = 0u32;
         loop {
             attempt += 1;

@@ -146,8 +146,7 @@ impl LangSmith {
             step: step.to_string(),
             why,
         };
-        let client =
-            runtime_client(self.endpoint.starts_with("https:")).map_err(|e| fail(e.to_string()))?;
+        let client = runtime_client(&self.endpoint).map_err(|e| fail(e.to_string()))?;
         let mut key = reqwest::header::HeaderValue::from_str(self.key.expose())
             .map_err(|_| fail("the key holds characters not allowed in an HTTP header".into()))?;
         key.set_sensitive(true);

@@ -255,20 +255,25 @@ fn k_at_once(k: usize) -> (String, Arc<AtomicUsize>) {
     (rx.recv().unwrap(), most)
 }
 
+/// 300 samples whose answer is their question, scored by `exact_match`,
+/// with 32 calls in flight allowed by the engine.
+fn three_hundred_samples(name: &str) -> PlanBuilder {
+    let samples: Vec<Sample> = (0..300)
+        .map(|i| Sample::new(format!("question {i}")).with_expected(format!("question {i}")))
+        .collect();
+    PlanBuilder::new()
+        .samples(name, samples, "exact_match")
+        .concurrency(32)
+}
+
 #[test]
 fn an_agent_taking_few_calls_at_once_gets_every_sample_answered() {
     // 300 samples, 32 calls in flight allowed by the engine, an agent that
     // takes 4 at once: the limit comes down to what the agent takes, and
     // every sample is answered (none runs out of retries).
     let (url, most) = k_at_once(4);
-    let samples: Vec<Sample> = (0..300)
-        .map(|i| Sample::new(format!("question {i}")).with_expected(format!("question {i}")))
-        .collect();
-    let plan = PlanBuilder::new()
-        .samples("paced", samples, "exact_match")
-        .concurrency(32);
     let runner = Runner::new().config(Config::empty());
-    let prepared = runner.prepare(plan).unwrap();
+    let prepared = runner.prepare(three_hundred_samples("paced")).unwrap();
     let agent = HttpAgent::new(&url).unwrap();
     assert_eq!(
         agent.concurrency_limit(),
@@ -304,14 +309,8 @@ fn agents_built_for_each_sample_share_the_limit_of_their_origin() {
     // flight allowed, an agent taking 4 at once; each sample calls through
     // an agent of its own.
     let (url, most) = k_at_once(4);
-    let samples: Vec<Sample> = (0..300)
-        .map(|i| Sample::new(format!("question {i}")).with_expected(format!("question {i}")))
-        .collect();
-    let plan = PlanBuilder::new()
-        .samples("per-sample", samples, "exact_match")
-        .concurrency(32);
     let runner = Runner::new().config(Config::empty());
-    let prepared = runner.prepare(plan).unwrap();
+    let prepared = runner.prepare(three_hundred_samples("per-sample")).unwrap();
     let built = Arc::new(AtomicUsize::new(0));
     let count = built.clone();
     let origin = url.clone();

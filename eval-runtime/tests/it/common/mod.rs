@@ -156,10 +156,9 @@ pub fn chat(content: &str) -> String {
     .to_string()
 }
 
-/// The data blocks of a logged judge request, `(name, content)` in order:
-/// the boundary read from the system message's rule, the blocks from the
-/// first user message. A test's own reading of the format.
-pub fn data_blocks(body: &Value) -> Vec<(String, String)> {
+/// The boundary a logged judge request's system message announces, and
+/// its user message.
+fn boundary_and_user(body: &Value) -> (&str, &str) {
     let system = body["messages"][0]["content"].as_str().unwrap_or("");
     let user = body["messages"][1]["content"].as_str().unwrap_or("");
     let boundary = system
@@ -167,6 +166,14 @@ pub fn data_blocks(body: &Value) -> Vec<(String, String)> {
         .and_then(|(_, rest)| rest.split_once(' '))
         .map(|(b, _)| b)
         .unwrap_or("");
+    (boundary, user)
+}
+
+/// The data blocks of a logged judge request, `(name, content)` in order:
+/// the boundary read from the system message's rule, the blocks from the
+/// first user message. A test's own reading of the format.
+pub fn data_blocks(body: &Value) -> Vec<(String, String)> {
+    let (boundary, user) = boundary_and_user(body);
     let open = format!("<data-{boundary} name=\"");
     let close = format!("\n</data-{boundary}>\n");
     let mut blocks = Vec::new();
@@ -202,13 +209,7 @@ pub fn task(body: &serde_json::Value) -> String {
 /// The task section of a judge request: its name (the task) and text
 /// (the instructions).
 pub fn task_section(body: &serde_json::Value) -> (String, String) {
-    let system = body["messages"][0]["content"].as_str().unwrap_or("");
-    let user = body["messages"][1]["content"].as_str().unwrap_or("");
-    let boundary = system
-        .split_once("<data-")
-        .and_then(|(_, rest)| rest.split_once(' '))
-        .map(|(b, _)| b)
-        .unwrap_or("");
+    let (boundary, user) = boundary_and_user(body);
     let open = format!("<task-{boundary} name=\"");
     let close = format!("\n</task-{boundary}>\n");
     user.split_once(&open)
