@@ -11,7 +11,6 @@ use std::time::Duration;
 
 use eval_datasets::{Sample, manifest};
 use eval_runtime::plan::{PlanBuilder, Subset};
-use eval_runtime::results::summary_text;
 use eval_runtime::retrieval::{HttpRetriever, RetrieverAgent};
 use eval_runtime::{AgentError, BoxFuture, Config, HttpAgent, Paint, Response, Runner};
 
@@ -233,7 +232,9 @@ pub fn run(args: Args) -> Result<u8, Failure> {
     if let Some(path) = &args.junit {
         runner = runner.junit(path);
     }
-    runner = runner.no_html(args.no_html);
+    // The results file holds every sample; the command keeps only what it
+    // prints (--json prints them all).
+    runner = runner.no_html(args.no_html).streamed(!args.json);
     let prepared = runner
         .prepare(plan)
         .map_err(|e| Failure::config(e.to_string()))?;
@@ -320,7 +321,7 @@ pub fn run(args: Args) -> Result<u8, Failure> {
             .map_err(|e| Failure::config(format!("cannot render the results: {e}")))?;
         outln!("{text}");
     } else {
-        out!("{}", summary_text(&outcome.results, paint));
+        out!("{}", outcome.summary_text(paint));
         if let Some((path, b)) = &outcome.baseline {
             out!("{}", b.render(path));
         }

@@ -163,6 +163,10 @@ pub struct Config {
     pub max_response_bytes: u64,
     /// `EVAL_MAX_DATASET_BYTES`: the largest dataset file read.
     pub max_dataset_bytes: u64,
+    /// `EVAL_SPILL_BYTES`: how many bytes of finished records a run holds
+    /// in memory before it writes them, sorted, to a temporary file
+    /// (default 8 MiB).
+    pub spill_bytes: u64,
     /// `NEXTEST` or `NEXTEST_RUN_ID` is set: this process runs one test.
     pub under_nextest: bool,
     /// `NEXTEST_RUN_ID`: which nextest run this process belongs to.
@@ -226,10 +230,14 @@ const KNOWN: &[&str] = &[
     "EVAL_ACCEPT_BASELINE",
     "EVAL_MAX_RESPONSE_BYTES",
     "EVAL_MAX_DATASET_BYTES",
+    "EVAL_SPILL_BYTES",
     "EVAL_PRICES",
     "EVAL_STEP_SUMMARY",
     "EVAL_INCONCLUSIVE",
 ];
+
+/// Bytes of finished records a run holds in memory by default (`EVAL_SPILL_BYTES`).
+pub(crate) const DEFAULT_SPILL_BYTES: u64 = 8 << 20;
 
 /// The process's settings, once read.
 static GLOBAL: OnceLock<Result<Config, ConfigError>> = OnceLock::new();
@@ -376,6 +384,7 @@ impl Config {
         let accept = get("EVAL_ACCEPT_BASELINE", false);
         let max_response = get("EVAL_MAX_RESPONSE_BYTES", false);
         let max_dataset_bytes = get("EVAL_MAX_DATASET_BYTES", false);
+        let spill_bytes = get("EVAL_SPILL_BYTES", false);
         let nextest = get("NEXTEST", false);
         let nextest_run_id = get("NEXTEST_RUN_ID", false);
         let manifest_dir = get("CARGO_MANIFEST_DIR", false).map(PathBuf::from);
@@ -487,6 +496,12 @@ impl Config {
             max_dataset_bytes,
             1..=u64::MAX,
             eval_datasets::files::DEFAULT_MAX_DATASET_BYTES,
+        );
+        let spill_bytes = size(
+            "EVAL_SPILL_BYTES",
+            spill_bytes,
+            1..=u64::MAX,
+            DEFAULT_SPILL_BYTES,
         );
         let mut switch = |name: &'static str, value: Option<String>, default: bool| match value {
             None => default,
@@ -623,6 +638,7 @@ impl Config {
             inconclusive,
             max_response_bytes,
             max_dataset_bytes,
+            spill_bytes,
             under_nextest: nextest.is_some() || nextest_run_id.is_some(),
             nextest_run_id,
             manifest_dir,

@@ -26,5 +26,6 @@ mod provenance;
 mod robustness;
 mod runevals_flow;
 mod special_files;
+mod spill;
 mod summary;
 mod terminal;

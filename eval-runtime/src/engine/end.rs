@@ -20,7 +20,7 @@ use super::{Run, results_of, write_results};
 use crate::config::Config;
 use crate::model::{DatasetSummary, Error, Results};
 use crate::output::{
-    BaselineOutcome, ResultsKey, RunVerdict, auto_step_summary, check_baseline, html_path,
+    BaselineOutcome, ResultsKey, RunVerdict, Shown, auto_step_summary, check_baseline, html_path,
     write_html,
 };
 use crate::plan::Baseline;
@@ -42,8 +42,14 @@ pub(crate) enum Ending {
     /// One nextest part: its part file at `path`, nothing else.
     Part { path: PathBuf },
     /// The `evals` command: the results file where `--output` says (none:
-    /// kept in memory only), the HTML report beside it when `html`.
-    Command { output: Option<PathBuf>, html: bool },
+    /// kept in memory only), the HTML report beside it when `html`. `keep`:
+    /// the whole run is kept in memory (else, when the file is all that
+    /// needs it, it is streamed there and only its summaries are kept).
+    Command {
+        output: Option<PathBuf>,
+        html: bool,
+        keep: bool,
+    },
 }
 
 /// What the end of a run is given besides the runs.
@@ -61,8 +67,11 @@ pub(crate) struct End<'a> {
 pub(crate) struct Ended {
     /// The datasets' summaries and gate verdicts.
     pub datasets: Vec<DatasetSummary>,
-    /// The whole run, when it was built in memory (always for the command).
+    /// The whole run, when it was built in memory; else (streamed) its
+    /// header only, for the command: summaries, gates, provenance, no samples.
     pub results: Option<Results>,
+    /// What a summary shows of the samples, when they were streamed.
+    pub shown: Option<Shown>,
     /// The results file written.
     pub results_path: Option<PathBuf>,
     /// The HTML report written.
@@ -116,7 +125,7 @@ fn write_end(
                 missing,
             ),
             Ending::Part { path } => (Some(path), None, false, &[]),
-            Ending::Command { output, html } => (
+            Ending::Command { output, html, .. } => (
                 output.as_deref(),
                 output
                     .as_deref()
@@ -127,7 +136,10 @@ fn write_end(
             ),
         };
     let part = matches!(end.ending, Ending::Part { .. });
-    let command = matches!(end.ending, Ending::Command { .. });
+    let keep = matches!(
+        end.ending,
+        Ending::Command { keep: true, .. } | Ending::Command { output: None, .. }
+    );
     let junit = (!part)
         .then(|| end.junit.clone().or_else(|| config.junit.clone()))
         .flatten();
@@ -145,17 +157,22 @@ fn write_end(
         _ => None,
     };
 
-    if !(command || junit.is_some() || step_summary || baseline.is_some()) {
+    if !(keep || junit.is_some() || step_summary || baseline.is_some()) {
         // Nothing needs the run whole: stream it (with its page, in the
         // same pass).
-        let datasets = match results_path {
-            Some(path) => write_results(path, key, runs, missing, html.as_deref())?,
-            None => results_of(runs, key, missing).datasets,
+        let (header, shown) = match results_path {
+            Some(path) => {
+                let (header, shown) = write_results(path, key, runs, missing, html.as_deref())?;
+                (header, Some(shown))
+            }
+            None => (results_of(runs, key, missing)?, None),
         };
+        let command = matches!(end.ending, Ending::Command { .. });
         return Ok(Ended {
-            verdict: RunVerdict::of(&datasets),
-            datasets,
-            results: None,
+            verdict: RunVerdict::of(&header.datasets),
+            datasets: header.datasets.clone(),
+            results: command.then_some(header),
+            shown: shown.filter(|_| command),
             results_path: results_path.map(Path::to_path_buf),
             html,
             junit: None,
@@ -164,7 +181,7 @@ fn write_end(
         });
     }
 
-    let results = results_of(runs, key, missing);
+    let results = results_of(runs, key, missing)?;
     if let Some(path) = results_path {
         results.write(path)?;
     }
@@ -203,6 +220,7 @@ fn write_end(
     Ok(Ended {
         datasets: results.datasets.clone(),
         results: Some(results),
+        shown: None,
         results_path: results_path.map(Path::to_path_buf),
         html,
         junit,

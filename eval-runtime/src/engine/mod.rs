@@ -10,33 +10,32 @@
 //! verdicts come from [`output`](crate::output).
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
 
 use tokio::sync::Semaphore;
 
 use crate::agent::Agent;
 pub(crate) use crate::notice::warn;
 use crate::output::{
-    DatasetSummary, DatasetTerms, Measured, MetricRecord, Results, ResultsError, ResultsKey,
-    SampleRecord, SampleReport, ScoreOf, Summaries, SummarySample,
+    DatasetSummary, DatasetTerms, Results, ResultsError, ResultsKey, SampleRecord, SampleReport,
+    Shown, Summaries,
 };
 use crate::plan::LoadedDataset;
 use crate::services::Services;
-use crate::stats::Decision;
 
 mod end;
 pub(crate) mod evaluate;
 mod provenance;
-mod record;
 pub(crate) mod schedule;
 mod select;
+mod spool;
 
 pub(crate) use end::{End, Ended, Ending, end_run};
 pub use select::Selection;
 
-use record::Compact;
 use schedule::{Job, Slots};
+use spool::{Held, Spool};
 
 /// What runs when the evaluation thread has stored its last report.
 pub(crate) type OnComplete = Box<dyn Fn(&Arc<Run>) + Send + Sync>;
@@ -50,7 +49,8 @@ pub(crate) struct Run {
     permits: Arc<Semaphore>,
     limit: usize,
     slots: OnceLock<Slots>,
-    records: Mutex<Vec<Option<Compact>>>,
+    /// The finished samples' records (see [`spool`]).
+    records: Spool,
     /// The project the run is in (its git revision goes into provenance).
     project: Option<std::path::PathBuf>,
     /// Where calibrations of the judged metrics are looked for.
@@ -71,10 +71,13 @@ impl Run {
         self
     }
 
-    /// The same run, showing the κ of calibrations in `dir` made with its
-    /// judge.
-    pub(crate) fn calibrated_from(mut self, dir: PathBuf) -> Run {
-        self.calibrations = Some(dir);
+    /// The same run under `config`: it shows the κ of calibrations made
+    /// with its judge (from the calibration directory), and holds at most
+    /// `EVAL_SPILL_BYTES` of finished records in memory.
+    pub(crate) fn configured(mut self, config: &crate::config::Config) -> Run {
+        self.calibrations = Some(crate::output::calibration_dir(config));
+        let limit = usize::try_from(config.spill_bytes).unwrap_or(usize::MAX);
+        self.records = Spool::with_limit(self.trials.len(), limit);
         self
     }
 
@@ -115,7 +118,7 @@ impl Run {
             .enumerate()
             .flat_map(|(d, l)| (0..l.samples.len()).map(move |i| (d as u32, i as u32)))
             .collect();
-        let records = (0..trials.len()).map(|_| None).collect();
+        let records = Spool::new(trials.len());
         Run {
             datasets,
             trials,
@@ -123,7 +126,7 @@ impl Run {
             permits,
             limit,
             slots: OnceLock::new(),
-            records: Mutex::new(records),
+            records,
             project: None,
             calibrations: None,
             agent: OnceLock::new(),
@@ -304,12 +307,22 @@ impl Run {
         report.unscored() || (!d.plan.ci_gate && !report.passed())
     }
 
+    /// Keeps trial `t`'s record (serialized once, here).
     fn store(&self, t: usize, report: &SampleReport) {
-        self.lock()[t] = Some(Compact::from_report(report));
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Vec<Option<Compact>>> {
-        self.records.lock().unwrap_or_else(|p| p.into_inner())
+        let (d, i) = self.at(t);
+        let sample = &d.samples[i];
+        let record = SampleRecord {
+            cluster: d.cluster_of(sample),
+            ..SampleRecord::from_report(&d.plan.name, sample, report)
+        };
+        match serde_json::to_vec(&record) {
+            Ok(json) => self.records.put(t, (&d.plan.name, &d.names[i]), &json),
+            // Its dataset is then incomplete, and the run with it.
+            Err(e) => warn(&format!(
+                "the record of {} cannot be serialized ({e}); the run is incomplete",
+                eval_datasets::terminal::escaped(&record.test_name)
+            )),
+        }
     }
 
     /// The names of the run's datasets.
@@ -333,196 +346,143 @@ impl Run {
             .collect()
     }
 
-    /// The record of trial `t`, rebuilt from its compact form.
-    fn record(&self, t: usize, c: &Compact) -> SampleRecord {
-        let (d, i) = self.at(t);
-        let sample = &d.samples[i];
-        SampleRecord {
-            dataset: d.plan.name.clone(),
-            test_name: self.name(t),
-            verdict: c.verdict,
-            counted_as: crate::output::counted_as(c.verdict, c.passed),
-            cluster: d.cluster_of(sample),
-            metrics: d
-                .specs(i)
-                .iter()
-                .zip(c.metrics.iter())
-                .map(|(spec, m)| MetricRecord {
-                    name: spec.name.clone(),
-                    score: m.score,
-                    op: spec.op.to_string(),
-                    threshold: spec.threshold,
-                    passed: m.passed,
-                    error: m.error.as_deref().map(str::to_string),
-                    method: m.method.map(str::to_string),
-                    raw: m.raw,
-                    spread: m.spread.map(Into::into),
-                    reason: m.reason.as_deref().map(str::to_string),
-                })
-                .collect(),
-            latency_ms: f64::from(c.latency_ms),
-            error: c.error.as_deref().map(str::to_string),
-            output: c.output.as_deref().map(str::to_string),
-            context: c.more().context.clone(),
-            retrieved_ids: c.more().retrieved.clone(),
-            ttft_ms: c.more().ttft_ms.map(f64::from),
-            tool_calls: c.more().tool_calls.clone(),
-            agent: c.more().agent,
-            usage: c.more().usage,
-            embeddings: c.more().embeddings,
-            cost_usd: c.more().cost_usd,
-            cost_unknown: c.more().cost_unknown.as_deref().map(str::to_string),
-            runs: c.runs(),
-            ..SampleRecord::describing(sample)
-        }
-    }
-
-    /// Adds trial `t`'s compact record to `summaries` (no record rebuilt).
-    fn summarise(&self, t: usize, c: &Compact, summaries: &mut Summaries) {
-        let (d, i) = self.at(t);
-        let scores = d
-            .specs(i)
-            .iter()
-            .zip(c.metrics.iter())
-            .map(|(spec, m)| ScoreOf {
-                name: spec.name.as_str(),
-                score: m.score,
-                passed: m.passed,
-                inconclusive: m
-                    .spread
-                    .is_some_and(|s| s.decision == Decision::Inconclusive),
-            });
-        let more = c.more();
-        let measured = Measured::from_totals(
-            (
-                f64::from(c.latency_ms),
-                more.ttft_ms.map(f64::from),
-                more.cost_usd,
-            ),
-            c.runs(),
-            [more.agent, more.usage, more.embeddings],
-            more.cost_unknown.is_some(),
-        );
-        let cluster = d.cluster_of(&d.samples[i]);
-        let sample = SummarySample {
-            dataset: &d.plan.name,
-            verdict: c.verdict,
-            passed: c.passed,
-            cluster: cluster.as_deref(),
-        };
-        summaries.add_scores(sample, scores, &measured);
-    }
-
     /// The summaries of what ran so far (gates judged over complete datasets).
-    pub(crate) fn summaries(&self) -> Vec<DatasetSummary> {
-        let records = self.lock();
+    pub(crate) fn summaries(&self) -> Result<Vec<DatasetSummary>, ResultsError> {
         let terms = self.terms();
         let mut summaries = Summaries::new(&terms);
-        for (t, c) in records.iter().enumerate() {
-            if let Some(c) = c {
-                self.summarise(t, c, &mut summaries);
-            }
-        }
-        summaries.finish(&terms)
+        let mut held = [self.records.hold()];
+        for_each_record(&mut held, |_, record| {
+            summaries.add(&record);
+            Ok(())
+        })?;
+        Ok(summaries.finish(&terms))
     }
+}
+
+/// Calls `f` with every record `held`, in the results file's order (by
+/// dataset, then test name): its compact JSON and the record read back.
+fn for_each_record(
+    held: &mut [Held<'_>],
+    mut f: impl FnMut(&[u8], SampleRecord) -> Result<(), ResultsError>,
+) -> Result<(), ResultsError> {
+    for entry in spool::merged(held).map_err(ResultsError::Records)? {
+        let entry = entry.map_err(ResultsError::Records)?;
+        let record = serde_json::from_slice(entry.record())
+            .map_err(|e| ResultsError::Records(std::io::Error::other(e)))?;
+        f(entry.record(), record)?;
+    }
+    Ok(())
 }
 
 /// Everything `runs` evaluated so far, as one [`Results`] in memory (see
 /// [`end`] for when; otherwise [`write_results`] streams it). `missing`:
 /// datasets that should be there and are not (the run is then incomplete).
-pub(crate) fn results_of(runs: &[&Run], key: &ResultsKey, missing: &[String]) -> Results {
+pub(crate) fn results_of(
+    runs: &[&Run],
+    key: &ResultsKey,
+    missing: &[String],
+) -> Result<Results, ResultsError> {
     let mut terms = BTreeMap::new();
-    let mut samples = Vec::new();
     for run in runs {
         terms.extend(run.terms());
-        let records = run.lock();
-        samples.extend(
-            records
-                .iter()
-                .enumerate()
-                .filter_map(|(t, c)| c.as_ref().map(|c| run.record(t, c))),
-        );
     }
+    let mut held: Vec<Held<'_>> = runs.iter().map(|r| r.records.hold()).collect();
+    let mut samples = Vec::with_capacity(held.iter().map(Held::len).sum());
+    for_each_record(&mut held, |_, record| {
+        samples.push(record);
+        Ok(())
+    })?;
+    drop(held);
     let mut results = Results::new(&key.binary, samples, &terms);
     results.package = key.package.clone();
     results.provenance = provenance::combine(runs.iter().map(|r| r.provenance()));
     results.complete &= missing.is_empty();
     results.missing_datasets = missing.to_vec();
-    results
+    Ok(results)
 }
 
 /// Writes the results of `runs` to `path` (one file for all of them: the
 /// attribute's datasets of one process), sorted by dataset and test name,
-/// one record at a time; returns the datasets' summaries. `missing`: datasets
-/// that should be there and are not (the run is then incomplete). `html`:
-/// the HTML report is written there too, in the same pass.
+/// one record at a time, in two passes over the records: the summaries
+/// (and the HTML report's samples, when `html` says where it goes), then
+/// the file; returns the file's header (its `samples` left empty) and what
+/// a summary shows of its samples. `missing`: datasets that should be there
+/// and are not (the run is then incomplete).
 pub(crate) fn write_results(
     path: &Path,
     key: &ResultsKey,
     runs: &[&Run],
     missing: &[String],
     html: Option<&Path>,
-) -> Result<Vec<DatasetSummary>, ResultsError> {
-    let guards: Vec<_> = runs.iter().map(|r| r.lock()).collect();
+) -> Result<(Results, Shown), ResultsError> {
     let mut terms = BTreeMap::new();
     for run in runs {
         terms.extend(run.terms());
     }
-    // (run, trial), sorted by dataset then sample name (= by test name).
-    let mut order: Vec<(usize, usize)> = Vec::new();
-    let mut summaries = Summaries::new(&terms);
-    for (r, run) in runs.iter().enumerate() {
-        for (t, c) in guards[r].iter().enumerate() {
-            if let Some(c) = c {
-                run.summarise(t, c, &mut summaries);
-                order.push((r, t));
-            }
-        }
-    }
-    let key_of = |&(r, t): &(usize, usize)| {
-        let (d, i) = runs[r].at(t);
-        (d.plan.name.as_str(), d.names[i].as_str())
-    };
-    order.sort_by(|a, b| key_of(a).cmp(&key_of(b)));
-    let (datasets, complete) = summaries.finish_run(&terms);
     let provenance = provenance::combine(runs.iter().map(|r| r.provenance()));
     let provenance = provenance.as_ref();
-    let count = order.len();
-    let records = order
-        .into_iter()
-        .filter_map(|(r, t)| guards[r][t].as_ref().map(|c| runs[r].record(t, c)));
+    let mut held: Vec<Held<'_>> = runs.iter().map(|r| r.records.hold()).collect();
     let names = (key.binary.as_str(), key.package.as_deref());
-    let Some(html) = html else {
-        crate::output::write_streaming(
+    let mut summaries = Summaries::new(&terms);
+    let mut shown = Shown::default();
+    let header = |datasets: Vec<DatasetSummary>, complete: bool| {
+        let mut results = Results::new(&key.binary, Vec::new(), &BTreeMap::new());
+        results.package = key.package.clone();
+        results.provenance = provenance.cloned();
+        results.complete = complete && missing.is_empty();
+        results.missing_datasets = missing.to_vec();
+        results.usage = crate::output::total_usage(&datasets);
+        results.datasets = datasets;
+        results
+    };
+    let file = |held: &mut [Held<'_>], datasets: &[DatasetSummary], complete: bool| {
+        let failed = std::cell::Cell::new(None);
+        let records = spool::merged(held)
+            .map_err(ResultsError::Records)?
+            .map(|entry| {
+                let raw = entry.and_then(|e| {
+                    serde_json::from_slice::<Box<serde_json::value::RawValue>>(e.record())
+                        .map_err(std::io::Error::other)
+                });
+                Copied(raw.map_err(|e| failed.set(Some(e))).ok())
+            });
+        let written = crate::output::write_streaming(
             path,
             names,
-            (&datasets, complete, missing),
+            (datasets, complete, missing),
             provenance,
             records,
-        )?;
-        return Ok(datasets);
+        );
+        // A record that cannot be read back fails the write (the file is
+        // left as it was), and says why.
+        match failed.take() {
+            Some(e) => Err(ResultsError::Records(e)),
+            None => written,
+        }
     };
+    let Some(html) = html else {
+        for_each_record(&mut held, |_, record| {
+            summaries.add(&record);
+            shown.add(&record);
+            Ok(())
+        })?;
+        let (datasets, complete) = summaries.finish_run(&terms);
+        file(&mut held, &datasets, complete)?;
+        return Ok((header(datasets, complete), shown));
+    };
+    let count = held.iter().map(Held::len).sum();
+    let mut written = None;
     crate::output::write_html_along(html, &key.binary, count, |page| {
-        crate::output::write_streaming(
-            path,
-            names,
-            (&datasets, complete, missing),
-            provenance,
-            records.map(|r| {
-                // Serialized once, for both files (the results file's
-                // layout writes records compact, as the page does).
-                match serde_json::value::to_raw_value(&r) {
-                    Ok(raw) => {
-                        page.sample_as(&r, Some(raw.get()));
-                        Written::Raw(raw)
-                    }
-                    Err(_) => {
-                        page.sample(&r);
-                        Written::Record(Box::new(r))
-                    }
-                }
-            }),
-        )?;
+        for_each_record(&mut held, |json, record| {
+            summaries.add(&record);
+            shown.add(&record);
+            // The page takes the record as the results file does (compact).
+            page.sample_as(&record, std::str::from_utf8(json).ok());
+            Ok(())
+        })?;
+        let (datasets, complete) =
+            std::mem::replace(&mut summaries, Summaries::new(&terms)).finish_run(&terms);
+        file(&mut held, &datasets, complete)?;
         let whole = complete && missing.is_empty();
         page.end_run(&crate::output::RunMeta {
             binary: &key.binary,
@@ -534,16 +494,25 @@ pub(crate) fn write_results(
             provenance,
             datasets: &datasets,
         });
+        written = Some((datasets, complete));
         Ok(())
     })?;
-    Ok(datasets)
+    let (datasets, complete) = written.unwrap_or_default();
+    Ok((header(datasets, complete), shown))
 }
 
-/// A sample record as the results file gets it: already serialized (for
-/// the page too), or as it is.
-#[derive(serde::Serialize)]
-#[serde(untagged)]
-enum Written {
-    Raw(Box<serde_json::value::RawValue>),
-    Record(Box<crate::output::SampleRecord>),
+/// A record copied into the results file as it was serialized; `None` (it
+/// could not be read back) fails the file's serialization, so no partial
+/// file replaces the last one.
+struct Copied(Option<Box<serde_json::value::RawValue>>);
+
+impl serde::Serialize for Copied {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.0 {
+            Some(raw) => raw.serialize(s),
+            None => Err(serde::ser::Error::custom(
+                "a record of the run could not be read back",
+            )),
+        }
+    }
 }

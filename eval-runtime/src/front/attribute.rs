@@ -194,7 +194,7 @@ impl Embedded {
                 plan.concurrency,
             )
             .in_project(&plan.base_dir)
-            .calibrated_from(crate::output::calibration_dir(config)),
+            .configured(config),
         ))
     }
 
@@ -523,7 +523,10 @@ fn gates(ds: &'static Embedded, agent: Arc<dyn Agent>) {
         return;
     }
     run.wait();
-    let summaries = run.summaries();
+    let summaries = match run.summaries() {
+        Ok(summaries) => summaries,
+        Err(e) => fail(format!("gates of {name} not judged: {e}")),
+    };
     let usage = crate::output::total_usage(&summaries);
     if !usage.is_empty() {
         println!("{name} usage: {}", usage.line());

@@ -403,7 +403,7 @@ impl Harness {
         let run = Arc::new(
             Run::new(datasets, services, plan.concurrency)
                 .in_project(&plan.base_dir)
-                .calibrated_from(crate::output::calibration_dir(config)),
+                .configured(config),
         );
         let trials: Vec<Trial> = (0..run.len())
             .map(|t| {

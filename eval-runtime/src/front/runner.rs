@@ -36,6 +36,7 @@ pub struct Runner {
     output: Option<PathBuf>,
     junit: Option<PathBuf>,
     no_html: bool,
+    streamed: bool,
 }
 
 /// A plan loaded and checked, ready to evaluate ([`Runner::prepare`]; see
@@ -45,6 +46,7 @@ pub struct Prepared<'a> {
     output: Option<&'a Path>,
     junit: Option<&'a Path>,
     no_html: bool,
+    streamed: bool,
     run: Run,
     baseline: Option<Baseline>,
     config: &'a Config,
@@ -58,7 +60,8 @@ pub struct Prepared<'a> {
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct RunOutcome {
-    /// Every evaluated sample, the summaries and gate verdicts.
+    /// Every evaluated sample, the summaries and gate verdicts; without
+    /// the samples when they were streamed ([`Runner::streamed`]).
     pub results: Results,
     /// What it amounts to (see [`RunVerdict`]).
     pub verdict: RunVerdict,
@@ -70,6 +73,19 @@ pub struct RunOutcome {
     pub html: Option<PathBuf>,
     /// The JUnit file written ([`Runner::junit`], else `EVAL_JUNIT`).
     pub junit: Option<PathBuf>,
+    /// What the summary shows of streamed samples.
+    shown: Option<crate::output::Shown>,
+}
+
+impl RunOutcome {
+    /// The run's summary for a terminal ([`summary_text`](crate::results::summary_text)),
+    /// whether its samples are in [`results`](Self::results) or were streamed.
+    pub fn summary_text(&self, paint: crate::Paint) -> String {
+        match &self.shown {
+            Some(shown) => crate::output::summary_text_of(&self.results, shown, paint),
+            None => crate::output::summary_text(&self.results, paint),
+        }
+    }
 }
 
 impl Runner {
@@ -82,6 +98,7 @@ impl Runner {
             output: None,
             junit: None,
             no_html: false,
+            streamed: false,
         }
     }
 
@@ -101,6 +118,16 @@ impl Runner {
     /// No HTML report beside the results file.
     pub fn no_html(mut self, on: bool) -> Self {
         self.no_html = on;
+        self
+    }
+
+    /// Streams the records to the results file ([`output`](Self::output))
+    /// as they finish and keeps only the summaries: the outcome's `results`
+    /// then hold no samples ([`RunOutcome::summary_text`] still lists those
+    /// that did not pass), and memory stays bounded however large the run.
+    /// JUnit, a baseline and a step summary need the run whole and keep it.
+    pub fn streamed(mut self, on: bool) -> Self {
+        self.streamed = on;
         self
     }
 
@@ -138,9 +165,10 @@ impl Runner {
             output: self.output.as_deref(),
             junit: self.junit.as_deref(),
             no_html: self.no_html,
+            streamed: self.streamed,
             run: Run::new(datasets, services, plan.concurrency)
                 .in_project(&plan.base_dir)
-                .calibrated_from(crate::output::calibration_dir(config)),
+                .configured(config),
             baseline: plan.baseline,
             config,
             agent: plan.agent,
@@ -209,6 +237,7 @@ impl Prepared<'_> {
                 ending: Ending::Command {
                     output: self.output.map(Path::to_path_buf),
                     html: !self.no_html,
+                    keep: !self.streamed,
                 },
                 junit: self.junit.map(Path::to_path_buf),
                 baseline: self.baseline.as_ref(),
@@ -226,6 +255,7 @@ impl Prepared<'_> {
             results_path: ended.results_path,
             html: ended.html,
             junit: ended.junit,
+            shown: ended.shown,
         })
     }
 }

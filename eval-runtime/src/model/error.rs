@@ -263,6 +263,10 @@ pub enum ResultsError {
         /// `gates`, `sample counts` or `ci_gate settings`.
         what: &'static str,
     },
+    /// A run's finished records could not be read back (from the
+    /// temporary files they were spilled to).
+    #[error("cannot read back the run's records: {0}")]
+    Records(#[source] std::io::Error),
     /// Nothing to merge.
     #[error("no results file under {}", .0.display())]
     Empty(PathBuf),

@@ -33,10 +33,10 @@ pub(crate) use report::{
     RunsInterval, item_name, item_notes, level_text, numbered, why_not_passed, with_interval,
 };
 pub(crate) use report::{is_tool_metric_name, serialize_message};
+pub(crate) use results::counted_as;
 pub use results::{
     KEPT_CHARS, KEPT_CHUNKS, MetricRecord, Results, RunSpread, SampleRecord, Verdict,
 };
-pub(crate) use results::{counted_as, cut_chunks, cut_output};
 pub(crate) use sample_error::MAX_NAME_CHARS;
 pub use sample_error::{AnswerProblem, MetricError, PromptError, SampleError, ServiceError};
 pub use settings::{CassetteMode, Sampling};

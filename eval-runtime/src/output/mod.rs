@@ -50,10 +50,9 @@ pub(crate) use crate::model::hex;
 pub(crate) use crate::model::numbered;
 pub(crate) use html::{RunMeta, write_along as write_html_along};
 pub(crate) use markdown::auto_step_summary;
-pub(crate) use results::{
-    counted_as, cut_chunks, cut_output, incompleteness, now_unix, write_streaming,
-};
-pub(crate) use summary::{Measured, Sample as SummarySample, ScoreOf, Summaries};
+pub(crate) use results::{incompleteness, now_unix, write_streaming};
+pub(crate) use summary::Summaries;
+pub(crate) use text::{Shown, summary_text_of};
 
 use std::path::Path;
 

@@ -16,7 +16,7 @@ pub use crate::model::{
     MetricRecord, MetricSummary, Results, ResultsError, RunSpread, SampleRecord, UsageTotals,
     Verdict, failed_gates, total_usage,
 };
-pub(crate) use crate::model::{counted_as, cut_chunks, cut_output, incompleteness, now_unix};
+pub(crate) use crate::model::{counted_as, incompleteness, now_unix};
 
 impl Results {
     /// Writes the file atomically: readers see the old file or the new one.

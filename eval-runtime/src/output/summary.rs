@@ -113,22 +113,6 @@ impl Measured {
         }
     }
 
-    /// From a sample's totals over its `runs` runs of the agent.
-    pub(crate) fn from_totals(
-        (latency_ms, ttft_ms, cost_usd): (f64, Option<f64>, Option<f64>),
-        runs: u32,
-        usage: [Usage; 3],
-        cost_unknown: bool,
-    ) -> Measured {
-        let runs = f64::from(runs.max(1));
-        Measured {
-            per_run: [Some(latency_ms / runs), ttft_ms, cost_usd.map(|c| c / runs)],
-            usage,
-            cost_usd,
-            cost_unknown,
-        }
-    }
-
     fn get(&self, m: Measure) -> Option<f64> {
         match m {
             Measure::LatencyMs => self.per_run[0],

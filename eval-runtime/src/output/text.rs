@@ -51,15 +51,6 @@ pub(crate) fn failing(results: &Results) -> impl Iterator<Item = &SampleRecord> 
     errors.chain(failed)
 }
 
-/// The samples that passed though their verdict is inconclusive (the run's
-/// setting counted them as passed).
-pub(crate) fn passed_inconclusive(results: &Results) -> impl Iterator<Item = &SampleRecord> {
-    results
-        .samples
-        .iter()
-        .filter(|s| s.verdict == Verdict::Inconclusive && s.counts_as_passed())
-}
-
 /// One line per metric of `s` whose verdict is inconclusive:
 /// `contains 0.800 inconclusive (mean of 5 runs, 95% interval 0.380..0.960)`.
 pub(crate) fn inconclusive_lines(s: &SampleRecord) -> Vec<String> {
@@ -140,7 +131,7 @@ pub(crate) fn why_failed(v: &RunVerdict) -> Option<String> {
 
 /// One tag's share of a dataset's samples: how many carry it, how many of
 /// those passed (an inconclusive one as it was counted).
-#[derive(Debug, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub(crate) struct TagBreakdown {
     pub tag: String,
     pub samples: usize,
@@ -155,7 +146,7 @@ const MAX_TAGS: usize = 12;
 /// same breakdown.
 /// Counting stops at the first tag past [`MAX_TAGS`]: time and memory stay
 /// bounded however many distinct tags a million samples carry.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct TagCounts {
     tags: Vec<TagBreakdown>,
     too_many: bool,
@@ -207,12 +198,86 @@ pub(crate) fn by_tag(results: &Results, name: &str) -> Vec<TagBreakdown> {
     counts.breakdown()
 }
 
+/// What a summary shows of a run's samples, gathered one record at a time
+/// (from a [`Results`] in memory, or from a results file read as a stream):
+/// the first [`SHOWN_FAILURES`] samples that could not be scored, failed or
+/// passed inconclusively, how many there were, and per dataset its tags and
+/// latencies. Its size is bounded but for the latencies (8 bytes a sample).
+#[derive(Debug, Default)]
+pub(crate) struct Shown {
+    errors: Vec<SampleRecord>,
+    failed: Vec<SampleRecord>,
+    not_passed: usize,
+    doubtful: Vec<SampleRecord>,
+    doubtful_count: usize,
+    datasets: std::collections::BTreeMap<String, (TagCounts, Vec<f64>)>,
+}
+
+impl Shown {
+    /// Everything `results` holds.
+    pub(crate) fn of(results: &Results) -> Shown {
+        let mut shown = Shown::default();
+        results.samples.iter().for_each(|s| shown.add(s));
+        shown
+    }
+
+    /// One more sample.
+    pub(crate) fn add(&mut self, s: &SampleRecord) {
+        let keep = |list: &mut Vec<SampleRecord>| {
+            if list.len() < SHOWN_FAILURES {
+                list.push(s.clone());
+            }
+        };
+        if s.verdict == Verdict::Error {
+            self.not_passed += 1;
+            keep(&mut self.errors);
+        } else if !s.counts_as_passed() {
+            self.not_passed += 1;
+            keep(&mut self.failed);
+        } else if s.verdict == Verdict::Inconclusive {
+            self.doubtful_count += 1;
+            keep(&mut self.doubtful);
+        }
+        let (tags, latencies) = match self.datasets.get_mut(&s.dataset) {
+            Some(d) => d,
+            None => self.datasets.entry(s.dataset.clone()).or_default(),
+        };
+        tags.add(s);
+        if let Some(ms) = s.measured(eval_datasets::metric::Measure::LatencyMs) {
+            latencies.push(ms);
+        }
+    }
+
+    /// The samples that did not pass, as many as are shown ([`failing`]'s order).
+    fn failing(&self) -> impl Iterator<Item = &SampleRecord> {
+        self.errors.iter().chain(&self.failed).take(SHOWN_FAILURES)
+    }
+
+    /// Dataset `name`'s tags ([`by_tag`]) and latency percentiles ([`latency`]).
+    fn dataset(&self, name: &str) -> (Vec<TagBreakdown>, (Option<f64>, Option<f64>)) {
+        let Some((tags, values)) = self.datasets.get(name) else {
+            return (Vec::new(), (None, None));
+        };
+        let percentiles = (
+            Stat::Percentile(50).of(values),
+            Stat::Percentile(95).of(values),
+        );
+        (tags.clone().breakdown(), percentiles)
+    }
+}
+
 /// The terminal form of a run's summary: the verdict, per dataset its
 /// counts, its metrics (mean, pass rate, samples not scored), latency and
 /// usage; the gates; whether the run was complete; then the samples that
 /// did not pass (at most [`SHOWN_FAILURES`]), each with one line per
 /// failing metric saying why.
 pub fn summary_text(results: &Results, paint: Paint) -> String {
+    summary_text_of(results, &Shown::of(results), paint)
+}
+
+/// [`summary_text`] of a run whose samples were gathered in `shown`
+/// (`results` holds the rest: its samples are not read).
+pub(crate) fn summary_text_of(results: &Results, shown: &Shown, paint: Paint) -> String {
     let verdict = RunVerdict::of(&results.datasets);
     let mut out = String::new();
     // A run that did not finish never reads as passed.
@@ -285,7 +350,7 @@ pub fn summary_text(results: &Results, paint: Paint) -> String {
             }
             out.push('\n');
         }
-        let tags = by_tag(results, &d.name);
+        let (tags, latency) = shown.dataset(&d.name);
         if !tags.is_empty() {
             let parts: Vec<String> = tags
                 .iter()
@@ -293,7 +358,7 @@ pub fn summary_text(results: &Results, paint: Paint) -> String {
                 .collect();
             let _ = writeln!(out, "  by tag (category): {} passed", parts.join(", "));
         }
-        if let (Some(p50), Some(p95)) = latency(results, d) {
+        if let (Some(p50), Some(p95)) = latency {
             let _ = writeln!(out, "  latency p50 {}, p95 {}", millis(p50), millis(p95));
         }
         if !d.usage.is_empty() {
@@ -324,14 +389,14 @@ pub fn summary_text(results: &Results, paint: Paint) -> String {
             ))
         );
     }
-    let total = failing(results).count();
+    let total = shown.not_passed;
     if total > 0 {
         let _ = writeln!(
             out,
             "\n{}",
             paint.heading(&format!("{total} sample(s) did not pass:"))
         );
-        for s in failing(results).take(SHOWN_FAILURES) {
+        for s in shown.failing() {
             let word = match s.verdict {
                 Verdict::Error => "ERROR",
                 Verdict::Inconclusive => "INCONCLUSIVE (counted as failed)",
@@ -367,7 +432,7 @@ pub fn summary_text(results: &Results, paint: Paint) -> String {
             );
         }
     }
-    let doubtful = passed_inconclusive(results).count();
+    let doubtful = shown.doubtful_count;
     if doubtful > 0 {
         let _ = writeln!(
             out,
@@ -376,7 +441,7 @@ pub fn summary_text(results: &Results, paint: Paint) -> String {
                 "{doubtful} sample(s) passed with an inconclusive verdict (more runs, `repeat = \"auto\"`, would decide them):"
             ))
         );
-        for s in passed_inconclusive(results).take(SHOWN_FAILURES) {
+        for s in &shown.doubtful {
             let _ = writeln!(
                 out,
                 "  {} {} ({})",
