@@ -20,8 +20,10 @@
 //! file, answered samples only), and the requests the agent accepted and
 //! refused.
 //!
-//! Options: `--samples-100k N` changes the size of the large in-process runs
-//! (default 100000: one `.jsonl` and one `.json` dataset); `--skip-large`
+//! Options: `--samples-100k N` changes the size of the large runs (default
+//! 100000: the harness with an in-process agent on one `.jsonl` and one
+//! `.json` dataset, then the harness and `evals evaluate` over HTTP at 0 ms
+//! on the `.jsonl`); `--skip-large`
 //! leaves them out; `--large-only` runs only them; `--rate-limit-only` runs
 //! only the rate-limit runs, `--skip-rate-limit` leaves them out;
 //! `--targets-from DIR` builds the benchmark targets and `evals` from the
@@ -214,6 +216,50 @@ fn main() {
                 Duration::ZERO,
             ));
         }
+        // Over HTTP at 0 ms: the harness and `evals evaluate` (the `.jsonl`).
+        let server = spawn(DemoConfig {
+            latency: Duration::ZERO,
+            ..DemoConfig::default()
+        })
+        .expect("start the demo agent");
+        let ds = work.join(format!("bench_{large}.jsonl"));
+        let ds = ds.to_string_lossy().into_owned();
+        let env = vec![
+            ("EVAL_AGENT_URL", server.url()),
+            ("EVAL_CONCURRENCY", CONCURRENCY.to_string()),
+            (
+                "EVAL_RESULTS_DIR",
+                work.join("results").to_string_lossy().into_owned(),
+            ),
+        ];
+        let mut harness_env = env.clone();
+        harness_env.push(("BENCH_DATASET", ds.clone()));
+        runs.push(run(
+            &format!("harness, HTTP, 0 ms, {large} samples (.jsonl)"),
+            &harness_bin,
+            &["-q"],
+            &harness_env,
+            large,
+            Duration::ZERO,
+        ));
+        let cli_output = work.join("results/cli-large.json");
+        let cli_output = cli_output.to_string_lossy().into_owned();
+        runs.push(run(
+            &format!("evals evaluate, HTTP, 0 ms, {large} samples (.jsonl)"),
+            &targets.cli,
+            &[
+                "evaluate",
+                &ds,
+                "--metrics",
+                "contains",
+                "--output",
+                &cli_output,
+            ],
+            &env,
+            large,
+            Duration::ZERO,
+        ));
+        drop(server);
     }
     report(&runs);
     if large > 0 {

@@ -262,17 +262,17 @@ pub fn run(args: Args) -> Result<u8, Failure> {
     }
     // The agent is set up once the plan holds (a bad dataset is reported
     // first); which one depends on what the datasets hold.
-    let retrieval = prepared.samples().any(|s| s.retrieval.is_some());
+    let (retrieval, ordinary) = prepared.holds_retrieval();
     if args.allow_custom_prefix && !args.no_ingest {
-        let scopes: std::collections::BTreeSet<&str> = prepared
+        let scopes: std::collections::BTreeSet<String> = prepared
             .samples()
-            .filter_map(|s| s.retrieval.as_ref())
-            .map(|q| q.scope_prefix.as_str())
+            .filter_map(|s| s.retrieval.as_ref().map(|q| q.scope_prefix.clone()))
             .filter(|p| !eval_datasets::retrieval::scope_is_safe(p))
             .collect();
         // EVAL_DELETE_SCOPES confirms as the attribute and the harness take it.
         let (confirmed, asked): (std::collections::BTreeSet<&str>, _) = scopes
-            .into_iter()
+            .iter()
+            .map(String::as_str)
             .partition(|s| config.delete_scopes.iter().any(|c| c == s));
         for scope in &confirmed {
             errln!(
@@ -283,7 +283,6 @@ pub fn run(args: Args) -> Result<u8, Failure> {
             confirm_deletion(&asked, args.yes)?;
         }
     }
-    let ordinary = prepared.samples().any(|s| s.retrieval.is_none());
     let agent = agent(
         &args,
         config,

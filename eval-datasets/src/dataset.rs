@@ -2,6 +2,7 @@
 //! is read is the business of the dataset adapters (`formats/`).
 
 use std::collections::HashMap;
+use std::io::Read as _;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -95,6 +96,107 @@ impl Dataset {
             samples,
             description,
         })
+    }
+
+    /// Reads the `.jsonl` file at `path` (named `shown`, at most `max_bytes`)
+    /// one sample at a time, handing each to `each` in file order, and checks
+    /// it as [`load_limited`](Self::load_limited) does (every problem,
+    /// duplicate ids, an empty file) without holding the file or its
+    /// samples: memory is one sample, and 16 bytes for each sample with an
+    /// explicit id. On an error, what `each` was given is to be dropped.
+    /// `Ok(None)`: the file is not `.jsonl` (read it whole instead).
+    pub fn scan_limited(
+        path: &Path,
+        shown: &str,
+        max_bytes: u64,
+        each: &mut dyn FnMut(Sample),
+    ) -> Result<Option<usize>, DatasetError> {
+        if Format::from_path(shown)? != Format::Jsonl {
+            return Ok(None);
+        }
+        let mut ids: Vec<(u64, u32)> = Vec::new();
+        let mut count = 0usize;
+        let problems = scan_jsonl(path, shown, max_bytes, &mut |sample| {
+            if sample.explicit_id {
+                let line = u32::try_from(sample.source.line).unwrap_or(u32::MAX);
+                ids.push((crate::hash::fnv1a64(&[sample.id.as_bytes()]), line));
+            }
+            count += 1;
+            each(sample);
+        })?;
+        let mut problems = problems;
+        // Ids whose hashes meet are read again and compared as a full load
+        // compares them (the same messages).
+        ids.sort_unstable();
+        let mut lines: Vec<u32> = ids
+            .chunk_by(|a, b| a.0 == b.0)
+            .filter(|run| run.len() > 1)
+            .flatten()
+            .map(|(_, line)| *line)
+            .collect();
+        drop(ids);
+        if !lines.is_empty() && problems.is_empty() {
+            lines.sort_unstable();
+            let mut same = Vec::new();
+            let mut again = |sample: Sample| {
+                let line = u32::try_from(sample.source.line).unwrap_or(u32::MAX);
+                if lines.binary_search(&line).is_ok() {
+                    same.push(sample);
+                }
+            };
+            problems = scan_jsonl(path, shown, max_bytes, &mut again)?;
+            check_unique_ids(shown, &same, &mut problems);
+        }
+        if !problems.is_empty() {
+            problems.sort_by_key(|p| p.line);
+            problems.truncate(MAX_PROBLEMS + 1);
+            return Err(DatasetError::Invalid {
+                path: shown.to_string(),
+                problems,
+            });
+        }
+        if count == 0 {
+            return Err(DatasetError::Empty {
+                path: shown.to_string(),
+            });
+        }
+        Ok(Some(count))
+    }
+
+    /// The sample on one line of a `.jsonl` file (`raw`, without its line
+    /// end) as a full load of the file `shown` gives it: the line starts at
+    /// byte `offset`, is line `line`, and holds sample `index`. For a caller
+    /// that keeps where each sample of a [`scan_limited`](Self::scan_limited)
+    /// is and reads it again when it needs it.
+    pub fn jsonl_sample(
+        shown: &Arc<str>,
+        raw: &[u8],
+        (offset, line, index): (u64, usize, usize),
+    ) -> Result<Sample, DatasetError> {
+        let mut problems = Vec::new();
+        let mut found = None;
+        match formats::jsonl::line_record(shown, line, offset, raw) {
+            Ok(Some(record)) => {
+                let mut sink = |r, problems: &mut Vec<Problem>| {
+                    found = formats::to_sample(shown, index, r, problems);
+                };
+                formats::Records::new(shown, &mut problems, &mut sink).record(record);
+            }
+            Ok(None) => {}
+            Err(problem) => problems.push(problem),
+        }
+        match found {
+            Some(sample) if problems.is_empty() => Ok(sample),
+            _ => {
+                if problems.is_empty() {
+                    problems.push(Problem::new(shown, line, "no sample on this line"));
+                }
+                Err(DatasetError::Invalid {
+                    path: shown.to_string(),
+                    problems,
+                })
+            }
+        }
     }
 
     /// Loads just the sample an index entry ([`crate::index`]) points at:
@@ -197,4 +299,34 @@ fn check_unique_ids(file: &str, samples: &[Sample], problems: &mut Vec<Problem>)
             first.insert(&s.id, s.source.line);
         }
     }
+}
+
+/// Reads the `.jsonl` file at `path` one line at a time, handing each
+/// sample to `each`; returns the problems found.
+fn scan_jsonl(
+    path: &Path,
+    shown: &str,
+    max_bytes: u64,
+    each: &mut dyn FnMut(Sample),
+) -> Result<Vec<Problem>, DatasetError> {
+    let (file, _) =
+        crate::files::open_checked(path, max_bytes).map_err(|e| DatasetError::read(shown, e))?;
+    let shared_path: Arc<str> = shown.into();
+    let mut problems = Vec::new();
+    let mut index = 0usize;
+    let mut sink = |record, problems: &mut Vec<Problem>| {
+        if problems.len() <= MAX_PROBLEMS
+            && let Some(sample) = formats::to_sample(&shared_path, index, record, problems)
+        {
+            index += 1;
+            each(sample);
+        }
+    };
+    let mut records = formats::Records::new(shown, &mut problems, &mut sink);
+    let reader = std::io::BufReader::with_capacity(1 << 16, file.take(max_bytes));
+    formats::jsonl::read_lines(reader, &mut records).map_err(|source| DatasetError::Io {
+        path: shown.to_string(),
+        source,
+    })?;
+    Ok(problems)
 }

@@ -68,15 +68,27 @@ pub fn write(
     names: &[String],
     digest: Option<&str>,
 ) -> std::io::Result<()> {
+    let row = |i: usize| {
+        let s = &samples[i];
+        (names[i].as_str(), s.source.offset, s.source.line, s.index)
+    };
+    write_rows(path, samples.len().min(names.len()), &row, digest)
+}
+
+/// [`write`] for a caller holding names and positions, not samples:
+/// `row(i)` is sample `i`'s (name, offset, line, index).
+pub fn write_rows<'a>(
+    path: &Path,
+    len: usize,
+    row: &dyn Fn(usize) -> (&'a str, u64, usize, usize),
+    digest: Option<&str>,
+) -> std::io::Result<()> {
     let digest = digest
         .filter(|d| d.len() == DIGEST_LEN && d.bytes().all(|b| b.is_ascii_hexdigit()))
         .map_or_else(|| "-".repeat(DIGEST_LEN), str::to_string);
-    let mut rows: Vec<(&str, u64, usize, usize)> = samples
-        .iter()
-        .zip(names)
-        .map(|(s, n)| (n.as_str(), s.source.offset, s.source.line, s.index))
-        .collect();
-    rows.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    let mut order: Vec<usize> = (0..len).collect();
+    order.sort_unstable_by(|a, b| row(*a).0.cmp(row(*b).0));
+    let rows = order.into_iter().map(row);
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }

@@ -29,45 +29,70 @@ const MAX_TAG: usize = 32;
 
 /// Names for `samples`, in the same order; unique within the slice.
 pub fn test_names(samples: &[Sample]) -> Vec<String> {
-    let mut names: Vec<String> = samples
-        .iter()
-        .map(|s| format!("{}{}", sample_key(s), tag_suffix(s)))
-        .collect();
-
-    // Samples whose names collide get a hash of their content after the key.
-    for i in colliding(&names) {
-        let hash = short_hash(&content_text(&samples[i]));
-        names[i] = format!(
-            "{}_{hash}{}",
-            sample_key(&samples[i]),
-            tag_suffix(&samples[i])
-        );
-    }
-    // Identical content: number the repeats in file order.
-    let mut repeats = colliding(&names);
-    repeats.sort_unstable();
-    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    for i in repeats {
-        let n = seen.entry(names[i].clone()).or_default();
-        *n += 1;
-        if *n > 1 {
-            let (key, tags) = match names[i].find("__") {
-                Some(at) => names[i].split_at(at),
-                None => (names[i].as_str(), ""),
-            };
-            names[i] = format!("{key}_{n}{tags}");
-        }
+    let mut names: Vec<String> = samples.iter().map(base_name).collect();
+    for (i, name) in renames(names.len(), &|i| names[i].as_str(), &mut |i| {
+        samples[i].clone()
+    }) {
+        names[i] = name;
     }
     names
 }
 
+/// A sample's name before collision handling: `<key>[__<tag>]*`.
+pub fn base_name(sample: &Sample) -> String {
+    format!("{}{}", sample_key(sample), tag_suffix(sample))
+}
+
+/// What makes `len` names unique, by the rules above, as (sample, new name)
+/// pairs: `name(i)` is sample `i`'s [`base_name`], and `sample(i)` gives the
+/// sample, asked only for those whose names collide (a caller holding
+/// names but not samples reads those few again).
+pub fn renames<'a>(
+    len: usize,
+    name: &dyn Fn(usize) -> &'a str,
+    sample: &mut dyn FnMut(usize) -> Sample,
+) -> Vec<(usize, String)> {
+    // Samples whose names collide get a hash of their content after the key.
+    let mut renamed: std::collections::BTreeMap<usize, String> = colliding(len, name)
+        .into_iter()
+        .map(|i| {
+            let s = sample(i);
+            let hash = short_hash(&content_text(&s));
+            (i, format!("{}_{hash}{}", sample_key(&s), tag_suffix(&s)))
+        })
+        .collect();
+    if renamed.is_empty() {
+        return Vec::new();
+    }
+    // Identical content: number the repeats in file order.
+    let current = |i: usize| renamed.get(&i).map_or_else(|| name(i), String::as_str);
+    let mut repeats = colliding(len, &current);
+    repeats.sort_unstable();
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut numbered = Vec::new();
+    for i in repeats {
+        let now = current(i).to_string();
+        let n = seen.entry(now.clone()).or_default();
+        *n += 1;
+        if *n > 1 {
+            let (key, tags) = match now.find("__") {
+                Some(at) => now.split_at(at),
+                None => (now.as_str(), ""),
+            };
+            numbered.push((i, format!("{key}_{n}{tags}")));
+        }
+    }
+    renamed.extend(numbered);
+    renamed.into_iter().collect()
+}
+
 /// Indices of names that occur more than once (sorting, not hashing, keeps
 /// this lean for very large datasets).
-fn colliding(names: &[String]) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..names.len()).collect();
-    order.sort_unstable_by(|a, b| names[*a].cmp(&names[*b]));
+fn colliding<'a>(len: usize, name: &dyn Fn(usize) -> &'a str) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..len).collect();
+    order.sort_unstable_by(|a, b| name(*a).cmp(name(*b)));
     let mut out = Vec::new();
-    for run in order.chunk_by(|a, b| names[*a] == names[*b]) {
+    for run in order.chunk_by(|a, b| name(*a) == name(*b)) {
         if run.len() > 1 {
             out.extend_from_slice(run);
         }

@@ -57,13 +57,23 @@ impl Subset {
     /// The indexes of `samples` kept, in file order: those with every tag,
     /// then `sample_size` of them drawn with `seed`, then at most `max`.
     pub fn pick(&self, samples: &[Sample]) -> Vec<usize> {
-        let mut kept: Vec<usize> = (0..samples.len())
-            .filter(|i| {
-                self.tags
-                    .iter()
-                    .all(|t| samples[*i].tags.iter().any(|have| have == t))
-            })
+        let tagged = (0..samples.len())
+            .filter(|i| self.keeps(&samples[*i]))
             .collect();
+        self.pick_from(tagged)
+    }
+
+    /// Whether `sample` has every tag asked for.
+    pub fn keeps(&self, sample: &Sample) -> bool {
+        self.tags
+            .iter()
+            .all(|t| sample.tags.iter().any(|have| have == t))
+    }
+
+    /// [`pick`](Self::pick) of the samples (their indexes, in file order)
+    /// that have every tag asked for ([`keeps`](Self::keeps)): for a caller
+    /// that reads the samples one at a time.
+    pub fn pick_from(&self, mut kept: Vec<usize>) -> Vec<usize> {
         if let Some(n) = self.sample_size
             && n < kept.len()
         {

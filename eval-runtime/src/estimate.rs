@@ -140,7 +140,11 @@ impl Estimate {
                 repeat: d.plan.repeat.max_runs(),
                 ..DatasetEstimate::default()
             };
-            for (i, sample) in d.samples.iter().enumerate() {
+            for i in 0..d.samples.len() {
+                // One that cannot be read (its file changed) is an error in
+                // the run, and calls nothing.
+                let Ok(sample) = d.sample(i) else { continue };
+                let sample = &*sample;
                 let specs = d.specs(i);
                 // Refused before the agent is called: no call at all.
                 if crate::metrics::missing(sample, specs, services).is_some() {

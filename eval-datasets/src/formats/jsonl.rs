@@ -16,29 +16,60 @@ pub(crate) struct Jsonl;
 
 impl Adapter for Jsonl {
     fn read(&self, bytes: &[u8], out: &mut Records<'_>) {
-        let file = out.file();
-        let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-        let bom = bytes.len() - body.len();
-        if let Some(lfs) = std::str::from_utf8(body).ok().and_then(lfs_pointer) {
-            out.problem(Problem::new(file, 1, lfs));
-            return;
+        // Reading a slice cannot fail.
+        let _ = read_lines(bytes, out);
+    }
+}
+
+/// Reads JSONL from `input` one line at a time (the whole file is never
+/// held): a full load reads its bytes this way, a streamed one the file.
+pub(crate) fn read_lines(
+    mut input: impl std::io::BufRead,
+    out: &mut Records<'_>,
+) -> std::io::Result<()> {
+    let file = out.file();
+    let mut buf = Vec::new();
+    let (mut offset, mut line_no) = (0u64, 0usize);
+    loop {
+        buf.clear();
+        let n = input.read_until(b'\n', &mut buf)?;
+        if n == 0 {
+            return Ok(());
         }
-        for (line_no, raw) in split_lines(body) {
-            if out.full() {
-                break;
+        let mut body: &[u8] = &buf;
+        let mut start = offset;
+        if offset == 0 {
+            if let Some(rest) = body.strip_prefix(b"\xEF\xBB\xBF") {
+                body = rest;
+                start += 3;
             }
-            let offset = (bom + (raw.as_ptr() as usize - body.as_ptr() as usize)) as u64;
-            match line_record(file, line_no, offset, raw) {
+            if let Some(lfs) = std::str::from_utf8(body).ok().and_then(lfs_pointer) {
+                out.problem(Problem::new(file, 1, lfs));
+                return Ok(());
+            }
+        }
+        offset += n as u64;
+        // `\n`, `\r\n` or a lone `\r` end a line (a raw CR cannot occur
+        // inside a JSON string, so splitting on it is safe).
+        let body = body.strip_suffix(b"\n").unwrap_or(body);
+        let body = body.strip_suffix(b"\r").unwrap_or(body);
+        for raw in body.split(|&b| b == b'\r') {
+            if out.full() {
+                return Ok(());
+            }
+            line_no += 1;
+            match line_record(file, line_no, start, raw) {
                 Ok(Some(record)) => out.record(record),
                 Ok(None) => {}
                 Err(problem) => out.problem(problem),
             }
+            start += raw.len() as u64 + 1;
         }
     }
 }
 
 /// One line: `Ok(None)` for a blank line, else its record or its problem.
-fn line_record(
+pub(crate) fn line_record(
     file: &str,
     line_no: usize,
     offset: u64,
@@ -113,51 +144,39 @@ fn char_column(line: &str, byte: usize) -> usize {
     line[..end].chars().count() + 1
 }
 
-/// Splits on `\n`, `\r\n` and lone `\r`, yielding 1-based line numbers.
-/// (A raw CR cannot occur inside a JSON string, so splitting on it is safe.)
-fn split_lines(bytes: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
-    let mut rest = bytes;
-    let mut line = 0;
-    std::iter::from_fn(move || {
-        if rest.is_empty() {
-            return None;
-        }
-        line += 1;
-        match rest.iter().position(|&b| b == b'\n' || b == b'\r') {
-            Some(i) => {
-                let piece = &rest[..i];
-                let skip = if rest[i] == b'\r' && rest.get(i + 1) == Some(&b'\n') {
-                    2
-                } else {
-                    1
-                };
-                rest = &rest[i + skip..];
-                Some((line, piece))
-            }
-            None => {
-                let piece = rest;
-                rest = &[];
-                Some((line, piece))
-            }
-        }
-    })
-}
-
 #[cfg(test)]
 mod tests {
-    use super::split_lines;
+    use super::read_lines;
+    use crate::formats::Records;
 
     #[test]
-    fn splits_every_line_ending() {
-        let lines: Vec<_> = split_lines(b"a\r\nb\rc\n\nd").collect();
+    fn every_line_ending_gives_the_lines_and_offsets_a_reader_seeks_to() {
+        let text: &[u8] = b"\xEF\xBB\xBF{\"input\":\"a\"}\r\n{\"input\":\"b\"}\r{\"input\":\"c\"}\n\n{\"input\":\"d\"}";
+        let mut problems = Vec::new();
+        let mut got = Vec::new();
+        let mut sink =
+            |r: crate::formats::record::Record, _: &mut Vec<_>| got.push((r.line, r.offset));
+        // Through a reader that hands out a few bytes at a time, as a file may.
+        let reader = std::io::BufReader::with_capacity(4, text);
+        read_lines(
+            reader,
+            &mut Records::new("t.jsonl", &mut problems, &mut sink),
+        )
+        .unwrap();
+        let starts: Vec<u64> = text
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| **b == b'{')
+            .map(|(i, _)| i as u64)
+            .collect();
+        assert!(problems.is_empty(), "{problems:?}");
         assert_eq!(
-            lines,
+            got,
             vec![
-                (1, &b"a"[..]),
-                (2, &b"b"[..]),
-                (3, &b"c"[..]),
-                (4, &b""[..]),
-                (5, &b"d"[..])
+                (1, starts[0]),
+                (2, starts[1]),
+                (3, starts[2]),
+                (5, starts[3])
             ]
         );
     }

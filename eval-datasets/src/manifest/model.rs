@@ -167,37 +167,12 @@ impl ManifestDataset {
     /// Checks every sample has the fields this dataset's metrics need, before
     /// any agent call; lists every sample that lacks one.
     pub fn check_fields(&self, dataset: &Dataset) -> Result<(), DatasetError> {
-        use crate::metric::Need;
         let mut problems = Vec::new();
-        'samples: for sample in &dataset.samples {
-            for spec in &self.specs {
-                for need in Self::needs(spec) {
-                    let present = match need {
-                        Need::Expected => sample.expected.is_some(),
-                        Need::Context => !sample.context.is_empty(),
-                        Need::ReferenceContexts => !sample.reference_contexts.is_empty(),
-                        Need::RelevantIds => sample.relevant_ids().is_some(),
-                        Need::ExpectedTools => sample.expected_tools.is_some(),
-                    };
-                    if !present {
-                        problems.push(
-                            Problem::new(
-                                &sample.source.file,
-                                sample.source.line,
-                                format!(
-                                    "dataset `{}` ({}:{}) is scored with `{}`, which needs `{need}` in every sample (seed 000's field table); this sample has none",
-                                    self.name, self.manifest, self.line, spec.name
-                                ),
-                            )
-                            .field(&need.to_string()),
-                        );
-                        if problems.len() > MAX_PROBLEMS {
-                            break 'samples;
-                        }
-                        continue 'samples;
-                    }
-                }
+        for sample in &dataset.samples {
+            if problems.len() > MAX_PROBLEMS {
+                break;
             }
+            self.check_sample(sample, &mut problems);
         }
         if problems.is_empty() {
             Ok(())
@@ -206,6 +181,37 @@ impl ManifestDataset {
                 path: dataset.path.clone(),
                 problems,
             })
+        }
+    }
+
+    /// [`check_fields`](Self::check_fields) of one sample: the first field
+    /// it lacks, added to `problems`.
+    pub fn check_sample(&self, sample: &crate::Sample, problems: &mut Vec<Problem>) {
+        use crate::metric::Need;
+        for spec in &self.specs {
+            for need in Self::needs(spec) {
+                let present = match need {
+                    Need::Expected => sample.expected.is_some(),
+                    Need::Context => !sample.context.is_empty(),
+                    Need::ReferenceContexts => !sample.reference_contexts.is_empty(),
+                    Need::RelevantIds => sample.relevant_ids().is_some(),
+                    Need::ExpectedTools => sample.expected_tools.is_some(),
+                };
+                if !present {
+                    problems.push(
+                        Problem::new(
+                            &sample.source.file,
+                            sample.source.line,
+                            format!(
+                                "dataset `{}` ({}:{}) is scored with `{}`, which needs `{need}` in every sample (seed 000's field table); this sample has none",
+                                self.name, self.manifest, self.line, spec.name
+                            ),
+                        )
+                        .field(&need.to_string()),
+                    );
+                    return;
+                }
+            }
         }
     }
 

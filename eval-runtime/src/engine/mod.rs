@@ -15,6 +15,8 @@ use std::sync::{Arc, OnceLock};
 
 use tokio::sync::Semaphore;
 
+use eval_datasets::Sample;
+
 use crate::agent::Agent;
 pub(crate) use crate::notice::warn;
 use crate::output::{
@@ -156,7 +158,7 @@ impl Run {
     /// The full test name of trial `t`.
     pub(crate) fn name(&self, t: usize) -> String {
         let (d, i) = self.at(t);
-        format!("{}::{}", d.plan.name, d.names[i])
+        format!("{}::{}", d.plan.name, d.names.get(i))
     }
 
     /// Which trials `selection` runs.
@@ -168,10 +170,15 @@ impl Run {
 
     fn job(&self, t: usize) -> Job<'_> {
         let (d, i) = self.at(t);
+        let (sample, unreadable) = match d.sample(i) {
+            Ok(sample) => (sample, None),
+            Err(why) => (std::borrow::Cow::Owned(d.samples.placeholder(i)), Some(why)),
+        };
         Job {
             key: t,
             name: self.name(t),
-            sample: &d.samples[i],
+            sample,
+            unreadable,
             specs: d.specs(i),
             runs: evaluate::Runs {
                 repeat: d.plan.repeat,
@@ -206,8 +213,9 @@ impl Run {
                         &*agent,
                         &run.services,
                         (&run.permits, run.limit),
-                        |t, report| {
-                            run.store(t, &report);
+                        |job, report| {
+                            let t = job.key;
+                            run.store(t, &job.sample, &report);
                             left -= 1;
                             if left == 0
                                 && let Some(f) = &on_complete
@@ -245,11 +253,12 @@ impl Run {
         if let Some(report) = self.slots().take(t) {
             return (report, false);
         }
+        let job = self.job(t);
         let report = match schedule::local_runtime() {
             Ok(runtime) => runtime.block_on(async {
                 let report = crate::permit::holding(
                     self.permits.clone(),
-                    schedule::evaluate_job(self.job(t), agent, &self.services),
+                    schedule::evaluate_job(&job, agent, &self.services),
                 )
                 .await;
                 if let Some(cassette) = &self.services.cassette {
@@ -258,8 +267,7 @@ impl Run {
                 report
             }),
             Err(e) => {
-                let mut report =
-                    SampleReport::new(self.name(t), &self.at(t).0.samples[self.at(t).1]);
+                let mut report = SampleReport::new(job.name.clone(), &job.sample);
                 report.error = Some(crate::model::SampleError::Agent(
                     crate::model::AgentError::Setup(
                         format!("cannot start an async runtime: {e}").into(),
@@ -268,7 +276,7 @@ impl Run {
                 report
             }
         };
-        self.store(t, &report);
+        self.store(t, &job.sample, &report);
         (report, true)
     }
 
@@ -286,8 +294,8 @@ impl Run {
             agent,
             &self.services,
             (&self.permits, self.limit),
-            |t, report| {
-                self.store(t, &report);
+            |job, report| {
+                self.store(job.key, &job.sample, &report);
                 progress(&report);
             },
         ));
@@ -308,15 +316,14 @@ impl Run {
     }
 
     /// Keeps trial `t`'s record (serialized once, here).
-    fn store(&self, t: usize, report: &SampleReport) {
+    fn store(&self, t: usize, sample: &Sample, report: &SampleReport) {
         let (d, i) = self.at(t);
-        let sample = &d.samples[i];
         let record = SampleRecord {
             cluster: d.cluster_of(sample),
             ..SampleRecord::from_report(&d.plan.name, sample, report)
         };
         match serde_json::to_vec(&record) {
-            Ok(json) => self.records.put(t, (&d.plan.name, &d.names[i]), &json),
+            Ok(json) => self.records.put(t, (&d.plan.name, d.names.get(i)), &json),
             // Its dataset is then incomplete, and the run with it.
             Err(e) => warn(&format!(
                 "the record of {} cannot be serialized ({e}); the run is incomplete",

@@ -25,8 +25,10 @@ pub(crate) struct Job<'a> {
     pub key: usize,
     /// Full test name.
     pub name: String,
-    /// The sample.
-    pub sample: &'a Sample,
+    /// The sample (read from its file when the dataset is not held).
+    pub sample: std::borrow::Cow<'a, Sample>,
+    /// Why the sample could not be read (it is then an error).
+    pub unreadable: Option<String>,
     /// Its metrics.
     pub specs: &'a [MetricSpec],
     /// Agent runs, and what an inconclusive verdict counts as.
@@ -38,14 +40,19 @@ pub(crate) struct Job<'a> {
 /// Evaluates one job: its agent runs, then scoring. A panic anywhere in it
 /// (an agent's call or future, a metric) fails this sample alone.
 pub(crate) async fn evaluate_job(
-    job: Job<'_>,
+    job: &Job<'_>,
     agent: &dyn Agent,
     services: &Services,
 ) -> SampleReport {
+    if let Some(why) = &job.unreadable {
+        let mut report = SampleReport::new(job.name.clone(), &job.sample);
+        report.error = Some(SampleError::Dataset(why.clone()));
+        return report;
+    }
     let cassette = services.cassette.as_deref();
     let replay = cassette.filter(|c| c.mode() == CassetteMode::Replay);
     let record = cassette.filter(|c| c.mode() == CassetteMode::Record);
-    let sample = job.sample;
+    let sample: &Sample = &job.sample;
     // Each run is started when the engine asks for it (`repeat = "auto"`
     // asks for more only while a verdict is in doubt).
     let run = |k: usize| {
@@ -82,10 +89,10 @@ pub(crate) async fn evaluate_job(
             outcome
         })
     };
-    let (name, sample) = (job.name.clone(), job.sample);
+    let name = job.name.clone();
     let scored = evaluate_runs(
-        job.name,
-        job.sample,
+        job.name.clone(),
+        sample,
         job.specs,
         job.timeout,
         job.runs,
@@ -122,7 +129,7 @@ pub(crate) async fn evaluate_all<'a>(
     agent: &'a dyn Agent,
     services: &'a Services,
     (permits, limit): (&'a std::sync::Arc<tokio::sync::Semaphore>, usize),
-    mut done: impl FnMut(usize, SampleReport),
+    mut done: impl FnMut(Job<'a>, SampleReport),
 ) {
     let mut jobs = jobs.into_iter();
     let mut running = FuturesUnordered::new();
@@ -130,15 +137,15 @@ pub(crate) async fn evaluate_all<'a>(
         while running.len() < limit.max(1) {
             let Some(job) = jobs.next() else { break };
             running.push(async move {
-                let key = job.key;
                 let report =
-                    crate::permit::holding(permits.clone(), evaluate_job(job, agent, services));
-                (key, report.await)
+                    crate::permit::holding(permits.clone(), evaluate_job(&job, agent, services))
+                        .await;
+                (job, report)
             });
         }
         match running.next().await {
-            Some((key, report)) => {
-                done(key, report);
+            Some((job, report)) => {
+                done(job, report);
                 if let Some(cassette) = &services.cassette {
                     cassette.flush_if_due();
                 }

@@ -171,7 +171,13 @@ impl Probe {
         let (_, datasets) = crate::plan::prepare(&builder, config, &services, None, None)?;
         let not_selected = || PlanError::new(vec!["the sample was not selected".into()]);
         let dataset = datasets.first().ok_or_else(not_selected)?;
-        let loaded = dataset.samples.first().cloned().ok_or_else(not_selected)?;
+        let loaded = match dataset.samples.len() {
+            0 => return Err(not_selected()),
+            _ => dataset
+                .sample(0)
+                .map_err(|e| PlanError::new(vec![e]))?
+                .into_owned(),
+        };
         Ok((loaded, dataset.specs(0).to_vec(), dataset.plan.timeout))
     }
 

@@ -212,9 +212,24 @@ impl Prepared<'_> {
         crate::estimate::Estimate::of(self.run.datasets(), &services)
     }
 
-    /// Every sample the run will evaluate, dataset by dataset.
-    pub fn samples(&self) -> impl Iterator<Item = &Sample> {
-        self.run.datasets().iter().flat_map(|d| &d.samples)
+    /// Every sample the run will evaluate, dataset by dataset (a `.jsonl`
+    /// dataset's read from its file again; one that cannot be read, as its
+    /// file changed, is left out here and is an error in the run).
+    pub fn samples(&self) -> impl Iterator<Item = std::borrow::Cow<'_, Sample>> {
+        self.run
+            .datasets()
+            .iter()
+            .flat_map(|d| (0..d.samples.len()).filter_map(|i| d.sample(i).ok()))
+    }
+
+    /// Whether some sample is a retrieval query, and whether some is not
+    /// (known from the load: no sample is read again).
+    pub fn holds_retrieval(&self) -> (bool, bool) {
+        let datasets = self.run.datasets();
+        (
+            datasets.iter().any(|d| d.retrieval),
+            datasets.iter().any(|d| d.ordinary),
+        )
     }
 
     /// Evaluates every sample with `agent` (blocking; call it outside any

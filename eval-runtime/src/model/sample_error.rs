@@ -30,6 +30,10 @@ pub enum SampleError {
         /// The metric.
         metric: String,
     },
+    /// The sample could not be read from its dataset file (it changed
+    /// during the run).
+    #[error("dataset: {0}")]
+    Dataset(String),
     /// A metric cannot score this sample with this run's judge setup
     /// (checked before the agent is called).
     #[error("{0}")]

@@ -8,12 +8,14 @@
 
 use std::path::{Path, PathBuf};
 
-use eval_datasets::metric::{MetricKind, MetricSpec, parse_specs};
+use eval_datasets::metric::{MetricKind, MetricSpec};
 use eval_datasets::retrieval::{RankMetric, RetrievalDataset};
 use eval_datasets::{Dataset, Sample, index, naming};
 use serde_json::Value;
 
 use super::build::all_gates;
+use super::read::{Read, apply_plan, digest, held};
+use super::samples::{Names, Samples};
 use super::{DatasetPlan, DatasetSource, Metrics, Plan, PlanError};
 use crate::output::Gate;
 use crate::services::Services;
@@ -23,14 +25,19 @@ use crate::services::Services;
 pub(crate) struct LoadedDataset {
     /// The plan it was read from.
     pub plan: DatasetPlan,
-    /// The samples (of the plan's subset), in file order.
-    pub samples: Vec<Sample>,
+    /// The samples (of the plan's subset), in file order: held, or read
+    /// again when they run ([`sample`](Self::sample)).
+    pub samples: Samples,
     /// The sample part of each sample's test name.
-    pub names: Vec<String>,
+    pub names: Names,
     /// The distinct metric sets its samples are scored with.
     pub spec_sets: Vec<Vec<MetricSpec>>,
     /// Per sample, its set in `spec_sets` (empty: all use set 0).
     pub spec_of: Vec<u32>,
+    /// Some sample is a retrieval query.
+    pub retrieval: bool,
+    /// Some sample is not.
+    pub ordinary: bool,
     /// Gates on its means (explicit, `ciGate`, its own thresholds).
     pub gates: Vec<Gate>,
     /// Samples the plan holds for it (more than `samples` when only one
@@ -61,6 +68,18 @@ impl LoadedDataset {
             .cluster
             .as_deref()
             .and_then(|field| super::cluster_value(sample, field))
+    }
+
+    /// Sample `i`, as the plan has it (its tools added); read from its
+    /// file when it is not held. An error says why it cannot be read.
+    pub(crate) fn sample(&self, i: usize) -> Result<std::borrow::Cow<'_, Sample>, String> {
+        let sample = self.samples.get(i)?;
+        if let Samples::OnDisk(_) = self.samples {
+            let mut sample = sample.into_owned();
+            apply_plan(&self.plan, &mut sample);
+            return Ok(std::borrow::Cow::Owned(sample));
+        }
+        Ok(sample)
     }
 
     /// The metrics of sample `i`.
@@ -120,7 +139,7 @@ pub(crate) fn load(
     let mut unselected = Vec::new();
     for d in &plan.datasets {
         match load_one(d, services, index_dir, &plan.base_dir) {
-            Ok(l) if l.samples.is_empty() => unselected.push(l.plan.name),
+            Ok(l) if l.samples.len() == 0 => unselected.push(l.plan.name),
             Ok(l) => loaded.push(l),
             Err(mut e) => problems.append(&mut e),
         }
@@ -185,38 +204,18 @@ fn read(d: &DatasetPlan) -> Result<(Vec<Sample>, Option<String>), Vec<String>> {
     Ok((dataset.samples, description))
 }
 
-/// SHA-256 of what `d`'s samples were read from: the file's bytes (read
-/// again, in blocks), the attribute's embedded bytes, or inline samples as
-/// JSON.
-fn digest(d: &DatasetPlan, samples: &[Sample]) -> Option<String> {
-    use sha2::Digest as _;
-    let mut h = sha2::Sha256::new();
-    match &d.source {
-        DatasetSource::File { path, .. } => {
-            use std::io::Read as _;
-            let (mut file, _) =
-                eval_datasets::files::open_checked(path, d.max_dataset_bytes).ok()?;
-            let mut buf = vec![0u8; 1 << 16];
-            loop {
-                let n = file.read(&mut buf).ok()?;
-                if n == 0 {
-                    break;
-                }
-                h.update(&buf[..n]);
-            }
-        }
-        DatasetSource::Embedded { bytes, .. } => h.update(bytes),
-        DatasetSource::Samples(_) => h.update(serde_json::to_vec(samples).ok()?),
-    }
-    Some(crate::output::hex(&h.finalize()))
-}
-
 fn load_one(
     d: &DatasetPlan,
     services: &Services,
     index_dir: Option<&Path>,
     base: &Path,
 ) -> Result<LoadedDataset, Vec<String>> {
+    if let DatasetSource::File { path, shown } = &d.source
+        && let Some(streamed) = super::streamed::load(d, path, shown, index_dir)
+    {
+        let loaded = streamed?;
+        return finish(d, loaded, services, base);
+    }
     let (mut samples, description) = read(d)?;
     let mut names = naming::test_names(&samples);
     let sha256 = digest(d, &samples);
@@ -234,7 +233,8 @@ fn load_one(
         (samples, names) = keep.into_iter().filter_map(|i| all[i].take()).unzip();
     }
     let planned = samples.len();
-    let mut loaded = finish(d, samples, names, planned, services, base)?;
+    let read = held(d, samples, names.into_iter().collect(), planned);
+    let mut loaded = finish(d, read, services, base)?;
     loaded.sha256 = sha256;
     loaded.description = description;
     Ok(loaded)
@@ -243,30 +243,27 @@ fn load_one(
 /// The metric sets, gates and retrieval permissions of loaded samples.
 fn finish(
     d: &DatasetPlan,
-    mut samples: Vec<Sample>,
-    names: Vec<String>,
-    planned: usize,
+    read: Read,
     services: &Services,
     base: &Path,
 ) -> Result<LoadedDataset, Vec<String>> {
     let mut problems = Vec::new();
-    if !d.tools.is_empty() {
-        for s in &mut samples {
-            eval_datasets::tool::add_definitions(&mut s.tools, &d.tools);
+    let mut notes: Vec<String> = d.manifest.iter().flat_map(|m| m.notes.clone()).collect();
+    let evaluators = read.specs.evaluators;
+    let kept = read.specs.kept;
+    let (mut spec_sets, spec_of) = read.specs.finish(&mut problems);
+    if let Metrics::Given(specs) = &d.metrics {
+        if evaluators {
+            notes.push(added_note(d, specs, kept));
+        } else {
+            // Every sample has them (and so does a dataset none was picked of).
+            spec_sets = vec![specs.clone()];
         }
     }
-    let mut notes: Vec<String> = d.manifest.iter().flat_map(|m| m.notes.clone()).collect();
-    let (mut spec_sets, spec_of) = match &d.metrics {
-        Metrics::Given(specs) if samples.iter().any(has_evaluators) => {
-            let (sets, of, kept) = own_metrics(&samples, Some(specs), &mut problems);
-            notes.push(added_note(d, specs, kept));
-            (sets, of)
-        }
-        Metrics::Given(specs) => (vec![specs.clone()], Vec::new()),
-        Metrics::Own => {
-            let (sets, of, _) = own_metrics(&samples, None, &mut problems);
-            (sets, of)
-        }
+    let spec_of = if spec_sets.len() == 1 {
+        Vec::new()
+    } else {
+        spec_of
     };
     for spec in spec_sets.iter_mut().flatten() {
         if let Err(e) = read_rubric_file(spec, base) {
@@ -281,7 +278,7 @@ fn finish(
         }
     }
     let mut dataset_gates = Vec::new();
-    if samples.iter().any(|s| s.retrieval.is_some()) {
+    if read.retrieval {
         match retrieval_dataset(d) {
             Some(Ok(rd)) => {
                 if let Err(e) = rd.check_scope(d.allow_custom_prefix) {
@@ -292,11 +289,6 @@ fn finish(
             }
             Some(Err(e)) => problems.extend(e.problems()),
             None => {}
-        }
-        if d.allow_custom_prefix {
-            for q in samples.iter_mut().filter_map(|s| s.retrieval.as_mut()) {
-                q.allow_custom_prefix = true;
-            }
         }
     }
     let what = shown(d);
@@ -309,15 +301,17 @@ fn finish(
     let gates = gates.unwrap_or_default();
     Ok(LoadedDataset {
         plan: d.clone(),
-        samples,
-        names,
+        samples: read.samples,
+        names: read.names,
+        retrieval: read.retrieval,
+        ordinary: read.ordinary,
         spec_sets,
         spec_of,
         gates,
-        planned,
+        planned: read.planned,
         notes,
-        sha256: None,
-        description: None,
+        sha256: read.sha256,
+        description: read.description,
     })
 }
 
@@ -347,12 +341,6 @@ fn read_rubric_file(spec: &mut MetricSpec, base: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// Whether a sample names its own evaluators (a runevals item's, after its
-/// file's `default_evaluators` and `evaluators_mode`).
-fn has_evaluators(s: &Sample) -> bool {
-    !s.evaluators.is_empty() || !s.turn_evaluators.is_empty()
-}
-
 /// What every front end says when metrics are given for a file whose items
 /// name their own evaluators: one rule, never silent.
 fn added_note(d: &DatasetPlan, given: &[MetricSpec], kept: usize) -> String {
@@ -377,95 +365,6 @@ fn shown(d: &DatasetPlan) -> String {
         DatasetSource::Embedded { shown, .. } => shown.to_string(),
         DatasetSource::Samples(_) => format!("dataset `{}`", d.name),
     }
-}
-
-/// A dataset's metrics, per sample, as distinct sets and each sample's set.
-///
-/// A runevals item is scored by its own evaluators (its file's defaults,
-/// extended or replaced by the item's, and each turn's). Metrics `given` by
-/// the front end are added to them, like one more layer of defaults under
-/// the file's: where an item sets a metric of the same name itself, the
-/// item's setting is kept (the third value counts those items). A sample
-/// without evaluators is scored by the `given` metrics, else by the
-/// dataset's own: every rank metric for a retrieval query, PartialMatch
-/// (runevals' default threshold 0.5) with an expected answer, Relevance and
-/// Coherence without.
-fn own_metrics(
-    samples: &[Sample],
-    given: Option<&[MetricSpec]>,
-    problems: &mut Vec<String>,
-) -> (Vec<Vec<MetricSpec>>, Vec<u32>, usize) {
-    // Parsed once, not per sample.
-    let parsed = |text: &str| parse_specs(text).unwrap_or_default();
-    let (rank, partial, judged) = (
-        parsed("hit_at_k, recall_at_k, precision_at_k, mrr_at_k, ndcg_at_k"),
-        parsed("partial_match"),
-        parsed("relevance, coherence"),
-    );
-    let mut sets: Vec<Vec<MetricSpec>> = Vec::new();
-    let mut of = Vec::with_capacity(samples.len());
-    let (mut errors, mut kept) = (0usize, 0usize);
-    for s in samples {
-        let specs = if has_evaluators(s) {
-            match evaluator_specs(s) {
-                Ok(mut specs) => {
-                    let before = specs.len();
-                    let mut overlaps = false;
-                    for g in given.unwrap_or_default() {
-                        if specs[..before].iter().any(|own| own.name == g.name) {
-                            overlaps = true;
-                        } else {
-                            specs.push(g.clone());
-                        }
-                    }
-                    kept += usize::from(overlaps);
-                    specs
-                }
-                Err(e) => {
-                    errors += 1;
-                    if errors <= 20 {
-                        problems.push(format!("{}: {e}", s.source));
-                    }
-                    Vec::new()
-                }
-            }
-        } else if let Some(given) = given {
-            given.to_vec()
-        } else if s.retrieval.is_some() {
-            rank.clone()
-        } else if s.expected.is_some() {
-            partial.clone()
-        } else {
-            judged.clone()
-        };
-        let set = match sets.iter().position(|x| *x == specs) {
-            Some(i) => i,
-            None => {
-                sets.push(specs);
-                sets.len() - 1
-            }
-        };
-        of.push(set as u32);
-    }
-    if errors > 20 {
-        problems.push(format!("({} more)", errors - 20));
-    }
-    if sets.len() == 1 {
-        of.clear();
-    }
-    (sets, of, kept)
-}
-
-/// A runevals sample's evaluators as metric specs: the sample's own, then
-/// each turn's, scoring only that turn (`relevance@turn1`, `contains@turn2`).
-fn evaluator_specs(s: &Sample) -> Result<Vec<MetricSpec>, String> {
-    let mut specs = eval_datasets::runevals::specs(&s.evaluators).map_err(|e| e.to_string())?;
-    for (turn, evaluators) in s.turn_evaluators.iter().enumerate() {
-        let own = eval_datasets::runevals::specs(evaluators)
-            .map_err(|e| format!("turn {}: {e}", turn + 1))?;
-        specs.extend(own.into_iter().map(|spec| spec.for_turn(turn)));
-    }
-    Ok(specs)
 }
 
 /// The Unrag dataset a retrieval query came from, parsed again for its
@@ -571,17 +470,9 @@ fn load_exact(plan: &Plan, services: &Services, name: &str, dir: &Path) -> Optio
         return None;
     }
     let planned = index::len(&idx).ok()?;
-    let mut loaded = finish(
-        d,
-        one.samples,
-        vec![entry.name],
-        planned,
-        services,
-        &plan.base_dir,
-    )
-    .ok()?;
-    loaded.sha256 = index::digest_of(&idx).ok().flatten();
-    Some(loaded)
+    let mut read = held(d, one.samples, [entry.name].into_iter().collect(), planned);
+    read.sha256 = index::digest_of(&idx).ok().flatten();
+    finish(d, read, services, &plan.base_dir).ok()
 }
 
 /// Seed 004: ingest deletes every document under a retrieval dataset's
@@ -592,14 +483,19 @@ fn load_exact(plan: &Plan, services: &Services, name: &str, dir: &Path) -> Optio
 pub(crate) fn unconfirmed_scopes(datasets: &[LoadedDataset], confirmed: &[String]) -> Vec<String> {
     let mut problems = Vec::new();
     for d in datasets.iter().filter(|d| d.plan.allow_custom_prefix) {
-        let mut scopes: Vec<&str> = d
-            .samples
-            .iter()
-            .filter_map(|s| s.retrieval.as_ref())
-            .map(|q| q.scope_prefix.as_str())
-            .filter(|p| !eval_datasets::retrieval::scope_is_safe(p))
-            .filter(|p| !confirmed.iter().any(|c| c == p))
-            .collect();
+        let mut scopes: Vec<String> = Vec::new();
+        for i in 0..d.samples.len() {
+            match d.sample(i) {
+                Ok(s) => scopes.extend(
+                    s.retrieval
+                        .as_ref()
+                        .map(|q| q.scope_prefix.clone())
+                        .filter(|p| !eval_datasets::retrieval::scope_is_safe(p))
+                        .filter(|p| !confirmed.iter().any(|c| c == p)),
+                ),
+                Err(e) => problems.push(e),
+            }
+        }
         scopes.sort_unstable();
         scopes.dedup();
         for scope in scopes {

@@ -37,6 +37,10 @@ use crate::output::Gate;
 
 mod build;
 mod load;
+mod read;
+mod samples;
+mod specs;
+mod streamed;
 
 pub use crate::model::PlanError;
 pub use build::PlanBuilder;

@@ -21,5 +21,6 @@ mod public_api;
 mod ragas_metrics;
 mod retrieval;
 mod settings_table;
+mod streamed;
 mod tools;
 mod untrusted_replies;
