@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use eval_datasets::Sample;
-use libtest_mimic::{Arguments, Failed, Trial};
+use libtest_mimic::Arguments;
 
 use crate::agent::{Agent, FnAgent, IntoAgentResult};
 use crate::config::Config;
@@ -405,21 +405,24 @@ impl Harness {
                 .in_project(&plan.base_dir)
                 .configured(config),
         );
-        let trials: Vec<Trial> = (0..run.len())
-            .map(|t| {
-                let (run, agent) = (run.clone(), agent.clone());
-                Trial::test(run.name(t), move || {
-                    let (report, _) = run.report(t, &*agent);
-                    if run.fails(t, &report) {
-                        Err(Failed::from(report.render()))
-                    } else {
-                        Ok(())
-                    }
-                })
+        // Trials are indexes: named when printed, evaluated when run.
+        let name = |t: usize| run.name(t);
+        let trial = |t: usize| {
+            let (report, _) = run.report(t, &*agent);
+            if run.fails(t, &report) {
+                Err(report.render())
+            } else {
+                Ok(())
+            }
+        };
+        let trials = |args: &Arguments| {
+            super::trials::run(args, run.len(), &name, &trial).map_err(|e| Error::Config {
+                what: "test output".into(),
+                reason: e.to_string(),
             })
-            .collect();
+        };
         if args.list {
-            let _ = libtest_mimic::run(&args, trials);
+            trials(&args)?;
             return Ok(Outcome::code(0));
         }
         let selected = run.selected(&selection);
@@ -439,18 +442,19 @@ impl Harness {
                 });
             }
             // Nothing to evaluate: leave the last results file alone.
-            let _ = libtest_mimic::run(&args, trials);
+            trials(&args)?;
             return Ok(Outcome::code(0));
         }
         let first = selected.iter().position(|s| *s).unwrap_or_default();
         let worker = run
-            .start(&selected, agent, None)
+            .start(&selected, agent.clone(), None)
             .map_err(|e| Error::Config {
                 what: "evaluation thread".into(),
                 reason: e.to_string(),
             })?;
-        let conclusion = libtest_mimic::run(&args, trials);
+        let conclusion = trials(&args);
         let _ = worker.join();
+        let conclusion = conclusion?;
 
         let key = ResultsKey::current(config, None);
         let ending = if config.under_nextest {

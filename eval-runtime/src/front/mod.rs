@@ -10,3 +10,4 @@ mod globals;
 pub(crate) mod harness;
 pub(crate) mod probe;
 pub(crate) mod runner;
+mod trials;
