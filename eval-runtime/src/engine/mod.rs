@@ -45,8 +45,9 @@ pub(crate) type OnComplete = Box<dyn Fn(&Arc<Run>) + Send + Sync>;
 /// A loaded plan being evaluated. See the [module docs](self).
 pub(crate) struct Run {
     datasets: Vec<LoadedDataset>,
-    /// (dataset, sample) per trial, in trial order.
-    trials: Vec<(u32, u32)>,
+    /// Where each dataset's trials start (trials are its samples, dataset
+    /// after dataset), and the total after them.
+    starts: Vec<usize>,
     services: Services,
     permits: Arc<Semaphore>,
     limit: usize,
@@ -79,7 +80,7 @@ impl Run {
     pub(crate) fn configured(mut self, config: &crate::config::Config) -> Run {
         self.calibrations = Some(crate::output::calibration_dir(config));
         let limit = usize::try_from(config.spill_bytes).unwrap_or(usize::MAX);
-        self.records = Spool::with_limit(self.trials.len(), limit);
+        self.records = Spool::with_limit(self.len(), limit);
         self
     }
 
@@ -115,15 +116,14 @@ impl Run {
         permits: Arc<Semaphore>,
         limit: usize,
     ) -> Run {
-        let trials: Vec<(u32, u32)> = datasets
-            .iter()
-            .enumerate()
-            .flat_map(|(d, l)| (0..l.samples.len()).map(move |i| (d as u32, i as u32)))
-            .collect();
-        let records = Spool::new(trials.len());
+        let mut starts = vec![0];
+        for d in &datasets {
+            starts.push(starts[starts.len() - 1] + d.samples.len());
+        }
+        let records = Spool::new(starts[starts.len() - 1]);
         Run {
             datasets,
-            trials,
+            starts,
             services,
             permits,
             limit,
@@ -147,12 +147,13 @@ impl Run {
 
     /// Trials (samples) of the run.
     pub(crate) fn len(&self) -> usize {
-        self.trials.len()
+        self.starts[self.starts.len() - 1]
     }
 
     fn at(&self, t: usize) -> (&LoadedDataset, usize) {
-        let (d, i) = self.trials[t];
-        (&self.datasets[d as usize], i as usize)
+        // The last dataset starting at or before `t`.
+        let d = self.starts.partition_point(|start| *start <= t) - 1;
+        (&self.datasets[d], t - self.starts[d])
     }
 
     /// The full test name of trial `t`.
@@ -192,13 +193,21 @@ impl Run {
     /// their own; their tests take the reports with [`report`](Self::report).
     /// `on_complete` runs once the last report is stored and before it is
     /// handed out (so before its test can finish and the process exit).
+    /// `ahead`: at most that many samples started and not yet taken (for
+    /// tests that take their reports in order, as the harness's do; the
+    /// reports waiting in memory are then bounded).
     pub(crate) fn start(
         self: &Arc<Self>,
         selected: &[bool],
         agent: Arc<dyn Agent>,
         on_complete: Option<OnComplete>,
+        ahead: Option<usize>,
     ) -> std::io::Result<std::thread::JoinHandle<()>> {
-        let _ = self.slots.set(Slots::new(selected));
+        let slots = Slots::new(selected);
+        let _ = self.slots.set(match ahead {
+            Some(n) => slots.ahead(n),
+            None => slots,
+        });
         self.note_agent(&*agent);
         let run = self.clone();
         let order: Vec<usize> = (0..selected.len()).filter(|t| selected[*t]).collect();
@@ -213,6 +222,7 @@ impl Run {
                         &*agent,
                         &run.services,
                         (&run.permits, run.limit),
+                        Some(run.slots()),
                         |job, report| {
                             let t = job.key;
                             run.store(t, &job.sample, &report);
@@ -241,7 +251,7 @@ impl Run {
 
     fn slots(&self) -> &Slots {
         self.slots
-            .get_or_init(|| Slots::new(&vec![false; self.trials.len()]))
+            .get_or_init(|| Slots::new(&vec![false; self.len()]))
     }
 
     /// Trial `t`'s report: the evaluation thread's, or (when it did not
@@ -294,6 +304,7 @@ impl Run {
             agent,
             &self.services,
             (&self.permits, self.limit),
+            None,
             |job, report| {
                 self.store(job.key, &job.sample, &report);
                 progress(&report);

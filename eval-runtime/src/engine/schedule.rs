@@ -3,6 +3,7 @@
 //! agent fails only its sample; reports handed to the tests waiting for
 //! them.
 
+use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
@@ -129,13 +130,22 @@ pub(crate) async fn evaluate_all<'a>(
     agent: &'a dyn Agent,
     services: &'a Services,
     (permits, limit): (&'a std::sync::Arc<tokio::sync::Semaphore>, usize),
+    window: Option<&Slots>,
     mut done: impl FnMut(Job<'a>, SampleReport),
 ) {
     let mut jobs = jobs.into_iter();
     let mut running = FuturesUnordered::new();
+    let (mut started, mut exhausted) = (0usize, false);
     loop {
-        while running.len() < limit.max(1) {
-            let Some(job) = jobs.next() else { break };
+        while !exhausted
+            && running.len() < limit.max(1)
+            && window.is_none_or(|w| w.has_room(started))
+        {
+            let Some(job) = jobs.next() else {
+                exhausted = true;
+                break;
+            };
+            started += 1;
             running.push(async move {
                 let report =
                     crate::permit::holding(permits.clone(), evaluate_job(&job, agent, services))
@@ -150,7 +160,12 @@ pub(crate) async fn evaluate_all<'a>(
                     cassette.flush_if_due();
                 }
             }
-            None => break,
+            None if exhausted => break,
+            // Nothing in flight and no room: wait for a test to take a report.
+            None => match window {
+                Some(w) => w.room.notified().await,
+                None => break,
+            },
         }
     }
     if let Some(cassette) = &services.cassette {
@@ -176,20 +191,37 @@ pub(crate) struct Slots {
     slots: Mutex<SlotState>,
     /// Signalled when nothing is pending any more ([`Slots::wait_all`]).
     finished: Condvar,
+    /// At most this many items started and not yet taken (`None`: no
+    /// bound): tests that take their reports in order (the harness's) keep
+    /// the evaluation from running far ahead of them, and so bound the
+    /// reports waiting in memory.
+    ahead: Option<usize>,
+    /// Notified when a report is taken (there may be room again).
+    room: tokio::sync::Notify,
 }
 
+/// One byte per item; the few waiting threads and reports not yet taken
+/// beside (a run of a million samples holds a megabyte here).
 struct SlotState {
     slots: Vec<Slot>,
+    /// The thread waiting for each pending item that has one.
+    waiters: HashMap<usize, std::thread::Thread>,
+    /// Reports filled and not yet taken.
+    done: HashMap<usize, SampleReport>,
     /// Slots not yet done, of those scheduled.
     pending: usize,
+    /// Reports taken so far.
+    taken: usize,
 }
 
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Slot {
     /// Not scheduled: whoever asks evaluates it alone.
     Unselected,
-    /// Scheduled, not done; the thread waiting for it, once one does.
-    Pending(Option<std::thread::Thread>),
-    Done(Box<SampleReport>),
+    /// Scheduled, not done (its waiter, once one waits, in `waiters`).
+    Pending,
+    /// Its report is in `done`.
+    Done,
     Taken,
 }
 
@@ -200,18 +232,29 @@ impl Slots {
             slots: Mutex::new(SlotState {
                 slots: selected
                     .iter()
-                    .map(|s| {
-                        if *s {
-                            Slot::Pending(None)
-                        } else {
-                            Slot::Unselected
-                        }
-                    })
+                    .map(|s| if *s { Slot::Pending } else { Slot::Unselected })
                     .collect(),
+                waiters: HashMap::new(),
+                done: HashMap::new(),
                 pending: selected.iter().filter(|s| **s).count(),
+                taken: 0,
             }),
             finished: Condvar::new(),
+            ahead: None,
+            room: tokio::sync::Notify::new(),
         }
+    }
+
+    /// The same slots, keeping at most `n` items started and not taken.
+    pub(crate) fn ahead(mut self, n: usize) -> Self {
+        self.ahead = Some(n.max(1));
+        self
+    }
+
+    /// Whether an item may start when `started` have.
+    fn has_room(&self, started: usize) -> bool {
+        self.ahead
+            .is_none_or(|ahead| started < self.lock().taken + ahead)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, SlotState> {
@@ -221,10 +264,15 @@ impl Slots {
     /// Publishes the report of item `i`, waking its test if it waits.
     pub(crate) fn fill(&self, i: usize, report: SampleReport) {
         let mut state = self.lock();
-        let waiter = match std::mem::replace(&mut state.slots[i], Slot::Done(Box::new(report))) {
-            Slot::Pending(waiter) => {
+        let Some(slot) = state.slots.get_mut(i) else {
+            return;
+        };
+        let was = std::mem::replace(slot, Slot::Done);
+        state.done.insert(i, report);
+        let waiter = match was {
+            Slot::Pending => {
                 state.pending -= 1;
-                waiter
+                state.waiters.remove(&i)
             }
             _ => None,
         };
@@ -243,19 +291,21 @@ impl Slots {
     pub(crate) fn take(&self, i: usize) -> Option<SampleReport> {
         let mut state = self.lock();
         loop {
-            match state.slots.get_mut(i)? {
-                Slot::Pending(waiter) => {
-                    *waiter = Some(std::thread::current());
+            match *state.slots.get(i)? {
+                Slot::Pending => {
+                    state.waiters.insert(i, std::thread::current());
                     drop(state);
                     // Woken by `fill` or `abandon` (or spuriously: look again).
                     std::thread::park();
                     state = self.lock();
                 }
-                slot @ Slot::Done(_) => {
-                    return match std::mem::replace(slot, Slot::Taken) {
-                        Slot::Done(report) => Some(*report),
-                        _ => None,
-                    };
+                Slot::Done => {
+                    state.slots[i] = Slot::Taken;
+                    state.taken += 1;
+                    let report = state.done.remove(&i);
+                    drop(state);
+                    self.room.notify_one();
+                    return report;
                 }
                 Slot::Unselected | Slot::Taken => return None,
             }
@@ -274,13 +324,12 @@ impl Slots {
     /// unscheduled, so its waiter evaluates it alone.
     pub(crate) fn abandon(&self) {
         let mut state = self.lock();
-        let mut waiters = Vec::new();
         for slot in state.slots.iter_mut() {
-            if let Slot::Pending(waiter) = slot {
-                waiters.extend(waiter.take());
+            if *slot == Slot::Pending {
                 *slot = Slot::Unselected;
             }
         }
+        let waiters: Vec<_> = state.waiters.drain().map(|(_, t)| t).collect();
         state.pending = 0;
         drop(state);
         for thread in waiters {
@@ -344,5 +393,25 @@ mod tests {
         slots.wait_all();
         assert!(slots.take(0).is_some(), "a report filled before is kept");
         assert!(slots.take(2).is_none());
+    }
+
+    #[test]
+    fn the_evaluation_stays_a_window_ahead_of_the_reports_taken() {
+        let slots = Slots::new(&[true; 10]).ahead(3);
+        assert!(
+            slots.has_room(2) && !slots.has_room(3),
+            "3 started, none taken"
+        );
+        slots.fill(1, report(1));
+        assert!(!slots.has_room(3), "a report filled is not taken yet");
+        assert!(slots.take(1).is_some());
+        assert!(
+            slots.has_room(3) && !slots.has_room(4),
+            "one taken: one more"
+        );
+        assert!(
+            Slots::new(&[true; 2]).has_room(1_000),
+            "unbounded without a window"
+        );
     }
 }

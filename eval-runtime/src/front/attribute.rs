@@ -222,7 +222,9 @@ impl Embedded {
             // Written before the last report is handed out, so before the
             // last test can finish and the process exit.
             let on_complete = move |run: &Arc<Run>| record_process(run, self);
-            match run.start(&selected, agent, Some(Box::new(on_complete))) {
+            // libtest runs the tests in its own order: no bound on how far
+            // the evaluation runs ahead of them.
+            match run.start(&selected, agent, Some(Box::new(on_complete)), None) {
                 Ok(_) => Batch::Started,
                 Err(e) => {
                     warn(&format!(

@@ -16,6 +16,9 @@ use crate::output::{DatasetSummary, ResultsKey, RunVerdict, results_dir};
 use crate::plan::PlanBuilder;
 use crate::services::{Embedder, Judge, Services};
 
+/// Samples the evaluation may run ahead of the trials taking their reports.
+const AHEAD: usize = 4096;
+
 /// What a harness run did.
 #[derive(Debug)]
 #[non_exhaustive]
@@ -447,7 +450,14 @@ impl Harness {
         }
         let first = selected.iter().position(|s| *s).unwrap_or_default();
         let worker = run
-            .start(&selected, agent.clone(), None)
+            // The trials take their reports in order: the evaluation stays
+            // at most this far ahead of them.
+            .start(
+                &selected,
+                agent.clone(),
+                None,
+                Some(AHEAD.max(2 * args.test_threads.unwrap_or(1))),
+            )
             .map_err(|e| Error::Config {
                 what: "evaluation thread".into(),
                 reason: e.to_string(),
