@@ -17,7 +17,7 @@ use crate::plan::PlanBuilder;
 use crate::services::{Embedder, Judge, Services};
 
 /// Samples the evaluation may run ahead of the trials taking their reports.
-const AHEAD: usize = 4096;
+const AHEAD: usize = 1024;
 
 /// What a harness run did.
 #[derive(Debug)]
