@@ -165,7 +165,7 @@ pub struct Config {
     pub max_dataset_bytes: u64,
     /// `EVAL_SPILL_BYTES`: how many bytes of finished records a run holds
     /// in memory before it writes them, sorted, to a temporary file
-    /// (default 8 MiB).
+    /// (default 4 MiB).
     pub spill_bytes: u64,
     /// `NEXTEST` or `NEXTEST_RUN_ID` is set: this process runs one test.
     pub under_nextest: bool,
@@ -237,7 +237,7 @@ const KNOWN: &[&str] = &[
 ];
 
 /// Bytes of finished records a run holds in memory by default (`EVAL_SPILL_BYTES`).
-pub(crate) const DEFAULT_SPILL_BYTES: u64 = 8 << 20;
+pub(crate) const DEFAULT_SPILL_BYTES: u64 = 4 << 20;
 
 /// The process's settings, once read.
 static GLOBAL: OnceLock<Result<Config, ConfigError>> = OnceLock::new();

@@ -6,7 +6,7 @@
 //! results file's order — by merging the buffer with those files, as often
 //! as it needs (the attribute rewrites its file as datasets finish).
 //!
-//! Memory is the buffer's bound (`EVAL_SPILL_BYTES`, 8 MiB by default) plus one bit per trial,
+//! Memory is the buffer's bound (`EVAL_SPILL_BYTES`, 4 MiB by default) plus one bit per trial,
 //! whatever the run's size; a run whose records fit in the buffer never
 //! touches the disk. When no temporary file can be written the records stay
 //! in memory (nothing is lost) and a note says so once.

@@ -233,7 +233,8 @@ fn load_one(
         (samples, names) = keep.into_iter().filter_map(|i| all[i].take()).unzip();
     }
     let planned = samples.len();
-    let read = held(d, samples, names.into_iter().collect(), planned);
+    let names = Names::of(names).ok_or_else(|| super::samples::too_long(&shown(d)))?;
+    let read = held(d, samples, names, planned);
     let mut loaded = finish(d, read, services, base)?;
     loaded.sha256 = sha256;
     loaded.description = description;
@@ -470,7 +471,7 @@ fn load_exact(plan: &Plan, services: &Services, name: &str, dir: &Path) -> Optio
         return None;
     }
     let planned = index::len(&idx).ok()?;
-    let mut read = held(d, one.samples, [entry.name].into_iter().collect(), planned);
+    let mut read = held(d, one.samples, Names::of([entry.name])?, planned);
     read.sha256 = index::digest_of(&idx).ok().flatten();
     finish(d, read, services, &plan.base_dir).ok()
 }

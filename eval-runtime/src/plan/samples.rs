@@ -22,47 +22,53 @@ use eval_datasets::{Dataset, Sample};
 #[derive(Debug, Default)]
 pub(crate) struct Names {
     text: String,
-    /// Where each name ends in `text`.
-    ends: Vec<usize>,
+    /// Where each name ends in `text` (4 bytes a name: names of one
+    /// dataset beyond 4 GiB in all are refused at the load).
+    ends: Vec<u32>,
 }
 
 impl Names {
     /// The `i`th name.
     pub(crate) fn get(&self, i: usize) -> &str {
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        &self.text[start..self.ends[i]]
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        &self.text[start..self.ends[i] as usize]
     }
 
-    pub(crate) fn push(&mut self, name: &str) {
+    /// Adds `name`; `false` (and nothing added) past 4 GiB of names.
+    #[must_use]
+    pub(crate) fn push(&mut self, name: &str) -> bool {
+        let Ok(end) = u32::try_from(self.text.len() + name.len()) else {
+            return false;
+        };
         self.text.push_str(name);
-        self.ends.push(self.text.len());
+        self.ends.push(end);
+        true
     }
 
     /// The names of `keep` (indexes into these, in order), with `renamed`
-    /// ones replaced.
+    /// ones replaced; `None` past 4 GiB of them.
     pub(crate) fn picked(
         &self,
         keep: impl Iterator<Item = usize>,
         renamed: &[(usize, String)],
-    ) -> Names {
+    ) -> Option<Names> {
+        Names::of(
+            keep.map(|i| match renamed.binary_search_by_key(&i, |(r, _)| *r) {
+                Ok(at) => renamed[at].1.as_str(),
+                Err(_) => self.get(i),
+            }),
+        )
+    }
+
+    /// `names`, or `None` past 4 GiB of them ([`too_long`] says so).
+    pub(crate) fn of<S: AsRef<str>>(names: impl IntoIterator<Item = S>) -> Option<Names> {
         let mut out = Names::default();
-        for i in keep {
-            match renamed.binary_search_by_key(&i, |(r, _)| *r) {
-                Ok(at) => out.push(&renamed[at].1),
-                Err(_) => out.push(self.get(i)),
+        for n in names {
+            if !out.push(n.as_ref()) {
+                return None;
             }
         }
-        out
-    }
-}
-
-impl<S: AsRef<str>> FromIterator<S> for Names {
-    fn from_iter<I: IntoIterator<Item = S>>(iter: I) -> Self {
-        let mut names = Names::default();
-        for n in iter {
-            names.push(n.as_ref());
-        }
-        names
+        Some(out)
     }
 }
 
@@ -195,4 +201,11 @@ impl OnDisk {
         )
         .map_err(|e| e.to_string())
     }
+}
+
+/// The problem of a dataset whose test names take more than 4 GiB.
+pub(crate) fn too_long(shown: &str) -> Vec<String> {
+    vec![format!(
+        "{shown}: its test names take more than 4 GiB; split the dataset"
+    )]
 }

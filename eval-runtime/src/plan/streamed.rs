@@ -67,7 +67,10 @@ fn load_jsonl(
         } else if d.subset.keeps(&s) {
             tagged.push(at.len());
         }
-        names.push(&naming::base_name(&s));
+        if !names.push(&naming::base_name(&s)) {
+            too_long = true;
+            return;
+        }
         at.push(Pos {
             offset: s.source.offset,
             line,
@@ -77,7 +80,7 @@ fn load_jsonl(
     Dataset::scan_limited(path, shown, d.max_dataset_bytes, &mut each).map_err(|e| e.problems())?;
     if too_long {
         return Err(vec![format!(
-            "{shown}: more than {} lines; split the dataset",
+            "{shown}: more than {} lines, or more than 4 GiB of test names; split the dataset",
             u32::MAX
         )]);
     }
@@ -126,7 +129,9 @@ fn load_jsonl(
         let names = if renamed.is_empty() {
             names
         } else {
-            names.picked(0..len, &renamed)
+            names
+                .picked(0..len, &renamed)
+                .ok_or_else(|| super::samples::too_long(shown))?
         };
         (disk, names)
     } else {
@@ -138,7 +143,9 @@ fn load_jsonl(
             retrieval |= s.retrieval.is_some();
             ordinary |= s.retrieval.is_none();
         }
-        let names = names.picked(keep.iter().copied(), &renamed);
+        let names = names
+            .picked(keep.iter().copied(), &renamed)
+            .ok_or_else(|| super::samples::too_long(shown))?;
         (disk.keeping(&keep), names)
     };
     Ok(Read {
