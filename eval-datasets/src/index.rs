@@ -75,7 +75,7 @@ pub fn write(
     write_rows(path, samples.len().min(names.len()), &row, digest)
 }
 
-/// [`write`] for a caller holding names and positions, not samples:
+/// [`write()`] for a caller holding names and positions, not samples:
 /// `row(i)` is sample `i`'s (name, offset, line, index).
 pub fn write_rows<'a>(
     path: &Path,
