@@ -6,8 +6,9 @@
 //! ([`schedule`](self::schedule)), handing each report to the test waiting
 //! for it; a sample nobody scheduled (nextest's one test per process, an
 //! evaluation thread that died) is evaluated by its test alone. Every
-//! report is kept compactly for the results file, whose summaries and gate
-//! verdicts come from [`output`](crate::output).
+//! report becomes its results record at once, kept out of memory by the
+//! [`spool`]; the results file's summaries and gate verdicts come from
+//! [`output`](crate::output).
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -50,7 +50,7 @@ impl Results {
 }
 
 /// Writes a results file whose samples come from an iterator, one at a time
-/// (same layout as [`Results`]), atomically: a run of 100,000 samples never
+/// (same layout as [`Results`]), atomically: a run of a million samples never
 /// holds all its records at once.
 pub(crate) fn write_streaming(
     path: &Path,
