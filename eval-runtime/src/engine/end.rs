@@ -160,19 +160,23 @@ fn write_end(
     if !(keep || junit.is_some() || step_summary || baseline.is_some()) {
         // Nothing needs the run whole: stream it (with its page, in the
         // same pass).
-        let (header, shown) = match results_path {
-            Some(path) => {
-                let (header, shown) = write_results(path, key, runs, missing, html.as_deref())?;
-                (header, Some(shown))
-            }
-            None => (results_of(runs, key, missing)?, None),
-        };
+        // Only the command prints what the samples were.
         let command = matches!(end.ending, Ending::Command { .. });
+        let mut shown = command.then(Shown::default);
+        let header = match results_path {
+            Some(path) => {
+                write_results(path, key, runs, missing, (html.as_deref(), shown.as_mut()))?
+            }
+            None => {
+                shown = None;
+                results_of(runs, key, missing)?
+            }
+        };
         return Ok(Ended {
             verdict: RunVerdict::of(&header.datasets),
             datasets: header.datasets.clone(),
             results: command.then_some(header),
-            shown: shown.filter(|_| command),
+            shown,
             results_path: results_path.map(Path::to_path_buf),
             html,
             junit: None,

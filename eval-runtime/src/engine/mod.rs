@@ -424,16 +424,17 @@ pub(crate) fn results_of(
 /// attribute's datasets of one process), sorted by dataset and test name,
 /// one record at a time, in two passes over the records: the summaries
 /// (and the HTML report's samples, when `html` says where it goes), then
-/// the file; returns the file's header (its `samples` left empty) and what
-/// a summary shows of its samples. `missing`: datasets that should be there
-/// and are not (the run is then incomplete).
+/// the file; returns the file's header (its `samples` left empty), and
+/// gathers in `shown`, when given, what a summary shows of its samples.
+/// `missing`: datasets that should be there and are not (the run is then
+/// incomplete).
 pub(crate) fn write_results(
     path: &Path,
     key: &ResultsKey,
     runs: &[&Run],
     missing: &[String],
-    html: Option<&Path>,
-) -> Result<(Results, Shown), ResultsError> {
+    (html, mut shown): (Option<&Path>, Option<&mut Shown>),
+) -> Result<Results, ResultsError> {
     let mut terms = BTreeMap::new();
     for run in runs {
         terms.extend(run.terms());
@@ -443,7 +444,6 @@ pub(crate) fn write_results(
     let mut held: Vec<Held<'_>> = runs.iter().map(|r| r.records.hold()).collect();
     let names = (key.binary.as_str(), key.package.as_deref());
     let mut summaries = Summaries::new(&terms);
-    let mut shown = Shown::default();
     let header = |datasets: Vec<DatasetSummary>, complete: bool| {
         let mut results = Results::new(&key.binary, Vec::new(), &BTreeMap::new());
         results.package = key.package.clone();
@@ -482,19 +482,23 @@ pub(crate) fn write_results(
     let Some(html) = html else {
         for_each_record(&mut held, |_, record| {
             summaries.add(&record);
-            shown.add(&record);
+            if let Some(shown) = shown.as_deref_mut() {
+                shown.add(&record);
+            }
             Ok(())
         })?;
         let (datasets, complete) = summaries.finish_run(&terms);
         file(&mut held, &datasets, complete)?;
-        return Ok((header(datasets, complete), shown));
+        return Ok(header(datasets, complete));
     };
     let count = held.iter().map(Held::len).sum();
     let mut written = None;
     crate::output::write_html_along(html, &key.binary, count, |page| {
         for_each_record(&mut held, |json, record| {
             summaries.add(&record);
-            shown.add(&record);
+            if let Some(shown) = shown.as_deref_mut() {
+                shown.add(&record);
+            }
             // The page takes the record as the results file does (compact).
             page.sample_as(&record, std::str::from_utf8(json).ok());
             Ok(())
@@ -517,7 +521,7 @@ pub(crate) fn write_results(
         Ok(())
     })?;
     let (datasets, complete) = written.unwrap_or_default();
-    Ok((header(datasets, complete), shown))
+    Ok(header(datasets, complete))
 }
 
 /// A record copied into the results file as it was serialized; `None` (it
