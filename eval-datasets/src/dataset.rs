@@ -77,19 +77,7 @@ impl Dataset {
         };
         let description = formats::read(format, path, bytes, &mut problems, &mut sink);
         check_unique_ids(path, &samples, &mut problems);
-        if !problems.is_empty() {
-            problems.sort_by_key(|p| p.line);
-            problems.truncate(MAX_PROBLEMS + 1);
-            return Err(DatasetError::Invalid {
-                path: path.to_string(),
-                problems,
-            });
-        }
-        if samples.is_empty() {
-            return Err(DatasetError::Empty {
-                path: path.to_string(),
-            });
-        }
+        refusal(path, problems, samples.len())?;
         Ok(Dataset {
             path: path.to_string(),
             format,
@@ -147,19 +135,7 @@ impl Dataset {
             problems = scan_jsonl(path, shown, max_bytes, &mut again)?;
             check_unique_ids(shown, &same, &mut problems);
         }
-        if !problems.is_empty() {
-            problems.sort_by_key(|p| p.line);
-            problems.truncate(MAX_PROBLEMS + 1);
-            return Err(DatasetError::Invalid {
-                path: shown.to_string(),
-                problems,
-            });
-        }
-        if count == 0 {
-            return Err(DatasetError::Empty {
-                path: shown.to_string(),
-            });
-        }
+        refusal(shown, problems, count)?;
         Ok(Some(count))
     }
 
@@ -329,4 +305,24 @@ fn scan_jsonl(
         source,
     })?;
     Ok(problems)
+}
+
+/// The error of a dataset `path` read with `problems` into `count`
+/// samples: its problems by line (the first [`MAX_PROBLEMS`] and one), or
+/// that it holds none.
+fn refusal(path: &str, mut problems: Vec<Problem>, count: usize) -> Result<(), DatasetError> {
+    if !problems.is_empty() {
+        problems.sort_by_key(|p| p.line);
+        problems.truncate(MAX_PROBLEMS + 1);
+        return Err(DatasetError::Invalid {
+            path: path.to_string(),
+            problems,
+        });
+    }
+    if count == 0 {
+        return Err(DatasetError::Empty {
+            path: path.to_string(),
+        });
+    }
+    Ok(())
 }
