@@ -3,7 +3,10 @@
 //! Builds the benchmark targets (`benches/bench_macro.rs`: the attribute,
 //! 1,000 `#[test]`s sharing one agent; `benches/bench_macro_per_sample.rs`:
 //! the same, each test building its own agent as the README does;
-//! `benches/bench_harness.rs`: the run-time harness),
+//! `benches/bench_harness.rs`: the run-time harness;
+//! `benches/bench_http_floor.rs`: the HTTP client alone, reading, sending
+//! and parsing each sample and answer and nothing else, so each path's CPU
+//! over HTTP is also printed less the client's own, from the same run),
 //! starts the demo agent in this process at 50 ms and at 0 ms of latency,
 //! runs each target as a child process exactly as `cargo test` would, and
 //! prints per run: wall time, the physical floor N·L/C, their ratio, the
@@ -53,6 +56,9 @@ struct Targets {
     attribute_per_sample: Option<PathBuf>,
     harness: PathBuf,
     baseline: PathBuf,
+    /// The HTTP client alone (`benches/bench_http_floor.rs`); `None` for a
+    /// checkout that lacks it.
+    http_floor: Option<PathBuf>,
     cli: PathBuf,
 }
 
@@ -171,6 +177,16 @@ fn main() {
             1000,
             latency,
         ));
+        if let (0, Some(floor)) = (latency_ms, &targets.http_floor) {
+            runs.push(run(
+                "HTTP client alone (reqwest), 0 ms (floor)",
+                floor,
+                &[],
+                &env(&[("BENCH_DATASET", ds.clone())]),
+                1000,
+                latency,
+            ));
+        }
         if latency_ms == 0 {
             runs.push(run(
                 "libtest alone: 1000 trivial #[test]s (baseline)",
@@ -528,11 +544,10 @@ fn build(root: &Path) -> Targets {
             "libtest_baseline",
         ])
         .args(
-            root.join("benches/bench_macro_per_sample.rs")
-                .exists()
-                .then_some(["--test", "bench_macro_per_sample"])
+            ["bench_macro_per_sample", "bench_http_floor"]
                 .into_iter()
-                .flatten(),
+                .filter(|t| root.join(format!("benches/{t}.rs")).exists())
+                .flat_map(|t| ["--test", t]),
         )
         .stderr(Stdio::inherit())
         .output()
@@ -541,7 +556,7 @@ fn build(root: &Path) -> Targets {
         out.status.success(),
         "building the benchmark targets failed"
     );
-    let mut found = (None, None, None, None);
+    let mut found = (None, None, None, None, None);
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
             continue;
@@ -554,6 +569,7 @@ fn build(root: &Path) -> Targets {
             Some("bench_harness") => found.1 = Some(PathBuf::from(exe)),
             Some("libtest_baseline") => found.2 = Some(PathBuf::from(exe)),
             Some("bench_macro_per_sample") => found.3 = Some(PathBuf::from(exe)),
+            Some("bench_http_floor") => found.4 = Some(PathBuf::from(exe)),
             _ => {}
         }
     }
@@ -581,6 +597,7 @@ fn build(root: &Path) -> Targets {
         attribute_per_sample: found.3,
         harness: found.1.expect("bench_harness executable"),
         baseline: found.2.expect("libtest_baseline executable"),
+        http_floor: found.4,
         cli,
     }
 }
@@ -742,5 +759,32 @@ fn report(runs: &[Run]) {
             "attribute path, own CPU per sample at 0 ms = {m:.1}µs - libtest's {b:.1}µs per test = {:.1}µs",
             m - b
         );
+    }
+    // What each path spends beyond the HTTP client's own work, same run.
+    if let Some(floor) = cpu("HTTP client alone") {
+        for (label, less) in [
+            ("harness, HTTP, 0 ms", 0.0),
+            ("evals evaluate, HTTP, 0 ms", 0.0),
+            (
+                "macro (libtest, default threads), HTTP, 0 ms",
+                cpu("libtest alone").unwrap_or(0.0),
+            ),
+            (
+                "macro, agent per sample, HTTP, 0 ms",
+                cpu("libtest alone").unwrap_or(0.0),
+            ),
+        ] {
+            if let Some(c) = cpu(label) {
+                let libtest = if less > 0.0 {
+                    format!(" - libtest's {less:.1}µs")
+                } else {
+                    String::new()
+                };
+                println!(
+                    "{label}: own CPU per sample {c:.1}µs{libtest} - the HTTP client's {floor:.1}µs = {:.1}µs the tool's own",
+                    c - less - floor
+                );
+            }
+        }
     }
 }

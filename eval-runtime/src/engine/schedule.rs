@@ -182,6 +182,10 @@ pub(crate) fn local_runtime() -> std::io::Result<tokio::runtime::Runtime> {
         .build()
 }
 
+/// The reports after a waited one that tests taking in order are woken for
+/// together ([`Slots::fill`]).
+const BATCH: usize = 32;
+
 /// Reports handed from the evaluation thread to the tests waiting for them.
 /// A test waiting for its report is woken alone when that report is filled
 /// (its thread parked in the slot): filling a report wakes no other test,
@@ -251,17 +255,39 @@ impl Slots {
         self
     }
 
-    /// Whether an item may start when `started` have.
+    /// Whether an item may start when `started` have. When none may, every
+    /// test waiting for a report that is done is woken (the rest of its
+    /// batch cannot start before it takes).
     fn has_room(&self, started: usize) -> bool {
-        self.ahead
-            .is_none_or(|ahead| started < self.lock().taken + ahead)
+        let Some(ahead) = self.ahead else {
+            return true;
+        };
+        let mut state = self.lock();
+        if started < state.taken + ahead {
+            return true;
+        }
+        let SlotState { slots, waiters, .. } = &mut *state;
+        let woken: Vec<_> = waiters
+            .extract_if(|&w, _| slots[w] == Slot::Done)
+            .map(|(_, thread)| thread)
+            .collect();
+        drop(state);
+        for thread in woken {
+            thread.unpark();
+        }
+        false
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, SlotState> {
         self.slots.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Publishes the report of item `i`, waking its test if it waits.
+    /// Publishes the report of item `i`, waking its test if it waits. With a
+    /// bound ahead ([`Slots::ahead`]: tests that take in order), a waiting
+    /// test is woken once its item and the [`BATCH`] after it are done (or
+    /// nothing is pending), so it takes them in one go: one wake for a batch
+    /// of reports, not one per report, and nothing it would not have waited
+    /// for anyway, as it takes them in order.
     pub(crate) fn fill(&self, i: usize, report: SampleReport) {
         let mut state = self.lock();
         let Some(slot) = state.slots.get_mut(i) else {
@@ -269,16 +295,30 @@ impl Slots {
         };
         let was = std::mem::replace(slot, Slot::Done);
         state.done.insert(i, report);
-        let waiter = match was {
-            Slot::Pending => {
-                state.pending -= 1;
-                state.waiters.remove(&i)
-            }
-            _ => None,
-        };
+        if was == Slot::Pending {
+            state.pending -= 1;
+        }
         let finished = state.pending == 0;
+        let woken: Vec<std::thread::Thread> = if self.ahead.is_none() {
+            match was {
+                Slot::Pending => state.waiters.remove(&i).into_iter().collect(),
+                _ => Vec::new(),
+            }
+        } else {
+            let SlotState { slots, waiters, .. } = &mut *state;
+            waiters
+                .extract_if(|&w, _| {
+                    (finished || (w <= i && i <= w + BATCH))
+                        && slots[w] == Slot::Done
+                        && slots[w + 1..slots.len().min(w + 1 + BATCH)]
+                            .iter()
+                            .all(|s| *s != Slot::Pending)
+                })
+                .map(|(_, thread)| thread)
+                .collect()
+        };
         drop(state);
-        if let Some(thread) = waiter {
+        for thread in woken {
             thread.unpark();
         }
         if finished {
@@ -413,5 +453,63 @@ mod tests {
             Slots::new(&[true; 2]).has_room(1_000),
             "unbounded without a window"
         );
+    }
+
+    /// A test taking in order is woken once for a batch: when its report
+    /// and the [`BATCH`] after it are done, when nothing is pending, or
+    /// when the evaluation has no room to start the rest of the batch.
+    #[test]
+    fn a_test_taking_in_order_is_woken_for_a_batch_or_when_the_evaluation_waits_for_it() {
+        use std::sync::mpsc;
+        use std::time::Duration;
+        let waiting = |slots: &std::sync::Arc<Slots>, i: usize| {
+            let (tx, rx) = mpsc::channel();
+            let taker = slots.clone();
+            std::thread::spawn(move || tx.send(taker.take(i).is_some()).unwrap());
+            // Until it waits in the slot.
+            while slots.lock().waiters.is_empty() {
+                std::thread::yield_now();
+            }
+            rx
+        };
+        let quiet = Duration::from_millis(50);
+
+        let slots = std::sync::Arc::new(Slots::new(&[true; 100]).ahead(1024));
+        let taken = waiting(&slots, 0);
+        slots.fill(0, report(0));
+        for i in 2..=BATCH {
+            slots.fill(i, report(i));
+        }
+        assert!(
+            taken.recv_timeout(quiet).is_err(),
+            "item 1 is still pending"
+        );
+        slots.fill(1, report(1));
+        assert_eq!(taken.recv(), Ok(true), "the batch after item 0 is done");
+
+        // Nothing pending after it: woken at once.
+        let slots = std::sync::Arc::new(Slots::new(&[true, true, false]).ahead(1024));
+        let taken = waiting(&slots, 1);
+        slots.fill(0, report(0));
+        assert!(taken.recv_timeout(quiet).is_err(), "item 1 is pending");
+        slots.fill(1, report(1));
+        assert_eq!(taken.recv(), Ok(true), "nothing is pending");
+
+        // The evaluation may not start the rest before item 0 is taken.
+        let slots = std::sync::Arc::new(Slots::new(&[true; 100]).ahead(3));
+        let taken = waiting(&slots, 0);
+        slots.fill(0, report(0));
+        assert!(
+            taken.recv_timeout(quiet).is_err(),
+            "items 1 to 32 are pending"
+        );
+        assert!(!slots.has_room(3));
+        assert_eq!(taken.recv(), Ok(true), "the evaluation waits for it");
+
+        // Without a window (the attribute's tests, in any order): at once.
+        let slots = std::sync::Arc::new(Slots::new(&[true; 100]));
+        let taken = waiting(&slots, 0);
+        slots.fill(0, report(0));
+        assert_eq!(taken.recv(), Ok(true));
     }
 }

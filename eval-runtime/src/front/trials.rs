@@ -138,7 +138,7 @@ fn contained(trial: impl FnOnce() -> Result<(), String>) -> Result<(), String> {
 
 /// Failed trials' names and messages, until the end.
 struct Failures {
-    file: Option<std::fs::File>,
+    file: Option<io::BufWriter<std::fs::File>>,
     held: Vec<(String, String)>,
     count: usize,
 }
@@ -161,7 +161,7 @@ impl Failures {
         }
         if self.file.is_none() {
             match tempfile::tempfile() {
-                Ok(file) => self.file = Some(file),
+                Ok(file) => self.file = Some(io::BufWriter::new(file)),
                 Err(_) => {
                     self.held.push((name.to_string(), message.to_string()));
                     return;
@@ -185,6 +185,8 @@ impl Failures {
             f(name, message)?;
         }
         if let Some(file) = &mut self.file {
+            file.flush()?;
+            let file = file.get_mut();
             file.seek(SeekFrom::Start(0))?;
             let mut file = BufReader::new(&*file);
             let mut lens = [0u8; 16];

@@ -7,8 +7,10 @@
 //!
 //! The file is kept open from the load on: a file replaced since (an editor
 //! writes a new one) is still the one loaded; one changed in place (another
-//! length or modification time) makes each sample read after the change an
-//! error that says so, never another sample.
+//! length or modification time) makes each sample read after the change is
+//! seen an error that says so, never another sample. The file is read in
+//! blocks (samples run in file order, so most reads are a buffer's) and
+//! checked before each block is read.
 
 use std::borrow::Cow;
 use std::fs::File;
@@ -125,12 +127,25 @@ pub(crate) struct Pos {
 /// Samples of a `.jsonl` file, read again one at a time.
 #[derive(Debug)]
 pub(crate) struct OnDisk {
-    file: Mutex<BufReader<File>>,
+    file: Mutex<Reader>,
     shown: Arc<str>,
     /// The file's length and modification time when it was loaded.
     stamp: (u64, Option<SystemTime>),
     at: Vec<Pos>,
 }
+
+/// The file, where its buffer stands, and whether it was seen changed.
+#[derive(Debug)]
+struct Reader {
+    file: BufReader<File>,
+    /// The offset the next byte of `file`'s buffer is at.
+    at: u64,
+    /// Seen changed since the load: every later read fails.
+    changed: bool,
+}
+
+/// The size of a block read from the file.
+const BLOCK: usize = 64 * 1024;
 
 /// A file's length and modification time.
 pub(crate) fn stamp(file: &File) -> std::io::Result<(u64, Option<SystemTime>)> {
@@ -148,7 +163,11 @@ impl OnDisk {
         at: Vec<Pos>,
     ) -> OnDisk {
         OnDisk {
-            file: Mutex::new(BufReader::with_capacity(4096, file)),
+            file: Mutex::new(Reader {
+                file: BufReader::with_capacity(BLOCK, file),
+                at: 0,
+                changed: false,
+            }),
             shown: shown.into(),
             stamp,
             at,
@@ -178,17 +197,29 @@ impl OnDisk {
         let pos = self.at[i];
         let mut raw = Vec::new();
         {
-            let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
-            let now = stamp(file.get_ref()).map_err(|e| format!("{}: {e}", self.shown))?;
-            if now != self.stamp {
+            let mut r = self.file.lock().unwrap_or_else(|p| p.into_inner());
+            let failed = |e: std::io::Error| format!("{}:{}: {e}", self.shown, pos.line);
+            let held = r.file.buffer().len() as u64;
+            if pos.offset >= r.at && pos.offset - r.at < held {
+                // Within the buffer: no read of the file.
+                let skip = (pos.offset - r.at) as usize;
+                r.file.consume(skip);
+            } else {
+                r.file.seek(SeekFrom::Start(pos.offset)).map_err(failed)?;
+            }
+            r.at = pos.offset;
+            // Whatever is read from the file from here on is checked first.
+            if !r.file.buffer().contains(&b'\n') && !r.changed {
+                r.changed = stamp(r.file.get_ref()).map_err(failed)? != self.stamp;
+            }
+            if r.changed {
                 return Err(format!(
                     "{}:{}: the dataset file changed during the run; this sample was not read",
                     self.shown, pos.line
                 ));
             }
-            file.seek(SeekFrom::Start(pos.offset))
-                .and_then(|_| file.read_until(b'\n', &mut raw))
-                .map_err(|e| format!("{}:{}: {e}", self.shown, pos.line))?;
+            let n = r.file.read_until(b'\n', &mut raw).map_err(failed)?;
+            r.at += n as u64;
         }
         // The line ends at its first `\n` or `\r` (as the load split it).
         if let Some(end) = raw.iter().position(|&b| b == b'\n' || b == b'\r') {
@@ -208,4 +239,52 @@ pub(crate) fn too_long(shown: &str) -> Vec<String> {
     vec![format!(
         "{shown}: its test names take more than 4 GiB; split the dataset"
     )]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Samples read in any order (ahead within the buffer, back, past its
+    /// end, lines across a block's edge) are the file's, each its own line.
+    #[test]
+    fn samples_read_in_any_order_are_their_own_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("d.jsonl");
+        let (mut text, mut at) = (String::new(), Vec::new());
+        for i in 0..3000u32 {
+            at.push(Pos {
+                offset: text.len() as u64,
+                line: i + 1,
+                index: i,
+            });
+            // Lines of varied length, so block edges fall inside lines.
+            let pad = "x".repeat((i as usize * 7) % 61);
+            text.push_str(&format!("{{\"input\": \"q{i} {pad}\"}}\r\n"));
+        }
+        assert!(text.len() > 2 * BLOCK);
+        std::fs::write(&path, &text).unwrap();
+        let file = File::open(&path).unwrap();
+        let disk = OnDisk::new(
+            file.try_clone().unwrap(),
+            "d.jsonl",
+            stamp(&file).unwrap(),
+            at,
+        );
+        let input = |i: usize| disk.read(i).unwrap().input.turns()[0].clone();
+        let mut order: Vec<usize> = (0..3000).collect();
+        // In order, then backwards, then strided both ways.
+        order.extend((0..3000).rev());
+        order.extend((0..3000).step_by(97));
+        order.extend((0..3000).rev().step_by(13));
+        for i in order {
+            let got = input(i);
+            assert!(got.starts_with(&format!("q{i} ")), "sample {i}: {got:?}");
+            assert_eq!(
+                got.len(),
+                format!("q{i} ").len() + (i * 7) % 61,
+                "sample {i}"
+            );
+        }
+    }
 }
