@@ -760,29 +760,15 @@ fn report(runs: &[Run]) {
             m - b
         );
     }
-    // What each path spends beyond the HTTP client's own work, same run.
+    // What the harness and the command spend beyond the HTTP client's own
+    // work, same run. (Not the attribute: libtest's thread per test and the
+    // client's work overlap, so the two do not subtract.)
     if let Some(floor) = cpu("HTTP client alone") {
-        for (label, less) in [
-            ("harness, HTTP, 0 ms", 0.0),
-            ("evals evaluate, HTTP, 0 ms", 0.0),
-            (
-                "macro (libtest, default threads), HTTP, 0 ms",
-                cpu("libtest alone").unwrap_or(0.0),
-            ),
-            (
-                "macro, agent per sample, HTTP, 0 ms",
-                cpu("libtest alone").unwrap_or(0.0),
-            ),
-        ] {
+        for label in ["harness, HTTP, 0 ms", "evals evaluate, HTTP, 0 ms"] {
             if let Some(c) = cpu(label) {
-                let libtest = if less > 0.0 {
-                    format!(" - libtest's {less:.1}µs")
-                } else {
-                    String::new()
-                };
                 println!(
-                    "{label}: own CPU per sample {c:.1}µs{libtest} - the HTTP client's {floor:.1}µs = {:.1}µs the tool's own",
-                    c - less - floor
+                    "{label}: own CPU per sample {c:.1}µs - the HTTP client's {floor:.1}µs = {:.1}µs the tool's own",
+                    c - floor
                 );
             }
         }

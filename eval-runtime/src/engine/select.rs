@@ -61,6 +61,12 @@ impl Selection {
         }
     }
 
+    /// Whether every test is selected, whatever its name (no filter, no
+    /// `--skip`, not a listing).
+    pub(crate) fn takes_all(&self) -> bool {
+        !self.none && self.filters.is_empty() && self.skip.is_empty()
+    }
+
     /// The one test named, when the runner asks for exactly one by its full
     /// name (`--exact NAME`, as nextest runs each test).
     pub fn exact_name(&self) -> Option<&str> {

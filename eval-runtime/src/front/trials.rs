@@ -48,7 +48,11 @@ pub(crate) fn run(
         list: false,
         ..args.clone()
     });
-    let selected = |i: usize| selection.selects(&name(i));
+    // A name is made only where it is needed: to select when there is a
+    // filter, to align the pretty format, to print it (not in the terse
+    // format, unless the trial failed).
+    let all = selection.takes_all();
+    let selected = |i: usize| all || selection.selects(&name(i));
     let mut out = Printer::new(args)?;
     if args.list {
         for i in (0..count).filter(|i| selected(*i)) {
@@ -58,11 +62,15 @@ pub(crate) fn run(
         return Ok(Conclusion::default());
     }
     let (mut chosen, mut width) = (0usize, 0usize);
-    for i in 0..count {
-        let n = name(i);
-        if selection.selects(&n) {
-            chosen += 1;
-            width = width.max(n.chars().count());
+    if all && out.format != FormatSetting::Pretty {
+        chosen = count;
+    } else {
+        for i in 0..count {
+            let n = name(i);
+            if all || selection.selects(&n) {
+                chosen += 1;
+                width = width.max(n.chars().count());
+            }
         }
     }
     out.width = width;
@@ -73,7 +81,11 @@ pub(crate) fn run(
     out.title(chosen)?;
     let mut failures = Failures::new();
     let mut outcome = |i: usize, result: Result<(), String>, out: &mut Printer| -> io::Result<()> {
-        let n = name(i);
+        let n = if out.format == FormatSetting::Terse && result.is_ok() {
+            String::new()
+        } else {
+            name(i)
+        };
         out.start(&n)?;
         out.outcome(&n, &result)?;
         match result {
