@@ -206,7 +206,7 @@ impl Run {
     ) -> std::io::Result<std::thread::JoinHandle<()>> {
         let slots = Slots::new(selected);
         let _ = self.slots.set(match ahead {
-            Some(n) => slots.ahead(n),
+            Some(n) => slots.ahead(n).in_flight(self.limit),
             None => slots,
         });
         self.note_agent(&*agent);

@@ -183,8 +183,12 @@ pub(crate) fn local_runtime() -> std::io::Result<tokio::runtime::Runtime> {
 }
 
 /// The reports after a waited one that tests taking in order are woken for
-/// together ([`Slots::fill`]).
+/// together, at most ([`Slots::fill`]).
 const BATCH: usize = 32;
+
+/// Reports filled after which a test whose report is done is woken anyway
+/// (one of its batch is slow).
+const PATIENCE: u64 = 2 * BATCH as u64;
 
 /// Reports handed from the evaluation thread to the tests waiting for them.
 /// A test waiting for its report is woken alone when that report is filled
@@ -202,14 +206,19 @@ pub(crate) struct Slots {
     ahead: Option<usize>,
     /// Notified when a report is taken (there may be room again).
     room: tokio::sync::Notify,
+    /// The reports after a waited one it is woken with ([`Slots::fill`]).
+    batch: usize,
 }
 
 /// One byte per item; the few waiting threads and reports not yet taken
 /// beside (a run of a million samples holds a megabyte here).
 struct SlotState {
     slots: Vec<Slot>,
-    /// The thread waiting for each pending item that has one.
-    waiters: HashMap<usize, std::thread::Thread>,
+    /// The thread waiting for each pending item that has one, and the
+    /// reports filled when it began to wait.
+    waiters: HashMap<usize, (std::thread::Thread, u64)>,
+    /// Reports filled so far.
+    fills: u64,
     /// Reports filled and not yet taken.
     done: HashMap<usize, SampleReport>,
     /// Slots not yet done, of those scheduled.
@@ -239,6 +248,7 @@ impl Slots {
                     .map(|s| if *s { Slot::Pending } else { Slot::Unselected })
                     .collect(),
                 waiters: HashMap::new(),
+                fills: 0,
                 done: HashMap::new(),
                 pending: selected.iter().filter(|s| **s).count(),
                 taken: 0,
@@ -246,12 +256,21 @@ impl Slots {
             finished: Condvar::new(),
             ahead: None,
             room: tokio::sync::Notify::new(),
+            batch: BATCH,
         }
     }
 
     /// The same slots, keeping at most `n` items started and not taken.
     pub(crate) fn ahead(mut self, n: usize) -> Self {
         self.ahead = Some(n.max(1));
+        self
+    }
+
+    /// The same slots, with `in_flight` items evaluated at once: a waiting
+    /// test's batch is no longer than the others in flight beside its own
+    /// (none with one at a time, so it sees each report as it comes).
+    pub(crate) fn in_flight(mut self, in_flight: usize) -> Self {
+        self.batch = in_flight.saturating_sub(1).min(BATCH);
         self
     }
 
@@ -269,7 +288,7 @@ impl Slots {
         let SlotState { slots, waiters, .. } = &mut *state;
         let woken: Vec<_> = waiters
             .extract_if(|&w, _| slots[w] == Slot::Done)
-            .map(|(_, thread)| thread)
+            .map(|(_, (thread, _))| thread)
             .collect();
         drop(state);
         for thread in woken {
@@ -284,10 +303,11 @@ impl Slots {
 
     /// Publishes the report of item `i`, waking its test if it waits. With a
     /// bound ahead ([`Slots::ahead`]: tests that take in order), a waiting
-    /// test is woken once its item and the [`BATCH`] after it are done (or
-    /// nothing is pending), so it takes them in one go: one wake for a batch
-    /// of reports, not one per report, and nothing it would not have waited
-    /// for anyway, as it takes them in order.
+    /// test is woken once its item and the batch after it are done (at most
+    /// [`BATCH`], fewer than the items in flight: [`Slots::in_flight`]), or
+    /// nothing is pending, so it takes them in one go: one wake for a batch
+    /// of reports, not one per report. A slow one in its batch holds it
+    /// back for at most [`PATIENCE`] reports filled.
     pub(crate) fn fill(&self, i: usize, report: SampleReport) {
         let mut state = self.lock();
         let Some(slot) = state.slots.get_mut(i) else {
@@ -298,23 +318,38 @@ impl Slots {
         if was == Slot::Pending {
             state.pending -= 1;
         }
+        state.fills += 1;
         let finished = state.pending == 0;
         let woken: Vec<std::thread::Thread> = if self.ahead.is_none() {
             match was {
-                Slot::Pending => state.waiters.remove(&i).into_iter().collect(),
+                Slot::Pending => state
+                    .waiters
+                    .remove(&i)
+                    .map(|(thread, _)| thread)
+                    .into_iter()
+                    .collect(),
                 _ => Vec::new(),
             }
         } else {
-            let SlotState { slots, waiters, .. } = &mut *state;
+            let SlotState {
+                slots,
+                waiters,
+                fills,
+                ..
+            } = &mut *state;
+            let batch = self.batch;
             waiters
-                .extract_if(|&w, _| {
-                    (finished || (w <= i && i <= w + BATCH))
-                        && slots[w] == Slot::Done
-                        && slots[w + 1..slots.len().min(w + 1 + BATCH)]
-                            .iter()
-                            .all(|s| *s != Slot::Pending)
+                .extract_if(|&w, (_, since)| {
+                    slots[w] == Slot::Done
+                        && (finished
+                            || *fills - *since >= PATIENCE
+                            || (w <= i
+                                && i <= w + batch
+                                && slots[w + 1..slots.len().min(w + 1 + batch)]
+                                    .iter()
+                                    .all(|s| *s != Slot::Pending)))
                 })
-                .map(|(_, thread)| thread)
+                .map(|(_, (thread, _))| thread)
                 .collect()
         };
         drop(state);
@@ -333,7 +368,8 @@ impl Slots {
         loop {
             match *state.slots.get(i)? {
                 Slot::Pending => {
-                    state.waiters.insert(i, std::thread::current());
+                    let since = state.fills;
+                    state.waiters.insert(i, (std::thread::current(), since));
                     drop(state);
                     // Woken by `fill` or `abandon` (or spuriously: look again).
                     std::thread::park();
@@ -369,7 +405,7 @@ impl Slots {
                 *slot = Slot::Unselected;
             }
         }
-        let waiters: Vec<_> = state.waiters.drain().map(|(_, t)| t).collect();
+        let waiters: Vec<_> = state.waiters.drain().map(|(_, (t, _))| t).collect();
         state.pending = 0;
         drop(state);
         for thread in waiters {
@@ -505,6 +541,25 @@ mod tests {
         );
         assert!(!slots.has_room(3));
         assert_eq!(taken.recv(), Ok(true), "the evaluation waits for it");
+
+        // One at a time in flight: no batch, each report as it comes.
+        let slots = std::sync::Arc::new(Slots::new(&[true; 100]).ahead(1024).in_flight(1));
+        let taken = waiting(&slots, 0);
+        slots.fill(0, report(0));
+        assert_eq!(taken.recv(), Ok(true));
+
+        // A slow one in the batch holds it back for PATIENCE reports only.
+        let slots = std::sync::Arc::new(Slots::new(&[true; 200]).ahead(1024));
+        let taken = waiting(&slots, 0);
+        slots.fill(0, report(0));
+        // Filled: item 0, then PATIENCE - 1 past its batch (item 1 slow).
+        let later = BATCH + 2..BATCH + 2 + PATIENCE as usize - 2;
+        for i in later.clone() {
+            slots.fill(i, report(i));
+        }
+        assert!(taken.recv_timeout(quiet).is_err(), "item 1 is slow");
+        slots.fill(later.end, report(later.end));
+        assert_eq!(taken.recv(), Ok(true), "{PATIENCE} reports filled since");
 
         // Without a window (the attribute's tests, in any order): at once.
         let slots = std::sync::Arc::new(Slots::new(&[true; 100]));

@@ -150,57 +150,84 @@ fn contained(trial: impl FnOnce() -> Result<(), String>) -> Result<(), String> {
 
 /// Failed trials' names and messages, until the end.
 struct Failures {
-    file: Option<io::BufWriter<std::fs::File>>,
+    file: Option<std::fs::File>,
+    /// The bytes of `file` that are whole records.
+    written: u64,
+    /// A write to `file` failed: the rest are held.
+    full: bool,
+    /// Those kept in memory: the first 64, then any after a failed write
+    /// (`head` of them came before those on disk).
     held: Vec<(String, String)>,
+    head: usize,
     count: usize,
+    /// One record, built before its single write.
+    record: Vec<u8>,
 }
 
 impl Failures {
     fn new() -> Self {
         Failures {
             file: None,
+            written: 0,
+            full: false,
             held: Vec::new(),
+            head: 0,
             count: 0,
+            record: Vec::new(),
         }
     }
 
-    /// Keeps one (on disk: a length-prefixed name and message).
+    /// Keeps one (on disk: a length-prefixed name and message, in one
+    /// write; if it fails, this one and the rest are held).
     fn push(&mut self, name: &str, message: &str) {
         self.count += 1;
-        if self.file.is_none() && self.held.len() < 64 {
+        if self.full || (self.file.is_none() && self.held.len() < 64) {
             self.held.push((name.to_string(), message.to_string()));
             return;
         }
         if self.file.is_none() {
             match tempfile::tempfile() {
-                Ok(file) => self.file = Some(io::BufWriter::new(file)),
+                Ok(file) => {
+                    self.file = Some(file);
+                    self.head = self.held.len();
+                }
                 Err(_) => {
+                    self.full = true;
                     self.held.push((name.to_string(), message.to_string()));
                     return;
                 }
             }
         }
-        let written = self.file.as_mut().map(|f| {
-            f.write_all(&(name.len() as u64).to_le_bytes())
-                .and_then(|()| f.write_all(&(message.len() as u64).to_le_bytes()))
-                .and_then(|()| f.write_all(name.as_bytes()))
-                .and_then(|()| f.write_all(message.as_bytes()))
-        });
-        if let Some(Err(_)) = written {
-            self.held.push((name.to_string(), message.to_string()));
+        self.record.clear();
+        self.record
+            .extend_from_slice(&(name.len() as u64).to_le_bytes());
+        self.record
+            .extend_from_slice(&(message.len() as u64).to_le_bytes());
+        self.record.extend_from_slice(name.as_bytes());
+        self.record.extend_from_slice(message.as_bytes());
+        match self.file.as_mut().map(|f| f.write_all(&self.record)) {
+            Some(Ok(())) => self.written += self.record.len() as u64,
+            _ => {
+                self.full = true;
+                self.held.push((name.to_string(), message.to_string()));
+            }
         }
     }
 
     /// Calls `f` with each, in the order they failed.
     fn each(&mut self, mut f: impl FnMut(&str, &str) -> io::Result<()>) -> io::Result<()> {
-        for (name, message) in &self.held {
+        let head = if self.file.is_some() {
+            self.head
+        } else {
+            self.held.len()
+        };
+        for (name, message) in &self.held[..head] {
             f(name, message)?;
         }
         if let Some(file) = &mut self.file {
-            file.flush()?;
-            let file = file.get_mut();
             file.seek(SeekFrom::Start(0))?;
-            let mut file = BufReader::new(&*file);
+            // Whole records only: a failed write may have left a part.
+            let mut file = BufReader::new(io::Read::take(&*file, self.written));
             let mut lens = [0u8; 16];
             loop {
                 if file.fill_buf()?.is_empty() {
@@ -218,6 +245,9 @@ impl Failures {
                     &String::from_utf8_lossy(&message),
                 )?;
             }
+        }
+        for (name, message) in &self.held[head..] {
+            f(name, message)?;
         }
         Ok(())
     }
@@ -376,6 +406,37 @@ fn json(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// Failed trials' messages come back in the order they failed: the
+    /// first 64 held, the next on disk, and after a failed write to disk
+    /// the rest held again, no half record read.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn failures_come_back_in_order_whatever_the_disk_does() {
+        use std::os::fd::AsRawFd;
+        let mut failures = super::Failures::new();
+        let name = |i: usize| format!("t{i}");
+        let message = |i: usize| "x".repeat(i % 7) + &i.to_string();
+        for i in 0..100 {
+            failures.push(&name(i), &message(i));
+        }
+        // The same file, read-only: writes to it fail from here on.
+        let fd = failures.file.as_ref().unwrap().as_raw_fd();
+        failures.file = Some(std::fs::File::open(format!("/proc/self/fd/{fd}")).unwrap());
+        for i in 100..150 {
+            failures.push(&name(i), &message(i));
+        }
+        let mut seen = Vec::new();
+        failures
+            .each(|n, m| {
+                seen.push((n.to_string(), m.to_string()));
+                Ok(())
+            })
+            .unwrap();
+        let expected: Vec<_> = (0..150).map(|i| (name(i), message(i))).collect();
+        assert_eq!(seen, expected);
+        assert_eq!(failures.count, 150);
+    }
+
     use libtest_mimic::{Arguments, Failed, FormatSetting, Trial};
 
     const NAMES: [&str; 5] = ["rag::a", "rag::bb__x", "rag::c", "qa::d", "qa::e__x"];
