@@ -206,7 +206,8 @@ pub(crate) struct Slots {
     ahead: Option<usize>,
     /// Notified when a report is taken (there may be room again).
     room: tokio::sync::Notify,
-    /// The reports after a waited one it is woken with ([`Slots::fill`]).
+    /// The reports after a waited one it is woken with ([`Slots::fill`]):
+    /// none without a window (tests in any order), [`BATCH`] with one.
     batch: usize,
 }
 
@@ -256,13 +257,14 @@ impl Slots {
             finished: Condvar::new(),
             ahead: None,
             room: tokio::sync::Notify::new(),
-            batch: BATCH,
+            batch: 0,
         }
     }
 
     /// The same slots, keeping at most `n` items started and not taken.
     pub(crate) fn ahead(mut self, n: usize) -> Self {
         self.ahead = Some(n.max(1));
+        self.batch = BATCH;
         self
     }
 
@@ -320,38 +322,28 @@ impl Slots {
         }
         state.fills += 1;
         let finished = state.pending == 0;
-        let woken: Vec<std::thread::Thread> = if self.ahead.is_none() {
-            match was {
-                Slot::Pending => state
-                    .waiters
-                    .remove(&i)
-                    .map(|(thread, _)| thread)
-                    .into_iter()
-                    .collect(),
-                _ => Vec::new(),
-            }
-        } else {
-            let SlotState {
-                slots,
-                waiters,
-                fills,
-                ..
-            } = &mut *state;
-            let batch = self.batch;
-            waiters
-                .extract_if(|&w, (_, since)| {
-                    slots[w] == Slot::Done
-                        && (finished
-                            || *fills - *since >= PATIENCE
-                            || (w <= i
-                                && i <= w + batch
-                                && slots[w + 1..slots.len().min(w + 1 + batch)]
-                                    .iter()
-                                    .all(|s| *s != Slot::Pending)))
-                })
-                .map(|(_, (thread, _))| thread)
-                .collect()
-        };
+        // Without a batch, only item `i`'s test (any other waiter's item is
+        // still pending).
+        let SlotState {
+            slots,
+            waiters,
+            fills,
+            ..
+        } = &mut *state;
+        let batch = self.batch;
+        let woken: Vec<std::thread::Thread> = waiters
+            .extract_if(|&w, (_, since)| {
+                slots[w] == Slot::Done
+                    && (finished
+                        || *fills - *since >= PATIENCE
+                        || (w <= i
+                            && i <= w + batch
+                            && slots[w + 1..slots.len().min(w + 1 + batch)]
+                                .iter()
+                                .all(|s| *s != Slot::Pending)))
+            })
+            .map(|(_, (thread, _))| thread)
+            .collect();
         drop(state);
         for thread in woken {
             thread.unpark();

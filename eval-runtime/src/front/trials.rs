@@ -406,6 +406,8 @@ fn json(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use libtest_mimic::{Arguments, Failed, FormatSetting, Trial};
+
     /// Failed trials' messages come back in the order they failed: the
     /// first 64 held, the next on disk, and after a failed write to disk
     /// the rest held again, no half record read.
@@ -436,8 +438,6 @@ mod tests {
         assert_eq!(seen, expected);
         assert_eq!(failures.count, 150);
     }
-
-    use libtest_mimic::{Arguments, Failed, FormatSetting, Trial};
 
     const NAMES: [&str; 5] = ["rag::a", "rag::bb__x", "rag::c", "qa::d", "qa::e__x"];
 
