@@ -210,6 +210,7 @@ pub use model::{
     MetricResult, Refusal, ReplyError, Result, SampleError, SampleReport, Scored, SharedError,
     Spread, Usage,
 };
+pub use model::{Step, StepKind, Trajectory, TrajectorySource};
 pub use output::Paint;
 pub use secrets::Secret;
 pub use services::Services;

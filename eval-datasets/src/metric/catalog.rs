@@ -84,7 +84,11 @@ impl MetricInfo {
     /// (`citations`) and what the engine measures (`latency_ms`, `ttft_ms`,
     /// `cost_usd`), 0 and up.
     pub fn range(&self) -> (f64, f64) {
-        if self.name == "citations" || self.measured().is_some() {
+        if matches!(
+            self.name,
+            "citations" | "steps" | "repeated_calls" | "step_latency_ms" | "step_tokens"
+        ) || self.measured().is_some()
+        {
             (0.0, f64::INFINITY)
         } else {
             (0.0, 1.0)
@@ -109,7 +113,7 @@ impl MetricInfo {
     pub fn pass_fail(&self) -> bool {
         matches!(
             self.name,
-            "exact_match" | "contains" | "regex" | "hit_at_k" | "tool_called"
+            "exact_match" | "contains" | "regex" | "hit_at_k" | "tool_called" | "trajectory_match"
         )
     }
 }
@@ -417,6 +421,54 @@ pub static CATALOG: &[MetricInfo] = &[
         needs: &[Need::ExpectedTools],
         options: &[],
         summary: "ragas ToolCallF1: F1 of precision and recall over the distinct (name, arguments) calls, order ignored",
+    },
+    // The agent's trajectory: the steps it took, from its OpenTelemetry
+    // spans or its answers' tool calls (eval-runtime `metrics::trajectory`
+    // has the definitions).
+    MetricInfo {
+        name: "trajectory_match",
+        aliases: &[],
+        op: Op::AtLeast,
+        default_threshold: 1.0,
+        needs: &[Need::ExpectedTools],
+        options: &[("mode", OptionKind::Str), ("args", OptionKind::Str)],
+        summary: "agentevals trajectory match: 1 if the agent's tool calls match the expected ones, else 0; mode = \"strict\" (same calls, same order; the default), \"unordered\" (same calls, any order), \"subset\" (no call beyond the expected), \"superset\" (every expected call made); args = \"exact\" (default), \"ignore\", \"subset\", \"superset\"",
+    },
+    MetricInfo {
+        name: "steps",
+        aliases: &[],
+        op: Op::AtMost,
+        default_threshold: f64::NAN,
+        needs: &[],
+        options: &[("step", OptionKind::Str)],
+        summary: "the steps the agent took (LLM calls, tool calls, retrievals, embeddings; step = \"tool\" counts one kind); a budget, e.g. steps <= 8",
+    },
+    MetricInfo {
+        name: "repeated_calls",
+        aliases: &[],
+        op: Op::AtMost,
+        default_threshold: 1.0,
+        needs: &[],
+        options: &[],
+        summary: "loop detection: the most times the agent made one tool call (same tool, same arguments), 0 without calls; the default repeated_calls <= 1 allows no call twice",
+    },
+    MetricInfo {
+        name: "step_latency_ms",
+        aliases: &[],
+        op: Op::AtMost,
+        default_threshold: f64::NAN,
+        needs: &[],
+        options: &[("step", OptionKind::Str)],
+        summary: "the slowest step's duration, milliseconds, from the agent's spans (step = \"tool\" looks at one kind); e.g. step_latency_ms <= 2000",
+    },
+    MetricInfo {
+        name: "step_tokens",
+        aliases: &[],
+        op: Op::AtMost,
+        default_threshold: f64::NAN,
+        needs: &[],
+        options: &[("step", OptionKind::Str)],
+        summary: "the most tokens (in + out) one step used, from the agent's spans (step = \"llm\" looks at one kind); e.g. step_tokens <= 4000",
     },
     // Measured by the engine, not computed from the answer: no default
     // threshold (a budget is the user's), lower is better, 0 and up.

@@ -182,6 +182,18 @@ pub enum SpecErrorKind {
         "`pairing = \"{0}\"` of `tool_call_accuracy`: expected position (ragas 0.4.3: the i-th call against the i-th expected call) or best (retries and extra calls allowed)"
     )]
     UnknownToolPairing(String),
+    /// An option that takes one of a few names was given another.
+    #[error("`{key} = \"{value}\"` of `{name}`: expected {expected}")]
+    UnknownChoice {
+        /// The metric as written.
+        name: String,
+        /// The option.
+        key: String,
+        /// The value given.
+        value: String,
+        /// The names it takes.
+        expected: &'static str,
+    },
     /// The list of specs is not well formed.
     #[error("{0}")]
     Syntax(SpecSyntaxError),
@@ -255,6 +267,12 @@ fn range_text(name: &str) -> &'static str {
 
 /// A threshold to show in a message for a metric that has no default.
 fn example(name: &str) -> String {
+    match name {
+        "steps" => return "8".into(),
+        "step_latency_ms" => return "2000".into(),
+        "step_tokens" => return "4000".into(),
+        _ => {}
+    }
     match super::catalog::lookup(name).and_then(|i| i.measured()) {
         Some(super::catalog::Measure::LatencyMs) => "2000".into(),
         Some(super::catalog::Measure::TtftMs) => "500".into(),

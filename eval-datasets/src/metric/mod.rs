@@ -22,7 +22,7 @@ pub use catalog::{
 };
 pub use error::{MetricSpecError, SpecErrorKind, SpecPart, SpecSyntaxError};
 pub use gate::{GateDecl, GateSpec, Stat, parse_gates, percentile};
-pub use options::{CitationFormat, OptionValue, ToolPairing};
+pub use options::{ArgsMatch, CitationFormat, OptionValue, StepKind, ToolPairing, TrajectoryMode};
 pub use parse::parse_specs;
 pub use spec::{DeclParts, MetricDecl, MetricKind, MetricSpec, Rating};
 

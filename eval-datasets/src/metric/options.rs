@@ -96,6 +96,128 @@ impl ToolPairing {
     }
 }
 
+/// How `trajectory_match` compares the agent's tool calls with the
+/// expected ones (`mode = "..."`), as LangChain agentevals 0.0.8 defines
+/// its trajectory match modes (`agentevals/trajectory/{strict,unordered,
+/// subset,superset}.py`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum TrajectoryMode {
+    /// The same calls in the same order, as many.
+    #[default]
+    Strict,
+    /// The same calls, as many of each, in any order.
+    Unordered,
+    /// No call beyond the expected ones (each expected call covers one).
+    Subset,
+    /// Every expected call made (each made call covers one).
+    Superset,
+}
+
+impl TrajectoryMode {
+    /// `strict`, `unordered`, `subset` or `superset`.
+    pub fn parse(name: &str) -> Option<TrajectoryMode> {
+        Some(match name {
+            "strict" => TrajectoryMode::Strict,
+            "unordered" => TrajectoryMode::Unordered,
+            "subset" => TrajectoryMode::Subset,
+            "superset" => TrajectoryMode::Superset,
+            _ => return None,
+        })
+    }
+
+    /// Its name, as [`parse`](Self::parse) reads it.
+    pub fn name(self) -> &'static str {
+        match self {
+            TrajectoryMode::Strict => "strict",
+            TrajectoryMode::Unordered => "unordered",
+            TrajectoryMode::Subset => "subset",
+            TrajectoryMode::Superset => "superset",
+        }
+    }
+}
+
+/// How `trajectory_match` compares two calls' arguments (`args = "..."`,
+/// agentevals' `tool_args_match_mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum ArgsMatch {
+    /// Equal arguments.
+    #[default]
+    Exact,
+    /// Arguments not compared.
+    Ignore,
+    /// The call's arguments are among the expected call's (each key the
+    /// call gives, the expected call gives with an equal value).
+    Subset,
+    /// The call gives every expected argument, with an equal value.
+    Superset,
+}
+
+impl ArgsMatch {
+    /// `exact`, `ignore`, `subset` or `superset`.
+    pub fn parse(name: &str) -> Option<ArgsMatch> {
+        Some(match name {
+            "exact" => ArgsMatch::Exact,
+            "ignore" => ArgsMatch::Ignore,
+            "subset" => ArgsMatch::Subset,
+            "superset" => ArgsMatch::Superset,
+            _ => return None,
+        })
+    }
+
+    /// Its name, as [`parse`](Self::parse) reads it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ArgsMatch::Exact => "exact",
+            ArgsMatch::Ignore => "ignore",
+            ArgsMatch::Subset => "subset",
+            ArgsMatch::Superset => "superset",
+        }
+    }
+}
+
+/// What one step of an agent's trajectory was (and what the step metrics'
+/// `step = "..."` keeps).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum StepKind {
+    /// A call of a language model (GenAI `chat` / `text_completion`,
+    /// OpenInference `LLM`).
+    Llm,
+    /// A tool call (GenAI `execute_tool`, OpenInference `TOOL`, OpenLLMetry
+    /// `tool`).
+    Tool,
+    /// A retrieval (OpenInference `RETRIEVER`, GenAI `retrieval`).
+    Retrieval,
+    /// An embeddings call (GenAI `embeddings`, OpenInference `EMBEDDING`).
+    Embeddings,
+}
+
+impl StepKind {
+    /// `llm`, `tool`, `retrieval` or `embeddings`.
+    pub fn parse(name: &str) -> Option<StepKind> {
+        Some(match name {
+            "llm" => StepKind::Llm,
+            "tool" => StepKind::Tool,
+            "retrieval" => StepKind::Retrieval,
+            "embeddings" => StepKind::Embeddings,
+            _ => return None,
+        })
+    }
+
+    /// Its name, as [`parse`](Self::parse) reads it.
+    pub fn name(self) -> &'static str {
+        match self {
+            StepKind::Llm => "llm",
+            StepKind::Tool => "tool",
+            StepKind::Retrieval => "retrieval",
+            StepKind::Embeddings => "embeddings",
+        }
+    }
+}
+
 /// A spec's options, checked against its catalogue entry, with the defaults
 /// of those not written.
 #[derive(Debug)]
@@ -120,6 +242,12 @@ pub(super) struct Options {
     pub(super) exact: bool,
     /// `strict_order` (default true).
     pub(super) strict_order: bool,
+    /// `trajectory_match`'s `mode` (default strict).
+    pub(super) mode: TrajectoryMode,
+    /// `trajectory_match`'s `args` (default exact).
+    pub(super) args: ArgsMatch,
+    /// The step metrics' `step` (default: every step).
+    pub(super) step: Option<StepKind>,
 }
 
 impl Options {
@@ -142,6 +270,7 @@ impl Options {
         let mut rubric_file = None;
         let (mut parameters, mut ordering, mut exact, mut strict_order) =
             (false, false, false, true);
+        let (mut mode, mut args, mut step) = (TrajectoryMode::default(), ArgsMatch::default(), None);
         for (i, (key, _)) in options.iter().enumerate() {
             if options[..i].iter().any(|(k, _)| k == key) {
                 return err(
@@ -221,6 +350,45 @@ impl Options {
                         }
                     }
                 }
+                (OptionKind::Str, OptionValue::Str(s)) if *key == "mode" => {
+                    mode = TrajectoryMode::parse(s).ok_or_else(|| {
+                        MetricSpecError(
+                            SpecErrorKind::UnknownChoice {
+                                name: spec_name(),
+                                key: key.to_string(),
+                                value: s.to_string(),
+                                expected: "strict, unordered, subset or superset (agentevals' trajectory match modes)",
+                            },
+                            part,
+                        )
+                    })?
+                }
+                (OptionKind::Str, OptionValue::Str(s)) if *key == "args" => {
+                    args = ArgsMatch::parse(s).ok_or_else(|| {
+                        MetricSpecError(
+                            SpecErrorKind::UnknownChoice {
+                                name: spec_name(),
+                                key: key.to_string(),
+                                value: s.to_string(),
+                                expected: "exact, ignore, subset or superset (agentevals' tool_args_match_mode)",
+                            },
+                            part,
+                        )
+                    })?
+                }
+                (OptionKind::Str, OptionValue::Str(s)) if *key == "step" => {
+                    step = Some(StepKind::parse(s).ok_or_else(|| {
+                        MetricSpecError(
+                            SpecErrorKind::UnknownChoice {
+                                name: spec_name(),
+                                key: key.to_string(),
+                                value: s.to_string(),
+                                expected: "llm, tool, retrieval or embeddings",
+                            },
+                            part,
+                        )
+                    })?)
+                }
                 (OptionKind::Str, OptionValue::Str(s)) if *key == "rubric" => {
                     rubric_text = Some(s.to_string())
                 }
@@ -265,6 +433,9 @@ impl Options {
             ordering,
             exact,
             strict_order,
+            mode,
+            args,
+            step,
         })
     }
 }

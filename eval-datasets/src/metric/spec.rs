@@ -6,7 +6,9 @@ use std::borrow::Cow;
 
 use super::catalog::{Measure, MetricInfo, Need, Op, known_names, lookup};
 use super::error::{MetricSpecError, SpecErrorKind, SpecPart};
-use super::options::{CitationFormat, OptionValue, Options, ToolPairing};
+use super::options::{
+    ArgsMatch, CitationFormat, OptionValue, Options, StepKind, ToolPairing, TrajectoryMode,
+};
 use crate::rank::RankMetric;
 use crate::suggest::{Closeness, closest_within};
 
@@ -87,6 +89,30 @@ pub enum MetricKind {
     },
     /// See [`CATALOG`](super::CATALOG) `tool_call_f1`.
     ToolCallF1,
+    /// See [`CATALOG`](super::CATALOG) `trajectory_match`.
+    TrajectoryMatch {
+        /// agentevals' `trajectory_match_mode` (`mode = "..."`).
+        mode: TrajectoryMode,
+        /// agentevals' `tool_args_match_mode` (`args = "..."`).
+        args: ArgsMatch,
+    },
+    /// See [`CATALOG`](super::CATALOG) `steps`.
+    Steps {
+        /// Only steps of this kind count (`step = "..."`).
+        step: Option<StepKind>,
+    },
+    /// See [`CATALOG`](super::CATALOG) `repeated_calls`.
+    RepeatedCalls,
+    /// See [`CATALOG`](super::CATALOG) `step_latency_ms`.
+    StepLatency {
+        /// Only steps of this kind count (`step = "..."`).
+        step: Option<StepKind>,
+    },
+    /// See [`CATALOG`](super::CATALOG) `step_tokens`.
+    StepTokens {
+        /// Only steps of this kind count (`step = "..."`).
+        step: Option<StepKind>,
+    },
     /// What the engine measured of the sample: `latency_ms`, `ttft_ms`, `cost_usd`.
     Measured(Measure),
 }
@@ -209,6 +235,9 @@ impl MetricSpec {
             ordering,
             exact,
             strict_order,
+            mode,
+            args,
+            step,
         } = Options::resolve(name, info, options)?;
         let kind = match info.name {
             "exact_match" => MetricKind::ExactMatch { case_sensitive },
@@ -257,6 +286,11 @@ impl MetricSpec {
                 pairing,
             },
             "tool_call_f1" => MetricKind::ToolCallF1,
+            "trajectory_match" => MetricKind::TrajectoryMatch { mode, args },
+            "steps" => MetricKind::Steps { step },
+            "repeated_calls" => MetricKind::RepeatedCalls,
+            "step_latency_ms" => MetricKind::StepLatency { step },
+            "step_tokens" => MetricKind::StepTokens { step },
             other => match Measure::of(other) {
                 Some(m) => MetricKind::Measured(m),
                 None => MetricKind::PartialMatch,
@@ -355,6 +389,19 @@ impl MetricSpec {
                         OptionValue::Str(Cow::Borrowed(pairing.name())),
                     ));
                 }
+            }
+            MetricKind::TrajectoryMatch { mode, args } => {
+                if *mode != TrajectoryMode::Strict {
+                    options.push(("mode".into(), OptionValue::Str(Cow::Borrowed(mode.name()))));
+                }
+                if *args != ArgsMatch::Exact {
+                    options.push(("args".into(), OptionValue::Str(Cow::Borrowed(args.name()))));
+                }
+            }
+            MetricKind::Steps { step: Some(step) }
+            | MetricKind::StepLatency { step: Some(step) }
+            | MetricKind::StepTokens { step: Some(step) } => {
+                options.push(("step".into(), OptionValue::Str(Cow::Borrowed(step.name()))));
             }
             MetricKind::Citations { format } if *format != CitationFormat::Mixed => {
                 options.push((

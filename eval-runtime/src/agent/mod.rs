@@ -64,6 +64,11 @@ pub struct Response {
     /// The model that answered, when the agent said (OpenAI `model`): what
     /// the price table is looked up by.
     pub model: Option<String>,
+    /// The steps the agent took (LLM calls, tool calls, retrievals), when
+    /// known: the engine fills it from the spans an agent reports under the
+    /// trace its requests carried (see the guide's "Traces" chapter); an
+    /// in-process agent may set it itself ([`with_steps`](Self::with_steps)).
+    pub trajectory: Option<crate::model::Trajectory>,
     /// Replayed from a cassette: the time the agent took when recorded
     /// (what latency metrics see instead of the replay's).
     #[serde(skip)]
@@ -105,6 +110,20 @@ impl Response {
         I: IntoIterator<Item = ToolCall>,
     {
         self.tool_calls = calls.into_iter().collect();
+        self
+    }
+
+    /// Sets the steps the agent took, in order (what the trajectory
+    /// metrics score; its tool steps are its tool calls when none are set).
+    pub fn with_steps<I>(mut self, steps: I) -> Self
+    where
+        I: IntoIterator<Item = crate::model::Step>,
+    {
+        self.trajectory = Some(crate::model::Trajectory {
+            steps: steps.into_iter().collect(),
+            source: crate::model::TrajectorySource::Answer,
+            ..crate::model::Trajectory::default()
+        });
         self
     }
 

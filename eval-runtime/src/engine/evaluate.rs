@@ -200,6 +200,7 @@ fn combine(
     add_cost(&mut report, runs.iter());
     if let Some(last) = runs.last() {
         report.tool_calls = last.tool_calls.clone();
+        report.trajectory = last.trajectory.clone();
         report.context = last.context.clone();
         report.retrieved = last.retrieved.clone();
         report.model = last.model.clone();
@@ -274,13 +275,21 @@ pub(crate) async fn score(
     outcome: Result<Response, SampleError>,
     services: &Services,
 ) -> SampleReport {
-    let response = match outcome {
+    let mut response = match outcome {
         Err(e) => {
             report.error = Some(e);
             return report;
         }
         Ok(r) => r,
     };
+    // An agent that reports its tool calls only in its spans is scored as
+    // one that reports them in its answer.
+    if response.tool_calls.is_empty()
+        && let Some(trajectory) = &response.trajectory
+    {
+        response.tool_calls = trajectory.tool_calls();
+    }
+    report.trajectory = response.trajectory.clone();
     report.agent = response.usage;
     report.ttft = response.ttft;
     report.model = response.model.clone();

@@ -10,6 +10,7 @@
 //!
 //! | `faithfulness`, `answer_similarity`, `context_recall` | see [`judged`]: LLM judge / embeddings, with offline variants |
 //! | `tool_called`, `tool_correctness`, `tool_call_accuracy`, `tool_call_f1` | see [`tools`]: the agent's tool calls against the expected ones |
+//! | `trajectory_match`, `steps`, `repeated_calls`, `step_latency_ms`, `step_tokens` | see [`trajectory`]: the steps the agent took (from its spans) |
 //!
 //! A sample whose `expected` is one answer per turn is scored turn by turn
 //! and gets the mean.
@@ -26,6 +27,7 @@ pub(crate) mod measured;
 pub(crate) mod rank;
 mod text;
 pub(crate) mod tools;
+pub(crate) mod trajectory;
 
 pub(crate) use crate::model::MetricError;
 pub(crate) use judged::is_model_based;
@@ -129,10 +131,16 @@ async fn score_turn(
     response: &Response,
     services: &Services,
 ) -> Scored {
-    // A tool metric scores that turn's calls, not its answer.
+    // A tool metric scores that turn's calls, not its answer; a trajectory
+    // metric that turn's steps.
     if let Some(result) = tools::score(spec, sample, response, Some(turn)) {
         return Scored::offline(explained(MetricResult::of(spec, result), || {
             tools::explain(spec, sample, response, Some(turn))
+        }));
+    }
+    if let Some(result) = trajectory::score(spec, sample, response, Some(turn)) {
+        return Scored::offline(explained(MetricResult::of(spec, result), || {
+            trajectory::explain(spec, sample, response, Some(turn))
         }));
     }
     let turns = sample.input.turns();
@@ -248,6 +256,11 @@ fn score_sample(spec: &MetricSpec, sample: &Sample, response: &Response) -> Metr
     if let Some(result) = tools::score(spec, sample, response, None) {
         return explained(MetricResult::of(spec, result), || {
             tools::explain(spec, sample, response, None)
+        });
+    }
+    if let Some(result) = trajectory::score(spec, sample, response, None) {
+        return explained(MetricResult::of(spec, result), || {
+            trajectory::explain(spec, sample, response, None)
         });
     }
     let accepted = &sample.accepted_answers;

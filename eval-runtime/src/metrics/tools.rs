@@ -45,7 +45,7 @@ use accuracy::canonical_text;
 use accuracy::{tool_call_accuracy, tool_call_accuracy_best};
 #[cfg(test)]
 use python::python_str;
-use python::{map_eq, py_eq};
+pub(crate) use python::{map_eq, py_eq};
 
 /// Whether `kind` is a tool-call metric (scored by [`score`]).
 pub(crate) fn is_tool_metric(kind: &MetricKind) -> bool {

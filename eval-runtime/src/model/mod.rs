@@ -16,6 +16,7 @@ mod settings;
 mod shared_error;
 mod summary;
 mod text;
+mod trajectory;
 mod usage;
 
 pub use agent_error::{AgentError, CassetteError, Refusal, ReplyError, RetrieverError};
@@ -47,6 +48,7 @@ pub use summary::{
 };
 pub(crate) use summary::{incompleteness, now_unix};
 pub(crate) use text::{one_line, sentences};
+pub use trajectory::{Step, StepKind, Trajectory, TrajectorySource};
 pub(crate) use usage::Reported;
 pub use usage::Usage;
 

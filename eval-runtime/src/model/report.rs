@@ -353,6 +353,9 @@ pub struct SampleReport {
     pub ttft: Option<Duration>,
     /// The tool calls the agent made, in order.
     pub tool_calls: Vec<eval_datasets::ToolCall>,
+    /// The steps the agent took (from its spans, or its answers' tool
+    /// calls), when it took any.
+    pub trajectory: Option<super::Trajectory>,
     /// The context the agent returned (retrieved chunks), in order.
     pub context: Vec<String>,
     /// The document ids the agent retrieved, best first (retrieval queries).
@@ -459,6 +462,7 @@ impl SampleReport {
             latency: Duration::ZERO,
             ttft: None,
             tool_calls: Vec::new(),
+            trajectory: None,
             context: Vec::new(),
             retrieved: Vec::new(),
             relevant: sample
@@ -524,7 +528,11 @@ pub(crate) fn is_tool_metric_name(name: &str) -> bool {
     eval_datasets::metric::lookup(base).is_some_and(|info| {
         matches!(
             info.name,
-            "tool_called" | "tool_correctness" | "tool_call_accuracy" | "tool_call_f1"
+            "tool_called"
+                | "tool_correctness"
+                | "tool_call_accuracy"
+                | "tool_call_f1"
+                | "trajectory_match"
         )
     })
 }

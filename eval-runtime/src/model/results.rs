@@ -121,6 +121,18 @@ pub(crate) fn cut_chunks(chunks: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// The part of a trajectory kept in results files: every step, each tool
+/// result cut to [`KEPT_CHARS`] characters.
+fn cut_trajectory(trajectory: &super::Trajectory) -> super::Trajectory {
+    let mut kept = trajectory.clone();
+    for step in &mut kept.steps {
+        if let Some(result) = &mut step.result {
+            *result = cut_output(result);
+        }
+    }
+    kept
+}
+
 /// One metric on one sample.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -286,6 +298,11 @@ pub struct SampleRecord {
     /// The tool calls the agent made, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<eval_datasets::ToolCall>,
+    /// The steps the agent took, from its OpenTelemetry spans (or its
+    /// answers' tool calls): each step's kind, name, arguments, result (cut
+    /// to [`KEPT_CHARS`]), timing and tokens, and the traces they are in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trajectory: Option<super::Trajectory>,
     /// The agent's calls, retries and tokens.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub agent: Usage,
@@ -432,6 +449,7 @@ impl SampleRecord {
             retrieved_ids: report.retrieved.clone(),
             ttft_ms: report.ttft.map(|t| t.as_secs_f64() * 1000.0),
             tool_calls: report.tool_calls.clone(),
+            trajectory: report.trajectory.as_ref().map(cut_trajectory),
             agent: report.agent,
             usage: report.usage,
             embeddings: report.embeddings,
@@ -484,6 +502,7 @@ impl SampleRecord {
                 .unwrap_or_default(),
             ttft_ms: None,
             tool_calls: Vec::new(),
+            trajectory: None,
             agent: Usage::default(),
             usage: Usage::default(),
             embeddings: Usage::default(),

@@ -7,7 +7,7 @@ use serde_json::{Map, Number, Value};
 
 /// Python `==` on JSON values: numbers by value, containers item by item;
 /// a boolean equals only a boolean (unlike Python's `True == 1`).
-pub(super) fn py_eq(a: &Value, b: &Value) -> bool {
+pub(crate) fn py_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => number_eq(x, y),
         (Value::Array(x), Value::Array(y)) => {
@@ -41,7 +41,7 @@ fn number_eq(x: &Number, y: &Number) -> bool {
     }
 }
 
-pub(super) fn map_eq(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
+pub(crate) fn map_eq(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
     a.len() == b.len() && a.iter().all(|(k, v)| b.get(k).is_some_and(|w| py_eq(v, w)))
 }
 
