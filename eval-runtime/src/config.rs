@@ -190,6 +190,8 @@ pub struct Config {
     /// `EVAL_STEP_SUMMARY` (default on): the harness and `evals evaluate`
     /// append their run's summary to [`step_summary`](Self::step_summary) too.
     pub step_summary_auto: bool,
+    /// The agent's spans collected, results exported: see [`TraceSettings`].
+    pub traces: TraceSettings,
 }
 
 /// Every variable this crate reads (for near-miss warnings).
@@ -234,6 +236,9 @@ const KNOWN: &[&str] = &[
     "EVAL_PRICES",
     "EVAL_STEP_SUMMARY",
     "EVAL_INCONCLUSIVE",
+    "EVAL_OTLP_RECEIVER",
+    "EVAL_TRACE_WAIT_MS",
+    "EVAL_OTLP_QUEUE",
 ];
 
 /// Bytes of finished records a run holds in memory by default (`EVAL_SPILL_BYTES`).
@@ -322,6 +327,7 @@ impl Config {
         let agent_max_retries = get("EVAL_AGENT_MAX_RETRIES", false);
         let agent_adaptive = get("EVAL_AGENT_ADAPTIVE", false);
         let agent_speech = AgentSpeech::get(&mut get);
+        let trace_vars = TraceVars::get(&mut get);
         let sample_timeout = get("EVAL_SAMPLE_TIMEOUT_SECS", false);
         let concurrency = get("EVAL_CONCURRENCY", false);
         let judge_concurrency = get("EVAL_JUDGE_CONCURRENCY", false);
@@ -591,6 +597,7 @@ impl Config {
             .collect();
         let (agent_protocol, agent_model, agent_stream, agent_sampling) =
             agent_speech.parse(&mut bad);
+        let traces = trace_vars.parse(&mut bad);
         if !bad.is_empty() {
             return Err(ConfigError(bad));
         }
@@ -648,6 +655,7 @@ impl Config {
             step_summary_auto,
             near_misses,
             prices,
+            traces,
         })
     }
 
@@ -711,11 +719,14 @@ pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 16 << 20;
 
 mod location;
 mod prices;
+mod traces;
 mod values;
 
 pub use location::{ResultsKey, binary_name, calibration_dir, results_dir};
 pub(crate) use prices::read_setting;
 pub use prices::{Price, PriceError, PriceTable, Pricing};
+use traces::TraceVars;
+pub use traces::{ExportSettings, OtlpProtocol, TraceSettings};
 use values::{AgentSpeech, shown_size};
 pub(crate) use values::{parse_bytes, parse_secs};
 

@@ -127,6 +127,7 @@ impl Estimate {
             pricing: Pricing::none(),
             cassette: None,
             base_dir: services.base_dir.clone(),
+            traces: crate::otel::Tracing::default(),
         };
         let agent_model = services.pricing.agent_model.clone();
         let agent_tokenizer = Tokenizer::for_model(agent_model.as_deref().unwrap_or(""));

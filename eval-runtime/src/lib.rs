@@ -114,6 +114,7 @@ mod http;
 mod metrics;
 mod model;
 mod notice;
+mod otel;
 mod output;
 mod permit;
 pub mod plan;
@@ -194,7 +195,10 @@ pub use agent::{
 };
 #[cfg(feature = "http")]
 pub use agent::{HttpAgent, default_reply, openai, stream};
-pub use config::{Config, DEFAULT_MAX_RESPONSE_BYTES, ServiceSettings};
+pub use config::{
+    Config, DEFAULT_MAX_RESPONSE_BYTES, ExportSettings, OtlpProtocol, ServiceSettings,
+    TraceSettings,
+};
 pub use engine::Selection;
 pub use eval_datasets::metric::{self as metric_spec, MetricSpec, Op};
 pub use eval_datasets::{Dataset, Expected, Input, Repeat, Sample, ToolCall, tool};
@@ -208,7 +212,7 @@ pub use http::MAX_REDIRECTS;
 pub use model::{
     AgentError, BadVar, CassetteError, CassetteMode, ConfigError, CostError, Error, MetricError,
     MetricResult, Refusal, ReplyError, Result, SampleError, SampleReport, Scored, SharedError,
-    Spread, Usage,
+    Spread, TraceError, Usage,
 };
 pub use model::{Step, StepKind, Trajectory, TrajectorySource};
 pub use output::Paint;

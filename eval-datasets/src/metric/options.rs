@@ -270,7 +270,8 @@ impl Options {
         let mut rubric_file = None;
         let (mut parameters, mut ordering, mut exact, mut strict_order) =
             (false, false, false, true);
-        let (mut mode, mut args, mut step) = (TrajectoryMode::default(), ArgsMatch::default(), None);
+        let (mut mode, mut args, mut step) =
+            (TrajectoryMode::default(), ArgsMatch::default(), None);
         for (i, (key, _)) in options.iter().enumerate() {
             if options[..i].iter().any(|(k, _)| k == key) {
                 return err(

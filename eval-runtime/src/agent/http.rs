@@ -434,9 +434,13 @@ impl HttpAgent {
     /// [`adaptive`](Self::adaptive)); the reply counts them.
     pub async fn call(&self, request: &AgentRequest<'_>) -> Result<AgentReply, AgentError> {
         let mut usage = Usage::default();
+        // Each request starts a trace of its own in a sample that
+        // propagates them (retries of it carry the same).
+        let traceparent = crate::otel::next_traceparent();
+        let traceparent = traceparent.as_deref();
         let mut reply = self
             .pacer
-            .run(&mut usage, || self.round_trip(request))
+            .run(&mut usage, || self.round_trip(request, traceparent))
             .await?;
         usage.count_reported(
             &format!("the agent at {}", self.shown_url),
@@ -477,12 +481,16 @@ impl HttpAgent {
     }
 
     /// One HTTP round trip.
-    async fn round_trip(&self, request: &AgentRequest<'_>) -> Attempt<AgentReply> {
+    async fn round_trip(
+        &self,
+        request: &AgentRequest<'_>,
+        traceparent: Option<&str>,
+    ) -> Attempt<AgentReply> {
         let body = match self.body(request) {
             Ok(body) => body,
             Err(e) => return Attempt::Failed(e),
         };
-        let builder = match self.post(&body) {
+        let builder = match self.post(&body, traceparent) {
             Ok(builder) => builder,
             Err(e) => return Attempt::Failed(e),
         };
@@ -571,8 +579,12 @@ impl HttpAgent {
         }
     }
 
-    /// A POST of `body` to the agent, with its key.
-    fn post(&self, body: &Value) -> Result<reqwest::RequestBuilder, AgentError> {
+    /// A POST of `body` to the agent, with its key and the request's trace.
+    fn post(
+        &self,
+        body: &Value,
+        traceparent: Option<&str>,
+    ) -> Result<reqwest::RequestBuilder, AgentError> {
         let client = runtime_client(self.url.as_str())
             .map_err(|e| AgentError::Setup(e.to_string().into()))?;
         let mut builder = client
@@ -584,6 +596,9 @@ impl HttpAgent {
                 reqwest::header::ACCEPT,
                 "text/event-stream, application/json",
             );
+        }
+        if let Some(tp) = traceparent {
+            builder = builder.header("traceparent", tp);
         }
         if let Some(key) = &self.api_key {
             if !self.url.username().is_empty() || self.url.password().is_some() {

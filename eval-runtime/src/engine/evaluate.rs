@@ -62,6 +62,10 @@ where
         report.error = Some(reason);
         return report;
     }
+    if let Some(e) = services.traces.setup_error() {
+        report.error = Some(SampleError::Traces(e.clone()));
+        return report;
+    }
     let n = runs.repeat.max_runs() as usize;
     let looks = runs.repeat.look_points();
     let level = runs.level();
@@ -73,8 +77,17 @@ where
         let Some(agent) = run(k) else {
             break;
         };
+        // Each request of this run starts a trace (when the run propagates
+        // them), under which the agent's spans come back.
+        let trace = services.traces.sample();
+        let agent = async {
+            match &trace {
+                Some(t) => t.scope(agent).await,
+                None => agent.await,
+            }
+        };
         let started = Instant::now();
-        let outcome = match tokio::time::timeout(timeout, agent).await {
+        let mut outcome = match tokio::time::timeout(timeout, agent).await {
             Ok(outcome) => outcome.map_err(SampleError::Agent),
             Err(_) => Err(SampleError::Timeout {
                 secs: timeout.as_secs_f64(),
@@ -85,6 +98,9 @@ where
             Ok(response) => response.replayed_latency.unwrap_or(started.elapsed()),
             Err(_) => started.elapsed(),
         };
+        if let (Some(trace), Ok(response)) = (&trace, &mut outcome) {
+            collect_trajectory(&services.traces, trace, response).await;
+        }
         // A failed agent call still says what it spent.
         let failed_calls = match &outcome {
             Err(SampleError::Agent(e)) => Some(e.calls_made()),
@@ -151,6 +167,24 @@ where
         return scored.pop().unwrap_or(report);
     }
     combine(report, specs, scored, (level, runs.policy))
+}
+
+/// The agent's spans under `trace`, once complete, as `response`'s
+/// trajectory: unless the agent set one itself, or the spans hold no step
+/// while its answer reports tool calls (then those are its steps).
+async fn collect_trajectory(
+    tracing: &crate::otel::Tracing,
+    trace: &crate::otel::SampleTrace,
+    response: &mut Response,
+) {
+    if response.trajectory.is_some() {
+        return;
+    }
+    if let Some(trajectory) = tracing.trajectory(trace).await
+        && !(trajectory.steps.is_empty() && !response.tool_calls.is_empty())
+    {
+        response.trajectory = Some(trajectory);
+    }
 }
 
 /// Whether every metric's interval over `runs` lies on one side of its

@@ -378,6 +378,7 @@ impl Harness {
             cassette: base.cassette,
             pricing: base.pricing,
             base_dir: base.base_dir,
+            traces: base.traces,
         };
         let selection = Selection::from_arguments(&args);
         let dir = results_dir(config);

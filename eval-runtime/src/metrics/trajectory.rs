@@ -85,9 +85,11 @@ pub(crate) fn score(
                 s.duration_ms
             })
         }
-        MetricKind::StepTokens { step } => most(spec, &trajectory, &steps, *step, "token count", |s| {
-            s.tokens().map(|t| t as f64)
-        }),
+        MetricKind::StepTokens { step } => {
+            most(spec, &trajectory, &steps, *step, "token count", |s| {
+                s.tokens().map(|t| t as f64)
+            })
+        }
         _ => return None,
     })
 }

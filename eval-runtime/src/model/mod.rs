@@ -39,7 +39,9 @@ pub use results::{
     KEPT_CHARS, KEPT_CHUNKS, MetricRecord, Results, RunSpread, SampleRecord, Verdict,
 };
 pub(crate) use sample_error::MAX_NAME_CHARS;
-pub use sample_error::{AnswerProblem, MetricError, PromptError, SampleError, ServiceError};
+pub use sample_error::{
+    AnswerProblem, MetricError, PromptError, SampleError, ServiceError, TraceError,
+};
 pub use settings::{CassetteMode, Sampling};
 pub use shared_error::SharedError;
 pub use summary::{

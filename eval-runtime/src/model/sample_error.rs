@@ -69,6 +69,29 @@ pub enum SampleError {
     /// Evaluating the sample panicked outside the agent (a metric).
     #[error("evaluation panicked: {0}")]
     Panicked(String),
+    /// The agent's spans cannot be collected in this run (checked before
+    /// the agent is called).
+    #[error(transparent)]
+    Traces(#[from] TraceError),
+}
+
+/// Why a run cannot collect the agent's spans.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TraceError {
+    /// The receiver could not listen where `EVAL_OTLP_RECEIVER` says.
+    #[error("cannot listen for the agent's spans on {addr} (EVAL_OTLP_RECEIVER): {reason}")]
+    Listen {
+        /// The address asked for.
+        addr: String,
+        /// What the system said (and what to do).
+        reason: String,
+    },
+    /// `EVAL_OTLP_RECEIVER` is set in a build without the receiver.
+    #[error(
+        "EVAL_OTLP_RECEIVER is set, but eval-runtime was built without its `otel` feature (the OTLP receiver)"
+    )]
+    NotBuilt,
 }
 
 /// Why a metric could not score a sample (the sample then fails).

@@ -63,6 +63,9 @@ pub struct Services {
     /// `rubric_file` scored outside a plan, which reads its own): the
     /// config's [`base_dir`](Config::base_dir).
     pub base_dir: std::path::PathBuf,
+    /// What the run does with traces: `traceparent` on agent requests, the
+    /// agent's spans received (`EVAL_OTLP_RECEIVER`).
+    pub(crate) traces: crate::otel::Tracing,
 }
 
 impl Services {
@@ -77,6 +80,7 @@ impl Services {
             cassette: crate::cassette::Cassette::from_config(config),
             pricing: Pricing::new(config.prices.clone(), config.agent_model.clone()),
             base_dir: config.base_dir(),
+            traces: crate::otel::Tracing::new(&config.traces),
         }
     }
 
@@ -104,6 +108,21 @@ impl Services {
         self
     }
 
+    /// These services doing with traces what `settings` say: the agent's
+    /// requests carry a `traceparent`, its spans are received on
+    /// `settings.receiver` (started once per process and address) and become
+    /// each sample's trajectory.
+    pub fn with_traces(mut self, settings: &crate::config::TraceSettings) -> Services {
+        self.traces = crate::otel::Tracing::new(settings);
+        self
+    }
+
+    /// Where this run receives the agent's spans (OTLP/HTTP, at
+    /// `http://<addr>/v1/traces`), when it does and could start listening.
+    pub fn trace_receiver(&self) -> Option<std::net::SocketAddr> {
+        self.traces.receiver_addr()
+    }
+
     /// Neither: every metric uses its offline variant or fails saying what to set.
     pub fn none() -> Services {
         let not_configured = |what| ServiceError::NotConfigured {
@@ -116,6 +135,7 @@ impl Services {
             cassette: None,
             pricing: Pricing::none(),
             base_dir: std::path::PathBuf::new(),
+            traces: crate::otel::Tracing::default(),
         }
     }
 }

@@ -146,9 +146,8 @@ fn spec(name: &str, options: &[(&str, OptionValue)], bound: Option<(Op, f64)>) -
 fn step_metrics_score_the_spans_steps() {
     let r = spans(vec![
         step(StepKind::Retrieval, "search", 0, 12.0, None),
-        step(StepKind::Tool, "lookup", 0, 40.0, None).with_arguments(
-            json!({"id": "rag"}).as_object().unwrap().clone(),
-        ),
+        step(StepKind::Tool, "lookup", 0, 40.0, None)
+            .with_arguments(json!({"id": "rag"}).as_object().unwrap().clone()),
         step(StepKind::Llm, "demo-model", 0, 25.0, Some((120, 30))),
         step(StepKind::Llm, "demo-model", 1, 5.0, Some((300, 20))),
     ]);
@@ -194,7 +193,10 @@ fn an_answer_without_spans_is_one_tool_step_per_call() {
     let r = Response::new("x").with_tool_calls([a(1), a(1), b(2)]);
     let sample = Sample::new("q");
     let score = |s: &MetricSpec| super::score(s, &sample, &r, None).unwrap();
-    assert_eq!(score(&spec("steps", &[], Some((Op::AtMost, 8.0)))).unwrap(), 3.0);
+    assert_eq!(
+        score(&spec("steps", &[], Some((Op::AtMost, 8.0)))).unwrap(),
+        3.0
+    );
     assert_eq!(score(&spec("repeated_calls", &[], None)).unwrap(), 2.0);
     let e = score(&spec("step_latency_ms", &[], Some((Op::AtMost, 10.0)))).unwrap_err();
     assert!(e.to_string().contains("not from spans"), "{e}");

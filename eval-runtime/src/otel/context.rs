@@ -1,0 +1,207 @@
+//! The W3C trace context of a sample's requests: each request to the agent
+//! (one per user turn) starts a trace of its own, and carries it in a
+//! `traceparent` header (W3C Trace Context, version `00`, sampled). The
+//! engine runs each run of the agent inside a [`SampleTrace`] scope; the
+//! HTTP agent asks it for the next request's header.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// A request's trace: the trace id and the id of the span the request
+/// stands for (the agent's spans have it, or each other, as parent).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct TurnTrace {
+    pub(crate) trace_id: [u8; 16],
+    pub(crate) span_id: [u8; 8],
+}
+
+impl TurnTrace {
+    /// A new trace with random ids (never all zeros, which W3C forbids).
+    fn new() -> TurnTrace {
+        let mut trace_id = [0u8; 16];
+        let mut span_id = [0u8; 8];
+        loop {
+            // The OS's randomness; if it failed, a time-and-counter id is
+            // still unique in this process.
+            if getrandom::getrandom(&mut trace_id).is_err()
+                || getrandom::getrandom(&mut span_id).is_err()
+            {
+                fallback(&mut trace_id, &mut span_id);
+            }
+            if trace_id != [0; 16] && span_id != [0; 8] {
+                return TurnTrace { trace_id, span_id };
+            }
+        }
+    }
+
+    /// The `traceparent` header's value: `00-<trace>-<span>-01`.
+    pub(crate) fn header(&self) -> String {
+        format!("00-{}-{}-01", hex(&self.trace_id), hex(&self.span_id))
+    }
+
+    /// The trace id as 32 lowercase hex digits.
+    pub(crate) fn trace_hex(&self) -> String {
+        hex(&self.trace_id)
+    }
+}
+
+fn fallback(trace_id: &mut [u8; 16], span_id: &mut [u8; 8]) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(1);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    trace_id[..8].copy_from_slice(&t.to_be_bytes());
+    trace_id[8..].copy_from_slice(&(n ^ u64::from(std::process::id())).to_be_bytes());
+    span_id.copy_from_slice(&n.wrapping_mul(0x9E37_79B9_7F4A_7C15).to_be_bytes());
+}
+
+/// Lowercase hex of `bytes`.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(DIGITS[usize::from(b >> 4)] as char);
+        out.push(DIGITS[usize::from(b & 15)] as char);
+    }
+    out
+}
+
+/// Told of each trace a sample starts (the receiver keeps the spans that
+/// come under it), and when the sample is done with them.
+pub(crate) trait Registry: Send + Sync {
+    /// Spans under `trace` are wanted.
+    fn register(&self, trace: &TurnTrace);
+    /// They no longer are.
+    fn forget(&self, trace: &TurnTrace);
+}
+
+/// The traces of one run of the agent on one sample, one per request, in
+/// the order they were sent (the user turns').
+pub(crate) struct SampleTrace {
+    turns: Mutex<Vec<TurnTrace>>,
+    registry: Option<Arc<dyn Registry>>,
+}
+
+impl std::fmt::Debug for SampleTrace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SampleTrace")
+            .field("turns", &self.turns())
+            .finish_non_exhaustive()
+    }
+}
+
+impl SampleTrace {
+    /// A sample's traces, each registered with `registry` (the receiver),
+    /// when spans are collected.
+    pub(crate) fn new(registry: Option<Arc<dyn Registry>>) -> Arc<SampleTrace> {
+        Arc::new(SampleTrace {
+            turns: Mutex::new(Vec::new()),
+            registry,
+        })
+    }
+
+    /// Starts the next request's trace.
+    fn next(&self) -> TurnTrace {
+        let trace = TurnTrace::new();
+        if let Some(r) = &self.registry {
+            r.register(&trace);
+        }
+        self.turns
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(trace);
+        trace
+    }
+
+    /// The traces started so far, in order.
+    pub(crate) fn turns(&self) -> Vec<TurnTrace> {
+        self.turns
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Runs `f` (the agent's run) with this as the sample's trace.
+    pub(crate) async fn scope<F: Future>(self: &Arc<Self>, f: F) -> F::Output {
+        CURRENT.scope(self.clone(), f).await
+    }
+}
+
+impl Drop for SampleTrace {
+    fn drop(&mut self) {
+        if let Some(r) = &self.registry {
+            for t in self
+                .turns
+                .get_mut()
+                .unwrap_or_else(PoisonError::into_inner)
+                .iter()
+            {
+                r.forget(t);
+            }
+        }
+    }
+}
+
+tokio::task_local! {
+    static CURRENT: Arc<SampleTrace>;
+}
+
+/// The `traceparent` of the next request the running sample sends to its
+/// agent (a new trace), when the run propagates trace context; `None`
+/// outside a sample's scope (an agent called directly, or traces off).
+pub(crate) fn next_traceparent() -> Option<String> {
+    CURRENT.try_with(|t| t.next().header()).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_traceparent_is_w3c_version_00_sampled() {
+        let t = TurnTrace::new();
+        let h = t.header();
+        let parts: Vec<&str> = h.split('-').collect();
+        assert_eq!(parts.len(), 4, "{h}");
+        assert_eq!((parts[0], parts[3]), ("00", "01"));
+        assert_eq!(parts[1].len(), 32);
+        assert_eq!(parts[2].len(), 16);
+        assert!(
+            h.chars()
+                .all(|c| c == '-' || c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
+        );
+        assert_ne!(
+            TurnTrace::new().trace_id,
+            t.trace_id,
+            "a new trace each time"
+        );
+        assert_eq!(parts[1], t.trace_hex());
+    }
+
+    #[tokio::test]
+    async fn each_request_in_a_sample_scope_starts_its_own_trace() {
+        struct Seen(Mutex<(Vec<TurnTrace>, Vec<TurnTrace>)>);
+        impl Registry for Seen {
+            fn register(&self, t: &TurnTrace) {
+                self.0.lock().unwrap().0.push(*t);
+            }
+            fn forget(&self, t: &TurnTrace) {
+                self.0.lock().unwrap().1.push(*t);
+            }
+        }
+        assert_eq!(next_traceparent(), None, "outside a sample");
+        let seen = Arc::new(Seen(Mutex::new((Vec::new(), Vec::new()))));
+        let trace = SampleTrace::new(Some(seen.clone()));
+        let headers = trace
+            .scope(async { [next_traceparent().unwrap(), next_traceparent().unwrap()] })
+            .await;
+        let turns = trace.turns();
+        assert_eq!(turns.len(), 2);
+        assert_eq!(headers[1], turns[1].header());
+        assert_ne!(turns[0].trace_id, turns[1].trace_id);
+        assert_eq!(seen.0.lock().unwrap().0, turns, "registered as started");
+        drop(trace);
+        assert_eq!(seen.0.lock().unwrap().1, turns, "forgotten when done");
+    }
+}

@@ -1,0 +1,108 @@
+//! OpenTelemetry: the agent's spans in, as each sample's trajectory, and the
+//! run's evaluation results out (see the guide's "Traces" chapter).
+//!
+//! * [`context`]: each request to the agent starts a trace and carries it
+//!   in a W3C `traceparent` header;
+//! * `receiver`: the OTLP/HTTP receiver on loopback that keeps the spans
+//!   under those traces; `steps`: which spans are steps of a trajectory;
+//! * `export`: evaluation results as spans with `gen_ai.evaluation.result`
+//!   events, sent to `OTEL_EXPORTER_OTLP_ENDPOINT` from a bounded queue.
+//!
+//! The engine holds one [`Tracing`] per run (in its services).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+mod context;
+#[cfg(feature = "otel")]
+mod receiver;
+#[cfg(feature = "otel")]
+mod steps;
+
+pub(crate) use context::{SampleTrace, next_traceparent};
+
+use crate::config::TraceSettings;
+use crate::model::{TraceError, Trajectory};
+
+/// What a run does with traces: whether its agent requests carry a
+/// `traceparent`, and where the agent's spans are received.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Tracing {
+    propagate: bool,
+    /// `None`: spans are not collected.
+    receiver: Option<Result<Receiving, TraceError>>,
+    wait: Duration,
+}
+
+#[cfg(feature = "otel")]
+type Receiving = Arc<receiver::Receiver>;
+#[cfg(not(feature = "otel"))]
+type Receiving = std::convert::Infallible;
+
+impl Tracing {
+    /// As `settings` say; the receiver is started (once per process and
+    /// address) when they name one.
+    pub(crate) fn new(settings: &TraceSettings) -> Tracing {
+        Tracing {
+            propagate: settings.propagate(),
+            receiver: settings.receiver.map(start),
+            wait: settings.wait,
+        }
+    }
+
+    /// Why spans cannot be collected, when they should be.
+    pub(crate) fn setup_error(&self) -> Option<&TraceError> {
+        self.receiver.as_ref().and_then(|r| r.as_ref().err())
+    }
+
+    /// Where the receiver listens, when it does.
+    pub(crate) fn receiver_addr(&self) -> Option<std::net::SocketAddr> {
+        match self.receiver.as_ref()? {
+            #[cfg(feature = "otel")]
+            Ok(r) => Some(r.addr()),
+            #[cfg(not(feature = "otel"))]
+            Ok(never) => match *never {},
+            Err(_) => None,
+        }
+    }
+
+    /// The traces of one run of the agent on a sample, when requests carry
+    /// them.
+    pub(crate) fn sample(&self) -> Option<Arc<SampleTrace>> {
+        if !self.propagate {
+            return None;
+        }
+        let registry = match &self.receiver {
+            #[cfg(feature = "otel")]
+            Some(Ok(r)) => Some(r.registry()),
+            _ => None,
+        };
+        Some(SampleTrace::new(registry))
+    }
+
+    /// The trajectory of `sample`'s spans, once its traces are complete (or
+    /// the wait is over); `None` when spans are not collected or the sample
+    /// sent no request.
+    pub(crate) async fn trajectory(&self, sample: &SampleTrace) -> Option<Trajectory> {
+        match self.receiver.as_ref()? {
+            #[cfg(feature = "otel")]
+            Ok(r) => r.collect(sample, self.wait).await,
+            #[cfg(not(feature = "otel"))]
+            Ok(never) => match *never {},
+            Err(_) => {
+                let _ = sample;
+                None
+            }
+        }
+    }
+}
+
+#[cfg(feature = "otel")]
+fn start(addr: std::net::SocketAddr) -> Result<Receiving, TraceError> {
+    receiver::Receiver::on(addr)
+}
+
+#[cfg(not(feature = "otel"))]
+fn start(_addr: std::net::SocketAddr) -> Result<Receiving, TraceError> {
+    Err(TraceError::NotBuilt)
+}

@@ -1,0 +1,385 @@
+//! From the agent's spans to a trajectory: which spans are steps, and what
+//! each says. Three attribute vocabularies are read:
+//!
+//! | | OpenTelemetry GenAI | OpenInference | OpenLLMetry |
+//! |---|---|---|---|
+//! | kind | `gen_ai.operation.name`: `chat`, `text_completion`, `generate_content` (llm), `execute_tool` (tool), `retrieval`, `embeddings` | `openinference.span.kind`: `LLM`, `TOOL`, `RETRIEVER`, `EMBEDDING` | `traceloop.span.kind = tool`; `llm.request.type` (llm) |
+//! | tool | `gen_ai.tool.name`, `gen_ai.tool.call.arguments`, `gen_ai.tool.call.result` | `tool.name`, `tool.parameters` (else `input.value`), `output.value` | `traceloop.entity.name`, `traceloop.entity.input`, `traceloop.entity.output` |
+//! | model | `gen_ai.request.model`, `gen_ai.response.model` | `llm.model_name` | `gen_ai.request.model` |
+//! | tokens | `gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens` (and the deprecated `prompt_tokens`, `completion_tokens`) | `llm.token_count.prompt`, `llm.token_count.completion` | `gen_ai.usage.*` |
+//!
+//! Other spans (the agent's HTTP server span, `invoke_agent`, chains,
+//! workflows) are structure, not steps. Steps are ordered by start time,
+//! then end time; a span whose status is an error keeps its message.
+
+use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value::Value as Av};
+use opentelemetry_proto::tonic::trace::v1::{Span, status::StatusCode};
+use serde_json::{Map, Value};
+
+use crate::model::{Step, StepKind, Trajectory, TrajectorySource};
+
+/// Most steps a trajectory keeps; beyond, the rest are counted in its note.
+pub(crate) const MAX_STEPS: usize = 1000;
+
+/// The trajectory of a sample's spans: `turns[k]` holds the spans that came
+/// under the trace of its `k`-th request.
+pub(crate) fn trajectory(
+    turns: &[Vec<Span>],
+    traces: Vec<String>,
+    note: Option<String>,
+) -> Trajectory {
+    let mut steps: Vec<(u64, u64, Step)> = Vec::new();
+    for (turn, spans) in turns.iter().enumerate() {
+        for span in spans {
+            if let Some(step) = step(span) {
+                steps.push((
+                    span.start_time_unix_nano,
+                    span.end_time_unix_nano,
+                    step.in_turn(turn),
+                ));
+            }
+        }
+    }
+    steps.sort_by_key(|(start, end, step)| (step.turn, *start, *end));
+    let origin = steps.iter().map(|(s, _, _)| *s).min().unwrap_or(0);
+    let total = steps.len();
+    let mut note = note;
+    if total > MAX_STEPS {
+        let more = format!(
+            "{} more steps not kept (at most {MAX_STEPS})",
+            total - MAX_STEPS
+        );
+        note = Some(note.map_or(more.clone(), |n| format!("{n}; {more}")));
+        steps.truncate(MAX_STEPS);
+    }
+    Trajectory {
+        steps: steps
+            .into_iter()
+            .map(|(start, end, mut step)| {
+                step.start_ms = start.saturating_sub(origin) as f64 / 1e6;
+                step.duration_ms = Some(end.saturating_sub(start) as f64 / 1e6);
+                step
+            })
+            .collect(),
+        traces,
+        source: TrajectorySource::Spans,
+        note,
+    }
+}
+
+/// The step `span` is, if it is one.
+pub(crate) fn step(span: &Span) -> Option<Step> {
+    let attrs = Attrs(&span.attributes);
+    let kind = kind(&attrs)?;
+    let mut step = Step::new(kind, span.name.clone());
+    step.span_id = Some(super::context::hex(&span.span_id));
+    match kind {
+        StepKind::Tool => {
+            if let Some(name) = attrs
+                .text("gen_ai.tool.name")
+                .or_else(|| attrs.text("tool.name"))
+                .or_else(|| attrs.text("traceloop.entity.name"))
+            {
+                step.name = name;
+            } else if let Some(rest) = span.name.strip_prefix("execute_tool ") {
+                step.name = rest.to_string();
+            }
+            let arguments = attrs
+                .json("gen_ai.tool.call.arguments")
+                .or_else(|| attrs.json("tool.parameters"))
+                .or_else(|| attrs.json("input.value"))
+                .or_else(|| attrs.json("traceloop.entity.input"));
+            step.arguments = match arguments {
+                Some(Value::Object(map)) => map,
+                Some(Value::Null) | None => Map::new(),
+                Some(other) => Map::from_iter([("value".to_string(), other)]),
+            };
+            step.result = attrs
+                .text_or_json("gen_ai.tool.call.result")
+                .or_else(|| attrs.text_or_json("output.value"))
+                .or_else(|| attrs.text_or_json("traceloop.entity.output"));
+        }
+        StepKind::Llm | StepKind::Embeddings => {
+            step.model = attrs
+                .text("gen_ai.request.model")
+                .or_else(|| attrs.text("gen_ai.response.model"))
+                .or_else(|| attrs.text("llm.model_name"));
+            if let Some(model) = &step.model {
+                step.name = model.clone();
+            }
+        }
+        _ => {}
+    }
+    step.input_tokens = attrs
+        .int("gen_ai.usage.input_tokens")
+        .or_else(|| attrs.int("gen_ai.usage.prompt_tokens"))
+        .or_else(|| attrs.int("llm.token_count.prompt"));
+    step.output_tokens = attrs
+        .int("gen_ai.usage.output_tokens")
+        .or_else(|| attrs.int("gen_ai.usage.completion_tokens"))
+        .or_else(|| attrs.int("llm.token_count.completion"));
+    if let Some(status) = &span.status
+        && status.code == StatusCode::Error as i32
+    {
+        step.error = Some(if status.message.is_empty() {
+            attrs.text("error.type").unwrap_or_else(|| "error".into())
+        } else {
+            status.message.clone()
+        });
+    }
+    Some(step)
+}
+
+fn kind(attrs: &Attrs<'_>) -> Option<StepKind> {
+    if let Some(op) = attrs.text("gen_ai.operation.name") {
+        return match op.as_str() {
+            "chat" | "text_completion" | "generate_content" => Some(StepKind::Llm),
+            "execute_tool" => Some(StepKind::Tool),
+            "retrieval" => Some(StepKind::Retrieval),
+            "embeddings" => Some(StepKind::Embeddings),
+            // invoke_agent, create_agent, invoke_workflow, plan: structure.
+            _ => None,
+        };
+    }
+    if let Some(k) = attrs.text("openinference.span.kind") {
+        return match k.to_ascii_uppercase().as_str() {
+            "LLM" => Some(StepKind::Llm),
+            "TOOL" => Some(StepKind::Tool),
+            "RETRIEVER" => Some(StepKind::Retrieval),
+            "EMBEDDING" => Some(StepKind::Embeddings),
+            _ => None,
+        };
+    }
+    if attrs.text("traceloop.span.kind").as_deref() == Some("tool") {
+        return Some(StepKind::Tool);
+    }
+    attrs.get("llm.request.type").map(|_| StepKind::Llm)
+}
+
+/// A span's attributes, looked up by key.
+struct Attrs<'a>(&'a [KeyValue]);
+
+impl Attrs<'_> {
+    fn get(&self, key: &str) -> Option<&Av> {
+        self.0
+            .iter()
+            .find(|kv| kv.key == key)
+            .and_then(|kv| kv.value.as_ref())
+            .and_then(|v| v.value.as_ref())
+    }
+
+    fn text(&self, key: &str) -> Option<String> {
+        match self.get(key)? {
+            Av::StringValue(s) if !s.is_empty() => Some(s.clone()),
+            _ => None,
+        }
+    }
+
+    fn int(&self, key: &str) -> Option<u64> {
+        match self.get(key)? {
+            Av::IntValue(i) => u64::try_from(*i).ok(),
+            Av::DoubleValue(d) if d.is_finite() && *d >= 0.0 => Some(*d as u64),
+            Av::StringValue(s) => s.trim().parse().ok(),
+            _ => None,
+        }
+    }
+
+    /// A value as JSON: a string holding JSON is parsed (GenAI and
+    /// OpenInference write arguments as JSON text), another string kept.
+    fn json(&self, key: &str) -> Option<Value> {
+        Some(match self.get(key)? {
+            Av::StringValue(s) => {
+                serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone()))
+            }
+            other => to_json(other),
+        })
+    }
+
+    /// A value as text: a string as is, anything else as JSON.
+    fn text_or_json(&self, key: &str) -> Option<String> {
+        Some(match self.get(key)? {
+            Av::StringValue(s) => s.clone(),
+            other => to_json(other).to_string(),
+        })
+    }
+}
+
+/// An OTLP value as JSON.
+fn to_json(v: &Av) -> Value {
+    let any = |a: &AnyValue| a.value.as_ref().map_or(Value::Null, to_json);
+    match v {
+        Av::StringValue(s) => Value::String(s.clone()),
+        Av::BoolValue(b) => Value::Bool(*b),
+        Av::IntValue(i) => Value::from(*i),
+        Av::DoubleValue(d) => serde_json::Number::from_f64(*d).map_or(Value::Null, Value::Number),
+        Av::ArrayValue(a) => Value::Array(a.values.iter().map(any).collect()),
+        Av::KvlistValue(kv) => Value::Object(
+            kv.values
+                .iter()
+                .map(|kv| (kv.key.clone(), kv.value.as_ref().map_or(Value::Null, any)))
+                .collect(),
+        ),
+        Av::BytesValue(b) => Value::String(super::context::hex(b)),
+        // A string of the request's dictionary (profiles): not kept.
+        Av::StringValueStrindex(_) => Value::Null,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use opentelemetry_proto::tonic::trace::v1::Status;
+
+    fn kv(key: &str, value: Av) -> KeyValue {
+        KeyValue {
+            key: key.into(),
+            value: Some(AnyValue { value: Some(value) }),
+            ..KeyValue::default()
+        }
+    }
+
+    fn s(v: &str) -> Av {
+        Av::StringValue(v.into())
+    }
+
+    fn span(name: &str, start_ms: u64, end_ms: u64, attributes: Vec<KeyValue>) -> Span {
+        Span {
+            name: name.into(),
+            span_id: vec![1; 8],
+            start_time_unix_nano: 1_700_000_000_000_000_000 + start_ms * 1_000_000,
+            end_time_unix_nano: 1_700_000_000_000_000_000 + end_ms * 1_000_000,
+            attributes,
+            ..Span::default()
+        }
+    }
+
+    #[test]
+    fn genai_openinference_and_openllmetry_spans_are_steps() {
+        let turns = vec![
+            vec![
+                // The agent's own server span: structure, not a step.
+                span("POST /", 0, 100, vec![kv("http.request.method", s("POST"))]),
+                span(
+                    "chat demo",
+                    60,
+                    90,
+                    vec![
+                        kv("gen_ai.operation.name", s("chat")),
+                        kv("gen_ai.request.model", s("demo-1")),
+                        kv("gen_ai.usage.input_tokens", Av::IntValue(120)),
+                        kv("gen_ai.usage.output_tokens", Av::IntValue(30)),
+                    ],
+                ),
+                span(
+                    "execute_tool lookup",
+                    20,
+                    50,
+                    vec![
+                        kv("gen_ai.operation.name", s("execute_tool")),
+                        kv("gen_ai.tool.name", s("lookup")),
+                        kv("gen_ai.tool.call.arguments", s(r#"{"id": "rag"}"#)),
+                        kv("gen_ai.tool.call.result", s("RAG is ...")),
+                    ],
+                ),
+                span(
+                    "search",
+                    5,
+                    15,
+                    vec![kv("openinference.span.kind", s("RETRIEVER"))],
+                ),
+            ],
+            vec![
+                span(
+                    "calc",
+                    200,
+                    201,
+                    vec![
+                        kv("traceloop.span.kind", s("tool")),
+                        kv("traceloop.entity.name", s("calculator")),
+                        kv("traceloop.entity.input", s("2+2")),
+                    ],
+                ),
+                {
+                    let mut failed = span(
+                        "llm",
+                        210,
+                        260,
+                        vec![
+                            kv("openinference.span.kind", s("LLM")),
+                            kv("llm.model_name", s("other")),
+                            kv("llm.token_count.prompt", s("7")),
+                        ],
+                    );
+                    failed.status = Some(Status {
+                        code: StatusCode::Error as i32,
+                        message: "rate limited".into(),
+                    });
+                    failed
+                },
+                span(
+                    "agent",
+                    0,
+                    300,
+                    vec![kv("gen_ai.operation.name", s("invoke_agent"))],
+                ),
+            ],
+        ];
+        let t = trajectory(&turns, vec!["a".into(), "b".into()], None);
+        let kinds: Vec<(StepKind, &str, usize)> = t
+            .steps
+            .iter()
+            .map(|s| (s.kind, s.name.as_str(), s.turn))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                (StepKind::Retrieval, "search", 0),
+                (StepKind::Tool, "lookup", 0),
+                (StepKind::Llm, "demo-1", 0),
+                (StepKind::Tool, "calculator", 1),
+                (StepKind::Llm, "other", 1),
+            ]
+        );
+        let lookup = &t.steps[1];
+        assert_eq!(
+            Value::Object(lookup.arguments.clone()),
+            serde_json::json!({"id": "rag"})
+        );
+        assert_eq!(lookup.result.as_deref(), Some("RAG is ..."));
+        assert_eq!((lookup.start_ms, lookup.duration_ms), (15.0, Some(30.0)));
+        let chat = &t.steps[2];
+        assert_eq!(
+            (chat.input_tokens, chat.output_tokens, chat.tokens()),
+            (Some(120), Some(30), Some(150))
+        );
+        assert_eq!(
+            Value::Object(t.steps[3].arguments.clone()),
+            serde_json::json!({"value": "2+2"}),
+            "text that is not JSON is kept as the value"
+        );
+        assert_eq!(t.steps[4].error.as_deref(), Some("rate limited"));
+        assert_eq!(t.steps[4].input_tokens, Some(7));
+        assert_eq!(t.source, TrajectorySource::Spans);
+        assert_eq!(t.tool_calls().len(), 2);
+    }
+
+    #[test]
+    fn steps_beyond_the_limit_are_counted_not_kept() {
+        let spans: Vec<Span> = (0..MAX_STEPS as u64 + 5)
+            .map(|i| {
+                span(
+                    "t",
+                    i,
+                    i + 1,
+                    vec![kv("gen_ai.operation.name", s("execute_tool"))],
+                )
+            })
+            .collect();
+        let t = trajectory(&[spans], Vec::new(), Some("late".into()));
+        assert_eq!(t.steps.len(), MAX_STEPS);
+        assert_eq!(
+            t.note.as_deref(),
+            Some("late; 5 more steps not kept (at most 1000)")
+        );
+    }
+}
