@@ -1,7 +1,7 @@
 //! Runs the demo RAG agent ([`eval_examples::demo`]) as an HTTP server.
 //!
 //! ```text
-//! cargo run --example demo_agent -- [--addr 127.0.0.1:8080] [--latency-ms N] [--rate-limit R [--no-retry-after]]
+//! cargo run --example demo_agent -- [--addr 127.0.0.1:8080] [--latency-ms N] [--rate-limit R [--no-retry-after]] [--otlp URL]
 //! cargo run --example demo_agent -- --judge [--addr 127.0.0.1:8000] [--latency-ms N]
 //! ```
 //!
@@ -31,7 +31,7 @@ fn usage() -> String {
         "\
 Serve the demo RAG agent over HTTP.
 
-Usage: demo_agent [--addr HOST:PORT] [--latency-ms N] [--rate-limit R [--no-retry-after]]
+Usage: demo_agent [--addr HOST:PORT] [--latency-ms N] [--rate-limit R [--no-retry-after]] [--otlp URL]
        demo_agent --judge [--addr HOST:PORT] [--latency-ms N]
 
 Options:
@@ -41,6 +41,9 @@ Options:
                      (default: ${RATE_LIMIT_ENV}, else no limit)
   --no-retry-after   leave the Retry-After header out of 429 answers
                      (default: ${RETRY_AFTER_ENV}, else sent)
+  --otlp URL         send the agent's steps (retrieval, tool call, LLM call) as OpenTelemetry
+                     spans to this OTLP/HTTP endpoint, under each request's traceparent, e.g.
+                     http://127.0.0.1:4318 (where EVAL_OTLP_RECEIVER has a run listen)
   --judge            serve the scripted LLM judge and embeddings server instead
                      (POST /v1/chat/completions, POST /v1/embeddings, GET /stats): point
                      EVAL_JUDGE_URL and EVAL_EMBED_URL at http://HOST:PORT/v1
@@ -66,6 +69,7 @@ struct Args {
     rate_limit: Option<RateLimit>,
     no_retry_after: bool,
     judge: bool,
+    otlp: Option<String>,
 }
 
 /// `Ok(None)` when help was asked for.
@@ -73,6 +77,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Option<Args>, St
     let mut addr: Option<String> = None;
     let mut latency: Option<String> = None;
     let mut rate: Option<String> = None;
+    let mut otlp: Option<String> = None;
     let mut no_retry_after = false;
     let mut judge = false;
     let mut args = args.into_iter();
@@ -94,6 +99,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Option<Args>, St
             "--addr" => &mut addr,
             "--latency-ms" => &mut latency,
             "--rate-limit" => &mut rate,
+            "--otlp" => &mut otlp,
             _ => return Err(format!("unknown argument `{arg}`")),
         };
         let value = match inline {
@@ -120,8 +126,13 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Option<Args>, St
         Some(v) => Some(RateLimit::parse("--rate-limit", &v).map_err(|e| e.to_string())?),
         None => None,
     };
-    if judge && (rate_limit.is_some() || no_retry_after) {
-        return Err("`--judge` takes no `--rate-limit` or `--no-retry-after`".into());
+    if judge && (rate_limit.is_some() || no_retry_after || otlp.is_some()) {
+        return Err("`--judge` takes no `--rate-limit`, `--no-retry-after` or `--otlp`".into());
+    }
+    if let Some(url) = &otlp
+        && !(url.starts_with("http://") || url.starts_with("https://"))
+    {
+        return Err(format!("`--otlp` must be an http:// URL, got {url:?}"));
     }
     Ok(Some(Args {
         addr,
@@ -129,6 +140,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Option<Args>, St
         rate_limit,
         no_retry_after,
         judge,
+        otlp,
     }))
 }
 
@@ -183,6 +195,9 @@ fn main() -> ExitCode {
         if !config.latency.is_zero() {
             println!("latency: {} ms per answer", config.latency.as_millis());
         }
+        if let Some(otlp) = &config.otlp {
+            println!("spans: sent to {otlp}");
+        }
         if let Some(l) = &config.rate_limit {
             println!(
                 "rate limit: {} requests/s (bursts of {}), 429 above it {} Retry-After",
@@ -225,7 +240,10 @@ fn config(args: &Args) -> Result<DemoConfig, ConfigError> {
     let config = DemoConfig::default()
         .with_latency(latency)
         .with_rate_limit(rate_limit);
-    Ok(config)
+    Ok(match &args.otlp {
+        Some(url) => config.with_otlp(url),
+        None => config,
+    })
 }
 
 #[cfg(test)]
@@ -254,6 +272,14 @@ mod tests {
         let c = config(&a).unwrap();
         assert_eq!(c.rate_limit, Some(RateLimit::new(100.0).retry_after(false)));
         assert!(parse(&["--help"]).unwrap().is_none());
+        let a = parse(&["--otlp", "http://127.0.0.1:4318"])
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            config(&a).unwrap().otlp.as_deref(),
+            Some("http://127.0.0.1:4318/v1/traces")
+        );
+        assert!(parse(&["--otlp", "127.0.0.1:4318"]).is_err());
         let a = parse(&["--judge", "--latency-ms", "5"]).unwrap().unwrap();
         assert!(a.judge && a.latency == Some(Duration::from_millis(5)));
         for bad in [

@@ -33,6 +33,7 @@
 mod agent;
 pub mod chat;
 mod limit;
+pub mod spans;
 
 use std::fmt;
 use std::net::SocketAddr;
@@ -71,12 +72,23 @@ pub struct DemoConfig {
     pub latency: Duration,
     /// Answer `429` above this rate (default: no limit).
     pub rate_limit: Option<RateLimit>,
+    /// Where to send the agent's own steps as OpenTelemetry spans (an
+    /// OTLP/HTTP endpoint, e.g. `http://127.0.0.1:4318`; see [`spans`]).
+    /// Default: none sent.
+    pub otlp: Option<String>,
 }
 
 impl DemoConfig {
     /// With [`latency`](Self::latency) set.
     pub fn with_latency(mut self, latency: Duration) -> Self {
         self.latency = latency;
+        self
+    }
+
+    /// With [`otlp`](Self::otlp) set: the agent sends its steps as spans
+    /// to `endpoint` (`/v1/traces` appended unless there).
+    pub fn with_otlp(mut self, endpoint: impl Into<String>) -> Self {
+        self.otlp = Some(spans::traces_url(&endpoint.into()));
         self
     }
 
@@ -96,6 +108,7 @@ impl DemoConfig {
         Ok(DemoConfig {
             latency: latency_from_env()?,
             rate_limit: RateLimit::from_env()?,
+            otlp: None,
         })
     }
 }
@@ -478,15 +491,37 @@ async fn not_found() -> ApiError {
     ApiError(StatusCode::NOT_FOUND, "no such route".to_string())
 }
 
-async fn respond_route(State(state): State<Arc<AppState>>, body: Bytes) -> Response {
+async fn respond_route(
+    State(state): State<Arc<AppState>>,
+    uri: axum::http::Uri,
+    headers: axum::http::HeaderMap,
+    body: Bytes,
+) -> Response {
+    let Some(endpoint) = &state.config.otlp else {
+        delay(&state.config).await;
+        return match agent_request(&body) {
+            Ok(request) => {
+                let reply = respond(&request.history, &request.input, request.top_k);
+                Json(json!({ "output": reply.output, "context": reply.context })).into_response()
+            }
+            Err(e) => e.into_response(),
+        };
+    };
+    // The same answer, its steps recorded as spans (see `spans`): the
+    // latency is the final LLM step's.
+    let traceparent = headers.get("traceparent").and_then(|v| v.to_str().ok());
+    let mut recorder = spans::Recorder::new(traceparent);
+    let request = match agent_request(&body) {
+        Ok(request) => request,
+        Err(e) => return e.into_response(),
+    };
+    let (reply, found) = agent::answer(&request.history, &request.input, request.top_k);
+    recorder.tools(&found, &request.input);
+    let llm_started = std::time::SystemTime::now();
     delay(&state.config).await;
-    match agent_request(&body) {
-        Ok(request) => {
-            let reply = respond(&request.history, &request.input, request.top_k);
-            Json(json!({ "output": reply.output, "context": reply.context })).into_response()
-        }
-        Err(e) => e.into_response(),
-    }
+    recorder.chat(llm_started, &request.input, &reply);
+    recorder.send(uri.path(), endpoint);
+    Json(json!({ "output": reply.output, "context": reply.context })).into_response()
 }
 
 async fn delay(config: &DemoConfig) {

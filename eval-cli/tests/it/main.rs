@@ -29,3 +29,4 @@ mod special_files;
 mod spill;
 mod summary;
 mod terminal;
+mod traces;

@@ -697,6 +697,60 @@
     return node;
   }
 
+  // A trajectory as a timeline: one row per step, its bar placed by when it
+  // started and sized by how long it took (steps from an answer have no
+  // timing: no bar).
+  function timeline(t) {
+    var steps = t.steps || [];
+    var end = 0;
+    steps.forEach(function (st) {
+      end = Math.max(end, (st.start_ms || 0) + (st.duration_ms || 0));
+    });
+    var rows = steps.map(function (st) {
+      var label = st.kind + " " + st.name;
+      if (st.kind === "tool") {
+        var args = st.arguments && Object.keys(st.arguments).length ? JSON.stringify(st.arguments) : "";
+        label = "tool " + st.name + "(" + args + ")";
+      }
+      var facts = [];
+      if (st.duration_ms !== undefined && st.duration_ms !== null) {
+        facts.push(ms(st.duration_ms));
+      }
+      if (st.input_tokens !== undefined || st.output_tokens !== undefined) {
+        facts.push((st.input_tokens || 0) + " in / " + (st.output_tokens || 0) + " out tokens");
+      }
+      var bar = el("div", { class: "t-track" });
+      if (end > 0 && st.duration_ms !== undefined && st.duration_ms !== null) {
+        var left = 100 * (st.start_ms || 0) / end;
+        var width = Math.max(0.5, 100 * st.duration_ms / end);
+        bar.appendChild(el("span", { class: "t-bar k-" + st.kind, style: "left:" + left.toFixed(2) + "%;width:" + Math.min(width, 100 - left).toFixed(2) + "%" }));
+      }
+      var row = el("li", { class: "step k-" + st.kind + (st.error ? " failed" : ""), "data-kind": st.kind, "data-name": st.name },
+        el("span", { class: "t-turn" }, "turn " + ((st.turn || 0) + 1)),
+        el("code", { class: "t-label" }, label),
+        bar,
+        el("span", { class: "t-facts" }, facts.join(", ")));
+      if (st.result) {
+        row.appendChild(el("div", { class: "t-result" }, "\u2192 " + st.result.slice(0, 300)));
+      }
+      if (st.error) {
+        row.appendChild(el("div", { class: "error" }, st.error));
+      }
+      return row;
+    });
+    var parts = [el("p", null, steps.length + " steps" + (t.source === "answer" ? " (from the answer's tool calls)" : " (from the agent's spans)") + (end > 0 ? ", " + ms(end) : ""))];
+    if (rows.length) {
+      parts.push(el("ol", { class: "timeline" }, rows));
+    }
+    if (t.note) {
+      parts.push(el("p", { class: "error" }, t.note));
+    }
+    if ((t.traces || []).length) {
+      parts.push(el("p", { class: "traces" }, "traces: " + t.traces.join(", ")));
+    }
+    return parts;
+  }
+
   function detail(s, columns) {
     var input = s.input || [];
     var inputContent = input.length > 1
@@ -776,6 +830,7 @@
       block("d-output", "Output", pre(s.output)),
       block("d-context", "Context and retrieval", context.length ? context : none()),
       block("d-tools", "Tool calls", tools.length ? tools : none()),
+      s.trajectory ? block("d-trajectory", "Trajectory", timeline(s.trajectory), true) : null,
       block("d-metrics-block", "Metrics", (s.metrics || []).length ? metricsTable : [none("no metric ran"), metricsTable], true),
       block("d-meta", "Measured and described", meta, true));
     return el("tr", { class: "detail", "data-id": s.id }, el("td", { colspan: columns }, grid));
