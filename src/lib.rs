@@ -10,11 +10,15 @@
 //!   in-process with [`demo::spawn`]; `cargo run --example demo_agent` serves
 //!   it on a fixed address for manual use.
 //!
+//! * [`collector`] — a local OpenTelemetry collector (OTLP/HTTP) that keeps
+//!   the spans it is sent, for the trace tests and the bench.
+//!
 //! ```no_run
 //! let server = eval_examples::demo::spawn(Default::default())?;
 //! println!("agent at {}", server.url()); // e.g. http://127.0.0.1:41234
 //! # Ok::<(), std::io::Error>(())
 //! ```
 
+pub mod collector;
 pub mod demo;
 pub mod judge;

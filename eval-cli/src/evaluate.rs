@@ -334,6 +334,10 @@ pub fn run(args: Args) -> Result<u8, Failure> {
             outln!("{}", paint.dim(&format!("junit: {}", path.display())));
         }
     }
+    // Notes go to stderr, so `--json` output stays one document.
+    for note in &outcome.notes {
+        errln!("note: {note}");
+    }
     if let Some(why) = outcome.verdict.not_scored() {
         errln!("error: {why}");
         return Ok(2);

@@ -30,6 +30,11 @@ fn free_port() -> u16 {
 /// Runs [`DATASET`] against a demo agent that sends its spans to the run's
 /// receiver; returns the results file and the HTML report.
 pub(crate) fn spans_run(dir: &Path) -> (PathBuf, PathBuf) {
+    spans_run_with(dir, &[]).0
+}
+
+/// [`spans_run`] with more environment; also what the command printed.
+fn spans_run_with(dir: &Path, env: &[(&str, &str)]) -> ((PathBuf, PathBuf), String, String) {
     let port = free_port();
     let receiver = format!("127.0.0.1:{port}");
     let agent = eval_examples::demo::spawn(
@@ -50,11 +55,15 @@ pub(crate) fn spans_run(dir: &Path) -> (PathBuf, PathBuf) {
             "--output",
             "out/steps.json",
         ],
-        &[("EVAL_OTLP_RECEIVER", &receiver)],
+        &[&[("EVAL_OTLP_RECEIVER", receiver.as_str())], env].concat(),
     );
     let (stdout, stderr) = text(&out);
     assert_eq!(code(&out), 1, "one sample fails:\n{stdout}{stderr}");
-    (dir.join("out/steps.json"), dir.join("out/steps.html"))
+    (
+        (dir.join("out/steps.json"), dir.join("out/steps.html")),
+        stdout,
+        stderr,
+    )
 }
 
 #[test]
@@ -193,6 +202,166 @@ fn a_receiver_that_cannot_listen_fails_every_sample_saying_why() {
     assert_eq!(code(&out), 2);
     assert!(
         stderr.contains("invalid EVAL_OTLP_RECEIVER=`0.0.0.0:4318`"),
+        "{stderr}"
+    );
+}
+
+fn attr<'a>(
+    attributes: &'a [opentelemetry_proto::tonic::common::v1::KeyValue],
+    key: &str,
+) -> Option<&'a opentelemetry_proto::tonic::common::v1::any_value::Value> {
+    attributes
+        .iter()
+        .find(|kv| kv.key == key)
+        .and_then(|kv| kv.value.as_ref())
+        .and_then(|v| v.value.as_ref())
+}
+
+fn attr_text(
+    attributes: &[opentelemetry_proto::tonic::common::v1::KeyValue],
+    key: &str,
+) -> Option<String> {
+    use opentelemetry_proto::tonic::common::v1::any_value::Value;
+    match attr(attributes, key)? {
+        Value::StringValue(s) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[test]
+fn evaluations_are_exported_as_gen_ai_evaluation_result_events_linked_to_the_agent_traces() {
+    use opentelemetry_proto::tonic::common::v1::any_value::Value;
+    for protocol in ["http/protobuf", "http/json"] {
+        let dir = scratch(&format!("traces-out-{}", protocol.replace('/', "-")));
+        let (collector, collected) = eval_examples::collector::spawn(Default::default()).unwrap();
+        let endpoint = collector.url();
+        let ((results, _), _, stderr) = spans_run_with(
+            &dir,
+            &[
+                ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+                ("OTEL_EXPORTER_OTLP_PROTOCOL", protocol),
+                ("OTEL_EXPORTER_OTLP_HEADERS", "x-collector-key=s3cret%21"),
+                ("OTEL_SERVICE_NAME", "rag-evals"),
+            ],
+        );
+        assert!(
+            stderr.contains(&format!(
+                "note: evaluation results exported to {endpoint}/v1/traces: 4 spans sent"
+            )),
+            "{protocol}: {stderr}"
+        );
+        assert!(
+            !stderr.contains("s3cret"),
+            "the header's value is never shown"
+        );
+        let run = Results::read(&results).unwrap();
+        let spans = collected.spans();
+        // The requests: the protocol asked for, the header, to this endpoint.
+        let requests = collected.requests();
+        assert!(!requests.is_empty());
+        for r in &requests {
+            let want = if protocol == "http/json" {
+                "application/json"
+            } else {
+                "application/x-protobuf"
+            };
+            assert_eq!(r.content_type, want);
+            assert!(
+                r.headers
+                    .contains(&("x-collector-key".into(), "s3cret!".into()))
+            );
+        }
+        assert!(collected.services().iter().all(|s| s == "rag-evals"));
+        // The run's span, and one span per sample under it.
+        let root: Vec<_> = spans.iter().filter(|s| s.name == "evals run").collect();
+        assert_eq!(root.len(), 1, "{protocol}: {spans:#?}");
+        let root = root[0];
+        assert!(root.parent_span_id.is_empty());
+        let samples: Vec<_> = spans
+            .iter()
+            .filter(|s| s.name.starts_with("evaluate "))
+            .collect();
+        assert_eq!(samples.len(), 3);
+        for span in &samples {
+            assert_eq!(span.trace_id, root.trace_id, "under the run's trace");
+            assert_eq!(span.parent_span_id, root.span_id);
+            let id = attr_text(&span.attributes, "evals.sample.id").unwrap();
+            let record = run.samples.iter().find(|s| s.id == id).unwrap();
+            // Linked to the agent's trace: the one the results file names.
+            let traces = &record.trajectory.as_ref().unwrap().traces;
+            let links: Vec<String> = span.links.iter().map(|l| hex(&l.trace_id)).collect();
+            assert_eq!(&links, traces, "{id}");
+            assert!(span.links.iter().all(|l| l.span_id.len() == 8));
+            // One event per metric: name, score, label, explanation.
+            assert_eq!(span.events.len(), record.metrics.len());
+            for (event, metric) in span.events.iter().zip(&record.metrics) {
+                assert_eq!(event.name, "gen_ai.evaluation.result");
+                assert_eq!(
+                    attr_text(&event.attributes, "gen_ai.evaluation.name").as_deref(),
+                    Some(metric.name.as_str())
+                );
+                match attr(&event.attributes, "gen_ai.evaluation.score.value") {
+                    Some(Value::DoubleValue(v)) => assert_eq!(Some(*v), metric.score),
+                    other => panic!("{id}/{}: score {other:?}", metric.name),
+                }
+                let label = attr_text(&event.attributes, "gen_ai.evaluation.score.label").unwrap();
+                assert_eq!(label, if metric.passed { "pass" } else { "fail" });
+                assert_eq!(
+                    attr_text(&event.attributes, "gen_ai.evaluation.explanation"),
+                    metric.reason.clone()
+                );
+            }
+            let verdict = attr_text(&span.attributes, "evals.verdict").unwrap();
+            assert_eq!(verdict, if id == "wrong" { "fail" } else { "pass" });
+        }
+        let wrong = samples
+            .iter()
+            .find(|s| attr_text(&s.attributes, "evals.sample.id").as_deref() == Some("wrong"))
+            .unwrap();
+        let event = &wrong.events[0];
+        assert_eq!(
+            attr_text(&event.attributes, "gen_ai.evaluation.explanation").as_deref(),
+            Some("strict match: called calculator; expected lookup")
+        );
+    }
+}
+
+#[test]
+fn a_collector_that_is_down_loses_no_result_and_the_drops_are_counted() {
+    let dir = scratch("traces-down");
+    // Nothing listens there.
+    let endpoint = format!("http://127.0.0.1:{}", free_port());
+    let ((results, _), stdout, stderr) =
+        spans_run_with(&dir, &[("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str())]);
+    let run = Results::read(&results).unwrap();
+    assert_eq!(
+        run.samples.len(),
+        3,
+        "every result is in the file: {stdout}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "note: evaluation results exported to {endpoint}/v1/traces: 0 spans sent, 4 dropped (the collector was slow or down; the results file has them all) (last failure: {endpoint}/v1/traces unreachable"
+        )),
+        "{stderr}"
+    );
+    // A collector that refuses: dropped after its retries, said so.
+    let (refusing, _) =
+        eval_examples::collector::spawn(eval_examples::collector::CollectorConfig {
+            status: Some(503),
+            ..Default::default()
+        })
+        .unwrap();
+    let endpoint = refusing.url();
+    let (_, _, stderr) =
+        spans_run_with(&dir, &[("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str())]);
+    assert!(stderr.contains("4 dropped"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{endpoint}/v1/traces answered 503")),
         "{stderr}"
     );
 }

@@ -99,7 +99,13 @@ pub(crate) fn end_run(
         .iter()
         .filter_map(|r| r.services().cassette.as_deref())
         .try_for_each(crate::cassette::Cassette::finish);
-    let ended = write_end(runs, key, end, config)?;
+    let mut ended = write_end(runs, key, end, config)?;
+    // Exported evaluations: each run's own span, what is queued sent.
+    for run in runs {
+        let names: Vec<&str> = run.dataset_names().collect();
+        let notes = run.services().traces.end_run(&run.trace, &names);
+        ended.notes.extend(notes);
+    }
     recorded.map_err(|e| Error::Agent(e.into()))?;
     Ok(ended)
 }

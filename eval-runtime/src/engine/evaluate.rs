@@ -129,6 +129,9 @@ where
             }
         };
         run.latency = latency;
+        if let Some(trace) = &trace {
+            run.agent_spans = trace.turns().iter().map(|t| t.agent_span()).collect();
+        }
         if let Some(spent) = failed_calls {
             run.agent = spent;
         }
@@ -144,6 +147,7 @@ where
             // What the earlier runs cost still counts.
             for earlier in scored.iter().chain(std::iter::once(&run)) {
                 report.add_costs(earlier);
+                report.agent_spans.extend_from_slice(&earlier.agent_spans);
             }
             add_cost(&mut report, scored.iter().chain(std::iter::once(&run)));
             report.error = Some(if n > 1 {
@@ -230,6 +234,7 @@ fn combine(
 ) -> SampleReport {
     for run in &runs {
         report.add_costs(run);
+        report.agent_spans.extend_from_slice(&run.agent_spans);
     }
     add_cost(&mut report, runs.iter());
     if let Some(last) = runs.last() {

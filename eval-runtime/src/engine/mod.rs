@@ -61,6 +61,8 @@ pub(crate) struct Run {
     calibrations: Option<std::path::PathBuf>,
     /// What the agent says of itself, once it is known.
     agent: OnceLock<crate::output::AgentProvenance>,
+    /// The run's own trace, under which its evaluations are exported.
+    trace: crate::otel::RunTrace,
 }
 
 impl Run {
@@ -133,6 +135,7 @@ impl Run {
             project: None,
             calibrations: None,
             agent: OnceLock::new(),
+            trace: crate::otel::RunTrace::new(),
         }
     }
 
@@ -330,6 +333,9 @@ impl Run {
     /// Keeps trial `t`'s record (serialized once, here).
     fn store(&self, t: usize, sample: &Sample, report: &SampleReport) {
         let (d, i) = self.at(t);
+        self.services
+            .traces
+            .export_sample(&self.trace, &d.plan.name, report);
         let record = SampleRecord {
             cluster: d.cluster_of(sample),
             ..SampleRecord::from_report(&d.plan.name, sample, report)

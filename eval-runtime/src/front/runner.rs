@@ -75,6 +75,9 @@ pub struct RunOutcome {
     pub junit: Option<PathBuf>,
     /// What the summary shows of streamed samples.
     shown: Option<crate::output::Shown>,
+    /// Things worth saying that are not errors (e.g. how many evaluation
+    /// spans were exported, and dropped).
+    pub notes: Vec<String>,
 }
 
 impl RunOutcome {
@@ -271,6 +274,7 @@ impl Prepared<'_> {
             html: ended.html,
             junit: ended.junit,
             shown: ended.shown,
+            notes: ended.notes,
         })
     }
 }

@@ -50,6 +50,7 @@ pub use summary::{
 };
 pub(crate) use summary::{incompleteness, now_unix};
 pub(crate) use text::{one_line, sentences};
+pub(crate) use trajectory::AgentSpan;
 pub use trajectory::{Step, StepKind, Trajectory, TrajectorySource};
 pub(crate) use usage::Reported;
 pub use usage::Usage;

@@ -356,6 +356,10 @@ pub struct SampleReport {
     /// The steps the agent took (from its spans, or its answers' tool
     /// calls), when it took any.
     pub trajectory: Option<super::Trajectory>,
+    /// The requests' traces (one per request, every run): what an exported
+    /// evaluation links to.
+    #[serde(skip)]
+    pub(crate) agent_spans: Vec<super::AgentSpan>,
     /// The context the agent returned (retrieved chunks), in order.
     pub context: Vec<String>,
     /// The document ids the agent retrieved, best first (retrieval queries).
@@ -463,6 +467,7 @@ impl SampleReport {
             ttft: None,
             tool_calls: Vec::new(),
             trajectory: None,
+            agent_spans: Vec::new(),
             context: Vec::new(),
             retrieved: Vec::new(),
             relevant: sample

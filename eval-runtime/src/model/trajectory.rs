@@ -118,6 +118,14 @@ impl Step {
     }
 }
 
+/// One request to the agent as a trace sees it: the trace it started and
+/// the span it stands for (what an exported evaluation links to).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct AgentSpan {
+    pub(crate) trace_id: [u8; 16],
+    pub(crate) span_id: [u8; 8],
+}
+
 /// Where a trajectory came from, and what to know about it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]

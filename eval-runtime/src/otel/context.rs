@@ -15,22 +15,10 @@ pub(crate) struct TurnTrace {
 }
 
 impl TurnTrace {
-    /// A new trace with random ids (never all zeros, which W3C forbids).
+    /// A new trace with random ids.
     fn new() -> TurnTrace {
-        let mut trace_id = [0u8; 16];
-        let mut span_id = [0u8; 8];
-        loop {
-            // The OS's randomness; if it failed, a time-and-counter id is
-            // still unique in this process.
-            if getrandom::getrandom(&mut trace_id).is_err()
-                || getrandom::getrandom(&mut span_id).is_err()
-            {
-                fallback(&mut trace_id, &mut span_id);
-            }
-            if trace_id != [0; 16] && span_id != [0; 8] {
-                return TurnTrace { trace_id, span_id };
-            }
-        }
+        let (trace_id, span_id) = new_ids();
+        TurnTrace { trace_id, span_id }
     }
 
     /// The `traceparent` header's value: `00-<trace>-<span>-01`.
@@ -41,6 +29,33 @@ impl TurnTrace {
     /// The trace id as 32 lowercase hex digits.
     pub(crate) fn trace_hex(&self) -> String {
         hex(&self.trace_id)
+    }
+
+    /// As the model keeps it.
+    pub(crate) fn agent_span(&self) -> crate::model::AgentSpan {
+        crate::model::AgentSpan {
+            trace_id: self.trace_id,
+            span_id: self.span_id,
+        }
+    }
+}
+
+/// A new trace id and span id, random (never all zeros, which W3C
+/// forbids).
+pub(crate) fn new_ids() -> ([u8; 16], [u8; 8]) {
+    let mut trace_id = [0u8; 16];
+    let mut span_id = [0u8; 8];
+    loop {
+        // The OS's randomness; if it failed, a time-and-counter id is
+        // still unique in this process.
+        if getrandom::getrandom(&mut trace_id).is_err()
+            || getrandom::getrandom(&mut span_id).is_err()
+        {
+            fallback(&mut trace_id, &mut span_id);
+        }
+        if trace_id != [0; 16] && span_id != [0; 8] {
+            return (trace_id, span_id);
+        }
     }
 }
 

@@ -15,6 +15,8 @@ use std::time::Duration;
 
 mod context;
 #[cfg(feature = "otel")]
+mod export;
+#[cfg(feature = "otel")]
 mod receiver;
 #[cfg(feature = "otel")]
 mod steps;
@@ -32,6 +34,23 @@ pub(crate) struct Tracing {
     /// `None`: spans are not collected.
     receiver: Option<Result<Receiving, TraceError>>,
     wait: Duration,
+    /// `None`: results are not exported.
+    #[cfg(feature = "otel")]
+    exporter: Option<Arc<export::Exporter>>,
+}
+
+/// A run's own trace, under which its evaluations are exported.
+#[cfg(feature = "otel")]
+pub(crate) use export::RunTrace;
+/// A run's own trace (none without the `otel` feature).
+#[cfg(not(feature = "otel"))]
+#[derive(Debug, Default)]
+pub(crate) struct RunTrace;
+#[cfg(not(feature = "otel"))]
+impl RunTrace {
+    pub(crate) fn new() -> RunTrace {
+        RunTrace
+    }
 }
 
 #[cfg(feature = "otel")]
@@ -47,7 +66,52 @@ impl Tracing {
             propagate: settings.propagate(),
             receiver: settings.receiver.map(start),
             wait: settings.wait,
+            #[cfg(feature = "otel")]
+            exporter: settings.export.as_ref().map(export::Exporter::for_settings),
         }
+    }
+
+    /// Exports the evaluation of `report`, a sample of `dataset` in `run`,
+    /// when results are exported (never waits).
+    pub(crate) fn export_sample(
+        &self,
+        run: &RunTrace,
+        dataset: &str,
+        report: &crate::model::SampleReport,
+    ) {
+        #[cfg(feature = "otel")]
+        if let Some(e) = &self.exporter {
+            e.sample(run, dataset, report);
+        }
+        #[cfg(not(feature = "otel"))]
+        let _ = (run, dataset, report);
+    }
+
+    /// At the end of `run` (of `datasets`): its own span exported and what
+    /// is queued sent (waiting at most two seconds); lines saying what was
+    /// exported and dropped, and what the receiver took under no sample's
+    /// trace or refused.
+    pub(crate) fn end_run(&self, run: &RunTrace, datasets: &[&str]) -> Vec<String> {
+        let mut notes = Vec::new();
+        #[cfg(feature = "otel")]
+        {
+            if let Some(Ok(r)) = &self.receiver {
+                let (unclaimed, refused) = r.counts();
+                if unclaimed + refused > 0 {
+                    notes.push(format!(
+                        "the OTLP receiver on {} took {unclaimed} spans under no running sample's trace (late, or another program's) and refused {refused} requests",
+                        r.addr()
+                    ));
+                }
+            }
+            if let Some(e) = &self.exporter {
+                e.run_span(run, datasets);
+                notes.push(e.flush(export::FLUSH_WAIT).note(&e.shown_endpoint()));
+            }
+        }
+        #[cfg(not(feature = "otel"))]
+        let _ = (run, datasets);
+        notes
     }
 
     /// Why spans cannot be collected, when they should be.

@@ -25,7 +25,7 @@ use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::trace::v1::Span;
 use prost::Message;
 
-use super::context::{Registry, SampleTrace, TurnTrace, hex};
+use super::context::{Registry, SampleTrace, TurnTrace};
 use crate::model::{TraceError, Trajectory};
 
 /// The largest request body taken (compressed and not): the OTLP
@@ -247,7 +247,7 @@ impl Receiver {
             ));
         }
         let note = (!notes.is_empty()).then(|| notes.join("; "));
-        let traces = turns.iter().map(|t| hex(&t.trace_id)).collect();
+        let traces = turns.iter().map(TurnTrace::trace_hex).collect();
         Some(super::steps::trajectory(&spans, traces, note))
     }
 }
