@@ -183,14 +183,10 @@ pub enum SpecErrorKind {
     )]
     UnknownToolPairing(String),
     /// An option that takes one of a few names was given another.
-    #[error("`{key} = \"{value}\"` of `{name}`: expected {expected}")]
+    #[error("{given}: expected {expected}")]
     UnknownChoice {
-        /// The metric as written.
-        name: String,
-        /// The option.
-        key: String,
-        /// The value given.
-        value: String,
+        /// The option as given, and the metric: `` `mode = "x"` of `trajectory_match` ``.
+        given: String,
         /// The names it takes.
         expected: &'static str,
     },

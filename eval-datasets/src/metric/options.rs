@@ -355,9 +355,7 @@ impl Options {
                     mode = TrajectoryMode::parse(s).ok_or_else(|| {
                         MetricSpecError(
                             SpecErrorKind::UnknownChoice {
-                                name: spec_name(),
-                                key: key.to_string(),
-                                value: s.to_string(),
+                                given: format!("`{key} = \"{s}\"` of `{name}`"),
                                 expected: "strict, unordered, subset or superset (agentevals' trajectory match modes)",
                             },
                             part,
@@ -368,9 +366,7 @@ impl Options {
                     args = ArgsMatch::parse(s).ok_or_else(|| {
                         MetricSpecError(
                             SpecErrorKind::UnknownChoice {
-                                name: spec_name(),
-                                key: key.to_string(),
-                                value: s.to_string(),
+                                given: format!("`{key} = \"{s}\"` of `{name}`"),
                                 expected: "exact, ignore, subset or superset (agentevals' tool_args_match_mode)",
                             },
                             part,
@@ -381,9 +377,7 @@ impl Options {
                     step = Some(StepKind::parse(s).ok_or_else(|| {
                         MetricSpecError(
                             SpecErrorKind::UnknownChoice {
-                                name: spec_name(),
-                                key: key.to_string(),
-                                value: s.to_string(),
+                                given: format!("`{key} = \"{s}\"` of `{name}`"),
                                 expected: "llm, tool, retrieval or embeddings",
                             },
                             part,

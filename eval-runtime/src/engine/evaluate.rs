@@ -185,7 +185,7 @@ async fn collect_trajectory(
         return;
     }
     if let Some(trajectory) = tracing.trajectory(trace).await
-        && !(trajectory.steps.is_empty() && !response.tool_calls.is_empty())
+        && (!trajectory.steps.is_empty() || response.tool_calls.is_empty())
     {
         response.trajectory = Some(trajectory);
     }

@@ -13,6 +13,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+// Without the receiver and the exporter, nothing asks for a trace.
+#[cfg_attr(not(feature = "otel"), allow(dead_code))]
 mod context;
 #[cfg(feature = "otel")]
 mod export;
@@ -21,7 +23,9 @@ mod receiver;
 #[cfg(feature = "otel")]
 mod steps;
 
-pub(crate) use context::{SampleTrace, next_traceparent};
+#[cfg(feature = "http")]
+pub(crate) use context::next_traceparent;
+pub(crate) use context::SampleTrace;
 
 use crate::config::TraceSettings;
 use crate::model::{TraceError, Trajectory};
@@ -33,10 +37,14 @@ pub(crate) struct Tracing {
     propagate: bool,
     /// `None`: spans are not collected.
     receiver: Option<Result<Receiving, TraceError>>,
+    #[cfg_attr(not(feature = "otel"), allow(dead_code))]
     wait: Duration,
     /// `None`: results are not exported.
     #[cfg(feature = "otel")]
     exporter: Option<Arc<export::Exporter>>,
+    /// Export asked for in a build that cannot.
+    #[cfg(not(feature = "otel"))]
+    export_asked: bool,
 }
 
 /// A run's own trace, under which its evaluations are exported.
@@ -68,6 +76,8 @@ impl Tracing {
             wait: settings.wait,
             #[cfg(feature = "otel")]
             exporter: settings.export.as_ref().map(export::Exporter::for_settings),
+            #[cfg(not(feature = "otel"))]
+            export_asked: settings.export.is_some(),
         }
     }
 
@@ -110,7 +120,12 @@ impl Tracing {
             }
         }
         #[cfg(not(feature = "otel"))]
-        let _ = (run, datasets);
+        {
+            let _ = (run, datasets);
+            if self.export_asked {
+                notes.push("OTEL_EXPORTER_OTLP_ENDPOINT is set, but eval-runtime was built without its `otel` feature: no evaluation was exported".into());
+            }
+        }
         notes
     }
 

@@ -128,8 +128,9 @@ impl Store {
 }
 
 /// The receivers started in this process, by the address asked for.
-static RECEIVERS: OnceLock<Mutex<HashMap<SocketAddr, Result<Arc<Receiver>, TraceError>>>> =
-    OnceLock::new();
+static RECEIVERS: OnceLock<Mutex<Started>> = OnceLock::new();
+
+type Started = HashMap<SocketAddr, Result<Arc<Receiver>, TraceError>>;
 
 impl Receiver {
     /// The receiver listening on `addr`, started the first time it is asked
