@@ -103,5 +103,9 @@ mod guide_retrieval {}
 mod guide_stats_and_guide {}
 
 #[cfg(doctest)]
+#[doc = include_str!("src/traces.md")]
+mod guide_traces {}
+
+#[cfg(doctest)]
 #[doc = include_str!("src/verdicts.md")]
 mod guide_verdicts {}

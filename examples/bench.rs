@@ -23,6 +23,14 @@
 //! file, answered samples only), and the requests the agent accepted and
 //! refused.
 //!
+//! Then the export runs (`--export-only` runs only them): 1,000 samples at
+//! 50 ms through the harness and `evals evaluate`, without exporting
+//! evaluations, exporting them to a local collector, to a collector that is
+//! down (nothing listens), one that answers each request after a second, and
+//! one that answers `503`; three rounds, alternated, and per configuration
+//! the median wall time, its ratio to the run without export, and the
+//! run's own note of what it sent and dropped.
+//!
 //! Options: `--samples-100k N` changes the size of the large runs (default
 //! 100000: the harness with an in-process agent on one `.jsonl` and one
 //! `.json` dataset, then the harness and `evals evaluate` over HTTP at 0 ms
@@ -78,6 +86,7 @@ fn main() {
     let mut large = 100_000usize;
     let mut large_only = false;
     let (mut limited, mut limited_only, mut fixed) = (true, false, false);
+    let mut export_only = false;
     let mut rate = 100.0f64;
     let mut targets_from: Option<PathBuf> = None;
     let mut args = std::env::args().skip(1);
@@ -89,6 +98,7 @@ fn main() {
             "--rate-limit-only" => limited_only = true,
             "--skip-rate-limit" => limited = false,
             "--fixed" => fixed = true,
+            "--export-only" => export_only = true,
             "--rate" => rate = args.next().and_then(|v| v.parse().ok()).unwrap_or(rate),
             "--targets-from" => targets_from = args.next().map(PathBuf::from),
             other => {
@@ -109,6 +119,10 @@ fn main() {
     let dataset_1k = root.join("benches/data/bench_1000.jsonl");
     if limited_only {
         limited_runs(&targets, &work, &dataset_1k, rate, fixed);
+        return;
+    }
+    if export_only {
+        export_runs(&targets, &work, &dataset_1k);
         return;
     }
 
@@ -331,6 +345,9 @@ fn main() {
     if limited && !large_only {
         limited_runs(&targets, &work, &dataset_1k, rate, fixed);
     }
+    if !large_only {
+        export_runs(&targets, &work, &dataset_1k);
+    }
 }
 
 /// One run against the rate-limited demo agent.
@@ -355,6 +372,133 @@ struct Totals {
 
 /// The rate-limit runs (see the module docs): 1,000 samples at 50 ms
 /// against an agent answering at most `rate` requests per second.
+/// The export runs (see the module docs).
+fn export_runs(targets: &Targets, work: &Path, dataset: &Path) {
+    use eval_examples::collector::{CollectorConfig, spawn as collector};
+    let latency = Duration::from_millis(50);
+    let server = spawn(DemoConfig::default().with_latency(latency)).expect("start the demo agent");
+    let ds = dataset.to_string_lossy().into_owned();
+    let (live, live_spans) = collector(CollectorConfig::default()).expect("a collector");
+    let (slow, _) = collector(CollectorConfig {
+        delay: Duration::from_secs(1),
+        ..CollectorConfig::default()
+    })
+    .expect("a slow collector");
+    let (refusing, _) = collector(CollectorConfig {
+        status: Some(503),
+        ..CollectorConfig::default()
+    })
+    .expect("a refusing collector");
+    // Nothing listens there.
+    let down = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+        format!("http://{}", l.local_addr().expect("its address"))
+    };
+    let configs: Vec<(&str, Option<String>)> = vec![
+        ("no export", None),
+        ("collector up", Some(live.url())),
+        ("collector down", Some(down)),
+        ("collector slow (1 s per request)", Some(slow.url())),
+        ("collector answering 503", Some(refusing.url())),
+    ];
+    let fronts: [(&str, &Path); 2] = [
+        ("harness", &targets.harness),
+        ("evals evaluate", &targets.cli),
+    ];
+    // (front, config) -> wall times, and the last run's note.
+    let mut walls: std::collections::BTreeMap<(usize, usize), Vec<Duration>> = Default::default();
+    let mut notes: std::collections::BTreeMap<(usize, usize), String> = Default::default();
+    for round in 0..3 {
+        for (f, (front, exe)) in fronts.iter().enumerate() {
+            for (c, (config, endpoint)) in configs.iter().enumerate() {
+                let dir = work.join(format!("export-{f}-{c}"));
+                let _ = std::fs::remove_dir_all(&dir);
+                std::fs::create_dir_all(&dir).expect("create the results directory");
+                let mut env = vec![
+                    ("EVAL_AGENT_URL", server.url()),
+                    ("EVAL_CONCURRENCY", CONCURRENCY.to_string()),
+                    ("EVAL_RESULTS_DIR", dir.to_string_lossy().into_owned()),
+                    ("BENCH_DATASET", ds.clone()),
+                ];
+                if let Some(e) = endpoint {
+                    env.push(("OTEL_EXPORTER_OTLP_ENDPOINT", e.clone()));
+                }
+                let output = dir.join("cli.json").to_string_lossy().into_owned();
+                let args: Vec<&str> = match *front {
+                    "evals evaluate" => vec![
+                        "evaluate",
+                        &ds,
+                        "--metrics",
+                        "contains",
+                        "--output",
+                        &output,
+                    ],
+                    _ => vec!["-q"],
+                };
+                let log = dir.join("output.txt");
+                let mut cmd = Command::new(exe);
+                cmd.args(&args)
+                    .env_remove("NEXTEST")
+                    .env_remove("NEXTEST_RUN_ID")
+                    .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+                    .env_remove("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+                    .stdout(std::fs::File::create(&log).expect("the output file"))
+                    .stderr(std::fs::File::create(dir.join("errors.txt")).expect("the error file"));
+                for (k, v) in &env {
+                    cmd.env(k, v);
+                }
+                eprintln!("running: {front}, {config} (round {})", round + 1);
+                let started = Instant::now();
+                let status = cmd.status().expect("run the benchmark target");
+                let wall = started.elapsed();
+                assert!(status.success(), "{front}, {config}: {status}");
+                walls.entry((f, c)).or_default().push(wall);
+                let printed = std::fs::read_to_string(&log).unwrap_or_default()
+                    + &std::fs::read_to_string(dir.join("errors.txt")).unwrap_or_default();
+                if let Some(note) = printed
+                    .lines()
+                    .find(|l| l.contains("evaluation results exported"))
+                {
+                    notes.insert((f, c), note.trim().to_string());
+                }
+            }
+        }
+    }
+    let median = |v: &Vec<Duration>| {
+        let mut v = v.clone();
+        v.sort();
+        v[v.len() / 2]
+    };
+    println!();
+    println!(
+        "{:<16} {:<36} {:>9} {:>22} {:>9}",
+        "front end", "export", "median s", "rounds s", "vs none"
+    );
+    for (f, (front, _)) in fronts.iter().enumerate() {
+        let base = median(&walls[&(f, 0)]).as_secs_f64();
+        for (c, (config, _)) in configs.iter().enumerate() {
+            let w = &walls[&(f, c)];
+            let m = median(w).as_secs_f64();
+            let rounds: Vec<String> = w
+                .iter()
+                .map(|d| format!("{:.3}", d.as_secs_f64()))
+                .collect();
+            println!(
+                "{front:<16} {config:<36} {m:>9.3} {:>22} {:>8.3}x",
+                rounds.join(" "),
+                m / base
+            );
+            if let Some(note) = notes.get(&(f, c)) {
+                println!("{:<16}   {note}", "");
+            }
+        }
+    }
+    println!(
+        "\nfloor = 1000 x 50 ms / {CONCURRENCY} = 3.125 s; the live collector received {} spans in all",
+        live_spans.spans().len()
+    );
+}
+
 fn limited_runs(targets: &Targets, work: &Path, dataset: &Path, rate: f64, fixed: bool) {
     let latency = Duration::from_millis(50);
     let ds = dataset.to_string_lossy().into_owned();

@@ -10,13 +10,13 @@ use crate::common::{code, evals_with, report_data, scratch, text};
 use eval_runtime::results::{Results, Verdict};
 use eval_runtime::{StepKind, TrajectorySource};
 
-/// Three questions: one answered from the corpus (retrieval, `lookup`,
-/// chat), one computed (`calculator`, chat), one expecting a tool the agent
-/// does not call for it.
-pub(crate) const DATASET: &str = r#"{"id": "rag", "input": "What is RAG?", "expected_tools": [{"name": "lookup", "arguments": {"query": "What is RAG?"}}]}
-{"id": "sum", "input": "What is 2 + 2?", "expected_tools": [{"name": "calculator", "arguments": {"expression": "2 + 2"}}]}
-{"id": "wrong", "input": "What is 3 + 4?", "expected_tools": [{"name": "lookup", "arguments": {"query": "What is 3 + 4?"}}]}
-"#;
+/// The README's trajectory example (`examples/traces/steps.jsonl`): one
+/// question answered from the corpus (retrieval, `lookup`, chat), one
+/// computed (`calculator`, chat), one expecting a tool the agent does not
+/// call for it.
+fn dataset() -> String {
+    std::fs::read_to_string(crate::common::repo().join("examples/traces/steps.jsonl")).unwrap()
+}
 
 /// A free loopback port (bound, then let go).
 fn free_port() -> u16 {
@@ -27,7 +27,7 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// Runs [`DATASET`] against a demo agent that sends its spans to the run's
+/// Runs [`dataset`] against a demo agent that sends its spans to the run's
 /// receiver; returns the results file and the HTML report.
 pub(crate) fn spans_run(dir: &Path) -> (PathBuf, PathBuf) {
     spans_run_with(dir, &[]).0
@@ -41,7 +41,7 @@ fn spans_run_with(dir: &Path, env: &[(&str, &str)]) -> ((PathBuf, PathBuf), Stri
         eval_examples::demo::DemoConfig::default().with_otlp(format!("http://{receiver}")),
     )
     .unwrap();
-    std::fs::write(dir.join("steps.jsonl"), DATASET).unwrap();
+    std::fs::write(dir.join("steps.jsonl"), dataset()).unwrap();
     let url = agent.url();
     let out = evals_with(
         dir,
@@ -158,7 +158,7 @@ fn spans_only_agent_is_scored_from_its_trajectory() {
 #[test]
 fn a_receiver_that_cannot_listen_fails_every_sample_saying_why() {
     let dir = scratch("traces-busy");
-    std::fs::write(dir.join("steps.jsonl"), DATASET).unwrap();
+    std::fs::write(dir.join("steps.jsonl"), dataset()).unwrap();
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = taken.local_addr().unwrap().to_string();
     let out = evals_with(
@@ -364,4 +364,66 @@ fn a_collector_that_is_down_loses_no_result_and_the_drops_are_counted() {
         stderr.contains(&format!("{endpoint}/v1/traces answered 503")),
         "{stderr}"
     );
+}
+
+#[test]
+fn tool_calls_in_the_answer_and_tool_calls_in_spans_are_scored_the_same() {
+    let dir = scratch("traces-same");
+    // In the spans only: the JSON route.
+    let ((spans_results, _), _, _) = spans_run_with(&dir, &[]);
+    // In the answer only: the chat route, offered the same tools, no spans.
+    std::fs::copy(
+        crate::common::repo().join("examples/tools.json"),
+        dir.join("tools.json"),
+    )
+    .unwrap();
+    let url = format!("{}/v1/chat/completions", crate::common::demo_url());
+    let out = evals_with(
+        &dir,
+        &[
+            "evaluate",
+            "steps.jsonl",
+            "--url",
+            &url,
+            "--model",
+            "demo-agent",
+            "--tools",
+            "tools.json",
+            "--metrics",
+            "trajectory_match, repeated_calls, tool_call_f1",
+            "--output",
+            "out/answers.json",
+        ],
+        &[],
+    );
+    let (stdout, stderr) = text(&out);
+    assert_eq!(code(&out), 1, "{stdout}{stderr}");
+    let answers = Results::read(&dir.join("out/answers.json")).unwrap();
+    let spans = Results::read(&spans_results).unwrap();
+    for a in &answers.samples {
+        let s = spans.samples.iter().find(|s| s.id == a.id).unwrap();
+        // The same calls either way (the chat route names its calls' ids;
+        // the demo's spans do not).
+        let calls = |r: &eval_runtime::results::SampleRecord| {
+            r.tool_calls
+                .iter()
+                .map(|c| (c.name.clone(), c.arguments.clone(), c.turn))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(calls(a), calls(s), "{}", a.id);
+        assert!(
+            a.trajectory.is_none(),
+            "no spans: the answer's calls are the steps"
+        );
+        let score = |r: &eval_runtime::results::SampleRecord, m: &str| {
+            r.metrics.iter().find(|x| x.name == m).and_then(|x| x.score)
+        };
+        assert_eq!(
+            score(a, "trajectory_match"),
+            score(s, "trajectory_match"),
+            "{}",
+            a.id
+        );
+        assert_eq!(a.verdict == Verdict::Pass, a.id != "wrong", "{}", a.id);
+    }
 }

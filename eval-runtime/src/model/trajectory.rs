@@ -22,6 +22,10 @@ pub struct Step {
     /// A tool call's arguments (a JSON object).
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub arguments: Map<String, Value>,
+    /// A tool call's id, when the span gave one (`gen_ai.tool.call.id`,
+    /// OpenInference `tool.id`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
     /// A tool call's result, as the agent reported it (cut to
     /// [`KEPT_CHARS`](super::KEPT_CHARS) characters in a results file).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -62,6 +66,7 @@ impl Step {
             kind,
             name: name.into(),
             arguments: Map::new(),
+            call_id: None,
             result: None,
             turn: 0,
             start_ms: 0.0,
@@ -74,9 +79,16 @@ impl Step {
         }
     }
 
-    /// Sets a tool call's arguments.
-    pub fn with_arguments(mut self, arguments: Map<String, Value>) -> Self {
-        self.arguments = arguments;
+    /// Sets a tool call's arguments: a JSON object (anything else is kept
+    /// under `"value"`, as [`ToolCall::with_arguments`] does).
+    ///
+    /// [`ToolCall::with_arguments`]: eval_datasets::ToolCall::with_arguments
+    pub fn with_arguments(mut self, arguments: Value) -> Self {
+        self.arguments = match arguments {
+            Value::Object(map) => map,
+            Value::Null => Map::new(),
+            other => Map::from_iter([("value".to_string(), other)]),
+        };
         self
     }
 
@@ -111,9 +123,11 @@ impl Step {
     /// The tool call it was, for a tool step.
     pub fn tool_call(&self) -> Option<eval_datasets::ToolCall> {
         (self.kind == StepKind::Tool).then(|| {
-            eval_datasets::ToolCall::new(self.name.clone())
+            let mut call = eval_datasets::ToolCall::new(self.name.clone())
                 .with_arguments(Value::Object(self.arguments.clone()))
-                .in_turn(self.turn)
+                .in_turn(self.turn);
+            call.id = self.call_id.clone();
+            call
         })
     }
 }
@@ -164,9 +178,10 @@ impl Trajectory {
             steps: calls
                 .iter()
                 .map(|c| {
-                    Step::new(StepKind::Tool, c.name.clone())
-                        .with_arguments(c.arguments.clone())
-                        .in_turn(c.turn)
+                    let mut step = Step::new(StepKind::Tool, c.name.clone()).in_turn(c.turn);
+                    step.arguments = c.arguments.clone();
+                    step.call_id = c.id.clone();
+                    step
                 })
                 .collect(),
             ..Trajectory::default()

@@ -34,8 +34,10 @@ use prost::Message as _;
 use crate::config::{ExportSettings, OtlpProtocol};
 use crate::model::{SampleReport, Verdict, one_line};
 
-/// The longest the end of a run waits for queued spans to be sent.
-pub(crate) const FLUSH_WAIT: Duration = Duration::from_secs(2);
+/// The longest the end of a run waits for queued spans to be sent: a
+/// healthy collector takes the last batch well within it; a slow one does
+/// not hold the run up longer (what is left is said, not waited for).
+pub(crate) const FLUSH_WAIT: Duration = Duration::from_millis(500);
 /// Spans per request, at most.
 const BATCH: usize = 512;
 /// After a failed send, batches are dropped (not sent) for this long.

@@ -23,9 +23,9 @@ mod receiver;
 #[cfg(feature = "otel")]
 mod steps;
 
+pub(crate) use context::SampleTrace;
 #[cfg(feature = "http")]
 pub(crate) use context::next_traceparent;
-pub(crate) use context::SampleTrace;
 
 use crate::config::TraceSettings;
 use crate::model::{TraceError, Trajectory};
@@ -98,7 +98,7 @@ impl Tracing {
     }
 
     /// At the end of `run` (of `datasets`): its own span exported and what
-    /// is queued sent (waiting at most two seconds); lines saying what was
+    /// is queued sent (waiting at most half a second); lines saying what was
     /// exported and dropped, and what the receiver took under no sample's
     /// trace or refused.
     pub(crate) fn end_run(&self, run: &RunTrace, datasets: &[&str]) -> Vec<String> {

@@ -94,6 +94,9 @@ pub(crate) fn step(span: &Span) -> Option<Step> {
                 Some(Value::Null) | None => Map::new(),
                 Some(other) => Map::from_iter([("value".to_string(), other)]),
             };
+            step.call_id = attrs
+                .text("gen_ai.tool.call.id")
+                .or_else(|| attrs.text("tool.id"));
             step.result = attrs
                 .text_or_json("gen_ai.tool.call.result")
                 .or_else(|| attrs.text_or_json("output.value"))
@@ -279,6 +282,7 @@ mod tests {
                         kv("gen_ai.tool.name", s("lookup")),
                         kv("gen_ai.tool.call.arguments", s(r#"{"id": "rag"}"#)),
                         kv("gen_ai.tool.call.result", s("RAG is ...")),
+                        kv("gen_ai.tool.call.id", s("call_1")),
                     ],
                 ),
                 span(
@@ -346,6 +350,7 @@ mod tests {
             serde_json::json!({"id": "rag"})
         );
         assert_eq!(lookup.result.as_deref(), Some("RAG is ..."));
+        assert_eq!(lookup.tool_call().unwrap().id.as_deref(), Some("call_1"));
         assert_eq!((lookup.start_ms, lookup.duration_ms), (15.0, Some(30.0)));
         let chat = &t.steps[2];
         assert_eq!(

@@ -146,8 +146,7 @@ fn spec(name: &str, options: &[(&str, OptionValue)], bound: Option<(Op, f64)>) -
 fn step_metrics_score_the_spans_steps() {
     let r = spans(vec![
         step(StepKind::Retrieval, "search", 0, 12.0, None),
-        step(StepKind::Tool, "lookup", 0, 40.0, None)
-            .with_arguments(json!({"id": "rag"}).as_object().unwrap().clone()),
+        step(StepKind::Tool, "lookup", 0, 40.0, None).with_arguments(json!({"id": "rag"})),
         step(StepKind::Llm, "demo-model", 0, 25.0, Some((120, 30))),
         step(StepKind::Llm, "demo-model", 1, 5.0, Some((300, 20))),
     ]);
