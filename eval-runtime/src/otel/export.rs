@@ -40,6 +40,9 @@ use crate::model::{SampleReport, Verdict, one_line};
 pub(crate) const FLUSH_WAIT: Duration = Duration::from_millis(500);
 /// Spans per request, at most.
 const BATCH: usize = 512;
+/// The end of a run waits for the collector only when, at the pace it has
+/// been answering, it would be done within this.
+const SLOW: Duration = Duration::from_millis(100);
 /// After a failed send, batches are dropped (not sent) for this long.
 const DOWN_FOR: Duration = Duration::from_secs(1);
 
@@ -114,11 +117,48 @@ struct Counts {
     /// Those the worker dropped (after they were queued).
     late: AtomicU64,
     failure: Mutex<Option<String>>,
+    /// How long a successful request took, lately (a moving average),
+    /// microseconds; 0: none has succeeded yet.
+    rtt_us: AtomicU64,
+    /// When the request in flight was sent (microseconds after `epoch`),
+    /// 0 when none is.
+    in_flight_since_us: AtomicU64,
+    /// The end of a run is waiting: an overloaded collector is not retried.
+    flushing: std::sync::atomic::AtomicBool,
+    epoch: OnceLock<Instant>,
 }
 
 impl Counts {
     fn drop_n(&self, n: u64) {
         self.dropped.fetch_add(n, Ordering::Relaxed);
+    }
+
+    fn now_us(&self) -> u64 {
+        let epoch = *self.epoch.get_or_init(Instant::now);
+        u64::try_from(epoch.elapsed().as_micros())
+            .unwrap_or(u64::MAX)
+            .max(1)
+    }
+
+    /// How long what is queued and in flight should take to be sent, at the
+    /// pace the collector answered lately; `None` before it ever answered.
+    fn expected_wait(&self) -> Option<Duration> {
+        let rtt = self.rtt_us.load(Ordering::Relaxed);
+        if rtt == 0 {
+            return None;
+        }
+        let since = self.in_flight_since_us.load(Ordering::Relaxed);
+        let in_flight = if since == 0 {
+            0
+        } else {
+            (since + rtt).saturating_sub(self.now_us())
+        };
+        let waiting = self
+            .queued
+            .load(Ordering::Relaxed)
+            .saturating_sub(self.sent.load(Ordering::Relaxed) + self.late.load(Ordering::Relaxed));
+        let batches = waiting.div_ceil(BATCH as u64);
+        Some(Duration::from_micros(in_flight + batches * rtt))
     }
 }
 
@@ -223,8 +263,22 @@ impl Exporter {
     }
 
     /// Waits at most `wait` for what is queued to be sent (or dropped); what
-    /// was exported so far.
+    /// was exported so far. A collector that has been answering slower than
+    /// [`SLOW`] would take is not waited for at all (what it has not taken
+    /// is said to be still queued), and one that refuses is not retried.
     pub(crate) fn flush(&self, wait: Duration) -> Exported {
+        let wait = match self.counts.expected_wait() {
+            Some(expected) if expected > SLOW => Duration::ZERO,
+            Some(expected) => wait.min(expected + SLOW),
+            None => wait,
+        };
+        self.counts.flushing.store(true, Ordering::Relaxed);
+        let exported = self.flush_within(wait);
+        self.counts.flushing.store(false, Ordering::Relaxed);
+        exported
+    }
+
+    fn flush_within(&self, wait: Duration) -> Exported {
         let deadline = Instant::now() + wait;
         let (done, flushed) = std::sync::mpsc::channel();
         let mut item = Item::Flush(done);
@@ -350,15 +404,34 @@ impl Worker {
         };
         let mut backoff = Duration::from_millis(100);
         for attempt in 0..3 {
-            match self.post(body.clone()).await {
+            let started = Instant::now();
+            self.counts
+                .in_flight_since_us
+                .store(self.counts.now_us(), Ordering::Relaxed);
+            let posted = self.post(body.clone()).await;
+            self.counts.in_flight_since_us.store(0, Ordering::Relaxed);
+            match posted {
                 Ok(()) => {
                     self.counts.sent.fetch_add(n, Ordering::Relaxed);
+                    let took = u64::try_from(started.elapsed().as_micros())
+                        .unwrap_or(u64::MAX)
+                        .max(1);
+                    let rtt = self.counts.rtt_us.load(Ordering::Relaxed);
+                    let rtt = if rtt == 0 { took } else { (3 * rtt + took) / 4 };
+                    self.counts.rtt_us.store(rtt.max(1), Ordering::Relaxed);
                     self.down_until = None;
                     return;
                 }
                 Err((why, retry)) => {
-                    if retry && attempt < 2 {
-                        tokio::time::sleep(backoff).await;
+                    let flushing = self.counts.flushing.load(Ordering::Relaxed);
+                    if retry && attempt < 2 && !flushing {
+                        // A backoff the end of a run cuts short.
+                        let until = Instant::now() + backoff;
+                        while Instant::now() < until
+                            && !self.counts.flushing.load(Ordering::Relaxed)
+                        {
+                            tokio::time::sleep(Duration::from_millis(10)).await;
+                        }
                         backoff *= 4;
                         continue;
                     }
@@ -555,3 +628,6 @@ fn text(key: &str, value: &str) -> KeyValue {
         ..KeyValue::default()
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,146 @@
+//! The exporter against real local servers: what it sends (the receiver of
+//! this crate decodes it), and that it never makes a run wait on a
+//! collector that is slow, down or full.
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+
+use super::*;
+use crate::config::ExportSettings;
+
+fn settings(endpoint: String, queue: usize) -> ExportSettings {
+    ExportSettings {
+        endpoint,
+        protocol: OtlpProtocol::Protobuf,
+        headers: Vec::new(),
+        timeout: Duration::from_secs(10),
+        gzip: false,
+        service_name: "test".into(),
+        resource: Vec::new(),
+        queue,
+    }
+}
+
+fn span(n: u8) -> Span {
+    Span {
+        trace_id: vec![n; 16],
+        span_id: vec![n; 8],
+        name: format!("s{n}"),
+        ..Span::default()
+    }
+}
+
+/// An HTTP server that answers every request `200` after `delay` (`None`:
+/// never answers), counting requests.
+fn server(delay: Option<Duration>) -> (String, Arc<AtomicU64>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1/traces", listener.local_addr().unwrap());
+    let count = Arc::new(AtomicU64::new(0));
+    let seen = count.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let seen = seen.clone();
+            std::thread::spawn(move || {
+                let mut buf = vec![0u8; 1 << 16];
+                loop {
+                    // One request per read is enough for these tests' bodies.
+                    match stream.read(&mut buf) {
+                        Ok(0) | Err(_) => return,
+                        Ok(_) => {}
+                    }
+                    seen.fetch_add(1, Ordering::Relaxed);
+                    match delay {
+                        None => std::thread::sleep(Duration::from_secs(3600)),
+                        Some(d) => std::thread::sleep(d),
+                    }
+                    let _ = stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n");
+                }
+            });
+        }
+    });
+    (url, count)
+}
+
+#[test]
+fn a_full_queue_drops_and_counts_and_the_end_does_not_wait_for_a_hung_collector() {
+    let (url, _) = server(None);
+    let e = Exporter::start(settings(url, 8));
+    // The first span is taken and sent, and the collector never answers.
+    e.queue_span(span(0));
+    std::thread::sleep(Duration::from_millis(200));
+    let started = Instant::now();
+    for n in 1..=100 {
+        e.queue_span(span(n));
+    }
+    assert!(
+        started.elapsed() < Duration::from_millis(200),
+        "queueing never waits"
+    );
+    let done = e.flush(FLUSH_WAIT);
+    let waited = started.elapsed();
+    assert!(
+        waited < FLUSH_WAIT + Duration::from_millis(300),
+        "{waited:?}"
+    );
+    // The queue holds 8; the other 92 were dropped, counted; the one in
+    // flight and the 8 are still queued when the end stops waiting.
+    assert_eq!(
+        (done.sent, done.dropped, done.queued),
+        (0, 92, 9),
+        "{done:?}"
+    );
+    assert!(
+        done.note("x").contains("still queued"),
+        "{}",
+        done.note("x")
+    );
+}
+
+#[test]
+fn a_collector_known_to_be_slow_is_not_waited_for() {
+    let (url, count) = server(Some(Duration::from_millis(400)));
+    let e = Exporter::start(settings(url, 64));
+    e.queue_span(span(1));
+    // The first request is waited for (the pace is unknown)...
+    let first = e.flush(Duration::from_secs(5));
+    assert_eq!(first.sent, 1, "{first:?}");
+    // ...and then, at 400 ms a request, not.
+    e.queue_span(span(2));
+    std::thread::sleep(Duration::from_millis(20));
+    let started = Instant::now();
+    let done = e.flush(FLUSH_WAIT);
+    assert!(
+        started.elapsed() < Duration::from_millis(100),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!((done.sent, done.queued), (1, 1), "{done:?}");
+    assert!(count.load(Ordering::Relaxed) >= 1);
+}
+
+#[tokio::test]
+async fn what_is_sent_is_otlp_the_receiver_decodes() {
+    // This crate's receiver as the collector: spans under no sample's trace
+    // are counted, which is all this needs.
+    let r = crate::otel::receiver::Receiver::on("127.0.0.1:0".parse().unwrap()).unwrap();
+    for protocol in [OtlpProtocol::Protobuf, OtlpProtocol::Json] {
+        for gzip in [false, true] {
+            let before = r.counts();
+            let mut s = settings(format!("http://{}/v1/traces", r.addr()), 64);
+            s.protocol = protocol;
+            s.gzip = gzip;
+            let e = Exporter::start(s);
+            for n in 1..=3 {
+                e.queue_span(span(n));
+            }
+            let done = tokio::task::spawn_blocking(move || e.flush(Duration::from_secs(5)))
+                .await
+                .unwrap();
+            assert_eq!(done.sent, 3, "{protocol:?} gzip {gzip}: {done:?}");
+            let after = r.counts();
+            assert_eq!(after.0 - before.0, 3, "{protocol:?} gzip {gzip}: decoded");
+            assert_eq!(after.1, before.1, "nothing refused");
+        }
+    }
+}
