@@ -676,6 +676,51 @@ fn inconclusive_verdicts_and_a_calibrated_judge_show() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+#[test]
+fn a_trajectory_from_spans_is_a_timeline_in_the_sample_detail() {
+    let Some(exe) = chromium() else { return };
+    let dir = scratch("browser-trajectory");
+    let (results, report) = crate::traces::spans_run(&dir);
+    let run = read(&results);
+    let rag = run.samples.iter().find(|s| s.id == "rag").unwrap().clone();
+    let steps = rag.trajectory.as_ref().unwrap().steps.clone();
+    assert_eq!(steps.len(), 3, "{rag:#?}");
+    let mut chrome = Chrome::launch(&exe, &dir.join("profile"));
+    let (mut page, _) = page_at(&mut chrome, &report, Duration::from_secs(30));
+    open_detail(&mut page, &rag);
+    // One row per step, in order, each with its kind, name and bar.
+    let shown = page.eval(
+        "[...document.querySelectorAll('tr.detail .d-trajectory ol.timeline li.step')]\
+         .map(li => [li.dataset.kind, li.dataset.name, !!li.querySelector('.t-bar'), li.textContent])",
+    );
+    let shown = shown.as_array().expect("steps").clone();
+    assert_eq!(shown.len(), steps.len(), "{shown:#?}");
+    for (row, step) in shown.iter().zip(&steps) {
+        assert_eq!(row[0], json!(step.kind.name()), "{row}");
+        assert_eq!(row[1], json!(step.name), "{row}");
+        assert_eq!(row[2], json!(true), "a timed step has a bar: {row}");
+    }
+    let lookup = shown[1][3].as_str().unwrap();
+    assert!(
+        lookup.contains("tool lookup({\"query\":\"What is RAG?\"})"),
+        "{lookup}"
+    );
+    assert!(
+        lookup.contains("Retrieval-augmented"),
+        "its result: {lookup}"
+    );
+    let chat = shown[2][3].as_str().unwrap();
+    assert!(chat.contains("tokens"), "{chat}");
+    let summary = page.text("tr.detail .d-trajectory p").unwrap_or_default();
+    assert!(
+        summary.contains("3 steps (from the agent's spans)"),
+        "{summary:?}"
+    );
+    page.screenshot(&screenshot_path("trajectory"), true);
+    assert_clean(&mut page, &report);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// Samples in the large run (`BROWSER_TEST_SAMPLES` to change it by hand).
 fn large_size() -> usize {
     std::env::var("BROWSER_TEST_SAMPLES")

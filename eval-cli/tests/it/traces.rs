@@ -427,3 +427,48 @@ fn tool_calls_in_the_answer_and_tool_calls_in_spans_are_scored_the_same() {
         assert_eq!(a.verdict == Verdict::Pass, a.id != "wrong", "{}", a.id);
     }
 }
+
+#[test]
+fn a_cassette_records_the_trajectory_and_replays_it_without_agent_or_spans() {
+    let dir = scratch("traces-cassette");
+    let cassette = dir.join("answers.jsonl");
+    let cassette = cassette.to_str().unwrap();
+    let ((recorded, _), _, _) = spans_run_with(
+        &dir,
+        &[
+            ("EVAL_AGENT_CASSETTE", cassette),
+            ("EVAL_AGENT_CASSETTE_MODE", "record"),
+        ],
+    );
+    // No agent, no receiver: the answers and their steps come from the file.
+    let out = evals_with(
+        &dir,
+        &[
+            "evaluate",
+            "steps.jsonl",
+            "--url",
+            "http://127.0.0.1:9/",
+            "--metrics",
+            "trajectory_match, steps <= 3, step_tokens(step = \"llm\") <= 500",
+            "--output",
+            "out/replayed.json",
+        ],
+        &[
+            ("EVAL_AGENT_CASSETTE", cassette),
+            ("EVAL_AGENT_CASSETTE_MODE", "replay"),
+        ],
+    );
+    let (stdout, stderr) = text(&out);
+    assert_eq!(code(&out), 1, "{stdout}{stderr}");
+    let recorded = Results::read(&recorded).unwrap();
+    let replayed = Results::read(&dir.join("out/replayed.json")).unwrap();
+    for r in &recorded.samples {
+        let p = replayed.samples.iter().find(|p| p.id == r.id).unwrap();
+        assert_eq!(p.trajectory, r.trajectory, "{}", r.id);
+        assert_eq!(p.verdict, r.verdict, "{}", r.id);
+        let scores = |s: &eval_runtime::results::SampleRecord| {
+            s.metrics.iter().map(|m| m.score).collect::<Vec<_>>()
+        };
+        assert_eq!(scores(p), scores(r), "{}", r.id);
+    }
+}

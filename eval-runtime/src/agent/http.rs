@@ -435,12 +435,14 @@ impl HttpAgent {
     pub async fn call(&self, request: &AgentRequest<'_>) -> Result<AgentReply, AgentError> {
         let mut usage = Usage::default();
         // Each request starts a trace of its own in a sample that
-        // propagates them (retries of it carry the same).
-        let traceparent = crate::otel::next_traceparent();
-        let traceparent = traceparent.as_deref();
+        // propagates them (each retry a new span of it).
+        let traced = crate::otel::next_request();
         let mut reply = self
             .pacer
-            .run(&mut usage, || self.round_trip(request, traceparent))
+            .run(&mut usage, || {
+                let traceparent = traced.as_ref().map(crate::otel::Request::attempt);
+                self.round_trip(request, traceparent)
+            })
             .await?;
         usage.count_reported(
             &format!("the agent at {}", self.shown_url),
@@ -484,13 +486,13 @@ impl HttpAgent {
     async fn round_trip(
         &self,
         request: &AgentRequest<'_>,
-        traceparent: Option<&str>,
+        traceparent: Option<String>,
     ) -> Attempt<AgentReply> {
         let body = match self.body(request) {
             Ok(body) => body,
             Err(e) => return Attempt::Failed(e),
         };
-        let builder = match self.post(&body, traceparent) {
+        let builder = match self.post(&body, traceparent.as_deref()) {
             Ok(builder) => builder,
             Err(e) => return Attempt::Failed(e),
         };

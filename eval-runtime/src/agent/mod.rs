@@ -69,10 +69,12 @@ pub struct Response {
     /// trace its requests carried (see the guide's "Traces" chapter); an
     /// in-process agent may set it itself ([`with_steps`](Self::with_steps)).
     pub trajectory: Option<crate::model::Trajectory>,
-    /// Replayed from a cassette: the time the agent took when recorded
-    /// (what latency metrics see instead of the replay's).
+    /// The time in the agent, when known better than the engine's clock
+    /// around the call: replayed from a cassette, the time it took when
+    /// recorded; traced, the time before the wait for its spans (what
+    /// latency metrics see).
     #[serde(skip)]
-    pub(crate) replayed_latency: Option<Duration>,
+    pub(crate) measured_latency: Option<Duration>,
 }
 
 impl Response {

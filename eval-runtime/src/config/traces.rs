@@ -60,8 +60,9 @@ pub enum OtlpProtocol {
     Json,
 }
 
-/// Where and how evaluation results are exported (OTLP over HTTP).
-#[derive(Debug, Clone, PartialEq)]
+/// Where and how evaluation results are exported (OTLP over HTTP). Its
+/// `Debug` shows the endpoint without credentials, and no header value.
+#[derive(Clone, PartialEq)]
 #[non_exhaustive]
 pub struct ExportSettings {
     /// The traces URL: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` as given, else
@@ -86,6 +87,36 @@ pub struct ExportSettings {
     pub queue: usize,
 }
 
+impl std::fmt::Debug for ExportSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.headers.iter().map(|(k, _)| k.as_str()).collect();
+        f.debug_struct("ExportSettings")
+            .field("endpoint", &without_credentials(&self.endpoint))
+            .field("protocol", &self.protocol)
+            .field("headers", &names)
+            .field("timeout", &self.timeout)
+            .field("gzip", &self.gzip)
+            .field("service_name", &self.service_name)
+            .field("resource", &self.resource)
+            .field("queue", &self.queue)
+            .finish()
+    }
+}
+
+/// `url` without a `user:password@` part.
+fn without_credentials(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => {
+            let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+            match rest[..end].rfind('@') {
+                Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
+                None => url.to_string(),
+            }
+        }
+        None => url.to_string(),
+    }
+}
+
 /// The raw values, read with the other settings.
 pub(super) struct TraceVars {
     receiver: Option<String>,
@@ -93,6 +124,8 @@ pub(super) struct TraceVars {
     endpoint: Option<String>,
     traces_endpoint: Option<String>,
     protocol: Option<String>,
+    /// Which variable gave it.
+    protocol_var: &'static str,
     headers: Option<String>,
     timeout: Option<String>,
     compression: Option<String>,
@@ -116,6 +149,9 @@ impl TraceVars {
             "OTEL_EXPORTER_OTLP_PROTOCOL",
             false,
         );
+        let protocol_var = protocol
+            .as_ref()
+            .map_or("OTEL_EXPORTER_OTLP_PROTOCOL", |(v, _)| *v);
         let headers = either(
             "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
             "OTEL_EXPORTER_OTLP_HEADERS",
@@ -137,6 +173,7 @@ impl TraceVars {
             endpoint: get("OTEL_EXPORTER_OTLP_ENDPOINT", false),
             traces_endpoint: get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", false),
             protocol: protocol.map(|(_, v)| v),
+            protocol_var,
             headers: headers.map(|(_, v)| v),
             timeout: timeout.map(|(_, v)| v),
             compression: compression.map(|(_, v)| v),
@@ -194,7 +231,7 @@ impl TraceVars {
             let endpoint = match traces_url(&url, append) {
                 Ok(u) => u,
                 Err(why) => {
-                    push(var, url, &why);
+                    push(var, without_credentials(&url), &why);
                     return None;
                 }
             };
@@ -203,7 +240,7 @@ impl TraceVars {
                 Some("http/json") => OtlpProtocol::Json,
                 Some(_) => {
                     push(
-                        "OTEL_EXPORTER_OTLP_PROTOCOL",
+                        self.protocol_var,
                         self.protocol.clone().unwrap_or_default(),
                         "http/protobuf or http/json (gRPC is not supported: point the endpoint at the collector's OTLP/HTTP port, 4318)",
                     );
@@ -477,6 +514,29 @@ mod tests {
         ])
         .unwrap_err();
         assert!(bad[0].expected.contains("gRPC is not supported"));
+        let s = read(&[
+            (
+                "OTEL_EXPORTER_OTLP_ENDPOINT",
+                "https://user:pw@collector.example:4318",
+            ),
+            ("OTEL_EXPORTER_OTLP_HEADERS", "api-key=hidden"),
+        ])
+        .unwrap();
+        let shown = format!("{:?}", s.export.unwrap());
+        assert!(
+            !shown.contains("pw@") && !shown.contains("hidden"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("https://collector.example:4318/v1/traces"),
+            "{shown}"
+        );
+        let bad = read(&[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://a:4318"),
+            ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "grpc"),
+        ])
+        .unwrap_err();
+        assert_eq!(bad[0].var, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL");
         let bad = read(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "a:4318")]).unwrap_err();
         assert_eq!(bad[0].var, "OTEL_EXPORTER_OTLP_ENDPOINT");
         let bad = read(&[

@@ -95,11 +95,17 @@ where
         };
         // A replayed answer took the time it took when recorded.
         let latency = match &outcome {
-            Ok(response) => response.replayed_latency.unwrap_or(started.elapsed()),
+            Ok(response) => response.measured_latency.unwrap_or(started.elapsed()),
             Err(_) => started.elapsed(),
         };
-        if let (Some(trace), Ok(response)) = (&trace, &mut outcome) {
-            collect_trajectory(&services.traces, trace, response).await;
+        // An agent run outside the engine's scheduling (a sample evaluated
+        // directly): its spans now, outside its time.
+        if let Ok(response) = &mut outcome
+            && let Some(trace) = &trace
+        {
+            trace
+                .scope(collect_trajectory(&services.traces, response))
+                .await;
         }
         // A failed agent call still says what it spent.
         let failed_calls = match &outcome {
@@ -173,22 +179,24 @@ where
     combine(report, specs, scored, (level, runs.policy))
 }
 
-/// The agent's spans under `trace`, once complete, as `response`'s
-/// trajectory: unless the agent set one itself, or the spans hold no step
-/// while its answer reports tool calls (then those are its steps).
-async fn collect_trajectory(
+/// The agent's spans under the running sample's trace, once complete, as
+/// `response`'s trajectory: unless the agent set one itself, the spans were
+/// collected already, or they hold no step while its answer reports tool
+/// calls (then those are its steps). Whether it waited for spans.
+pub(crate) async fn collect_trajectory(
     tracing: &crate::otel::Tracing,
-    trace: &crate::otel::SampleTrace,
     response: &mut Response,
-) {
+) -> bool {
     if response.trajectory.is_some() {
-        return;
+        return false;
     }
-    if let Some(trajectory) = tracing.trajectory(trace).await
-        && (!trajectory.steps.is_empty() || response.tool_calls.is_empty())
-    {
+    let Some(trajectory) = tracing.trajectory_in_scope().await else {
+        return false;
+    };
+    if !trajectory.steps.is_empty() || response.tool_calls.is_empty() {
         response.trajectory = Some(trajectory);
     }
+    true
 }
 
 /// Whether every metric's interval over `runs` lies on one side of its

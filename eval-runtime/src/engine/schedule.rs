@@ -68,7 +68,7 @@ pub(crate) async fn evaluate_job(
                     return cassette
                         .replay(sample, run, agent)
                         .map(|(mut response, latency)| {
-                            response.replayed_latency = Some(latency);
+                            response.measured_latency = Some(latency);
                             response
                         })
                         .map_err(AgentError::from);
@@ -77,15 +77,23 @@ pub(crate) async fn evaluate_job(
                 (None, None) => unreachable!("the agent is called unless replaying"),
             };
             let started = std::time::Instant::now();
-            let outcome = match call {
+            let mut outcome = match call {
                 Ok(future) => AssertUnwindSafe(future)
                     .catch_unwind()
                     .await
                     .unwrap_or_else(|panic| Err(AgentError::Panicked(panic_text(&panic)))),
                 Err(panic) => Err(AgentError::Panicked(panic_text(&panic))),
             };
+            let took = started.elapsed();
+            // The agent's spans, once its trace is complete: part of what
+            // it answered (and of what a cassette records), not of its time.
+            if let Ok(response) = &mut outcome
+                && super::evaluate::collect_trajectory(&services.traces, response).await
+            {
+                response.measured_latency = Some(took);
+            }
             if let (Some(cassette), Ok(response)) = (record, &outcome) {
-                cassette.record(sample, run, agent, response, started.elapsed());
+                cassette.record(sample, run, agent, response, took);
             }
             outcome
         })

@@ -148,7 +148,7 @@ impl Probe {
     /// agent had given it in `latency`; the agent is not asked.
     pub fn rescore(&self, sample: &Sample, response: &Response, latency: Duration) -> Probed {
         let mut replayed = response.clone();
-        replayed.replayed_latency = Some(latency);
+        replayed.measured_latency = Some(latency);
         self.probe(sample, &Replay(replayed))
     }
 

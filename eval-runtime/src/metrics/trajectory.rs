@@ -59,6 +59,13 @@ pub(crate) fn score(
         return None;
     }
     let trajectory = of(response);
+    if trajectory.incomplete {
+        return Some(Err(MetricError::Unscorable(format!(
+            "`{}`: the agent's trace was incomplete, so its steps are not known: {}",
+            spec.name,
+            trajectory.note.as_deref().unwrap_or("spans missing")
+        ))));
+    }
     let steps: Vec<&Step> = trajectory
         .steps
         .iter()
@@ -302,7 +309,7 @@ pub(crate) fn explain(
                 Some(c) => format!(
                     "`{}` called {most} times with the same arguments {}",
                     c.name,
-                    Value::Object(c.arguments.clone())
+                    crate::model::one_line(&Value::Object(c.arguments.clone()).to_string(), 200)
                 ),
                 None => "no tool call".into(),
             }

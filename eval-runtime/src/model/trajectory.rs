@@ -157,6 +157,10 @@ pub struct Trajectory {
     /// beyond the limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The agent's trace was not complete when the wait ended (see
+    /// [`note`](Self::note)): the trajectory metrics do not score it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub incomplete: bool,
 }
 
 /// Where a [`Trajectory`] came from.

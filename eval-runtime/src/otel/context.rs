@@ -7,18 +7,26 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// A request's trace: the trace id and the id of the span the request
-/// stands for (the agent's spans have it, or each other, as parent).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// stands for (the agent's spans have it, or each other, as parent). A
+/// request sent again (an overloaded agent's retry) is a new span of the
+/// same trace: `span_id` is the last attempt's, whose answer was used;
+/// `earlier` the others', whose spans are not the sample's steps.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct TurnTrace {
     pub(crate) trace_id: [u8; 16],
     pub(crate) span_id: [u8; 8],
+    pub(crate) earlier: Vec<[u8; 8]>,
 }
 
 impl TurnTrace {
     /// A new trace with random ids.
     fn new() -> TurnTrace {
         let (trace_id, span_id) = new_ids();
-        TurnTrace { trace_id, span_id }
+        TurnTrace {
+            trace_id,
+            span_id,
+            earlier: Vec::new(),
+        }
     }
 
     /// The `traceparent` header's value: `00-<trace>-<span>-01`.
@@ -96,6 +104,8 @@ pub(crate) trait Registry: Send + Sync {
 pub(crate) struct SampleTrace {
     turns: Mutex<Vec<TurnTrace>>,
     registry: Option<Arc<dyn Registry>>,
+    /// Its spans were (or are being) collected.
+    collected: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for SampleTrace {
@@ -113,20 +123,45 @@ impl SampleTrace {
         Arc::new(SampleTrace {
             turns: Mutex::new(Vec::new()),
             registry,
+            collected: false.into(),
         })
     }
 
-    /// Starts the next request's trace.
-    fn next(&self) -> TurnTrace {
+    /// The running sample's, inside its [`scope`](Self::scope).
+    pub(crate) fn current() -> Option<Arc<SampleTrace>> {
+        CURRENT.try_with(Arc::clone).ok()
+    }
+
+    /// Whether its spans are yet to be collected (then they are, by the
+    /// caller: once).
+    pub(crate) fn take_collection(&self) -> bool {
+        !self
+            .collected
+            .swap(true, std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Starts the next request's trace; its index.
+    fn next(&self) -> usize {
         let trace = TurnTrace::new();
         if let Some(r) = &self.registry {
             r.register(&trace);
         }
-        self.turns
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(trace);
-        trace
+        let mut turns = self.turns.lock().unwrap_or_else(PoisonError::into_inner);
+        turns.push(trace);
+        turns.len() - 1
+    }
+
+    /// The `traceparent` of an attempt at request `turn`: its first
+    /// attempt's span, then a new span for each attempt after it.
+    fn attempt(&self, turn: usize, first: bool) -> String {
+        let mut turns = self.turns.lock().unwrap_or_else(PoisonError::into_inner);
+        let t = &mut turns[turn];
+        if !first {
+            let (_, span_id) = new_ids();
+            let was = std::mem::replace(&mut t.span_id, span_id);
+            t.earlier.push(was);
+        }
+        t.header()
     }
 
     /// The traces started so far, in order.
@@ -162,11 +197,41 @@ tokio::task_local! {
     static CURRENT: Arc<SampleTrace>;
 }
 
-/// The `traceparent` of the next request the running sample sends to its
-/// agent (a new trace), when the run propagates trace context; `None`
-/// outside a sample's scope (an agent called directly, or traces off).
+/// One request of the running sample to its agent (a new trace), when the
+/// run propagates trace context.
+pub(crate) struct Request {
+    sample: Arc<SampleTrace>,
+    turn: usize,
+    attempts: std::sync::atomic::AtomicUsize,
+}
+
+impl Request {
+    /// The `traceparent` header of the next attempt at it.
+    pub(crate) fn attempt(&self) -> String {
+        let n = self
+            .attempts
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.sample.attempt(self.turn, n == 0)
+    }
+}
+
+/// The next request the running sample sends to its agent; `None` outside
+/// a sample's scope (an agent called directly, or traces off).
+pub(crate) fn next_request() -> Option<Request> {
+    CURRENT
+        .try_with(|t| Request {
+            sample: t.clone(),
+            turn: t.next(),
+            attempts: 0.into(),
+        })
+        .ok()
+}
+
+/// The `traceparent` of the next request's first attempt (see
+/// [`next_request`]).
+#[cfg(test)]
 pub(crate) fn next_traceparent() -> Option<String> {
-    CURRENT.try_with(|t| t.next().header()).ok()
+    next_request().map(|r| r.attempt())
 }
 
 #[cfg(test)]
@@ -199,10 +264,10 @@ mod tests {
         struct Seen(Mutex<(Vec<TurnTrace>, Vec<TurnTrace>)>);
         impl Registry for Seen {
             fn register(&self, t: &TurnTrace) {
-                self.0.lock().unwrap().0.push(*t);
+                self.0.lock().unwrap().0.push(t.clone());
             }
             fn forget(&self, t: &TurnTrace) {
-                self.0.lock().unwrap().1.push(*t);
+                self.0.lock().unwrap().1.push(t.clone());
             }
         }
         assert_eq!(next_traceparent(), None, "outside a sample");
@@ -216,7 +281,24 @@ mod tests {
         assert_eq!(headers[1], turns[1].header());
         assert_ne!(turns[0].trace_id, turns[1].trace_id);
         assert_eq!(seen.0.lock().unwrap().0, turns, "registered as started");
+        // A retry is a new span of the same trace; the first is earlier.
+        let retried = trace
+            .scope(async {
+                let r = next_request().unwrap();
+                (r.attempt(), r.attempt())
+            })
+            .await;
+        let third = &trace.turns()[2];
+        assert_eq!(retried.1, third.header());
+        assert_ne!(retried.0, retried.1);
+        assert_eq!(retried.0[..36], retried.1[..36], "the same trace");
+        assert_eq!(third.earlier.len(), 1);
+        let turns = trace.turns();
         drop(trace);
-        assert_eq!(seen.0.lock().unwrap().1, turns, "forgotten when done");
+        assert_eq!(
+            seen.0.lock().unwrap().1.len(),
+            turns.len(),
+            "forgotten when done"
+        );
     }
 }

@@ -40,8 +40,8 @@ use crate::model::{SampleReport, Verdict, one_line};
 pub(crate) const FLUSH_WAIT: Duration = Duration::from_millis(500);
 /// Spans per request, at most.
 const BATCH: usize = 512;
-/// The end of a run waits for the collector only when, at the pace it has
-/// been answering, it would be done within this.
+/// What the end of a run waits beyond the time the collector should take,
+/// at the pace it has been answering.
 const SLOW: Duration = Duration::from_millis(100);
 /// After a failed send, batches are dropped (not sent) for this long.
 const DOWN_FOR: Duration = Duration::from_secs(1);
@@ -54,6 +54,10 @@ pub(crate) struct RunTrace {
     start: SystemTime,
     /// Whether its root span was queued (once).
     ended: std::sync::atomic::AtomicBool,
+    /// What the process's exporters had sent and dropped when the run
+    /// started (the exporter of an endpoint serves every run of a process):
+    /// the end of the run reports its own.
+    before: (u64, u64),
 }
 
 impl RunTrace {
@@ -64,9 +68,28 @@ impl RunTrace {
             span_id: ids.1,
             start: SystemTime::now(),
             ended: false.into(),
+            before: (
+                TOTAL_SENT.load(Ordering::Relaxed),
+                TOTAL_DROPPED.load(Ordering::Relaxed),
+            ),
         }
     }
+
+    /// `exported`, with what was sent and dropped since the run started.
+    pub(crate) fn own(&self, mut exported: Exported) -> Exported {
+        exported.sent = TOTAL_SENT
+            .load(Ordering::Relaxed)
+            .saturating_sub(self.before.0);
+        exported.dropped = TOTAL_DROPPED
+            .load(Ordering::Relaxed)
+            .saturating_sub(self.before.1);
+        exported
+    }
 }
+
+/// Spans every exporter of the process sent and dropped.
+static TOTAL_SENT: AtomicU64 = AtomicU64::new(0);
+static TOTAL_DROPPED: AtomicU64 = AtomicU64::new(0);
 
 /// What the exporter did, so far.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -131,6 +154,12 @@ struct Counts {
 impl Counts {
     fn drop_n(&self, n: u64) {
         self.dropped.fetch_add(n, Ordering::Relaxed);
+        TOTAL_DROPPED.fetch_add(n, Ordering::Relaxed);
+    }
+
+    fn sent_n(&self, n: u64) {
+        self.sent.fetch_add(n, Ordering::Relaxed);
+        TOTAL_SENT.fetch_add(n, Ordering::Relaxed);
     }
 
     fn now_us(&self) -> u64 {
@@ -172,7 +201,7 @@ pub(crate) struct Exporter {
 impl std::fmt::Debug for Exporter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Exporter")
-            .field("endpoint", &self.settings.endpoint)
+            .field("endpoint", &self.shown_endpoint())
             .finish_non_exhaustive()
     }
 }
@@ -263,12 +292,13 @@ impl Exporter {
     }
 
     /// Waits at most `wait` for what is queued to be sent (or dropped); what
-    /// was exported so far. A collector that has been answering slower than
-    /// [`SLOW`] would take is not waited for at all (what it has not taken
-    /// is said to be still queued), and one that refuses is not retried.
+    /// was exported so far. A collector that, at the pace it has been
+    /// answering, would take longer is not waited for at all (what it has
+    /// not taken is said to be still queued), and one that refuses is not
+    /// retried.
     pub(crate) fn flush(&self, wait: Duration) -> Exported {
         let wait = match self.counts.expected_wait() {
-            Some(expected) if expected > SLOW => Duration::ZERO,
+            Some(expected) if expected > wait => Duration::ZERO,
             Some(expected) => wait.min(expected + SLOW),
             None => wait,
         };
@@ -412,7 +442,7 @@ impl Worker {
             self.counts.in_flight_since_us.store(0, Ordering::Relaxed);
             match posted {
                 Ok(()) => {
-                    self.counts.sent.fetch_add(n, Ordering::Relaxed);
+                    self.counts.sent_n(n);
                     let took = u64::try_from(started.elapsed().as_micros())
                         .unwrap_or(u64::MAX)
                         .max(1);
@@ -518,6 +548,23 @@ impl Worker {
             )),
         }
     }
+}
+
+/// Whether `endpoint` (a URL) is `addr`: a loopback host at its port.
+pub(crate) fn is_at(endpoint: &str, addr: std::net::SocketAddr) -> bool {
+    let Ok(url) = reqwest::Url::parse(endpoint) else {
+        return false;
+    };
+    let loopback = match url.host_str() {
+        Some(h) if h.eq_ignore_ascii_case("localhost") => true,
+        Some(h) => h
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback()),
+        None => false,
+    };
+    loopback && url.port_or_known_default() == Some(addr.port())
 }
 
 /// The span of one evaluated sample (see the [module docs](self)).

@@ -24,8 +24,10 @@ mod receiver;
 mod steps;
 
 pub(crate) use context::SampleTrace;
-#[cfg(feature = "http")]
+#[cfg(test)]
 pub(crate) use context::next_traceparent;
+#[cfg(feature = "http")]
+pub(crate) use context::{Request, next_request};
 
 use crate::config::TraceSettings;
 use crate::model::{TraceError, Trajectory};
@@ -42,6 +44,9 @@ pub(crate) struct Tracing {
     /// `None`: results are not exported.
     #[cfg(feature = "otel")]
     exporter: Option<Arc<export::Exporter>>,
+    /// Why results asked to be exported are not.
+    #[cfg(feature = "otel")]
+    export_skipped: Option<String>,
     /// Export asked for in a build that cannot.
     #[cfg(not(feature = "otel"))]
     export_asked: bool,
@@ -70,12 +75,29 @@ impl Tracing {
     /// As `settings` say; the receiver is started (once per process and
     /// address) when they name one.
     pub(crate) fn new(settings: &TraceSettings) -> Tracing {
+        let receiver = settings.receiver.map(start);
+        // The run's own evaluations are not sent to its own receiver (an
+        // environment meant for the agent, `OTEL_EXPORTER_OTLP_ENDPOINT`
+        // pointing at it, seen by the run too).
+        #[cfg(feature = "otel")]
+        let (export, export_skipped) = match (&settings.export, &receiver) {
+            (Some(e), Some(Ok(r))) if export::is_at(&e.endpoint, r.addr()) => (
+                None,
+                Some(format!(
+                    "evaluations were not exported: OTEL_EXPORTER_OTLP_ENDPOINT points at this run's own receiver of the agent's spans ({})",
+                    r.addr()
+                )),
+            ),
+            (e, _) => (e.as_ref(), None),
+        };
         Tracing {
             propagate: settings.propagate(),
-            receiver: settings.receiver.map(start),
+            receiver,
             wait: settings.wait,
             #[cfg(feature = "otel")]
-            exporter: settings.export.as_ref().map(export::Exporter::for_settings),
+            exporter: export.map(export::Exporter::for_settings),
+            #[cfg(feature = "otel")]
+            export_skipped,
             #[cfg(not(feature = "otel"))]
             export_asked: settings.export.is_some(),
         }
@@ -114,9 +136,11 @@ impl Tracing {
                     ));
                 }
             }
+            notes.extend(self.export_skipped.clone());
             if let Some(e) = &self.exporter {
                 e.run_span(run, datasets);
-                notes.push(e.flush(export::FLUSH_WAIT).note(&e.shown_endpoint()));
+                let done = run.own(e.flush(export::FLUSH_WAIT));
+                notes.push(done.note(&e.shown_endpoint()));
             }
         }
         #[cfg(not(feature = "otel"))]
@@ -159,19 +183,20 @@ impl Tracing {
         Some(SampleTrace::new(registry))
     }
 
-    /// The trajectory of `sample`'s spans, once its traces are complete (or
-    /// the wait is over); `None` when spans are not collected or the sample
-    /// sent no request.
-    pub(crate) async fn trajectory(&self, sample: &SampleTrace) -> Option<Trajectory> {
+    /// The trajectory of the running sample's spans (its scope's), once its
+    /// traces are complete (or the wait is over); `None` when spans are not
+    /// collected, the sample sent no request, or they were collected already.
+    pub(crate) async fn trajectory_in_scope(&self) -> Option<Trajectory> {
+        let sample = SampleTrace::current()?;
+        if !sample.take_collection() {
+            return None;
+        }
         match self.receiver.as_ref()? {
             #[cfg(feature = "otel")]
-            Ok(r) => r.collect(sample, self.wait).await,
+            Ok(r) => r.collect(&sample, self.wait).await,
             #[cfg(not(feature = "otel"))]
             Ok(never) => match *never {},
-            Err(_) => {
-                let _ = sample;
-                None
-            }
+            Err(_) => None,
         }
     }
 }

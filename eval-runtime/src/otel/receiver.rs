@@ -28,11 +28,17 @@ use prost::Message;
 use super::context::{Registry, SampleTrace, TurnTrace};
 use crate::model::{TraceError, Trajectory};
 
-/// The largest request body taken (compressed and not): the OTLP
-/// specification's recommended 20 MiB is a floor; this is above it.
-pub(crate) const MAX_BODY: usize = 32 << 20;
+/// The largest request body taken (compressed, and once decompressed):
+/// above the OTLP specification's recommended 20 MiB... for the bodies an
+/// SDK batches (512 spans), not for hostile ones.
+pub(crate) const MAX_BODY: usize = 16 << 20;
+/// Request bodies read and decoded at once, at most (the rest wait their
+/// turn): with [`MAX_BODY`], what a flood of requests can hold.
+const BODIES_AT_ONCE: usize = 2;
 /// Most spans kept under one trace; beyond, they are counted.
 pub(crate) const MAX_SPANS: usize = 4096;
+/// Most bytes of spans (as encoded) kept under one trace; beyond, counted.
+pub(crate) const MAX_TRACE_BYTES: usize = 8 << 20;
 
 /// The receiver of one address, for the rest of the process.
 pub(crate) struct Receiver {
@@ -51,10 +57,14 @@ impl std::fmt::Debug for Receiver {
 #[derive(Default)]
 struct Pending {
     spans: Vec<Span>,
+    /// Bytes of `spans`, as encoded.
+    bytes: usize,
+    /// Spans not kept: beyond [`MAX_SPANS`] or [`MAX_TRACE_BYTES`].
     over: u64,
+    /// Spans not kept: a span id that is not 8 bytes.
+    malformed: u64,
 }
 
-#[derive(Default)]
 struct Store {
     traces: Mutex<HashMap<[u8; 16], Pending>>,
     changed: tokio::sync::Notify,
@@ -62,6 +72,20 @@ struct Store {
     unclaimed: AtomicU64,
     /// Requests refused: not OTLP, too large, malformed.
     refused: AtomicU64,
+    /// Bodies being read and decoded.
+    bodies: tokio::sync::Semaphore,
+}
+
+impl Default for Store {
+    fn default() -> Self {
+        Store {
+            traces: Mutex::default(),
+            changed: tokio::sync::Notify::new(),
+            unclaimed: AtomicU64::new(0),
+            refused: AtomicU64::new(0),
+            bodies: tokio::sync::Semaphore::new(BODIES_AT_ONCE),
+        }
+    }
 }
 
 impl Registry for Store {
@@ -91,13 +115,21 @@ impl Store {
                             unclaimed += 1;
                             continue;
                         };
-                        match traces.get_mut(&id) {
-                            Some(p) if p.spans.len() < MAX_SPANS && span.span_id.len() == 8 => {
-                                p.spans.push(span)
-                            }
-                            Some(p) => p.over += 1,
-                            None => unclaimed += 1,
+                        let Some(p) = traces.get_mut(&id) else {
+                            unclaimed += 1;
+                            continue;
+                        };
+                        if span.span_id.len() != 8 {
+                            p.malformed += 1;
+                            continue;
                         }
+                        let bytes = span.encoded_len();
+                        if p.spans.len() >= MAX_SPANS || p.bytes + bytes > MAX_TRACE_BYTES {
+                            p.over += 1;
+                            continue;
+                        }
+                        p.bytes += bytes;
+                        p.spans.push(span);
                     }
                 }
             }
@@ -107,8 +139,8 @@ impl Store {
     }
 
     /// Whether every trace of `turns` is complete: a span has the request's
-    /// span as parent, and every span's parent is there (the request's span
-    /// or another span of the trace).
+    /// (last attempt's) span as parent, and every span's parent is there
+    /// (that span, an earlier attempt's, or another span of the trace).
     fn complete(&self, turns: &[TurnTrace]) -> bool {
         let traces = self.lock();
         turns.iter().all(|t| {
@@ -121,10 +153,43 @@ impl Store {
                 && p.spans.iter().all(|s| {
                     s.parent_span_id.is_empty()
                         || s.parent_span_id == t.span_id
+                        || t.earlier.iter().any(|e| s.parent_span_id == e)
                         || ids.contains(s.parent_span_id.as_slice())
                 })
         })
     }
+}
+
+/// The spans of `spans` that belong to the attempt whose answer was used:
+/// all but those under an earlier attempt's span (a retried request).
+fn of_last_attempt(spans: Vec<Span>, t: &TurnTrace) -> Vec<Span> {
+    if t.earlier.is_empty() {
+        return spans;
+    }
+    // A span is an earlier attempt's when its chain of parents reaches one.
+    let parent: HashMap<&[u8], &[u8]> = spans
+        .iter()
+        .map(|s| (s.span_id.as_slice(), s.parent_span_id.as_slice()))
+        .collect();
+    let earlier = |s: &Span| {
+        let mut at = s.parent_span_id.as_slice();
+        for _ in 0..=spans.len() {
+            if t.earlier.iter().any(|e| e == at) {
+                return true;
+            }
+            match parent.get(at) {
+                Some(up) => at = up,
+                None => return false,
+            }
+        }
+        false
+    };
+    let keep: Vec<bool> = spans.iter().map(|s| !earlier(s)).collect();
+    spans
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(s, k)| k.then_some(s))
+        .collect()
 }
 
 /// The receivers started in this process, by the address asked for.
@@ -211,21 +276,28 @@ impl Receiver {
                 break self.store.complete(&turns);
             }
         };
-        let (spans, over): (Vec<Vec<Span>>, u64) = {
+        let (spans, over, malformed): (Vec<Vec<Span>>, u64, u64) = {
             let mut traces = self.store.lock();
-            let mut over = 0;
+            let (mut over, mut malformed) = (0, 0);
             let spans = turns
                 .iter()
                 .map(|t| match traces.get_mut(&t.trace_id) {
                     Some(p) => {
                         over += p.over;
+                        malformed += p.malformed;
+                        p.bytes = 0;
                         std::mem::take(&mut p.spans)
                     }
                     None => Vec::new(),
                 })
                 .collect();
-            (spans, over)
+            (spans, over, malformed)
         };
+        let spans: Vec<Vec<Span>> = spans
+            .into_iter()
+            .zip(&turns)
+            .map(|(s, t)| of_last_attempt(s, t))
+            .collect();
         let mut notes = Vec::new();
         if !complete {
             let got: usize = spans.iter().map(Vec::len).sum();
@@ -244,12 +316,18 @@ impl Receiver {
         }
         if over > 0 {
             notes.push(format!(
-                "{over} spans over the limit of {MAX_SPANS} per trace not kept"
+                "{over} spans over the limit of {MAX_SPANS} spans or {} MiB per trace not kept",
+                MAX_TRACE_BYTES >> 20
+            ));
+        }
+        if malformed > 0 {
+            notes.push(format!(
+                "{malformed} spans with a span id that is not 8 bytes not kept"
             ));
         }
         let note = (!notes.is_empty()).then(|| notes.join("; "));
         let traces = turns.iter().map(TurnTrace::trace_hex).collect();
-        Some(super::steps::trajectory(&spans, traces, note))
+        Some(super::steps::trajectory(&spans, traces, note, !complete))
     }
 }
 
@@ -348,6 +426,10 @@ async fn handle(req: Request<hyper::body::Incoming>, store: &Store) -> Response<
                 format!("content encoding `{other}` is not gzip\n"),
             );
         }
+    };
+    // A few bodies at a time: what a flood of requests holds is bounded.
+    let Ok(_reading) = store.bodies.acquire().await else {
+        return refuse(StatusCode::SERVICE_UNAVAILABLE, "shutting down\n".into());
     };
     let bytes = match Limited::new(req.into_body(), MAX_BODY).collect().await {
         Ok(b) => b.to_bytes(),

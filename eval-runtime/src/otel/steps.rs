@@ -20,6 +20,23 @@ use crate::model::{Step, StepKind, Trajectory, TrajectorySource};
 
 /// Most steps a trajectory keeps; beyond, the rest are counted in its note.
 pub(crate) const MAX_STEPS: usize = 1000;
+/// Longest name, model or error kept, in characters.
+const MAX_NAME: usize = 256;
+/// Longest tool result kept in memory, in characters (a results file keeps
+/// fewer: [`KEPT_CHARS`](crate::model::KEPT_CHARS)).
+const MAX_RESULT: usize = 4096;
+/// Largest tool arguments kept, as JSON text in bytes; larger ones are kept
+/// as their first [`MAX_RESULT`] characters under `"value"`.
+const MAX_ARGUMENTS: usize = 64 << 10;
+
+/// `text` cut to `max` characters, with any key it holds masked.
+fn kept(text: &str, max: usize) -> String {
+    let masked = crate::secrets::mask(text);
+    match masked.char_indices().nth(max) {
+        Some((end, _)) => format!("{}…", &masked[..end]),
+        None => masked.into_owned(),
+    }
+}
 
 /// The trajectory of a sample's spans: `turns[k]` holds the spans that came
 /// under the trace of its `k`-th request.
@@ -27,6 +44,7 @@ pub(crate) fn trajectory(
     turns: &[Vec<Span>],
     traces: Vec<String>,
     note: Option<String>,
+    incomplete: bool,
 ) -> Trajectory {
     let mut steps: Vec<(u64, u64, Step)> = Vec::new();
     for (turn, spans) in turns.iter().enumerate() {
@@ -64,6 +82,7 @@ pub(crate) fn trajectory(
         traces,
         source: TrajectorySource::Spans,
         note,
+        incomplete,
     }
 }
 
@@ -90,8 +109,12 @@ pub(crate) fn step(span: &Span) -> Option<Step> {
                 .or_else(|| attrs.json("input.value"))
                 .or_else(|| attrs.json("traceloop.entity.input"));
             step.arguments = match arguments {
-                Some(Value::Object(map)) => map,
                 Some(Value::Null) | None => Map::new(),
+                Some(v) if v.to_string().len() > MAX_ARGUMENTS => Map::from_iter([(
+                    "value".to_string(),
+                    Value::String(kept(&v.to_string(), MAX_RESULT)),
+                )]),
+                Some(Value::Object(map)) => map,
                 Some(other) => Map::from_iter([("value".to_string(), other)]),
             };
             step.call_id = attrs
@@ -100,7 +123,8 @@ pub(crate) fn step(span: &Span) -> Option<Step> {
             step.result = attrs
                 .text_or_json("gen_ai.tool.call.result")
                 .or_else(|| attrs.text_or_json("output.value"))
-                .or_else(|| attrs.text_or_json("traceloop.entity.output"));
+                .or_else(|| attrs.text_or_json("traceloop.entity.output"))
+                .map(|r| kept(&r, MAX_RESULT));
         }
         StepKind::Llm | StepKind::Embeddings => {
             step.model = attrs
@@ -130,6 +154,10 @@ pub(crate) fn step(span: &Span) -> Option<Step> {
             status.message.clone()
         });
     }
+    step.name = kept(&step.name, MAX_NAME);
+    step.model = step.model.map(|m| kept(&m, MAX_NAME));
+    step.call_id = step.call_id.map(|c| kept(&c, MAX_NAME));
+    step.error = step.error.map(|e| crate::model::one_line(&e, MAX_NAME * 4));
     Some(step)
 }
 
@@ -328,7 +356,7 @@ mod tests {
                 ),
             ],
         ];
-        let t = trajectory(&turns, vec!["a".into(), "b".into()], None);
+        let t = trajectory(&turns, vec!["a".into(), "b".into()], None, false);
         let kinds: Vec<(StepKind, &str, usize)> = t
             .steps
             .iter()
@@ -369,6 +397,40 @@ mod tests {
     }
 
     #[test]
+    fn huge_attributes_are_cut_and_keys_masked() {
+        let big = "x".repeat(200_000);
+        // A key the run knows (an agent's, a judge's): never kept.
+        let _key = crate::secrets::Secret::new("sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD");
+        let span = span(
+            "t",
+            0,
+            1,
+            vec![
+                kv("gen_ai.operation.name", s("execute_tool")),
+                kv("gen_ai.tool.name", s(&big)),
+                kv(
+                    "gen_ai.tool.call.arguments",
+                    s(&format!("{{\"q\": \"{big}\"}}")),
+                ),
+                kv(
+                    "gen_ai.tool.call.result",
+                    s("the key is sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD"),
+                ),
+            ],
+        );
+        let step = step(&span).unwrap();
+        assert_eq!(
+            step.name.chars().count(),
+            MAX_NAME + 1,
+            "cut, with an ellipsis"
+        );
+        let value = step.arguments["value"].as_str().unwrap();
+        assert_eq!(value.chars().count(), MAX_RESULT + 1);
+        let result = step.result.unwrap();
+        assert!(!result.contains("abcdefghijklmnopqrstuvwxyz"), "{result}");
+    }
+
+    #[test]
     fn steps_beyond_the_limit_are_counted_not_kept() {
         let spans: Vec<Span> = (0..MAX_STEPS as u64 + 5)
             .map(|i| {
@@ -380,7 +442,7 @@ mod tests {
                 )
             })
             .collect();
-        let t = trajectory(&[spans], Vec::new(), Some("late".into()));
+        let t = trajectory(&[spans], Vec::new(), Some("late".into()), false);
         assert_eq!(t.steps.len(), MAX_STEPS);
         assert_eq!(
             t.note.as_deref(),

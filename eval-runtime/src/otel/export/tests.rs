@@ -144,3 +144,13 @@ async fn what_is_sent_is_otlp_the_receiver_decodes() {
         }
     }
 }
+
+#[test]
+fn an_endpoint_at_the_runs_own_receiver_is_recognised() {
+    let addr: std::net::SocketAddr = "127.0.0.1:4318".parse().unwrap();
+    assert!(is_at("http://127.0.0.1:4318/v1/traces", addr));
+    assert!(is_at("http://localhost:4318/v1/traces", addr));
+    assert!(is_at("http://[::1]:4318/", addr));
+    assert!(!is_at("http://127.0.0.1:4319/v1/traces", addr));
+    assert!(!is_at("http://collector.example:4318/v1/traces", addr));
+}

@@ -86,7 +86,7 @@ async fn protobuf_json_and_gzip_bodies_are_received_under_the_samples_trace() {
             crate::otel::next_traceparent().unwrap();
         })
         .await;
-    let (t1, t2) = (sample.turns()[0], sample.turns()[1]);
+    let (t1, t2) = (sample.turns()[0].clone(), sample.turns()[1].clone());
     // Turn 1 in protobuf, gzipped: a root under our span and a child.
     let body = request(vec![
         span(&t1, 2, Some(1), "child"),
@@ -124,6 +124,7 @@ async fn protobuf_json_and_gzip_bodies_are_received_under_the_samples_trace() {
     let other = TurnTrace {
         trace_id: [9; 16],
         span_id: [9; 8],
+        earlier: Vec::new(),
     };
     let body = request(vec![span(&other, 5, None, "elsewhere")]).encode_to_vec();
     assert_eq!(
@@ -156,7 +157,7 @@ async fn an_incomplete_trace_is_waited_for_then_said() {
         .scope(async { crate::otel::next_traceparent() })
         .await
         .unwrap();
-    let t1 = sample.turns()[0];
+    let t1 = sample.turns()[0].clone();
     // A child whose parent (span 1) never arrives.
     let body = request(vec![span(&t1, 2, Some(1), "orphan")]).encode_to_vec();
     post(&r, "/v1/traces", "application/x-protobuf", false, body).await;
@@ -167,6 +168,7 @@ async fn an_incomplete_trace_is_waited_for_then_said() {
         .unwrap();
     assert!(waited.elapsed() >= Duration::from_millis(300));
     assert_eq!(t.steps.len(), 1, "what came is kept");
+    assert!(t.incomplete);
     let note = t.note.unwrap();
     assert!(note.contains("incomplete after 300 ms (1 spans"), "{note}");
     // Nothing at all: said so, with where spans should go.
@@ -247,4 +249,41 @@ fn a_busy_address_is_an_error_that_says_what_to_do() {
     let text = e.to_string();
     assert!(text.contains("EVAL_OTLP_RECEIVER"), "{text}");
     assert!(text.contains("another program"), "{text}");
+}
+
+#[tokio::test]
+async fn a_retried_requests_earlier_attempt_is_not_the_samples_steps() {
+    let r = receiver();
+    let sample = SampleTrace::new(Some(r.registry()));
+    let first = sample
+        .scope(async {
+            let request = crate::otel::next_request().unwrap();
+            let first = request.attempt();
+            request.attempt();
+            first
+        })
+        .await;
+    let t = sample.turns()[0].clone();
+    assert_eq!(t.earlier.len(), 1);
+    assert!(first.contains(&hex(&t.earlier[0])));
+    // The refused attempt's server span and a step under it, then the
+    // answered attempt's.
+    let stale_root = Span {
+        parent_span_id: t.earlier[0].to_vec(),
+        ..span(&t, 1, None, "stale root")
+    };
+    let body = request(vec![
+        stale_root,
+        span(&t, 2, Some(1), "stale step"),
+        span(&t, 3, None, "fresh root"),
+        span(&t, 4, Some(3), "fresh step"),
+    ])
+    .encode_to_vec();
+    post(&r, "/v1/traces", "application/x-protobuf", false, body).await;
+    let waited = Instant::now();
+    let got = r.collect(&sample, Duration::from_secs(30)).await.unwrap();
+    assert!(waited.elapsed() < Duration::from_secs(5), "complete");
+    let names: Vec<&str> = got.steps.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["fresh root", "fresh step"]);
+    assert!(!got.incomplete);
 }
