@@ -394,8 +394,10 @@ fn export_runs(targets: &Targets, work: &Path, dataset: &Path) {
         let l = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
         format!("http://{}", l.local_addr().expect("its address"))
     };
+    // `None` with spans: no export, the agent's spans received instead.
     let configs: Vec<(&str, Option<String>)> = vec![
         ("no export", None),
+        ("spans in (EVAL_OTLP_RECEIVER), no export", None),
         ("collector up", Some(live.url())),
         ("collector down", Some(down)),
         ("collector slow (1 s per request)", Some(slow.url())),
@@ -414,25 +416,47 @@ fn export_runs(targets: &Targets, work: &Path, dataset: &Path) {
                 let dir = work.join(format!("export-{f}-{c}"));
                 let _ = std::fs::remove_dir_all(&dir);
                 std::fs::create_dir_all(&dir).expect("create the results directory");
+                // The spans run: an agent sending its spans to a receiver of
+                // its own (a fresh port: the last run's is gone).
+                let traced = config.starts_with("spans in").then(|| {
+                    let port = std::net::TcpListener::bind("127.0.0.1:0")
+                        .and_then(|l| l.local_addr())
+                        .expect("a free port")
+                        .port();
+                    let receiver = format!("127.0.0.1:{port}");
+                    let agent = spawn(
+                        DemoConfig::default()
+                            .with_latency(latency)
+                            .with_otlp(format!("http://{receiver}")),
+                    )
+                    .expect("start the demo agent");
+                    (agent, receiver)
+                });
                 let mut env = vec![
-                    ("EVAL_AGENT_URL", server.url()),
+                    (
+                        "EVAL_AGENT_URL",
+                        traced.as_ref().map_or_else(|| server.url(), |(a, _)| a.url()),
+                    ),
                     ("EVAL_CONCURRENCY", CONCURRENCY.to_string()),
                     ("EVAL_RESULTS_DIR", dir.to_string_lossy().into_owned()),
                     ("BENCH_DATASET", ds.clone()),
                 ];
+                if let Some((_, receiver)) = &traced {
+                    env.push(("EVAL_OTLP_RECEIVER", receiver.clone()));
+                }
                 if let Some(e) = endpoint {
                     env.push(("OTEL_EXPORTER_OTLP_ENDPOINT", e.clone()));
                 }
                 let output = dir.join("cli.json").to_string_lossy().into_owned();
+                let metrics = if traced.is_some() {
+                    "contains, steps <= 3"
+                } else {
+                    "contains"
+                };
                 let args: Vec<&str> = match *front {
-                    "evals evaluate" => vec![
-                        "evaluate",
-                        &ds,
-                        "--metrics",
-                        "contains",
-                        "--output",
-                        &output,
-                    ],
+                    "evals evaluate" => {
+                        vec!["evaluate", &ds, "--metrics", metrics, "--output", &output]
+                    }
                     _ => vec!["-q"],
                 };
                 let log = dir.join("output.txt");
@@ -460,6 +484,32 @@ fn export_runs(targets: &Targets, work: &Path, dataset: &Path) {
                     .find(|l| l.contains("evaluation results exported"))
                 {
                     notes.insert((f, c), note.trim().to_string());
+                }
+                if traced.is_some() {
+                    // What the spans gave: every sample's steps, complete.
+                    let file = if *front == "evals evaluate" {
+                        std::path::PathBuf::from(&output)
+                    } else {
+                        dir.join("eval-examples/bench_harness.json")
+                    };
+                    let text = std::fs::read_to_string(&file).unwrap_or_default();
+                    let run: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+                    let samples = run["samples"].as_array().cloned().unwrap_or_default();
+                    let with_steps = samples
+                        .iter()
+                        .filter(|s| {
+                            s["trajectory"]["steps"].as_array().is_some_and(|v| !v.is_empty())
+                                && s["trajectory"]["incomplete"].is_null()
+                        })
+                        .count();
+                    notes.insert(
+                        (f, c),
+                        format!(
+                            "{with_steps} of {} samples with a complete trajectory from spans ({})",
+                            samples.len(),
+                            file.display()
+                        ),
+                    );
                 }
             }
         }

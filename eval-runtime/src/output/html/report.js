@@ -707,7 +707,7 @@
       end = Math.max(end, (st.start_ms || 0) + (st.duration_ms || 0));
     });
     var rows = steps.map(function (st) {
-      var label = st.kind + " " + st.name;
+      var label = st.name.indexOf(st.kind) === 0 ? st.name : st.kind + " " + st.name;
       if (st.kind === "tool") {
         var args = st.arguments && Object.keys(st.arguments).length ? JSON.stringify(st.arguments) : "";
         label = "tool " + st.name + "(" + args + ")";
