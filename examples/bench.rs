@@ -27,9 +27,12 @@
 //! 50 ms through the harness and `evals evaluate`, without exporting
 //! evaluations, exporting them to a local collector, to a collector that is
 //! down (nothing listens), one that answers each request after a second, and
-//! one that answers `503`; three rounds, alternated, and per configuration
-//! the median wall time, its ratio to the run without export, and the
-//! run's own note of what it sent and dropped.
+//! one that answers `503`; and the agent's spans received
+//! (`EVAL_OTLP_RECEIVER`, the demo agent sending them). Three rounds
+//! (`--rounds N`), alternated; per configuration the median and fastest wall
+//! times, their ratios to the run without export, and the run's own note of
+//! what it sent and dropped (for the spans run: how many samples got a
+//! complete trajectory).
 //!
 //! Options: `--samples-100k N` changes the size of the large runs (default
 //! 100000: the harness with an in-process agent on one `.jsonl` and one
@@ -87,6 +90,7 @@ fn main() {
     let mut large_only = false;
     let (mut limited, mut limited_only, mut fixed) = (true, false, false);
     let mut export_only = false;
+    let mut rounds = 3usize;
     let mut rate = 100.0f64;
     let mut targets_from: Option<PathBuf> = None;
     let mut args = std::env::args().skip(1);
@@ -99,6 +103,7 @@ fn main() {
             "--skip-rate-limit" => limited = false,
             "--fixed" => fixed = true,
             "--export-only" => export_only = true,
+            "--rounds" => rounds = args.next().and_then(|v| v.parse().ok()).unwrap_or(rounds).max(1),
             "--rate" => rate = args.next().and_then(|v| v.parse().ok()).unwrap_or(rate),
             "--targets-from" => targets_from = args.next().map(PathBuf::from),
             other => {
@@ -122,7 +127,7 @@ fn main() {
         return;
     }
     if export_only {
-        export_runs(&targets, &work, &dataset_1k);
+        export_runs(&targets, &work, &dataset_1k, rounds);
         return;
     }
 
@@ -346,7 +351,7 @@ fn main() {
         limited_runs(&targets, &work, &dataset_1k, rate, fixed);
     }
     if !large_only {
-        export_runs(&targets, &work, &dataset_1k);
+        export_runs(&targets, &work, &dataset_1k, rounds);
     }
 }
 
@@ -373,7 +378,7 @@ struct Totals {
 /// The rate-limit runs (see the module docs): 1,000 samples at 50 ms
 /// against an agent answering at most `rate` requests per second.
 /// The export runs (see the module docs).
-fn export_runs(targets: &Targets, work: &Path, dataset: &Path) {
+fn export_runs(targets: &Targets, work: &Path, dataset: &Path, rounds: usize) {
     use eval_examples::collector::{CollectorConfig, spawn as collector};
     let latency = Duration::from_millis(50);
     let server = spawn(DemoConfig::default().with_latency(latency)).expect("start the demo agent");
@@ -410,7 +415,7 @@ fn export_runs(targets: &Targets, work: &Path, dataset: &Path) {
     // (front, config) -> wall times, and the last run's note.
     let mut walls: std::collections::BTreeMap<(usize, usize), Vec<Duration>> = Default::default();
     let mut notes: std::collections::BTreeMap<(usize, usize), String> = Default::default();
-    for round in 0..3 {
+    for round in 0..rounds {
         for (f, (front, exe)) in fronts.iter().enumerate() {
             for (c, (config, endpoint)) in configs.iter().enumerate() {
                 let dir = work.join(format!("export-{f}-{c}"));
@@ -520,23 +525,24 @@ fn export_runs(targets: &Targets, work: &Path, dataset: &Path) {
         v[v.len() / 2]
     };
     println!();
+    let fastest = |v: &Vec<Duration>| v.iter().min().copied().unwrap_or_default();
     println!(
-        "{:<16} {:<36} {:>9} {:>22} {:>9}",
-        "front end", "export", "median s", "rounds s", "vs none"
+        "{:<16} {:<42} {:>9} {:>9} {:>9} {:>9}   rounds s",
+        "front end", "run", "median s", "vs none", "fastest s", "vs none"
     );
     for (f, (front, _)) in fronts.iter().enumerate() {
         let base = median(&walls[&(f, 0)]).as_secs_f64();
+        let base_min = fastest(&walls[&(f, 0)]).as_secs_f64();
         for (c, (config, _)) in configs.iter().enumerate() {
             let w = &walls[&(f, c)];
             let m = median(w).as_secs_f64();
-            let rounds: Vec<String> = w
-                .iter()
-                .map(|d| format!("{:.3}", d.as_secs_f64()))
-                .collect();
+            let low = fastest(w).as_secs_f64();
+            let all: Vec<String> = w.iter().map(|d| format!("{:.3}", d.as_secs_f64())).collect();
             println!(
-                "{front:<16} {config:<36} {m:>9.3} {:>22} {:>8.3}x",
-                rounds.join(" "),
-                m / base
+                "{front:<16} {config:<42} {m:>9.3} {:>8.3}x {low:>9.3} {:>8.3}x   {}",
+                m / base,
+                low / base_min,
+                all.join(" ")
             );
             if let Some(note) = notes.get(&(f, c)) {
                 println!("{:<16}   {note}", "");
