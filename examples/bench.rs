@@ -103,7 +103,13 @@ fn main() {
             "--skip-rate-limit" => limited = false,
             "--fixed" => fixed = true,
             "--export-only" => export_only = true,
-            "--rounds" => rounds = args.next().and_then(|v| v.parse().ok()).unwrap_or(rounds).max(1),
+            "--rounds" => {
+                rounds = args
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(rounds)
+                    .max(1)
+            }
             "--rate" => rate = args.next().and_then(|v| v.parse().ok()).unwrap_or(rate),
             "--targets-from" => targets_from = args.next().map(PathBuf::from),
             other => {
@@ -440,7 +446,9 @@ fn export_runs(targets: &Targets, work: &Path, dataset: &Path, rounds: usize) {
                 let mut env = vec![
                     (
                         "EVAL_AGENT_URL",
-                        traced.as_ref().map_or_else(|| server.url(), |(a, _)| a.url()),
+                        traced
+                            .as_ref()
+                            .map_or_else(|| server.url(), |(a, _)| a.url()),
                     ),
                     ("EVAL_CONCURRENCY", CONCURRENCY.to_string()),
                     ("EVAL_RESULTS_DIR", dir.to_string_lossy().into_owned()),
@@ -503,7 +511,9 @@ fn export_runs(targets: &Targets, work: &Path, dataset: &Path, rounds: usize) {
                     let with_steps = samples
                         .iter()
                         .filter(|s| {
-                            s["trajectory"]["steps"].as_array().is_some_and(|v| !v.is_empty())
+                            s["trajectory"]["steps"]
+                                .as_array()
+                                .is_some_and(|v| !v.is_empty())
                                 && s["trajectory"]["incomplete"].is_null()
                         })
                         .count();
@@ -537,7 +547,10 @@ fn export_runs(targets: &Targets, work: &Path, dataset: &Path, rounds: usize) {
             let w = &walls[&(f, c)];
             let m = median(w).as_secs_f64();
             let low = fastest(w).as_secs_f64();
-            let all: Vec<String> = w.iter().map(|d| format!("{:.3}", d.as_secs_f64())).collect();
+            let all: Vec<String> = w
+                .iter()
+                .map(|d| format!("{:.3}", d.as_secs_f64()))
+                .collect();
             println!(
                 "{front:<16} {config:<42} {m:>9.3} {:>8.3}x {low:>9.3} {:>8.3}x   {}",
                 m / base,
