@@ -359,4 +359,58 @@ mod tests {
                 .all(|s| s.trace_id == server.trace_id && s.trace_id[0] == 0x0a)
         );
     }
+
+    /// A sample evaluated directly (`evaluate_with`, not through a run's
+    /// scheduling) gets its trajectory from the agent's spans too, with a
+    /// receiver on a port the system picks (`Services::trace_receiver`).
+    #[tokio::test]
+    async fn a_sample_evaluated_directly_is_scored_from_these_spans() {
+        use eval_runtime::{HttpAgent, MetricSpec, Op, Sample, Services, StepKind, ToolCall};
+        let config = eval_runtime::Config::from_vars(
+            |k| Ok((k == "EVAL_OTLP_RECEIVER").then(|| "127.0.0.1:0".to_string())),
+            &[],
+        )
+        .unwrap();
+        let services = Services::none().with_traces(&config.traces);
+        let addr = services.trace_receiver().expect("the receiver listens");
+        assert_ne!(addr.port(), 0);
+        let server = crate::demo::spawn(
+            crate::demo::DemoConfig::default().with_otlp(format!("http://{addr}")),
+        )
+        .unwrap();
+        let agent = HttpAgent::new(&server.url()).unwrap();
+        let mut sample = Sample::new("What is 2 + 2?");
+        sample.expected_tools = Some(vec![
+            ToolCall::new("calculator").with_arguments(serde_json::json!({"expression": "2 + 2"})),
+        ]);
+        let specs = [
+            MetricSpec::new("trajectory_match", &[], None).unwrap(),
+            MetricSpec::new("steps", &[], Some((Op::AtMost, 2.0))).unwrap(),
+        ];
+        let report = eval_runtime::evaluate_with(
+            "direct::sum".into(),
+            &sample,
+            &specs,
+            std::time::Duration::from_secs(30),
+            async { agent.respond_to(&sample).await },
+            &services,
+        )
+        .await;
+        assert!(report.passed(), "{}", report.render());
+        let t = report.trajectory.expect("a trajectory from spans");
+        let steps: Vec<(StepKind, &str)> =
+            t.steps.iter().map(|s| (s.kind, s.name.as_str())).collect();
+        assert_eq!(
+            steps,
+            [
+                (StepKind::Tool, "calculator"),
+                (StepKind::Llm, "demo-agent")
+            ]
+        );
+        assert_eq!(
+            report.tool_calls.len(),
+            1,
+            "the tool call came from the spans"
+        );
+    }
 }

@@ -578,6 +578,69 @@ mod tests {
     }
 
     #[test]
+    fn trajectory_metric_options_resolve_round_trip_and_refuse_unknown_names() {
+        let str_opt = |k: &'static str, v: &'static str| (k, OptionValue::Str(v.into()));
+        let m = MetricSpec::new(
+            "trajectory_match",
+            &[str_opt("mode", "superset"), str_opt("args", "ignore")],
+            None,
+        )
+        .unwrap();
+        assert_eq!(
+            m.kind,
+            MetricKind::TrajectoryMatch {
+                mode: TrajectoryMode::Superset,
+                args: ArgsMatch::Ignore
+            }
+        );
+        assert_eq!((m.op, m.threshold), (Op::AtLeast, 1.0));
+        assert_eq!(m.needs(), &[Need::ExpectedTools]);
+        let d = MetricSpec::new("trajectory_match", &[], None).unwrap();
+        assert_eq!(d.decl_parts().1, vec![], "the defaults are not written out");
+        let budget = Some((Op::AtMost, 8.0));
+        let steps = MetricSpec::new("steps", &[str_opt("step", "tool")], budget).unwrap();
+        assert_eq!(
+            steps.kind,
+            MetricKind::Steps {
+                step: Some(StepKind::Tool)
+            }
+        );
+        for spec in [m, steps] {
+            let (name, options, bound) = spec.decl_parts();
+            let options: Vec<(&str, OptionValue)> = options
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.clone()))
+                .collect();
+            assert_eq!(MetricSpec::new(&name, &options, bound).unwrap(), spec);
+        }
+        let e = MetricSpec::new("trajectory_match", &[str_opt("mode", "loose")], None).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "`mode = \"loose\"` of `trajectory_match`: expected strict, unordered, subset or superset (agentevals' trajectory match modes)"
+        );
+        let e = MetricSpec::new(
+            "step_tokens",
+            &[str_opt("step", "agent")],
+            Some((Op::AtMost, 9.0)),
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("expected llm, tool, retrieval or embeddings"),
+            "{e}"
+        );
+        // A budget has no default, and the message suggests one.
+        let e = MetricSpec::new("steps", &[], None).unwrap_err();
+        assert!(e.to_string().contains("steps <= 8"), "{e}");
+        assert_eq!(
+            MetricSpec::new("repeated_calls", &[], None)
+                .unwrap()
+                .threshold,
+            1.0
+        );
+    }
+
+    #[test]
     fn a_turns_metric_is_named_for_its_turn() {
         let s = MetricSpec::new("hit@k", &[], None).unwrap().for_turn(1);
         assert_eq!((s.name.as_str(), s.turn), ("hit@k@turn2", Some(1)));

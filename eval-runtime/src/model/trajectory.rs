@@ -196,12 +196,4 @@ impl Trajectory {
     pub fn tool_calls(&self) -> Vec<eval_datasets::ToolCall> {
         self.steps.iter().filter_map(Step::tool_call).collect()
     }
-
-    /// How long the whole took, first start to last end, milliseconds.
-    pub fn span_ms(&self) -> f64 {
-        self.steps
-            .iter()
-            .map(|s| s.start_ms + s.duration_ms.unwrap_or(0.0))
-            .fold(0.0, f64::max)
-    }
 }

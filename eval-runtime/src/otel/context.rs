@@ -6,6 +6,8 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
+use crate::model::hex;
+
 /// A request's trace: the trace id and the id of the span the request
 /// stands for (the agent's spans have it, or each other, as parent). A
 /// request sent again (an overloaded agent's retry) is a new span of the
@@ -77,17 +79,6 @@ fn fallback(trace_id: &mut [u8; 16], span_id: &mut [u8; 8]) {
     trace_id[..8].copy_from_slice(&t.to_be_bytes());
     trace_id[8..].copy_from_slice(&(n ^ u64::from(std::process::id())).to_be_bytes());
     span_id.copy_from_slice(&n.wrapping_mul(0x9E37_79B9_7F4A_7C15).to_be_bytes());
-}
-
-/// Lowercase hex of `bytes`.
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        out.push(DIGITS[usize::from(b >> 4)] as char);
-        out.push(DIGITS[usize::from(b & 15)] as char);
-    }
-    out
 }
 
 /// Told of each trace a sample starts (the receiver keeps the spans that

@@ -91,7 +91,7 @@ pub(crate) fn step(span: &Span) -> Option<Step> {
     let attrs = Attrs(&span.attributes);
     let kind = kind(&attrs)?;
     let mut step = Step::new(kind, span.name.clone());
-    step.span_id = Some(super::context::hex(&span.span_id));
+    step.span_id = Some(crate::model::hex(&span.span_id));
     match kind {
         StepKind::Tool => {
             if let Some(name) = attrs
@@ -250,7 +250,7 @@ fn to_json(v: &Av) -> Value {
                 .map(|kv| (kv.key.clone(), kv.value.as_ref().map_or(Value::Null, any)))
                 .collect(),
         ),
-        Av::BytesValue(b) => Value::String(super::context::hex(b)),
+        Av::BytesValue(b) => Value::String(crate::model::hex(b)),
         // A string of the request's dictionary (profiles): not kept.
         Av::StringValueStrindex(_) => Value::Null,
     }

@@ -7,8 +7,8 @@ use std::io::Write;
 use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans};
 
 use super::*;
+use crate::model::hex;
 use crate::otel::context::SampleTrace;
-use crate::otel::context::hex;
 
 fn span(trace: &TurnTrace, id: u8, parent: Option<u8>, name: &str) -> Span {
     Span {
