@@ -178,7 +178,9 @@ pub mod report {
 /// threshold, how the interval was computed, and what an inconclusive
 /// verdict counts as (see the guide's "Verdicts" chapter).
 pub mod verdict {
-    pub use crate::stats::{Decision, Interval, Level, Method, OnInconclusive};
+    pub use crate::stats::{
+        Decision, Interval, Level, Method, OnInconclusive, mcnemar_power, paired_t_power,
+    };
 }
 
 /// Datasets and the [`Sample`] model (from `eval-datasets`).

@@ -14,7 +14,7 @@ use crate::metrics::{MetricError, measured};
 use crate::model::{AgentError, SampleError};
 use crate::output::{MetricResult, SampleReport, Spread};
 use crate::services::Services;
-use crate::stats::{Decision, Level, OnInconclusive};
+use crate::stats::{Decision, Design, Level, OnInconclusive};
 use eval_datasets::Repeat;
 
 /// How a sample's runs are made and judged: how many ([`Repeat`]), and what
@@ -26,13 +26,19 @@ pub(crate) struct Runs {
 }
 
 impl Runs {
-    /// The confidence level of each look at a metric's interval: 95% for a
-    /// fixed number of runs; under `auto`, 95% split evenly over the looks
-    /// it may make (Bonferroni: after 3, 6, 12, ... runs and at the
-    /// maximum), so the chance that any look's interval misses the true
-    /// mean — and the verdict it stops on is wrong — stays at most 5%.
-    pub(crate) fn level(self) -> Level {
-        Level::STANDARD.split_over(self.repeat.looks())
+    /// How a metric's runs are gathered: up to the most runs the repeat
+    /// allows, looked at after 3, 6, 12, ... runs and at the maximum under
+    /// `auto`. The chance that any look's interval misses the true mean —
+    /// and the verdict it stops on is wrong — stays at most 5%: the betting
+    /// interval of a metric with a known range holds at every look at once;
+    /// Student's t (a count) gets 95% split evenly over the looks
+    /// (Bonferroni).
+    pub(crate) fn design(self) -> Design {
+        Design {
+            level: Level::STANDARD,
+            horizon: self.repeat.max_runs() as usize,
+            looks: self.repeat.looks(),
+        }
     }
 }
 
@@ -68,10 +74,10 @@ where
     }
     let n = runs.repeat.max_runs() as usize;
     let looks = runs.repeat.look_points();
-    let level = runs.level();
+    let sampling = runs.design();
     let mut scored: Vec<SampleReport> = Vec::with_capacity(looks[0] as usize);
     for k in 0..n {
-        if k > 0 && looks.contains(&(k as u32)) && decided(specs, &scored, level) {
+        if k > 0 && looks.contains(&(k as u32)) && decided(specs, &scored, sampling) {
             break;
         }
         let Some(agent) = run(k) else {
@@ -176,7 +182,7 @@ where
     if n == 1 {
         return scored.pop().unwrap_or(report);
     }
-    combine(report, specs, scored, (level, runs.policy))
+    combine(report, specs, scored, (sampling, runs.policy))
 }
 
 /// The agent's spans under the running sample's trace, once complete, as
@@ -202,7 +208,7 @@ pub(crate) async fn collect_trajectory(
 /// Whether every metric's interval over `runs` lies on one side of its
 /// threshold (a metric without a score in some run is decided: the sample
 /// fails).
-fn decided(specs: &[MetricSpec], runs: &[SampleReport], level: Level) -> bool {
+fn decided(specs: &[MetricSpec], runs: &[SampleReport], sampling: Design) -> bool {
     let mut scores = Vec::with_capacity(runs.len());
     specs.iter().enumerate().all(|(m, spec)| {
         scores.clear();
@@ -212,7 +218,7 @@ fn decided(specs: &[MetricSpec], runs: &[SampleReport], level: Level) -> bool {
                 None => return true,
             }
         }
-        Spread::at(&scores, spec, level).decision != Decision::Inconclusive
+        Spread::at(&scores, spec, sampling).decision != Decision::Inconclusive
     })
 }
 
@@ -238,7 +244,7 @@ fn combine(
     mut report: SampleReport,
     specs: &[MetricSpec],
     runs: Vec<SampleReport>,
-    (level, policy): (Level, OnInconclusive),
+    (sampling, policy): (Design, OnInconclusive),
 ) -> SampleReport {
     for run in &runs {
         report.add_costs(run);
@@ -274,7 +280,7 @@ fn combine(
                     }
                 }
             }
-            let spread = Spread::at(&scores, spec, level);
+            let spread = Spread::at(&scores, spec, sampling);
             let mut result = MetricResult::of(spec, Ok(spread.mean));
             result.passed = policy.passes(spread.decision, result.passed);
             result.method = runs[0].metrics[m].method;

@@ -14,7 +14,7 @@ use super::error::CostError;
 use super::sample_error::{MetricError, SampleError};
 use super::text::one_line;
 use super::usage::Usage;
-use crate::stats::{Decision, Interval, Level, MeanTally, Method};
+use crate::stats::{Decision, Design, Interval, MeanTally, Method, Scale, mean_interval};
 
 /// One metric scored on one answer, with the judge and embedding calls the
 /// scoring made (see [`score`](crate::score)).
@@ -246,11 +246,16 @@ pub(crate) fn why_not_passed(
 }
 
 /// A metric over `n` runs of the agent: the mean, its interval, and where
-/// the interval lies against the threshold. A pass/fail metric (`contains`,
-/// `exact_match`...: every score 0 or 1) has Wilson's interval of its pass
-/// rate; any other score Student's t interval, `mean ± t(1 − α/2, n − 1) ·
-/// s / √n` (`s` the sample standard deviation, the quantile exact from
-/// `statrs`), cut to the metric's range (0..1, a count 0 and up). The
+/// the interval lies against the threshold. The interval is the one that
+/// holds whatever the distribution of the runs' scores (see
+/// [`crate::verdict::Method`]): a pass/fail metric (`contains`,
+/// `exact_match`...) over a fixed number of runs has the exact
+/// (Clopper–Pearson) interval of its pass rate; any other score in a known
+/// range (0..1), and a pass rate under `repeat = "auto"`, the betting
+/// interval (Waudby-Smith & Ramdas 2024), which holds at every look `auto`
+/// makes; a score without a finite range (a count) Student's t interval,
+/// `mean ± t(1 − α/2, n − 1) · s / √n`, cut to 0 and up. Runs that all
+/// agree never make it collapse: three runs of 1.0 prove at most 0.29. The
 /// sample's verdict on the metric is [`Decision::Pass`] when the whole
 /// interval passes, [`Decision::Fail`] when the whole interval fails, else
 /// [`Decision::Inconclusive`].
@@ -270,42 +275,44 @@ pub struct Spread {
     pub straddles: bool,
     /// Sample standard deviation of the runs' scores.
     pub sd: f64,
-    /// The interval's confidence level (0.95; lower error rates per look
-    /// under `repeat = "auto"`, see [`Level::split_over`]).
+    /// The interval's confidence level at each look (0.95; for Student's t
+    /// under `repeat = "auto"`, 95% split over its looks, see
+    /// [`Level::split_over`](crate::stats::Level::split_over)).
     pub level: f64,
-    /// How the interval was computed (Wilson's or Student's t).
+    /// How the interval was computed.
     pub method: Method,
     /// Where the interval lies against the threshold.
     pub decision: Decision,
 }
 
 impl Spread {
-    /// The spread of `scores` (at least one) of `spec`'s metric, around its
-    /// threshold, at the standard 95% level.
+    /// The spread of `scores` (at least one; a fixed number of runs) of
+    /// `spec`'s metric, around its threshold, at the standard 95% level.
     pub fn of(scores: &[f64], spec: &MetricSpec) -> Spread {
-        Self::at(scores, spec, Level::STANDARD)
+        Self::at(scores, spec, Design::fixed(scores.len()))
     }
 
-    /// [`of`](Self::of) at `level`.
-    pub fn at(scores: &[f64], spec: &MetricSpec, level: Level) -> Spread {
-        let n = scores.len().max(1);
+    /// [`of`](Self::of), for runs gathered as `sampling` says (under
+    /// `repeat = "auto"`: up to its maximum, looked at several times).
+    pub(crate) fn at(scores: &[f64], spec: &MetricSpec, sampling: Design) -> Spread {
         let mut tally = MeanTally::new(false);
         scores.iter().for_each(|s| tally.add(*s, None));
         let mean = tally.mean().unwrap_or(0.0);
-        let info = spec.info();
-        let pass_fail = info.pass_fail() && scores.iter().all(|s| *s == 0.0 || *s == 1.0);
-        let (interval, method) = if pass_fail {
-            let k = scores.iter().filter(|s| **s == 1.0).count() as f64;
-            let wilson = crate::stats::wilson(k, n as f64, level);
-            (wilson, Method::Wilson)
-        } else {
-            let t = tally.t_interval(level).map(|i| i.clamped(info.range()));
-            (t, Method::T)
+        let scale = Scale::of_metric(&spec.name);
+        let (interval, method, level) = match mean_interval(scores, scale, sampling) {
+            Some(m) => (m.interval, m.method, m.level),
+            // One run of a score without a finite range: nothing to say
+            // how far off it could be.
+            None => (
+                Interval {
+                    low: f64::NEG_INFINITY,
+                    high: f64::INFINITY,
+                }
+                .clamped(scale.range()),
+                Method::T,
+                sampling.level,
+            ),
         };
-        let interval = interval.unwrap_or(Interval {
-            low: mean,
-            high: mean,
-        });
         let decision = Decision::of(interval, spec.op, spec.threshold);
         Spread {
             runs: scores.len(),
@@ -547,32 +554,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn spread_is_a_students_t_interval_or_wilsons_for_pass_fail_metrics() {
+    fn spread_holds_its_level_whatever_the_scores() {
         let spec = |name: &str, t: f64| MetricSpec::new(name, &[], Some((Op::AtLeast, t))).unwrap();
-        let t_975 = |df: f64| Level::STANDARD.t(df);
-        // Quantiles of Student's t, hand-computed: df = 1 is Cauchy,
-        // tan(0.475·π); df = 2 has t = (2p − 1) / √(2p(1 − p)) = 0.95 / √0.04875;
-        // df = 4 from the published tables to 16 digits.
-        assert!((t_975(1.0) - 12.706204736174707).abs() < 1e-9);
-        assert!((t_975(2.0) - 4.302652729749464).abs() < 1e-9);
-        assert!((t_975(4.0) - 2.7764451051977987).abs() < 1e-9);
-        // scores 0.6, 0.8, 1.0: mean 0.8, s = 0.2, half-width = t(0.975, 2) · 0.2 / √3
-        // = 0.49682...: 0.303..1.297, clamped to the metric's 0..1.
+        // A score in 0..1: the betting interval. confseq 0.0.11
+        // `betting_ci([0.6, 0.8, 1.0], alpha=0.05, theta=0.5,
+        // trunc_scale=0.9, m_trunc=True, breaks=20000)` = [0.19265, 1].
         let s = Spread::of(&[0.6, 0.8, 1.0], &spec("partial_match", 0.75));
-        let half = 4.302652729749464 * 0.2 / 3f64.sqrt();
         assert!((s.mean - 0.8).abs() < 1e-12);
-        assert!((s.low - (0.8 - half)).abs() < 1e-12, "{}", s.low);
+        assert!(s.low >= 0.19265 && s.low < 0.19265 + 2e-4, "{}", s.low);
         assert_eq!(s.high, 1.0, "never above the metric's maximum");
         assert!((s.sd - 0.2).abs() < 1e-12);
         assert!(s.straddles);
-        assert_eq!((s.method, s.decision), (Method::T, Decision::Inconclusive));
-        // A pass/fail metric: Wilson's interval of 2 passes in 3 runs,
-        // centre (2 + 1.920729)/6.841459 = 0.573078, half 1.959964/6.841459 ·
-        // √(2/3 + 0.960365) = 0.365428: [0.207650, 0.938506].
+        assert_eq!(
+            (s.method, s.decision),
+            (Method::Betting, Decision::Inconclusive)
+        );
+        // A pass/fail metric: Clopper–Pearson's interval of 2 passes in 3
+        // (statsmodels 0.15.0 `proportion_confint(2, 3, method="beta")`).
         let wide = Spread::of(&[0.0, 1.0, 1.0], &spec("exact_match", 0.5));
-        assert_eq!(wide.method, Method::Wilson);
-        assert!((wide.low - 0.207650).abs() < 1e-5, "{wide:?}");
-        assert!((wide.high - 0.938506).abs() < 1e-5, "{wide:?}");
+        assert_eq!(wide.method, Method::ClopperPearson);
+        assert!((wide.low - 0.09429932405024609).abs() < 1e-12, "{wide:?}");
+        assert!((wide.high - 0.9915962413403874).abs() < 1e-12, "{wide:?}");
         assert_eq!(wide.decision, Decision::Inconclusive);
         // A threshold at the top of the range: one failed run proves the
         // pass rate below 1, and all runs passing can never prove it 1.
@@ -580,27 +582,43 @@ mod tests {
         assert_eq!(one_failed.decision, Decision::Fail);
         let all_passed = Spread::of(&[1.0; 5], &spec("contains", 1.0));
         assert_eq!(all_passed.decision, Decision::Inconclusive);
-        // 5 of 5 against 0.5: [0.5655, 1] lies above it.
+        // 5 of 5 against 0.5: 0.025^(1/5) = 0.478 — a rate of 0.49 passes
+        // five times in 2.8% of tries, so five passes prove nothing; six do
+        // (0.025^(1/6) = 0.541).
         assert_eq!(
             Spread::of(&[1.0; 5], &spec("contains", 0.5)).decision,
+            Decision::Inconclusive
+        );
+        assert_eq!(
+            Spread::of(&[1.0; 6], &spec("contains", 0.5)).decision,
             Decision::Pass
         );
         assert_eq!(
-            Spread::of(&[0.0; 5], &spec("contains", 0.5)).decision,
+            Spread::of(&[0.0; 6], &spec("contains", 0.5)).decision,
             Decision::Fail
         );
-        // A count has no maximum: 0, 2, 4 gives 2 ± 4.9683: clamped at 0 only.
+        // A count has no maximum: Student's t, 0, 2, 4 gives 2 ± 4.9683
+        // (t(0.975, 2) = 4.302652729749464), clamped at 0 only.
         let count = Spread::of(&[0.0, 2.0, 4.0], &spec("citations", 1.0));
         let half = 4.302652729749464 * 2.0 / 3f64.sqrt();
-        assert_eq!(count.low, 0.0);
+        assert_eq!((count.method, count.low), (Method::T, 0.0));
         assert!((count.high - (2.0 + half)).abs() < 1e-12);
-        // Scores that do not vary: a point, decided.
+        // Scores that do not vary are no proof: four runs of 1.0 prove a
+        // mean above 0.37 (confseq: 0.37265), not above 0.75.
         let tight = Spread::of(&[1.0, 1.0, 1.0, 1.0], &spec("partial_match", 0.75));
-        assert_eq!((tight.low, tight.high, tight.straddles), (1.0, 1.0, false));
-        assert_eq!(tight.decision, Decision::Pass);
-        assert!(!Spread::of(&[0.9], &spec("partial_match", 0.5)).straddles);
+        assert!(tight.low > 0.37 && tight.low < 0.3729, "{tight:?}");
+        assert_eq!(tight.decision, Decision::Inconclusive);
+        assert!(Spread::of(&[0.9], &spec("partial_match", 0.5)).straddles);
         // A stricter level widens the interval.
-        let strict = Spread::at(&[0.6, 0.8, 1.0], &spec("partial_match", 0.75), Level(0.99));
+        let strict = Spread::at(
+            &[0.6, 0.8, 1.0],
+            &spec("partial_match", 0.5),
+            Design {
+                level: crate::stats::Level(0.99),
+                horizon: 3,
+                looks: 1,
+            },
+        );
         assert!(strict.low < s.low);
     }
 }

@@ -463,7 +463,7 @@ mod tests {
             "{md}"
         );
         assert!(
-            md.contains("| `mean(contains)` | 0.3333 | 0.0615–0.7923 | \\>= | 0.3 | ❌ missed: 1 sample(s) could not be scored (the value alone meets it) | +0.0333 | 1 |"),
+            md.contains("| `mean(contains)` | 0.3333 | 0.0084–0.9057 | \\>= | 0.3 | ❌ missed: 1 sample(s) could not be scored (the value alone meets it) | +0.0333 | 1 |"),
             "{md}"
         );
         assert!(md.contains("#### Samples that did not pass (3)\n"), "{md}");

@@ -138,7 +138,7 @@ mod tests {
         assert_eq!(g.margin, Some(-0.25));
         assert_eq!(
             g.to_string(),
-            "mean contains = 0.5000 (95% interval 0.0945..0.9055), gate >= 0.75 (missed by 0.2500; inconclusive: its interval straddles the threshold)"
+            "mean contains = 0.5000 (95% interval 0.0126..0.9874), gate >= 0.75 (missed by 0.2500; inconclusive: its interval straddles the threshold)"
         );
         assert_eq!(a.failed_gates().len(), 1);
     }

@@ -10,10 +10,11 @@
 //! be scored misses every gate of its dataset, as for means.
 //!
 //! Every judged gate also gets an interval and a three-valued decision: a
-//! mean's from the standard error over the samples (Wilson's interval for a
-//! pass rate; Student's t otherwise, with Miller's cluster-robust standard
-//! error when the dataset names a cluster field), a percentile's from order
-//! statistics. Whether an inconclusive gate is met is the dataset's
+//! mean's from its values (Clopper–Pearson's for a pass rate, the betting
+//! interval for a score in a known range, Student's t for a value without
+//! one; with a cluster field, Student's t on the CR1 cluster-robust
+//! standard error, never narrower than the betting interval of the cluster
+//! means), a percentile's from order statistics. Whether an inconclusive gate is met is the dataset's
 //! [`OnInconclusive`] setting.
 //!
 //! No sample is left out of a metric's figures: one that could not be
@@ -31,7 +32,9 @@ use super::results::{
     SampleRecord, UsageTotals, Verdict, now_unix, total_usage,
 };
 use crate::model::Usage;
-use crate::stats::{Decision, Interval, Level, MeanTally, Method, OnInconclusive};
+use crate::stats::{
+    Decision, Design, Interval, Level, MeanTally, Method, OnInconclusive, Scale, mean_interval,
+};
 
 /// Running per-dataset, per-metric tallies: records are added one at a time,
 /// so a huge run never needs all its records at once.
@@ -45,7 +48,8 @@ pub(crate) struct Summaries {
 /// What a dataset's gates need beyond sums.
 #[derive(Default, Clone)]
 struct Keep {
-    /// Metrics with a gate on a percentile (not a measured one).
+    /// Metrics with a gate (not measured ones): their values, for a
+    /// percentile or for the interval of their mean.
     values: Vec<String>,
     /// Measured quantities with a gate.
     measured: Vec<Measure>,
@@ -161,7 +165,9 @@ impl Summaries {
                     match g.measured() {
                         Some(m) if !keep.measured.contains(&m) => keep.measured.push(m),
                         Some(_) => {}
-                        None if g.stat != Stat::Mean && !keep.values.contains(&g.metric) => {
+                        // A mean's interval needs its values too (in the
+                        // results file's order): 8 bytes per sample.
+                        None if !keep.values.contains(&g.metric) => {
                             keep.values.push(g.metric.clone())
                         }
                         None => {}
@@ -405,21 +411,19 @@ impl GateJudge {
         m: &MetricTally,
         from_measured: Option<&(Measure, Vec<f64>, usize)>,
     ) -> GateResult {
-        let range = eval_datasets::metric::lookup(&gate.metric)
-            .map_or((f64::NEG_INFINITY, f64::INFINITY), |i| i.range());
-        let level = Level::STANDARD;
+        let scale = Scale::of_metric(&gate.metric);
         let (value, missing, over, interval) = match (from_measured, gate.measured()) {
             (Some((_, values, missing)), Some(_)) => (
                 gate.stat.of(values),
                 *missing,
                 values.len(),
-                values_interval(gate.stat, values, level, range),
+                values_interval(gate.stat, values, scale),
             ),
-            _ if gate.stat == Stat::Mean => (
+            _ if gate.stat == Stat::Mean && m.tally.clusters().is_some() => (
                 m.tally.mean(),
                 0,
                 m.tally.count(),
-                m.tally.interval(level, range),
+                m.tally.clustered(Level::STANDARD, scale),
             ),
             _ => {
                 let values = m.values.as_deref().unwrap_or(&[]);
@@ -427,7 +431,7 @@ impl GateJudge {
                     gate.stat.of(values),
                     0,
                     values.len(),
-                    values_interval(gate.stat, values, level, range),
+                    values_interval(gate.stat, values, scale),
                 )
             }
         };
@@ -462,24 +466,18 @@ impl GateJudge {
     }
 }
 
-/// The interval of `stat` over `values`: a mean's (Student's t, or Wilson's
-/// for a pass rate), a percentile's by order statistics.
-fn values_interval(
-    stat: Stat,
-    values: &[f64],
-    level: Level,
-    range: (f64, f64),
-) -> Option<(Interval, Method)> {
+/// The interval of `stat` over `values` (in the results file's order): a
+/// mean's from [`mean_interval`] (Clopper–Pearson for a pass rate, the
+/// betting interval for a bounded score, Student's t for a value without a
+/// finite range), a percentile's by order statistics.
+fn values_interval(stat: Stat, values: &[f64], scale: Scale) -> Option<(Interval, Method)> {
     match stat {
-        Stat::Mean => {
-            let mut tally = MeanTally::new(false);
-            values.iter().for_each(|v| tally.add(*v, None));
-            tally.interval(level, range)
-        }
+        Stat::Mean => mean_interval(values, scale, Design::fixed(values.len()))
+            .map(|m| (m.interval, m.method)),
         Stat::Percentile(p) => {
             let mut sorted = values.to_vec();
             sorted.sort_by(f64::total_cmp);
-            crate::stats::quantile_interval(&sorted, f64::from(p) / 100.0, level)
+            crate::stats::quantile_interval(&sorted, f64::from(p) / 100.0, Level::STANDARD)
                 .map(|i| (i, Method::OrderStatistics))
         }
     }

@@ -4,26 +4,38 @@
 //!
 //! The reference is Miller, "Adding Error Bars to Evals: A Statistical
 //! Approach to Language Model Evaluations" (2024, arXiv 2411.00640): report
-//! the standard error of every mean (clustered when samples share a
-//! cluster, its equation for the cluster-robust standard error), compare two
-//! runs by their paired, per-sample differences, and size an eval by a power
-//! calculation. Every function here is plain arithmetic over numbers (the
-//! normal and binomial quantiles and the t tail of a p-value come from
-//! `statrs`; Student's t quantile is computed in `interval.rs`: exactly at
-//! df 1 and 2, by the A&S 26.7.5 series at large df, else by Newton's
-//! method on the t CDF, within a relative error of 5.1e-14 of mpmath's),
-//! tested against values computed by hand.
+//! an interval around every mean (clustered when samples share a cluster),
+//! compare two runs by their paired, per-sample differences, and size an
+//! eval by a power calculation. Where a metric's range is known the
+//! intervals are those that hold whatever the distribution of its values
+//! (`bounded.rs`: Clopper–Pearson for a pass rate, Waudby-Smith & Ramdas'
+//! betting interval for a score), so values that happen to agree never
+//! make an interval collapse; Student's t (`student.rs`, `tally.rs`) is left
+//! to values without a finite range. Sample sizes are computed for the test
+//! that will be run (`power.rs`: the noncentral t, the exact McNemar
+//! test). Every function is plain arithmetic, tested against reference
+//! implementations (scipy, statsmodels, confseq) or values computed by hand.
 
 mod agreement;
+mod bounded;
 mod interval;
 mod paired;
+mod power;
+mod student;
+mod tally;
 
 pub use agreement::{Agreement, Confusion};
 pub(crate) use agreement::{cohen_kappa, spearman};
+pub(crate) use bounded::{Design, Scale, mean_interval};
+pub(crate) use interval::quantile_interval;
 pub use interval::{Interval, Level, Method};
-pub(crate) use interval::{MeanTally, quantile_interval, wilson, z_quantile};
 pub use paired::PairedTest;
-pub(crate) use paired::{holm, paired, samples_needed};
+pub(crate) use paired::{holm, paired};
+pub(crate) use power::{
+    SampleSize, mcnemar_samples, paired_t_runs, paired_t_samples, within_samples,
+};
+pub use power::{mcnemar_power, paired_t_power};
+pub(crate) use tally::MeanTally;
 
 /// Where an interval lies against a threshold: wholly on the side that
 /// passes, wholly on the side that fails, or across it.

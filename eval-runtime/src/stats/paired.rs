@@ -1,12 +1,12 @@
 //! Paired comparisons of two runs over the same samples: the mean of the
 //! per-sample differences with its interval and p-value (exact McNemar for
-//! pass/fail values, Student's paired t otherwise), Holm's correction when
-//! many comparisons are made at once, and the samples a comparison would
-//! need to be decided.
+//! pass/fail values, Student's paired t otherwise) and Holm's correction
+//! when many comparisons are made at once (the samples a comparison would
+//! need are in `power.rs`).
 
 use statrs::distribution::{Binomial, ContinuousCDF, DiscreteCDF, StudentsT};
 
-use super::{Interval, Level, MeanTally, z_quantile};
+use super::{Interval, Level, MeanTally};
 
 /// How the p-value of a paired comparison was computed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -133,20 +133,6 @@ pub(crate) fn holm(p_values: &[f64]) -> Vec<f64> {
     adjusted
 }
 
-/// Samples a paired comparison needs to detect a mean difference of
-/// `delta` at `level` (two-sided) with probability `power`, when the
-/// differences have standard deviation `sd`: `((z(1 − α/2) + z(power))·sd /
-/// delta)²`, rounded up (the normal approximation of the paired t test's
-/// power; Miller 2024 §5). `None` when `delta` is 0.
-pub(crate) fn samples_needed(sd: f64, delta: f64, level: Level, power: f64) -> Option<u64> {
-    if delta == 0.0 || !delta.is_finite() || !sd.is_finite() {
-        return None;
-    }
-    let z = level.z() + z_quantile(power);
-    let n = (z * sd / delta).powi(2).ceil();
-    Some(n.max(2.0) as u64)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,14 +188,5 @@ mod tests {
         }
         assert_eq!(holm(&[0.6, 0.9]), vec![1.0, 1.0]);
         assert!(holm(&[]).is_empty());
-    }
-
-    #[test]
-    fn samples_needed_is_the_power_formula() {
-        // sd 0.67, delta 0.1, 95%, 80% power: (1.959964 + 0.841621)² · 0.67² /
-        // 0.01 = 7.848888 · 44.89 = 352.34 → 353.
-        assert_eq!(samples_needed(0.67, 0.1, Level::STANDARD, 0.8), Some(353));
-        assert_eq!(samples_needed(0.67, -0.1, Level::STANDARD, 0.8), Some(353));
-        assert_eq!(samples_needed(0.5, 0.0, Level::STANDARD, 0.8), None);
     }
 }

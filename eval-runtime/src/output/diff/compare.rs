@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use super::model::{ALPHA, Change, Comparison, Diff, GateChange, Needed, Only, Outcome, POWER};
 use crate::model::Allow;
 use crate::output::results::{Results, ResultsError, SampleRecord, Verdict};
-use crate::stats::Level;
+use crate::stats::{self, Level, PairedTest, SampleSize};
 
 fn key(s: &SampleRecord) -> (String, String) {
     (s.dataset.clone(), s.id.clone())
@@ -342,42 +342,53 @@ fn run_variance(runs: &[(RunsOf, RunsOf)]) -> Option<(f64, u32)> {
 }
 
 /// What would decide an inconclusive comparison: samples to detect the
-/// observed difference (or, within ±ε, to show it is no change), and runs
-/// per sample that would do it with the samples at hand.
+/// observed difference (or, within ±ε, to show it is no change) with the
+/// test that will be run — exact McNemar for pass/fail pairs, the paired t
+/// test otherwise, each at its exact power — and runs per sample that
+/// would do it with the samples at hand.
 fn needed(c: &Comparison, epsilon: f64, within: Option<(f64, u32)>) -> Needed {
-    let (Some(d), Some(sd)) = (c.difference, c.sd) else {
-        return Needed {
-            samples: None,
-            repeats: None,
-        };
+    let none = Needed {
+        samples: None,
+        repeats: None,
+        no_difference: false,
     };
-    // The distance the interval's half-width must shrink below.
-    let target = if d.abs() > epsilon {
-        d.abs()
-    } else {
-        epsilon - d.abs()
+    let (Some(d), Some(sd)) = (c.difference, c.sd) else {
+        return none;
     };
     let level = Level::STANDARD;
-    let samples = crate::stats::samples_needed(sd, target, level, POWER);
+    let detect = d.abs() > epsilon;
+    let size = match (detect, c.test, c.discordant) {
+        (false, ..) => stats::within_samples(sd, d, epsilon, level, POWER),
+        (true, Some(PairedTest::McNemar), Some((worse, better))) if c.pairs > 0 => {
+            let n = c.pairs as f64;
+            stats::mcnemar_samples(worse as f64 / n, better as f64 / n, level, POWER)
+        }
+        (true, ..) => stats::paired_t_samples(sd, d, level, POWER),
+    };
+    let (samples, no_difference) = match size {
+        SampleSize::Samples(n) | SampleSize::Beyond(n) => (Some(n), false),
+        SampleSize::NoDifference => (None, detect),
+    };
     // With K runs per sample, a difference's variance is the samples'
     // own (between) plus twice the run-to-run variance over K.
     let repeats = within.and_then(|(w, k)| {
-        let n = c.pairs as f64;
-        if target <= 0.0 || n < 2.0 {
+        if !detect || c.pairs < 2 || no_difference {
             return None;
         }
-        let z = level.z() + crate::stats::z_quantile(POWER);
-        let allowed = n * (target / z).powi(2);
         let between = (sd * sd - 2.0 * w / f64::from(k)).max(0.0);
-        let room = allowed - between;
-        if room <= 0.0 || w <= 0.0 {
-            return None;
-        }
-        let k_needed = (2.0 * w / room).ceil();
-        (k_needed <= f64::from(eval_datasets::repeat::MAX_REPEAT) && k_needed > f64::from(k))
-            .then_some(k_needed as u32)
+        stats::paired_t_runs(
+            (c.pairs as u64, d),
+            (between, w),
+            k,
+            eval_datasets::repeat::MAX_REPEAT,
+            (level, POWER),
+        )
     });
-    Needed { samples, repeats }
+    Needed {
+        samples,
+        repeats,
+        no_difference,
+    }
 }
 
 /// Every gate judged in both runs, with how its outcome moved.
@@ -474,13 +485,22 @@ mod tests {
         let d = diff(&pass_fail(&old), &pass_fail(&new), 0.0);
         let c = &d.comparisons[0];
         assert_eq!(c.outcome, Outcome::Inconclusive);
-        // Differences: 3 × −1, 2 × +1, 15 × 0: mean −0.05, s² = (5 − 20 ·
-        // 0.0025)/19 = 0.260526; n = (1.959964 + 0.841621)² · 0.260526 /
-        // 0.0025 = 817.9 → 818.
-        assert_eq!(c.needed.unwrap().samples, Some(818));
+        // 3 of 20 pass → fail, 2 fail → pass: the exact McNemar test, the
+        // one that will be run, detects rates of 0.15 and 0.10 with 80%
+        // power from 817 pairs (power 0.79982 at 816, 0.80032 at 817, by an
+        // independent sum in Python over scipy's binomial).
+        assert_eq!(c.needed.unwrap().samples, Some(817));
         assert!(d.render().contains(
-            "about 818 samples would be needed to detect a difference this size (80% power)"
+            "817 samples would be needed to detect a difference this size (80% power)"
         ));
+        // As many pairs one way as the other: no number of samples would
+        // detect a difference (not 18446744073709551615 of them).
+        let mut even = vec![true; 20];
+        even[10..12].iter_mut().for_each(|p| *p = false);
+        let d = diff(&pass_fail(&old), &pass_fail(&even), 0.0);
+        let n = d.comparisons[0].needed.unwrap();
+        assert!(n.no_difference && n.samples.is_none(), "{n:?}");
+        assert!(d.render().contains("no difference seen"), "{}", d.render());
         // With a margin: the interval must also lie within ±ε to be no change.
         let d = diff(&pass_fail(&old), &pass_fail(&new), 0.5);
         assert_eq!(d.comparisons[0].outcome, Outcome::NoChange);
@@ -535,11 +555,11 @@ mod tests {
         assert_eq!(c.outcome, Outcome::Inconclusive, "{c:?}");
         // Differences alternate −0.25 / +0.15: mean −0.05, s² = 0.0444...;
         // run-to-run part 2 · 0.09 / 3 = 0.06 ≥ s²: none of it is left to
-        // the samples themselves. Allowed variance for 80% power at δ = 0.05
-        // with 10 pairs: 10 · (0.05 / 2.801585)² = 0.003185; runs needed
-        // ⌈2 · 0.09 / 0.003185⌉ = 57.
+        // the samples themselves. With K runs the differences' sd is
+        // √(0.18/K); statsmodels' TTestPower gives 10 pairs 80% power
+        // (0.8031) first at K = 72 (the normal approximation said 57).
         let n = c.needed.unwrap();
-        assert_eq!(n.repeats, Some(57), "{n:?}");
+        assert_eq!(n.repeats, Some(72), "{n:?}");
         assert!(n.samples.is_some());
     }
 }

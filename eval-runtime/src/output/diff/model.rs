@@ -84,13 +84,19 @@ impl fmt::Display for Outcome {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct Needed {
-    /// Samples (paired) that would decide it with 80% power: detect the
-    /// observed difference, or — when it lies within ±ε — show that it does.
+    /// Samples (paired) that would decide it with 80% power, for the test
+    /// that will be run (exact McNemar or paired t, at their exact power):
+    /// detect the observed difference, or — when it lies within ±ε — show
+    /// that it does.
     pub samples: Option<u64>,
     /// Runs per sample that would decide it with the samples at hand,
     /// when the runs were repeated (so their run-to-run variance is known)
     /// and more runs can decide it at all.
     pub repeats: Option<u32>,
+    /// The runs showed no difference at all (as many samples went one way
+    /// as the other): no number of samples would detect one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_difference: bool,
 }
 
 /// One dataset's metric, compared between the runs.

@@ -92,12 +92,18 @@ fn needed_text(c: &Comparison, epsilon: f64) -> Option<String> {
     } else {
         "to detect a difference this size".to_string()
     };
+    if n.no_difference {
+        return Some(
+            "no difference seen (as many samples moved one way as the other): more samples would not detect one"
+                .into(),
+        );
+    }
     Some(match (n.samples, n.repeats) {
         (Some(s), Some(k)) => format!(
-            "about {s} samples would be needed {what} (80% power), or {k} runs per sample of these {}",
+            "{s} samples would be needed {what} (80% power), or {k} runs per sample of these {}",
             c.pairs
         ),
-        (Some(s), None) => format!("about {s} samples would be needed {what} (80% power)"),
+        (Some(s), None) => format!("{s} samples would be needed {what} (80% power)"),
         (None, Some(k)) => format!("{k} runs per sample would be needed {what} (80% power)"),
         (None, None) if epsilon == 0.0 && c.difference == Some(0.0) => {
             "no difference seen; give --epsilon to be able to call it no change".into()
