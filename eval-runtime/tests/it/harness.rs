@@ -437,10 +437,11 @@ fn repeat_scores_the_mean_and_calls_a_straddling_interval_inconclusive() {
     let m = &s.metrics[0];
     assert!((m.score.unwrap() - 2.0 / 3.0).abs() < 1e-12);
     let spread = m.spread.unwrap();
-    // A pass rate: Wilson's interval of 2 of 3, by hand [0.207660, 0.938508].
+    // A pass rate: Clopper–Pearson's interval of 2 of 3 (statsmodels
+    // 0.15.0 `proportion_confint(2, 3, method="beta")`).
     assert_eq!(spread.runs, 3);
-    assert!((spread.low - 0.207660).abs() < 1e-5, "{spread:?}");
-    assert!((spread.high - 0.938508).abs() < 1e-5, "{spread:?}");
+    assert!((spread.low - 0.094299).abs() < 1e-5, "{spread:?}");
+    assert!((spread.high - 0.991596).abs() < 1e-5, "{spread:?}");
     assert!(spread.straddles);
     assert_eq!(spread.decision, Some(Decision::Inconclusive));
     assert_eq!(results.datasets[0].inconclusive, 1);
@@ -457,10 +458,11 @@ fn repeat_scores_the_mean_and_calls_a_straddling_interval_inconclusive() {
 fn a_clustered_gate_knows_its_samples_are_not_independent() {
     // Six samples of two documents: the agent gets every question about
     // document a right and every one about b wrong. Unclustered, mean 0.5
-    // over six values is a pass rate, Wilson's [0.1876, 0.8124]: above 0.1.
-    // Clustered by document, two clusters: SE² = s²/n + Σ_c Σ_{i≠j} e_i·e_j
-    // / n² = 0.3/6 + (1.5 + 1.5)/36 = 0.13333, on 1 degree of freedom:
-    // 0.5 ± 12.706 · 0.36515, cut to [0, 1]: it straddles 0.1.
+    // over six values is a pass rate, Clopper–Pearson's [0.1181, 0.8819]
+    // (statsmodels `proportion_confint(3, 6, method="beta")`): above 0.1.
+    // Clustered by document, two clusters whose residuals sum to ±1.5:
+    // CR1 SE² = 2/(2 − 1) · (1.5² + 1.5²) / 6² = 0.25, on 1 degree of
+    // freedom: 0.5 ± 12.706 · 0.5, cut to [0, 1]: it straddles 0.1.
     let data: String = (0..6)
         .map(|i| {
             let doc = if i < 3 { "a" } else { "b" };
@@ -486,9 +488,12 @@ fn a_clustered_gate_knows_its_samples_are_not_independent() {
     };
     let plain = run(false);
     assert_eq!(plain.decision, Some(Decision::Pass));
-    assert_eq!(plain.method, Some(eval_runtime::verdict::Method::Wilson));
+    assert_eq!(
+        plain.method,
+        Some(eval_runtime::verdict::Method::ClopperPearson)
+    );
     let i = plain.interval.unwrap();
-    assert!((i.low - 0.187_616).abs() < 1e-5, "{i:?}");
+    assert!((i.low - 0.118_117).abs() < 1e-5, "{i:?}");
     let clustered = run(true);
     assert_eq!(clustered.decision, Some(Decision::Inconclusive));
     assert_eq!(
@@ -511,9 +516,10 @@ fn a_clustered_gate_knows_its_samples_are_not_independent() {
 #[test]
 fn repeat_auto_adds_runs_only_where_the_verdict_is_in_doubt() {
     // Three samples: one always answered right, one always wrong, one
-    // right every other run. partial_match is a score (Student's t): a
-    // score that does not vary is decided at the first look (3 runs); the
-    // alternating one stays in doubt up to the maximum.
+    // right every other run. partial_match is a score in 0..1 (the betting
+    // interval): three runs that agree prove no more than 0.27, so a score
+    // that does not vary is decided at the second look (6 runs: 0.51 against
+    // 0.5); the alternating one stays in doubt up to the maximum.
     let data = "{\"id\": \"sure\", \"input\": \"a\", \"expected\": \"paris\"}\n{\"id\": \"wrong\", \"input\": \"b\", \"expected\": \"paris\"}\n{\"id\": \"coin\", \"input\": \"c\", \"expected\": \"paris\"}\n";
     let dir = scratch("repeat-auto", &[("qa.jsonl", data)]);
     let calls = Arc::new(std::sync::Mutex::new(std::collections::BTreeMap::<
@@ -537,8 +543,8 @@ fn repeat_auto_adds_runs_only_where_the_verdict_is_in_doubt() {
         })
         .evaluate(args(&[]));
     let calls = calls.lock().unwrap().clone();
-    assert_eq!(calls["sure"], 3, "decided at the first look");
-    assert_eq!(calls["wrong"], 3, "decided at the first look");
+    assert_eq!(calls["sure"], 6, "decided at the second look");
+    assert_eq!(calls["wrong"], 6, "decided at the second look");
     assert_eq!(calls["coin"], 10, "in doubt to the maximum: {calls:?}");
     let results = read(&out);
     let by_id = |id: &str| results.samples.iter().find(|s| s.id == id).unwrap();
@@ -547,9 +553,11 @@ fn repeat_auto_adds_runs_only_where_the_verdict_is_in_doubt() {
     let coin = by_id("coin");
     assert_eq!(coin.verdict, Verdict::Inconclusive);
     assert_eq!(coin.runs, 10);
-    // Looks after 3, 6 and 10 runs: each at 1 − 0.05/3.
-    let level = coin.metrics[0].spread.unwrap().level;
-    assert!((level - (1.0 - 0.05 / 3.0)).abs() < 1e-12, "{level}");
+    // Looks after 3, 6 and 10 runs, all at 95%: the betting interval
+    // holds at every look at once.
+    let spread = coin.metrics[0].spread.unwrap();
+    assert_eq!(spread.level, 0.95);
+    assert_eq!(spread.method, Some(eval_runtime::verdict::Method::Betting));
     assert_eq!(out.code, 101, "`wrong` fails");
 }
 
