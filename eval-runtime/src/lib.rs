@@ -179,7 +179,8 @@ pub mod report {
 /// verdict counts as (see the guide's "Verdicts" chapter).
 pub mod verdict {
     pub use crate::stats::{
-        Decision, Interval, Level, Method, OnInconclusive, mcnemar_power, paired_t_power,
+        Decision, Interval, Level, Method, OnInconclusive, SampleSize, mcnemar_power,
+        mcnemar_samples, paired_t_power, paired_t_samples,
     };
 }
 

@@ -1,4 +1,6 @@
-//! Verdicts under nondeterminism: `cargo run --release --example bench_verdicts [-- --pairs 200]`.
+//! Verdicts under nondeterminism: `cargo run --release --example
+//! bench_verdicts [-- --pairs 200] [--samples 1000] [--only SECTION]`
+//! (sections: `comparisons`, `intervals`, `power`, `clusters`).
 //!
 //! Agents here are in-process and random: each answer to a sample is right
 //! with the sample's probability (drawn fresh for every call, from a seeded
@@ -22,18 +24,41 @@
 //!    calls (and their ratio), for a score (`partial_match >= 0.5`, whose
 //!    runs do not vary on a clear-cut sample) and for a pass/fail metric
 //!    (`contains >= 0.5`, where every run carries one bit).
+//! 4. **Wrong-side verdicts** of a sample over repeated runs (`intervals.rs`):
+//!    0/1, discrete and continuous scores at thresholds 0.5, 0.8, 0.9 and
+//!    0.99, `repeat = 3, 5, 10, "auto"`, `--samples` samples per cell, true
+//!    means at and just below the threshold; and an 80%-right agent at
+//!    `partial_match >= 0.9`.
+//! 5. **"Needed at 80% power"** (`power.rs`): the samples an inconclusive
+//!    comparison says would decide it, then pairs of runs of that many
+//!    samples: the share detected, with its interval, against the exact
+//!    power at that count.
+//! 6. **Clustered gates** (`clusters.rs`): how often a gate's 95% interval
+//!    holds the true mean with 3, 5, 10 and 30 clusters.
 
+mod clusters;
 mod comparisons;
+mod intervals;
+mod power;
 mod sim;
 
 use std::time::Instant;
 
 fn main() {
     let mut n_pairs = 200usize;
+    let mut n_samples = 1000usize;
+    let mut only: Option<String> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--pairs" => n_pairs = args.next().and_then(|v| v.parse().ok()).unwrap_or(n_pairs),
+            "--samples" => {
+                n_samples = args
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(n_samples)
+            }
+            "--only" => only = args.next(),
             other => {
                 eprintln!(
                     "unknown argument {other}; see the doc comment of examples/bench_verdicts/main.rs"
@@ -44,6 +69,19 @@ fn main() {
     }
     let started = Instant::now();
 
-    comparisons::sections(n_pairs);
+    let wanted = |name: &str| only.as_deref().is_none_or(|o| o == name);
+    if wanted("comparisons") {
+        comparisons::sections(n_pairs);
+    }
+    if wanted("intervals") {
+        intervals::section(n_samples);
+        intervals::eighty_percent_agent(n_samples);
+    }
+    if wanted("power") {
+        power::section(n_pairs);
+    }
+    if wanted("clusters") {
+        clusters::section(n_pairs);
+    }
     println!("\n(wall time {:.1} s)", started.elapsed().as_secs_f64());
 }

@@ -255,7 +255,7 @@ pub(crate) fn why_not_passed(
 /// interval (Waudby-Smith & Ramdas 2024), which holds at every look `auto`
 /// makes; a score without a finite range (a count) Student's t interval,
 /// `mean ± t(1 − α/2, n − 1) · s / √n`, cut to 0 and up. Runs that all
-/// agree never make it collapse: three runs of 1.0 prove at most 0.29. The
+/// agree never make it collapse: three runs of 1.0 prove no more than 0.29. The
 /// sample's verdict on the metric is [`Decision::Pass`] when the whole
 /// interval passes, [`Decision::Fail`] when the whole interval fails, else
 /// [`Decision::Inconclusive`].

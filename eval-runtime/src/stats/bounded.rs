@@ -2,8 +2,9 @@
 //! whatever their distribution: the exact (Clopper–Pearson) interval of a
 //! pass rate, and the betting interval of Waudby-Smith & Ramdas for any
 //! score in a finite range. Neither collapses when the values happen to
-//! agree: three runs that all scored 1.0 prove a mean of at least 0.29
-//! (0.0125^(1/3) for a pass rate), not of 1.0.
+//! agree: three runs that all scored 1.0 prove a pass rate of at least
+//! 0.29 (0.025^(1/3): a rate of 0.29 passes three times in 2.5% of tries)
+//! and a score of at least 0.27, not 1.0.
 //!
 //! Which interval a mean gets is decided here, once, from what is known of
 //! its values before any is seen ([`Scale`]) and how they were gathered
@@ -194,9 +195,9 @@ fn beta_quantile(p: f64, a: f64, b: f64) -> f64 {
 
 /// How much of the largest bet that keeps the capital nonnegative (1/m
 /// against a mean of m) a bet may stake. Waudby-Smith & Ramdas use ½ or ¾;
-/// 0.9 loses less at few values that all agree (three runs of 1.0 prove
-/// 0.26 rather than 0.21 at ¾), and any value below 1 keeps the interval
-/// valid.
+/// 0.9 loses less when few values all agree (six runs of 1.0 prove 0.514,
+/// enough for a threshold of 0.5, where ¾ proves 0.469 and needs a seventh
+/// run), and any value up to 1 keeps the interval valid.
 const TRUNCATION: f64 = 0.9;
 
 /// The betting confidence interval of the mean of `values` in [0, 1], in
@@ -370,7 +371,8 @@ mod tests {
             (auto.method, auto.level),
             (Method::Betting, Level::STANDARD)
         );
-        let count = mean_interval(&[1.0, 2.0, 4.0], Scale::Open(0.0, f64::INFINITY), looks).unwrap();
+        let count =
+            mean_interval(&[1.0, 2.0, 4.0], Scale::Open(0.0, f64::INFINITY), looks).unwrap();
         assert_eq!(count.method, Method::T);
         assert!(close(count.level.0, 1.0 - 0.05 / 3.0, 1e-12));
         // A value outside the range it claims falls back to t.

@@ -31,10 +31,8 @@ pub(crate) use interval::quantile_interval;
 pub use interval::{Interval, Level, Method};
 pub use paired::PairedTest;
 pub(crate) use paired::{holm, paired};
-pub(crate) use power::{
-    SampleSize, mcnemar_samples, paired_t_runs, paired_t_samples, within_samples,
-};
-pub use power::{mcnemar_power, paired_t_power};
+pub use power::{SampleSize, mcnemar_power, mcnemar_samples, paired_t_power, paired_t_samples};
+pub(crate) use power::{paired_t_runs, within_samples};
 pub(crate) use tally::MeanTally;
 
 /// Where an interval lies against a threshold: wholly on the side that

@@ -15,7 +15,7 @@ use super::student::z_quantile;
 
 /// Samples a comparison would need.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum SampleSize {
+pub enum SampleSize {
     /// The runs showed no difference at all (or one below floating-point
     /// noise): no number of samples is "enough to detect" it.
     NoDifference,
@@ -125,7 +125,7 @@ pub fn paired_t_power(effect: f64, n: u64, level: Level) -> f64 {
 /// The fewest pairs (at least 2) with which the paired t test at `level`
 /// detects a mean difference of `delta` (differences of standard
 /// deviation `sd`) with probability `power`.
-pub(crate) fn paired_t_samples(sd: f64, delta: f64, level: Level, power: f64) -> SampleSize {
+pub fn paired_t_samples(sd: f64, delta: f64, level: Level, power: f64) -> SampleSize {
     if !sd.is_finite() || !delta.is_finite() {
         return SampleSize::NoDifference;
     }
@@ -233,7 +233,7 @@ fn rejection_edge(d: u64, alpha: f64) -> Option<u64> {
 /// `better` with probability `power`. Its power does not rise steadily
 /// with n (the test is discrete); this is the fewest found by bisection on
 /// its trend and a look at the 200 counts below.
-pub(crate) fn mcnemar_samples(worse: f64, better: f64, level: Level, power: f64) -> SampleSize {
+pub fn mcnemar_samples(worse: f64, better: f64, level: Level, power: f64) -> SampleSize {
     if !(worse.is_finite() && better.is_finite()) || (worse - better).abs() <= NOISE {
         return SampleSize::NoDifference;
     }

@@ -212,7 +212,9 @@ mod tests {
         let b = betting(&[1.0; 3], Level::STANDARD, 3);
         assert!(close(i.low, b.low, 1e-12) && i.low < 0.5, "{i:?}");
         // Unbounded values keep the t interval (a point, here).
-        let (i, _) = t.clustered(Level::STANDARD, Scale::Open(0.0, f64::INFINITY)).unwrap();
+        let (i, _) = t
+            .clustered(Level::STANDARD, Scale::Open(0.0, f64::INFINITY))
+            .unwrap();
         assert_eq!((i.low, i.high), (1.0, 1.0));
     }
 }

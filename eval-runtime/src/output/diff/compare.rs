@@ -490,9 +490,11 @@ mod tests {
         // power from 817 pairs (power 0.79982 at 816, 0.80032 at 817, by an
         // independent sum in Python over scipy's binomial).
         assert_eq!(c.needed.unwrap().samples, Some(817));
-        assert!(d.render().contains(
-            "817 samples would be needed to detect a difference this size (80% power)"
-        ));
+        assert!(
+            d.render().contains(
+                "817 samples would be needed to detect a difference this size (80% power)"
+            )
+        );
         // As many pairs one way as the other: no number of samples would
         // detect a difference (not 18446744073709551615 of them).
         let mut even = vec![true; 20];
