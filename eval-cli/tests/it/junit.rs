@@ -164,9 +164,10 @@ fn the_harness_writes_it_too() {
 fn inconclusive_samples_pass_or_fail_as_counted_and_say_so() {
     use eval_runtime::verdict::OnInconclusive;
     use eval_runtime::{Harness, Response, Sample};
-    // Repeated 5 times, contains >= 0.5: one sample always right (a pass,
-    // proven: Wilson's interval of 5 in 5 is [0.566, 1]), one wrong on its
-    // 2nd and 4th runs (inconclusive: 3 in 5 is [0.231, 0.882]).
+    // Repeated 6 times, contains >= 0.5: one sample always right (a pass,
+    // proven: Clopper–Pearson's interval of 6 in 6 is [0.025^(1/6), 1] =
+    // [0.541, 1]), one wrong on every other run (inconclusive: 3 in 6 is
+    // [0.118, 0.882]).
     let data = "{\"id\": \"sure\", \"input\": \"a\", \"expected\": \"yes\"}\n{\"id\": \"coin\", \"input\": \"b\", \"expected\": \"yes\"}\n";
     for (on, code, failures) in [
         (OnInconclusive::Estimate, 0, 0),
@@ -181,7 +182,7 @@ fn inconclusive_samples_pass_or_fail_as_counted_and_say_so() {
             .results_file(dir.join("results.json"))
             .junit(dir.join("junit.xml"))
             .dataset("qa.jsonl", "contains >= 0.5")
-            .repeat(5)
+            .repeat(6)
             .inconclusive(on)
             .agent_fn(async move |s: &Sample| {
                 if s.id != "coin" {
@@ -192,7 +193,7 @@ fn inconclusive_samples_pass_or_fail_as_counted_and_say_so() {
             })
             .evaluate(common::harness_args(&["junit", "-q"]));
         assert_eq!(out.code, code, "{on}");
-        assert_eq!(calls_seen.load(std::sync::atomic::Ordering::SeqCst), 5);
+        assert_eq!(calls_seen.load(std::sync::atomic::Ordering::SeqCst), 6);
         check_junit_schema(&dir.join("junit.xml"));
         let xml = std::fs::read_to_string(dir.join("junit.xml")).unwrap();
         let (counts, messages) = validate(&xml);
@@ -204,13 +205,13 @@ fn inconclusive_samples_pass_or_fail_as_counted_and_say_so() {
         assert!(xml.contains("status=\"inconclusive\""), "{xml}");
         if failures == 0 {
             assert!(
-                xml.contains("<system-out>inconclusive (counted as passed): contains 0.600 &gt;= 0.5 (mean of 5 runs, 95% interval 0.231..0.882)</system-out>"),
+                xml.contains("<system-out>inconclusive (counted as passed): contains 0.500 &gt;= 0.5 (mean of 6 runs, 95% interval 0.118..0.882)</system-out>"),
                 "{xml}"
             );
         } else {
             assert_eq!(
                 messages[0].0,
-                "contains 0.600 >= 0.5 not proven (mean of 5 runs, 95% interval 0.231..0.882, inconclusive)",
+                "contains 0.500 >= 0.5 not proven (mean of 6 runs, 95% interval 0.118..0.882, inconclusive)",
                 "{messages:?}"
             );
         }

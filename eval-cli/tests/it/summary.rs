@@ -14,7 +14,7 @@ const DATASET: &str = "{\"input\": \"What is RAG?\", \"expected\": \"Retrieval\"
 
 /// The gate row of the summary: the mean of the two samples scored (0.5)
 /// meets 0.3, and the gate is missed all the same, saying why.
-const GATE_ROW: &str = "| `mean(contains)` | 0.5000 | 0.0945–0.9055 | \\>= | 0.3 | ❌ missed: 1 sample(s) could not be scored (the value alone meets it) | +0.2000 | 1 |";
+const GATE_ROW: &str = "| `mean(contains)` | 0.5000 | 0.0126–0.9874 | \\>= | 0.3 | ❌ missed: 1 sample(s) could not be scored (the value alone meets it) | +0.2000 | 1 |";
 
 fn evaluate(dir: &std::path::Path, env: &[(&str, &str)]) -> std::process::Output {
     evaluate_demo(

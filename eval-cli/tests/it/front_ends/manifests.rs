@@ -157,10 +157,10 @@ fn every_front_end_gives_the_same_verdict() {
         attr_text.contains("test qa_reported::gates ... ok"),
         "{attr_text}"
     );
-    const REPORTED_LINE: &str = "gate qa_reported missed (inconclusive): mean contains = 0.6667 (95% interval 0.2077..0.9385), gate >= 0.9 (missed by 0.2333; inconclusive: its interval straddles the threshold), not enforced (ciGate is false)";
+    const REPORTED_LINE: &str = "gate qa_reported missed (inconclusive): mean contains = 0.6667 (95% interval 0.0943..0.9916), gate >= 0.9 (missed by 0.2333; inconclusive: its interval straddles the threshold), not enforced (ciGate is false)";
     assert!(
         attr_text.contains(
-            "gate qa_gated FAILED (inconclusive): mean contains = 0.6667 (95% interval 0.2077..0.9385), gate >= 0.9 (missed by 0.2333; inconclusive: its interval straddles the threshold)"
+            "gate qa_gated FAILED (inconclusive): mean contains = 0.6667 (95% interval 0.0943..0.9916), gate >= 0.9 (missed by 0.2333; inconclusive: its interval straddles the threshold)"
         ),
         "{attr_text}"
     );
