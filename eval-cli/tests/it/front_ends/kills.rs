@@ -123,12 +123,26 @@ fn a_killed_first_run_never_claims_to_be_complete() {
         text(&summary)
     );
     assert!(text(&summary).contains("incomplete"), "{}", text(&summary));
-    let accept = evals(&["report", "accept", file.to_str().unwrap()]);
-    assert!(
-        !accept.status.success(),
+    let baseline = dir.join("baseline.json");
+    let accept = evals(&[
+        "report",
+        "accept",
+        file.to_str().unwrap(),
+        baseline.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        accept.status.code(),
+        Some(2),
         "accept of a killed run: {}",
         text(&accept)
     );
+    assert!(
+        text(&accept).contains("holds an incomplete run"),
+        "{}",
+        text(&accept)
+    );
+    assert!(!baseline.exists(), "a killed run became the baseline");
+    merged_killed_run_stays_incomplete(&file, &baseline, evals);
 
     // The same binary run to its end is complete; filtered, it says what
     // it left out.
@@ -149,9 +163,45 @@ fn a_killed_first_run_never_claims_to_be_complete() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out));
-    let r = read(&results_file(&filtered).unwrap());
+    let filtered = results_file(&filtered).unwrap();
+    let r = read(&filtered);
     assert!(!r.complete, "a filtered run lacks `b`");
     assert_eq!(r.missing_datasets, ["b (data/b.jsonl)"]);
+    // The run of `b` alone supplies what the filtered one lacks: their
+    // join is the whole run; the killed run and `b` still lack `c`.
+    let only_b = dir.join("results-only-b");
+    let out = command(&attr, &dir, "http://127.0.0.1:9", &only_b)
+        .arg("b::")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let only_b = results_file(&only_b).unwrap();
+    assert_eq!(
+        read(&only_b).missing_datasets,
+        ["a (data/a.jsonl)", "c (data/c.jsonl)"]
+    );
+    let joined = dir.join("joined.json");
+    let out = evals(&[
+        "report",
+        "merge",
+        joined.to_str().unwrap(),
+        filtered.to_str().unwrap(),
+        only_b.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let r = read(&joined);
+    assert!(r.complete && r.missing_datasets.is_empty(), "{r:?}");
+    let out = evals(&[
+        "report",
+        "merge",
+        joined.to_str().unwrap(),
+        file.to_str().unwrap(),
+        only_b.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let r = read(&joined);
+    assert!(!r.complete);
+    assert_eq!(r.missing_datasets, ["c (data/c.jsonl)"]);
 
     // 2. Kills at delays from a fixed seed, each a first run: whatever
     // the file holds, it is complete only when it holds every dataset.
@@ -194,4 +244,75 @@ fn a_killed_first_run_never_claims_to_be_complete() {
         }
     }
     assert!(killed > 0, "no round was killed before its end");
+}
+
+/// `evals report merge` of the killed run's file (what a CI job that joins
+/// its shards after one was killed does) says it is incomplete, names what
+/// is missing and exits 1; the joined file keeps saying so, so `report
+/// accept` refuses it and `report summary` does not call it passed — with
+/// `--partial` too.
+fn merged_killed_run_stays_incomplete(
+    file: &Path,
+    baseline: &Path,
+    evals: impl Fn(&[&str]) -> std::process::Output,
+) {
+    let merged = file.with_file_name("merged.json");
+    let out = evals(&[
+        "report",
+        "merge",
+        merged.to_str().unwrap(),
+        file.to_str().unwrap(),
+    ]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(1), "merge of a killed run: {said}");
+    for missing in ["b (data/b.jsonl)", "c (data/c.jsonl)"] {
+        assert!(
+            said.contains(&format!("error: dataset {missing} is not in the join")),
+            "{said}"
+        );
+    }
+    assert!(
+        said.contains(
+            "(incomplete: dataset(s) `b (data/b.jsonl)`, `c (data/c.jsonl)` did not run)"
+        ),
+        "{said}"
+    );
+    let r = read(&merged);
+    assert!(
+        !r.complete,
+        "the join of a killed run claims to be complete"
+    );
+    assert_eq!(r.missing_datasets, read(file).missing_datasets);
+    assert_eq!(r.samples.len(), 3);
+    let summary = evals(&["report", "summary", merged.to_str().unwrap()]);
+    assert_eq!(summary.status.code(), Some(1), "{}", text(&summary));
+    assert!(text(&summary).contains("INCOMPLETE"), "{}", text(&summary));
+    let accept = evals(&[
+        "report",
+        "accept",
+        merged.to_str().unwrap(),
+        baseline.to_str().unwrap(),
+    ]);
+    assert_eq!(accept.status.code(), Some(2), "{}", text(&accept));
+    assert!(
+        !baseline.exists(),
+        "the join of a killed run became the baseline"
+    );
+    // `--partial` accepts the join, which still says what it lacks.
+    let out = evals(&[
+        "report",
+        "merge",
+        "--partial",
+        merged.to_str().unwrap(),
+        file.to_str().unwrap(),
+    ]);
+    assert!(
+        text(&out).contains("(incomplete: dataset(s) `b (data/b.jsonl)`"),
+        "{}",
+        text(&out)
+    );
+    let r = read(&merged);
+    assert!(!r.complete && r.missing_datasets.len() == 2, "{r:?}");
+    let summary = evals(&["report", "summary", merged.to_str().unwrap()]);
+    assert_eq!(summary.status.code(), Some(1), "{}", text(&summary));
 }
