@@ -244,6 +244,69 @@ fn a_killed_first_run_never_claims_to_be_complete() {
         }
     }
     assert!(killed > 0, "no round was killed before its end");
+    nextest_parts_without_a_shard(&dir, &attr, evals);
+}
+
+/// Under nextest each test is its own process and leaves a part; a shard
+/// that never reported (killed, its job lost) takes whole datasets with it
+/// when they were small: the parts that did report still name the binary's
+/// other datasets, so their join is not taken for the whole run.
+fn nextest_parts_without_a_shard(
+    dir: &Path,
+    attr: &Path,
+    evals: impl Fn(&[&str]) -> std::process::Output,
+) {
+    let results = dir.join("results-nextest");
+    let list = command(attr, dir, "http://127.0.0.1:9", &results)
+        .args(["--list", "--format", "terse"])
+        .output()
+        .unwrap();
+    assert!(list.status.success(), "{}", text(&list));
+    let names: Vec<String> = String::from_utf8_lossy(&list.stdout)
+        .lines()
+        .filter_map(|l| l.strip_suffix(": test"))
+        .map(str::to_string)
+        .collect();
+    let run = |names: &mut dyn Iterator<Item = &String>| {
+        for name in names {
+            let out = command(attr, dir, "http://127.0.0.1:9", &results)
+                .args(["--exact", name, "--nocapture"])
+                .env("NEXTEST", "1")
+                .env("NEXTEST_RUN_ID", "run-1")
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{name}: {}", text(&out));
+        }
+    };
+    run(&mut names.iter().filter(|n| n.starts_with("a::")));
+    let merged = dir.join("nextest-merged.json");
+    let out = evals(&[
+        "report",
+        "merge",
+        merged.to_str().unwrap(),
+        results.to_str().unwrap(),
+    ]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(1), "a shard missing: {said}");
+    assert!(
+        said.contains("dataset(s) `b (data/b.jsonl)`, `c (data/c.jsonl)` did not run"),
+        "{said}"
+    );
+    let r = read(&merged);
+    assert!(!r.complete);
+    assert_eq!(r.datasets.len(), 1, "{:?}", r.datasets);
+    // The other shard's parts: the join is the whole run.
+    run(&mut names.iter().filter(|n| !n.starts_with("a::")));
+    let out = evals(&[
+        "report",
+        "merge",
+        merged.to_str().unwrap(),
+        results.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let r = read(&merged);
+    assert!(r.complete && r.missing_datasets.is_empty(), "{r:?}");
+    assert_eq!(r.samples.len(), 9);
 }
 
 /// `evals report merge` of the killed run's file (what a CI job that joins
