@@ -28,11 +28,18 @@ use super::results::{DatasetSummary, MetricSummary, Results, ResultsError};
 const SHOWN_PROBLEMS: usize = 8;
 
 impl Results {
-    /// `Ok` when the file's totals are what its records give (see the
-    /// [module docs](self)); else [`ResultsError::Inconsistent`] naming
-    /// `path` and what does not add up. Fields that files of earlier
-    /// versions lack read as their defaults (no `planned`: what is there
-    /// counts as complete), so such a file passes when its counts agree.
+    /// `Ok` when the file's totals are what its records give; else
+    /// [`ResultsError::Inconsistent`] naming `path` and what does not add
+    /// up. The records are counted again as the run counted them: per
+    /// dataset its samples, passed, failed, errors and inconclusive ones,
+    /// whether it is complete (against `planned`) and its gates judged;
+    /// per metric its scored, unscored and inconclusive samples; and a
+    /// run that says `complete` must have every dataset complete and none
+    /// missing. Means, intervals and gate verdicts are not compared.
+    /// Consistency is not completeness: a killed run's file that says it
+    /// is incomplete is consistent. Fields that files of earlier versions
+    /// lack read as their defaults (no `planned`: what is there counts as
+    /// complete), so such a file passes when its counts agree.
     pub fn check_consistency(&self, path: &Path) -> Result<(), ResultsError> {
         let mut problems = self.inconsistencies();
         if problems.is_empty() {
