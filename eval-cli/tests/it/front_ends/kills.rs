@@ -2,7 +2,10 @@
 //! never leaves a results file that claims to be complete: the macro lists
 //! the binary's datasets as it compiles them, so the file names every
 //! dataset that had not finished, `evals report accept` refuses it and
-//! `evals report summary` does not call it passed.
+//! `evals report summary` does not call it passed — nor the join `evals
+//! report merge` makes of it (exit 1, naming what is missing), unless
+//! other parts supply what it lacks; nor the join of nextest parts a
+//! shard is missing from.
 //!
 //! Two parts: one kill at a known point (a sample that hangs), and kills
 //! at delays drawn from a fixed seed (a bounded count, so CI runs it in
@@ -167,41 +170,7 @@ fn a_killed_first_run_never_claims_to_be_complete() {
     let r = read(&filtered);
     assert!(!r.complete, "a filtered run lacks `b`");
     assert_eq!(r.missing_datasets, ["b (data/b.jsonl)"]);
-    // The run of `b` alone supplies what the filtered one lacks: their
-    // join is the whole run; the killed run and `b` still lack `c`.
-    let only_b = dir.join("results-only-b");
-    let out = command(&attr, &dir, "http://127.0.0.1:9", &only_b)
-        .arg("b::")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
-    let only_b = results_file(&only_b).unwrap();
-    assert_eq!(
-        read(&only_b).missing_datasets,
-        ["a (data/a.jsonl)", "c (data/c.jsonl)"]
-    );
-    let joined = dir.join("joined.json");
-    let out = evals(&[
-        "report",
-        "merge",
-        joined.to_str().unwrap(),
-        filtered.to_str().unwrap(),
-        only_b.to_str().unwrap(),
-    ]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let r = read(&joined);
-    assert!(r.complete && r.missing_datasets.is_empty(), "{r:?}");
-    let out = evals(&[
-        "report",
-        "merge",
-        joined.to_str().unwrap(),
-        file.to_str().unwrap(),
-        only_b.to_str().unwrap(),
-    ]);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    let r = read(&joined);
-    assert!(!r.complete);
-    assert_eq!(r.missing_datasets, ["c (data/c.jsonl)"]);
+    filtered_runs_join_whole(&dir, &attr, (&filtered, &file), evals);
 
     // 2. Kills at delays from a fixed seed, each a first run: whatever
     // the file holds, it is complete only when it holds every dataset.
@@ -245,6 +214,50 @@ fn a_killed_first_run_never_claims_to_be_complete() {
     }
     assert!(killed > 0, "no round was killed before its end");
     nextest_parts_without_a_shard(&dir, &attr, evals);
+}
+
+/// The run of `b` alone supplies what the run filtered to the others
+/// lacks: their join is the whole run (exit 0); the killed run (`killed`)
+/// and `b` still lack `c` (exit 1).
+fn filtered_runs_join_whole(
+    dir: &Path,
+    attr: &Path,
+    (filtered, killed): (&Path, &Path),
+    evals: impl Fn(&[&str]) -> std::process::Output,
+) {
+    let only_b = dir.join("results-only-b");
+    let out = command(attr, dir, "http://127.0.0.1:9", &only_b)
+        .arg("b::")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let only_b = results_file(&only_b).unwrap();
+    assert_eq!(
+        read(&only_b).missing_datasets,
+        ["a (data/a.jsonl)", "c (data/c.jsonl)"]
+    );
+    let joined = dir.join("joined.json");
+    let out = evals(&[
+        "report",
+        "merge",
+        joined.to_str().unwrap(),
+        filtered.to_str().unwrap(),
+        only_b.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let r = read(&joined);
+    assert!(r.complete && r.missing_datasets.is_empty(), "{r:?}");
+    let out = evals(&[
+        "report",
+        "merge",
+        joined.to_str().unwrap(),
+        killed.to_str().unwrap(),
+        only_b.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let r = read(&joined);
+    assert!(!r.complete);
+    assert_eq!(r.missing_datasets, ["c (data/c.jsonl)"]);
 }
 
 /// Under nextest each test is its own process and leaves a part; a shard
