@@ -21,10 +21,14 @@ pub enum Command {
     /// Join results files — the parts `cargo nextest run` leaves under
     /// `target/evals/<package>/<binary>.parts/`, or the results of
     /// `--partition` shards — into one, and judge every gate over the whole
-    /// dataset. Exits 1 when the joined run fails (a missed gate, or a
-    /// failed sample where samples are judged singly, or samples missing
-    /// without --partial), 2 when the inputs cannot be joined (a sample in
-    /// two of them, different binaries).
+    /// dataset. The join is incomplete whenever a part is, unless the other
+    /// parts supply what it lacks whole: samples missing, or datasets a
+    /// part's run did not reach (killed, stopped, filtered). Exits 1 when
+    /// the joined run fails (a missed gate, or a failed sample where
+    /// samples are judged singly) or, without --partial, is incomplete
+    /// (naming what is missing); 2 when the inputs cannot be joined (a
+    /// sample in two of them, different binaries, a file whose totals do
+    /// not add up).
     Merge(MergeArgs),
     /// A run's summary: the verdict, per dataset its counts, metrics, gates
     /// (with the samples that could not be scored), latency, tokens and
@@ -34,7 +38,9 @@ pub enum Command {
     /// 0 when every run passed, 1 when one failed (a failed sample where
     /// samples are judged singly, a sample not scored, a missed gate) or is
     /// incomplete (stopped half-way, filtered, datasets missing), 2
-    /// when a file cannot be read or the summary cannot be written.
+    /// when a file cannot be read, does not add up (its totals against its
+    /// records, `complete` against what it holds) or the summary cannot be
+    /// written.
     Summary(SummaryArgs),
     /// Compare two results files: per dataset and metric, the paired
     /// difference (exact McNemar for pass/fail scores, paired t otherwise)
@@ -44,9 +50,13 @@ pub enum Command {
     /// moved, new or gone. `--format markdown` for a pull-request comment.
     /// Exits 1 only on a regression (a significant drop, a gate met before
     /// and missed now, samples no longer scored), 2 when a file cannot be
-    /// read or the runs cannot be compared (another judge, other data).
+    /// read, does not add up, or holds an incomplete run (without
+    /// --partial), or the runs cannot be compared (another judge, other
+    /// data).
     Diff(DiffArgs),
-    /// Make a results file the baseline (the old baseline is backed up first).
+    /// Make a results file the baseline (the old baseline is backed up
+    /// first). Refuses (exit 2) a file that does not add up, and one of an
+    /// incomplete run without --partial.
     Accept(AcceptArgs),
     /// Write the HTML report of results files: one self-contained page
     /// (no network; opens from file://) with the summary per dataset and
@@ -146,9 +156,11 @@ pub struct MergeArgs {
     /// Print the joined results as JSON on stdout.
     #[arg(long)]
     pub json: bool,
-    /// Accept a join that lacks samples of a dataset (its gates are then
-    /// not judged); without it an incomplete join exits 1, since a missing
-    /// shard or part would otherwise pass unnoticed.
+    /// Accept a join that lacks samples of a dataset, or datasets a part's
+    /// run did not reach (its gates are then not judged, and the joined
+    /// file still says it is incomplete); without it an incomplete join
+    /// exits 1, since a missing shard or a killed part would otherwise pass
+    /// unnoticed.
     #[arg(long)]
     pub partial: bool,
     /// What an inconclusive verdict counts as in the joined run: estimate,
@@ -176,8 +188,10 @@ pub struct AcceptArgs {
     pub partial: bool,
 }
 
+/// The results at `path`, refused when they do not add up (totals against
+/// records, `complete` against what is there).
 fn read(path: &std::path::Path) -> Result<Results, Failure> {
-    Results::read(path).map_err(|e| Failure::config(e.to_string()))
+    Results::read_consistent(path).map_err(|e| Failure::config(e.to_string()))
 }
 
 /// The results at `path`, which must be of a complete run unless `partial`.
@@ -279,10 +293,9 @@ pub fn run(command: Command) -> Result<u8, Failure> {
                 outln!(
                     "merged {} sample(s){} into {}",
                     merged.samples.len(),
-                    if merged.complete {
-                        ""
-                    } else {
-                        " (incomplete: a shard or part is missing)"
+                    match merged.incompleteness() {
+                        None => String::new(),
+                        Some(why) => format!(" (incomplete: {why})"),
                     },
                     args.output.display()
                 );
@@ -298,6 +311,15 @@ pub fn run(command: Command) -> Result<u8, Failure> {
                         d.samples,
                         d.planned.map_or("?".to_string(), |p| p.to_string())
                     );
+                }
+                for m in &merged.missing_datasets {
+                    if m.starts_with("(unknown") {
+                        errln!("error: {m} (--partial accepts that)");
+                    } else {
+                        errln!(
+                            "error: dataset {m} is not in the join: a part's run did not reach it (killed, stopped or filtered) and no part holds it whole (--partial accepts that)"
+                        );
+                    }
                 }
                 return Ok(1);
             }

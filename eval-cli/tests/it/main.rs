@@ -6,6 +6,7 @@ mod common;
 
 mod browser;
 mod calibrate;
+mod consistency;
 mod create;
 mod datasets;
 mod docs;

@@ -39,8 +39,11 @@ pub(crate) enum Ending {
         whole: bool,
         missing: Vec<String>,
     },
-    /// One nextest part: its part file at `path`, nothing else.
-    Part { path: PathBuf },
+    /// One nextest part: its part file at `path`, nothing else. `missing`:
+    /// the datasets of the binary this part does not hold, when the front
+    /// end knows them otherwise than by the run's plan (the attribute), so
+    /// that a join lacking all of a dataset's parts says so.
+    Part { path: PathBuf, missing: Vec<String> },
     /// The `evals` command: the results file where `--output` says (none:
     /// kept in memory only), the HTML report beside it when `html`. `keep`:
     /// the whole run is kept in memory (else, when the file is all that
@@ -130,7 +133,7 @@ fn write_end(
                 *whole,
                 missing,
             ),
-            Ending::Part { path } => (Some(path), None, false, &[]),
+            Ending::Part { path, missing } => (Some(path), None, false, missing),
             Ending::Command { output, html, .. } => (
                 output.as_deref(),
                 output

@@ -449,8 +449,15 @@ fn record_single(run: &Arc<Run>, index: usize, dataset: &'static Embedded) {
         config.nextest_run_id.as_deref(),
         &run.name(index),
     );
+    // The binary's other datasets, so that a join lacking every part of
+    // one (a shard killed, a filter) is not taken for the whole run; not
+    // knowing them is no reason for the join never to be whole.
+    let missing = missing_datasets(dataset, &[(run.clone(), dataset)], &path)
+        .into_iter()
+        .filter(|m| !m.starts_with("(unknown"))
+        .collect();
     let end = End {
-        ending: Ending::Part { path },
+        ending: Ending::Part { path, missing },
         junit: None,
         baseline: None,
     };

@@ -471,6 +471,8 @@ impl Harness {
         let ending = if config.under_nextest {
             Ending::Part {
                 path: key.part(&dir, config.nextest_run_id.as_deref(), &run.name(first)),
+                // The plan's datasets are in the part's provenance.
+                missing: Vec::new(),
             }
         } else {
             Ending::Process {

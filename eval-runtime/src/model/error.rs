@@ -231,6 +231,22 @@ pub enum ResultsError {
         /// What is missing.
         why: String,
     },
+    /// A results file that contradicts itself: the records it holds do not
+    /// give the totals it states (samples, passed, failed, errors, a
+    /// metric's scored or unscored samples), or it says complete (or a
+    /// gate judged) over fewer samples than planned. Edited by hand or
+    /// damaged: what it claims cannot be trusted.
+    #[error(
+        "{} does not add up: {}: the file was edited or damaged, so what it claims cannot be trusted; rerun the evaluation to write it anew",
+        .path.display(),
+        .problems.join("; ")
+    )]
+    Inconsistent {
+        /// The file.
+        path: PathBuf,
+        /// What does not add up, one entry each.
+        problems: Vec<String>,
+    },
     /// Two inputs of a merge hold the same sample.
     #[error(
         "sample {test_name} of dataset {dataset} is in results {first} and {second}: the shards overlap"

@@ -96,6 +96,10 @@ fn merge_named(parts: &[Results], names: &[String], allow: Allow) -> Result<Resu
     let mut merged = Results::new(binary, samples, &terms);
     merged.package = parts.first().and_then(|p| p.package.clone());
     merged.provenance = provenance;
+    // A join is incomplete whenever a part is, unless the others supply
+    // what it lacks: a killed or filtered part does not become whole.
+    merged.missing_datasets = super::integrity::missing_from_join(parts, names, &merged);
+    merged.complete &= merged.missing_datasets.is_empty();
     Ok(merged)
 }
 
@@ -228,7 +232,7 @@ pub fn merge_paths_allowing(paths: &[PathBuf], allow: Allow) -> Result<Results, 
     files.dedup();
     let parts = files
         .iter()
-        .map(|f| Results::read(f))
+        .map(|f| Results::read_consistent(f))
         .collect::<Result<Vec<_>, _>>()?;
     let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
     merge_named(&parts, &names, allow)

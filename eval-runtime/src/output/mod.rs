@@ -7,6 +7,7 @@
 mod calibration;
 mod diff;
 mod html;
+mod integrity;
 mod junit;
 mod layout;
 mod markdown;

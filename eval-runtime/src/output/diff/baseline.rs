@@ -44,7 +44,8 @@ pub fn check_baseline(
             backup,
         });
     }
-    let old = Results::read(baseline)?;
+    // A baseline that contradicts itself is refused, as `report diff` refuses it.
+    let old = Results::read_consistent(baseline)?;
     compare(&old, current, epsilon, allow)
         .map(BaselineOutcome::Compared)
         .map_err(|e| match e {
