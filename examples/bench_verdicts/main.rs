@@ -24,6 +24,7 @@
 //!    (`contains >= 0.5`, where every run carries one bit).
 
 mod comparisons;
+mod gates;
 mod sim;
 
 use std::time::Instant;
@@ -45,5 +46,6 @@ fn main() {
     let started = Instant::now();
 
     comparisons::sections(n_pairs);
+    gates::section(n_pairs);
     println!("\n(wall time {:.1} s)", started.elapsed().as_secs_f64());
 }
