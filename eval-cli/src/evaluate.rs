@@ -81,7 +81,7 @@ pub struct Args {
     pub ci_gate: bool,
     /// Compare the run with this baseline results file, paired per dataset
     /// and metric (exit 1 on a regression: a significant drop, a gate met
-    /// before and missed now, samples no longer scored; 2 when it was scored
+    /// before and proven missed now, samples no longer scored; 2 when it was scored
     /// by another judge or on other data); written when missing, replaced
     /// when EVAL_ACCEPT_BASELINE=1.
     #[arg(long, value_name = "FILE")]

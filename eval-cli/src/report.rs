@@ -28,7 +28,8 @@ pub enum Command {
     /// samples are judged singly) or, without --partial, is incomplete
     /// (naming what is missing); 2 when the inputs cannot be joined (a
     /// sample in two of them, different binaries, a file whose totals do
-    /// not add up).
+    /// not add up, another question asked of a dataset: thresholds, gates,
+    /// metric options or sets).
     Merge(MergeArgs),
     /// A run's summary: the verdict, per dataset its counts, metrics, gates
     /// (with the samples that could not be scored), latency, tokens and
@@ -46,13 +47,15 @@ pub enum Command {
     /// difference (exact McNemar for pass/fail scores, paired t otherwise)
     /// with its 95% interval, and a verdict: regression, improvement, no
     /// change (the interval within ±--epsilon) or inconclusive, with the
-    /// samples that would decide it; gates that flipped; the samples that
-    /// moved, new or gone. `--format markdown` for a pull-request comment.
-    /// Exits 1 only on a regression (a significant drop, a gate met before
-    /// and missed now, samples no longer scored), 2 when a file cannot be
-    /// read, does not add up, or holds an incomplete run (without
-    /// --partial), or the runs cannot be compared (another judge, other
-    /// data).
+    /// samples that would decide it; gates that flipped (a regression only
+    /// when proven missed now, else inconclusive; "threshold changed" when
+    /// the gate itself did); what differs in the question asked (thresholds,
+    /// gates, metric options or sets); the samples that moved, new or gone.
+    /// `--format markdown` for a pull-request comment. Exits 1 only on a
+    /// regression (a significant drop, a gate met before and proven missed
+    /// now, samples no longer scored), 2 when a file cannot be read, does
+    /// not add up, or holds an incomplete run (without --partial), or the
+    /// runs cannot be compared (another judge, other data).
     Diff(DiffArgs),
     /// Make a results file the baseline (the old baseline is backed up
     /// first). Refuses (exit 2) a file that does not add up, and one of an

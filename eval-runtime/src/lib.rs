@@ -138,9 +138,9 @@ pub mod results {
     pub use crate::output::{
         DatasetSummary, DatasetTerms, FORMAT_VERSION, Gate, GateResult, KEPT_CHARS, KEPT_CHUNKS,
         MetricRecord, MetricSummary, Results, ResultsError, ResultsKey, RunSpread, RunVerdict,
-        SampleRecord, UsageTotals, Verdict, binary_name, calibration_dir, failed_gates, junit_xml,
-        merge, merge_allowing, merge_dir, merge_paths, merge_paths_allowing, results_dir,
-        total_usage,
+        SampleRecord, UsageTotals, Verdict, WrittenMetric, binary_name, calibration_dir,
+        failed_gates, junit_xml, merge, merge_allowing, merge_dir, merge_paths,
+        merge_paths_allowing, results_dir, total_usage,
     };
     // CI summaries: a run's summary as Markdown (GitHub's step summary) or terminal text.
     pub use crate::output::{SHOWN_FAILURES, append_step_summary, summary_markdown, summary_text};
@@ -149,8 +149,9 @@ pub mod results {
 /// Comparing runs, and gating a run on a baseline.
 pub mod diff {
     pub use crate::output::{
-        ALPHA, Allow, BaselineOutcome, Change, Comparison, Diff, Differences, GateChange, Needed,
-        Only, Outcome, POWER, Regression, accept, check_baseline, compare, diff,
+        ALPHA, Allow, BaselineOutcome, Bound, Change, Comparison, Diff, Differences, GateChange,
+        GateNeeded, GateOutcome, Needed, Only, Outcome, POWER, QuestionChange, Regression, accept,
+        check_baseline, compare, diff,
     };
     pub use crate::stats::PairedTest;
     // A comparison as Markdown, for a pull-request comment.

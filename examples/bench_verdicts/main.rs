@@ -1,6 +1,6 @@
 //! Verdicts under nondeterminism: `cargo run --release --example
 //! bench_verdicts [-- --pairs 200] [--samples 1000] [--only SECTION]`
-//! (sections: `comparisons`, `intervals`, `power`, `clusters`).
+//! (sections: `comparisons`, `gates`, `intervals`, `power`, `clusters`).
 //!
 //! Agents here are in-process and random: each answer to a sample is right
 //! with the sample's probability (drawn fresh for every call, from a seeded
@@ -38,6 +38,7 @@
 
 mod clusters;
 mod comparisons;
+mod gates;
 mod intervals;
 mod power;
 mod sim;
@@ -72,6 +73,9 @@ fn main() {
     let wanted = |name: &str| only.as_deref().is_none_or(|o| o == name);
     if wanted("comparisons") {
         comparisons::sections(n_pairs);
+    }
+    if wanted("gates") {
+        gates::section(n_pairs);
     }
     if wanted("intervals") {
         intervals::section(n_samples);

@@ -274,3 +274,92 @@ fn sha256_hex(bytes: &[u8]) -> String {
     }
     panic!("sha256sum is part of coreutils and should be on PATH")
 }
+
+/// The question, not only the judge: a threshold (and the gate on it) or a
+/// metric's options changed between two runs is said by `report diff` in
+/// every format and by `--baseline`, and the gate's flip is labelled
+/// "threshold changed" — never a regression, never a silent "no change".
+#[test]
+fn a_changed_question_is_said_by_diff_and_baseline() {
+    let dir = scratch("provenance-question");
+    std::fs::write(dir.join("qa.jsonl"), DATASET).unwrap();
+    let asked = |threshold: &str, out: &str, extra: &[&str]| {
+        let metrics = format!("partial_match >= {threshold}");
+        let gate = format!("partial_match >= {threshold}");
+        let mut args = vec!["--output", out, "--no-html", "--gate", &gate];
+        args.extend_from_slice(extra);
+        evaluate_demo(&dir, "qa.jsonl", &metrics, &args, &[])
+    };
+    assert_eq!(code(&asked("0", "low.json", &[])), 0);
+    // Whether the samples pass at 1 is the run's own business (exit 0 or 1).
+    let _ = asked("1", "high.json", &[]);
+    let out = evals(&dir, &["report", "diff", "low.json", "high.json"]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(code(&out), 0, "{stdout}{stderr}");
+    for want in [
+        "the question changed (2 difference(s): see the notes)",
+        "note: the question changed: `qa`: `partial_match` threshold changed, >= 0 → >= 1",
+        "note: the question changed: `qa`: gate changed, mean(partial_match) >= 0 → mean(partial_match) >= 1",
+        "gate qa mean(partial_match) >= 0 → mean(partial_match) >= 1: met → ",
+    ] {
+        assert!(stdout.contains(want), "{want}\n{stdout}");
+    }
+    assert!(stdout.contains(": threshold changed"), "{stdout}");
+    let out = evals(
+        &dir,
+        &[
+            "report",
+            "diff",
+            "low.json",
+            "high.json",
+            "--format",
+            "markdown",
+        ],
+    );
+    assert!(
+        text(&out).0.contains("> ⚠️ the question changed: "),
+        "{:?}",
+        text(&out)
+    );
+    let out = evals(&dir, &["report", "diff", "low.json", "high.json", "--json"]);
+    let d: serde_json::Value = serde_json::from_str(&text(&out).0).unwrap();
+    assert_eq!(d["question"][0]["kind"], "threshold-changed", "{d}");
+    assert_eq!(d["question"][1]["kind"], "gate-changed", "{d}");
+    assert_eq!(d["gates"][0]["outcome"], "threshold-changed", "{d}");
+    // The metric as written is in the results file.
+    let r = Results::read(&dir.join("high.json")).unwrap();
+    assert_eq!(
+        r.datasets[0].metric_specs[0].to_string(),
+        "partial_match >= 1"
+    );
+    // A run gated on a baseline that asked another question says so.
+    let out = asked("1", "again.json", &["--baseline", "low.json"]);
+    let (stdout, stderr) = text(&out);
+    assert!(
+        format!("{stdout}{stderr}").contains(
+            "note: the question changed: `qa`: `partial_match` threshold changed, >= 0 → >= 1"
+        ),
+        "{stdout}{stderr}"
+    );
+    // Another option of a metric is another question.
+    let plain = |metrics: &str, out: &str| {
+        evaluate_demo(
+            &dir,
+            "qa.jsonl",
+            metrics,
+            &["--output", out, "--no-html"],
+            &[],
+        )
+    };
+    let _ = plain("contains", "loose.json");
+    let _ = plain("contains(case_sensitive = true)", "strict.json");
+    let out = evals(&dir, &["report", "diff", "loose.json", "strict.json"]);
+    assert!(
+        text(&out)
+            .0
+            .contains("`qa`: `contains` options changed, (defaults) → case_sensitive = true"),
+        "{:?}",
+        text(&out)
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

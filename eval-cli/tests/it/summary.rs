@@ -295,7 +295,9 @@ fn a_regression_against_the_baseline_fails_the_step_summary_too() {
     let run = |expected: &str| {
         std::fs::write(
             dir.join("qa.jsonl"),
-            format!("{{\"input\": \"What is 2 + 2?\", \"expected\": \"{expected}\"}}\n"),
+            format!(
+                "{{\"id\": \"a\", \"input\": \"What is 2 + 2?\", \"expected\": \"{expected}\"}}\n{{\"id\": \"b\", \"input\": \"What is 2 + 2?\", \"expected\": \"{expected}\"}}\n"
+            ),
         )
         .unwrap();
         evaluate_demo(
@@ -327,16 +329,17 @@ fn a_regression_against_the_baseline_fails_the_step_summary_too() {
         second.starts_with("## ❌ Evals failed: 1 gate(s) missed, 1 regression(s)\n"),
         "{second}"
     );
-    // The gate went from met to missed: a regression (the one sample's
-    // expected answer changed, so it is not paired).
+    // The gate went from met to proven missed (no sample right: the mean's
+    // interval lies below 1): a regression (the samples' expected answer
+    // changed, so they are not paired).
     assert!(
         second.contains("### Against the baseline `baseline.json`\n\n0 sample(s) compared (epsilon 0): 1 REGRESSION(S).\n"),
         "{second}"
     );
     assert!(
-        second.contains("| `qa` | `mean(contains) >= 1` | met | missed ❌ **regression** |"),
+        second.contains("| `qa` | `mean(contains) >= 1` | met | missed | ❌ **regression**: proven missed, the mean now 0.0000 (95% 0.0000.."),
         "{second}"
     );
-    assert!(second.contains("#### Changed samples (1)"), "{second}");
+    assert!(second.contains("#### Changed samples (2)"), "{second}");
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -360,12 +360,14 @@ impl Run {
         self.datasets
             .iter()
             .map(|d| {
+                let (asked, per_sample) = d.asked();
                 (
                     d.plan.name.clone(),
                     DatasetTerms::new(Some(d.planned), d.gates.clone(), d.plan.ci_gate)
                         .on_inconclusive(d.plan.inconclusive)
                         .clustered_by(d.plan.cluster.clone())
-                        .described(d.description.clone()),
+                        .described(d.description.clone())
+                        .asking(asked, per_sample),
                 )
             })
             .collect()

@@ -279,6 +279,18 @@ pub enum ResultsError {
         /// `gates`, `sample counts` or `ci_gate settings`.
         what: &'static str,
     },
+    /// A merge of parts that asked different questions of one dataset
+    /// (another threshold, gate, metric option or metric set).
+    #[error(
+        "dataset {dataset} was asked different questions in different results files ({}): parts of one run ask the same",
+        .differences.join("; ")
+    )]
+    Questions {
+        /// The dataset.
+        dataset: String,
+        /// What differs, one entry each (see [`QuestionChange`](super::QuestionChange)).
+        differences: Vec<String>,
+    },
     /// A run's finished records could not be read back (from the
     /// temporary files they were spilled to).
     #[error("cannot read back the run's records: {0}")]

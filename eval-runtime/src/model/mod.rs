@@ -9,6 +9,7 @@
 mod agent_error;
 mod error;
 mod provenance;
+mod question;
 mod report;
 mod results;
 mod sample_error;
@@ -18,6 +19,7 @@ mod summary;
 mod text;
 mod trajectory;
 mod usage;
+mod written;
 
 pub use agent_error::{AgentError, CassetteError, Refusal, ReplyError, RetrieverError};
 #[cfg(feature = "http")]
@@ -29,6 +31,8 @@ pub use provenance::{
     JudgeFingerprint, MetricVersions, Provenance,
 };
 pub(crate) use provenance::{hex, parts_hash, sample_hash};
+pub use question::{Bound, QuestionChange};
+pub(crate) use question::{pair_gates, same_gate};
 pub use report::{MetricResult, SampleReport, Scored, Spread};
 pub(crate) use report::{
     RunsInterval, item_name, item_notes, level_text, numbered, why_not_passed, with_interval,
@@ -54,6 +58,7 @@ pub(crate) use trajectory::AgentSpan;
 pub use trajectory::{Step, StepKind, Trajectory, TrajectorySource};
 pub(crate) use usage::Reported;
 pub use usage::Usage;
+pub use written::WrittenMetric;
 
 /// Version of the results-file layout (fields are only ever added).
 pub const FORMAT_VERSION: u32 = 1;

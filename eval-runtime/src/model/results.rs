@@ -548,7 +548,8 @@ impl Results {
                     DatasetTerms::new(d.planned, d.gates.clone(), d.ci_gate)
                         .on_inconclusive(d.on_inconclusive)
                         .clustered_by(d.cluster_by.clone())
-                        .described(d.description.clone()),
+                        .described(d.description.clone())
+                        .asking(d.metric_specs.clone(), d.metrics_per_sample),
                 )
             })
             .collect()

@@ -9,6 +9,7 @@ use eval_datasets::metric::{GateSpec, Measure, MetricSpec, Op, Stat};
 use serde::{Deserialize, Serialize};
 
 use super::Usage;
+use super::written::WrittenMetric;
 use crate::stats::Decision;
 /// An aggregate gate: a statistic of a metric over a dataset's scored
 /// samples — the mean (agentspec's `ciGate` meaning), or a percentile
@@ -163,6 +164,10 @@ fn yes() -> bool {
 
 fn is_yes(b: &bool) -> bool {
     *b
+}
+
+fn is_no(b: &bool) -> bool {
+    !*b
 }
 
 /// Aggregates of one metric over one dataset.
@@ -364,6 +369,16 @@ pub struct DatasetSummary {
     /// Gates declared for this dataset.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gates: Vec<Gate>,
+    /// The metrics the dataset was asked, as written (name, options,
+    /// operator, per-sample threshold), so two runs can be compared
+    /// question for question (empty in files of earlier versions).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub metric_specs: Vec<WrittenMetric>,
+    /// The samples name their own metrics (a runevals item's evaluators, or
+    /// a dataset's own metrics by kind of sample): `metric_specs` are those
+    /// of the samples evaluated, which parts of one run may not share.
+    #[serde(default, skip_serializing_if = "is_no")]
+    pub metrics_per_sample: bool,
     /// True when every gate was judged and passed (true when there are none).
     pub gates_passed: bool,
     /// Calls, tokens and cost of the dataset's samples.
@@ -388,6 +403,10 @@ pub struct DatasetTerms {
     pub cluster: Option<String>,
     /// What the dataset says it is (shown in report headers).
     pub description: Option<String>,
+    /// The metrics asked, as written.
+    pub metric_specs: Vec<WrittenMetric>,
+    /// The samples name their own metrics.
+    pub metrics_per_sample: bool,
 }
 
 impl DatasetTerms {
@@ -400,7 +419,17 @@ impl DatasetTerms {
             inconclusive: crate::stats::OnInconclusive::default(),
             cluster: None,
             description: None,
+            metric_specs: Vec::new(),
+            metrics_per_sample: false,
         }
+    }
+
+    /// The same terms, asking `metrics` (as written); `per_sample` when the
+    /// samples name their own metrics.
+    pub fn asking(mut self, metrics: Vec<WrittenMetric>, per_sample: bool) -> Self {
+        self.metric_specs = metrics;
+        self.metrics_per_sample = per_sample;
+        self
     }
 
     /// The same terms, an inconclusive gate counting as `on` says.

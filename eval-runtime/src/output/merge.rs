@@ -69,6 +69,13 @@ fn merge_named(parts: &[Results], names: &[String], allow: Allow) -> Result<Resu
                     terms.insert(name, t);
                 }
                 Some(have) => {
+                    let asked = have.question_changes(&name, &t);
+                    if !asked.is_empty() {
+                        return Err(ResultsError::Questions {
+                            dataset: name,
+                            differences: asked.iter().map(ToString::to_string).collect(),
+                        });
+                    }
                     let conflict = if have.gates != t.gates {
                         Some("gates")
                     } else if have.planned != t.planned {
@@ -87,6 +94,9 @@ fn merge_named(parts: &[Results], names: &[String], allow: Allow) -> Result<Resu
                             dataset: name,
                             what,
                         });
+                    }
+                    if let Some(have) = terms.get_mut(&name) {
+                        have.join_question(&t);
                     }
                 }
             }
@@ -318,6 +328,60 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "dataset rag has different sample counts in different results files"
+        );
+    }
+
+    #[test]
+    fn parts_that_asked_another_question_are_refused_naming_it() {
+        use crate::output::results::WrittenMetric;
+        let asked = |name: &str, threshold: f64, options: &str| {
+            let mut r = part(name, 1.0, 2);
+            let mut m = WrittenMetric::bare("contains", ">=", threshold);
+            m.options = options.into();
+            let terms = r
+                .terms()
+                .into_iter()
+                .map(|(n, t)| (n, t.asking(vec![m.clone()], false)))
+                .collect();
+            r = Results::new("evals", r.samples, &terms);
+            r
+        };
+        let merged = merge(&[asked("a", 1.0, ""), asked("b", 1.0, "")]).unwrap();
+        assert_eq!(
+            merged.datasets[0].metric_specs,
+            [WrittenMetric::bare("contains", ">=", 1.0)]
+        );
+        let err = merge(&[asked("a", 1.0, ""), asked("b", 0.5, "")]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "dataset rag was asked different questions in different results files (`rag`: `contains` threshold changed, >= 1 → >= 0.5 (scores are compared as before; which samples pass is not comparable)): parts of one run ask the same"
+        );
+        let err = merge(&[
+            asked("a", 1.0, ""),
+            asked("b", 1.0, "case_sensitive = true"),
+        ])
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("`contains` options changed, (defaults) → case_sensitive = true"),
+            "{err}"
+        );
+        // Another gate is named too.
+        let mut other = part("b", 1.0, 2);
+        let terms = other
+            .terms()
+            .into_iter()
+            .map(|(n, mut t)| {
+                t.gates[0].threshold = 0.9;
+                (n, t)
+            })
+            .collect();
+        other = Results::new("evals", other.samples, &terms);
+        let err = merge(&[part("a", 1.0, 2), other]).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("gate changed, mean(contains) >= 0.5 → mean(contains) >= 0.9"),
+            "{err}"
         );
     }
 

@@ -22,8 +22,8 @@ mod verdict;
 
 pub use crate::config::{ResultsKey, binary_name, calibration_dir, results_dir};
 pub use crate::model::{
-    AgentProvenance, Allow, CalibrationSummary, DatasetProvenance, Differences,
-    EmbeddingsFingerprint, GitState, JudgeFingerprint, MetricVersions, Provenance,
+    AgentProvenance, Allow, Bound, CalibrationSummary, DatasetProvenance, Differences,
+    EmbeddingsFingerprint, GitState, JudgeFingerprint, MetricVersions, Provenance, QuestionChange,
 };
 pub(crate) use crate::model::{MetricResult, SampleReport, Spread};
 pub use calibration::{
@@ -31,8 +31,9 @@ pub use calibration::{
     matching as matching_calibrations,
 };
 pub use diff::{
-    ALPHA, BaselineOutcome, Change, Comparison, Diff, GateChange, Needed, Only, Outcome, POWER,
-    Regression, SHOWN_CHANGES, accept, check_baseline, compare, diff, diff_markdown,
+    ALPHA, BaselineOutcome, Change, Comparison, Diff, GateChange, GateNeeded, GateOutcome, Needed,
+    Only, Outcome, POWER, Regression, SHOWN_CHANGES, accept, check_baseline, compare, diff,
+    diff_markdown,
 };
 pub use html::{html, html_path, write_html};
 pub use junit::junit_xml;
@@ -42,7 +43,7 @@ pub use paint::Paint;
 pub use results::{
     DatasetSummary, DatasetTerms, FORMAT_VERSION, Gate, GateResult, KEPT_CHARS, KEPT_CHUNKS,
     MetricRecord, MetricSummary, Results, ResultsError, RunSpread, SampleRecord, UsageTotals,
-    Verdict, failed_gates, total_usage,
+    Verdict, WrittenMetric, failed_gates, total_usage,
 };
 pub use text::{SHOWN_FAILURES, summary_text};
 pub use verdict::RunVerdict;

@@ -14,7 +14,7 @@ use serde::Serialize;
 pub use crate::model::{
     DatasetSummary, DatasetTerms, FORMAT_VERSION, Gate, GateResult, KEPT_CHARS, KEPT_CHUNKS,
     MetricRecord, MetricSummary, Results, ResultsError, RunSpread, SampleRecord, UsageTotals,
-    Verdict, failed_gates, total_usage,
+    Verdict, WrittenMetric, failed_gates, total_usage,
 };
 pub(crate) use crate::model::{counted_as, incompleteness, now_unix};
 

@@ -383,6 +383,8 @@ impl Summaries {
                     gates_passed,
                     metrics,
                     gates: terms.gates.clone(),
+                    metric_specs: terms.metric_specs.clone(),
+                    metrics_per_sample: terms.metrics_per_sample,
                     usage: t.usage,
                 }
             })

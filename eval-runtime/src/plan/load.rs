@@ -87,6 +87,25 @@ impl LoadedDataset {
         let set = self.spec_of.get(i).map_or(0, |s| *s as usize);
         self.spec_sets.get(set).map_or(&[], Vec::as_slice)
     }
+
+    /// The metrics its samples are asked, as written (each once, in
+    /// first-seen order), and whether they depend on the sample (its own
+    /// evaluators, or the dataset's own metrics by kind of sample) rather
+    /// than being the metrics given for every sample.
+    pub(crate) fn asked(&self) -> (Vec<crate::model::WrittenMetric>, bool) {
+        let mut written: Vec<crate::model::WrittenMetric> = Vec::new();
+        for spec in self.spec_sets.iter().flatten() {
+            let w = crate::model::WrittenMetric::of(spec);
+            if !written.contains(&w) {
+                written.push(w);
+            }
+        }
+        let given = matches!(
+            &self.plan.metrics,
+            Metrics::Given(given) if self.spec_sets.iter().all(|set| set == given)
+        );
+        (written, !given)
+    }
 }
 
 /// Builds `builder`'s plan and reads its datasets, reporting every problem

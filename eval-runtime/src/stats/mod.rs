@@ -32,7 +32,8 @@ pub use interval::{Interval, Level, Method};
 pub use paired::PairedTest;
 pub(crate) use paired::{holm, paired};
 pub use power::{SampleSize, mcnemar_power, mcnemar_samples, paired_t_power, paired_t_samples};
-pub(crate) use power::{paired_t_runs, within_samples};
+pub(crate) use power::{paired_t_runs, rate_samples, within_samples};
+pub(crate) use student::z_quantile;
 pub(crate) use tally::MeanTally;
 
 /// Where an interval lies against a threshold: wholly on the side that

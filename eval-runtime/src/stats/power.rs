@@ -249,6 +249,78 @@ pub fn mcnemar_samples(worse: f64, better: f64, level: Level, power: f64) -> Sam
     SampleSize::Samples(below.unwrap_or(n))
 }
 
+/// The probability that the exact (Clopper–Pearson) interval at `level`
+/// of a pass rate over `n` samples lies wholly on the side of `threshold`
+/// that the true `rate` is on: at or above it (the rate proven to meet a
+/// `>=` gate: `P(X ≥ k | threshold) ≤ α/2` for the count k seen), or below
+/// it (`P(X ≤ k | threshold) < α/2`), X binomial. 0 when the rate is on
+/// the threshold.
+pub(crate) fn rate_power(n: u64, rate: f64, threshold: f64, level: Level) -> f64 {
+    let tail = level.alpha() / 2.0;
+    let (Ok(null), Ok(truth)) = (Binomial::new(threshold, n), Binomial::new(rate, n)) else {
+        return 0.0;
+    };
+    if rate > threshold {
+        // The fewest passes k with P(X ≥ k) = sf(k − 1) ≤ α/2.
+        let proves = |k: u64| k > 0 && null.sf(k - 1) <= tail;
+        let Some(k) = first(0, n, proves) else {
+            return 0.0;
+        };
+        if k == 0 { 1.0 } else { truth.sf(k - 1) }
+    } else if rate < threshold {
+        // The most passes k with P(X ≤ k) < α/2.
+        let fails = |k: u64| null.cdf(k) < tail;
+        if !fails(0) {
+            return 0.0;
+        }
+        let k = first(0, n, |k| !fails(k)).map_or(n, |k| k - 1);
+        truth.cdf(k)
+    } else {
+        0.0
+    }
+}
+
+/// The first k in `low..=high` where `holds` (which, once it holds, holds
+/// for every larger k), by bisection.
+fn first(low: u64, high: u64, holds: impl Fn(u64) -> bool) -> Option<u64> {
+    if !holds(high) {
+        return None;
+    }
+    let (mut lo, mut hi) = (low, high);
+    if holds(lo) {
+        return Some(lo);
+    }
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if holds(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Some(hi)
+}
+
+/// The fewest samples with which the exact interval of a pass rate of
+/// `rate` lies wholly on its side of `threshold` with probability
+/// `power` (see [`rate_power`]); discrete like McNemar's, so found as
+/// [`mcnemar_samples`] finds its count.
+pub(crate) fn rate_samples(rate: f64, threshold: f64, level: Level, power: f64) -> SampleSize {
+    if !(rate.is_finite() && threshold.is_finite()) || (rate - threshold).abs() <= NOISE {
+        return SampleSize::NoDifference;
+    }
+    let found = fewest(MOST_MCNEMAR, power, |n| {
+        rate_power(n, rate, threshold, level)
+    });
+    let SampleSize::Samples(n) = found else {
+        return found;
+    };
+    let below = (n.saturating_sub(200)..n)
+        .filter(|m| *m >= 2)
+        .find(|m| rate_power(*m, rate, threshold, level) >= power);
+    SampleSize::Samples(below.unwrap_or(n))
+}
+
 /// The fewest runs per sample (above `runs`, at most `most`) with which the
 /// paired t test on `n` pairs detects `delta`, when a pair's difference
 /// varies by `between` (variance between samples) plus twice the
@@ -397,6 +469,30 @@ mod tests {
         );
         assert_eq!(
             mcnemar_samples(0.2, 0.2, Level::STANDARD, 0.8),
+            SampleSize::NoDifference
+        );
+    }
+
+    #[test]
+    fn a_pass_rate_is_proven_on_its_side_with_the_power_named() {
+        // A rate of 0.75 against 0.7: by hand over the binomial, 30 of 30
+        // samples prove 0.7 (P(X ≥ 30 | 0.7) = 0.7³⁰ ≤ 0.025)…
+        assert!(rate_power(30, 0.75, 0.7, Level::STANDARD) > 0.0);
+        let SampleSize::Samples(n) = rate_samples(0.75, 0.7, Level::STANDARD, 0.8) else {
+            panic!("a count");
+        };
+        assert!(rate_power(n, 0.75, 0.7, Level::STANDARD) >= 0.8, "{n}");
+        // …and the count is the fewest: the normal approximation,
+        // ((1.96 + 0.8416)·√(0.75·0.25)/0.05)² = 589, is short of it.
+        assert!(n > 589, "{n}");
+        assert!(rate_power(589, 0.75, 0.7, Level::STANDARD) < 0.8);
+        // Below the threshold: proven missed.
+        let SampleSize::Samples(m) = rate_samples(0.6, 0.7, Level::STANDARD, 0.8) else {
+            panic!("a count");
+        };
+        assert!(rate_power(m, 0.6, 0.7, Level::STANDARD) >= 0.8, "{m}");
+        assert_eq!(
+            rate_samples(0.7, 0.7, Level::STANDARD, 0.8),
             SampleSize::NoDifference
         );
     }

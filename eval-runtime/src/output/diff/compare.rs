@@ -1,11 +1,12 @@
 //! The comparison itself: samples paired by dataset and id, each dataset's
 //! metric tested (exact McNemar or paired t), the p-values adjusted
 //! together (Holm), each comparison's outcome and what would decide an
-//! inconclusive one; gates that flipped; the runs' provenance checked.
+//! inconclusive one; gates that flipped (see [`gates`](super::gates)); the
+//! runs' provenance and question checked.
 
 use std::collections::BTreeMap;
 
-use super::model::{ALPHA, Change, Comparison, Diff, GateChange, Needed, Only, Outcome, POWER};
+use super::model::{ALPHA, Change, Comparison, Diff, Needed, Only, Outcome, POWER};
 use crate::model::Allow;
 use crate::output::results::{Results, ResultsError, SampleRecord, Verdict};
 use crate::stats::{self, Level, PairedTest, SampleSize};
@@ -205,8 +206,9 @@ pub fn diff(old: &Results, new: &Results, epsilon: f64) -> Diff {
     let metrics: Vec<String> = comparisons.iter().map(|c| c.metric.clone()).collect();
     Diff {
         caveats: caveats(old, new, &metrics),
+        question: old.question_changes(new),
+        gates: super::gates::gate_changes(old, new, &comparisons),
         comparisons,
-        gates: gate_changes(old, new),
         added: only(&after, &before),
         removed: only(&before, &after),
         changed,
@@ -389,35 +391,6 @@ fn needed(c: &Comparison, epsilon: f64, within: Option<(f64, u32)>) -> Needed {
         repeats,
         no_difference,
     }
-}
-
-/// Every gate judged in both runs, with how its outcome moved.
-fn gate_changes(old: &Results, new: &Results) -> Vec<GateChange> {
-    let mut out = Vec::new();
-    for d in &new.datasets {
-        let Some(before) = old.datasets.iter().find(|o| o.name == d.name) else {
-            continue;
-        };
-        for g in d.metrics.iter().flat_map(|m| m.gates()) {
-            let was = before
-                .metrics
-                .iter()
-                .flat_map(|m| m.gates())
-                .find(|o| o.gate == g.gate);
-            if let Some(was) = was.filter(|w| w.judged && g.judged) {
-                out.push(GateChange {
-                    dataset: d.name.clone(),
-                    gate: format!(
-                        "{}({}) {} {}",
-                        g.gate.stat, g.gate.metric, g.gate.op, g.gate.threshold
-                    ),
-                    was_met: was.passed,
-                    met: g.passed,
-                });
-            }
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -20,8 +20,15 @@
 //!
 //! and a metric that samples could be scored on before and cannot be now is
 //! a regression (lost coverage). A gate met before and missed now is a
-//! regression too. The per-sample movements beyond ε are listed as evidence
-//! ([`Diff::changes`]): they never decide alone.
+//! regression only when the evidence says so — the new run's gate is proven
+//! missed (its interval wholly on the wrong side, or a sample not scored),
+//! or the paired comparison of the gated metric regressed — and otherwise
+//! inconclusive, with what would decide it; a gate whose threshold,
+//! operator or statistic changed is labelled "threshold changed". What
+//! differs in the question the runs asked (thresholds, options, metrics,
+//! gates: [`Diff::question`]) is said in every output. The per-sample
+//! movements beyond ε are listed as evidence ([`Diff::changes`]): they
+//! never decide alone.
 //!
 //! ```no_run
 //! use eval_runtime::{diff, results::Results};
@@ -34,14 +41,15 @@
 
 mod baseline;
 mod compare;
+mod gates;
 mod model;
 mod render;
 
 pub use baseline::{accept, check_baseline};
 pub use compare::{compare, diff};
 pub use model::{
-    ALPHA, BaselineOutcome, Change, Comparison, Diff, GateChange, Needed, Only, Outcome, POWER,
-    Regression,
+    ALPHA, BaselineOutcome, Change, Comparison, Diff, GateChange, GateNeeded, GateOutcome, Needed,
+    Only, Outcome, POWER, Regression,
 };
 pub(crate) use render::baseline_markdown;
 pub use render::{SHOWN_CHANGES, diff_markdown};

@@ -7,7 +7,8 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::stats::{Interval, PairedTest};
+use crate::model::QuestionChange;
+use crate::stats::{Decision, Interval, PairedTest};
 
 /// The significance level of a comparison (after Holm's adjustment).
 pub const ALPHA: f64 = 0.05;
@@ -146,22 +147,103 @@ impl Comparison {
     }
 }
 
-/// A gate present in both runs, and how its outcome moved.
+/// What a comparison found of a gate judged in both runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GateOutcome {
+    /// Met before and missed now, and the evidence says so: the new run's
+    /// gate is proven missed (its interval wholly on the wrong side, or a
+    /// sample not scored), or the paired comparison of the gated metric
+    /// (for a gate on the mean) is a regression.
+    Regression,
+    /// Missed before and proven met now.
+    Improvement,
+    /// Met (or missed) in both runs.
+    NoChange,
+    /// It flipped, but nothing proves it: the new run's interval straddles
+    /// the threshold and the paired comparison did not regress.
+    Inconclusive,
+    /// The gate itself changed (its operator, threshold or statistic): the
+    /// runs answered different questions, so the flip is no verdict.
+    ThresholdChanged,
+}
+
+impl GateOutcome {
+    /// `regression`, `improvement`, `no change`, `inconclusive`, `threshold changed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GateOutcome::Regression => "regression",
+            GateOutcome::Improvement => "improvement",
+            GateOutcome::NoChange => "no change",
+            GateOutcome::Inconclusive => "inconclusive",
+            GateOutcome::ThresholdChanged => "threshold changed",
+        }
+    }
+}
+
+impl fmt::Display for GateOutcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What would decide a gate whose flip is inconclusive, at the new run's
+/// observed spread.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct GateNeeded {
+    /// How many samples would prove the gate met or missed (as
+    /// `proves_met` says) with 80% power, should its mean and the samples'
+    /// spread stay as observed — for a pass rate exactly (Clopper–Pearson's
+    /// interval on its side of the threshold), for a score about (the
+    /// normal approximation `((z₀.₉₇₅ + z₀.₈)·s/|mean − threshold|)²`) — at
+    /// least one more than the samples at hand; `None` when it cannot be
+    /// said (a percentile, the mean on the threshold, scores that did not
+    /// vary).
+    pub samples: Option<u64>,
+    /// The mean is on the passing side now: more samples would prove the
+    /// gate met (else missed).
+    pub proves_met: bool,
+    /// `samples` is exact (a pass rate), not the normal approximation.
+    #[serde(default)]
+    pub exact: bool,
+}
+
+/// A gate judged in both runs, and how its outcome moved.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct GateChange {
     /// Dataset name.
     pub dataset: String,
-    /// The gate as written (`mean(contains) >= 0.7`).
+    /// The gate as written now (`mean(contains) >= 0.7`).
     pub gate: String,
+    /// The gate as written before, when it changed (another operator,
+    /// threshold or statistic).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub was: Option<String>,
     /// Met before.
     pub was_met: bool,
     /// Met now.
     pub met: bool,
+    /// The verdict on the change.
+    pub outcome: GateOutcome,
+    /// The gate's statistic now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<f64>,
+    /// Its 95% interval now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interval: Option<Interval>,
+    /// Where that interval lies against the threshold now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decision: Option<Decision>,
+    /// For an inconclusive flip: what would decide it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub needed: Option<GateNeeded>,
 }
 
 impl GateChange {
-    /// Met before, missed now.
+    /// Met before, missed now (whether or not that is proven: see
+    /// [`outcome`](Self::outcome)).
     pub fn flipped_to_missed(&self) -> bool {
         self.was_met && !self.met
     }
@@ -172,7 +254,7 @@ impl GateChange {
 pub enum Regression<'a> {
     /// A dataset's metric.
     Metric(&'a Comparison),
-    /// A gate met before and missed now.
+    /// A gate met before and proven missed now (see [`GateOutcome::Regression`]).
     Gate(&'a GateChange),
 }
 
@@ -203,11 +285,15 @@ pub struct Diff {
     /// or dataset change): every output of the comparison says so.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub caveats: Vec<String>,
+    /// How the question the runs asked differs (thresholds, options,
+    /// metrics, gates): every output of the comparison says so.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub question: Vec<QuestionChange>,
 }
 
 impl Diff {
     /// What got worse: comparisons that regressed, gates met before and
-    /// missed now. A run with none passes a baseline.
+    /// proven missed now. A run with none passes a baseline.
     pub fn regressions(&self) -> Vec<Regression<'_>> {
         self.comparisons
             .iter()
@@ -216,7 +302,7 @@ impl Diff {
             .chain(
                 self.gates
                     .iter()
-                    .filter(|g| g.flipped_to_missed())
+                    .filter(|g| g.outcome == GateOutcome::Regression)
                     .map(Regression::Gate),
             )
             .collect()

@@ -7,7 +7,9 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::model::{BaselineOutcome, Change, Comparison, Diff, Only, Outcome, Regression};
+use super::model::{
+    BaselineOutcome, Change, Comparison, Diff, GateChange, GateOutcome, Only, Outcome, Regression,
+};
 use crate::output::md::{code, inline, mean};
 use crate::output::results::Results;
 use crate::stats::PairedTest;
@@ -16,7 +18,7 @@ impl std::fmt::Display for Regression<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Regression::Metric(c) => write!(f, "{}: {}", c.dataset, comparison_line(c)),
-            Regression::Gate(g) => write!(f, "{}: gate {} met → missed", g.dataset, g.gate),
+            Regression::Gate(g) => write!(f, "{}: gate {} {}", g.dataset, g.gate, gate_why(g)),
         }
     }
 }
@@ -112,6 +114,72 @@ fn needed_text(c: &Comparison, epsilon: f64) -> Option<String> {
     })
 }
 
+/// `mean(contains) >= 0.7`, or `mean(pm) >= 0.3 → mean(pm) >= 0.5` when it changed.
+fn gate_name(g: &GateChange) -> String {
+    match &g.was {
+        Some(was) => format!("{was} → {}", g.gate),
+        None => g.gate.clone(),
+    }
+}
+
+/// `met → missed: inconclusive: ...`: how a gate moved, the verdict, and
+/// why.
+fn gate_why(g: &GateChange) -> String {
+    let word = |met: bool| if met { "met" } else { "missed" };
+    let moved = format!("{} → {}: {}", word(g.was_met), word(g.met), g.outcome);
+    match gate_reason(g) {
+        Some(why) => format!("{moved}: {why}"),
+        None => moved,
+    }
+}
+
+/// Why a gate change got its verdict: the new run's statistic and interval;
+/// for an inconclusive flip, what would decide it.
+fn gate_reason(g: &GateChange) -> Option<String> {
+    let interval = g.interval.map_or(String::new(), |i| {
+        let end = |x: f64| {
+            if x.is_finite() {
+                format!("{x:.4}")
+            } else {
+                "unbounded".into()
+            }
+        };
+        format!(" (95% {}..{})", end(i.low), end(i.high))
+    });
+    let value = g.value.map_or("—".to_string(), |v| format!("{v:.4}"));
+    let threshold = g.gate.rsplit(' ').next().unwrap_or_default();
+    let stat = g.gate.split('(').next().unwrap_or("mean");
+    Some(match g.outcome {
+        GateOutcome::Regression if g.decision == Some(crate::stats::Decision::Fail) => {
+            format!("proven missed, the {stat} now {value}{interval}")
+        }
+        GateOutcome::Regression if g.decision.is_none() => "missed now".into(),
+        GateOutcome::Regression => "the paired comparison of its metric regressed".into(),
+        GateOutcome::Improvement => format!("proven met, the {stat} now {value}{interval}"),
+        GateOutcome::Inconclusive => {
+            let decide = g.needed.map_or(String::new(), |n| {
+                let proves = if n.proves_met { "met" } else { "missed" };
+                match n.samples {
+                    Some(k) => format!(
+                        "; {}{k} samples would prove it {proves} (80% power) at this {stat} and spread",
+                        if n.exact { "" } else { "about " }
+                    ),
+                    None => format!("; more samples would be needed to prove it {proves}"),
+                }
+            });
+            if g.interval.is_some() {
+                format!("the {stat} now {value}{interval} straddles {threshold}{decide}")
+            } else {
+                format!("the {stat} now {value} has no interval (too few values){decide}")
+            }
+        }
+        GateOutcome::ThresholdChanged => {
+            "the gate changed, so the runs are not comparable on it".into()
+        }
+        GateOutcome::NoChange => return None,
+    })
+}
+
 /// One comparison on one line: `contains: 0.7000 → 0.6850, Δ -0.0150 (95%
 /// -0.0950..+0.0650; exact McNemar: 12 pass→fail, 9 fail→pass; p 0.6636):
 /// inconclusive`.
@@ -157,6 +225,25 @@ fn headline(diff: &Diff) -> String {
             parts.push(format!("{} {word}", count(o)));
         }
     }
+    for (o, word) in [
+        (GateOutcome::Improvement, "gate(s) now proven met"),
+        (GateOutcome::Inconclusive, "gate flip(s) inconclusive"),
+        (
+            GateOutcome::ThresholdChanged,
+            "gate(s) with a changed threshold",
+        ),
+    ] {
+        let n = diff.gates.iter().filter(|g| g.outcome == o).count();
+        if n > 0 {
+            parts.push(format!("{n} {word}"));
+        }
+    }
+    if !diff.question.is_empty() {
+        parts.push(format!(
+            "the question changed ({} difference(s): see the notes)",
+            diff.question.len()
+        ));
+    }
     format!(
         "{} sample(s) compared (epsilon {}): {}",
         diff.compared,
@@ -172,6 +259,9 @@ pub(crate) fn text(diff: &Diff) -> String {
     for caveat in &diff.caveats {
         let _ = writeln!(out, "note: {caveat}");
     }
+    for q in &diff.question {
+        let _ = writeln!(out, "note: the question changed: {q}");
+    }
     let mut dataset = "";
     for c in &diff.comparisons {
         if c.dataset != dataset {
@@ -183,20 +273,12 @@ pub(crate) fn text(diff: &Diff) -> String {
             let _ = writeln!(out, "    {why}");
         }
     }
-    for g in diff.gates.iter().filter(|g| g.was_met != g.met) {
-        let _ = writeln!(
-            out,
-            "gate {} {}: {} → {}{}",
-            g.dataset,
-            g.gate,
-            if g.was_met { "met" } else { "missed" },
-            if g.met { "met" } else { "missed" },
-            if g.flipped_to_missed() {
-                ": regression"
-            } else {
-                ""
-            }
-        );
+    for g in diff
+        .gates
+        .iter()
+        .filter(|g| g.outcome != GateOutcome::NoChange)
+    {
+        let _ = writeln!(out, "gate {} {}: {}", g.dataset, gate_name(g), gate_why(g));
     }
     let show = |v: Option<f64>| v.map_or("error".to_string(), |x| format!("{x:.4}"));
     let (worse, better) = (diff.worse(), diff.better());
@@ -328,6 +410,13 @@ fn markdown_body(out: &mut String, heading: &str, diff: &Diff) {
     for caveat in &diff.caveats {
         let _ = writeln!(out, "> ⚠️ {}\n", inline(caveat, 1000));
     }
+    for q in &diff.question {
+        let _ = writeln!(
+            out,
+            "> ⚠️ the question changed: {}\n",
+            inline(&q.to_string(), 1000)
+        );
+    }
     if !diff.comparisons.is_empty() {
         out.push_str("| Dataset | Metric | Pairs | Before | Now | Δ | 95% interval | Test | p (Holm) | Verdict |\n|---|---|--:|--:|--:|--:|--:|---|--:|---|\n");
         for c in &diff.comparisons {
@@ -359,23 +448,30 @@ fn markdown_body(out: &mut String, heading: &str, diff: &Diff) {
         }
         out.push('\n');
     }
-    let flipped: Vec<_> = diff.gates.iter().filter(|g| g.was_met != g.met).collect();
-    if !flipped.is_empty() {
-        out.push_str("| Dataset | Gate | Before | Now |\n|---|---|---|---|\n");
-        for g in flipped {
+    let moved: Vec<_> = diff
+        .gates
+        .iter()
+        .filter(|g| g.outcome != GateOutcome::NoChange)
+        .collect();
+    if !moved.is_empty() {
+        out.push_str("| Dataset | Gate | Before | Now | Verdict |\n|---|---|---|---|---|\n");
+        for g in moved {
             let word = |met: bool| if met { "met" } else { "missed" };
+            let cell = match g.outcome {
+                GateOutcome::Regression => "❌ **regression**",
+                GateOutcome::Improvement => "✅ improvement",
+                GateOutcome::Inconclusive => "❔ inconclusive",
+                GateOutcome::ThresholdChanged => "↔️ threshold changed",
+                GateOutcome::NoChange => "➖ no change",
+            };
+            let why = gate_reason(g).map_or(String::new(), |w| format!(": {}", inline(&w, 300)));
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {}{} |",
+                "| {} | {} | {} | {} | {cell}{why} |",
                 code(&g.dataset, true),
-                code(&g.gate, true),
+                code(&gate_name(g), true),
                 word(g.was_met),
                 word(g.met),
-                if g.flipped_to_missed() {
-                    " ❌ **regression**"
-                } else {
-                    ""
-                }
             );
         }
         out.push('\n');
@@ -441,110 +537,4 @@ pub(crate) fn baseline_markdown(path: &Path, outcome: &BaselineOutcome) -> Strin
 }
 
 #[cfg(test)]
-mod tests {
-    use std::collections::BTreeMap;
-
-    use super::*;
-    use crate::output::diff::diff;
-    use crate::output::results::{DatasetTerms, Gate, Verdict};
-    use crate::output::test_record as record;
-
-    fn gated(records: Vec<crate::output::SampleRecord>, threshold: f64) -> Results {
-        let terms = BTreeMap::from([(
-            "qa".to_string(),
-            DatasetTerms::new(
-                None,
-                vec![Gate::new("contains", eval_datasets::Op::AtLeast, threshold)],
-                false,
-            ),
-        )]);
-        Results::new("evals", records, &terms)
-    }
-
-    #[test]
-    fn a_gate_that_flips_is_a_regression_and_samples_are_evidence() {
-        // The case: the mean drops from 1 to 2/3, the gate 0.75 goes
-        // from met to missed. Three pairs cannot prove the drop, but the
-        // gate flipped: a regression, said first.
-        let old = gated(
-            vec![
-                record("qa", "qa::a", Verdict::Pass),
-                record("qa", "qa::b", Verdict::Pass),
-                record("qa", "qa::c", Verdict::Pass),
-                record("qa", "qa::gone", Verdict::Pass),
-            ],
-            0.75,
-        );
-        let new = gated(
-            vec![
-                record("qa", "qa::a", Verdict::Fail),
-                record("qa", "qa::b", Verdict::Pass),
-                record("qa", "qa::c", Verdict::Pass),
-                record("qa", "qa::new", Verdict::Fail),
-            ],
-            0.75,
-        );
-        let d = diff(&old, &new, 0.0);
-        assert_eq!(d.comparisons.len(), 1);
-        assert_eq!(d.comparisons[0].outcome, Outcome::Inconclusive);
-        assert_eq!(d.comparisons[0].discordant, Some((1, 0)));
-        assert_eq!(d.regressions().len(), 1, "{d:#?}");
-        let md = diff_markdown(&old, &new, &d);
-        assert!(md.starts_with("## ❌ 1 regression(s)\n\n"), "{md}");
-        assert!(
-            md.contains("| `qa` | `mean(contains) >= 0.75` | met | missed ❌ **regression** |"),
-            "{md}"
-        );
-        assert!(
-            md.contains("| `qa` | `contains` | 3 | 1.0000 | 0.6667 | -0.3333 |"),
-            "{md}"
-        );
-        let worse = md.find("### Worse (1)").unwrap();
-        assert!(
-            md[worse..]
-                .contains("| `qa` | `qa::a` | `qa::a` | `contains` | 1.0000 | 0.0000 | -1.0000 |")
-        );
-        assert!(md.contains("### New samples (1)\n\n| Dataset | Sample | Test |\n|---|---|---|\n| `qa` | `qa::new` | `qa::new` |"));
-        assert!(md.contains("### Removed samples (1)"));
-        let text = d.render();
-        assert!(
-            text.starts_with("3 sample(s) compared (epsilon 0): 1 REGRESSION(S), 1 inconclusive\n"),
-            "{text}"
-        );
-        assert!(
-            text.contains("gate qa mean(contains) >= 0.75: met → missed: regression"),
-            "{text}"
-        );
-    }
-
-    #[test]
-    fn long_diffs_are_capped() {
-        let many = |v: Verdict| {
-            gated(
-                (0..SHOWN_CHANGES + 3)
-                    .map(|k| record("qa", &format!("qa::s{k:03}"), v))
-                    .collect(),
-                0.5,
-            )
-        };
-        let (old, new) = (many(Verdict::Pass), many(Verdict::Fail));
-        let d = diff(&old, &new, 0.0);
-        // 53 pass → fail, none the other way: McNemar's p = 2·0.5^53.
-        assert_eq!(d.comparisons[0].outcome, Outcome::Regression);
-        let md = diff_markdown(&old, &new, &d);
-        assert!(md.contains("### Worse (first 50 of 53)"), "{md}");
-        assert_eq!(
-            md.matches("| `contains` | 1.0000 | 0.0000 | -1.0000 |")
-                .count(),
-            50
-        );
-        assert!(md.contains("\n…and 3 more.\n"));
-        let empty = Results::new("evals", Vec::new(), &BTreeMap::new());
-        let gone = diff_markdown(&old, &empty, &diff(&old, &empty, 0.0));
-        assert!(
-            gone.contains("### Removed samples (first 50 of 53)"),
-            "{gone}"
-        );
-        assert_eq!(gone.matches("| `qa` | `qa::s").count(), 50);
-    }
-}
+mod tests;

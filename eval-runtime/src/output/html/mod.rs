@@ -250,7 +250,16 @@ impl BaselineView {
             compared: found.compared,
             comparisons: found.comparisons,
             gates: found.gates,
-            caveats: found.caveats,
+            caveats: found
+                .caveats
+                .into_iter()
+                .chain(
+                    found
+                        .question
+                        .iter()
+                        .map(|q| format!("the question changed: {q}")),
+                )
+                .collect(),
             changes: found.changes,
             added: found.added,
             removed: found.removed,

@@ -473,9 +473,10 @@
             el("td", { class: verdictClass[c.outcome] || "" }, word));
         }))));
     }
-    (b.gates || []).filter(function (g) { return g.was_met !== g.met; }).forEach(function (g) {
-      section.appendChild(el("p", { class: g.met ? "pass" : "fail" },
-        "gate " + g.dataset + " " + g.gate + ": " + (g.was_met ? "met" : "missed") + " \u2192 " + (g.met ? "met" : "missed" + " (regression)")));
+    var gateClass = { "regression": "fail", "improvement": "pass", "inconclusive": "inconclusive", "threshold-changed": "" };
+    (b.gates || []).filter(function (g) { return g.outcome !== "no-change"; }).forEach(function (g) {
+      section.appendChild(el("p", { class: gateClass[g.outcome] || "" },
+        "gate " + g.dataset + " " + (g.was ? g.was + " \u2192 " : "") + g.gate + ": " + (g.was_met ? "met" : "missed") + " \u2192 " + (g.met ? "met" : "missed") + " (" + g.outcome.replace("-", " ") + ")"));
     });
     if (changes.length) {
       section.appendChild(el("h4", null, "Samples that moved (evidence)"));
