@@ -144,6 +144,8 @@ pub mod results {
     };
     // CI summaries: a run's summary as Markdown (GitHub's step summary) or terminal text.
     pub use crate::output::{SHOWN_FAILURES, append_step_summary, summary_markdown, summary_text};
+    // How many samples passed or failed without proof, as the test front ends say it.
+    pub use crate::output::unproven_lines;
 }
 
 /// Comparing runs, and gating a run on a baseline.

@@ -382,6 +382,25 @@ impl Run {
         })?;
         Ok(summaries.finish(&terms))
     }
+
+    /// The samples of what ran so far that passed or failed without proof
+    /// (read back only when `summaries` count an inconclusive one).
+    pub(crate) fn unproven(
+        &self,
+        summaries: &[DatasetSummary],
+    ) -> Result<crate::output::Unproven, ResultsError> {
+        let mut unproven = crate::output::Unproven::default();
+        let mine = |d: &&DatasetSummary| self.dataset_names().any(|n| n == d.name);
+        if summaries.iter().filter(mine).all(|d| d.inconclusive == 0) {
+            return Ok(unproven);
+        }
+        let mut held = [self.records.hold()];
+        for_each_record(&mut held, |_, record| {
+            unproven.add(&record);
+            Ok(())
+        })?;
+        Ok(unproven)
+    }
 }
 
 /// Calls `f` with every record `held`, in the results file's order (by

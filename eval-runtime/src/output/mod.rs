@@ -17,6 +17,7 @@ mod report;
 mod results;
 mod summary;
 mod text;
+mod unproven;
 mod verdict;
 
 pub use crate::config::{ResultsKey, binary_name, calibration_dir, results_dir};
@@ -44,6 +45,7 @@ pub use results::{
     Verdict, failed_gates, total_usage,
 };
 pub use text::{SHOWN_FAILURES, summary_text};
+pub use unproven::unproven_lines;
 pub use verdict::RunVerdict;
 
 pub(crate) use crate::model::hex;
@@ -53,6 +55,7 @@ pub(crate) use markdown::auto_step_summary;
 pub(crate) use results::{incompleteness, now_unix, write_streaming};
 pub(crate) use summary::Summaries;
 pub(crate) use text::{Shown, summary_text_of};
+pub(crate) use unproven::Unproven;
 
 use std::path::Path;
 
