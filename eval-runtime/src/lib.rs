@@ -139,8 +139,8 @@ pub mod results {
         DatasetSummary, DatasetTerms, FORMAT_VERSION, Gate, GateResult, KEPT_CHARS, KEPT_CHUNKS,
         MetricRecord, MetricSummary, Results, ResultsError, ResultsKey, RunSpread, RunVerdict,
         SampleRecord, UsageTotals, Verdict, binary_name, calibration_dir, failed_gates, junit_xml,
-        merge, merge_allowing, merge_dir, merge_paths, merge_paths_allowing, results_dir,
-        total_usage,
+        merge, merge_allowing, merge_dir, merge_paths, merge_paths_allowing,
+        project_calibration_dir, results_dir, total_usage,
     };
     // CI summaries: a run's summary as Markdown (GitHub's step summary) or terminal text.
     pub use crate::output::{SHOWN_FAILURES, append_step_summary, summary_markdown, summary_text};

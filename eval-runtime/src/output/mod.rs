@@ -20,7 +20,9 @@ mod text;
 mod unproven;
 mod verdict;
 
-pub use crate::config::{ResultsKey, binary_name, calibration_dir, results_dir};
+pub use crate::config::{
+    ResultsKey, binary_name, calibration_dir, project_calibration_dir, results_dir,
+};
 pub use crate::model::{
     AgentProvenance, Allow, CalibrationSummary, DatasetProvenance, Differences,
     EmbeddingsFingerprint, GitState, JudgeFingerprint, MetricVersions, Provenance,
@@ -50,6 +52,10 @@ pub use verdict::RunVerdict;
 
 pub(crate) use crate::model::hex;
 pub(crate) use crate::model::numbered;
+pub(crate) use calibration::{
+    attached as attached_calibrations, spec_options as calibration_spec_options,
+    spec_text as calibration_spec_text,
+};
 pub(crate) use html::{RunMeta, write_along as write_html_along};
 pub(crate) use markdown::auto_step_summary;
 pub(crate) use results::{incompleteness, now_unix, write_streaming};
