@@ -27,7 +27,8 @@ pub fn calibration_dir(config: &Config) -> PathBuf {
 /// Where calibrations of the project holding `dir` are kept and looked for:
 /// `calibration/<project>-<12 hex digits>/` in the results directory
 /// ([`results_dir`]), the project named by its root directory's name and the
-/// SHA-256 of its path ([`project_root`]), so that two projects sharing a
+/// SHA-256 of its path (the nearest directory holding `.git`, else a Cargo
+/// `[workspace]`, else a `Cargo.toml`), so that two projects sharing a
 /// results directory (an installed `evals`, whose default is the user's
 /// `~/.cache/evals`; one `EVAL_RESULTS_DIR` or `CARGO_TARGET_DIR` for
 /// several checkouts) never see each other's calibrations.

@@ -130,7 +130,8 @@ pub struct Calibration {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threshold: Option<f64>,
     /// Its options as resolved, every one with its default
-    /// ([`spec_options`]; `None` in files of layout 1).
+    /// (the Rust form of its resolved kind, e.g. `Faithfulness`; `None` in
+    /// files of layout 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub options: Option<String>,
     /// The labels file as named.
