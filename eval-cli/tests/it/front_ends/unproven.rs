@@ -161,6 +161,28 @@ fn the_attribute_and_the_harness_say_once_how_many_passed_without_proof() {
         "{attr_text}"
     );
 
+    // Arguments the attribute does not understand (an unstable libtest
+    // option): each test evaluates its own sample and rewrites the results
+    // file, and the count is still said once per dataset, when it is whole.
+    let one_by_one = command(&attr_exe, &dir, url, &dir.join("out/one-by-one"))
+        .args(["-Zunstable-options", "--exclude-should-panic"])
+        .env("RUSTC_BOOTSTRAP", "1")
+        .output()
+        .unwrap();
+    let one_text = text(&one_by_one);
+    assert!(
+        one_text.contains("unrecognised test arguments; evaluating one sample per test"),
+        "{one_text}"
+    );
+    once(
+        &one_text,
+        &format!("note: estimate: {}", said(passed, true)),
+    );
+    once(
+        &one_text,
+        &format!("note: strict: {}", said(passed + failed, false)),
+    );
+
     // A filtered run says it of what it ran.
     let only = command(&attr_exe, &dir, url, &dir.join("out/only"))
         .arg("estimate::right_3")
