@@ -15,13 +15,18 @@ fn labels() -> String {
 }
 
 fn calibrate(dir: &std::path::Path, judge_url: &str, extra: &[&str]) -> std::process::Output {
-    let labels = labels();
-    let mut args = vec![
-        "calibrate",
-        labels.as_str(),
-        "--metric",
-        "faithfulness >= 0.8",
-    ];
+    calibrate_labels(dir, judge_url, &labels(), extra)
+}
+
+/// `evals calibrate LABELS --metric "faithfulness >= 0.8" EXTRA...` in
+/// `dir`, results in `dir/results`.
+fn calibrate_labels(
+    dir: &std::path::Path,
+    judge_url: &str,
+    labels: &str,
+    extra: &[&str],
+) -> std::process::Output {
+    let mut args = vec!["calibrate", labels, "--metric", "faithfulness >= 0.8"];
     args.extend_from_slice(extra);
     let results = dir.join("results");
     evals_with(
@@ -236,20 +241,7 @@ fn a_run_shows_the_kappa_of_its_own_metric_threshold_and_judge_only() {
     let text_of = std::fs::read_to_string(labels()).unwrap();
     let fewer: String = text_of.lines().skip(1).map(|l| format!("{l}\n")).collect();
     std::fs::write(dir.join("fewer-labels.jsonl"), fewer).unwrap();
-    let out = evals_with(
-        &dir,
-        &[
-            "calibrate",
-            "fewer-labels.jsonl",
-            "--metric",
-            "faithfulness >= 0.8",
-        ],
-        &[
-            ("EVAL_JUDGE_URL", &format!("{}/v1", server.url())),
-            ("EVAL_JUDGE_MODEL", "scripted"),
-            ("EVAL_RESULTS_DIR", results.to_str().unwrap()),
-        ],
-    );
+    let out = calibrate_labels(&dir, &server.url(), "fewer-labels.jsonl", &[]);
     assert_eq!(code(&out), 0, "{:?}", text(&out));
     assert_eq!(names(&store).len(), 2, "{:?}", names(&store));
     let (cals, _) = run("scripted", "faithfulness >= 0.8");
