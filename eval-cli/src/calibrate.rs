@@ -29,8 +29,10 @@ pub struct Args {
     /// Print the calibration as JSON.
     #[arg(long)]
     pub json: bool,
-    /// Where to write the calibration (default: calibration/ in the results
-    /// directory, where runs with the same judge find it and show its κ).
+    /// Where to write the calibration (default: the project's directory
+    /// under calibration/ in the results directory, where runs of this
+    /// project find it and show its κ beside the same metric at the same
+    /// threshold scored by the same judge).
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Samples scored at once (default EVAL_CONCURRENCY, else 16).
@@ -57,8 +59,11 @@ pub fn run(args: Args) -> Result<u8, Failure> {
     let concurrency = config.concurrency_or(args.concurrency.map(|n| n as usize));
     let calibration = calibrate(&args.labels, &shown, spec, Services::global(), concurrency)
         .map_err(|e| Failure::config(e.to_string()))?;
+    // The project is the working directory's, as for `evals evaluate`.
+    let cwd = std::env::current_dir()
+        .map_err(|e| Failure::config(format!("cannot read the working directory: {e}")))?;
     let path = args.output.clone().unwrap_or_else(|| {
-        eval_runtime::results::calibration_dir(config).join(calibration.file_name())
+        eval_runtime::results::project_calibration_dir(config, &cwd).join(calibration.file_name())
     });
     calibration
         .write(&path)
@@ -72,6 +77,12 @@ pub fn run(args: Args) -> Result<u8, Failure> {
     } else {
         out!("{}", render(&calibration));
         outln!("calibration: {}", path.display());
+        if args.output.is_none() {
+            outln!(
+                "shown beside runs of this project that score {} with this judge",
+                calibration.spec
+            );
+        }
     }
     let kappa = calibration.agreement.kappa;
     match args.min_kappa {
@@ -103,10 +114,11 @@ fn render(c: &Calibration) -> String {
     let a = &c.agreement;
     let m = &a.confusion;
     let mut out = format!(
-        "calibration of {} against {} human label(s) ({})\n",
+        "calibration of {} against {} human label(s) ({}, sha256 {})\n",
         c.spec,
         m.total(),
-        c.labels
+        c.labels,
+        c.labels_sha256.get(..12).unwrap_or(&c.labels_sha256)
     );
     match &c.judge {
         Some(j) => {

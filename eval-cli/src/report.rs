@@ -239,95 +239,104 @@ fn summary(args: SummaryArgs) -> Result<u8, Failure> {
     Ok(u8::from(!passed))
 }
 
+/// `evals report merge`: the parts joined, the whole judged and written
+/// (with its report beside it); exit 1 when it fails or, without
+/// `--partial`, is incomplete.
+fn merge(args: MergeArgs) -> Result<u8, Failure> {
+    // An input that is the output (a rerun into the same place) is not an input.
+    let inputs: Vec<PathBuf> = args
+        .inputs
+        .iter()
+        .filter(|p| **p != args.output)
+        .cloned()
+        .collect();
+    let allow = diff::Allow::new(args.allow_judge_change, args.allow_dataset_change);
+    let mut merged =
+        merge_paths_allowing(&inputs, allow).map_err(|e| Failure::config(e.to_string()))?;
+    if let Some(on) = args.inconclusive {
+        merged = merged.counting_inconclusive(on);
+    }
+    merged.written_unix = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    merged
+        .write(&args.output)
+        .map_err(|e| Failure::config(e.to_string()))?;
+    // The report of the whole, beside it (EVAL_HTML=off: not).
+    let html = Config::global()
+        .is_ok_and(|c| c.html)
+        .then(|| eval_runtime::report::html_path(&args.output))
+        .filter(|p| *p != args.output);
+    if let Some(path) = &html {
+        eval_runtime::report::write_html(path, std::slice::from_ref(&merged), None)
+            .map_err(|e| Failure::config(e.to_string()))?;
+    }
+    let verdict = RunVerdict::of(&merged.datasets);
+    if args.json {
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&merged).map_err(|e| Failure::config(e.to_string()))?
+        );
+    } else {
+        for d in &merged.datasets {
+            outln!(
+                "{}: {} of {} samples, {} passed, {} failed, {} errors",
+                d.name,
+                d.samples,
+                d.planned.map_or("?".to_string(), |p| p.to_string()),
+                d.passed,
+                d.failed,
+                d.errors
+            );
+        }
+        for line in verdict.gate_lines_with(eval_runtime::Paint::stdout()) {
+            outln!("{line}");
+        }
+        // Under nextest no process says how many samples passed or
+        // failed without proof: the join does.
+        for line in eval_runtime::results::unproven_lines(&merged, Some(&args.output)) {
+            errln!("note: {line}");
+        }
+        outln!(
+            "merged {} sample(s){} into {}",
+            merged.samples.len(),
+            match merged.incompleteness() {
+                None => String::new(),
+                Some(why) => format!(" (incomplete: {why})"),
+            },
+            args.output.display()
+        );
+        if let Some(path) = &html {
+            outln!("html: {}", path.display());
+        }
+    }
+    if !merged.complete && !args.partial {
+        for d in merged.datasets.iter().filter(|d| !d.complete) {
+            errln!(
+                "error: {}: {} of {} samples: a shard or part is missing (--partial accepts that)",
+                d.name,
+                d.samples,
+                d.planned.map_or("?".to_string(), |p| p.to_string())
+            );
+        }
+        for m in &merged.missing_datasets {
+            if m.starts_with("(unknown") {
+                errln!("error: {m} (--partial accepts that)");
+            } else {
+                errln!(
+                    "error: dataset {m} is not in the join: a part's run did not reach it (killed, stopped or filtered) and no part holds it whole (--partial accepts that)"
+                );
+            }
+        }
+        return Ok(1);
+    }
+    Ok(u8::from(!verdict.passed()))
+}
+
 pub fn run(command: Command) -> Result<u8, Failure> {
     match command {
         Command::Summary(args) => summary(args),
-        Command::Merge(args) => {
-            // An input that is the output (a rerun into the same place) is not an input.
-            let inputs: Vec<PathBuf> = args
-                .inputs
-                .iter()
-                .filter(|p| **p != args.output)
-                .cloned()
-                .collect();
-            let allow = diff::Allow::new(args.allow_judge_change, args.allow_dataset_change);
-            let mut merged =
-                merge_paths_allowing(&inputs, allow).map_err(|e| Failure::config(e.to_string()))?;
-            if let Some(on) = args.inconclusive {
-                merged = merged.counting_inconclusive(on);
-            }
-            merged.written_unix = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0.0, |d| d.as_secs_f64());
-            merged
-                .write(&args.output)
-                .map_err(|e| Failure::config(e.to_string()))?;
-            // The report of the whole, beside it (EVAL_HTML=off: not).
-            let html = Config::global()
-                .is_ok_and(|c| c.html)
-                .then(|| eval_runtime::report::html_path(&args.output))
-                .filter(|p| *p != args.output);
-            if let Some(path) = &html {
-                eval_runtime::report::write_html(path, std::slice::from_ref(&merged), None)
-                    .map_err(|e| Failure::config(e.to_string()))?;
-            }
-            let verdict = RunVerdict::of(&merged.datasets);
-            if args.json {
-                outln!(
-                    "{}",
-                    serde_json::to_string_pretty(&merged)
-                        .map_err(|e| Failure::config(e.to_string()))?
-                );
-            } else {
-                for d in &merged.datasets {
-                    outln!(
-                        "{}: {} of {} samples, {} passed, {} failed, {} errors",
-                        d.name,
-                        d.samples,
-                        d.planned.map_or("?".to_string(), |p| p.to_string()),
-                        d.passed,
-                        d.failed,
-                        d.errors
-                    );
-                }
-                for line in verdict.gate_lines_with(eval_runtime::Paint::stdout()) {
-                    outln!("{line}");
-                }
-                outln!(
-                    "merged {} sample(s){} into {}",
-                    merged.samples.len(),
-                    match merged.incompleteness() {
-                        None => String::new(),
-                        Some(why) => format!(" (incomplete: {why})"),
-                    },
-                    args.output.display()
-                );
-                if let Some(path) = &html {
-                    outln!("html: {}", path.display());
-                }
-            }
-            if !merged.complete && !args.partial {
-                for d in merged.datasets.iter().filter(|d| !d.complete) {
-                    errln!(
-                        "error: {}: {} of {} samples: a shard or part is missing (--partial accepts that)",
-                        d.name,
-                        d.samples,
-                        d.planned.map_or("?".to_string(), |p| p.to_string())
-                    );
-                }
-                for m in &merged.missing_datasets {
-                    if m.starts_with("(unknown") {
-                        errln!("error: {m} (--partial accepts that)");
-                    } else {
-                        errln!(
-                            "error: dataset {m} is not in the join: a part's run did not reach it (killed, stopped or filtered) and no part holds it whole (--partial accepts that)"
-                        );
-                    }
-                }
-                return Ok(1);
-            }
-            Ok(u8::from(!verdict.passed()))
-        }
+        Command::Merge(args) => merge(args),
         Command::Diff(args) => {
             if !args.epsilon.is_finite() || args.epsilon < 0.0 {
                 return Err(Failure::config("--epsilon must be a number ≥ 0"));

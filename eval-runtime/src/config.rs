@@ -722,7 +722,9 @@ mod prices;
 mod traces;
 mod values;
 
-pub use location::{ResultsKey, binary_name, calibration_dir, results_dir};
+pub use location::{
+    ResultsKey, binary_name, calibration_dir, project_calibration_dir, results_dir,
+};
 pub(crate) use prices::read_setting;
 pub use prices::{Price, PriceError, PriceTable, Pricing};
 use traces::TraceVars;

@@ -140,10 +140,12 @@ pub mod results {
         MetricRecord, MetricSummary, Results, ResultsError, ResultsKey, RunSpread, RunVerdict,
         SampleRecord, UsageTotals, Verdict, WrittenMetric, binary_name, calibration_dir,
         failed_gates, junit_xml, merge, merge_allowing, merge_dir, merge_paths,
-        merge_paths_allowing, results_dir, total_usage,
+        merge_paths_allowing, project_calibration_dir, results_dir, total_usage,
     };
     // CI summaries: a run's summary as Markdown (GitHub's step summary) or terminal text.
     pub use crate::output::{SHOWN_FAILURES, append_step_summary, summary_markdown, summary_text};
+    // How many samples passed or failed without proof, as the test front ends say it.
+    pub use crate::output::unproven_lines;
 }
 
 /// Comparing runs, and gating a run on a baseline.

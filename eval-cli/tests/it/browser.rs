@@ -609,7 +609,8 @@ fn inconclusive_verdicts_and_a_calibrated_judge_show() {
     // samples that always pass `contains >= 1` cannot be proved to (three
     // runs never prove a pass rate of 1), so they are inconclusive; `sum`
     // fails every run. `faithfulness` is scored by the scripted judge, and
-    // a calibration with that judge is in the results directory.
+    // a calibration of it at the same threshold with that judge is in the
+    // project's calibration directory.
     std::fs::write(
         dir.join("qa.jsonl"),
         "{\"id\": \"paris\", \"input\": \"What is the capital of France?\", \"expected\": \"Paris\", \"context\": [\"Paris is the capital and largest city of France, on the river Seine.\"]}\n\
@@ -639,7 +640,7 @@ fn inconclusive_verdicts_and_a_calibrated_judge_show() {
     let out = evaluate_demo(
         &dir,
         "qa.jsonl",
-        "contains, faithfulness >= 0.0",
+        "contains, faithfulness >= 0.8",
         &["--repeat", "3", "--output", "run.json"],
         &env,
     );

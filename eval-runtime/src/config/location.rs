@@ -17,10 +17,62 @@ use std::path::{Path, PathBuf};
 
 use crate::config::Config;
 
-/// Where calibrations are kept and looked for: `calibration/` in the
-/// results directory ([`results_dir`]).
+/// Where calibrations of the project the settings are read in are kept
+/// and looked for: [`project_calibration_dir`] of `CARGO_MANIFEST_DIR`, else
+/// of the working directory.
 pub fn calibration_dir(config: &Config) -> PathBuf {
-    results_dir(config).join("calibration")
+    project_calibration_dir(config, &config.base_dir())
+}
+
+/// Where calibrations of the project holding `dir` are kept and looked for:
+/// `calibration/<project>-<12 hex digits>/` in the results directory
+/// ([`results_dir`]), the project named by its root directory's name and the
+/// SHA-256 of its path (the nearest directory holding `.git`, else a Cargo
+/// `[workspace]`, else a `Cargo.toml`), so that two projects sharing a
+/// results directory (an installed `evals`, whose default is the user's
+/// `~/.cache/evals`; one `EVAL_RESULTS_DIR` or `CARGO_TARGET_DIR` for
+/// several checkouts) never see each other's calibrations.
+pub fn project_calibration_dir(config: &Config, dir: &Path) -> PathBuf {
+    results_dir(config)
+        .join("calibration")
+        .join(project_key(&project_root(dir)))
+}
+
+/// The project holding `dir`: the nearest directory at or above it holding
+/// `.git`; outside a repository, the nearest holding a `Cargo.toml` that
+/// declares a `[workspace]`, else the nearest holding a `Cargo.toml`, else
+/// `dir` itself (made absolute, symbolic links resolved where it exists).
+pub(crate) fn project_root(dir: &Path) -> PathBuf {
+    let start = std::fs::canonicalize(dir)
+        .or_else(|_| std::path::absolute(dir))
+        .unwrap_or_else(|_| dir.to_path_buf());
+    let manifest = |d: &Path| d.join("Cargo.toml");
+    let workspace = |d: &Path| {
+        eval_datasets::files::read_text(&manifest(d), 1 << 20)
+            .is_ok_and(|text| text.lines().any(|l| l.trim() == "[workspace]"))
+    };
+    let found = start
+        .ancestors()
+        .find(|d| d.join(".git").exists())
+        .or_else(|| start.ancestors().find(|d| workspace(d)))
+        .or_else(|| start.ancestors().find(|d| manifest(d).is_file()))
+        .unwrap_or(&start);
+    found.to_path_buf()
+}
+
+/// `<name>-<12 hex digits of the SHA-256 of its path>` for a project root.
+fn project_key(root: &Path) -> String {
+    use sha2::Digest as _;
+    let digest = crate::model::hex(&sha2::Sha256::digest(root.to_string_lossy().as_bytes()));
+    let name: String = file_safe(
+        &root
+            .file_name()
+            .map_or("project".into(), |n| n.to_string_lossy()),
+    )
+    .chars()
+    .take(40)
+    .collect();
+    format!("{name}-{}", &digest[..12])
 }
 
 /// The directory results go to: `$EVAL_RESULTS_DIR`, else `evals/` in the
@@ -172,6 +224,46 @@ mod tests {
         );
         assert_eq!(binary_name("evals-0123456789abcdef"), "evals");
         assert_eq!(binary_name("my-evals"), "my-evals");
+    }
+
+    #[test]
+    fn each_project_has_its_own_calibrations() {
+        let dir = std::env::temp_dir().join(format!("eval-projects-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        // A repository with a crate inside; a workspace without git; a
+        // lone directory.
+        for d in ["repo/.git", "repo/crates/a", "ws/member/src", "lone/sub"] {
+            std::fs::create_dir_all(dir.join(d)).unwrap();
+        }
+        std::fs::write(dir.join("repo/crates/a/Cargo.toml"), "[package]\n").unwrap();
+        std::fs::write(
+            dir.join("ws/Cargo.toml"),
+            "[workspace]\nmembers = [\"member\"]\n",
+        )
+        .unwrap();
+        std::fs::write(dir.join("ws/member/Cargo.toml"), "[package]\n").unwrap();
+        let dir = std::fs::canonicalize(&dir).unwrap();
+        assert_eq!(project_root(&dir.join("repo/crates/a")), dir.join("repo"));
+        assert_eq!(project_root(&dir.join("ws/member/src")), dir.join("ws"));
+        assert_eq!(project_root(&dir.join("ws/member")), dir.join("ws"));
+        // No marker: the directory itself (the temp dir holds no project).
+        let lone = project_root(&dir.join("lone/sub"));
+        assert!(lone.starts_with(&dir), "{}", lone.display());
+        let mut config = Config::empty();
+        config.results_dir = Some("/r".into());
+        let of = |d: &str| project_calibration_dir(&config, &dir.join(d));
+        assert_eq!(of("repo"), of("repo/crates/a"));
+        assert_ne!(of("repo"), of("ws/member"));
+        let key = of("repo");
+        let key = key
+            .strip_prefix("/r/calibration")
+            .unwrap()
+            .to_string_lossy();
+        assert!(
+            key.starts_with("repo-") && key.len() == "repo-".len() + 12,
+            "{key}"
+        );
+        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]

@@ -145,6 +145,17 @@ fn write_end(
             ),
         };
     let part = matches!(end.ending, Ending::Part { .. });
+    // Said once per run where it ends whole (not as each of the
+    // attribute's datasets finishes, not per nextest process).
+    if whole {
+        for run in runs {
+            for note in run.calibration_notes() {
+                if !notes.contains(&note) {
+                    notes.push(note);
+                }
+            }
+        }
+    }
     let keep = matches!(
         end.ending,
         Ending::Command { keep: true, .. } | Ending::Command { output: None, .. }

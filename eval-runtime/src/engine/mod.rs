@@ -77,11 +77,13 @@ impl Run {
         self
     }
 
-    /// The same run under `config`: it shows the κ of calibrations made
-    /// with its judge (from the calibration directory), and holds at most
-    /// `EVAL_SPILL_BYTES` of finished records in memory.
+    /// The same run under `config`: it shows the κ of calibrations its
+    /// project made of its metrics with its judge (from the project's
+    /// calibration directory: call [`in_project`](Self::in_project) first),
+    /// and holds at most `EVAL_SPILL_BYTES` of finished records in memory.
     pub(crate) fn configured(mut self, config: &crate::config::Config) -> Run {
-        self.calibrations = Some(crate::output::calibration_dir(config));
+        let project = self.project.clone().unwrap_or_else(|| config.base_dir());
+        self.calibrations = Some(crate::output::project_calibration_dir(config, &project));
         let limit = usize::try_from(config.spill_bytes).unwrap_or(usize::MAX);
         self.records = Spool::with_limit(self.len(), limit);
         self
@@ -103,12 +105,31 @@ impl Run {
             self.project.as_deref(),
         );
         if let Some(dir) = &self.calibrations {
-            p.calibrations = crate::output::matching_calibrations(dir, p.judge.as_ref())
-                .iter()
-                .map(crate::output::Calibration::summary)
-                .collect();
+            p.calibrations =
+                crate::output::attached_calibrations(dir, p.judge.as_ref(), &self.metric_specs()).0;
         }
         p
+    }
+
+    /// Calibrations of the run's judged metrics made with its judge that
+    /// are not attached to it (another threshold, no scope), in words.
+    pub(crate) fn calibration_notes(&self) -> Vec<String> {
+        let Some(dir) = &self.calibrations else {
+            return Vec::new();
+        };
+        let specs = self.metric_specs();
+        let all: Vec<&eval_datasets::MetricSpec> =
+            specs.iter().flat_map(|(_, s)| s.iter().copied()).collect();
+        let judge = crate::metrics::judged::fingerprint(&all, &self.services);
+        crate::output::attached_calibrations(dir, judge.as_ref(), &specs).1
+    }
+
+    /// Each dataset's name and the metric specs it scores.
+    fn metric_specs(&self) -> Vec<(&str, Vec<&eval_datasets::MetricSpec>)> {
+        self.datasets
+            .iter()
+            .map(|d| (d.plan.name.as_str(), d.spec_sets.iter().flatten().collect()))
+            .collect()
     }
 
     /// A run whose agent calls each hold one of `permits`, which other runs
@@ -383,6 +404,25 @@ impl Run {
             Ok(())
         })?;
         Ok(summaries.finish(&terms))
+    }
+
+    /// The samples of what ran so far that passed or failed without proof
+    /// (read back only when `summaries` count an inconclusive one).
+    pub(crate) fn unproven(
+        &self,
+        summaries: &[DatasetSummary],
+    ) -> Result<crate::output::Unproven, ResultsError> {
+        let mut unproven = crate::output::Unproven::default();
+        let mine = |d: &&DatasetSummary| self.dataset_names().any(|n| n == d.name);
+        if summaries.iter().filter(mine).all(|d| d.inconclusive == 0) {
+            return Ok(unproven);
+        }
+        let mut held = [self.records.hold()];
+        for_each_record(&mut held, |_, record| {
+            unproven.add(&record);
+            Ok(())
+        })?;
+        Ok(unproven)
     }
 }
 

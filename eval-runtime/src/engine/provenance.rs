@@ -121,11 +121,9 @@ pub(crate) fn combine(parts: impl IntoIterator<Item = Provenance>) -> Option<Pro
                 } else if let (Some(a), Some(b)) = (&mut all.judge, p.judge) {
                     a.metrics.extend(b.metrics);
                 }
-                for c in p.calibrations {
-                    if !all.calibrations.iter().any(|a| a.metric == c.metric) {
-                        all.calibrations.push(c);
-                    }
-                }
+                // The same calibration attached to datasets of several
+                // runs: once, naming them all.
+                all.join_calibrations(&p.calibrations);
                 if all.embeddings.is_none() {
                     all.embeddings = p.embeddings;
                 } else if let (Some(a), Some(b)) = (&mut all.embeddings, p.embeddings) {
@@ -144,6 +142,47 @@ pub(crate) fn combine(parts: impl IntoIterator<Item = Provenance>) -> Option<Pro
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_same_calibration_attached_in_two_runs_names_both_datasets() {
+        let cal = |spec: &str, dataset: &str| crate::output::CalibrationSummary {
+            metric: "faithfulness".into(),
+            spec: spec.into(),
+            kappa: Some(0.5),
+            kappa_interval: None,
+            accuracy: 0.75,
+            samples: 4,
+            labels: "l.jsonl".into(),
+            labels_sha256: Some("ab".repeat(32)),
+            datasets: vec![dataset.into()],
+            written_unix: 1.0,
+        };
+        let run = |c| Provenance {
+            calibrations: vec![c],
+            ..Provenance::default()
+        };
+        let all = combine([
+            run(cal("faithfulness >= 0.8", "a")),
+            run(cal("faithfulness >= 0.8", "b")),
+            run(cal("faithfulness >= 0.3", "c")),
+        ])
+        .unwrap();
+        let got: Vec<(&str, &[String])> = all
+            .calibrations
+            .iter()
+            .map(|c| (c.spec.as_str(), c.datasets.as_slice()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    "faithfulness >= 0.8",
+                    &["a".to_string(), "b".to_string()][..]
+                ),
+                ("faithfulness >= 0.3", &["c".to_string()][..]),
+            ]
+        );
+    }
 
     #[test]
     fn git_status_gives_the_revision_and_whether_tracked_files_changed() {

@@ -9,6 +9,13 @@
 //! libtest arguments not understood, each test evaluates its own sample.
 //! A dataset with gates gets one more test, `<fn>::gates`, which judges
 //! them when every sample of the dataset ran in this process.
+//!
+//! When a dataset's samples have run, the process says once (on stderr,
+//! uncaptured) how many of them passed or failed without proof — an
+//! inconclusive verdict over repeated runs, counted as the `inconclusive`
+//! setting says — which libtest shows as plain `ok` or `FAILED`. Under
+//! nextest each process runs one sample and says nothing of it: the merged
+//! file's summary (`evals report summary`) lists them.
 
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -76,6 +83,8 @@ pub struct Embedded {
     /// Whether the evaluation thread was started (else each test evaluates
     /// its own sample).
     batch: OnceLock<Batch>,
+    /// Said how many of its samples passed or failed without proof.
+    told: std::sync::Once,
 }
 
 impl Embedded {
@@ -85,6 +94,7 @@ impl Embedded {
             decl,
             run: OnceLock::new(),
             batch: OnceLock::new(),
+            told: std::sync::Once::new(),
         }
     }
 
@@ -221,7 +231,7 @@ impl Embedded {
             }
             // Written before the last report is handed out, so before the
             // last test can finish and the process exit.
-            let on_complete = move |run: &Arc<Run>| record_process(run, self);
+            let on_complete = move |run: &Arc<Run>| record_process(run, self, true);
             // libtest runs the tests in its own order: no bound on how far
             // the evaluation runs ahead of them.
             match run.start(&selected, agent, Some(Box::new(on_complete)), None) {
@@ -288,8 +298,10 @@ fn process_runs() -> &'static Mutex<Vec<Finished>> {
 }
 
 /// Adds `run` (of `dataset`) to this process's results and rewrites its
-/// results file.
-fn record_process(run: &Arc<Run>, dataset: &'static Embedded) {
+/// results file. `finished`: every sample of `run` selected here has been
+/// evaluated (its evaluation thread is done); else it is when the dataset
+/// is complete.
+fn record_process(run: &Arc<Run>, dataset: &'static Embedded, finished: bool) {
     let Ok(config) = Config::global() else { return };
     let mut runs = process_runs().lock().unwrap_or_else(|p| p.into_inner());
     if !runs.iter().any(|(r, _)| Arc::ptr_eq(r, run)) {
@@ -316,7 +328,31 @@ fn record_process(run: &Arc<Run>, dataset: &'static Embedded) {
         baseline: None,
     };
     match end_run(&all, &key, end, config) {
-        Ok(ended) => say_where_once(&ended),
+        Ok(ended) => {
+            say_where_once(&ended);
+            let mine =
+                |d: &&crate::output::DatasetSummary| run.dataset_names().any(|n| n == d.name);
+            if finished || ended.datasets.iter().filter(mine).all(|d| d.complete) {
+                dataset
+                    .told
+                    .call_once(|| say_unproven(run, dataset, &ended));
+            }
+        }
+        Err(e) => warn(&e.to_string()),
+    }
+}
+
+/// Says, once per dataset run, how many of its samples passed or failed
+/// without proof (libtest shows them as plain `ok` and `FAILED`), naming
+/// the first and pointing at the results file for the rest: the words of
+/// the command's summary. Nothing when there are none.
+fn say_unproven(run: &Run, dataset: &Embedded, ended: &crate::engine::Ended) {
+    match run.unproven(&ended.datasets) {
+        Ok(unproven) => {
+            for line in unproven.lines(ended.results_path.as_deref()) {
+                crate::notice::note(&format!("{}: {line}", dataset.name()));
+            }
+        }
         Err(e) => warn(&e.to_string()),
     }
 }
@@ -440,7 +476,7 @@ fn previous_datasets(path: &std::path::Path) -> &'static [String] {
 fn record_single(run: &Arc<Run>, index: usize, dataset: &'static Embedded) {
     let Ok(config) = Config::global() else { return };
     if !config.under_nextest {
-        record_process(run, dataset);
+        record_process(run, dataset, false);
         return;
     }
     let key = ResultsKey::current(config, Some(dataset.decl.package));

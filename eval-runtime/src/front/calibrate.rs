@@ -11,9 +11,12 @@
 //! metric's pass/fail agrees with the human's: Cohen's κ with its interval,
 //! accuracy, the true-pass and true-fail rates and the confusion matrix;
 //! with human scores, Spearman's ρ between the metric's and the human's.
-//! The result carries the judge's fingerprint (model, host, settings, the
-//! metric's prompt and definition versions): a calibration holds only for
-//! that judge, and a run scored by the same one shows its κ.
+//! The result carries its scope: the judge's fingerprint (model, host,
+//! settings, the metric's prompt and definition versions), the metric's
+//! operator, threshold and options, and the labels file with the SHA-256 of
+//! its content. A run shows its κ beside a dataset's metric only when that
+//! metric is the same (operator, threshold, options) and the same judge
+//! scored it.
 
 use std::path::Path;
 
@@ -185,7 +188,10 @@ pub fn calibrate(
     Ok(Calibration {
         version: CALIBRATION_VERSION,
         metric: spec.name.clone(),
-        spec: format!("{} {} {}", spec.name, spec.op, spec.threshold),
+        spec: crate::output::calibration_spec_text(spec),
+        op: Some(spec.op.to_string()),
+        threshold: Some(spec.threshold),
+        options: Some(crate::output::calibration_spec_options(spec)),
         labels: shown.to_string(),
         labels_sha256: file_sha256(path).unwrap_or_default(),
         samples: dataset.samples.len(),

@@ -511,6 +511,19 @@ impl Harness {
         for line in verdict.gate_lines_with(paint) {
             println!("{line}");
         }
+        // Once per run, what libtest showed as plain `ok` or `FAILED`
+        // without proof; under nextest (a process per sample) the merged
+        // file's summary says it.
+        if !config.under_nextest {
+            match run.unproven(&datasets) {
+                Ok(unproven) => {
+                    for line in unproven.lines(results_path.as_deref()) {
+                        println!("{}", paint.note(&format!("note: {line}")));
+                    }
+                }
+                Err(e) => eprintln!("warning: {e}"),
+            }
+        }
         let usage = crate::output::total_usage(&datasets);
         if !usage.is_empty() {
             println!("{}", paint.dim(&format!("usage: {}", usage.line())));

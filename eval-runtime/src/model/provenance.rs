@@ -29,7 +29,8 @@ pub struct Provenance {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub embeddings: Option<EmbeddingsFingerprint>,
     /// Calibrations of the judged metrics made with this very judge (same
-    /// fingerprint): how far each agrees with human labels.
+    /// fingerprint) for the very metric a dataset scores (same operator,
+    /// threshold and options): how far each agrees with human labels.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub calibrations: Vec<CalibrationSummary>,
 }
@@ -52,8 +53,18 @@ pub struct CalibrationSummary {
     pub accuracy: f64,
     /// Labelled samples the metric scored.
     pub samples: u64,
-    /// The labels file.
+    /// The labels file, as named when calibrated.
     pub labels: String,
+    /// SHA-256 of the labels file's content (`None` in files of earlier
+    /// versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub labels_sha256: Option<String>,
+    /// The datasets whose metric it measured: same metric, operator,
+    /// threshold and options, scored by the same judge. Reports show its κ
+    /// beside those only (empty in files of earlier versions, which attached
+    /// calibrations by the judge alone: not shown).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub datasets: Vec<String>,
     /// When the calibration was made.
     pub written_unix: f64,
 }
@@ -303,6 +314,30 @@ fn judge_of<'a>(
 }
 
 impl Provenance {
+    /// Adds `calibrations` of another part of the same run: the same
+    /// calibration (spec, labels, their hash, when it was made) once, with
+    /// the datasets of both.
+    pub(crate) fn join_calibrations(&mut self, calibrations: &[CalibrationSummary]) {
+        for c in calibrations {
+            let same = |a: &&mut CalibrationSummary| {
+                a.spec == c.spec
+                    && a.labels == c.labels
+                    && a.labels_sha256 == c.labels_sha256
+                    && a.written_unix == c.written_unix
+            };
+            match self.calibrations.iter_mut().find(same) {
+                Some(a) => {
+                    for d in &c.datasets {
+                        if !a.datasets.contains(d) {
+                            a.datasets.push(d.clone());
+                        }
+                    }
+                }
+                None => self.calibrations.push(c.clone()),
+            }
+        }
+    }
+
     /// What differs from `old` (this is the newer run), for the metrics
     /// `metrics` both runs scored and the datasets both hold.
     pub fn differences(&self, old: &Provenance, metrics: &[String]) -> Differences {

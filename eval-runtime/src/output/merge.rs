@@ -166,6 +166,8 @@ fn joined_provenance(parts: &[Results], allow: Allow) -> Result<Option<Provenanc
         if have.embeddings.is_none() {
             have.embeddings = p.embeddings.clone();
         }
+        // Each part records the calibrations of its own datasets.
+        have.join_calibrations(&p.calibrations);
     }
     refused.dedup();
     if refused.is_empty() {
@@ -434,6 +436,41 @@ mod tests {
                 "judge m at 127.0.0.1:8000 (temperature 0, seed 42) → other at 127.0.0.1:8000"
             ),
             "{err}"
+        );
+        // One calibration attached to a dataset of each part: once in the
+        // join, naming both; another part's own calibration kept too.
+        let calibrated = |dataset: &str, labels: &str| {
+            let mut p = judged("m", "faithfulness");
+            p.calibrations = vec![crate::model::CalibrationSummary {
+                metric: "faithfulness".into(),
+                spec: "faithfulness >= 0.8".into(),
+                kappa: Some(0.5),
+                kappa_interval: None,
+                accuracy: 0.8,
+                samples: 20,
+                labels: labels.into(),
+                labels_sha256: Some(format!("{labels}-hash")),
+                datasets: vec![dataset.into()],
+                written_unix: 1.0,
+            }];
+            p
+        };
+        let parts = [
+            with("a", Some(calibrated("a", "labels.jsonl"))),
+            with("b", Some(calibrated("b", "labels.jsonl"))),
+            with("c", Some(calibrated("c", "other.jsonl"))),
+        ];
+        let joined = merge(&parts).unwrap().provenance.unwrap().calibrations;
+        let shown: Vec<(&str, Vec<&str>)> = joined
+            .iter()
+            .map(|c| {
+                let datasets = c.datasets.iter().map(String::as_str).collect();
+                (c.labels.as_str(), datasets)
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            [("labels.jsonl", vec!["a", "b"]), ("other.jsonl", vec!["c"])]
         );
     }
 

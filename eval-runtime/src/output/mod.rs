@@ -18,9 +18,12 @@ mod report;
 mod results;
 mod summary;
 mod text;
+mod unproven;
 mod verdict;
 
-pub use crate::config::{ResultsKey, binary_name, calibration_dir, results_dir};
+pub use crate::config::{
+    ResultsKey, binary_name, calibration_dir, project_calibration_dir, results_dir,
+};
 pub use crate::model::{
     AgentProvenance, Allow, Bound, CalibrationSummary, DatasetProvenance, Differences,
     EmbeddingsFingerprint, GitState, JudgeFingerprint, MetricVersions, Provenance, QuestionChange,
@@ -46,15 +49,21 @@ pub use results::{
     Verdict, WrittenMetric, failed_gates, total_usage,
 };
 pub use text::{SHOWN_FAILURES, summary_text};
+pub use unproven::unproven_lines;
 pub use verdict::RunVerdict;
 
 pub(crate) use crate::model::hex;
 pub(crate) use crate::model::numbered;
+pub(crate) use calibration::{
+    attached as attached_calibrations, spec_options as calibration_spec_options,
+    spec_text as calibration_spec_text,
+};
 pub(crate) use html::{RunMeta, write_along as write_html_along};
 pub(crate) use markdown::auto_step_summary;
 pub(crate) use results::{incompleteness, now_unix, write_streaming};
 pub(crate) use summary::Summaries;
 pub(crate) use text::{Shown, summary_text_of};
+pub(crate) use unproven::Unproven;
 
 use std::path::Path;
 

@@ -209,7 +209,8 @@ pub(crate) struct Shown {
     failed: Vec<SampleRecord>,
     not_passed: usize,
     doubtful: Vec<SampleRecord>,
-    doubtful_count: usize,
+    /// Every sample that passed or failed without proof, counted.
+    unproven: super::unproven::Unproven,
     datasets: std::collections::BTreeMap<String, (TagCounts, Vec<f64>)>,
 }
 
@@ -235,9 +236,9 @@ impl Shown {
             self.not_passed += 1;
             keep(&mut self.failed);
         } else if s.verdict == Verdict::Inconclusive {
-            self.doubtful_count += 1;
             keep(&mut self.doubtful);
         }
+        self.unproven.add(s);
         let (tags, latencies) = match self.datasets.get_mut(&s.dataset) {
             Some(d) => d,
             None => self.datasets.entry(s.dataset.clone()).or_default(),
@@ -432,14 +433,12 @@ pub(crate) fn summary_text_of(results: &Results, shown: &Shown, paint: Paint) ->
             );
         }
     }
-    let doubtful = shown.doubtful_count;
+    let doubtful = shown.unproven.passed();
     if doubtful > 0 {
         let _ = writeln!(
             out,
             "\n{}",
-            paint.heading(&format!(
-                "{doubtful} sample(s) passed with an inconclusive verdict (more runs, `repeat = \"auto\"`, would decide them):"
-            ))
+            paint.heading(&format!("{}:", super::unproven::heading(doubtful, true)))
         );
         for s in &shown.doubtful {
             let _ = writeln!(

@@ -10,7 +10,9 @@
 //! * [`kills`]: a test binary killed during its first run never leaves a
 //!   results file that claims to be complete;
 //! * [`suites`]: a letta-evals suite (seed 001) and the same choice of
-//!   samples (`max_samples`, `sample_tags`) on every front end.
+//!   samples (`max_samples`, `sample_tags`) on every front end;
+//! * [`unproven`]: the attribute and the harness say once per run how many
+//!   samples passed or failed with an inconclusive verdict.
 //!
 //! Each test builds its own scratch crate (the package named like its
 //! directory: cargo names test binaries by package, not by path) whose
@@ -21,6 +23,7 @@ mod kills;
 mod manifests;
 mod runevals;
 mod suites;
+mod unproven;
 
 use std::collections::BTreeMap;
 use std::fs;

@@ -266,7 +266,7 @@
             row.appendChild(el("td", null, run.binary));
           }
           row.appendChild(el("td", null, s.name));
-          row.appendChild(el("td", null, [m.name, calibrationNote(run, m.name)]));
+          row.appendChild(el("td", null, [m.name].concat(calibrationNotes(run, s.name, m.name))));
           row.appendChild(el("td", { class: "num" }, m.scored));
           row.appendChild(el("td", { class: "num" + (m.unscored ? " error" : "") }, m.unscored || 0));
           row.appendChild(el("td", { class: "num" }, fmt(m.mean, 4)));
@@ -292,20 +292,24 @@
     return section;
   }
 
-  /* A judged metric's agreement with human labels, when a calibration with
-     this run's judge exists. */
-  function calibrationNote(run, metric) {
+  /* A judged metric's agreement with human labels: each calibration the run
+     attached to this dataset's metric (the same metric, operator, threshold
+     and options, scored by the same judge), with its label set. Files of
+     earlier versions name no dataset: their calibrations were attached by
+     the judge alone, and are not shown. */
+  function calibrationNotes(run, dataset, metric) {
     var cals = (run.provenance && run.provenance.calibrations) || [];
-    var c = cals.filter(function (x) { return x.metric === metric; })[0];
-    if (!c) {
-      return null;
-    }
-    var k = c.kappa === undefined || c.kappa === null ? "undefined" : fmt(c.kappa, 2);
-    var ci = c.kappa_interval ? " (95% " + fmt(c.kappa_interval.low, 2) + "\u2013" + fmt(c.kappa_interval.high, 2) + ")" : "";
-    return el("span", {
-      class: "calibration",
-      title: c.spec + " against " + c.samples + " human labels (" + c.labels + "): accuracy " + pct(c.accuracy) + ", calibrated " + when(c.written_unix)
-    }, " \u03ba " + k + ci + " vs humans");
+    return cals.filter(function (x) {
+      return x.metric === metric && (x.datasets || []).indexOf(dataset) >= 0;
+    }).map(function (c) {
+      var k = c.kappa === undefined || c.kappa === null ? "undefined" : fmt(c.kappa, 2);
+      var ci = c.kappa_interval ? " (95% " + fmt(c.kappa_interval.low, 2) + "\u2013" + fmt(c.kappa_interval.high, 2) + ")" : "";
+      var hash = c.labels_sha256 ? ", sha256 " + c.labels_sha256.slice(0, 12) : "";
+      return el("span", {
+        class: "calibration",
+        title: c.spec + " against " + c.samples + " human labels (" + c.labels + hash + "): accuracy " + pct(c.accuracy) + ", calibrated " + when(c.written_unix)
+      }, " \u03ba " + k + ci + " vs humans");
+    });
   }
 
   function deltaCell(delta, key, op, newDataset) {
