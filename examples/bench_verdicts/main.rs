@@ -18,7 +18,8 @@
 //! 2. **Power**: p = 0.7 against p = 0.6, N = 500, `--pairs` times: the
 //!    share of pairs called a regression (the detection rate), with its
 //!    interval, and how often the other verdicts came out.
-//! 3. **`repeat = "auto"` against `repeat = 5`** on 100 samples of which 85
+//! 3. **`repeat = "auto"` against `repeat = 6`** (the fewest runs whose
+//!    interval can lie above 0.5) on 100 samples of which 85
 //!    are always answered right, 10 always wrong and 5 right half the
 //!    time: the verdicts on the clear-cut ones under each, and the agent
 //!    calls (and their ratio), for a score (`partial_match >= 0.5`, whose

@@ -38,7 +38,7 @@ fn normal_approximation(sd: f64, delta: f64) -> u64 {
 
 fn count(size: SampleSize) -> u64 {
     match size {
-        SampleSize::Samples(n) | SampleSize::Beyond(n) => n,
+        SampleSize::Samples(n) | SampleSize::About(n) | SampleSize::Beyond(n) => n,
         SampleSize::NoDifference => 0,
     }
 }

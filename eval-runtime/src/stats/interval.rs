@@ -43,8 +43,10 @@ impl<'de> serde::Deserialize<'de> for Interval {
 }
 
 impl Interval {
-    /// The Wilson interval of a pass rate of `passes` in `n` (the interval a
-    /// repeated pass/fail metric gets); `None` for `n = 0`.
+    /// Wilson's interval of a rate of `passes` in `n`, for stating a
+    /// measured rate (the bench's false-alarm rates). Verdicts use the exact
+    /// (Clopper–Pearson) interval instead, whose ends are never wrong more
+    /// often than they say. `None` for `n = 0`.
     pub fn of_rate(passes: u64, n: u64, level: Level) -> Option<Interval> {
         wilson(passes as f64, n as f64, level)
     }

@@ -21,6 +21,9 @@ pub enum SampleSize {
     NoDifference,
     /// This many, the fewest with the power asked for.
     Samples(u64),
+    /// About this many: the normal approximation, where exact sums would
+    /// cost more than they tell (tens of thousands of samples).
+    About(u64),
     /// More than this many (beyond what is worth computing exactly).
     Beyond(u64),
 }
@@ -175,9 +178,10 @@ pub(crate) fn within_samples(
 /// The power of McNemar's exact test (two-sided, at `level`) with `n`
 /// pairs, each going pass → fail with probability `worse` and fail → pass
 /// with probability `better`: the sum over the discordant counts `d` it
-/// may see (`Binomial(n, worse + better)`) of the chance that their split
-/// (`Binomial(d, worse/(worse + better))`) lands where the test rejects
-/// (`2·P(X ≤ min(b, d − b)) < α`, X `Binomial(d, ½)`).
+/// may see (`Binomial(n, worse + better)`, within 9 standard deviations of
+/// their mean: the rest weighs less than 10⁻¹⁸) of the chance that their
+/// split (`Binomial(d, worse/(worse + better))`) lands where the test
+/// rejects (`2·P(X ≤ min(b, d − b)) < α`, X `Binomial(d, ½)`).
 pub fn mcnemar_power(n: u64, worse: f64, better: f64, level: Level) -> f64 {
     let discordant = worse + better;
     if n == 0 || discordant <= 0.0 || discordant > 1.0 {
@@ -187,14 +191,14 @@ pub fn mcnemar_power(n: u64, worse: f64, better: f64, level: Level) -> f64 {
         return 0.0;
     };
     let share = worse / discordant;
-    let alpha = level.alpha();
     let mean = n as f64 * discordant;
-    let spread = 12.0 * (mean * (1.0 - discordant)).sqrt() + 12.0;
+    let spread = 9.0 * (mean * (1.0 - discordant)).sqrt() + 9.0;
     let low = (mean - spread).max(0.0) as u64;
     let high = ((mean + spread).ceil() as u64).min(n);
+    let mut edge = RejectionEdge::new(level.alpha());
     let mut total = 0.0;
     for d in low..=high {
-        let Some(k) = rejection_edge(d, alpha) else {
+        let Some(k) = edge.at(d) else {
             continue;
         };
         let Ok(split) = Binomial::new(share, d) else {
@@ -207,35 +211,79 @@ pub fn mcnemar_power(n: u64, worse: f64, better: f64, level: Level) -> f64 {
     total.min(1.0)
 }
 
-/// The largest `k` with `2·P(X ≤ k) < α`, X `Binomial(d, ½)` (the exact
-/// McNemar test rejects when the smaller discordant count is at most k);
-/// `None` when no split of `d` pairs is significant.
-fn rejection_edge(d: u64, alpha: f64) -> Option<u64> {
-    let half = Binomial::new(0.5, d).ok()?;
-    let rejects = |k: u64| 2.0 * half.cdf(k) < alpha;
-    // Start from the normal approximation, then step to the edge.
-    let guess = (d as f64 / 2.0 - z_quantile(1.0 - alpha / 2.0) * (d as f64).sqrt() / 2.0).floor();
-    let mut k = guess.max(0.0) as u64;
-    while k > 0 && !rejects(k) {
-        k -= 1;
-    }
-    if !rejects(k) {
-        return None;
-    }
-    while k < d / 2 && rejects(k + 1) {
-        k += 1;
-    }
-    Some(k)
+/// The exact McNemar test's rejection edge for each number of discordant
+/// pairs `d`, asked in increasing order: the largest `k` with `2·P(X ≤ k)
+/// < α`, X `Binomial(d, ½)` (the test rejects when the smaller count is at
+/// most k). It never falls as d grows by one, and rises by at most one, so
+/// each d costs a look or two.
+struct RejectionEdge {
+    alpha: f64,
+    /// The last d asked and its edge (`None`: no split of d is significant).
+    last: Option<(u64, Option<u64>)>,
 }
+
+impl RejectionEdge {
+    fn new(alpha: f64) -> Self {
+        RejectionEdge { alpha, last: None }
+    }
+
+    fn rejects(&self, d: u64, k: u64) -> bool {
+        Binomial::new(0.5, d).is_ok_and(|half| 2.0 * half.cdf(k) < self.alpha)
+    }
+
+    /// The edge for `d`.
+    fn at(&mut self, d: u64) -> Option<u64> {
+        let start = match self.last {
+            Some((prev, edge)) if prev + 1 == d => edge,
+            // The first d asked: from the normal approximation, stepped
+            // down to an edge.
+            _ => {
+                let z = z_quantile(1.0 - self.alpha / 2.0);
+                let guess = (d as f64 / 2.0 - z * (d as f64).sqrt() / 2.0 - 1.0).floor();
+                let mut k = guess.max(0.0) as u64;
+                while k > 0 && !self.rejects(d, k) {
+                    k -= 1;
+                }
+                self.rejects(d, k).then_some(k)
+            }
+        };
+        let mut edge = start.or_else(|| self.rejects(d, 0).then_some(0));
+        while let Some(k) = edge {
+            if k < d / 2 && self.rejects(d, k + 1) {
+                edge = Some(k + 1);
+            } else {
+                break;
+            }
+        }
+        self.last = Some((d, edge));
+        edge
+    }
+}
+
+/// Counts beyond which the exact computations give way to the normal
+/// approximation (said "about"): the exact test's discreteness matters
+/// little there, and its sums grow with the count.
+const EXACT_UP_TO: f64 = 20_000.0;
 
 /// The fewest pairs (at least 2) with which McNemar's exact test at
 /// `level` detects pass → fail and fail → pass rates of `worse` and
 /// `better` with probability `power`. Its power does not rise steadily
-/// with n (the test is discrete); this is the fewest found by bisection on
-/// its trend and a look at the 200 counts below.
+/// with n (the test is discrete): this is the count found by bisection on
+/// its trend, then the fewest of the 30 below it that still have the
+/// power. Beyond 20,000 pairs, Connor's (1987) normal approximation
+/// `(z(1 − α/2)·√ψ + z(power)·√(ψ − δ²))² / δ²` (ψ = worse + better, δ
+/// their difference), said to be about that many.
 pub fn mcnemar_samples(worse: f64, better: f64, level: Level, power: f64) -> SampleSize {
     if !(worse.is_finite() && better.is_finite()) || (worse - better).abs() <= NOISE {
         return SampleSize::NoDifference;
+    }
+    let (psi, delta) = (worse + better, worse - better);
+    let connor = ((level.z() * psi.sqrt()
+        + z_quantile(power) * (psi - delta * delta).max(0.0).sqrt())
+        / delta)
+        .powi(2);
+    if connor > EXACT_UP_TO {
+        return SampleSize::About(connor.ceil().min(u64::MAX as f64) as u64);
     }
     let found = fewest(MOST_MCNEMAR, power, |n| {
         mcnemar_power(n, worse, better, level)
@@ -243,7 +291,7 @@ pub fn mcnemar_samples(worse: f64, better: f64, level: Level, power: f64) -> Sam
     let SampleSize::Samples(n) = found else {
         return found;
     };
-    let below = (n.saturating_sub(200)..n)
+    let below = (n.saturating_sub(30)..n)
         .filter(|m| *m >= 2)
         .find(|m| mcnemar_power(*m, worse, better, level) >= power);
     SampleSize::Samples(below.unwrap_or(n))

@@ -353,6 +353,7 @@ fn needed(c: &Comparison, epsilon: f64, within: Option<(f64, u32)>) -> Needed {
         samples: None,
         repeats: None,
         no_difference: false,
+        approximate: false,
     };
     let (Some(d), Some(sd)) = (c.difference, c.sd) else {
         return none;
@@ -368,9 +369,10 @@ fn needed(c: &Comparison, epsilon: f64, within: Option<(f64, u32)>) -> Needed {
         (true, ..) => stats::paired_t_samples(sd, d, level, POWER),
     };
     let (samples, no_difference) = match size {
-        SampleSize::Samples(n) | SampleSize::Beyond(n) => (Some(n), false),
+        SampleSize::Samples(n) | SampleSize::About(n) | SampleSize::Beyond(n) => (Some(n), false),
         SampleSize::NoDifference => (None, detect),
     };
+    let approximate = matches!(size, SampleSize::About(_) | SampleSize::Beyond(_));
     // With K runs per sample, a difference's variance is the samples'
     // own (between) plus twice the run-to-run variance over K.
     let repeats = within.and_then(|(w, k)| {
@@ -390,6 +392,7 @@ fn needed(c: &Comparison, epsilon: f64, within: Option<(f64, u32)>) -> Needed {
         samples,
         repeats,
         no_difference,
+        approximate,
     }
 }
 

@@ -113,7 +113,9 @@ fn needed(dataset: &str, b: &GateResult, value: Option<f64>, new: &Results) -> G
     let samples = match value {
         _ if g.stat != Stat::Mean || n < 2.0 => None,
         Some(v) if pass_rate => match rate_samples(v, g.threshold, Level::STANDARD, POWER) {
-            SampleSize::Samples(k) | SampleSize::Beyond(k) => Some(k.max(n as u64 + 1)),
+            SampleSize::Samples(k) | SampleSize::About(k) | SampleSize::Beyond(k) => {
+                Some(k.max(n as u64 + 1))
+            }
             SampleSize::NoDifference => None,
         },
         Some(v) => {

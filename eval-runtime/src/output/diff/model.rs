@@ -98,6 +98,10 @@ pub struct Needed {
     /// as the other): no number of samples would detect one.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub no_difference: bool,
+    /// `samples` is the normal approximation (tens of thousands of pairs,
+    /// where the exact sums cost more than they tell), not exact.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub approximate: bool,
 }
 
 /// One dataset's metric, compared between the runs.

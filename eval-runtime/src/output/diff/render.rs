@@ -100,12 +100,13 @@ fn needed_text(c: &Comparison, epsilon: f64) -> Option<String> {
                 .into(),
         );
     }
+    let about = if n.approximate { "about " } else { "" };
     Some(match (n.samples, n.repeats) {
         (Some(s), Some(k)) => format!(
-            "{s} samples would be needed {what} (80% power), or {k} runs per sample of these {}",
+            "{about}{s} samples would be needed {what} (80% power), or {k} runs per sample of these {}",
             c.pairs
         ),
-        (Some(s), None) => format!("{s} samples would be needed {what} (80% power)"),
+        (Some(s), None) => format!("{about}{s} samples would be needed {what} (80% power)"),
         (None, Some(k)) => format!("{k} runs per sample would be needed {what} (80% power)"),
         (None, None) if epsilon == 0.0 && c.difference == Some(0.0) => {
             "no difference seen; give --epsilon to be able to call it no change".into()
