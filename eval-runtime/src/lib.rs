@@ -151,9 +151,9 @@ pub mod results {
 /// Comparing runs, and gating a run on a baseline.
 pub mod diff {
     pub use crate::output::{
-        ALPHA, Allow, BaselineOutcome, Bound, Change, Comparison, Diff, Differences, GateChange,
-        GateNeeded, GateOutcome, Needed, Only, Outcome, POWER, QuestionChange, Regression, accept,
-        check_baseline, compare, diff,
+        ALPHA, Allow, BaselineOutcome, Bound, Change, Comparison, Count, Diff, Differences,
+        GateChange, GateNeeded, GateOutcome, Needed, Only, Outcome, POWER, QuestionChange,
+        Regression, accept, check_baseline, compare, diff,
     };
     pub use crate::stats::PairedTest;
     // A comparison as Markdown, for a pull-request comment.

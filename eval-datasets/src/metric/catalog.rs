@@ -508,10 +508,44 @@ pub fn lookup(name: &str) -> Option<&'static MetricInfo> {
         .find(|m| m.name == name || m.aliases.contains(&name))
 }
 
+/// The catalogue entry of a metric as results name it: by its name or an
+/// alias, or a per-turn metric's (`contains@turn2`) by its base metric's.
+pub fn lookup_named(name: &str) -> Option<&'static MetricInfo> {
+    lookup(name).or_else(|| {
+        let (base, turn) = name.rsplit_once("@turn")?;
+        turn.parse::<usize>().ok().filter(|n| *n >= 1)?;
+        lookup(base)
+    })
+}
+
 /// All accepted metric names, for "expected one of" messages.
 pub fn known_names() -> Vec<&'static str> {
     CATALOG
         .iter()
         .flat_map(|m| std::iter::once(m.name).chain(m.aliases.iter().copied()))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_per_turn_name_finds_its_base_metric() {
+        assert_eq!(
+            lookup_named("contains@turn2").map(|i| i.name),
+            Some("contains")
+        );
+        assert_eq!(
+            lookup_named("hit@k@turn1").map(|i| i.name),
+            Some("hit_at_k")
+        );
+        assert_eq!(
+            lookup_named("faithfulness").map(|i| i.name),
+            Some("faithfulness")
+        );
+        assert!(lookup_named("contains@turn0").is_none());
+        assert!(lookup_named("contains@turnx").is_none());
+        assert!(lookup_named("nope@turn2").is_none());
+    }
 }

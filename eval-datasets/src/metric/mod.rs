@@ -19,6 +19,7 @@ mod spec;
 
 pub use catalog::{
     CATALOG, MAX_REGEX_BYTES, Measure, MetricInfo, Need, Op, OptionKind, known_names, lookup,
+    lookup_named,
 };
 pub use error::{MetricSpecError, SpecErrorKind, SpecPart, SpecSyntaxError};
 pub use gate::{GateDecl, GateSpec, Stat, parse_gates, percentile};

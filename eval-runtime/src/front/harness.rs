@@ -358,28 +358,7 @@ impl Harness {
             what: "harness".into(),
             reason: "no agent: call .agent(HttpAgent::from_env()) or .agent_fn(my_agent)".into(),
         })?;
-        let base = Services::own_or_global(self.config.as_ref());
-        // A judge or embedder given in code is bounded like the config's:
-        // together, at its judge concurrency.
-        let permits = std::sync::Arc::new(tokio::sync::Semaphore::new(config.judge_concurrency()));
-        let services = Services {
-            judge: self
-                .judge
-                .clone()
-                .map(Ok)
-                .unwrap_or(base.judge)
-                .map(|j| j.share_permits(permits.clone())),
-            embedder: self
-                .embedder
-                .clone()
-                .map(Ok)
-                .unwrap_or(base.embedder)
-                .map(|e| e.share_permits(permits)),
-            cassette: base.cassette,
-            pricing: base.pricing,
-            base_dir: base.base_dir,
-            traces: base.traces,
-        };
+        let services = self.services(config);
         let selection = Selection::from_arguments(&args);
         let dir = results_dir(config);
         let index_dir = match self.results_path.as_ref().and_then(|p| p.parent()) {
@@ -467,22 +446,60 @@ impl Harness {
         let _ = worker.join();
         let conclusion = conclusion?;
 
+        self.finish(&run, (&plan, first), conclusion, (config, &dir))
+    }
+
+    /// The judge and embedder given in code, else the configuration's,
+    /// bounded together at the judge concurrency; the rest as configured.
+    fn services(&self, config: &Config) -> Services {
+        let base = Services::own_or_global(self.config.as_ref());
+        let permits = std::sync::Arc::new(tokio::sync::Semaphore::new(config.judge_concurrency()));
+        Services {
+            judge: self
+                .judge
+                .clone()
+                .map(Ok)
+                .unwrap_or(base.judge)
+                .map(|j| j.share_permits(permits.clone())),
+            embedder: self
+                .embedder
+                .clone()
+                .map(Ok)
+                .unwrap_or(base.embedder)
+                .map(|e| e.share_permits(permits)),
+            cassette: base.cassette,
+            pricing: base.pricing,
+            base_dir: base.base_dir,
+            traces: base.traces,
+        }
+    }
+
+    /// The end of a run whose trials concluded: results, JUnit, baseline,
+    /// gate lines, the samples decided without proof, usage, and the exit
+    /// code (`first`: the first selected trial, which names a nextest part).
+    fn finish(
+        &self,
+        run: &Run,
+        (plan, first): (&crate::plan::Plan, usize),
+        conclusion: super::trials::Conclusion,
+        (config, dir): (&Config, &std::path::Path),
+    ) -> Result<Outcome, Error> {
         let key = ResultsKey::current(config, None);
         let ending = if config.under_nextest {
             Ending::Part {
-                path: key.part(&dir, config.nextest_run_id.as_deref(), &run.name(first)),
+                path: key.part(dir, config.nextest_run_id.as_deref(), &run.name(first)),
                 // The plan's datasets are in the part's provenance.
                 missing: Vec::new(),
             }
         } else {
             Ending::Process {
-                path: self.results_path.clone().unwrap_or_else(|| key.file(&dir)),
+                path: self.results_path.clone().unwrap_or_else(|| key.file(dir)),
                 whole: true,
                 missing: Vec::new(),
             }
         };
         let ended = end_run(
-            &[&*run],
+            &[run],
             &key,
             End {
                 ending,

@@ -423,11 +423,13 @@ impl Results {
 impl DatasetTerms {
     /// How `other`'s question of dataset `name` differs from these terms'
     /// (for joining parts of one run). Where either part's samples name
-    /// their own metrics, its metrics are those of the samples it holds:
-    /// only the gates are compared then.
+    /// their own metrics, its metrics are those of the samples it holds,
+    /// and a part written by an earlier version records none: only the
+    /// gates are compared then.
     pub(crate) fn question_changes(&self, name: &str, other: &DatasetTerms) -> Vec<QuestionChange> {
         let mut found = changes(name, &Asked::of_terms(self), &Asked::of_terms(other));
-        if self.metrics_per_sample || other.metrics_per_sample {
+        let unrecorded = self.metric_specs.is_empty() || other.metric_specs.is_empty();
+        if self.metrics_per_sample || other.metrics_per_sample || unrecorded {
             found.retain(|c| !c.of_metrics());
         }
         found

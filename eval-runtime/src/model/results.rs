@@ -186,7 +186,8 @@ pub struct RunSpread {
     /// The interval's confidence level (0.95 in files of earlier versions).
     #[serde(default = "standard_level")]
     pub level: f64,
-    /// How the interval was computed (`wilson` or `t`).
+    /// How the interval was computed (`clopper-pearson`, `betting` or `t`;
+    /// `wilson` in files of earlier versions).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub method: Option<crate::stats::Method>,
     /// Where the interval lies against the threshold (files of earlier

@@ -142,11 +142,13 @@ pub struct GateResult {
     /// measured, for `latency_ms`, `ttft_ms`, `cost_usd`).
     #[serde(default)]
     pub scored: usize,
-    /// The statistic's 95% interval: a mean's from its standard error over
-    /// the samples (Wilson's for a pass rate; Student's t otherwise,
-    /// cluster-robust when the dataset names a cluster field), a
-    /// percentile's from order statistics (an end the sample cannot bound
-    /// is infinite, written `null`).
+    /// The statistic's 95% interval: a mean's from its values
+    /// (Clopper–Pearson's for a pass rate, the betting interval for a score
+    /// in a known range, Student's t for a value without one; Student's t
+    /// on the CR1 cluster-robust standard error, never narrower than the
+    /// betting interval of the cluster means, when the dataset names a
+    /// cluster field), a percentile's from order statistics (an end the
+    /// sample cannot bound is infinite, written `null`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interval: Option<crate::stats::Interval>,
     /// How the interval was computed.

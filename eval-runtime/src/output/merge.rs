@@ -368,6 +368,10 @@ mod tests {
                 .contains("`contains` options changed, (defaults) → case_sensitive = true"),
             "{err}"
         );
+        // A part of an earlier version records no metrics: its gates are
+        // compared, its metrics cannot be.
+        let merged = merge(&[asked("a", 1.0, ""), part("b", 1.0, 2)]).unwrap();
+        assert_eq!(merged.datasets[0].samples, 2);
         // Another gate is named too.
         let mut other = part("b", 1.0, 2);
         let terms = other

@@ -34,8 +34,8 @@ pub use calibration::{
     matching as matching_calibrations,
 };
 pub use diff::{
-    ALPHA, BaselineOutcome, Change, Comparison, Diff, GateChange, GateNeeded, GateOutcome, Needed,
-    Only, Outcome, POWER, Regression, SHOWN_CHANGES, accept, check_baseline, compare, diff,
+    ALPHA, BaselineOutcome, Change, Comparison, Count, Diff, GateChange, GateNeeded, GateOutcome,
+    Needed, Only, Outcome, POWER, Regression, SHOWN_CHANGES, accept, check_baseline, compare, diff,
     diff_markdown,
 };
 pub use html::{html, html_path, write_html};

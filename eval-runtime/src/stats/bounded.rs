@@ -27,10 +27,11 @@ pub(crate) enum Scale {
 }
 
 impl Scale {
-    /// The scale of `metric` (a name or alias of the catalogue; a name it
-    /// does not know has no known range).
+    /// The scale of `metric` (a name or alias of the catalogue, or a
+    /// per-turn metric's `contains@turn2`; a name it does not know has no
+    /// known range).
     pub(crate) fn of_metric(metric: &str) -> Scale {
-        match eval_datasets::metric::lookup(metric) {
+        match eval_datasets::metric::lookup_named(metric) {
             Some(info) if info.pass_fail() => Scale::PassFail,
             Some(info) => Scale::of_range(info.range()),
             None => Scale::Open(f64::NEG_INFINITY, f64::INFINITY),
@@ -60,9 +61,9 @@ impl Scale {
 pub(crate) struct Design {
     /// The interval's confidence level once every look is counted (95%).
     pub level: Level,
-    /// How many values were planned: a fixed count, or the most that
-    /// `repeat = "auto"` may gather. The betting interval sizes its bets
-    /// for it.
+    /// How many values were planned: a fixed count (the betting interval
+    /// sizes its bets for it), or the most that `repeat = "auto"` may
+    /// gather.
     pub horizon: usize,
     /// How many times the interval may be looked at while values are
     /// still being gathered (`auto`'s looks; 1 for a fixed count).
@@ -100,7 +101,8 @@ pub(crate) struct MeanInterval {
 /// * any other value in a finite range, and a pass rate looked at while
 ///   runs are added (`auto`): the betting interval ([`betting`]), which
 ///   holds at every look at once, so `auto` needs no correction for
-///   looking several times;
+///   looking several times (its bets sized for the count planned, or,
+///   under repeated looks, for any count);
 /// * a value without a finite range: Student's t, its level split over
 ///   the looks (Bonferroni), cut to the range. It assumes the values
 ///   vary: `None` below two values.
@@ -124,11 +126,24 @@ pub(crate) fn mean_interval(
         });
     }
     let (min, max) = scale.range();
-    let within = values.iter().all(|v| (min..=max).contains(v));
+    // A score a rounding error outside its range (1.0000000000000002) is
+    // on its end.
+    let slack = 1e-9 * (max - min);
+    let within = values
+        .iter()
+        .all(|v| *v >= min - slack && *v <= max + slack);
     if min.is_finite() && max.is_finite() && within {
         let width = max - min;
-        let unit: Vec<f64> = values.iter().map(|v| (v - min) / width).collect();
-        let i = betting(&unit, level, sampling.horizon.max(values.len()));
+        let unit: Vec<f64> = values
+            .iter()
+            .map(|v| ((v - min) / width).clamp(0.0, 1.0))
+            .collect();
+        let bets = if sampling.looks > 1 {
+            Bets::Anytime
+        } else {
+            Bets::Horizon(sampling.horizon.max(values.len()))
+        };
+        let i = betting(&unit, level, bets);
         return Some(MeanInterval {
             interval: Interval {
                 low: min + i.low * width,
@@ -200,6 +215,20 @@ fn beta_quantile(p: f64, a: f64, b: f64) -> f64 {
 /// run), and any value up to 1 keeps the interval valid.
 const TRUNCATION: f64 = 0.9;
 
+/// How the betting interval sizes its bets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Bets {
+    /// For this many values (a fixed count): `λᵢ = √(2 ln(2/α) / (n ·
+    /// σ̂²ᵢ₋₁))`, confseq's `betting_ci`.
+    Horizon(usize),
+    /// For a count not known in advance (looks while values are added):
+    /// `λᵢ = √(2 ln(2/α) / (σ̂²ᵢ₋₁ · i · ln(1 + i)))`, confseq's `betting_cs`
+    /// — the bets of a confidence sequence, which stay sharp at whichever
+    /// look decides (six runs of 1.0 prove 0.514 under `auto:20` as under
+    /// `repeat = 6`; bets sized for 20 would prove 0.491).
+    Anytime,
+}
+
 /// The betting confidence interval of the mean of `values` in [0, 1], in
 /// the order they were gathered (Waudby-Smith & Ramdas, "Estimating means
 /// of bounded random variables by betting", JRSS B 86(1), 2024, §4: the
@@ -211,16 +240,16 @@ const TRUNCATION: f64 = 0.9;
 /// capital is expected to grow, and by Ville's inequality it ever reaches
 /// `2/α` with probability at most α/2; the interval is the m at which
 /// neither capital ever reached `2/α`. Bets are sized from the earlier
-/// values only: `λᵢ = √(2 ln(2/α) / (horizon · σ̂²ᵢ₋₁))`, σ̂² their variance
-/// with one prior value of variance ¼ around ½, cut at `0.9/m` (`0.9/(1 −
-/// m)` for the other gambler). It holds for any distribution on [0, 1] and
-/// at every point of the sequence at once; `horizon` (the values planned)
-/// only tunes the bets. Matches confseq 0.0.11's `betting_ci(x, alpha,
-/// theta=½, trunc_scale=0.9, m_trunc=True)`, whose grid it replaces with
-/// bisection (each capital is monotone in m).
-pub(crate) fn betting(values: &[f64], level: Level, horizon: usize) -> Interval {
+/// values only (see [`Bets`]), σ̂² their variance with one prior value of
+/// variance ¼ around ½, cut at `0.9/m` (`0.9/(1 − m)` for the other
+/// gambler). It holds for any distribution on [0, 1] and at every point of
+/// the sequence at once; the bets only tune it. Matches confseq 0.0.11's
+/// `betting_ci(x, alpha, theta=½, trunc_scale=0.9, m_trunc=True)` and
+/// `betting_cs(...)` (the same, running intersection), whose grid it
+/// replaces with bisection (each capital is monotone in m).
+pub(crate) fn betting(values: &[f64], level: Level, bets: Bets) -> Interval {
     let tail = level.alpha() / 2.0;
-    let bets = plug_in_bets(values, tail, horizon);
+    let bets = plug_in_bets(values, tail, bets);
     let low = betting_lower(values, &bets, tail);
     let flipped: Vec<f64> = values.iter().map(|v| 1.0 - v).collect();
     let high = 1.0 - betting_lower(&flipped, &bets, tail);
@@ -230,12 +259,19 @@ pub(crate) fn betting(values: &[f64], level: Level, horizon: usize) -> Interval 
 /// The predictable plug-in bets (before truncation): bet `i` sees the
 /// values before it only. The variance estimate is symmetric in `x ↔ 1 −
 /// x`, so both gamblers bet the same before truncation.
-fn plug_in_bets(values: &[f64], tail: f64, horizon: usize) -> Vec<f64> {
-    let scale = 2.0 * (1.0 / tail).ln() / horizon.max(1) as f64;
+fn plug_in_bets(values: &[f64], tail: f64, sizing: Bets) -> Vec<f64> {
+    let log = 2.0 * (1.0 / tail).ln();
     let mut bets = Vec::with_capacity(values.len());
     let (mut sum, mut squares, mut variance) = (0.0, 0.25, 0.25);
     for (t, x) in values.iter().enumerate() {
-        bets.push((scale / variance).sqrt());
+        let count = match sizing {
+            Bets::Horizon(n) => n.max(1) as f64,
+            Bets::Anytime => {
+                let i = (t + 1) as f64;
+                i * i.ln_1p()
+            }
+        };
+        bets.push((log / (count * variance)).sqrt());
         let seen = (t + 2) as f64;
         sum += x;
         let mean = ((0.5 + sum) / seen).min(1.0);
@@ -337,7 +373,7 @@ mod tests {
             ),
             (&[0.0; 6], 0.0, 0.48555),
         ] {
-            let i = betting(x, Level::STANDARD, x.len());
+            let i = betting(x, Level::STANDARD, Bets::Horizon(x.len()));
             assert!(
                 i.low >= low && i.low <= low + 2e-4,
                 "{x:?}: {i:?}, confseq low {low}"
@@ -347,6 +383,55 @@ mod tests {
                 "{x:?}: {i:?}, confseq high {high}"
             );
         }
+    }
+
+    #[test]
+    fn anytime_betting_matches_confseq_betting_cs() {
+        // confseq 0.0.11 `betting_cs(x, alpha=0.05, breaks=20000,
+        // theta=0.5, trunc_scale=0.9, m_trunc=True,
+        // running_intersection=True)`, its last interval.
+        for (x, low, high) in [
+            (&[1.0; 5][..], 0.45195, 1.0),
+            (&[1.0; 10], 0.66855, 1.0),
+            (&[0.8; 5], 0.36155, 1.0),
+            (&[0.9, 0.85, 0.95, 0.9, 0.88], 0.40470, 1.0),
+            (
+                &[1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0],
+                0.23510,
+                1.0,
+            ),
+            (
+                &[0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0],
+                0.48575,
+                1.0,
+            ),
+            (
+                &[
+                    0.2, 0.9, 0.55, 0.7, 0.35, 1.0, 0.6, 0.8, 0.45, 0.75, 0.65, 0.5,
+                ],
+                0.41175,
+                0.80670,
+            ),
+            (&[0.0; 6], 0.0, 0.48555),
+        ] {
+            let i = betting(x, Level::STANDARD, Bets::Anytime);
+            assert!(
+                i.low >= low && i.low <= low + 2e-4,
+                "{x:?}: {i:?}, confseq low {low}"
+            );
+            assert!(
+                i.high <= high && i.high >= high - 2e-4,
+                "{x:?}: {i:?}, confseq high {high}"
+            );
+        }
+        // Under auto:20 six runs of 1.0 prove 0.5, as a fixed 6 does.
+        let looks = Design {
+            level: Level::STANDARD,
+            horizon: 20,
+            looks: 4,
+        };
+        let six = mean_interval(&[1.0; 6], Scale::Bounded(0.0, 1.0), looks).unwrap();
+        assert!(six.interval.low > 0.5, "{six:?}");
     }
 
     #[test]
@@ -375,15 +460,28 @@ mod tests {
             mean_interval(&[1.0, 2.0, 4.0], Scale::Open(0.0, f64::INFINITY), looks).unwrap();
         assert_eq!(count.method, Method::T);
         assert!(close(count.level.0, 1.0 - 0.05 / 3.0, 1e-12));
-        // A value outside the range it claims falls back to t.
+        // A value outside the range it claims falls back to t; one a
+        // rounding error outside is on its end.
         let odd = mean_interval(&[0.5, 1.5], Scale::Bounded(0.0, 1.0), Design::fixed(2));
         assert_eq!(odd.unwrap().method, Method::T);
+        let rounded = mean_interval(
+            &[1.0000000000000002; 3],
+            Scale::Bounded(0.0, 1.0),
+            Design::fixed(3),
+        );
+        assert_eq!(rounded.unwrap().method, Method::Betting);
+        // A per-turn metric is its base metric.
+        assert_eq!(Scale::of_metric("contains@turn2"), Scale::PassFail);
+        assert_eq!(
+            Scale::of_metric("partial_match@turn1"),
+            Scale::Bounded(0.0, 1.0)
+        );
         assert!(mean_interval(&[], Scale::PassFail, Design::fixed(0)).is_none());
     }
 
     #[test]
     fn a_range_other_than_the_unit_is_rescaled() {
-        let unit = betting(&[0.2, 0.6, 0.9, 0.7], Level::STANDARD, 4);
+        let unit = betting(&[0.2, 0.6, 0.9, 0.7], Level::STANDARD, Bets::Horizon(4));
         let five = mean_interval(
             &[1.8, 3.4, 4.6, 3.8],
             Scale::Bounded(1.0, 5.0),
@@ -420,7 +518,7 @@ mod tests {
                 let x: Vec<f64> = (0..6)
                     .map(|_| if u() < 0.9 { values.0 } else { values.1 })
                     .collect();
-                let i = betting(&x, Level::STANDARD, 6);
+                let i = betting(&x, Level::STANDARD, Bets::Horizon(6));
                 above += usize::from(i.low > mean);
                 let mut tally = MeanTally::new(false);
                 x.iter().for_each(|v| tally.add(*v, None));

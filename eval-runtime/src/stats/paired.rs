@@ -90,9 +90,15 @@ pub(crate) fn paired(pairs: &[(f64, f64)], level: Level) -> Option<Paired> {
 }
 
 /// The two-sided p-value of the paired t statistic `mean / (sd / √n)`.
+/// Differences that do not vary are no proof by themselves: n equal
+/// differences get the exact sign test's `2·½ⁿ` (two that agree: 0.5),
+/// not the t statistic's infinity.
 fn paired_t_p(mean: f64, sd: f64, n: usize) -> f64 {
+    if mean == 0.0 {
+        return 1.0;
+    }
     if n < 2 || sd == 0.0 {
-        return if mean == 0.0 { 1.0 } else { 0.0 };
+        return (2.0 * 0.5f64.powi(n.min(2000) as i32)).min(1.0);
     }
     let t = mean / (sd / (n as f64).sqrt());
     match StudentsT::new(0.0, 1.0, (n - 1) as f64) {
@@ -176,6 +182,12 @@ mod tests {
         // half-width t(0.975, 2)·0.1/√3 = 4.302653 · 0.057735 = 0.248414.
         assert!(close(p.interval.low, 0.2 - 0.248414, 1e-6), "{p:?}");
         assert!(paired(&[], Level::STANDARD).is_none());
+        // Two scores that each drop by 0.5: the sign test's 2·½² = 0.5,
+        // not a proof; ten that do: 2·½¹⁰ = 0.00195.
+        let p = paired(&[(1.0, 0.5), (0.8, 0.3)], Level::STANDARD).unwrap();
+        assert!(close(p.p_value, 0.5, 1e-12), "{p:?}");
+        let p = paired(&[(0.9, 0.4); 10], Level::STANDARD).unwrap();
+        assert!(close(p.p_value, 2.0 / 1024.0, 1e-12), "{p:?}");
     }
 
     #[test]

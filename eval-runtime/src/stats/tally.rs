@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::bounded::{Scale, betting};
+use super::bounded::{Bets, Scale, betting};
 use super::{Interval, Level, Method};
 
 /// A running tally of values for their mean and its interval: count, mean
@@ -125,7 +125,7 @@ impl MeanTally {
             .values()
             .map(|&(sum, _, count)| ((sum / count as f64 - min) / (max - min)).clamp(0.0, 1.0))
             .collect();
-        let b = betting(&means, level, means.len());
+        let b = betting(&means, level, Bets::Horizon(means.len()));
         Some(Interval {
             low: t.low.min(min + b.low * (max - min)),
             high: t.high.max(min + b.high * (max - min)),
@@ -209,7 +209,7 @@ mod tests {
             .clustered(Level::STANDARD, Scale::Bounded(0.0, 1.0))
             .unwrap();
         assert_eq!(method, Method::TClustered);
-        let b = betting(&[1.0; 3], Level::STANDARD, 3);
+        let b = betting(&[1.0; 3], Level::STANDARD, Bets::Horizon(3));
         assert!(close(i.low, b.low, 1e-12) && i.low < 0.5, "{i:?}");
         // Unbounded values keep the t interval (a point, here).
         let (i, _) = t

@@ -6,8 +6,8 @@
 
 use std::collections::BTreeMap;
 
-use super::model::{ALPHA, Change, Comparison, Diff, Needed, Only, Outcome, POWER};
-use crate::model::Allow;
+use super::model::{ALPHA, Change, Comparison, Count, Diff, Needed, Only, Outcome, POWER};
+use crate::model::{Allow, QuestionChange};
 use crate::output::results::{Results, ResultsError, SampleRecord, Verdict};
 use crate::stats::{self, Level, PairedTest, SampleSize};
 
@@ -202,11 +202,22 @@ pub fn diff(old: &Results, new: &Results, epsilon: f64) -> Diff {
             })
             .collect::<Vec<_>>()
     };
-    let comparisons = judge(cells, epsilon);
+    let question = old.question_changes(new);
+    // A metric whose options changed scores something else: no verdict.
+    let rescored: Vec<(String, String)> = question
+        .iter()
+        .filter_map(|q| match q {
+            QuestionChange::OptionsChanged {
+                dataset, metric, ..
+            } => Some((dataset.clone(), metric.clone())),
+            _ => None,
+        })
+        .collect();
+    let comparisons = judge(cells, epsilon, &rescored);
     let metrics: Vec<String> = comparisons.iter().map(|c| c.metric.clone()).collect();
     Diff {
         caveats: caveats(old, new, &metrics),
-        question: old.question_changes(new),
+        question,
         gates: super::gates::gate_changes(old, new, &comparisons),
         comparisons,
         added: only(&after, &before),
@@ -243,15 +254,20 @@ impl Cell {
 }
 
 /// Each cell's paired comparison and verdict, the p-values adjusted
-/// together (Holm).
-fn judge(cells: BTreeMap<(String, String), Cell>, epsilon: f64) -> Vec<Comparison> {
+/// together (Holm); the metrics `rescored` (their options changed) get no
+/// verdict.
+fn judge(
+    cells: BTreeMap<(String, String), Cell>,
+    epsilon: f64,
+    rescored: &[(String, String)],
+) -> Vec<Comparison> {
     let level = Level::STANDARD;
     let mut out: Vec<Comparison> = Vec::with_capacity(cells.len());
     let mut needed_inputs = Vec::with_capacity(cells.len());
     for ((dataset, metric), cell) in cells {
         let paired = crate::stats::paired(&cell.pairs, level);
         // A difference of two scores lies within ± the metric's range.
-        let span = eval_datasets::metric::lookup(&metric)
+        let span = eval_datasets::metric::lookup_named(&metric)
             .map(|i| i.range())
             .map_or(f64::INFINITY, |(min, max)| max - min);
         let n = cell.pairs.len() as f64;
@@ -291,10 +307,19 @@ fn judge(cells: BTreeMap<(String, String), Cell>, epsilon: f64) -> Vec<Compariso
     for (i, p) in tested.into_iter().zip(adjusted) {
         out[i].adjusted_p = Some(p);
     }
+    // A future run's comparison is held to Holm's adjustment too: the
+    // samples that would decide one are those that give 80% power at the
+    // strictest level it may face, α over the comparisons tested.
+    let level = Level(1.0 - ALPHA / tested_count(&out).max(1) as f64);
     for (c, within) in out.iter_mut().zip(needed_inputs) {
-        c.outcome = outcome(c, epsilon);
+        let key = (c.dataset.clone(), c.metric.clone());
+        c.outcome = if rescored.contains(&key) {
+            Outcome::OptionsChanged
+        } else {
+            outcome(c, epsilon)
+        };
         if c.outcome == Outcome::Inconclusive {
-            c.needed = Some(needed(c, epsilon, within));
+            c.needed = Some(needed(c, (epsilon, level), within));
         }
     }
     out
@@ -324,6 +349,11 @@ fn outcome(c: &Comparison, epsilon: f64) -> Outcome {
     }
 }
 
+/// How many comparisons have a p-value (the m of Holm's adjustment).
+fn tested_count(comparisons: &[Comparison]) -> usize {
+    comparisons.iter().filter(|c| c.p_value.is_some()).count()
+}
+
 /// The average run-to-run variance of one sample's score (both runs'
 /// samples), and the runs per sample, when every pair was repeated.
 fn run_variance(runs: &[(RunsOf, RunsOf)]) -> Option<(f64, u32)> {
@@ -346,19 +376,18 @@ fn run_variance(runs: &[(RunsOf, RunsOf)]) -> Option<(f64, u32)> {
 /// What would decide an inconclusive comparison: samples to detect the
 /// observed difference (or, within ±ε, to show it is no change) with the
 /// test that will be run — exact McNemar for pass/fail pairs, the paired t
-/// test otherwise, each at its exact power — and runs per sample that
-/// would do it with the samples at hand.
-fn needed(c: &Comparison, epsilon: f64, within: Option<(f64, u32)>) -> Needed {
+/// test otherwise, each at its exact power, at `level` (Holm's strictest)
+/// — and runs per sample that would do it with the samples at hand.
+fn needed(c: &Comparison, (epsilon, level): (f64, Level), within: Option<(f64, u32)>) -> Needed {
     let none = Needed {
         samples: None,
         repeats: None,
         no_difference: false,
-        approximate: false,
+        count: Count::Exact,
     };
     let (Some(d), Some(sd)) = (c.difference, c.sd) else {
         return none;
     };
-    let level = Level::STANDARD;
     let detect = d.abs() > epsilon;
     let size = match (detect, c.test, c.discordant) {
         (false, ..) => stats::within_samples(sd, d, epsilon, level, POWER),
@@ -372,7 +401,7 @@ fn needed(c: &Comparison, epsilon: f64, within: Option<(f64, u32)>) -> Needed {
         SampleSize::Samples(n) | SampleSize::About(n) | SampleSize::Beyond(n) => (Some(n), false),
         SampleSize::NoDifference => (None, detect),
     };
-    let approximate = matches!(size, SampleSize::About(_) | SampleSize::Beyond(_));
+
     // With K runs per sample, a difference's variance is the samples'
     // own (between) plus twice the run-to-run variance over K.
     let repeats = within.and_then(|(w, k)| {
@@ -392,7 +421,7 @@ fn needed(c: &Comparison, epsilon: f64, within: Option<(f64, u32)>) -> Needed {
         samples,
         repeats,
         no_difference,
-        approximate,
+        count: Count::of(size),
     }
 }
 
@@ -485,6 +514,35 @@ mod tests {
     }
 
     #[test]
+    fn what_would_decide_a_comparison_allows_for_holm() {
+        // The same 3-of-20 pass → fail, 2 fail → pass on two metrics: each
+        // will be tested at Holm's strictest level, α/2, so the count is
+        // the one with 80% power there (more than the 817 of one metric).
+        let two = |passes: &[bool]| {
+            let mut r = pass_fail(passes);
+            for s in &mut r.samples {
+                let mut second = s.metrics[0].clone();
+                second.name = "exact_match".into();
+                s.metrics.push(second);
+            }
+            r
+        };
+        let mut old = vec![true; 20];
+        let mut new = vec![true; 20];
+        old[..2].iter_mut().for_each(|p| *p = false);
+        new[10..13].iter_mut().for_each(|p| *p = false);
+        let d = diff(&two(&old), &two(&new), 0.0);
+        assert_eq!(d.comparisons.len(), 2);
+        let want = crate::stats::mcnemar_samples(0.15, 0.1, Level(0.975), POWER);
+        for c in &d.comparisons {
+            let n = c.needed.unwrap().samples.unwrap();
+            assert_eq!(SampleSize::Samples(n), want, "{c:?}");
+            assert!(n > 817);
+            assert!(crate::stats::mcnemar_power(n, 0.15, 0.1, Level(0.975)) >= POWER);
+        }
+    }
+
+    #[test]
     fn a_lower_is_better_metric_regresses_upwards() {
         let mut old = scored(&[0.1; 30]);
         let mut new = scored(&[0.4; 30]);
@@ -494,7 +552,8 @@ mod tests {
                 s.metrics[0].op = "<=".into();
             }
         }
-        // A constant difference: a point interval, p = 0, against the direction.
+        // A constant difference over 30 pairs: the sign test's 2·½³⁰,
+        // against the direction.
         let d = diff(&old, &new, 0.0);
         assert_eq!(d.comparisons[0].outcome, Outcome::Regression);
         assert_eq!(

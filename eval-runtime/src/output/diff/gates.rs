@@ -8,10 +8,10 @@
 
 use eval_datasets::metric::Stat;
 
-use super::model::{Comparison, GateChange, GateNeeded, GateOutcome, Outcome, POWER};
+use super::model::{Comparison, Count, GateChange, GateNeeded, GateOutcome, Outcome, POWER};
 use crate::model::{pair_gates, same_gate};
 use crate::output::results::{Gate, GateResult, Results, Verdict};
-use crate::stats::{Decision, Level, SampleSize, Scale, rate_samples, z_quantile};
+use crate::stats::{Decision, Level, MeanTally, SampleSize, Scale, rate_samples, z_quantile};
 
 /// `mean(contains) >= 0.7`.
 fn written(g: &Gate) -> String {
@@ -42,21 +42,28 @@ pub(super) fn gate_changes(
             if !(a.judged && b.judged) {
                 continue;
             }
-            let regressed = comparisons.iter().any(|c| {
-                c.dataset == d.name && c.metric == b.gate.metric && c.outcome == Outcome::Regression
-            });
-            out.push(change(&d.name, (a, b), regressed, new));
+            let compared = |o: Outcome| {
+                comparisons
+                    .iter()
+                    .any(|c| c.dataset == d.name && c.metric == b.gate.metric && c.outcome == o)
+            };
+            let (regressed, rescored) = (
+                compared(Outcome::Regression),
+                compared(Outcome::OptionsChanged),
+            );
+            out.push(change(&d.name, (a, b), (regressed, rescored), new));
         }
     }
     out
 }
 
 /// One gate's change: `a` before, `b` now; `regressed` when the paired
-/// comparison of its metric on the dataset is a regression.
+/// comparison of its metric on the dataset is a regression, `rescored`
+/// when the metric's options changed.
 fn change(
     dataset: &str,
     (a, b): (&GateResult, &GateResult),
-    regressed: bool,
+    (regressed, rescored): (bool, bool),
     new: &Results,
 ) -> GateChange {
     let same = same_gate(&a.gate, &b.gate);
@@ -65,6 +72,7 @@ fn change(
     let proven_missed = matches!(b.decision, Some(Decision::Fail) | None);
     let outcome = match (a.passed, b.passed) {
         _ if !same => GateOutcome::ThresholdChanged,
+        _ if rescored => GateOutcome::OptionsChanged,
         (true, true) | (false, false) => GateOutcome::NoChange,
         (true, false) if proven_missed => GateOutcome::Regression,
         (true, false) if regressed && b.gate.stat == Stat::Mean => GateOutcome::Regression,
@@ -88,56 +96,66 @@ fn change(
 
 /// How many samples would prove gate `b` met or missed, should its mean
 /// and the samples' spread in `new` stay as observed: for the pass rate of
-/// a pass/fail metric, exactly (the fewest with which Clopper–Pearson's
-/// interval lies on its side of the threshold with 80% probability); for a
-/// score, about (the normal approximation, which the betting interval
-/// needs somewhat more than).
+/// 0/1 values, exactly (the fewest with which Clopper–Pearson's interval
+/// lies on its side of the threshold with 80% probability); for a score,
+/// at least the normal approximation (the betting interval that decides
+/// needs more).
 fn needed(dataset: &str, b: &GateResult, value: Option<f64>, new: &Results) -> GateNeeded {
     let g = &b.gate;
     let proves_met = value.is_some_and(|v| g.passes(v));
-    let values: Vec<f64> = new
+    let mut tally = MeanTally::new(false);
+    let mut binary = true;
+    for s in new
         .samples
         .iter()
         .filter(|s| s.dataset == dataset && s.verdict != Verdict::Error)
-        .filter_map(|s| match g.measured() {
+    {
+        let value = match g.measured() {
             Some(m) => s.measured(m),
             None => s
                 .metrics
                 .iter()
                 .find(|m| m.name == g.metric)
                 .and_then(|m| m.score),
-        })
-        .collect();
-    let n = values.len() as f64;
-    let pass_rate = g.measured().is_none() && Scale::of_metric(&g.metric) == Scale::PassFail;
-    let samples = match value {
-        _ if g.stat != Stat::Mean || n < 2.0 => None,
-        Some(v) if pass_rate => match rate_samples(v, g.threshold, Level::STANDARD, POWER) {
-            SampleSize::Samples(k) | SampleSize::About(k) | SampleSize::Beyond(k) => {
-                Some(k.max(n as u64 + 1))
-            }
-            SampleSize::NoDifference => None,
-        },
-        Some(v) => {
-            let mean = values.iter().sum::<f64>() / n;
-            let sd = (values.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
-            let delta = (v - g.threshold).abs();
-            if sd <= 0.0 || !sd.is_finite() || delta < 1e-12 {
-                None
-            } else {
-                let z = Level::STANDARD.z() + z_quantile(POWER);
-                let about = (z * sd / delta).powi(2).ceil();
-                // Below the samples at hand (whose interval straddles), more
-                // are needed all the same.
-                Some(about.max(n + 1.0).min(u64::MAX as f64) as u64)
+        };
+        if let Some(x) = value {
+            tally.add(x, None);
+            binary &= x == 0.0 || x == 1.0;
+        }
+    }
+    let n = tally.count() as u64;
+    let pass_rate =
+        binary && g.measured().is_none() && Scale::of_metric(&g.metric) == Scale::PassFail;
+    let (samples, count) = match value {
+        _ if g.stat != Stat::Mean || n < 2 => (None, Count::Exact),
+        Some(v) if pass_rate => {
+            let size = rate_samples(v, g.threshold, Level::STANDARD, POWER);
+            match size {
+                SampleSize::Samples(k) | SampleSize::About(k) | SampleSize::Beyond(k) => {
+                    (Some(k.max(n + 1)), Count::of(size))
+                }
+                SampleSize::NoDifference => (None, Count::Exact),
             }
         }
-        None => None,
+        Some(v) => {
+            let sd = tally.sd().unwrap_or(0.0);
+            let delta = (v - g.threshold).abs();
+            if sd <= 0.0 || !sd.is_finite() || delta < 1e-12 {
+                (None, Count::AtLeast)
+            } else {
+                let z = Level::STANDARD.z() + z_quantile(POWER);
+                let about = (z * sd / delta).powi(2).ceil().min(u64::MAX as f64) as u64;
+                // Below the samples at hand (whose interval straddles), more
+                // are needed all the same.
+                (Some(about.max(n + 1)), Count::AtLeast)
+            }
+        }
+        None => (None, Count::Exact),
     };
     GateNeeded {
         samples,
         proves_met,
-        exact: pass_rate,
+        count,
     }
 }
 
@@ -194,7 +212,7 @@ mod tests {
         // Python over scipy's binomial, power 0.7990 at 1536, 0.8040 at
         // 1537 (the normal approximation said 1597).
         let n = g.needed.unwrap();
-        assert!(!n.proves_met && n.exact);
+        assert!(!n.proves_met && n.count == Count::Exact);
         assert_eq!(n.samples, Some(1537));
         let text = d.render();
         assert!(
@@ -236,7 +254,7 @@ mod tests {
         assert_eq!(d.gates[0].outcome, GateOutcome::Regression, "{d:#?}");
         // The mean dropped from 1 to 0.8 on the same samples (12 pass →
         // fail, none back: McNemar p = 0.00049): the paired comparison is
-        // a regression, and the gate at 0.85 (Wilson 0.682..0.882, not
+        // a regression, and the gate at 0.85 (Clopper–Pearson 0.677..0.892, not
         // proven missed) flips with it.
         let all = gated(&[true; 60], 0.85, OnInconclusive::Estimate);
         let drop = gated(&run_of(48, 60, 0), 0.85, OnInconclusive::Estimate);

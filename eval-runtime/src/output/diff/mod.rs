@@ -48,8 +48,8 @@ mod render;
 pub use baseline::{accept, check_baseline};
 pub use compare::{compare, diff};
 pub use model::{
-    ALPHA, BaselineOutcome, Change, Comparison, Diff, GateChange, GateNeeded, GateOutcome, Needed,
-    Only, Outcome, POWER, Regression,
+    ALPHA, BaselineOutcome, Change, Comparison, Count, Diff, GateChange, GateNeeded, GateOutcome,
+    Needed, Only, Outcome, POWER, Regression,
 };
 pub(crate) use render::baseline_markdown;
 pub use render::{SHOWN_CHANGES, diff_markdown};

@@ -61,16 +61,20 @@ pub enum Outcome {
     NoChange,
     /// Neither: the samples cannot tell.
     Inconclusive,
+    /// The metric's options changed between the runs (`case_sensitive`, a
+    /// rubric...): it scores something else, so its scores are no verdict.
+    OptionsChanged,
 }
 
 impl Outcome {
-    /// `regression`, `improvement`, `no change`, `inconclusive`.
+    /// `regression`, `improvement`, `no change`, `inconclusive`, `options changed`.
     pub fn as_str(self) -> &'static str {
         match self {
             Outcome::Regression => "regression",
             Outcome::Improvement => "improvement",
             Outcome::NoChange => "no change",
             Outcome::Inconclusive => "inconclusive",
+            Outcome::OptionsChanged => "options changed",
         }
     }
 }
@@ -98,10 +102,46 @@ pub struct Needed {
     /// as the other): no number of samples would detect one.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub no_difference: bool,
-    /// `samples` is the normal approximation (tens of thousands of pairs,
-    /// where the exact sums cost more than they tell), not exact.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub approximate: bool,
+    /// How `samples` was found: exactly, or (tens of thousands of pairs,
+    /// where the exact sums cost more than they tell) about.
+    pub count: Count,
+}
+
+/// How a count of samples was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Count {
+    /// Exactly, for the test or interval that will decide.
+    Exact,
+    /// By the normal approximation, where the exact sums would cost more
+    /// than they tell (tens of thousands of samples).
+    About,
+    /// By the normal approximation of an interval that needs more (a
+    /// score's betting interval): at least this many.
+    AtLeast,
+    /// Beyond what is worth computing: more than this many.
+    MoreThan,
+}
+
+impl Count {
+    /// How a sentence states the count: ``, `about `, `at least `, `more than `.
+    pub fn prefix(self) -> &'static str {
+        match self {
+            Count::Exact => "",
+            Count::About => "about ",
+            Count::AtLeast => "at least ",
+            Count::MoreThan => "more than ",
+        }
+    }
+
+    /// How a [`SampleSize`](crate::verdict::SampleSize) was found.
+    pub(crate) fn of(size: crate::stats::SampleSize) -> Count {
+        match size {
+            crate::stats::SampleSize::About(_) => Count::About,
+            crate::stats::SampleSize::Beyond(_) => Count::MoreThan,
+            _ => Count::Exact,
+        }
+    }
 }
 
 /// One dataset's metric, compared between the runs.
@@ -170,10 +210,14 @@ pub enum GateOutcome {
     /// The gate itself changed (its operator, threshold or statistic): the
     /// runs answered different questions, so the flip is no verdict.
     ThresholdChanged,
+    /// The gated metric's options changed: it scores something else, so
+    /// the gate's outcome is no verdict either.
+    OptionsChanged,
 }
 
 impl GateOutcome {
-    /// `regression`, `improvement`, `no change`, `inconclusive`, `threshold changed`.
+    /// `regression`, `improvement`, `no change`, `inconclusive`, `threshold
+    /// changed`, `options changed`.
     pub fn as_str(self) -> &'static str {
         match self {
             GateOutcome::Regression => "regression",
@@ -181,6 +225,7 @@ impl GateOutcome {
             GateOutcome::NoChange => "no change",
             GateOutcome::Inconclusive => "inconclusive",
             GateOutcome::ThresholdChanged => "threshold changed",
+            GateOutcome::OptionsChanged => "options changed",
         }
     }
 }
@@ -199,18 +244,18 @@ pub struct GateNeeded {
     /// How many samples would prove the gate met or missed (as
     /// `proves_met` says) with 80% power, should its mean and the samples'
     /// spread stay as observed — for a pass rate exactly (Clopper–Pearson's
-    /// interval on its side of the threshold), for a score about (the
-    /// normal approximation `((z₀.₉₇₅ + z₀.₈)·s/|mean − threshold|)²`) — at
-    /// least one more than the samples at hand; `None` when it cannot be
-    /// said (a percentile, the mean on the threshold, scores that did not
-    /// vary).
+    /// interval on its side of the threshold), for a score at least the
+    /// normal approximation `((z₀.₉₇₅ + z₀.₈)·s/|mean − threshold|)²` (the
+    /// betting interval that decides needs more) — and at least one more
+    /// than the samples at hand; `None` when it cannot be said (a
+    /// percentile, the mean on the threshold, scores that did not vary).
     pub samples: Option<u64>,
     /// The mean is on the passing side now: more samples would prove the
     /// gate met (else missed).
     pub proves_met: bool,
-    /// `samples` is exact (a pass rate), not the normal approximation.
-    #[serde(default)]
-    pub exact: bool,
+    /// How `samples` was found: exactly for a pass rate, at least (the
+    /// normal approximation) for a score.
+    pub count: Count,
 }
 
 /// A gate judged in both runs, and how its outcome moved.

@@ -100,7 +100,7 @@ fn needed_text(c: &Comparison, epsilon: f64) -> Option<String> {
                 .into(),
         );
     }
-    let about = if n.approximate { "about " } else { "" };
+    let about = n.count.prefix();
     Some(match (n.samples, n.repeats) {
         (Some(s), Some(k)) => format!(
             "{about}{s} samples would be needed {what} (80% power), or {k} runs per sample of these {}",
@@ -163,7 +163,7 @@ fn gate_reason(g: &GateChange) -> Option<String> {
                 match n.samples {
                     Some(k) => format!(
                         "; {}{k} samples would prove it {proves} (80% power) at this {stat} and spread",
-                        if n.exact { "" } else { "about " }
+                        n.count.prefix()
                     ),
                     None => format!("; more samples would be needed to prove it {proves}"),
                 }
@@ -176,6 +176,9 @@ fn gate_reason(g: &GateChange) -> Option<String> {
         }
         GateOutcome::ThresholdChanged => {
             "the gate changed, so the runs are not comparable on it".into()
+        }
+        GateOutcome::OptionsChanged => {
+            "its metric's options changed, so the runs are not comparable on it".into()
         }
         GateOutcome::NoChange => return None,
     })
@@ -221,6 +224,10 @@ fn headline(diff: &Diff) -> String {
         (Outcome::Improvement, "improved"),
         (Outcome::NoChange, "no change"),
         (Outcome::Inconclusive, "inconclusive"),
+        (
+            Outcome::OptionsChanged,
+            "with changed options (not compared)",
+        ),
     ] {
         if count(o) > 0 {
             parts.push(format!("{} {word}", count(o)));
@@ -232,6 +239,10 @@ fn headline(diff: &Diff) -> String {
         (
             GateOutcome::ThresholdChanged,
             "gate(s) with a changed threshold",
+        ),
+        (
+            GateOutcome::OptionsChanged,
+            "gate(s) on a metric with changed options",
         ),
     ] {
         let n = diff.gates.iter().filter(|g| g.outcome == o).count();
@@ -401,6 +412,7 @@ fn outcome_cell(o: Outcome) -> &'static str {
         Outcome::Improvement => "✅ improvement",
         Outcome::NoChange => "➖ no change",
         Outcome::Inconclusive => "❔ inconclusive",
+        Outcome::OptionsChanged => "↔️ options changed",
     }
 }
 
@@ -463,6 +475,7 @@ fn markdown_body(out: &mut String, heading: &str, diff: &Diff) {
                 GateOutcome::Improvement => "✅ improvement",
                 GateOutcome::Inconclusive => "❔ inconclusive",
                 GateOutcome::ThresholdChanged => "↔️ threshold changed",
+                GateOutcome::OptionsChanged => "↔️ options changed",
                 GateOutcome::NoChange => "➖ no change",
             };
             let why = gate_reason(g).map_or(String::new(), |w| format!(": {}", inline(&w, 300)));

@@ -456,7 +456,7 @@
     });
     var comparisons = b.comparisons || [];
     if (comparisons.length) {
-      var verdictClass = { "regression": "fail", "improvement": "pass", "no-change": "", "inconclusive": "inconclusive" };
+      var verdictClass = { "regression": "fail", "improvement": "pass", "no-change": "", "inconclusive": "inconclusive", "options-changed": "" };
       section.appendChild(el("h4", null, "Per dataset and metric (paired; the verdict)"));
       section.appendChild(el("table", { id: "comparisons" },
         el("thead", null, el("tr", null, ["dataset", "metric", "pairs", "before", "now", "\u0394", "95% interval", "p (Holm)", "verdict"].map(function (h) {
@@ -477,7 +477,7 @@
             el("td", { class: verdictClass[c.outcome] || "" }, word));
         }))));
     }
-    var gateClass = { "regression": "fail", "improvement": "pass", "inconclusive": "inconclusive", "threshold-changed": "" };
+    var gateClass = { "regression": "fail", "improvement": "pass", "inconclusive": "inconclusive", "threshold-changed": "", "options-changed": "" };
     (b.gates || []).filter(function (g) { return g.outcome !== "no-change"; }).forEach(function (g) {
       section.appendChild(el("p", { class: gateClass[g.outcome] || "" },
         "gate " + g.dataset + " " + (g.was ? g.was + " \u2192 " : "") + g.gate + ": " + (g.was_met ? "met" : "missed") + " \u2192 " + (g.met ? "met" : "missed") + " (" + g.outcome.replace("-", " ") + ")"));

@@ -108,7 +108,7 @@ fn a_gate_change_says_why_in_words() {
     let none = GateNeeded {
         samples: None,
         proves_met: false,
-        exact: false,
+        count: crate::output::diff::Count::About,
     };
     for (change, want) in [
         (
@@ -139,7 +139,7 @@ fn a_gate_change_says_why_in_words() {
                 i,
                 Some(GateNeeded {
                     samples: Some(95),
-                    exact: true,
+                    count: crate::output::diff::Count::Exact,
                     ..none
                 }),
             ),
@@ -268,4 +268,50 @@ fn long_diffs_are_capped() {
         "{gone}"
     );
     assert_eq!(gone.matches("| `qa` | `qa::s").count(), 50);
+}
+
+#[test]
+fn a_metric_whose_options_changed_gets_no_verdict() {
+    use crate::output::results::WrittenMetric;
+    // `contains` case-insensitive, then case-sensitive: 12 of 40 samples
+    // no longer pass (McNemar p = 0.0005, a regression were it the same
+    // metric), and the gate on it flips. It scores something else now.
+    let run = |options: &str, fails: usize| {
+        let records = (0..40)
+            .map(|k| {
+                let v = if k < fails {
+                    Verdict::Fail
+                } else {
+                    Verdict::Pass
+                };
+                record("qa", &format!("qa::s{k:02}"), v)
+            })
+            .collect();
+        let mut m = WrittenMetric::bare("contains", ">=", 1.0);
+        m.options = options.into();
+        let gate = Gate::new("contains", eval_datasets::Op::AtLeast, 0.9);
+        let terms = BTreeMap::from([(
+            "qa".to_string(),
+            DatasetTerms::new(Some(40), vec![gate], false).asking(vec![m], false),
+        )]);
+        Results::new("evals", records, &terms)
+    };
+    let (a, b) = (run("", 0), run("case_sensitive = true", 12));
+    let d = diff(&a, &b, 0.0);
+    assert_eq!(d.comparisons[0].outcome, Outcome::OptionsChanged);
+    assert!(d.comparisons[0].needed.is_none());
+    assert_eq!(d.gates[0].outcome, GateOutcome::OptionsChanged);
+    assert!(d.regressions().is_empty(), "{}", d.render());
+    let text = d.render();
+    assert!(
+        text.contains("1 with changed options (not compared)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("`contains` options changed, (defaults) → case_sensitive = true"),
+        "{text}"
+    );
+    // The same options both times: the drop is a regression.
+    let d = diff(&run("", 0), &run("", 12), 0.0);
+    assert_eq!(d.comparisons[0].outcome, Outcome::Regression);
 }
