@@ -2,11 +2,13 @@
 //! samples never needs all its records at once), and the gate verdicts:
 //! a gate is judged only over a complete dataset.
 //!
-//! A gate on the mean needs only a running sum; a gate on a percentile
-//! keeps the values of its metric (only of the metrics so gated), and a
-//! gate on what the engine measures (`latency_ms`, `ttft_ms`, `cost_usd`)
-//! keeps each sample's measured value, whether or not the dataset is scored
-//! with the metric. Only scored samples give values: a sample that could not
+//! A metric without a gate needs only running sums; a gated metric keeps
+//! its values, in the results file's order (8 bytes a sample, only for the
+//! metrics so gated): a percentile needs them, and so does the interval of
+//! a mean that holds for any distribution (the betting interval bets on
+//! them in order). A gate on what the engine measures (`latency_ms`,
+//! `ttft_ms`, `cost_usd`) keeps each sample's measured value, whether or
+//! not the dataset is scored with the metric. Only scored samples give values: a sample that could not
 //! be scored misses every gate of its dataset, as for means.
 //!
 //! Every judged gate also gets an interval and a three-valued decision: a
