@@ -7,11 +7,10 @@
 //! approximation is).
 
 use statrs::distribution::{Binomial, Discrete, DiscreteCDF};
-use statrs::function::beta::beta_reg;
 use statrs::function::gamma::ln_gamma;
 
 use super::Level;
-use super::student::z_quantile;
+use super::student::{incomplete_beta, z_quantile};
 
 /// Samples a comparison would need.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,7 +81,7 @@ fn lenth_series(t: f64, df: f64, del: f64) -> f64 {
     let b = 0.5 * df;
     let rxb = (1.0 - x).powf(b);
     let albeta = LN_SQRT_PI + ln_gamma(b) - ln_gamma(a + b);
-    let mut xodd = beta_reg(a, b, x);
+    let mut xodd = incomplete_beta(a, b, x);
     let mut godd = 2.0 * rxb * (a * x.ln() - albeta).exp();
     let mut xeven = 1.0 - rxb;
     let mut geven = b * x * rxb;

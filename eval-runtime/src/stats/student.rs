@@ -158,6 +158,32 @@ fn beta_fraction(a: f64, b: f64, x: f64) -> f64 {
     k
 }
 
+/// The regularised incomplete beta function `I_x(a, b)` (a, b > 0), by its
+/// continued fraction ([`beta_fraction`]) on the side where it converges
+/// fast (`1 − I_{1−x}(b, a)` on the other), to as many terms as it takes:
+/// statrs' `beta_reg` stops at 140, which leaves a binomial tail at a
+/// million trials off by 10⁻² (Clopper–Pearson's interval of a million
+/// samples then misses by a quarter of its width).
+pub(crate) fn incomplete_beta(a: f64, b: f64, x: f64) -> f64 {
+    if x.is_nan() || a <= 0.0 || b <= 0.0 {
+        return f64::NAN;
+    }
+    if x <= 0.0 {
+        return 0.0;
+    }
+    if x >= 1.0 {
+        return 1.0;
+    }
+    use statrs::function::gamma::ln_gamma;
+    let ln_beta = ln_gamma(a) + ln_gamma(b) - ln_gamma(a + b);
+    let ln_front = a * x.ln() + b * (-x).ln_1p() - ln_beta;
+    if x < (a + 1.0) / (a + b + 2.0) {
+        (ln_front.exp() / a / beta_fraction(a, b, x)).clamp(0.0, 1.0)
+    } else {
+        (1.0 - ln_front.exp() / b / beta_fraction(b, a, 1.0 - x)).clamp(0.0, 1.0)
+    }
+}
+
 /// `(ln P(T > t), ln P(0 < T < t), ln f(t))` for t > 0, f the density;
 /// `r` is `ln Γ(a + ½) − ln Γ(a)`, `a = df/2`. The smaller of the two
 /// probabilities is computed directly (A&S 26.7.1: the upper tail is
@@ -279,6 +305,27 @@ fn t_by_newton(q: f64, c: f64, df: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_incomplete_beta_matches_scipy_at_any_size() {
+        // scipy 1.17.1 `special.betainc(a, b, x)`.
+        for (a, b, x, want) in [
+            (2.0, 3.0, 0.4, 0.5247999999999999),
+            (0.5, 10.0, 0.03, 0.5591958464042414),
+            (30.0, 1.0, 0.9, 0.04239115827521624),
+            (600000.0, 400001.0, 0.5995, 0.15400870123028054),
+            (600001.0, 400000.0, 0.6006, 0.8895233520245679),
+        ] {
+            let got = incomplete_beta(a, b, x);
+            assert!(
+                (got - want).abs() < 1e-9,
+                "I({x}; {a}, {b}) = {got}, want {want}"
+            );
+        }
+        assert_eq!(incomplete_beta(2.0, 3.0, 0.0), 0.0);
+        assert_eq!(incomplete_beta(2.0, 3.0, 1.0), 1.0);
+        assert!(incomplete_beta(0.0, 3.0, 0.5).is_nan());
+    }
 
     /// Relative error of `got` against `want`.
     fn rel(got: f64, want: f64) -> f64 {
