@@ -10,10 +10,9 @@
 use std::sync::Mutex;
 
 use eval_runtime::plan::PlanBuilder;
-use eval_runtime::results::Results;
-use eval_runtime::{Config, Response, Runner, Sample};
+use eval_runtime::{Response, Sample};
 
-use crate::sim::{rate, uniform};
+use crate::sim::{evaluate, rate, uniform};
 
 /// Each cluster's pass rate in the current run.
 static RATES: Mutex<Vec<f64>> = Mutex::new(Vec::new());
@@ -50,12 +49,7 @@ fn covered(clusters: usize, clustered: bool) -> bool {
     if clustered {
         plan = plan.cluster_by("doc");
     }
-    let runner = Runner::new().config(Config::empty());
-    let prepared = runner.prepare(plan).expect("a valid plan");
-    let results: Results = prepared
-        .evaluate(&eval_runtime::FnAgent(agent), |_| {})
-        .expect("the run ends")
-        .results;
+    let results = evaluate(plan, &eval_runtime::FnAgent(agent));
     let gate = results.datasets[0].metrics[0].gate.as_ref();
     gate.and_then(|g| g.interval)
         .is_some_and(|i| i.contains(0.7))

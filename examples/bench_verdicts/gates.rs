@@ -7,9 +7,9 @@
 use eval_runtime::diff::{self, Allow, GateOutcome, Outcome};
 use eval_runtime::plan::PlanBuilder;
 use eval_runtime::results::Results;
-use eval_runtime::{Config, Repeat, Runner, Sample};
+use eval_runtime::{Repeat, Sample};
 
-use crate::sim::{AGENT, Agent, answer, rate, samples};
+use crate::sim::{AGENT, Agent, answer, evaluate, rate, samples};
 
 /// One run of `samples` scored with `contains`, its mean gated at `gate`.
 fn gated_run(samples: &[Sample], p: Agent, gate: &str) -> Results {
@@ -18,13 +18,7 @@ fn gated_run(samples: &[Sample], p: Agent, gate: &str) -> Results {
         .samples("qa", samples.to_vec(), "contains")
         .gate(gate)
         .repeat(Repeat::Runs(1));
-    let runner = Runner::new().config(Config::empty());
-    let prepared = runner.prepare(plan).expect("a valid plan");
-    let agent = eval_runtime::FnAgent(answer);
-    prepared
-        .evaluate(&agent, |_| {})
-        .expect("the run ends")
-        .results
+    evaluate(plan, &eval_runtime::FnAgent(answer))
 }
 
 /// Counts over pairs of runs.

@@ -24,11 +24,10 @@
 use std::sync::Mutex;
 
 use eval_runtime::plan::PlanBuilder;
-use eval_runtime::results::Results;
 use eval_runtime::verdict::Decision;
-use eval_runtime::{Config, Repeat, Response, Runner, Sample};
+use eval_runtime::{Repeat, Response, Sample};
 
-use crate::sim::{rate, uniform};
+use crate::sim::{evaluate, rate, uniform};
 
 /// How one run's answer is drawn.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -159,12 +158,7 @@ fn verdicts(kind: Kind, threshold: f64, mu: f64, repeat: Repeat, n: usize) -> (u
     let plan = PlanBuilder::new()
         .samples("qa", samples, &kind.metric(threshold))
         .repeat(repeat);
-    let runner = Runner::new().config(Config::empty());
-    let prepared = runner.prepare(plan).expect("a valid plan");
-    let results: Results = prepared
-        .evaluate(&eval_runtime::FnAgent(agent), |_| {})
-        .expect("the run ends")
-        .results;
+    let results = evaluate(plan, &eval_runtime::FnAgent(agent));
     let decided = |want: Decision| {
         results
             .samples

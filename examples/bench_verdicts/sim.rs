@@ -55,11 +55,15 @@ pub(crate) fn run(samples: &[Sample], p: Agent, metrics: &str, repeat: Repeat) -
     let plan = PlanBuilder::new()
         .samples("qa", samples.to_vec(), metrics)
         .repeat(repeat);
+    evaluate(plan, &eval_runtime::FnAgent(answer))
+}
+
+/// One run of `plan` through the engine, answered by `agent`.
+pub(crate) fn evaluate(plan: PlanBuilder, agent: &dyn eval_runtime::Agent) -> Results {
     let runner = Runner::new().config(Config::empty());
     let prepared = runner.prepare(plan).expect("a valid plan");
-    let agent = eval_runtime::FnAgent(answer);
     prepared
-        .evaluate(&agent, |_| {})
+        .evaluate(agent, |_| {})
         .expect("the run ends")
         .results
 }

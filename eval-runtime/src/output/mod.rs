@@ -83,6 +83,20 @@ pub(crate) fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(
     .map_err(error)
 }
 
+/// Records of dataset `qa` for tests, `s000`, `s001`...: passed where
+/// `passes` says, failed elsewhere (see [`test_record`]).
+#[cfg(test)]
+pub(crate) fn test_records(passes: &[bool]) -> Vec<SampleRecord> {
+    passes
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let v = if *p { Verdict::Pass } else { Verdict::Fail };
+            test_record("qa", &format!("s{i:03}"), v)
+        })
+        .collect()
+}
+
 /// A one-metric (`contains`) sample record for tests: scored 1 when it
 /// passes, 0 when it fails, not at all on an error.
 #[cfg(test)]

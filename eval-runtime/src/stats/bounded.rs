@@ -348,83 +348,44 @@ mod tests {
 
     #[test]
     fn betting_matches_confseq() {
-        // confseq 0.0.11 `betting_ci(x, alpha=0.05, breaks=20000,
-        // theta=0.5, trunc_scale=0.9, m_trunc=True)`: its grid puts each
-        // end up to 2/20000 outside ours (it steps one break outward).
-        for (x, low, high) in [
-            (&[1.0; 5][..], 0.45195, 1.0),
-            (&[1.0; 10], 0.66855, 1.0),
-            (&[0.8; 5], 0.36050, 1.0),
-            (&[0.9, 0.85, 0.95, 0.9, 0.88], 0.40470, 1.0),
+        // confseq 0.0.11, alpha=0.05, breaks=20000, theta=0.5,
+        // trunc_scale=0.9, m_trunc=True: `betting_ci(x)` (bets for n) and
+        // the last interval of `betting_cs(x, running_intersection=True)`
+        // (bets for any count). Its grid puts each end up to 2/20000
+        // outside ours (it steps one break outward).
+        let mixed = [
+            0.2, 0.9, 0.55, 0.7, 0.35, 1.0, 0.6, 0.8, 0.45, 0.75, 0.65, 0.5,
+        ];
+        let thirds = [1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0];
+        let zero_first = [0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
+        // (values, (low, high) of betting_ci, (low, high) of betting_cs)
+        type Ends = (f64, f64);
+        let cases: [(&[f64], Ends, Ends); 8] = [
+            (&[1.0; 5], (0.45195, 1.0), (0.45195, 1.0)),
+            (&[1.0; 10], (0.66855, 1.0), (0.66855, 1.0)),
+            (&[0.8; 5], (0.36050, 1.0), (0.36155, 1.0)),
             (
-                &[1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0],
-                0.25620,
-                1.0,
+                &[0.9, 0.85, 0.95, 0.9, 0.88],
+                (0.40470, 1.0),
+                (0.40470, 1.0),
             ),
-            (
-                &[0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0],
-                0.50435,
-                1.0,
-            ),
-            (
-                &[
-                    0.2, 0.9, 0.55, 0.7, 0.35, 1.0, 0.6, 0.8, 0.45, 0.75, 0.65, 0.5,
-                ],
-                0.42110,
-                0.81235,
-            ),
-            (&[0.0; 6], 0.0, 0.48555),
-        ] {
-            let i = betting(x, Level::STANDARD, Bets::Horizon(x.len()));
-            assert!(
-                i.low >= low && i.low <= low + 2e-4,
-                "{x:?}: {i:?}, confseq low {low}"
-            );
-            assert!(
-                i.high <= high && i.high >= high - 2e-4,
-                "{x:?}: {i:?}, confseq high {high}"
-            );
-        }
-    }
-
-    #[test]
-    fn anytime_betting_matches_confseq_betting_cs() {
-        // confseq 0.0.11 `betting_cs(x, alpha=0.05, breaks=20000,
-        // theta=0.5, trunc_scale=0.9, m_trunc=True,
-        // running_intersection=True)`, its last interval.
-        for (x, low, high) in [
-            (&[1.0; 5][..], 0.45195, 1.0),
-            (&[1.0; 10], 0.66855, 1.0),
-            (&[0.8; 5], 0.36155, 1.0),
-            (&[0.9, 0.85, 0.95, 0.9, 0.88], 0.40470, 1.0),
-            (
-                &[1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0],
-                0.23510,
-                1.0,
-            ),
-            (
-                &[0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0],
-                0.48575,
-                1.0,
-            ),
-            (
-                &[
-                    0.2, 0.9, 0.55, 0.7, 0.35, 1.0, 0.6, 0.8, 0.45, 0.75, 0.65, 0.5,
-                ],
-                0.41175,
-                0.80670,
-            ),
-            (&[0.0; 6], 0.0, 0.48555),
-        ] {
-            let i = betting(x, Level::STANDARD, Bets::Anytime);
-            assert!(
-                i.low >= low && i.low <= low + 2e-4,
-                "{x:?}: {i:?}, confseq low {low}"
-            );
-            assert!(
-                i.high <= high && i.high >= high - 2e-4,
-                "{x:?}: {i:?}, confseq high {high}"
-            );
+            (&thirds, (0.25620, 1.0), (0.23510, 1.0)),
+            (&zero_first, (0.50435, 1.0), (0.48575, 1.0)),
+            (&mixed, (0.42110, 0.81235), (0.41175, 0.80670)),
+            (&[0.0; 6], (0.0, 0.48555), (0.0, 0.48555)),
+        ];
+        for (x, fixed, anytime) in cases {
+            for (bets, (low, high)) in [(Bets::Horizon(x.len()), fixed), (Bets::Anytime, anytime)] {
+                let i = betting(x, Level::STANDARD, bets);
+                assert!(
+                    i.low >= low && i.low <= low + 2e-4,
+                    "{x:?} {bets:?}: {i:?}, confseq low {low}"
+                );
+                assert!(
+                    i.high <= high && i.high >= high - 2e-4,
+                    "{x:?} {bets:?}: {i:?}, confseq high {high}"
+                );
+            }
         }
         // Under auto:20 six runs of 1.0 prove 0.5, as a fixed 6 does.
         let looks = Design {

@@ -266,10 +266,8 @@ const EXACT_UP_TO: f64 = 20_000.0;
 
 /// The fewest pairs (at least 2) with which McNemar's exact test at
 /// `level` detects pass → fail and fail → pass rates of `worse` and
-/// `better` with probability `power`. Its power does not rise steadily
-/// with n (the test is discrete): this is the count found by bisection on
-/// its trend, then the fewest of the 30 below it that still have the
-/// power. Beyond 20,000 pairs, Connor's (1987) normal approximation
+/// `better` with probability `power` (see `fewest_discrete`). Beyond
+/// 20,000 pairs, Connor's (1987) normal approximation
 /// `(z(1 − α/2)·√ψ + z(power)·√(ψ − δ²))² / δ²` (ψ = worse + better, δ
 /// their difference), said to be about that many.
 pub fn mcnemar_samples(worse: f64, better: f64, level: Level, power: f64) -> SampleSize {
@@ -281,18 +279,25 @@ pub fn mcnemar_samples(worse: f64, better: f64, level: Level, power: f64) -> Sam
         + z_quantile(power) * (psi - delta * delta).max(0.0).sqrt())
         / delta)
         .powi(2);
-    if connor > EXACT_UP_TO {
-        return SampleSize::About(connor.ceil().min(u64::MAX as f64) as u64);
+    fewest_discrete(connor, power, |n| mcnemar_power(n, worse, better, level))
+}
+
+/// The fewest n with `power_at(n) ≥ power` for a discrete test, whose
+/// power does not rise steadily with n: found by bisection on its trend,
+/// then the fewest of the 30 counts below that still have the power. When
+/// the normal approximation `normal` says beyond 20,000, that, said about
+/// (the exact sums would cost more than they tell).
+fn fewest_discrete(normal: f64, power: f64, power_at: impl Fn(u64) -> f64) -> SampleSize {
+    if normal > EXACT_UP_TO {
+        return SampleSize::About(normal.ceil().min(u64::MAX as f64) as u64);
     }
-    let found = fewest(MOST_MCNEMAR, power, |n| {
-        mcnemar_power(n, worse, better, level)
-    });
+    let found = fewest(MOST_MCNEMAR, power, &power_at);
     let SampleSize::Samples(n) = found else {
         return found;
     };
     let below = (n.saturating_sub(30)..n)
         .filter(|m| *m >= 2)
-        .find(|m| mcnemar_power(*m, worse, better, level) >= power);
+        .find(|m| power_at(*m) >= power);
     SampleSize::Samples(below.unwrap_or(n))
 }
 
@@ -350,8 +355,8 @@ fn first(low: u64, high: u64, holds: impl Fn(u64) -> bool) -> Option<u64> {
 
 /// The fewest samples with which the exact interval of a pass rate of
 /// `rate` lies wholly on its side of `threshold` with probability
-/// `power` (see [`rate_power`]); discrete like McNemar's, so found as
-/// [`mcnemar_samples`] finds its count. Beyond 20,000 samples, the normal
+/// `power` (see [`rate_power`]; found by [`fewest_discrete`]). Beyond
+/// 20,000 samples, the normal
 /// approximation `((z(1 − α/2)·√(t(1 − t)) + z(power)·√(r(1 − r))) / (r −
 /// t))²`, said about.
 pub(crate) fn rate_samples(rate: f64, threshold: f64, level: Level, power: f64) -> SampleSize {
@@ -362,19 +367,7 @@ pub(crate) fn rate_samples(rate: f64, threshold: f64, level: Level, power: f64) 
     let normal = ((level.z() * spread(threshold) + z_quantile(power) * spread(rate))
         / (rate - threshold))
         .powi(2);
-    if normal > EXACT_UP_TO {
-        return SampleSize::About(normal.ceil().min(u64::MAX as f64) as u64);
-    }
-    let found = fewest(MOST_MCNEMAR, power, |n| {
-        rate_power(n, rate, threshold, level)
-    });
-    let SampleSize::Samples(n) = found else {
-        return found;
-    };
-    let below = (n.saturating_sub(200)..n)
-        .filter(|m| *m >= 2)
-        .find(|m| rate_power(*m, rate, threshold, level) >= power);
-    SampleSize::Samples(below.unwrap_or(n))
+    fewest_discrete(normal, power, |n| rate_power(n, rate, threshold, level))
 }
 
 /// The fewest runs per sample (above `runs`, at most `most`) with which the

@@ -448,14 +448,7 @@ mod tests {
     }
 
     fn pass_fail(passes: &[bool]) -> Results {
-        let records = passes
-            .iter()
-            .enumerate()
-            .map(|(i, p)| {
-                let v = if *p { Verdict::Pass } else { Verdict::Fail };
-                record("qa", &format!("s{i:03}"), v)
-            })
-            .collect();
+        let records = crate::output::test_records(passes);
         Results::new("evals", records, &BTreeMap::new())
     }
 

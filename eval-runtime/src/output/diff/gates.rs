@@ -171,14 +171,7 @@ mod tests {
 
     /// A run of `passes` of 0/1 `contains` scores, gated on its mean at `threshold`.
     fn gated(passes: &[bool], threshold: f64, on: OnInconclusive) -> Results {
-        let records = passes
-            .iter()
-            .enumerate()
-            .map(|(i, p)| {
-                let v = if *p { Verdict::Pass } else { Verdict::Fail };
-                record("qa", &format!("s{i:03}"), v)
-            })
-            .collect();
+        let records = crate::output::test_records(passes);
         let gate = Gate::new("contains", eval_datasets::Op::AtLeast, threshold);
         let terms = BTreeMap::from([(
             "qa".to_string(),
