@@ -4,12 +4,17 @@
 //! | | OpenTelemetry GenAI | OpenInference | OpenLLMetry |
 //! |---|---|---|---|
 //! | kind | `gen_ai.operation.name`: `chat`, `text_completion`, `generate_content` (llm), `execute_tool` (tool), `retrieval`, `embeddings` | `openinference.span.kind`: `LLM`, `TOOL`, `RETRIEVER`, `EMBEDDING` | `traceloop.span.kind = tool`; `llm.request.type` (llm) |
-//! | tool | `gen_ai.tool.name`, `gen_ai.tool.call.arguments`, `gen_ai.tool.call.result` | `tool.name`, `tool.parameters` (else `input.value`), `output.value` | `traceloop.entity.name`, `traceloop.entity.input`, `traceloop.entity.output` |
+//! | tool | `gen_ai.tool.name`, `gen_ai.tool.call.arguments`, `gen_ai.tool.call.result` | `tool.name`, `input.value` (`tool.parameters` is the tool's schema: read only when it is not one), `output.value` | `gen_ai.tool.name` or `traceloop.entity.name`, `traceloop.entity.input` (`{"args": [...], "kwargs": {...}}`: the keyword arguments), `traceloop.entity.output` (JSON) |
 //! | model | `gen_ai.request.model`, `gen_ai.response.model` | `llm.model_name` | `gen_ai.request.model` |
 //! | tokens | `gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens` (and the deprecated `prompt_tokens`, `completion_tokens`) | `llm.token_count.prompt`, `llm.token_count.completion` | `gen_ai.usage.*` |
 //!
+//! The span shapes of the real packages (opentelemetry-instrumentation-openai-v2
+//! with opentelemetry-util-genai, openinference-instrumentation-openai,
+//! traceloop-sdk) are kept, recorded, in `tests/fixtures/spans/` (with their
+//! versions), and read alike by the crate's tests.
+//!
 //! Other spans (the agent's HTTP server span, `invoke_agent`, chains,
-//! workflows) are structure, not steps. Steps are ordered by start time,
+//! workflows, OpenLLMetry's `@task`s and `@agent`s) are structure, not steps. Steps are ordered by start time,
 //! then end time; a span whose status is an error keeps its message.
 
 use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value::Value as Av};
@@ -105,9 +110,9 @@ pub(crate) fn step(span: &Span) -> Option<Step> {
             }
             let arguments = attrs
                 .json("gen_ai.tool.call.arguments")
-                .or_else(|| attrs.json("tool.parameters"))
                 .or_else(|| attrs.json("input.value"))
-                .or_else(|| attrs.json("traceloop.entity.input"));
+                .or_else(|| attrs.json("tool.parameters").filter(|p| !is_schema(p)))
+                .or_else(|| attrs.json("traceloop.entity.input").map(unwrap_call));
             step.arguments = match arguments {
                 Some(Value::Null) | None => Map::new(),
                 Some(v) if v.to_string().len() > MAX_ARGUMENTS => Map::from_iter([(
@@ -123,7 +128,16 @@ pub(crate) fn step(span: &Span) -> Option<Step> {
             step.result = attrs
                 .text_or_json("gen_ai.tool.call.result")
                 .or_else(|| attrs.text_or_json("output.value"))
-                .or_else(|| attrs.text_or_json("traceloop.entity.output"))
+                .or_else(|| {
+                    // OpenLLMetry writes the return value as JSON: a string
+                    // is quoted.
+                    attrs.text("traceloop.entity.output").map(|t| {
+                        match serde_json::from_str::<Value>(&t) {
+                            Ok(Value::String(s)) => s,
+                            _ => t,
+                        }
+                    })
+                })
                 .map(|r| kept(&r, MAX_RESULT));
         }
         StepKind::Llm | StepKind::Embeddings => {
@@ -159,6 +173,41 @@ pub(crate) fn step(span: &Span) -> Option<Step> {
     step.call_id = step.call_id.map(|c| kept(&c, MAX_NAME));
     step.error = step.error.map(|e| crate::model::one_line(&e, MAX_NAME * 4));
     Some(step)
+}
+
+/// Whether `value` is a JSON schema (OpenInference's `tool.parameters` is
+/// the tool's parameter schema, not the call's arguments).
+fn is_schema(value: &Value) -> bool {
+    value.get("properties").is_some_and(Value::is_object)
+}
+
+/// The call's arguments from an OpenLLMetry (traceloop-sdk) entity input:
+/// its `@tool` and `@task` decorators write the Python call as
+/// `{"args": [...], "kwargs": {...}}` (`json.dumps` in
+/// `traceloop/sdk/decorators/base.py`, `_handle_span_input`). The keyword
+/// arguments are the arguments (an agent calls its tool with the model's
+/// arguments as keywords); positional ones, whose names the span does not
+/// say, are kept under `"args"`. Any other value is kept as it is.
+fn unwrap_call(input: Value) -> Value {
+    let Value::Object(mut call) = input else {
+        return input;
+    };
+    let wrapped = call.len() == 2
+        && call.get("args").is_some_and(Value::is_array)
+        && call.get("kwargs").is_some_and(Value::is_object);
+    if !wrapped {
+        return Value::Object(call);
+    }
+    let args = call.remove("args");
+    let Some(Value::Object(mut kwargs)) = call.remove("kwargs") else {
+        return Value::Null;
+    };
+    if let Some(Value::Array(args)) = args
+        && !args.is_empty()
+    {
+        kwargs.insert("args".into(), Value::Array(args));
+    }
+    Value::Object(kwargs)
 }
 
 fn kind(attrs: &Attrs<'_>) -> Option<StepKind> {
@@ -394,6 +443,83 @@ mod tests {
         assert_eq!(t.steps[4].input_tokens, Some(7));
         assert_eq!(t.source, TrajectorySource::Spans);
         assert_eq!(t.tool_calls().len(), 2);
+    }
+
+    /// The spans each real instrumentation wrote for the same agent
+    /// (`tests/fixtures/spans/record.py`; versions in its PROVENANCE.md), as
+    /// the receiver decodes them: OTLP/JSON, and the protobuf the SDK's
+    /// exporter sent.
+    fn recorded(name: &str) -> Vec<Span> {
+        use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+        use prost::Message;
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/spans/");
+        let json = std::fs::read(format!("{dir}{name}.json")).unwrap();
+        let from_json: ExportTraceServiceRequest = serde_json::from_slice(&json).unwrap();
+        let pb = std::fs::read(format!("{dir}{name}.pb")).unwrap();
+        let from_pb = ExportTraceServiceRequest::decode(&pb[..]).unwrap();
+        assert_eq!(from_json, from_pb, "{name}: the JSON is the protobuf");
+        from_json
+            .resource_spans
+            .into_iter()
+            .flat_map(|r| r.scope_spans)
+            .flat_map(|s| s.spans)
+            .collect()
+    }
+
+    #[test]
+    fn the_three_instrumentations_of_one_agent_give_one_trajectory() {
+        let expected = (
+            vec![
+                (StepKind::Llm, "scripted-1".to_string()),
+                (StepKind::Tool, "lookup".to_string()),
+                (StepKind::Llm, "scripted-1".to_string()),
+            ],
+            serde_json::json!({"query": "What is RAG?", "top_k": 2}),
+            "RAG (retrieval-augmented generation) answers from retrieved passages.",
+        );
+        for name in ["genai", "openinference", "traceloop"] {
+            let t = trajectory(&[recorded(name)], Vec::new(), None, false);
+            let steps: Vec<(StepKind, String)> =
+                t.steps.iter().map(|s| (s.kind, s.name.clone())).collect();
+            assert_eq!(steps, expected.0, "{name}");
+            let calls = t.tool_calls();
+            assert_eq!(calls.len(), 1, "{name}");
+            assert_eq!(calls[0].name, "lookup", "{name}");
+            assert_eq!(
+                Value::Object(calls[0].arguments.clone()),
+                expected.1,
+                "{name}: the call's arguments, not a wrapper or a schema"
+            );
+            assert_eq!(t.steps[1].result.as_deref(), Some(expected.2), "{name}");
+            let tokens: Vec<Option<u64>> = t.steps.iter().map(Step::tokens).collect();
+            assert_eq!(tokens, [Some(39), None, Some(49)], "{name}");
+        }
+    }
+
+    #[test]
+    fn openllmetry_positional_arguments_are_kept_apart_and_other_inputs_as_they_are() {
+        let call = |input: &str| unwrap_call(serde_json::from_str(input).unwrap());
+        assert_eq!(
+            call(r#"{"args": ["RAG"], "kwargs": {"top_k": 2}}"#),
+            serde_json::json!({"args": ["RAG"], "top_k": 2})
+        );
+        assert_eq!(
+            call(r#"{"args": [], "kwargs": {}}"#),
+            serde_json::json!({})
+        );
+        // Not the decorator's wrapper: kept.
+        assert_eq!(
+            call(r#"{"args": 1, "kwargs": {}}"#),
+            serde_json::json!({"args": 1, "kwargs": {}})
+        );
+        assert_eq!(
+            call(r#"{"args": [], "kwargs": {}, "x": 1}"#),
+            serde_json::json!({"args": [], "kwargs": {}, "x": 1})
+        );
+        // OpenInference's schema is not taken for arguments; other
+        // `tool.parameters` are.
+        assert!(is_schema(&serde_json::json!({"type": "object", "properties": {}})));
+        assert!(!is_schema(&serde_json::json!({"query": "x", "type": "object"})));
     }
 
     #[test]
