@@ -70,6 +70,9 @@ pub(crate) fn score(
     if !is_tool_metric(&spec.kind) {
         return None;
     }
+    if let Some(refusal) = incomplete_trace(spec, response) {
+        return Some(Err(refusal));
+    }
     let calls: Vec<ToolCall> = match turn {
         Some(t) => response
             .tool_calls
@@ -112,6 +115,23 @@ pub(crate) fn score(
         },
         _ => tool_call_f1(expected, &calls),
     }))
+}
+
+/// A refusal when the calls to score are those of the agent's spans and
+/// its trace was incomplete when the wait ended (spans late, an exporter in
+/// backoff): a call whose span had not arrived would read as not made. The
+/// trajectory metrics refuse such a trace too. Calls the answer reported
+/// itself are scored whatever the spans did.
+fn incomplete_trace(spec: &MetricSpec, response: &Response) -> Option<MetricError> {
+    let trajectory = response.trajectory.as_ref().filter(|t| t.incomplete)?;
+    if response.tool_calls != trajectory.tool_calls() {
+        return None;
+    }
+    Some(MetricError::Unscorable(format!(
+        "`{}`: the agent's trace was incomplete, so the tools it called are not known: {}",
+        spec.name,
+        trajectory.note.as_deref().unwrap_or("spans missing")
+    )))
 }
 
 /// Why a tool metric scored as it did, in one line: the expected tools the

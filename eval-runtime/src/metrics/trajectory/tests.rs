@@ -207,3 +207,66 @@ fn an_answer_without_spans_is_one_tool_step_per_call() {
     .unwrap_err();
     assert_eq!(e.to_string(), "`step_tokens`: the agent took no llm step");
 }
+
+/// Spans that arrived after `EVAL_TRACE_WAIT_MS`: every metric that reads
+/// the agent's steps or the calls taken from them refuses to score, rather
+/// than read a call whose span was late as not made.
+#[test]
+fn every_metric_that_reads_the_trajectory_refuses_an_incomplete_trace() {
+    let mut sample = Sample::new("What is RAG?");
+    sample.expected = Some(eval_datasets::Expected::Text("lookup".into()));
+    sample.expected_tools = Some(vec![call("lookup", json!({"query": "RAG"}))]);
+    // As the engine hands a spans-only agent's answer to the metrics: its
+    // calls are the trajectory's.
+    let late = |steps: Vec<Step>| {
+        let trajectory = Trajectory {
+            steps,
+            source: TrajectorySource::Spans,
+            note: Some("the trace was incomplete after 50 ms (1 spans, some of their parents missing)".into()),
+            incomplete: true,
+            ..Trajectory::default()
+        };
+        let mut response = Response::new("RAG is retrieval-augmented generation.");
+        response.tool_calls = trajectory.tool_calls();
+        response.trajectory = Some(trajectory);
+        response
+    };
+    let names = [
+        "tool_called",
+        "tool_correctness",
+        "tool_call_accuracy",
+        "tool_call_f1",
+        "trajectory_match",
+        "steps",
+        "repeated_calls",
+        "step_latency_ms",
+        "step_tokens",
+    ];
+    for steps in [Vec::new(), vec![Step::new(StepKind::Llm, "demo")]] {
+        let response = late(steps);
+        for name in names {
+            // The step budgets need a threshold.
+            let threshold = name
+                .starts_with("step")
+                .then_some((Op::AtMost, 5.0))
+                .or((name == "repeated_calls").then_some((Op::AtMost, 1.0)));
+            let spec = MetricSpec::new(name, &[], threshold).unwrap();
+            let result = crate::metrics::tools::score(&spec, &sample, &response, None)
+                .or_else(|| score(&spec, &sample, &response, None))
+                .unwrap_or_else(|| panic!("{name} is a tool or trajectory metric"));
+            let e = result.expect_err(name);
+            assert!(matches!(e, MetricError::Unscorable(_)), "{name}: {e}");
+            let text = e.to_string();
+            assert!(text.contains("trace was incomplete"), "{name}: {text}");
+            assert!(!text.contains("not called"), "{name}: {text}");
+        }
+    }
+    // Calls the answer reported itself are known whatever the spans did.
+    let mut response = late(vec![Step::new(StepKind::Llm, "demo")]);
+    response.tool_calls = vec![call("lookup", json!({"query": "RAG"}))];
+    for name in ["tool_called", "tool_correctness", "tool_call_f1"] {
+        let spec = MetricSpec::new(name, &[], None).unwrap();
+        let got = crate::metrics::tools::score(&spec, &sample, &response, None).unwrap();
+        assert_eq!(got.unwrap(), 1.0, "{name}");
+    }
+}
