@@ -21,6 +21,7 @@ mod public_api;
 mod ragas_metrics;
 mod retrieval;
 mod settings_table;
+mod spans;
 mod streamed;
 mod tools;
 mod untrusted_replies;
