@@ -250,7 +250,7 @@ fn evaluations_are_exported_as_gen_ai_evaluation_result_events_linked_to_the_age
         );
         assert!(
             stderr.contains(&format!(
-                "note: evaluation results exported to {endpoint}/v1/traces: 4 spans sent"
+                "note: evaluation results exported to {endpoint}/v1/traces: 7 spans sent"
             )),
             "{protocol}: {stderr}"
         );
@@ -276,7 +276,15 @@ fn evaluations_are_exported_as_gen_ai_evaluation_result_events_linked_to_the_age
             );
         }
         assert!(collected.services().iter().all(|s| s == "rag-evals"));
-        // The run's span, and one span per sample under it.
+        // The run's span, one span per sample under it, and one per request
+        // to the agent.
+        assert_eq!(
+            spans
+                .iter()
+                .filter(|s| s.name == "evals agent request")
+                .count(),
+            3
+        );
         let root: Vec<_> = spans.iter().filter(|s| s.name == "evals run").collect();
         assert_eq!(root.len(), 1, "{protocol}: {spans:#?}");
         let root = root[0];
@@ -295,7 +303,17 @@ fn evaluations_are_exported_as_gen_ai_evaluation_result_events_linked_to_the_age
             let traces = &record.trajectory.as_ref().unwrap().traces;
             let links: Vec<String> = span.links.iter().map(|l| hex(&l.trace_id)).collect();
             assert_eq!(&links, traces, "{id}");
-            assert!(span.links.iter().all(|l| l.span_id.len() == 8));
+            // Each link resolves: to the span of the request, exported
+            // with the evaluation (the parent of the agent's own spans).
+            for link in &span.links {
+                let target = spans
+                    .iter()
+                    .find(|s| s.trace_id == link.trace_id && s.span_id == link.span_id)
+                    .unwrap_or_else(|| panic!("{id}: a link to a span not exported: {link:?}"));
+                assert_eq!(target.name, "evals agent request");
+                assert!(target.parent_span_id.is_empty());
+                assert!(target.start_time_unix_nano <= target.end_time_unix_nano);
+            }
             // One event per metric: name, score, label, explanation.
             assert_eq!(span.events.len(), record.metrics.len());
             for (event, metric) in span.events.iter().zip(&record.metrics) {
@@ -345,7 +363,7 @@ fn a_collector_that_is_down_loses_no_result_and_the_drops_are_counted() {
     );
     assert!(
         stderr.contains(&format!(
-            "note: evaluation results exported to {endpoint}/v1/traces: 0 spans sent, 4 dropped (the collector was slow or down; the results file has them all) (last failure: {endpoint}/v1/traces unreachable"
+            "note: evaluation results exported to {endpoint}/v1/traces: 0 spans sent, 7 dropped (the collector was slow or down; the results file has them all) (last failure: {endpoint}/v1/traces unreachable"
         )),
         "{stderr}"
     );
@@ -359,7 +377,7 @@ fn a_collector_that_is_down_loses_no_result_and_the_drops_are_counted() {
     let endpoint = refusing.url();
     let (_, _, stderr) =
         spans_run_with(&dir, &[("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str())]);
-    assert!(stderr.contains("4 dropped"), "{stderr}");
+    assert!(stderr.contains("7 dropped"), "{stderr}");
     assert!(
         stderr.contains(&format!("{endpoint}/v1/traces answered 503")),
         "{stderr}"
@@ -470,5 +488,67 @@ fn a_cassette_records_the_trajectory_and_replays_it_without_agent_or_spans() {
             s.metrics.iter().map(|m| m.score).collect::<Vec<_>>()
         };
         assert_eq!(scores(p), scores(r), "{}", r.id);
+    }
+}
+
+/// An OpenAI-protocol agent names its answers (`id`, in each chunk when
+/// streamed): the exported evaluations carry it as `gen_ai.response.id`,
+/// on every event.
+#[test]
+fn exported_evaluations_carry_the_agents_response_id() {
+    for stream in [false, true] {
+        let dir = scratch(&format!("traces-response-id-{stream}"));
+        let (collector, collected) =
+            eval_examples::collector::spawn(Default::default()).unwrap();
+        let agent =
+            eval_examples::demo::spawn(eval_examples::demo::DemoConfig::default()).unwrap();
+        std::fs::write(dir.join("steps.jsonl"), dataset()).unwrap();
+        let url = format!("{}/v1/chat/completions", agent.url());
+        let endpoint = collector.url();
+        let mut args = vec![
+            "evaluate",
+            "steps.jsonl",
+            "--url",
+            &url,
+            "--model",
+            "demo-agent",
+            "--metrics",
+            "tool_correctness",
+            "--output",
+            "out/ids.json",
+        ];
+        if stream {
+            args.push("--stream");
+        }
+        let out = evals_with(
+            &dir,
+            &args,
+            &[("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str())],
+        );
+        let (stdout, stderr) = text(&out);
+        assert!(stderr.contains("spans sent"), "exported:\n{stdout}{stderr}");
+        let spans = collected.spans();
+        let samples: Vec<_> = spans
+            .iter()
+            .filter(|s| s.name.starts_with("evaluate "))
+            .collect();
+        assert_eq!(samples.len(), 3, "{stdout}{stderr}");
+        let mut ids = Vec::new();
+        for span in samples {
+            let id = attr_text(&span.attributes, "gen_ai.response.id")
+                .unwrap_or_else(|| panic!("stream {stream}: the answer's id"));
+            assert!(id.starts_with("chatcmpl-demo-"), "{id}");
+            assert!(!span.events.is_empty());
+            for event in &span.events {
+                assert_eq!(
+                    attr_text(&event.attributes, "gen_ai.response.id").as_deref(),
+                    Some(id.as_str())
+                );
+            }
+            ids.push(id);
+        }
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), 3, "one answer each: {ids:?}");
     }
 }

@@ -415,6 +415,7 @@ impl HttpAgent {
             response.usage.add(reply.usage);
             response.ttft = response.ttft.or(reply.ttft);
             response.model = reply.model.or(response.model);
+            response.response_id = reply.response_id.or(response.response_id);
             response
                 .tool_calls
                 .extend(reply.tool_calls.into_iter().map(|call| call.in_turn(k)));

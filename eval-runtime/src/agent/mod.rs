@@ -64,6 +64,11 @@ pub struct Response {
     /// The model that answered, when the agent said (OpenAI `model`): what
     /// the price table is looked up by.
     pub model: Option<String>,
+    /// The id the agent gave its answer (OpenAI chat completions' `id`; the
+    /// last turn's): an exported evaluation carries it as
+    /// `gen_ai.response.id`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response_id: Option<String>,
     /// The steps the agent took (LLM calls, tool calls, retrievals), when
     /// known: the engine fills it from the spans an agent reports under the
     /// trace its requests carried (see the guide's "Traces" chapter); an

@@ -174,6 +174,7 @@ pub(crate) fn parse_reply(value: &Value) -> Result<AgentReply, ReplyError> {
     }
     read_usage(map.get("usage"), &mut reply.usage);
     reply.model = model(map.get("model"));
+    reply.response_id = model(map.get("id"));
     if let Some(context) = map.get("context") {
         reply.context = read_context(context)?;
     }
@@ -249,7 +250,7 @@ pub(crate) fn read_usage(usage: Option<&Value>, into: &mut Usage) {
     into.cached_tokens = r.cached;
 }
 
-/// A non-empty `model` string.
+/// A non-empty string: a `model`, an `id`.
 pub(crate) fn model(model: Option<&Value>) -> Option<String> {
     model
         .and_then(Value::as_str)

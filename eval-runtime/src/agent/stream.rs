@@ -151,6 +151,9 @@ impl Assembly {
         if let Some(model) = openai::model(value.get("model")) {
             self.reply.model = Some(model);
         }
+        if let Some(id) = openai::model(value.get("id")) {
+            self.reply.response_id = Some(id);
+        }
         if let Some(usage) = value.get("usage").filter(|u| u.is_object()) {
             openai::read_usage(Some(usage), &mut self.reply.usage);
         }

@@ -75,6 +75,8 @@ pub struct AgentReply {
     pub ttft: Option<Duration>,
     /// The model that answered, when the agent said.
     pub model: Option<String>,
+    /// The id it gave its answer, when it did (OpenAI `id`).
+    pub response_id: Option<String>,
 }
 
 impl AgentReply {

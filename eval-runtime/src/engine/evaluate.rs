@@ -257,6 +257,7 @@ fn combine(
         report.context = last.context.clone();
         report.retrieved = last.retrieved.clone();
         report.model = last.model.clone();
+        report.response_id = last.response_id.clone();
     }
     report.metrics = specs
         .iter()
@@ -346,6 +347,7 @@ pub(crate) async fn score(
     report.agent = response.usage;
     report.ttft = response.ttft;
     report.model = response.model.clone();
+    report.response_id = response.response_id.clone();
     report.tool_calls = response.tool_calls.clone();
     report.context = response.context.clone();
     report.retrieved = response.retrieved.clone();

@@ -367,6 +367,10 @@ pub struct SampleReport {
     /// evaluation links to.
     #[serde(skip)]
     pub(crate) agent_spans: Vec<super::AgentSpan>,
+    /// The id the agent gave its answer (OpenAI `id`), when it did: what an
+    /// exported evaluation carries as `gen_ai.response.id`.
+    #[serde(skip)]
+    pub(crate) response_id: Option<String>,
     /// The context the agent returned (retrieved chunks), in order.
     pub context: Vec<String>,
     /// The document ids the agent retrieved, best first (retrieval queries).
@@ -475,6 +479,7 @@ impl SampleReport {
             tool_calls: Vec::new(),
             trajectory: None,
             agent_spans: Vec::new(),
+            response_id: None,
             context: Vec::new(),
             retrieved: Vec::new(),
             relevant: sample

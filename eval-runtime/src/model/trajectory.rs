@@ -132,12 +132,15 @@ impl Step {
     }
 }
 
-/// One request to the agent as a trace sees it: the trace it started and
-/// the span it stands for (what an exported evaluation links to).
+/// One request to the agent as a trace sees it: the trace it started, the
+/// span it stands for, and when it was sent and answered (an exported
+/// evaluation exports that span, and links to it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct AgentSpan {
     pub(crate) trace_id: [u8; 16],
     pub(crate) span_id: [u8; 8],
+    pub(crate) start: std::time::SystemTime,
+    pub(crate) end: std::time::SystemTime,
 }
 
 /// Where a trajectory came from, and what to know about it.

@@ -5,6 +5,7 @@
 //! HTTP agent asks it for the next request's header.
 
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::SystemTime;
 
 use crate::model::hex;
 
@@ -18,6 +19,10 @@ pub(crate) struct TurnTrace {
     pub(crate) trace_id: [u8; 16],
     pub(crate) span_id: [u8; 8],
     pub(crate) earlier: Vec<[u8; 8]>,
+    /// When the last attempt was sent.
+    pub(crate) start: SystemTime,
+    /// When the request was answered (or given up), once it was.
+    pub(crate) end: Option<SystemTime>,
 }
 
 impl TurnTrace {
@@ -28,6 +33,8 @@ impl TurnTrace {
             trace_id,
             span_id,
             earlier: Vec::new(),
+            start: SystemTime::now(),
+            end: None,
         }
     }
 
@@ -41,11 +48,14 @@ impl TurnTrace {
         hex(&self.trace_id)
     }
 
-    /// As the model keeps it.
+    /// As the model keeps it (a request not yet answered ends now).
     pub(crate) fn agent_span(&self) -> crate::model::AgentSpan {
+        let end = self.end.unwrap_or_else(SystemTime::now).max(self.start);
         crate::model::AgentSpan {
             trace_id: self.trace_id,
             span_id: self.span_id,
+            start: self.start,
+            end,
         }
     }
 }
@@ -151,8 +161,17 @@ impl SampleTrace {
             let (_, span_id) = new_ids();
             let was = std::mem::replace(&mut t.span_id, span_id);
             t.earlier.push(was);
+            t.start = SystemTime::now();
         }
         t.header()
+    }
+
+    /// Request `turn` was answered (or given up on).
+    fn ended(&self, turn: usize) {
+        let mut turns = self.turns.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(t) = turns.get_mut(turn) {
+            t.end = Some(SystemTime::now());
+        }
     }
 
     /// The traces started so far, in order.
@@ -203,6 +222,14 @@ impl Request {
             .attempts
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.sample.attempt(self.turn, n == 0)
+    }
+}
+
+/// The request is over when the agent's call lets it go: answered, or
+/// given up on.
+impl Drop for Request {
+    fn drop(&mut self) {
+        self.sample.ended(self.turn);
     }
 }
 
@@ -271,7 +298,19 @@ mod tests {
         assert_eq!(turns.len(), 2);
         assert_eq!(headers[1], turns[1].header());
         assert_ne!(turns[0].trace_id, turns[1].trace_id);
-        assert_eq!(seen.0.lock().unwrap().0, turns, "registered as started");
+        let ids = |t: &[TurnTrace]| t.iter().map(|t| t.trace_id).collect::<Vec<_>>();
+        assert_eq!(
+            ids(&seen.0.lock().unwrap().0),
+            ids(&turns),
+            "registered as started"
+        );
+        // Each request ends when the call lets it go: the span exported for
+        // it has its times.
+        for t in &turns {
+            let end = t.end.expect("answered");
+            assert!(t.start <= end);
+            assert_eq!(t.agent_span().end, end);
+        }
         // A retry is a new span of the same trace; the first is earlier.
         let retried = trace
             .scope(async {

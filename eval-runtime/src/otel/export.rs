@@ -5,7 +5,11 @@
 //! semantic conventions define the event: `gen_ai.evaluation.name`,
 //! `gen_ai.evaluation.score.value`, `gen_ai.evaluation.score.label` —
 //! `pass`, `fail` or `inconclusive` — and `gen_ai.evaluation.explanation`,
-//! the metric's one-line why; `error.type` when it has no score).
+//! the metric's one-line why; `error.type` when it has no score; and
+//! `gen_ai.response.id`, the id the agent gave its answer, when it gave
+//! one). The span of each request the agent was sent (the root of the trace
+//! it started, the parent of the agent's own spans) is exported with it, so
+//! that its links resolve.
 //!
 //! Nothing waits for the collector: a sample's span goes into a bounded
 //! queue ([`ExportSettings::queue`]) and a thread of the exporter's own
@@ -258,9 +262,12 @@ impl Exporter {
         )
     }
 
-    /// Queues the span of `report` (a sample of `dataset`) under `run`;
-    /// never waits.
+    /// Queues the span of `report` (a sample of `dataset`) under `run`, and
+    /// the spans of the agent requests it links to; never waits.
     pub(crate) fn sample(&self, run: &RunTrace, dataset: &str, report: &SampleReport) {
+        for span in request_spans(report) {
+            self.queue_span(span);
+        }
         self.queue_span(sample_span(run, dataset, report));
     }
 
@@ -567,6 +574,33 @@ pub(crate) fn is_at(endpoint: &str, addr: std::net::SocketAddr) -> bool {
     loopback && url.port_or_known_default() == Some(addr.port())
 }
 
+/// The spans of the requests `report`'s agent was sent (each run's, each
+/// turn's last attempt): the root of the trace each request started, the
+/// parent of the agent's own spans, with the times it was sent and
+/// answered. Exported with the sample's span, which links to them, so that
+/// its links resolve in the collector.
+pub(crate) fn request_spans(report: &SampleReport) -> Vec<Span> {
+    let mut seen = std::collections::HashSet::new();
+    report
+        .agent_spans
+        .iter()
+        .filter(|a| seen.insert(a.span_id))
+        .map(|a| Span {
+            trace_id: a.trace_id.to_vec(),
+            span_id: a.span_id.to_vec(),
+            name: "evals agent request".into(),
+            kind: SpanKind::Client as i32,
+            start_time_unix_nano: nanos(a.start),
+            end_time_unix_nano: nanos(a.end),
+            attributes: vec![
+                text("evals.sample.id", &report.id),
+                text("evals.test_name", &report.test_name),
+            ],
+            ..Span::default()
+        })
+        .collect()
+}
+
 /// The span of one evaluated sample (see the [module docs](self)).
 pub(crate) fn sample_span(run: &RunTrace, dataset: &str, report: &SampleReport) -> Span {
     let end = SystemTime::now();
@@ -579,6 +613,11 @@ pub(crate) fn sample_span(run: &RunTrace, dataset: &str, report: &SampleReport) 
         text("evals.source", &report.source.to_string()),
         text("evals.verdict", verdict_label(verdict)),
     ];
+    // The answer evaluated, as the agent named it (OpenAI `id`).
+    let response_id = report.response_id.as_deref().map(|id| one_line(id, 256));
+    if let Some(id) = &response_id {
+        attributes.push(text("gen_ai.response.id", id));
+    }
     let mut status = None;
     if let Some(e) = &report.error {
         attributes.push(text("error.type", "sample_error"));
@@ -597,6 +636,9 @@ pub(crate) fn sample_span(run: &RunTrace, dataset: &str, report: &SampleReport) 
                 _ => "fail",
             };
             let mut attributes = vec![text("gen_ai.evaluation.name", &m.name)];
+            if let Some(id) = &response_id {
+                attributes.push(text("gen_ai.response.id", id));
+            }
             if let Some(score) = m.score {
                 attributes.push(KeyValue {
                     key: "gen_ai.evaluation.score.value".into(),

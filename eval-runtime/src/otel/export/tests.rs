@@ -154,3 +154,67 @@ fn an_endpoint_at_the_runs_own_receiver_is_recognised() {
     assert!(!is_at("http://127.0.0.1:4319/v1/traces", addr));
     assert!(!is_at("http://collector.example:4318/v1/traces", addr));
 }
+
+/// What an evaluation links to is exported with it: the span of each
+/// request the agent was sent (the root of its trace, the parent of the
+/// agent's spans); its events carry the id the agent gave its answer.
+#[test]
+fn an_evaluation_links_only_to_spans_exported_with_it_and_names_the_answer() {
+    use crate::model::{AgentSpan, MetricResult};
+    use eval_datasets::metric::MetricSpec;
+    let sample = eval_datasets::Sample::new("What is RAG?");
+    let mut report = SampleReport::new("rag::0".into(), &sample);
+    let sent = SystemTime::now() - Duration::from_millis(300);
+    let request = |n: u8, start: SystemTime| AgentSpan {
+        trace_id: [n; 16],
+        span_id: [n; 8],
+        start,
+        end: start + Duration::from_millis(100),
+    };
+    // Two turns; the first run's span listed twice (two runs' records).
+    report.agent_spans = vec![
+        request(1, sent),
+        request(2, sent + Duration::from_millis(150)),
+        request(1, sent),
+    ];
+    report.response_id = Some("chatcmpl-scripted-2".into());
+    report.metrics = vec![MetricResult::of(
+        &MetricSpec::new("tool_call_f1", &[], None).unwrap(),
+        Ok(1.0),
+    )];
+    let run = RunTrace::new();
+    let requests = request_spans(&report);
+    let sample = sample_span(&run, "rag", &report);
+    assert_eq!(requests.len(), 2, "one span per request");
+    for r in &requests {
+        assert!(r.parent_span_id.is_empty(), "the root of the agent's trace");
+        assert_eq!(r.kind, SpanKind::Client as i32);
+        assert_eq!(r.end_time_unix_nano - r.start_time_unix_nano, 100_000_000);
+    }
+    assert_eq!(sample.links.len(), 3);
+    for link in &sample.links {
+        assert!(
+            requests
+                .iter()
+                .any(|r| r.trace_id == link.trace_id && r.span_id == link.span_id),
+            "a link to a span that is not exported: {link:?}"
+        );
+    }
+    // The sample's own parent is the run's span, exported at the run's end.
+    assert_eq!(sample.parent_span_id, run.span_id.to_vec());
+    let id = |attributes: &[KeyValue]| {
+        attributes
+            .iter()
+            .find(|kv| kv.key == "gen_ai.response.id")
+            .and_then(|kv| kv.value.clone())
+            .and_then(|v| v.value)
+    };
+    let want = Some(Av::StringValue("chatcmpl-scripted-2".into()));
+    assert_eq!(id(&sample.attributes), want);
+    assert_eq!(sample.events.len(), 1);
+    assert_eq!(id(&sample.events[0].attributes), want);
+    // No id given: none said.
+    report.response_id = None;
+    let sample = sample_span(&run, "rag", &report);
+    assert_eq!(id(&sample.events[0].attributes), None);
+}

@@ -125,6 +125,8 @@ async fn protobuf_json_and_gzip_bodies_are_received_under_the_samples_trace() {
         trace_id: [9; 16],
         span_id: [9; 8],
         earlier: Vec::new(),
+        start: std::time::SystemTime::now(),
+        end: None,
     };
     let body = request(vec![span(&other, 5, None, "elsewhere")]).encode_to_vec();
     assert_eq!(
