@@ -498,10 +498,8 @@ fn a_cassette_records_the_trajectory_and_replays_it_without_agent_or_spans() {
 fn exported_evaluations_carry_the_agents_response_id() {
     for stream in [false, true] {
         let dir = scratch(&format!("traces-response-id-{stream}"));
-        let (collector, collected) =
-            eval_examples::collector::spawn(Default::default()).unwrap();
-        let agent =
-            eval_examples::demo::spawn(eval_examples::demo::DemoConfig::default()).unwrap();
+        let (collector, collected) = eval_examples::collector::spawn(Default::default()).unwrap();
+        let agent = eval_examples::demo::spawn(eval_examples::demo::DemoConfig::default()).unwrap();
         std::fs::write(dir.join("steps.jsonl"), dataset()).unwrap();
         let url = format!("{}/v1/chat/completions", agent.url());
         let endpoint = collector.url();

@@ -503,10 +503,7 @@ mod tests {
             call(r#"{"args": ["RAG"], "kwargs": {"top_k": 2}}"#),
             serde_json::json!({"args": ["RAG"], "top_k": 2})
         );
-        assert_eq!(
-            call(r#"{"args": [], "kwargs": {}}"#),
-            serde_json::json!({})
-        );
+        assert_eq!(call(r#"{"args": [], "kwargs": {}}"#), serde_json::json!({}));
         // Not the decorator's wrapper: kept.
         assert_eq!(
             call(r#"{"args": 1, "kwargs": {}}"#),
@@ -518,8 +515,12 @@ mod tests {
         );
         // OpenInference's schema is not taken for arguments; other
         // `tool.parameters` are.
-        assert!(is_schema(&serde_json::json!({"type": "object", "properties": {}})));
-        assert!(!is_schema(&serde_json::json!({"query": "x", "type": "object"})));
+        assert!(is_schema(
+            &serde_json::json!({"type": "object", "properties": {}})
+        ));
+        assert!(!is_schema(
+            &serde_json::json!({"query": "x", "type": "object"})
+        ));
     }
 
     #[test]

@@ -78,7 +78,10 @@ async fn agent(name: &'static str, receiver: std::net::SocketAddr, delay: Durati
             let status = post_spans(receiver, &body);
             assert!(status.contains("200"), "{status}");
         });
-        Reply::json(200, r#"{"output": "RAG is retrieval-augmented generation."}"#)
+        Reply::json(
+            200,
+            r#"{"output": "RAG is retrieval-augmented generation."}"#,
+        )
     })
     .await;
     HttpAgent::new(&server.url).unwrap()
@@ -101,9 +104,10 @@ fn services(wait_ms: &str) -> Services {
 
 fn sample() -> Sample {
     let mut sample = Sample::new("What is RAG?");
-    sample.expected_tools = Some(vec![
-        ToolCall::new("lookup").with_arguments(json!({"query": "What is RAG?", "top_k": 2})),
-    ]);
+    sample.expected_tools =
+        Some(vec![ToolCall::new("lookup").with_arguments(
+            json!({"query": "What is RAG?", "top_k": 2}),
+        )]);
     sample
 }
 
@@ -143,7 +147,10 @@ async fn openllmetry_spans_score_like_genai_and_openinference_ones() {
             .map(|m| (m.name.as_str(), m.score))
             .collect();
         assert!(report.passed(), "{name}: {scores:?}\n{}", report.render());
-        assert!(scores.iter().all(|(_, s)| *s == Some(1.0)), "{name}: {scores:?}");
+        assert!(
+            scores.iter().all(|(_, s)| *s == Some(1.0)),
+            "{name}: {scores:?}"
+        );
         let t = report.trajectory.expect("a trajectory from the spans");
         assert!(!t.incomplete, "{name}: {:?}", t.note);
         let steps: Vec<(StepKind, String)> =
@@ -177,13 +184,24 @@ async fn openllmetry_spans_score_like_genai_and_openinference_ones() {
 #[tokio::test]
 async fn spans_after_the_wait_are_an_incomplete_trace_no_metric_scores() {
     let report = evaluate("traceloop", "100", Duration::from_millis(1500)).await;
-    let t = report.trajectory.as_ref().expect("a trajectory, incomplete");
+    let t = report
+        .trajectory
+        .as_ref()
+        .expect("a trajectory, incomplete");
     assert!(t.incomplete, "{t:?}");
     assert_eq!(report.metrics.len(), 4);
     for m in &report.metrics {
-        let error = m.error.as_ref().map(ToString::to_string).unwrap_or_default();
+        let error = m
+            .error
+            .as_ref()
+            .map(ToString::to_string)
+            .unwrap_or_default();
         assert_eq!(m.score, None, "{}: {error}", m.name);
-        assert!(error.contains("trace was incomplete"), "{}: {error}", m.name);
+        assert!(
+            error.contains("trace was incomplete"),
+            "{}: {error}",
+            m.name
+        );
         assert!(!error.contains("not called"), "{}: {error}", m.name);
     }
     // Let the late spans arrive (counted by the receiver, under no sample).

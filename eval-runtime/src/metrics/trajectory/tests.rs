@@ -222,7 +222,10 @@ fn every_metric_that_reads_the_trajectory_refuses_an_incomplete_trace() {
         let trajectory = Trajectory {
             steps,
             source: TrajectorySource::Spans,
-            note: Some("the trace was incomplete after 50 ms (1 spans, some of their parents missing)".into()),
+            note: Some(
+                "the trace was incomplete after 50 ms (1 spans, some of their parents missing)"
+                    .into(),
+            ),
             incomplete: true,
             ..Trajectory::default()
         };
