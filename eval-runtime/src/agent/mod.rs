@@ -22,6 +22,8 @@ mod http;
 #[cfg(feature = "http")]
 pub mod openai;
 #[cfg(feature = "http")]
+mod mapped;
+#[cfg(feature = "http")]
 mod pace;
 #[cfg(feature = "http")]
 mod sse;
