@@ -259,16 +259,21 @@ impl MappingArgs {
             m.query = Some(read_query(pairs, "--agent-query")?);
         }
         for h in &self.agent_headers {
-            let header =
-                Header::parse_line(h, "--agent-header").map_err(|e| format!("--agent-header: {e}"))?;
-            m.headers.retain(|old: &Header| !old.name.eq_ignore_ascii_case(&header.name));
+            let header = Header::parse_line(h, "--agent-header")
+                .map_err(|e| format!("--agent-header: {e}"))?;
+            m.headers
+                .retain(|old: &Header| !old.name.eq_ignore_ascii_case(&header.name));
             m.headers.push(header);
         }
-        let path = |p: &Option<String>, flag: &str| p.as_deref().map(|p| read_path(p, flag)).transpose();
+        let path =
+            |p: &Option<String>, flag: &str| p.as_deref().map(|p| read_path(p, flag)).transpose();
         m.output = path(&self.agent_output, "--agent-output")?;
         m.context = path(&self.agent_context, "--agent-context")?;
         m.tool_calls = path(&self.agent_tool_calls, "--agent-tool-calls")?;
-        m.prompt_tokens = path(&self.agent_usage_prompt_tokens, "--agent-usage-prompt-tokens")?;
+        m.prompt_tokens = path(
+            &self.agent_usage_prompt_tokens,
+            "--agent-usage-prompt-tokens",
+        )?;
         m.completion_tokens = path(
             &self.agent_usage_completion_tokens,
             "--agent-usage-completion-tokens",

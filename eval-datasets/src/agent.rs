@@ -280,8 +280,7 @@ fn raw_mapping(raw: RawMapping, problem: &mut dyn FnMut(u32, String, &str)) -> H
     http.tool_calls = path(raw.tool_calls, "toolCalls", "toolCalls");
     if let Some(u) = raw.usage {
         http.prompt_tokens = path(u.value.prompt_tokens, "usage.promptTokens", "usage");
-        http.completion_tokens =
-            path(u.value.completion_tokens, "usage.completionTokens", "usage");
+        http.completion_tokens = path(u.value.completion_tokens, "usage.completionTokens", "usage");
     }
     http
 }

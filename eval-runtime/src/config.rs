@@ -741,13 +741,13 @@ mod prices;
 mod traces;
 mod values;
 
+use agent_http::AgentHttpVars;
 pub use headers::{HeaderError, Headers};
 pub use location::{
     ResultsKey, binary_name, calibration_dir, project_calibration_dir, results_dir,
 };
 pub(crate) use prices::read_setting;
 pub use prices::{Price, PriceError, PriceTable, Pricing};
-use agent_http::AgentHttpVars;
 use traces::TraceVars;
 pub use traces::{ExportSettings, OtlpProtocol, TraceSettings};
 use values::{AgentSpeech, shown_size};

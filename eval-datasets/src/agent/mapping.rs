@@ -89,11 +89,7 @@ impl Header {
     /// value without CR, LF, NUL or other control characters (tab aside),
     /// and not one the HTTP client sets itself. The error names the header,
     /// never the value.
-    pub fn new(
-        name: &str,
-        value: &str,
-        setting: impl Into<String>,
-    ) -> Result<Header, String> {
+    pub fn new(name: &str, value: &str, setting: impl Into<String>) -> Result<Header, String> {
         let name = name.trim();
         let tchar = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
         if name.is_empty() || !name.chars().all(tchar) {
@@ -199,7 +195,10 @@ impl HttpMapping {
     pub fn or(self, other: &HttpMapping) -> HttpMapping {
         let mut headers = self.headers;
         for h in &other.headers {
-            if !headers.iter().any(|mine| mine.name.eq_ignore_ascii_case(&h.name)) {
+            if !headers
+                .iter()
+                .any(|mine| mine.name.eq_ignore_ascii_case(&h.name))
+            {
                 headers.push(h.clone());
             }
         }
@@ -290,7 +289,10 @@ mod tests {
     #[test]
     fn headers_are_checked_and_never_shown() {
         let h = Header::parse_line("X-Tenant: acme-secret-1", "--agent-header").unwrap();
-        assert_eq!((h.name.as_str(), h.value.as_str()), ("X-Tenant", "acme-secret-1"));
+        assert_eq!(
+            (h.name.as_str(), h.value.as_str()),
+            ("X-Tenant", "acme-secret-1")
+        );
         assert!(!format!("{h:?}").contains("acme"));
         assert!(Header::parse_line("no colon", "x").is_err());
         assert!(Header::new("Bad Name", "v", "x").is_err());
@@ -324,7 +326,15 @@ mod tests {
             .map(|h| (h.name.as_str(), h.value.as_str()))
             .collect();
         assert_eq!(headers, [("X-Tenant", "a"), ("Cookie", "c")]);
-        assert!(read_method("DELETE", "EVAL_AGENT_METHOD").unwrap_err().contains("EVAL_AGENT_METHOD"));
-        assert!(read_path("a..b", "--agent-context").unwrap_err().starts_with("--agent-context: "));
+        assert!(
+            read_method("DELETE", "EVAL_AGENT_METHOD")
+                .unwrap_err()
+                .contains("EVAL_AGENT_METHOD")
+        );
+        assert!(
+            read_path("a..b", "--agent-context")
+                .unwrap_err()
+                .starts_with("--agent-context: ")
+        );
     }
 }

@@ -124,7 +124,9 @@ impl ResponsePath {
                                 )));
                             }
                         },
-                        Value::Array(_) if !key.is_empty() && key.bytes().all(|b| b.is_ascii_digit()) => {
+                        Value::Array(_)
+                            if !key.is_empty() && key.bytes().all(|b| b.is_ascii_digit()) =>
+                        {
                             let i = key.parse::<i64>().unwrap_or(i64::MAX);
                             next.push(index(value, i, &here)?);
                         }
@@ -210,7 +212,11 @@ fn keys_of(map: &serde_json::Map<String, Value>) -> String {
     if map.is_empty() {
         return "it is an empty object".into();
     }
-    let mut keys: Vec<String> = map.keys().take(12).map(|k| k.escape_debug().to_string()).collect();
+    let mut keys: Vec<String> = map
+        .keys()
+        .take(12)
+        .map(|k| k.escape_debug().to_string())
+        .collect();
     if map.len() > 12 {
         keys.push("…".into());
     }
@@ -292,7 +298,11 @@ fn parse_dotted(text: &str) -> Result<Vec<Step>, String> {
                 if key.trim() != key {
                     return Err(format!("key `{key}` has blanks around it"));
                 }
-                steps.push(if key == "*" { Step::All } else { Step::Key(key) });
+                steps.push(if key == "*" {
+                    Step::All
+                } else {
+                    Step::Key(key)
+                });
                 need_dot = true;
             }
         }
@@ -334,8 +344,14 @@ mod tests {
         assert_eq!(get("data.answer", &body).unwrap(), [json!("Paris")]);
         assert_eq!(get("$.data.answer", &body).unwrap(), [json!("Paris")]);
         assert_eq!(get("/data/answer", &body).unwrap(), [json!("Paris")]);
-        assert_eq!(get("data.sources[*].text", &body).unwrap(), [json!("a"), json!("b")]);
-        assert_eq!(get("data.sources.*.text", &body).unwrap(), [json!("a"), json!("b")]);
+        assert_eq!(
+            get("data.sources[*].text", &body).unwrap(),
+            [json!("a"), json!("b")]
+        );
+        assert_eq!(
+            get("data.sources.*.text", &body).unwrap(),
+            [json!("a"), json!("b")]
+        );
         assert_eq!(get("messages[-1].content", &body).unwrap(), [json!("last")]);
         assert_eq!(get("messages.0.content", &body).unwrap(), [json!("q")]);
         assert_eq!(get("/messages/1/content", &body).unwrap(), [json!("last")]);
@@ -366,12 +382,24 @@ mod tests {
             get("data.sources[-1]", &body).unwrap_err(),
             "`data.sources` has 0 items, no index -1"
         );
-        assert_eq!(get("data.sources[*].text", &body).unwrap(), Vec::<Value>::new());
+        assert_eq!(
+            get("data.sources[*].text", &body).unwrap(),
+            Vec::<Value>::new()
+        );
     }
 
     #[test]
     fn bad_paths_are_refused() {
-        for bad in ["data..answer", "data[", "data[x]", "data]", "a.", "/a/~2", "data.[0]", "a[0]b"] {
+        for bad in [
+            "data..answer",
+            "data[",
+            "data[x]",
+            "data]",
+            "a.",
+            "/a/~2",
+            "data.[0]",
+            "a[0]b",
+        ] {
             let e = ResponsePath::parse(bad).unwrap_err().to_string();
             assert!(e.contains("is not a path"), "{bad}: {e}");
         }

@@ -285,7 +285,13 @@ mod tests {
                    "note": "tenant acme, k=3: What is \"RAG\"?", "all": args, "acme_id": 1,
                    "literal": "{ not a placeholder }", "n": [true, null]})
         );
-        assert_eq!(Template::text("{agent_args.k}").unwrap().render_text(&vars).unwrap(), "3");
+        assert_eq!(
+            Template::text("{agent_args.k}")
+                .unwrap()
+                .render_text(&vars)
+                .unwrap(),
+            "3"
+        );
         let missing = Template::parse(r#"{"t": "{agent_args.user}"}"#).unwrap();
         assert_eq!(
             missing.render(&vars).unwrap_err().to_string(),
@@ -295,13 +301,21 @@ mod tests {
 
     #[test]
     fn unknown_placeholders_and_bad_json_are_refused_when_read() {
-        let e = Template::parse(r#"{"q": "{{prompt}}"}"#).unwrap_err().to_string();
+        let e = Template::parse(r#"{"q": "{{prompt}}"}"#)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("`{prompt}` is not a placeholder"), "{e}");
-        let e = Template::parse(r#"{"q": "{inputs}"}"#).unwrap_err().to_string();
+        let e = Template::parse(r#"{"q": "{inputs}"}"#)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("`{inputs}`"), "{e}");
-        let e = Template::parse(r#"{"q": "{agent_args.}"}"#).unwrap_err().to_string();
+        let e = Template::parse(r#"{"q": "{agent_args.}"}"#)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("not a placeholder"), "{e}");
-        let e = Template::parse(r#"{"q": {input}}"#).unwrap_err().to_string();
+        let e = Template::parse(r#"{"q": {input}}"#)
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("not JSON"), "{e}");
     }
 }

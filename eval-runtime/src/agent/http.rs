@@ -509,9 +509,11 @@ impl HttpAgent {
                 self.stream,
             )
             .map_err(|why| AgentError::Setup(why.into())),
-            Protocol::Json if self.http.request.is_some() => super::mapped::body(&self.http, request)
-                .unwrap_or(Ok(Value::Null))
-                .map_err(|why| AgentError::Setup(why.into())),
+            Protocol::Json if self.http.request.is_some() => {
+                super::mapped::body(&self.http, request)
+                    .unwrap_or(Ok(Value::Null))
+                    .map_err(|why| AgentError::Setup(why.into()))
+            }
             Protocol::Json => {
                 let mut body = json!({
                     "input": request.input,

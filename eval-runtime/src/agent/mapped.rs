@@ -38,7 +38,12 @@ pub(super) fn check(http: &HttpMapping, protocol: Protocol, api_key: bool) -> Re
             method.setting, request.setting
         ));
     }
-    if api_key && let Some(h) = http.headers.iter().find(|h| h.name.eq_ignore_ascii_case("authorization")) {
+    if api_key
+        && let Some(h) = http
+            .headers
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case("authorization"))
+    {
         return Err(format!(
             "{} sets an Authorization header and EVAL_AGENT_API_KEY is set too: use one",
             h.setting
@@ -60,7 +65,10 @@ fn with_vars<T>(request: &AgentRequest<'_>, f: impl FnOnce(&TemplateVars<'_>) ->
 }
 
 /// The body the template gives for `request` (`None`: no template).
-pub(super) fn body(http: &HttpMapping, request: &AgentRequest<'_>) -> Option<Result<Value, String>> {
+pub(super) fn body(
+    http: &HttpMapping,
+    request: &AgentRequest<'_>,
+) -> Option<Result<Value, String>> {
     let template = http.request.as_ref()?;
     Some(with_vars(request, |vars| {
         template
@@ -142,9 +150,11 @@ pub(super) fn read(http: &HttpMapping, body: &Value) -> Result<AgentReply, Strin
         Some(p) => output_at(p, body)?,
         None => match body {
             Value::String(s) => s.clone(),
-            _ => super::http::default_reply(body)
-                .map_err(|e| e.to_string())?
-                .output,
+            _ => {
+                super::http::default_reply(body)
+                    .map_err(|e| e.to_string())?
+                    .output
+            }
         },
     };
     let context = match &http.context {
@@ -269,7 +279,10 @@ fn tool_calls_at(
         .into_iter()
         .enumerate()
         .map(|(i, call)| {
-            let function = call.get("function").filter(|f| f.is_object()).unwrap_or(call);
+            let function = call
+                .get("function")
+                .filter(|f| f.is_object())
+                .unwrap_or(call);
             let name = function
                 .get("name")
                 .and_then(Value::as_str)
@@ -350,10 +363,22 @@ mod tests {
             "--agent-output (`data.answer`): `data` has no key `answer` (its keys: text); body: {\"data\":{\"text\":\"Paris\\n\\u001b[31m\"}}"
         );
         let m = mapping(&[("output", "messages[*].content")]);
-        let e = read(&m, &json!({"messages": [{"content": "a"}, {"content": "b"}]})).unwrap_err();
+        let e = read(
+            &m,
+            &json!({"messages": [{"content": "a"}, {"content": "b"}]}),
+        )
+        .unwrap_err();
         assert!(e.contains("selects 2 values"), "{e}");
         let e = plain_reply(&m, "hello").unwrap_err();
-        assert!(e.starts_with("--agent-output (`messages[*].content`): the agent answered text/plain"), "{e}");
-        assert_eq!(plain_reply(&HttpMapping::default(), " hello\n").unwrap().output, "hello");
+        assert!(
+            e.starts_with("--agent-output (`messages[*].content`): the agent answered text/plain"),
+            "{e}"
+        );
+        assert_eq!(
+            plain_reply(&HttpMapping::default(), " hello\n")
+                .unwrap()
+                .output,
+            "hello"
+        );
     }
 }

@@ -20,9 +20,9 @@ use crate::model::Usage;
 #[cfg(feature = "http")]
 mod http;
 #[cfg(feature = "http")]
-pub mod openai;
-#[cfg(feature = "http")]
 mod mapped;
+#[cfg(feature = "http")]
+pub mod openai;
 #[cfg(feature = "http")]
 mod pace;
 #[cfg(feature = "http")]

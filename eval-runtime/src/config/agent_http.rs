@@ -149,7 +149,10 @@ mod tests {
             ("EVAL_AGENT_REQUEST", r#"{"question": "{input}"}"#),
             ("EVAL_AGENT_METHOD", "get"),
             ("EVAL_AGENT_QUERY", "q={input}&lang=en%26fr"),
-            ("EVAL_AGENT_HEADERS", "X-Tenant=acme,Cookie=s%3Dtopsecret-cookie"),
+            (
+                "EVAL_AGENT_HEADERS",
+                "X-Tenant=acme,Cookie=s%3Dtopsecret-cookie",
+            ),
             ("EVAL_AGENT_OUTPUT", "data.answer"),
             ("EVAL_AGENT_CONTEXT", "/data/sources"),
             ("EVAL_AGENT_USAGE_PROMPT_TOKENS", "usage.in"),
@@ -157,13 +160,19 @@ mod tests {
         .unwrap();
         let h = &c.agent_http;
         assert_eq!(h.request.as_ref().unwrap().setting, "EVAL_AGENT_REQUEST");
-        assert_eq!(h.method.as_ref().unwrap().value, eval_datasets::agent::Method::Get);
+        assert_eq!(
+            h.method.as_ref().unwrap().value,
+            eval_datasets::agent::Method::Get
+        );
         let q = &h.query.as_ref().unwrap().value;
         assert_eq!(q[1].0, "lang");
         assert_eq!(q[1].1.as_value(), "en&fr");
         assert_eq!(h.headers[1].value, "s=topsecret-cookie");
         assert_eq!(h.output.as_ref().unwrap().value.as_str(), "data.answer");
-        assert_eq!(h.prompt_tokens.as_ref().unwrap().setting, "EVAL_AGENT_USAGE_PROMPT_TOKENS");
+        assert_eq!(
+            h.prompt_tokens.as_ref().unwrap().setting,
+            "EVAL_AGENT_USAGE_PROMPT_TOKENS"
+        );
         assert!(!format!("{c:?}").contains("topsecret"));
     }
 
@@ -176,9 +185,18 @@ mod tests {
             ("EVAL_AGENT_HEADERS", "X-Key=very-secret-value%0A"),
         ])
         .unwrap_err();
-        assert!(e.contains("EVAL_AGENT_REQUEST") && e.contains("`{prompt}` is not a placeholder"), "{e}");
-        assert!(e.contains("invalid EVAL_AGENT_OUTPUT=`data..answer`"), "{e}");
+        assert!(
+            e.contains("EVAL_AGENT_REQUEST") && e.contains("`{prompt}` is not a placeholder"),
+            "{e}"
+        );
+        assert!(
+            e.contains("invalid EVAL_AGENT_OUTPUT=`data..answer`"),
+            "{e}"
+        );
         assert!(e.contains("EVAL_AGENT_METHOD=`DELETE`"), "{e}");
-        assert!(e.contains("EVAL_AGENT_HEADERS") && !e.contains("very-secret"), "{e}");
+        assert!(
+            e.contains("EVAL_AGENT_HEADERS") && !e.contains("very-secret"),
+            "{e}"
+        );
     }
 }

@@ -432,7 +432,12 @@ where
 /// An agent at `url` mapped by these `EVAL_AGENT_*` variables (read by
 /// `Config`, as every front end reads them).
 fn mapped_agent(url: &str, vars: &[(&str, &str)]) -> HttpAgent {
-    let var = |name: &str| Ok(vars.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string()));
+    let var = |name: &str| {
+        Ok(vars
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.to_string()))
+    };
     let config = eval_runtime::Config::from_vars(var, &[]).unwrap();
     let agent = HttpAgent::from_config(&config, Some(url)).unwrap();
     agent.check().unwrap();
@@ -459,14 +464,26 @@ async fn a_langserve_invoke_endpoint_is_mapped() {
     let agent = mapped_agent(
         &format!("{}/rag/invoke", server.url),
         &[
-            ("EVAL_AGENT_REQUEST", r#"{"input": {"question": "{input}"}, "config": {}, "kwargs": {}}"#),
+            (
+                "EVAL_AGENT_REQUEST",
+                r#"{"input": {"question": "{input}"}, "config": {}, "kwargs": {}}"#,
+            ),
             ("EVAL_AGENT_OUTPUT", "output.content"),
             ("EVAL_AGENT_TOOL_CALLS", "/output/tool_calls"),
-            ("EVAL_AGENT_USAGE_PROMPT_TOKENS", "output.usage_metadata.input_tokens"),
-            ("EVAL_AGENT_USAGE_COMPLETION_TOKENS", "output.usage_metadata.output_tokens"),
+            (
+                "EVAL_AGENT_USAGE_PROMPT_TOKENS",
+                "output.usage_metadata.input_tokens",
+            ),
+            (
+                "EVAL_AGENT_USAGE_COMPLETION_TOKENS",
+                "output.usage_metadata.output_tokens",
+            ),
         ],
     );
-    let r = agent.respond(&Sample::new("Capital of France?")).await.unwrap();
+    let r = agent
+        .respond(&Sample::new("Capital of France?"))
+        .await
+        .unwrap();
     assert_eq!(r.output, "Paris. (Capital of France?)");
     assert_eq!(r.tool_calls.len(), 1);
     assert_eq!(r.tool_calls[0].name, "lookup");
@@ -489,14 +506,24 @@ async fn a_langserve_invoke_endpoint_is_mapped() {
         &format!("{}/echo/invoke", server.url),
         &[("EVAL_AGENT_REQUEST", r#"{"input": "{input}"}"#)],
     );
-    assert_eq!(agent.respond(&Sample::new("hi")).await.unwrap().output, "echo: hi");
+    assert_eq!(
+        agent.respond(&Sample::new("hi")).await.unwrap().output,
+        "echo: hi"
+    );
 }
 
 #[tokio::test]
 async fn a_nested_data_answer_with_sources_and_a_tenant_header() {
     let server = serve_typed(|head, body| {
-        if !head.to_ascii_lowercase().contains("x-tenant: acme-tenant-0042") {
-            return (401, "application/json", r#"{"error": "unknown tenant"}"#.into());
+        if !head
+            .to_ascii_lowercase()
+            .contains("x-tenant: acme-tenant-0042")
+        {
+            return (
+                401,
+                "application/json",
+                r#"{"error": "unknown tenant"}"#.into(),
+            );
         }
         let answer = format!("{} -> Paris", body["question"].as_str().unwrap_or_default());
         let data = serde_json::json!({"data": {"answer": answer, "sources": [
@@ -506,7 +533,10 @@ async fn a_nested_data_answer_with_sources_and_a_tenant_header() {
     })
     .await;
     let vars = [
-        ("EVAL_AGENT_REQUEST", r#"{"question": "{input}", "k": "{agent_args.top_k}", "note": "top {agent_args.top_k}"}"#),
+        (
+            "EVAL_AGENT_REQUEST",
+            r#"{"question": "{input}", "k": "{agent_args.top_k}", "note": "top {agent_args.top_k}"}"#,
+        ),
         ("EVAL_AGENT_HEADERS", "X-Tenant=acme-tenant-0042"),
         ("EVAL_AGENT_OUTPUT", "data.answer"),
         ("EVAL_AGENT_CONTEXT", "data.sources[*].text"),
@@ -517,7 +547,10 @@ async fn a_nested_data_answer_with_sources_and_a_tenant_header() {
     sample.agent_args.insert("top_k".into(), 2.into());
     let r = agent.respond(&sample).await.unwrap();
     assert_eq!(r.output, "Capital? -> Paris");
-    assert_eq!(r.context, ["Paris is the capital of France.", "France is in Europe."]);
+    assert_eq!(
+        r.context,
+        ["Paris is the capital of France.", "France is in Europe."]
+    );
     assert_eq!(
         server.requests.lock().unwrap()[0].1,
         serde_json::json!({"question": "Capital?", "k": 2, "note": "top 2"})
@@ -525,7 +558,10 @@ async fn a_nested_data_answer_with_sources_and_a_tenant_header() {
 
     // A path the answer lacks: the setting, the path, where it stopped and
     // the body, on one line; the header's value is never in it.
-    let agent = mapped_agent(&server.url, &[vars[0], vars[1], ("EVAL_AGENT_OUTPUT", "data.result.text")]);
+    let agent = mapped_agent(
+        &server.url,
+        &[vars[0], vars[1], ("EVAL_AGENT_OUTPUT", "data.result.text")],
+    );
     let err = agent.respond(&sample).await.unwrap_err().to_string();
     assert!(
         err.contains("EVAL_AGENT_OUTPUT (`data.result.text`): `data` has no key `result` (its keys: answer, sources); body: {\"data\":{\"answer\":\"Capital? -> Paris\""),
@@ -534,8 +570,17 @@ async fn a_nested_data_answer_with_sources_and_a_tenant_header() {
     assert!(!err.contains('\n') && !err.contains("acme-tenant"), "{err}");
     // A sample without the argument the template needs fails before any request.
     let before = server.count();
-    let err = agent.respond(&Sample::new("no args")).await.unwrap_err().to_string();
-    assert!(err.contains("EVAL_AGENT_REQUEST: `{agent_args.top_k}`: the sample has no agent_args.top_k"), "{err}");
+    let err = agent
+        .respond(&Sample::new("no args"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(
+            "EVAL_AGENT_REQUEST: `{agent_args.top_k}`: the sample has no agent_args.top_k"
+        ),
+        "{err}"
+    );
     assert_eq!(server.count(), before);
 }
 
@@ -545,7 +590,11 @@ async fn an_agent_answering_with_the_conversation_gives_its_last_message() {
         let mut messages = body["messages"].as_array().cloned().unwrap_or_default();
         let n = messages.len();
         messages.push(serde_json::json!({"role": "assistant", "content": format!("reply {n}")}));
-        (200, "application/json", serde_json::json!({"messages": messages, "thread_id": "t1"}).to_string())
+        (
+            200,
+            "application/json",
+            serde_json::json!({"messages": messages, "thread_id": "t1"}).to_string(),
+        )
     })
     .await;
     let agent = mapped_agent(
@@ -573,12 +622,19 @@ async fn an_agent_answering_with_the_conversation_gives_its_last_message() {
 async fn a_text_plain_agent_reached_by_get_with_a_query() {
     let server = serve_typed(|head, _| {
         let line = head.lines().next().unwrap_or_default().to_string();
-        (200, "text/plain; charset=utf-8", format!("You asked: {line}\n"))
+        (
+            200,
+            "text/plain; charset=utf-8",
+            format!("You asked: {line}\n"),
+        )
     })
     .await;
     let agent = mapped_agent(
         &format!("{}/ask?lang=en", server.url),
-        &[("EVAL_AGENT_METHOD", "GET"), ("EVAL_AGENT_QUERY", "q={input}&k={agent_args.k}")],
+        &[
+            ("EVAL_AGENT_METHOD", "GET"),
+            ("EVAL_AGENT_QUERY", "q={input}&k={agent_args.k}"),
+        ],
     );
     let mut sample = Sample::new("What is RAG & why?");
     sample.agent_args.insert("k".into(), 3.into());
@@ -590,7 +646,10 @@ async fn a_text_plain_agent_reached_by_get_with_a_query() {
     // A path set for a JSON answer cannot read text: said, with the body.
     let agent = mapped_agent(
         &server.url,
-        &[("EVAL_AGENT_METHOD", "GET"), ("EVAL_AGENT_OUTPUT", "answer")],
+        &[
+            ("EVAL_AGENT_METHOD", "GET"),
+            ("EVAL_AGENT_OUTPUT", "answer"),
+        ],
     );
     let err = agent.respond(&sample).await.unwrap_err().to_string();
     assert!(
@@ -606,6 +665,13 @@ async fn a_text_plain_agent_reached_by_get_with_a_query() {
         })
     };
     let config = eval_runtime::Config::from_vars(var, &[]).unwrap();
-    let err = HttpAgent::from_config(&config, Some(&server.url)).unwrap().check().unwrap_err();
-    assert!(err.to_string().contains("EVAL_AGENT_METHOD is GET, which sends no body"), "{err}");
+    let err = HttpAgent::from_config(&config, Some(&server.url))
+        .unwrap()
+        .check()
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("EVAL_AGENT_METHOD is GET, which sends no body"),
+        "{err}"
+    );
 }
