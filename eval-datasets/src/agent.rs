@@ -326,4 +326,51 @@ mod tests {
             AgentSettings::new(Some(Protocol::OpenAi), Some("flag".into()), Some(true))
         );
     }
+
+    #[test]
+    fn a_manifest_agent_block_maps_any_http_agent() {
+        let yaml = "protocol: json\nrequest:\n  input: {question: \"{input}\"}\n  config: {}\nmethod: post\nquery: {k: 5, q: \"{input}\"}\nheaders: {X-Tenant: acme}\noutput: output.content\ncontext: /output/sources\ntoolCalls: output.tool_calls\nusage: {promptTokens: u.in, completionTokens: u.out}\n";
+        let raw: RawAgent = serde_saphyr::from_str(yaml).unwrap();
+        let mut problems = Vec::new();
+        let s = raw.settings(&mut |line, m, f| problems.push((line, m, f.to_string())));
+        assert!(problems.is_empty(), "{problems:?}");
+        let h = &s.http;
+        assert_eq!(
+            h.request.as_ref().unwrap().value.as_value(),
+            &serde_json::json!({"input": {"question": "{input}"}, "config": {}})
+        );
+        assert_eq!(
+            h.request.as_ref().unwrap().setting,
+            "the manifest's agent.request"
+        );
+        assert_eq!(h.method.as_ref().unwrap().value, Method::Post);
+        assert_eq!(h.query.as_ref().unwrap().value[0].1.as_value(), "5");
+        assert_eq!(h.headers[0].name, "X-Tenant");
+        assert_eq!(
+            h.context.as_ref().unwrap().value.as_str(),
+            "/output/sources"
+        );
+        assert_eq!(
+            h.completion_tokens.as_ref().unwrap().setting,
+            "the manifest's agent.usage.completionTokens"
+        );
+
+        let bad = "request: '{\"q\": \"{prompt}\"}'\noutput: data..answer\nmethod: DELETE\nheaders: {Bad Name: x}\n";
+        let raw: RawAgent = serde_saphyr::from_str(bad).unwrap();
+        let mut problems = Vec::new();
+        let s = raw.settings(&mut |line, m, f| problems.push((line, m, f.to_string())));
+        assert!(s.http.is_empty());
+        let fields: Vec<&str> = problems.iter().map(|p| p.2.as_str()).collect();
+        assert_eq!(
+            fields,
+            ["request", "method", "headers", "output"],
+            "{problems:?}"
+        );
+        assert_eq!(problems[0].0, 1);
+        assert!(
+            problems[0].1.contains("`{prompt}` is not a placeholder"),
+            "{problems:?}"
+        );
+        assert_eq!(problems[3].0, 2);
+    }
 }
