@@ -638,7 +638,9 @@ impl HttpAgent {
             (None, Protocol::Json) if self.http.reads_paths() => {
                 super::mapped::read(&self.http, &value)
             }
-            (None, Protocol::Json) => default_reply(&value).map_err(|e| e.to_string()),
+            (None, Protocol::Json) => {
+                default_reply(&value).map_err(|e| super::mapped::contract_error(&e, &value))
+            }
         };
         match reply {
             Ok(reply) => Attempt::Done(reply),

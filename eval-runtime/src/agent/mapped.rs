@@ -177,6 +177,44 @@ pub(super) fn read(http: &HttpMapping, body: &Value) -> Result<AgentReply, Strin
     Ok(reply)
 }
 
+/// The JSON contract's error about `body`; when it has no `output`, with
+/// the setting that maps one and the first text in the body as an example.
+pub(super) fn contract_error(e: &crate::model::ReplyError, body: &Value) -> String {
+    if !matches!(e, crate::model::ReplyError::NoOutput { .. }) {
+        return e.to_string();
+    }
+    let example = first_text(body, String::new(), 0).unwrap_or_else(|| "data.answer".into());
+    format!(
+        "{e}; for an agent that answers in its own shape, say where the answer is with --agent-output (EVAL_AGENT_OUTPUT, a manifest's agent.output), e.g. {example}"
+    )
+}
+
+/// The path of the first string in `value` (depth first, not too deep).
+fn first_text(value: &Value, at: String, depth: usize) -> Option<String> {
+    let join = |key: &str| {
+        let plain = !key.is_empty() && !key.contains(['.', '[', ']']);
+        match (at.is_empty(), plain) {
+            (true, true) => key.to_string(),
+            (false, true) => format!("{at}.{key}"),
+            (_, false) => format!("{at}[{}]", Value::String(key.to_string())),
+        }
+    };
+    match value {
+        Value::String(_) if !at.is_empty() => Some(at),
+        Value::Object(map) if depth < 6 => map
+            .iter()
+            .find_map(|(k, v)| first_text(v, join(k), depth + 1)),
+        Value::Array(items) if depth < 6 => items.iter().enumerate().rev().find_map(|(i, v)| {
+            first_text(
+                v,
+                format!("{at}[{}]", i as i64 - items.len() as i64),
+                depth + 1,
+            )
+        }),
+        _ => None,
+    }
+}
+
 /// An error about `path` in `body`: the setting, the path, why, the body.
 fn miss(path: &Named<ResponsePath>, why: impl std::fmt::Display, body: &Value) -> String {
     format!(
