@@ -636,7 +636,7 @@ impl HttpAgent {
             (Some(f), _) => f(&value).map_err(|e| with_sources(&*e)),
             (None, Protocol::OpenAi) => openai::parse_reply(&value).map_err(|e| e.to_string()),
             (None, Protocol::Json) if self.http.reads_paths() => {
-                super::mapped::read(&self.http, &value)
+                super::mapped::read(&self.http, &value, default_reply)
             }
             (None, Protocol::Json) => {
                 default_reply(&value).map_err(|e| super::mapped::contract_error(&e, &value))

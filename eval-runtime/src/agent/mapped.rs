@@ -144,17 +144,18 @@ pub(super) fn plain_reply(http: &HttpMapping, text: &str) -> Result<AgentReply, 
 
 /// The reply read from a JSON answer by the mapping's paths; what they
 /// leave out is read as the JSON contract reads it (`output`, `context`),
-/// and a body that is a JSON string is the output.
-pub(super) fn read(http: &HttpMapping, body: &Value) -> Result<AgentReply, String> {
+/// (`contract`: [`default_reply`](super::default_reply)), and a body that is
+/// a JSON string is the output.
+pub(super) fn read(
+    http: &HttpMapping,
+    body: &Value,
+    contract: fn(&Value) -> Result<AgentReply, crate::model::ReplyError>,
+) -> Result<AgentReply, String> {
     let output = match &http.output {
         Some(p) => output_at(p, body)?,
         None => match body {
             Value::String(s) => s.clone(),
-            _ => {
-                super::http::default_reply(body)
-                    .map_err(|e| e.to_string())?
-                    .output
-            }
+            _ => contract(body).map_err(|e| e.to_string())?.output,
         },
     };
     let context = match &http.context {
@@ -355,6 +356,10 @@ mod tests {
     use eval_datasets::agent::read_path;
     use serde_json::json;
 
+    fn read_json(m: &HttpMapping, body: &Value) -> Result<AgentReply, String> {
+        read(m, body, crate::default_reply)
+    }
+
     fn mapping(paths: &[(&str, &str)]) -> HttpMapping {
         let mut m = HttpMapping::default();
         for (which, path) in paths {
@@ -382,7 +387,7 @@ mod tests {
         let body = json!({"data": {"answer": "Paris", "sources": [{"text": "a"}, "b", {"content": "c"}],
             "calls": [{"function": {"name": "lookup", "arguments": "{\"q\": \"x\"}"}, "id": "c1"}, {"name": "calc", "args": {"n": 1}}]},
             "meta": {"usage": {"in": 12, "out": "3"}}});
-        let r = read(&m, &body).unwrap();
+        let r = read_json(&m, &body).unwrap();
         assert_eq!(r.output, "Paris");
         assert_eq!(r.context, ["a", "b", "c"]);
         assert_eq!(r.tool_calls.len(), 2);
@@ -395,13 +400,13 @@ mod tests {
     #[test]
     fn misses_name_the_setting_the_path_and_the_body() {
         let m = mapping(&[("output", "data.answer")]);
-        let e = read(&m, &json!({"data": {"text": "Paris\n\u{1b}[31m"}})).unwrap_err();
+        let e = read_json(&m, &json!({"data": {"text": "Paris\n\u{1b}[31m"}})).unwrap_err();
         assert_eq!(
             e,
             "--agent-output (`data.answer`): `data` has no key `answer` (its keys: text); body: {\"data\":{\"text\":\"Paris\\n\\u001b[31m\"}}"
         );
         let m = mapping(&[("output", "messages[*].content")]);
-        let e = read(
+        let e = read_json(
             &m,
             &json!({"messages": [{"content": "a"}, {"content": "b"}]}),
         )
