@@ -178,6 +178,108 @@ pub struct AgentArgs {
     /// manifest: each dataset's own come from the manifest).
     #[arg(long, value_name = "FILE")]
     pub tools: Option<PathBuf>,
+    /// Any HTTP agent: how its requests are built and its answers read.
+    #[command(flatten)]
+    pub mapping: MappingArgs,
+}
+
+/// Any HTTP agent, without code: the request as a template, the answer read
+/// by paths. Each flag wins over the manifest's `agent.*` key of the same
+/// meaning, which wins over the EVAL_AGENT_* variable.
+#[derive(Debug, clap::Args)]
+pub struct MappingArgs {
+    /// The request body as a JSON template, e.g. '{"question": "{input}"}':
+    /// {input}, {messages}, {agent_args}, {agent_args.NAME}, {tools} (a
+    /// string that is one placeholder becomes its JSON value). Default:
+    /// EVAL_AGENT_REQUEST, else the JSON contract's body.
+    #[arg(long, value_name = "JSON")]
+    pub agent_request: Option<String>,
+    /// POST (default), GET (no body: use --agent-query), PUT or PATCH
+    /// (default: EVAL_AGENT_METHOD).
+    #[arg(long, value_name = "METHOD")]
+    pub agent_method: Option<String>,
+    /// A query parameter added to the URL, NAME=VALUE (VALUE a template,
+    /// e.g. q={input}); repeat it for more (default: EVAL_AGENT_QUERY).
+    #[arg(long = "agent-query", value_name = "NAME=VALUE")]
+    pub agent_query: Vec<String>,
+    /// A header sent to the agent, 'Name: value' (value masked like a key);
+    /// repeat it for more. Added to EVAL_AGENT_HEADERS and the manifest's
+    /// (this flag wins for the same name).
+    #[arg(long = "agent-header", value_name = "NAME: VALUE")]
+    pub agent_headers: Vec<String>,
+    /// Where the answer's text is in the agent's JSON answer: a path
+    /// (data.answer, messages[-1].content) or a JSON pointer (/data/answer).
+    /// Default: EVAL_AGENT_OUTPUT, else `output` (a text/plain answer: the
+    /// whole body).
+    #[arg(long, value_name = "PATH")]
+    pub agent_output: Option<String>,
+    /// Where the retrieved context is, e.g. 'data.sources[*].text' (strings,
+    /// or objects with text/content). Default: EVAL_AGENT_CONTEXT, else
+    /// `context`.
+    #[arg(long, value_name = "PATH")]
+    pub agent_context: Option<String>,
+    /// Where the tool calls are (an array of {name, arguments} or OpenAI's
+    /// {function: {name, arguments}}). Default: EVAL_AGENT_TOOL_CALLS.
+    #[arg(long, value_name = "PATH")]
+    pub agent_tool_calls: Option<String>,
+    /// Where the prompt token count is (default:
+    /// EVAL_AGENT_USAGE_PROMPT_TOKENS).
+    #[arg(long, value_name = "PATH")]
+    pub agent_usage_prompt_tokens: Option<String>,
+    /// Where the completion token count is (default:
+    /// EVAL_AGENT_USAGE_COMPLETION_TOKENS).
+    #[arg(long, value_name = "PATH")]
+    pub agent_usage_completion_tokens: Option<String>,
+}
+
+impl MappingArgs {
+    /// The mapping the flags give; a bad one is an error naming the flag.
+    pub fn mapping(&self) -> Result<eval_datasets::HttpMapping, String> {
+        use eval_datasets::agent::{Header, read_method, read_path, read_query, read_template};
+        let mut m = eval_datasets::HttpMapping::default();
+        if let Some(t) = &self.agent_request {
+            m.request = Some(read_template(t, "--agent-request")?);
+        }
+        if let Some(t) = &self.agent_method {
+            m.method = Some(read_method(t, "--agent-method")?);
+        }
+        if !self.agent_query.is_empty() {
+            let pairs = self
+                .agent_query
+                .iter()
+                .map(|q| {
+                    q.split_once('=').ok_or_else(|| {
+                        format!(
+                            "--agent-query `{}`: expected NAME=VALUE, e.g. q={{input}}",
+                            q.escape_debug()
+                        )
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            m.query = Some(read_query(pairs, "--agent-query")?);
+        }
+        for h in &self.agent_headers {
+            let header = Header::parse_line(h, "--agent-header")
+                .map_err(|e| format!("--agent-header: {e}"))?;
+            m.headers
+                .retain(|old: &Header| !old.name.eq_ignore_ascii_case(&header.name));
+            m.headers.push(header);
+        }
+        let path =
+            |p: &Option<String>, flag: &str| p.as_deref().map(|p| read_path(p, flag)).transpose();
+        m.output = path(&self.agent_output, "--agent-output")?;
+        m.context = path(&self.agent_context, "--agent-context")?;
+        m.tool_calls = path(&self.agent_tool_calls, "--agent-tool-calls")?;
+        m.prompt_tokens = path(
+            &self.agent_usage_prompt_tokens,
+            "--agent-usage-prompt-tokens",
+        )?;
+        m.completion_tokens = path(
+            &self.agent_usage_completion_tokens,
+            "--agent-usage-completion-tokens",
+        )?;
+        Ok(m)
+    }
 }
 
 pub fn run(args: Args) -> Result<u8, Failure> {
@@ -551,7 +653,8 @@ pub fn http_agent(
             .and_then(eval_runtime::Protocol::parse),
         flags.model.clone(),
         flags.stream.then_some(true),
-    );
+    )
+    .with_http(flags.mapping.mapping().map_err(Failure::config)?);
     let agent = HttpAgent::from_config(config, flags.url.as_deref())
         .map_err(|e| url_error(flags, e))?
         .settings(&settings)

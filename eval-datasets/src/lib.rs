@@ -54,7 +54,7 @@ mod formats;
 mod index_entry;
 mod rank;
 
-pub use agent::{AgentSettings, Protocol};
+pub use agent::{AgentSettings, HttpMapping, Protocol};
 pub use dataset::{Dataset, Format};
 pub use error::{DatasetError, Problem};
 pub use manifest::{Manifest, ManifestDataset, ManifestError};

@@ -111,6 +111,11 @@ pub struct Config {
     pub agent_stream: bool,
     /// `EVAL_AGENT_TEMPERATURE`, `_TOP_P`, `_MAX_TOKENS`, `_SEED`.
     pub agent_sampling: crate::model::Sampling,
+    /// `EVAL_AGENT_REQUEST`, `_METHOD`, `_QUERY`, `_HEADERS`, `_OUTPUT`,
+    /// `_CONTEXT`, `_TOOL_CALLS`, `_USAGE_PROMPT_TOKENS`,
+    /// `_USAGE_COMPLETION_TOKENS`: how any HTTP agent's request is built and
+    /// its answer read (header values masked).
+    pub agent_http: eval_datasets::HttpMapping,
     /// `EVAL_SAMPLE_TIMEOUT_SECS`, when set (a front end's own setting wins).
     pub sample_timeout: Option<Duration>,
     /// `EVAL_CONCURRENCY`, when set (a front end's own setting wins).
@@ -208,6 +213,15 @@ const KNOWN: &[&str] = &[
     "EVAL_AGENT_TOP_P",
     "EVAL_AGENT_MAX_TOKENS",
     "EVAL_AGENT_SEED",
+    "EVAL_AGENT_REQUEST",
+    "EVAL_AGENT_METHOD",
+    "EVAL_AGENT_QUERY",
+    "EVAL_AGENT_HEADERS",
+    "EVAL_AGENT_OUTPUT",
+    "EVAL_AGENT_CONTEXT",
+    "EVAL_AGENT_TOOL_CALLS",
+    "EVAL_AGENT_USAGE_PROMPT_TOKENS",
+    "EVAL_AGENT_USAGE_COMPLETION_TOKENS",
     "EVAL_SAMPLE_TIMEOUT_SECS",
     "EVAL_CONCURRENCY",
     "EVAL_JUDGE_CONCURRENCY",
@@ -327,6 +341,7 @@ impl Config {
         let agent_max_retries = get("EVAL_AGENT_MAX_RETRIES", false);
         let agent_adaptive = get("EVAL_AGENT_ADAPTIVE", false);
         let agent_speech = AgentSpeech::get(&mut get);
+        let agent_http_vars = AgentHttpVars::get(&mut get);
         let trace_vars = TraceVars::get(&mut get);
         let sample_timeout = get("EVAL_SAMPLE_TIMEOUT_SECS", false);
         let concurrency = get("EVAL_CONCURRENCY", false);
@@ -598,6 +613,7 @@ impl Config {
         let (agent_protocol, agent_model, agent_stream, agent_sampling) =
             agent_speech.parse(&mut bad);
         let traces = trace_vars.parse(&mut bad);
+        let agent_http = agent_http_vars.parse(&mut bad);
         if !bad.is_empty() {
             return Err(ConfigError(bad));
         }
@@ -612,6 +628,7 @@ impl Config {
             agent_model,
             agent_stream,
             agent_sampling,
+            agent_http,
             sample_timeout,
             concurrency,
             judge_concurrency,
@@ -717,11 +734,15 @@ impl Config {
 /// The default cap on one answer's body (`EVAL_MAX_RESPONSE_BYTES`): 16 MiB.
 pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 16 << 20;
 
+mod agent_http;
+mod headers;
 mod location;
 mod prices;
 mod traces;
 mod values;
 
+use agent_http::AgentHttpVars;
+pub use headers::{HeaderError, Headers};
 pub use location::{
     ResultsKey, binary_name, calibration_dir, project_calibration_dir, results_dir,
 };

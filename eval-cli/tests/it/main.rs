@@ -4,6 +4,7 @@
 mod chrome;
 mod common;
 
+mod any_agent;
 mod browser;
 mod calibrate;
 mod consistency;

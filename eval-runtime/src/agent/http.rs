@@ -21,18 +21,25 @@
 //! tool calls it made), so a stateless agent sees the whole conversation.
 //! Both mappings can be replaced with [`HttpAgent::map_request`] and
 //! [`HttpAgent::map_response`] (a whole JSON answer only).
+//!
+//! An agent that speaks neither is mapped without code by settings
+//! ([`HttpMapping`], see [`mapped`](super::mapped)): a request template
+//! (`{"question": "{input}"}`), method, query and custom headers; paths to
+//! the output, context, tool calls and token counts in its answer
+//! (`data.answer`, `/data/sources`); a `text/plain` answer that is not JSON
+//! is the output as a whole.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use eval_datasets::{AgentSettings, Protocol, Sample};
+use eval_datasets::{AgentSettings, HttpMapping, Protocol, Sample};
 use serde_json::{Map, Value, json};
 
 use super::Response;
 use super::openai::{self, Sampling};
 use super::pace::{Attempt, Pacer};
 use super::wire::{AgentReply, AgentRequest, Message, read_context};
-use crate::config::{Config, DEFAULT_AGENT_MAX_RETRIES, Secret};
+use crate::config::{Config, DEFAULT_AGENT_MAX_RETRIES, Headers, Secret};
 use crate::http::{BoundedBody, Failure, bearer, read_body, redact_url, runtime_client};
 use crate::model::Usage;
 use crate::model::{AgentError, Error, ReplyError, Result, one_line, with_sources};
@@ -76,6 +83,12 @@ pub struct HttpAgent {
     model: Option<String>,
     stream: bool,
     sampling: Sampling,
+    /// How the request is built and the answer read, when not by the
+    /// protocol alone (templates, paths, headers).
+    http: HttpMapping,
+    /// The mapping's custom headers (values are [`Secret`]s), or why they
+    /// cannot be sent.
+    headers: std::result::Result<Headers, String>,
     /// The agent's own tool definitions, or why they are not valid.
     tools: std::result::Result<Vec<Value>, eval_datasets::tool::ToolError>,
     /// What code (or `evals`' flags) chose with [`protocol`](Self::protocol),
@@ -93,6 +106,7 @@ impl std::fmt::Debug for HttpAgent {
             .field("protocol", &self.wire_protocol())
             .field("model", &self.model)
             .field("stream", &self.stream)
+            .field("http", &self.http)
             .finish_non_exhaustive()
     }
 }
@@ -127,6 +141,8 @@ impl HttpAgent {
             model: None,
             stream: false,
             sampling: Sampling::default(),
+            http: HttpMapping::default(),
+            headers: Ok(Headers::none()),
             tools: Ok(Vec::new()),
             chosen: AgentSettings::default(),
         })
@@ -152,6 +168,7 @@ impl HttpAgent {
         agent.model = config.agent_model.clone();
         agent.stream = config.agent_stream;
         agent.sampling = config.agent_sampling;
+        agent.set_http(config.agent_http.clone());
         agent.pacer = agent
             .pacer
             .with_max_retries(config.agent_max_retries)
@@ -232,7 +249,27 @@ impl HttpAgent {
         if let Some(s) = settings.stream {
             self = self.stream(s);
         }
+        if !settings.http.is_empty() {
+            let http = settings.http.clone().or(&self.http);
+            self.set_http(http);
+            self.chosen.http = settings.http.clone().or(&self.chosen.http);
+        }
         self
+    }
+
+    /// Uses `http` to build requests and read answers; its header values
+    /// become [`Secret`]s (masked from now on).
+    fn set_http(&mut self, http: HttpMapping) {
+        self.headers = Headers::from_pairs(
+            http.headers
+                .iter()
+                .map(|h| (h.name.clone(), h.value.clone())),
+        )
+        .map_err(|e| {
+            let setting = http.headers.first().map_or("", |h| h.setting.as_str());
+            format!("{setting}: {e}")
+        });
+        self.http = http;
     }
 
     /// Applies what a plan says about the agent (a manifest's
@@ -255,6 +292,7 @@ impl HttpAgent {
             self.model.clone(),
             Some(self.stream),
         )
+        .with_http(self.http.clone())
     }
 
     /// The protocol spoken: the one chosen, else the one the URL implies.
@@ -276,6 +314,8 @@ impl HttpAgent {
         if let Err(e) = &self.tools {
             return Err(format!("its tools: {e}"));
         }
+        super::mapped::check(&self.http, self.wire_protocol(), self.api_key.is_some())?;
+        self.headers.as_ref().map_err(Clone::clone)?;
         if self.wire_protocol() == Protocol::OpenAi && self.model.is_none() {
             return Err(format!(
                 "the OpenAI protocol needs a model{}: set EVAL_AGENT_MODEL (or --model, HttpAgent::model, a manifest's spec.evaluation.agent.model) to the model {} serves",
@@ -367,13 +407,17 @@ impl HttpAgent {
     pub fn cassette_settings(&self) -> Value {
         let mut sampling = Map::new();
         self.sampling.insert_into(&mut sampling);
-        json!({
+        let mut settings = json!({
             "protocol": self.wire_protocol().name(),
             "model": self.model,
             "stream": self.stream,
             "sampling": sampling,
             "tools": self.tools.as_ref().ok(),
-        })
+        });
+        if !self.http.is_empty() {
+            settings["http"] = self.http.shape();
+        }
+        settings
     }
 
     /// The URL, with any credentials removed.
@@ -466,6 +510,11 @@ impl HttpAgent {
                 self.stream,
             )
             .map_err(|why| AgentError::Setup(why.into())),
+            Protocol::Json if self.http.request.is_some() => {
+                super::mapped::body(&self.http, request)
+                    .unwrap_or(Ok(Value::Null))
+                    .map_err(|why| AgentError::Setup(why.into()))
+            }
             Protocol::Json => {
                 let mut body = json!({
                     "input": request.input,
@@ -493,7 +542,7 @@ impl HttpAgent {
             Ok(body) => body,
             Err(e) => return Attempt::Failed(e),
         };
-        let builder = match self.post(&body, traceparent.as_deref()) {
+        let builder = match self.post(&body, request, traceparent.as_deref()) {
             Ok(builder) => builder,
             Err(e) => return Attempt::Failed(e),
         };
@@ -504,6 +553,7 @@ impl HttpAgent {
             Err(e) => return Attempt::Failed(self.send_error(&e)),
         };
         let status = response.status();
+        let headers = response.headers().clone();
         let retry_after = crate::http::retry_after_header(&response);
         let refused = |refusal| {
             Attempt::Failed(AgentError::Refused {
@@ -557,6 +607,21 @@ impl HttpAgent {
             });
         }
         let value: Value = match serde_json::from_slice(&bytes) {
+            Ok(value @ (Value::Object(_) | Value::Array(_))) => value,
+            // A text answer that is not a JSON document is the output.
+            _ if self.map_response.is_none()
+                && self.wire_protocol() == Protocol::Json
+                && super::mapped::is_plain_text(&headers) =>
+            {
+                let text = String::from_utf8_lossy(&bytes);
+                return match super::mapped::plain_reply(&self.http, &text) {
+                    Ok(reply) => Attempt::Done(reply),
+                    Err(reason) => Attempt::Failed(AgentError::BadResponse {
+                        url: self.shown_url.clone(),
+                        reason: crate::secrets::mask(&reason).into_owned(),
+                    }),
+                };
+            }
             Ok(value) => value,
             Err(e) => {
                 return Attempt::Failed(AgentError::BadResponse {
@@ -571,7 +636,12 @@ impl HttpAgent {
         let reply = match (&self.map_response, self.wire_protocol()) {
             (Some(f), _) => f(&value).map_err(|e| with_sources(&*e)),
             (None, Protocol::OpenAi) => openai::parse_reply(&value).map_err(|e| e.to_string()),
-            (None, Protocol::Json) => default_reply(&value).map_err(|e| e.to_string()),
+            (None, Protocol::Json) if self.http.reads_paths() => {
+                super::mapped::read(&self.http, &value, default_reply)
+            }
+            (None, Protocol::Json) => {
+                default_reply(&value).map_err(|e| super::mapped::contract_error(&e, &value))
+            }
         };
         match reply {
             Ok(reply) => Attempt::Done(reply),
@@ -582,18 +652,24 @@ impl HttpAgent {
         }
     }
 
-    /// A POST of `body` to the agent, with its key and the request's trace.
+    /// The request of `body` to the agent (a POST unless the mapping says
+    /// otherwise; a GET without body), with its query, headers, key and the
+    /// request's trace.
     fn post(
         &self,
         body: &Value,
+        request: &AgentRequest<'_>,
         traceparent: Option<&str>,
     ) -> Result<reqwest::RequestBuilder, AgentError> {
         let client = runtime_client(self.url.as_str())
             .map_err(|e| AgentError::Setup(e.to_string().into()))?;
-        let mut builder = client
-            .post(self.url.clone())
-            .timeout(self.timeout)
-            .json(body);
+        let setup = |why: String| AgentError::Setup(why.into());
+        let method = super::mapped::method(&self.http);
+        let url = super::mapped::url(&self.url, &self.http, request).map_err(setup)?;
+        let mut builder = client.request(method.clone(), url).timeout(self.timeout);
+        if method != reqwest::Method::GET {
+            builder = builder.json(body);
+        }
         if self.stream {
             builder = builder.header(
                 reqwest::header::ACCEPT,
@@ -613,7 +689,8 @@ impl HttpAgent {
                 .map_err(|why| AgentError::Setup(format!("invalid agent API key: {why}").into()))?;
             builder = builder.header(reqwest::header::AUTHORIZATION, header);
         }
-        Ok(builder)
+        let headers = self.headers.as_ref().map_err(|e| setup(e.clone()))?;
+        Ok(headers.apply(builder))
     }
 
     /// A body for an error message: one line, cut, the API key masked.

@@ -20,6 +20,8 @@ use crate::model::Usage;
 #[cfg(feature = "http")]
 mod http;
 #[cfg(feature = "http")]
+mod mapped;
+#[cfg(feature = "http")]
 pub mod openai;
 #[cfg(feature = "http")]
 mod pace;

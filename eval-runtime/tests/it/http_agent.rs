@@ -383,3 +383,295 @@ async fn a_response_mapping_may_fail_with_any_error_and_its_causes_are_said() {
         "{e}"
     );
 }
+
+// Any HTTP agent, mapped by settings (request template, method, query,
+// headers; answer paths; text/plain). The servers below answer as the real
+// ones do: LangServe 0.3.3's `/invoke` (langserve/api_handler.py `invoke`:
+// `{"output": dumpd(output), "metadata": {"run_id", "feedback_tokens"}}`,
+// the request `{"input", "config", "kwargs"}` of validation.py), whose
+// output for a chat chain is langchain-core 1.8.4's `AIMessage` dumped
+// (`content`, `tool_calls: [{"name", "args", "id", "type"}]`,
+// `usage_metadata: {"input_tokens", "output_tokens", "total_tokens"}`);
+// a service answering `{"question"}` with `{"data": {"answer", "sources"}}`;
+// one answering with the whole conversation; one answering text/plain.
+
+/// A loopback HTTP/1.1 server answering each request with `respond(head,
+/// body)`: status, content type, body. Every request is logged.
+async fn serve_typed<F>(respond: F) -> common::Server
+where
+    F: Fn(&str, &serde_json::Value) -> (u16, &'static str, String) + Send + Sync + 'static,
+{
+    use tokio::io::AsyncWriteExt;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let requests: std::sync::Arc<std::sync::Mutex<Vec<common::Logged>>> = Default::default();
+    let log = requests.clone();
+    let respond = std::sync::Arc::new(respond);
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let (log, respond) = (log.clone(), respond.clone());
+            tokio::spawn(async move {
+                while let Some((head, body)) = common::read_request(&mut stream).await {
+                    let json = serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null);
+                    log.lock().unwrap().push((head.clone(), json.clone()));
+                    let (status, ctype, body) = respond(&head, &json);
+                    let reply = format!(
+                        "HTTP/1.1 {status} X\r\ncontent-type: {ctype}\r\ncontent-length: {}\r\n\r\n{body}",
+                        body.len()
+                    );
+                    if stream.write_all(reply.as_bytes()).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    common::Server { url, requests }
+}
+
+/// An agent at `url` mapped by these `EVAL_AGENT_*` variables (read by
+/// `Config`, as every front end reads them).
+fn mapped_agent(url: &str, vars: &[(&str, &str)]) -> HttpAgent {
+    let var = |name: &str| {
+        Ok(vars
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.to_string()))
+    };
+    let config = eval_runtime::Config::from_vars(var, &[]).unwrap();
+    let agent = HttpAgent::from_config(&config, Some(url)).unwrap();
+    agent.check().unwrap();
+    agent
+}
+
+#[tokio::test]
+async fn a_langserve_invoke_endpoint_is_mapped() {
+    let server = serve_typed(|head, body| {
+        assert!(head.starts_with("POST /rag/invoke "), "{head}");
+        let question = body["input"]["question"].as_str().unwrap_or_default();
+        let output = serde_json::json!({
+            "content": format!("Paris. ({question})"),
+            "additional_kwargs": {}, "response_metadata": {"finish_reason": "stop"},
+            "type": "ai", "name": null, "id": "run-3f2a", "example": false,
+            "tool_calls": [{"name": "lookup", "args": {"q": question}, "id": "call_1", "type": "tool_call"}],
+            "invalid_tool_calls": [],
+            "usage_metadata": {"input_tokens": 21, "output_tokens": 5, "total_tokens": 26},
+        });
+        let metadata = serde_json::json!({"run_id": "0b7e4c1a-7d35-4a4f-9d3c-2f1b1a6f9e01", "feedback_tokens": []});
+        (200, "application/json", serde_json::json!({"output": output, "metadata": metadata}).to_string())
+    })
+    .await;
+    let agent = mapped_agent(
+        &format!("{}/rag/invoke", server.url),
+        &[
+            (
+                "EVAL_AGENT_REQUEST",
+                r#"{"input": {"question": "{input}"}, "config": {}, "kwargs": {}}"#,
+            ),
+            ("EVAL_AGENT_OUTPUT", "output.content"),
+            ("EVAL_AGENT_TOOL_CALLS", "/output/tool_calls"),
+            (
+                "EVAL_AGENT_USAGE_PROMPT_TOKENS",
+                "output.usage_metadata.input_tokens",
+            ),
+            (
+                "EVAL_AGENT_USAGE_COMPLETION_TOKENS",
+                "output.usage_metadata.output_tokens",
+            ),
+        ],
+    );
+    let r = agent
+        .respond(&Sample::new("Capital of France?"))
+        .await
+        .unwrap();
+    assert_eq!(r.output, "Paris. (Capital of France?)");
+    assert_eq!(r.tool_calls.len(), 1);
+    assert_eq!(r.tool_calls[0].name, "lookup");
+    assert_eq!(r.tool_calls[0].arguments["q"], "Capital of France?");
+    assert_eq!((r.usage.prompt_tokens, r.usage.completion_tokens), (21, 5));
+    assert_eq!(
+        server.requests.lock().unwrap()[0].1,
+        serde_json::json!({"input": {"question": "Capital of France?"}, "config": {}, "kwargs": {}})
+    );
+
+    // A runnable whose output is a string: only the request is mapped, the
+    // answer's `output` is read as the JSON contract reads it.
+    let server = serve_typed(|_, body| {
+        let text = format!("echo: {}", body["input"].as_str().unwrap_or_default());
+        let metadata = serde_json::json!({"run_id": "0b7e4c1a-7d35-4a4f-9d3c-2f1b1a6f9e02", "feedback_tokens": []});
+        (200, "application/json", serde_json::json!({"output": text, "metadata": metadata}).to_string())
+    })
+    .await;
+    let agent = mapped_agent(
+        &format!("{}/echo/invoke", server.url),
+        &[("EVAL_AGENT_REQUEST", r#"{"input": "{input}"}"#)],
+    );
+    assert_eq!(
+        agent.respond(&Sample::new("hi")).await.unwrap().output,
+        "echo: hi"
+    );
+}
+
+#[tokio::test]
+async fn a_nested_data_answer_with_sources_and_a_tenant_header() {
+    let server = serve_typed(|head, body| {
+        if !head
+            .to_ascii_lowercase()
+            .contains("x-tenant: acme-tenant-0042")
+        {
+            return (
+                401,
+                "application/json",
+                r#"{"error": "unknown tenant"}"#.into(),
+            );
+        }
+        let answer = format!("{} -> Paris", body["question"].as_str().unwrap_or_default());
+        let data = serde_json::json!({"data": {"answer": answer, "sources": [
+            {"text": "Paris is the capital of France.", "score": 0.91},
+            {"text": "France is in Europe.", "score": 0.55}]}, "k": body["k"]});
+        (200, "application/json; charset=utf-8", data.to_string())
+    })
+    .await;
+    let vars = [
+        (
+            "EVAL_AGENT_REQUEST",
+            r#"{"question": "{input}", "k": "{agent_args.top_k}", "note": "top {agent_args.top_k}"}"#,
+        ),
+        ("EVAL_AGENT_HEADERS", "X-Tenant=acme-tenant-0042"),
+        ("EVAL_AGENT_OUTPUT", "data.answer"),
+        ("EVAL_AGENT_CONTEXT", "data.sources[*].text"),
+    ];
+    let agent = mapped_agent(&server.url, &vars);
+    assert!(!format!("{agent:?}").contains("acme-tenant"), "{agent:?}");
+    let mut sample = Sample::new("Capital?");
+    sample.agent_args.insert("top_k".into(), 2.into());
+    let r = agent.respond(&sample).await.unwrap();
+    assert_eq!(r.output, "Capital? -> Paris");
+    assert_eq!(
+        r.context,
+        ["Paris is the capital of France.", "France is in Europe."]
+    );
+    assert_eq!(
+        server.requests.lock().unwrap()[0].1,
+        serde_json::json!({"question": "Capital?", "k": 2, "note": "top 2"})
+    );
+
+    // A path the answer lacks: the setting, the path, where it stopped and
+    // the body, on one line; the header's value is never in it.
+    let agent = mapped_agent(
+        &server.url,
+        &[vars[0], vars[1], ("EVAL_AGENT_OUTPUT", "data.result.text")],
+    );
+    let err = agent.respond(&sample).await.unwrap_err().to_string();
+    assert!(
+        err.contains("EVAL_AGENT_OUTPUT (`data.result.text`): `data` has no key `result` (its keys: answer, sources); body: {\"data\":{\"answer\":\"Capital? -> Paris\""),
+        "{err}"
+    );
+    assert!(!err.contains('\n') && !err.contains("acme-tenant"), "{err}");
+    // A sample without the argument the template needs fails before any request.
+    let before = server.count();
+    let err = agent
+        .respond(&Sample::new("no args"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(
+            "EVAL_AGENT_REQUEST: `{agent_args.top_k}`: the sample has no agent_args.top_k"
+        ),
+        "{err}"
+    );
+    assert_eq!(server.count(), before);
+}
+
+#[tokio::test]
+async fn an_agent_answering_with_the_conversation_gives_its_last_message() {
+    let server = serve_typed(|_, body| {
+        let mut messages = body["messages"].as_array().cloned().unwrap_or_default();
+        let n = messages.len();
+        messages.push(serde_json::json!({"role": "assistant", "content": format!("reply {n}")}));
+        (
+            200,
+            "application/json",
+            serde_json::json!({"messages": messages, "thread_id": "t1"}).to_string(),
+        )
+    })
+    .await;
+    let agent = mapped_agent(
+        &server.url,
+        &[
+            ("EVAL_AGENT_REQUEST", r#"{"messages": "{messages}"}"#),
+            ("EVAL_AGENT_OUTPUT", "messages[-1].content"),
+        ],
+    );
+    let sample = Sample::new("").with_turns(["Hi, I am Ada", "Who am I?"]);
+    let r = agent.respond(&sample).await.unwrap();
+    assert_eq!(r.turn_outputs, ["reply 1", "reply 3"]);
+    let log = server.requests.lock().unwrap();
+    assert_eq!(
+        log[1].1["messages"],
+        serde_json::json!([
+            {"role": "user", "content": "Hi, I am Ada"},
+            {"role": "assistant", "content": "reply 1"},
+            {"role": "user", "content": "Who am I?"},
+        ])
+    );
+}
+
+#[tokio::test]
+async fn a_text_plain_agent_reached_by_get_with_a_query() {
+    let server = serve_typed(|head, _| {
+        let line = head.lines().next().unwrap_or_default().to_string();
+        (
+            200,
+            "text/plain; charset=utf-8",
+            format!("You asked: {line}\n"),
+        )
+    })
+    .await;
+    let agent = mapped_agent(
+        &format!("{}/ask?lang=en", server.url),
+        &[
+            ("EVAL_AGENT_METHOD", "GET"),
+            ("EVAL_AGENT_QUERY", "q={input}&k={agent_args.k}"),
+        ],
+    );
+    let mut sample = Sample::new("What is RAG & why?");
+    sample.agent_args.insert("k".into(), 3.into());
+    let r = agent.respond(&sample).await.unwrap();
+    assert_eq!(
+        r.output,
+        "You asked: GET /ask?lang=en&q=What+is+RAG+%26+why%3F&k=3 HTTP/1.1"
+    );
+    // A path set for a JSON answer cannot read text: said, with the body.
+    let agent = mapped_agent(
+        &server.url,
+        &[
+            ("EVAL_AGENT_METHOD", "GET"),
+            ("EVAL_AGENT_OUTPUT", "answer"),
+        ],
+    );
+    let err = agent.respond(&sample).await.unwrap_err().to_string();
+    assert!(
+        err.contains("EVAL_AGENT_OUTPUT (`answer`): the agent answered text/plain, not JSON; body: You asked: GET / HTTP/1.1"),
+        "{err}"
+    );
+    // GET with a body template is refused before any request.
+    let var = |name: &str| {
+        Ok(match name {
+            "EVAL_AGENT_METHOD" => Some("GET".to_string()),
+            "EVAL_AGENT_REQUEST" => Some(r#"{"q": "{input}"}"#.to_string()),
+            _ => None,
+        })
+    };
+    let config = eval_runtime::Config::from_vars(var, &[]).unwrap();
+    let err = HttpAgent::from_config(&config, Some(&server.url))
+        .unwrap()
+        .check()
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("EVAL_AGENT_METHOD is GET, which sends no body"),
+        "{err}"
+    );
+}
