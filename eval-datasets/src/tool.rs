@@ -66,7 +66,11 @@ impl std::fmt::Display for InvalidArguments {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let one_line: String = self.raw.split_whitespace().collect::<Vec<_>>().join(" ");
         let shown: String = one_line.chars().take(80).collect();
-        let more = if one_line.chars().count() > 80 { "…" } else { "" };
+        let more = if one_line.chars().count() > 80 {
+            "…"
+        } else {
+            ""
+        };
         write!(
             f,
             "its arguments are not a JSON object ({}): {shown}{more}",

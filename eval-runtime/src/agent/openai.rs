@@ -333,9 +333,16 @@ mod tests {
             .collect();
         assert_eq!(bad[0].0, "calculator");
         assert_eq!(bad[0].1, "{\"x\": ");
-        assert!(bad[0].2.starts_with("not valid JSON: EOF while parsing"), "{}", bad[0].2);
+        assert!(
+            bad[0].2.starts_with("not valid JSON: EOF while parsing"),
+            "{}",
+            bad[0].2
+        );
         assert_eq!(bad[1], ("calc", "[1]", "an array, not an object"));
-        assert_eq!(bad[2], ("n", "5", "a number, not an object or a JSON string"));
+        assert_eq!(
+            bad[2],
+            ("n", "5", "a number, not an object or a JSON string")
+        );
         assert_eq!(r.tool_calls[0].id.as_deref(), Some("c1"));
         assert!(r.tool_calls[0].arguments.is_empty());
     }

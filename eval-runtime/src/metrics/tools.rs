@@ -393,9 +393,10 @@ pub(crate) fn tool_correctness(
 fn exact_calls(expected: &[ToolCall], called: &[ToolCall], parameters: bool) -> f64 {
     bool_score(
         expected.len() == called.len()
-            && expected.iter().zip(called).all(|(e, c)| {
-                e.name == c.name && (!parameters || arguments_eq(e, c))
-            }),
+            && expected
+                .iter()
+                .zip(called)
+                .all(|(e, c)| e.name == c.name && (!parameters || arguments_eq(e, c))),
     )
 }
 

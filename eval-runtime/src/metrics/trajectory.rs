@@ -201,9 +201,7 @@ fn covers(a: &[ToolCall], b: &[ToolCall], args: ArgsMatch) -> bool {
     let mut taken = vec![false; a.len()];
     b.iter().all(|want| {
         let found = a.iter().enumerate().position(|(i, have)| {
-            !taken[i]
-                && have.name == want.name
-                && calls_args_match(have, want, args)
+            !taken[i] && have.name == want.name && calls_args_match(have, want, args)
         });
         match found {
             Some(i) => {

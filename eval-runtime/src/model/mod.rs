@@ -8,6 +8,7 @@
 
 mod agent_error;
 mod error;
+pub(crate) mod meter;
 mod provenance;
 mod question;
 mod report;

@@ -284,11 +284,13 @@ impl UsageTotals {
             ("judge", &self.judge),
             ("embeddings", &self.embeddings),
         ] {
-            if u.calls > 0 || u.cache_hits > 0 || u.tokens() > 0 || u.not_credible > 0 {
-                let mut part = format!(
-                    "{what} {} call(s), {} + {} tokens",
-                    u.calls, u.prompt_tokens, u.completion_tokens
-                );
+            if u.calls > 0
+                || u.cache_hits > 0
+                || u.tokens() > 0
+                || u.not_credible > 0
+                || u.unreported > 0
+            {
+                let mut part = format!("{what} {} call(s), {}", u.calls, u.tokens_text());
                 if u.cached_tokens > 0 {
                     part.push_str(&format!(
                         " ({} prompt tokens from the server's prompt cache)",
@@ -308,13 +310,22 @@ impl UsageTotals {
                 parts.push(part);
             }
         }
+        // A cost from estimated tokens is an estimate too.
+        let about = if [self.agent, self.judge, self.embeddings]
+            .iter()
+            .any(|u| u.estimated_tokens > 0)
+        {
+            "~"
+        } else {
+            ""
+        };
         match (self.cost_usd, self.cost_unknown) {
-            (Some(c), 0) => parts.push(format!("cost ${c:.4}")),
+            (Some(c), 0) => parts.push(format!("cost {about}${c:.4}")),
             (Some(c), n) => parts.push(format!(
-                "cost ${c:.4} + unknown for {n} sample(s) (a model without a price)"
+                "cost {about}${c:.4} + unknown for {n} sample(s) (a model without a price, or no usage reported)"
             )),
             (None, n) if n > 0 => parts.push(format!(
-                "cost unknown for {n} sample(s) (a model without a price)"
+                "cost unknown for {n} sample(s) (a model without a price, or no usage reported)"
             )),
             _ => {}
         }

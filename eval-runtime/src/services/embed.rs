@@ -107,8 +107,22 @@ impl Embedder {
     }
 
     /// One vector per text, in order; texts already cached are not sent.
-    /// Calls and cache hits are added to `usage`, also when the call fails.
+    /// Calls and cache hits are added to `usage`, also when the call fails
+    /// (and to the run's meter as the embeddings', also when the call is
+    /// cut short: see [`meter`](crate::model::meter)).
     pub async fn embed(
+        &self,
+        texts: &[&str],
+        usage: &mut Usage,
+    ) -> Result<Vec<Vec<f64>>, ServiceError> {
+        crate::model::meter::as_role(
+            crate::model::meter::Role::Embeddings,
+            self.embed_counted(texts, usage),
+        )
+        .await
+    }
+
+    async fn embed_counted(
         &self,
         texts: &[&str],
         usage: &mut Usage,

@@ -198,7 +198,11 @@ fn sort_key(call: &ToolCall, text: fn(&Value) -> String) -> Vec<String> {
 /// reference's arguments the call has with the same text.
 /// [`arguments_as_text`] of two calls: 0 when the call's arguments could
 /// not be read ([`ToolCall::invalid_arguments`]: they match nothing).
-fn call_arguments_as_text(pred: &ToolCall, reference: &ToolCall, text: fn(&Value) -> String) -> f64 {
+fn call_arguments_as_text(
+    pred: &ToolCall,
+    reference: &ToolCall,
+    text: fn(&Value) -> String,
+) -> f64 {
     if pred.invalid_arguments.is_some() {
         return 0.0;
     }
