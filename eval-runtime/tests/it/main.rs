@@ -24,3 +24,4 @@ mod settings_table;
 mod streamed;
 mod tools;
 mod untrusted_replies;
+mod usage_never_zero;
