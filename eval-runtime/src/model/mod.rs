@@ -8,7 +8,6 @@
 
 mod agent_error;
 mod error;
-pub(crate) mod meter;
 mod provenance;
 mod question;
 mod report;
@@ -57,8 +56,8 @@ pub(crate) use summary::{incompleteness, now_unix};
 pub(crate) use text::{one_line, sentences};
 pub(crate) use trajectory::AgentSpan;
 pub use trajectory::{Step, StepKind, Trajectory, TrajectorySource};
-pub(crate) use usage::Reported;
 pub use usage::Usage;
+pub(crate) use usage::{Reported, meter};
 pub use written::WrittenMetric;
 
 /// Version of the results-file layout (fields are only ever added).
