@@ -388,7 +388,7 @@ fn a_tool_call_with_broken_arguments_scores_its_name_and_fails_its_arguments() {
     let reason = f1.reason.as_deref().unwrap();
     assert!(
         reason.contains(
-            "`calculator`: its arguments are not a JSON object (not valid JSON: EOF while parsing"
+            "`calculator`: its arguments are not a JSON object (not valid JSON: EOF while parsing a string at line 1 column 20)"
         ),
         "{reason}"
     );
