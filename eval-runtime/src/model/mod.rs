@@ -52,7 +52,7 @@ pub use summary::{
     DatasetSummary, DatasetTerms, Gate, GateResult, MetricSummary, UsageTotals, failed_gates,
     total_usage,
 };
-pub(crate) use summary::{incompleteness, now_unix};
+pub(crate) use summary::{incompleteness, now_unix, usd};
 pub(crate) use text::{one_line, sentences};
 pub(crate) use trajectory::AgentSpan;
 pub use trajectory::{Step, StepKind, Trajectory, TrajectorySource};

@@ -320,9 +320,10 @@ impl UsageTotals {
             ""
         };
         match (self.cost_usd, self.cost_unknown) {
-            (Some(c), 0) => parts.push(format!("cost {about}${c:.4}")),
+            (Some(c), 0) => parts.push(format!("cost {about}${}", usd(c))),
             (Some(c), n) => parts.push(format!(
-                "cost {about}${c:.4} + unknown for {n} sample(s) (a model without a price, or no usage reported)"
+                "cost {about}${} + unknown for {n} sample(s) (a model without a price, or no usage reported)",
+                usd(c)
             )),
             (None, n) if n > 0 => parts.push(format!(
                 "cost unknown for {n} sample(s) (a model without a price, or no usage reported)"
@@ -620,6 +621,17 @@ pub fn failed_gates(datasets: &[DatasetSummary]) -> Vec<(&str, &GateResult)> {
         .collect()
 }
 
+/// A cost in US dollars for a usage line: 4 decimals (`0.0123`), or, for a
+/// cost above 0 that would show as `0.0000`, two significant digits
+/// (`0.000028`): a cost that is known is never shown as nothing.
+pub(crate) fn usd(cost: f64) -> String {
+    if cost <= 0.0 || cost >= 0.000_05 || !cost.is_finite() {
+        return format!("{cost:.4}");
+    }
+    let decimals = (-cost.log10()).ceil() as usize + 1;
+    format!("{cost:.*}", decimals.min(12))
+}
+
 pub(crate) fn now_unix() -> f64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -632,6 +644,16 @@ pub(super) fn is_zero_count(n: &usize) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn small_costs_keep_two_significant_digits() {
+        assert_eq!(usd(0.0), "0.0000");
+        assert_eq!(usd(0.00081), "0.0008");
+        assert_eq!(usd(0.000_049), "0.000049");
+        assert_eq!(usd(28e-6), "0.000028");
+        assert_eq!(usd(3e-9), "0.0000000030");
+        assert_eq!(usd(1.5), "1.5000");
+    }
+
     use super::*;
 
     #[test]

@@ -43,8 +43,8 @@ fn cost(u: &UsageTotals) -> String {
         ""
     };
     match (u.cost_usd, u.cost_unknown) {
-        (Some(c), 0) => format!("{about}${c:.4}"),
-        (Some(c), n) => format!("{about}${c:.4} + unknown ({n})"),
+        (Some(c), 0) => format!("{about}${}", crate::model::usd(c)),
+        (Some(c), n) => format!("{about}${} + unknown ({n})", crate::model::usd(c)),
         (None, n) if n > 0 => format!("unknown ({n})"),
         _ => "—".into(),
     }

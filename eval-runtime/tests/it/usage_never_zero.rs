@@ -162,7 +162,7 @@ fn a_stream_without_usage_is_counted_from_its_text_and_never_costs_a_known_zero(
         let line = results.usage.line();
         assert!(
             line.starts_with(
-                "agent 1 call(s), ~14 + ~7 tokens (estimated: no usage reported); cost ~$0.0000"
+                "agent 1 call(s), ~14 + ~7 tokens (estimated: no usage reported); cost ~$0.000028"
             ),
             "{line}"
         );
