@@ -504,10 +504,11 @@ impl GateResult {
             );
         }
         let what = format!("{}({}) {} {}", g.stat, g.metric, g.op, g.threshold);
-        let not = if g.measured().is_some() {
-            "not measured"
-        } else {
-            "not scored"
+        let not = match g.measured() {
+            // An unknown cost is not a pass: say why it is missing.
+            Some(Measure::CostUsd) => "with an unknown cost (see their `cost_unknown`)",
+            Some(_) => "not measured",
+            None => "not scored",
         };
         match self.margin {
             // A sample without a score is not in the statistic, and misses
@@ -553,7 +554,9 @@ impl GateResult {
                 f,
                 "{what} missed: none of the {} samples was {}",
                 self.samples,
-                if g.measured().is_some() {
+                if g.measured() == Some(Measure::CostUsd) {
+                    "of a known cost (see their `cost_unknown`)"
+                } else if g.measured().is_some() {
                     "measured"
                 } else {
                     "scored"

@@ -223,6 +223,13 @@ fn a_cost_gate_on_an_unknown_cost_is_not_a_pass() {
         gate.judged && !gate.passed && gate.unscored == 1,
         "{gate:?}"
     );
+    let said = gate.to_string();
+    assert!(
+        said.ends_with(
+            "missed: none of the 1 samples was of a known cost (see their `cost_unknown`)"
+        ),
+        "{said}"
+    );
     assert!(
         d.usage
             .line()
