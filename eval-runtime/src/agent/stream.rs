@@ -11,8 +11,9 @@
 //!   `usage` (the last chunk's, with `stream_options.include_usage`) and
 //!   `model` are kept. Only choice 0 is read. A stream without any `usage`
 //!   (llama-cpp-python's server sends none, 0.3.36) has its tokens counted
-//!   from the request sent and the answer's text, marked estimated (see
-//!   [`estimate_unreported`](super::estimate_unreported)): never a silent 0;
+//!   from the request sent and the answer's text with a tokenizer, marked
+//!   estimated ([`Usage::estimated_tokens`](crate::Usage::estimated_tokens)):
+//!   never a silent 0;
 //! * for the JSON contract, an object with any of: `delta` (text appended
 //!   to the answer), `output` (the whole answer so far, replacing it),
 //!   `context` (as in a whole answer), `tool_calls` (complete calls:

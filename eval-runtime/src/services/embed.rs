@@ -109,7 +109,7 @@ impl Embedder {
     /// One vector per text, in order; texts already cached are not sent.
     /// Calls and cache hits are added to `usage`, also when the call fails
     /// (and to the run's meter as the embeddings', also when the call is
-    /// cut short: see [`meter`](crate::model::meter)).
+    /// cut short by the sample's timeout).
     pub async fn embed(
         &self,
         texts: &[&str],
