@@ -62,4 +62,4 @@ pub use metric::{MetricSpec, Op};
 pub use repeat::Repeat;
 pub use sample::{Expected, Input, Sample, Source};
 pub use subset::Subset;
-pub use tool::ToolCall;
+pub use tool::{InvalidArguments, ToolCall};

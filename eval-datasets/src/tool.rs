@@ -28,6 +28,55 @@ pub struct ToolCall {
     /// a single prompt and for expected calls).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub turn: usize,
+    /// Arguments the agent sent that could not be read as a JSON object
+    /// (small models write broken JSON): the call is kept, with its raw
+    /// text and why it could not be read, and [`arguments`](Self::arguments)
+    /// is empty. Metrics of names score the call; metrics of arguments
+    /// count its arguments as matching none, naming this error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invalid_arguments: Option<InvalidArguments>,
+}
+
+/// A tool call's `arguments` that are not a JSON object: the text as sent
+/// and why it could not be read.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct InvalidArguments {
+    /// The arguments as the agent sent them (a JSON string's text, or the
+    /// JSON of a value that is not an object).
+    pub raw: String,
+    /// Why they could not be read (`expected value at line 1 column 9`,
+    /// `a JSON array, not an object`).
+    pub error: String,
+}
+
+impl InvalidArguments {
+    /// Arguments `raw` that could not be read, because of `error`.
+    pub fn new(raw: impl Into<String>, error: impl Into<String>) -> Self {
+        InvalidArguments {
+            raw: raw.into(),
+            error: error.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for InvalidArguments {
+    /// `tool arguments are not a JSON object (<error>): <raw>`, the raw
+    /// text cut to 80 characters on one line.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let one_line: String = self.raw.split_whitespace().collect::<Vec<_>>().join(" ");
+        let shown: String = one_line.chars().take(80).collect();
+        let more = if one_line.chars().count() > 80 {
+            "…"
+        } else {
+            ""
+        };
+        write!(
+            f,
+            "its arguments are not a JSON object ({}): {shown}{more}",
+            self.error
+        )
+    }
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -54,6 +103,19 @@ impl ToolCall {
         self
     }
 
+    /// Keeps `raw` arguments that could not be read (`error`): the call
+    /// has no arguments, and says why (see
+    /// [`invalid_arguments`](Self::invalid_arguments)).
+    pub fn with_invalid_arguments(
+        mut self,
+        raw: impl Into<String>,
+        error: impl Into<String>,
+    ) -> Self {
+        self.arguments = Map::new();
+        self.invalid_arguments = Some(InvalidArguments::new(raw, error));
+        self
+    }
+
     /// Sets the id.
     pub fn with_id(mut self, id: impl Into<String>) -> Self {
         self.id = Some(id.into());
@@ -76,7 +138,13 @@ impl ToolCall {
                 other => format!("{k}={other}"),
             })
             .collect();
-        format!("{}({})", self.name, args.join(", "))
+        match &self.invalid_arguments {
+            Some(bad) => {
+                let raw: String = bad.raw.chars().take(60).collect();
+                format!("{}(<invalid arguments: {raw:?}>)", self.name)
+            }
+            None => format!("{}({})", self.name, args.join(", ")),
+        }
     }
 }
 

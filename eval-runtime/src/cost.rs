@@ -23,10 +23,16 @@
 //! A sample's cost is its agent tokens at the agent model's prices (the
 //! model the agent's answer names, else `EVAL_AGENT_MODEL`), plus its judge
 //! tokens at `EVAL_JUDGE_MODEL`'s and its embedding tokens at
-//! `EVAL_EMBED_MODEL`'s. Tokens nobody reported (an agent that returns no
-//! `usage`, answers served from the cache) cost nothing here. A model with
-//! tokens and no price makes the sample's cost unknown — never 0 — and is
-//! named once per process on stderr.
+//! `EVAL_EMBED_MODEL`'s. Tokens nobody reported (a JSON-contract agent
+//! that returns no `usage`, answers served from the cache) cost nothing
+//! here; a streamed OpenAI-protocol answer without `usage` has its tokens
+//! counted from its text ([`Usage::estimated_tokens`](crate::Usage::estimated_tokens),
+//! priced as reported ones), or, when they could not be counted
+//! ([`Usage::unreported`](crate::Usage::unreported)), makes the cost
+//! unknown. A model with tokens and no price makes the sample's cost
+//! unknown — never 0 — and is named once per process on stderr. A sample
+//! that timed out or failed is priced from what it spent (see
+//! [`meter`](crate::model::meter)).
 //!
 //! Costs are never infinite or NaN. A price above $1,000,000 per million
 //! tokens, or one that is not a finite number ≥ 0, is refused when the table

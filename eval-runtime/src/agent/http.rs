@@ -562,12 +562,12 @@ impl HttpAgent {
             })
         };
         if status.is_success() && is_event_stream(&response) {
-            let body = match BoundedBody::new(response, self.max_response_bytes, self.timeout) {
-                Ok(body) => body,
+            let stream = match BoundedBody::new(response, self.max_response_bytes, self.timeout) {
+                Ok(stream) => stream,
                 Err(refusal) => return refused(refusal),
             };
             let json_events = self.wire_protocol() == Protocol::Json;
-            return match super::stream::read(body, started, json_events).await {
+            return match super::stream::read(stream, started, json_events, &body).await {
                 Ok(reply) => {
                     tracing::debug!(url = %self.shown_url, elapsed = ?started.elapsed(), ttft = ?reply.ttft, "agent streamed its answer");
                     Attempt::Done(reply)

@@ -29,12 +29,16 @@ mod pace;
 mod sse;
 #[cfg(feature = "http")]
 pub mod stream;
+mod tokens;
 mod wire;
 
 pub use crate::model::Sampling;
 pub use eval_datasets::{AgentSettings, Protocol};
 #[cfg(feature = "http")]
 pub use http::{HttpAgent, default_reply};
+pub(crate) use tokens::Tokenizer;
+#[cfg(feature = "http")]
+pub(crate) use tokens::estimate_unreported;
 pub use wire::{AgentReply, AgentRequest, Message};
 
 /// A boxed future, as [`Agent::respond`] returns it.

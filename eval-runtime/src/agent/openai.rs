@@ -19,7 +19,8 @@
 //! **Answer.** `choices[0].message.content` (a string, `null`, or text
 //! parts), `choices[0].message.tool_calls` (each `function.name` and
 //! `function.arguments`, a JSON string — an object is accepted too; a
-//! string that is not JSON fails the sample naming the tool; the legacy
+//! string that is not a JSON object keeps the call with its raw text and
+//! the parse error, see [`ToolCall::invalid_arguments`]; the legacy
 //! `function_call` is read as one call), `usage.prompt_tokens` /
 //! `usage.completion_tokens`, `model`; and, not OpenAI's but read when
 //! present, a top-level `context` as the JSON contract has it. An `error`
@@ -97,7 +98,11 @@ pub fn messages(messages: &[Message]) -> Vec<Value> {
                     "type": "function",
                     "function": {
                         "name": call.name,
-                        "arguments": Value::Object(call.arguments.clone()).to_string(),
+                        // Arguments that could not be read go back as sent.
+                        "arguments": call.invalid_arguments.as_ref().map_or_else(
+                            || Value::Object(call.arguments.clone()).to_string(),
+                            |bad| bad.raw.clone(),
+                        ),
                     },
                 })
             })
@@ -200,45 +205,51 @@ pub(crate) fn content_text(content: Option<&Value>) -> Result<String, String> {
 }
 
 /// A tool call from its name and `arguments` (a JSON string, as OpenAI
-/// sends it, or an object); a string that is not a JSON object is an error
-/// naming the tool.
+/// sends it, or an object). Arguments that are not a JSON object (broken
+/// JSON, as small models write; an array; a number) keep the call, with
+/// the raw text and the reason in [`ToolCall::invalid_arguments`]: the
+/// name-based metrics score it, the argument metrics count its arguments
+/// as matching nothing and say why. (The `Result` is kept for callers; it
+/// is always `Ok`.)
 pub(crate) fn tool_call(
     name: &str,
     arguments: Option<&Value>,
     id: Option<&str>,
 ) -> Result<ToolCall, ReplyError> {
-    let arguments = match arguments {
-        None | Some(Value::Null) => Value::Null,
-        Some(Value::String(text)) if text.trim().is_empty() => Value::Null,
+    let call = ToolCall::new(name);
+    let mut call = match arguments {
+        None | Some(Value::Null) => call,
+        Some(Value::String(text)) if text.trim().is_empty() => call,
         Some(Value::String(text)) => match serde_json::from_str::<Value>(text) {
-            Ok(v @ Value::Object(_)) => v,
-            Ok(other) => {
-                return Err(ReplyError::ArgumentsNotObject {
-                    tool: name.to_string(),
-                    found: one_line(&other.to_string(), 80),
-                });
-            }
-            Err(e) => {
-                return Err(ReplyError::ArgumentsNotJson {
-                    tool: name.to_string(),
-                    text: one_line(text, 80),
-                    source: e.into(),
-                });
-            }
+            Ok(v @ Value::Object(_)) => call.with_arguments(v),
+            Ok(other) => call.with_invalid_arguments(
+                text.as_str(),
+                format!("{}, not an object", json_kind(&other)),
+            ),
+            Err(e) => call.with_invalid_arguments(text.as_str(), format!("not valid JSON: {e}")),
         },
-        Some(v @ Value::Object(_)) => v.clone(),
-        Some(other) => {
-            return Err(ReplyError::ArgumentsType {
-                tool: name.to_string(),
-                found: one_line(&other.to_string(), 80),
-            });
-        }
+        Some(v @ Value::Object(_)) => call.with_arguments(v.clone()),
+        Some(other) => call.with_invalid_arguments(
+            other.to_string(),
+            format!("{}, not an object or a JSON string", json_kind(other)),
+        ),
     };
-    let mut call = ToolCall::new(name).with_arguments(arguments);
     if let Some(id) = id.filter(|i| !i.is_empty()) {
         call = call.with_id(id);
     }
     Ok(call)
+}
+
+/// "a JSON array", "a number"... for the reason arguments were not read.
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 /// Sets `into`'s token counts to what the reply's `usage` object reports
@@ -306,16 +317,40 @@ mod tests {
     }
 
     #[test]
+    fn arguments_that_are_not_an_object_keep_the_call() {
+        let r = parse_reply(&json!({"choices": [{"message": {"tool_calls": [
+            {"id": "c1", "function": {"name": "calculator", "arguments": "{\"x\": "}},
+            {"function": {"name": "calc", "arguments": "[1]"}},
+            {"function": {"name": "n", "arguments": 5}},
+        ]}}]}))
+        .unwrap();
+        let bad: Vec<(&str, &str, &str)> = r
+            .tool_calls
+            .iter()
+            .map(|c| {
+                let b = c.invalid_arguments.as_ref().unwrap();
+                (c.name.as_str(), b.raw.as_str(), b.error.as_str())
+            })
+            .collect();
+        assert_eq!(bad[0].0, "calculator");
+        assert_eq!(bad[0].1, "{\"x\": ");
+        assert!(
+            bad[0].2.starts_with("not valid JSON: EOF while parsing"),
+            "{}",
+            bad[0].2
+        );
+        assert_eq!(bad[1], ("calc", "[1]", "an array, not an object"));
+        assert_eq!(
+            bad[2],
+            ("n", "5", "a number, not an object or a JSON string")
+        );
+        assert_eq!(r.tool_calls[0].id.as_deref(), Some("c1"));
+        assert!(r.tool_calls[0].arguments.is_empty());
+    }
+
+    #[test]
     fn bad_answers_say_what_is_wrong() {
         for (body, want) in [
-            (
-                json!({"choices": [{"message": {"tool_calls": [{"function": {"name": "calculator", "arguments": "{\"x\": "}}]}}]}),
-                "tool call `calculator`: `arguments` is not valid JSON",
-            ),
-            (
-                json!({"choices": [{"message": {"tool_calls": [{"function": {"name": "calc", "arguments": "[1]"}}]}}]}),
-                "tool call `calc`: `arguments` should be a JSON object, found [1]",
-            ),
             (
                 json!({"choices": [{"message": {"tool_calls": [{"function": {}}]}}]}),
                 "tool_calls[0]` has no `function.name`",

@@ -9,7 +9,11 @@
 //!   by their `index` (the `id` and `function.name` when given, the
 //!   `function.arguments` pieces concatenated, parsed as JSON at the end);
 //!   `usage` (the last chunk's, with `stream_options.include_usage`) and
-//!   `model` are kept. Only choice 0 is read;
+//!   `model` are kept. Only choice 0 is read. A stream without any `usage`
+//!   (llama-cpp-python's server sends none, 0.3.36) has its tokens counted
+//!   from the request sent and the answer's text with a tokenizer, marked
+//!   estimated ([`Usage::estimated_tokens`](crate::Usage::estimated_tokens)):
+//!   never a silent 0;
 //! * for the JSON contract, an object with any of: `delta` (text appended
 //!   to the answer), `output` (the whole answer so far, replacing it),
 //!   `context` (as in a whole answer), `tool_calls` (complete calls:
@@ -44,13 +48,33 @@ pub(crate) enum StreamError {
 }
 
 /// Reads the event stream of `body` into a reply; `started` is when the
-/// request was sent. With `json_events` false (the OpenAI protocol), every
-/// event must be a JSON chunk.
+/// request was sent, `sent` the request body. With `json_events` false (the
+/// OpenAI protocol), every event must be a JSON chunk, and a stream without
+/// `usage` has its tokens estimated from `sent` and the answer.
 pub(crate) async fn read(
     mut body: BoundedBody,
     started: Instant,
     json_events: bool,
+    sent: &Value,
 ) -> Result<AgentReply, StreamError> {
+    let mut reply = read_events(&mut body, started, json_events).await?;
+    if !json_events && !reply.usage_seen {
+        super::estimate_unreported(&mut reply.reply, sent);
+    }
+    Ok(reply.reply)
+}
+
+/// A stream's reply, and whether any event carried `usage`.
+struct Streamed {
+    reply: AgentReply,
+    usage_seen: bool,
+}
+
+async fn read_events(
+    body: &mut BoundedBody,
+    started: Instant,
+    json_events: bool,
+) -> Result<Streamed, StreamError> {
     let mut reader = Reader::new();
     let mut assembly = Assembly::new(json_events);
     let mut events = Vec::new();
@@ -59,7 +83,7 @@ pub(crate) async fn read(
             // A final `[DONE]` not followed by an empty line still ends it.
             let pending = reader.pending().map_err(not_text)?;
             if pending.as_deref().map(str::trim) == Some("[DONE]") {
-                return assembly.finish().map_err(StreamError::Bad);
+                return assembly.finished().map_err(StreamError::Bad);
             }
             return Err(StreamError::Refused(Refusal::CutOff {
                 received: body.received(),
@@ -75,7 +99,7 @@ pub(crate) async fn read(
                 .event(&event, || started.elapsed())
                 .map_err(StreamError::Bad)?
             {
-                return assembly.finish().map_err(StreamError::Bad);
+                return assembly.finished().map_err(StreamError::Bad);
             }
         }
     }
@@ -103,6 +127,7 @@ struct Assembly {
     events: usize,
     reply: AgentReply,
     calls: Vec<PartialCall>,
+    usage_seen: bool,
 }
 
 impl Assembly {
@@ -112,6 +137,7 @@ impl Assembly {
             events: 0,
             reply: AgentReply::default(),
             calls: Vec::new(),
+            usage_seen: false,
         }
     }
 
@@ -155,6 +181,7 @@ impl Assembly {
             self.reply.response_id = Some(id);
         }
         if let Some(usage) = value.get("usage").filter(|u| u.is_object()) {
+            self.usage_seen = true;
             openai::read_usage(Some(usage), &mut self.reply.usage);
         }
         match value.get("choices") {
@@ -310,6 +337,15 @@ impl Assembly {
         Ok(())
     }
 
+    /// [`finish`](Self::finish), and whether `usage` was seen.
+    fn finished(self) -> Result<Streamed, String> {
+        let usage_seen = self.usage_seen;
+        Ok(Streamed {
+            reply: self.finish()?,
+            usage_seen,
+        })
+    }
+
     /// The reply, its streamed tool calls parsed.
     fn finish(mut self) -> Result<AgentReply, String> {
         self.calls.sort_by_key(|c| c.index);
@@ -403,6 +439,27 @@ mod tests {
     }
 
     #[test]
+    fn streamed_arguments_that_are_not_json_keep_the_call() {
+        let (r, _) = run(
+            false,
+            &[
+                (
+                    "",
+                    r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"name":"calculator","arguments":"{\"x\":"}}]}}]}"#,
+                ),
+                ("", "[DONE]"),
+            ],
+        )
+        .unwrap();
+        let bad = r.tool_calls[0].invalid_arguments.as_ref().unwrap();
+        assert_eq!(
+            (r.tool_calls[0].name.as_str(), bad.raw.as_str()),
+            ("calculator", "{\"x\":")
+        );
+        assert!(bad.error.contains("not valid JSON"), "{}", bad.error);
+    }
+
+    #[test]
     fn bad_streams_say_what_is_wrong() {
         for (json_events, events, want) in [
             (
@@ -419,17 +476,6 @@ mod tests {
                 true,
                 vec![("error", "boom")],
                 "reported an error (event 1): boom",
-            ),
-            (
-                false,
-                vec![
-                    (
-                        "",
-                        r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"name":"calculator","arguments":"{\"x\":"}}]}}]}"#,
-                    ),
-                    ("", "[DONE]"),
-                ],
-                "tool call `calculator`: `arguments` is not valid JSON",
             ),
             (
                 false,

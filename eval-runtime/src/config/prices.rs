@@ -245,10 +245,18 @@ impl PriceTable {
     }
 
     /// The cost of `usage` tokens at `model`'s prices, or why it is unknown.
-    /// No tokens cost nothing, whatever the model. Never infinite nor NaN
+    /// No tokens cost nothing, whatever the model; replies whose tokens are
+    /// unknown ([`Usage::unreported`]) make it unknown. Estimated tokens
+    /// ([`Usage::estimated_tokens`]) are priced as reported ones. Never infinite nor NaN
     /// (a price too large for the tokens gives `f64::MAX`, said on stderr).
     pub fn cost(&self, what: &str, model: Option<&str>, usage: &Usage) -> Result<f64, CostError> {
         let (prompt, completion) = (usage.prompt_tokens, usage.completion_tokens);
+        if usage.unreported > 0 {
+            return Err(CostError::NoUsage {
+                what: what.to_string(),
+                replies: usage.unreported,
+            });
+        }
         if usage.tokens() == 0 {
             return Ok(0.0);
         }
@@ -326,6 +334,31 @@ mod tests {
             completion_tokens: completion,
             ..Usage::default()
         }
+    }
+
+    #[test]
+    fn replies_without_usage_make_the_cost_unknown_never_zero() {
+        let table =
+            PriceTable::parse("prices.json", br#"{"m": {"input": 1, "output": 2}}"#).unwrap();
+        let mut u = usage(0, 0);
+        u.unreported = 2;
+        let e = table.cost("agent", Some("m"), &u).unwrap_err();
+        assert_eq!(
+            e,
+            CostError::NoUsage {
+                what: "agent".into(),
+                replies: 2
+            }
+        );
+        assert!(
+            e.to_string()
+                .starts_with("the agent reported no usage for 2 repl(ies)"),
+            "{e}"
+        );
+        // Estimated tokens are priced as reported ones.
+        let mut u = usage(1_000_000, 0);
+        u.estimated_tokens = 1_000_000;
+        assert_eq!(table.cost("agent", Some("m"), &u), Ok(1.0));
     }
 
     #[test]

@@ -11,7 +11,8 @@ use eval_datasets::metric::MetricSpec;
 use crate::agent::Response;
 use crate::metrics;
 use crate::metrics::{MetricError, measured};
-use crate::model::{AgentError, SampleError};
+use crate::model::meter::{Meter, Role};
+use crate::model::{AgentError, SampleError, Usage};
 use crate::output::{MetricResult, SampleReport, Spread};
 use crate::services::Services;
 use crate::stats::{Decision, Design, Level, OnInconclusive};
@@ -92,8 +93,12 @@ where
                 None => agent.await,
             }
         };
+        // What the run spends is metered as it goes: a run cut short (a
+        // timeout, a failed call) still says what it spent.
+        let meter = Meter::new();
         let started = Instant::now();
-        let mut outcome = match tokio::time::timeout(timeout, agent).await {
+        let mut outcome = match tokio::time::timeout(timeout, meter.scope(Role::Agent, agent)).await
+        {
             Ok(outcome) => outcome.map_err(SampleError::Agent),
             Err(_) => Err(SampleError::Timeout {
                 secs: timeout.as_secs_f64(),
@@ -113,30 +118,42 @@ where
                 .scope(collect_trajectory(&services.traces, response))
                 .await;
         }
-        // A failed agent call still says what it spent.
+        // A failed or timed-out agent still says what it spent: what the
+        // meter counted (every call made, the tokens of those answered),
+        // else what the error tells.
+        let metered = meter.spent().agent;
         let failed_calls = match &outcome {
+            Err(SampleError::Agent(_) | SampleError::Timeout { .. }) if metered != Usage::ZERO => {
+                Some(metered)
+            }
             Err(SampleError::Agent(e)) => Some(e.calls_made()),
             _ => None,
         };
+        let answered = outcome.as_ref().ok().map(|r| (r.usage, r.model.clone()));
         // Judging is bounded too: retries and re-asks cannot stall a sample.
-        let mut run = match tokio::time::timeout(
-            timeout,
-            score(
-                SampleReport::new(test_name.clone(), sample),
-                sample,
-                specs,
-                outcome,
-                services,
-            ),
-        )
-        .await
-        {
+        let scoring = score(
+            SampleReport::new(test_name.clone(), sample),
+            sample,
+            specs,
+            outcome,
+            services,
+        );
+        let mut run = match tokio::time::timeout(timeout, meter.scope(Role::Judge, scoring)).await {
             Ok(run) => run,
             Err(_) => {
+                // Cut short: the agent's usage, and the judge's and the
+                // embeddings' calls so far, still count (and cost).
                 let mut run = SampleReport::new(test_name.clone(), sample);
                 run.error = Some(SampleError::ScoringTimeout {
                     secs: timeout.as_secs_f64(),
                 });
+                let spent = meter.spent();
+                if let Some((usage, model)) = answered {
+                    run.agent = usage;
+                    run.model = model;
+                }
+                run.usage = spent.judge;
+                run.embeddings = spent.embeddings;
                 run
             }
         };

@@ -24,6 +24,14 @@
 //! A metric of one turn (`tool_correctness@turn2`) scores the calls made in
 //! that turn only; `tool_called@turn2` against that turn's expected answer.
 //!
+//! A call whose arguments the agent sent as broken JSON (or as something
+//! other than an object: [`ToolCall::invalid_arguments`]) is kept: metrics
+//! of names (`tool_called`, `tool_correctness` without `parameters`) score
+//! it like any call; metrics of arguments (`tool_correctness(parameters)`,
+//! `tool_call_accuracy`, `tool_call_f1`, and the trajectory metrics unless
+//! `args = "ignore"`) count its arguments as equal to none, and their
+//! explanation names the parse error.
+//!
 //! Files: `tools/accuracy.rs` (ragas' `ToolCallAccuracy`, both pairings),
 //! `tools/python.rs` (Python's `==`, `str()` and `repr` of JSON values, which
 //! the comparisons above follow).
@@ -175,6 +183,7 @@ pub(crate) fn explain(
         ));
     }
     let expected = sample.expected_tools.as_ref()?;
+    let unreadable = unreadable_arguments(spec, response, turn);
     let mut unexpected = called.clone();
     let mut missing = Vec::new();
     for e in expected {
@@ -192,6 +201,7 @@ pub(crate) fn explain(
     if !unexpected.is_empty() {
         parts.push(format!("not expected: {}", unexpected.join(", ")));
     }
+    parts.extend(unreadable);
     if parts.is_empty() {
         parts.push(if expected.is_empty() {
             "no tool call was expected and none was made".to_string()
@@ -200,6 +210,36 @@ pub(crate) fn explain(
         });
     }
     Some(parts.join("; "))
+}
+
+/// For a metric that compares arguments: each call (of `turn`, when given)
+/// whose arguments could not be read, and why: `` `calc`: its arguments are
+/// not a JSON object (not valid JSON: …): {"x": ``.
+fn unreadable_arguments(
+    spec: &MetricSpec,
+    response: &Response,
+    turn: Option<usize>,
+) -> Vec<String> {
+    let compares_arguments = match spec.kind {
+        MetricKind::ToolCorrectness { parameters, .. } => parameters,
+        MetricKind::ToolCallAccuracy { .. } | MetricKind::ToolCallF1 => true,
+        _ => false,
+    };
+    if !compares_arguments {
+        return Vec::new();
+    }
+    response
+        .tool_calls
+        .iter()
+        .filter(|c| turn.is_none_or(|t| c.turn == t))
+        .filter_map(|c| {
+            let bad = c.invalid_arguments.as_ref()?;
+            Some(format!(
+                "`{}`: {bad} (its arguments match none expected)",
+                c.name
+            ))
+        })
+        .collect()
 }
 
 /// `tool_called`: against the expected answer (the tool's name); one per
@@ -337,7 +377,11 @@ pub(crate) fn tool_correctness(
         if e.name != c.name {
             0.0
         } else if options.parameters {
-            argument_match(&e.arguments, &c.arguments)
+            if c.invalid_arguments.is_some() {
+                0.0
+            } else {
+                argument_match(&e.arguments, &c.arguments)
+            }
         } else {
             1.0
         }
@@ -369,9 +413,10 @@ pub(crate) fn tool_correctness(
 fn exact_calls(expected: &[ToolCall], called: &[ToolCall], parameters: bool) -> f64 {
     bool_score(
         expected.len() == called.len()
-            && expected.iter().zip(called).all(|(e, c)| {
-                e.name == c.name && (!parameters || map_eq(&e.arguments, &c.arguments))
-            }),
+            && expected
+                .iter()
+                .zip(called)
+                .all(|(e, c)| e.name == c.name && (!parameters || arguments_eq(e, c))),
     )
 }
 
@@ -446,7 +491,16 @@ pub(crate) fn tool_call_f1(expected: &[ToolCall], called: &[ToolCall]) -> f64 {
 }
 
 fn same_call(a: &ToolCall, b: &ToolCall) -> bool {
-    a.name == b.name && map_eq(&a.arguments, &b.arguments)
+    a.name == b.name && arguments_eq(a, b)
+}
+
+/// Whether two calls' arguments are equal (Python's `==`); arguments that
+/// could not be read ([`ToolCall::invalid_arguments`]) equal none, not even
+/// their own kind.
+pub(crate) fn arguments_eq(a: &ToolCall, b: &ToolCall) -> bool {
+    a.invalid_arguments.is_none()
+        && b.invalid_arguments.is_none()
+        && map_eq(&a.arguments, &b.arguments)
 }
 
 fn distinct(calls: &[ToolCall]) -> Vec<&ToolCall> {

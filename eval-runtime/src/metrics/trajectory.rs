@@ -183,7 +183,7 @@ pub(crate) fn trajectory_match(
                 && called
                     .iter()
                     .zip(expected)
-                    .all(|(c, e)| c.name == e.name && args_match(&c.arguments, &e.arguments, args))
+                    .all(|(c, e)| c.name == e.name && calls_args_match(c, e, args))
         }
         TrajectoryMode::Superset => covers(called, expected, args),
         TrajectoryMode::Subset => covers(expected, called, args),
@@ -201,9 +201,7 @@ fn covers(a: &[ToolCall], b: &[ToolCall], args: ArgsMatch) -> bool {
     let mut taken = vec![false; a.len()];
     b.iter().all(|want| {
         let found = a.iter().enumerate().position(|(i, have)| {
-            !taken[i]
-                && have.name == want.name
-                && args_match(&have.arguments, &want.arguments, args)
+            !taken[i] && have.name == want.name && calls_args_match(have, want, args)
         });
         match found {
             Some(i) => {
@@ -213,6 +211,15 @@ fn covers(a: &[ToolCall], b: &[ToolCall], args: ArgsMatch) -> bool {
             None => false,
         }
     })
+}
+
+/// [`args_match`] of two calls' arguments; arguments that could not be
+/// read ([`ToolCall::invalid_arguments`]) match none, unless ignored.
+fn calls_args_match(first: &ToolCall, second: &ToolCall, args: ArgsMatch) -> bool {
+    args == ArgsMatch::Ignore
+        || (first.invalid_arguments.is_none()
+            && second.invalid_arguments.is_none()
+            && args_match(&first.arguments, &second.arguments, args))
 }
 
 /// agentevals' tool-argument matchers, `first` and `second` as its
@@ -249,7 +256,7 @@ pub(crate) fn repeated_calls(calls: &[ToolCall]) -> usize {
 }
 
 fn same(a: &ToolCall, b: &ToolCall) -> bool {
-    a.name == b.name && map_eq(&a.arguments, &b.arguments)
+    a.name == b.name && super::tools::arguments_eq(a, b)
 }
 
 /// Why a trajectory metric scored as it did, in one line.

@@ -140,6 +140,18 @@ pub enum CostError {
         /// The price table (where it was read from).
         table: String,
     },
+    /// Replies reported no usage and their tokens could not be counted
+    /// (a stream without a usage chunk, built without the `tokenizer`
+    /// feature): their cost is unknown, not $0.
+    #[error(
+        "the {what} reported no usage for {replies} repl(ies) (a stream without a usage chunk) and this build cannot count their tokens (build eval-runtime with the `tokenizer` feature, or have the server report usage)"
+    )]
+    NoUsage {
+        /// Whose tokens: `agent`, `judge` or `embeddings`.
+        what: String,
+        /// Replies without usage.
+        replies: u32,
+    },
 }
 
 /// Why the environment's settings cannot be used: every bad variable, with its value.

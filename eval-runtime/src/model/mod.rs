@@ -52,12 +52,12 @@ pub use summary::{
     DatasetSummary, DatasetTerms, Gate, GateResult, MetricSummary, UsageTotals, failed_gates,
     total_usage,
 };
-pub(crate) use summary::{incompleteness, now_unix};
+pub(crate) use summary::{incompleteness, now_unix, usd};
 pub(crate) use text::{one_line, sentences};
 pub(crate) use trajectory::AgentSpan;
 pub use trajectory::{Step, StepKind, Trajectory, TrajectorySource};
-pub(crate) use usage::Reported;
 pub use usage::Usage;
+pub(crate) use usage::{Reported, meter};
 pub use written::WrittenMetric;
 
 /// Version of the results-file layout (fields are only ever added).

@@ -284,11 +284,13 @@ impl UsageTotals {
             ("judge", &self.judge),
             ("embeddings", &self.embeddings),
         ] {
-            if u.calls > 0 || u.cache_hits > 0 || u.tokens() > 0 || u.not_credible > 0 {
-                let mut part = format!(
-                    "{what} {} call(s), {} + {} tokens",
-                    u.calls, u.prompt_tokens, u.completion_tokens
-                );
+            if u.calls > 0
+                || u.cache_hits > 0
+                || u.tokens() > 0
+                || u.not_credible > 0
+                || u.unreported > 0
+            {
+                let mut part = format!("{what} {} call(s), {}", u.calls, u.tokens_text());
                 if u.cached_tokens > 0 {
                     part.push_str(&format!(
                         " ({} prompt tokens from the server's prompt cache)",
@@ -308,13 +310,23 @@ impl UsageTotals {
                 parts.push(part);
             }
         }
+        // A cost from estimated tokens is an estimate too.
+        let about = if [self.agent, self.judge, self.embeddings]
+            .iter()
+            .any(|u| u.estimated_tokens > 0)
+        {
+            "~"
+        } else {
+            ""
+        };
         match (self.cost_usd, self.cost_unknown) {
-            (Some(c), 0) => parts.push(format!("cost ${c:.4}")),
+            (Some(c), 0) => parts.push(format!("cost {about}${}", usd(c))),
             (Some(c), n) => parts.push(format!(
-                "cost ${c:.4} + unknown for {n} sample(s) (a model without a price)"
+                "cost {about}${} + unknown for {n} sample(s) (a model without a price, or no usage reported)",
+                usd(c)
             )),
             (None, n) if n > 0 => parts.push(format!(
-                "cost unknown for {n} sample(s) (a model without a price)"
+                "cost unknown for {n} sample(s) (a model without a price, or no usage reported)"
             )),
             _ => {}
         }
@@ -492,10 +504,11 @@ impl GateResult {
             );
         }
         let what = format!("{}({}) {} {}", g.stat, g.metric, g.op, g.threshold);
-        let not = if g.measured().is_some() {
-            "not measured"
-        } else {
-            "not scored"
+        let not = match g.measured() {
+            // An unknown cost is not a pass: say why it is missing.
+            Some(Measure::CostUsd) => "with an unknown cost (see their `cost_unknown`)",
+            Some(_) => "not measured",
+            None => "not scored",
         };
         match self.margin {
             // A sample without a score is not in the statistic, and misses
@@ -541,7 +554,9 @@ impl GateResult {
                 f,
                 "{what} missed: none of the {} samples was {}",
                 self.samples,
-                if g.measured().is_some() {
+                if g.measured() == Some(Measure::CostUsd) {
+                    "of a known cost (see their `cost_unknown`)"
+                } else if g.measured().is_some() {
                     "measured"
                 } else {
                     "scored"
@@ -609,6 +624,17 @@ pub fn failed_gates(datasets: &[DatasetSummary]) -> Vec<(&str, &GateResult)> {
         .collect()
 }
 
+/// A cost in US dollars for a usage line: 4 decimals (`0.0123`), or, for a
+/// cost above 0 that would show as `0.0000`, two significant digits
+/// (`0.000028`): a cost that is known is never shown as nothing.
+pub(crate) fn usd(cost: f64) -> String {
+    if cost <= 0.0 || cost >= 0.000_05 || !cost.is_finite() {
+        return format!("{cost:.4}");
+    }
+    let decimals = (-cost.log10()).ceil() as usize + 1;
+    format!("{cost:.*}", decimals.min(12))
+}
+
 pub(crate) fn now_unix() -> f64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -621,6 +647,16 @@ pub(super) fn is_zero_count(n: &usize) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn small_costs_keep_two_significant_digits() {
+        assert_eq!(usd(0.0), "0.0000");
+        assert_eq!(usd(0.00081), "0.0008");
+        assert_eq!(usd(0.000_049), "0.000049");
+        assert_eq!(usd(28e-6), "0.000028");
+        assert_eq!(usd(3e-9), "0.0000000030");
+        assert_eq!(usd(1.5), "1.5000");
+    }
+
     use super::*;
 
     #[test]

@@ -75,6 +75,17 @@ pub struct Usage {
     /// in the cost.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub not_credible: u32,
+    /// Of the prompt and completion tokens, those this client counted from
+    /// the text with a tokenizer because the server reported none (a
+    /// streamed answer without a usage chunk): an estimate, shown as
+    /// `~N tokens (estimated)`; its cost is computed from them.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub estimated_tokens: u64,
+    /// Replies that reported no usage and whose tokens could not be counted
+    /// (built without the `tokenizer` feature): the cost of their sample is
+    /// unknown, never $0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unreported: u32,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -100,6 +111,10 @@ pub(crate) struct Reported {
     pub(crate) prompt: u64,
     pub(crate) completion: u64,
     pub(crate) cached: u64,
+    /// The counts are this client's estimate, not the server's.
+    pub(crate) estimated: bool,
+    /// The server reported nothing and nothing could be counted.
+    pub(crate) unreported: bool,
 }
 
 impl Reported {
@@ -135,6 +150,7 @@ impl Reported {
             prompt,
             completion,
             cached: cached.min(prompt),
+            ..Reported::default()
         }
     }
 
@@ -144,6 +160,8 @@ impl Reported {
             prompt: usage.prompt_tokens,
             completion: usage.completion_tokens,
             cached: usage.cached_tokens.min(usage.prompt_tokens),
+            estimated: usage.estimated_tokens > 0,
+            unreported: usage.unreported > 0,
         }
     }
 }
@@ -172,6 +190,8 @@ impl Usage {
         cache_hits: 0,
         cached_tokens: 0,
         not_credible: 0,
+        estimated_tokens: 0,
+        unreported: 0,
     };
 
     /// Adds `other` to `self`, every count stopping at its maximum rather
@@ -185,6 +205,8 @@ impl Usage {
         saturating(&mut self.cache_hits, other.cache_hits);
         saturating(&mut self.cached_tokens, other.cached_tokens);
         saturating(&mut self.not_credible, other.not_credible);
+        saturating(&mut self.estimated_tokens, other.estimated_tokens);
+        saturating(&mut self.unreported, other.unreported);
     }
 
     /// Prompt and completion tokens together (at most `u64::MAX`).
@@ -195,22 +217,37 @@ impl Usage {
     /// Counts one HTTP attempt (`retry`: not the call's first).
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn count_attempt(&mut self, retry: bool) {
-        saturating(&mut self.calls, 1);
-        if retry {
-            saturating(&mut self.retries, 1);
-        }
+        self.spend(Usage {
+            calls: 1,
+            retries: u32::from(retry),
+            ..Usage::ZERO
+        });
+    }
+
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    /// Adds `delta` (one count) to `self` and to the run's meter in scope
+    /// (see [`meter`](super::meter)): every count goes through it.
+    fn spend(&mut self, delta: Usage) {
+        self.add(delta);
+        super::meter::record(delta);
     }
 
     /// Counts one judge answer re-asked.
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn count_reask(&mut self) {
-        saturating(&mut self.reasks, 1);
+        self.spend(Usage {
+            reasks: 1,
+            ..Usage::ZERO
+        });
     }
 
     /// Counts `n` answers served from the cache.
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn count_cache_hits(&mut self, n: usize) {
-        saturating(&mut self.cache_hits, u32::try_from(n).unwrap_or(u32::MAX));
+        self.spend(Usage {
+            cache_hits: u32::try_from(n).unwrap_or(u32::MAX),
+            ..Usage::ZERO
+        });
     }
 
     /// Counts the tokens one reply reports: added (saturating) when
@@ -221,11 +258,17 @@ impl Usage {
     pub(crate) fn count_reply(&mut self, prompt: u64, completion: u64) -> Result<(), NotCredible> {
         let claimed = prompt.checked_add(completion);
         if claimed.is_none_or(|n| n > MAX_CREDIBLE_TOKENS) {
-            saturating(&mut self.not_credible, 1);
+            self.spend(Usage {
+                not_credible: 1,
+                ..Usage::ZERO
+            });
             return Err(NotCredible { prompt, completion });
         }
-        saturating(&mut self.prompt_tokens, prompt);
-        saturating(&mut self.completion_tokens, completion);
+        self.spend(Usage {
+            prompt_tokens: prompt,
+            completion_tokens: completion,
+            ..Usage::ZERO
+        });
         Ok(())
     }
 
@@ -234,13 +277,50 @@ impl Usage {
     /// credible.
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn count_reported(&mut self, from: &str, reported: Reported) {
+        if reported.unreported {
+            self.spend(Usage {
+                unreported: 1,
+                ..Usage::ZERO
+            });
+        }
         match self.count_reply(reported.prompt, reported.completion) {
-            Ok(()) => saturating(
-                &mut self.cached_tokens,
-                reported.cached.min(reported.prompt),
-            ),
+            Ok(()) => self.spend(Usage {
+                cached_tokens: reported.cached.min(reported.prompt),
+                estimated_tokens: if reported.estimated {
+                    reported.prompt.saturating_add(reported.completion)
+                } else {
+                    0
+                },
+                ..Usage::ZERO
+            }),
             Err(e) => say_not_credible(from, &e),
         }
+    }
+
+    /// `12 + 7 tokens`; with tokens this client estimated (no usage
+    /// reported), `~12 + ~7 tokens (estimated: no usage reported)` when all
+    /// are, `12 + 7 tokens (~9 of them estimated: no usage reported)` when
+    /// some are; and replies whose tokens are unknown, when any.
+    pub fn tokens_text(&self) -> String {
+        let (p, c) = (self.prompt_tokens, self.completion_tokens);
+        let mut text = if self.estimated_tokens == 0 {
+            format!("{p} + {c} tokens")
+        } else if self.estimated_tokens >= self.tokens() {
+            format!("~{p} + ~{c} tokens (estimated: no usage reported)")
+        } else {
+            format!(
+                "{p} + {c} tokens (~{} of them estimated: no usage reported)",
+                self.estimated_tokens
+            )
+        };
+        if self.unreported > 0 {
+            text.push_str(&format!(
+                ", {} repl{} without usage (tokens unknown)",
+                self.unreported,
+                if self.unreported == 1 { "y" } else { "ies" }
+            ));
+        }
+        text
     }
 
     /// The usage of an answer replayed from a recording made from `from`
@@ -249,13 +329,23 @@ impl Usage {
     /// a recording is a file anyone can edit.
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn replayed(recorded: Usage, from: &str) -> Usage {
-        let mut usage = Usage {
+        let mut usage = Usage::ZERO;
+        usage.spend(Usage {
             reasks: recorded.reasks,
             cache_hits: recorded.cache_hits,
             not_credible: recorded.not_credible,
             ..Usage::ZERO
+        });
+        let reported = Reported {
+            estimated: false,
+            ..Reported::from_usage(&recorded)
         };
-        usage.count_reported(from, Reported::from_usage(&recorded));
+        usage.count_reported(from, reported);
+        let estimated = recorded.estimated_tokens.min(usage.tokens());
+        usage.spend(Usage {
+            estimated_tokens: estimated,
+            ..Usage::ZERO
+        });
         usage.count_cache_hits(1);
         usage
     }
@@ -286,6 +376,138 @@ fn say_not_credible(from: &str, e: &NotCredible) {
         crate::notice::warn(&format!(
             "{from} {e} (said once per server; the usage lines count every such reply as not credible)"
         ));
+    }
+}
+
+pub(crate) mod meter {
+    //! What a sample's run has spent so far, seen by the engine when it cuts
+    //! the run short: a run that times out (or whose agent fails) keeps the
+    //! calls, tokens and cache hits made before, instead of reporting 0 calls
+    //! and $0 though the agent and the judge were called.
+    //!
+    //! The engine runs the agent, then the scoring, inside a [`Meter`]'s scope
+    //! (a task-local, so only work polled by the sample's own task is seen: an
+    //! in-process agent that runs on a thread of its own reports its usage in
+    //! its answer, as before). Every count of [`Usage`] — an HTTP attempt, a
+    //! reply's tokens, a re-ask, a cache hit — is also added to the meter in
+    //! scope, to the part its [`Role`] says: the agent's while the agent runs,
+    //! the judge's while scoring, the embeddings' inside an embeddings call.
+    //! What the meter holds is read only when the run was cut short; a run that
+    //! completes reports the usage its answer and its metrics carry.
+
+    use std::future::Future;
+    use std::sync::{Arc, Mutex};
+
+    use super::Usage;
+
+    /// Whose counts a scope records.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub(crate) enum Role {
+        /// The agent (and a retrieval query's retriever).
+        Agent,
+        /// The judge.
+        Judge,
+        /// The embeddings server.
+        Embeddings,
+    }
+
+    /// The usage counted so far in a run: the agent's, the judge's and the
+    /// embeddings'.
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+    pub(crate) struct Spent {
+        pub(crate) agent: Usage,
+        pub(crate) judge: Usage,
+        pub(crate) embeddings: Usage,
+    }
+
+    /// A run's meter, shared by the engine and the work it scopes.
+    #[derive(Debug, Clone, Default)]
+    pub(crate) struct Meter(Arc<Mutex<Spent>>);
+
+    tokio::task_local! {
+        static METER: (Meter, Role);
+    }
+
+    impl Meter {
+        /// A meter with nothing counted.
+        pub(crate) fn new() -> Meter {
+            Meter::default()
+        }
+
+        /// Runs `work` with its counts recorded in this meter as `role`'s.
+        pub(crate) async fn scope<F: Future>(&self, role: Role, work: F) -> F::Output {
+            METER.scope((self.clone(), role), work).await
+        }
+
+        /// What was counted so far.
+        pub(crate) fn spent(&self) -> Spent {
+            self.0
+                .lock()
+                .map(|s| *s)
+                .unwrap_or_else(|p| *p.into_inner())
+        }
+    }
+
+    /// Runs `work` with its counts recorded as `role`'s in the meter of the
+    /// scope it runs in (if any): an embeddings call made while scoring.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) async fn as_role<F: Future>(role: Role, work: F) -> F::Output {
+        match METER.try_with(|(meter, _)| meter.clone()) {
+            Ok(meter) => meter.scope(role, work).await,
+            Err(_) => work.await,
+        }
+    }
+
+    /// Adds `delta` to the meter in scope, to its role's part; nothing outside
+    /// a scope.
+    pub(crate) fn record(delta: Usage) {
+        let _ = METER.try_with(|(meter, role)| {
+            let mut spent = meter.0.lock().unwrap_or_else(|p| p.into_inner());
+            match role {
+                Role::Agent => spent.agent.add(delta),
+                Role::Judge => spent.judge.add(delta),
+                Role::Embeddings => spent.embeddings.add(delta),
+            }
+        });
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[tokio::test]
+        async fn counts_reach_the_meter_in_scope_even_when_the_work_is_cancelled() {
+            let meter = Meter::new();
+            let work = meter.scope(Role::Agent, async {
+                let mut usage = Usage::ZERO;
+                usage.count_attempt(false);
+                let _ = usage.count_reply(12, 3);
+                as_role(Role::Embeddings, async {
+                    let mut u = Usage::ZERO;
+                    u.count_cache_hits(2);
+                })
+                .await;
+                // Never finishes: the timeout drops `usage`.
+                std::future::pending::<()>().await;
+            });
+            let cut = tokio::time::timeout(std::time::Duration::from_millis(10), work).await;
+            assert!(cut.is_err());
+            let spent = meter.spent();
+            assert_eq!(
+                (
+                    spent.agent.calls,
+                    spent.agent.prompt_tokens,
+                    spent.agent.completion_tokens
+                ),
+                (1, 12, 3)
+            );
+            assert_eq!(spent.embeddings.cache_hits, 2);
+            assert_eq!(spent.judge, Usage::ZERO);
+            // Outside a scope nothing is recorded (and nothing fails).
+            let mut u = Usage::ZERO;
+            u.count_attempt(true);
+            assert_eq!(meter.spent().agent.calls, 1);
+        }
     }
 }
 
@@ -339,6 +561,7 @@ mod tests {
                 prompt: 10,
                 completion: 1,
                 cached: 8,
+                ..Reported::default()
             },
         );
         assert_eq!((u.prompt_tokens, u.cached_tokens), (10, 8));
@@ -348,6 +571,7 @@ mod tests {
                 prompt: u64::MAX,
                 completion: 0,
                 cached: 5,
+                ..Reported::default()
             },
         );
         assert_eq!((u.cached_tokens, u.not_credible), (8, 1));
@@ -378,6 +602,57 @@ mod tests {
             (u.prompt_tokens, u.completion_tokens, u.cache_hits),
             (12, 7, 1)
         );
+    }
+
+    #[test]
+    fn estimated_and_unreported_tokens_are_counted_and_shown() {
+        let mut u = Usage::ZERO;
+        u.count_reported(
+            "t",
+            Reported {
+                prompt: 20,
+                completion: 5,
+                estimated: true,
+                ..Reported::default()
+            },
+        );
+        assert_eq!((u.tokens(), u.estimated_tokens), (25, 25));
+        assert_eq!(
+            u.tokens_text(),
+            "~20 + ~5 tokens (estimated: no usage reported)"
+        );
+        u.count_reported(
+            "t",
+            Reported {
+                prompt: 10,
+                completion: 1,
+                ..Reported::default()
+            },
+        );
+        assert_eq!(
+            u.tokens_text(),
+            "30 + 6 tokens (~25 of them estimated: no usage reported)"
+        );
+        u.count_reported(
+            "t",
+            Reported {
+                unreported: true,
+                ..Reported::default()
+            },
+        );
+        assert_eq!(u.unreported, 1);
+        assert!(
+            u.tokens_text()
+                .ends_with(", 1 reply without usage (tokens unknown)")
+        );
+        // Kept through a sum and a recording; not written when 0.
+        let mut total = Usage::ZERO;
+        total.add(u);
+        assert_eq!((total.estimated_tokens, total.unreported), (25, 1));
+        let back = Usage::replayed(u, "the cassette t.jsonl");
+        assert_eq!((back.estimated_tokens, back.unreported), (25, 1));
+        let json = serde_json::to_value(Usage::ZERO).unwrap();
+        assert!(json.get("estimated_tokens").is_none() && json.get("unreported").is_none());
     }
 
     #[test]

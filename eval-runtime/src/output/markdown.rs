@@ -33,9 +33,18 @@ fn tokens(u: &UsageTotals) -> u64 {
 }
 
 fn cost(u: &UsageTotals) -> String {
+    // From tokens counted here because no usage was reported: an estimate.
+    let about = if [u.agent, u.judge, u.embeddings]
+        .iter()
+        .any(|u| u.estimated_tokens > 0)
+    {
+        "~"
+    } else {
+        ""
+    };
     match (u.cost_usd, u.cost_unknown) {
-        (Some(c), 0) => format!("${c:.4}"),
-        (Some(c), n) => format!("${c:.4} + unknown ({n})"),
+        (Some(c), 0) => format!("{about}${}", crate::model::usd(c)),
+        (Some(c), n) => format!("{about}${} + unknown ({n})", crate::model::usd(c)),
         (None, n) if n > 0 => format!("unknown ({n})"),
         _ => "—".into(),
     }

@@ -235,18 +235,26 @@ impl SampleReport {
             if u.calls > 0 || u.cache_hits > 0 {
                 let _ = writeln!(
                     out,
-                    "  {what}: {} call(s), {} retr(ies), {} re-ask(s), {} cache hit(s), {} + {} tokens",
+                    "  {what}: {} call(s), {} retr(ies), {} re-ask(s), {} cache hit(s), {}",
                     u.calls,
                     u.retries,
                     u.reasks,
                     u.cache_hits,
-                    u.prompt_tokens,
-                    u.completion_tokens
+                    u.tokens_text()
                 );
             }
         }
         if let Some(cost) = self.cost_usd {
-            let _ = writeln!(out, "  cost: ${cost:.6}");
+            let estimated = [&self.agent, &self.usage, &self.embeddings]
+                .iter()
+                .any(|u| u.estimated_tokens > 0);
+            let _ = if estimated {
+                writeln!(out, "  cost: ~${cost:.6} (from estimated tokens)")
+            } else {
+                writeln!(out, "  cost: ${cost:.6}")
+            };
+        } else if let Some(why) = &self.cost_unknown {
+            let _ = writeln!(out, "  cost: unknown ({why})");
         }
         out
     }

@@ -54,64 +54,7 @@ impl Calls {
     }
 }
 
-/// A tokenizer: the model's own, or `o200k_base` as an approximation (a
-/// character count over 4 without the `tokenizer` feature).
-pub(crate) struct Tokenizer {
-    #[cfg(feature = "tokenizer")]
-    bpe: Option<&'static tiktoken_rs::CoreBPE>,
-    pub(crate) name: &'static str,
-    pub(crate) exact: bool,
-}
-
-impl Tokenizer {
-    #[cfg(feature = "tokenizer")]
-    pub(crate) fn for_model(model: &str) -> Tokenizer {
-        use tiktoken_rs::tokenizer::Tokenizer as T;
-        let (kind, exact) = match tiktoken_rs::tokenizer::get_tokenizer(model) {
-            Some(kind) => (kind, true),
-            None => (T::O200kBase, false),
-        };
-        let name = match kind {
-            T::O200kBase => "o200k_base",
-            T::O200kHarmony => "o200k_harmony",
-            T::Cl100kBase => "cl100k_base",
-            T::P50kBase => "p50k_base",
-            T::P50kEdit => "p50k_edit",
-            _ => "r50k_base",
-        };
-        Tokenizer {
-            bpe: tiktoken_rs::bpe_for_tokenizer(kind).ok(),
-            name,
-            exact,
-        }
-    }
-
-    /// Without the `tokenizer` feature: a token per four characters.
-    #[cfg(not(feature = "tokenizer"))]
-    pub(crate) fn for_model(_model: &str) -> Tokenizer {
-        Tokenizer {
-            name: "4 characters per token (built without the `tokenizer` feature)",
-            exact: false,
-        }
-    }
-
-    /// Tokens of `text` (a character count over 4 if the tables failed to
-    /// load, or without the `tokenizer` feature).
-    pub(crate) fn count(&self, text: &str) -> u64 {
-        #[cfg(feature = "tokenizer")]
-        if let Some(bpe) = self.bpe {
-            return bpe.encode_ordinary(text).len() as u64;
-        }
-        (text.chars().count() as u64).div_ceil(4)
-    }
-
-    /// Prompt tokens of a chat whose messages are `contents`, as OpenAI's
-    /// cookbook ("How to count tokens with tiktoken") counts them: 3 per
-    /// message plus its role and content, and 3 priming the answer.
-    pub(crate) fn chat(&self, contents: &[&str]) -> u64 {
-        3 + contents.iter().map(|c| 3 + 1 + self.count(c)).sum::<u64>()
-    }
-}
+pub(crate) use crate::agent::Tokenizer;
 
 /// The judge and embeddings of an estimate: answers every question as the
 /// estimate assumes, counts calls and tokens, sends nothing.

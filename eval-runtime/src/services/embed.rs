@@ -1,6 +1,16 @@
 //! Embeddings: any OpenAI-compatible `/v1/embeddings` server
 //! (`EVAL_EMBED_URL`, `EVAL_EMBED_MODEL`, `EVAL_EMBED_API_KEY` else
 //! `OPENAI_API_KEY`). Vectors are cached per text (see [`Cache`](super::Cache)).
+//!
+//! A server may answer one vector *per token* of a text instead of one per
+//! text: llama-cpp-python's server does for a model loaded with pooling
+//! type `none` (0.3.36, `llama_cpp/llama.py`, `Llama.embed`: with
+//! `LLAMA_POOLING_TYPE_NONE` each `data[i].embedding` is a list of
+//! `n_tokens` lists of `n_embd` floats). Such an answer is mean-pooled
+//! (each dimension averaged over the tokens, as sentence-transformers'
+//! default mean pooling does), and said once per server on stderr. (That
+//! server has no pooling setting: it keeps the model's own type, none for a
+//! chat model such as SmolLM2; an embedding model pools.)
 
 use serde_json::{Value, json};
 
@@ -97,8 +107,22 @@ impl Embedder {
     }
 
     /// One vector per text, in order; texts already cached are not sent.
-    /// Calls and cache hits are added to `usage`, also when the call fails.
+    /// Calls and cache hits are added to `usage`, also when the call fails
+    /// (and to the run's meter as the embeddings', also when the call is
+    /// cut short by the sample's timeout).
     pub async fn embed(
+        &self,
+        texts: &[&str],
+        usage: &mut Usage,
+    ) -> Result<Vec<Vec<f64>>, ServiceError> {
+        crate::model::meter::as_role(
+            crate::model::meter::Role::Embeddings,
+            self.embed_counted(texts, usage),
+        )
+        .await
+    }
+
+    async fn embed_counted(
         &self,
         texts: &[&str],
         usage: &mut Usage,
@@ -157,6 +181,9 @@ impl Embedder {
                     return Err(bad(format!("vector index {at} out of range")));
                 };
                 let v = vector(&item["embedding"]).map_err(bad)?;
+                if is_per_token(&item["embedding"]) {
+                    say_pooled(&self.endpoint.shown);
+                }
                 if let Some(cache) = &self.cache {
                     cache.put(&keys[slot], &item["embedding"]);
                 }
@@ -180,18 +207,78 @@ impl Embedder {
     }
 }
 
+/// One text's vector: an array of numbers, or one array of numbers per
+/// token (mean-pooled: see the module's docs).
 fn vector(v: &Value) -> Result<Vec<f64>, String> {
     let items = v.as_array().ok_or("an `embedding` is not an array")?;
     if items.is_empty() {
         return Err("an `embedding` is empty".into());
     }
+    if is_per_token(v) {
+        return mean_pool(items);
+    }
     items
         .iter()
         .map(|x| {
-            x.as_f64()
-                .ok_or_else(|| "an `embedding` holds a non-number".to_string())
+            x.as_f64().ok_or_else(|| {
+                "an `embedding` holds a non-number (expected one array of numbers per text, or one per token)".to_string()
+            })
         })
         .collect()
+}
+
+/// Whether an `embedding` is one vector per token (its first item an array).
+fn is_per_token(v: &Value) -> bool {
+    v.as_array()
+        .and_then(|items| items.first())
+        .is_some_and(Value::is_array)
+}
+
+/// The mean of per-token vectors, dimension by dimension; every token's
+/// vector must be numbers, of one length.
+fn mean_pool(tokens: &[Value]) -> Result<Vec<f64>, String> {
+    let mut sum: Vec<f64> = Vec::new();
+    for (t, token) in tokens.iter().enumerate() {
+        let token = token.as_array().ok_or_else(|| {
+            format!("a per-token `embedding` holds a non-array at token {t} (expected one array of numbers per token)")
+        })?;
+        if t == 0 {
+            if token.is_empty() {
+                return Err("a per-token `embedding` has an empty vector".into());
+            }
+            sum = vec![0.0; token.len()];
+        } else if token.len() != sum.len() {
+            return Err(format!(
+                "a per-token `embedding` has vectors of {} and {} dimensions (token {t}): cannot mean-pool them",
+                sum.len(),
+                token.len()
+            ));
+        }
+        for (total, x) in sum.iter_mut().zip(token) {
+            *total += x.as_f64().ok_or_else(|| {
+                format!("a per-token `embedding` holds a non-number at token {t}")
+            })?;
+        }
+    }
+    let n = tokens.len() as f64;
+    Ok(sum.into_iter().map(|total| total / n).collect())
+}
+
+/// Says once per server that its per-token vectors were mean-pooled.
+fn say_pooled(server: &str) {
+    use std::collections::BTreeSet;
+    use std::sync::{Mutex, OnceLock};
+    static SAID: OnceLock<Mutex<BTreeSet<String>>> = OnceLock::new();
+    let first = SAID
+        .get_or_init(Mutex::default)
+        .lock()
+        .map(|mut said| said.insert(server.to_string()))
+        .unwrap_or(false);
+    if first {
+        crate::notice::note(&format!(
+            "the embeddings server at {server} answers one vector per token (a model without a pooling type: llama-cpp-python's server keeps the model's own, none for a chat model): each text's vectors are mean-pooled into one; serve an embedding model to have the server pool them"
+        ));
+    }
 }
 
 /// Cosine similarity of two vectors (0 when either has zero length or they
@@ -207,5 +294,30 @@ pub fn cosine(a: &[f64], b: &[f64]) -> f64 {
         0.0
     } else {
         dot / (na * nb)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn per_token_vectors_are_mean_pooled_and_bad_ones_named() {
+        // llama-cpp-python 0.3.36 with pooling none: one list per token.
+        let v = vector(&json!([[1.0, 2.0, 3.0], [3.0, 4.0, 5.0]])).unwrap();
+        assert_eq!(v, [2.0, 3.0, 4.0]);
+        assert!(is_per_token(&json!([[1.0]])));
+        assert!(!is_per_token(&json!([1.0])));
+        assert_eq!(vector(&json!([0.5, 1.5])).unwrap(), [0.5, 1.5]);
+        for (bad, want) in [
+            (json!([[1.0, 2.0], [1.0]]), "vectors of 2 and 1 dimensions"),
+            (json!([[1.0], 2.0]), "non-array at token 1"),
+            (json!([[1.0], ["x"]]), "non-number at token 1"),
+            (json!([[]]), "empty vector"),
+            (json!([1.0, "x"]), "or one per token"),
+        ] {
+            let e = vector(&bad).unwrap_err();
+            assert!(e.contains(want), "{e}");
+        }
     }
 }

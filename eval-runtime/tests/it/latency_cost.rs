@@ -268,7 +268,7 @@ fn cost_comes_from_the_price_table_and_is_unknown_without_a_price() {
     );
     assert_eq!(
         d.usage.line(),
-        "agent 0 call(s), 3010 + 610 tokens; cost $0.0008 + unknown for 1 sample(s) (a model without a price)"
+        "agent 0 call(s), 3010 + 610 tokens; cost $0.0008 + unknown for 1 sample(s) (a model without a price, or no usage reported)"
     );
     // The mean-cost gate is missed: a sample's cost is unknown.
     let gate = d

@@ -25,3 +25,4 @@ mod spans;
 mod streamed;
 mod tools;
 mod untrusted_replies;
+mod usage_never_zero;

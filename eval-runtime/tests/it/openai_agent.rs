@@ -123,7 +123,7 @@ async fn answers_give_content_tool_calls_usage_and_model() {
 }
 
 #[tokio::test]
-async fn malformed_tool_arguments_fail_naming_the_tool() {
+async fn malformed_tool_arguments_keep_the_call_with_the_parse_error() {
     let server = chat_server(completion(
         json!({"role": "assistant", "content": null, "tool_calls": [
             {"id": "c", "type": "function", "function": {"name": "calculator", "arguments": "{\"expression\": 2 +"}}
@@ -132,14 +132,15 @@ async fn malformed_tool_arguments_fail_naming_the_tool() {
     ))
     .await;
     let agent = HttpAgent::new(&server.url).unwrap().model("m");
-    let e = agent.respond(&Sample::new("x")).await.unwrap_err();
-    let Error::Agent(AgentError::BadResponse { reason, .. }) = &e else {
-        panic!("{e}");
-    };
-    assert!(
-        reason.starts_with("tool call `calculator`: `arguments` is not valid JSON"),
-        "{reason}"
+    let r = agent.respond(&Sample::new("x")).await.unwrap();
+    let call = &r.tool_calls[0];
+    assert_eq!(
+        (call.name.as_str(), call.id.as_deref()),
+        ("calculator", Some("c"))
     );
+    let bad = call.invalid_arguments.as_ref().unwrap();
+    assert_eq!(bad.raw, "{\"expression\": 2 +");
+    assert!(bad.error.starts_with("not valid JSON: "), "{}", bad.error);
 }
 
 /// Whether `messages` satisfy OpenAI's rule: an assistant message with

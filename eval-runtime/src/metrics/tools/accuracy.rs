@@ -62,7 +62,7 @@ pub(crate) fn tool_call_accuracy(
         .iter()
         .zip(&preds)
         .filter(|(r, p)| r.name == p.name)
-        .map(|(r, p)| arguments_as_text(&p.arguments, &r.arguments, python_str))
+        .map(|(r, p)| call_arguments_as_text(p, r, python_str))
         .sum();
     score /= refs.len() as f64;
     if preds.len() < refs.len() {
@@ -128,7 +128,7 @@ pub(crate) fn tool_call_accuracy_best(
         let mut best: Option<(usize, f64)> = None;
         for (i, p) in remaining.iter().enumerate() {
             if p.name == r.name {
-                let s = arguments_as_text(&p.arguments, &r.arguments, canonical_text);
+                let s = call_arguments_as_text(p, r, canonical_text);
                 if s > best.map_or(0.0, |(_, b)| b) {
                     best = Some((i, s));
                 }
@@ -196,6 +196,19 @@ fn sort_key(call: &ToolCall, text: fn(&Value) -> String) -> Vec<String> {
 /// ragas' `_get_arg_score(preds, refs)` with its default `ExactMatch`
 /// (`exact_match_args` in its collections version): the share of the
 /// reference's arguments the call has with the same text.
+/// [`arguments_as_text`] of two calls: 0 when the call's arguments could
+/// not be read ([`ToolCall::invalid_arguments`]: they match nothing).
+fn call_arguments_as_text(
+    pred: &ToolCall,
+    reference: &ToolCall,
+    text: fn(&Value) -> String,
+) -> f64 {
+    if pred.invalid_arguments.is_some() {
+        return 0.0;
+    }
+    arguments_as_text(&pred.arguments, &reference.arguments, text)
+}
+
 fn arguments_as_text(
     pred: &Map<String, Value>,
     reference: &Map<String, Value>,
