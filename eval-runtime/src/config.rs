@@ -192,6 +192,8 @@ pub struct Config {
     pub step_summary_auto: bool,
     /// The agent's spans collected, results exported: see [`TraceSettings`].
     pub traces: TraceSettings,
+    /// `EVAL_JUDGE_MAX_TOKENS`, `EVAL_JUDGE_STRUCTURED`: see [`JudgeAnswers`].
+    pub judge_answers: JudgeAnswers,
 }
 
 /// Every variable this crate reads (for near-miss warnings).
@@ -223,6 +225,8 @@ const KNOWN: &[&str] = &[
     "EVAL_JUDGE_MODEL",
     "EVAL_JUDGE_API_KEY",
     "EVAL_JUDGE_TIMEOUT_SECS",
+    "EVAL_JUDGE_MAX_TOKENS",
+    "EVAL_JUDGE_STRUCTURED",
     "EVAL_EMBED_URL",
     "EVAL_EMBED_MODEL",
     "EVAL_EMBED_API_KEY",
@@ -328,6 +332,7 @@ impl Config {
         let agent_adaptive = get("EVAL_AGENT_ADAPTIVE", false);
         let agent_speech = AgentSpeech::get(&mut get);
         let trace_vars = TraceVars::get(&mut get);
+        let judge_answer_vars = JudgeAnswerVars::get(&mut get);
         let sample_timeout = get("EVAL_SAMPLE_TIMEOUT_SECS", false);
         let concurrency = get("EVAL_CONCURRENCY", false);
         let judge_concurrency = get("EVAL_JUDGE_CONCURRENCY", false);
@@ -598,6 +603,7 @@ impl Config {
         let (agent_protocol, agent_model, agent_stream, agent_sampling) =
             agent_speech.parse(&mut bad);
         let traces = trace_vars.parse(&mut bad);
+        let judge_answers = judge_answer_vars.parse(&mut bad);
         if !bad.is_empty() {
             return Err(ConfigError(bad));
         }
@@ -656,6 +662,7 @@ impl Config {
             near_misses,
             prices,
             traces,
+            judge_answers,
         })
     }
 
@@ -717,11 +724,14 @@ impl Config {
 /// The default cap on one answer's body (`EVAL_MAX_RESPONSE_BYTES`): 16 MiB.
 pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 16 << 20;
 
+mod judge_answers;
 mod location;
 mod prices;
 mod traces;
 mod values;
 
+use judge_answers::JudgeAnswerVars;
+pub use judge_answers::{JudgeAnswers, Structured};
 pub use location::{
     ResultsKey, binary_name, calibration_dir, project_calibration_dir, results_dir,
 };

@@ -3,8 +3,8 @@
 //! `EVAL_EMBED_URL` at when they need model-based metrics without a model.
 //!
 //! It reads a question as `eval-runtime` renders it: the boundary from the
-//! system message's rule, the task and its instructions from the user
-//! message's task section, and its data blocks by name (`answer`,
+//! system message's rule (the digits after its first `<`), the task and its
+//! instructions from the user message's task section (`<B task=TASK>`), and its data blocks by name (`answer`,
 //! `context_1`, `statement_2`, ...). It answers every judged metric's
 //! prompts and the test set generation prompts by simple deterministic
 //! rules, in exactly the shape each asks for (bare `0`/`1` flags,
@@ -12,9 +12,9 @@
 //!
 //! | task | answer |
 //! |---|---|
-//! | `faithfulness/statements` | the answer's sentences |
-//! | `faithfulness/verdicts`, `context_recall/attribution` | 1 for a statement (of the expected answer, for recall) when at least half its content words are in the context |
-//! | `context_precision/usefulness` | 1 for a chunk holding at least half the expected answer's content words |
+//! | `faithfulness` | `statements`: the answer's sentences; `verdicts`: 1 for a statement when at least half its content words are in the context |
+//! | `context/reference` | `useful`: 1 for a chunk holding at least half the expected answer's content words; `attributed`: 1 for a sentence of the expected answer when at least half its content words are in the context |
+//! | `faithfulness/statements`, `faithfulness/verdicts`, `context_recall/attribution`, `context_precision/usefulness` | the earlier prompts' tasks, by the same rules |
 //! | `answer_relevancy/questions` | three questions on the answer's first four content words; noncommittal when it says "don't know" |
 //! | `hallucination/contradictions` | `"no"` (contradicted) for a context when an answer sentence on its subject (half its content words in it) states a number it does not, or negates where it does not (or the other way round) |
 //! | `toxicity/opinions`, `bias/opinions` | the answer's sentences holding an opinion word (`think`, `best`, `overrated`, `idiots`, ...) |
