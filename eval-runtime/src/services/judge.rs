@@ -100,9 +100,6 @@ impl<F: Fn(&Value) -> Result<(), String> + Sync> Answer for F {
 struct Modes {
     /// The mode requests carry now.
     current: Structured,
-    /// Whether a request has succeeded in it (until then, under `auto`, a
-    /// 5xx is not retried before its body is looked at).
-    confirmed: bool,
 }
 
 /// A configured judge. Cheap to clone.
@@ -168,7 +165,6 @@ impl Judge {
             structured: Structured::Auto,
             modes: Arc::new(Mutex::new(Modes {
                 current: Structured::JsonSchema,
-                confirmed: false,
             })),
             key: Default::default(),
             warming: Default::default(),
@@ -238,7 +234,6 @@ impl Judge {
                 Structured::Auto => Structured::JsonSchema,
                 other => other,
             },
-            confirmed: false,
         }));
         self
     }
@@ -390,10 +385,13 @@ impl Judge {
                 Ok(value) => return Ok(value),
                 Err(problem) if attempts <= MAX_REASKS => {
                     usage.count_reask();
-                    rendered = prompt
-                        .clone()
-                        .with_correction(correction(&problem))
-                        .render_keyed(self.boundary_key())?;
+                    // Our words only, so the boundary stays (and with it
+                    // the system message and any shared prefix).
+                    let corrected = prompt.clone().with_correction(correction(&problem));
+                    rendered = match corrected.mentions(&rendered.boundary) {
+                        false => corrected.render_with(&rendered.boundary)?,
+                        true => corrected.render_keyed(self.boundary_key())?,
+                    };
                 }
                 Err(problem) => {
                     return Err(ServiceError::UnusableAnswer {
@@ -405,9 +403,9 @@ impl Judge {
         }
     }
 
-    /// Posts one request in the current structured-output mode; under
-    /// `auto`, a refused mode is replaced by the next (once, said once) and
-    /// the request sent again.
+    /// Posts one request in the current structured-output mode (retried
+    /// as every call is); under `auto`, a refused mode is replaced by the
+    /// next (once, said once) and the request sent again.
     async fn send(
         &self,
         rendered: &super::Rendered,
@@ -416,39 +414,18 @@ impl Judge {
         usage: &mut Usage,
     ) -> Result<Value, ServiceError> {
         loop {
-            let (mode, confirmed) = {
-                let modes = self.lock_modes();
-                (modes.current, modes.confirmed)
-            };
+            let mode = self.structured_mode();
             let body = self.body(rendered, max_tokens, mode, schema);
-            let probing = self.structured == Structured::Auto && !confirmed;
-            let result = if probing {
-                // A refusal may be a 5xx (llama-cpp-python's): look at its
-                // body before retrying it as a server fault.
-                let mut once = self.endpoint.clone();
-                once.max_retries = 0;
-                match once.post(&body, usage).await {
-                    Err(ServiceError::Status {
-                        status, body: text, ..
-                    }) if status >= 500 && !refuses_format(status, &text) => {
-                        self.endpoint.post(&body, usage).await
-                    }
-                    other => other,
-                }
-            } else {
-                self.endpoint.post(&body, usage).await
-            };
-            match result {
-                Ok(reply) => {
-                    self.lock_modes().confirmed = true;
-                    return Ok(reply);
-                }
+            match self.endpoint.post(&body, usage).await {
                 Err(ServiceError::Status {
                     status, body: text, ..
-                }) if probing && refuses_format(status, &text) && mode.next().is_some() => {
+                }) if self.structured == Structured::Auto
+                    && refuses_format(status, &text)
+                    && mode.next().is_some() =>
+                {
                     self.fall_back(mode, status, &text);
                 }
-                Err(e) => return Err(e),
+                other => return other,
             }
         }
     }

@@ -64,14 +64,14 @@ fn judge_answer(body: &Value) -> String {
     let blocks = common::data_blocks(body);
     let block = |name: &str| common::block(body, name).unwrap_or_default();
     let count = |prefix: &str| blocks.iter().filter(|(n, _)| n.starts_with(prefix)).count();
-    let v = if system.contains("faithfulness/statements") {
-        json!({"statements": split_sentences(&block("answer"))})
-    } else if system.contains("faithfulness/verdicts") {
-        json!({"verdicts": vec![1; count("statement_")]})
-    } else if system.contains("context_precision") {
-        json!({"verdicts": (0..count("context_")).map(|i| i32::from(i == 0)).collect::<Vec<_>>()})
-    } else if system.contains("context_recall") {
-        json!({"classifications": vec![1; split_sentences(&block("expected_answer")).len()]})
+    let v = if system == "faithfulness" {
+        let statements = split_sentences(&block("answer"));
+        json!({"verdicts": vec![1; statements.len()], "statements": statements})
+    } else if system == "context/reference" {
+        json!({
+            "useful": (0..count("context_")).map(|i| i32::from(i == 0)).collect::<Vec<_>>(),
+            "attributed": vec![1; split_sentences(&block("expected_answer")).len()],
+        })
     } else if system.contains("answer_relevancy") {
         json!({"questions": ["What does the answer state?", "Which fact is given?", "What is asked about France?"], "noncommittal": 0})
     } else if system.contains("hallucination") {
