@@ -117,6 +117,9 @@ impl Tokenizer {
 #[derive(Default)]
 pub(crate) struct DryRun {
     tally: Mutex<(Calls, Calls)>,
+    /// The questions of the sample being estimated: one asked again (the
+    /// question context precision and recall share) is sent once in a run.
+    asked: Mutex<std::collections::HashSet<String>>,
     tokenizers: Mutex<BTreeMap<String, Arc<Tokenizer>>>,
 }
 
@@ -141,6 +144,11 @@ impl DryRun {
         *self.tally.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The next questions are another sample's.
+    pub(crate) fn next_sample(&self) {
+        self.asked.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+
     /// Answers a judge's question `prompt` with what the asker assumes
     /// ([`Answer::assumed`]); its tokens are those of the prompt rendered
     /// (with a fixed boundary, so that estimates do not vary).
@@ -152,6 +160,16 @@ impl DryRun {
         usage: &mut Usage,
     ) -> Value {
         let answer = answer.assumed(prompt);
+        let first = self
+            .asked
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(prompt.cache_text());
+        if !first {
+            // The sample's metrics ask it at once: the run sends it once.
+            usage.count_cache_hits(1);
+            return answer;
+        }
         let tokenizer = self.tokenizer(model);
         let (system, user) = match prompt.render_with(DRY_BOUNDARY) {
             Ok(r) => (r.system, r.user),
