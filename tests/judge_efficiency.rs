@@ -70,7 +70,10 @@ fn a_samples_judge_calls_run_at_once_and_are_counted_apart() {
     assert_eq!(seen["chat_calls"], 3);
     assert_eq!(seen["embed_calls"], 1);
     assert_eq!((record.usage.calls, record.embeddings.calls), (3, 1));
-    assert_eq!(record.usage.cache_hits, 1, "the shared question, answered once");
+    assert_eq!(
+        record.usage.cache_hits, 1,
+        "the shared question, answered once"
+    );
     assert!(record.embeddings.prompt_tokens > 0);
     // The questions that do not quote the retrieved context go at once with
     // the first of those that do; the others on the context wait for its

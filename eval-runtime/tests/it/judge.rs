@@ -58,8 +58,14 @@ async fn asks_for_json_deterministically_and_counts_usage() {
     assert_eq!(body["model"], "judge-model");
     assert_eq!(body["temperature"], 0);
     assert_eq!(body["seed"], 42);
-    assert_eq!(body["response_format"]["type"], "json_object", "no schema, any object");
-    assert_eq!(body["max_tokens"], eval_runtime::services::DEFAULT_MAX_TOKENS);
+    assert_eq!(
+        body["response_format"]["type"], "json_object",
+        "no schema, any object"
+    );
+    assert_eq!(
+        body["max_tokens"],
+        eval_runtime::services::DEFAULT_MAX_TOKENS
+    );
     assert_eq!(body["messages"][0]["role"], "system");
     assert_eq!(common::block(body, "text").as_deref(), Some("user"));
     assert!(!format!("{judge:?}").contains("SECRET"));
@@ -157,7 +163,11 @@ async fn an_answer_that_is_not_json_is_re_asked_then_fails() {
     let log = server.requests.lock().unwrap();
     assert_eq!(log.len(), 3);
     let last = log[2].1["messages"].as_array().unwrap();
-    assert_eq!(last.len(), 2, "the question again, never the answers before");
+    assert_eq!(
+        last.len(),
+        2,
+        "the question again, never the answers before"
+    );
     // The question (and its boundary) as first asked, with a correction.
     assert_eq!(last[0], log[0].1["messages"][0]);
     assert!(
@@ -385,7 +395,10 @@ async fn answers_of_the_wrong_shape_are_re_asked_and_never_cached() {
     assert_eq!(v["statements"][0], "one");
     assert_eq!((usage.calls, usage.reasks), (2, 1));
     let re_ask = common::task_section(&server.requests.lock().unwrap()[1].1).1;
-    assert!(re_ask.contains("did not have the keys, types or list lengths"), "{re_ask}");
+    assert!(
+        re_ask.contains("did not have the keys, types or list lengths"),
+        "{re_ask}"
+    );
     // Only the valid answer was cached; a cached value of the wrong shape is ignored.
     let mut usage = Usage::default();
     judge

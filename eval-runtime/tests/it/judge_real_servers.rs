@@ -42,8 +42,12 @@ fn completion(content: &str, finish: &str, completion_tokens: u64) -> String {
 const LLAMA_CPP_PYTHON_500: &str = r#"{"error":{"message":"[{'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema', 'ctx': {'expected': \"'text' or 'json_object'\"}}]","type":"internal_server_error","param":null,"code":null}}"#;
 
 fn question() -> JudgePrompt {
-    JudgePrompt::new("check", 1, "Say whether the answer is polite: {\"polite\": 0 or 1}.")
-        .block("answer", "Thanks for asking!")
+    JudgePrompt::new(
+        "check",
+        1,
+        "Say whether the answer is polite: {\"polite\": 0 or 1}.",
+    )
+    .block("answer", "Thanks for asking!")
 }
 
 fn temp(name: &str) -> std::path::PathBuf {
@@ -53,7 +57,13 @@ fn temp(name: &str) -> std::path::PathBuf {
 }
 
 fn bodies(server: &common::Server) -> Vec<Value> {
-    server.requests.lock().unwrap().iter().map(|(_, b)| b.clone()).collect()
+    server
+        .requests
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(_, b)| b.clone())
+        .collect()
 }
 
 #[tokio::test]
@@ -72,14 +82,25 @@ async fn every_request_is_bounded_and_a_cut_off_answer_is_named_and_never_re_ask
     assert_eq!(sent.len(), 2, "{sent:#?}");
     assert_eq!(sent[0]["max_tokens"], 1024);
     assert_eq!(sent[1]["max_tokens"], MAX_TOKENS_CAP);
-    assert_eq!(sent[0]["messages"], sent[1]["messages"], "the question as it was");
+    assert_eq!(
+        sent[0]["messages"], sent[1]["messages"],
+        "the question as it was"
+    );
     assert!(
-        matches!(err, ServiceError::CutOff { max_tokens: MAX_TOKENS_CAP, .. }),
+        matches!(
+            err,
+            ServiceError::CutOff {
+                max_tokens: MAX_TOKENS_CAP,
+                ..
+            }
+        ),
         "{err:?}"
     );
     let text = err.to_string();
     assert!(
-        text.starts_with("the judge's answer was cut off at 2048 tokens: raise EVAL_JUDGE_MAX_TOKENS"),
+        text.starts_with(
+            "the judge's answer was cut off at 2048 tokens: raise EVAL_JUDGE_MAX_TOKENS"
+        ),
         "{text}"
     );
     assert!(text.contains("the answer began: \"{\"polite\":"), "{text}");
@@ -88,13 +109,17 @@ async fn every_request_is_bounded_and_a_cut_off_answer_is_named_and_never_re_ask
         .unwrap()
         .cache(None)
         .max_tokens(Some(200));
-    let err = fixed.ask_json(&question(), &mut Usage::default()).await.unwrap_err();
+    let err = fixed
+        .ask_json(&question(), &mut Usage::default())
+        .await
+        .unwrap_err();
     let sent = bodies(&server);
     assert_eq!(sent.len(), 3);
     assert_eq!(sent[2]["max_tokens"], 200);
     assert!(
-        err.to_string()
-            .starts_with("the judge's answer was cut off at 200 tokens: raise EVAL_JUDGE_MAX_TOKENS"),
+        err.to_string().starts_with(
+            "the judge's answer was cut off at 200 tokens: raise EVAL_JUDGE_MAX_TOKENS"
+        ),
         "{err}"
     );
 }
@@ -103,7 +128,10 @@ async fn every_request_is_bounded_and_a_cut_off_answer_is_named_and_never_re_ask
 async fn a_re_ask_is_the_question_with_a_correction_and_does_not_grow() {
     // A server that ignores response_format, with a model that talks.
     let server = common::serve(|_, _, _| {
-        Reply::json(200, completion("Sure! Here it is: {\"polite\": 1}", "stop", 12))
+        Reply::json(
+            200,
+            completion("Sure! Here it is: {\"polite\": 1}", "stop", 12),
+        )
     })
     .await;
     let judge = Judge::new(&server.url, "m").unwrap().cache(None);
@@ -113,11 +141,19 @@ async fn a_re_ask_is_the_question_with_a_correction_and_does_not_grow() {
     assert_eq!(sent.len(), 3);
     assert_eq!(usage.reasks, 2);
     for body in &sent {
-        assert_eq!(body["messages"].as_array().unwrap().len(), 2, "no transcript");
+        assert_eq!(
+            body["messages"].as_array().unwrap().len(),
+            2,
+            "no transcript"
+        );
         assert!(body["max_tokens"].as_u64().is_some());
     }
     let user = |i: usize| sent[i]["messages"][1]["content"].as_str().unwrap().len();
-    assert_eq!(user(1), user(2), "the second re-ask is no longer than the first");
+    assert_eq!(
+        user(1),
+        user(2),
+        "the second re-ask is no longer than the first"
+    );
     assert!(user(1) > user(0));
     let (_, instructions) = common::task_section(&sent[1]);
     assert!(
@@ -127,7 +163,10 @@ async fn a_re_ask_is_the_question_with_a_correction_and_does_not_grow() {
     );
     assert_eq!(common::data_blocks(&sent[1]), common::data_blocks(&sent[0]));
     assert!(
-        !sent[1]["messages"][1]["content"].as_str().unwrap().contains("Sure!"),
+        !sent[1]["messages"][1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("Sure!"),
         "the judge's words are never sent back"
     );
     // What was refused is shown with the judge's words, on one line.
@@ -159,7 +198,10 @@ async fn auto_falls_back_from_a_refused_json_schema_once_and_remembers() {
         .max_retries(1);
     assert_eq!(judge.structured_mode(), Structured::JsonSchema);
     let schema_answer = |v: &Value| -> Result<(), String> {
-        v["polite"].as_u64().map(|_| ()).ok_or_else(|| "no polite".into())
+        v["polite"]
+            .as_u64()
+            .map(|_| ())
+            .ok_or_else(|| "no polite".into())
     };
     struct Polite<F>(F);
     impl<F: Fn(&Value) -> Result<(), String> + Sync> eval_runtime::services::Answer for Polite<F> {
@@ -167,7 +209,9 @@ async fn auto_falls_back_from_a_refused_json_schema_once_and_remembers() {
             (self.0)(v)
         }
         fn schema(&self) -> Option<Value> {
-            Some(json!({"type": "object", "properties": {"polite": {"type": "integer", "enum": [0, 1]}}, "required": ["polite"], "additionalProperties": false}))
+            Some(
+                json!({"type": "object", "properties": {"polite": {"type": "integer", "enum": [0, 1]}}, "required": ["polite"], "additionalProperties": false}),
+            )
         }
         fn max_tokens(&self) -> Option<u32> {
             Some(64)
@@ -191,7 +235,13 @@ async fn auto_falls_back_from_a_refused_json_schema_once_and_remembers() {
     // json_object + schema for the rest of the run.
     assert_eq!(
         kinds,
-        ["json_schema", "json_schema", "json_object", "json_object", "json_object"]
+        [
+            "json_schema",
+            "json_schema",
+            "json_object",
+            "json_object",
+            "json_object"
+        ]
     );
     assert_eq!(sent[0]["response_format"]["json_schema"]["strict"], true);
     assert_eq!(
@@ -210,7 +260,10 @@ async fn auto_falls_back_from_a_refused_json_schema_once_and_remembers() {
         .ask_checked(&question(), &mut Usage::default(), &answer)
         .await
         .unwrap_err();
-    assert!(matches!(err, ServiceError::Status { status: 500, .. }), "{err}");
+    assert!(
+        matches!(err, ServiceError::Status { status: 500, .. }),
+        "{err}"
+    );
     assert_eq!(fixed.structured_mode(), Structured::JsonSchema);
 }
 
@@ -224,7 +277,10 @@ async fn two_runs_send_byte_identical_prompts() {
             .cache(Some(Cache::new(dir)))
     };
     let prompt = question().numbered("context", &["Paris is the capital of France."]);
-    run(&dir).ask_json(&prompt, &mut Usage::default()).await.unwrap();
+    run(&dir)
+        .ask_json(&prompt, &mut Usage::default())
+        .await
+        .unwrap();
     // A second run: the answers gone, the key kept.
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
@@ -240,10 +296,16 @@ async fn two_runs_send_byte_identical_prompts() {
         let mode = std::fs::metadata(&key).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
     }
-    run(&dir).ask_json(&prompt, &mut Usage::default()).await.unwrap();
+    run(&dir)
+        .ask_json(&prompt, &mut Usage::default())
+        .await
+        .unwrap();
     // Another machine (another key): another boundary.
     let other = temp("other-key");
-    run(&other).ask_json(&prompt, &mut Usage::default()).await.unwrap();
+    run(&other)
+        .ask_json(&prompt, &mut Usage::default())
+        .await
+        .unwrap();
     let sent = bodies(&server);
     assert_eq!(sent.len(), 3);
     assert_eq!(
@@ -275,7 +337,10 @@ async fn the_settings_set_the_bound_and_the_mode() {
     )
     .unwrap();
     let judge = Judge::from_config(&config).unwrap();
-    judge.ask_json(&question(), &mut Usage::default()).await.unwrap();
+    judge
+        .ask_json(&question(), &mut Usage::default())
+        .await
+        .unwrap();
     let sent = bodies(&server);
     assert_eq!(sent[0]["max_tokens"], 300);
     assert!(sent[0].get("response_format").is_none(), "{}", sent[0]);

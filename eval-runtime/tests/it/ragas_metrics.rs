@@ -36,7 +36,9 @@ fn judge_script(n: usize, body: &serde_json::Value) -> Reply {
             let useful: Vec<u8> = [1, 0, 1, 1].into_iter().cycle().take(chunks).collect();
             return Reply::json(
                 200,
-                chat(&serde_json::json!({"useful": useful, "attributed": [1, 1, 0, 1]}).to_string()),
+                chat(
+                    &serde_json::json!({"useful": useful, "attributed": [1, 1, 0, 1]}).to_string(),
+                ),
             );
         }
         "answer_relevancy/questions" => {
