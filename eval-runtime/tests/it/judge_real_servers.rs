@@ -351,3 +351,55 @@ async fn the_settings_set_the_bound_and_the_mode() {
     .unwrap_err();
     assert!(bad.to_string().contains("EVAL_JUDGE_STRUCTURED"), "{bad}");
 }
+
+#[tokio::test]
+async fn no_judged_metric_sends_a_request_without_max_tokens_or_its_schema() {
+    // Any answer: only the requests are looked at.
+    let server = common::serve(|_, _, _| Reply::json(200, chat("{}"))).await;
+    let services = eval_runtime::Services::none()
+        .with_judge(Judge::new(&server.url, "m").unwrap().cache(None))
+        .with_embedder(
+            eval_runtime::services::Embedder::new(&server.url, "e")
+                .unwrap()
+                .cache(None),
+        );
+    let mut sample = eval_runtime::Sample::new("What is the capital of France?")
+        .with_expected("Paris is the capital of France.")
+        .with_context(["Paris is the capital and largest city of France."]);
+    sample.extra.insert("rubric".into(), json!("Names Paris."));
+    let response = eval_runtime::Response::new("Paris. I think it is the best city.");
+    let metrics = [
+        "faithfulness",
+        "context_recall",
+        "context_precision",
+        "answer_relevancy",
+        "hallucination",
+        "toxicity",
+        "bias",
+        "rubric",
+        "relevance",
+        "coherence",
+        "groundedness",
+        "similarity",
+    ];
+    for metric in metrics {
+        let spec = eval_runtime::MetricSpec::new(metric, &[], None).unwrap();
+        let _ = eval_runtime::score(&spec, &sample, &response, &services).await;
+    }
+    let sent: Vec<Value> = bodies(&server)
+        .into_iter()
+        .filter(|b| b.get("messages").is_some())
+        .collect();
+    // Every metric asked (each re-asked twice after the empty answer).
+    assert!(sent.len() >= 3 * metrics.len(), "{}", sent.len());
+    for body in &sent {
+        let max = body["max_tokens"].as_u64().unwrap_or(0);
+        assert!((64..=2048).contains(&max), "{max}: {body}");
+        let format = &body["response_format"];
+        assert_eq!(format["type"], "json_schema", "{body}");
+        let schema = &format["json_schema"]["schema"];
+        assert_eq!(schema["type"], "object");
+        assert_eq!(schema["additionalProperties"], false);
+        assert!(!schema["required"].as_array().unwrap().is_empty());
+    }
+}

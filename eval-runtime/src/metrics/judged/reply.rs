@@ -483,4 +483,101 @@ mod tests {
         let classes = Shape(&[("classifications", Field::FlagsPer(Assume::Sentences("")))]);
         assert_eq!(classes.assumed(&prompt), json!({"classifications": [1]}));
     }
+
+    /// Whether `v` satisfies `schema`, for the keywords [`field_schema`]
+    /// writes (a test's own reading of JSON Schema).
+    fn satisfies(v: &Value, schema: &Value) -> bool {
+        if let Some(values) = schema["enum"].as_array() {
+            return values.contains(v);
+        }
+        match schema["type"].as_str() {
+            Some("object") => {
+                let (Some(map), Some(props)) = (v.as_object(), schema["properties"].as_object())
+                else {
+                    return false;
+                };
+                let required = schema["required"].as_array().unwrap();
+                required
+                    .iter()
+                    .all(|k| map.contains_key(k.as_str().unwrap()))
+                    && map
+                        .iter()
+                        .all(|(k, x)| props.get(k).is_some_and(|s| satisfies(x, s)))
+            }
+            Some("array") => v.as_array().is_some_and(|items| {
+                let n = items.len() as u64;
+                schema["minItems"].as_u64().is_none_or(|m| n >= m)
+                    && schema["maxItems"].as_u64().is_none_or(|m| n <= m)
+                    && items.iter().all(|x| satisfies(x, &schema["items"]))
+            }),
+            Some("string") => v.is_string(),
+            Some("integer") => v.is_i64() || v.is_u64(),
+            Some("number") => v.as_f64().is_some_and(|x| {
+                schema["minimum"].as_f64().is_none_or(|m| x >= m)
+                    && schema["maximum"].as_f64().is_none_or(|m| x <= m)
+            }),
+            _ => false,
+        }
+    }
+
+    #[test]
+    fn the_schema_admits_the_answers_check_admits_and_refuses_the_others() {
+        let faithfulness: &[(&str, Field)] = &[
+            ("statements", Field::Strings(Assume::Sentences("A. B."))),
+            ("verdicts", Field::FlagsFor("statements")),
+        ];
+        let reference: &[(&str, Field)] = &[
+            ("useful", Field::Flags(Some((2, "context chunks")))),
+            ("attributed", Field::FlagsPer(Assume::Sentences("A."))),
+        ];
+        let rating: &[(&str, Field)] = &[
+            (
+                "rating",
+                Field::Number {
+                    low: 1.0,
+                    high: 5.0,
+                    integer: true,
+                },
+            ),
+            ("reason", Field::Text),
+        ];
+        let prompt = JudgePrompt::new("t", 1, "i");
+        for shape in [faithfulness, reference, rating, VERDICTS] {
+            let shape = Shape(shape);
+            let schema = shape.schema().unwrap();
+            assert_eq!(schema["additionalProperties"], false);
+            let good = shape.assumed(&prompt);
+            assert!(satisfies(&good, &schema), "{good} / {schema}");
+            assert_eq!(shape.check(&good), Ok(()));
+            let bound = shape.max_tokens().unwrap();
+            assert!((64..=2048).contains(&bound), "{bound}");
+        }
+        let verdicts = Shape(VERDICTS).schema().unwrap();
+        for bad in [
+            json!({"verdicts": [1, 0], "score": 1}),
+            json!({"verdicts": [true, false]}),
+            json!({"verdicts": [1]}),
+            json!({"verdicts": [2, 0]}),
+            json!({}),
+        ] {
+            assert!(!satisfies(&bad, &verdicts), "{bad}");
+            assert!(Shape(VERDICTS).check(&bad).is_err(), "{bad}");
+        }
+        let rated = Shape(rating).schema().unwrap();
+        assert!(!satisfies(&json!({"rating": 6, "reason": "r"}), &rated));
+        assert!(!satisfies(&json!({"rating": 4.5, "reason": "r"}), &rated));
+        // A verdict per statement: no schema says so; the check does.
+        let f = Shape(faithfulness);
+        let uneven = json!({"statements": ["A.", "B."], "verdicts": [1]});
+        assert!(satisfies(&uneven, &f.schema().unwrap()));
+        assert_eq!(
+            f.check(&uneven).unwrap_err(),
+            "the judge gave 1 verdicts for 2 statements: one per item, in order"
+        );
+        // The bound grows with what the judge must write.
+        let long = "A sentence of the answer. ".repeat(40);
+        let many = Shape(&[("statements", Field::Strings(Assume::Sentences(&long)))]);
+        let few = Shape(&[("statements", Field::Strings(Assume::Sentences("A.")))]);
+        assert!(many.max_tokens() > few.max_tokens());
+    }
 }
