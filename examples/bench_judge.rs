@@ -8,13 +8,18 @@
 //! embedding calls and tokens per sample as the scripted judge counts them
 //! (prompt tokens its prompt cache served among them: its rule is vLLM's
 //! prefix caching, see `src/judge/cache.rs`); the prompts actually sent,
-//! counted in `o200k_base` tokens as OpenAI's cookbook counts a chat (the
-//! unit of ragas' figure), uncached and under OpenAI's prompt-cache rule
-//! (a prefix of 1,024 tokens or more that an earlier request began with,
-//! in steps of 128) against ragas' 7,158 prompt tokens per sample with no
-//! cache (issue 24's measurement; ragas' own prompts are not modelled
-//! here, so no cached ragas figure is claimed: the uncached ratio is the
-//! like-for-like one); the mean scores and the wall time.
+//! counted in `o200k_base` tokens as OpenAI's cookbook counts a chat, and
+//! ragas' prompts for the same samples, rendered from ragas 0.4.3's own
+//! prompt texts (`examples/bench_judge_ragas.json`, written by
+//! `examples/bench_judge_ragas.py` from the wheel: instruction, output
+//! schema, examples, then the sample's input as `PydanticPrompt.to_string`
+//! writes it; one request per retrieved chunk for context precision, one
+//! for the three relevancy questions (OpenAI's `n`), the statements ours
+//! found for faithfulness' second step), counted the same way; both under
+//! the same cache rules, requests taken in the order sent: none, OpenAI's
+//! (a prefix of 1,024 tokens or more that an earlier request began with, in
+//! steps of 128) and vLLM's prefix caching (blocks of 16 tokens); and the
+//! mean scores and the wall time.
 
 use std::time::{Duration, Instant};
 
@@ -24,14 +29,20 @@ use eval_runtime::plan::PlanBuilder;
 use eval_runtime::services::{Embedder, Judge};
 use eval_runtime::{HttpAgent, Runner, Services};
 
-/// ragas' judge tokens per sample for the same four metrics (issue 24).
+/// ragas' judge tokens per sample for the same four metrics, measured
+/// (issue 24).
 const RAGAS_PROMPT: f64 = 7158.0;
 const RAGAS_COMPLETION: f64 = 438.0;
 
-/// OpenAI's prompt caching: a prefix of at least this many tokens...
-const OPENAI_MIN_PREFIX: usize = 1024;
-/// ...cached in steps of this many.
-const OPENAI_STEP: usize = 128;
+/// ragas 0.4.3's prompt texts (see `examples/bench_judge_ragas.py`).
+const RAGAS_PROMPTS: &str = include_str!("bench_judge_ragas.json");
+
+/// vLLM's prefix-cache block, in tokens.
+const VLLM_BLOCK: usize = 16;
+
+/// A cached token's price as a fraction of an input token's: Anthropic's
+/// cache reads and OpenAI's GPT-5 (0.1), GPT-4.1 (0.25), GPT-4o (0.5).
+const CACHED_RATES: [f64; 3] = [0.1, 0.25, 0.5];
 
 /// The o200k_base tokens of each recorded request's messages, as OpenAI's
 /// cookbook counts a chat: 3 per message, its role, its content, and 3
@@ -53,10 +64,11 @@ fn o200k(requests: &[serde_json::Value]) -> Vec<Vec<u32>> {
         .collect()
 }
 
-/// Tokens OpenAI's rule would serve from its cache, requests taken in the
-/// order sent: the longest prefix shared with an earlier request, when it
-/// is at least 1,024 tokens, rounded down to a step of 128.
-fn openai_cached(prompts: &[Vec<u32>]) -> usize {
+/// Tokens a prefix cache serves, requests taken in the order sent (each
+/// answered before the next): the longest prefix shared with an earlier
+/// request, counted when it is at least `min` tokens, in steps of `step`
+/// (OpenAI: 1,024 and 128; vLLM: any length, in its blocks of 16).
+fn prefix_cached(prompts: &[Vec<u32>], min: usize, step: usize) -> usize {
     let mut cached = 0;
     for (i, p) in prompts.iter().enumerate() {
         let shared = prompts[..i]
@@ -64,11 +76,115 @@ fn openai_cached(prompts: &[Vec<u32>]) -> usize {
             .map(|q| p.iter().zip(q).take_while(|(a, b)| a == b).count())
             .max()
             .unwrap_or(0);
-        if shared >= OPENAI_MIN_PREFIX {
-            cached += shared / OPENAI_STEP * OPENAI_STEP;
+        if shared >= min {
+            cached += shared / step * step;
         }
     }
     cached
+}
+
+/// JSON as pydantic's `model_dump_json(indent=4)` writes it.
+fn pydantic_json(value: &serde_json::Value) -> String {
+    use serde::Serialize;
+    let mut out = Vec::new();
+    let mut ser = serde_json::Serializer::with_formatter(
+        &mut out,
+        serde_json::ser::PrettyFormatter::with_indent(b"    "),
+    );
+    value.serialize(&mut ser).expect("JSON");
+    String::from_utf8(out).expect("UTF-8")
+}
+
+/// ragas' requests for one sample, each a single user message:
+/// faithfulness' two steps, context precision per chunk, context recall,
+/// answer relevancy once (its three questions as OpenAI's `n`).
+fn ragas_requests(
+    prompts: &serde_json::Value,
+    (question, answer, reference): (&str, &str, &str),
+    contexts: &[String],
+    statements: &[String],
+) -> Vec<serde_json::Value> {
+    use serde_json::json;
+    let ask = |name: &str, input: serde_json::Value| {
+        let text = format!(
+            "{}input: {}\nOutput: ",
+            prompts["prompts"][name]["static"]
+                .as_str()
+                .expect("static part"),
+            pydantic_json(&input)
+        );
+        json!([{"role": "user", "content": text}])
+    };
+    let joined = contexts.join("\n");
+    let mut requests = vec![
+        ask(
+            "statements",
+            json!({"question": question, "answer": answer}),
+        ),
+        ask("nli", json!({"context": joined, "statements": statements})),
+    ];
+    for c in contexts {
+        requests.push(ask(
+            "context_precision",
+            json!({"question": question, "context": c, "answer": reference}),
+        ));
+    }
+    requests.push(ask(
+        "context_recall",
+        json!({"question": question, "context": joined, "answer": reference}),
+    ));
+    requests.push(ask("answer_relevancy", json!({"response": answer})));
+    requests
+}
+
+/// A recorded request, read as the scripted judge reads it.
+fn read(messages: &serde_json::Value) -> judge::Question {
+    judge::Question::read(
+        messages[0]["content"].as_str().unwrap_or(""),
+        messages[1]["content"].as_str().unwrap_or(""),
+    )
+}
+
+/// ragas' requests for the samples the judge saw, read back from our
+/// recorded questions (faithfulness' gives the question, the answer, the
+/// context and the statements; the reference question the reference), and
+/// how many samples they are.
+fn ragas_model(recorded: &[serde_json::Value]) -> (Vec<serde_json::Value>, usize) {
+    let prompts: serde_json::Value = serde_json::from_str(RAGAS_PROMPTS).expect("ragas prompts");
+    let (mut requests, mut samples) = (Vec::new(), 0);
+    for messages in recorded {
+        let q = read(messages);
+        if q.task != "faithfulness" {
+            continue;
+        }
+        let Some(reference) = recorded
+            .iter()
+            .map(read)
+            .find(|r| r.task == "context/reference" && r.get("question") == q.get("question"))
+        else {
+            continue;
+        };
+        let statements: Vec<String> = judge::answer(
+            messages[0]["content"].as_str().unwrap_or(""),
+            messages[1]["content"].as_str().unwrap_or(""),
+            false,
+        )
+        .ok()
+        .and_then(|a| serde_json::from_value(a["statements"].clone()).ok())
+        .unwrap_or_default();
+        samples += 1;
+        requests.extend(ragas_requests(
+            &prompts,
+            (
+                q.get("question"),
+                q.get("answer"),
+                reference.get("expected_answer"),
+            ),
+            &q.numbered("context"),
+            &statements,
+        ));
+    }
+    (requests, samples)
 }
 
 fn main() {
@@ -141,21 +257,41 @@ fn main() {
         sum(&|r| u64::from(r.usage.calls)),
     );
     let requests = recorded.lock().map(|r| r.clone()).unwrap_or_default();
-    let prompts = o200k(&requests);
-    let total: usize = prompts.iter().map(Vec::len).sum();
-    let per_sample = total as f64 / n;
-    let openai = openai_cached(&prompts) as f64 / n;
-    let longest = prompts.iter().map(Vec::len).max().unwrap_or(0);
+    let ours = o200k(&requests);
+    let (ragas_sent, modelled) = ragas_model(&requests);
+    let theirs = o200k(&ragas_sent);
+    let modelled = modelled.max(1) as f64;
+    let total = |p: &[Vec<u32>]| p.iter().map(Vec::len).sum::<usize>() as f64;
+    let (our_prompt, their_prompt) = (total(&ours) / n, total(&theirs) / modelled);
     println!(
-        "  o200k_base: {per_sample:.0} prompt tokens per sample sent ({} requests, the longest {longest} tokens) = {:.3}× ragas' {RAGAS_PROMPT:.0} uncached",
-        requests.len(),
-        per_sample / RAGAS_PROMPT
+        "  o200k_base prompt tokens per sample: ours {our_prompt:.0} ({} requests, the longest {}), ragas 0.4.3 modelled {their_prompt:.0} ({:.1} requests per sample, {modelled} samples; measured in issue 24: {RAGAS_PROMPT:.0})",
+        ours.len(),
+        ours.iter().map(Vec::len).max().unwrap_or(0),
+        theirs.len() as f64 / modelled,
     );
     println!(
-        "  under OpenAI's cache rule (prefix >= {OPENAI_MIN_PREFIX} tokens, steps of {OPENAI_STEP}): {openai:.0} of them cached per sample; ragas' prompts not modelled, so no cached ratio is claimed"
+        "  no cache: {:.3}× ragas modelled, {:.3}× ragas measured",
+        our_prompt / their_prompt,
+        our_prompt / RAGAS_PROMPT
     );
+    for (rule, min, step) in [
+        ("OpenAI's rule (>= 1024 tokens, steps of 128)", 1024, 128),
+        ("vLLM's prefix caching (blocks of 16)", 1, VLLM_BLOCK),
+    ] {
+        let our_cached = prefix_cached(&ours, min, step) as f64 / n;
+        let their_cached = prefix_cached(&theirs, min, step) as f64 / modelled;
+        let billed = |rate: f64| {
+            let us = our_prompt - our_cached + rate * our_cached;
+            let them = their_prompt - their_cached + rate * their_cached;
+            format!("{:.3}× at {rate}", us / them)
+        };
+        println!(
+            "  {rule}: ours {our_cached:.0} cached, ragas {their_cached:.0} cached per sample; prompt cost ours/ragas, cached tokens at a rate of the input price: {}",
+            CACHED_RATES.map(billed).join(", ")
+        );
+    }
     println!(
-        "  ragas completion tokens for comparison: {RAGAS_COMPLETION:.0} per sample (ours above, as the scripted judge counts them)"
+        "  completion tokens per sample: ours {completion:.0} (the scripted judge's count), ragas {RAGAS_COMPLETION:.0} (measured)"
     );
     println!(
         "  embeddings: {:.2} calls, {:.0} tokens per sample",
