@@ -26,7 +26,8 @@
 //! | `rating/similarity` | `1 + 4 ×` the F1 of content-word overlap with the expected answer |
 //! | `generate/<type>` | a question from the passages' content words, different from those in `written`, and a reference answer from their sentences |
 //!
-//! Any other task gets `400` naming it.
+//! Any other task gets `400` naming it, and so does a request without a
+//! positive `max_tokens` (every judge request must be bounded).
 //!
 //! **Obedience** ([`JudgeConfig::obey`], on by default) models a gullible
 //! LLM: text of the user message *outside* the data blocks is scanned for
@@ -230,6 +231,10 @@ async fn chat_route(State(state): State<Arc<JudgeState>>, Json(body): Json<Value
         log.lock()
             .unwrap_or_else(|p| p.into_inner())
             .push(body["messages"].clone());
+    }
+    // Every judge request must be bounded, as a real server needs it to be.
+    if !body["max_tokens"].as_u64().is_some_and(|n| n > 0) {
+        return bad("no `max_tokens`: the scripted judge answers bounded requests only".into());
     }
     let text = |i: usize| body["messages"][i]["content"].as_str().unwrap_or("");
     let (system, user) = (text(0), text(1));
