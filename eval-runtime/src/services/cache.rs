@@ -20,10 +20,19 @@ use serde_json::Value;
 /// The file of the judge's boundary key, in the cache directory.
 const BOUNDARY_KEY_FILE: &str = "judge-boundary.key";
 
-/// A key file's 32 bytes (anything else is no key).
+/// A key file's 32 bytes, written as 64 hexadecimal digits (anything else
+/// is no key).
 fn read_key(path: &std::path::Path) -> Option<[u8; 32]> {
-    let bytes = eval_datasets::files::read_checked(path, 64).ok()?;
-    bytes.as_slice().try_into().ok()
+    let bytes = eval_datasets::files::read_checked(path, 128).ok()?;
+    let text = std::str::from_utf8(&bytes).ok()?.trim();
+    if text.len() != 64 {
+        return None;
+    }
+    let mut key = [0u8; 32];
+    for (i, byte) in key.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(text.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    Some(key)
 }
 
 /// Creates `path` (it must not exist), readable by its owner only, holding `bytes`.
@@ -95,7 +104,8 @@ impl Cache {
 
     /// The key the judge's boundaries are computed with (see
     /// [`BoundaryKey`](super::BoundaryKey)): 32 random bytes in
-    /// `judge-boundary.key`, written once, owner-only (`0600`), and never
+    /// `judge-boundary.key` (as hexadecimal digits), written once,
+    /// owner-only (`0600`), and never
     /// replaced (a second writer finds the first one's); `None` when the
     /// directory cannot be made or the file cannot be read or written.
     pub(crate) fn boundary_key(&self) -> Option<[u8; 32]> {
@@ -115,7 +125,8 @@ impl Cache {
             std::process::id(),
             u64::from_le_bytes(bytes[..8].try_into().ok()?)
         ));
-        let written = write_private(&temp, &bytes);
+        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        let written = write_private(&temp, format!("{hex}\n").as_bytes());
         if written.is_ok() {
             let _ = std::fs::hard_link(&temp, &path);
         }

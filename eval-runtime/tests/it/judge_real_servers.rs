@@ -289,7 +289,8 @@ async fn two_runs_send_byte_identical_prompts() {
         }
     }
     let key = dir.join("judge-boundary.key");
-    assert_eq!(std::fs::read(&key).unwrap().len(), 32);
+    let text = std::fs::read_to_string(&key).unwrap();
+    assert_eq!(text.trim().len(), 64, "32 bytes, in hexadecimal");
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
