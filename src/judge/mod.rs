@@ -233,7 +233,7 @@ async fn chat_route(State(state): State<Arc<JudgeState>>, Json(body): Json<Value
             .push(body["messages"].clone());
     }
     // Every judge request must be bounded, as a real server needs it to be.
-    if !body["max_tokens"].as_u64().is_some_and(|n| n > 0) {
+    if body["max_tokens"].as_u64().is_none_or(|n| n == 0) {
         return bad("no `max_tokens`: the scripted judge answers bounded requests only".into());
     }
     let text = |i: usize| body["messages"][i]["content"].as_str().unwrap_or("");
