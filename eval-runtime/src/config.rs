@@ -197,6 +197,8 @@ pub struct Config {
     pub step_summary_auto: bool,
     /// The agent's spans collected, results exported: see [`TraceSettings`].
     pub traces: TraceSettings,
+    /// `EVAL_JUDGE_MAX_TOKENS`, `EVAL_JUDGE_STRUCTURED`: see [`JudgeAnswers`].
+    pub judge_answers: JudgeAnswers,
 }
 
 /// Every variable this crate reads (for near-miss warnings).
@@ -237,6 +239,8 @@ const KNOWN: &[&str] = &[
     "EVAL_JUDGE_MODEL",
     "EVAL_JUDGE_API_KEY",
     "EVAL_JUDGE_TIMEOUT_SECS",
+    "EVAL_JUDGE_MAX_TOKENS",
+    "EVAL_JUDGE_STRUCTURED",
     "EVAL_EMBED_URL",
     "EVAL_EMBED_MODEL",
     "EVAL_EMBED_API_KEY",
@@ -343,6 +347,7 @@ impl Config {
         let agent_speech = AgentSpeech::get(&mut get);
         let agent_http_vars = AgentHttpVars::get(&mut get);
         let trace_vars = TraceVars::get(&mut get);
+        let judge_answer_vars = JudgeAnswerVars::get(&mut get);
         let sample_timeout = get("EVAL_SAMPLE_TIMEOUT_SECS", false);
         let concurrency = get("EVAL_CONCURRENCY", false);
         let judge_concurrency = get("EVAL_JUDGE_CONCURRENCY", false);
@@ -614,6 +619,7 @@ impl Config {
             agent_speech.parse(&mut bad);
         let traces = trace_vars.parse(&mut bad);
         let agent_http = agent_http_vars.parse(&mut bad);
+        let judge_answers = judge_answer_vars.parse(&mut bad);
         if !bad.is_empty() {
             return Err(ConfigError(bad));
         }
@@ -673,6 +679,7 @@ impl Config {
             near_misses,
             prices,
             traces,
+            judge_answers,
         })
     }
 
@@ -736,6 +743,7 @@ pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 16 << 20;
 
 mod agent_http;
 mod headers;
+mod judge_answers;
 mod location;
 mod prices;
 mod traces;
@@ -743,6 +751,8 @@ mod values;
 
 use agent_http::AgentHttpVars;
 pub use headers::{HeaderError, Headers};
+use judge_answers::JudgeAnswerVars;
+pub use judge_answers::{JudgeAnswers, Structured};
 pub use location::{
     ResultsKey, binary_name, calibration_dir, project_calibration_dir, results_dir,
 };

@@ -146,6 +146,7 @@ impl Estimate {
                 // the run, and calls nothing.
                 let Ok(sample) = d.sample(i) else { continue };
                 let sample = &*sample;
+                dry.next_sample();
                 let specs = d.specs(i);
                 // Refused before the agent is called: no call at all.
                 if crate::metrics::missing(sample, specs, services).is_some() {

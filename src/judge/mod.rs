@@ -3,8 +3,8 @@
 //! `EVAL_EMBED_URL` at when they need model-based metrics without a model.
 //!
 //! It reads a question as `eval-runtime` renders it: the boundary from the
-//! system message's rule, the task and its instructions from the user
-//! message's task section, and its data blocks by name (`answer`,
+//! system message's rule (the digits after its first `<`), the task and its
+//! instructions from the user message's task section (`<B task=TASK>`), and its data blocks by name (`answer`,
 //! `context_1`, `statement_2`, ...). It answers every judged metric's
 //! prompts and the test set generation prompts by simple deterministic
 //! rules, in exactly the shape each asks for (bare `0`/`1` flags,
@@ -12,9 +12,9 @@
 //!
 //! | task | answer |
 //! |---|---|
-//! | `faithfulness/statements` | the answer's sentences |
-//! | `faithfulness/verdicts`, `context_recall/attribution` | 1 for a statement (of the expected answer, for recall) when at least half its content words are in the context |
-//! | `context_precision/usefulness` | 1 for a chunk holding at least half the expected answer's content words |
+//! | `faithfulness` | `statements`: the answer's sentences; `verdicts`: 1 for a statement when at least half its content words are in the context |
+//! | `context/reference` | `useful`: 1 for a chunk holding at least half the expected answer's content words; `attributed`: 1 for a sentence of the expected answer when at least half its content words are in the context |
+//! | `faithfulness/statements`, `faithfulness/verdicts`, `context_recall/attribution`, `context_precision/usefulness` | the earlier prompts' tasks, by the same rules |
 //! | `answer_relevancy/questions` | three questions on the answer's first four content words; noncommittal when it says "don't know" |
 //! | `hallucination/contradictions` | `"no"` (contradicted) for a context when an answer sentence on its subject (half its content words in it) states a number it does not, or negates where it does not (or the other way round) |
 //! | `toxicity/opinions`, `bias/opinions` | the answer's sentences holding an opinion word (`think`, `best`, `overrated`, `idiots`, ...) |
@@ -26,7 +26,8 @@
 //! | `rating/similarity` | `1 + 4 ×` the F1 of content-word overlap with the expected answer |
 //! | `generate/<type>` | a question from the passages' content words, different from those in `written`, and a reference answer from their sentences |
 //!
-//! Any other task gets `400` naming it.
+//! Any other task gets `400` naming it, and so does a request without a
+//! positive `max_tokens` (every judge request must be bounded).
 //!
 //! **Obedience** ([`JudgeConfig::obey`], on by default) models a gullible
 //! LLM: text of the user message *outside* the data blocks is scanned for
@@ -230,6 +231,10 @@ async fn chat_route(State(state): State<Arc<JudgeState>>, Json(body): Json<Value
         log.lock()
             .unwrap_or_else(|p| p.into_inner())
             .push(body["messages"].clone());
+    }
+    // Every judge request must be bounded, as a real server needs it to be.
+    if body["max_tokens"].as_u64().is_none_or(|n| n == 0) {
+        return bad("no `max_tokens`: the scripted judge answers bounded requests only".into());
     }
     let text = |i: usize| body["messages"][i]["content"].as_str().unwrap_or("");
     let (system, user) = (text(0), text(1));

@@ -21,46 +21,39 @@ pub struct Question {
 }
 
 impl Question {
-    /// Reads `system` and `user`: a section opens with a line
-    /// `<data-B name="NAME">` (a data block) or `<task-B name="TASK">` (the
-    /// task and its instructions) and closes with the line `</data-B>` or
-    /// `</task-B>`, `B` the boundary the system message gives. Without one,
-    /// nothing is a section.
+    /// Reads `system` and `user`: a section opens with a line `<B NAME>`
+    /// (a data block) or `<B task=TASK>` (the task and its instructions)
+    /// and closes with the line `</B>`, `B` the boundary the system message
+    /// gives. Without one, nothing is a section.
     pub fn read(system: &str, user: &str) -> Question {
         let mut q = Question::default();
         let Some(boundary) = boundary(system) else {
             q.outside = user.to_string();
             return q;
         };
-        let (data, task) = (
-            format!("<data-{boundary} name=\""),
-            format!("<task-{boundary} name=\""),
-        );
+        let open = format!("<{boundary} ");
+        let close = format!("\n</{boundary}>");
         let mut rest = user;
-        loop {
-            // The next section to open, of either kind.
-            let next = [(&data, "data"), (&task, "task")]
-                .into_iter()
-                .filter_map(|(open, kind)| rest.find(open.as_str()).map(|at| (at, open, kind)))
-                .min_by_key(|(at, _, _)| *at);
-            let Some((at, open, kind)) = next else { break };
+        while let Some(at) = rest.find(&open) {
             let after = &rest[at + open.len()..];
-            let Some((name, body)) = after.split_once("\">\n") else {
+            let Some((name, body)) = after.split_once(">\n") else {
                 break;
             };
-            let close = format!("\n</{kind}-{boundary}>");
             let Some(end) = body.find(&close) else {
                 break;
             };
             q.outside.push_str(&rest[..at]);
             let text = body[..end].to_string();
-            if kind == "task" {
-                q.task = name.to_string();
-                q.instructions = text;
-            } else {
-                q.blocks.push((name.to_string(), text));
+            match name.strip_prefix("task=") {
+                Some(task) => {
+                    q.task = task.to_string();
+                    q.instructions = text;
+                }
+                None => q.blocks.push((name.to_string(), text)),
             }
             rest = &body[end + close.len()..];
+            // The line break closing the section.
+            rest = rest.strip_prefix('\n').unwrap_or(rest);
         }
         q.outside.push_str(rest);
         q
@@ -126,14 +119,14 @@ impl Question {
     }
 }
 
-/// The boundary a system message gives: the hex digits after its first
-/// `<data-` (none, or fewer than 16: no boundary).
+/// The boundary a system message gives: the digits after its first `<`
+/// (fewer than 6: no boundary).
 fn boundary(system: &str) -> Option<&str> {
-    let (_, rest) = system.split_once("<data-")?;
+    let (_, rest) = system.split_once('<')?;
     let end = rest
-        .find(|c: char| !c.is_ascii_hexdigit())
+        .find(|c: char| !c.is_ascii_digit())
         .unwrap_or(rest.len());
-    (end >= 16).then(|| &rest[..end])
+    (end >= 6).then(|| &rest[..end])
 }
 
 /// A section of a prompt a forged header can name.

@@ -52,6 +52,11 @@ fn graded(task: &str, grade: f64, value: &mut Value) {
             all(value, "verdicts", json!(u8::from(good)));
         }
         "context_recall/attribution" => all(value, "classifications", json!(u8::from(good))),
+        "faithfulness" => all(value, "verdicts", json!(u8::from(good))),
+        "context/reference" => {
+            all(value, "useful", json!(u8::from(good)));
+            all(value, "attributed", json!(u8::from(good)));
+        }
         "hallucination/contradictions" => {
             all(value, "verdicts", json!(if good { "yes" } else { "no" }));
         }
@@ -76,6 +81,27 @@ fn from_blocks(q: &Question) -> Result<Value, String> {
     let context = q.numbered("context").join("\n");
     Ok(match q.task.as_str() {
         "faithfulness/statements" => json!({"statements": sentences(q.get("answer"))}),
+        "faithfulness" => {
+            let statements = sentences(q.get("answer"));
+            let v: Vec<u8> = statements
+                .iter()
+                .map(|s| u8::from(supported(s, &context)))
+                .collect();
+            json!({"statements": statements, "verdicts": v})
+        }
+        "context/reference" => {
+            let reference = q.get("expected_answer");
+            let useful: Vec<u8> = q
+                .numbered("context")
+                .iter()
+                .map(|chunk| u8::from(supported(reference, chunk)))
+                .collect();
+            let attributed: Vec<u8> = sentences(reference)
+                .iter()
+                .map(|s| u8::from(supported(s, &context)))
+                .collect();
+            json!({"useful": useful, "attributed": attributed})
+        }
         "faithfulness/verdicts" => {
             let v: Vec<u8> = q
                 .numbered("statement")

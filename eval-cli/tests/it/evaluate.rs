@@ -917,14 +917,15 @@ fn estimate_prints_calls_tokens_and_cost_without_calling_anything() {
     );
     let (stdout, stderr) = text(&out);
     assert_eq!(code(&out), 0, "{stdout}{stderr}");
-    // 3 user turns × 2 runs = 6 agent calls; faithfulness: 2 judge calls per
-    // sample run (statements, verdicts) × 2 samples × 2 runs = 8.
+    // 3 user turns × 2 runs = 6 agent calls; faithfulness: 1 judge call per
+    // sample run (statements and verdicts in one question) × 2 samples × 2
+    // runs = 4.
     for want in [
         "estimate (no call made): 1 dataset(s), 2 sample(s)",
         "agent       6 call(s)",
-        "judge       8 call(s)",
+        "judge       4 call(s)",
         "embeddings  0 call(s)",
-        "rag: 2 sample(s) × 2 run(s): agent 6 call(s), judge 8, embeddings 0 (calls per sample run: faithfulness 2.00 judge)",
+        "rag: 2 sample(s) × 2 run(s): agent 6 call(s), judge 4, embeddings 0 (calls per sample run: faithfulness 1.00 judge)",
         "tokens of judge (gpt-4o-mini): o200k_base\n",
         "tokens of agent (my-agent): o200k_base, an approximation",
         "cost: ~$",

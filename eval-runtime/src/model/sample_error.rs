@@ -228,6 +228,17 @@ pub enum ServiceError {
         /// What was wrong with the last answer.
         problem: AnswerProblem,
     },
+    /// The judge's answer was cut off at its `max_tokens`
+    /// (`finish_reason: length`): never re-asked with the same bound.
+    #[error(
+        "the judge's answer was cut off at {max_tokens} tokens: raise EVAL_JUDGE_MAX_TOKENS (the answer began: \"{began}\")"
+    )]
+    CutOff {
+        /// The bound the request carried.
+        max_tokens: u32,
+        /// The start of the answer, on one line.
+        began: String,
+    },
 }
 
 /// Why a judge's answer could not be used (re-asked, then the metric's error).

@@ -17,6 +17,39 @@ use crate::config::Config;
 
 use serde_json::Value;
 
+/// The file of the judge's boundary key, in the cache directory.
+const BOUNDARY_KEY_FILE: &str = "judge-boundary.key";
+
+/// A key file's 32 bytes, written as 64 hexadecimal digits (anything else
+/// is no key).
+fn read_key(path: &std::path::Path) -> Option<[u8; 32]> {
+    let bytes = eval_datasets::files::read_checked(path, 128).ok()?;
+    let text = std::str::from_utf8(&bytes).ok()?.trim();
+    if text.len() != 64 {
+        return None;
+    }
+    let mut key = [0u8; 32];
+    for (i, byte) in key.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(text.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    Some(key)
+}
+
+/// Creates `path` (it must not exist), readable by its owner only, holding `bytes`.
+fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = options.open(path)?;
+    file.write_all(bytes)?;
+    file.sync_all()
+}
+
 /// A directory of cached answers, readable by its owner only.
 #[derive(Debug, Clone)]
 pub struct Cache {
@@ -67,6 +100,38 @@ impl Cache {
             .clone()
             .unwrap_or_else(|| crate::config::results_dir(config).join("cache"));
         Some(Cache::new(dir))
+    }
+
+    /// The key the judge's boundaries are computed with (see
+    /// [`BoundaryKey`](super::BoundaryKey)): 32 random bytes in
+    /// `judge-boundary.key` (as hexadecimal digits), written once,
+    /// owner-only (`0600`), and never
+    /// replaced (a second writer finds the first one's); `None` when the
+    /// directory cannot be made or the file cannot be read or written.
+    pub(crate) fn boundary_key(&self) -> Option<[u8; 32]> {
+        if !self.make_private() {
+            return None;
+        }
+        let path = self.dir.join(BOUNDARY_KEY_FILE);
+        if let Some(key) = read_key(&path) {
+            return Some(key);
+        }
+        let mut bytes = [0u8; 32];
+        getrandom::getrandom(&mut bytes).ok()?;
+        // Written whole to a file of its own, then linked into place: the
+        // link fails if another process got there first, and its key wins.
+        let temp = self.dir.join(format!(
+            ".{BOUNDARY_KEY_FILE}.{}.{:016x}",
+            std::process::id(),
+            u64::from_le_bytes(bytes[..8].try_into().ok()?)
+        ));
+        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        let written = write_private(&temp, format!("{hex}\n").as_bytes());
+        if written.is_ok() {
+            let _ = std::fs::hard_link(&temp, &path);
+        }
+        let _ = std::fs::remove_file(&temp);
+        read_key(&path)
     }
 
     /// The key of a request: SHA-256 over its parts, hex.

@@ -12,10 +12,9 @@ use super::prompt::JudgePrompt;
 use crate::model::Usage;
 
 /// The boundary of the dry run's data blocks: fixed, so that an estimate's
-/// token counts do not vary, and one that `o200k_base` cuts into as many
-/// tokens as the mean random boundary (in a block's markers, over 2,000
-/// drawn from the OS).
-const DRY_BOUNDARY: &str = "16609180397541863253";
+/// token counts do not vary; 9 digits, as a judge's are (3 tokens in
+/// `o200k_base`, which cuts digits in threes).
+const DRY_BOUNDARY: &str = "660918039";
 
 /// Calls and tokens of one service.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
@@ -61,6 +60,9 @@ pub(crate) use crate::agent::Tokenizer;
 #[derive(Default)]
 pub(crate) struct DryRun {
     tally: Mutex<(Calls, Calls)>,
+    /// The questions of the sample being estimated: one asked again (the
+    /// question context precision and recall share) is sent once in a run.
+    asked: Mutex<std::collections::HashSet<String>>,
     tokenizers: Mutex<BTreeMap<String, Arc<Tokenizer>>>,
 }
 
@@ -85,6 +87,11 @@ impl DryRun {
         *self.tally.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The next questions are another sample's.
+    pub(crate) fn next_sample(&self) {
+        self.asked.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+
     /// Answers a judge's question `prompt` with what the asker assumes
     /// ([`Answer::assumed`]); its tokens are those of the prompt rendered
     /// (with a fixed boundary, so that estimates do not vary).
@@ -96,6 +103,16 @@ impl DryRun {
         usage: &mut Usage,
     ) -> Value {
         let answer = answer.assumed(prompt);
+        let first = self
+            .asked
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(prompt.cache_text());
+        if !first {
+            // The sample's metrics ask it at once: the run sends it once.
+            usage.count_cache_hits(1);
+            return answer;
+        }
         let tokenizer = self.tokenizer(model);
         let (system, user) = match prompt.render_with(DRY_BOUNDARY) {
             Ok(r) => (r.system, r.user),

@@ -1,36 +1,51 @@
 //! The LLM judge: any OpenAI-compatible chat-completions server.
 //!
 //! * `EVAL_JUDGE_URL` (e.g. `http://127.0.0.1:8000/v1`), `EVAL_JUDGE_MODEL`,
-//!   `EVAL_JUDGE_API_KEY` (else `OPENAI_API_KEY`; sent as a bearer token,
-//!   never printed), `EVAL_JUDGE_TIMEOUT_SECS` (default 120).
+//!   `EVAL_JUDGE_API_KEY` (else `OPENAI_API_KEY`; never printed),
+//!   `EVAL_JUDGE_TIMEOUT_SECS` (default 120).
 //! * A question is a [`JudgePrompt`]: our instructions in its task section,
 //!   everything from the agent or the dataset in data blocks, delimited by
-//!   a boundary drawn at random once per judge (a question holding it gets
-//!   one of its own; see [`super::prompt`]): agent output reaches the
-//!   judge only as data. Every question's system message is the same bytes,
-//!   and a sample's questions on its retrieved context begin with the same
-//!   context blocks, so a provider's prompt cache serves them; the first of
-//!   them is answered before the others are sent ([`super::warm`]). Cached
-//!   prompt tokens, as the server reports them, are counted in [`Usage`].
-//! * Every request asks for JSON (`response_format: json_object`) with
-//!   temperature 0 and a fixed seed, so the same input gets the same verdict
-//!   from servers that honour them.
+//!   a boundary computed from the question with a secret key kept in the
+//!   cache directory ([`BoundaryKey`](super::BoundaryKey)): the same
+//!   question is sent as the same bytes run after run, and agent output
+//!   reaches the judge only as data (see [`super::prompt`]). A sample's
+//!   questions on its retrieved context begin with the same system message
+//!   and context blocks, so a provider's prompt cache serves them; the
+//!   first of them is answered before the others are sent ([`super::warm`]),
+//!   and the same question asked again while it is in flight (context
+//!   precision's and recall's, which share one) is sent once. Cached prompt tokens, as the
+//!   server reports them, are counted in [`Usage`].
+//! * Every request is bounded: `max_tokens` is `EVAL_JUDGE_MAX_TOKENS`, else
+//!   the question's own bound ([`Answer::max_tokens`], sized from the
+//!   answer it asks for). An answer cut off there (`finish_reason:
+//!   "length"`) is asked once more with room to the cap when the bound was
+//!   the question's own, else fails saying so ([`ServiceError::CutOff`]).
+//! * Every request asks for the answer's JSON schema ([`Answer::schema`]) in
+//!   the structured-output mode `EVAL_JUDGE_STRUCTURED` names; `auto`
+//!   starts with `json_schema` and, when the server refuses a mode (HTTP
+//!   400, 422 or 500 naming `response_format` or the schema), moves to the
+//!   next one once, says so, and keeps it for the rest of the run.
+//!   Temperature 0 and a fixed seed, so the same input gets the same
+//!   verdict from servers that honour them.
 //! * Replies are read strictly: one JSON object (the whole text, or inside
 //!   one ```` ```json ```` fence), no key twice, and `check` (the metric's)
 //!   then wants exactly the keys asked for, each of the type asked for.
 //!   An answer that cannot be used (no message, not JSON, not that shape)
-//!   is re-asked (at most twice) in the same conversation, showing the
-//!   judge its answer and the problem; then the metric fails, alone.
+//!   is re-asked (at most twice): the question as first sent with a short
+//!   correction in its task section, never the previous answers; then the
+//!   metric fails, alone, quoting the judge's words on one line.
 //! * 429 and 5xx are retried with backoff, honouring `Retry-After`.
 //! * Answers are cached (see [`Cache`](super::Cache)); [`Usage`] counts calls,
 //!   retries, re-asks, tokens and cache hits.
+
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{Value, json};
 
 use super::cache::Cache;
 use super::endpoint::{Endpoint, ServiceError, Usage};
-use super::prompt::JudgePrompt;
-use crate::config::Config;
+use super::prompt::{BoundaryKey, JudgePrompt};
+use crate::config::{Config, Structured};
 pub use crate::model::AnswerProblem;
 
 /// Default seed sent with every judge request.
@@ -39,12 +54,16 @@ pub const DEFAULT_SEED: u64 = 42;
 const TEMPERATURE: u8 = 0;
 /// Re-asks after an answer that cannot be used.
 pub const MAX_REASKS: u32 = 2;
+/// The bound of a question that states none ([`Answer::max_tokens`]).
+pub const DEFAULT_MAX_TOKENS: u32 = 1024;
+/// The most a question's own bound grows to after a cut-off answer.
+pub const MAX_TOKENS_CAP: u32 = 2048;
 
 /// What an answer to a judge's question must be: the asker (a metric, the
 /// generator) checks it, and says what an estimate assumes it to be.
 pub trait Answer: Sync {
     /// `Ok` when `v` is an answer the asker can use; else the first
-    /// problem, told to the judge when it is re-asked.
+    /// problem.
     fn check(&self, v: &Value) -> Result<(), String>;
 
     /// The answer an estimate's dry judge gives to `prompt` (its tokens
@@ -53,6 +72,19 @@ pub trait Answer: Sync {
     fn assumed(&self, _prompt: &JudgePrompt) -> Value {
         json!({})
     }
+
+    /// The JSON schema of the answers [`check`](Self::check) admits, sent as
+    /// the request's structured output. Default: none (a JSON object of any
+    /// shape is asked for).
+    fn schema(&self) -> Option<Value> {
+        None
+    }
+
+    /// The `max_tokens` the answer needs, with room to spare (default
+    /// [`DEFAULT_MAX_TOKENS`]); `EVAL_JUDGE_MAX_TOKENS` overrides it.
+    fn max_tokens(&self) -> Option<u32> {
+        None
+    }
 }
 
 /// A check alone (an estimate assumes `{}`).
@@ -60,6 +92,14 @@ impl<F: Fn(&Value) -> Result<(), String> + Sync> Answer for F {
     fn check(&self, v: &Value) -> Result<(), String> {
         self(v)
     }
+}
+
+/// The structured-output mode a judge uses now: the setting's, or under
+/// `auto` the strongest the server has not refused.
+#[derive(Debug)]
+struct Modes {
+    /// The mode requests carry now.
+    current: Structured,
 }
 
 /// A configured judge. Cheap to clone.
@@ -86,14 +126,19 @@ pub struct Judge {
     seed: u64,
     cache: Option<Cache>,
     /// An estimate's dry run: questions are answered by it, never sent.
-    dry: Option<std::sync::Arc<super::DryRun>>,
-    /// The boundary every question is rendered with (drawn the first time;
-    /// `None`: no random source, each question draws its own and fails
-    /// saying why), so that every question's system message, and a
-    /// sample's context blocks, are the same bytes: see [`super::prompt`].
-    boundary: std::sync::Arc<std::sync::OnceLock<Option<String>>>,
+    dry: Option<Arc<super::DryRun>>,
+    /// `EVAL_JUDGE_MAX_TOKENS`.
+    max_tokens: Option<u32>,
+    /// `EVAL_JUDGE_STRUCTURED`, and what `auto` settled on.
+    structured: Structured,
+    modes: Arc<Mutex<Modes>>,
+    /// The key boundaries are computed with (from the cache directory,
+    /// else this process's).
+    key: Arc<OnceLock<BoundaryKey>>,
     /// Questions on one context sent one after the other (see [`super::warm`]).
-    warming: std::sync::Arc<super::warm::Warming>,
+    warming: Arc<super::warm::Warming>,
+    /// Questions in flight, by cache key.
+    flights: Arc<super::warm::Flights>,
 }
 
 impl Judge {
@@ -102,15 +147,29 @@ impl Judge {
     /// [`cache`](Self::cache); [`from_config`](Self::from_config) uses the
     /// one the settings name).
     pub fn new(url: &str, model: &str) -> Result<Judge, ServiceError> {
-        Ok(Judge {
-            endpoint: Endpoint::new("judge", url, "chat/completions")?,
-            model: model.to_string(),
+        Ok(Judge::of(
+            Endpoint::new("judge", url, "chat/completions")?,
+            model.to_string(),
+            None,
+        ))
+    }
+
+    fn of(endpoint: Endpoint, model: String, cache: Option<Cache>) -> Judge {
+        Judge {
+            endpoint,
+            model,
             seed: DEFAULT_SEED,
-            cache: None,
+            cache,
             dry: None,
-            boundary: Default::default(),
+            max_tokens: None,
+            structured: Structured::Auto,
+            modes: Arc::new(Mutex::new(Modes {
+                current: Structured::JsonSchema,
+            })),
+            key: Default::default(),
             warming: Default::default(),
-        })
+            flights: Default::default(),
+        }
     }
 
     /// The judge `config` names (`EVAL_JUDGE_*`), with its cache;
@@ -123,20 +182,14 @@ impl Judge {
             "set EVAL_JUDGE_URL (an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1), EVAL_JUDGE_MODEL and EVAL_JUDGE_API_KEY or OPENAI_API_KEY",
             config.judge_concurrency(),
         )?;
-        Ok(Judge {
-            endpoint,
-            model,
-            seed: DEFAULT_SEED,
-            cache: Cache::from_config(config),
-            dry: None,
-            boundary: Default::default(),
-            warming: Default::default(),
-        })
+        Ok(Judge::of(endpoint, model, Cache::from_config(config))
+            .max_tokens(config.judge_answers.max_tokens)
+            .structured(config.judge_answers.structured))
     }
 
     /// Shares `permits` for calls in flight (a run's judge and embeddings
     /// share one bound, `EVAL_JUDGE_CONCURRENCY`).
-    pub(crate) fn share_permits(mut self, permits: std::sync::Arc<tokio::sync::Semaphore>) -> Self {
+    pub(crate) fn share_permits(mut self, permits: Arc<tokio::sync::Semaphore>) -> Self {
         self.endpoint.permits = permits;
         self
     }
@@ -147,9 +200,10 @@ impl Judge {
         self
     }
 
-    /// Sets (or clears) the cache.
+    /// Sets (or clears) the cache (and so where the boundary key is kept).
     pub fn cache(mut self, cache: Option<Cache>) -> Self {
         self.cache = cache;
+        self.key = Default::default();
         self
     }
 
@@ -165,6 +219,31 @@ impl Judge {
         self
     }
 
+    /// Sets `max_tokens` for every request (`EVAL_JUDGE_MAX_TOKENS`);
+    /// `None`: each question's own bound.
+    pub fn max_tokens(mut self, n: Option<u32>) -> Self {
+        self.max_tokens = n;
+        self
+    }
+
+    /// Sets the structured-output mode (`EVAL_JUDGE_STRUCTURED`).
+    pub fn structured(mut self, mode: Structured) -> Self {
+        self.structured = mode;
+        self.modes = Arc::new(Mutex::new(Modes {
+            current: match mode {
+                Structured::Auto => Structured::JsonSchema,
+                other => other,
+            },
+        }));
+        self
+    }
+
+    /// The structured-output mode requests carry now (under `auto`, the
+    /// strongest the server has not refused).
+    pub fn structured_mode(&self) -> Structured {
+        self.lock_modes().current
+    }
+
     /// The model asked.
     pub fn model(&self) -> &str {
         &self.model
@@ -172,7 +251,7 @@ impl Judge {
 
     /// This judge in an estimate's dry run: every question is answered by
     /// `dry` (and counted there), none is sent.
-    pub(crate) fn dry_run(mut self, dry: std::sync::Arc<super::DryRun>) -> Self {
+    pub(crate) fn dry_run(mut self, dry: Arc<super::DryRun>) -> Self {
         self.dry = Some(dry);
         self
     }
@@ -208,9 +287,9 @@ impl Judge {
 
     /// [`ask_json`](Self::ask_json) whose answer must also be an `answer`
     /// (the shape a metric needs): one that is not is re-asked like one
-    /// that does not parse, in the same conversation, and only answers that
-    /// pass are cached. In an estimate's dry run the answer is the one
-    /// `answer` assumes, and nothing is sent.
+    /// that does not parse, and only answers that pass are cached. In an
+    /// estimate's dry run the answer is the one `answer` assumes, and
+    /// nothing is sent.
     pub async fn ask_checked(
         &self,
         prompt: &JudgePrompt,
@@ -221,99 +300,251 @@ impl Judge {
         if let Some(dry) = &self.dry {
             return Ok(dry.judge(&self.model, prompt, answer, usage));
         }
-        let check = |v: &Value| answer.check(v);
         let key = Cache::key(&[
             "judge",
             self.endpoint.cache_id(),
             &self.model,
-            &self.parameters().to_string(),
+            &json!({"temperature": TEMPERATURE, "seed": self.seed}).to_string(),
             &prompt.cache_text(),
         ]);
-        if let Some(cache) = &self.cache
-            && let Some(value) = cache.get(&key)
-            && value.is_object()
-            && check(&value).is_ok()
-        {
+        if let Some(value) = self.known(&key, answer) {
             usage.count_cache_hits(1);
             return Ok(value);
         }
-        let rendered = self.render(prompt)?;
+        // The same question asked at once (context precision's and
+        // recall's) is sent once: the others take its answer.
+        let only = loop {
+            match self.flights.join(&key).await {
+                super::warm::Joined::Lead(lead) => break lead,
+                super::warm::Joined::Answer(Some(value)) if answer.check(&value).is_ok() => {
+                    usage.count_cache_hits(1);
+                    return Ok(value);
+                }
+                // It failed, or its answer is not one this asker takes.
+                super::warm::Joined::Answer(_) => {}
+            }
+        };
+        let rendered = prompt.render_keyed(self.boundary_key())?;
         // Held until this question is answered: others on the same context
         // wait for it, then find it in the provider's prompt cache.
         let _lead = self.warming.enter(rendered.shared_prefix()).await;
-        let mut messages = vec![
-            json!({"role": "system", "content": rendered.system}),
-            json!({"role": "user", "content": rendered.user}),
-        ];
-        let mut reasks = 0;
+        let value = self.converse(prompt, rendered, usage, answer).await?;
+        only.answered(&value);
+        if let Some(cache) = &self.cache {
+            cache.put(&key, &value);
+        }
+        Ok(value)
+    }
+
+    /// Asks until an answer passes `answer`'s check: the question, then at
+    /// most [`MAX_REASKS`] times the question with a correction.
+    async fn converse(
+        &self,
+        prompt: &JudgePrompt,
+        first: super::Rendered,
+        usage: &mut Usage,
+        answer: &dyn Answer,
+    ) -> Result<Value, ServiceError> {
+        let own_bound = answer.max_tokens().unwrap_or(DEFAULT_MAX_TOKENS);
+        let mut bound = self.max_tokens.unwrap_or(own_bound);
+        let schema = answer.schema();
+        let mut rendered = first;
+        let mut attempts = 0u32;
         loop {
-            let answer = self.endpoint.post(&self.body(&messages), usage).await?;
+            attempts += 1;
+            let reply = self.send(&rendered, bound, schema.as_ref(), usage).await?;
             usage.count_reported(
                 &format!("the judge at {}", self.endpoint.shown),
-                crate::model::Reported::of(answer.get("usage")),
+                crate::model::Reported::of(reply.get("usage")),
             );
-            // A missing content (a refusal, a content filter) is re-asked too.
-            let content = answer["choices"][0]["message"]["content"]
-                .as_str()
-                .unwrap_or("")
-                .to_string();
-            let judged = message_content(&answer).and_then(|content| {
-                let value = parse_json_answer(content)?;
-                check(&value).map_err(AnswerProblem::Shape)?;
+            let content = reply
+                .pointer("/choices/0/message/content")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            let finish = reply
+                .pointer("/choices/0/finish_reason")
+                .and_then(Value::as_str);
+            if finish == Some("length") {
+                // Cut off: asked again only with more room, never as it was.
+                if self.max_tokens.is_none() && bound < MAX_TOKENS_CAP && attempts <= MAX_REASKS {
+                    bound = MAX_TOKENS_CAP;
+                    usage.count_reask();
+                    continue;
+                }
+                return Err(ServiceError::CutOff {
+                    max_tokens: bound,
+                    began: crate::model::one_line(content, 80),
+                });
+            }
+            let judged = message_content(&reply).and_then(|text| {
+                let value = parse_json_answer(text)?;
+                answer.check(&value).map_err(AnswerProblem::Shape)?;
                 Ok(value)
             });
             match judged {
-                Ok(value) => {
-                    if let Some(cache) = &self.cache {
-                        cache.put(&key, &value);
-                    }
-                    return Ok(value);
-                }
-                Err(problem) if reasks < MAX_REASKS => {
-                    reasks += 1;
+                Ok(value) => return Ok(value),
+                Err(problem) if attempts <= MAX_REASKS => {
                     usage.count_reask();
-                    messages.push(json!({"role": "assistant", "content": content}));
-                    messages.push(json!({
-                        "role": "user",
-                        "content": format!("That answer could not be used ({problem}). Answer again with only the JSON object asked for, with exactly the keys asked for, nothing else.")
-                    }));
+                    // Our words only, so the boundary stays (and with it
+                    // the system message and any shared prefix).
+                    let corrected = prompt.clone().with_correction(correction(&problem));
+                    rendered = match corrected.mentions(&rendered.boundary) {
+                        false => corrected.render_with(&rendered.boundary)?,
+                        true => corrected.render_keyed(self.boundary_key())?,
+                    };
                 }
                 Err(problem) => {
                     return Err(ServiceError::UnusableAnswer {
-                        attempts: reasks + 1,
-                        problem: problem.shown(),
+                        attempts,
+                        problem: quoting(problem, content).shown(),
                     });
                 }
             }
         }
     }
 
-    /// `prompt`'s messages with this judge's boundary, or with one of its
-    /// own when the prompt holds the judge's anywhere.
-    fn render(&self, prompt: &JudgePrompt) -> Result<super::Rendered, super::PromptError> {
-        let shared = self
-            .boundary
-            .get_or_init(|| super::prompt::random_boundary().ok());
-        match shared {
-            Some(b) if !prompt.mentions(b) => prompt.render_with(b),
-            _ => prompt.render(),
+    /// Posts one request in the current structured-output mode (retried
+    /// as every call is); under `auto`, a refused mode is replaced by the
+    /// next (once, said once) and the request sent again.
+    async fn send(
+        &self,
+        rendered: &super::Rendered,
+        max_tokens: u32,
+        schema: Option<&Value>,
+        usage: &mut Usage,
+    ) -> Result<Value, ServiceError> {
+        loop {
+            let mode = self.structured_mode();
+            let body = self.body(rendered, max_tokens, mode, schema);
+            match self.endpoint.post(&body, usage).await {
+                Err(ServiceError::Status {
+                    status, body: text, ..
+                }) if self.structured == Structured::Auto
+                    && refuses_format(status, &text)
+                    && mode.next().is_some() =>
+                {
+                    self.fall_back(mode, status, &text);
+                }
+                other => return other,
+            }
         }
     }
 
-    /// What every request asks besides its messages.
-    fn parameters(&self) -> Value {
-        json!({
-            "temperature": TEMPERATURE,
-            "seed": self.seed,
-            "response_format": {"type": "json_object"},
+    /// `refused` was refused: the next mode, unless another question moved
+    /// on already; said once.
+    fn fall_back(&self, refused: Structured, status: u16, text: &str) {
+        let mut modes = self.lock_modes();
+        if modes.current != refused {
+            return;
+        }
+        let Some(next) = refused.next() else { return };
+        modes.current = next;
+        crate::notice::note(&format!(
+            "the judge at {} refused response_format {} (HTTP {status}: {}); asking with {} for the rest of the run (set EVAL_JUDGE_STRUCTURED to choose)",
+            self.endpoint.shown,
+            refused.name(),
+            crate::model::one_line(text, 120),
+            next.name()
+        ));
+    }
+
+    /// The answer to the question `key` names, when the cache has one
+    /// `answer` accepts.
+    fn known(&self, key: &str, answer: &dyn Answer) -> Option<Value> {
+        let value = self.cache.as_ref().and_then(|c| c.get(key))?;
+        (value.is_object() && answer.check(&value).is_ok()).then_some(value)
+    }
+
+    /// The key boundaries are computed with: the cache directory's, else
+    /// this process's.
+    fn boundary_key(&self) -> &BoundaryKey {
+        self.key.get_or_init(|| {
+            self.cache
+                .as_ref()
+                .and_then(Cache::boundary_key)
+                .map_or_else(BoundaryKey::per_process, BoundaryKey::new)
         })
     }
 
-    fn body(&self, messages: &[Value]) -> Value {
-        let mut body = self.parameters();
-        body["model"] = json!(self.model);
-        body["messages"] = json!(messages);
+    fn lock_modes(&self) -> std::sync::MutexGuard<'_, Modes> {
+        self.modes.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// One request: the question's two messages, the bound, the sampling
+    /// parameters and the structured output of `mode`.
+    fn body(
+        &self,
+        rendered: &super::Rendered,
+        max_tokens: u32,
+        mode: Structured,
+        schema: Option<&Value>,
+    ) -> Value {
+        let mut body = json!({
+            "model": self.model,
+            "messages": [
+                {"role": "system", "content": rendered.system},
+                {"role": "user", "content": rendered.user},
+            ],
+            "temperature": TEMPERATURE,
+            "seed": self.seed,
+            "max_tokens": max_tokens,
+        });
+        let format = match (mode, schema) {
+            (Structured::None, _) => None,
+            (Structured::JsonSchema | Structured::Auto, Some(schema)) => Some(json!({
+                "type": "json_schema",
+                "json_schema": {"name": "answer", "schema": schema, "strict": true},
+            })),
+            (Structured::JsonObjectSchema, Some(schema)) => {
+                Some(json!({"type": "json_object", "schema": schema}))
+            }
+            _ => Some(json!({"type": "json_object"})),
+        };
+        if let Some(format) = format {
+            body["response_format"] = format;
+        }
         body
+    }
+}
+
+/// Whether an error status and body say the server does not take the
+/// request's `response_format` (llama-cpp-python answers 500 naming it,
+/// others 400 or 422).
+fn refuses_format(status: u16, body: &str) -> bool {
+    let body = body.to_ascii_lowercase();
+    matches!(status, 400 | 422 | 500 | 501)
+        && ["response_format", "json_schema", "schema"]
+            .iter()
+            .any(|w| body.contains(w))
+}
+
+/// What a re-ask adds to the task: what was wrong, in our words only (the
+/// judge's own words never go into the task section).
+fn correction(problem: &AnswerProblem) -> &'static str {
+    match problem {
+        AnswerProblem::Shape(_) => {
+            "Your previous answer did not have the keys, types or list lengths asked for. Answer again with only the JSON object asked for."
+        }
+        _ => {
+            "Your previous answer was not one JSON object. Answer again with only the JSON object asked for, nothing else."
+        }
+    }
+}
+
+/// `problem` with the judge's words it was about, on one line.
+fn quoting(problem: AnswerProblem, content: &str) -> AnswerProblem {
+    if content.trim().is_empty() {
+        return problem;
+    }
+    let words = crate::model::one_line(content, 80);
+    match problem {
+        AnswerProblem::NotJson(t) => {
+            AnswerProblem::NotJson(format!("{t}; the judge wrote \"{words}\""))
+        }
+        AnswerProblem::Shape(t) => {
+            AnswerProblem::Shape(format!("{t}; the judge wrote \"{words}\""))
+        }
+        other => other,
     }
 }
 

@@ -17,16 +17,18 @@ mod langsmith;
 mod prompt;
 mod warm;
 
-pub use crate::config::{Price, PriceError, PriceTable, Pricing};
+pub use crate::config::{JudgeAnswers, Price, PriceError, PriceTable, Pricing, Structured};
 pub use cache::Cache;
 pub use dry::Calls;
 pub(crate) use dry::{DryRun, Tokenizer};
 pub use embed::{Embedder, cosine};
 pub use endpoint::{ServiceError, Usage};
-pub use judge::{Answer, AnswerProblem, DEFAULT_SEED, Judge, MAX_REASKS};
+pub use judge::{
+    Answer, AnswerProblem, DEFAULT_MAX_TOKENS, DEFAULT_SEED, Judge, MAX_REASKS, MAX_TOKENS_CAP,
+};
 #[cfg(feature = "http")]
 pub use langsmith::{DEFAULT_ENDPOINT as LANGSMITH_ENDPOINT, LangSmith, UploadError, Uploaded};
-pub use prompt::{DataBlock, JudgePrompt, PromptError, Rendered};
+pub use prompt::{BoundaryKey, DataBlock, JudgePrompt, PromptError, Rendered};
 
 use crate::config::Config;
 

@@ -78,6 +78,90 @@ impl Drop for Lead<'_> {
     }
 }
 
+/// Questions in flight by their cache key: the same question asked again
+/// while it is in flight (context precision's and recall's, one question)
+/// waits for the first and takes its answer, instead of being sent twice.
+/// Nothing is kept once a question ends.
+#[derive(Debug, Default)]
+pub(crate) struct Flights {
+    flying: Mutex<HashMap<String, Arc<Flight>>>,
+}
+
+#[derive(Debug)]
+struct Flight {
+    /// Closed when the question ends.
+    done: Semaphore,
+    /// Its answer, when it had one.
+    answer: std::sync::OnceLock<serde_json::Value>,
+}
+
+/// What joining a question's flight gives.
+pub(crate) enum Joined<'a> {
+    /// None was in flight: this one asks, and hands its answer on.
+    Lead(FlightLead<'a>),
+    /// One was: its answer (`None` when it failed).
+    Answer(Option<serde_json::Value>),
+}
+
+/// The question in flight: dropping it lets those waiting for it go.
+pub(crate) struct FlightLead<'a> {
+    flights: &'a Flights,
+    key: String,
+    flight: Arc<Flight>,
+}
+
+impl Flights {
+    /// Leads the question `key`, or waits for the one in flight and takes
+    /// its answer.
+    pub(crate) async fn join(&self, key: &str) -> Joined<'_> {
+        let flight = {
+            let mut flying = self.lock();
+            match flying.get(key) {
+                Some(f) => f.clone(),
+                None => {
+                    let flight = Arc::new(Flight {
+                        done: Semaphore::new(0),
+                        answer: Default::default(),
+                    });
+                    flying.insert(key.to_string(), flight.clone());
+                    return Joined::Lead(FlightLead {
+                        flights: self,
+                        key: key.to_string(),
+                        flight,
+                    });
+                }
+            }
+        };
+        // No permit is ever added: this returns when the lead ends.
+        let _ = flight.done.acquire().await;
+        Joined::Answer(flight.answer.get().cloned())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Flight>>> {
+        self.flying.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl FlightLead<'_> {
+    /// The question's answer, for those waiting for it.
+    pub(crate) fn answered(&self, answer: &serde_json::Value) {
+        let _ = self.flight.answer.set(answer.clone());
+    }
+}
+
+impl Drop for FlightLead<'_> {
+    fn drop(&mut self) {
+        let mut flying = self.flights.lock();
+        if flying
+            .get(&self.key)
+            .is_some_and(|f| Arc::ptr_eq(f, &self.flight))
+        {
+            flying.remove(&self.key);
+        }
+        self.flight.done.close();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,5 +191,32 @@ mod tests {
         assert!(warming.lock().is_empty(), "nothing kept once it ends");
         // Once answered, the prefix leads again (nothing in flight).
         assert!(warming.enter("context").await.is_some());
+    }
+
+    #[tokio::test]
+    async fn the_same_question_in_flight_is_asked_once() {
+        let flights = Arc::new(Flights::default());
+        let Joined::Lead(lead) = flights.join("k").await else {
+            panic!("the first leads")
+        };
+        let f = flights.clone();
+        let second = tokio::spawn(async move {
+            match f.join("k").await {
+                Joined::Answer(a) => a,
+                Joined::Lead(_) => None,
+            }
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!second.is_finished(), "waits for the first");
+        lead.answered(&serde_json::json!({"a": 1}));
+        drop(lead);
+        let got = tokio::time::timeout(Duration::from_secs(5), second)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(got, Some(serde_json::json!({"a": 1})));
+        assert!(flights.lock().is_empty(), "nothing kept");
+        // Once it ended, the same question leads again (nothing remembered).
+        assert!(matches!(flights.join("k").await, Joined::Lead(_)));
     }
 }

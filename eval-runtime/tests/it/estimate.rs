@@ -64,14 +64,14 @@ fn judge_answer(body: &Value) -> String {
     let blocks = common::data_blocks(body);
     let block = |name: &str| common::block(body, name).unwrap_or_default();
     let count = |prefix: &str| blocks.iter().filter(|(n, _)| n.starts_with(prefix)).count();
-    let v = if system.contains("faithfulness/statements") {
-        json!({"statements": split_sentences(&block("answer"))})
-    } else if system.contains("faithfulness/verdicts") {
-        json!({"verdicts": vec![1; count("statement_")]})
-    } else if system.contains("context_precision") {
-        json!({"verdicts": (0..count("context_")).map(|i| i32::from(i == 0)).collect::<Vec<_>>()})
-    } else if system.contains("context_recall") {
-        json!({"classifications": vec![1; split_sentences(&block("expected_answer")).len()]})
+    let v = if system == "faithfulness" {
+        let statements = split_sentences(&block("answer"));
+        json!({"verdicts": vec![1; statements.len()], "statements": statements})
+    } else if system == "context/reference" {
+        json!({
+            "useful": (0..count("context_")).map(|i| i32::from(i == 0)).collect::<Vec<_>>(),
+            "attributed": vec![1; split_sentences(&block("expected_answer")).len()],
+        })
     } else if system.contains("answer_relevancy") {
         json!({"questions": ["What does the answer state?", "Which fact is given?", "What is asked about France?"], "noncommittal": 0})
     } else if system.contains("hallucination") {
@@ -202,13 +202,14 @@ fn the_estimate_matches_the_run_calls_exactly_and_tokens_within_tolerance() {
     );
 
     // Calls: exactly. Agent: one per user turn (5 prompts + a two-turn
-    // conversation = 7). Judge per sample: faithfulness 2, answer_relevancy
-    // 1, context_precision 1, context_recall 1, hallucination 1, toxicity 1
-    // (no opinions) = 7, so 42; embeddings: answer_relevancy 1 per sample = 6.
+    // conversation = 7). Judge per sample: faithfulness 1, answer_relevancy
+    // 1, context_precision and context_recall 1 (one question they share),
+    // hallucination 1, toxicity 1 (no opinions) = 5, so 30; embeddings:
+    // answer_relevancy 1 per sample = 6.
     assert_eq!(estimate.agent.calls, 7);
     assert_eq!(agent.count(), 7);
-    assert_eq!(estimate.judge.calls, 42);
-    assert_eq!(judge.count(), 42);
+    assert_eq!(estimate.judge.calls, 30);
+    assert_eq!(judge.count(), 30);
     assert_eq!(estimate.embeddings.calls, 6);
     assert_eq!(embed.count(), 6);
     let per_metric: Vec<(String, u64, u64)> = estimate.datasets[0]
@@ -219,10 +220,11 @@ fn the_estimate_matches_the_run_calls_exactly_and_tokens_within_tolerance() {
     assert_eq!(
         per_metric,
         [
-            ("faithfulness".to_string(), 12, 0),
+            ("faithfulness".to_string(), 6, 0),
             ("answer_relevancy".to_string(), 6, 6),
+            // The question they share, charged to the first to ask it.
             ("context_precision".to_string(), 6, 0),
-            ("context_recall".to_string(), 6, 0),
+            ("context_recall".to_string(), 0, 0),
             ("hallucination".to_string(), 6, 0),
             ("toxicity".to_string(), 6, 0),
         ]
@@ -291,12 +293,12 @@ fn the_estimate_matches_the_run_calls_exactly_and_tokens_within_tolerance() {
     for want in [
         "estimate (no call made): 1 dataset(s), 6 sample(s)",
         "agent       7 call(s)",
-        "judge       42 call(s)",
+        "judge       30 call(s)",
         "embeddings  6 call(s)",
         "tokens of judge (gpt-4o-mini): o200k_base\n",
         "tokens of embeddings (text-embedding-3-small): cl100k_base\n",
         "tokens of agent (free-agent): o200k_base, an approximation",
-        "faithfulness 2.00 judge",
+        "faithfulness 1.00 judge",
         "answer_relevancy 1.00 judge + 1.00 embeddings",
         "cost: ~$",
     ] {

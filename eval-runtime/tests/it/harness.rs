@@ -574,8 +574,8 @@ fn a_judged_run_records_usage_and_never_writes_the_key() {
         }
         common::Reply::json(
             200,
-            common::chat(if common::task(body) == "faithfulness/statements" {
-                r#"{"statements": ["Paris is the capital of France."]}"#
+            common::chat(if common::task(body) == "faithfulness" {
+                r#"{"statements": ["Paris is the capital of France."], "verdicts": [1]}"#
             } else {
                 r#"{"verdicts": [1]}"#
             }),
@@ -606,7 +606,8 @@ fn a_judged_run_records_usage_and_never_writes_the_key() {
     let results = read(&out);
     let sample = &results.samples[0];
     assert_eq!(sample.metrics[1].score, Some(1.0));
-    assert_eq!((sample.usage.calls, sample.usage.retries), (3, 1));
+    // faithfulness asks one question (statements and verdicts together).
+    assert_eq!((sample.usage.calls, sample.usage.retries), (2, 1));
 
     let out = run(&echo.url);
     assert_eq!(out.code, 101);

@@ -364,7 +364,9 @@ async fn a_judge_answer_without_choices_or_out_of_range_is_not_called_invalid_js
         .unwrap_err()
         .to_string();
     assert!(
-        err.ends_with("not the answer asked for: `score` Some(7.0) is not between 0 and 1"),
+        err.ends_with(
+            "not the answer asked for: `score` Some(7.0) is not between 0 and 1; the judge wrote \"{\"score\": 7}\""
+        ),
         "{err}"
     );
     assert!(!err.contains("JSON"), "{err}");

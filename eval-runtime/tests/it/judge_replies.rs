@@ -31,8 +31,8 @@ fn sample() -> Sample {
 /// Good answers, in exactly the shape each task asks for.
 fn judge_script(body: &serde_json::Value) -> Reply {
     let content = match common::task(body).as_str() {
-        "faithfulness/statements" => {
-            r#"{"statements": ["Paris is in France.", "Paris has 10 million people.", "Paris is a capital."]}"#
+        "faithfulness" => {
+            r#"{"statements": ["Paris is in France.", "Paris has 10 million people.", "Paris is a capital."], "verdicts": [1, 1, 1]}"#
         }
         "toxicity/opinions" => r#"{"opinions": ["a", "b", "c", "d"]}"#,
         _ => "{}",
@@ -50,50 +50,44 @@ async fn a_reply_with_an_extra_key_a_wrong_type_or_a_value_out_of_range_is_re_as
     let cases: &[(&str, &str, &str, &str)] = &[
         (
             "faithfulness",
-            "faithfulness/verdicts",
-            r#"{"verdicts": [1, 0, 1], "score": 1}"#,
-            "unexpected key `score`: the answer holds exactly `verdicts`",
+            "faithfulness",
+            r#"{"statements": ["a", "b", "c"], "verdicts": [1, 0, 1], "score": 1}"#,
+            "unexpected key `score`: the answer holds exactly `statements`, `verdicts`",
         ),
         (
             "faithfulness",
-            "faithfulness/verdicts",
-            r#"{"verdicts": [true, false, true]}"#,
+            "faithfulness",
+            r#"{"statements": ["a", "b", "c"], "verdicts": [true, false, true]}"#,
             "`verdicts` holds true, not 1 or 0",
         ),
         (
             "faithfulness",
-            "faithfulness/verdicts",
-            r#"{"verdicts": [1, 2, 1]}"#,
+            "faithfulness",
+            r#"{"statements": ["a", "b", "c"], "verdicts": [1, 2, 1]}"#,
             "`verdicts` holds 2, not 1 or 0",
         ),
         (
             "faithfulness",
-            "faithfulness/verdicts",
-            r#"{"verdicts": [{"verdict": 1}, 0, 1]}"#,
+            "faithfulness",
+            r#"{"statements": ["a", "b", "c"], "verdicts": [{"verdict": 1}, 0, 1]}"#,
             "not 1 or 0",
         ),
         (
             "faithfulness",
-            "faithfulness/verdicts",
-            r#"{"verdicts": [1, 0]}"#,
+            "faithfulness",
+            r#"{"statements": ["a", "b", "c"], "verdicts": [1, 0]}"#,
             "the judge gave 2 verdicts for 3 statements",
         ),
         (
             "faithfulness",
-            "faithfulness/verdicts",
-            r#"{"verdicts": [0, 0, 0], "verdicts": [1, 1, 1]}"#,
+            "faithfulness",
+            r#"{"statements": ["a", "b", "c"], "verdicts": [0, 0, 0], "verdicts": [1, 1, 1]}"#,
             "the key `verdicts` is given twice",
         ),
         (
-            "faithfulness",
-            "faithfulness/statements",
-            r#"{"statements": ["a"], "verdicts": [1]}"#,
-            "unexpected key `verdicts`",
-        ),
-        (
             "context_recall",
-            "context_recall/attribution",
-            r#"{"classifications": ["yes", "no"]}"#,
+            "context/reference",
+            r#"{"useful": [1], "attributed": ["yes", "no"]}"#,
             "not 1 or 0",
         ),
         (

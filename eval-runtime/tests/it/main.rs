@@ -12,6 +12,7 @@ mod http_limits;
 mod http_pace;
 mod judge;
 mod judge_prompt;
+mod judge_real_servers;
 mod judge_replies;
 mod latency_cost;
 mod loader_refusals;

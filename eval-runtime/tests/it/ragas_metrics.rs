@@ -22,12 +22,25 @@ fn spec(name: &str) -> MetricSpec {
 fn judge_script(n: usize, body: &serde_json::Value) -> Reply {
     let _ = n;
     let content = match common::task(body).as_str() {
-        "faithfulness/statements" => {
-            r#"{"statements": ["Paris is in France.", "Paris has 10 million people.", "Paris is a capital."]}"#
+        "faithfulness" => {
+            r#"{"statements": ["Paris is in France.", "Paris has 10 million people.", "Paris is a capital."], "verdicts": [1, 0, 1]}"#
         }
-        "faithfulness/verdicts" => r#"{"verdicts": [1, 0, 1]}"#,
-        // chunks 1..4: relevant, not, relevant, relevant
-        "context_precision/usefulness" => r#"{"verdicts": [1, 0, 1, 1]}"#,
+        // chunks 1..4: relevant, not, relevant, relevant (as many as sent);
+        // the reference's statements 1..4: attributed, attributed, not,
+        // attributed.
+        "context/reference" => {
+            let chunks = common::data_blocks(body)
+                .iter()
+                .filter(|(n, _)| n.starts_with("context_"))
+                .count();
+            let useful: Vec<u8> = [1, 0, 1, 1].into_iter().cycle().take(chunks).collect();
+            return Reply::json(
+                200,
+                chat(
+                    &serde_json::json!({"useful": useful, "attributed": [1, 1, 0, 1]}).to_string(),
+                ),
+            );
+        }
         "answer_relevancy/questions" => {
             r#"{"questions": ["What is the capital of France?", "Which city is France's capital?", "Where is Paris?"], "noncommittal": 0}"#
         }
@@ -37,7 +50,6 @@ fn judge_script(n: usize, body: &serde_json::Value) -> Reply {
         }
         "toxicity/verdicts" => r#"{"verdicts": ["no", "yes", "no", "no"]}"#,
         "bias/verdicts" => r#"{"verdicts": ["no", "yes", "no", "yes"]}"#,
-        "context_recall/attribution" => r#"{"classifications": [1, 1, 0, 1]}"#,
         _ => "{}",
     };
     Reply::json(200, chat(content))
@@ -81,33 +93,23 @@ async fn faithfulness_is_supported_statements_over_statements() {
     let scored = score(&spec("faithfulness"), &sample(), &response, &svc).await;
     // 3 statements, verdicts 1, 0, 1: 2/3.
     assert!((scored.score.unwrap() - 2.0 / 3.0).abs() < 1e-9);
-    assert_eq!(scored.usage.calls, 2);
+    // One question: the statements and a verdict on each.
+    assert_eq!(scored.usage.calls, 1);
     let log = server.requests.lock().unwrap();
-    // The question and answer, then the context and the statements the
-    // judge extracted from the answer, each in its own data block.
+    // The context first (the prefix of the sample's questions on it), then
+    // the question and the answer, each in its own data block.
     assert_eq!(
         common::data_blocks(&log[0].1),
         [
+            (
+                "context_1".to_string(),
+                "Paris is the capital and largest city of France.".to_string()
+            ),
             ("question".to_string(), "What is Paris?".to_string()),
             ("answer".to_string(), response.output.clone()),
         ]
     );
-    let names: Vec<String> = common::data_blocks(&log[1].1)
-        .into_iter()
-        .map(|(n, _)| n)
-        .collect();
-    assert_eq!(
-        names,
-        ["context_1", "statement_1", "statement_2", "statement_3"]
-    );
-    assert_eq!(
-        common::block(&log[1].1, "context_1").as_deref(),
-        Some("Paris is the capital and largest city of France.")
-    );
-    assert_eq!(
-        common::block(&log[1].1, "statement_2").as_deref(),
-        Some("Paris has 10 million people.")
-    );
+    assert_eq!(common::task(&log[0].1), "faithfulness");
 }
 
 #[tokio::test]
@@ -120,7 +122,7 @@ async fn faithfulness_uses_the_agents_context_and_says_what_is_missing() {
         .score
         .unwrap();
     // The context the agent returned wins over the sample's, when it has one.
-    let verdicts = server.requests.lock().unwrap()[1].1.clone();
+    let verdicts = server.requests.lock().unwrap()[0].1.clone();
     assert_eq!(
         common::block(&verdicts, "context_1").as_deref(),
         Some("Retrieved by the agent.")
@@ -358,7 +360,7 @@ async fn a_second_identical_run_makes_no_judge_or_embedding_calls() {
         let scored = score(s, &sample(), &response, &svc).await;
         // Judge calls and embedding calls are counted apart.
         let (judge_calls, embed_calls) = match s.name.as_str() {
-            "faithfulness" => (2, 0),
+            "faithfulness" => (1, 0),
             "context_recall" => (1, 0),
             _ => (0, 1),
         };
@@ -371,7 +373,7 @@ async fn a_second_identical_run_makes_no_judge_or_embedding_calls() {
         first.push(scored.score.unwrap());
     }
     let calls = (judge.count(), embed.count());
-    assert_eq!(calls, (3, 1));
+    assert_eq!(calls, (2, 1));
     for (s, before) in specs.iter().zip(&first) {
         let again = score(s, &sample(), &response, &svc).await;
         assert_eq!(again.score.unwrap(), *before);
@@ -801,7 +803,8 @@ async fn judging_is_bounded_by_the_sample_timeout() {
 async fn each_judged_metric_says_why_from_the_answers_it_scored_with() {
     // The reasons come from the judge's answers the score is computed from:
     // no metric makes a call for its reason (the call counts are the
-    // metrics' own: two for the two-step ones, one for the others).
+    // metrics' own: two for toxicity's and bias' two steps, one for the
+    // others; faithfulness asks its two steps in one question).
     let server = common::serve(|n, _, body| judge_script(n, body)).await;
     let svc = services(Some(&server.url), None);
     let s = sample();
@@ -818,7 +821,7 @@ async fn each_judged_metric_says_why_from_the_answers_it_scored_with() {
         (
             "faithfulness",
             &s,
-            2,
+            1,
             "2 of 3 statements supported by the context; not supported: \"Paris has 10 million people.\"",
         ),
         (

@@ -93,11 +93,10 @@ pub(crate) struct JudgeVersions {
     pub definition: u32,
 }
 
-const FAITHFULNESS_STATEMENTS: PromptVersion = PromptVersion::new("faithfulness/statements", 3);
-const FAITHFULNESS_VERDICTS: PromptVersion = PromptVersion::new("faithfulness/verdicts", 3);
-const CONTEXT_RECALL: PromptVersion = PromptVersion::new("context_recall/attribution", 3);
-const CONTEXT_PRECISION: PromptVersion = PromptVersion::new("context_precision/usefulness", 3);
-const ANSWER_RELEVANCY: PromptVersion = PromptVersion::new("answer_relevancy/questions", 2);
+const FAITHFULNESS: PromptVersion = PromptVersion::new("faithfulness", 4);
+/// Asked by context precision and context recall alike (one question).
+const CONTEXT_REFERENCE: PromptVersion = PromptVersion::new("context/reference", 4);
+const ANSWER_RELEVANCY: PromptVersion = PromptVersion::new("answer_relevancy/questions", 3);
 const HALLUCINATION: PromptVersion = PromptVersion::new("hallucination/contradictions", 3);
 const TOXICITY_OPINIONS: PromptVersion = PromptVersion::new("toxicity/opinions", 3);
 const TOXICITY_VERDICTS: PromptVersion = PromptVersion::new("toxicity/verdicts", 3);
@@ -121,10 +120,10 @@ pub(crate) fn versions(kind: &MetricKind) -> Option<JudgeVersions> {
         })
     };
     match kind {
-        MetricKind::Faithfulness => of(&[FAITHFULNESS_STATEMENTS, FAITHFULNESS_VERDICTS]),
+        MetricKind::Faithfulness => of(&[FAITHFULNESS]),
         MetricKind::AnswerSimilarity => of(&[]),
-        MetricKind::ContextRecall => of(&[CONTEXT_RECALL]),
-        MetricKind::ContextPrecision => of(&[CONTEXT_PRECISION]),
+        MetricKind::ContextRecall => of(&[CONTEXT_REFERENCE]),
+        MetricKind::ContextPrecision => of(&[CONTEXT_REFERENCE]),
         MetricKind::AnswerRelevancy => of(&[ANSWER_RELEVANCY]),
         MetricKind::Hallucination => of(&[HALLUCINATION]),
         MetricKind::Toxicity => of(&[TOXICITY_OPINIONS, TOXICITY_VERDICTS]),
@@ -447,7 +446,7 @@ mod tests {
     use eval_datasets::metric::{MetricKind, MetricSpec};
 
     #[test]
-    fn every_model_based_metric_has_its_versions_and_no_task_is_shared() {
+    fn every_model_based_metric_has_its_versions_and_only_the_context_question_is_shared() {
         let mut tasks = std::collections::BTreeSet::new();
         for entry in eval_datasets::metric::CATALOG {
             let Ok(spec) = MetricSpec::new(entry.name, &[], None) else {
@@ -469,11 +468,15 @@ mod tests {
                 }
             }
         }
-        // 2 + 1 + 1 + 1 + 1 + 2 + 2 + 1 + 4 ratings.
-        assert_eq!(tasks.len(), 15, "{tasks:?}");
+        // 1 + 1 (context precision and recall share it) + 1 + 1 + 2 + 2 + 1 + 4 ratings.
+        assert_eq!(tasks.len(), 13, "{tasks:?}");
         assert_eq!(
-            versions(&MetricKind::Faithfulness).unwrap().prompts[1].task,
-            "faithfulness/verdicts"
+            versions(&MetricKind::ContextPrecision),
+            versions(&MetricKind::ContextRecall)
+        );
+        assert_eq!(
+            versions(&MetricKind::Faithfulness).unwrap().prompts[0].task,
+            "faithfulness"
         );
         assert_eq!(versions(&MetricKind::PartialMatch), None);
     }

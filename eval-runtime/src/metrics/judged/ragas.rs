@@ -4,12 +4,14 @@
 
 use eval_datasets::Sample;
 
+use serde_json::Value;
+
 use super::*;
 use crate::services::cosine;
 
-/// ragas **faithfulness**: the answer is broken into statements (judge, step
-/// 1); each is checked against the retrieved context (judge, step 2);
-/// score = statements supported / statements. Context comes from the agent's
+/// ragas **faithfulness**: the answer is broken into statements and each is
+/// checked against the retrieved context (ragas' two steps, asked in one
+/// question); score = statements supported / statements. Context comes from the agent's
 /// answer, else the sample's `context`.
 pub(super) async fn faithfulness(
     sample: &Sample,
@@ -23,31 +25,31 @@ pub(super) async fn faithfulness(
     if context.is_empty() {
         return Err("`faithfulness` needs context: the agent returned none and the sample has no `context` field".into());
     }
-    let prompt = FAITHFULNESS_STATEMENTS
-        .prompt(
-            "Split the answer (data block \"answer\", given to the question in data block \"question\") into short, self-contained factual statements, replacing pronouns with what they refer to. Reply with JSON only, exactly this object: {\"statements\": [\"...\"]}.",
-        )
+    // One question: the answer's statements, and a verdict on each against
+    // the context (ragas asks them in two steps; the score is the same
+    // share of statements supported). The context comes first, as in the
+    // sample's other questions on it, for the judge's prompt cache.
+    let prompt = FAITHFULNESS
+        .prompt(format!(
+            "Split the answer (block answer, to the question in block question) into short self-contained statements, pronouns replaced by what they name. For each statement, in order, give 1 if the context (blocks context_1 to context_{}) supports it directly, else 0. Reply with JSON only: {{\"statements\": [\"...\"], \"verdicts\": [1, 0]}}, one verdict per statement.",
+            context.len()
+        ))
+        .numbered("context", context)
         .block("question", sample.input.last())
         .block("answer", response.output.as_str());
     // An estimate assumes a statement per sentence of the answer.
-    let assume = Assume::Sentences(&response.output);
-    let shape = [("statements", Field::Strings(assume))];
+    let shape = [
+        (
+            "statements",
+            Field::Strings(Assume::Sentences(&response.output)),
+        ),
+        ("verdicts", Field::FlagsFor("statements")),
+    ];
     let reply = ask(judge, &prompt, &shape, usage).await?;
     let statements = reply::strings(&reply, "statements")?;
     if statements.is_empty() {
         return Err("the judge found no statements in the answer to check".into());
     }
-    let n_statements = statements.len();
-    // The statements derive from the answer: data too.
-    let prompt = FAITHFULNESS_VERDICTS
-        .prompt(format!(
-            "For each statement (data blocks \"statement_1\" to \"statement_{n_statements}\"), in order, decide whether it can be inferred directly from the context (data blocks \"context_1\" to \"context_{}\") (1) or not (0). Reply with JSON only, exactly this object, one flag per statement, in order: {{\"verdicts\": [1, 0, ...]}}.",
-            context.len()
-        ))
-        .numbered("context", context)
-        .numbered("statement", &statements);
-    let shape = [("verdicts", Field::Flags(Some((n_statements, "statements"))))];
-    let reply = ask(judge, &prompt, &shape, usage).await?;
     let verdicts = reply::flags(&reply, "verdicts")?;
     let mut reason = tally(&verdicts, true, "statements supported by the context");
     if verdicts.contains(&false) {
@@ -140,24 +142,11 @@ pub(super) async fn context_recall(
             );
         }
     };
-    let prompt = CONTEXT_RECALL
-        .prompt(format!(
-            "Split the reference answer (data block \"expected_answer\", an answer to the question in data block \"question\") into statements; for each, in order, decide whether it can be attributed to the context (data blocks \"context_1\" to \"context_{}\") (1) or not (0). Reply with JSON only, exactly this object, one flag per statement, in order: {{\"classifications\": [1, 0, ...]}}.",
-            context.len()
-        ))
-        .block("question", sample.input.last())
-        .numbered("context", context)
-        .block("expected_answer", expected.as_str());
-    // An estimate assumes a statement per sentence of the reference.
-    let shape = [(
-        "classifications",
-        Field::FlagsPer(Assume::Sentences(&expected)),
-    )];
-    let reply = match ask(judge, &prompt, &shape, usage).await {
+    let reply = match reference_question(judge, sample, context, &expected, usage).await {
         Ok(r) => r,
         Err(e) => return (Err(e), None),
     };
-    let score = reply::flags(&reply, "classifications").and_then(|f| {
+    let score = reply::flags(&reply, "attributed").and_then(|f| {
         if f.is_empty() {
             Err("the judge found no statements in the expected answer".into())
         } else {
@@ -236,20 +225,8 @@ pub(super) async fn context_precision(
             );
         }
     };
-    let prompt = CONTEXT_PRECISION
-        .prompt(format!(
-            "For each retrieved context chunk (data blocks \"context_1\" to \"context_{}\"), in order, decide whether it was useful for arriving at the reference answer (data block \"expected_answer\") to the question (data block \"question\") (1) or not (0). Reply with JSON only, exactly this object, one flag per chunk, in order: {{\"verdicts\": [1, 0, ...]}}.",
-            context.len()
-        ))
-        .block("question", sample.input.last())
-        .block("expected_answer", expected)
-        .numbered("context", context);
-    let shape = [(
-        "verdicts",
-        Field::Flags(Some((context.len(), "context chunks"))),
-    )];
-    let verdicts = match ask(judge, &prompt, &shape, usage).await {
-        Ok(r) => reply::flags(&r, "verdicts").map_err(MetricError::from),
+    let verdicts = match reference_question(judge, sample, context, &expected, usage).await {
+        Ok(r) => reply::flags(&r, "useful").map_err(MetricError::from),
         Err(e) => Err(e),
     };
     (
@@ -263,6 +240,35 @@ pub(super) async fn context_precision(
         }),
         None,
     )
+}
+
+/// The question context precision and context recall share (ragas asks
+/// them apart): whether each retrieved chunk was useful for arriving at
+/// the reference answer (`useful`, one per chunk, in order), and whether
+/// each statement of the reference answer is supported by the context
+/// (`attributed`). Both metrics ask it with the same bytes, so the judge
+/// sends it once per sample.
+async fn reference_question(
+    judge: &Judge,
+    sample: &Sample,
+    context: &[String],
+    expected: &str,
+    usage: &mut Usage,
+) -> Result<Value, MetricError> {
+    let n = context.len();
+    let prompt = CONTEXT_REFERENCE
+        .prompt(format!(
+            "useful: for each context chunk (blocks context_1 to context_{n}), in order, 1 if it was useful for arriving at the reference answer (block expected_answer) to the question (block question), else 0. attributed: split the reference answer into statements; for each, in order, 1 if the context supports it, else 0. Reply with JSON only: {{\"useful\": [1, 0], \"attributed\": [1, 0]}}."
+        ))
+        .numbered("context", context)
+        .block("question", sample.input.last())
+        .block("expected_answer", expected);
+    // An estimate assumes a statement per sentence of the reference.
+    let shape = [
+        ("useful", Field::Flags(Some((n, "context chunks")))),
+        ("attributed", Field::FlagsPer(Assume::Sentences(expected))),
+    ];
+    ask(judge, &prompt, &shape, usage).await
 }
 
 /// Questions generated per answer (ragas' default `strictness`).
@@ -292,7 +298,7 @@ pub(super) async fn answer_relevancy(
     })?;
     let prompt = ANSWER_RELEVANCY
         .prompt(format!(
-            "Write {RELEVANCY_QUESTIONS} different questions that the answer (data block \"answer\") answers, and say whether the answer is noncommittal (evasive, vague or \"I don't know\": 1) or not (0). Reply with JSON only, exactly this object: {{\"questions\": [\"...\"], \"noncommittal\": 0}}."
+            "Write {RELEVANCY_QUESTIONS} different questions that the answer (block answer) answers, and say whether the answer is noncommittal (evasive, vague or \"I don't know\": 1) or not (0). Reply with JSON only: {{\"questions\": [\"...\"], \"noncommittal\": 0}}."
         ))
         .block("answer", response.output.as_str());
     // An estimate assumes questions as long as the sample's.

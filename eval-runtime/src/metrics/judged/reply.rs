@@ -57,6 +57,10 @@ pub(super) enum Field<'a> {
     /// A list of bare `0`/`1` flags, one per item the judge finds itself
     /// (an estimate assumes one per [`Assume`]d item).
     FlagsPer(Assume<'a>),
+    /// A list of bare `0`/`1` flags, exactly one per string of the
+    /// [`Field::Strings`] under this other key (a verdict per statement the
+    /// judge lists itself).
+    FlagsFor(&'static str),
     /// A list of `"yes"`/`"no"`, one per each of `n` `what`.
     YesNo(usize, &'static str),
     /// A bare `0` or `1`.
@@ -76,6 +80,51 @@ impl Answer for Shape<'_> {
         check(v, self.0)
     }
 
+    /// A JSON schema admitting exactly the answers [`check`] admits (but
+    /// for the length of lists tied to another list, which no schema says).
+    fn schema(&self) -> Option<Value> {
+        let mut properties = serde_json::Map::new();
+        for (key, field) in self.0 {
+            properties.insert(key.to_string(), field_schema(*field));
+        }
+        let required: Vec<&str> = self.0.iter().map(|(k, _)| *k).collect();
+        Some(json!({
+            "type": "object",
+            "properties": properties,
+            "required": required,
+            "additionalProperties": false,
+        }))
+    }
+
+    /// Room for the answer the shape describes, twice over: a flag per
+    /// item, the assumed lists' text, a reason.
+    fn max_tokens(&self) -> Option<u32> {
+        let text = |t: &str| t.chars().count() / 3 + 4;
+        let items = |key: &str| {
+            self.0.iter().find_map(|(k, f)| match f {
+                Field::Strings(a) if *k == key => Some(a.items().len()),
+                _ => None,
+            })
+        };
+        let mut tokens = 16usize;
+        for (key, field) in self.0 {
+            tokens += key.len() / 3 + 4;
+            tokens += match *field {
+                Field::Strings(Assume::Nothing) => 200,
+                Field::Strings(assume) => {
+                    2 * assume.items().iter().map(|t| text(t)).sum::<usize>() + 32
+                }
+                Field::Flags(Some((n, _))) | Field::YesNo(n, _) => 3 * n + 8,
+                Field::Flags(None) => 64,
+                Field::FlagsPer(assume) => 6 * assume.items().len() + 32,
+                Field::FlagsFor(other) => 6 * items(other).unwrap_or(8) + 32,
+                Field::Flag | Field::Number { .. } => 8,
+                Field::Text => 200,
+            };
+        }
+        Some(tokens.clamp(64, 2048) as u32)
+    }
+
     /// Every key, holding what an estimate assumes: the assumed items, a
     /// `1` per statement or chunk, `"yes"` per context, the top of a
     /// rating, a short reason.
@@ -87,6 +136,13 @@ impl Answer for Shape<'_> {
                 Field::Flags(Some((n, _))) => json!(vec![1; n]),
                 Field::Flags(None) => json!([1]),
                 Field::FlagsPer(assume) => json!(vec![1; assume.items().len()]),
+                Field::FlagsFor(other) => {
+                    let n = self.0.iter().find_map(|(k, f)| match f {
+                        Field::Strings(a) if *k == other => Some(a.items().len()),
+                        _ => None,
+                    });
+                    json!(vec![1; n.unwrap_or(1)])
+                }
                 Field::YesNo(n, _) => json!(vec!["yes"; n]),
                 Field::Flag => json!(0),
                 Field::Number { high, integer, .. } if integer => json!(high as i64),
@@ -123,8 +179,47 @@ pub(super) fn check(v: &Value, shape: &[(&str, Field)]) -> Result<(), String> {
             return Err(format!("no `{key}`: the answer holds exactly {}", asked()));
         };
         field_ok(key, *field, value)?;
+        if let Field::FlagsFor(other) = field {
+            let (mine, theirs) = (
+                value.as_array().map_or(0, Vec::len),
+                map.get(*other)
+                    .and_then(Value::as_array)
+                    .map_or(0, Vec::len),
+            );
+            if mine != theirs {
+                return Err(format!(
+                    "the judge gave {mine} {key} for {theirs} {other}: one per item, in order"
+                ));
+            }
+        }
     }
     Ok(())
+}
+
+/// The JSON schema of one field's value.
+fn field_schema(field: Field) -> Value {
+    let flag = json!({"type": "integer", "enum": [0, 1]});
+    let list = |item: Value, n: Option<usize>| match n {
+        Some(n) => json!({"type": "array", "items": item, "minItems": n, "maxItems": n}),
+        None => json!({"type": "array", "items": item}),
+    };
+    match field {
+        Field::Strings(_) => list(json!({"type": "string"}), None),
+        Field::Flags(n) => list(flag, n.map(|(n, _)| n)),
+        Field::FlagsPer(_) | Field::FlagsFor(_) => list(flag, None),
+        Field::YesNo(n, _) => list(json!({"type": "string", "enum": ["yes", "no"]}), Some(n)),
+        Field::Flag => flag,
+        Field::Number { low, high, integer } if integer && high - low <= 10.0 => {
+            let values: Vec<i64> = (low as i64..=high as i64).collect();
+            json!({"type": "integer", "enum": values})
+        }
+        Field::Number { low, high, integer } => json!({
+            "type": if integer { "integer" } else { "number" },
+            "minimum": low,
+            "maximum": high,
+        }),
+        Field::Text => json!({"type": "string"}),
+    }
 }
 
 fn field_ok(key: &str, field: Field, v: &Value) -> Result<(), String> {
@@ -148,7 +243,7 @@ fn field_ok(key: &str, field: Field, v: &Value) -> Result<(), String> {
                 return Err(format!("`{key}` holds {}, not a string", short(bad)));
             }
         }
-        Field::FlagsPer(_) => {
+        Field::FlagsPer(_) | Field::FlagsFor(_) => {
             let items = list()?;
             if let Some(bad) = items.iter().find(|x| flag(x).is_none()) {
                 return Err(format!("`{key}` holds {}, not 1 or 0", short(bad)));
@@ -225,8 +320,8 @@ fn short(v: &Value) -> String {
     crate::model::one_line(&v.to_string(), 60)
 }
 
-/// The flags of `key` in a reply [`check`]ed with [`Field::Flags`] or
-/// [`Field::FlagsPer`].
+/// The flags of `key` in a reply [`check`]ed with [`Field::Flags`],
+/// [`Field::FlagsPer`] or [`Field::FlagsFor`].
 pub(super) fn flags(v: &Value, key: &str) -> Result<Vec<bool>, String> {
     read(v, key, flag, "1 or 0")
 }
@@ -387,5 +482,102 @@ mod tests {
         );
         let classes = Shape(&[("classifications", Field::FlagsPer(Assume::Sentences("")))]);
         assert_eq!(classes.assumed(&prompt), json!({"classifications": [1]}));
+    }
+
+    /// Whether `v` satisfies `schema`, for the keywords [`field_schema`]
+    /// writes (a test's own reading of JSON Schema).
+    fn satisfies(v: &Value, schema: &Value) -> bool {
+        if let Some(values) = schema["enum"].as_array() {
+            return values.contains(v);
+        }
+        match schema["type"].as_str() {
+            Some("object") => {
+                let (Some(map), Some(props)) = (v.as_object(), schema["properties"].as_object())
+                else {
+                    return false;
+                };
+                let required = schema["required"].as_array().unwrap();
+                required
+                    .iter()
+                    .all(|k| map.contains_key(k.as_str().unwrap()))
+                    && map
+                        .iter()
+                        .all(|(k, x)| props.get(k).is_some_and(|s| satisfies(x, s)))
+            }
+            Some("array") => v.as_array().is_some_and(|items| {
+                let n = items.len() as u64;
+                schema["minItems"].as_u64().is_none_or(|m| n >= m)
+                    && schema["maxItems"].as_u64().is_none_or(|m| n <= m)
+                    && items.iter().all(|x| satisfies(x, &schema["items"]))
+            }),
+            Some("string") => v.is_string(),
+            Some("integer") => v.is_i64() || v.is_u64(),
+            Some("number") => v.as_f64().is_some_and(|x| {
+                schema["minimum"].as_f64().is_none_or(|m| x >= m)
+                    && schema["maximum"].as_f64().is_none_or(|m| x <= m)
+            }),
+            _ => false,
+        }
+    }
+
+    #[test]
+    fn the_schema_admits_the_answers_check_admits_and_refuses_the_others() {
+        let faithfulness: &[(&str, Field)] = &[
+            ("statements", Field::Strings(Assume::Sentences("A. B."))),
+            ("verdicts", Field::FlagsFor("statements")),
+        ];
+        let reference: &[(&str, Field)] = &[
+            ("useful", Field::Flags(Some((2, "context chunks")))),
+            ("attributed", Field::FlagsPer(Assume::Sentences("A."))),
+        ];
+        let rating: &[(&str, Field)] = &[
+            (
+                "rating",
+                Field::Number {
+                    low: 1.0,
+                    high: 5.0,
+                    integer: true,
+                },
+            ),
+            ("reason", Field::Text),
+        ];
+        let prompt = JudgePrompt::new("t", 1, "i");
+        for shape in [faithfulness, reference, rating, VERDICTS] {
+            let shape = Shape(shape);
+            let schema = shape.schema().unwrap();
+            assert_eq!(schema["additionalProperties"], false);
+            let good = shape.assumed(&prompt);
+            assert!(satisfies(&good, &schema), "{good} / {schema}");
+            assert_eq!(shape.check(&good), Ok(()));
+            let bound = shape.max_tokens().unwrap();
+            assert!((64..=2048).contains(&bound), "{bound}");
+        }
+        let verdicts = Shape(VERDICTS).schema().unwrap();
+        for bad in [
+            json!({"verdicts": [1, 0], "score": 1}),
+            json!({"verdicts": [true, false]}),
+            json!({"verdicts": [1]}),
+            json!({"verdicts": [2, 0]}),
+            json!({}),
+        ] {
+            assert!(!satisfies(&bad, &verdicts), "{bad}");
+            assert!(Shape(VERDICTS).check(&bad).is_err(), "{bad}");
+        }
+        let rated = Shape(rating).schema().unwrap();
+        assert!(!satisfies(&json!({"rating": 6, "reason": "r"}), &rated));
+        assert!(!satisfies(&json!({"rating": 4.5, "reason": "r"}), &rated));
+        // A verdict per statement: no schema says so; the check does.
+        let f = Shape(faithfulness);
+        let uneven = json!({"statements": ["A.", "B."], "verdicts": [1]});
+        assert!(satisfies(&uneven, &f.schema().unwrap()));
+        assert_eq!(
+            f.check(&uneven).unwrap_err(),
+            "the judge gave 1 verdicts for 2 statements: one per item, in order"
+        );
+        // The bound grows with what the judge must write.
+        let long = "A sentence of the answer. ".repeat(40);
+        let many = Shape(&[("statements", Field::Strings(Assume::Sentences(&long)))]);
+        let few = Shape(&[("statements", Field::Strings(Assume::Sentences("A.")))]);
+        assert!(many.max_tokens() > few.max_tokens());
     }
 }

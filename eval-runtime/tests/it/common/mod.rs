@@ -156,40 +156,48 @@ pub fn chat(content: &str) -> String {
     .to_string()
 }
 
-/// The boundary a logged judge request's system message announces, and
-/// its user message.
+/// The boundary a logged judge request's system message announces (the
+/// digits after its first `<`), and its user message.
 fn boundary_and_user(body: &Value) -> (&str, &str) {
     let system = body["messages"][0]["content"].as_str().unwrap_or("");
     let user = body["messages"][1]["content"].as_str().unwrap_or("");
     let boundary = system
-        .split_once("<data-")
+        .split_once('<')
         .and_then(|(_, rest)| rest.split_once(' '))
         .map(|(b, _)| b)
         .unwrap_or("");
     (boundary, user)
 }
 
-/// The data blocks of a logged judge request, `(name, content)` in order:
-/// the boundary read from the system message's rule, the blocks from the
-/// first user message. A test's own reading of the format.
-pub fn data_blocks(body: &Value) -> Vec<(String, String)> {
+/// The sections of a logged judge request, `(opening, content)` in order:
+/// `<B NAME>` (a data block) or `<B task=TASK>` to `</B>`. A test's own
+/// reading of the format.
+fn sections(body: &Value) -> Vec<(String, String)> {
     let (boundary, user) = boundary_and_user(body);
-    let open = format!("<data-{boundary} name=\"");
-    let close = format!("\n</data-{boundary}>\n");
-    let mut blocks = Vec::new();
+    let open = format!("<{boundary} ");
+    let close = format!("\n</{boundary}>\n");
+    let mut sections = Vec::new();
     let mut rest = user;
     while let Some(at) = rest.find(&open) {
         let after = &rest[at + open.len()..];
-        let Some((name, body)) = after.split_once("\">\n") else {
+        let Some((name, body)) = after.split_once(">\n") else {
             break;
         };
         let Some(end) = body.find(&close) else {
             break;
         };
-        blocks.push((name.to_string(), body[..end].to_string()));
+        sections.push((name.to_string(), body[..end].to_string()));
         rest = &body[end + close.len()..];
     }
-    blocks
+    sections
+}
+
+/// The data blocks of a logged judge request, `(name, content)` in order.
+pub fn data_blocks(body: &Value) -> Vec<(String, String)> {
+    sections(body)
+        .into_iter()
+        .filter(|(name, _)| !name.starts_with("task="))
+        .collect()
 }
 
 /// The content of the data block `name` of a logged judge request.
@@ -201,7 +209,7 @@ pub fn block(body: &Value, name: &str) -> Option<String> {
 }
 
 /// The task a judge request names: its user message's task section,
-/// `<task-B name="TASK">`.
+/// `<B task=TASK>`.
 pub fn task(body: &serde_json::Value) -> String {
     task_section(body).0
 }
@@ -209,15 +217,9 @@ pub fn task(body: &serde_json::Value) -> String {
 /// The task section of a judge request: its name (the task) and text
 /// (the instructions).
 pub fn task_section(body: &serde_json::Value) -> (String, String) {
-    let (boundary, user) = boundary_and_user(body);
-    let open = format!("<task-{boundary} name=\"");
-    let close = format!("\n</task-{boundary}>\n");
-    user.split_once(&open)
-        .and_then(|(_, rest)| rest.split_once("\">\n"))
-        .and_then(|(name, rest)| {
-            rest.split_once(&close)
-                .map(|(text, _)| (name.to_string(), text.to_string()))
-        })
+    sections(body)
+        .into_iter()
+        .find_map(|(name, text)| name.strip_prefix("task=").map(|t| (t.to_string(), text)))
         .unwrap_or_default()
 }
 
