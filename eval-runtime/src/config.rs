@@ -717,11 +717,13 @@ impl Config {
 /// The default cap on one answer's body (`EVAL_MAX_RESPONSE_BYTES`): 16 MiB.
 pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 16 << 20;
 
+mod headers;
 mod location;
 mod prices;
 mod traces;
 mod values;
 
+pub use headers::{HeaderError, Headers};
 pub use location::{
     ResultsKey, binary_name, calibration_dir, project_calibration_dir, results_dir,
 };

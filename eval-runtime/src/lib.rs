@@ -202,8 +202,8 @@ pub use agent::{
 #[cfg(feature = "http")]
 pub use agent::{HttpAgent, default_reply, openai, stream};
 pub use config::{
-    Config, DEFAULT_MAX_RESPONSE_BYTES, ExportSettings, OtlpProtocol, ServiceSettings,
-    TraceSettings,
+    Config, DEFAULT_MAX_RESPONSE_BYTES, ExportSettings, HeaderError, Headers, OtlpProtocol,
+    ServiceSettings, TraceSettings,
 };
 pub use engine::Selection;
 pub use eval_datasets::metric::{self as metric_spec, MetricSpec, Op};

@@ -1,0 +1,304 @@
+//! Custom HTTP headers for one service (`EVAL_AGENT_HEADERS`,
+//! `EVAL_JUDGE_HEADERS`, `EVAL_EMBED_HEADERS`, `EVAL_RETRIEVER_HEADERS`):
+//! a tenant id, a cookie, a gateway's own key.
+//!
+//! One syntax, the one `OTEL_EXPORTER_OTLP_HEADERS` already uses (W3C
+//! Baggage, as the OpenTelemetry exporter specification writes headers):
+//! `name=value,name2=value2`, values percent-decoded (write a comma in a
+//! value as `%2C`, a `%` as `%25`), blanks around entries ignored.
+//!
+//! Checked when the settings are read, so a bad one stops the run before
+//! any request: a name must be an HTTP token (RFC 9110 §5.6.2), a value
+//! must not hold CR, LF or NUL (after decoding: no header injection), and
+//! the headers that frame the request (`Host`, `Content-Length`,
+//! `Transfer-Encoding`, `Connection`) are not ours to set. Every value is
+//! a [`Secret`]: never shown by `Debug`, masked like a key in every text
+//! this crate writes; errors name the header, never its value.
+
+use super::Secret;
+
+/// Headers refused: they frame the request, the HTTP client sets them.
+const FRAMING: &[&str] = &[
+    "host",
+    "content-length",
+    "transfer-encoding",
+    "connection",
+    "te",
+    "upgrade",
+    "keep-alive",
+];
+
+/// What is wrong with a header setting. Names the header (or the entry's
+/// position), never the value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum HeaderError {
+    /// An entry without `=`.
+    #[error("entry {position} has no `=` (expected name=value,name2=value2)")]
+    NoEquals {
+        /// 1-based.
+        position: usize,
+    },
+    /// A name that is not an HTTP token.
+    #[error("`{name}` is not a header name (letters, digits and !#$%&'*+-.^_`|~ only, not empty)")]
+    BadName {
+        /// The name as given (escaped).
+        name: String,
+    },
+    /// A value with CR, LF, NUL or another control character, or not UTF-8
+    /// once percent-decoded.
+    #[error("the value of `{name}` {reason}")]
+    BadValue {
+        /// The header.
+        name: String,
+        /// Why (never the value).
+        reason: &'static str,
+    },
+    /// A header the HTTP client sets itself.
+    #[error("`{name}` frames the request and is set by the HTTP client: remove it")]
+    Framing {
+        /// The header.
+        name: String,
+    },
+}
+
+/// What a header setting's error says it expects.
+pub(crate) const EXPECTED: &str = "name=value pairs separated by commas, values percent-encoded (`%2C` for a comma), e.g. X-Tenant=acme,Cookie=session%3Dabc";
+
+/// Custom headers sent to one service's origin. Values are [`Secret`]s:
+/// `Debug` shows the names only.
+///
+/// ```
+/// use eval_runtime::Headers;
+///
+/// let h = Headers::parse("X-Tenant=acme, Cookie=session%3Dabc%2C1").unwrap();
+/// assert_eq!(h.names().collect::<Vec<_>>(), ["X-Tenant", "Cookie"]);
+/// assert_eq!(h.get("cookie"), Some("session=abc,1"));
+/// assert!(!format!("{h:?}").contains("acme"));
+/// assert!(Headers::parse("X-Bad=a%0D%0AHost: evil").is_err(), "no CR/LF");
+/// assert!(Headers::parse("Bad Name=1").is_err());
+/// ```
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Headers(Vec<(String, Secret)>);
+
+impl std::fmt::Debug for Headers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.0.iter().map(|(k, _)| format!("{k}: <redacted>")))
+            .finish()
+    }
+}
+
+impl Headers {
+    /// No header.
+    pub fn none() -> Headers {
+        Headers(Vec::new())
+    }
+
+    /// Reads `name=value,name2=value2` (values percent-decoded); empty text
+    /// is no header. See the module's rules.
+    pub fn parse(text: &str) -> Result<Headers, HeaderError> {
+        let mut pairs = Vec::new();
+        for (i, entry) in text.split(',').enumerate() {
+            let entry = entry.trim();
+            if entry.is_empty() {
+                continue;
+            }
+            let (name, value) = entry
+                .split_once('=')
+                .ok_or(HeaderError::NoEquals { position: i + 1 })?;
+            let name = name.trim();
+            let value = percent_encoding::percent_decode_str(value.trim())
+                .decode_utf8()
+                .map_err(|_| HeaderError::BadValue {
+                    name: name.escape_debug().to_string(),
+                    reason: "is not UTF-8 once percent-decoded",
+                })?;
+            pairs.push((name.to_string(), value.into_owned()));
+        }
+        Headers::from_pairs(pairs)
+    }
+
+    /// Headers from `(name, value)` pairs (a manifest's map, say), with the
+    /// same checks as [`parse`](Self::parse). A name given twice is sent twice.
+    pub fn from_pairs<K, V>(pairs: impl IntoIterator<Item = (K, V)>) -> Result<Headers, HeaderError>
+    where
+        K: Into<String>,
+        V: Into<String>,
+    {
+        let mut out = Vec::new();
+        for (name, value) in pairs {
+            let (name, value) = (name.into(), value.into());
+            check(&name, &value)?;
+            out.push((name, Secret::new(value)));
+        }
+        Ok(Headers(out))
+    }
+
+    /// Reads the setting `var` (`None`: not set) into `bad` when it is
+    /// wrong; its value is never kept in the error.
+    pub(crate) fn read(
+        var: &'static str,
+        value: Option<String>,
+        bad: &mut Vec<super::BadVar>,
+    ) -> Headers {
+        match value.as_deref().map(Headers::parse) {
+            None => Headers::none(),
+            Some(Ok(h)) => h,
+            Some(Err(e)) => {
+                bad.push(super::BadVar {
+                    var,
+                    value: "<redacted>".into(),
+                    expected: format!("{EXPECTED}: {e}"),
+                });
+                Headers::none()
+            }
+        }
+    }
+
+    /// No header.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The names, in order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(|(k, _)| k.as_str())
+    }
+
+    /// Whether `name` (any case) is set.
+    pub fn contains(&self, name: &str) -> bool {
+        self.0.iter().any(|(k, _)| k.eq_ignore_ascii_case(name))
+    }
+
+    /// The first value of `name` (any case), for the one place that sends it.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.expose())
+    }
+
+    /// `(name, value)` pairs, for the one place that sends them.
+    pub fn expose(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v.expose()))
+    }
+
+    /// These headers on `request` (after the client's own: a custom header
+    /// of the same name is added, not replaced).
+    #[cfg(feature = "http")]
+    pub(crate) fn apply(&self, mut request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        for (name, value) in self.expose() {
+            request = request.header(name, value);
+        }
+        request
+    }
+}
+
+/// A name is an HTTP token (RFC 9110 §5.6.2); a value holds no control
+/// character but tab (field-value, §5.5: CR, LF and NUL are never allowed).
+fn check(name: &str, value: &str) -> Result<(), HeaderError> {
+    let tchar = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+    if name.is_empty() || !name.chars().all(tchar) {
+        return Err(HeaderError::BadName {
+            name: name.escape_debug().to_string(),
+        });
+    }
+    if FRAMING.iter().any(|f| name.eq_ignore_ascii_case(f)) {
+        return Err(HeaderError::Framing {
+            name: name.to_string(),
+        });
+    }
+    if value.contains(['\r', '\n', '\0']) {
+        return Err(HeaderError::BadValue {
+            name: name.to_string(),
+            reason: "holds a line break or NUL (CR, LF: header injection)",
+        });
+    }
+    if value.chars().any(|c| c.is_control() && c != '\t') {
+        return Err(HeaderError::BadValue {
+            name: name.to_string(),
+            reason: "holds a control character",
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_pairs_and_refuses_what_could_inject() {
+        let h =
+            Headers::parse(" X-Tenant = acme ,, Authorization=Bearer%20tok-123456789 ").unwrap();
+        assert_eq!(
+            h.expose().collect::<Vec<_>>(),
+            [
+                ("X-Tenant", "acme"),
+                ("Authorization", "Bearer tok-123456789")
+            ]
+        );
+        assert!(h.contains("authorization") && !h.contains("cookie"));
+        let shown = format!("{h:?}");
+        assert!(
+            shown.contains("X-Tenant: <redacted>")
+                && !shown.contains("acme")
+                && !shown.contains("tok-"),
+            "{shown}"
+        );
+        assert!(
+            crate::model::one_line("sent Bearer tok-123456789", 100).contains("<redacted>"),
+            "a value is masked like a key in text"
+        );
+        assert_eq!(Headers::parse("").unwrap(), Headers::none());
+        assert_eq!(
+            Headers::parse("a=1,b"),
+            Err(HeaderError::NoEquals { position: 2 })
+        );
+        for bad in ["X=a%0Db", "X=a%0Ab", "X=a%00", "X=a%07"] {
+            let e = Headers::parse(bad).unwrap_err();
+            assert!(matches!(e, HeaderError::BadValue { .. }), "{bad}: {e}");
+            assert!(!e.to_string().contains("a%"), "{e}");
+        }
+        assert!(matches!(
+            Headers::parse("X=%FF"),
+            Err(HeaderError::BadValue { .. })
+        ));
+        for bad in ["Bad Name=1", "=1", "X:Y=1", "Ünï=1"] {
+            assert!(
+                matches!(Headers::parse(bad), Err(HeaderError::BadName { .. })),
+                "{bad}"
+            );
+        }
+        assert!(matches!(
+            Headers::parse("Content-Length=5"),
+            Err(HeaderError::Framing { .. })
+        ));
+        assert!(matches!(
+            Headers::from_pairs([("X", "a\r\nHost: evil")]),
+            Err(HeaderError::BadValue { .. })
+        ));
+        assert_eq!(Headers::parse("X=a\tb").unwrap().get("x"), Some("a\tb"));
+    }
+
+    #[test]
+    fn a_bad_setting_is_reported_without_its_value() {
+        let mut bad = Vec::new();
+        let h = Headers::read(
+            "EVAL_JUDGE_HEADERS",
+            Some("X-Key=secret-value%0A".into()),
+            &mut bad,
+        );
+        assert!(h.is_empty());
+        assert_eq!(bad.len(), 1);
+        assert_eq!(bad[0].var, "EVAL_JUDGE_HEADERS");
+        assert_eq!(bad[0].value, "<redacted>");
+        assert!(
+            !bad[0].expected.contains("secret-value"),
+            "{}",
+            bad[0].expected
+        );
+        assert!(bad[0].expected.contains("X-Key"), "{}", bad[0].expected);
+    }
+}
