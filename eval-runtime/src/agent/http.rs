@@ -9,7 +9,10 @@
 //!   optional), or an OpenAI chat-completions body;
 //! * **OpenAI chat completions** (`EVAL_AGENT_PROTOCOL=openai`,
 //!   [`HttpAgent::protocol`], or a URL ending in `/chat/completions`): see
-//!   [`openai`](super::openai) for the request and the answer.
+//!   [`openai`](super::openai) for the request and the answer. Spoken to
+//!   OpenAI-compatible servers, Azure OpenAI (`api-key`, `api-version`) or
+//!   Anthropic's Messages API (translated): `EVAL_AGENT_PROVIDER`,
+//!   [`HttpAgent::provider`], else the URL's host (see [`crate::Provider`]).
 //!
 //! Either may answer with a stream (`Content-Type: text/event-stream`), read
 //! as it arrives (see [`stream`](super::stream)); whatever was asked, the
@@ -33,7 +36,7 @@ use super::openai::{self, Sampling};
 use super::pace::{Attempt, Pacer};
 use super::wire::{AgentReply, AgentRequest, Message, read_context};
 use crate::config::{Config, DEFAULT_AGENT_MAX_RETRIES, Secret};
-use crate::http::{BoundedBody, Failure, bearer, read_body, redact_url, runtime_client};
+use crate::http::{BoundedBody, Failure, read_body, redact_url, runtime_client};
 use crate::model::Usage;
 use crate::model::{AgentError, Error, ReplyError, Result, one_line, with_sources};
 
@@ -78,6 +81,8 @@ pub struct HttpAgent {
     sampling: Sampling,
     /// The agent's own tool definitions, or why they are not valid.
     tools: std::result::Result<Vec<Value>, eval_datasets::tool::ToolError>,
+    /// The API an OpenAI-protocol agent speaks (authentication, bodies).
+    wire: crate::provider::Wire,
     /// What code (or `evals`' flags) chose with [`protocol`](Self::protocol),
     /// [`model`](Self::model), [`stream`](Self::stream): a plan's settings
     /// give way to these ([`under_plan`](Self::under_plan)).
@@ -91,6 +96,7 @@ impl std::fmt::Debug for HttpAgent {
             .field("timeout", &self.timeout)
             .field("api_key", &self.api_key)
             .field("protocol", &self.wire_protocol())
+            .field("provider", &self.wire.provider)
             .field("model", &self.model)
             .field("stream", &self.stream)
             .finish_non_exhaustive()
@@ -110,7 +116,12 @@ impl HttpAgent {
                 reason: format!("scheme `{}` is not http or https", parsed.scheme()),
             });
         }
+        let wire = crate::provider::Wire::new(
+            crate::config::Provider::implied_by_url(parsed.as_str()),
+            crate::config::Headers::none(),
+        );
         Ok(HttpAgent {
+            wire,
             shown_url: redact_url(&parsed),
             pacer: Pacer::for_origin(
                 &parsed.origin().ascii_serialization(),
@@ -152,6 +163,10 @@ impl HttpAgent {
         agent.model = config.agent_model.clone();
         agent.stream = config.agent_stream;
         agent.sampling = config.agent_sampling;
+        if let Some(provider) = config.providers.agent {
+            agent = agent.provider(provider);
+        }
+        agent.add_api_version(config.providers.azure_api_version());
         agent.pacer = agent
             .pacer
             .with_max_retries(config.agent_max_retries)
@@ -167,6 +182,29 @@ impl HttpAgent {
         self.protocol = Some(protocol);
         self.chosen.protocol = Some(protocol);
         self
+    }
+
+    /// The API an OpenAI-protocol agent speaks (`EVAL_AGENT_PROVIDER`; by
+    /// default the one the URL's host implies): OpenAI-compatible
+    /// (`Authorization: Bearer`), Azure OpenAI (`api-key`; a deployment URL
+    /// without `api-version` gets [`DEFAULT_AZURE_API_VERSION`](crate::DEFAULT_AZURE_API_VERSION)),
+    /// or Anthropic's Messages API (`x-api-key`, `anthropic-version`, the
+    /// bodies translated: see [`crate::provider`]). Azure and Anthropic
+    /// imply the OpenAI protocol.
+    pub fn provider(mut self, provider: crate::Provider) -> Self {
+        self.wire.provider = provider;
+        self.add_api_version(crate::DEFAULT_AZURE_API_VERSION);
+        self
+    }
+
+    /// An Azure deployment URL without `api-version` gets `version`.
+    fn add_api_version(&mut self, version: &str) {
+        if self.wire.provider == crate::Provider::Azure
+            && self.url.path().contains("/openai/deployments/")
+            && !self.url.query_pairs().any(|(k, _)| k == "api-version")
+        {
+            self.url.query_pairs_mut().append_pair("api-version", version);
+        }
     }
 
     /// The `model` of OpenAI requests (`EVAL_AGENT_MODEL`): required by the
@@ -259,8 +297,10 @@ impl HttpAgent {
 
     /// The protocol spoken: the one chosen, else the one the URL implies.
     pub fn wire_protocol(&self) -> Protocol {
-        self.protocol
-            .unwrap_or_else(|| Protocol::implied_by_path(self.url.path()))
+        self.protocol.unwrap_or_else(|| match self.wire.provider {
+            crate::Provider::OpenAi => Protocol::implied_by_path(self.url.path()),
+            _ => Protocol::OpenAi,
+        })
     }
 
     /// Whether the settings can make requests: the OpenAI protocol needs a
@@ -275,6 +315,9 @@ impl HttpAgent {
     fn check_setup(&self) -> std::result::Result<(), String> {
         if let Err(e) = &self.tools {
             return Err(format!("its tools: {e}"));
+        }
+        if self.stream && self.wire.provider == crate::Provider::Anthropic {
+            return Err("a streamed Anthropic answer is not read: unset EVAL_AGENT_STREAM (or --stream, HttpAgent::stream) for this agent".into());
         }
         if self.wire_protocol() == Protocol::OpenAi && self.model.is_none() {
             return Err(format!(
@@ -458,6 +501,14 @@ impl HttpAgent {
             return Ok(f(request));
         }
         match self.wire_protocol() {
+            Protocol::OpenAi if self.wire.provider == crate::Provider::Anthropic => {
+                super::anthropic::request_body(
+                    request,
+                    self.model.as_deref().unwrap_or_default(),
+                    &self.sampling,
+                )
+                .map_err(|why| AgentError::Setup(why.into()))
+            }
             Protocol::OpenAi => openai::request_body(
                 request,
                 self.model.as_deref().unwrap_or_default(),
@@ -539,9 +590,11 @@ impl HttpAgent {
             let error = AgentError::Status {
                 url: self.shown_url.clone(),
                 status: status.as_u16(),
-                body: self.shown_body(&bytes, 200),
+                body: self.error_body(status.as_u16(), &bytes),
             };
-            return if matches!(status.as_u16(), 429 | 503) {
+            // Anthropic's 529: overloaded, as 503.
+            let overloaded = status.as_u16() == 529 && self.wire.provider == crate::Provider::Anthropic;
+            return if matches!(status.as_u16(), 429 | 503) || overloaded {
                 Attempt::Overloaded { error, retry_after }
             } else {
                 Attempt::Failed(error)
@@ -569,6 +622,9 @@ impl HttpAgent {
         };
         let reply = match (&self.map_response, self.wire_protocol()) {
             (Some(f), _) => f(&value).map_err(|e| with_sources(&*e)),
+            (None, Protocol::OpenAi) if self.wire.provider == crate::Provider::Anthropic => {
+                super::anthropic::parse_reply(&value)
+            }
             (None, Protocol::OpenAi) => openai::parse_reply(&value).map_err(|e| e.to_string()),
             (None, Protocol::Json) => default_reply(&value).map_err(|e| e.to_string()),
         };
@@ -602,17 +658,35 @@ impl HttpAgent {
         if let Some(tp) = traceparent {
             builder = builder.header("traceparent", tp);
         }
-        if let Some(key) = &self.api_key {
-            if !self.url.username().is_empty() || self.url.password().is_some() {
-                return Err(AgentError::Setup(
-                    "invalid agent credentials: the agent URL carries a user/password and an API key is set too; use one".into(),
-                ));
-            }
-            let header = bearer(key.expose())
-                .map_err(|why| AgentError::Setup(format!("invalid agent API key: {why}").into()))?;
-            builder = builder.header(reqwest::header::AUTHORIZATION, header);
+        if self.api_key.is_some()
+            && (!self.url.username().is_empty() || self.url.password().is_some())
+        {
+            return Err(AgentError::Setup(
+                "invalid agent credentials: the agent URL carries a user/password and an API key is set too; use one".into(),
+            ));
         }
-        Ok(builder)
+        self.wire
+            .authorize(builder, self.api_key.as_ref())
+            .map_err(|why| AgentError::Setup(format!("invalid agent API key: {why}").into()))
+    }
+
+    /// An error answer's body: Azure's and Anthropic's error objects read
+    /// into one line; an OpenAI-protocol agent's "model not found" says
+    /// what to set.
+    fn error_body(&self, status: u16, bytes: &[u8]) -> String {
+        let shown = match self.wire.provider {
+            crate::Provider::OpenAi => self.shown_body(bytes, 200),
+            _ => crate::provider::error_reason(bytes),
+        };
+        if self.wire_protocol() != Protocol::OpenAi {
+            return shown;
+        }
+        let reason = crate::provider::error_reason(bytes);
+        let model = self.model.as_deref().unwrap_or("");
+        match crate::provider::model_hint(status, &reason, model, "EVAL_AGENT_MODEL") {
+            Some(hint) => format!("{shown} — {hint}"),
+            None => shown,
+        }
     }
 
     /// A body for an error message: one line, cut, the API key masked.

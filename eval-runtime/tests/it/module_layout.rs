@@ -32,7 +32,7 @@ const LAYERS: &[&[&str]] = &[
     &["output"],
     // Clients, lowest first: HTTP plumbing, agents, record/replay of
     // agents, retrievers, the judge and embeddings, cost.
-    &["http"],
+    &["http", "provider"],
     // The agent's trace context and spans in, evaluation results out.
     &["otel"],
     &["agent"],
