@@ -205,8 +205,7 @@ pub use agent::{
 pub use agent::{HttpAgent, default_reply, openai, stream};
 pub use config::{
     Config, DEFAULT_AZURE_API_VERSION, DEFAULT_MAX_RESPONSE_BYTES, ExportSettings, HeaderError,
-    Headers, OtlpProtocol, Provider, ProviderSettings, ServiceSettings, ServiceWire,
-    TraceSettings,
+    Headers, OtlpProtocol, Provider, ProviderSettings, ServiceSettings, ServiceWire, TraceSettings,
 };
 pub use engine::Selection;
 pub use eval_datasets::metric::{self as metric_spec, MetricSpec, Op};

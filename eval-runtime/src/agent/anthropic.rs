@@ -43,7 +43,10 @@ mod tests {
             "usage": {"input_tokens": 12, "output_tokens": 7, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0},
         }))
         .unwrap();
-        assert_eq!(r.tool_calls[0].display(), r#"calculator(expression="2 + 3")"#);
+        assert_eq!(
+            r.tool_calls[0].display(),
+            r#"calculator(expression="2 + 3")"#
+        );
         assert_eq!(r.tool_calls[0].id.as_deref(), Some("toolu_01"));
         assert_eq!((r.usage.prompt_tokens, r.usage.completion_tokens), (12, 7));
         assert_eq!(r.model.as_deref(), Some("claude-sonnet-4-5"));

@@ -203,7 +203,9 @@ impl HttpAgent {
             && self.url.path().contains("/openai/deployments/")
             && !self.url.query_pairs().any(|(k, _)| k == "api-version")
         {
-            self.url.query_pairs_mut().append_pair("api-version", version);
+            self.url
+                .query_pairs_mut()
+                .append_pair("api-version", version);
         }
     }
 
@@ -593,7 +595,8 @@ impl HttpAgent {
                 body: self.error_body(status.as_u16(), &bytes),
             };
             // Anthropic's 529: overloaded, as 503.
-            let overloaded = status.as_u16() == 529 && self.wire.provider == crate::Provider::Anthropic;
+            let overloaded =
+                status.as_u16() == 529 && self.wire.provider == crate::Provider::Anthropic;
             return if matches!(status.as_u16(), 429 | 503) || overloaded {
                 Attempt::Overloaded { error, retry_after }
             } else {

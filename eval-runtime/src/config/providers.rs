@@ -181,7 +181,11 @@ impl ProviderVars {
     pub(super) fn parse(self, bad: &mut Vec<BadVar>) -> ProviderSettings {
         let mut values = self.0.into_iter();
         let mut next = || values.next().flatten();
-        fn provider(var: &'static str, value: Option<String>, bad: &mut Vec<BadVar>) -> Option<Provider> {
+        fn provider(
+            var: &'static str,
+            value: Option<String>,
+            bad: &mut Vec<BadVar>,
+        ) -> Option<Provider> {
             let value = value?;
             let parsed = Provider::parse(&value);
             if parsed.is_none() {
@@ -295,7 +299,10 @@ mod tests {
                 "https://user:pw@My-Res.OpenAI.Azure.com:443/openai/deployments/d/chat/completions?api-version=1",
                 Provider::Azure,
             ),
-            ("https://x.cognitiveservices.azure.com/openai/v1", Provider::Azure),
+            (
+                "https://x.cognitiveservices.azure.com/openai/v1",
+                Provider::Azure,
+            ),
             ("https://api.anthropic.com/v1", Provider::Anthropic),
             ("https://api.anthropic.com", Provider::Anthropic),
             ("https://api.openai.com/v1", Provider::OpenAi),
@@ -345,6 +352,9 @@ mod tests {
         assert!(bad.iter().all(|b| !b.value.contains("abc")));
         assert_eq!(s.agent, Some(Provider::Anthropic));
         assert_eq!(s.judge_headers.get("x-tenant"), Some("acme"));
-        assert_eq!(ProviderSettings::default().azure_api_version(), "2024-10-21");
+        assert_eq!(
+            ProviderSettings::default().azure_api_version(),
+            "2024-10-21"
+        );
     }
 }

@@ -44,7 +44,13 @@ pub(crate) const VERSION: &str = "2023-06-01";
 pub(crate) const DEFAULT_MAX_TOKENS: u64 = 4096;
 
 /// Keys of Anthropic's own sent as they are.
-const NATIVE: &[&str] = &["top_k", "metadata", "stop_sequences", "thinking", "service_tier"];
+const NATIVE: &[&str] = &[
+    "top_k",
+    "metadata",
+    "stop_sequences",
+    "thinking",
+    "service_tier",
+];
 
 fn ephemeral() -> Value {
     json!({"type": "ephemeral"})
@@ -76,7 +82,11 @@ pub(crate) fn request(body: &Value) -> Result<Value, String> {
     let mut system: Vec<Value> = Vec::new();
     let mut messages: Vec<Value> = Vec::new();
     let empty = Vec::new();
-    for m in map.get("messages").and_then(Value::as_array).unwrap_or(&empty) {
+    for m in map
+        .get("messages")
+        .and_then(Value::as_array)
+        .unwrap_or(&empty)
+    {
         let role = m.get("role").and_then(Value::as_str).unwrap_or("user");
         let (role, blocks) = match role {
             "system" | "developer" => {
@@ -368,17 +378,31 @@ mod tests {
         assert!(r.get("seed").is_none() && r.get("response_format").is_none());
         assert_eq!(r["stop_sequences"], json!(["END"]));
         assert_eq!(r["system"][0], json!({"type": "text", "text": "Judge it."}));
-        assert!(r["system"][1]["text"].as_str().unwrap().contains(r#"JSON schema: {"type":"object"}"#));
-        assert_eq!(r["system"][1]["cache_control"], json!({"type": "ephemeral"}));
+        assert!(
+            r["system"][1]["text"]
+                .as_str()
+                .unwrap()
+                .contains(r#"JSON schema: {"type":"object"}"#)
+        );
+        assert_eq!(
+            r["system"][1]["cache_control"],
+            json!({"type": "ephemeral"})
+        );
         let m = r["messages"].as_array().unwrap();
         assert_eq!(m.len(), 3, "{m:?}");
         assert_eq!(m[0]["content"][0]["cache_control"]["type"], "ephemeral");
         assert!(m[0]["content"][1].get("cache_control").is_none());
-        assert_eq!(m[1]["content"][0], json!({"type": "tool_use", "id": "call_1", "name": "lookup", "input": {"q": "x"}}));
+        assert_eq!(
+            m[1]["content"][0],
+            json!({"type": "tool_use", "id": "call_1", "name": "lookup", "input": {"q": "x"}})
+        );
         assert_eq!(m[2]["role"], "user");
         assert_eq!(m[2]["content"][0]["type"], "tool_result");
         assert_eq!(m[2]["content"][1]["text"], "again");
-        assert_eq!(r["tools"][0]["input_schema"]["properties"]["q"]["type"], "string");
+        assert_eq!(
+            r["tools"][0]["input_schema"]["properties"]["q"]["type"],
+            "string"
+        );
         assert_eq!(r["tool_choice"], json!({"type": "any"}));
         let r = request(&json!({"model": "m", "max_tokens": 64, "messages": [{"role": "user", "content": "hi"}]})).unwrap();
         assert_eq!(r["max_tokens"], 64);
@@ -398,15 +422,30 @@ mod tests {
         .unwrap();
         assert_eq!(c["choices"][0]["message"]["content"], "Let me look.");
         assert_eq!(c["choices"][0]["finish_reason"], "tool_calls");
-        assert_eq!(c["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"], r#"{"q":"x"}"#);
+        assert_eq!(
+            c["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"],
+            r#"{"q":"x"}"#
+        );
         assert_eq!(c["usage"]["prompt_tokens"], 2150);
         assert_eq!(c["usage"]["prompt_tokens_details"]["cached_tokens"], 2000);
-        for (stop, want) in [("max_tokens", "length"), ("end_turn", "stop"), ("stop_sequence", "stop"), ("refusal", "content_filter")] {
+        for (stop, want) in [
+            ("max_tokens", "length"),
+            ("end_turn", "stop"),
+            ("stop_sequence", "stop"),
+            ("refusal", "content_filter"),
+        ] {
             let c = to_chat(&json!({"content": [], "stop_reason": stop})).unwrap();
             assert_eq!(c["choices"][0]["finish_reason"], want);
         }
         let e = to_chat(&json!({"type": "error", "error": {"type": "invalid_request_error", "message": "max_tokens: Field required"}})).unwrap_err();
-        assert!(e.contains("invalid_request_error: max_tokens: Field required"), "{e}");
-        assert!(to_chat(&json!({"choices": []})).unwrap_err().contains("no `content` array"));
+        assert!(
+            e.contains("invalid_request_error: max_tokens: Field required"),
+            "{e}"
+        );
+        assert!(
+            to_chat(&json!({"choices": []}))
+                .unwrap_err()
+                .contains("no `content` array")
+        );
     }
 }

@@ -79,7 +79,8 @@ impl Wire {
             && url.path().contains("/openai/deployments/")
             && !url.query_pairs().any(|(k, _)| k == "api-version")
         {
-            url.query_pairs_mut().append_pair("api-version", api_version);
+            url.query_pairs_mut()
+                .append_pair("api-version", api_version);
         }
         Ok(url)
     }
@@ -197,9 +198,18 @@ fn reason_of(v: &Value) -> Option<String> {
 pub(crate) fn model_hint(status: u16, reason: &str, model: &str, var: &str) -> Option<String> {
     let lower = reason.to_ascii_lowercase();
     let about_model = lower.contains("model") || lower.contains("deployment");
-    let missing = ["not found", "does not exist", "not exist", "no such", "unknown", "not available", "notfound", "not loaded"]
-        .iter()
-        .any(|m| lower.contains(m));
+    let missing = [
+        "not found",
+        "does not exist",
+        "not exist",
+        "no such",
+        "unknown",
+        "not available",
+        "notfound",
+        "not loaded",
+    ]
+    .iter()
+    .any(|m| lower.contains(m));
     if !(about_model && missing && matches!(status, 400 | 404 | 422 | 500)) {
         return None;
     }
@@ -227,9 +237,24 @@ mod tests {
     fn each_provider_has_its_urls() {
         use Provider::*;
         for (p, url, path, want) in [
-            (OpenAi, "http://127.0.0.1:1/v1", "chat/completions", "http://127.0.0.1:1/v1/chat/completions"),
-            (Azure, "https://r.openai.azure.com/openai/v1/", "chat/completions", "https://r.openai.azure.com/openai/v1/chat/completions"),
-            (Azure, "https://r.openai.azure.com", "embeddings", "https://r.openai.azure.com/openai/v1/embeddings"),
+            (
+                OpenAi,
+                "http://127.0.0.1:1/v1",
+                "chat/completions",
+                "http://127.0.0.1:1/v1/chat/completions",
+            ),
+            (
+                Azure,
+                "https://r.openai.azure.com/openai/v1/",
+                "chat/completions",
+                "https://r.openai.azure.com/openai/v1/chat/completions",
+            ),
+            (
+                Azure,
+                "https://r.openai.azure.com",
+                "embeddings",
+                "https://r.openai.azure.com/openai/v1/embeddings",
+            ),
             (
                 Azure,
                 "https://r.openai.azure.com/openai/deployments/gpt-4o/chat/completions",
@@ -242,39 +267,81 @@ mod tests {
                 "embeddings",
                 "https://r.openai.azure.com/openai/deployments/emb/embeddings?api-version=2025-04-01-preview",
             ),
-            (Anthropic, "https://api.anthropic.com", "chat/completions", "https://api.anthropic.com/v1/messages"),
-            (Anthropic, "https://api.anthropic.com/v1", "chat/completions", "https://api.anthropic.com/v1/messages"),
-            (Anthropic, "http://127.0.0.1:1/v1/messages", "chat/completions", "http://127.0.0.1:1/v1/messages"),
+            (
+                Anthropic,
+                "https://api.anthropic.com",
+                "chat/completions",
+                "https://api.anthropic.com/v1/messages",
+            ),
+            (
+                Anthropic,
+                "https://api.anthropic.com/v1",
+                "chat/completions",
+                "https://api.anthropic.com/v1/messages",
+            ),
+            (
+                Anthropic,
+                "http://127.0.0.1:1/v1/messages",
+                "chat/completions",
+                "http://127.0.0.1:1/v1/messages",
+            ),
         ] {
             assert_eq!(at(p, url, path), want, "{p} {url}");
         }
-        assert!(at(Anthropic, "https://api.anthropic.com", "embeddings").contains("no `embeddings` API"));
+        assert!(
+            at(Anthropic, "https://api.anthropic.com", "embeddings")
+                .contains("no `embeddings` API")
+        );
     }
 
     #[test]
     fn error_bodies_are_read_in_every_shape() {
         for (body, want) in [
-            (r#"{"error": {"code": "DeploymentNotFound", "message": "The API deployment for this resource does not exist."}}"#,
-             "DeploymentNotFound: The API deployment for this resource does not exist."),
-            (r#"{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}, "request_id": "req_1"}"#,
-             "overloaded_error: Overloaded"),
-            (r#"{"error": "model \"llama3\" not found, try pulling it first"}"#, "model \"llama3\" not found, try pulling it first"),
-            (r#"{"object": "error", "message": "The model `x` does not exist.", "type": "NotFoundError", "code": 404}"#,
-             "NotFoundError: The model `x` does not exist."),
+            (
+                r#"{"error": {"code": "DeploymentNotFound", "message": "The API deployment for this resource does not exist."}}"#,
+                "DeploymentNotFound: The API deployment for this resource does not exist.",
+            ),
+            (
+                r#"{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}, "request_id": "req_1"}"#,
+                "overloaded_error: Overloaded",
+            ),
+            (
+                r#"{"error": "model \"llama3\" not found, try pulling it first"}"#,
+                "model \"llama3\" not found, try pulling it first",
+            ),
+            (
+                r#"{"object": "error", "message": "The model `x` does not exist.", "type": "NotFoundError", "code": 404}"#,
+                "NotFoundError: The model `x` does not exist.",
+            ),
             (r#"{"detail": "Model not found"}"#, "Model not found"),
-            (r#"{"detail": [{"loc": ["body", "messages"], "msg": "field required", "type": "value_error.missing"}]}"#,
-             r#"["body","messages"]: field required"#),
+            (
+                r#"{"detail": [{"loc": ["body", "messages"], "msg": "field required", "type": "value_error.missing"}]}"#,
+                r#"["body","messages"]: field required"#,
+            ),
             ("line one\nline two", "line one line two"),
             ("  ", "(empty body)"),
         ] {
             assert_eq!(error_reason(body.as_bytes()), want);
         }
         assert!(
-            model_hint(404, "model \"llama3\" not found, try pulling it first", "llama3", "EVAL_JUDGE_MODEL")
-                .unwrap()
-                .contains("set EVAL_JUDGE_MODEL")
+            model_hint(
+                404,
+                "model \"llama3\" not found, try pulling it first",
+                "llama3",
+                "EVAL_JUDGE_MODEL"
+            )
+            .unwrap()
+            .contains("set EVAL_JUDGE_MODEL")
         );
-        assert!(model_hint(404, "DeploymentNotFound: The API deployment for this resource does not exist.", "d", "V").is_some());
+        assert!(
+            model_hint(
+                404,
+                "DeploymentNotFound: The API deployment for this resource does not exist.",
+                "d",
+                "V"
+            )
+            .is_some()
+        );
         assert!(model_hint(500, "internal error", "m", "V").is_none());
         assert!(model_hint(401, "model not found", "m", "V").is_none());
     }

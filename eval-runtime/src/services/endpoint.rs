@@ -17,9 +17,9 @@ use serde_json::Value;
 
 use crate::config::{DEFAULT_AZURE_API_VERSION, Headers, Provider, Secret, ServiceSettings};
 use crate::http::{Failure, read_body, redact_url, retry_after_header, runtime_client};
-use crate::provider::{Wire, error_reason, model_hint};
 use crate::model::one_line;
 pub use crate::model::{ServiceError, Usage};
+use crate::provider::{Wire, error_reason, model_hint};
 
 /// One OpenAI-compatible endpoint.
 #[derive(Clone)]

@@ -17,6 +17,7 @@ mod latency_cost;
 mod loader_refusals;
 mod module_layout;
 mod openai_agent;
+mod providers;
 mod public_api;
 mod ragas_metrics;
 mod retrieval;
