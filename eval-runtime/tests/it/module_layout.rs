@@ -32,7 +32,9 @@ const LAYERS: &[&[&str]] = &[
     &["output"],
     // Clients, lowest first: HTTP plumbing, agents, record/replay of
     // agents, retrievers, the judge and embeddings, cost.
-    &["http", "provider"],
+    &["http"],
+    // The model APIs besides OpenAI's: Azure, Anthropic (translation, auth).
+    &["provider"],
     // The agent's trace context and spans in, evaluation results out.
     &["otel"],
     &["agent"],

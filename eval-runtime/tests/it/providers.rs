@@ -24,6 +24,7 @@
 //!   (llama-cpp-python's server is a FastAPI app).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use eval_runtime::results::Results;
@@ -641,9 +642,12 @@ async fn an_anthropic_agent_is_retried_when_overloaded_and_errors_read() {
 
 /// A model server that answers one request at a time (llama-cpp-python's
 /// server holds one lock around its model): every request waits for the
-/// one before it, then takes `each`.
-async fn one_at_a_time(each: Duration) -> common::Server {
+/// one before it, then takes `each`. The second value is the most requests
+/// it held at once (received, not yet answered).
+async fn one_at_a_time(each: Duration) -> (common::Server, Arc<AtomicUsize>) {
     let lock = Arc::new(tokio::sync::Mutex::new(()));
+    let (held, peak) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let seen = peak.clone();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let requests: Arc<std::sync::Mutex<Vec<common::Logged>>> = Arc::default();
@@ -654,6 +658,7 @@ async fn one_at_a_time(each: Duration) -> common::Server {
                 return;
             };
             let (lock, log) = (lock.clone(), log.clone());
+            let (held, peak) = (held.clone(), peak.clone());
             tokio::spawn(async move {
                 use tokio::io::AsyncWriteExt;
                 while let Some((head, body)) = common::read_request(&mut stream).await {
@@ -664,9 +669,11 @@ async fn one_at_a_time(each: Duration) -> common::Server {
                         common::chat("an answer")
                     };
                     log.lock().unwrap().push((head, json));
+                    peak.fetch_max(held.fetch_add(1, Ordering::SeqCst) + 1, Ordering::SeqCst);
                     let guard = lock.lock().await;
                     tokio::time::sleep(each).await;
                     drop(guard);
+                    held.fetch_sub(1, Ordering::SeqCst);
                     let reply = format!(
                         "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{answer}",
                         answer.len()
@@ -678,7 +685,7 @@ async fn one_at_a_time(each: Duration) -> common::Server {
             });
         }
     });
-    common::Server { url, requests }
+    (common::Server { url, requests }, seen)
 }
 
 /// The local-models guide's settings (docs/src/local-models.md) against a
@@ -688,7 +695,7 @@ async fn one_at_a_time(each: Duration) -> common::Server {
 #[test]
 fn a_one_at_a_time_server_completes_with_the_guides_settings() {
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let server = rt.block_on(one_at_a_time(Duration::from_millis(150)));
+    let (server, peak) = rt.block_on(one_at_a_time(Duration::from_millis(150)));
     let lines: String = (0..6)
         .map(|i| format!("{{\"id\": \"s{i}\", \"input\": \"q{i}\"}}\n"))
         .collect();
@@ -757,6 +764,10 @@ fn a_one_at_a_time_server_completes_with_the_guides_settings() {
     );
     let (code, errors) = run("6");
     assert_ne!(code, 0);
+    assert!(
+        peak.load(Ordering::SeqCst) > 3,
+        "six agent calls queued at once"
+    );
     assert!(
         errors
             .iter()
