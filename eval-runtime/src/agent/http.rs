@@ -120,7 +120,7 @@ impl HttpAgent {
             crate::config::Provider::implied_by_url(parsed.as_str()),
             crate::config::Headers::none(),
         );
-        Ok(HttpAgent {
+        let mut agent = HttpAgent {
             wire,
             shown_url: redact_url(&parsed),
             pacer: Pacer::for_origin(
@@ -140,7 +140,9 @@ impl HttpAgent {
             sampling: Sampling::default(),
             tools: Ok(Vec::new()),
             chosen: AgentSettings::default(),
-        })
+        };
+        agent.locate(crate::DEFAULT_AZURE_API_VERSION);
+        Ok(agent)
     }
 
     /// The agent `config` names, with `url` (e.g. a command-line `--url`) in
@@ -155,7 +157,13 @@ impl HttpAgent {
                 });
             }
         };
-        let mut agent = HttpAgent::new(url)?;
+        // The configured `api-version` before `new` adds the default one.
+        let url = crate::provider::with_api_version(
+            url,
+            crate::Provider::resolve(config.providers.agent, url),
+            config.providers.azure_api_version(),
+        );
+        let mut agent = HttpAgent::new(&url)?;
         agent.timeout = config.agent_timeout;
         agent.max_response_bytes = config.max_response_bytes;
         agent.api_key = config.agent_api_key.clone();
@@ -166,7 +174,6 @@ impl HttpAgent {
         if let Some(provider) = config.providers.agent {
             agent = agent.provider(provider);
         }
-        agent.add_api_version(config.providers.azure_api_version());
         agent.pacer = agent
             .pacer
             .with_max_retries(config.agent_max_retries)
@@ -193,19 +200,25 @@ impl HttpAgent {
     /// imply the OpenAI protocol.
     pub fn provider(mut self, provider: crate::Provider) -> Self {
         self.wire.provider = provider;
-        self.add_api_version(crate::DEFAULT_AZURE_API_VERSION);
+        self.locate(crate::DEFAULT_AZURE_API_VERSION);
         self
     }
 
-    /// An Azure deployment URL without `api-version` gets `version`.
-    fn add_api_version(&mut self, version: &str) {
-        if self.wire.provider == crate::Provider::Azure
-            && self.url.path().contains("/openai/deployments/")
-            && !self.url.query_pairs().any(|(k, _)| k == "api-version")
+    /// Azure and Anthropic URLs as the provider wants them (see
+    /// [`crate::provider`]): the path completed (`/chat/completions`;
+    /// Anthropic `/v1/messages`) unless it ends with it, and an Azure
+    /// deployment URL without `api-version` given `version`. An
+    /// OpenAI-compatible agent's URL is used as it is.
+    fn locate(&mut self, version: &str) {
+        if self.wire.provider == crate::Provider::OpenAi {
+            return;
+        }
+        if let Ok(url) = self
+            .wire
+            .locate(self.url.clone(), "chat/completions", version)
         {
-            self.url
-                .query_pairs_mut()
-                .append_pair("api-version", version);
+            self.shown_url = redact_url(&url);
+            self.url = url;
         }
     }
 

@@ -71,6 +71,7 @@ impl Wire {
             let prefix = match self.provider {
                 Provider::Anthropic if current.is_empty() => "/v1",
                 Provider::Azure if current.is_empty() => "/openai/v1",
+                Provider::Azure if current.ends_with("/openai") => "/v1",
                 _ => "",
             };
             url.set_path(&format!("{current}{prefix}/{path}"));
@@ -124,6 +125,23 @@ impl Wire {
             Provider::Anthropic if chat => anthropic::to_chat(&value),
             _ => Ok(value),
         }
+    }
+}
+
+/// `url` with `api-version=version` added when `provider` is Azure and it
+/// is a deployment URL without one (unchanged otherwise, or when it is not
+/// a URL: the caller reports that).
+pub(crate) fn with_api_version(url: &str, provider: Provider, version: &str) -> String {
+    match reqwest::Url::parse(url.trim()) {
+        Ok(mut parsed)
+            if provider == Provider::Azure
+                && parsed.path().contains("/openai/deployments/")
+                && !parsed.query_pairs().any(|(k, _)| k == "api-version") =>
+        {
+            parsed.query_pairs_mut().append_pair("api-version", version);
+            parsed.to_string()
+        }
+        _ => url.to_string(),
     }
 }
 

@@ -640,6 +640,100 @@ async fn an_anthropic_agent_is_retried_when_overloaded_and_errors_read() {
     );
 }
 
+#[tokio::test]
+async fn urls_are_completed_per_provider_and_agents_name_their_model_setting() {
+    let server = common::serve(|_, head, _| {
+        if head.contains("/embeddings") {
+            Reply::json(200, r#"{"object": "list", "data": [{"object": "embedding", "index": 0, "embedding": [1.0, 0.0]}], "model": "e", "usage": {"prompt_tokens": 2, "total_tokens": 2}}"#)
+        } else if head.contains("/v1/messages") {
+            Reply::json(200, anthropic_message(json!([{"type": "text", "text": "hi"}]), "end_turn"))
+        } else if head.contains("/openai/") {
+            Reply::json(200, azure_completion("ok"))
+        } else {
+            Reply::json(404, r#"{"error": {"message": "model \"llama3\" not found, try pulling it first", "type": "not_found_error", "param": null, "code": null}}"#)
+        }
+    })
+    .await;
+    // Azure embeddings at a deployment URL, with the configured api-version.
+    let c = config(&[
+        (
+            "EVAL_EMBED_URL",
+            format!("{}/openai/deployments/emb-3", server.url),
+        ),
+        ("EVAL_EMBED_PROVIDER", "azure".into()),
+        ("EVAL_AZURE_API_VERSION", "2025-04-01-preview".into()),
+        ("AZURE_OPENAI_API_KEY", AZURE_KEY.into()),
+        ("EVAL_CACHE", "off".into()),
+    ]);
+    let v = Embedder::from_config(&c)
+        .unwrap()
+        .embed(&["x"], &mut Usage::default())
+        .await
+        .unwrap();
+    assert_eq!(v, [vec![1.0, 0.0]]);
+    // An Azure agent's deployment URL takes the configured api-version too.
+    let c = config(&[
+        (
+            "EVAL_AGENT_URL",
+            format!("{}/openai/deployments/a/chat/completions", server.url),
+        ),
+        ("EVAL_AGENT_PROVIDER", "azure".into()),
+        ("EVAL_AGENT_MODEL", "a".into()),
+        ("EVAL_AZURE_API_VERSION", "2025-04-01-preview".into()),
+    ]);
+    assert_eq!(
+        HttpAgent::from_config(&c, None)
+            .unwrap()
+            .respond(&Sample::new("q"))
+            .await
+            .unwrap()
+            .output,
+        "ok"
+    );
+    // An Anthropic agent at a bare base URL posts to /v1/messages.
+    let agent = HttpAgent::new(&server.url)
+        .unwrap()
+        .provider(Provider::Anthropic)
+        .model("m");
+    assert!(agent.url().ends_with("/v1/messages"), "{}", agent.url());
+    assert_eq!(agent.respond(&Sample::new("q")).await.unwrap().output, "hi");
+    // An OpenAI-protocol agent asking for a model the server lacks.
+    let e = HttpAgent::new(&format!("{}/v1/chat/completions", server.url))
+        .unwrap()
+        .model("llama3")
+        .respond(&Sample::new("q"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("not found, try pulling it first") && e.contains("set EVAL_AGENT_MODEL"),
+        "{e}"
+    );
+    let heads: Vec<String> = server
+        .requests
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(h, _)| h.clone())
+        .collect();
+    assert!(
+        heads[0].starts_with(
+            "POST /openai/deployments/emb-3/embeddings?api-version=2025-04-01-preview "
+        ),
+        "{}",
+        heads[0]
+    );
+    assert_eq!(header(&heads[0], "api-key"), Some(AZURE_KEY));
+    assert!(
+        heads[1].starts_with(
+            "POST /openai/deployments/a/chat/completions?api-version=2025-04-01-preview "
+        ),
+        "{}",
+        heads[1]
+    );
+    assert!(heads[2].starts_with("POST /v1/messages "), "{}", heads[2]);
+}
+
 /// A model server that answers one request at a time (llama-cpp-python's
 /// server holds one lock around its model): every request waits for the
 /// one before it, then takes `each`. The second value is the most requests
