@@ -48,8 +48,12 @@ fn config(vars: &[(&str, String)]) -> Config {
 }
 
 async fn ask(judge: &Judge) -> (Result<Value, ServiceError>, Usage) {
+    ask_about(judge, "user text").await
+}
+
+async fn ask_about(judge: &Judge, text: &str) -> (Result<Value, ServiceError>, Usage) {
     let mut usage = Usage::default();
-    let prompt = JudgePrompt::new("faithfulness", 1, "Judge it.").block("text", "user text");
+    let prompt = JudgePrompt::new("faithfulness", 1, "Judge it.").block("text", text);
     let answer = judge.ask_json(&prompt, &mut usage).await;
     (answer, usage)
 }
@@ -780,6 +784,34 @@ async fn one_at_a_time(each: Duration) -> (common::Server, Arc<AtomicUsize>) {
         }
     });
     (common::Server { url, requests }, seen)
+}
+
+/// A judge request's timeout starts when it is sent: two questions at
+/// `EVAL_JUDGE_CONCURRENCY=1` to a server taking 300 ms each, with a 450 ms
+/// timeout, both answered at the first attempt although the second waited
+/// 300 ms in this process's queue first.
+#[tokio::test]
+async fn a_judge_timeout_does_not_count_the_wait_for_its_place() {
+    let (server, peak) = one_at_a_time(Duration::from_millis(300)).await;
+    let c = config(&[
+        ("EVAL_JUDGE_URL", format!("{}/v1", server.url)),
+        ("EVAL_JUDGE_MODEL", "judge-m".into()),
+        ("EVAL_JUDGE_CONCURRENCY", "1".into()),
+        ("EVAL_JUDGE_TIMEOUT_SECS", "0.45".into()),
+        ("EVAL_CACHE", "off".into()),
+    ]);
+    let judge = Judge::from_config(&c).unwrap();
+    let started = std::time::Instant::now();
+    // Different questions: the second does not wait for the first's answer
+    // to share its prompt cache, only for its place.
+    let ((a, ua), (b, ub)) = tokio::join!(ask_about(&judge, "one"), ask_about(&judge, "two"));
+    assert!(
+        started.elapsed() >= Duration::from_millis(600),
+        "one after the other"
+    );
+    assert!(a.is_ok() && b.is_ok(), "{a:?} {b:?}");
+    assert_eq!((ua.calls, ub.calls, ua.retries + ub.retries), (1, 1, 0));
+    assert_eq!(peak.load(Ordering::SeqCst), 1);
 }
 
 /// The local-models guide's settings (docs/src/local-models.md) against a
