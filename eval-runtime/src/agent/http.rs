@@ -192,31 +192,17 @@ impl HttpAgent {
     }
 
     /// The API an OpenAI-protocol agent speaks (`EVAL_AGENT_PROVIDER`; by
-    /// default the one the URL's host implies): OpenAI-compatible
-    /// (`Authorization: Bearer`), Azure OpenAI (`api-key`; a deployment URL
-    /// without `api-version` gets [`DEFAULT_AZURE_API_VERSION`](crate::DEFAULT_AZURE_API_VERSION)),
-    /// or Anthropic's Messages API (`x-api-key`, `anthropic-version`, the
-    /// bodies translated: see [`crate::provider`]). Azure and Anthropic
-    /// imply the OpenAI protocol.
+    /// default the URL's host says): OpenAI-compatible, Azure OpenAI or
+    /// Anthropic's Messages API (see [`crate::provider`]; either of the
+    /// latter implies the OpenAI protocol and completes the URL's path).
     pub fn provider(mut self, provider: crate::Provider) -> Self {
         self.wire.provider = provider;
         self.locate(crate::DEFAULT_AZURE_API_VERSION);
         self
     }
 
-    /// Azure and Anthropic URLs as the provider wants them (see
-    /// [`crate::provider`]): the path completed (`/chat/completions`;
-    /// Anthropic `/v1/messages`) unless it ends with it, and an Azure
-    /// deployment URL without `api-version` given `version`. An
-    /// OpenAI-compatible agent's URL is used as it is.
     fn locate(&mut self, version: &str) {
-        if self.wire.provider == crate::Provider::OpenAi {
-            return;
-        }
-        if let Ok(url) = self
-            .wire
-            .locate(self.url.clone(), "chat/completions", version)
-        {
+        if let Some(url) = self.wire.agent_url(&self.url, version) {
             self.shown_url = redact_url(&url);
             self.url = url;
         }
@@ -686,23 +672,12 @@ impl HttpAgent {
             .map_err(|why| AgentError::Setup(format!("invalid agent API key: {why}").into()))
     }
 
-    /// An error answer's body: Azure's and Anthropic's error objects read
-    /// into one line; an OpenAI-protocol agent's "model not found" says
-    /// what to set.
+    /// An error answer's body (see [`Wire::agent_error`](crate::provider::Wire::agent_error)).
     fn error_body(&self, status: u16, bytes: &[u8]) -> String {
-        let shown = match self.wire.provider {
-            crate::Provider::OpenAi => self.shown_body(bytes, 200),
-            _ => crate::provider::error_reason(bytes),
-        };
-        if self.wire_protocol() != Protocol::OpenAi {
-            return shown;
-        }
-        let reason = crate::provider::error_reason(bytes);
+        let openai = self.wire_protocol() == Protocol::OpenAi;
         let model = self.model.as_deref().unwrap_or("");
-        match crate::provider::model_hint(status, &reason, model, "EVAL_AGENT_MODEL") {
-            Some(hint) => format!("{shown} — {hint}"),
-            None => shown,
-        }
+        let shown = self.shown_body(bytes, 200);
+        self.wire.agent_error(openai, status, bytes, model, shown)
     }
 
     /// A body for an error message: one line, cut, the API key masked.

@@ -86,6 +86,40 @@ impl Wire {
         Ok(url)
     }
 
+    /// An agent's URL as Azure and Anthropic want it: [`locate`](Self::locate)d
+    /// for `chat/completions`; `None` for an OpenAI-compatible agent, whose
+    /// URL is used as given.
+    pub(crate) fn agent_url(&self, url: &reqwest::Url, version: &str) -> Option<reqwest::Url> {
+        if self.provider == Provider::OpenAi {
+            return None;
+        }
+        self.locate(url.clone(), "chat/completions", version).ok()
+    }
+
+    /// An agent's error answer on one line: Azure's and Anthropic's error
+    /// objects read ([`error_reason`]), another body as `shown`; for an
+    /// OpenAI-protocol agent, what to set when its model is not served.
+    pub(crate) fn agent_error(
+        &self,
+        openai_protocol: bool,
+        status: u16,
+        bytes: &[u8],
+        model: &str,
+        shown: String,
+    ) -> String {
+        let shown = match self.provider {
+            Provider::OpenAi => shown,
+            _ => error_reason(bytes),
+        };
+        if !openai_protocol {
+            return shown;
+        }
+        match model_hint(status, &error_reason(bytes), model, "EVAL_AGENT_MODEL") {
+            Some(hint) => format!("{shown} — {hint}"),
+            None => shown,
+        }
+    }
+
     /// `request` with the provider's authentication (`key`), its version
     /// header, then the custom headers (one named like ours replaces it).
     pub(crate) fn authorize(

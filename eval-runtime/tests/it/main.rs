@@ -15,6 +15,7 @@ mod judge_prompt;
 mod judge_replies;
 mod latency_cost;
 mod loader_refusals;
+mod local_models;
 mod module_layout;
 mod openai_agent;
 mod providers;
