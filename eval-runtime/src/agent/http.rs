@@ -193,8 +193,9 @@ impl HttpAgent {
 
     /// The API an OpenAI-protocol agent speaks (`EVAL_AGENT_PROVIDER`; by
     /// default the URL's host says): OpenAI-compatible, Azure OpenAI or
-    /// Anthropic's Messages API (see [`crate::provider`]; either of the
-    /// latter implies the OpenAI protocol and completes the URL's path).
+    /// Anthropic's Messages API, the bodies translated (see the guide's
+    /// "Local models and other providers"); either of the latter implies
+    /// the OpenAI protocol and completes the URL's path.
     pub fn provider(mut self, provider: crate::Provider) -> Self {
         self.wire.provider = provider;
         self.locate(crate::DEFAULT_AZURE_API_VERSION);
