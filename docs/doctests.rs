@@ -79,6 +79,10 @@ mod guide_judges {}
 mod guide_limitations {}
 
 #[cfg(doctest)]
+#[doc = include_str!("src/local-models.md")]
+mod guide_local_models {}
+
+#[cfg(doctest)]
 #[doc = include_str!("src/manifests.md")]
 mod guide_manifests {}
 

@@ -55,12 +55,16 @@ pub struct ServiceSettings {
     pub url: Option<String>,
     /// `<prefix>_MODEL`, else the service's default model.
     pub model: String,
-    /// `<prefix>_API_KEY`, else `OPENAI_API_KEY`.
+    /// `<prefix>_API_KEY`, else the provider's own variable:
+    /// `OPENAI_API_KEY`, `AZURE_OPENAI_API_KEY` or `ANTHROPIC_API_KEY`.
     pub api_key: Option<Secret>,
     /// `<prefix>_TIMEOUT_SECS`, per request.
     pub timeout: Duration,
     /// `EVAL_MAX_RESPONSE_BYTES`.
     pub max_response_bytes: u64,
+    /// `<prefix>_PROVIDER` (`None`: implied by the URL), `<prefix>_HEADERS`
+    /// and `EVAL_AZURE_API_VERSION`: see [`ProviderSettings`].
+    pub wire: ServiceWire,
 }
 
 /// Everything the environment says about a run, read once
@@ -199,6 +203,9 @@ pub struct Config {
     pub traces: TraceSettings,
     /// `EVAL_JUDGE_MAX_TOKENS`, `EVAL_JUDGE_STRUCTURED`: see [`JudgeAnswers`].
     pub judge_answers: JudgeAnswers,
+    /// Which API the judge, embeddings and agent speak; custom headers
+    /// (`EVAL_*_PROVIDER`, `EVAL_*_HEADERS`): see [`ProviderSettings`].
+    pub providers: ProviderSettings,
 }
 
 /// Every variable this crate reads (for near-miss warnings).
@@ -348,6 +355,7 @@ impl Config {
         let agent_http_vars = AgentHttpVars::get(&mut get);
         let trace_vars = TraceVars::get(&mut get);
         let judge_answer_vars = JudgeAnswerVars::get(&mut get);
+        let provider_vars = ProviderVars::get(&mut get);
         let sample_timeout = get("EVAL_SAMPLE_TIMEOUT_SECS", false);
         let concurrency = get("EVAL_CONCURRENCY", false);
         let judge_concurrency = get("EVAL_JUDGE_CONCURRENCY", false);
@@ -375,14 +383,14 @@ impl Config {
         let cache = get("EVAL_CACHE", false);
         let cache_dir = get("EVAL_CACHE_DIR", false).map(PathBuf::from);
         let openai_key = get("OPENAI_API_KEY", true);
+        // Each provider's own key variable, the fallback for its services.
+        let fallback_keys = providers::FallbackKeys::get(&mut get, openai_key.clone());
         let mut service = |prefix: &'static [&'static str; 4], model: &str| {
             let [url, model_var, key, timeout] = *prefix;
             (
                 get(url, false),
                 get(model_var, false).unwrap_or_else(|| model.to_string()),
-                get(key, true)
-                    .or_else(|| openai_key.clone())
-                    .map(Secret::new),
+                get(key, true),
                 get(timeout, false),
                 timeout,
             )
@@ -605,11 +613,11 @@ impl Config {
         };
         let near_misses = eval_vars
             .iter()
-            .filter(|v| !KNOWN.contains(&v.as_str()))
+            .filter(|v| !KNOWN.contains(&v.as_str()) && !providers::VARS.contains(&v.as_str()))
             .filter_map(|v| {
                 eval_datasets::suggest::closest_within(
                     v,
-                    KNOWN.iter().copied(),
+                    KNOWN.iter().chain(providers::VARS).copied(),
                     eval_datasets::suggest::Closeness::case_sensitive(2),
                 )
                 .map(|k| (v.clone(), k))
@@ -620,10 +628,12 @@ impl Config {
         let traces = trace_vars.parse(&mut bad);
         let agent_http = agent_http_vars.parse(&mut bad);
         let judge_answers = judge_answer_vars.parse(&mut bad);
+        let providers = provider_vars.parse(&mut bad);
         if !bad.is_empty() {
             return Err(ConfigError(bad));
         }
         let fallback = Duration::ZERO;
+        let (judge_url, embed_url) = (judge.0.clone(), embed.0.clone());
         Ok(Config {
             agent_url,
             agent_timeout: agent_timeout.unwrap_or(fallback),
@@ -651,16 +661,18 @@ impl Config {
             judge: ServiceSettings {
                 url: judge.0,
                 model: judge.1,
-                api_key: judge.2,
+                api_key: fallback_keys.key(judge.2, providers.judge, judge_url.as_deref()),
                 timeout: judge_timeout.unwrap_or(fallback),
                 max_response_bytes,
+                wire: providers.judge_wire(),
             },
             embed: ServiceSettings {
                 url: embed.0,
                 model: embed.1,
-                api_key: embed.2,
+                api_key: fallback_keys.key(embed.2, providers.embed, embed_url.as_deref()),
                 timeout: embed_timeout.unwrap_or(fallback),
                 max_response_bytes,
+                wire: providers.embed_wire(),
             },
             retriever_url,
             retriever_timeout: retriever_timeout.unwrap_or(fallback),
@@ -680,6 +692,7 @@ impl Config {
             prices,
             traces,
             judge_answers,
+            providers,
         })
     }
 
@@ -746,6 +759,7 @@ mod headers;
 mod judge_answers;
 mod location;
 mod prices;
+mod providers;
 mod traces;
 mod values;
 
@@ -758,6 +772,8 @@ pub use location::{
 };
 pub(crate) use prices::read_setting;
 pub use prices::{Price, PriceError, PriceTable, Pricing};
+use providers::ProviderVars;
+pub use providers::{DEFAULT_AZURE_API_VERSION, Provider, ProviderSettings, ServiceWire};
 use traces::TraceVars;
 pub use traces::{ExportSettings, OtlpProtocol, TraceSettings};
 use values::{AgentSpeech, shown_size};

@@ -119,6 +119,8 @@ mod output;
 mod permit;
 pub mod plan;
 pub mod profile;
+#[cfg(feature = "http")]
+mod provider;
 pub mod retrieval;
 mod secrets;
 pub mod services;
@@ -202,8 +204,8 @@ pub use agent::{
 #[cfg(feature = "http")]
 pub use agent::{HttpAgent, default_reply, openai, stream};
 pub use config::{
-    Config, DEFAULT_MAX_RESPONSE_BYTES, ExportSettings, HeaderError, Headers, OtlpProtocol,
-    ServiceSettings, TraceSettings,
+    Config, DEFAULT_AZURE_API_VERSION, DEFAULT_MAX_RESPONSE_BYTES, ExportSettings, HeaderError,
+    Headers, OtlpProtocol, Provider, ProviderSettings, ServiceSettings, ServiceWire, TraceSettings,
 };
 pub use engine::Selection;
 pub use eval_datasets::metric::{self as metric_spec, MetricSpec, Op};

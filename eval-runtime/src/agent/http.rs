@@ -9,7 +9,10 @@
 //!   optional), or an OpenAI chat-completions body;
 //! * **OpenAI chat completions** (`EVAL_AGENT_PROTOCOL=openai`,
 //!   [`HttpAgent::protocol`], or a URL ending in `/chat/completions`): see
-//!   [`openai`](super::openai) for the request and the answer.
+//!   [`openai`](super::openai) for the request and the answer. Spoken to
+//!   OpenAI-compatible servers, Azure OpenAI (`api-key`, `api-version`) or
+//!   Anthropic's Messages API (translated): `EVAL_AGENT_PROVIDER`,
+//!   [`HttpAgent::provider`], else the URL's host (see [`crate::Provider`]).
 //!
 //! Either may answer with a stream (`Content-Type: text/event-stream`), read
 //! as it arrives (see [`stream`](super::stream)); whatever was asked, the
@@ -40,7 +43,7 @@ use super::openai::{self, Sampling};
 use super::pace::{Attempt, Pacer};
 use super::wire::{AgentReply, AgentRequest, Message, read_context};
 use crate::config::{Config, DEFAULT_AGENT_MAX_RETRIES, Headers, Secret};
-use crate::http::{BoundedBody, Failure, bearer, read_body, redact_url, runtime_client};
+use crate::http::{BoundedBody, Failure, read_body, redact_url, runtime_client};
 use crate::model::Usage;
 use crate::model::{AgentError, Error, ReplyError, Result, one_line, with_sources};
 
@@ -91,6 +94,8 @@ pub struct HttpAgent {
     headers: std::result::Result<Headers, String>,
     /// The agent's own tool definitions, or why they are not valid.
     tools: std::result::Result<Vec<Value>, eval_datasets::tool::ToolError>,
+    /// The API an OpenAI-protocol agent speaks (authentication, bodies).
+    wire: crate::provider::Wire,
     /// What code (or `evals`' flags) chose with [`protocol`](Self::protocol),
     /// [`model`](Self::model), [`stream`](Self::stream): a plan's settings
     /// give way to these ([`under_plan`](Self::under_plan)).
@@ -104,6 +109,7 @@ impl std::fmt::Debug for HttpAgent {
             .field("timeout", &self.timeout)
             .field("api_key", &self.api_key)
             .field("protocol", &self.wire_protocol())
+            .field("provider", &self.wire.provider)
             .field("model", &self.model)
             .field("stream", &self.stream)
             .field("http", &self.http)
@@ -124,7 +130,12 @@ impl HttpAgent {
                 reason: format!("scheme `{}` is not http or https", parsed.scheme()),
             });
         }
-        Ok(HttpAgent {
+        let wire = crate::provider::Wire::new(
+            crate::config::Provider::implied_by_url(parsed.as_str()),
+            crate::config::Headers::none(),
+        );
+        let mut agent = HttpAgent {
+            wire,
             shown_url: redact_url(&parsed),
             pacer: Pacer::for_origin(
                 &parsed.origin().ascii_serialization(),
@@ -145,7 +156,9 @@ impl HttpAgent {
             headers: Ok(Headers::none()),
             tools: Ok(Vec::new()),
             chosen: AgentSettings::default(),
-        })
+        };
+        agent.locate(crate::DEFAULT_AZURE_API_VERSION);
+        Ok(agent)
     }
 
     /// The agent `config` names, with `url` (e.g. a command-line `--url`) in
@@ -160,7 +173,13 @@ impl HttpAgent {
                 });
             }
         };
-        let mut agent = HttpAgent::new(url)?;
+        // The configured `api-version` before `new` adds the default one.
+        let url = crate::provider::with_api_version(
+            url,
+            crate::Provider::resolve(config.providers.agent, url),
+            config.providers.azure_api_version(),
+        );
+        let mut agent = HttpAgent::new(&url)?;
         agent.timeout = config.agent_timeout;
         agent.max_response_bytes = config.max_response_bytes;
         agent.api_key = config.agent_api_key.clone();
@@ -169,6 +188,9 @@ impl HttpAgent {
         agent.stream = config.agent_stream;
         agent.sampling = config.agent_sampling;
         agent.set_http(config.agent_http.clone());
+        if let Some(provider) = config.providers.agent {
+            agent = agent.provider(provider);
+        }
         agent.pacer = agent
             .pacer
             .with_max_retries(config.agent_max_retries)
@@ -184,6 +206,24 @@ impl HttpAgent {
         self.protocol = Some(protocol);
         self.chosen.protocol = Some(protocol);
         self
+    }
+
+    /// The API an OpenAI-protocol agent speaks (`EVAL_AGENT_PROVIDER`; by
+    /// default the URL's host says): OpenAI-compatible, Azure OpenAI or
+    /// Anthropic's Messages API, the bodies translated (see the guide's
+    /// "Local models and other providers"); either of the latter implies
+    /// the OpenAI protocol and completes the URL's path.
+    pub fn provider(mut self, provider: crate::Provider) -> Self {
+        self.wire.provider = provider;
+        self.locate(crate::DEFAULT_AZURE_API_VERSION);
+        self
+    }
+
+    fn locate(&mut self, version: &str) {
+        if let Some(url) = self.wire.agent_url(&self.url, version) {
+            self.shown_url = redact_url(&url);
+            self.url = url;
+        }
     }
 
     /// The `model` of OpenAI requests (`EVAL_AGENT_MODEL`): required by the
@@ -297,8 +337,10 @@ impl HttpAgent {
 
     /// The protocol spoken: the one chosen, else the one the URL implies.
     pub fn wire_protocol(&self) -> Protocol {
-        self.protocol
-            .unwrap_or_else(|| Protocol::implied_by_path(self.url.path()))
+        self.protocol.unwrap_or_else(|| match self.wire.provider {
+            crate::Provider::OpenAi => Protocol::implied_by_path(self.url.path()),
+            _ => Protocol::OpenAi,
+        })
     }
 
     /// Whether the settings can make requests: the OpenAI protocol needs a
@@ -316,6 +358,9 @@ impl HttpAgent {
         }
         super::mapped::check(&self.http, self.wire_protocol(), self.api_key.is_some())?;
         self.headers.as_ref().map_err(Clone::clone)?;
+        if self.stream && self.wire.provider == crate::Provider::Anthropic {
+            return Err("a streamed Anthropic answer is not read: unset EVAL_AGENT_STREAM (or --stream, HttpAgent::stream) for this agent".into());
+        }
         if self.wire_protocol() == Protocol::OpenAi && self.model.is_none() {
             return Err(format!(
                 "the OpenAI protocol needs a model{}: set EVAL_AGENT_MODEL (or --model, HttpAgent::model, a manifest's spec.evaluation.agent.model) to the model {} serves",
@@ -503,6 +548,14 @@ impl HttpAgent {
             return Ok(f(request));
         }
         match self.wire_protocol() {
+            Protocol::OpenAi if self.wire.provider == crate::Provider::Anthropic => {
+                super::anthropic::request_body(
+                    request,
+                    self.model.as_deref().unwrap_or_default(),
+                    &self.sampling,
+                )
+                .map_err(|why| AgentError::Setup(why.into()))
+            }
             Protocol::OpenAi => openai::request_body(
                 request,
                 self.model.as_deref().unwrap_or_default(),
@@ -590,9 +643,12 @@ impl HttpAgent {
             let error = AgentError::Status {
                 url: self.shown_url.clone(),
                 status: status.as_u16(),
-                body: self.shown_body(&bytes, 200),
+                body: self.error_body(status.as_u16(), &bytes),
             };
-            return if matches!(status.as_u16(), 429 | 503) {
+            // Anthropic's 529: overloaded, as 503.
+            let overloaded =
+                status.as_u16() == 529 && self.wire.provider == crate::Provider::Anthropic;
+            return if matches!(status.as_u16(), 429 | 503) || overloaded {
                 Attempt::Overloaded { error, retry_after }
             } else {
                 Attempt::Failed(error)
@@ -635,6 +691,9 @@ impl HttpAgent {
         };
         let reply = match (&self.map_response, self.wire_protocol()) {
             (Some(f), _) => f(&value).map_err(|e| with_sources(&*e)),
+            (None, Protocol::OpenAi) if self.wire.provider == crate::Provider::Anthropic => {
+                super::anthropic::parse_reply(&value)
+            }
             (None, Protocol::OpenAi) => openai::parse_reply(&value).map_err(|e| e.to_string()),
             (None, Protocol::Json) if self.http.reads_paths() => {
                 super::mapped::read(&self.http, &value, default_reply)
@@ -679,18 +738,27 @@ impl HttpAgent {
         if let Some(tp) = traceparent {
             builder = builder.header("traceparent", tp);
         }
-        if let Some(key) = &self.api_key {
-            if !self.url.username().is_empty() || self.url.password().is_some() {
-                return Err(AgentError::Setup(
-                    "invalid agent credentials: the agent URL carries a user/password and an API key is set too; use one".into(),
-                ));
-            }
-            let header = bearer(key.expose())
-                .map_err(|why| AgentError::Setup(format!("invalid agent API key: {why}").into()))?;
-            builder = builder.header(reqwest::header::AUTHORIZATION, header);
+        if self.api_key.is_some()
+            && (!self.url.username().is_empty() || self.url.password().is_some())
+        {
+            return Err(AgentError::Setup(
+                "invalid agent credentials: the agent URL carries a user/password and an API key is set too; use one".into(),
+            ));
         }
+        let builder = self
+            .wire
+            .authorize(builder, self.api_key.as_ref())
+            .map_err(|why| AgentError::Setup(format!("invalid agent API key: {why}").into()))?;
         let headers = self.headers.as_ref().map_err(|e| setup(e.clone()))?;
         Ok(headers.apply(builder))
+    }
+
+    /// An error answer's body (see [`Wire::agent_error`](crate::provider::Wire::agent_error)).
+    fn error_body(&self, status: u16, bytes: &[u8]) -> String {
+        let openai = self.wire_protocol() == Protocol::OpenAi;
+        let model = self.model.as_deref().unwrap_or("");
+        let shown = self.shown_body(bytes, 200);
+        self.wire.agent_error(openai, status, bytes, model, shown)
     }
 
     /// A body for an error message: one line, cut, the API key masked.

@@ -18,6 +18,8 @@ use crate::model::AgentError;
 use crate::model::Usage;
 
 #[cfg(feature = "http")]
+mod anthropic;
+#[cfg(feature = "http")]
 mod http;
 #[cfg(feature = "http")]
 mod mapped;

@@ -16,12 +16,16 @@ pub struct HttpRetriever {
     shown: String,
     timeout: Duration,
     max_response_bytes: u64,
+    /// `EVAL_RETRIEVER_HEADERS`: sent with every request (all to the base
+    /// URL's origin).
+    headers: crate::config::Headers,
 }
 
 impl std::fmt::Debug for HttpRetriever {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HttpRetriever")
             .field("url", &self.shown)
+            .field("headers", &self.headers)
             .finish()
     }
 }
@@ -48,6 +52,7 @@ impl HttpRetriever {
             base: url,
             timeout: Duration::from_secs(60),
             max_response_bytes: crate::http::DEFAULT_MAX_RESPONSE_BYTES,
+            headers: crate::config::Headers::none(),
         })
     }
 
@@ -60,7 +65,14 @@ impl HttpRetriever {
         let mut r = HttpRetriever::new(url)?;
         r.timeout = config.retriever_timeout;
         r.max_response_bytes = config.max_response_bytes;
+        r.headers = config.providers.retriever_headers.clone();
         Ok(r)
+    }
+
+    /// Sends `headers` with every request (`EVAL_RETRIEVER_HEADERS`).
+    pub fn headers(mut self, headers: crate::config::Headers) -> Self {
+        self.headers = headers;
+        self
     }
 
     /// The base URL, credentials removed.
@@ -76,26 +88,26 @@ impl HttpRetriever {
         let shown = redact_url(&url);
         let client =
             runtime_client(url.as_str()).map_err(|e| RetrieverError::Failed(e.to_string()))?;
-        let response = client
-            .post(url.clone())
-            .timeout(self.timeout)
-            .json(&body)
-            .send()
-            .await
-            .map_err(|e| match Failure::of_send(&e) {
-                Failure::Timeout => RetrieverError::Timeout {
-                    url: shown.clone(),
-                    secs: self.timeout.as_secs_f64(),
-                },
-                Failure::Unreachable(cause) => RetrieverError::Unreachable {
-                    url: shown.clone(),
-                    cause,
-                },
-                Failure::Refused(refusal) => RetrieverError::Refused {
-                    url: shown.clone(),
-                    refusal,
-                },
-            })?;
+        let request = client.post(url.clone()).timeout(self.timeout).json(&body);
+        let response =
+            self.headers
+                .apply(request)
+                .send()
+                .await
+                .map_err(|e| match Failure::of_send(&e) {
+                    Failure::Timeout => RetrieverError::Timeout {
+                        url: shown.clone(),
+                        secs: self.timeout.as_secs_f64(),
+                    },
+                    Failure::Unreachable(cause) => RetrieverError::Unreachable {
+                        url: shown.clone(),
+                        cause,
+                    },
+                    Failure::Refused(refusal) => RetrieverError::Refused {
+                        url: shown.clone(),
+                        refusal,
+                    },
+                })?;
         let status = response.status();
         let bytes = read_body(response, self.max_response_bytes, self.timeout)
             .await

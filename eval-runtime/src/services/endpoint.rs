@@ -1,6 +1,12 @@
-//! Plumbing shared by the judge and embeddings clients: one OpenAI-compatible
-//! endpoint, JSON POSTs with timeouts and retries, keys kept out of every
-//! message.
+//! Plumbing shared by the judge and embeddings clients: one endpoint
+//! (OpenAI-compatible, Azure OpenAI or Anthropic: see
+//! [`crate::provider`], which translates bodies and answers so that the
+//! clients speak OpenAI's chat completions to all), JSON POSTs with
+//! timeouts and retries, keys kept out of every message.
+//!
+//! The per-request timeout starts when the request is sent, after the
+//! permit for a call in flight is held (`EVAL_JUDGE_CONCURRENCY`): waiting
+//! in this process's own queue is not counted, waiting in the server's is.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,10 +15,11 @@ use tokio::sync::Semaphore;
 
 use serde_json::Value;
 
-use crate::config::{Secret, ServiceSettings};
-use crate::http::{Failure, bearer, read_body, redact_url, retry_after_header, runtime_client};
+use crate::config::{DEFAULT_AZURE_API_VERSION, Headers, Provider, Secret, ServiceSettings};
+use crate::http::{Failure, read_body, redact_url, retry_after_header, runtime_client};
 use crate::model::one_line;
 pub use crate::model::{ServiceError, Usage};
+use crate::provider::{Wire, error_reason, model_hint};
 
 /// One OpenAI-compatible endpoint.
 #[derive(Clone)]
@@ -26,6 +33,12 @@ pub(crate) struct Endpoint {
     /// Calls in flight at once through this endpoint and those it shares
     /// them with (a run's judge and embeddings: `EVAL_JUDGE_CONCURRENCY`).
     pub(crate) permits: Arc<Semaphore>,
+    /// The API spoken and the custom headers sent.
+    wire: Wire,
+    /// A chat endpoint (translated for Anthropic), else embeddings.
+    chat: bool,
+    /// The setting naming the model (`EVAL_JUDGE_MODEL`), for errors.
+    model_var: &'static str,
 }
 
 impl std::fmt::Debug for Endpoint {
@@ -33,16 +46,30 @@ impl std::fmt::Debug for Endpoint {
         f.debug_struct("Endpoint")
             .field("url", &self.shown)
             .field("api_key", &self.api_key)
+            .field("provider", &self.wire.provider)
+            .field("headers", &self.wire.headers)
             .field("timeout", &self.timeout)
             .finish()
     }
 }
 
 impl Endpoint {
-    /// `base` (e.g. `http://127.0.0.1:8000/v1`) plus `path` (`chat/completions`),
-    /// unless its path already ends with it.
+    /// `base` (e.g. `http://127.0.0.1:8000/v1`) plus `path`
+    /// (`chat/completions`), unless its path already ends with it; the
+    /// provider its host implies (see [`Provider::implied_by_url`]).
     pub(crate) fn new(what: &str, base: &str, path: &str) -> Result<Endpoint, ServiceError> {
-        let mut url = reqwest::Url::parse(base.trim()).map_err(|e| ServiceError::Config {
+        let wire = Wire::new(Provider::implied_by_url(base), Headers::none());
+        Endpoint::at(what, base, path, wire, DEFAULT_AZURE_API_VERSION)
+    }
+
+    fn at(
+        what: &str,
+        base: &str,
+        path: &str,
+        wire: Wire,
+        api_version: &str,
+    ) -> Result<Endpoint, ServiceError> {
+        let url = reqwest::Url::parse(base.trim()).map_err(|e| ServiceError::Config {
             what: format!("{what} URL"),
             reason: format!("{e} (expected e.g. http://127.0.0.1:8000/v1)"),
         })?;
@@ -52,12 +79,16 @@ impl Endpoint {
                 reason: format!("scheme `{}` is not http or https", url.scheme()),
             });
         }
-        // The path gets `/chat/completions` (or `/embeddings`) unless it ends
-        // with it; a query (`?api-version=...`) stays where it is.
-        let current = url.path().trim_end_matches('/').to_string();
-        if !current.ends_with(path) {
-            url.set_path(&format!("{current}/{path}"));
-        }
+        // The path gets `/chat/completions` (or `/embeddings`; Anthropic:
+        // `/v1/messages`) unless it ends with it; a query
+        // (`?api-version=...`) stays where it is.
+        let url = wire
+            .locate(url, path, api_version)
+            .map_err(|reason| ServiceError::Config {
+                what: format!("{what} URL"),
+                reason,
+            })?;
+        let embeddings = path == "embeddings";
         Ok(Endpoint {
             shown: redact_url(&url),
             url,
@@ -66,6 +97,13 @@ impl Endpoint {
             max_retries: 4,
             max_response_bytes: crate::http::DEFAULT_MAX_RESPONSE_BYTES,
             permits: Arc::new(Semaphore::new(4 * crate::config::DEFAULT_CONCURRENCY)),
+            wire,
+            chat: !embeddings,
+            model_var: if embeddings {
+                "EVAL_EMBED_MODEL"
+            } else {
+                "EVAL_JUDGE_MODEL"
+            },
         })
     }
 
@@ -90,7 +128,13 @@ impl Endpoint {
                 hint: hint.to_string(),
             });
         };
-        let mut endpoint = Endpoint::new(what, url, path)?;
+        let chosen = &settings.wire;
+        let wire = Wire::new(
+            Provider::resolve(chosen.provider, url),
+            chosen.headers.clone(),
+        );
+        let api_version = chosen.azure_api_version.as_str();
+        let mut endpoint = Endpoint::at(what, url, path, wire, api_version)?;
         endpoint.api_key = settings.api_key.clone();
         endpoint.timeout = settings.timeout;
         endpoint.max_response_bytes = settings.max_response_bytes;
@@ -126,21 +170,28 @@ impl Endpoint {
             what: "HTTP client".into(),
             reason: e.to_string(),
         })?;
+        let sent = self
+            .wire
+            .request(body, self.chat)
+            .map_err(|reason| ServiceError::Config {
+                what: format!("request to {}", self.shown),
+                reason,
+            })?;
         let mut attempt = 0u32;
         loop {
             attempt += 1;
             usage.count_attempt(attempt > 1);
-            let mut request = client
+            let request = client
                 .post(self.url.clone())
                 .timeout(self.timeout)
-                .json(body);
-            if let Some(key) = &self.api_key {
-                let header = bearer(key.expose()).map_err(|why| ServiceError::Config {
+                .json(&sent);
+            let request = self
+                .wire
+                .authorize(request, self.api_key.as_ref())
+                .map_err(|why| ServiceError::Config {
                     what: "API key".into(),
                     reason: why.into(),
                 })?;
-                request = request.header(reqwest::header::AUTHORIZATION, header);
-            }
             // Judge and embedding calls in flight are bounded over the
             // process, however many metrics each sample scores at once.
             let permit = self.permits.acquire().await;
@@ -148,9 +199,9 @@ impl Endpoint {
                 Ok(response) => {
                     let status = response.status();
                     let retry_after = retry_after_header(&response);
-                    let body = read_body(response, self.max_response_bytes, self.timeout).await;
+                    let read = read_body(response, self.max_response_bytes, self.timeout).await;
                     drop(permit);
-                    let bytes = match body {
+                    let bytes = match read {
                         Ok(bytes) => bytes,
                         Err(refusal) if refusal.is_transient() && attempt <= self.max_retries => {
                             tokio::time::sleep(backoff(attempt)).await;
@@ -182,20 +233,28 @@ impl Endpoint {
                                 ),
                             }
                         })?;
-                        return Ok(value);
+                        return self.wire.answer(value, self.chat).map_err(|reason| {
+                            ServiceError::BadResponse {
+                                url: self.shown.clone(),
+                                reason,
+                            }
+                        });
                     }
+                    // 429, 5xx (Anthropic's 529 "overloaded" too) are retried.
                     let retryable = status.as_u16() == 429 || status.is_server_error();
                     if !retryable || attempt > self.max_retries {
-                        let text = String::from_utf8_lossy(&bytes);
+                        let mut reason = error_reason(&bytes);
+                        let model = body["model"].as_str().unwrap_or("");
+                        if let Some(hint) =
+                            model_hint(status.as_u16(), &reason, model, self.model_var)
+                        {
+                            reason = format!("{reason} — {hint}");
+                        }
                         return Err(ServiceError::Status {
                             url: self.shown.clone(),
                             status: status.as_u16(),
                             attempts: attempt,
-                            body: if text.trim().is_empty() {
-                                "(empty body)".into()
-                            } else {
-                                one_line(&text, 200)
-                            },
+                            body: reason,
                         });
                     }
                     retry_after.unwrap_or_else(|| backoff(attempt))

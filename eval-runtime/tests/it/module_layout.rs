@@ -33,6 +33,8 @@ const LAYERS: &[&[&str]] = &[
     // Clients, lowest first: HTTP plumbing, agents, record/replay of
     // agents, retrievers, the judge and embeddings, cost.
     &["http"],
+    // The model APIs besides OpenAI's: Azure, Anthropic (translation, auth).
+    &["provider"],
     // The agent's trace context and spans in, evaluation results out.
     &["otel"],
     &["agent"],
