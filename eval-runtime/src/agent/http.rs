@@ -41,11 +41,11 @@ use serde_json::{Map, Value, json};
 use super::Response;
 use super::openai::{self, Sampling};
 use super::pace::{Attempt, Pacer};
-use super::wire::{AgentReply, AgentRequest, Message, read_context};
+use super::wire::{AgentReply, AgentRequest, Message};
 use crate::config::{Config, DEFAULT_AGENT_MAX_RETRIES, Headers, Secret};
 use crate::http::{BoundedBody, Failure, read_body, redact_url, runtime_client};
 use crate::model::Usage;
-use crate::model::{AgentError, Error, ReplyError, Result, one_line, with_sources};
+use crate::model::{AgentError, Error, Result, one_line, with_sources};
 
 type RequestMap = dyn Fn(&AgentRequest<'_>) -> Value + Send + Sync;
 type ResponseMap = dyn Fn(&Value) -> std::result::Result<AgentReply, Box<dyn std::error::Error + Send + Sync>>
@@ -614,7 +614,7 @@ impl HttpAgent {
                 refusal,
             })
         };
-        if status.is_success() && is_event_stream(&response) {
+        if status.is_success() && super::stream::is_event_stream(&response) {
             let stream = match BoundedBody::new(response, self.max_response_bytes, self.timeout) {
                 Ok(stream) => stream,
                 Err(refusal) => return refused(refusal),
@@ -696,10 +696,10 @@ impl HttpAgent {
             }
             (None, Protocol::OpenAi) => openai::parse_reply(&value).map_err(|e| e.to_string()),
             (None, Protocol::Json) if self.http.reads_paths() => {
-                super::mapped::read(&self.http, &value, default_reply)
+                super::mapped::read(&self.http, &value, super::default_reply)
             }
             (None, Protocol::Json) => {
-                default_reply(&value).map_err(|e| super::mapped::contract_error(&e, &value))
+                super::default_reply(&value).map_err(|e| super::mapped::contract_error(&e, &value))
             }
         };
         match reply {
@@ -782,71 +782,9 @@ impl HttpAgent {
     }
 }
 
-/// Whether the answer is a stream of server-sent events.
-fn is_event_stream(response: &reqwest::Response) -> bool {
-    response
-        .headers()
-        .get(reqwest::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| {
-            v.split(';')
-                .next()
-                .is_some_and(|t| t.trim().eq_ignore_ascii_case("text/event-stream"))
-        })
-}
-
-/// Reads `{"output", "context"}` or an OpenAI chat-completions body (its
-/// tool calls, usage and model too).
-pub fn default_reply(value: &Value) -> std::result::Result<AgentReply, ReplyError> {
-    let Value::Object(map) = value else {
-        return Err(ReplyError::NotObject {
-            found: one_line(&value.to_string(), 80),
-        });
-    };
-    let output = match map.get("output") {
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => {
-            return Err(ReplyError::OutputNotString {
-                found: one_line(&other.to_string(), 80),
-            });
-        }
-        None if map.contains_key("choices") => return openai::parse_reply(value),
-        None => {
-            return Err(ReplyError::NoOutput {
-                keys: map.keys().cloned().collect(),
-            });
-        }
-    };
-    let context = match map.get("context") {
-        None => Vec::new(),
-        Some(c) => read_context(c)?,
-    };
-    Ok(AgentReply::new(output, context))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn reads_default_and_openai_bodies() {
-        let r = default_reply(&json!({"output": "hi", "context": ["a", {"text": "b"}]})).unwrap();
-        assert_eq!(r.output, "hi");
-        assert_eq!(r.context, vec!["a", "b"]);
-        let r = default_reply(
-            &json!({"choices": [{"message": {"role": "assistant", "content": "yo"}}]}),
-        )
-        .unwrap();
-        assert_eq!(r.output, "yo");
-        let e = default_reply(&json!({"answer": "x"}))
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("found keys: answer"), "{e}");
-        let e = default_reply(&json!({"output": 3}))
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("not a string"), "{e}");
-    }
 
     #[test]
     fn urls_lose_credentials() {

@@ -20,6 +20,8 @@ use crate::model::Usage;
 #[cfg(feature = "http")]
 mod anthropic;
 #[cfg(feature = "http")]
+mod contract;
+#[cfg(feature = "http")]
 mod http;
 #[cfg(feature = "http")]
 mod mapped;
@@ -35,9 +37,11 @@ mod tokens;
 mod wire;
 
 pub use crate::model::Sampling;
+#[cfg(feature = "http")]
+pub use contract::default_reply;
 pub use eval_datasets::{AgentSettings, Protocol};
 #[cfg(feature = "http")]
-pub use http::{HttpAgent, default_reply};
+pub use http::HttpAgent;
 pub(crate) use tokens::Tokenizer;
 #[cfg(feature = "http")]
 pub(crate) use tokens::estimate_unreported;

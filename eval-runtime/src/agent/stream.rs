@@ -366,6 +366,19 @@ impl Assembly {
     }
 }
 
+/// Whether the answer is a stream of server-sent events.
+pub(super) fn is_event_stream(response: &reqwest::Response) -> bool {
+    response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.split(';')
+                .next()
+                .is_some_and(|t| t.trim().eq_ignore_ascii_case("text/event-stream"))
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
