@@ -305,7 +305,7 @@ env | grep -E '^EVAL_' | sort | sed 's/^/  /' >&2
 
 SAMPLES=()
 [ -n "${REAL_MODEL_SAMPLES:-}" ] && SAMPLES=(--max-samples "$REAL_MODEL_SAMPLES")
-RAG_METRICS="contains, faithfulness, answer_relevancy, answer_similarity, context_recall, context_precision, hallucination, toxicity, bias, relevance, coherence, groundedness, similarity, cost_usd <= 1"
+RAG_METRICS="contains, faithfulness, answer_relevancy, answer_similarity, context_recall, context_precision, toxicity, bias, relevance, coherence, groundedness, similarity, cost_usd <= 1"
 TOOL_METRICS="tool_called, tool_correctness, tool_call_f1, cost_usd <= 1"
 
 run() { # NAME ARGS...: one `evals evaluate`, bounded by RUN_TIMEOUT; its exit code and time recorded
@@ -361,7 +361,7 @@ def lines(path):
         return []
 
 
-reqs = lines(os.path.join(out, "requests.jsonl"))
+reqs = [q for q in lines(os.path.join(out, "requests.jsonl")) if q.get("method") == "POST"]  # not the readiness probes
 runs = {}
 for r in lines(os.path.join(out, "runs.jsonl")):
     runs.setdefault(r["run"], {}).update(r)
@@ -459,5 +459,17 @@ print(f"\n== all runs: {len(reqs)} requests to the server ({len(judge)} judge, "
       f"judge requests without max_tokens: {sum(1 for q in judge if q.get('max_tokens') is None)} of {len(judge)}; "
       f"answers cut off (finish_reason length): {sum(1 for q in chat if 'length' in (q.get('finish_reasons') or []))}; "
       f"status {dict(collections.Counter(q['status'] for q in reqs))}")
+
+# What the server itself says it generated (its llama_perf lines count abandoned requests too).
+try:
+    with open(os.path.join(out, "server.log"), errors="replace") as f:
+        evals = [(int(m.group(2)), float(m.group(1)))
+                 for m in re.finditer(r"^llama_perf_context_print:\s+eval time =\s+([\d.]+) ms /\s+(\d+) runs", f.read(), re.M)]
+except FileNotFoundError:
+    evals = []
+if evals:
+    most = max(evals)
+    print(f"server log: {len(evals)} generations; the longest generated {most[0]} tokens in {most[1] / 1000:.0f} s; "
+          f"generations of 1,000+ tokens: {sum(1 for n, _ in evals if n >= 1000)}")
 PYTHON
 "$VENV/bin/python" "$OUT/figures.py" "$OUT" "$LLAMA_CPP_PYTHON_VERSION" "$GGUF" "$(( $(date +%s) - START ))"
