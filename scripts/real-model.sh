@@ -88,7 +88,8 @@ cat >"$OUT/proxy.py" <<'PYTHON'
 
 Listens on 127.0.0.1:PORT and forwards /ROLE/rest to UPSTREAM[ROLE]/rest, where
 ROLE is one of agent, judge, embed (each may go to its own upstream). Every
-request becomes one JSON line in the log: role, path, status, duration, whether
+request becomes two JSON lines in the log, "event": "start" when it arrives and
+"event": "end" with role, path, status, duration, whether
 the body had max_tokens, response_format type, stream, finish_reason(s),
 usage, the error body (cut), and how many requests were in flight at its start.
 
@@ -200,6 +201,7 @@ class Handler(BaseHTTPRequestHandler):
         if role == "judge" and body:
             with LOCK:
                 BODIES.write(json.dumps({"seq": seq, "body": body.decode("utf-8", "replace")}) + "\n")
+        LOG.write(json.dumps({"event": "start", **rec}) + "\n")
         t0 = time.monotonic()
         status, sent = 502, False
         try:
@@ -249,7 +251,7 @@ class Handler(BaseHTTPRequestHandler):
                 IN_FLIGHT["n"] -= 1
             rec["status"] = status
             rec["duration_s"] = round(time.monotonic() - t0, 3)
-            LOG.write(json.dumps(rec) + "\n")
+            LOG.write(json.dumps({"event": "end", **rec}) + "\n")
 
 
 ThreadingHTTPServer.daemon_threads = True
@@ -306,7 +308,7 @@ env | grep -E '^EVAL_' | sort | sed 's/^/  /' >&2
 SAMPLES=()
 [ -n "${REAL_MODEL_SAMPLES:-}" ] && SAMPLES=(--max-samples "$REAL_MODEL_SAMPLES")
 RAG_METRICS="contains, faithfulness, answer_relevancy, answer_similarity, context_recall, context_precision, toxicity, bias, relevance, coherence, groundedness, similarity, cost_usd <= 1"
-TOOL_METRICS="tool_called, tool_correctness, tool_call_f1, cost_usd <= 1"
+TOOL_METRICS="tool_correctness, tool_call_f1, cost_usd <= 1"
 
 run() { # NAME ARGS...: one `evals evaluate`, bounded by RUN_TIMEOUT; its exit code and time recorded
   local name=$1; shift
@@ -361,7 +363,10 @@ def lines(path):
         return []
 
 
-reqs = [q for q in lines(os.path.join(out, "requests.jsonl")) if q.get("method") == "POST"]  # not the readiness probes
+logged = [q for q in lines(os.path.join(out, "requests.jsonl")) if q.get("method") == "POST"]  # not the readiness probes
+reqs = [q for q in logged if q.get("event", "end") == "end"]
+ended = {q["seq"] for q in reqs}
+unanswered = [q for q in logged if q.get("event") == "start" and q["seq"] not in ended]
 runs = {}
 for r in lines(os.path.join(out, "runs.jsonl")):
     runs.setdefault(r["run"], {}).update(r)
@@ -425,6 +430,11 @@ for name, r in runs.items():
             nested = sum(1 for q in qs if q.get("first_is_nested"))
             print(f"         answers with one vector per token: {nested} of {len(qs)}")
         print(f"         most requests in flight at the server at once: {max(q['in_flight_at_start'] for q in qs)}")
+    cut = [q for q in unanswered if r["start"] <= q["start"] <= end]
+    if cut:
+        print(f"  requests still unanswered when the script stopped the server: {len(cut)} "
+              f"({dict(collections.Counter(q['role'] for q in cut))}, judge ones without max_tokens: "
+              f"{sum(1 for q in cut if q['role'] == 'judge' and q.get('max_tokens') is None)})")
     late = [q for q in mine if q["start"] + q["duration_s"] > end + 1]
     after = [q for q in reqs if q["start"] > end]
     print(f"  requests still running when the run ended: {len(late)}"
@@ -452,8 +462,8 @@ if a or b:
 
 # All runs together.
 chat = [q for q in reqs if q["path"].endswith("/chat/completions")]
-judge = [q for q in chat if q["role"] == "judge"]
-print(f"\n== all runs: {len(reqs)} requests to the server ({len(judge)} judge, "
+judge = [q for q in chat + unanswered if q["role"] == "judge"]
+print(f"\n== all runs: {len(reqs) + len(unanswered)} requests to the server ({len(unanswered)} never answered) ({len(judge)} judge, "
       f"{sum(1 for q in chat if q['role'] == 'agent')} agent, {sum(1 for q in reqs if q['role'] == 'embed')} embeddings); "
       f"longest {max((q['duration_s'] for q in reqs), default=0)} s; "
       f"judge requests without max_tokens: {sum(1 for q in judge if q.get('max_tokens') is None)} of {len(judge)}; "
