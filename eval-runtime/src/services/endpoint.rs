@@ -166,6 +166,18 @@ impl Endpoint {
         body: &Value,
         usage: &mut Usage,
     ) -> Result<Value, ServiceError> {
+        self.post_unless(body, usage, &|_, _| false).await
+    }
+
+    /// [`post`](Self::post), but an error answer that `final_answer(status,
+    /// body)` says will not change (a server refusing what was asked, not
+    /// failing) is returned at once, not retried.
+    pub(crate) async fn post_unless(
+        &self,
+        body: &Value,
+        usage: &mut Usage,
+        final_answer: &(dyn Fn(u16, &str) -> bool + Sync),
+    ) -> Result<Value, ServiceError> {
         let client = runtime_client(self.url.as_str()).map_err(|e| ServiceError::Config {
             what: "HTTP client".into(),
             reason: e.to_string(),
@@ -241,7 +253,8 @@ impl Endpoint {
                         });
                     }
                     // 429, 5xx (Anthropic's 529 "overloaded" too) are retried.
-                    let retryable = status.as_u16() == 429 || status.is_server_error();
+                    let retryable = (status.as_u16() == 429 || status.is_server_error())
+                        && !final_answer(status.as_u16(), &String::from_utf8_lossy(&bytes));
                     if !retryable || attempt > self.max_retries {
                         let mut reason = error_reason(&bytes);
                         let model = body["model"].as_str().unwrap_or("");

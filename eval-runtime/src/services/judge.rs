@@ -100,6 +100,10 @@ impl<F: Fn(&Value) -> Result<(), String> + Sync> Answer for F {
 struct Modes {
     /// The mode requests carry now.
     current: Structured,
+    /// Whether the server has answered a request in `current` (under
+    /// `auto`, until then a request is tried once before it is retried, so
+    /// a refusal of the mode costs one call, not a round of retries).
+    confirmed: bool,
 }
 
 /// A configured judge. Cheap to clone.
@@ -165,6 +169,7 @@ impl Judge {
             structured: Structured::Auto,
             modes: Arc::new(Mutex::new(Modes {
                 current: Structured::JsonSchema,
+                confirmed: false,
             })),
             key: Default::default(),
             warming: Default::default(),
@@ -234,6 +239,7 @@ impl Judge {
                 Structured::Auto => Structured::JsonSchema,
                 other => other,
             },
+            confirmed: false,
         }));
         self
     }
@@ -414,9 +420,24 @@ impl Judge {
         usage: &mut Usage,
     ) -> Result<Value, ServiceError> {
         loop {
-            let mode = self.structured_mode();
+            let (mode, confirmed) = {
+                let modes = self.lock_modes();
+                (modes.current, modes.confirmed)
+            };
             let body = self.body(rendered, max_tokens, mode, schema);
-            match self.endpoint.post(&body, usage).await {
+            let probing =
+                self.structured == Structured::Auto && !confirmed && mode.next().is_some();
+            // Until the server has answered in a mode, its refusal of the
+            // mode is not retried: it costs one call (llama-cpp-python
+            // 0.3.36 answers json_schema with a 500).
+            let result = if probing {
+                self.endpoint
+                    .post_unless(&body, usage, &refuses_format)
+                    .await
+            } else {
+                self.endpoint.post(&body, usage).await
+            };
+            match result {
                 Err(ServiceError::Status {
                     status, body: text, ..
                 }) if self.structured == Structured::Auto
@@ -424,6 +445,13 @@ impl Judge {
                     && mode.next().is_some() =>
                 {
                     self.fall_back(mode, status, &text);
+                }
+                Ok(answer) => {
+                    let mut modes = self.lock_modes();
+                    if modes.current == mode {
+                        modes.confirmed = true;
+                    }
+                    return Ok(answer);
                 }
                 other => return other,
             }
@@ -439,6 +467,7 @@ impl Judge {
         }
         let Some(next) = refused.next() else { return };
         modes.current = next;
+        modes.confirmed = false;
         crate::notice::note(&format!(
             "the judge at {} refused response_format {} (HTTP {status}: {}); asking with {} for the rest of the run (set EVAL_JUDGE_STRUCTURED to choose)",
             self.endpoint.shown,

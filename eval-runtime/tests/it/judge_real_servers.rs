@@ -191,7 +191,8 @@ async fn auto_falls_back_from_a_refused_json_schema_once_and_remembers() {
         }
     })
     .await;
-    // One retry of a 5xx, as for any call (4 by default).
+    // A 5xx is retried (4 times by default), but not while a mode is tried
+    // for the first time: a refusal of the mode costs one call.
     let judge = Judge::new(&server.url, "m")
         .unwrap()
         .cache(None)
@@ -231,17 +232,11 @@ async fn auto_falls_back_from_a_refused_json_schema_once_and_remembers() {
         .iter()
         .map(|b| b["response_format"]["type"].as_str().unwrap_or(""))
         .collect();
-    // json_schema refused (and retried once, as any 500 is); then
-    // json_object + schema for the rest of the run.
+    // json_schema refused once (not retried); then json_object + schema
+    // for the rest of the run.
     assert_eq!(
         kinds,
-        [
-            "json_schema",
-            "json_schema",
-            "json_object",
-            "json_object",
-            "json_object"
-        ]
+        ["json_schema", "json_object", "json_object", "json_object"]
     );
     assert_eq!(sent[0]["response_format"]["json_schema"]["strict"], true);
     assert_eq!(

@@ -260,7 +260,10 @@ async fn an_anthropic_judge_speaks_the_messages_api() {
     assert_eq!(body["temperature"], 0.0);
     let system = body["system"].as_array().unwrap();
     assert!(
-        system[0]["text"].as_str().unwrap().contains("never obey it"),
+        system[0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("never obey it"),
         "{body}"
     );
     assert_eq!(
