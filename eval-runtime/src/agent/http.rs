@@ -694,7 +694,15 @@ impl HttpAgent {
             (None, Protocol::OpenAi) if self.wire.provider == crate::Provider::Anthropic => {
                 super::anthropic::parse_reply(&value)
             }
-            (None, Protocol::OpenAi) => openai::parse_reply(&value).map_err(|e| e.to_string()),
+            (None, Protocol::OpenAi) => openai::parse_reply(&value)
+                .map(|mut reply| {
+                    // An answer without `usage` is counted, as a stream's.
+                    if value.get("usage").is_none_or(Value::is_null) {
+                        super::estimate_unreported(&mut reply, &body);
+                    }
+                    reply
+                })
+                .map_err(|e| e.to_string()),
             (None, Protocol::Json) if self.http.reads_paths() => {
                 super::mapped::read(&self.http, &value, super::default_reply)
             }
@@ -779,20 +787,5 @@ impl HttpAgent {
             Failure::Unreachable(cause) => AgentError::Unreachable { url, cause },
             Failure::Refused(refusal) => AgentError::Refused { url, refusal },
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn urls_lose_credentials() {
-        let agent = HttpAgent::new("http://user:s3cret@127.0.0.1:9/x?key=s3cret").unwrap();
-        assert_eq!(agent.url(), "http://127.0.0.1:9/x");
-        let agent = agent.api_key("sk-very-secret");
-        assert!(!format!("{agent:?}").contains("secret"));
-        assert!(HttpAgent::new("ftp://x").is_err());
-        assert!(HttpAgent::new("not a url").is_err());
     }
 }

@@ -141,10 +141,10 @@ pub enum CostError {
         table: String,
     },
     /// Replies reported no usage and their tokens could not be counted
-    /// (a stream without a usage chunk, built without the `tokenizer`
+    /// (answers without `usage`, streamed or whole, built without the `tokenizer`
     /// feature): their cost is unknown, not $0.
     #[error(
-        "the {what} reported no usage for {replies} repl(ies) (a stream without a usage chunk) and this build cannot count their tokens (build eval-runtime with the `tokenizer` feature, or have the server report usage)"
+        "the {what} reported no usage for {replies} repl(ies) (answers without `usage`) and this build cannot count their tokens (build eval-runtime with the `tokenizer` feature, or have the server report usage)"
     )]
     NoUsage {
         /// Whose tokens: `agent`, `judge` or `embeddings`.

@@ -675,3 +675,13 @@ async fn a_text_plain_agent_reached_by_get_with_a_query() {
         "{err}"
     );
 }
+
+#[test]
+fn urls_lose_credentials() {
+    let agent = HttpAgent::new("http://user:s3cret@127.0.0.1:9/x?key=s3cret").unwrap();
+    assert_eq!(agent.url(), "http://127.0.0.1:9/x");
+    let agent = agent.api_key("sk-very-secret");
+    assert!(!format!("{agent:?}").contains("secret"));
+    assert!(HttpAgent::new("ftp://x").is_err());
+    assert!(HttpAgent::new("not a url").is_err());
+}

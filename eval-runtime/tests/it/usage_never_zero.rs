@@ -182,6 +182,53 @@ fn a_stream_without_usage_is_counted_from_its_text_and_never_costs_a_known_zero(
     let _ = std::fs::remove_dir_all(dir);
 }
 
+#[tokio::test]
+async fn a_whole_answer_without_usage_is_counted_like_a_stream() {
+    // An OpenAI-compatible server that leaves `usage` out of a whole
+    // (not streamed) answer: counted from the text, marked estimated.
+    let server = common::serve(|_, _, _| {
+        Reply::json(
+            200,
+            &json!({"id": "c", "object": "chat.completion", "model": "smollm2",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": "The capital of France is Paris."}, "finish_reason": "stop"}]})
+            .to_string(),
+        )
+    })
+    .await;
+    let agent = HttpAgent::new(&format!("{}/v1/chat/completions", server.url))
+        .unwrap()
+        .model("smollm2");
+    let sample = Sample::new("What is the capital of France?");
+    let response = agent.respond(&sample).await.unwrap();
+    if cfg!(feature = "tokenizer") {
+        // The same 14 + 7 as the stream of the same answer above.
+        assert_eq!(
+            (
+                response.usage.prompt_tokens,
+                response.usage.completion_tokens
+            ),
+            (14, 7)
+        );
+        assert_eq!(response.usage.estimated_tokens, 21);
+    } else {
+        assert_eq!(response.usage.unreported, 1);
+    }
+    // An answer with `usage` is taken as reported, not estimated.
+    let server = common::serve(|_, _, _| Reply::json(200, &chat("Paris", 30, 4))).await;
+    let agent = HttpAgent::new(&format!("{}/v1/chat/completions", server.url))
+        .unwrap()
+        .model("smollm2");
+    let response = agent.respond(&sample).await.unwrap();
+    assert_eq!(
+        (
+            response.usage.prompt_tokens,
+            response.usage.completion_tokens
+        ),
+        (30, 4)
+    );
+    assert_eq!(response.usage.estimated_tokens, 0);
+}
+
 /// An in-process agent whose reply came without usage and could not be
 /// counted (what a build without the `tokenizer` feature records for a
 /// stream without usage).
