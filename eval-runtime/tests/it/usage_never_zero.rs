@@ -189,7 +189,7 @@ async fn a_whole_answer_without_usage_is_counted_like_a_stream() {
     let server = common::serve(|_, _, _| {
         Reply::json(
             200,
-            &json!({"id": "c", "object": "chat.completion", "model": "smollm2",
+            json!({"id": "c", "object": "chat.completion", "model": "smollm2",
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": "The capital of France is Paris."}, "finish_reason": "stop"}]})
             .to_string(),
         )
