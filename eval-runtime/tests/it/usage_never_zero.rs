@@ -214,7 +214,7 @@ async fn a_whole_answer_without_usage_is_counted_like_a_stream() {
         assert_eq!(response.usage.unreported, 1);
     }
     // An answer with `usage` is taken as reported, not estimated.
-    let server = common::serve(|_, _, _| Reply::json(200, &chat("Paris", 30, 4))).await;
+    let server = common::serve(|_, _, _| Reply::json(200, chat("Paris", 30, 4))).await;
     let agent = HttpAgent::new(&format!("{}/v1/chat/completions", server.url))
         .unwrap()
         .model("smollm2");
