@@ -8,10 +8,12 @@
 use serde::{Deserialize, Serialize};
 use serde_saphyr::Spanned;
 
+mod header;
 mod mapping;
 mod path;
 mod template;
 
+pub use header::{HeaderError, check_header};
 pub use mapping::{
     Header, HttpMapping, Method, Named, read_method, read_path, read_query, read_template,
 };

@@ -91,36 +91,8 @@ impl Header {
     /// never the value.
     pub fn new(name: &str, value: &str, setting: impl Into<String>) -> Result<Header, String> {
         let name = name.trim();
-        let tchar = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
-        if name.is_empty() || !name.chars().all(tchar) {
-            return Err(format!(
-                "`{}` is not a header name (letters, digits and !#$%&'*+-.^_`|~ only, not empty)",
-                name.escape_debug()
-            ));
-        }
-        const FRAMING: &[&str] = &[
-            "host",
-            "content-length",
-            "transfer-encoding",
-            "connection",
-            "te",
-            "upgrade",
-            "keep-alive",
-        ];
-        if FRAMING.iter().any(|f| name.eq_ignore_ascii_case(f)) {
-            return Err(format!(
-                "`{name}` frames the request and is set by the HTTP client: remove it"
-            ));
-        }
         let value = value.trim();
-        if value.contains(['\r', '\n', '\0']) {
-            return Err(format!(
-                "the value of `{name}` holds a line break or NUL (header injection)"
-            ));
-        }
-        if value.chars().any(|c| c.is_control() && c != '\t') {
-            return Err(format!("the value of `{name}` holds a control character"));
-        }
+        super::check_header(name, value).map_err(|e| e.to_string())?;
         Ok(Header {
             name: name.to_string(),
             value: value.to_string(),
