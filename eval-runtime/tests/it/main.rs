@@ -22,6 +22,7 @@ mod openai_agent;
 mod providers;
 mod public_api;
 mod ragas_metrics;
+mod recorded_llama_cpp;
 mod retrieval;
 mod settings_table;
 mod spans;
