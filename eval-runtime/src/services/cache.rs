@@ -92,14 +92,17 @@ impl Cache {
     /// The cache `config` asks for: `None` when `EVAL_CACHE=off`; in
     /// `EVAL_CACHE_DIR`, else `cache/` in the results directory.
     pub fn from_config(config: &Config) -> Option<Cache> {
-        if !config.cache {
-            return None;
-        }
+        config.cache.then(|| Cache::at(config))
+    }
+
+    /// The cache's place, whether answers are cached or not (the judge's
+    /// boundary key is kept there either way).
+    pub(crate) fn at(config: &Config) -> Cache {
         let dir = config
             .cache_dir
             .clone()
             .unwrap_or_else(|| crate::config::results_dir(config).join("cache"));
-        Some(Cache::new(dir))
+        Cache::new(dir)
     }
 
     /// The key the judge's boundaries are computed with (see

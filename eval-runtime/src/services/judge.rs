@@ -139,6 +139,9 @@ pub struct Judge {
     /// The key boundaries are computed with (from the cache directory,
     /// else this process's).
     key: Arc<OnceLock<BoundaryKey>>,
+    /// Where the key is kept when answers are not cached (`EVAL_CACHE=off`:
+    /// the cache's directory still keeps the key, so prompts stay stable).
+    key_store: Option<Cache>,
     /// Questions on one context sent one after the other (see [`super::warm`]).
     warming: Arc<super::warm::Warming>,
     /// Questions in flight, by cache key.
@@ -172,6 +175,7 @@ impl Judge {
                 confirmed: false,
             })),
             key: Default::default(),
+            key_store: None,
             warming: Default::default(),
             flights: Default::default(),
         }
@@ -187,9 +191,11 @@ impl Judge {
             "set EVAL_JUDGE_URL (an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1), EVAL_JUDGE_MODEL and EVAL_JUDGE_API_KEY or OPENAI_API_KEY",
             config.judge_concurrency(),
         )?;
-        Ok(Judge::of(endpoint, model, Cache::from_config(config))
+        let mut judge = Judge::of(endpoint, model, Cache::from_config(config))
             .max_tokens(config.judge_answers.max_tokens)
-            .structured(config.judge_answers.structured))
+            .structured(config.judge_answers.structured);
+        judge.key_store = Some(Cache::at(config));
+        Ok(judge)
     }
 
     /// Shares `permits` for calls in flight (a run's judge and embeddings
@@ -490,6 +496,7 @@ impl Judge {
         self.key.get_or_init(|| {
             self.cache
                 .as_ref()
+                .or(self.key_store.as_ref())
                 .and_then(Cache::boundary_key)
                 .map_or_else(BoundaryKey::per_process, BoundaryKey::new)
         })

@@ -340,8 +340,8 @@ fn digits(n: u64) -> String {
 
 /// The secret the boundaries of a judge's questions are computed with: 32
 /// bytes kept in the cache directory (`judge-boundary.key`, owner-only), so
-/// that a question is rendered alike run after run; without a cache, drawn
-/// once per process.
+/// that a question is rendered alike run after run (with `EVAL_CACHE=off`
+/// too); drawn once per process when that directory cannot be written.
 #[derive(Clone, PartialEq, Eq)]
 pub struct BoundaryKey([u8; 32]);
 

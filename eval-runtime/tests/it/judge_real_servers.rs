@@ -263,6 +263,48 @@ async fn auto_falls_back_from_a_refused_json_schema_once_and_remembers() {
 }
 
 #[tokio::test]
+async fn with_the_cache_off_two_runs_still_send_byte_identical_prompts() {
+    // EVAL_CACHE=off keeps no answers, but the key stays in the cache's
+    // directory: a rerun sends the same bytes.
+    let server = common::serve(|_, _, _| Reply::json(200, chat(r#"{"polite": 1}"#))).await;
+    let dir = temp("key-cache-off");
+    let url = server.url.clone();
+    let cache_dir = dir.display().to_string();
+    let run = || {
+        let config = eval_runtime::Config::from_vars(
+            |name| {
+                Ok(match name {
+                    "EVAL_JUDGE_URL" => Some(url.clone()),
+                    "EVAL_JUDGE_MODEL" => Some("m".into()),
+                    "EVAL_CACHE" => Some("off".into()),
+                    "EVAL_CACHE_DIR" => Some(cache_dir.clone()),
+                    _ => None,
+                })
+            },
+            &[],
+        )
+        .unwrap();
+        Judge::from_config(&config).unwrap()
+    };
+    let prompt = question().numbered("context", &["Paris is the capital of France."]);
+    for _ in 0..2 {
+        run()
+            .ask_json(&prompt, &mut Usage::default())
+            .await
+            .unwrap();
+    }
+    let sent = bodies(&server);
+    assert_eq!(sent.len(), 2, "no answer cached");
+    assert_eq!(
+        serde_json::to_vec(&sent[0]).unwrap(),
+        serde_json::to_vec(&sent[1]).unwrap(),
+        "byte for byte"
+    );
+    assert!(dir.join("judge-boundary.key").exists());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test]
 async fn two_runs_send_byte_identical_prompts() {
     let server = common::serve(|_, _, _| Reply::json(200, chat(r#"{"polite": 1}"#))).await;
     let dir = temp("key");
