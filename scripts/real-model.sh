@@ -296,6 +296,7 @@ export EVAL_JUDGE_MODEL=$MODEL_NAME
 export EVAL_EMBED_URL="http://127.0.0.1:$PROXY_PORT/embed/v1"
 export EVAL_EMBED_MODEL=$MODEL_NAME
 export EVAL_CONCURRENCY=${EVAL_CONCURRENCY:-1}
+export EVAL_JUDGE_CONCURRENCY=${EVAL_JUDGE_CONCURRENCY:-1}  # the local-models guide: one request at a time
 export EVAL_CACHE=off
 export EVAL_RESULTS_DIR=$OUT/results
 export EVAL_PRICES=$OUT/prices.json
