@@ -430,8 +430,8 @@ impl HttpAgent {
     }
 
     /// Replaces the response body mapping. Its error may be anything that
-    /// converts into a boxed error: a `String` or `&str`, a [`ReplyError`]
-    /// passed on from [`default_reply`], an error type of your own (its
+    /// converts into a boxed error: a `String` or `&str`, a [`ReplyError`](crate::model::ReplyError)
+    /// passed on from [`default_reply`](super::default_reply), an error type of your own (its
     /// [`source`](std::error::Error::source) chain is added to the message
     /// where the message does not hold it already). The sample then fails
     /// with [`AgentError::BadResponse`], whose reason is that text, keys

@@ -145,13 +145,12 @@ fn prompt_tokens(tokenizer: &Tokenizer, sent: &Value) -> u64 {
     tokenizer.chat(&refs).saturating_add(tools)
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "tokenizer"))]
 mod tests {
     use super::*;
     use serde_json::json;
 
     #[test]
-    #[cfg(feature = "tokenizer")]
     fn an_answer_without_usage_is_counted_from_its_text() {
         let mut reply = AgentReply::new("Hello world", Vec::new());
         reply

@@ -24,7 +24,7 @@ mod receiver;
 mod steps;
 
 pub(crate) use context::SampleTrace;
-#[cfg(test)]
+#[cfg(all(test, feature = "otel"))]
 pub(crate) use context::next_traceparent;
 #[cfg(feature = "http")]
 pub(crate) use context::{Request, next_request};
