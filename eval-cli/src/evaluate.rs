@@ -213,7 +213,7 @@ pub struct MappingArgs {
     /// whole body).
     #[arg(long, value_name = "PATH")]
     pub agent_output: Option<String>,
-    /// Where the retrieved context is, e.g. 'data.sources[*].text' (strings,
+    /// Where the retrieved context is, e.g. `data.sources[*].text` (strings,
     /// or objects with text/content). Default: EVAL_AGENT_CONTEXT, else
     /// `context`.
     #[arg(long, value_name = "PATH")]
