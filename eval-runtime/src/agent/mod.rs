@@ -42,9 +42,9 @@ pub use contract::default_reply;
 pub use eval_datasets::{AgentSettings, Protocol};
 #[cfg(feature = "http")]
 pub use http::HttpAgent;
-pub(crate) use tokens::Tokenizer;
 #[cfg(feature = "http")]
 pub(crate) use tokens::estimate_unreported;
+pub(crate) use tokens::{Tokenizer, unreported_reply};
 pub use wire::{AgentReply, AgentRequest, Message};
 
 /// A boxed future, as [`Agent::respond`] returns it.

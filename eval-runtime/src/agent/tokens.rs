@@ -111,6 +111,43 @@ pub(crate) fn estimate_unreported(reply: &mut AgentReply, sent: &Value) {
     }
 }
 
+/// What a judge's or embeddings server's reply without `usage` counts
+/// as, so that its cost is never a silent $0: its tokens estimated from
+/// the request `sent` (a chat's messages, an embeddings request's
+/// `input`) and the `answer` text, with the tokenizer of `sent`'s model,
+/// marked estimated; without the `tokenizer` feature, unreported (the
+/// sample's cost is then unknown).
+pub(crate) fn unreported_reply(sent: &Value, answer: &str) -> crate::model::Reported {
+    #[cfg(feature = "tokenizer")]
+    {
+        let model = sent.get("model").and_then(Value::as_str).unwrap_or("");
+        let tokenizer = Tokenizer::for_model(model);
+        let prompt = match sent.get("input") {
+            Some(Value::Array(items)) => items
+                .iter()
+                .filter_map(Value::as_str)
+                .map(|text| tokenizer.count(text))
+                .fold(0u64, u64::saturating_add),
+            _ => prompt_tokens(&tokenizer, sent),
+        };
+        crate::model::Reported {
+            prompt,
+            completion: tokenizer.count(answer),
+            cached: 0,
+            estimated: true,
+            unreported: false,
+        }
+    }
+    #[cfg(not(feature = "tokenizer"))]
+    {
+        let _ = (sent, answer);
+        crate::model::Reported {
+            unreported: true,
+            ..crate::model::Reported::default()
+        }
+    }
+}
+
 /// The prompt tokens of a request body: its `messages` (each one's text,
 /// or the JSON of what it holds instead) counted as a chat, else its
 /// `input`; plus its `tools`' JSON.

@@ -88,7 +88,12 @@ impl Headers {
         for (name, value) in pairs {
             let (name, value) = (name.into(), value.into());
             check(&name, &value)?;
-            out.push((name, Secret::new(value)));
+            let value = if credential_like(&name) {
+                Secret::new(value)
+            } else {
+                Secret::unlisted(value)
+            };
+            out.push((name, value));
         }
         Ok(Headers(out))
     }
@@ -142,15 +147,55 @@ impl Headers {
         self.0.iter().map(|(k, v)| (k.as_str(), v.expose()))
     }
 
-    /// These headers on `request` (after the client's own: a custom header
-    /// of the same name is added, not replaced).
+    /// These headers on `request`, after the client's own: a custom header
+    /// replaces one of the same name (`Content-Type`, a provider's key
+    /// header), never sent beside it; a name given twice here is sent twice.
+    /// Values are marked sensitive (kept out of the HTTP client's logs).
     #[cfg(feature = "http")]
-    pub(crate) fn apply(&self, mut request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+    pub(crate) fn apply(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+        let mut map = HeaderMap::new();
         for (name, value) in self.expose() {
-            request = request.header(name, value);
+            // Checked when read (a token name, no control characters), so
+            // neither conversion fails; one that did would be left out
+            // rather than sent malformed.
+            let (Ok(name), Ok(mut value)) = (
+                HeaderName::from_bytes(name.as_bytes()),
+                HeaderValue::from_str(value),
+            ) else {
+                continue;
+            };
+            value.set_sensitive(true);
+            map.append(name, value);
         }
-        request
+        // `headers` replaces the request's entries of each name it holds.
+        request.headers(map)
     }
+}
+
+/// Whether a header's value is a credential, by its name: masked in every
+/// text this crate writes, as keys are (`Authorization`, `Cookie`,
+/// `X-API-Key`, `X-Auth-Token`, a session or signature header). Other
+/// values are never shown either (`Debug` and errors name the header
+/// only), but are not cut out of answers and records.
+fn credential_like(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    ["authorization", "cookie"].contains(&name.as_str())
+        || [
+            "key",
+            "token",
+            "secret",
+            "auth",
+            "session",
+            "password",
+            "passwd",
+            "signature",
+            "credential",
+            "jwt",
+            "sid",
+        ]
+        .iter()
+        .any(|w| name.contains(w))
 }
 
 #[cfg(test)]
@@ -229,5 +274,49 @@ mod tests {
             bad[0].expected
         );
         assert!(bad[0].expected.contains("X-Key"), "{}", bad[0].expected);
+    }
+
+    #[test]
+    fn only_credential_values_are_cut_out_of_what_is_written() {
+        let h = Headers::parse("Accept=application/json,X-Api-Key=k3y-0123456789abcdef").unwrap();
+        let text = "answer: application/json and k3y-0123456789abcdef";
+        let masked = crate::secrets::mask(text);
+        assert!(masked.contains("application/json"), "{masked}");
+        assert!(!masked.contains("k3y-0123456789abcdef"), "{masked}");
+        assert!(!format!("{h:?}").contains("application/json"));
+        for name in [
+            "Authorization",
+            "Cookie",
+            "X-Auth-Token",
+            "api-key",
+            "X-Session",
+        ] {
+            assert!(credential_like(name), "{name}");
+        }
+        for name in ["Accept", "Content-Type", "X-Tenant"] {
+            assert!(!credential_like(name), "{name}");
+        }
+    }
+
+    #[cfg(feature = "http")]
+    #[tokio::test]
+    async fn a_custom_header_replaces_the_clients_own() {
+        let h = Headers::parse("Content-Type=text/plain,api-key=custom-0123456789").unwrap();
+        let request = crate::http::runtime_client("http://127.0.0.1:9/")
+            .unwrap()
+            .post("http://127.0.0.1:9/")
+            .json(&serde_json::json!({}))
+            .header("api-key", "provider-0123456789");
+        let request = h.apply(request).build().unwrap();
+        let values = |name: &str| -> Vec<String> {
+            request
+                .headers()
+                .get_all(name)
+                .iter()
+                .map(|v| v.to_str().unwrap().to_string())
+                .collect()
+        };
+        assert_eq!(values("content-type"), ["text/plain"]);
+        assert_eq!(values("api-key"), ["custom-0123456789"]);
     }
 }

@@ -122,6 +122,9 @@ where
         // meter counted (every call made, the tokens of those answered),
         // else what the error tells.
         let metered = meter.spent().agent;
+        // Embeddings the agent's own code asked for (a RAG agent embedding
+        // its query) before it failed: kept with the sample's.
+        let agent_embeddings = meter.spent().embeddings;
         let failed_calls = match &outcome {
             Err(SampleError::Agent(_) | SampleError::Timeout { .. }) if metered != Usage::ZERO => {
                 Some(metered)
@@ -139,7 +142,12 @@ where
             services,
         );
         let mut run = match tokio::time::timeout(timeout, meter.scope(Role::Judge, scoring)).await {
-            Ok(run) => run,
+            Ok(mut run) => {
+                if failed_calls.is_some() {
+                    run.embeddings.add(agent_embeddings);
+                }
+                run
+            }
             Err(_) => {
                 // Cut short: the agent's usage, and the judge's and the
                 // embeddings' calls so far, still count (and cost).

@@ -349,16 +349,6 @@ impl Usage {
         usage.count_cache_hits(1);
         usage
     }
-
-    /// [`count_reply`](Self::count_reply) for a reply from `from` (`the
-    /// judge at http://…`): a reply that is not credible is said on stderr,
-    /// once per `from` and process (the usage lines count them all).
-    #[cfg_attr(not(feature = "http"), allow(dead_code))]
-    pub(crate) fn count_reply_from(&mut self, from: &str, prompt: u64, completion: u64) {
-        if let Err(e) = self.count_reply(prompt, completion) {
-            say_not_credible(from, &e);
-        }
-    }
 }
 
 /// Says on stderr that a reply from `from` was not credible, once per

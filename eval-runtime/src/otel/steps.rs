@@ -187,7 +187,8 @@ fn is_schema(value: &Value) -> bool {
 /// `traceloop/sdk/decorators/base.py`, `_handle_span_input`). The keyword
 /// arguments are the arguments (an agent calls its tool with the model's
 /// arguments as keywords); positional ones, whose names the span does not
-/// say, are kept under `"args"`. Any other value is kept as it is.
+/// say, are kept under `"$args"` (no Python keyword can be named so).
+/// Any other value is kept as it is.
 fn unwrap_call(input: Value) -> Value {
     let Value::Object(mut call) = input else {
         return input;
@@ -205,7 +206,7 @@ fn unwrap_call(input: Value) -> Value {
     if let Some(Value::Array(args)) = args
         && !args.is_empty()
     {
-        kwargs.insert("args".into(), Value::Array(args));
+        kwargs.insert("$args".into(), Value::Array(args));
     }
     Value::Object(kwargs)
 }
@@ -501,7 +502,12 @@ mod tests {
         let call = |input: &str| unwrap_call(serde_json::from_str(input).unwrap());
         assert_eq!(
             call(r#"{"args": ["RAG"], "kwargs": {"top_k": 2}}"#),
-            serde_json::json!({"args": ["RAG"], "top_k": 2})
+            serde_json::json!({"$args": ["RAG"], "top_k": 2})
+        );
+        // A keyword argument named `args` is kept, not overwritten.
+        assert_eq!(
+            call(r#"{"args": [1], "kwargs": {"args": "x", "q": 2}}"#),
+            serde_json::json!({"$args": [1], "args": "x", "q": 2})
         );
         assert_eq!(call(r#"{"args": [], "kwargs": {}}"#), serde_json::json!({}));
         // Not the decorator's wrapper: kept.

@@ -119,14 +119,26 @@ impl Cache {
         if let Some(key) = read_key(&path) {
             return Some(key);
         }
+        if path.exists() {
+            // Kept as it is (someone may have copied it there on purpose),
+            // but said: without it prompts differ from run to run.
+            crate::notice::note(&format!(
+                "the judge's boundary key {} cannot be read (it should hold 64 hexadecimal digits): using a key for this process only, so judge prompts will differ from other runs'; delete the file to have a new one made",
+                crate::model::one_line(&path.display().to_string(), 200)
+            ));
+            return None;
+        }
         let mut bytes = [0u8; 32];
         getrandom::getrandom(&mut bytes).ok()?;
         // Written whole to a file of its own, then linked into place: the
         // link fails if another process got there first, and its key wins.
+        // The temporary name is drawn apart from the key.
+        let mut name = [0u8; 8];
+        getrandom::getrandom(&mut name).ok()?;
         let temp = self.dir.join(format!(
             ".{BOUNDARY_KEY_FILE}.{}.{:016x}",
             std::process::id(),
-            u64::from_le_bytes(bytes[..8].try_into().ok()?)
+            u64::from_le_bytes(name)
         ));
         let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
         let written = write_private(&temp, format!("{hex}\n").as_bytes());

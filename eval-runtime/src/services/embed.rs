@@ -151,14 +151,16 @@ impl Embedder {
         }
         if !missing.is_empty() {
             let input: Vec<&str> = missing.iter().map(|i| texts[*i]).collect();
-            let answer = self
-                .endpoint
-                .post(&json!({"model": self.model, "input": input}), usage)
-                .await?;
-            usage.count_reply_from(
+            let sent = json!({"model": self.model, "input": input});
+            let answer = self.endpoint.post(&sent, usage).await?;
+            let reported = match answer.get("usage").filter(|u| !u.is_null()) {
+                Some(u) => crate::model::Reported::of(Some(u)),
+                // No usage: counted here, never a silent $0.
+                None => crate::agent::unreported_reply(&sent, ""),
+            };
+            usage.count_reported(
                 &format!("the embeddings server at {}", self.endpoint.shown),
-                answer["usage"]["prompt_tokens"].as_u64().unwrap_or(0),
-                0,
+                reported,
             );
             let bad = |reason: String| ServiceError::BadResponse {
                 url: self.endpoint.shown.clone(),

@@ -365,14 +365,22 @@ impl Judge {
         loop {
             attempts += 1;
             let reply = self.send(&rendered, bound, schema.as_ref(), usage).await?;
-            usage.count_reported(
-                &format!("the judge at {}", self.endpoint.shown),
-                crate::model::Reported::of(reply.get("usage")),
-            );
             let content = reply
                 .pointer("/choices/0/message/content")
                 .and_then(Value::as_str)
                 .unwrap_or("");
+            let reported = match reply.get("usage").filter(|u| !u.is_null()) {
+                Some(u) => crate::model::Reported::of(Some(u)),
+                // No usage: counted here, never a silent $0.
+                None => crate::agent::unreported_reply(
+                    &json!({"model": self.model, "messages": [
+                        {"role": "system", "content": rendered.system},
+                        {"role": "user", "content": rendered.user},
+                    ]}),
+                    content,
+                ),
+            };
+            usage.count_reported(&format!("the judge at {}", self.endpoint.shown), reported);
             let finish = reply
                 .pointer("/choices/0/finish_reason")
                 .and_then(Value::as_str);

@@ -229,6 +229,59 @@ async fn a_whole_answer_without_usage_is_counted_like_a_stream() {
     assert_eq!(response.usage.estimated_tokens, 0);
 }
 
+#[tokio::test]
+async fn a_judge_or_embeddings_reply_without_usage_is_counted_not_free() {
+    // Servers (gateways, some local ones) that leave `usage` out.
+    let judge_server = common::serve(|_, _, _| {
+        Reply::json(
+            200,
+            json!({"id": "j", "object": "chat.completion",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": "{\"polite\": 1}"}, "finish_reason": "stop"}]})
+            .to_string(),
+        )
+    })
+    .await;
+    let judge = eval_runtime::services::Judge::new(&judge_server.url, "smollm2")
+        .unwrap()
+        .cache(None);
+    let prompt = eval_runtime::services::JudgePrompt::new(
+        "politeness",
+        1,
+        "Is it polite? Reply {\"polite\": 0 or 1}.",
+    )
+    .block("answer", "Thanks!");
+    let mut usage = Usage::default();
+    judge.ask_json(&prompt, &mut usage).await.unwrap();
+    let embed_server = common::serve(|_, _, _| {
+        Reply::json(
+            200,
+            json!({"object": "list", "data": [{"object": "embedding", "embedding": [0.1, 0.2], "index": 0}]})
+                .to_string(),
+        )
+    })
+    .await;
+    let embedder = Embedder::new(&format!("{}/v1", embed_server.url), "smollm2").unwrap();
+    let mut embedded = Usage::default();
+    embedder
+        .embed(&["Paris is in France."], &mut embedded)
+        .await
+        .unwrap();
+    if cfg!(feature = "tokenizer") {
+        assert!(
+            usage.prompt_tokens > 20 && usage.completion_tokens > 0,
+            "{usage:?}"
+        );
+        assert_eq!(usage.estimated_tokens, usage.tokens());
+        assert_eq!(
+            embedded.prompt_tokens, 5,
+            "o200k_base: `Paris is in France.`"
+        );
+        assert_eq!(embedded.estimated_tokens, 5);
+    } else {
+        assert_eq!((usage.unreported, embedded.unreported), (1, 1));
+    }
+}
+
 /// An in-process agent whose reply came without usage and could not be
 /// counted (what a build without the `tokenizer` feature records for a
 /// stream without usage).
