@@ -299,10 +299,12 @@ mod tests {
     }
 
     #[cfg(feature = "http")]
-    #[tokio::test]
-    async fn a_custom_header_replaces_the_clients_own() {
+    #[test]
+    fn a_custom_header_replaces_the_clients_own() {
         let h = Headers::parse("Content-Type=text/plain,api-key=custom-0123456789").unwrap();
-        let request = crate::http::runtime_client("http://127.0.0.1:9/")
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let request = reqwest::Client::builder()
+            .build()
             .unwrap()
             .post("http://127.0.0.1:9/")
             .json(&serde_json::json!({}))
