@@ -282,6 +282,43 @@ async fn a_judge_or_embeddings_reply_without_usage_is_counted_not_free() {
     }
 }
 
+/// The embeddings server the failing agent below asks (set once).
+static EMBED_URL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// A RAG agent that embeds its query, then fails.
+async fn embeds_then_fails(sample: &Sample) -> Result<Response, String> {
+    let url = EMBED_URL.get().expect("the server is up");
+    let embedder = Embedder::new(url, "smollm2").map_err(|e| e.to_string())?;
+    let mut usage = Usage::default();
+    embedder
+        .embed(&[sample.input.last()], &mut usage)
+        .await
+        .map_err(|e| e.to_string())?;
+    Err("the vector store is down".into())
+}
+
+#[test]
+fn a_failed_agent_keeps_the_embeddings_it_asked_for() {
+    let dir = scratch("embeds-fails", &[("capital.jsonl", CAPITAL)]);
+    let body = json!({"object": "list", "data": [{"object": "embedding", "embedding": [0.1, 0.2], "index": 0}],
+        "usage": {"prompt_tokens": 7, "total_tokens": 7}})
+    .to_string();
+    let url = common::serve_detached(move |_, _, _| Reply::json(200, body.clone())).url;
+    EMBED_URL.set(format!("{url}/v1")).unwrap();
+    let out = Harness::new()
+        .base_dir(&dir)
+        .results_file(dir.join("out.json"))
+        .config(config(vec![]))
+        .dataset("capital.jsonl", "contains")
+        .agent_fn(embeds_then_fails)
+        .evaluate(args());
+    let results = read(&out);
+    let s = &results.samples[0];
+    assert!(s.error.is_some(), "the agent failed");
+    assert_eq!((s.embeddings.calls, s.embeddings.prompt_tokens), (1, 7));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// An in-process agent whose reply came without usage and could not be
 /// counted (what a build without the `tokenizer` feature records for a
 /// stream without usage).
