@@ -108,7 +108,7 @@ impl ResponsePath {
                         other => {
                             return Err(PathMiss(format!(
                                 "{here} is {}, not an array (at `[*]`)",
-                                kind(other)
+                                crate::formats::text::kind_of(other)
                             )));
                         }
                     },
@@ -133,7 +133,7 @@ impl ResponsePath {
                         other => {
                             return Err(PathMiss(format!(
                                 "{here} is {}, not an object (looking for key `{}`)",
-                                kind(other),
+                                crate::formats::text::kind_of(other),
                                 key.escape_debug()
                             )));
                         }
@@ -180,7 +180,7 @@ fn index<'v>(value: &'v Value, i: i64, here: &str) -> Result<&'v Value, PathMiss
     let Value::Array(items) = value else {
         return Err(PathMiss(format!(
             "{here} is {}, not an array (at index {i})",
-            kind(value)
+            crate::formats::text::kind_of(value)
         )));
     };
     let len = items.len() as i64;
@@ -192,18 +192,6 @@ fn index<'v>(value: &'v Value, i: i64, here: &str) -> Result<&'v Value, PathMiss
             "{here} has {len} item{}, no index {i}",
             if len == 1 { "" } else { "s" }
         )))
-    }
-}
-
-/// What kind of value this is, for an error.
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

@@ -255,17 +255,6 @@ fn one<'v>(path: &Named<ResponsePath>, body: &'v Value) -> Result<&'v Value, Str
     }
 }
 
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
 /// The output: a string (a number or boolean as written).
 fn output_at(path: &Named<ResponsePath>, body: &Value) -> Result<String, String> {
     match one(path, body)? {
@@ -273,7 +262,10 @@ fn output_at(path: &Named<ResponsePath>, body: &Value) -> Result<String, String>
         v @ (Value::Number(_) | Value::Bool(_)) => Ok(v.to_string()),
         other => Err(miss(
             path,
-            format!("the output is {}, not text", kind(other)),
+            format!(
+                "the output is {}, not text",
+                super::openai::json_kind(other)
+            ),
             body,
         )),
     }
@@ -308,7 +300,10 @@ fn tool_calls_at(
         (false, [other]) => {
             return Err(miss(
                 path,
-                format!("the tool calls are {}, not an array", kind(other)),
+                format!(
+                    "the tool calls are {}, not an array",
+                    super::openai::json_kind(other)
+                ),
                 body,
             ));
         }
@@ -344,7 +339,10 @@ fn tokens_at(path: &Named<ResponsePath>, body: &Value) -> Result<u64, String> {
         .ok_or_else(|| {
             miss(
                 path,
-                format!("the token count is {}, not a whole number", kind(value)),
+                format!(
+                    "the token count is {}, not a whole number",
+                    super::openai::json_kind(value)
+                ),
                 body,
             )
         })

@@ -241,7 +241,7 @@ pub(crate) fn tool_call(
 }
 
 /// "a JSON array", "a number"... for the reason arguments were not read.
-fn json_kind(v: &Value) -> &'static str {
+pub(super) fn json_kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
