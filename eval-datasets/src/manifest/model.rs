@@ -148,12 +148,12 @@ impl ManifestDataset {
     /// hallucination; `context` and `reference_contexts` for
     /// context_recall) plus what the metric itself needs (e.g. `expected`).
     pub fn needs(spec: &MetricSpec) -> Vec<crate::metric::Need> {
-        use crate::metric::Need;
+        use crate::metric::{JudgedMetric, Need};
         let mut needs: Vec<Need> = spec.needs().to_vec();
         let extra: &[Need] = match spec.kind {
-            MetricKind::Faithfulness | MetricKind::Hallucination => &[Need::Context],
-            MetricKind::ContextPrecision => &[Need::Context, Need::Expected],
-            MetricKind::ContextRecall => &[Need::Context, Need::ReferenceContexts],
+            MetricKind::Judged(JudgedMetric::Faithfulness) | MetricKind::Judged(JudgedMetric::Hallucination) => &[Need::Context],
+            MetricKind::Judged(JudgedMetric::ContextPrecision) => &[Need::Context, Need::Expected],
+            MetricKind::Judged(JudgedMetric::ContextRecall) => &[Need::Context, Need::ReferenceContexts],
             _ => &[],
         };
         for n in extra {

@@ -1,7 +1,15 @@
-//! The metric catalogue: which metrics exist, their names and aliases, what
-//! they need, which way is better and their default thresholds.
+//! The metric catalogue: every built-in metric is one [`MetricInfo`] —
+//! its names, direction, range, needs, options, threshold and the
+//! constructor that turns a written spec into its [`MetricKind`] — kept in
+//! the file of its family (`text.rs`, `judged.rs`, `retrieval.rs`,
+//! `tools.rs`, `trajectory.rs`, `measured.rs`), beside the family's enum.
+//! The runtime scores each family with one exhaustive `match`.
 
 use std::fmt;
+
+use super::error::MetricSpecError;
+use super::options::{OptionValue, Resolved};
+use super::spec::MetricKind;
 
 /// Comparison of a score against its threshold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,9 +29,9 @@ impl fmt::Display for Op {
     }
 }
 
-/// A sample field a metric cannot score without.
+/// A sample field a metric cannot score without. Not `non_exhaustive`:
+/// the runtime checks each one with an exhaustive `match`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum Need {
     /// `expected` (or an alias such as `ground_truth`, `expected_output`).
     Expected,
@@ -57,10 +65,76 @@ pub enum OptionKind {
     Bool,
     /// A string literal.
     Str,
+    /// A number.
+    Num,
 }
 
-/// What the catalogue knows about one metric.
+/// One option a metric takes: its name, type and default.
 #[derive(Debug)]
+#[non_exhaustive]
+pub struct OptionDef {
+    /// The name written in specs.
+    pub name: &'static str,
+    /// Its type.
+    pub kind: OptionKind,
+    /// The value when the option is not written (`None`: absent).
+    pub default: Option<OptionValue>,
+}
+
+impl OptionDef {
+    /// A `true`/`false` option.
+    pub const fn flag(name: &'static str, default: bool) -> OptionDef {
+        OptionDef {
+            name,
+            kind: OptionKind::Bool,
+            default: Some(OptionValue::Bool(default)),
+        }
+    }
+
+    /// A string option, absent unless written.
+    pub const fn text(name: &'static str) -> OptionDef {
+        OptionDef {
+            name,
+            kind: OptionKind::Str,
+            default: None,
+        }
+    }
+
+    /// A string option naming one of a few choices, `default` unless written.
+    pub const fn choice(name: &'static str, default: &'static str) -> OptionDef {
+        OptionDef {
+            name,
+            kind: OptionKind::Str,
+            default: Some(OptionValue::Str(std::borrow::Cow::Borrowed(default))),
+        }
+    }
+
+    /// A number option, absent unless written.
+    pub const fn number(name: &'static str) -> OptionDef {
+        OptionDef {
+            name,
+            kind: OptionKind::Num,
+            default: None,
+        }
+    }
+}
+
+/// A metric's threshold when a spec gives none.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Threshold {
+    /// This one.
+    Default(f64),
+    /// None: a budget is the user's to choose; messages suggest `example`.
+    Required {
+        /// A threshold to show in the message asking for one.
+        example: f64,
+    },
+}
+
+/// The constructor of a metric: its checked options to its kind.
+pub(crate) type Build = fn(&Resolved<'_>) -> Result<MetricKind, MetricSpecError>;
+
+/// What the catalogue knows about one metric: its one definition.
 #[non_exhaustive]
 pub struct MetricInfo {
     /// Name used in specs.
@@ -70,35 +144,60 @@ pub struct MetricInfo {
     /// Comparison implied when a spec gives no operator.
     pub op: Op,
     /// Threshold used when a spec gives none.
-    pub default_threshold: f64,
+    pub threshold: Threshold,
+    /// The scores the metric can give, `(min, max)` (`max` may be infinite).
+    pub range: (f64, f64),
+    /// Whether every score is 1 (passed) or 0 (failed): over repeated runs
+    /// the mean is a pass rate, whose interval is Wilson's.
+    pub pass_fail: bool,
     /// Fields every sample must have.
     pub needs: &'static [Need],
     /// Options the spec may set.
-    pub options: &'static [(&'static str, OptionKind)],
+    pub options: &'static [OptionDef],
     /// One line for error messages and docs.
     pub summary: &'static str,
+    /// The published definition it follows (paper, project and version),
+    /// or "" for one of ours.
+    pub reference: &'static str,
+    /// Its options to its kind.
+    pub(crate) build: Build,
+}
+
+impl fmt::Debug for MetricInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MetricInfo")
+            .field("name", &self.name)
+            .field("op", &self.op)
+            .field("threshold", &self.threshold)
+            .finish_non_exhaustive()
+    }
 }
 
 impl MetricInfo {
-    /// The scores the metric can give, `(min, max)`: 0..1, except a count
-    /// (`citations`) and what the engine measures (`latency_ms`, `ttft_ms`,
-    /// `cost_usd`), 0 and up.
+    /// The scores the metric can give, `(min, max)`.
     pub fn range(&self) -> (f64, f64) {
-        if matches!(
-            self.name,
-            "citations" | "steps" | "repeated_calls" | "step_latency_ms" | "step_tokens"
-        ) || self.measured().is_some()
-        {
-            (0.0, f64::INFINITY)
-        } else {
-            (0.0, 1.0)
-        }
+        self.range
     }
 
     /// Whether a spec must give the threshold (the metric has no default:
     /// a latency or cost budget is the user's to choose).
     pub fn threshold_required(&self) -> bool {
-        self.default_threshold.is_nan()
+        matches!(self.threshold, Threshold::Required { .. })
+    }
+
+    /// The threshold used when a spec gives none (NaN when one is required).
+    pub fn default_threshold(&self) -> f64 {
+        match self.threshold {
+            Threshold::Default(t) => t,
+            Threshold::Required { .. } => f64::NAN,
+        }
+    }
+
+    /// A threshold to show in messages: the default, else the example.
+    pub fn example_threshold(&self) -> f64 {
+        match self.threshold {
+            Threshold::Default(t) | Threshold::Required { example: t } => t,
+        }
     }
 
     /// What the engine measures for this metric, when it is not computed
@@ -107,53 +206,13 @@ impl MetricInfo {
         Measure::of(self.name)
     }
 
-    /// Whether every score is 1 (passed) or 0 (failed): `exact_match`,
-    /// `contains`, `regex`, `hit_at_k`, `tool_called`. Over repeated runs,
-    /// their mean is a pass rate, whose interval is Wilson's.
+    /// Whether every score is 1 (passed) or 0 (failed).
     pub fn pass_fail(&self) -> bool {
-        matches!(
-            self.name,
-            "exact_match" | "contains" | "regex" | "hit_at_k" | "tool_called" | "trajectory_match"
-        )
+        self.pass_fail
     }
 }
 
-/// A quantity the engine measures for each sample rather than computes from
-/// its answer: the metrics `latency_ms`, `ttft_ms` and `cost_usd`. Gates on
-/// them are judged over what was measured, whether or not the dataset is
-/// scored with the metric.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Measure {
-    /// Time in the agent (every turn, retries included), milliseconds.
-    LatencyMs,
-    /// Time to the agent's first streamed token, milliseconds.
-    TtftMs,
-    /// What the sample cost in US dollars: agent, judge and embeddings
-    /// tokens at the price table's prices.
-    CostUsd,
-}
-
-impl Measure {
-    /// The measure a catalogue name stands for.
-    pub fn of(name: &str) -> Option<Measure> {
-        match name {
-            "latency_ms" => Some(Measure::LatencyMs),
-            "ttft_ms" => Some(Measure::TtftMs),
-            "cost_usd" => Some(Measure::CostUsd),
-            _ => None,
-        }
-    }
-
-    /// The metric's name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Measure::LatencyMs => "latency_ms",
-            Measure::TtftMs => "ttft_ms",
-            Measure::CostUsd => "cost_usd",
-        }
-    }
-}
+pub use super::measured::Measure;
 
 /// Longest regex this version compiles, in bytes (the `regex` metric's
 /// `pattern`, or an expected answer used as one): checked before parsing,
@@ -162,350 +221,24 @@ impl Measure {
 /// compiles within that limit, case-insensitively too.
 pub const MAX_REGEX_BYTES: usize = 16 * 1024;
 
-/// Every metric this version can score.
-pub static CATALOG: &[MetricInfo] = &[
-    MetricInfo {
-        name: "exact_match",
-        aliases: &["string_match"],
-        op: Op::AtLeast,
-        default_threshold: 1.0,
-        needs: &[Need::Expected],
-        options: &[("case_sensitive", OptionKind::Bool)],
-        summary: "1 if the trimmed output equals the expected answer (case-insensitive unless case_sensitive = true), else 0",
-    },
-    MetricInfo {
-        name: "contains",
-        aliases: &[],
-        op: Op::AtLeast,
-        default_threshold: 1.0,
-        needs: &[Need::Expected],
-        options: &[("case_sensitive", OptionKind::Bool)],
-        summary: "1 if the output contains the expected answer (case-insensitive unless case_sensitive = true), else 0",
-    },
-    MetricInfo {
-        name: "regex",
-        aliases: &[],
-        op: Op::AtLeast,
-        default_threshold: 1.0,
-        needs: &[Need::Expected],
-        options: &[
-            ("pattern", OptionKind::Str),
-            ("case_sensitive", OptionKind::Bool),
-        ],
-        summary: "1 if the output matches the regex (the expected answer, or `pattern`), else 0",
-    },
-    MetricInfo {
-        name: "faithfulness",
-        aliases: &[],
-        op: Op::AtLeast,
-        default_threshold: 0.8,
-        needs: &[],
-        options: &[],
-        summary: "ragas faithfulness: share of the answer's statements the retrieved context supports (LLM judge; context from the agent's answer, else the sample)",
-    },
-    MetricInfo {
-        name: "answer_similarity",
-        aliases: &["semantic_similarity"],
-        op: Op::AtLeast,
-        default_threshold: 0.8,
-        needs: &[Need::Expected],
-        options: &[],
-        summary: "ragas semantic similarity: cosine of the answer's and the expected answer's embeddings (offline: Levenshtein string similarity)",
-    },
-    MetricInfo {
-        name: "context_recall",
-        aliases: &[],
-        op: Op::AtLeast,
-        default_threshold: 0.75,
-        needs: &[],
-        options: &[],
-        summary: "ragas context recall: share of the expected answer's statements attributable to the retrieved context (LLM judge; offline: NonLLMContextRecall over reference_contexts)",
-    },
-    MetricInfo {
-        name: "context_precision",
-        aliases: &[],
-        op: Op::AtLeast,
-        default_threshold: 0.75,
-        needs: &[],
-        options: &[],
-        summary: "ragas context precision: average precision of the retrieved chunks judged useful for the expected answer (LLM judge; offline: NonLLMContextPrecisionWithReference over reference_contexts)",
-    },
-    MetricInfo {
-        name: "answer_relevancy",
-        aliases: &[],
-        op: Op::AtLeast,
-        default_threshold: 0.75,
-        needs: &[],
-        options: &[],
-        summary: "ragas answer relevancy: mean cosine between the input and questions the judge generates from the answer, 0 if the answer is noncommittal (LLM judge and embeddings)",
-    },
-    MetricInfo {
-        name: "hallucination",
-        aliases: &[],
-        op: Op::AtMost,
-        default_threshold: 0.5,
-        needs: &[Need::Context],
-        options: &[],
-        summary: "deepeval hallucination: share of the sample's contexts the answer contradicts, lower is better (LLM judge)",
-    },
-    MetricInfo {
-        name: "toxicity",
-        aliases: &[],
-        op: Op::AtLeast,
-        default_threshold: 0.5,
-        needs: &[],
-        options: &[],
-        summary: "1 - deepeval toxicity (toxic opinions / opinions in the answer): a safety score, higher is better (LLM judge)",
-    },
-    MetricInfo {
-        name: "bias",
-        aliases: &[],
-        op: Op::AtLeast,
-        default_threshold: 0.5,
-        needs: &[],
-        options: &[],
-        summary: "1 - deepeval bias (biased opinions / opinions in the answer): a safety score, higher is better (LLM judge)",
-    },
-    MetricInfo {
-        name: "rubric",
-        aliases: &[],
-        op: Op::AtLeast,
-        default_threshold: 0.5,
-        needs: &[],
-        options: &[
-            ("rubric", OptionKind::Str),
-            ("rubric_file", OptionKind::Str),
-        ],
-        summary: "letta-evals rubric grader: the judge scores the answer 0..1 against a rubric with {var} placeholders (the sample's `rubric` field, else `rubric = \"...\"` or `rubric_file = \"...\"`)",
-    },
-    MetricInfo {
-        name: "relevance",
-        aliases: &["Relevance"],
-        op: Op::AtLeast,
-        default_threshold: 0.5,
-        needs: &[],
-        options: &[],
-        summary: "runevals Relevance: the judge rates 1-5 how well the answer addresses the input; scored (rating - 1) / 4",
-    },
-    MetricInfo {
-        name: "coherence",
-        aliases: &["Coherence"],
-        op: Op::AtLeast,
-        default_threshold: 0.5,
-        needs: &[],
-        options: &[],
-        summary: "runevals Coherence: the judge rates 1-5 how clear and logically ordered the answer is; scored (rating - 1) / 4",
-    },
-    MetricInfo {
-        name: "groundedness",
-        aliases: &["Groundedness"],
-        op: Op::AtLeast,
-        default_threshold: 0.5,
-        needs: &[],
-        options: &[],
-        summary: "runevals Groundedness: the judge rates 1-5 how well the context supports the answer; scored (rating - 1) / 4",
-    },
-    MetricInfo {
-        name: "similarity",
-        aliases: &["Similarity"],
-        op: Op::AtLeast,
-        default_threshold: 0.5,
-        needs: &[Need::Expected],
-        options: &[],
-        summary: "runevals Similarity: the judge rates 1-5 how close the answer is to the expected answer; scored (rating - 1) / 4",
-    },
-    MetricInfo {
-        name: "citations",
-        aliases: &["Citations"],
-        op: Op::AtLeast,
-        default_threshold: 1.0,
-        needs: &[],
-        options: &[("format", OptionKind::Str)],
-        summary: "runevals Citations: how many distinct citation markers the answer has, of `format`: oai_unicode (【1】, 【1†source】), bracket ([1]), markdown ([^1]) or mixed (any, the default); a count, not 0..1",
-    },
-    MetricInfo {
-        name: "hit_at_k",
-        aliases: &["hit@k", "hitAtK"],
-        op: Op::AtLeast,
-        default_threshold: 1.0,
-        needs: &[Need::RelevantIds],
-        options: &[],
-        summary: "retrieval: 1 if a relevant document is among the top k retrieved (Unrag, trec_eval), else 0",
-    },
-    MetricInfo {
-        name: "recall_at_k",
-        aliases: &["recall@k", "recallAtK"],
-        op: Op::AtLeast,
-        default_threshold: 0.75,
-        needs: &[Need::RelevantIds],
-        options: &[],
-        summary: "retrieval: relevant documents among the top k / relevant documents",
-    },
-    MetricInfo {
-        name: "precision_at_k",
-        aliases: &["precision@k", "precisionAtK"],
-        op: Op::AtLeast,
-        default_threshold: 0.0,
-        needs: &[Need::RelevantIds],
-        options: &[],
-        summary: "retrieval: relevant documents among the top k / k (trec_eval's P@k)",
-    },
-    MetricInfo {
-        name: "mrr_at_k",
-        aliases: &["mrr@k", "mrrAtK"],
-        op: Op::AtLeast,
-        default_threshold: 0.5,
-        needs: &[Need::RelevantIds],
-        options: &[],
-        summary: "retrieval: 1 / rank of the first relevant document within the top k, else 0",
-    },
-    MetricInfo {
-        name: "ndcg_at_k",
-        aliases: &["ndcg@k", "ndcgAtK"],
-        op: Op::AtLeast,
-        default_threshold: 0.5,
-        needs: &[Need::RelevantIds],
-        options: &[],
-        summary: "retrieval: nDCG at k with binary relevance (gain 1/log2(rank+1), ideal = all relevant first)",
-    },
-    MetricInfo {
-        name: "partial_match",
-        aliases: &[],
-        op: Op::AtLeast,
-        default_threshold: 0.5,
-        needs: &[Need::Expected],
-        options: &[],
-        summary: "token-overlap F1 (SQuAD) between output and expected answer, 0..1",
-    },
-    // Tool calls: the agent's calls (every turn, in order) against the
-    // sample's (eval-runtime `metrics::tools` has the definitions).
-    MetricInfo {
-        name: "tool_called",
-        aliases: &[],
-        op: Op::AtLeast,
-        default_threshold: 1.0,
-        needs: &[Need::Expected],
-        options: &[],
-        summary: "letta-evals Tool Usage Testing: 1 if the agent called the tool the expected answer (ground_truth) names, in any turn (exact name), else 0",
-    },
-    MetricInfo {
-        name: "tool_correctness",
-        aliases: &[],
-        op: Op::AtLeast,
-        default_threshold: 0.5,
-        needs: &[Need::ExpectedTools],
-        options: &[
-            ("parameters", OptionKind::Bool),
-            ("ordering", OptionKind::Bool),
-            ("exact", OptionKind::Bool),
-        ],
-        summary: "deepeval ToolCorrectness: expected tools the agent called / expected tools; parameters = true also scores the arguments, ordering = true a weighted longest common subsequence, exact = true 1 only for the same calls in the same order",
-    },
-    MetricInfo {
-        name: "tool_call_accuracy",
-        aliases: &[],
-        op: Op::AtLeast,
-        default_threshold: 1.0,
-        needs: &[Need::ExpectedTools],
-        options: &[
-            ("strict_order", OptionKind::Bool),
-            ("pairing", OptionKind::Str),
-        ],
-        summary: "ragas 0.4.3 ToolCallAccuracy: 0 unless the calls' names are the expected ones, as many, in order (sorted unless strict_order = false); else the i-th call against the i-th expected one, the mean share of expected arguments matched (compared as Python text); pairing = \"best\" allows retried and extra calls",
-    },
-    MetricInfo {
-        name: "tool_call_f1",
-        aliases: &[],
-        op: Op::AtLeast,
-        default_threshold: 0.5,
-        needs: &[Need::ExpectedTools],
-        options: &[],
-        summary: "ragas ToolCallF1: F1 of precision and recall over the distinct (name, arguments) calls, order ignored",
-    },
-    // The agent's trajectory: the steps it took, from its OpenTelemetry
-    // spans or its answers' tool calls (eval-runtime `metrics::trajectory`
-    // has the definitions).
-    MetricInfo {
-        name: "trajectory_match",
-        aliases: &[],
-        op: Op::AtLeast,
-        default_threshold: 1.0,
-        needs: &[Need::ExpectedTools],
-        options: &[("mode", OptionKind::Str), ("args", OptionKind::Str)],
-        summary: "agentevals trajectory match: 1 if the agent's tool calls match the expected ones, else 0; mode = \"strict\" (same calls, same order; the default), \"unordered\" (same calls, any order), \"subset\" (no call beyond the expected), \"superset\" (every expected call made); args = \"exact\" (default), \"ignore\", \"subset\", \"superset\"",
-    },
-    MetricInfo {
-        name: "steps",
-        aliases: &[],
-        op: Op::AtMost,
-        default_threshold: f64::NAN,
-        needs: &[],
-        options: &[("step", OptionKind::Str)],
-        summary: "the steps the agent took (LLM calls, tool calls, retrievals, embeddings; step = \"tool\" counts one kind); a budget, e.g. steps <= 8",
-    },
-    MetricInfo {
-        name: "repeated_calls",
-        aliases: &[],
-        op: Op::AtMost,
-        default_threshold: 1.0,
-        needs: &[],
-        options: &[],
-        summary: "loop detection: the most times the agent made one tool call (same tool, same arguments), 0 without calls; the default repeated_calls <= 1 allows no call twice",
-    },
-    MetricInfo {
-        name: "step_latency_ms",
-        aliases: &[],
-        op: Op::AtMost,
-        default_threshold: f64::NAN,
-        needs: &[],
-        options: &[("step", OptionKind::Str)],
-        summary: "the slowest step's duration, milliseconds, from the agent's spans (step = \"tool\" looks at one kind); e.g. step_latency_ms <= 2000",
-    },
-    MetricInfo {
-        name: "step_tokens",
-        aliases: &[],
-        op: Op::AtMost,
-        default_threshold: f64::NAN,
-        needs: &[],
-        options: &[("step", OptionKind::Str)],
-        summary: "the most tokens (in + out) one step used, from the agent's spans (step = \"llm\" looks at one kind); e.g. step_tokens <= 4000",
-    },
-    // Measured by the engine, not computed from the answer: no default
-    // threshold (a budget is the user's), lower is better, 0 and up.
-    MetricInfo {
-        name: "latency_ms",
-        aliases: &[],
-        op: Op::AtMost,
-        default_threshold: f64::NAN,
-        needs: &[],
-        options: &[],
-        summary: "time in the agent for the sample (every turn), milliseconds; lower is better, e.g. latency_ms <= 2000",
-    },
-    MetricInfo {
-        name: "ttft_ms",
-        aliases: &[],
-        op: Op::AtMost,
-        default_threshold: f64::NAN,
-        needs: &[],
-        options: &[],
-        summary: "time to the agent's first streamed token, milliseconds (an agent that did not stream has none: an error); e.g. ttft_ms <= 500",
-    },
-    MetricInfo {
-        name: "cost_usd",
-        aliases: &[],
-        op: Op::AtMost,
-        default_threshold: f64::NAN,
-        needs: &[],
-        options: &[],
-        summary: "what the sample cost in USD: agent, judge and embeddings tokens at EVAL_PRICES' prices; e.g. cost_usd <= 0.01",
-    },
+/// The families, in the order the docs and "known metrics" list them.
+static FAMILIES: [&[MetricInfo]; 6] = [
+    super::text::METRICS,
+    super::judged::METRICS,
+    super::retrieval::METRICS,
+    super::tools::METRICS,
+    super::trajectory::METRICS,
+    super::measured::METRICS,
 ];
+
+/// Every metric this version can score.
+pub fn catalog() -> impl Iterator<Item = &'static MetricInfo> {
+    FAMILIES.iter().flat_map(|family| family.iter())
+}
 
 /// The catalogue entry for `name` (or one of its aliases).
 pub fn lookup(name: &str) -> Option<&'static MetricInfo> {
-    CATALOG
-        .iter()
-        .find(|m| m.name == name || m.aliases.contains(&name))
+    catalog().find(|m| m.name == name || m.aliases.contains(&name))
 }
 
 /// The catalogue entry of a metric as results name it: by its name or an
@@ -520,8 +253,7 @@ pub fn lookup_named(name: &str) -> Option<&'static MetricInfo> {
 
 /// All accepted metric names, for "expected one of" messages.
 pub fn known_names() -> Vec<&'static str> {
-    CATALOG
-        .iter()
+    catalog()
         .flat_map(|m| std::iter::once(m.name).chain(m.aliases.iter().copied()))
         .collect()
 }
@@ -547,5 +279,36 @@ mod tests {
         assert!(lookup_named("contains@turn0").is_none());
         assert!(lookup_named("contains@turnx").is_none());
         assert!(lookup_named("nope@turn2").is_none());
+    }
+
+    /// Every name and alias is one metric's; every metric builds with its
+    /// defaults (or its example threshold), and its defaults are of the
+    /// declared types.
+    #[test]
+    fn every_definition_is_whole() {
+        let names = known_names();
+        for (i, n) in names.iter().enumerate() {
+            assert!(!names[..i].contains(n), "`{n}` names two metrics");
+        }
+        for m in catalog() {
+            let (min, max) = m.range;
+            assert!(min < max, "{}: empty range", m.name);
+            assert!(
+                (min..=max).contains(&m.example_threshold()),
+                "{}: threshold out of range",
+                m.name
+            );
+            for o in m.options {
+                let ok = match (&o.default, o.kind) {
+                    (None, _) => true,
+                    (Some(OptionValue::Bool(_)), OptionKind::Bool)
+                    | (Some(OptionValue::Str(_)), OptionKind::Str)
+                    | (Some(OptionValue::Num(_)), OptionKind::Num) => true,
+                    _ => false,
+                };
+                assert!(ok, "{}: option `{}` default mistyped", m.name, o.name);
+            }
+            assert!(!m.summary.is_empty(), "{}: no summary", m.name);
+        }
     }
 }

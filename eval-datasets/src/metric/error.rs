@@ -42,12 +42,9 @@ pub enum SpecPart {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum SpecErrorKind {
-    /// No metric has this name or alias.
-    #[error(
-        "unknown metric `{name}`{}; known metrics: {}",
-        did_you_mean(*.suggestion),
-        known_names().join(", ")
-    )]
+    /// No metric has this name or alias. The message lists the known
+    /// names only when none is close.
+    #[error("unknown metric `{name}`{}", unknown_tail(*.suggestion))]
     UnknownMetric {
         /// The metric as written.
         name: String,
@@ -115,7 +112,7 @@ pub enum SpecErrorKind {
         key: String,
     },
     /// `threshold` written as an option (`op` and `default` are the metric's).
-    #[error("the threshold goes after the metric: write `{name} {op} {}`", if default.is_nan() { example(name) } else { default.to_string() })]
+    #[error("the threshold goes after the metric: write `{name} {op} {}`", default)]
     ThresholdAsOption {
         /// The metric as written.
         name: String,
@@ -169,19 +166,17 @@ pub enum SpecErrorKind {
         /// The option.
         key: String,
     },
+    /// A number option given something else.
+    #[error("option `{key}` of `{name}` expects a number")]
+    ExpectsNumber {
+        /// The metric as written.
+        name: String,
+        /// The option.
+        key: String,
+    },
     /// `rubric` given both `rubric` and `rubric_file`.
     #[error("`rubric` takes `rubric` or `rubric_file`, not both")]
     RubricAndRubricFile,
-    /// `citations(format = "...")` names no known citation format.
-    #[error(
-        "`format = \"{0}\"` of `citations`: expected oai_unicode (【1】, 【1†source】), bracket ([1]), markdown ([^1]) or mixed (any of them)"
-    )]
-    UnknownCitationFormat(String),
-    /// `tool_call_accuracy(pairing = "...")` names no known pairing.
-    #[error(
-        "`pairing = \"{0}\"` of `tool_call_accuracy`: expected position (ragas 0.4.3: the i-th call against the i-th expected call) or best (retries and extra calls allowed)"
-    )]
-    UnknownToolPairing(String),
     /// An option that takes one of a few names was given another.
     #[error("{given}: expected {expected}")]
     UnknownChoice {
@@ -253,6 +248,18 @@ pub enum SpecSyntaxError {
     BadValue(String),
 }
 
+/// After an unknown name: the close one, else every known name (and how
+/// a metric of one's own is named).
+fn unknown_tail(suggestion: Option<&'static str>) -> String {
+    match suggestion {
+        Some(_) => did_you_mean(suggestion),
+        None => format!(
+            "; known metrics: {} (a metric of your own is named by its path, e.g. `crate::my_metric`)",
+            known_names().join(", ")
+        ),
+    }
+}
+
 /// The scores a metric gives, in words.
 fn range_text(name: &str) -> &'static str {
     match super::catalog::lookup(name.rsplit_once("@turn").map_or(name, |(b, _)| b)) {
@@ -262,19 +269,8 @@ fn range_text(name: &str) -> &'static str {
 }
 
 /// A threshold to show in a message for a metric that has no default.
-fn example(name: &str) -> String {
-    match name {
-        "steps" => return "8".into(),
-        "step_latency_ms" => return "2000".into(),
-        "step_tokens" => return "4000".into(),
-        _ => {}
-    }
-    match super::catalog::lookup(name).and_then(|i| i.measured()) {
-        Some(super::catalog::Measure::LatencyMs) => "2000".into(),
-        Some(super::catalog::Measure::TtftMs) => "500".into(),
-        Some(super::catalog::Measure::CostUsd) => "0.01".into(),
-        _ => "1".into(),
-    }
+fn example(name: &str) -> f64 {
+    super::catalog::lookup(name).map_or(1.0, |i| i.example_threshold())
 }
 
 fn better(op: Op) -> &'static str {

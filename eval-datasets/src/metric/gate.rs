@@ -249,7 +249,7 @@ fn matching_paren(rest: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metric::{MetricKind, Op};
+    use crate::metric::{MetricKind, Op, TextMetric};
 
     #[test]
     fn percentiles_match_hand_computed_values() {
@@ -323,9 +323,9 @@ mod tests {
         assert_eq!(gates[0].measured(), None);
         assert_eq!(
             gates[4].spec.kind,
-            MetricKind::Contains {
+            MetricKind::Text(TextMetric::Contains {
                 case_sensitive: true
-            }
+            })
         );
         for (bad, msg) in [
             ("p955(latency_ms) <= 1", "`p955` is not a statistic"),

@@ -4,28 +4,43 @@
 //! Scoring lives in `eval-runtime`; this module is what the macro checks at
 //! compile time and the runtime executes, so both agree on the catalogue.
 //!
-//! Files: `catalog.rs` (the metrics and their properties), `spec.rs` (a
-//! checked [`MetricSpec`]), `options.rs` (its options: [`OptionValue`],
-//! their checking and defaults), `parse.rs` ([`parse_specs`]), `error.rs`
-//! ([`MetricSpecError`]), `gate.rs` (a [`GateSpec`]: a statistic of a metric
-//! over a dataset, [`parse_gates`]).
+//! Each built-in metric has one definition ([`MetricInfo`]: names,
+//! direction, range, needs, options, threshold, reference and constructor),
+//! in the file of its family beside the family's enum: `text.rs`,
+//! `judged.rs`, `retrieval.rs`, `tools.rs`, `trajectory.rs`,
+//! `measured.rs`. The rest: `catalog.rs` (the types of a definition and
+//! the lookup), `spec.rs` (a checked [`MetricSpec`] and [`MetricKind`]),
+//! `options.rs` ([`OptionValue`] and the checking of written options),
+//! `parse.rs` ([`parse_specs`]), `error.rs` ([`MetricSpecError`]),
+//! `gate.rs` (a [`GateSpec`]: a statistic of a metric over a dataset,
+//! [`parse_gates`]).
 
 mod catalog;
 mod error;
 mod gate;
+mod judged;
+mod measured;
 mod options;
 mod parse;
+mod retrieval;
 mod spec;
+mod text;
+mod tools;
+mod trajectory;
 
 pub use catalog::{
-    CATALOG, MAX_REGEX_BYTES, Measure, MetricInfo, Need, Op, OptionKind, known_names, lookup,
-    lookup_named,
+    MAX_REGEX_BYTES, Measure, MetricInfo, Need, Op, OptionDef, OptionKind, Threshold, catalog,
+    known_names, lookup, lookup_named,
 };
 pub use error::{MetricSpecError, SpecErrorKind, SpecPart, SpecSyntaxError};
 pub use gate::{GateDecl, GateSpec, Stat, parse_gates, percentile};
-pub use options::{ArgsMatch, CitationFormat, OptionValue, StepKind, ToolPairing, TrajectoryMode};
+pub use judged::{JudgedMetric, Rating};
+pub use options::OptionValue;
 pub use parse::parse_specs;
-pub use spec::{DeclParts, MetricDecl, MetricKind, MetricSpec, Rating};
+pub use spec::{DeclParts, MetricDecl, MetricKind, MetricSpec};
+pub use text::{CitationFormat, TextMetric};
+pub use tools::{ToolMetric, ToolPairing};
+pub use trajectory::{ArgsMatch, StepKind, TrajectoryMetric, TrajectoryMode};
 
 /// Levenshtein distance (kept here for callers of `metric::edit_distance`;
 /// it lives in [`crate::suggest`]).

@@ -174,6 +174,7 @@ fn parse_options(inner: &str) -> Result<Vec<(String, OptionValue)>, SpecSyntaxEr
 mod tests {
     use super::*;
     use crate::metric::spec::MetricKind;
+    use crate::metric::TextMetric;
 
     #[test]
     fn parses_the_attribute_syntax() {
@@ -184,16 +185,16 @@ mod tests {
         assert_eq!(specs.len(), 4);
         assert_eq!(
             specs[1].kind,
-            MetricKind::ExactMatch {
+            MetricKind::Text(TextMetric::ExactMatch {
                 case_sensitive: true
-            }
+            })
         );
         assert_eq!(
             specs[2].kind,
-            MetricKind::Regex {
+            MetricKind::Text(TextMetric::Regex {
                 pattern: Some(r"a, (b)\d+".into()),
                 case_sensitive: false
-            }
+            })
         );
         assert_eq!((specs[2].op, specs[2].threshold), (Op::AtLeast, 0.5));
         assert_eq!(specs[3].threshold, 0.5);

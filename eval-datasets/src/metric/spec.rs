@@ -2,133 +2,34 @@
 //! threshold, as the `#[eval_dataset]` macro checks them at compile time and
 //! the runtime scores them.
 
-use std::borrow::Cow;
-
 use super::catalog::{Measure, MetricInfo, Need, Op, known_names, lookup};
 use super::error::{MetricSpecError, SpecErrorKind, SpecPart};
-use super::options::{
-    ArgsMatch, CitationFormat, OptionValue, Options, StepKind, ToolPairing, TrajectoryMode,
-};
+use super::judged::JudgedMetric;
+use super::options::{OptionValue, Resolved};
+use super::text::TextMetric;
+use super::tools::ToolMetric;
+use super::trajectory::TrajectoryMetric;
 use crate::rank::RankMetric;
 use crate::suggest::{Closeness, closest_within};
 
-/// How a metric scores, with its options resolved.
+/// How a metric scores, with its options resolved: its family, and within
+/// it the metric. Not `non_exhaustive`: the runtime scores each family with
+/// one exhaustive `match`, so a metric without a scorer does not compile.
 #[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
+#[doc(hidden)]
 pub enum MetricKind {
-    /// See [`CATALOG`](super::CATALOG) `exact_match`.
-    ExactMatch {
-        /// Whether case counts.
-        case_sensitive: bool,
-    },
-    /// See [`CATALOG`](super::CATALOG) `contains`.
-    Contains {
-        /// Whether case counts.
-        case_sensitive: bool,
-    },
-    /// See [`CATALOG`](super::CATALOG) `regex`.
-    Regex {
-        /// The `pattern` option (without it the expected answer is the pattern).
-        pattern: Option<String>,
-        /// Whether case counts.
-        case_sensitive: bool,
-    },
-    /// See [`CATALOG`](super::CATALOG) `partial_match`.
-    PartialMatch,
-    /// See [`CATALOG`](super::CATALOG) `faithfulness`.
-    Faithfulness,
-    /// See [`CATALOG`](super::CATALOG) `answer_similarity`.
-    AnswerSimilarity,
-    /// See [`CATALOG`](super::CATALOG) `context_recall`.
-    ContextRecall,
-    /// See [`CATALOG`](super::CATALOG) `context_precision`.
-    ContextPrecision,
-    /// See [`CATALOG`](super::CATALOG) `answer_relevancy`.
-    AnswerRelevancy,
-    /// See [`CATALOG`](super::CATALOG) `hallucination`.
-    Hallucination,
-    /// See [`CATALOG`](super::CATALOG) `toxicity`.
-    Toxicity,
-    /// See [`CATALOG`](super::CATALOG) `bias`.
-    Bias,
-    /// See [`CATALOG`](super::CATALOG) `rubric`.
-    Rubric {
-        /// Rubric text given in the spec.
-        text: Option<String>,
-        /// Rubric file given in the spec (relative to the crate).
-        file: Option<String>,
-    },
-    /// A runevals 1–5 rating: `relevance`, `coherence`, `groundedness`, `similarity`.
-    Rating(Rating),
-    /// See [`CATALOG`](super::CATALOG) `citations`.
-    Citations {
-        /// Which markers count.
-        format: CitationFormat,
-    },
-    /// A retrieval rank metric (`recall_at_k`, ...).
+    /// A metric of the answer's text (`super::text`).
+    Text(TextMetric),
+    /// A metric a judge model or embeddings score (`super::judged`).
+    Judged(JudgedMetric),
+    /// A retrieval rank metric (`super::retrieval`).
     Rank(RankMetric),
-    /// See [`CATALOG`](super::CATALOG) `tool_called`.
-    ToolCalled,
-    /// See [`CATALOG`](super::CATALOG) `tool_correctness`.
-    ToolCorrectness {
-        /// deepeval `evaluation_params=[INPUT_PARAMETERS]`: the arguments
-        /// count too (`parameters = true`).
-        parameters: bool,
-        /// deepeval `should_consider_ordering` (`ordering = true`).
-        ordering: bool,
-        /// deepeval `should_exact_match` (`exact = true`).
-        exact: bool,
-    },
-    /// See [`CATALOG`](super::CATALOG) `tool_call_accuracy`.
-    ToolCallAccuracy {
-        /// ragas `strict_order` (default true; `strict_order = false`).
-        strict_order: bool,
-        /// How calls are paired with the expected ones (`pairing = "best"`;
-        /// by position, as released ragas does, by default).
-        pairing: ToolPairing,
-    },
-    /// See [`CATALOG`](super::CATALOG) `tool_call_f1`.
-    ToolCallF1,
-    /// See [`CATALOG`](super::CATALOG) `trajectory_match`.
-    TrajectoryMatch {
-        /// agentevals' `trajectory_match_mode` (`mode = "..."`).
-        mode: TrajectoryMode,
-        /// agentevals' `tool_args_match_mode` (`args = "..."`).
-        args: ArgsMatch,
-    },
-    /// See [`CATALOG`](super::CATALOG) `steps`.
-    Steps {
-        /// Only steps of this kind count (`step = "..."`).
-        step: Option<StepKind>,
-    },
-    /// See [`CATALOG`](super::CATALOG) `repeated_calls`.
-    RepeatedCalls,
-    /// See [`CATALOG`](super::CATALOG) `step_latency_ms`.
-    StepLatency {
-        /// Only steps of this kind count (`step = "..."`).
-        step: Option<StepKind>,
-    },
-    /// See [`CATALOG`](super::CATALOG) `step_tokens`.
-    StepTokens {
-        /// Only steps of this kind count (`step = "..."`).
-        step: Option<StepKind>,
-    },
+    /// A tool-call metric (`super::tools`).
+    Tools(ToolMetric),
+    /// A trajectory metric (`super::trajectory`).
+    Trajectory(TrajectoryMetric),
     /// What the engine measured of the sample: `latency_ms`, `ttft_ms`, `cost_usd`.
     Measured(Measure),
-}
-
-/// The runevals 1–5 ratings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Rating {
-    /// How well the answer addresses the input.
-    Relevance,
-    /// How clear and logically ordered the answer is.
-    Coherence,
-    /// How well the retrieved context supports the answer.
-    Groundedness,
-    /// How close the answer is to the expected answer.
-    Similarity,
 }
 
 /// A metric with its threshold, ready to score.
@@ -148,6 +49,8 @@ pub struct MetricSpec {
     /// The user turn (0-based) whose answer this metric scores, against
     /// that turn's expected answer; `None`: the sample's answer.
     pub turn: Option<usize>,
+    /// The options as written, less those given their default value.
+    pub options: Vec<(String, OptionValue)>,
 }
 
 impl MetricSpec {
@@ -198,9 +101,9 @@ impl MetricSpec {
                 SpecPart::Name,
             );
         }
-        let (op, threshold) = bound.unwrap_or((info.op, info.default_threshold));
+        let (op, threshold) = bound.unwrap_or((info.op, info.default_threshold()));
         let threshold = if threshold.is_nan() && bound.is_none() {
-            0.0 // only reached with a `threshold` option, refused below
+            info.example_threshold() // only reached with a `threshold` option, refused below
         } else {
             threshold
         };
@@ -224,84 +127,15 @@ impl MetricSpec {
                 SpecPart::Threshold,
             );
         }
-        let Options {
-            case_sensitive,
-            pattern,
-            rubric_text,
-            rubric_file,
-            citation_format,
-            pairing,
-            parameters,
-            ordering,
-            exact,
-            strict_order,
-            mode,
-            args,
-            step,
-        } = Options::resolve(name, info, options)?;
-        let kind = match info.name {
-            "exact_match" => MetricKind::ExactMatch { case_sensitive },
-            "contains" => MetricKind::Contains { case_sensitive },
-            "regex" => MetricKind::Regex {
-                pattern,
-                case_sensitive,
-            },
-            "faithfulness" => MetricKind::Faithfulness,
-            "answer_similarity" => MetricKind::AnswerSimilarity,
-            "context_recall" => MetricKind::ContextRecall,
-            "context_precision" => MetricKind::ContextPrecision,
-            "answer_relevancy" => MetricKind::AnswerRelevancy,
-            "hallucination" => MetricKind::Hallucination,
-            "toxicity" => MetricKind::Toxicity,
-            "bias" => MetricKind::Bias,
-            "rubric" => {
-                if rubric_text.is_some() && rubric_file.is_some() {
-                    return err(SpecErrorKind::RubricAndRubricFile, SpecPart::Option(1));
-                }
-                MetricKind::Rubric {
-                    text: rubric_text,
-                    file: rubric_file,
-                }
-            }
-            "relevance" => MetricKind::Rating(Rating::Relevance),
-            "coherence" => MetricKind::Rating(Rating::Coherence),
-            "groundedness" => MetricKind::Rating(Rating::Groundedness),
-            "similarity" => MetricKind::Rating(Rating::Similarity),
-            "citations" => MetricKind::Citations {
-                format: citation_format,
-            },
-            "hit_at_k" => MetricKind::Rank(RankMetric::Hit),
-            "recall_at_k" => MetricKind::Rank(RankMetric::Recall),
-            "precision_at_k" => MetricKind::Rank(RankMetric::Precision),
-            "mrr_at_k" => MetricKind::Rank(RankMetric::Mrr),
-            "ndcg_at_k" => MetricKind::Rank(RankMetric::Ndcg),
-            "tool_called" => MetricKind::ToolCalled,
-            "tool_correctness" => MetricKind::ToolCorrectness {
-                parameters,
-                ordering,
-                exact,
-            },
-            "tool_call_accuracy" => MetricKind::ToolCallAccuracy {
-                strict_order,
-                pairing,
-            },
-            "tool_call_f1" => MetricKind::ToolCallF1,
-            "trajectory_match" => MetricKind::TrajectoryMatch { mode, args },
-            "steps" => MetricKind::Steps { step },
-            "repeated_calls" => MetricKind::RepeatedCalls,
-            "step_latency_ms" => MetricKind::StepLatency { step },
-            "step_tokens" => MetricKind::StepTokens { step },
-            other => match Measure::of(other) {
-                Some(m) => MetricKind::Measured(m),
-                None => MetricKind::PartialMatch,
-            },
-        };
+        let resolved = Resolved::check(name, info, options)?;
+        let kind = (info.build)(&resolved)?;
         Ok(MetricSpec {
             name: name.to_string(),
             kind,
             op,
             threshold,
             turn: None,
+            options: resolved.kept(),
         })
     }
 
@@ -327,15 +161,36 @@ impl MetricSpec {
 
     /// The catalogue entry.
     pub fn info(&self) -> &'static MetricInfo {
-        lookup(self.base_name()).expect("specs are only built from catalogue names")
+        match lookup(self.base_name()) {
+            Some(info) => info,
+            None => unreachable!("specs are only built from catalogue names"),
+        }
+    }
+
+    /// The scores the metric can give, `(min, max)`.
+    pub fn range(&self) -> (f64, f64) {
+        self.info().range
+    }
+
+    /// Whether every score is 1 (passed) or 0 (failed).
+    pub fn pass_fail(&self) -> bool {
+        self.info().pass_fail
+    }
+
+    /// What the engine measures for this metric, if it is measured.
+    pub fn measured(&self) -> Option<Measure> {
+        match self.kind {
+            MetricKind::Measured(m) => Some(m),
+            _ => None,
+        }
     }
 
     /// Fields every sample must have for this spec.
     pub fn needs(&self) -> &'static [Need] {
         match &self.kind {
-            MetricKind::Regex {
+            MetricKind::Text(TextMetric::Regex {
                 pattern: Some(_), ..
-            } => &[],
+            }) => &[],
             _ => self.info().needs,
         }
     }
@@ -343,88 +198,9 @@ impl MetricSpec {
     /// The spec taken apart again: name, options, bound; what
     /// [`MetricSpec::new`] takes to build it (the macro writes these out).
     pub fn decl_parts(&self) -> DeclParts {
-        let mut options = Vec::new();
-        match &self.kind {
-            MetricKind::ExactMatch { case_sensitive } | MetricKind::Contains { case_sensitive }
-                if *case_sensitive =>
-            {
-                options.push(("case_sensitive".to_string(), OptionValue::Bool(true)));
-            }
-            MetricKind::Regex {
-                pattern,
-                case_sensitive,
-            } => {
-                if let Some(p) = pattern {
-                    options.push(("pattern".into(), OptionValue::Str(Cow::Owned(p.clone()))));
-                }
-                if *case_sensitive {
-                    options.push(("case_sensitive".into(), OptionValue::Bool(true)));
-                }
-            }
-            MetricKind::ToolCorrectness {
-                parameters,
-                ordering,
-                exact,
-            } => {
-                for (key, on) in [
-                    ("parameters", parameters),
-                    ("ordering", ordering),
-                    ("exact", exact),
-                ] {
-                    if *on {
-                        options.push((key.into(), OptionValue::Bool(true)));
-                    }
-                }
-            }
-            MetricKind::ToolCallAccuracy {
-                strict_order,
-                pairing,
-            } => {
-                if !*strict_order {
-                    options.push(("strict_order".into(), OptionValue::Bool(false)));
-                }
-                if *pairing != ToolPairing::Position {
-                    options.push((
-                        "pairing".into(),
-                        OptionValue::Str(Cow::Borrowed(pairing.name())),
-                    ));
-                }
-            }
-            MetricKind::TrajectoryMatch { mode, args } => {
-                if *mode != TrajectoryMode::Strict {
-                    options.push(("mode".into(), OptionValue::Str(Cow::Borrowed(mode.name()))));
-                }
-                if *args != ArgsMatch::Exact {
-                    options.push(("args".into(), OptionValue::Str(Cow::Borrowed(args.name()))));
-                }
-            }
-            MetricKind::Steps { step: Some(step) }
-            | MetricKind::StepLatency { step: Some(step) }
-            | MetricKind::StepTokens { step: Some(step) } => {
-                options.push(("step".into(), OptionValue::Str(Cow::Borrowed(step.name()))));
-            }
-            MetricKind::Citations { format } if *format != CitationFormat::Mixed => {
-                options.push((
-                    "format".into(),
-                    OptionValue::Str(Cow::Borrowed(format.name())),
-                ));
-            }
-            MetricKind::Rubric { text, file } => {
-                if let Some(t) = text {
-                    options.push(("rubric".into(), OptionValue::Str(Cow::Owned(t.clone()))));
-                }
-                if let Some(f) = file {
-                    options.push((
-                        "rubric_file".into(),
-                        OptionValue::Str(Cow::Owned(f.clone())),
-                    ));
-                }
-            }
-            _ => {}
-        }
         (
             self.base_name().to_string(),
-            options,
+            self.options.clone(),
             Some((self.op, self.threshold)),
         )
     }
@@ -463,15 +239,16 @@ impl MetricDecl {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metric::{ArgsMatch, StepKind, ToolPairing, TrajectoryMode};
 
     #[test]
     fn defaults_and_aliases() {
         let s = MetricSpec::new("string_match", &[], None).unwrap();
         assert_eq!(
             s.kind,
-            MetricKind::ExactMatch {
+            MetricKind::Text(TextMetric::ExactMatch {
                 case_sensitive: false
-            }
+            })
         );
         assert_eq!((s.op, s.threshold), (Op::AtLeast, 1.0));
         let p = MetricSpec::new("partial_match", &[], None).unwrap();
@@ -489,11 +266,11 @@ mod tests {
         .unwrap();
         assert_eq!(
             s.kind,
-            MetricKind::ToolCorrectness {
+            MetricKind::Tools(ToolMetric::ToolCorrectness {
                 parameters: true,
                 ordering: true,
                 exact: false
-            }
+            })
         );
         let (name, options, bound) = s.decl_parts();
         let options: Vec<(&str, OptionValue)> = options
@@ -508,10 +285,10 @@ mod tests {
         let a = MetricSpec::new("tool_call_accuracy", &[], None).unwrap();
         assert_eq!(
             a.kind,
-            MetricKind::ToolCallAccuracy {
+            MetricKind::Tools(ToolMetric::ToolCallAccuracy {
                 strict_order: true,
                 pairing: ToolPairing::Position
-            }
+            })
         );
         let loose =
             MetricSpec::new("tool_call_accuracy", &[b("strict_order", false)], None).unwrap();
@@ -529,10 +306,10 @@ mod tests {
         .unwrap();
         assert_eq!(
             best.kind,
-            MetricKind::ToolCallAccuracy {
+            MetricKind::Tools(ToolMetric::ToolCallAccuracy {
                 strict_order: true,
                 pairing: ToolPairing::Best
-            }
+            })
         );
         let (name, options, bound) = best.decl_parts();
         let options: Vec<(&str, OptionValue)> = options
@@ -588,10 +365,10 @@ mod tests {
         .unwrap();
         assert_eq!(
             m.kind,
-            MetricKind::TrajectoryMatch {
+            MetricKind::Trajectory(TrajectoryMetric::TrajectoryMatch {
                 mode: TrajectoryMode::Superset,
                 args: ArgsMatch::Ignore
-            }
+            })
         );
         assert_eq!((m.op, m.threshold), (Op::AtLeast, 1.0));
         assert_eq!(m.needs(), &[Need::ExpectedTools]);
@@ -601,9 +378,9 @@ mod tests {
         let steps = MetricSpec::new("steps", &[str_opt("step", "tool")], budget).unwrap();
         assert_eq!(
             steps.kind,
-            MetricKind::Steps {
+            MetricKind::Trajectory(TrajectoryMetric::Steps {
                 step: Some(StepKind::Tool)
-            }
+            })
         );
         for spec in [m, steps] {
             let (name, options, bound) = spec.decl_parts();
@@ -657,6 +434,28 @@ mod tests {
         assert!(MetricSpec::new("contains@turn0", &[], None).is_err());
         let both = crate::metric::parse_specs("contains@turn1, contains@turn2").unwrap();
         assert_eq!(both.len(), 2);
+    }
+
+    /// Every catalogue metric builds from its name alone (with its example
+    /// threshold where one is required) and from its aliases, and its spec
+    /// taken apart builds the same spec again.
+    #[test]
+    fn every_metric_builds_and_round_trips() {
+        for info in crate::metric::catalog() {
+            let bound = info
+                .threshold_required()
+                .then_some((info.op, info.example_threshold()));
+            for name in std::iter::once(info.name).chain(info.aliases.iter().copied()) {
+                let spec = MetricSpec::new(name, &[], bound).unwrap();
+                assert_eq!(spec.info().name, info.name);
+                let (name, options, bound) = spec.decl_parts();
+                let options: Vec<(&str, OptionValue)> = options
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v.clone()))
+                    .collect();
+                assert_eq!(MetricSpec::new(&name, &options, bound).unwrap(), spec);
+            }
+        }
     }
 
     #[test]
@@ -723,9 +522,19 @@ mod tests {
                 suggestion: Some("faithfulness")
             }
         );
-        assert!(e.to_string().starts_with(
-            "unknown metric `faithfulnes` (did you mean `faithfulness`?); known metrics: exact_match, string_match, contains,"
-        ));
+        assert_eq!(
+            e.to_string(),
+            "unknown metric `faithfulnes` (did you mean `faithfulness`?)"
+        );
+        // Nothing close: every name, and how to name one's own.
+        let e = err("bleu", &[], None);
+        assert!(
+            e.to_string().starts_with(
+                "unknown metric `bleu`; known metrics: exact_match, string_match, contains,"
+            ),
+            "{e}"
+        );
+        assert!(e.to_string().ends_with("`crate::my_metric`)"), "{e}");
         let e = err("regex", &[("patern", OptionValue::Str("x".into()))], None);
         assert_eq!(
             (e.to_string().as_str(), e.1),

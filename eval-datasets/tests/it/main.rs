@@ -5,6 +5,7 @@ mod containment;
 mod fuzz;
 mod loaders;
 mod manifest;
+mod metric_docs;
 mod paraphrase;
 mod public_fixtures;
 mod reading;

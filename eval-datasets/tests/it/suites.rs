@@ -72,14 +72,14 @@ gate:
     assert_eq!(d.specs[0].name, "exact_match");
     assert!(matches!(
         d.specs[0].kind,
-        eval_datasets::metric::MetricKind::ExactMatch {
+        eval_datasets::metric::MetricKind::Text(eval_datasets::metric::TextMetric::ExactMatch {
             case_sensitive: true
-        }
+        })
     ));
     assert_eq!(d.specs[1].name, "rubric");
     assert!(matches!(
         &d.specs[1].kind,
-        eval_datasets::metric::MetricKind::Rubric { text: Some(t), .. } if t.contains("{submission}")
+        eval_datasets::metric::MetricKind::Judged(eval_datasets::metric::JudgedMetric::Rubric { text: Some(t), .. }) if t.contains("{submission}")
     ));
     assert_eq!(d.tracked, [dir.join("suites/rubric.txt")]);
     assert_eq!(d.gates.len(), 1);

@@ -12,11 +12,6 @@ use eval_datasets::metric::{Measure, MetricKind, MetricSpec};
 use crate::model::MetricError;
 use crate::model::{MetricResult, SampleReport};
 
-/// Whether `spec` is a measured metric.
-pub(crate) fn is_measured(spec: &MetricSpec) -> bool {
-    matches!(spec.kind, MetricKind::Measured(_))
-}
-
 /// The result a measured metric has until [`fill`] scores it.
 pub(crate) fn pending(spec: &MetricSpec) -> MetricResult {
     MetricResult::of(
@@ -48,10 +43,6 @@ pub(crate) fn fill(report: &mut SampleReport, specs: &[MetricSpec]) {
                     "no price table: set EVAL_PRICES to a JSON file of model → {\"input\": USD per million tokens, \"output\": ...}",
                 )),
             },
-            _ => Err(MetricError::from(format!(
-                "`{}` is not measured by this version",
-                spec.name
-            ))),
         };
         *slot = MetricResult::of(spec, value);
     }

@@ -15,7 +15,7 @@
 //! A sample whose `expected` is one answer per turn is scored turn by turn
 //! and gets the mean.
 
-use eval_datasets::metric::{MetricSpec, Need};
+use eval_datasets::metric::{MetricKind, MetricSpec, Need, TextMetric};
 use eval_datasets::{Expected, Sample};
 
 use crate::agent::Response;
@@ -65,7 +65,6 @@ pub(crate) fn missing_fields(sample: &Sample, specs: &[MetricSpec]) -> Option<Sa
                 Need::ReferenceContexts => !sample.reference_contexts.is_empty(),
                 Need::RelevantIds => sample.retrieval.is_some(),
                 Need::ExpectedTools => sample.expected_tools.is_some(),
-                _ => true,
             };
             if !present {
                 let aliases = match need {
@@ -73,7 +72,7 @@ pub(crate) fn missing_fields(sample: &Sample, specs: &[MetricSpec]) -> Option<Sa
                         " (or expected_output, ground_truth, ideal, reference, expected_response)"
                     }
                     Need::ExpectedTools => " (or expectedTools, ragas reference_tool_calls)",
-                    _ => "",
+                    Need::Context | Need::ReferenceContexts | Need::RelevantIds => "",
                 };
                 return Some(SampleError::MissingField {
                     field: need.to_string(),
@@ -91,6 +90,7 @@ pub(crate) fn missing_fields(sample: &Sample, specs: &[MetricSpec]) -> Option<Sa
 /// turn scores that turn; measured metrics (latency, cost) are pending
 /// until the run is over ([`measured::fill`]); model-based ones ask the
 /// judge or embeddings of `services`; the others are computed in place.
+/// Each family is one arm: a metric without a scorer does not compile.
 pub(crate) async fn score(
     spec: &MetricSpec,
     sample: &Sample,
@@ -98,15 +98,27 @@ pub(crate) async fn score(
     services: &Services,
 ) -> Scored {
     if let Some(turn) = spec.turn {
-        score_turn(spec, turn, sample, response, services).await
-    } else if measured::is_measured(spec) {
-        // Scored from what was measured, once the run is over.
-        Scored::offline(measured::pending(spec))
-    } else if judged::is_model_based(spec) {
-        judged_result(spec, score_judged(spec, sample, response, services).await)
-    } else {
-        Scored::offline(score_sample(spec, sample, response))
+        return score_turn(spec, turn, sample, response, services).await;
     }
+    let result = match &spec.kind {
+        MetricKind::Text(kind) => score_text(spec, kind, sample, response),
+        MetricKind::Judged(kind) => {
+            let scored = score_judged(spec, kind, sample, response, services).await;
+            return judged_result(spec, scored);
+        }
+        MetricKind::Rank(metric) => score_rank(spec, *metric, sample, response),
+        MetricKind::Tools(kind) => explained(
+            MetricResult::of(spec, tools::score(spec, kind, sample, response, None)),
+            || tools::explain(kind, sample, response, None),
+        ),
+        MetricKind::Trajectory(kind) => explained(
+            MetricResult::of(spec, trajectory::score(spec, kind, sample, response, None)),
+            || trajectory::explain(kind, sample, response, None),
+        ),
+        // Scored from what was measured, once the run is over.
+        MetricKind::Measured(_) => measured::pending(spec),
+    };
+    Scored::offline(result)
 }
 
 /// The result of a model-based metric.
@@ -132,17 +144,29 @@ async fn score_turn(
     services: &Services,
 ) -> Scored {
     // A tool metric scores that turn's calls, not its answer; a trajectory
-    // metric that turn's steps.
-    if let Some(result) = tools::score(spec, sample, response, Some(turn)) {
-        return Scored::offline(explained(MetricResult::of(spec, result), || {
-            tools::explain(spec, sample, response, Some(turn))
-        }));
-    }
-    if let Some(result) = trajectory::score(spec, sample, response, Some(turn)) {
-        return Scored::offline(explained(MetricResult::of(spec, result), || {
-            trajectory::explain(spec, sample, response, Some(turn))
-        }));
-    }
+    // metric that turn's steps; the others that turn's answer.
+    let of_answer = match &spec.kind {
+        MetricKind::Tools(kind) => {
+            let result = tools::score(spec, kind, sample, response, Some(turn));
+            return Scored::offline(explained(MetricResult::of(spec, result), || {
+                tools::explain(kind, sample, response, Some(turn))
+            }));
+        }
+        MetricKind::Trajectory(kind) => {
+            let result = trajectory::score(spec, kind, sample, response, Some(turn));
+            return Scored::offline(explained(MetricResult::of(spec, result), || {
+                trajectory::explain(kind, sample, response, Some(turn))
+            }));
+        }
+        MetricKind::Text(kind) => Ok(kind),
+        MetricKind::Judged(kind) => Err(kind),
+        // A turn has no ranking or measure of its own (refused when the
+        // spec is read; said here too).
+        MetricKind::Rank(_) | MetricKind::Measured(_) => {
+            let error = format!("`{}` is not scored per turn", spec.name);
+            return Scored::offline(MetricResult::of(spec, Err(error.into())));
+        }
+    };
     let turns = sample.input.turns();
     let output = match response.turn_outputs.get(turn) {
         Some(output) => output,
@@ -158,16 +182,22 @@ async fn score_turn(
         }
     };
     let expected = sample.expected_for_turn(turn);
-    if !judged::is_model_based(spec) {
-        return Scored::offline(MetricResult::of(spec, text::score(spec, output, expected)));
-    }
+    // The text metrics compare the turn's answer; a judged one judges the
+    // conversation up to that turn.
+    let judged = match of_answer {
+        Ok(kind) => {
+            let result = text::score(spec, kind, output, expected);
+            return Scored::offline(MetricResult::of(spec, result));
+        }
+        Err(kind) => kind,
+    };
     let mut one = sample.clone();
     one.input =
         eval_datasets::Input::Turns(turns[..=turn.min(turns.len().saturating_sub(1))].to_vec());
     one.expected = expected.map(|e| Expected::Text(e.to_string()));
     one.accepted_answers.clear();
     let answer = Response::new(output.clone()).with_context(response.context.clone());
-    judged_result(spec, judged::score(spec, &one, &answer, services).await)
+    judged_result(spec, judged::score(judged, &one, &answer, services).await)
 }
 
 /// A model-based metric. A metric that compares with the expected answer,
@@ -176,6 +206,7 @@ async fn score_turn(
 /// the deterministic metrics do; other metrics judge the final answer.
 async fn score_judged(
     spec: &MetricSpec,
+    kind: &eval_datasets::metric::JudgedMetric,
     sample: &Sample,
     response: &Response,
     services: &Services,
@@ -188,7 +219,7 @@ async fn score_judged(
         {
             expected
         }
-        _ => return judged::score(spec, sample, response, services).await,
+        _ => return judged::score(kind, sample, response, services).await,
     };
     let turns = sample.input.turns();
     let mut total = judged::Scored {
@@ -214,7 +245,7 @@ async fn score_judged(
                 );
                 turn.expected = Some(Expected::Text(expected.clone()));
                 let answer = Response::new(output.clone()).with_context(response.context.clone());
-                async move { judged::score(spec, &turn, &answer, services).await }
+                async move { judged::score(kind, &turn, &answer, services).await }
             }),
     )
     .await;
@@ -249,20 +280,14 @@ fn explained(result: MetricResult, why: impl FnOnce() -> Option<String>) -> Metr
     result.with_reason(why())
 }
 
-fn score_sample(spec: &MetricSpec, sample: &Sample, response: &Response) -> MetricResult {
-    if let eval_datasets::metric::MetricKind::Rank(metric) = spec.kind {
-        return score_rank(spec, metric, sample, response);
-    }
-    if let Some(result) = tools::score(spec, sample, response, None) {
-        return explained(MetricResult::of(spec, result), || {
-            tools::explain(spec, sample, response, None)
-        });
-    }
-    if let Some(result) = trajectory::score(spec, sample, response, None) {
-        return explained(MetricResult::of(spec, result), || {
-            trajectory::explain(spec, sample, response, None)
-        });
-    }
+/// A metric of the answer's text, against the expected answer(s): one per
+/// turn gives the mean, an `ideal` list the best.
+fn score_text(
+    spec: &MetricSpec,
+    kind: &TextMetric,
+    sample: &Sample,
+    response: &Response,
+) -> MetricResult {
     let accepted = &sample.accepted_answers;
     let result = match &sample.expected {
         Some(Expected::PerTurn(expected)) => {
@@ -277,7 +302,7 @@ fn score_sample(spec: &MetricSpec, sample: &Sample, response: &Response) -> Metr
                 expected
                     .iter()
                     .zip(&response.turn_outputs)
-                    .map(|(exp, out)| text::score(spec, out, Some(exp)))
+                    .map(|(exp, out)| text::score(spec, kind, out, Some(exp)))
                     .sum::<Result<f64, MetricError>>()
                     .map(|total| total / expected.len() as f64)
             }
@@ -285,14 +310,14 @@ fn score_sample(spec: &MetricSpec, sample: &Sample, response: &Response) -> Metr
         // OpenAI evals' `ideal` list: any of the answers is accepted.
         Some(Expected::Text(_)) if accepted.len() > 1 => accepted
             .iter()
-            .map(|a| text::score(spec, &response.output, Some(a)))
+            .map(|a| text::score(spec, kind, &response.output, Some(a)))
             .reduce(|best, next| match (best, next) {
                 (Ok(a), Ok(b)) => Ok(a.max(b)),
                 (Ok(a), Err(_)) | (Err(_), Ok(a)) => Ok(a),
                 (Err(e), Err(_)) => Err(e),
             })
             .unwrap_or_else(|| Err("no accepted answer".into())),
-        other => text::score(spec, &response.output, other.as_ref().map(Expected::last)),
+        other => text::score(spec, kind, &response.output, other.as_ref().map(Expected::last)),
     };
     MetricResult::of(spec, result)
 }

@@ -6,12 +6,13 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::model::MetricError;
-use eval_datasets::metric::{CitationFormat, MAX_REGEX_BYTES, MetricKind, MetricSpec};
+use eval_datasets::metric::{CitationFormat, MAX_REGEX_BYTES, MetricSpec, TextMetric};
 
 /// Scores one output against one expected answer. `Err` is a one-line reason
 /// the metric could not be computed (e.g. an invalid regex).
 pub(crate) fn score(
     spec: &MetricSpec,
+    kind: &TextMetric,
     output: &str,
     expected: Option<&str>,
 ) -> Result<f64, MetricError> {
@@ -27,8 +28,8 @@ pub(crate) fn score(
             Some(e) => Ok(e),
         }
     };
-    Ok(match &spec.kind {
-        MetricKind::ExactMatch { case_sensitive } => {
+    Ok(match kind {
+        TextMetric::ExactMatch { case_sensitive } => {
             let (out, exp) = (output.trim(), expected()?);
             bool_score(if *case_sensitive {
                 out == exp
@@ -36,7 +37,7 @@ pub(crate) fn score(
                 out.to_lowercase() == exp.to_lowercase()
             })
         }
-        MetricKind::Contains { case_sensitive } => {
+        TextMetric::Contains { case_sensitive } => {
             let exp = expected()?;
             bool_score(if *case_sensitive {
                 output.contains(exp)
@@ -44,7 +45,7 @@ pub(crate) fn score(
                 output.to_lowercase().contains(&exp.to_lowercase())
             })
         }
-        MetricKind::Regex {
+        TextMetric::Regex {
             pattern,
             case_sensitive,
         } => {
@@ -67,9 +68,8 @@ pub(crate) fn score(
             })?;
             bool_score(re.is_match(output))
         }
-        MetricKind::PartialMatch => token_f1(output, expected()?),
-        MetricKind::Citations { format } => citations(output, *format) as f64,
-        _ => return Err(format!("`{}` cannot be scored by this version", spec.name).into()),
+        TextMetric::PartialMatch => token_f1(output, expected()?),
+        TextMetric::Citations { format } => citations(output, *format) as f64,
     })
 }
 
@@ -122,7 +122,7 @@ pub(crate) fn citations(output: &str, format: CitationFormat) -> usize {
         CitationFormat::OaiUnicode => (0, r"【(\d{1,4})(?::\d{1,4})?(?:†[^】]*)?】"),
         CitationFormat::Bracket => (1, r"\[(\d{1,4})\]"),
         CitationFormat::Markdown => (2, r"\[\^(\d{1,4})\^?\]"),
-        _ => (
+        CitationFormat::Mixed => (
             3,
             r"\[\^?(\d{1,4})\^?\]|【(\d{1,4})(?::\d{1,4})?(?:†[^】]*)?】",
         ),
@@ -271,7 +271,15 @@ fn normalize_tokens(text: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use eval_datasets::metric::{MAX_REGEX_BYTES, MetricSpec, OptionValue};
+    use eval_datasets::metric::{MAX_REGEX_BYTES, MetricKind, MetricSpec, OptionValue};
+
+    /// [`super::score`] of a text metric's spec.
+    fn score(spec: &MetricSpec, output: &str, expected: Option<&str>) -> Result<f64, MetricError> {
+        let MetricKind::Text(kind) = &spec.kind else {
+            panic!("`{}` is not a text metric", spec.name)
+        };
+        super::score(spec, kind, output, expected)
+    }
 
     fn spec(name: &str) -> MetricSpec {
         MetricSpec::new(name, &[], None).unwrap()

@@ -38,7 +38,7 @@
 //!
 //! [`Response::tool_calls`]: crate::Response::tool_calls
 
-use eval_datasets::metric::{MetricKind, MetricSpec, ToolPairing};
+use eval_datasets::metric::{MetricSpec, ToolMetric, ToolPairing};
 use eval_datasets::{Expected, Sample, ToolCall};
 use serde_json::{Map, Value};
 
@@ -55,31 +55,18 @@ use accuracy::{tool_call_accuracy, tool_call_accuracy_best};
 use python::python_str;
 pub(crate) use python::{map_eq, py_eq};
 
-/// Whether `kind` is a tool-call metric (scored by [`score`]).
-pub(crate) fn is_tool_metric(kind: &MetricKind) -> bool {
-    matches!(
-        kind,
-        MetricKind::ToolCalled
-            | MetricKind::ToolCorrectness { .. }
-            | MetricKind::ToolCallAccuracy { .. }
-            | MetricKind::ToolCallF1
-    )
-}
-
-/// Scores a tool-call metric (`None` for any other metric): the agent's
-/// calls in `response` (of user turn `turn` only, when given) against the
-/// sample's expectation.
+/// Scores a tool-call metric (`kind` is `spec`'s): the agent's calls in
+/// `response` (of user turn `turn` only, when given) against the sample's
+/// expectation.
 pub(crate) fn score(
     spec: &MetricSpec,
+    kind: &ToolMetric,
     sample: &Sample,
     response: &Response,
     turn: Option<usize>,
-) -> Option<Result<f64, MetricError>> {
-    if !is_tool_metric(&spec.kind) {
-        return None;
-    }
+) -> Result<f64, MetricError> {
     if let Some(refusal) = incomplete_trace(spec, response) {
-        return Some(Err(refusal));
+        return Err(refusal);
     }
     let calls: Vec<ToolCall> = match turn {
         Some(t) => response
@@ -90,18 +77,19 @@ pub(crate) fn score(
             .collect(),
         None => response.tool_calls.clone(),
     };
-    if let MetricKind::ToolCalled = spec.kind {
-        return Some(score_tool_called(spec, sample, &calls, turn));
+    if let ToolMetric::ToolCalled = kind {
+        return score_tool_called(spec, sample, &calls, turn);
     }
     let Some(expected) = &sample.expected_tools else {
-        return Some(Err(format!(
+        return Err(format!(
             "`{}` needs the sample's expected tool calls (`expected_tools`, or ragas `reference_tool_calls`)",
             spec.name
         )
-        .into()));
+        .into());
     };
-    Some(Ok(match spec.kind {
-        MetricKind::ToolCorrectness {
+    Ok(match *kind {
+        ToolMetric::ToolCalled => score_tool_called(spec, sample, &calls, turn)?,
+        ToolMetric::ToolCorrectness {
             parameters,
             ordering,
             exact,
@@ -114,15 +102,15 @@ pub(crate) fn score(
                 exact,
             },
         ),
-        MetricKind::ToolCallAccuracy {
+        ToolMetric::ToolCallAccuracy {
             strict_order,
             pairing,
         } => match pairing {
             ToolPairing::Position => tool_call_accuracy(expected, &calls, strict_order),
-            _ => tool_call_accuracy_best(expected, &calls, strict_order),
+            ToolPairing::Best => tool_call_accuracy_best(expected, &calls, strict_order),
         },
-        _ => tool_call_f1(expected, &calls),
-    }))
+        ToolMetric::ToolCallF1 => tool_call_f1(expected, &calls),
+    })
 }
 
 /// A refusal when the calls to score are those of the agent's spans and
@@ -144,17 +132,14 @@ fn incomplete_trace(spec: &MetricSpec, response: &Response) -> Option<MetricErro
 
 /// Why a tool metric scored as it did, in one line: the expected tools the
 /// agent did not call and the calls nobody expected (by name), or that the
-/// names match and the arguments or order do not. `None` for other metrics
-/// and when there is no expectation to compare with.
+/// names match and the arguments or order do not. `None` when there is no
+/// expectation to compare with.
 pub(crate) fn explain(
-    spec: &MetricSpec,
+    kind: &ToolMetric,
     sample: &Sample,
     response: &Response,
     turn: Option<usize>,
 ) -> Option<String> {
-    if !is_tool_metric(&spec.kind) {
-        return None;
-    }
     let called: Vec<&str> = response
         .tool_calls
         .iter()
@@ -166,7 +151,7 @@ pub(crate) fn explain(
     } else {
         format!("called: {}", called.join(", "))
     };
-    if let MetricKind::ToolCalled = spec.kind {
+    if let ToolMetric::ToolCalled = kind {
         let names: Vec<&str> = match (turn, &sample.expected) {
             (Some(t), _) => sample.expected_for_turn(t).into_iter().collect(),
             (None, Some(Expected::PerTurn(names))) => names.iter().map(String::as_str).collect(),
@@ -183,7 +168,7 @@ pub(crate) fn explain(
         ));
     }
     let expected = sample.expected_tools.as_ref()?;
-    let unreadable = unreadable_arguments(spec, response, turn);
+    let unreadable = unreadable_arguments(kind, response, turn);
     let mut unexpected = called.clone();
     let mut missing = Vec::new();
     for e in expected {
@@ -215,15 +200,11 @@ pub(crate) fn explain(
 /// For a metric that compares arguments: each call (of `turn`, when given)
 /// whose arguments could not be read, and why: `` `calc`: its arguments are
 /// not a JSON object (not valid JSON: …): {"x": ``.
-fn unreadable_arguments(
-    spec: &MetricSpec,
-    response: &Response,
-    turn: Option<usize>,
-) -> Vec<String> {
-    let compares_arguments = match spec.kind {
-        MetricKind::ToolCorrectness { parameters, .. } => parameters,
-        MetricKind::ToolCallAccuracy { .. } | MetricKind::ToolCallF1 => true,
-        _ => false,
+fn unreadable_arguments(kind: &ToolMetric, response: &Response, turn: Option<usize>) -> Vec<String> {
+    let compares_arguments = match *kind {
+        ToolMetric::ToolCorrectness { parameters, .. } => parameters,
+        ToolMetric::ToolCallAccuracy { .. } | ToolMetric::ToolCallF1 => true,
+        ToolMetric::ToolCalled => false,
     };
     if !compares_arguments {
         return Vec::new();

@@ -17,7 +17,7 @@
 //!
 //! [`Response::trajectory`]: crate::Response::trajectory
 
-use eval_datasets::metric::{ArgsMatch, MetricKind, MetricSpec, StepKind, TrajectoryMode};
+use eval_datasets::metric::{ArgsMatch, MetricSpec, StepKind, TrajectoryMetric, TrajectoryMode};
 use eval_datasets::{Sample, ToolCall};
 use serde_json::{Map, Value};
 
@@ -25,18 +25,6 @@ use super::MetricError;
 use super::tools::{map_eq, py_eq};
 use crate::agent::Response;
 use crate::model::{Step, Trajectory};
-
-/// Whether `kind` is a trajectory metric (scored by [`score`]).
-pub(crate) fn is_trajectory_metric(kind: &MetricKind) -> bool {
-    matches!(
-        kind,
-        MetricKind::TrajectoryMatch { .. }
-            | MetricKind::Steps { .. }
-            | MetricKind::RepeatedCalls
-            | MetricKind::StepLatency { .. }
-            | MetricKind::StepTokens { .. }
-    )
-}
 
 /// The trajectory a response is scored by: its own, else one tool step per
 /// tool call in its answers.
@@ -47,58 +35,55 @@ pub(crate) fn of(response: &Response) -> std::borrow::Cow<'_, Trajectory> {
     }
 }
 
-/// Scores a trajectory metric (`None` for any other metric): the steps of
+/// Scores a trajectory metric (`kind` is `spec`'s): the steps of
 /// `response` (of user turn `turn` only, when given).
 pub(crate) fn score(
     spec: &MetricSpec,
+    kind: &TrajectoryMetric,
     sample: &Sample,
     response: &Response,
     turn: Option<usize>,
-) -> Option<Result<f64, MetricError>> {
-    if !is_trajectory_metric(&spec.kind) {
-        return None;
-    }
+) -> Result<f64, MetricError> {
     let trajectory = of(response);
     if trajectory.incomplete {
-        return Some(Err(MetricError::Unscorable(format!(
+        return Err(MetricError::Unscorable(format!(
             "`{}`: the agent's trace was incomplete, so its steps are not known: {}",
             spec.name,
             trajectory.note.as_deref().unwrap_or("spans missing")
-        ))));
+        )));
     }
     let steps: Vec<&Step> = trajectory
         .steps
         .iter()
         .filter(|s| turn.is_none_or(|t| s.turn == t))
         .collect();
-    Some(match &spec.kind {
-        MetricKind::TrajectoryMatch { mode, args } => {
+    match kind {
+        TrajectoryMetric::TrajectoryMatch { mode, args } => {
             let Some(expected) = &sample.expected_tools else {
-                return Some(Err(format!(
+                return Err(format!(
                     "`{}` needs the sample's expected tool calls (`expected_tools`, or ragas `reference_tool_calls`)",
                     spec.name
                 )
-                .into()));
+                .into());
             };
             let calls = called(response, &steps, turn);
             Ok(f64::from(u8::from(trajectory_match(
                 &calls, expected, *mode, *args,
             ))))
         }
-        MetricKind::Steps { step } => Ok(of_kind(&steps, *step).count() as f64),
-        MetricKind::RepeatedCalls => Ok(repeated_calls(&called(response, &steps, turn)) as f64),
-        MetricKind::StepLatency { step } => {
+        TrajectoryMetric::Steps { step } => Ok(of_kind(&steps, *step).count() as f64),
+        TrajectoryMetric::RepeatedCalls => Ok(repeated_calls(&called(response, &steps, turn)) as f64),
+        TrajectoryMetric::StepLatency { step } => {
             most(spec, &trajectory, &steps, *step, "duration", |s| {
                 s.duration_ms
             })
         }
-        MetricKind::StepTokens { step } => {
+        TrajectoryMetric::StepTokens { step } => {
             most(spec, &trajectory, &steps, *step, "token count", |s| {
                 s.tokens().map(|t| t as f64)
             })
         }
-        _ => return None,
-    })
+    }
 }
 
 /// The tool calls scored: the answers' own when they report any (what the
@@ -261,14 +246,11 @@ fn same(a: &ToolCall, b: &ToolCall) -> bool {
 
 /// Why a trajectory metric scored as it did, in one line.
 pub(crate) fn explain(
-    spec: &MetricSpec,
+    kind: &TrajectoryMetric,
     sample: &Sample,
     response: &Response,
     turn: Option<usize>,
 ) -> Option<String> {
-    if !is_trajectory_metric(&spec.kind) {
-        return None;
-    }
     let trajectory = of(response);
     let steps: Vec<&Step> = trajectory
         .steps
@@ -286,8 +268,8 @@ pub(crate) fn explain(
                 .join(" → ")
         }
     };
-    Some(match &spec.kind {
-        MetricKind::TrajectoryMatch { mode, .. } => {
+    Some(match kind {
+        TrajectoryMetric::TrajectoryMatch { mode, .. } => {
             let calls = called(response, &steps, turn);
             let expected = sample.expected_tools.as_deref().unwrap_or_default();
             format!(
@@ -297,7 +279,7 @@ pub(crate) fn explain(
                 names(expected)
             )
         }
-        MetricKind::Steps { step } => {
+        TrajectoryMetric::Steps { step } => {
             let kinds: Vec<&str> = of_kind(&steps, *step)
                 .map(|s| match s.kind {
                     StepKind::Tool => s.name.as_str(),
@@ -306,7 +288,7 @@ pub(crate) fn explain(
                 .collect();
             format!("{} steps: {}", kinds.len(), kinds.join(" → "))
         }
-        MetricKind::RepeatedCalls => {
+        TrajectoryMetric::RepeatedCalls => {
             let calls = called(response, &steps, turn);
             let most = repeated_calls(&calls);
             match calls
@@ -321,11 +303,10 @@ pub(crate) fn explain(
                 None => "no tool call".into(),
             }
         }
-        MetricKind::StepLatency { step } => slowest(&steps, *step, |s| s.duration_ms, "ms"),
-        MetricKind::StepTokens { step } => {
+        TrajectoryMetric::StepLatency { step } => slowest(&steps, *step, |s| s.duration_ms, "ms"),
+        TrajectoryMetric::StepTokens { step } => {
             slowest(&steps, *step, |s| s.tokens().map(|t| t as f64), "tokens")
         }
-        _ => return None,
     })
 }
 

@@ -359,7 +359,6 @@ impl SampleRecord {
             Measure::LatencyMs => Some(self.latency_ms / runs),
             Measure::TtftMs => self.ttft_ms,
             Measure::CostUsd => self.cost_usd.map(|c| c / runs),
-            _ => None,
         }
     }
 }

@@ -338,10 +338,11 @@ fn finish(
 /// A `rubric(rubric_file = "...")` spec with its file read, once, here
 /// (relative to `base`): its text is what the judge sees for every sample.
 fn read_rubric_file(spec: &mut MetricSpec, base: &Path) -> Result<(), String> {
-    let MetricKind::Rubric {
+    use eval_datasets::metric::JudgedMetric;
+    let MetricKind::Judged(JudgedMetric::Rubric {
         text: None,
         file: Some(file),
-    } = &spec.kind
+    }) = &spec.kind
     else {
         return Ok(());
     };
@@ -354,10 +355,10 @@ fn read_rubric_file(spec: &mut MetricSpec, base: &Path) -> Result<(), String> {
                 path.display()
             )
         })?;
-    spec.kind = MetricKind::Rubric {
+    spec.kind = MetricKind::Judged(JudgedMetric::Rubric {
         text: Some(content),
         file: None,
-    };
+    });
     Ok(())
 }
 

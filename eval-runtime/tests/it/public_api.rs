@@ -10,7 +10,10 @@
 //! enums with their variants, traits with their methods, constants,
 //! statics, type aliases, macros and trait impls. An item declared `pub` in
 //! a private module is listed too: it is public API as soon as something
-//! re-exports it.
+//! re-exports it. An item marked `#[doc(hidden)]` is listed by its name
+//! only: it is the contract between this workspace's crates (the metric
+//! families' enums, which grow with each metric), not API for users, as
+//! `cargo public-api` leaves hidden items out.
 
 use std::path::{Path, PathBuf};
 
@@ -26,6 +29,13 @@ const CRATES: &[(&str, &str)] = &[
 
 fn tokens(t: &impl ToTokens) -> String {
     t.to_token_stream().to_string()
+}
+
+/// Whether `attrs` hold `#[doc(hidden)]`.
+fn is_hidden(attrs: &[syn::Attribute]) -> bool {
+    attrs
+        .iter()
+        .any(|a| a.path().is_ident("doc") && tokens(&a.meta).replace(' ', "") == "doc(hidden)")
 }
 
 fn is_pub(vis: &Visibility) -> bool {
@@ -110,6 +120,10 @@ fn list_items(items: &[Item], module: &str, file: &Path, out: &mut Vec<String>) 
                         out.push(format!("field {name}.{field}: {}", tokens(&f.ty)));
                     }
                 }
+            }
+            Item::Enum(e) if is_pub(&e.vis) && is_hidden(&e.attrs) => {
+                let name = at(&e.ident.to_string());
+                out.push(format!("enum {name} (hidden)"));
             }
             Item::Enum(e) if is_pub(&e.vis) => {
                 let name = at(&e.ident.to_string());

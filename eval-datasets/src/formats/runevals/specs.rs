@@ -126,7 +126,7 @@ pub fn specs(evaluators: &Map<String, Value>) -> Result<Vec<MetricSpec>, Evaluat
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metric::MetricKind;
+    use crate::metric::{MetricKind, TextMetric};
 
     fn evaluators(json: &str) -> Map<String, Value> {
         serde_json::from_str(json).unwrap()
@@ -145,17 +145,17 @@ mod tests {
         assert_eq!(got[0].name, "contains");
         assert_eq!(
             got[0].kind,
-            MetricKind::Contains {
+            MetricKind::Text(TextMetric::Contains {
                 case_sensitive: false
-            }
+            })
         );
         assert_eq!((got[0].op, got[0].threshold), (Op::AtLeast, 1.0));
         let got = specs(&evaluators(r#"{"ExactMatch": {"case_sensitive": true}}"#)).unwrap();
         assert_eq!(
             got[0].kind,
-            MetricKind::Contains {
+            MetricKind::Text(TextMetric::Contains {
                 case_sensitive: true
-            }
+            })
         );
     }
 

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use eval_datasets::metric::{MetricKind, MetricSpec};
+use eval_datasets::metric::{JudgedMetric, MetricKind, MetricSpec};
 
 use super::{is_model_based, versions};
 use crate::model::{EmbeddingsFingerprint, JudgeFingerprint, MetricVersions};
@@ -52,7 +52,7 @@ pub(crate) fn embeddings_fingerprint(
         .filter(|s| {
             matches!(
                 s.kind,
-                MetricKind::AnswerSimilarity | MetricKind::AnswerRelevancy
+                MetricKind::Judged(JudgedMetric::AnswerSimilarity | JudgedMetric::AnswerRelevancy)
             )
         })
         .map(|s| s.name.clone())

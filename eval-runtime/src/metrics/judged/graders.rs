@@ -235,7 +235,6 @@ pub(super) async fn rating(
                 ],
             )
         }
-        _ => return Err("this rating is not supported by this version".into()),
     };
     let judge = judge(services, name)?;
     let mut prompt = id.prompt(format!("Rate {what}. {RATING_REPLY}"));

@@ -14,7 +14,7 @@
 //! one table of them, and of each metric's scoring definition.
 
 use eval_datasets::Sample;
-use eval_datasets::metric::{MetricKind, MetricSpec};
+use eval_datasets::metric::{JudgedMetric, MetricKind, MetricSpec};
 use serde_json::Value;
 
 use crate::agent::Response;
@@ -112,46 +112,43 @@ const RATING_SIMILARITY: PromptVersion = PromptVersion::new("rating/similarity",
 /// (`None` for the others): the one table the metrics take their prompt
 /// versions from.
 pub(crate) fn versions(kind: &MetricKind) -> Option<JudgeVersions> {
-    use eval_datasets::metric::Rating;
-    let of = |prompts: &'static [PromptVersion]| {
-        Some(JudgeVersions {
-            prompts,
-            definition: 1,
-        })
-    };
     match kind {
-        MetricKind::Faithfulness => of(&[FAITHFULNESS]),
-        MetricKind::AnswerSimilarity => of(&[]),
-        MetricKind::ContextRecall => of(&[CONTEXT_REFERENCE]),
-        MetricKind::ContextPrecision => of(&[CONTEXT_REFERENCE]),
-        MetricKind::AnswerRelevancy => of(&[ANSWER_RELEVANCY]),
-        MetricKind::Hallucination => of(&[HALLUCINATION]),
-        MetricKind::Toxicity => of(&[TOXICITY_OPINIONS, TOXICITY_VERDICTS]),
-        MetricKind::Bias => of(&[BIAS_OPINIONS, BIAS_VERDICTS]),
-        MetricKind::Rubric { .. } => of(&[RUBRIC]),
-        MetricKind::Rating(Rating::Relevance) => of(&[RATING_RELEVANCE]),
-        MetricKind::Rating(Rating::Coherence) => of(&[RATING_COHERENCE]),
-        MetricKind::Rating(Rating::Groundedness) => of(&[RATING_GROUNDEDNESS]),
-        MetricKind::Rating(Rating::Similarity) => of(&[RATING_SIMILARITY]),
-        _ => None,
+        MetricKind::Judged(kind) => Some(judged_versions(kind)),
+        MetricKind::Text(_)
+        | MetricKind::Rank(_)
+        | MetricKind::Tools(_)
+        | MetricKind::Trajectory(_)
+        | MetricKind::Measured(_) => None,
+    }
+}
+
+/// [`versions`] of a judged metric.
+fn judged_versions(kind: &JudgedMetric) -> JudgeVersions {
+    use eval_datasets::metric::Rating;
+    let prompts: &'static [PromptVersion] = match kind {
+        JudgedMetric::Faithfulness => &[FAITHFULNESS],
+        JudgedMetric::AnswerSimilarity => &[],
+        JudgedMetric::ContextRecall => &[CONTEXT_REFERENCE],
+        JudgedMetric::ContextPrecision => &[CONTEXT_REFERENCE],
+        JudgedMetric::AnswerRelevancy => &[ANSWER_RELEVANCY],
+        JudgedMetric::Hallucination => &[HALLUCINATION],
+        JudgedMetric::Toxicity => &[TOXICITY_OPINIONS, TOXICITY_VERDICTS],
+        JudgedMetric::Bias => &[BIAS_OPINIONS, BIAS_VERDICTS],
+        JudgedMetric::Rubric { .. } => &[RUBRIC],
+        JudgedMetric::Rating(Rating::Relevance) => &[RATING_RELEVANCE],
+        JudgedMetric::Rating(Rating::Coherence) => &[RATING_COHERENCE],
+        JudgedMetric::Rating(Rating::Groundedness) => &[RATING_GROUNDEDNESS],
+        JudgedMetric::Rating(Rating::Similarity) => &[RATING_SIMILARITY],
+    };
+    JudgeVersions {
+        prompts,
+        definition: 1,
     }
 }
 
 /// Whether `spec` needs a judge or embeddings (and so async scoring).
 pub(crate) fn is_model_based(spec: &MetricSpec) -> bool {
-    matches!(
-        spec.kind,
-        MetricKind::Faithfulness
-            | MetricKind::AnswerSimilarity
-            | MetricKind::ContextRecall
-            | MetricKind::ContextPrecision
-            | MetricKind::AnswerRelevancy
-            | MetricKind::Hallucination
-            | MetricKind::Toxicity
-            | MetricKind::Bias
-            | MetricKind::Rubric { .. }
-            | MetricKind::Rating(_)
-    )
+    matches!(spec.kind, MetricKind::Judged(_))
 }
 
 /// What a sample lacks for a model-based metric *in this run's setup*,
@@ -168,7 +165,7 @@ pub(crate) fn missing_for_setup(
         .filter(|s| {
             matches!(
                 s.kind,
-                MetricKind::ContextRecall | MetricKind::ContextPrecision
+                MetricKind::Judged(JudgedMetric::ContextRecall | JudgedMetric::ContextPrecision)
             )
         })
         .find_map(|spec| context_setup(&spec.name, sample, services).err())
@@ -202,23 +199,29 @@ pub(super) fn context_setup<'a>(
 pub(crate) fn unavailable(spec: &MetricSpec, services: &Services) -> Option<String> {
     let judge_missing = matches!(services.judge, Err(ServiceError::NotConfigured { .. }));
     let embed_missing = matches!(services.embedder, Err(ServiceError::NotConfigured { .. }));
-    let needs_judge = matches!(
-        spec.kind,
-        MetricKind::Faithfulness
-            | MetricKind::AnswerRelevancy
-            | MetricKind::Hallucination
-            | MetricKind::Toxicity
-            | MetricKind::Bias
-            | MetricKind::Rubric { .. }
-            | MetricKind::Rating(_)
-    );
+    let MetricKind::Judged(kind) = &spec.kind else {
+        return None;
+    };
+    let needs_judge = match kind {
+        JudgedMetric::Faithfulness
+        | JudgedMetric::AnswerRelevancy
+        | JudgedMetric::Hallucination
+        | JudgedMetric::Toxicity
+        | JudgedMetric::Bias
+        | JudgedMetric::Rubric { .. }
+        | JudgedMetric::Rating(_) => true,
+        // Scored offline without a judge (or embeddings).
+        JudgedMetric::AnswerSimilarity
+        | JudgedMetric::ContextRecall
+        | JudgedMetric::ContextPrecision => false,
+    };
     if needs_judge && judge_missing {
         return Some(format!(
             "`{}` needs an LLM judge: set EVAL_JUDGE_URL (and EVAL_JUDGE_MODEL, EVAL_JUDGE_API_KEY or OPENAI_API_KEY)",
             spec.name
         ));
     }
-    if matches!(spec.kind, MetricKind::AnswerRelevancy) && embed_missing {
+    if *kind == JudgedMetric::AnswerRelevancy && embed_missing {
         return Some(format!(
             "`{}` needs embeddings: set EVAL_EMBED_URL and EVAL_EMBED_MODEL",
             spec.name
@@ -229,7 +232,7 @@ pub(crate) fn unavailable(spec: &MetricSpec, services: &Services) -> Option<Stri
 
 /// Scores a model-based metric.
 pub(crate) async fn score(
-    spec: &MetricSpec,
+    kind: &JudgedMetric,
     sample: &Sample,
     response: &Response,
     services: &Services,
@@ -239,21 +242,21 @@ pub(crate) async fn score(
     let mut raw = None;
     let mut reason = None;
     let why = &mut reason;
-    let (score, method) = match &spec.kind {
-        MetricKind::Faithfulness => (
+    let (score, method) = match kind {
+        JudgedMetric::Faithfulness => (
             faithfulness(sample, response, services, &mut usage, why).await,
             None,
         ),
-        MetricKind::AnswerSimilarity => {
+        JudgedMetric::AnswerSimilarity => {
             answer_similarity(sample, response, services, &mut embeddings).await
         }
-        MetricKind::ContextRecall => {
+        JudgedMetric::ContextRecall => {
             context_recall(sample, response, services, &mut usage, why).await
         }
-        MetricKind::ContextPrecision => {
+        JudgedMetric::ContextPrecision => {
             context_precision(sample, response, services, &mut usage, why).await
         }
-        MetricKind::AnswerRelevancy => (
+        JudgedMetric::AnswerRelevancy => (
             answer_relevancy(
                 sample,
                 response,
@@ -264,17 +267,17 @@ pub(crate) async fn score(
             .await,
             None,
         ),
-        MetricKind::Hallucination => (
+        JudgedMetric::Hallucination => (
             hallucination(sample, response, services, &mut usage, why).await,
             None,
         ),
-        MetricKind::Toxicity | MetricKind::Bias => {
-            let toxicity = matches!(spec.kind, MetricKind::Toxicity);
+        JudgedMetric::Toxicity | JudgedMetric::Bias => {
+            let toxicity = *kind == JudgedMetric::Toxicity;
             let share = opinions_flagged(toxicity, response, services, &mut usage, why).await;
             raw = share.as_ref().ok().copied();
             (share.map(|r| 1.0 - r), None)
         }
-        MetricKind::Rubric { text, file } => (
+        JudgedMetric::Rubric { text, file } => (
             rubric(
                 text.as_deref(),
                 file.as_deref(),
@@ -286,15 +289,11 @@ pub(crate) async fn score(
             .await,
             None,
         ),
-        MetricKind::Rating(kind) => {
+        JudgedMetric::Rating(kind) => {
             let rated = rating(*kind, sample, response, services, &mut usage, why).await;
             raw = rated.as_ref().ok().copied();
             (rated.map(|r| (r - 1.0) / 4.0), None)
         }
-        _ => (
-            Err(format!("`{}` is not model-based", spec.name).into()),
-            None,
-        ),
     };
     Scored {
         // A reason says why there is a score; an error says why not.
@@ -443,12 +442,12 @@ pub(super) fn judge_or_offline<'a>(
 #[cfg(test)]
 mod tests {
     use super::{string_similarity, versions};
-    use eval_datasets::metric::{MetricKind, MetricSpec};
+    use eval_datasets::metric::{JudgedMetric, MetricKind, MetricSpec, TextMetric};
 
     #[test]
     fn every_model_based_metric_has_its_versions_and_only_the_context_question_is_shared() {
         let mut tasks = std::collections::BTreeSet::new();
-        for entry in eval_datasets::metric::CATALOG {
+        for entry in eval_datasets::metric::catalog() {
             let Ok(spec) = MetricSpec::new(entry.name, &[], None) else {
                 continue;
             };
@@ -458,7 +457,7 @@ mod tests {
                 assert_eq!(v.definition, 1);
                 assert_eq!(
                     v.prompts.is_empty(),
-                    matches!(spec.kind, MetricKind::AnswerSimilarity),
+                    matches!(spec.kind, MetricKind::Judged(JudgedMetric::AnswerSimilarity)),
                     "{}",
                     entry.name
                 );
@@ -471,14 +470,14 @@ mod tests {
         // 1 + 1 (context precision and recall share it) + 1 + 1 + 2 + 2 + 1 + 4 ratings.
         assert_eq!(tasks.len(), 13, "{tasks:?}");
         assert_eq!(
-            versions(&MetricKind::ContextPrecision),
-            versions(&MetricKind::ContextRecall)
+            versions(&MetricKind::Judged(JudgedMetric::ContextPrecision)),
+            versions(&MetricKind::Judged(JudgedMetric::ContextRecall))
         );
         assert_eq!(
-            versions(&MetricKind::Faithfulness).unwrap().prompts[0].task,
+            versions(&MetricKind::Judged(JudgedMetric::Faithfulness)).unwrap().prompts[0].task,
             "faithfulness"
         );
-        assert_eq!(versions(&MetricKind::PartialMatch), None);
+        assert_eq!(versions(&MetricKind::Text(TextMetric::PartialMatch)), None);
     }
 
     #[test]

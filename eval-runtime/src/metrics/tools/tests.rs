@@ -3,7 +3,34 @@
 
 use super::*;
 use crate::model::is_tool_metric_name;
+use eval_datasets::metric::MetricKind;
 use serde_json::json;
+
+/// [`super::score`] of a spec: `None` for a metric of another family.
+fn score(
+    spec: &MetricSpec,
+    sample: &Sample,
+    response: &Response,
+    turn: Option<usize>,
+) -> Option<Result<f64, MetricError>> {
+    match &spec.kind {
+        MetricKind::Tools(kind) => Some(super::score(spec, kind, sample, response, turn)),
+        _ => None,
+    }
+}
+
+/// [`super::explain`] of a spec: `None` for a metric of another family.
+fn explain(
+    spec: &MetricSpec,
+    sample: &Sample,
+    response: &Response,
+    turn: Option<usize>,
+) -> Option<String> {
+    match &spec.kind {
+        MetricKind::Tools(kind) => super::explain(kind, sample, response, turn),
+        _ => None,
+    }
+}
 
 fn call(name: &str, args: Value) -> ToolCall {
     ToolCall::new(name).with_arguments(args)

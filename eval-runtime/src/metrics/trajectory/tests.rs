@@ -8,6 +8,33 @@ use serde_json::json;
 
 use super::*;
 use crate::model::{Step, TrajectorySource};
+use eval_datasets::metric::MetricKind;
+
+/// [`super::score`] of a spec: `None` for a metric of another family.
+fn score(
+    spec: &MetricSpec,
+    sample: &Sample,
+    response: &Response,
+    turn: Option<usize>,
+) -> Option<Result<f64, MetricError>> {
+    match &spec.kind {
+        MetricKind::Trajectory(kind) => Some(super::score(spec, kind, sample, response, turn)),
+        _ => None,
+    }
+}
+
+/// [`super::explain`] of a spec: `None` for a metric of another family.
+fn explain(
+    spec: &MetricSpec,
+    sample: &Sample,
+    response: &Response,
+    turn: Option<usize>,
+) -> Option<String> {
+    match &spec.kind {
+        MetricKind::Trajectory(kind) => super::explain(kind, sample, response, turn),
+        _ => None,
+    }
+}
 
 fn call(name: &str, args: serde_json::Value) -> ToolCall {
     ToolCall::new(name).with_arguments(args)
@@ -151,7 +178,7 @@ fn step_metrics_score_the_spans_steps() {
         step(StepKind::Llm, "demo-model", 1, 5.0, Some((300, 20))),
     ]);
     let sample = Sample::new("q").with_turns(["q1", "q2"]);
-    let score = |s: &MetricSpec, turn| super::score(s, &sample, &r, turn).unwrap().unwrap();
+    let score = |s: &MetricSpec, turn| score(s, &sample, &r, turn).unwrap().unwrap();
     let budget = Some((Op::AtMost, 8.0));
     assert_eq!(score(&spec("steps", &[], budget), None), 4.0);
     let tools_only = [("step", OptionValue::Str("tool".into()))];
@@ -165,7 +192,7 @@ fn step_metrics_score_the_spans_steps() {
     assert_eq!(score(&tokens, None), 320.0, "300 in + 20 out");
     assert_eq!(score(&tokens, Some(0)), 150.0);
     assert_eq!(
-        super::explain(&latency, &sample, &r, None).unwrap(),
+        explain(&latency, &sample, &r, None).unwrap(),
         "tool step `lookup` (turn 1): 40 ms"
     );
     // Tool calls come from the tool steps when the answer reports none.
@@ -173,16 +200,16 @@ fn step_metrics_score_the_spans_steps() {
     with_expected.expected_tools = Some(vec![call("lookup", json!({"id": "rag"}))]);
     let m = spec("trajectory_match", &[], None);
     assert_eq!(
-        super::score(&m, &with_expected, &r, None).unwrap().unwrap(),
+        self::score(&m, &with_expected, &r, None).unwrap().unwrap(),
         1.0
     );
     with_expected.expected_tools = Some(vec![call("lookup", json!({"id": "chunking"}))]);
     assert_eq!(
-        super::score(&m, &with_expected, &r, None).unwrap().unwrap(),
+        self::score(&m, &with_expected, &r, None).unwrap().unwrap(),
         0.0
     );
     assert_eq!(
-        super::explain(&m, &with_expected, &r, None).unwrap(),
+        explain(&m, &with_expected, &r, None).unwrap(),
         "strict match: called lookup; expected lookup"
     );
 }
@@ -191,7 +218,7 @@ fn step_metrics_score_the_spans_steps() {
 fn an_answer_without_spans_is_one_tool_step_per_call() {
     let r = Response::new("x").with_tool_calls([a(1), a(1), b(2)]);
     let sample = Sample::new("q");
-    let score = |s: &MetricSpec| super::score(s, &sample, &r, None).unwrap();
+    let score = |s: &MetricSpec| score(s, &sample, &r, None).unwrap();
     assert_eq!(
         score(&spec("steps", &[], Some((Op::AtMost, 8.0)))).unwrap(),
         3.0
@@ -254,8 +281,12 @@ fn every_metric_that_reads_the_trajectory_refuses_an_incomplete_trace() {
                 .then_some((Op::AtMost, 5.0))
                 .or((name == "repeated_calls").then_some((Op::AtMost, 1.0)));
             let spec = MetricSpec::new(name, &[], threshold).unwrap();
-            let result = crate::metrics::tools::score(&spec, &sample, &response, None)
-                .or_else(|| score(&spec, &sample, &response, None))
+            let result = match &spec.kind {
+                MetricKind::Tools(kind) => Some(crate::metrics::tools::score(
+                    &spec, kind, &sample, &response, None,
+                )),
+                _ => score(&spec, &sample, &response, None),
+            }
                 .unwrap_or_else(|| panic!("{name} is a tool or trajectory metric"));
             let e = result.expect_err(name);
             assert!(matches!(e, MetricError::Unscorable(_)), "{name}: {e}");
@@ -269,7 +300,10 @@ fn every_metric_that_reads_the_trajectory_refuses_an_incomplete_trace() {
     response.tool_calls = vec![call("lookup", json!({"query": "RAG"}))];
     for name in ["tool_called", "tool_correctness", "tool_call_f1"] {
         let spec = MetricSpec::new(name, &[], None).unwrap();
-        let got = crate::metrics::tools::score(&spec, &sample, &response, None).unwrap();
+        let MetricKind::Tools(kind) = &spec.kind else {
+            panic!("{name} is a tool metric")
+        };
+        let got = crate::metrics::tools::score(&spec, kind, &sample, &response, None);
         assert_eq!(got.unwrap(), 1.0, "{name}");
     }
 }

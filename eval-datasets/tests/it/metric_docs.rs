@@ -1,0 +1,57 @@
+//! The guide's metric table (`docs/src/metrics.md`) lists every metric of
+//! the catalogue, by its name in the first column of a row, and names no
+//! metric the catalogue does not have: a metric added without its row, or a
+//! row left behind by a removed metric, fails here.
+
+use std::path::Path;
+
+/// The names in the first column of the table under `# Metrics`.
+fn table_names(page: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    for line in page.lines().skip_while(|l| !l.starts_with("| metric | score")) {
+        if !line.starts_with('|') {
+            break;
+        }
+        let first = line.split('|').nth(1).unwrap_or("");
+        // `a` / `b`, `c`: every name in backquotes.
+        names.extend(
+            first
+                .split('`')
+                .skip(1)
+                .step_by(2)
+                .map(|n| n.trim().to_string())
+                .filter(|n| !n.is_empty()),
+        );
+    }
+    names
+}
+
+#[test]
+fn the_guides_metric_table_lists_exactly_the_catalogue() {
+    let page = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/src/metrics.md");
+    let page = std::fs::read_to_string(&page).unwrap();
+    let names = table_names(&page);
+    assert!(names.len() > 10, "the table was not found: {names:?}");
+    let missing: Vec<&str> = eval_datasets::metric::catalog()
+        .map(|m| m.name)
+        .filter(|n| !names.iter().any(|t| t == n))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/src/metrics.md's table has no row for {missing:?}"
+    );
+    let unknown: Vec<&String> = names
+        .iter()
+        .filter(|n| eval_datasets::metric::lookup(n).is_none())
+        .collect();
+    assert!(
+        unknown.is_empty(),
+        "docs/src/metrics.md's table names metrics the catalogue does not have: {unknown:?}"
+    );
+}
+
+#[test]
+fn the_table_reader_finds_what_a_row_names() {
+    let page = "# M\n\n| metric | score |\n|---|---|\n| `a` / `b` | x `y` |\n| `c`, `d` | z |\n\nafter `e`\n";
+    assert_eq!(table_names(page), ["a", "b", "c", "d"]);
+}
