@@ -36,6 +36,15 @@ pub struct Gate {
     /// (seed 000: exit 1 only when `ciGate: true`).
     #[serde(default = "yes", skip_serializing_if = "is_yes")]
     pub enforced: bool,
+    /// The scores of a metric the catalogue does not know by this name (a
+    /// user's metric, an external scorer, a named judged criterion), as its
+    /// definition declares them, when both ends are finite: what bounds its
+    /// interval. `None` for the catalogue's metrics (known by name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub range: Option<[f64; 2]>,
+    /// Whether that metric scores 1 or 0 only (its mean a pass rate).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pass_fail: bool,
 }
 
 impl Gate {
@@ -47,7 +56,21 @@ impl Gate {
             threshold: spec.threshold,
             stat: Stat::Mean,
             enforced: true,
+            range: None,
+            pass_fail: false,
         }
+        .scaled_as(spec)
+    }
+
+    /// The same gate on `spec`'s metric, with its declared scale when the
+    /// catalogue does not know the metric by its name.
+    pub(crate) fn scaled_as(mut self, spec: &MetricSpec) -> Self {
+        if eval_datasets::metric::lookup_named(&spec.name).is_none() {
+            let (min, max) = spec.range();
+            self.range = (min.is_finite() && max.is_finite()).then_some([min, max]);
+            self.pass_fail = spec.pass_fail();
+        }
+        self
     }
 
     /// The gate `gate` describes.
@@ -66,6 +89,8 @@ impl Gate {
             threshold,
             stat: Stat::Mean,
             enforced: true,
+            range: None,
+            pass_fail: false,
         }
     }
 
@@ -80,6 +105,16 @@ impl Gate {
     pub fn with_stat(mut self, stat: Stat) -> Self {
         self.stat = stat;
         self
+    }
+
+    /// The scale of the gate's metric: the one it declares, else its name's.
+    pub(crate) fn scale(&self) -> crate::stats::Scale {
+        use crate::stats::Scale;
+        match self.range {
+            _ if self.pass_fail => Scale::PassFail,
+            Some([min, max]) => Scale::of_range((min, max)),
+            None => Scale::of_metric(&self.metric),
+        }
     }
 
     /// What the engine measures for the gate's metric, if it is a measured one.

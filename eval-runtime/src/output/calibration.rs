@@ -273,9 +273,18 @@ pub(crate) fn spec_text(spec: &MetricSpec) -> String {
 /// A metric's options as resolved, every one with its default, as a
 /// calibration records them: two specs with the same text here score alike
 /// (`faithfulness` and `faithfulness()` both give `Faithfulness`; a rubric
-/// its text or file).
+/// its text or file). The metric within its family, as files written before
+/// the families were named it.
 pub(crate) fn spec_options(spec: &MetricSpec) -> String {
-    format!("{:?}", spec.kind)
+    use eval_datasets::metric::MetricKind;
+    match &spec.kind {
+        MetricKind::Text(k) => format!("{k:?}"),
+        MetricKind::Judged(k) => format!("{k:?}"),
+        MetricKind::Rank(k) => format!("Rank({k:?})"),
+        MetricKind::Tools(k) => format!("{k:?}"),
+        MetricKind::Trajectory(k) => format!("{k:?}"),
+        MetricKind::Measured(k) => format!("Measured({k:?})"),
+    }
 }
 
 /// Every readable calibration file in `dir` (at most [`MAX_FILES`] looked at).

@@ -415,7 +415,7 @@ impl GateJudge {
         m: &MetricTally,
         from_measured: Option<&(Measure, Vec<f64>, usize)>,
     ) -> GateResult {
-        let scale = Scale::of_metric(&gate.metric);
+        let scale = gate.scale();
         let (value, missing, over, interval) = match (from_measured, gate.measured()) {
             (Some((_, values, missing)), Some(_)) => (
                 gate.stat.of(values),

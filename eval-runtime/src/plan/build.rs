@@ -592,9 +592,12 @@ pub(crate) fn all_gates(
             .find(|s| {
                 s.name == gate.metric || (s.turn.is_none() && Some(s.info().name) == canonical)
             })
-            .map(|s| Gate {
-                metric: s.name.clone(),
-                ..gate.clone()
+            .map(|s| {
+                Gate {
+                    metric: s.name.clone(),
+                    ..gate.clone()
+                }
+                .scaled_as(s)
             })
     };
     let mut gates: Vec<Gate> = Vec::new();

@@ -37,6 +37,16 @@ impl Scale {
         }
     }
 
+    /// The scale of `spec`'s metric, as its definition declares it (a
+    /// metric whose name the catalogue does not know too).
+    pub(crate) fn of_spec(spec: &eval_datasets::metric::MetricSpec) -> Scale {
+        if spec.pass_fail() {
+            Scale::PassFail
+        } else {
+            Scale::of_range(spec.range())
+        }
+    }
+
     /// Values in `(min, max)`: bounded when both ends are finite.
     pub(crate) fn of_range((min, max): (f64, f64)) -> Scale {
         if min.is_finite() && max.is_finite() && min < max {
