@@ -7,9 +7,9 @@
 
 use std::fmt;
 
-use super::error::MetricSpecError;
-use super::options::{OptionValue, Resolved};
-use super::spec::MetricKind;
+// Through the module's face: the families, the options and the specs are
+// built from these definitions.
+use super::{Measure, MetricKind, MetricSpecError, OptionValue, Resolved};
 
 /// Comparison of a score against its threshold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -212,8 +212,6 @@ impl MetricInfo {
     }
 }
 
-pub use super::measured::Measure;
-
 /// Longest regex this version compiles, in bytes (the `regex` metric's
 /// `pattern`, or an expected answer used as one): checked before parsing,
 /// which for a multi-megabyte pattern allocates gigabytes before the
@@ -221,19 +219,9 @@ pub use super::measured::Measure;
 /// compiles within that limit, case-insensitively too.
 pub const MAX_REGEX_BYTES: usize = 16 * 1024;
 
-/// The families, in the order the docs and "known metrics" list them.
-static FAMILIES: [&[MetricInfo]; 6] = [
-    super::text::METRICS,
-    super::judged::METRICS,
-    super::retrieval::METRICS,
-    super::tools::METRICS,
-    super::trajectory::METRICS,
-    super::measured::METRICS,
-];
-
-/// Every metric this version can score.
+/// Every metric this version can score, family by family.
 pub fn catalog() -> impl Iterator<Item = &'static MetricInfo> {
-    FAMILIES.iter().flat_map(|family| family.iter())
+    super::FAMILIES.iter().flat_map(|family| family.iter())
 }
 
 /// The catalogue entry for `name` (or one of its aliases).

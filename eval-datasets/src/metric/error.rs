@@ -1,6 +1,6 @@
 //! What can be wrong with a metric spec, and where in the spec.
 
-use super::catalog::{Op, known_names};
+use super::{Op, known_names};
 use crate::suggest::did_you_mean;
 
 /// A spec that names no known metric or sets it up wrongly: what is wrong
@@ -262,7 +262,7 @@ fn unknown_tail(suggestion: Option<&'static str>) -> String {
 
 /// The scores a metric gives, in words.
 fn range_text(name: &str) -> &'static str {
-    match super::catalog::lookup(name.rsplit_once("@turn").map_or(name, |(b, _)| b)) {
+    match super::lookup(name.rsplit_once("@turn").map_or(name, |(b, _)| b)) {
         Some(info) if info.range().1.is_infinite() => "0 or more",
         _ => "between 0 and 1",
     }
@@ -270,7 +270,7 @@ fn range_text(name: &str) -> &'static str {
 
 /// A threshold to show in a message for a metric that has no default.
 fn example(name: &str) -> f64 {
-    super::catalog::lookup(name).map_or(1.0, |i| i.example_threshold())
+    super::lookup(name).map_or(1.0, |i| i.example_threshold())
 }
 
 fn better(op: Op) -> &'static str {

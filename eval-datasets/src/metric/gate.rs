@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use super::catalog::Measure;
+use super::measured::Measure;
 use super::error::{MetricSpecError, SpecErrorKind, SpecPart};
 use super::parse::parse_specs;
 use super::spec::{MetricDecl, MetricSpec};

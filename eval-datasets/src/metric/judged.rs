@@ -3,7 +3,7 @@
 
 use super::catalog::{MetricInfo, Need, OptionDef, Op, Threshold};
 use super::error::{MetricSpecError, SpecErrorKind};
-use super::spec::MetricKind;
+use super::MetricKind;
 
 /// A judged metric, with its options resolved.
 #[derive(Debug, Clone, PartialEq)]

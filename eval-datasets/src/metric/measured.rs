@@ -3,7 +3,7 @@
 //! No default threshold (a budget is the user's), lower is better, 0 and up.
 
 use super::catalog::{MetricInfo, Op, Threshold};
-use super::spec::MetricKind;
+use super::MetricKind;
 
 /// A quantity the engine measures for each sample rather than computes from
 /// its answer. Gates on them are judged over what was measured, whether or

@@ -29,18 +29,30 @@ mod tools;
 mod trajectory;
 
 pub use catalog::{
-    MAX_REGEX_BYTES, Measure, MetricInfo, Need, Op, OptionDef, OptionKind, Threshold, catalog,
+    MAX_REGEX_BYTES, MetricInfo, Need, Op, OptionDef, OptionKind, Threshold, catalog,
     known_names, lookup, lookup_named,
 };
 pub use error::{MetricSpecError, SpecErrorKind, SpecPart, SpecSyntaxError};
 pub use gate::{GateDecl, GateSpec, Stat, parse_gates, percentile};
 pub use judged::{JudgedMetric, Rating};
+pub use measured::Measure;
 pub use options::OptionValue;
+pub(crate) use options::Resolved;
 pub use parse::parse_specs;
 pub use spec::{DeclParts, MetricDecl, MetricKind, MetricSpec};
 pub use text::{CitationFormat, TextMetric};
 pub use tools::{ToolMetric, ToolPairing};
 pub use trajectory::{ArgsMatch, StepKind, TrajectoryMetric, TrajectoryMode};
+
+/// The families, in the order the docs and "known metrics" list them.
+static FAMILIES: [&[MetricInfo]; 6] = [
+    text::METRICS,
+    judged::METRICS,
+    retrieval::METRICS,
+    tools::METRICS,
+    trajectory::METRICS,
+    measured::METRICS,
+];
 
 /// Levenshtein distance (kept here for callers of `metric::edit_distance`;
 /// it lives in [`crate::suggest`]).

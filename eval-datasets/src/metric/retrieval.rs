@@ -3,7 +3,7 @@
 //! `metrics::rank`.
 
 use super::catalog::{MetricInfo, Need, Op, Threshold};
-use super::spec::MetricKind;
+use super::MetricKind;
 use crate::rank::RankMetric;
 
 macro_rules! rank {

@@ -2,7 +2,8 @@
 //! threshold, as the `#[eval_dataset]` macro checks them at compile time and
 //! the runtime scores them.
 
-use super::catalog::{Measure, MetricInfo, Need, Op, known_names, lookup};
+use super::catalog::{MetricInfo, Need, Op, known_names, lookup};
+use super::measured::Measure;
 use super::error::{MetricSpecError, SpecErrorKind, SpecPart};
 use super::judged::JudgedMetric;
 use super::options::{OptionValue, Resolved};

@@ -4,7 +4,7 @@
 use super::catalog::{MAX_REGEX_BYTES, MetricInfo, Need, OptionDef, Op, Threshold};
 use super::error::{MetricSpecError, SpecErrorKind};
 use super::options::Resolved;
-use super::spec::MetricKind;
+use super::MetricKind;
 
 /// A metric of the answer's text, with its options resolved.
 #[derive(Debug, Clone, PartialEq)]

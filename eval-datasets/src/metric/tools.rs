@@ -3,7 +3,7 @@
 //! eval-runtime's `metrics::tools`.
 
 use super::catalog::{MetricInfo, Need, OptionDef, Op, Threshold};
-use super::spec::MetricKind;
+use super::MetricKind;
 
 /// A tool-call metric, with its options resolved.
 #[derive(Debug, Clone, PartialEq)]

@@ -5,7 +5,7 @@
 use super::catalog::{MetricInfo, Need, OptionDef, Op, Threshold};
 use super::error::MetricSpecError;
 use super::options::Resolved;
-use super::spec::MetricKind;
+use super::MetricKind;
 
 /// A trajectory metric, with its options resolved.
 #[derive(Debug, Clone, PartialEq)]
