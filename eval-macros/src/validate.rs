@@ -143,7 +143,11 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
                 stat
             }
         };
-        let checked = check_metric(&g.metric, stat.filter(|s| s.over_runs().is_some()), &mut errors);
+        let checked = check_metric(
+            &g.metric,
+            stat.filter(|s| s.over_runs().is_some()),
+            &mut errors,
+        );
         if let (Some(stat), Some(checked)) = (stat, checked) {
             let key = (stat, lookup(&checked.name).map(|i| i.name));
             if gates
@@ -587,8 +591,9 @@ fn check_metric(
         .map(|(k, v)| (k.as_str(), v.clone()))
         .collect();
     let checked = match over_runs {
-        Some(stat) => eval_datasets::metric::GateSpec::over_runs_of(stat, &name, &opts, bound)
-            .map(|_| ()),
+        Some(stat) => {
+            eval_datasets::metric::GateSpec::over_runs_of(stat, &name, &opts, bound).map(|_| ())
+        }
         None => MetricSpec::new(&name, &opts, bound).map(|_| ()),
     };
     match checked {

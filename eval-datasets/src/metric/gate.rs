@@ -9,8 +9,8 @@ use std::fmt;
 
 use super::catalog::{Measure, MetricInfo, Op, lookup};
 use super::error::{MetricSpecError, SpecErrorKind, SpecPart};
-use super::parse::parse_specs;
 use super::options::OptionValue;
+use super::parse::parse_specs;
 use super::spec::{MetricDecl, MetricSpec};
 
 /// The statistic a gate holds to its threshold.
@@ -111,8 +111,7 @@ impl fmt::Display for Stat {
 /// The k of `pass@k`: 1 to [`MAX_REPEAT`](crate::repeat::MAX_REPEAT), no
 /// leading zero.
 fn runs_k(digits: &str) -> Option<u32> {
-    if digits.is_empty() || digits.starts_with('0') || !digits.bytes().all(|b| b.is_ascii_digit())
-    {
+    if digits.is_empty() || digits.starts_with('0') || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
     digits
@@ -389,7 +388,11 @@ fn split_stat(part: &str) -> Result<(Stat, String, String), MetricSpecError> {
             SpecPart::Name,
         )
     })?;
-    Ok((stat, inner.trim().to_string(), rest[close + 1..].to_string()))
+    Ok((
+        stat,
+        inner.trim().to_string(),
+        rest[close + 1..].to_string(),
+    ))
 }
 
 /// The index in `rest` (the text after an opening parenthesis) of the
@@ -516,7 +519,9 @@ mod tests {
         assert_eq!(Stat::parse("pass_at_3"), Some(Stat::PassAt(3)));
         assert_eq!(Stat::parse("pass^2"), Some(Stat::PassHat(2)));
         assert_eq!(Stat::parse("pass_hat_100"), Some(Stat::PassHat(100)));
-        for bad in ["pass@0", "pass@", "pass@03", "pass@101", "pass@-1", "pass^x", "pass_at3", "pass"] {
+        for bad in [
+            "pass@0", "pass@", "pass@03", "pass@101", "pass@-1", "pass^x", "pass_at3", "pass",
+        ] {
             assert_eq!(Stat::parse(bad), None, "{bad}");
         }
         assert_eq!(Stat::PassAt(3).to_string(), "pass@3");
@@ -526,7 +531,10 @@ mod tests {
         assert_eq!(Stat::PassAt(3).of(&[1.0, 0.5]), Some(0.75));
         let json = serde_json::to_string(&Stat::PassHat(4)).unwrap();
         assert_eq!(json, "\"pass^4\"");
-        assert_eq!(serde_json::from_str::<Stat>(&json).unwrap(), Stat::PassHat(4));
+        assert_eq!(
+            serde_json::from_str::<Stat>(&json).unwrap(),
+            Stat::PassHat(4)
+        );
     }
 
     #[test]
@@ -556,7 +564,10 @@ mod tests {
             ]
         );
         assert_eq!(gates[0].stat, Stat::PassAt(3));
-        assert_eq!((gates[0].spec.op, gates[0].spec.threshold), (Op::AtLeast, 0.9));
+        assert_eq!(
+            (gates[0].spec.op, gates[0].spec.threshold),
+            (Op::AtLeast, 0.9)
+        );
         assert_eq!(
             gates[2].spec.kind,
             MetricKind::Contains {
@@ -579,7 +590,10 @@ mod tests {
             ("pass@3(contains) >= 1.5", "e.g. `pass@3(contains) >= 0.9`"),
             ("pass@3(contains) >= x", "give its minimum"),
             ("pass@3(contans) >= 0.9", "unknown metric `contans`"),
-            ("pass@3(contains(case = true)) >= 0.9", "has no option `case`"),
+            (
+                "pass@3(contains(case = true)) >= 0.9",
+                "has no option `case`",
+            ),
         ] {
             let e = parse_gates(bad).unwrap_err().to_string();
             assert!(e.contains(msg), "{bad}: {e}");

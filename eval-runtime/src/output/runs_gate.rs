@@ -125,7 +125,10 @@ mod tests {
         t.add("c", 3, Some(0));
         let g = t.judge(Stat::PassAt(3), 3);
         let e = g.error.unwrap();
-        assert!(e.starts_with("1 sample(s) ran fewer than 3 times (`b`; fewest 2)"), "{e}");
+        assert!(
+            e.starts_with("1 sample(s) ran fewer than 3 times (`b`; fewest 2)"),
+            "{e}"
+        );
         assert!(e.contains("set `repeat = N` with N ≥ 3"), "{e}");
         // pass@2 of the same samples: every one ran twice at least.
         let g = t.judge(Stat::PassAt(2), 2);
@@ -137,7 +140,10 @@ mod tests {
         assert!(i.low < 2.0 / 3.0 && 2.0 / 3.0 < i.high, "{i:?}");
         t.add("d", 3, None);
         let e = t.judge(Stat::PassHat(2), 2).error.unwrap();
-        assert!(e.contains("(`d`; results written by an earlier version)"), "{e}");
+        assert!(
+            e.contains("(`d`; results written by an earlier version)"),
+            "{e}"
+        );
         let ids = named(["a", "b", "c", "d", "e", "f", "g"].into_iter(), 7);
         assert_eq!(ids, "`a`, `b`, `c`, `d`, `e`, and 2 more");
     }

@@ -29,11 +29,11 @@ use std::collections::BTreeMap;
 
 use eval_datasets::metric::{Measure, Stat};
 
-use super::runs_gate::RunTally;
 use super::results::{
     DatasetSummary, DatasetTerms, FORMAT_VERSION, Gate, GateResult, MetricSummary, Results,
     SampleRecord, UsageTotals, Verdict, now_unix, total_usage,
 };
+use super::runs_gate::RunTally;
 use crate::model::Usage;
 use crate::stats::{
     Decision, Design, Interval, Level, MeanTally, Method, OnInconclusive, Scale, mean_interval,

@@ -98,7 +98,10 @@ mod tests {
     fn estimators_match_human_eval_and_tau_bench() {
         for (n, c, k, at, hat) in TABLE {
             let got = pass_at_k(n, c, k).unwrap();
-            assert!((got - at).abs() <= 1e-12, "pass@{k} of {c}/{n}: {got} vs {at}");
+            assert!(
+                (got - at).abs() <= 1e-12,
+                "pass@{k} of {c}/{n}: {got} vs {at}"
+            );
             let got = pass_hat_k(n, c, k).unwrap();
             // Relative: 1.65e-11 must not pass as 0.
             let off = if hat == 0.0 { got } else { got / hat - 1.0 };
@@ -151,7 +154,10 @@ mod tests {
         let scale = Scale::of_range((0.0, 1.0));
         let (mut sum, mut squares, mut covered) = (0.0, 0.0, 0u64);
         for _ in 0..trials {
-            let values: Vec<f64> = draw().iter().map(|c| over_runs(stat, n, *c).unwrap()).collect();
+            let values: Vec<f64> = draw()
+                .iter()
+                .map(|c| over_runs(stat, n, *c).unwrap())
+                .collect();
             let value = stat.of(&values).unwrap();
             let interval = mean_interval(&values, scale, Design::fixed(values.len())).unwrap();
             sum += value;
@@ -196,7 +202,10 @@ mod tests {
                 ci.high
             );
             // Within 4 standard errors (a fixed seed: this is not flaky).
-            assert!((mean - truth).abs() <= 4.0 * se, "{stat}: {mean} vs {truth} (se {se})");
+            assert!(
+                (mean - truth).abs() <= 4.0 * se,
+                "{stat}: {mean} vs {truth} (se {se})"
+            );
             assert!(coverage >= 0.95, "{stat}: coverage {coverage}");
         }
         // Fixed probabilities: each sample's estimate is unbiased for its
@@ -213,7 +222,10 @@ mod tests {
                 1.96 * se,
                 covered as f64 / trials as f64
             );
-            assert!((mean - truth).abs() <= 4.0 * se, "{stat}: {mean} vs {truth} (se {se})");
+            assert!(
+                (mean - truth).abs() <= 4.0 * se,
+                "{stat}: {mean} vs {truth} (se {se})"
+            );
         }
         // The plug-in (c/n)^k is biased: its mean is off by many standard
         // errors, which the same simulation can see.

@@ -109,7 +109,8 @@ fn pass_at_k_and_pass_hat_k_gate_repeated_runs() {
     // The point estimate decides an inconclusive gate by default.
     assert!(g[0].passed && !g[1].passed && g[2].passed);
     assert!(
-        g[1].to_string().starts_with("pass^2 contains = 0.2917 (95% interval "),
+        g[1].to_string()
+            .starts_with("pass^2 contains = 0.2917 (95% interval "),
         "{}",
         g[1]
     );
@@ -120,9 +121,15 @@ fn pass_at_k_and_pass_hat_k_gate_repeated_runs() {
     let spread = coin.metrics[0].spread.unwrap();
     assert_eq!((spread.runs, spread.passes), (4, Some(2)));
     let json = std::fs::read_to_string(&path).unwrap();
-    assert!(json.contains("\"stat\":\"pass^2\""), "the statistic by name");
+    assert!(
+        json.contains("\"stat\":\"pass^2\""),
+        "the statistic by name"
+    );
     assert!(json.contains("\"stat\":\"pass@2\""));
-    assert_eq!(results.datasets, out.datasets, "recomputed from the records alike");
+    assert_eq!(
+        results.datasets, out.datasets,
+        "recomputed from the records alike"
+    );
     let text = eval_runtime::results::summary_text(&results, eval_runtime::Paint::plain());
     assert!(text.contains("pass^2 contains = 0.2917"), "{text}");
     // `report diff` of the run against itself names the gates too.
