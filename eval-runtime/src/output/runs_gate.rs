@@ -147,4 +147,43 @@ mod tests {
         let ids = named(["a", "b", "c", "d", "e", "f", "g"].into_iter(), 7);
         assert_eq!(ids, "`a`, `b`, `c`, `d`, `e`, and 2 more");
     }
+
+    #[test]
+    fn a_results_file_judges_pass_gates_from_its_records() {
+        use std::collections::BTreeMap;
+
+        use crate::output::results::{DatasetTerms, Gate, Results, Verdict};
+        use crate::output::test_record as record;
+
+        // One run each (no `repeat`): pass@1 is the pass rate; pass@2
+        // cannot be judged, and says which samples and what to change.
+        let records = vec![
+            record("qa", "a", Verdict::Pass),
+            record("qa", "b", Verdict::Fail),
+        ];
+        let gate = |stat| Gate::new("contains", eval_datasets::Op::AtLeast, 0.4).with_stat(stat);
+        let terms = BTreeMap::from([(
+            "qa".to_string(),
+            DatasetTerms::new(
+                Some(2),
+                vec![gate(Stat::PassAt(1)), gate(Stat::PassAt(2))],
+                false,
+            ),
+        )]);
+        let results = Results::new("evals", records, &terms);
+        let gates: Vec<_> = results.datasets[0].metrics[0].gates().collect();
+        assert_eq!(gates[0].margin.map(|m| m + 0.4), Some(0.5));
+        assert_eq!(gates[0].error, None);
+        let short = gates[1];
+        assert!(short.judged && !short.passed && short.decision.is_none());
+        assert_eq!(short.margin, None);
+        let shown = short.to_string();
+        assert!(
+            shown.starts_with(
+                "pass@2(contains) >= 0.4 missed: cannot be judged: 2 sample(s) ran fewer than 2 times (`a`, `b`; fewest 1)"
+            ),
+            "{shown}"
+        );
+        assert_eq!(results.failed_gates().len(), 1);
+    }
 }
