@@ -16,8 +16,9 @@
 //! interval for a score in a known range, Student's t for a value without
 //! one; with a cluster field, Student's t on the CR1 cluster-robust
 //! standard error, never narrower than the betting interval of the cluster
-//! means), a percentile's from order statistics. A `pass@k` or `pass^k` gate keeps
-//! each sample's runs and how many passed instead (`runs_gate.rs`). Whether an inconclusive gate is met is the dataset's
+//! means), a percentile's from order statistics. A `pass@k` or `pass^k`
+//! gate keeps each sample's runs and how many passed instead
+//! (`runs_gate.rs`). Whether an inconclusive gate is met is the dataset's
 //! [`OnInconclusive`] setting.
 //!
 //! No sample is left out of a metric's figures: one that could not be
