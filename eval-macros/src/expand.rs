@@ -51,7 +51,9 @@ pub fn expand(c: Checked) -> TokenStream {
     let gates = c.gates.iter().map(|(stat, m)| {
         let stat = match stat {
             Stat::Percentile(p) => quote!(::eval_runtime::__private::Stat::Percentile(#p)),
-            _ => quote!(::eval_runtime::__private::Stat::Mean),
+            Stat::PassAt(k) => quote!(::eval_runtime::__private::Stat::PassAt(#k)),
+            Stat::PassHat(k) => quote!(::eval_runtime::__private::Stat::PassHat(#k)),
+            Stat::Mean => quote!(::eval_runtime::__private::Stat::Mean),
         };
         let metric = decl(m);
         quote! {

@@ -123,7 +123,7 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
             }
             seen.push(info.name);
         }
-        if let Some(checked) = check_metric(m, &mut errors) {
+        if let Some(checked) = check_metric(m, None, &mut errors) {
             metrics.push(checked);
         }
     }
@@ -143,7 +143,11 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
                 stat
             }
         };
-        let checked = check_metric(&g.metric, &mut errors);
+        let checked = check_metric(
+            &g.metric,
+            stat.filter(|s| s.over_runs().is_some()),
+            &mut errors,
+        );
         if let (Some(stat), Some(checked)) = (stat, checked) {
             let key = (stat, lookup(&checked.name).map(|i| i.name));
             if gates
@@ -552,7 +556,14 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
 
 /// One `name(options) >= x`, checked: a known metric, its options, the
 /// direction and range of its threshold. `None` after pushing the errors.
-fn check_metric(m: &MetricArg, errors: &mut Vec<syn::Error>) -> Option<CheckedMetric> {
+/// Checks a metric as written: a metric of the list, or the metric a gate
+/// is on; `over_runs` a `pass@k`/`pass^k` statistic, whose bound is the
+/// gate's share, not the metric's threshold.
+fn check_metric(
+    m: &MetricArg,
+    over_runs: Option<Stat>,
+    errors: &mut Vec<syn::Error>,
+) -> Option<CheckedMetric> {
     let name = m.name.to_string();
     let mut options = Vec::new();
     for (key, lit) in &m.options {
@@ -579,8 +590,14 @@ fn check_metric(m: &MetricArg, errors: &mut Vec<syn::Error>) -> Option<CheckedMe
         .iter()
         .map(|(k, v)| (k.as_str(), v.clone()))
         .collect();
-    match MetricSpec::new(&name, &opts, bound) {
-        Ok(_) => Some(CheckedMetric {
+    let checked = match over_runs {
+        Some(stat) => {
+            eval_datasets::metric::GateSpec::over_runs_of(stat, &name, &opts, bound).map(|_| ())
+        }
+        None => MetricSpec::new(&name, &opts, bound).map(|_| ()),
+    };
+    match checked {
+        Ok(()) => Some(CheckedMetric {
             name,
             options,
             bound,

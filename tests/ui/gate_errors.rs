@@ -19,4 +19,17 @@ async fn stats(_sample: &Sample) -> Response {
     Response::new("x")
 }
 
+// pass@k and pass^k are `pass_at_k` / `pass_hat_k` in the attribute (the
+// first compiles); a measured quantity has none, and the bound is a share
+// from 0 to 1, a minimum.
+#[eval_dataset("../../../../tests/ui/data/ok.jsonl", metrics(contains), repeat = 3, gate(pass_at_3(contains) >= 0.9, pass_hat_2(contains) >= 0.5))]
+async fn runs(_sample: &Sample) -> Response {
+    Response::new("x")
+}
+
+#[eval_dataset("../../../../tests/ui/data/ok.jsonl", metrics(contains), repeat = 3, gate(pass_at_3(latency_ms) >= 0.9, pass_hat_2(contains) <= 0.5, pass_at_0(contains) >= 0.5))]
+async fn bad_runs(_sample: &Sample) -> Response {
+    Response::new("x")
+}
+
 fn main() {}

@@ -151,9 +151,12 @@ impl ManifestDataset {
         use crate::metric::{JudgedMetric, Need};
         let mut needs: Vec<Need> = spec.needs().to_vec();
         let extra: &[Need] = match spec.kind {
-            MetricKind::Judged(JudgedMetric::Faithfulness) | MetricKind::Judged(JudgedMetric::Hallucination) => &[Need::Context],
+            MetricKind::Judged(JudgedMetric::Faithfulness)
+            | MetricKind::Judged(JudgedMetric::Hallucination) => &[Need::Context],
             MetricKind::Judged(JudgedMetric::ContextPrecision) => &[Need::Context, Need::Expected],
-            MetricKind::Judged(JudgedMetric::ContextRecall) => &[Need::Context, Need::ReferenceContexts],
+            MetricKind::Judged(JudgedMetric::ContextRecall) => {
+                &[Need::Context, Need::ReferenceContexts]
+            }
             _ => &[],
         };
         for n in extra {

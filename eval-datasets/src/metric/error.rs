@@ -89,9 +89,31 @@ pub enum SpecErrorKind {
     },
     /// A gate's statistic that is not one (`p955(latency_ms)`).
     #[error(
-        "`{name}` is not a statistic: expected `mean` or `p1` … `p99` (e.g. `p95(latency_ms) <= 3000`)"
+        "`{name}` is not a statistic: expected `mean`, `p1` … `p99` (e.g. `p95(latency_ms) <= 3000`), `pass@K` or `pass^K` with K from 1 to {} (`pass_at_K`, `pass_hat_K`; e.g. `pass@3(contains) >= 0.9`)",
+        crate::repeat::MAX_REPEAT
     )]
     UnknownStat {
+        /// The metric as written.
+        name: String,
+    },
+    /// `pass@k` or `pass^k` of a measured quantity, which has no pass or
+    /// fail per run.
+    #[error(
+        "`{stat}({metric})`: `{metric}` is measured, not passed or failed per run, so it has no {stat}; gate a percentile instead, e.g. `p95({metric}) <= 3000`"
+    )]
+    PassOfMeasured {
+        /// The statistic as written (`pass@3`).
+        stat: String,
+        /// The metric.
+        metric: &'static str,
+    },
+    /// `pass@k` or `pass^k` without a bound `>= x`, x from 0 to 1.
+    #[error(
+        "`{stat}({name})` is a share of samples from 0 to 1, better when higher: give its minimum after the parentheses, e.g. `{stat}({name}) >= 0.9`"
+    )]
+    PassBound {
+        /// The statistic as written (`pass@3`).
+        stat: String,
         /// The metric as written.
         name: String,
     },

@@ -1,12 +1,16 @@
 //! Gates: a statistic of a metric over a dataset's samples, held to a
 //! threshold — `partial_match >= 0.7` (the mean), `mean(cost_usd) <= 0.01`,
-//! `p95(latency_ms) <= 3000`. Parsed here once, for the attribute (at
-//! compile time), the harness, manifests and the `evals` command.
+//! `p95(latency_ms) <= 3000`, and over each sample's repeated runs
+//! `pass@3(contains) >= 0.9` / `pass^3(contains) >= 0.7`. Parsed here once,
+//! for the attribute (at compile time), the harness, manifests and the
+//! `evals` command.
 
 use std::fmt;
 
-use super::measured::Measure;
+use super::catalog::{MetricInfo, Op, lookup};
 use super::error::{MetricSpecError, SpecErrorKind, SpecPart};
+use super::measured::Measure;
+use super::options::OptionValue;
 use super::parse::parse_specs;
 use super::spec::{MetricDecl, MetricSpec};
 
@@ -19,13 +23,38 @@ pub enum Stat {
     /// The `p`-th percentile (1–99) over the scored samples: see
     /// [`percentile`] for the definition.
     Percentile(u8),
+    /// pass@k over each sample's repeated runs (`repeat`): the chance that
+    /// at least one of k runs drawn from the sample's n passes the metric's
+    /// per-sample threshold, estimated without bias from the c that passed,
+    /// `1 − C(n−c, k)/C(n, k)` (Chen et al., "Evaluating Large Language
+    /// Models Trained on Code", 2021, §2.1), then averaged over the samples.
+    /// Written `pass@k` or `pass_at_k` (the attribute takes only the
+    /// latter: `@` is not part of a Rust name).
+    PassAt(u32),
+    /// pass^k over each sample's repeated runs: the chance that all k runs
+    /// drawn from the sample's n pass, `C(c, k)/C(n, k)` (Yao et al.,
+    /// "τ-bench", 2024, §3), averaged over the samples. Written `pass^k` or
+    /// `pass_hat_k`.
+    PassHat(u32),
 }
 
 impl Stat {
-    /// `mean`, or `p1` … `p99` (`p50` is the median).
+    /// `mean`, `p1` … `p99` (`p50` is the median), `pass@k` / `pass_at_k`
+    /// or `pass^k` / `pass_hat_k` (k from 1 to
+    /// [`MAX_REPEAT`](crate::repeat::MAX_REPEAT)).
     pub fn parse(name: &str) -> Option<Stat> {
         if name == "mean" {
             return Some(Stat::Mean);
+        }
+        for (prefix, stat) in [
+            ("pass@", Stat::PassAt as fn(u32) -> Stat),
+            ("pass_at_", Stat::PassAt),
+            ("pass^", Stat::PassHat),
+            ("pass_hat_", Stat::PassHat),
+        ] {
+            if let Some(digits) = name.strip_prefix(prefix) {
+                return runs_k(digits).map(stat);
+            }
         }
         let digits = name.strip_prefix('p')?;
         if digits.is_empty()
@@ -40,13 +69,26 @@ impl Stat {
         }
     }
 
-    /// The statistic of `values` (in any order; `None` when empty).
+    /// For `pass@k` and `pass^k`, the k: the statistic is over each
+    /// sample's repeated runs, and needs k of them at least.
+    pub fn over_runs(self) -> Option<u32> {
+        match self {
+            Stat::PassAt(k) | Stat::PassHat(k) => Some(k),
+            Stat::Mean | Stat::Percentile(_) => None,
+        }
+    }
+
+    /// The statistic of `values` (in any order; `None` when empty). For
+    /// `pass@k` and `pass^k`, `values` are the samples' own estimates, and
+    /// the statistic is their mean.
     pub fn of(self, values: &[f64]) -> Option<f64> {
         if values.is_empty() {
             return None;
         }
         Some(match self {
-            Stat::Mean => values.iter().sum::<f64>() / values.len() as f64,
+            Stat::Mean | Stat::PassAt(_) | Stat::PassHat(_) => {
+                values.iter().sum::<f64>() / values.len() as f64
+            }
             Stat::Percentile(p) => {
                 let mut sorted = values.to_vec();
                 sorted.sort_by(f64::total_cmp);
@@ -61,8 +103,22 @@ impl fmt::Display for Stat {
         match self {
             Stat::Mean => f.write_str("mean"),
             Stat::Percentile(p) => write!(f, "p{p}"),
+            Stat::PassAt(k) => write!(f, "pass@{k}"),
+            Stat::PassHat(k) => write!(f, "pass^{k}"),
         }
     }
+}
+
+/// The k of `pass@k`: 1 to [`MAX_REPEAT`](crate::repeat::MAX_REPEAT), no
+/// leading zero.
+fn runs_k(digits: &str) -> Option<u32> {
+    if digits.is_empty() || digits.starts_with('0') || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits
+        .parse::<u32>()
+        .ok()
+        .filter(|k| (1..=crate::repeat::MAX_REPEAT).contains(k))
 }
 
 impl serde::Serialize for Stat {
@@ -76,7 +132,7 @@ impl<'de> serde::Deserialize<'de> for Stat {
         let text = String::deserialize(d)?;
         Stat::parse(&text).ok_or_else(|| {
             serde::de::Error::custom(format!(
-                "`{text}` is not a statistic: expected mean or p1..p99"
+                "`{text}` is not a statistic: expected mean, p1..p99, pass@K or pass^K"
             ))
         })
     }
@@ -119,6 +175,60 @@ impl GateSpec {
         GateSpec { stat, spec }
     }
 
+    /// A `pass@k` or `pass^k` gate (`stat`) on `spec`'s metric: a run of a
+    /// sample passes when its score meets `spec`'s per-sample threshold
+    /// (the one the dataset is scored with, at run time), and the gate holds
+    /// the mean over samples to `bound`, a share from 0 to 1 that must be
+    /// at least something (`>= 0.9`). A measured quantity (`latency_ms`...)
+    /// has no pass or fail per run: refused.
+    pub fn over_runs(
+        stat: Stat,
+        mut spec: MetricSpec,
+        bound: Option<(Op, f64)>,
+    ) -> Result<GateSpec, MetricSpecError> {
+        let info = spec.info();
+        if info.measured().is_some() {
+            return Err(MetricSpecError(
+                SpecErrorKind::PassOfMeasured {
+                    stat: stat.to_string(),
+                    metric: info.name,
+                },
+                SpecPart::Name,
+            ));
+        }
+        match bound {
+            Some((Op::AtLeast, t)) if (0.0..=1.0).contains(&t) => {
+                spec.op = Op::AtLeast;
+                spec.threshold = t;
+                Ok(GateSpec { stat, spec })
+            }
+            _ => Err(MetricSpecError(
+                SpecErrorKind::PassBound {
+                    stat: stat.to_string(),
+                    name: spec.name.clone(),
+                },
+                match bound {
+                    Some((Op::AtMost, _)) => SpecPart::Op,
+                    _ => SpecPart::Threshold,
+                },
+            )),
+        }
+    }
+
+    /// [`over_runs`](Self::over_runs) for a metric as declared: its name
+    /// (`contains`, `contains@turn2`), options and the gate's bound.
+    pub fn over_runs_of(
+        stat: Stat,
+        name: &str,
+        options: &[(&str, OptionValue)],
+        bound: Option<(Op, f64)>,
+    ) -> Result<GateSpec, MetricSpecError> {
+        // The metric's own threshold does not matter here (each run is
+        // judged by the dataset's): any its range holds.
+        let own = base_info(name).map(|info| (info.op, any_threshold(info)));
+        GateSpec::over_runs(stat, MetricSpec::new(name, options, own)?, bound)
+    }
+
     /// Whether the gate is judged over what the engine measured
     /// (`latency_ms`, `ttft_ms`, `cost_usd`): then the dataset need not be
     /// scored with the metric.
@@ -149,8 +259,47 @@ pub struct GateDecl {
 impl GateDecl {
     /// Resolves the declaration (the macro already checked it with the same code).
     pub fn to_gate(&self) -> Result<GateSpec, MetricSpecError> {
+        if self.stat.over_runs().is_some() {
+            let m = &self.metric;
+            return GateSpec::over_runs_of(self.stat, m.name, m.options, m.bound);
+        }
         Ok(GateSpec::new(self.stat, self.metric.to_spec()?))
     }
+}
+
+/// The catalogue entry of `name`, or of the metric `name@turn<n>` scores.
+fn base_info(name: &str) -> Option<&'static MetricInfo> {
+    lookup(name).or_else(|| lookup(name.rsplit_once("@turn")?.0))
+}
+
+/// A threshold `info`'s metric takes: its default, else its example.
+fn any_threshold(info: &MetricInfo) -> f64 {
+    info.example_threshold()
+}
+
+/// A `pass@k(metric) >= x` gate from its parts as written: `inner` the
+/// metric (with options), `rest` the bound after the parentheses.
+fn runs_gate(stat: Stat, inner: &str, rest: &str) -> Result<GateSpec, MetricSpecError> {
+    let name = inner
+        .split(|c: char| c == '(' || c.is_whitespace())
+        .next()
+        .unwrap_or_default();
+    let spec = match base_info(name) {
+        Some(info) => {
+            let (op, threshold) = (info.op, any_threshold(info));
+            parse_specs(&format!("{inner} {op} {threshold}"))?.pop()
+        }
+        // Unknown: the metrics' parser says so, with the known names.
+        None => parse_specs(inner)?.pop(),
+    };
+    let Some(spec) = spec else {
+        return Err(MetricSpecError(SpecErrorKind::NoMetrics, SpecPart::Name));
+    };
+    let rest = rest.trim();
+    let bound = [(">=", Op::AtLeast), ("<=", Op::AtMost)]
+        .into_iter()
+        .find_map(|(text, op)| Some((op, rest.strip_prefix(text)?.trim().parse::<f64>().ok()?)));
+    GateSpec::over_runs(stat, spec, bound)
 }
 
 /// Parses a comma-separated list of gates: `"partial_match >= 0.7,
@@ -165,12 +314,16 @@ pub fn parse_gates(text: &str) -> Result<Vec<GateSpec>, MetricSpecError> {
         if part.is_empty() {
             continue;
         }
-        let (stat, metric) = split_stat(part)?;
-        let mut specs = parse_specs(&metric)?;
-        let Some(spec) = specs.pop() else {
-            return Err(bad(SpecErrorKind::NoMetrics));
+        let (stat, inner, rest) = split_stat(part)?;
+        let gate = if stat.over_runs().is_some() {
+            runs_gate(stat, &inner, &rest)?
+        } else {
+            let mut specs = parse_specs(&format!("{inner}{rest}"))?;
+            let Some(spec) = specs.pop() else {
+                return Err(bad(SpecErrorKind::NoMetrics));
+            };
+            GateSpec::new(stat, spec)
         };
-        let gate = GateSpec::new(stat, spec);
         if gates.iter().any(|g| {
             (g.stat, g.spec.info().name, g.spec.turn)
                 == (gate.stat, gate.spec.info().name, gate.spec.turn)
@@ -187,16 +340,18 @@ pub fn parse_gates(text: &str) -> Result<Vec<GateSpec>, MetricSpecError> {
     Ok(gates)
 }
 
-/// `p95(latency_ms) <= 3000` → (`p95`, `latency_ms <= 3000`); a part with no
-/// statistic is on the mean. A name followed by `(` is a statistic when the
-/// parentheses hold a metric rather than options (`key = value`).
-fn split_stat(part: &str) -> Result<(Stat, String), MetricSpecError> {
+/// `p95(latency_ms) <= 3000` → (`p95`, `latency_ms`, ` <= 3000`); a part
+/// with no statistic is on the mean (all of it the first text). A name
+/// followed by `(` is a statistic when the parentheses hold a metric rather
+/// than options (`key = value`).
+fn split_stat(part: &str) -> Result<(Stat, String, String), MetricSpecError> {
+    let whole = || Ok((Stat::Mean, part.to_string(), String::new()));
     let Some((head, rest)) = part.split_once('(') else {
-        return Ok((Stat::Mean, part.to_string()));
+        return whole();
     };
     let head = head.trim();
     let Some(close) = matching_paren(rest) else {
-        return Ok((Stat::Mean, part.to_string()));
+        return whole();
     };
     let inner = &rest[..close];
     // `contains(case_sensitive = true)`: options, not a statistic.
@@ -215,7 +370,7 @@ fn split_stat(part: &str) -> Result<(Stat, String), MetricSpecError> {
         })
     };
     if top_level_eq {
-        return Ok((Stat::Mean, part.to_string()));
+        return whole();
     }
     let stat = Stat::parse(head).ok_or_else(|| {
         MetricSpecError(
@@ -225,7 +380,11 @@ fn split_stat(part: &str) -> Result<(Stat, String), MetricSpecError> {
             SpecPart::Name,
         )
     })?;
-    Ok((stat, format!("{}{}", inner.trim(), &rest[close + 1..])))
+    Ok((
+        stat,
+        inner.trim().to_string(),
+        rest[close + 1..].to_string(),
+    ))
 }
 
 /// The index in `rest` (the text after an opening parenthesis) of the
@@ -329,7 +488,7 @@ mod tests {
         );
         for (bad, msg) in [
             ("p955(latency_ms) <= 1", "`p955` is not a statistic"),
-            ("median(latency_ms) <= 1", "expected `mean` or `p1`"),
+            ("median(latency_ms) <= 1", "expected `mean`, `p1`"),
             (
                 "p95(latency_ms)",
                 "`latency_ms` has no default threshold: give one, e.g. `latency_ms <= 2000`",
@@ -344,5 +503,111 @@ mod tests {
             let e = parse_gates(bad).unwrap_err().to_string();
             assert!(e.contains(msg), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn pass_statistics_parse_in_both_spellings() {
+        assert_eq!(Stat::parse("pass@3"), Some(Stat::PassAt(3)));
+        assert_eq!(Stat::parse("pass_at_3"), Some(Stat::PassAt(3)));
+        assert_eq!(Stat::parse("pass^2"), Some(Stat::PassHat(2)));
+        assert_eq!(Stat::parse("pass_hat_100"), Some(Stat::PassHat(100)));
+        for bad in [
+            "pass@0", "pass@", "pass@03", "pass@101", "pass@-1", "pass^x", "pass_at3", "pass",
+        ] {
+            assert_eq!(Stat::parse(bad), None, "{bad}");
+        }
+        assert_eq!(Stat::PassAt(3).to_string(), "pass@3");
+        assert_eq!(Stat::PassHat(2).to_string(), "pass^2");
+        assert_eq!(Stat::PassAt(3).over_runs(), Some(3));
+        assert_eq!(Stat::Percentile(95).over_runs(), None);
+        assert_eq!(Stat::PassAt(3).of(&[1.0, 0.5]), Some(0.75));
+        let json = serde_json::to_string(&Stat::PassHat(4)).unwrap();
+        assert_eq!(json, "\"pass^4\"");
+        assert_eq!(
+            serde_json::from_str::<Stat>(&json).unwrap(),
+            Stat::PassHat(4)
+        );
+    }
+
+    #[test]
+    fn pass_gates_hold_a_share_and_keep_the_metric() {
+        let gates = parse_gates(
+            "pass@3(contains) >= 0.9, pass^2(tool_call_accuracy) >= 0.7, pass_at_3(contains(case_sensitive = true)) >= 0.5, pass^1(steps) >= 0.5, contains >= 0.5",
+        )
+        .unwrap_err()
+        .to_string();
+        // `contains` twice under pass@3 (options do not make another metric).
+        assert!(gates.contains("listed twice"), "{gates}");
+        let gates = parse_gates(
+            "pass@3(contains) >= 0.9, pass^2(tool_call_accuracy) >= 0.7, pass_at_2(contains(case_sensitive = true)) >= 0.5, pass^1(hallucination) >= 0.5, pass@2(steps) >= 0, contains >= 0.5, pass@1(exact_match@turn2) >= 1",
+        )
+        .unwrap();
+        let shown: Vec<String> = gates.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            shown,
+            [
+                "pass@3(contains) >= 0.9",
+                "pass^2(tool_call_accuracy) >= 0.7",
+                "pass@2(contains) >= 0.5",
+                "pass^1(hallucination) >= 0.5",
+                "pass@2(steps) >= 0",
+                "contains >= 0.5",
+                "pass@1(exact_match@turn2) >= 1",
+            ]
+        );
+        assert_eq!(gates[0].stat, Stat::PassAt(3));
+        assert_eq!(
+            (gates[0].spec.op, gates[0].spec.threshold),
+            (Op::AtLeast, 0.9)
+        );
+        assert_eq!(
+            gates[2].spec.kind,
+            MetricKind::Text(TextMetric::Contains {
+                case_sensitive: true
+            })
+        );
+        // A lower-is-better metric: the gate is still on a share, at least.
+        assert_eq!(gates[3].spec.op, Op::AtLeast);
+        assert_eq!(gates[6].spec.turn, Some(1));
+        for (bad, msg) in [
+            ("pass@0(contains) >= 0.9", "`pass@0` is not a statistic"),
+            ("pass@101(contains) >= 0.9", "K from 1 to 100"),
+            (
+                "pass@3(latency_ms) <= 3000",
+                "`latency_ms` is measured, not passed or failed per run",
+            ),
+            ("pass^2(cost_usd) >= 0.5", "gate a percentile instead"),
+            ("pass@3(contains)", "give its minimum after the parentheses"),
+            ("pass@3(contains) <= 0.9", "a share of samples from 0 to 1"),
+            ("pass@3(contains) >= 1.5", "e.g. `pass@3(contains) >= 0.9`"),
+            ("pass@3(contains) >= x", "give its minimum"),
+            ("pass@3(contans) >= 0.9", "unknown metric `contans`"),
+            (
+                "pass@3(contains(case = true)) >= 0.9",
+                "has no option `case`",
+            ),
+        ] {
+            let e = parse_gates(bad).unwrap_err().to_string();
+            assert!(e.contains(msg), "{bad}: {e}");
+        }
+        // The attribute's form resolves to the same gate.
+        let decl = GateDecl {
+            stat: Stat::PassHat(2),
+            metric: MetricDecl {
+                name: "tool_call_accuracy",
+                options: &[],
+                bound: Some((Op::AtLeast, 0.7)),
+            },
+        };
+        assert_eq!(decl.to_gate().unwrap(), gates[1]);
+        let measured = GateDecl {
+            stat: Stat::PassAt(2),
+            metric: MetricDecl {
+                name: "ttft_ms",
+                options: &[],
+                bound: Some((Op::AtLeast, 0.7)),
+            },
+        };
+        assert!(measured.to_gate().is_err());
     }
 }

@@ -1,9 +1,9 @@
 //! The metrics a judge model (or embeddings) scores: their definitions and
 //! [`JudgedMetric`]. Scored by eval-runtime's `metrics::judged`.
 
-use super::catalog::{MetricInfo, Need, OptionDef, Op, Threshold};
-use super::error::{MetricSpecError, SpecErrorKind};
 use super::MetricKind;
+use super::catalog::{MetricInfo, Need, Op, OptionDef, Threshold};
+use super::error::{MetricSpecError, SpecErrorKind};
 
 /// A judged metric, with its options resolved.
 #[derive(Debug, Clone, PartialEq)]

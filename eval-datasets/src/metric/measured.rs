@@ -2,8 +2,8 @@
 //! answer: [`Measure`] and the metrics `latency_ms`, `ttft_ms`, `cost_usd`.
 //! No default threshold (a budget is the user's), lower is better, 0 and up.
 
-use super::catalog::{MetricInfo, Op, Threshold};
 use super::MetricKind;
+use super::catalog::{MetricInfo, Op, Threshold};
 
 /// A quantity the engine measures for each sample rather than computes from
 /// its answer. Gates on them are judged over what was measured, whether or

@@ -29,8 +29,8 @@ mod tools;
 mod trajectory;
 
 pub use catalog::{
-    MAX_REGEX_BYTES, MetricInfo, Need, Op, OptionDef, OptionKind, Threshold, catalog,
-    known_names, lookup, lookup_named,
+    MAX_REGEX_BYTES, MetricInfo, Need, Op, OptionDef, OptionKind, Threshold, catalog, known_names,
+    lookup, lookup_named,
 };
 pub use error::{MetricSpecError, SpecErrorKind, SpecPart, SpecSyntaxError};
 pub use gate::{GateDecl, GateSpec, Stat, parse_gates, percentile};

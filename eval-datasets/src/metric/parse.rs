@@ -173,8 +173,8 @@ fn parse_options(inner: &str) -> Result<Vec<(String, OptionValue)>, SpecSyntaxEr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metric::spec::MetricKind;
     use crate::metric::TextMetric;
+    use crate::metric::spec::MetricKind;
 
     #[test]
     fn parses_the_attribute_syntax() {

@@ -2,8 +2,8 @@
 //! [`RankMetric`] (eval-datasets `rank.rs`), scored by eval-runtime's
 //! `metrics::rank`.
 
-use super::catalog::{MetricInfo, Need, Op, Threshold};
 use super::MetricKind;
+use super::catalog::{MetricInfo, Need, Op, Threshold};
 use crate::rank::RankMetric;
 
 macro_rules! rank {

@@ -3,9 +3,9 @@
 //! the runtime scores them.
 
 use super::catalog::{MetricInfo, Need, Op, known_names, lookup};
-use super::measured::Measure;
 use super::error::{MetricSpecError, SpecErrorKind, SpecPart};
 use super::judged::JudgedMetric;
+use super::measured::Measure;
 use super::options::{OptionValue, Resolved};
 use super::text::TextMetric;
 use super::tools::ToolMetric;

@@ -1,10 +1,10 @@
 //! The metrics of the answer's text: their definitions and [`TextMetric`].
 //! Scored by eval-runtime's `metrics::text`.
 
-use super::catalog::{MAX_REGEX_BYTES, MetricInfo, Need, OptionDef, Op, Threshold};
+use super::MetricKind;
+use super::catalog::{MAX_REGEX_BYTES, MetricInfo, Need, Op, OptionDef, Threshold};
 use super::error::{MetricSpecError, SpecErrorKind};
 use super::options::Resolved;
-use super::MetricKind;
 
 /// A metric of the answer's text, with its options resolved.
 #[derive(Debug, Clone, PartialEq)]
@@ -187,4 +187,3 @@ impl CitationFormat {
         }
     }
 }
-

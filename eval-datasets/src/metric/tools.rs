@@ -2,8 +2,8 @@
 //! the sample's. Their definitions and [`ToolMetric`]; scored by
 //! eval-runtime's `metrics::tools`.
 
-use super::catalog::{MetricInfo, Need, OptionDef, Op, Threshold};
 use super::MetricKind;
+use super::catalog::{MetricInfo, Need, Op, OptionDef, Threshold};
 
 /// A tool-call metric, with its options resolved.
 #[derive(Debug, Clone, PartialEq)]
@@ -149,4 +149,3 @@ impl ToolPairing {
         }
     }
 }
-

@@ -2,10 +2,10 @@
 //! spans or its answers' tool calls. Their definitions and
 //! [`TrajectoryMetric`]; scored by eval-runtime's `metrics::trajectory`.
 
-use super::catalog::{MetricInfo, Need, OptionDef, Op, Threshold};
+use super::MetricKind;
+use super::catalog::{MetricInfo, Need, Op, OptionDef, Threshold};
 use super::error::MetricSpecError;
 use super::options::Resolved;
-use super::MetricKind;
 
 /// A trajectory metric, with its options resolved.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,7 +42,11 @@ const STEP: OptionDef = OptionDef::text("step");
 
 /// The step kind a step metric keeps (`None`: every step).
 fn step(o: &Resolved<'_>) -> Result<Option<StepKind>, MetricSpecError> {
-    o.choice("step", StepKind::parse, "llm, tool, retrieval or embeddings")
+    o.choice(
+        "step",
+        StepKind::parse,
+        "llm, tool, retrieval or embeddings",
+    )
 }
 
 /// The trajectory metrics.
@@ -120,7 +124,9 @@ pub(super) static METRICS: &[MetricInfo] = &[
         reference: "",
         build: |o| {
             let step = step(o)?;
-            Ok(MetricKind::Trajectory(TrajectoryMetric::StepLatency { step }))
+            Ok(MetricKind::Trajectory(TrajectoryMetric::StepLatency {
+                step,
+            }))
         },
     },
     MetricInfo {
@@ -136,7 +142,9 @@ pub(super) static METRICS: &[MetricInfo] = &[
         reference: "",
         build: |o| {
             let step = step(o)?;
-            Ok(MetricKind::Trajectory(TrajectoryMetric::StepTokens { step }))
+            Ok(MetricKind::Trajectory(TrajectoryMetric::StepTokens {
+                step,
+            }))
         },
     },
 ];
@@ -259,4 +267,3 @@ impl StepKind {
         }
     }
 }
-

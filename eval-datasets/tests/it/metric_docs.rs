@@ -8,7 +8,10 @@ use std::path::Path;
 /// The names in the first column of the table under `# Metrics`.
 fn table_names(page: &str) -> Vec<String> {
     let mut names = Vec::new();
-    for line in page.lines().skip_while(|l| !l.starts_with("| metric | score")) {
+    for line in page
+        .lines()
+        .skip_while(|l| !l.starts_with("| metric | score"))
+    {
         if !line.starts_with('|') {
             break;
         }

@@ -317,7 +317,12 @@ fn score_text(
                 (Err(e), Err(_)) => Err(e),
             })
             .unwrap_or_else(|| Err("no accepted answer".into())),
-        other => text::score(spec, kind, &response.output, other.as_ref().map(Expected::last)),
+        other => text::score(
+            spec,
+            kind,
+            &response.output,
+            other.as_ref().map(Expected::last),
+        ),
     };
     MetricResult::of(spec, result)
 }

@@ -200,7 +200,11 @@ pub(crate) fn explain(
 /// For a metric that compares arguments: each call (of `turn`, when given)
 /// whose arguments could not be read, and why: `` `calc`: its arguments are
 /// not a JSON object (not valid JSON: …): {"x": ``.
-fn unreadable_arguments(kind: &ToolMetric, response: &Response, turn: Option<usize>) -> Vec<String> {
+fn unreadable_arguments(
+    kind: &ToolMetric,
+    response: &Response,
+    turn: Option<usize>,
+) -> Vec<String> {
     let compares_arguments = match *kind {
         ToolMetric::ToolCorrectness { parameters, .. } => parameters,
         ToolMetric::ToolCallAccuracy { .. } | ToolMetric::ToolCallF1 => true,

@@ -72,7 +72,9 @@ pub(crate) fn score(
             ))))
         }
         TrajectoryMetric::Steps { step } => Ok(of_kind(&steps, *step).count() as f64),
-        TrajectoryMetric::RepeatedCalls => Ok(repeated_calls(&called(response, &steps, turn)) as f64),
+        TrajectoryMetric::RepeatedCalls => {
+            Ok(repeated_calls(&called(response, &steps, turn)) as f64)
+        }
         TrajectoryMetric::StepLatency { step } => {
             most(spec, &trajectory, &steps, *step, "duration", |s| {
                 s.duration_ms

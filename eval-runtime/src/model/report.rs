@@ -283,6 +283,9 @@ pub struct Spread {
     pub method: Method,
     /// Where the interval lies against the threshold.
     pub decision: Decision,
+    /// Runs whose score met the metric's per-sample threshold (what
+    /// `pass@k` and `pass^k` gates count).
+    pub passes: usize,
 }
 
 impl Spread {
@@ -324,6 +327,7 @@ impl Spread {
             level: level.0,
             method,
             decision,
+            passes: scores.iter().filter(|s| spec.passes(**s)).count(),
         }
     }
 }

@@ -194,6 +194,10 @@ pub struct RunSpread {
     /// versions say only whether it straddles it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decision: Option<Decision>,
+    /// Runs whose score met the metric's per-sample threshold, for `pass@k`
+    /// and `pass^k` gates (absent in files of earlier versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passes: Option<usize>,
 }
 
 fn standard_level() -> f64 {
@@ -211,6 +215,7 @@ impl From<crate::model::Spread> for RunSpread {
             level: s.level,
             method: Some(s.method),
             decision: Some(s.decision),
+            passes: Some(s.passes),
         }
     }
 }
@@ -392,6 +397,33 @@ impl MetricRecord {
             self.reason.as_deref(),
         )
         .map(|why| crate::model::with_interval(why, self.runs_interval()))
+    }
+
+    /// Runs scored, and how many met the per-sample threshold (`None` when
+    /// the record does not say: a repeated run's record of an earlier
+    /// version). One run passes when its score is on the right side of the
+    /// record's threshold.
+    pub fn runs_passed(&self) -> (u32, Option<u32>) {
+        match &self.spread {
+            Some(s) => (
+                u32::try_from(s.runs).unwrap_or(u32::MAX),
+                s.passes.map(|c| u32::try_from(c).unwrap_or(u32::MAX)),
+            ),
+            None => {
+                let passes = self.score.map(|score| {
+                    let op = if self.op == eval_datasets::Op::AtMost.to_string() {
+                        eval_datasets::Op::AtMost
+                    } else {
+                        eval_datasets::Op::AtLeast
+                    };
+                    u32::from(match op {
+                        eval_datasets::Op::AtMost => score <= self.threshold,
+                        eval_datasets::Op::AtLeast => score >= self.threshold,
+                    })
+                });
+                (1, passes)
+            }
+        }
     }
 
     /// Its interval over repeated runs, as reports say it.

@@ -193,6 +193,10 @@ pub struct GateResult {
     /// inconclusive gate is met or missed as the dataset's setting says).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decision: Option<Decision>,
+    /// Why the gate could not be judged though its dataset is complete (a
+    /// `pass@3` gate over samples that ran fewer than 3 times): it is missed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 fn yes() -> bool {
@@ -539,6 +543,9 @@ impl GateResult {
             );
         }
         let what = format!("{}({}) {} {}", g.stat, g.metric, g.op, g.threshold);
+        if let Some(error) = &self.error {
+            return write!(f, "{what} missed: cannot be judged: {error}");
+        }
         let not = match g.measured() {
             // An unknown cost is not a pass: say why it is missing.
             Some(Measure::CostUsd) => "with an unknown cost (see their `cost_unknown`)",

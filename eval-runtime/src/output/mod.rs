@@ -16,6 +16,7 @@ mod merge;
 mod paint;
 mod report;
 mod results;
+mod runs_gate;
 mod summary;
 mod text;
 mod unproven;

@@ -16,7 +16,9 @@
 //! interval for a score in a known range, Student's t for a value without
 //! one; with a cluster field, Student's t on the CR1 cluster-robust
 //! standard error, never narrower than the betting interval of the cluster
-//! means), a percentile's from order statistics. Whether an inconclusive gate is met is the dataset's
+//! means), a percentile's from order statistics. A `pass@k` or `pass^k`
+//! gate keeps each sample's runs and how many passed instead
+//! (`runs_gate.rs`). Whether an inconclusive gate is met is the dataset's
 //! [`OnInconclusive`] setting.
 //!
 //! No sample is left out of a metric's figures: one that could not be
@@ -33,6 +35,7 @@ use super::results::{
     DatasetSummary, DatasetTerms, FORMAT_VERSION, Gate, GateResult, MetricSummary, Results,
     SampleRecord, UsageTotals, Verdict, now_unix, total_usage,
 };
+use super::runs_gate::RunTally;
 use crate::model::Usage;
 use crate::stats::{
     Decision, Design, Interval, Level, MeanTally, Method, OnInconclusive, Scale, mean_interval,
@@ -55,6 +58,8 @@ struct Keep {
     values: Vec<String>,
     /// Measured quantities with a gate.
     measured: Vec<Measure>,
+    /// Metrics with a `pass@k` or `pass^k` gate, and the largest k.
+    runs: Vec<(String, u32)>,
     /// Values carry a cluster.
     clustered: bool,
 }
@@ -77,6 +82,8 @@ struct Tally {
     measured: Vec<(Measure, Vec<f64>, usize)>,
     /// Metrics whose scores a percentile gate needs.
     keep_values: Vec<String>,
+    /// Metrics whose runs a `pass@k` gate needs, and the largest k.
+    keep_runs: Vec<(String, u32)>,
     /// Scores carry their sample's cluster.
     clustered: bool,
     usage: UsageTotals,
@@ -94,6 +101,8 @@ struct MetricTally {
     unscored: usize,
     /// Every score, when a percentile gate needs them.
     values: Option<Vec<f64>>,
+    /// Each sample's runs and passes, when a `pass@k` gate needs them.
+    runs: Option<RunTally>,
 }
 
 /// What one sample brings to its dataset's summary beyond its scores.
@@ -138,6 +147,8 @@ pub(crate) struct Sample<'a> {
     pub passed: bool,
     /// Its cluster, when the dataset names a cluster field and it has one.
     pub cluster: Option<&'a str>,
+    /// Its id.
+    pub id: &'a str,
 }
 
 /// One metric of one sample.
@@ -150,6 +161,9 @@ pub(crate) struct ScoreOf<'a> {
     pub passed: bool,
     /// Whether its verdict is inconclusive (over repeated runs).
     pub inconclusive: bool,
+    /// Runs scored, and how many passed the per-sample threshold (`None`
+    /// when the record does not say).
+    pub runs: (u32, Option<u32>),
 }
 
 impl Summaries {
@@ -164,6 +178,13 @@ impl Summaries {
                     ..Keep::default()
                 };
                 for g in &t.gates {
+                    if let Some(k) = g.stat.over_runs() {
+                        match keep.runs.iter_mut().find(|(m, _)| *m == g.metric) {
+                            Some((_, most)) => *most = (*most).max(k),
+                            None => keep.runs.push((g.metric.clone(), k)),
+                        }
+                        continue;
+                    }
                     match g.measured() {
                         Some(m) if !keep.measured.contains(&m) => keep.measured.push(m),
                         Some(_) => {}
@@ -191,12 +212,14 @@ impl Summaries {
                 verdict: record.verdict,
                 passed: record.counts_as_passed(),
                 cluster: record.cluster.as_deref(),
+                id: &record.id,
             },
             record.metrics.iter().map(|m| ScoreOf {
                 name: &m.name,
                 score: m.score,
                 passed: m.passed,
                 inconclusive: m.decision() == Some(Decision::Inconclusive),
+                runs: m.runs_passed(),
             }),
             &Measured::of(record),
         );
@@ -216,6 +239,7 @@ impl Summaries {
             let tally = Tally {
                 measured: keep.measured.iter().map(|m| (*m, Vec::new(), 0)).collect(),
                 keep_values: keep.values,
+                keep_runs: keep.runs,
                 clustered: keep.clustered,
                 ..Tally::default()
             };
@@ -246,7 +270,13 @@ impl Summaries {
                 Some(i) => i,
                 None => {
                     let keep = t.keep_values.iter().any(|k| k == m.name);
-                    t.metrics.push(MetricTally::new(m.name, keep, t.clustered));
+                    let mut tally = MetricTally::new(m.name, keep, t.clustered);
+                    tally.runs = t
+                        .keep_runs
+                        .iter()
+                        .find(|(k, _)| k == m.name)
+                        .map(|(_, most)| RunTally::new(*most));
+                    t.metrics.push(tally);
                     t.metrics.len() - 1
                 }
             };
@@ -258,6 +288,9 @@ impl Summaries {
                     entry.inconclusive += usize::from(m.inconclusive);
                     if let Some(v) = &mut entry.values {
                         v.push(score);
+                    }
+                    if let Some(r) = &mut entry.runs {
+                        r.add(sample.id, m.runs.0, m.runs.1);
                     }
                 }
                 None => entry.unscored += 1,
@@ -415,6 +448,13 @@ impl GateJudge {
         m: &MetricTally,
         from_measured: Option<&(Measure, Vec<f64>, usize)>,
     ) -> GateResult {
+        if let Some(k) = gate.stat.over_runs() {
+            let r = match &m.runs {
+                Some(r) => r.judge(gate.stat, k),
+                None => RunTally::new(k).judge(gate.stat, k),
+            };
+            return self.result(gate, (r.value, 0, r.over, r.interval), r.error);
+        }
         let scale = gate.scale();
         let (value, missing, over, interval) = match (from_measured, gate.measured()) {
             (Some((_, values, missing)), Some(_)) => (
@@ -439,11 +479,23 @@ impl GateJudge {
                 )
             }
         };
+        self.result(gate, (value, missing, over, interval), None)
+    }
+
+    /// The gate's result from its statistic's `value`, the samples
+    /// `missing` a value, the values it is `over`, its interval, and why it
+    /// cannot be judged (`error`: then it is missed).
+    fn result(
+        &self,
+        gate: &Gate,
+        (value, missing, over, interval): (Option<f64>, usize, usize, Option<(Interval, Method)>),
+        error: Option<String>,
+    ) -> GateResult {
         // A sample that could not be scored (or measured) must not vanish
         // from a gate: any misses it.
         let unscored = self.errors + missing;
         let op = gate.op();
-        let decision = value.map(|_| match interval {
+        let decision = value.filter(|_| error.is_none()).map(|_| match interval {
             // A sample that could not be scored misses the gate, whatever
             // the others say.
             _ if unscored > 0 => Decision::Fail,
@@ -458,7 +510,9 @@ impl GateJudge {
             passed: self.complete
                 && unscored == 0
                 && decision.is_some_and(|d| self.policy.passes(d, estimate_passes)),
-            margin: value.map(|v| v - gate.threshold),
+            margin: value
+                .filter(|_| error.is_none())
+                .map(|v| v - gate.threshold),
             unscored,
             ran: (!self.complete).then_some(self.ran),
             samples: self.ran.0,
@@ -466,6 +520,7 @@ impl GateJudge {
             interval: interval.map(|(i, _)| i),
             method: interval.map(|(_, how)| how),
             decision: decision.filter(|_| self.complete),
+            error: error.filter(|_| self.complete),
         }
     }
 }
@@ -484,6 +539,8 @@ fn values_interval(stat: Stat, values: &[f64], scale: Scale) -> Option<(Interval
             crate::stats::quantile_interval(&sorted, f64::from(p) / 100.0, Level::STANDARD)
                 .map(|i| (i, Method::OrderStatistics))
         }
+        // Judged from each sample's runs (`runs_gate.rs`), not from values.
+        Stat::PassAt(_) | Stat::PassHat(_) => None,
     }
 }
 
@@ -496,6 +553,7 @@ impl MetricTally {
             inconclusive: 0,
             unscored: 0,
             values: keep_values.then(Vec::new),
+            runs: None,
         }
     }
 }

@@ -315,6 +315,10 @@ fn finish(
     let thresholds = (d.ci_gate && d.threshold_gates, d.enforce_thresholds);
     let gates = all_gates(&d.gates, thresholds, &spec_sets, dataset_gates, &what)
         .map_err(|mut e| problems.append(&mut e));
+    // issue36:passk — a `pass@k` gate needs k runs of each sample.
+    if let Ok(gates) = &gates {
+        problems.extend(crate::plan::runs_needed(gates, d.repeat, &what));
+    }
     if !problems.is_empty() {
         return Err(problems);
     }

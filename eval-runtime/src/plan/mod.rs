@@ -38,6 +38,8 @@ use crate::output::Gate;
 mod build;
 mod load;
 mod read;
+// issue36:passk
+mod runs;
 mod samples;
 mod specs;
 mod streamed;
@@ -46,6 +48,7 @@ pub use crate::model::PlanError;
 pub use build::PlanBuilder;
 pub use eval_datasets::Subset;
 pub(crate) use load::{LoadedDataset, load, prepare, unconfirmed_scopes};
+pub(crate) use runs::runs_needed;
 
 /// What to evaluate. See the [module docs](self).
 #[derive(Debug, Clone)]

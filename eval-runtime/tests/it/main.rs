@@ -19,6 +19,7 @@ mod loader_refusals;
 mod local_models;
 mod module_layout;
 mod openai_agent;
+mod pass_k;
 mod providers;
 mod public_api;
 mod ragas_metrics;

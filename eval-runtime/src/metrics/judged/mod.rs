@@ -457,7 +457,10 @@ mod tests {
                 assert_eq!(v.definition, 1);
                 assert_eq!(
                     v.prompts.is_empty(),
-                    matches!(spec.kind, MetricKind::Judged(JudgedMetric::AnswerSimilarity)),
+                    matches!(
+                        spec.kind,
+                        MetricKind::Judged(JudgedMetric::AnswerSimilarity)
+                    ),
                     "{}",
                     entry.name
                 );
@@ -474,7 +477,10 @@ mod tests {
             versions(&MetricKind::Judged(JudgedMetric::ContextRecall))
         );
         assert_eq!(
-            versions(&MetricKind::Judged(JudgedMetric::Faithfulness)).unwrap().prompts[0].task,
+            versions(&MetricKind::Judged(JudgedMetric::Faithfulness))
+                .unwrap()
+                .prompts[0]
+                .task,
             "faithfulness"
         );
         assert_eq!(versions(&MetricKind::Text(TextMetric::PartialMatch)), None);

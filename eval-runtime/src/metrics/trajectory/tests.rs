@@ -287,7 +287,7 @@ fn every_metric_that_reads_the_trajectory_refuses_an_incomplete_trace() {
                 )),
                 _ => score(&spec, &sample, &response, None),
             }
-                .unwrap_or_else(|| panic!("{name} is a tool or trajectory metric"));
+            .unwrap_or_else(|| panic!("{name} is a tool or trajectory metric"));
             let e = result.expect_err(name);
             assert!(matches!(e, MetricError::Unscorable(_)), "{name}: {e}");
             let text = e.to_string();

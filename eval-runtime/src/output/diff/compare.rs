@@ -569,6 +569,7 @@ mod tests {
                 level: 0.95,
                 method: None,
                 decision: None,
+                passes: None,
             });
         };
         let wobble = |base: f64, k: usize| base + if k.is_multiple_of(2) { 0.1 } else { -0.1 };

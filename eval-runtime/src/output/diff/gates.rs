@@ -124,8 +124,7 @@ fn needed(dataset: &str, b: &GateResult, value: Option<f64>, new: &Results) -> G
         }
     }
     let n = tally.count() as u64;
-    let pass_rate =
-        binary && g.measured().is_none() && g.scale() == Scale::PassFail;
+    let pass_rate = binary && g.measured().is_none() && g.scale() == Scale::PassFail;
     let (samples, count) = match value {
         _ if g.stat != Stat::Mean || n < 2 => (None, Count::Exact),
         Some(v) if pass_rate => {
