@@ -39,6 +39,7 @@ impl Runs {
             level: Level::STANDARD,
             horizon: self.repeat.max_runs() as usize,
             looks: self.repeat.looks(),
+            across_samples: false,
         }
     }
 }

@@ -626,6 +626,7 @@ mod tests {
                 level: crate::stats::Level(0.99),
                 horizon: 3,
                 looks: 1,
+                across_samples: false,
             },
         );
         assert!(strict.low < s.low);

@@ -97,7 +97,7 @@ impl RunTally {
         RunsGate {
             value: stat.of(&values),
             over: values.len(),
-            interval: mean_interval(&values, scale, Design::fixed(values.len()))
+            interval: mean_interval(&values, scale, Design::across(values.len()))
                 .map(|m| (m.interval, m.method)),
             error,
         }

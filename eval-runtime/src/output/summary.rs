@@ -531,7 +531,7 @@ impl GateJudge {
 /// finite range), a percentile's by order statistics.
 fn values_interval(stat: Stat, values: &[f64], scale: Scale) -> Option<(Interval, Method)> {
     match stat {
-        Stat::Mean => mean_interval(values, scale, Design::fixed(values.len()))
+        Stat::Mean => mean_interval(values, scale, Design::across(values.len()))
             .map(|m| (m.interval, m.method)),
         Stat::Percentile(p) => {
             let mut sorted = values.to_vec();

@@ -159,7 +159,7 @@ mod tests {
                 .map(|c| over_runs(stat, n, *c).unwrap())
                 .collect();
             let value = stat.of(&values).unwrap();
-            let interval = mean_interval(&values, scale, Design::fixed(values.len())).unwrap();
+            let interval = mean_interval(&values, scale, Design::across(values.len())).unwrap();
             sum += value;
             squares += value * value;
             covered += u64::from(interval.interval.contains(truth));
