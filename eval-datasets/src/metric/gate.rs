@@ -7,7 +7,7 @@ use std::fmt;
 
 use super::catalog::Measure;
 use super::error::{MetricSpecError, SpecErrorKind, SpecPart};
-use super::parse::parse_specs;
+
 use super::spec::{MetricDecl, MetricSpec};
 
 /// The statistic a gate holds to its threshold.
@@ -123,7 +123,7 @@ impl GateSpec {
     /// (`latency_ms`, `ttft_ms`, `cost_usd`): then the dataset need not be
     /// scored with the metric.
     pub fn measured(&self) -> Option<Measure> {
-        self.spec.info().measured()
+        self.spec.measured()
     }
 }
 
@@ -158,6 +158,15 @@ impl GateDecl {
 /// statistic is on the mean. The same metric may be gated by several
 /// statistics, each once.
 pub fn parse_gates(text: &str) -> Result<Vec<GateSpec>, MetricSpecError> {
+    parse_gates_with(text, &super::user::UserMetrics::new())
+}
+
+// issue36:user-metric
+/// [`parse_gates`], where a gate may name a metric of `user`.
+pub fn parse_gates_with(
+    text: &str,
+    user: &super::user::UserMetrics,
+) -> Result<Vec<GateSpec>, MetricSpecError> {
     let bad = |kind: SpecErrorKind| MetricSpecError(kind, SpecPart::Name);
     let mut gates: Vec<GateSpec> = Vec::new();
     for part in super::parse::split_top_level(text).map_err(|e| bad(SpecErrorKind::Syntax(e)))? {
@@ -166,14 +175,14 @@ pub fn parse_gates(text: &str) -> Result<Vec<GateSpec>, MetricSpecError> {
             continue;
         }
         let (stat, metric) = split_stat(part)?;
-        let mut specs = parse_specs(&metric)?;
+        let mut specs = super::parse::parse_specs_with(&metric, user)?;
         let Some(spec) = specs.pop() else {
             return Err(bad(SpecErrorKind::NoMetrics));
         };
         let gate = GateSpec::new(stat, spec);
         if gates.iter().any(|g| {
-            (g.stat, g.spec.info().name, g.spec.turn)
-                == (gate.stat, gate.spec.info().name, gate.spec.turn)
+            (g.stat, g.spec.canonical_name(), g.spec.turn)
+                == (gate.stat, gate.spec.canonical_name(), gate.spec.turn)
         }) {
             return Err(bad(SpecErrorKind::ListedTwice {
                 name: part.to_string(),

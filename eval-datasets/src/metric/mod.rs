@@ -16,6 +16,8 @@ mod gate;
 mod options;
 mod parse;
 mod spec;
+// issue36:user-metric
+mod user;
 
 pub use catalog::{
     CATALOG, MAX_REGEX_BYTES, Measure, MetricInfo, Need, Op, OptionKind, known_names, lookup,
@@ -25,6 +27,10 @@ pub use error::{MetricSpecError, SpecErrorKind, SpecPart, SpecSyntaxError};
 pub use gate::{GateDecl, GateSpec, Stat, parse_gates, percentile};
 pub use options::{ArgsMatch, CitationFormat, OptionValue, StepKind, ToolPairing, TrajectoryMode};
 pub use parse::parse_specs;
+// issue36:user-metric
+pub use gate::parse_gates_with;
+pub use parse::parse_specs_with;
+pub use user::{UserMetric, UserMetrics};
 pub use spec::{DeclParts, MetricDecl, MetricKind, MetricSpec, Rating};
 
 /// Levenshtein distance (kept here for callers of `metric::edit_distance`;

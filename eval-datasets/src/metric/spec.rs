@@ -115,6 +115,9 @@ pub enum MetricKind {
     },
     /// What the engine measured of the sample: `latency_ms`, `ttft_ms`, `cost_usd`.
     Measured(Measure),
+    // issue36:user-metric
+    /// A metric the user wrote (scored by the runtime's `Metric`).
+    User(Box<super::user::UserMetric>),
 }
 
 /// The runevals 1–5 ratings.
@@ -325,9 +328,81 @@ impl MetricSpec {
         }
     }
 
-    /// The catalogue entry.
+    /// The catalogue entry. A user metric has none: this panics for one,
+    /// where [`try_info`](Self::try_info) does not (and
+    /// [`canonical_name`](Self::canonical_name), [`range`](Self::range),
+    /// [`pass_fail`](Self::pass_fail), [`measured`](Self::measured) answer
+    /// for both).
     pub fn info(&self) -> &'static MetricInfo {
         lookup(self.base_name()).expect("specs are only built from catalogue names")
+    }
+
+    // issue36:user-metric
+    /// The catalogue entry; `None` for a user metric.
+    pub fn try_info(&self) -> Option<&'static MetricInfo> {
+        match &self.kind {
+            MetricKind::User(_) => None,
+            _ => lookup(self.base_name()),
+        }
+    }
+
+    // issue36:user-metric
+    /// The metric's own name (a catalogue metric's, whatever alias the spec
+    /// wrote; a user metric's), without a turn.
+    pub fn canonical_name(&self) -> &str {
+        match (&self.kind, self.try_info()) {
+            (MetricKind::User(u), _) => &u.name,
+            (_, Some(info)) => info.name,
+            (_, None) => self.base_name(),
+        }
+    }
+
+    // issue36:user-metric
+    /// The scores the metric can give, `(min, max)`.
+    pub fn range(&self) -> (f64, f64) {
+        match (&self.kind, self.try_info()) {
+            (MetricKind::User(u), _) => u.range,
+            (_, Some(info)) => info.range(),
+            (_, None) => (f64::NEG_INFINITY, f64::INFINITY),
+        }
+    }
+
+    // issue36:user-metric
+    /// Whether every score is 1 (passed) or 0 (failed) (see
+    /// [`MetricInfo::pass_fail`]).
+    pub fn pass_fail(&self) -> bool {
+        match (&self.kind, self.try_info()) {
+            (MetricKind::User(u), _) => u.pass_fail,
+            (_, Some(info)) => info.pass_fail(),
+            (_, None) => false,
+        }
+    }
+
+    // issue36:user-metric
+    /// What the engine measures for this metric, if it is a measured one.
+    pub fn measured(&self) -> Option<Measure> {
+        self.try_info().and_then(MetricInfo::measured)
+    }
+
+    // issue36:user-metric
+    /// The user metric this spec scores, if it is one.
+    pub fn user(&self) -> Option<&super::user::UserMetric> {
+        match &self.kind {
+            MetricKind::User(u) => Some(u),
+            _ => None,
+        }
+    }
+
+    // issue36:user-metric
+    /// A spec of `kind` under `name`, for one turn of none.
+    pub(super) fn from_kind(name: &str, kind: MetricKind, op: Op, threshold: f64) -> MetricSpec {
+        MetricSpec {
+            name: name.to_string(),
+            kind,
+            op,
+            threshold,
+            turn: None,
+        }
     }
 
     /// Fields every sample must have for this spec.
@@ -336,6 +411,8 @@ impl MetricSpec {
             MetricKind::Regex {
                 pattern: Some(_), ..
             } => &[],
+            // issue36:user-metric
+            MetricKind::User(_) => &[],
             _ => self.info().needs,
         }
     }

@@ -28,6 +28,8 @@ pub(crate) mod rank;
 mod text;
 pub(crate) mod tools;
 pub(crate) mod trajectory;
+// issue36:user-metric
+pub(crate) mod user;
 
 pub(crate) use crate::model::MetricError;
 pub(crate) use judged::is_model_based;
@@ -97,6 +99,10 @@ pub(crate) async fn score(
     response: &Response,
     services: &Services,
 ) -> Scored {
+    // issue36:user-metric
+    if spec.user().is_some() {
+        return user::score(spec, sample, response, services).await;
+    }
     if let Some(turn) = spec.turn {
         score_turn(spec, turn, sample, response, services).await
     } else if measured::is_measured(spec) {

@@ -33,7 +33,19 @@ impl Scale {
         match eval_datasets::metric::lookup_named(metric) {
             Some(info) if info.pass_fail() => Scale::PassFail,
             Some(info) => Scale::of_range(info.range()),
-            None => Scale::Open(f64::NEG_INFINITY, f64::INFINITY),
+            // issue36:user-metric
+            None => super::user_scales::of(metric)
+                .unwrap_or(Scale::Open(f64::NEG_INFINITY, f64::INFINITY)),
+        }
+    }
+
+    // issue36:user-metric
+    /// The scale of `spec`'s metric (a user metric's too).
+    pub(crate) fn of_spec(spec: &eval_datasets::MetricSpec) -> Scale {
+        if spec.pass_fail() {
+            Scale::PassFail
+        } else {
+            Scale::of_range(spec.range())
         }
     }
 
