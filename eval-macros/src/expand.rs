@@ -58,6 +58,40 @@ pub fn expand(c: Checked) -> TokenStream {
             ::eval_runtime::__private::GateDecl { stat: #stat, metric: #metric }
         }
     });
+    // issue36:user-metric: each path made a metric by a function the
+    // expansion writes; a path that is not a metric fails to compile there,
+    // spanned at the path.
+    let user = c.user.iter().map(|u| {
+        let path = &u.path;
+        let span = syn::spanned::Spanned::span(path);
+        let bound = match u.bound {
+            Some((op, value)) => {
+                let op = match op {
+                    Op::AtLeast => quote!(::eval_runtime::__private::Op::AtLeast),
+                    Op::AtMost => quote!(::eval_runtime::__private::Op::AtMost),
+                };
+                quote!(::core::option::Option::Some((#op, #value)))
+            }
+            None => quote!(::core::option::Option::None),
+        };
+        let gate = match u.gate {
+            None => quote!(::core::option::Option::None),
+            Some(Stat::Percentile(p)) => quote!(::core::option::Option::Some(
+                ::eval_runtime::__private::Stat::Percentile(#p)
+            )),
+            Some(_) => quote!(::core::option::Option::Some(::eval_runtime::__private::Stat::Mean)),
+        };
+        let at = u.at;
+        let make = quote_spanned!(span=> || ::eval_runtime::__private::into_metric(&#path));
+        quote! {
+            ::eval_runtime::__private::UserDecl { metric: #make, bound: #bound, at: #at, gate: #gate }
+        }
+    });
+    let user_checks = c.user.iter().map(|u| {
+        let path = &u.path;
+        let span = syn::spanned::Spanned::span(path);
+        quote_spanned!(span=> let _ = ::eval_runtime::__private::into_metric(&#path);)
+    });
     let ci_gate = c.ci_gate;
     let enforce_thresholds = c.enforce_thresholds;
     let timeout = match c.timeout_secs {
@@ -142,6 +176,7 @@ pub fn expand(c: Checked) -> TokenStream {
             #[allow(dead_code)]
             fn __eval_check() {
                 #check_call
+                #(#user_checks)*
             }
         };
 
@@ -171,6 +206,7 @@ pub fn expand(c: Checked) -> TokenStream {
                     max_samples: #max_samples,
                     notes: &[#(#notes),*],
                     registry: #registry,
+                    user_metrics: &[#(#user),*],
                 });
 
             fn __eval_run(index: usize) {
