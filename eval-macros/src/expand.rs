@@ -8,6 +8,28 @@ use quote::{quote, quote_spanned};
 
 use crate::validate::Checked;
 
+// issue36:user-metric
+/// `path` as written beside the function, as seen from the module the
+/// expansion puts next to it: `crate::` and `::` paths stay; `self::x` is
+/// `super::x`, `super::x` is `super::super::x`, `a::x` is `super::a::x`.
+fn from_inner_module(path: &syn::Path) -> syn::Path {
+    let mut out = path.clone();
+    let first = path.segments.first().map(|s| s.ident.to_string());
+    if path.leading_colon.is_some() || first.as_deref() == Some("crate") {
+        return out;
+    }
+    let span = syn::spanned::Spanned::span(path);
+    let sup = syn::PathSegment::from(syn::Ident::new("super", span));
+    if first.as_deref() == Some("self") {
+        if let Some(s) = out.segments.first_mut() {
+            s.ident = syn::Ident::new("super", span);
+        }
+        return out;
+    }
+    out.segments.insert(0, sup);
+    out
+}
+
 pub fn expand(c: Checked) -> TokenStream {
     let func = &c.func;
     let fn_ident = &func.sig.ident;
@@ -82,6 +104,7 @@ pub fn expand(c: Checked) -> TokenStream {
             Some(_) => quote!(::core::option::Option::Some(::eval_runtime::__private::Stat::Mean)),
         };
         let at = u.at;
+        let path = from_inner_module(path);
         let make = quote_spanned!(span=> || ::eval_runtime::__private::into_metric(&#path));
         quote! {
             ::eval_runtime::__private::UserDecl { metric: #make, bound: #bound, at: #at, gate: #gate }

@@ -105,7 +105,9 @@ fn user_arg(
 
 /// The path as written, for comparing two.
 fn path_text(path: &syn::Path) -> String {
-    quote::ToTokens::to_token_stream(path).to_string()
+    quote::ToTokens::to_token_stream(path)
+        .to_string()
+        .replace(' ', "")
 }
 
 pub struct CheckedMetric {
@@ -611,7 +613,9 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
         return Err(head);
     }
 
-    let gate_test = !gates.is_empty() || ci_gate || own_gates;
+    // issue36:user-metric (a gate on a metric of the user's too)
+    let gate_test =
+        !gates.is_empty() || ci_gate || own_gates || user.iter().any(|u| u.gate.is_some());
     if gate_test && test_names.iter().any(|n| n == "gates") {
         return Err(syn::Error::new(
             path_span,
