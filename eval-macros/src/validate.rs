@@ -168,10 +168,16 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
     for (at, m) in input.metrics.iter().enumerate() {
         if m.path.is_some() {
             if let Some(u) = user_arg(m, at, None, &mut errors) {
-                if user.iter().any(|v| path_text(&v.path) == path_text(&u.path)) {
+                if user
+                    .iter()
+                    .any(|v| path_text(&v.path) == path_text(&u.path))
+                {
                     errors.push(syn::Error::new_spanned(
                         &u.path,
-                        format!("`{}` is listed twice; keep one threshold per metric", path_text(&u.path)),
+                        format!(
+                            "`{}` is listed twice; keep one threshold per metric",
+                            path_text(&u.path)
+                        ),
                     ));
                     continue;
                 }
@@ -228,9 +234,10 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
                             path_text(&u.path)
                         ),
                     ));
-                } else if user.iter().any(|v| {
-                    v.gate == Some(stat) && path_text(&v.path) == path_text(&u.path)
-                }) {
+                } else if user
+                    .iter()
+                    .any(|v| v.gate == Some(stat) && path_text(&v.path) == path_text(&u.path))
+                {
                     errors.push(syn::Error::new_spanned(
                         &u.path,
                         format!("gate on {stat} of `{}` given twice", path_text(&u.path)),

@@ -30,8 +30,8 @@ pub use parse::parse_specs;
 // issue36:user-metric
 pub use gate::parse_gates_with;
 pub use parse::parse_specs_with;
-pub use user::{UserMetric, UserMetrics};
 pub use spec::{DeclParts, MetricDecl, MetricKind, MetricSpec, Rating};
+pub use user::{UserMetric, UserMetrics};
 
 /// Levenshtein distance (kept here for callers of `metric::edit_distance`;
 /// it lives in [`crate::suggest`]).

@@ -87,8 +87,7 @@ pub fn parse_specs_with(
         };
         if specs.iter().any(|s: &MetricSpec| {
             (s.canonical_name(), s.turn) == (spec.canonical_name(), spec.turn)
-        })
-        {
+        }) {
             return Err(bad(SpecErrorKind::ListedTwice {
                 name: name.to_string(),
             }));
@@ -130,14 +129,10 @@ fn user_spec(
             SpecPart::Option(0),
         )));
     }
-    Some(
-        metric
-            .spec(bound)
-            .map(|s| match turn {
-                Some(t) => s.for_turn(t),
-                None => s,
-            }),
-    )
+    Some(metric.spec(bound).map(|s| match turn {
+        Some(t) => s.for_turn(t),
+        None => s,
+    }))
 }
 
 /// Tracks string literals (`"..."`, backslash escapes) in text read one

@@ -184,7 +184,10 @@ mod tests {
     fn a_user_metric_is_a_spec_checked_as_a_catalogue_ones() {
         let m = metric("cites_ticket", true);
         let s = m.spec(None).unwrap();
-        assert_eq!((s.name.as_str(), s.op, s.threshold), ("cites_ticket", Op::AtLeast, 1.0));
+        assert_eq!(
+            (s.name.as_str(), s.op, s.threshold),
+            ("cites_ticket", Op::AtLeast, 1.0)
+        );
         assert!(s.pass_fail() && s.range() == (0.0, 1.0) && s.needs().is_empty());
         assert_eq!(s.canonical_name(), "cites_ticket");
         assert!(s.try_info().is_none() && s.measured().is_none());
@@ -217,6 +220,9 @@ mod tests {
         assert!(crate::metric::parse_specs("cites_ticket").is_err());
         // A turn of a user metric.
         let t = parse_specs_with("cites_ticket@turn2", &known).unwrap();
-        assert_eq!((t[0].name.as_str(), t[0].turn), ("cites_ticket@turn2", Some(1)));
+        assert_eq!(
+            (t[0].name.as_str(), t[0].turn),
+            ("cites_ticket@turn2", Some(1))
+        );
     }
 }

@@ -100,8 +100,10 @@ pub trait Metric: Send + Sync + 'static {
     }
 
     /// Scores the sample's answer (see [`MetricContext`]).
-    fn score<'a>(&'a self, cx: &'a MetricContext<'a>)
-    -> BoxFuture<'a, Result<Score, MetricFailure>>;
+    fn score<'a>(
+        &'a self,
+        cx: &'a MetricContext<'a>,
+    ) -> BoxFuture<'a, Result<Score, MetricFailure>>;
 }
 
 impl<T: Metric + ?Sized> Metric for &'static T {
@@ -587,7 +589,10 @@ pub(crate) async fn score(
     let (result, reason) = match outcome {
         Err(panic) => (Err(format!("panicked: {}", panic_text(&panic))), None),
         Ok(Err(e)) => (
-            Err(format!("failed: {}", crate::model::one_line(&e.to_string(), 300))),
+            Err(format!(
+                "failed: {}",
+                crate::model::one_line(&e.to_string(), 300)
+            )),
             None,
         ),
         Ok(Ok(score)) => (checked(score.value, user.range), score.reason),
@@ -609,16 +614,18 @@ fn checked(value: f64, (min, max): (f64, f64)) -> Result<f64, String> {
         return Err("scored NaN".into());
     }
     if !(min..=max).contains(&value) {
-        return Err(format!(
-            "scored {value}, outside its range {min}..={max}"
-        ));
+        return Err(format!("scored {value}, outside its range {min}..={max}"));
     }
     Ok(value)
 }
 
 /// The sample and response of user turn `turn` alone: that turn's
 /// expected answer and answer.
-fn one_turn(turn: usize, sample: &Sample, response: &Response) -> Result<(Sample, Response), String> {
+fn one_turn(
+    turn: usize,
+    sample: &Sample,
+    response: &Response,
+) -> Result<(Sample, Response), String> {
     let turns = sample.input.turns();
     let output = match response.turn_outputs.get(turn) {
         Some(output) => output.clone(),

@@ -452,7 +452,9 @@ impl Provenance {
         }
         // issue36:user-metric
         for metric in metrics {
-            let base = metric.rsplit_once("@turn").map_or(metric.as_str(), |(b, _)| b);
+            let base = metric
+                .rsplit_once("@turn")
+                .map_or(metric.as_str(), |(b, _)| b);
             let (a, b) = (old.user_metrics.get(base), self.user_metrics.get(base));
             if let (Some(a), Some(b)) = (a, b)
                 && a.version != b.version

@@ -45,6 +45,9 @@ mod tests {
         assert_eq!(Scale::of_metric("stats_test_metric"), Scale::PassFail);
         assert_eq!(Scale::of_metric("stats_test_metric@turn2"), Scale::PassFail);
         remember("stats_test_tone", (0.0, 5.0), false);
-        assert_eq!(Scale::of_metric("stats_test_tone"), Scale::Bounded(0.0, 5.0));
+        assert_eq!(
+            Scale::of_metric("stats_test_tone"),
+            Scale::Bounded(0.0, 5.0)
+        );
     }
 }

@@ -65,7 +65,11 @@ impl Metric for ContainsStruct {
 /// `contains`, as an `async fn` returning a number (not pass/fail: its
 /// threshold is written).
 async fn contains_async(sample: &Sample, response: &Response) -> f64 {
-    if contains_too(sample, response) { 1.0 } else { 0.0 }
+    if contains_too(sample, response) {
+        1.0
+    } else {
+        0.0
+    }
 }
 
 /// 10 samples; the agent gets the three `wrong` ones wrong.
@@ -132,7 +136,11 @@ fn through_the_harness_a_user_metric_scores_and_gates_as_contains_does() {
     // The reason a metric gives is kept with its score.
     let wrong = results.samples.iter().find(|s| s.id == "1").unwrap();
     assert_eq!(wrong.verdict, Verdict::Fail);
-    let m = wrong.metrics.iter().find(|m| m.name == "contains_struct").unwrap();
+    let m = wrong
+        .metrics
+        .iter()
+        .find(|m| m.name == "contains_struct")
+        .unwrap();
     assert_eq!(m.reason.as_deref(), Some("not found"));
     // Means, pass rates and the gates alike: a pass/fail user metric's mean is a pass rate.
     let d = &out.datasets[0];
@@ -142,7 +150,10 @@ fn through_the_harness_a_user_metric_scores_and_gates_as_contains_does() {
     assert_eq!(c.mean, Some(0.7));
     let (cg, ug) = (c.gate.as_ref().unwrap(), u.gate.as_ref().unwrap());
     assert!(!cg.passed && !ug.passed, "0.7 < 0.9");
-    assert_eq!((ug.interval, ug.method, ug.margin), (cg.interval, cg.method, cg.margin));
+    assert_eq!(
+        (ug.interval, ug.method, ug.margin),
+        (cg.interval, cg.method, cg.margin)
+    );
     let sg = summary("contains_struct").gate.as_ref().unwrap();
     assert!(sg.passed, "0.7 >= 0.5");
     // The run's provenance names each user metric and its version.
@@ -203,7 +214,13 @@ fn through_the_runner_repeats_intervals_and_diffs_are_the_built_ins() {
     assert_eq!(scores(&new, "contains_too"), scores(&new, "contains"));
     // `report diff`: the same paired comparison for both.
     let d = compare(&old, &new, 0.0, Allow::default()).unwrap();
-    let cmp = |n: &str| d.comparisons.iter().find(|c| c.metric == n).unwrap().clone();
+    let cmp = |n: &str| {
+        d.comparisons
+            .iter()
+            .find(|c| c.metric == n)
+            .unwrap()
+            .clone()
+    };
     let (c, u) = (cmp("contains"), cmp("contains_too"));
     assert_eq!(
         (u.difference, u.interval, u.p_value, u.test, u.outcome),
@@ -221,12 +238,19 @@ fn a_new_version_of_a_user_metric_changes_the_provenance_and_refuses_the_compari
         answer,
         1,
     );
-    let (p1, p2) = (v1.provenance.clone().unwrap(), v2.provenance.clone().unwrap());
+    let (p1, p2) = (
+        v1.provenance.clone().unwrap(),
+        v2.provenance.clone().unwrap(),
+    );
     assert_eq!(p1.user_metrics["cites"].version, "1");
     assert_eq!(p2.user_metrics["cites"].version, "2");
     assert_ne!(p1, p2);
     let e = compare(&v1, &v2, 0.0, Allow::default()).unwrap_err();
-    assert!(e.to_string().contains("`cites`: your metric's definition, version 1 → 2"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("`cites`: your metric's definition, version 1 → 2"),
+        "{e}"
+    );
     // The same version compares.
     let again = run_with(metric_fn("cites", contains_too), "cites", answer, 1);
     assert!(compare(&v1, &again, 0.0, Allow::default()).is_ok());
@@ -274,7 +298,10 @@ fn a_panicking_or_failing_user_metric_fails_only_that_metric_on_that_sample() {
     );
     let nan = metric_fn("nan", |_: &Sample, _: &Response| f64::NAN);
     let r = run_with(nan, "nan >= 0.5", answer, 1);
-    assert_eq!(r.samples[0].metrics[1].error.as_deref(), Some("metric `nan` scored NaN"));
+    assert_eq!(
+        r.samples[0].metrics[1].error.as_deref(),
+        Some("metric `nan` scored NaN")
+    );
     let big = metric_fn("big", |_: &Sample, _: &Response| 3.0);
     let r = run_with(big, "big >= 0.5", answer, 1);
     assert_eq!(
@@ -293,7 +320,10 @@ fn a_panicking_or_failing_user_metric_fails_only_that_metric_on_that_sample() {
         .iter()
         .find(|s| s.test_name.ends_with("wrong_1"))
         .unwrap();
-    assert_eq!((wrong.metrics[1].score, wrong.metrics[1].passed), (Some(2.0), false));
+    assert_eq!(
+        (wrong.metrics[1].score, wrong.metrics[1].passed),
+        (Some(2.0), false)
+    );
 }
 
 #[test]
@@ -304,7 +334,10 @@ fn text_specs_name_only_registered_metrics_and_never_a_built_ins_name() {
         .prepare(PlanBuilder::new().samples("qa", samples.clone(), "contains_too"))
         .err()
         .unwrap();
-    assert!(e.to_string().contains("unknown metric `contains_too`"), "{e}");
+    assert!(
+        e.to_string().contains("unknown metric `contains_too`"),
+        "{e}"
+    );
     let e = Runner::new()
         .config(Config::empty())
         .metric(metric_fn("contains", contains_too))
