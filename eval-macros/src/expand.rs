@@ -196,7 +196,7 @@ pub fn expand(c: Checked) -> TokenStream {
         // Type-checks the function's shape in every build (not only under
         // `cfg(test)`), so a wrong signature is reported where it is written.
         const _: () = {
-            #[allow(dead_code)]
+            #[allow(dead_code, clippy::needless_borrows_for_generic_args)]
             fn __eval_check() {
                 #check_call
                 #(#user_checks)*
@@ -208,6 +208,7 @@ pub fn expand(c: Checked) -> TokenStream {
         mod #mod_ident {
             #(const _: &[u8] = ::core::include_bytes!(#tracked);)*
 
+            #[allow(clippy::needless_borrows_for_generic_args)]
             static __EVAL_DATASET: ::eval_runtime::__private::Embedded =
                 ::eval_runtime::__private::Embedded::new(::eval_runtime::__private::Decl {
                     module_path: ::core::module_path!(),

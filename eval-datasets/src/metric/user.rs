@@ -46,10 +46,11 @@ impl UserMetric {
         pass_fail: bool,
         handle: Arc<dyn Any + Send + Sync>,
     ) -> UserMetric {
-        let default_threshold = pass_fail.then(|| match op {
+        let best = match op {
             Op::AtLeast => range.1,
             Op::AtMost => range.0,
-        });
+        };
+        let default_threshold = pass_fail.then_some(best);
         UserMetric {
             name: name.into(),
             version: version.into(),

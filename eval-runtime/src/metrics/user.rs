@@ -660,6 +660,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::needless_borrows_for_generic_args)] // a reference is a metric too
     fn functions_are_metrics_named_after_themselves() {
         let m = into_metric(cites);
         assert_eq!((m.name(), m.version(), m.pass_fail()), ("cites", "1", true));

@@ -711,7 +711,7 @@ mod tests {
 
     #[test]
     fn gates_are_matched_by_metric_and_recorded_as_scored() {
-        let specs = vec![parse_specs("string_match, recall@k").unwrap()];
+        let specs = vec![eval_datasets::metric::parse_specs("string_match, recall@k").unwrap()];
         let explicit = vec![Gate::new("exact_match", eval_datasets::Op::AtLeast, 0.5)];
         let own = vec![Gate::new("recall_at_k", eval_datasets::Op::AtLeast, 0.75)];
         let gates = all_gates(&explicit, (false, true), &specs, own, "x.jsonl").unwrap();
