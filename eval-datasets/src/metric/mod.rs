@@ -18,6 +18,7 @@ mod parse;
 mod spec;
 // issue36:user-metric
 mod user;
+mod user_spec;
 
 pub use catalog::{
     CATALOG, MAX_REGEX_BYTES, Measure, MetricInfo, Need, Op, OptionKind, known_names, lookup,

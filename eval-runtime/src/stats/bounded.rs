@@ -34,8 +34,11 @@ impl Scale {
             Some(info) if info.pass_fail() => Scale::PassFail,
             Some(info) => Scale::of_range(info.range()),
             // issue36:user-metric
-            None => super::user_scales::of(metric)
-                .unwrap_or(Scale::Open(f64::NEG_INFINITY, f64::INFINITY)),
+            None => match super::user_scales::of(metric) {
+                Some((_, true)) => Scale::PassFail,
+                Some((range, false)) => Scale::of_range(range),
+                None => Scale::Open(f64::NEG_INFINITY, f64::INFINITY),
+            },
         }
     }
 
