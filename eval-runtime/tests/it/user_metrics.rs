@@ -358,3 +358,88 @@ fn text_specs_name_only_registered_metrics_and_never_a_built_ins_name() {
         .unwrap();
     assert!(e.to_string().contains("write `contains_too >= 0.5`"), "{e}");
 }
+
+#[test]
+fn a_user_metric_asks_the_runs_judge_and_its_calls_are_counted() {
+    // The judge: an OpenAI chat-completions reply (the shape `common::chat`
+    // writes for every judge test) holding the metric's JSON.
+    let judge = common::serve_detached(|_, _, body| {
+        let answer = common::block(body, "answer").unwrap_or_default();
+        let score = if answer.contains('#') { 1.0 } else { 0.0 };
+        common::Reply::json(200, common::chat(&format!(r#"{{"score": {score}}}"#)))
+    });
+    let policy = eval_runtime::async_metric_fn(
+        "policy",
+        async |cx: &MetricContext<'_>| -> Result<f64, MetricFailure> {
+            let prompt = eval_runtime::services::JudgePrompt::new(
+                "policy",
+                1,
+                "Score 1 when the answer cites a ticket, else 0, as {\"score\": x}.",
+            )
+            .block("answer", cx.response.output.clone());
+            let reply = cx.ask_judge(&prompt).await?;
+            reply["score"].as_f64().ok_or_else(|| "no score".into())
+        },
+    );
+    let services = eval_runtime::Services::none().with_judge(
+        eval_runtime::services::Judge::new(&judge.url, "j")
+            .unwrap()
+            .cache(None),
+    );
+    let samples = vec![
+        Sample::new("Which ticket?").with_expected("#42"),
+        Sample::new("Which other ticket?").with_expected("#43"),
+    ];
+    let plan = PlanBuilder::new().samples("qa", samples, "policy >= 1");
+    let runner = Runner::new()
+        .config(Config::empty())
+        .services(services)
+        .metric(policy);
+    let agent = FnAgent(async |s: &Sample| {
+        if s.input.last().contains("other") {
+            Response::new("No idea.")
+        } else {
+            Response::new("It is #42.")
+        }
+    });
+    let results = runner
+        .prepare(plan)
+        .unwrap()
+        .evaluate(&agent, |_| {})
+        .unwrap()
+        .results;
+    let mut got: Vec<(Option<f64>, bool)> = results
+        .samples
+        .iter()
+        .map(|s| (s.metrics[0].score, s.metrics[0].passed))
+        .collect();
+    got.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap());
+    assert_eq!(got, [(Some(0.0), false), (Some(1.0), true)]);
+    assert_eq!(judge.count(), 2, "one question per sample");
+    assert_eq!(results.usage.judge.calls, 2, "counted as the judge's calls");
+    // Without a judge, the metric fails on each sample with the reason.
+    let r = Runner::new()
+        .config(Config::empty())
+        .services(eval_runtime::Services::none())
+        .metric(eval_runtime::async_metric_fn(
+            "policy",
+            async |cx: &MetricContext<'_>| -> Result<f64, MetricFailure> {
+                let prompt = eval_runtime::services::JudgePrompt::new("policy", 1, "x")
+                    .block("answer", cx.response.output.clone());
+                Ok(cx.ask_judge(&prompt).await?["score"]
+                    .as_f64()
+                    .unwrap_or(0.0))
+            },
+        ))
+        .prepare(PlanBuilder::new().samples(
+            "qa",
+            vec![Sample::new("q").with_expected("a")],
+            "policy >= 1",
+        ))
+        .unwrap()
+        .evaluate(&agent, |_| {})
+        .unwrap()
+        .results;
+    let e = r.samples[0].metrics[0].error.clone().unwrap_or_default();
+    assert!(e.starts_with("metric `policy` failed: "), "{e}");
+}
