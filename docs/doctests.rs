@@ -91,6 +91,10 @@ mod guide_manifests {}
 mod guide_metrics {}
 
 #[cfg(doctest)]
+#[doc = include_str!("src/own-metrics.md")]
+mod guide_own_metrics {}
+
+#[cfg(doctest)]
 #[doc = include_str!("src/performance.md")]
 mod guide_performance {}
 

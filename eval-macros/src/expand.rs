@@ -8,6 +8,28 @@ use quote::{quote, quote_spanned};
 
 use crate::validate::Checked;
 
+// issue36:user-metric
+/// `path` as written beside the function, as seen from the module the
+/// expansion puts next to it: `crate::` and `::` paths stay; `self::x` is
+/// `super::x`, `super::x` is `super::super::x`, `a::x` is `super::a::x`.
+fn from_inner_module(path: &syn::Path) -> syn::Path {
+    let mut out = path.clone();
+    let first = path.segments.first().map(|s| s.ident.to_string());
+    if path.leading_colon.is_some() || first.as_deref() == Some("crate") {
+        return out;
+    }
+    let span = syn::spanned::Spanned::span(path);
+    let sup = syn::PathSegment::from(syn::Ident::new("super", span));
+    if first.as_deref() == Some("self") {
+        if let Some(s) = out.segments.first_mut() {
+            s.ident = syn::Ident::new("super", span);
+        }
+        return out;
+    }
+    out.segments.insert(0, sup);
+    out
+}
+
 pub fn expand(c: Checked) -> TokenStream {
     let func = &c.func;
     let fn_ident = &func.sig.ident;
@@ -59,6 +81,41 @@ pub fn expand(c: Checked) -> TokenStream {
         quote! {
             ::eval_runtime::__private::GateDecl { stat: #stat, metric: #metric }
         }
+    });
+    // issue36:user-metric: each path made a metric by a function the
+    // expansion writes; a path that is not a metric fails to compile there,
+    // spanned at the path.
+    let user = c.user.iter().map(|u| {
+        let path = &u.path;
+        let span = syn::spanned::Spanned::span(path);
+        let bound = match u.bound {
+            Some((op, value)) => {
+                let op = match op {
+                    Op::AtLeast => quote!(::eval_runtime::__private::Op::AtLeast),
+                    Op::AtMost => quote!(::eval_runtime::__private::Op::AtMost),
+                };
+                quote!(::core::option::Option::Some((#op, #value)))
+            }
+            None => quote!(::core::option::Option::None),
+        };
+        let gate = match u.gate {
+            None => quote!(::core::option::Option::None),
+            Some(Stat::Percentile(p)) => quote!(::core::option::Option::Some(
+                ::eval_runtime::__private::Stat::Percentile(#p)
+            )),
+            Some(_) => quote!(::core::option::Option::Some(::eval_runtime::__private::Stat::Mean)),
+        };
+        let at = u.at;
+        let path = from_inner_module(path);
+        let make = quote_spanned!(span=> || ::eval_runtime::__private::into_metric(&#path));
+        quote! {
+            ::eval_runtime::__private::UserDecl { metric: #make, bound: #bound, at: #at, gate: #gate }
+        }
+    });
+    let user_checks = c.user.iter().map(|u| {
+        let path = &u.path;
+        let span = syn::spanned::Spanned::span(path);
+        quote_spanned!(span=> let _ = ::eval_runtime::__private::into_metric(&#path);)
     });
     let ci_gate = c.ci_gate;
     let enforce_thresholds = c.enforce_thresholds;
@@ -141,9 +198,10 @@ pub fn expand(c: Checked) -> TokenStream {
         // Type-checks the function's shape in every build (not only under
         // `cfg(test)`), so a wrong signature is reported where it is written.
         const _: () = {
-            #[allow(dead_code)]
+            #[allow(dead_code, clippy::needless_borrows_for_generic_args)]
             fn __eval_check() {
                 #check_call
+                #(#user_checks)*
             }
         };
 
@@ -152,6 +210,7 @@ pub fn expand(c: Checked) -> TokenStream {
         mod #mod_ident {
             #(const _: &[u8] = ::core::include_bytes!(#tracked);)*
 
+            #[allow(clippy::needless_borrows_for_generic_args)]
             static __EVAL_DATASET: ::eval_runtime::__private::Embedded =
                 ::eval_runtime::__private::Embedded::new(::eval_runtime::__private::Decl {
                     module_path: ::core::module_path!(),
@@ -173,6 +232,7 @@ pub fn expand(c: Checked) -> TokenStream {
                     max_samples: #max_samples,
                     notes: &[#(#notes),*],
                     registry: #registry,
+                    user_metrics: &[#(#user),*],
                 });
 
             fn __eval_run(index: usize) {

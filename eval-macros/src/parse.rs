@@ -39,9 +39,13 @@ pub struct Input {
 
 /// One `name`, `name(opt = value, ...)`, optionally followed by `>= x` / `<= x`.
 pub struct MetricArg {
+    /// The name, or (for a metric of the user's) the path's last segment.
     pub name: Ident,
     pub options: Vec<(Ident, Lit)>,
     pub bound: Option<Bound>,
+    // issue36:user-metric
+    /// A metric of the user's, written by its path (`crate::cites_ticket`).
+    pub path: Option<syn::Path>,
 }
 
 /// One gate: `metric >= x` (the mean) or `stat(metric) <= x`.
@@ -154,7 +158,19 @@ impl Parse for Arg {
 
 impl Parse for MetricArg {
     fn parse(input: ParseStream) -> syn::Result<Self> {
-        let name: Ident = input.parse()?;
+        // issue36:user-metric: a path with `::` names a metric of the user's.
+        let written = input.call(syn::Path::parse_mod_style)?;
+        let (name, path) = match written.get_ident() {
+            Some(ident) => (ident.clone(), None),
+            None => {
+                let last = written
+                    .segments
+                    .last()
+                    .map(|s| s.ident.clone())
+                    .ok_or_else(|| input.error("expected a metric"))?;
+                (last, Some(written))
+            }
+        };
         let mut options = Vec::new();
         if input.peek(syn::token::Paren) {
             let content;
@@ -167,6 +183,7 @@ impl Parse for MetricArg {
             name,
             options,
             bound,
+            path,
         })
     }
 }
@@ -176,11 +193,15 @@ impl Parse for GateArg {
         // `p95(latency_ms ...)`: parentheses holding a metric, not
         // `key = value` options, make the name a statistic.
         let fork = input.fork();
-        let _: Ident = fork.parse()?;
-        let is_stat = fork.peek(syn::token::Paren) && {
+        // issue36:user-metric: a gate may start with a path (`crate::x`).
+        let is_stat = fork.parse::<Ident>().is_ok() && fork.peek(syn::token::Paren) && {
             let content;
             parenthesized!(content in fork);
-            content.peek(Ident) && !content.peek2(Token![=])
+            let path_start = content.peek(Token![crate])
+                || content.peek(Token![self])
+                || content.peek(Token![super])
+                || content.peek(Token![::]);
+            (content.peek(Ident) || path_start) && !content.peek2(Token![=])
         };
         if !is_stat {
             return Ok(GateArg {

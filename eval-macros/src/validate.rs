@@ -54,6 +54,60 @@ pub struct Checked {
     pub max_samples: Option<usize>,
     /// What the runtime says when the dataset is loaded (a suite's notes).
     pub notes: Vec<String>,
+    // issue36:user-metric
+    /// Metrics (and gates) of the user's, by path.
+    pub user: Vec<UserMetricArg>,
+}
+
+// issue36:user-metric
+/// A metric of the user's, written by its path: checked to be a metric by
+/// the code the expansion writes (a compile error at the path if not).
+pub struct UserMetricArg {
+    pub path: syn::Path,
+    pub bound: Option<(Op, f64)>,
+    /// Its place in `metrics(...)`.
+    pub at: usize,
+    /// A gate on this statistic of it, rather than a metric.
+    pub gate: Option<Stat>,
+}
+
+// issue36:user-metric
+/// `m` as a metric of the user's, when it is written by its path (`None`
+/// after pushing an error for options, which such a metric has none of).
+fn user_arg(
+    m: &MetricArg,
+    at: usize,
+    gate: Option<Stat>,
+    errors: &mut Vec<syn::Error>,
+) -> Option<UserMetricArg> {
+    let path = m.path.clone()?;
+    if let Some((key, _)) = m.options.first() {
+        errors.push(syn::Error::new(
+            key.span(),
+            format!(
+                "`{}` is a metric of your own: it takes no options (give it its settings in Rust)",
+                m.name
+            ),
+        ));
+        return None;
+    }
+    let bound = m
+        .bound
+        .as_ref()
+        .map(|b| (if b.at_least { Op::AtLeast } else { Op::AtMost }, b.value));
+    Some(UserMetricArg {
+        path,
+        bound,
+        at,
+        gate,
+    })
+}
+
+/// The path as written, for comparing two.
+fn path_text(path: &syn::Path) -> String {
+    quote::ToTokens::to_token_stream(path)
+        .to_string()
+        .replace(' ', "")
 }
 
 pub struct CheckedMetric {
@@ -109,7 +163,28 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
             ));
     }
     let mut seen: Vec<&'static str> = Vec::new();
-    for m in &input.metrics {
+    // issue36:user-metric
+    let mut user: Vec<UserMetricArg> = Vec::new();
+    for (at, m) in input.metrics.iter().enumerate() {
+        if m.path.is_some() {
+            if let Some(u) = user_arg(m, at, None, &mut errors) {
+                if user
+                    .iter()
+                    .any(|v| path_text(&v.path) == path_text(&u.path))
+                {
+                    errors.push(syn::Error::new_spanned(
+                        &u.path,
+                        format!(
+                            "`{}` is listed twice; keep one threshold per metric",
+                            path_text(&u.path)
+                        ),
+                    ));
+                    continue;
+                }
+                user.push(u);
+            }
+            continue;
+        }
         if let Some(info) = lookup(&m.name.to_string()) {
             if seen.contains(&info.name) {
                 errors.push(syn::Error::new(
@@ -143,6 +218,36 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
                 stat
             }
         };
+        // issue36:user-metric: a gate on a metric of the user's.
+        if g.metric.path.is_some() {
+            if let Some(stat) = stat
+                && let Some(u) = user_arg(&g.metric, 0, Some(stat), &mut errors)
+            {
+                let scored = user
+                    .iter()
+                    .any(|v| v.gate.is_none() && path_text(&v.path) == path_text(&u.path));
+                if !scored {
+                    errors.push(syn::Error::new_spanned(
+                        &u.path,
+                        format!(
+                            "gate `{}`: the dataset is not scored with it; add it to `metrics(...)`",
+                            path_text(&u.path)
+                        ),
+                    ));
+                } else if user
+                    .iter()
+                    .any(|v| v.gate == Some(stat) && path_text(&v.path) == path_text(&u.path))
+                {
+                    errors.push(syn::Error::new_spanned(
+                        &u.path,
+                        format!("gate on {stat} of `{}` given twice", path_text(&u.path)),
+                    ));
+                } else {
+                    user.push(u);
+                }
+            }
+            continue;
+        }
         let checked = check_metric(
             &g.metric,
             stat.filter(|s| s.over_runs().is_some()),
@@ -519,7 +624,9 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
         return Err(head);
     }
 
-    let gate_test = !gates.is_empty() || ci_gate || own_gates;
+    // issue36:user-metric (a gate on a metric of the user's too)
+    let gate_test =
+        !gates.is_empty() || ci_gate || own_gates || user.iter().any(|u| u.gate.is_some());
     if gate_test && test_names.iter().any(|n| n == "gates") {
         return Err(syn::Error::new(
             path_span,
@@ -551,6 +658,7 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
         sample_tags: subset.as_ref().map(|s| s.tags.clone()).unwrap_or_default(),
         max_samples: subset.as_ref().and_then(|s| s.max),
         notes,
+        user,
     })
 }
 
@@ -609,7 +717,15 @@ fn check_metric(
                 SpecPart::Threshold => m.bound.as_ref().map_or(m.name.span(), |b| b.value_span),
                 _ => m.name.span(),
             };
-            errors.push(syn::Error::new(span, e.0));
+            // issue36:user-metric: the hint for a metric of your own.
+            let text = match &e.0 {
+                SpecErrorKind::UnknownMetric { .. } => format!(
+                    "{}; a metric of your own is written by its path: `crate::{name}`",
+                    e.0
+                ),
+                other => other.to_string(),
+            };
+            errors.push(syn::Error::new(span, text));
             None
         }
     }

@@ -137,6 +137,8 @@ pub mod results {
         AgentProvenance, CalibrationSummary, DatasetProvenance, EmbeddingsFingerprint, GitState,
         JudgeFingerprint, MetricVersions, Provenance,
     };
+    // issue36:user-metric
+    pub use crate::output::UserMetricProvenance;
     pub use crate::output::{
         DatasetSummary, DatasetTerms, FORMAT_VERSION, Gate, GateResult, KEPT_CHARS, KEPT_CHUNKS,
         MetricRecord, MetricSummary, Results, ResultsError, ResultsKey, RunSpread, RunVerdict,
@@ -225,6 +227,11 @@ pub use model::{
 pub use model::{Step, StepKind, Trajectory, TrajectorySource};
 pub use output::Paint;
 pub use secrets::Secret;
+// issue36:user-metric
+pub use metrics::user::{
+    FnMetric, IntoMetric, IntoScore, Metric, MetricContext, MetricFailure, Score, async_metric_fn,
+    metric_fn,
+};
 pub use services::Services;
 
 /// Everything an eval test file needs.

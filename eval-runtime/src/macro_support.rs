@@ -8,3 +8,6 @@ pub use crate::front::attribute::{
 pub use eval_datasets::Repeat;
 pub use eval_datasets::metric::{GateDecl, MetricDecl, Op, OptionValue, Stat};
 pub use std::borrow::Cow;
+// issue36:user-metric
+pub use crate::front::attribute::UserDecl;
+pub use crate::metrics::user::{AsyncPair, Awaited, Blocking, Itself, into_metric};

@@ -242,8 +242,8 @@ pub(super) fn parse(
                     continue;
                 }
             };
-            let canonical = parsed.info().name;
-            if specs.iter().any(|s| s.info().name == canonical) {
+            let canonical = parsed.canonical_name();
+            if specs.iter().any(|s| s.canonical_name() == canonical) {
                 problems.push(
                     at(
                         m_line,
@@ -262,7 +262,7 @@ pub(super) fn parse(
                     used_thresholds.push(key.as_str());
                     let (op, value) = match canonical {
                         "toxicity" | "bias" if deepeval => (Op::AtLeast, 1.0 - t.value),
-                        _ => (parsed.info().op, t.value),
+                        _ => (parsed.op, t.value),
                     };
                     let (name_s, options, _) = parsed.decl_parts();
                     let opts: Vec<(&str, OptionValue)> = options

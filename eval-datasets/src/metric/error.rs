@@ -247,6 +247,22 @@ pub enum SpecErrorKind {
     /// The list holds no spec.
     #[error("no metrics given")]
     NoMetrics,
+    // issue36:user-metric
+    /// A threshold outside a user metric's range.
+    #[error(
+        "`{name}` scores {}, so a threshold of {threshold} can never be met as intended",
+        user_range_text(*.min, *.max)
+    )]
+    UserThresholdOutOfRange {
+        /// The metric.
+        name: String,
+        /// The threshold given.
+        threshold: f64,
+        /// The least score it gives.
+        min: f64,
+        /// The greatest score it gives.
+        max: f64,
+    },
 }
 
 /// How a list of specs, or of options, is not well formed.
@@ -287,6 +303,17 @@ fn range_text(name: &str) -> &'static str {
     match super::lookup(name.rsplit_once("@turn").map_or(name, |(b, _)| b)) {
         Some(info) if info.range().1.is_infinite() => "0 or more",
         _ => "between 0 and 1",
+    }
+}
+
+// issue36:user-metric
+/// A user metric's range, in words.
+fn user_range_text(min: f64, max: f64) -> String {
+    match (min.is_finite(), max.is_finite()) {
+        (true, true) => format!("between {min} and {max}"),
+        (true, false) => format!("{min} or more"),
+        (false, true) => format!("{max} or less"),
+        (false, false) => "any number".to_string(),
     }
 }
 

@@ -186,12 +186,11 @@ impl GateSpec {
         mut spec: MetricSpec,
         bound: Option<(Op, f64)>,
     ) -> Result<GateSpec, MetricSpecError> {
-        let info = spec.info();
-        if info.measured().is_some() {
+        if let Some(measure) = spec.measured() {
             return Err(MetricSpecError(
                 SpecErrorKind::PassOfMeasured {
                     stat: stat.to_string(),
-                    metric: info.name,
+                    metric: measure.name(),
                 },
                 SpecPart::Name,
             ));
@@ -233,7 +232,7 @@ impl GateSpec {
     /// (`latency_ms`, `ttft_ms`, `cost_usd`): then the dataset need not be
     /// scored with the metric.
     pub fn measured(&self) -> Option<Measure> {
-        self.spec.info().measured()
+        self.spec.measured()
     }
 }
 
@@ -279,7 +278,12 @@ fn any_threshold(info: &MetricInfo) -> f64 {
 
 /// A `pass@k(metric) >= x` gate from its parts as written: `inner` the
 /// metric (with options), `rest` the bound after the parentheses.
-fn runs_gate(stat: Stat, inner: &str, rest: &str) -> Result<GateSpec, MetricSpecError> {
+fn runs_gate(
+    stat: Stat,
+    inner: &str,
+    rest: &str,
+    user: &super::user::UserMetrics,
+) -> Result<GateSpec, MetricSpecError> {
     let name = inner
         .split(|c: char| c == '(' || c.is_whitespace())
         .next()
@@ -289,8 +293,9 @@ fn runs_gate(stat: Stat, inner: &str, rest: &str) -> Result<GateSpec, MetricSpec
             let (op, threshold) = (info.op, any_threshold(info));
             parse_specs(&format!("{inner} {op} {threshold}"))?.pop()
         }
-        // Unknown: the metrics' parser says so, with the known names.
-        None => parse_specs(inner)?.pop(),
+        // A user's metric (its own threshold), or unknown: the metrics'
+        // parser says so, with the known names.
+        None => super::parse::parse_specs_with(inner, user)?.pop(),
     };
     let Some(spec) = spec else {
         return Err(MetricSpecError(SpecErrorKind::NoMetrics, SpecPart::Name));
@@ -307,6 +312,15 @@ fn runs_gate(stat: Stat, inner: &str, rest: &str) -> Result<GateSpec, MetricSpec
 /// statistic is on the mean. The same metric may be gated by several
 /// statistics, each once.
 pub fn parse_gates(text: &str) -> Result<Vec<GateSpec>, MetricSpecError> {
+    parse_gates_with(text, &super::user::UserMetrics::new())
+}
+
+// issue36:user-metric
+/// [`parse_gates`], where a gate may name a metric of `user`.
+pub fn parse_gates_with(
+    text: &str,
+    user: &super::user::UserMetrics,
+) -> Result<Vec<GateSpec>, MetricSpecError> {
     let bad = |kind: SpecErrorKind| MetricSpecError(kind, SpecPart::Name);
     let mut gates: Vec<GateSpec> = Vec::new();
     for part in super::parse::split_top_level(text).map_err(|e| bad(SpecErrorKind::Syntax(e)))? {
@@ -316,17 +330,17 @@ pub fn parse_gates(text: &str) -> Result<Vec<GateSpec>, MetricSpecError> {
         }
         let (stat, inner, rest) = split_stat(part)?;
         let gate = if stat.over_runs().is_some() {
-            runs_gate(stat, &inner, &rest)?
+            runs_gate(stat, &inner, &rest, user)?
         } else {
-            let mut specs = parse_specs(&format!("{inner}{rest}"))?;
+            let mut specs = super::parse::parse_specs_with(&format!("{inner}{rest}"), user)?;
             let Some(spec) = specs.pop() else {
                 return Err(bad(SpecErrorKind::NoMetrics));
             };
             GateSpec::new(stat, spec)
         };
         if gates.iter().any(|g| {
-            (g.stat, g.spec.info().name, g.spec.turn)
-                == (gate.stat, gate.spec.info().name, gate.spec.turn)
+            (g.stat, g.spec.canonical_name(), g.spec.turn)
+                == (gate.stat, gate.spec.canonical_name(), gate.spec.turn)
         }) {
             return Err(bad(SpecErrorKind::ListedTwice {
                 name: part.to_string(),

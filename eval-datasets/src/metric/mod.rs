@@ -27,6 +27,9 @@ mod spec;
 mod text;
 mod tools;
 mod trajectory;
+// issue36:user-metric
+mod user;
+mod user_spec;
 
 pub use catalog::{
     MAX_REGEX_BYTES, MetricInfo, Need, Op, OptionDef, OptionKind, Threshold, catalog, known_names,
@@ -39,10 +42,14 @@ pub use measured::Measure;
 pub use options::OptionValue;
 pub(crate) use options::Resolved;
 pub use parse::parse_specs;
+// issue36:user-metric
+pub use gate::parse_gates_with;
+pub use parse::parse_specs_with;
 pub use spec::{DeclParts, MetricDecl, MetricKind, MetricSpec};
 pub use text::{CitationFormat, TextMetric};
 pub use tools::{ToolMetric, ToolPairing};
 pub use trajectory::{ArgsMatch, StepKind, TrajectoryMetric, TrajectoryMode};
+pub use user::{UserMetric, UserMetrics};
 
 /// The families, in the order the docs and "known metrics" list them.
 static FAMILIES: [&[MetricInfo]; 6] = [

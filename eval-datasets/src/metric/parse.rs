@@ -4,10 +4,22 @@ use super::catalog::Op;
 use super::error::{MetricSpecError, SpecErrorKind, SpecPart, SpecSyntaxError};
 use super::options::OptionValue;
 use super::spec::MetricSpec;
+use super::user::UserMetrics;
 
 /// Parses a comma-separated list of specs as the attribute writes them:
 /// `"contains >= 1.0, exact_match(case_sensitive = true), regex(pattern = \"\\\\d+\")"`.
 pub fn parse_specs(text: &str) -> Result<Vec<MetricSpec>, MetricSpecError> {
+    parse_specs_with(text, &UserMetrics::new())
+}
+
+// issue36:user-metric
+/// [`parse_specs`], where a name the catalogue does not know may name one
+/// of `user` (a metric of the user's, by its name; `name@turn<n>` for one
+/// turn). The catalogue's names come first.
+pub fn parse_specs_with(
+    text: &str,
+    user: &UserMetrics,
+) -> Result<Vec<MetricSpec>, MetricSpecError> {
     let bad = |kind: SpecErrorKind| MetricSpecError(kind, SpecPart::Name);
     let mut specs = Vec::new();
     for part in split_top_level(text).map_err(|e| bad(SpecErrorKind::Syntax(e)))? {
@@ -68,11 +80,14 @@ pub fn parse_specs(text: &str) -> Result<Vec<MetricSpec>, MetricSpecError> {
             .iter()
             .map(|(k, v)| (k.as_str(), v.clone()))
             .collect();
-        let spec = MetricSpec::new(name, &opts, bound)?;
-        if specs
-            .iter()
-            .any(|s: &MetricSpec| (s.info().name, s.turn) == (spec.info().name, spec.turn))
-        {
+        // issue36:user-metric
+        let spec = match user_spec(name, &opts, bound, user) {
+            Some(spec) => spec?,
+            None => MetricSpec::new(name, &opts, bound)?,
+        };
+        if specs.iter().any(|s: &MetricSpec| {
+            (s.canonical_name(), s.turn) == (spec.canonical_name(), spec.turn)
+        }) {
             return Err(bad(SpecErrorKind::ListedTwice {
                 name: name.to_string(),
             }));
@@ -83,6 +98,41 @@ pub fn parse_specs(text: &str) -> Result<Vec<MetricSpec>, MetricSpecError> {
         return Err(bad(SpecErrorKind::NoMetrics));
     }
     Ok(specs)
+}
+
+// issue36:user-metric
+/// The spec of `name` when it names a metric of `user` the catalogue does
+/// not know (`name@turn<n>`: of that turn); `None` when it does not.
+fn user_spec(
+    name: &str,
+    options: &[(&str, OptionValue)],
+    bound: Option<(Op, f64)>,
+    user: &UserMetrics,
+) -> Option<Result<MetricSpec, MetricSpecError>> {
+    if super::catalog::lookup(name).is_some() {
+        return None;
+    }
+    let (base, turn) = match name.rsplit_once("@turn") {
+        Some((base, n)) if user.get(base).is_some() => match n.parse::<usize>() {
+            Ok(n) if n >= 1 => (base, Some(n - 1)),
+            _ => return None,
+        },
+        _ => (name, None),
+    };
+    let metric = user.get(base)?;
+    if let Some((key, _)) = options.first() {
+        return Some(Err(MetricSpecError(
+            SpecErrorKind::TakesNoOptions {
+                name: name.to_string(),
+                key: key.to_string(),
+            },
+            SpecPart::Option(0),
+        )));
+    }
+    Some(metric.spec(bound).map(|s| match turn {
+        Some(t) => s.for_turn(t),
+        None => s,
+    }))
 }
 
 /// Tracks string literals (`"..."`, backslash escapes) in text read one

@@ -2,7 +2,7 @@
 //! threshold, as the `#[eval_dataset]` macro checks them at compile time and
 //! the runtime scores them.
 
-use super::catalog::{MetricInfo, Need, Op, known_names, lookup};
+use super::catalog::{Need, Op, known_names, lookup};
 use super::error::{MetricSpecError, SpecErrorKind, SpecPart};
 use super::judged::JudgedMetric;
 use super::measured::Measure;
@@ -31,6 +31,9 @@ pub enum MetricKind {
     Trajectory(TrajectoryMetric),
     /// What the engine measured of the sample: `latency_ms`, `ttft_ms`, `cost_usd`.
     Measured(Measure),
+    // issue36:user-metric
+    /// A metric the user wrote (scored by the runtime's `Metric`).
+    User(Box<super::user::UserMetric>),
 }
 
 /// A metric with its threshold, ready to score.
@@ -160,39 +163,15 @@ impl MetricSpec {
         }
     }
 
-    /// The catalogue entry.
-    pub fn info(&self) -> &'static MetricInfo {
-        match lookup(self.base_name()) {
-            Some(info) => info,
-            None => unreachable!("specs are only built from catalogue names"),
-        }
-    }
-
-    /// The scores the metric can give, `(min, max)`.
-    pub fn range(&self) -> (f64, f64) {
-        self.info().range
-    }
-
-    /// Whether every score is 1 (passed) or 0 (failed).
-    pub fn pass_fail(&self) -> bool {
-        self.info().pass_fail
-    }
-
-    /// What the engine measures for this metric, if it is measured.
-    pub fn measured(&self) -> Option<Measure> {
-        match self.kind {
-            MetricKind::Measured(m) => Some(m),
-            _ => None,
-        }
-    }
-
     /// Fields every sample must have for this spec.
     pub fn needs(&self) -> &'static [Need] {
         match &self.kind {
             MetricKind::Text(TextMetric::Regex {
                 pattern: Some(_), ..
             }) => &[],
-            _ => self.info().needs,
+            // issue36:user-metric
+            MetricKind::User(_) => &[],
+            _ => self.info().map_or(&[], |i| i.needs),
         }
     }
 
@@ -422,7 +401,7 @@ mod tests {
     fn a_turns_metric_is_named_for_its_turn() {
         let s = MetricSpec::new("hit@k", &[], None).unwrap().for_turn(1);
         assert_eq!((s.name.as_str(), s.turn), ("hit@k@turn2", Some(1)));
-        assert_eq!((s.base_name(), s.info().name), ("hit@k", "hit_at_k"));
+        assert_eq!((s.base_name(), s.canonical_name()), ("hit@k", "hit_at_k"));
         assert_eq!(s.decl_parts().0, "hit@k");
         let again = s.for_turn(0);
         assert_eq!(again.name, "hit@k@turn1", "not named for two turns");
@@ -448,7 +427,7 @@ mod tests {
                 .then_some((info.op, info.example_threshold()));
             for name in std::iter::once(info.name).chain(info.aliases.iter().copied()) {
                 let spec = MetricSpec::new(name, &[], bound).unwrap();
-                assert_eq!(spec.info().name, info.name);
+                assert_eq!(spec.canonical_name(), info.name);
                 let (name, options, bound) = spec.decl_parts();
                 let options: Vec<(&str, OptionValue)> = options
                     .iter()

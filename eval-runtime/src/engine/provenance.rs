@@ -56,7 +56,25 @@ pub(crate) fn gather(
         judge: crate::metrics::judged::fingerprint(&specs, services),
         embeddings: crate::metrics::judged::embeddings_fingerprint(&specs, services),
         calibrations: Vec::new(),
+        // issue36:user-metric
+        user_metrics: user_metrics(&specs),
     }
+}
+
+// issue36:user-metric
+/// The user metrics among `specs`, as the provenance records them (and
+/// their scales, remembered for the statistics that know a metric by name).
+fn user_metrics(
+    specs: &[&eval_datasets::MetricSpec],
+) -> std::collections::BTreeMap<String, crate::output::UserMetricProvenance> {
+    specs
+        .iter()
+        .filter_map(|s| s.user())
+        .map(|u| {
+            crate::stats::remember_user_scale(&u.name, u.range, u.pass_fail);
+            (u.name.clone(), crate::output::UserMetricProvenance::of(u))
+        })
+        .collect()
 }
 
 /// The git state of the checkout holding `dir`, asked once per process and
@@ -124,6 +142,8 @@ pub(crate) fn combine(parts: impl IntoIterator<Item = Provenance>) -> Option<Pro
                 // The same calibration attached to datasets of several
                 // runs: once, naming them all.
                 all.join_calibrations(&p.calibrations);
+                // issue36:user-metric
+                all.user_metrics.extend(p.user_metrics);
                 if all.embeddings.is_none() {
                     all.embeddings = p.embeddings;
                 } else if let (Some(a), Some(b)) = (&mut all.embeddings, p.embeddings) {

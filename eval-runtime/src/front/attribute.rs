@@ -74,6 +74,45 @@ pub struct Decl {
     /// Where the macro listed this binary's datasets, and this one's key
     /// there (`eval_datasets::registry`); `None` when it could not.
     pub registry: Option<(&'static str, &'static str)>,
+    // issue36:user-metric
+    /// Metrics (and gates) of the user's, named by their path.
+    pub user_metrics: &'static [UserDecl],
+}
+
+// issue36:user-metric
+/// A metric of the user's in the attribute (`metrics(crate::cites_ticket >= 1.0)`),
+/// written by the macro.
+#[derive(Debug)]
+pub struct UserDecl {
+    /// The metric (the path, made one).
+    pub metric: fn() -> Arc<dyn crate::Metric>,
+    /// Operator and threshold, if written.
+    pub bound: Option<(eval_datasets::metric::Op, f64)>,
+    /// Its place in `metrics(...)` as written.
+    pub at: usize,
+    /// A gate on this statistic of it, rather than a metric.
+    pub gate: Option<eval_datasets::metric::Stat>,
+}
+
+// issue36:user-metric
+/// `specs` with the attribute's user metrics in their places, and its
+/// gates on user metrics.
+fn with_user(
+    decls: &[UserDecl],
+    mut specs: Vec<eval_datasets::MetricSpec>,
+) -> Result<(Vec<eval_datasets::MetricSpec>, Vec<Gate>), String> {
+    let mut gates = Vec::new();
+    for d in decls {
+        let metric = crate::metrics::user::describe((d.metric)());
+        let spec = metric.spec(d.bound).map_err(|e| e.to_string())?;
+        match d.gate {
+            Some(stat) => gates.push(Gate::from_gate(&eval_datasets::metric::GateSpec::new(
+                stat, spec,
+            ))),
+            None => specs.insert(d.at.min(specs.len()), spec),
+        }
+    }
+    Ok((specs, gates))
 }
 
 /// One attribute's dataset in a test binary. Parsed once per process, on first use.
@@ -147,9 +186,14 @@ impl Embedded {
                 bytes: d.bytes,
             },
             // No `metrics(...)`: the dataset's own (the macro checked it names some).
-            match d.metrics {
-                [] => Metrics::Own,
-                given => Metrics::Given(decls(given)?),
+            // issue36:user-metric (user metrics in their places)
+            match (d.metrics, d.user_metrics.iter().any(|u| u.gate.is_none())) {
+                ([], false) => Metrics::Own,
+                (given, _) => Metrics::Given(
+                    with_user(d.user_metrics, decls(given)?)
+                        .map_err(|e| PlanError::new(vec![format!("{}: {e}", d.path)]))?
+                        .0,
+                ),
             },
             config.sample_timeout_or(d.timeout_secs.map(std::time::Duration::from_secs)),
         );
@@ -159,6 +203,12 @@ impl Embedded {
             .map(|g| g.to_gate().map(|g| Gate::from_gate(&g)))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| PlanError::new(vec![format!("{}: {e}", d.path)]))?;
+        // issue36:user-metric
+        plan.gates.extend(
+            with_user(d.user_metrics, Vec::new())
+                .map_err(|e| PlanError::new(vec![format!("{}: {e}", d.path)]))?
+                .1,
+        );
         plan.ci_gate = d.ci_gate;
         plan.enforce_thresholds = d.enforce_thresholds;
         plan.threshold_gates = d.threshold_gates;

@@ -163,6 +163,14 @@ impl Harness {
         self
     }
 
+    // issue36:user-metric
+    /// A metric of your own the datasets' metrics and gates may name (see
+    /// [`PlanBuilder::metric`]): `.metric(cites_ticket)`, `.metric(CitesTicket)`.
+    pub fn metric<M>(mut self, metric: impl crate::IntoMetric<M>) -> Self {
+        self.plan = self.plan.metric(metric);
+        self
+    }
+
     /// The agent every sample goes to.
     pub fn agent(mut self, agent: impl Agent) -> Self {
         self.agent = Some(Arc::new(agent));

@@ -37,6 +37,9 @@ pub struct Runner {
     junit: Option<PathBuf>,
     no_html: bool,
     streamed: bool,
+    // issue36:user-metric
+    /// Metrics of the user's the plans' specs may name.
+    user: Vec<std::sync::Arc<dyn crate::Metric>>,
 }
 
 /// A plan loaded and checked, ready to evaluate ([`Runner::prepare`]; see
@@ -102,7 +105,16 @@ impl Runner {
             junit: None,
             no_html: false,
             streamed: false,
+            user: Vec::new(),
         }
+    }
+
+    // issue36:user-metric
+    /// A metric of your own every plan's metrics and gates may name (see
+    /// [`PlanBuilder::metric`]).
+    pub fn metric<M>(mut self, metric: impl crate::IntoMetric<M>) -> Self {
+        self.user.push(metric.into_metric());
+        self
     }
 
     /// Writes the results file to `path` (with the HTML report beside it,
@@ -161,6 +173,8 @@ impl Runner {
             Some(s) => s.clone(),
             None => Services::own_or_global(self.config.as_ref()),
         };
+        // issue36:user-metric
+        let plan = self.user.iter().cloned().fold(plan, |p, m| p.metric(m));
         let (plan, datasets) = crate::plan::prepare(&plan, config, &services, None, None)?;
         let notes = datasets.iter().flat_map(|d| d.notes.clone()).collect();
         Ok(Prepared {

@@ -28,6 +28,8 @@ pub(crate) mod rank;
 mod text;
 pub(crate) mod tools;
 pub(crate) mod trajectory;
+// issue36:user-metric
+pub(crate) mod user;
 
 pub(crate) use crate::model::MetricError;
 pub(crate) use judged::is_model_based;
@@ -117,6 +119,7 @@ pub(crate) async fn score(
         ),
         // Scored from what was measured, once the run is over.
         MetricKind::Measured(_) => measured::pending(spec),
+        MetricKind::User(_) => return user::score(spec, sample, response, services).await,
     };
     Scored::offline(result)
 }
@@ -162,7 +165,7 @@ async fn score_turn(
         MetricKind::Judged(kind) => Err(kind),
         // A turn has no ranking or measure of its own (refused when the
         // spec is read; said here too).
-        MetricKind::Rank(_) | MetricKind::Measured(_) => {
+        MetricKind::Rank(_) | MetricKind::Measured(_) | MetricKind::User(_) => {
             let error = format!("`{}` is not scored per turn", spec.name);
             return Scored::offline(MetricResult::of(spec, Err(error.into())));
         }

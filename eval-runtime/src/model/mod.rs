@@ -28,7 +28,7 @@ pub use error::{BadVar, ConfigError, CostError, Error, PlanError, Result, Result
 pub use provenance::{
     AgentSettings as AgentProvenance, Allow, CalibrationSummary,
     DatasetSource as DatasetProvenance, Differences, EmbeddingsFingerprint, GitState,
-    JudgeFingerprint, MetricVersions, Provenance,
+    JudgeFingerprint, MetricVersions, Provenance, UserMetricProvenance,
 };
 pub(crate) use provenance::{hex, parts_hash, sample_hash};
 pub use question::{Bound, QuestionChange};

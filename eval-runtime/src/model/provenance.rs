@@ -33,6 +33,53 @@ pub struct Provenance {
     /// threshold and options): how far each agrees with human labels.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub calibrations: Vec<CalibrationSummary>,
+    // issue36:user-metric
+    /// The metrics of the user's the run scored, by name: each one's
+    /// version and scale (a new version is a new definition: its scores are
+    /// not compared with the old version's as if alike).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub user_metrics: BTreeMap<String, UserMetricProvenance>,
+}
+
+// issue36:user-metric
+/// What a run records of a metric of the user's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct UserMetricProvenance {
+    /// The version of its definition.
+    pub version: String,
+    /// `>=` (higher is better) or `<=`.
+    pub op: String,
+    /// The least score it gives (`None`: no least).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<f64>,
+    /// The greatest score it gives (`None`: no greatest).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<f64>,
+    /// Whether every score is pass (the maximum) or fail (the minimum).
+    pub pass_fail: bool,
+}
+
+impl UserMetricProvenance {
+    /// What is recorded of `metric`.
+    pub(crate) fn of(metric: &eval_datasets::metric::UserMetric) -> Self {
+        let finite = |x: f64| x.is_finite().then_some(x);
+        UserMetricProvenance {
+            version: metric.version.clone(),
+            op: metric.op.to_string(),
+            min: finite(metric.range.0),
+            max: finite(metric.range.1),
+            pass_fail: metric.pass_fail,
+        }
+    }
+
+    /// Its range, infinite where it has no end.
+    pub(crate) fn range(&self) -> (f64, f64) {
+        (
+            self.min.unwrap_or(f64::NEG_INFINITY),
+            self.max.unwrap_or(f64::INFINITY),
+        )
+    }
 }
 
 /// What a run says of a calibration of one of its judged metrics.
@@ -314,6 +361,15 @@ fn judge_of<'a>(
 }
 
 impl Provenance {
+    // issue36:user-metric
+    /// Remembers the scales of its user metrics, for the statistics that
+    /// know a metric by its name.
+    pub(crate) fn remember_user_scales(&self) {
+        for (name, m) in &self.user_metrics {
+            crate::stats::remember_user_scale(name, m.range(), m.pass_fail);
+        }
+    }
+
     /// Adds `calibrations` of another part of the same run: the same
     /// calibration (spec, labels, their hash, when it was made) once, with
     /// the datasets of both.
@@ -391,6 +447,21 @@ impl Provenance {
                 d.judge.push(format!(
                     "`{metric}`: embeddings {}",
                     moved(embed(old), embed(self))
+                ));
+            }
+        }
+        // issue36:user-metric
+        for metric in metrics {
+            let base = metric
+                .rsplit_once("@turn")
+                .map_or(metric.as_str(), |(b, _)| b);
+            let (a, b) = (old.user_metrics.get(base), self.user_metrics.get(base));
+            if let (Some(a), Some(b)) = (a, b)
+                && a.version != b.version
+            {
+                d.judge.push(format!(
+                    "`{metric}`: your metric's definition, version {} → {}",
+                    a.version, b.version
                 ));
             }
         }

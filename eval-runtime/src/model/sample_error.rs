@@ -98,6 +98,16 @@ pub enum TraceError {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum MetricError {
+    // issue36:user-metric
+    /// A metric of the user's panicked, failed, or scored NaN or outside
+    /// its range: that metric fails on that sample.
+    #[error("metric `{metric}` {problem}")]
+    User {
+        /// The metric.
+        metric: String,
+        /// What happened (`panicked: ...`, `failed: ...`, `scored NaN`).
+        problem: String,
+    },
     /// The LLM judge or the embeddings server failed (after its retries).
     #[error(transparent)]
     Service(#[from] ServiceError),

@@ -284,6 +284,7 @@ pub(crate) fn spec_options(spec: &MetricSpec) -> String {
         MetricKind::Tools(k) => format!("{k:?}"),
         MetricKind::Trajectory(k) => format!("{k:?}"),
         MetricKind::Measured(k) => format!("Measured({k:?})"),
+        MetricKind::User(u) => format!("User({} {})", u.name, u.version),
     }
 }
 

@@ -28,6 +28,7 @@ pub use crate::config::{
 pub use crate::model::{
     AgentProvenance, Allow, Bound, CalibrationSummary, DatasetProvenance, Differences,
     EmbeddingsFingerprint, GitState, JudgeFingerprint, MetricVersions, Provenance, QuestionChange,
+    UserMetricProvenance,
 };
 pub(crate) use crate::model::{MetricResult, SampleReport, Spread};
 pub use calibration::{

@@ -45,6 +45,10 @@ impl Results {
                 found: results.version,
             });
         }
+        // issue36:user-metric
+        if let Some(p) = &results.provenance {
+            p.remember_user_scales();
+        }
         Ok(results)
     }
 }

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use eval_datasets::metric::{MetricSpec, parse_gates, parse_specs};
+use eval_datasets::metric::{MetricSpec, UserMetrics, parse_gates_with, parse_specs_with};
 use eval_datasets::{Manifest, Sample, naming};
 
 use super::{Baseline, DatasetPlan, DatasetSource, Metrics, Plan, PlanError, Subset};
@@ -66,6 +66,9 @@ pub struct PlanBuilder {
     /// Tools files, each with the source (index) it applies to.
     tools: Vec<(usize, String)>,
     problems: Vec<String>,
+    // issue36:user-metric
+    /// Metrics of the user's the specs may name.
+    user: UserMetrics,
 }
 
 impl PlanBuilder {
@@ -98,6 +101,24 @@ impl PlanBuilder {
             },
             Vec::new(),
         ));
+        self
+    }
+
+    // issue36:user-metric
+    /// A metric of your own (see [`Metric`](crate::Metric)) the metrics
+    /// and gates of every dataset may name, by its name: `.metric(cites_ticket)`
+    /// then `"contains, cites_ticket >= 1"`, `.gate("mean(cites_ticket) >= 0.9")`.
+    /// A name the catalogue already has is a problem.
+    pub fn metric<M>(mut self, metric: impl crate::IntoMetric<M>) -> Self {
+        let metric = crate::metrics::user::describe(metric.into_metric());
+        if eval_datasets::metric::lookup(&metric.name).is_some() {
+            self.problems.push(format!(
+                "your metric `{}` has the name of a built-in metric: give it another name",
+                metric.name
+            ));
+        } else {
+            self.user.add(metric);
+        }
         self
     }
 
@@ -312,7 +333,7 @@ impl PlanBuilder {
                     name,
                     samples,
                     metrics,
-                } => match metrics_of(metrics, name) {
+                } => match metrics_of(metrics, name, &self.user) {
                     Ok(m) => vec![self.dataset_plan(
                         name.clone(),
                         DatasetSource::Samples(samples.clone()),
@@ -334,7 +355,7 @@ impl PlanBuilder {
                 eval_datasets::tool::add_definitions(&mut d.tools, &tools);
                 let what = shown(&d);
                 for text in gate_texts {
-                    match parse_gates(text) {
+                    match parse_gates_with(text, &self.user) {
                         Ok(list) => {
                             for gate in list {
                                 let gate = Gate::from_gate(&gate);
@@ -392,7 +413,7 @@ impl PlanBuilder {
         timeout: Duration,
         problems: &mut Vec<String>,
     ) -> Vec<DatasetPlan> {
-        let metrics = match metrics_of(metrics, pattern) {
+        let metrics = match metrics_of(metrics, pattern, &self.user) {
             Ok(m) => m,
             Err(e) => {
                 problems.push(e);
@@ -516,11 +537,11 @@ fn shown(d: &DatasetPlan) -> String {
 }
 
 /// `metrics` parsed; `""` means the dataset's own.
-fn metrics_of(metrics: &str, what: &str) -> Result<Metrics, String> {
+fn metrics_of(metrics: &str, what: &str, user: &UserMetrics) -> Result<Metrics, String> {
     if metrics.trim().is_empty() {
         return Ok(Metrics::Own);
     }
-    match parse_specs(metrics) {
+    match parse_specs_with(metrics, user) {
         Ok(specs) if specs.is_empty() => Ok(Metrics::Own),
         Ok(specs) => Ok(Metrics::Given(specs)),
         Err(e) => Err(format!("metrics for {what}: {e}")),
@@ -590,7 +611,8 @@ pub(crate) fn all_gates(
             // By the name scored, or (for a whole sample's metric, not a
             // turn's) by any name of the metric.
             .find(|s| {
-                s.name == gate.metric || (s.turn.is_none() && Some(s.info().name) == canonical)
+                // issue36:user-metric (canonical_name: no catalogue entry for a user metric)
+                s.name == gate.metric || (s.turn.is_none() && Some(s.canonical_name()) == canonical)
             })
             .map(|s| {
                 Gate {
@@ -692,7 +714,7 @@ mod tests {
 
     #[test]
     fn gates_are_matched_by_metric_and_recorded_as_scored() {
-        let specs = vec![parse_specs("string_match, recall@k").unwrap()];
+        let specs = vec![eval_datasets::metric::parse_specs("string_match, recall@k").unwrap()];
         let explicit = vec![Gate::new("exact_match", eval_datasets::Op::AtLeast, 0.5)];
         let own = vec![Gate::new("recall_at_k", eval_datasets::Op::AtLeast, 0.75)];
         let gates = all_gates(&explicit, (false, true), &specs, own, "x.jsonl").unwrap();

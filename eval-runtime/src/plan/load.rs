@@ -445,7 +445,7 @@ fn threshold_gates(dataset: &RetrievalDataset, specs: &[&MetricSpec]) -> (Vec<Ga
             let name = rank.name().replace("@k", "_at_k");
             if specs
                 .iter()
-                .any(|s| s.name == name || s.info().name == name)
+                .any(|s| s.name == name || s.canonical_name() == name)
             {
                 gates.push(Gate::new(&name, op, t));
             } else {

@@ -34,6 +34,7 @@ const fn decl(module_path: &'static str, allow_outside: bool) -> Decl {
         max_samples: None,
         notes: &[],
         registry: None,
+        user_metrics: &[],
     }
 }
 

@@ -31,3 +31,5 @@ mod streamed;
 mod tools;
 mod untrusted_replies;
 mod usage_never_zero;
+// issue36:user-metric
+mod user_metrics;

@@ -118,7 +118,8 @@ pub(crate) fn versions(kind: &MetricKind) -> Option<JudgeVersions> {
         | MetricKind::Rank(_)
         | MetricKind::Tools(_)
         | MetricKind::Trajectory(_)
-        | MetricKind::Measured(_) => None,
+        | MetricKind::Measured(_)
+        | MetricKind::User(_) => None,
     }
 }
 

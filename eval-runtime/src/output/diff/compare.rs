@@ -78,6 +78,10 @@ fn caveats(old: &Results, new: &Results, metrics: &[String]) -> Vec<String> {
 /// runs' provenance is said in [`Diff::caveats`]; [`compare`] refuses
 /// runs scored by different judges or on different data.
 pub fn diff(old: &Results, new: &Results, epsilon: f64) -> Diff {
+    // issue36:user-metric: the user metrics' scales, from the runs' provenance.
+    for p in [&old.provenance, &new.provenance].into_iter().flatten() {
+        p.remember_user_scales();
+    }
     let epsilon = epsilon.abs();
     let before: BTreeMap<(String, String), &SampleRecord> =
         old.samples.iter().map(|s| (key(s), s)).collect();
@@ -267,9 +271,9 @@ fn judge(
     for ((dataset, metric), cell) in cells {
         let paired = crate::stats::paired(&cell.pairs, level);
         // A difference of two scores lies within ± the metric's range.
-        let span = eval_datasets::metric::lookup_named(&metric)
-            .map(|i| i.range())
-            .map_or(f64::INFINITY, |(min, max)| max - min);
+        // issue36:user-metric (Scale: a user metric's range too)
+        let (min, max) = crate::stats::Scale::of_metric(&metric).range();
+        let span = max - min;
         let n = cell.pairs.len() as f64;
         let mean_of = |f: fn(&(f64, f64)) -> f64| {
             (!cell.pairs.is_empty()).then(|| cell.pairs.iter().map(f).sum::<f64>() / n)
