@@ -137,6 +137,8 @@ pub mod results {
         AgentProvenance, CalibrationSummary, DatasetProvenance, EmbeddingsFingerprint, GitState,
         JudgeFingerprint, MetricVersions, Provenance,
     };
+    // issue36:exec
+    pub use crate::model::ScorerFingerprint;
     pub use crate::output::{
         DatasetSummary, DatasetTerms, FORMAT_VERSION, Gate, GateResult, KEPT_CHARS, KEPT_CHUNKS,
         MetricRecord, MetricSummary, Results, ResultsError, ResultsKey, RunSpread, RunVerdict,
@@ -223,6 +225,8 @@ pub use model::{
     Spread, TraceError, Usage,
 };
 pub use model::{Step, StepKind, Trajectory, TrajectorySource};
+// issue36:exec
+pub use model::ScorerError;
 pub use output::Paint;
 pub use secrets::Secret;
 pub use services::Services;

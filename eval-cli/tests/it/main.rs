@@ -12,6 +12,7 @@ mod create;
 mod datasets;
 mod docs;
 mod docs_agent;
+mod exec_metric;
 mod evaluate;
 mod faults;
 mod front_ends;

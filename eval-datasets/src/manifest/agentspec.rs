@@ -243,7 +243,8 @@ pub(super) fn parse(
                 }
             };
             let canonical = parsed.info().name;
-            if specs.iter().any(|s| s.info().name == canonical) {
+            // issue36:exec: external scorers are told apart by name.
+            if specs.iter().any(|s| s.identity() == parsed.identity()) {
                 problems.push(
                     at(
                         m_line,

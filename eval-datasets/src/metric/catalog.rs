@@ -57,6 +57,9 @@ pub enum OptionKind {
     Bool,
     /// A string literal.
     Str,
+    // issue36:exec
+    /// A number (`exec`'s `timeout_s`, `min`, `max`).
+    Num,
 }
 
 /// What the catalogue knows about one metric.
@@ -498,6 +501,22 @@ pub static CATALOG: &[MetricInfo] = &[
         needs: &[],
         options: &[],
         summary: "what the sample cost in USD: agent, judge and embeddings tokens at EVAL_PRICES' prices; e.g. cost_usd <= 0.01",
+    },
+    // issue36:exec
+    MetricInfo {
+        name: "exec",
+        aliases: &[],
+        op: Op::AtLeast,
+        default_threshold: f64::NAN,
+        needs: &[],
+        options: &[
+            ("command", OptionKind::Str),
+            ("name", OptionKind::Str),
+            ("timeout_s", OptionKind::Num),
+            ("min", OptionKind::Num),
+            ("max", OptionKind::Num),
+        ],
+        summary: "an external scorer: the command (run without a shell) reads the sample and the answer as JSON on stdin and prints {\"score\": 0.9, \"reason\": \"...\"}; named by `name` or the script's stem; the operator written says which way is better, min/max the range (default 0..1); e.g. exec:python3 score.py >= 0.8",
     },
 ];
 

@@ -230,6 +230,10 @@ pub enum SpecErrorKind {
     /// The list holds no spec.
     #[error("no metrics given")]
     NoMetrics,
+    // issue36:exec
+    /// An external scorer's spec (`exec(...)`) that cannot work.
+    #[error(transparent)]
+    Exec(super::exec::ExecSpecError),
 }
 
 /// How a list of specs, or of options, is not well formed.

@@ -12,6 +12,8 @@
 
 mod catalog;
 mod error;
+// issue36:exec
+mod exec;
 mod gate;
 mod options;
 mod parse;
@@ -21,6 +23,8 @@ pub use catalog::{
     CATALOG, MAX_REGEX_BYTES, Measure, MetricInfo, Need, Op, OptionKind, known_names, lookup,
     lookup_named,
 };
+// issue36:exec
+pub use exec::{ExecMetric, ExecSpecError};
 pub use error::{MetricSpecError, SpecErrorKind, SpecPart, SpecSyntaxError};
 pub use gate::{GateDecl, GateSpec, Stat, parse_gates, percentile};
 pub use options::{ArgsMatch, CitationFormat, OptionValue, StepKind, ToolPairing, TrajectoryMode};

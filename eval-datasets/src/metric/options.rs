@@ -406,7 +406,8 @@ impl Options {
                         part,
                     );
                 }
-                (OptionKind::Str, _) => {
+                // issue36:exec: only `exec` takes a number, checked in exec.rs.
+                (OptionKind::Str | OptionKind::Num, _) => {
                     return err(
                         SpecErrorKind::ExpectsString {
                             name: spec_name(),

@@ -15,6 +15,11 @@ pub fn parse_specs(text: &str) -> Result<Vec<MetricSpec>, MetricSpecError> {
         if part.is_empty() {
             continue;
         }
+        // issue36:exec: `exec:<command> >= <threshold>`.
+        if let Some(spec) = super::exec::shorthand(part) {
+            push_unique(&mut specs, spec?)?;
+            continue;
+        }
         let (head, bound) = match part.find(">=").or_else(|| part.rfind("<=")) {
             Some(at) if !part[at..].contains(')') => {
                 let op = if part[at..].starts_with(">=") {
@@ -69,20 +74,33 @@ pub fn parse_specs(text: &str) -> Result<Vec<MetricSpec>, MetricSpecError> {
             .map(|(k, v)| (k.as_str(), v.clone()))
             .collect();
         let spec = MetricSpec::new(name, &opts, bound)?;
-        if specs
-            .iter()
-            .any(|s: &MetricSpec| (s.info().name, s.turn) == (spec.info().name, spec.turn))
-        {
-            return Err(bad(SpecErrorKind::ListedTwice {
-                name: name.to_string(),
-            }));
-        }
-        specs.push(spec);
+        push_unique(&mut specs, spec)?;
     }
     if specs.is_empty() {
         return Err(bad(SpecErrorKind::NoMetrics));
     }
     Ok(specs)
+}
+
+/// `spec` added to `specs`, unless one of them is the same metric (or,
+/// issue36:exec, has the same results name).
+fn push_unique(specs: &mut Vec<MetricSpec>, spec: MetricSpec) -> Result<(), MetricSpecError> {
+    let bad = |kind: SpecErrorKind| MetricSpecError(kind, SpecPart::Name);
+    // issue36:exec
+    if specs.iter().any(|s| s.name == spec.name)
+        && matches!(spec.kind, super::spec::MetricKind::Exec(_))
+    {
+        return Err(bad(SpecErrorKind::Exec(
+            super::exec::ExecSpecError::NameTwice(spec.name),
+        )));
+    }
+    if specs.iter().any(|s| s.identity() == spec.identity()) {
+        return Err(bad(SpecErrorKind::ListedTwice {
+            name: spec.name.clone(),
+        }));
+    }
+    specs.push(spec);
+    Ok(())
 }
 
 /// Tracks string literals (`"..."`, backslash escapes) in text read one

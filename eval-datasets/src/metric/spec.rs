@@ -115,6 +115,9 @@ pub enum MetricKind {
     },
     /// What the engine measured of the sample: `latency_ms`, `ttft_ms`, `cost_usd`.
     Measured(Measure),
+    // issue36:exec
+    /// An external scorer: see [`CATALOG`](super::CATALOG) `exec`.
+    Exec(super::exec::ExecMetric),
 }
 
 /// The runevals 1–5 ratings.
@@ -158,6 +161,10 @@ impl MetricSpec {
         options: &[(&str, OptionValue)],
         bound: Option<(Op, f64)>,
     ) -> Result<MetricSpec, MetricSpecError> {
+        // issue36:exec
+        if super::exec::is_exec(name) {
+            return super::exec::new_spec(name, options, bound);
+        }
         // `<metric>@turn<n>`: the metric of user turn n (1-based) only.
         if let Some((base, n)) = name.rsplit_once("@turn")
             && let Ok(n) = n.parse::<usize>()
@@ -327,7 +334,45 @@ impl MetricSpec {
 
     /// The catalogue entry.
     pub fn info(&self) -> &'static MetricInfo {
-        lookup(self.base_name()).expect("specs are only built from catalogue names")
+        // issue36:exec: an external scorer is named by its user.
+        let name = match self.kind {
+            MetricKind::Exec(_) => super::exec::EXEC,
+            _ => self.base_name(),
+        };
+        lookup(name).expect("specs are only built from catalogue names")
+    }
+
+    // issue36:exec
+    /// The scores it can give, `(min, max)`: an external scorer's own
+    /// (`min`, `max`), else the catalogue's.
+    pub fn range(&self) -> (f64, f64) {
+        match &self.kind {
+            MetricKind::Exec(m) => (m.min, m.max),
+            _ => self.info().range(),
+        }
+    }
+
+    // issue36:exec
+    /// Whether higher scores are better: the spec's operator (`>=`).
+    pub fn higher_is_better(&self) -> bool {
+        self.op == Op::AtLeast
+    }
+
+    // issue36:exec
+    /// Whether every score is 0 or 1 (see [`MetricInfo::pass_fail`]); an
+    /// external scorer's are not known to be.
+    pub fn pass_fail(&self) -> bool {
+        !matches!(self.kind, MetricKind::Exec(_)) && self.info().pass_fail()
+    }
+
+    // issue36:exec
+    /// What makes two specs of one list the same metric: the catalogue
+    /// metric (aliases are one metric) and turn; an external scorer its name.
+    pub fn identity(&self) -> (&str, Option<usize>) {
+        match self.kind {
+            MetricKind::Exec(_) => (&self.name, self.turn),
+            _ => (self.info().name, self.turn),
+        }
     }
 
     /// Fields every sample must have for this spec.
@@ -419,6 +464,11 @@ impl MetricSpec {
                         OptionValue::Str(Cow::Owned(f.clone())),
                     ));
                 }
+            }
+            // issue36:exec
+            MetricKind::Exec(m) => {
+                options = super::exec::decl_options(m, &self.name);
+                return (super::exec::EXEC.into(), options, Some((self.op, self.threshold)));
             }
             _ => {}
         }

@@ -56,6 +56,13 @@ pub(crate) fn gather(
         judge: crate::metrics::judged::fingerprint(&specs, services),
         embeddings: crate::metrics::judged::embeddings_fingerprint(&specs, services),
         calibrations: Vec::new(),
+        // issue36:exec
+        scorers: specs
+            .iter()
+            .filter_map(|s| {
+                crate::metrics::exec::fingerprint(s, &services.base_dir).map(|f| (s.name.clone(), f))
+            })
+            .collect(),
     }
 }
 
@@ -124,6 +131,8 @@ pub(crate) fn combine(parts: impl IntoIterator<Item = Provenance>) -> Option<Pro
                 // The same calibration attached to datasets of several
                 // runs: once, naming them all.
                 all.join_calibrations(&p.calibrations);
+                // issue36:exec
+                all.scorers.extend(p.scorers);
                 if all.embeddings.is_none() {
                     all.embeddings = p.embeddings;
                 } else if let (Some(a), Some(b)) = (&mut all.embeddings, p.embeddings) {

@@ -22,6 +22,8 @@ use crate::agent::Response;
 use crate::model::{MetricResult, SampleError, Scored, Usage};
 use crate::services::Services;
 
+// issue36:exec
+pub(crate) mod exec;
 pub(crate) mod judged;
 pub(crate) mod measured;
 pub(crate) mod rank;
@@ -97,7 +99,10 @@ pub(crate) async fn score(
     response: &Response,
     services: &Services,
 ) -> Scored {
-    if let Some(turn) = spec.turn {
+    // issue36:exec
+    if let eval_datasets::metric::MetricKind::Exec(m) = &spec.kind {
+        Scored::offline(exec::score(spec, m, sample, response, services).await)
+    } else if let Some(turn) = spec.turn {
         score_turn(spec, turn, sample, response, services).await
     } else if measured::is_measured(spec) {
         // Scored from what was measured, once the run is over.

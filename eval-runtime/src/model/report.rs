@@ -298,7 +298,8 @@ impl Spread {
         let mut tally = MeanTally::new(false);
         scores.iter().for_each(|s| tally.add(*s, None));
         let mean = tally.mean().unwrap_or(0.0);
-        let scale = Scale::of_metric(&spec.name);
+        // issue36:exec: the range as the spec gives it.
+        let scale = Scale::of_spec(spec);
         let (interval, method, level) = match mean_interval(scores, scale, sampling) {
             Some(m) => (m.interval, m.method, m.level),
             // One run of a score without a finite range: nothing to say

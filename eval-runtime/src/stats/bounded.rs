@@ -37,6 +37,17 @@ impl Scale {
         }
     }
 
+    // issue36:exec
+    /// The scale of `spec`'s metric, from the spec: an external scorer's
+    /// range is its own (`min`, `max`), not the catalogue's.
+    pub(crate) fn of_spec(spec: &eval_datasets::MetricSpec) -> Scale {
+        if spec.pass_fail() {
+            Scale::PassFail
+        } else {
+            Scale::of_range(spec.range())
+        }
+    }
+
     /// Values in `(min, max)`: bounded when both ends are finite.
     pub(crate) fn of_range((min, max): (f64, f64)) -> Scale {
         if min.is_finite() && max.is_finite() && min < max {
