@@ -51,7 +51,10 @@ fn run(dir: &std::path::Path, metrics: &str, out: &str) -> std::process::Output 
 }
 
 fn metric<'a>(r: &'a Results, name: &str) -> &'a eval_runtime::results::MetricRecord {
-    r.samples[0]
+    r.samples
+        .iter()
+        .find(|s| s.id != "rome")
+        .unwrap()
         .metrics
         .iter()
         .find(|m| m.name == name)
@@ -101,24 +104,30 @@ fn a_python_scorer_scores_through_the_metric_flag_and_its_script_is_fingerprinte
 #[test]
 fn a_scorer_that_hangs_prints_garbage_crashes_or_floods_fails_only_its_metric() {
     let dir = scratch("exec-faults");
-    write(&dir, "qa.jsonl", DATASET);
+    // Each scorer scores `rome` and misbehaves on `paris`.
+    write(
+        &dir,
+        "qa.jsonl",
+        &format!(
+            "{DATASET}{}\n",
+            r#"{"id": "rome", "input": "What is the capital of Italy?", "expected": "Rome"}"#
+        ),
+    );
+    let scorer = |name: &str, fault: &str| {
+        let head = "import json, subprocess, sys, time\nif json.load(sys.stdin)['sample']['id'] == 'rome':\n    print(1)\n    sys.exit(0)\n";
+        write(&dir, name, &format!("{head}{fault}"));
+    };
     // It starts a child of its own, then hangs: both are killed.
-    write(
-        &dir,
+    scorer(
         "hang.py",
-        "import subprocess, sys, time\nchild = subprocess.Popen(['sleep', '60'])\nopen('child.pid', 'w').write(str(child.pid))\ntime.sleep(60)\n",
+        "child = subprocess.Popen(['sleep', '60'])\nopen('child.pid', 'w').write(str(child.pid))\ntime.sleep(60)\n",
     );
-    write(&dir, "garbage.py", "print('hello, I am not JSON')\n");
-    write(
-        &dir,
+    scorer("garbage.py", "print('hello, I am not JSON')\n");
+    scorer(
         "crash.py",
-        "import sys\nsys.stderr.write('\\x1b[31mboom\\x1b[0m\\nTraceback: it broke\\n')\nsys.exit(3)\n",
+        "sys.stderr.write('\\x1b[31mboom\\x1b[0m\\nTraceback: it broke\\n')\nsys.exit(3)\n",
     );
-    write(
-        &dir,
-        "flood.py",
-        "import sys\nsys.stdout.write('x' * (2 * 1024 * 1024))\n",
-    );
+    scorer("flood.py", "sys.stdout.write('x' * (2 * 1024 * 1024))\n");
     let started = std::time::Instant::now();
     let out = run(
         &dir,
@@ -128,8 +137,17 @@ fn a_scorer_that_hangs_prints_garbage_crashes_or_floods_fails_only_its_metric() 
     let took = started.elapsed();
     let (stdout, stderr) = text(&out);
     assert_eq!(code(&out), 1, "the sample fails, the run does not: {stdout}{stderr}");
-    assert!(took.as_secs() < 30, "the hung scorer was stopped: {took:?}");
     let r = Results::read(&dir.join("r.json")).unwrap();
+    let rome = r.samples.iter().find(|s| s.id == "rome").unwrap();
+    assert!(
+        rome.metrics
+            .iter()
+            .filter(|m| m.name != "contains")
+            .all(|m| m.score == Some(1.0)),
+        "the other sample is scored by every scorer: {:?}",
+        rome.metrics
+    );
+    assert!(took.as_secs() < 30, "the hung scorer was stopped: {took:?}");
     assert_eq!(metric(&r, "contains").score, Some(1.0), "scored as ever");
     let error = |name: &str| {
         let m = metric(&r, name);
