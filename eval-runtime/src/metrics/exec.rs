@@ -410,6 +410,56 @@ mod tests {
         }
     }
 
+    /// The contract of version 1, as the guide's "External scorers" shows
+    /// it: these keys, these types.
+    #[test]
+    fn the_payload_is_the_documented_version_1() {
+        let spec = eval_datasets::metric::parse_specs("exec:python3 s.py >= 0.8")
+            .unwrap()
+            .remove(0);
+        let mut sample = Sample::new("Can I get a refund?");
+        sample.id = "refund-1".into();
+        sample.expected = Some(eval_datasets::Expected::Text("Yes".into()));
+        sample.tags = vec!["billing".into()];
+        let response = Response::new("Yes, see ticket #123.");
+        let v: serde_json::Value = serde_json::from_slice(&payload(&spec, &sample, &response)).unwrap();
+        let keys = |v: &serde_json::Value| -> Vec<String> {
+            let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+            k.sort();
+            k
+        };
+        assert_eq!(keys(&v), ["metric", "response", "sample", "version"]);
+        assert_eq!(v["version"], 1);
+        assert_eq!(
+            v["metric"],
+            serde_json::json!({"name": "s", "op": ">=", "threshold": 0.8, "min": 0.0, "max": 1.0})
+        );
+        assert_eq!(
+            keys(&v["sample"]),
+            [
+                "accepted_answers", "context", "expected", "expected_tools", "id", "input",
+                "metadata", "reference_contexts", "tags", "turns"
+            ]
+        );
+        assert_eq!(v["sample"]["input"], "Can I get a refund?");
+        assert_eq!(v["sample"]["turns"], serde_json::json!(["Can I get a refund?"]));
+        assert_eq!(v["sample"]["expected"], "Yes");
+        assert_eq!(
+            keys(&v["response"]),
+            [
+                "context", "model", "output", "retrieved", "tool_calls", "trajectory",
+                "turn_outputs", "usage"
+            ]
+        );
+        assert_eq!(v["response"]["output"], "Yes, see ticket #123.");
+        // A conversation: no `input`, its turns, one expected answer per turn.
+        let mut talk = Sample::new("").with_turns(["a", "b"]);
+        talk.expected = Some(eval_datasets::Expected::PerTurn(vec!["x".into(), "y".into()]));
+        let v: serde_json::Value = serde_json::from_slice(&payload(&spec, &talk, &response)).unwrap();
+        assert_eq!(v["sample"]["input"], serde_json::Value::Null);
+        assert_eq!(v["sample"]["expected"], serde_json::json!(["x", "y"]));
+    }
+
     #[test]
     fn a_relative_program_with_a_slash_starts_from_the_directory() {
         let dir = Path::new("/data/project");
