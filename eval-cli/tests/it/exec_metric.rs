@@ -86,7 +86,11 @@ fn a_python_scorer_scores_through_the_metric_flag_and_its_script_is_fingerprinte
     assert_eq!(first.len(), 64);
 
     // Editing the script changes the fingerprint, and a comparison says so.
-    write(&dir, "score.py", &format!("{SCORE_PY}# stricter next week\n"));
+    write(
+        &dir,
+        "score.py",
+        &format!("{SCORE_PY}# stricter next week\n"),
+    );
     let out = run(&dir, "exec:python3 score.py >= 0.8", "b.json");
     assert_eq!(code(&out), 0, "{:?}", text(&out));
     let r = Results::read(&dir.join("b.json")).unwrap();
@@ -136,7 +140,11 @@ fn a_scorer_that_hangs_prints_garbage_crashes_or_floods_fails_only_its_metric() 
     );
     let took = started.elapsed();
     let (stdout, stderr) = text(&out);
-    assert_eq!(code(&out), 1, "the sample fails, the run does not: {stdout}{stderr}");
+    assert_eq!(
+        code(&out),
+        1,
+        "the sample fails, the run does not: {stdout}{stderr}"
+    );
     let r = Results::read(&dir.join("r.json")).unwrap();
     let rome = r.samples.iter().find(|s| s.id == "rome").unwrap();
     assert!(

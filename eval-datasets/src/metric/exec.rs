@@ -112,7 +112,9 @@ pub enum ExecSpecError {
     )]
     NoThreshold(String),
     /// The threshold outside the range.
-    #[error("`exec` metric `{name}` scores from {min} to {max}, so a threshold of {threshold} can never be met as intended")]
+    #[error(
+        "`exec` metric `{name}` scores from {min} to {max}, so a threshold of {threshold} can never be met as intended"
+    )]
     ThresholdOutOfRange {
         /// The results name.
         name: String,
@@ -124,7 +126,9 @@ pub enum ExecSpecError {
         max: f64,
     },
     /// `exec@turn<n>`.
-    #[error("`exec` scores the whole sample, not one turn: the scorer is given every turn and answer")]
+    #[error(
+        "`exec` scores the whole sample, not one turn: the scorer is given every turn and answer"
+    )]
     NotPerTurn,
 }
 
@@ -274,7 +278,10 @@ pub(super) fn shorthand(part: &str) -> Option<Result<MetricSpec, MetricSpecError
         },
         None => (rest, None),
     };
-    let options = [("command", OptionValue::Str(command.trim().to_string().into()))];
+    let options = [(
+        "command",
+        OptionValue::Str(command.trim().to_string().into()),
+    )];
     Some(new_spec(EXEC, &options, bound))
 }
 
@@ -356,9 +363,10 @@ mod tests {
 
     #[test]
     fn the_shorthand_splits_the_threshold_off_the_end() {
-        let specs =
-            parse_specs("contains, exec:python3 'my score.py' --x=1 >= 0.8, exec:./lint.sh <= 0.25")
-                .unwrap();
+        let specs = parse_specs(
+            "contains, exec:python3 'my score.py' --x=1 >= 0.8, exec:./lint.sh <= 0.25",
+        )
+        .unwrap();
         assert_eq!(specs.len(), 3);
         assert_eq!(
             (specs[1].name.as_str(), specs[1].op, specs[1].threshold),
@@ -404,9 +412,8 @@ mod tests {
 
     #[test]
     fn a_name_is_derived_from_the_script() {
-        let n = |words: &[&str]| {
-            derived_name(&words.iter().map(|w| w.to_string()).collect::<Vec<_>>())
-        };
+        let n =
+            |words: &[&str]| derived_name(&words.iter().map(|w| w.to_string()).collect::<Vec<_>>());
         assert_eq!(n(&["python3", "score.py"]), "score");
         assert_eq!(n(&["python3", "-u", "checks/json-ok.py"]), "json_ok");
         assert_eq!(n(&["./grade"]), "grade");

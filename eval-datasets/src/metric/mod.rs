@@ -23,9 +23,9 @@ pub use catalog::{
     CATALOG, MAX_REGEX_BYTES, Measure, MetricInfo, Need, Op, OptionKind, known_names, lookup,
     lookup_named,
 };
+pub use error::{MetricSpecError, SpecErrorKind, SpecPart, SpecSyntaxError};
 // issue36:exec
 pub use exec::{ExecMetric, ExecSpecError};
-pub use error::{MetricSpecError, SpecErrorKind, SpecPart, SpecSyntaxError};
 pub use gate::{GateDecl, GateSpec, Stat, parse_gates, percentile};
 pub use options::{ArgsMatch, CitationFormat, OptionValue, StepKind, ToolPairing, TrajectoryMode};
 pub use parse::parse_specs;

@@ -468,7 +468,11 @@ impl MetricSpec {
             // issue36:exec
             MetricKind::Exec(m) => {
                 options = super::exec::decl_options(m, &self.name);
-                return (super::exec::EXEC.into(), options, Some((self.op, self.threshold)));
+                return (
+                    super::exec::EXEC.into(),
+                    options,
+                    Some((self.op, self.threshold)),
+                );
             }
             _ => {}
         }

@@ -60,7 +60,8 @@ pub(crate) fn gather(
         scorers: specs
             .iter()
             .filter_map(|s| {
-                crate::metrics::exec::fingerprint(s, &services.base_dir).map(|f| (s.name.clone(), f))
+                crate::metrics::exec::fingerprint(s, &services.base_dir)
+                    .map(|f| (s.name.clone(), f))
             })
             .collect(),
     }

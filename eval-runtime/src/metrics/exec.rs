@@ -147,8 +147,9 @@ pub(crate) async fn score(
     // Closed only when the run ends: a permit is always had in the end.
     let _permit = services.scorer_permits.acquire().await.ok();
     match run(m, &dir, &input).await {
-        Ok((score, reason)) => MetricResult::of(spec, Ok(score))
-            .with_reason(reason.map(|r| one_line(&r, SHOWN_CHARS))),
+        Ok((score, reason)) => {
+            MetricResult::of(spec, Ok(score)).with_reason(reason.map(|r| one_line(&r, SHOWN_CHARS)))
+        }
         Err(e) => MetricResult::of(spec, Err(e.into())),
     }
 }
@@ -238,11 +239,12 @@ pub(crate) async fn run(
         });
     }
     let text = String::from_utf8_lossy(&out);
-    let (score, reason) = read_score(&text, m.min, m.max).ok_or_else(|| ScorerError::NotAScore {
-        command: command(),
-        stdout: one_line(text.trim(), SHOWN_CHARS),
-        stderr: stderr(),
-    })?;
+    let (score, reason) =
+        read_score(&text, m.min, m.max).ok_or_else(|| ScorerError::NotAScore {
+            command: command(),
+            stdout: one_line(text.trim(), SHOWN_CHARS),
+            stderr: stderr(),
+        })?;
     if !(m.min..=m.max).contains(&score) {
         return Err(ScorerError::OutOfRange {
             command: command(),
@@ -360,7 +362,10 @@ fn status_text(status: std::process::ExitStatus) -> String {
 /// What an external scorer's score depends on besides the answer: its
 /// command, and the content of every word of it that names a file (the
 /// script), for the run's provenance. `None` for other metrics.
-pub(crate) fn fingerprint(spec: &MetricSpec, base: &Path) -> Option<crate::model::ScorerFingerprint> {
+pub(crate) fn fingerprint(
+    spec: &MetricSpec,
+    base: &Path,
+) -> Option<crate::model::ScorerFingerprint> {
     let MetricKind::Exec(m) = &spec.kind else {
         return None;
     };
@@ -373,7 +378,10 @@ pub(crate) fn fingerprint(spec: &MetricSpec, base: &Path) -> Option<crate::model
             && let Ok(bytes) = std::fs::read(&path)
         {
             use sha2::Digest as _;
-            files.insert(word.clone(), crate::model::hex(&sha2::Sha256::digest(&bytes)));
+            files.insert(
+                word.clone(),
+                crate::model::hex(&sha2::Sha256::digest(&bytes)),
+            );
         }
     }
     Some(crate::model::ScorerFingerprint {
@@ -404,8 +412,18 @@ mod tests {
         );
         assert_eq!(read_score(" 0.5\n", 0.0, 1.0), Some((0.5, None)));
         assert_eq!(read_score(r#"{"pass": true}"#, 0.0, 5.0), Some((5.0, None)));
-        assert_eq!(read_score(r#"{"pass": false}"#, -1.0, 1.0), Some((-1.0, None)));
-        for bad in ["", "hello", "[1]", r#"{"score": "high"}"#, r#"{"reason": "x"}"#, "1 2"] {
+        assert_eq!(
+            read_score(r#"{"pass": false}"#, -1.0, 1.0),
+            Some((-1.0, None))
+        );
+        for bad in [
+            "",
+            "hello",
+            "[1]",
+            r#"{"score": "high"}"#,
+            r#"{"reason": "x"}"#,
+            "1 2",
+        ] {
             assert_eq!(read_score(bad, 0.0, 1.0), None, "{bad}");
         }
     }
@@ -422,7 +440,8 @@ mod tests {
         sample.expected = Some(eval_datasets::Expected::Text("Yes".into()));
         sample.tags = vec!["billing".into()];
         let response = Response::new("Yes, see ticket #123.");
-        let v: serde_json::Value = serde_json::from_slice(&payload(&spec, &sample, &response)).unwrap();
+        let v: serde_json::Value =
+            serde_json::from_slice(&payload(&spec, &sample, &response)).unwrap();
         let keys = |v: &serde_json::Value| -> Vec<String> {
             let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
             k.sort();
@@ -437,25 +456,46 @@ mod tests {
         assert_eq!(
             keys(&v["sample"]),
             [
-                "accepted_answers", "context", "expected", "expected_tools", "id", "input",
-                "metadata", "reference_contexts", "tags", "turns"
+                "accepted_answers",
+                "context",
+                "expected",
+                "expected_tools",
+                "id",
+                "input",
+                "metadata",
+                "reference_contexts",
+                "tags",
+                "turns"
             ]
         );
         assert_eq!(v["sample"]["input"], "Can I get a refund?");
-        assert_eq!(v["sample"]["turns"], serde_json::json!(["Can I get a refund?"]));
+        assert_eq!(
+            v["sample"]["turns"],
+            serde_json::json!(["Can I get a refund?"])
+        );
         assert_eq!(v["sample"]["expected"], "Yes");
         assert_eq!(
             keys(&v["response"]),
             [
-                "context", "model", "output", "retrieved", "tool_calls", "trajectory",
-                "turn_outputs", "usage"
+                "context",
+                "model",
+                "output",
+                "retrieved",
+                "tool_calls",
+                "trajectory",
+                "turn_outputs",
+                "usage"
             ]
         );
         assert_eq!(v["response"]["output"], "Yes, see ticket #123.");
         // A conversation: no `input`, its turns, one expected answer per turn.
         let mut talk = Sample::new("").with_turns(["a", "b"]);
-        talk.expected = Some(eval_datasets::Expected::PerTurn(vec!["x".into(), "y".into()]));
-        let v: serde_json::Value = serde_json::from_slice(&payload(&spec, &talk, &response)).unwrap();
+        talk.expected = Some(eval_datasets::Expected::PerTurn(vec![
+            "x".into(),
+            "y".into(),
+        ]));
+        let v: serde_json::Value =
+            serde_json::from_slice(&payload(&spec, &talk, &response)).unwrap();
         assert_eq!(v["sample"]["input"], serde_json::Value::Null);
         assert_eq!(v["sample"]["expected"], serde_json::json!(["x", "y"]));
     }

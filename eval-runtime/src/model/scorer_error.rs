@@ -39,7 +39,9 @@ pub enum ScorerError {
         stderr: String,
     },
     /// It printed more on stdout than a score takes.
-    #[error("scorer `{command}` printed more than {limit} bytes on stdout and was stopped: print one JSON object such as {{\"score\": 0.9, \"reason\": \"...\"}}")]
+    #[error(
+        "scorer `{command}` printed more than {limit} bytes on stdout and was stopped: print one JSON object such as {{\"score\": 0.9, \"reason\": \"...\"}}"
+    )]
     TooMuchOutput {
         /// The command as written.
         command: String,
@@ -57,7 +59,9 @@ pub enum ScorerError {
         stderr: String,
     },
     /// Its score lies outside the metric's range.
-    #[error("scorer `{command}` scored {score}, outside the metric's range {min}..{max} (set `min` and `max` to the scorer's range)")]
+    #[error(
+        "scorer `{command}` scored {score}, outside the metric's range {min}..{max} (set `min` and `max` to the scorer's range)"
+    )]
     OutOfRange {
         /// The command as written.
         command: String,
