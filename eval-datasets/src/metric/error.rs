@@ -233,7 +233,7 @@ pub enum SpecErrorKind {
     // issue36:exec
     /// An external scorer's spec (`exec(...)`) that cannot work.
     #[error(transparent)]
-    Exec(super::exec::ExecSpecError),
+    Exec(super::exec_error::ExecSpecError),
 }
 
 /// How a list of specs, or of options, is not well formed.

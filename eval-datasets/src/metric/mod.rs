@@ -8,12 +8,17 @@
 //! checked [`MetricSpec`]), `options.rs` (its options: [`OptionValue`],
 //! their checking and defaults), `parse.rs` ([`parse_specs`]), `error.rs`
 //! ([`MetricSpecError`]), `gate.rs` (a [`GateSpec`]: a statistic of a metric
-//! over a dataset, [`parse_gates`]).
+//! over a dataset, [`parse_gates`]); issue36:exec: `exec.rs`,
+//! `exec_spec.rs`, `exec_error.rs` (external scorers, [`ExecMetric`]).
 
 mod catalog;
 mod error;
 // issue36:exec
 mod exec;
+// issue36:exec
+mod exec_error;
+// issue36:exec
+mod exec_spec;
 mod gate;
 mod options;
 mod parse;

@@ -16,7 +16,7 @@ pub fn parse_specs(text: &str) -> Result<Vec<MetricSpec>, MetricSpecError> {
             continue;
         }
         // issue36:exec: `exec:<command> >= <threshold>`.
-        if let Some(spec) = super::exec::shorthand(part) {
+        if let Some(spec) = super::exec_spec::shorthand(part) {
             push_unique(&mut specs, spec?)?;
             continue;
         }
@@ -91,7 +91,7 @@ fn push_unique(specs: &mut Vec<MetricSpec>, spec: MetricSpec) -> Result<(), Metr
         && matches!(spec.kind, super::spec::MetricKind::Exec(_))
     {
         return Err(bad(SpecErrorKind::Exec(
-            super::exec::ExecSpecError::NameTwice(spec.name),
+            super::exec_error::ExecSpecError::NameTwice(spec.name),
         )));
     }
     if specs.iter().any(|s| s.identity() == spec.identity()) {

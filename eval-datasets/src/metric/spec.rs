@@ -163,7 +163,7 @@ impl MetricSpec {
     ) -> Result<MetricSpec, MetricSpecError> {
         // issue36:exec
         if super::exec::is_exec(name) {
-            return super::exec::new_spec(name, options, bound);
+            return super::exec::check(name, options, bound).map(MetricSpec::exec);
         }
         // `<metric>@turn<n>`: the metric of user turn n (1-based) only.
         if let Some((base, n)) = name.rsplit_once("@turn")
@@ -342,39 +342,6 @@ impl MetricSpec {
         lookup(name).expect("specs are only built from catalogue names")
     }
 
-    // issue36:exec
-    /// The scores it can give, `(min, max)`: an external scorer's own
-    /// (`min`, `max`), else the catalogue's.
-    pub fn range(&self) -> (f64, f64) {
-        match &self.kind {
-            MetricKind::Exec(m) => (m.min, m.max),
-            _ => self.info().range(),
-        }
-    }
-
-    // issue36:exec
-    /// Whether higher scores are better: the spec's operator (`>=`).
-    pub fn higher_is_better(&self) -> bool {
-        self.op == Op::AtLeast
-    }
-
-    // issue36:exec
-    /// Whether every score is 0 or 1 (see [`MetricInfo::pass_fail`]); an
-    /// external scorer's are not known to be.
-    pub fn pass_fail(&self) -> bool {
-        !matches!(self.kind, MetricKind::Exec(_)) && self.info().pass_fail()
-    }
-
-    // issue36:exec
-    /// What makes two specs of one list the same metric: the catalogue
-    /// metric (aliases are one metric) and turn; an external scorer its name.
-    pub fn identity(&self) -> (&str, Option<usize>) {
-        match self.kind {
-            MetricKind::Exec(_) => (&self.name, self.turn),
-            _ => (self.info().name, self.turn),
-        }
-    }
-
     /// Fields every sample must have for this spec.
     pub fn needs(&self) -> &'static [Need] {
         match &self.kind {
@@ -466,14 +433,7 @@ impl MetricSpec {
                 }
             }
             // issue36:exec
-            MetricKind::Exec(m) => {
-                options = super::exec::decl_options(m, &self.name);
-                return (
-                    super::exec::EXEC.into(),
-                    options,
-                    Some((self.op, self.threshold)),
-                );
-            }
+            MetricKind::Exec(m) => return self.exec_decl_parts(m),
             _ => {}
         }
         (
