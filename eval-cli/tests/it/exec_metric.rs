@@ -240,3 +240,39 @@ fn sample_text_and_the_command_never_reach_a_shell() {
     assert!(dir.join("keep").exists(), "`rm -f keep` was run");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn the_guides_scorer_is_the_shipped_one_and_explains_its_score() {
+    let guide = std::fs::read_to_string(repo().join("docs/src/metrics.md")).unwrap();
+    let shipped = std::fs::read_to_string(repo().join("examples/scorers/cites_ticket.py")).unwrap();
+    let start = guide
+        .find("```python\n\"\"\"cites_ticket")
+        .expect("the guide's scorer")
+        + 10;
+    let end = start + guide[start..].find("```\n").unwrap();
+    assert_eq!(
+        &guide[start..end],
+        shipped,
+        "the guide shows the shipped file"
+    );
+
+    let dir = scratch("exec-guide");
+    write(
+        &dir,
+        "qa.jsonl",
+        r#"{"id": "paris", "input": "What is the capital of France?", "metadata": {"tickets": [123]}}
+"#,
+    );
+    let script = repo().join("examples/scorers/cites_ticket.py");
+    let spec = format!("exec:python3 '{}' >= 1", script.display());
+    let out = run(&dir, &spec, "r.json");
+    assert_eq!(code(&out), 1, "{:?}", text(&out));
+    let r = Results::read(&dir.join("r.json")).unwrap();
+    let m = metric(&r, "cites_ticket");
+    assert_eq!(m.score, Some(0.0));
+    assert_eq!(
+        m.reason.as_deref(),
+        Some("cites none of ['123'] (found [])")
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
