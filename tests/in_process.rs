@@ -67,3 +67,13 @@ fn generated_names_are_the_documented_ones() {
         4
     );
 }
+
+// issue36:exec: an external scorer in the attribute, run in the crate's
+// directory; it scores as `contains` does.
+#[eval_dataset(
+    "tests/data/capitals.jsonl",
+    metrics(exec(command = "python3 tests/data/score_contains.py", name = "py_contains") >= 1.0)
+)]
+async fn capitals_scored_by_python(sample: &Sample) -> Response {
+    agent(sample).await
+}

@@ -128,6 +128,8 @@ impl Estimate {
             cassette: None,
             base_dir: services.base_dir.clone(),
             traces: crate::otel::Tracing::default(),
+            // issue36:exec
+            scorer_permits: services.scorer_permits.clone(),
         };
         let agent_model = services.pricing.agent_model.clone();
         let agent_tokenizer = Tokenizer::for_model(agent_model.as_deref().unwrap_or(""));

@@ -139,6 +139,8 @@ pub mod results {
     };
     // issue36:user-metric
     pub use crate::output::UserMetricProvenance;
+    // issue36:exec
+    pub use crate::model::ScorerFingerprint;
     pub use crate::output::{
         DatasetSummary, DatasetTerms, FORMAT_VERSION, Gate, GateResult, KEPT_CHARS, KEPT_CHUNKS,
         MetricRecord, MetricSummary, Results, ResultsError, ResultsKey, RunSpread, RunVerdict,
@@ -225,6 +227,8 @@ pub use model::{
     Spread, TraceError, Usage,
 };
 pub use model::{Step, StepKind, Trajectory, TrajectorySource};
+// issue36:exec
+pub use model::ScorerError;
 pub use output::Paint;
 pub use secrets::Secret;
 // issue36:user-metric

@@ -619,7 +619,14 @@ pub(crate) fn scratch(n: usize) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     let examples = repo().join("examples");
     copy_dir(&examples.join("evals"), &dir.join("evals"));
-    for sub in ["evals", "corpus", "calibration", "create", "traces"] {
+    for sub in [
+        "evals",
+        "corpus",
+        "calibration",
+        "create",
+        "traces",
+        "scorers",
+    ] {
         copy_dir(&examples.join(sub), &dir.join("examples").join(sub));
     }
     std::fs::copy(examples.join("agent.yaml"), dir.join("examples/agent.yaml")).unwrap();

@@ -13,6 +13,7 @@ mod datasets;
 mod docs;
 mod docs_agent;
 mod evaluate;
+mod exec_metric;
 mod faults;
 mod front_ends;
 mod generate;

@@ -242,8 +242,9 @@ pub(super) fn parse(
                     continue;
                 }
             };
-            let canonical = parsed.canonical_name();
-            if specs.iter().any(|s| s.canonical_name() == canonical) {
+            let canonical = parsed.canonical_name().to_string();
+            // issue36:exec: external scorers are told apart by name.
+            if specs.iter().any(|s| s.identity() == parsed.identity()) {
                 problems.push(
                     at(
                         m_line,
@@ -260,7 +261,7 @@ pub(super) fn parse(
             let spec = match threshold {
                 Some((key, t)) if !written_bound => {
                     used_thresholds.push(key.as_str());
-                    let (op, value) = match canonical {
+                    let (op, value) = match canonical.as_str() {
                         "toxicity" | "bias" if deepeval => (Op::AtLeast, 1.0 - t.value),
                         _ => (parsed.op, t.value),
                     };

@@ -263,6 +263,10 @@ pub enum SpecErrorKind {
         /// The greatest score it gives.
         max: f64,
     },
+    // issue36:exec
+    /// An external scorer's spec (`exec(...)`) that cannot work.
+    #[error(transparent)]
+    Exec(super::exec_error::ExecSpecError),
 }
 
 /// How a list of specs, or of options, is not well formed.

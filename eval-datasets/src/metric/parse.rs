@@ -27,6 +27,11 @@ pub fn parse_specs_with(
         if part.is_empty() {
             continue;
         }
+        // issue36:exec: `exec:<command> >= <threshold>`.
+        if let Some(spec) = super::exec_spec::shorthand(part) {
+            push_unique(&mut specs, spec?)?;
+            continue;
+        }
         let (head, bound) = match part.find(">=").or_else(|| part.rfind("<=")) {
             Some(at) if !part[at..].contains(')') => {
                 let op = if part[at..].starts_with(">=") {
@@ -85,14 +90,7 @@ pub fn parse_specs_with(
             Some(spec) => spec?,
             None => MetricSpec::new(name, &opts, bound)?,
         };
-        if specs.iter().any(|s: &MetricSpec| {
-            (s.canonical_name(), s.turn) == (spec.canonical_name(), spec.turn)
-        }) {
-            return Err(bad(SpecErrorKind::ListedTwice {
-                name: name.to_string(),
-            }));
-        }
-        specs.push(spec);
+        push_unique(&mut specs, spec)?;
     }
     if specs.is_empty() {
         return Err(bad(SpecErrorKind::NoMetrics));
@@ -133,6 +131,27 @@ fn user_spec(
         Some(t) => s.for_turn(t),
         None => s,
     }))
+}
+
+/// `spec` added to `specs`, unless one of them is the same metric (or,
+/// issue36:exec, has the same results name).
+fn push_unique(specs: &mut Vec<MetricSpec>, spec: MetricSpec) -> Result<(), MetricSpecError> {
+    let bad = |kind: SpecErrorKind| MetricSpecError(kind, SpecPart::Name);
+    // issue36:exec
+    if specs.iter().any(|s| s.name == spec.name)
+        && matches!(spec.kind, super::spec::MetricKind::Exec(_))
+    {
+        return Err(bad(SpecErrorKind::Exec(
+            super::exec_error::ExecSpecError::NameTwice(spec.name),
+        )));
+    }
+    if specs.iter().any(|s| s.identity() == spec.identity()) {
+        return Err(bad(SpecErrorKind::ListedTwice {
+            name: spec.name.clone(),
+        }));
+    }
+    specs.push(spec);
+    Ok(())
 }
 
 /// Tracks string literals (`"..."`, backslash escapes) in text read one

@@ -34,6 +34,9 @@ pub enum MetricKind {
     // issue36:user-metric
     /// A metric the user wrote (scored by the runtime's `Metric`).
     User(Box<super::user::UserMetric>),
+    // issue36:exec
+    /// An external scorer (`super::exec`).
+    Exec(super::exec::ExecMetric),
 }
 
 /// A metric with its threshold, ready to score.
@@ -65,6 +68,10 @@ impl MetricSpec {
         options: &[(&str, OptionValue)],
         bound: Option<(Op, f64)>,
     ) -> Result<MetricSpec, MetricSpecError> {
+        // issue36:exec
+        if super::exec::is_exec(name) {
+            return super::exec::check(name, options, bound).map(MetricSpec::exec);
+        }
         // `<metric>@turn<n>`: the metric of user turn n (1-based) only.
         if let Some((base, n)) = name.rsplit_once("@turn")
             && let Ok(n) = n.parse::<usize>()
@@ -178,6 +185,10 @@ impl MetricSpec {
     /// The spec taken apart again: name, options, bound; what
     /// [`MetricSpec::new`] takes to build it (the macro writes these out).
     pub fn decl_parts(&self) -> DeclParts {
+        // issue36:exec
+        if let MetricKind::Exec(m) = &self.kind {
+            return self.exec_decl_parts(m);
+        }
         (
             self.base_name().to_string(),
             self.options.clone(),
@@ -421,7 +432,8 @@ mod tests {
     /// taken apart builds the same spec again.
     #[test]
     fn every_metric_builds_and_round_trips() {
-        for info in crate::metric::catalog() {
+        // `exec` needs its command (exec_spec.rs tests it).
+        for info in crate::metric::catalog().filter(|i| i.name != "exec") {
             let bound = info
                 .threshold_required()
                 .then_some((info.op, info.example_threshold()));

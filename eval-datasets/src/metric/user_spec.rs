@@ -61,6 +61,7 @@ impl MetricSpec {
     pub fn info(&self) -> Option<&'static MetricInfo> {
         match &self.kind {
             MetricKind::User(_) => None,
+            MetricKind::Exec(_) => lookup(super::exec::EXEC),
             _ => lookup(self.base_name()),
         }
     }
@@ -70,6 +71,7 @@ impl MetricSpec {
     pub fn canonical_name(&self) -> &str {
         match (&self.kind, self.info()) {
             (MetricKind::User(u), _) => &u.name,
+            (MetricKind::Exec(_), _) => &self.name,
             (_, Some(info)) => info.name,
             (_, None) => self.base_name(),
         }
@@ -79,6 +81,7 @@ impl MetricSpec {
     pub fn range(&self) -> (f64, f64) {
         match (&self.kind, self.info()) {
             (MetricKind::User(u), _) => u.range,
+            (MetricKind::Exec(m), _) => (m.min, m.max),
             (_, Some(info)) => info.range(),
             (_, None) => (f64::NEG_INFINITY, f64::INFINITY),
         }
@@ -89,6 +92,7 @@ impl MetricSpec {
     pub fn pass_fail(&self) -> bool {
         match (&self.kind, self.info()) {
             (MetricKind::User(u), _) => u.pass_fail,
+            (MetricKind::Exec(_), _) => false,
             (_, Some(info)) => info.pass_fail(),
             (_, None) => false,
         }

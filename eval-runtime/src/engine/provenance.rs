@@ -58,6 +58,14 @@ pub(crate) fn gather(
         calibrations: Vec::new(),
         // issue36:user-metric
         user_metrics: user_metrics(&specs),
+        // issue36:exec
+        scorers: specs
+            .iter()
+            .filter_map(|s| {
+                crate::metrics::exec::fingerprint(s, &services.base_dir)
+                    .map(|f| (s.name.clone(), f))
+            })
+            .collect(),
     }
 }
 
@@ -144,6 +152,8 @@ pub(crate) fn combine(parts: impl IntoIterator<Item = Provenance>) -> Option<Pro
                 all.join_calibrations(&p.calibrations);
                 // issue36:user-metric
                 all.user_metrics.extend(p.user_metrics);
+                // issue36:exec
+                all.scorers.extend(p.scorers);
                 if all.embeddings.is_none() {
                     all.embeddings = p.embeddings;
                 } else if let (Some(a), Some(b)) = (&mut all.embeddings, p.embeddings) {

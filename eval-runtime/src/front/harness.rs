@@ -479,6 +479,8 @@ impl Harness {
             pricing: base.pricing,
             base_dir: base.base_dir,
             traces: base.traces,
+            // issue36:exec
+            scorer_permits: base.scorer_permits,
         }
     }
 

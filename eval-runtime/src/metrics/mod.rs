@@ -22,6 +22,8 @@ use crate::agent::Response;
 use crate::model::{MetricResult, SampleError, Scored, Usage};
 use crate::services::Services;
 
+// issue36:exec
+pub(crate) mod exec;
 pub(crate) mod judged;
 pub(crate) mod measured;
 pub(crate) mod rank;
@@ -120,6 +122,7 @@ pub(crate) async fn score(
         // Scored from what was measured, once the run is over.
         MetricKind::Measured(_) => measured::pending(spec),
         MetricKind::User(_) => return user::score(spec, sample, response, services).await,
+        MetricKind::Exec(m) => exec::score(spec, m, sample, response, services).await,
     };
     Scored::offline(result)
 }
@@ -165,7 +168,10 @@ async fn score_turn(
         MetricKind::Judged(kind) => Err(kind),
         // A turn has no ranking or measure of its own (refused when the
         // spec is read; said here too).
-        MetricKind::Rank(_) | MetricKind::Measured(_) | MetricKind::User(_) => {
+        MetricKind::Rank(_)
+        | MetricKind::Measured(_)
+        | MetricKind::User(_)
+        | MetricKind::Exec(_) => {
             let error = format!("`{}` is not scored per turn", spec.name);
             return Scored::offline(MetricResult::of(spec, Err(error.into())));
         }

@@ -13,6 +13,8 @@ mod question;
 mod report;
 mod results;
 mod sample_error;
+// issue36:exec
+mod scorer_error;
 mod settings;
 mod shared_error;
 mod summary;
@@ -30,6 +32,8 @@ pub use provenance::{
     DatasetSource as DatasetProvenance, Differences, EmbeddingsFingerprint, GitState,
     JudgeFingerprint, MetricVersions, Provenance, UserMetricProvenance,
 };
+// issue36:exec
+pub use provenance::ScorerFingerprint;
 pub(crate) use provenance::{hex, parts_hash, sample_hash};
 pub use question::{Bound, QuestionChange};
 pub(crate) use question::{pair_gates, same_gate};
@@ -46,6 +50,8 @@ pub(crate) use sample_error::MAX_NAME_CHARS;
 pub use sample_error::{
     AnswerProblem, MetricError, PromptError, SampleError, ServiceError, TraceError,
 };
+// issue36:exec
+pub use scorer_error::ScorerError;
 pub use settings::{CassetteMode, Sampling};
 pub use shared_error::SharedError;
 pub use summary::{

@@ -39,6 +39,11 @@ pub struct Provenance {
     /// not compared with the old version's as if alike).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub user_metrics: BTreeMap<String, UserMetricProvenance>,
+    // issue36:exec
+    /// Per external scorer (`exec` metric, by its name): its command and
+    /// the hashes of the files it names.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub scorers: BTreeMap<String, ScorerFingerprint>,
 }
 
 // issue36:user-metric
@@ -79,6 +84,36 @@ impl UserMetricProvenance {
             self.min.unwrap_or(f64::NEG_INFINITY),
             self.max.unwrap_or(f64::INFINITY),
         )
+    }
+}
+
+// issue36:exec
+/// What an external scorer's scores depend on: its command and the content
+/// of every word of it that names a file (its script).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ScorerFingerprint {
+    /// The command as written.
+    pub command: String,
+    /// Each word of the command that names a file (relative to where it
+    /// runs), and the SHA-256 of that file's content.
+    #[serde(default)]
+    pub files: BTreeMap<String, String>,
+}
+
+impl ScorerFingerprint {
+    /// The fingerprint on one line: `python3 score.py (score.py 1a2b3c4d5e6f)`.
+    fn text(&self) -> String {
+        let files: Vec<String> = self
+            .files
+            .iter()
+            .map(|(f, h)| format!("{f} {}", &h[..h.len().min(12)]))
+            .collect();
+        if files.is_empty() {
+            self.command.clone()
+        } else {
+            format!("{} ({})", self.command, files.join(", "))
+        }
     }
 }
 
@@ -443,6 +478,14 @@ impl Provenance {
                     .filter(|e| e.metrics.iter().any(|m| m == metric))
                     .map(|e| format!("{} at {}", e.model, e.host))
             };
+            // issue36:exec: another command or script scores differently.
+            let scorer = |p: &Provenance| p.scorers.get(metric).map(ScorerFingerprint::text);
+            if scorer(old) != scorer(self) {
+                d.judge.push(format!(
+                    "`{metric}`: scorer {}",
+                    moved(scorer(old), scorer(self))
+                ));
+            }
             if embed(old) != embed(self) {
                 d.judge.push(format!(
                     "`{metric}`: embeddings {}",

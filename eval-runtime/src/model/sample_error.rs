@@ -115,6 +115,10 @@ pub enum MetricError {
     /// unusable (an invalid regex), or the judge's answer could not be used.
     #[error("{0}")]
     Unscorable(String),
+    // issue36:exec
+    /// An external scorer gave no score (see [`ScorerError`](super::ScorerError)).
+    #[error(transparent)]
+    Scorer(#[from] super::ScorerError),
     /// A regex (the expected answer, or the `pattern` option) longer than
     /// [`MAX_REGEX_BYTES`](eval_datasets::metric::MAX_REGEX_BYTES): refused
     /// before it is parsed.

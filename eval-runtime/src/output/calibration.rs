@@ -285,6 +285,7 @@ pub(crate) fn spec_options(spec: &MetricSpec) -> String {
         MetricKind::Trajectory(k) => format!("{k:?}"),
         MetricKind::Measured(k) => format!("Measured({k:?})"),
         MetricKind::User(u) => format!("User({} {})", u.name, u.version),
+        MetricKind::Exec(m) => format!("Exec({})", m.command),
     }
 }
 

@@ -289,6 +289,8 @@ fn finish(
         if let Err(e) = read_rubric_file(spec, base) {
             problems.push(e);
         }
+        // issue36:exec: a scorer runs where relative paths start.
+        crate::metrics::exec::settle_dir(spec, base);
     }
     for spec in spec_sets.iter().flatten() {
         if let Some(reason) = crate::metrics::judged::unavailable(spec, services)

@@ -119,7 +119,8 @@ pub(crate) fn versions(kind: &MetricKind) -> Option<JudgeVersions> {
         | MetricKind::Tools(_)
         | MetricKind::Trajectory(_)
         | MetricKind::Measured(_)
-        | MetricKind::User(_) => None,
+        | MetricKind::User(_)
+        | MetricKind::Exec(_) => None,
     }
 }
 
