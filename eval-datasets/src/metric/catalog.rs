@@ -57,6 +57,10 @@ pub enum OptionKind {
     Bool,
     /// A string literal.
     Str,
+    // issue36:json
+    /// A JSON scalar: `true` / `false`, a number or a string
+    /// (`json_pointer`'s `equals`).
+    Value,
 }
 
 /// What the catalogue knows about one metric.
@@ -114,6 +118,8 @@ impl MetricInfo {
         matches!(
             self.name,
             "exact_match" | "contains" | "regex" | "hit_at_k" | "tool_called" | "trajectory_match"
+            // issue36:json
+            | "is_json" | "json_schema" | "json_pointer"
         )
     }
 }
@@ -193,6 +199,45 @@ pub static CATALOG: &[MetricInfo] = &[
             ("case_sensitive", OptionKind::Bool),
         ],
         summary: "1 if the output matches the regex (the expected answer, or `pattern`), else 0",
+    },
+    // issue36:json — structured output (eval-runtime `metrics::json`).
+    MetricInfo {
+        name: "is_json",
+        aliases: &[],
+        op: Op::AtLeast,
+        default_threshold: 1.0,
+        needs: &[],
+        options: &[("extract", OptionKind::Bool)],
+        summary: "promptfoo is-json: 1 if the trimmed answer is one JSON value, else 0; extract = true: promptfoo contains-json, a ```json block or a JSON object in the text counts",
+    },
+    // issue36:json
+    MetricInfo {
+        name: "json_schema",
+        aliases: &[],
+        op: Op::AtLeast,
+        default_threshold: 1.0,
+        needs: &[],
+        options: &[
+            ("schema", OptionKind::Str),
+            ("schema_file", OptionKind::Str),
+            ("extract", OptionKind::Bool),
+        ],
+        summary: "1 if the answer is JSON valid against the JSON Schema `schema = \"{...}\"` or `schema_file = \"...\"` (promptfoo is-json / contains-json with a schema), else 0 with the first errors and their JSON pointers",
+    },
+    // issue36:json
+    MetricInfo {
+        name: "json_pointer",
+        aliases: &[],
+        op: Op::AtLeast,
+        default_threshold: 1.0,
+        needs: &[Need::Expected],
+        options: &[
+            ("pointer", OptionKind::Str),
+            ("equals", OptionKind::Value),
+            ("pattern", OptionKind::Str),
+            ("extract", OptionKind::Bool),
+        ],
+        summary: "1 if the answer's JSON has at `pointer` (RFC 6901, e.g. \"/refund/amount\") the value `equals` gives, a match of the regex `pattern`, or else the expected answer; else 0",
     },
     MetricInfo {
         name: "faithfulness",

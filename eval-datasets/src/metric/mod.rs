@@ -13,6 +13,8 @@
 mod catalog;
 mod error;
 mod gate;
+// issue36:json
+mod json_opts;
 mod options;
 mod parse;
 mod spec;

@@ -8,6 +8,8 @@ use std::borrow::Cow;
 
 use super::catalog::{MAX_REGEX_BYTES, MetricInfo, OptionKind};
 use super::error::{MetricSpecError, SpecErrorKind, SpecPart};
+// issue36:json
+use super::json_opts::JsonOptions;
 
 /// An option value as written in a metric spec.
 #[derive(Debug, Clone, PartialEq)]
@@ -248,6 +250,9 @@ pub(super) struct Options {
     pub(super) args: ArgsMatch,
     /// The step metrics' `step` (default: every step).
     pub(super) step: Option<StepKind>,
+    // issue36:json
+    /// The structured-output metrics' options.
+    pub(super) json: JsonOptions,
 }
 
 impl Options {
@@ -272,6 +277,8 @@ impl Options {
             (false, false, false, true);
         let (mut mode, mut args, mut step) =
             (TrajectoryMode::default(), ArgsMatch::default(), None);
+        // issue36:json
+        let mut json = JsonOptions::default();
         for (i, (key, _)) in options.iter().enumerate() {
             if options[..i].iter().any(|(k, _)| k == key) {
                 return err(
@@ -397,6 +404,8 @@ impl Options {
                 (OptionKind::Bool, OptionValue::Bool(b)) if *key == "strict_order" => {
                     strict_order = *b
                 }
+                // issue36:json
+                (_, value) if JsonOptions::takes(key) => json.set(name, key, value, part)?,
                 (OptionKind::Bool, _) => {
                     return err(
                         SpecErrorKind::ExpectsBool {
@@ -406,7 +415,8 @@ impl Options {
                         part,
                     );
                 }
-                (OptionKind::Str, _) => {
+                // issue36:json (`equals` is read above)
+                (OptionKind::Str | OptionKind::Value, _) => {
                     return err(
                         SpecErrorKind::ExpectsString {
                             name: spec_name(),
@@ -431,6 +441,8 @@ impl Options {
             mode,
             args,
             step,
+            // issue36:json
+            json,
         })
     }
 }

@@ -115,6 +115,34 @@ pub enum MetricKind {
     },
     /// What the engine measured of the sample: `latency_ms`, `ttft_ms`, `cost_usd`.
     Measured(Measure),
+    // issue36:json
+    /// See [`CATALOG`](super::CATALOG) `is_json`.
+    IsJson {
+        /// `extract = true`: JSON inside the text counts (promptfoo `contains-json`).
+        extract: bool,
+    },
+    // issue36:json
+    /// See [`CATALOG`](super::CATALOG) `json_schema`.
+    JsonSchema {
+        /// The schema's JSON text (`schema`, or `schema_file`'s once read).
+        schema: Option<String>,
+        /// `schema_file`, relative to the crate (or the manifest), until read.
+        file: Option<String>,
+        /// `extract = true`: JSON inside the text counts.
+        extract: bool,
+    },
+    // issue36:json
+    /// See [`CATALOG`](super::CATALOG) `json_pointer`.
+    JsonPointer {
+        /// The RFC 6901 pointer (`pointer`).
+        pointer: String,
+        /// The value wanted there (`equals`).
+        equals: Option<OptionValue>,
+        /// A regex its text must match (`pattern`).
+        pattern: Option<String>,
+        /// `extract = true`: JSON inside the text counts.
+        extract: bool,
+    },
 }
 
 /// The runevals 1–5 ratings.
@@ -238,6 +266,8 @@ impl MetricSpec {
             mode,
             args,
             step,
+            // issue36:json
+            json,
         } = Options::resolve(name, info, options)?;
         let kind = match info.name {
             "exact_match" => MetricKind::ExactMatch { case_sensitive },
@@ -291,6 +321,8 @@ impl MetricSpec {
             "repeated_calls" => MetricKind::RepeatedCalls,
             "step_latency_ms" => MetricKind::StepLatency { step },
             "step_tokens" => MetricKind::StepTokens { step },
+            // issue36:json
+            "is_json" | "json_schema" | "json_pointer" => json.into_kind(info.name, pattern)?,
             other => match Measure::of(other) {
                 Some(m) => MetricKind::Measured(m),
                 None => MetricKind::PartialMatch,
@@ -336,6 +368,12 @@ impl MetricSpec {
             MetricKind::Regex {
                 pattern: Some(_), ..
             } => &[],
+            // issue36:json: `equals` or `pattern` stands in for the expected answer
+            MetricKind::JsonPointer { equals, pattern, .. }
+                if equals.is_some() || pattern.is_some() =>
+            {
+                &[]
+            }
             _ => self.info().needs,
         }
     }
@@ -420,6 +458,10 @@ impl MetricSpec {
                     ));
                 }
             }
+            // issue36:json
+            kind @ (MetricKind::IsJson { .. }
+            | MetricKind::JsonSchema { .. }
+            | MetricKind::JsonPointer { .. }) => super::json_opts::decl_parts(kind, &mut options),
             _ => {}
         }
         (
