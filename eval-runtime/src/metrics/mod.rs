@@ -22,6 +22,8 @@ use crate::agent::Response;
 use crate::model::{MetricResult, SampleError, Scored, Usage};
 use crate::services::Services;
 
+// issue36:json
+pub(crate) mod json;
 pub(crate) mod judged;
 pub(crate) mod measured;
 pub(crate) mod rank;
@@ -159,7 +161,9 @@ async fn score_turn(
     };
     let expected = sample.expected_for_turn(turn);
     if !judged::is_model_based(spec) {
-        return Scored::offline(MetricResult::of(spec, text::score(spec, output, expected)));
+        // issue36:json: why a structured-output check failed
+        let result = MetricResult::of(spec, text::score(spec, output, expected));
+        return Scored::offline(explained(result, || json::explain(spec, output, expected)));
     }
     let mut one = sample.clone();
     one.input =
@@ -294,7 +298,11 @@ fn score_sample(spec: &MetricSpec, sample: &Sample, response: &Response) -> Metr
             .unwrap_or_else(|| Err("no accepted answer".into())),
         other => text::score(spec, &response.output, other.as_ref().map(Expected::last)),
     };
-    MetricResult::of(spec, result)
+    // issue36:json: why a structured-output check failed
+    explained(MetricResult::of(spec, result), || {
+        let expected = sample.expected.as_ref().map(Expected::last);
+        json::explain(spec, &response.output, expected)
+    })
 }
 
 /// A rank metric of a retrieval query (see [`eval_datasets::retrieval`]). A query
