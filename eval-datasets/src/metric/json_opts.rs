@@ -24,8 +24,8 @@ pub(super) struct JsonOptions {
     schema: Option<(String, SpecPart)>,
     /// `schema_file`, with the option's place.
     schema_file: Option<(String, SpecPart)>,
-    /// `pointer`.
-    pointer: Option<String>,
+    /// `pointer`, with the option's place.
+    pointer: Option<(String, SpecPart)>,
     /// `equals`, with the option's place.
     equals: Option<(OptionValue, SpecPart)>,
 }
@@ -61,7 +61,7 @@ impl JsonOptions {
                 match key {
                     "schema" => self.schema = Some((s, part)),
                     "schema_file" => self.schema_file = Some((s, part)),
-                    _ => self.pointer = Some(s),
+                    _ => self.pointer = Some((s, part)),
                 }
             }
             _ => return expects(|name, key| SpecErrorKind::ExpectsString { name, key }),
@@ -120,7 +120,7 @@ impl JsonOptions {
                 }),
             },
             "json_pointer" => {
-                let Some(pointer) = self.pointer else {
+                let Some((pointer, pointer_part)) = self.pointer else {
                     return refuse(
                         "`json_pointer` without `pointer`".into(),
                         "`pointer = \"/path/to/value\"` (RFC 6901)",
@@ -131,7 +131,7 @@ impl JsonOptions {
                     return refuse(
                         format!("`pointer = {pointer:?}` of `json_pointer` {why}"),
                         "an RFC 6901 JSON pointer: \"\" (the whole value) or `/` and reference tokens, `~0` for `~` and `~1` for `/` (e.g. \"/refund/amount\", \"/items/0\")",
-                        SpecPart::Name,
+                        pointer_part,
                     );
                 }
                 match (self.equals, pattern) {
@@ -242,7 +242,10 @@ mod tests {
             spec("json_schema", &[("schema_file", s("schemas/refund.json"))]).unwrap(),
             spec(
                 "json_pointer",
-                &[("pointer", s("/refund/amount")), ("equals", OptionValue::Num(42.0))],
+                &[
+                    ("pointer", s("/refund/amount")),
+                    ("equals", OptionValue::Num(42.0)),
+                ],
             )
             .unwrap(),
             spec(

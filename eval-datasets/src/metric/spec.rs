@@ -369,11 +369,9 @@ impl MetricSpec {
                 pattern: Some(_), ..
             } => &[],
             // issue36:json: `equals` or `pattern` stands in for the expected answer
-            MetricKind::JsonPointer { equals, pattern, .. }
-                if equals.is_some() || pattern.is_some() =>
-            {
-                &[]
-            }
+            MetricKind::JsonPointer {
+                equals, pattern, ..
+            } if equals.is_some() || pattern.is_some() => &[],
             _ => self.info().needs,
         }
     }

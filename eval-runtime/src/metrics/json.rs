@@ -101,7 +101,11 @@ fn check(
 ) -> Result<Option<String>, MetricError> {
     match &spec.kind {
         MetricKind::IsJson { extract } => Ok(found(output, *extract).err()),
-        MetricKind::JsonSchema { schema, file, extract } => {
+        MetricKind::JsonSchema {
+            schema,
+            file,
+            extract,
+        } => {
             let schema = match (schema, file) {
                 (Some(text), _) => text,
                 (None, Some(f)) => {
@@ -112,8 +116,8 @@ fn check(
                 }
                 (None, None) => return Err("`json_schema` has no schema".into()),
             };
-            let validator = validator(schema)
-                .map_err(|why| MetricError::from(format!("the schema {why}")))?;
+            let validator =
+                validator(schema).map_err(|why| MetricError::from(format!("the schema {why}")))?;
             let values = match found(output, *extract) {
                 Ok(values) => values,
                 Err(why) => return Ok(Some(why)),
@@ -136,23 +140,37 @@ fn check(
                 .collect();
             let more = errors.len().saturating_sub(SHOWN_ERRORS);
             let of = if values.len() > 1 {
-                format!("none of the {} JSON values found matches the schema; the first's errors", values.len())
+                format!(
+                    "none of the {} JSON values found matches the schema; the first's errors",
+                    values.len()
+                )
             } else {
                 "the JSON does not match the schema".to_string()
             };
             Ok(Some(format!(
                 "{of}: {}{}",
                 shown.join("; "),
-                if more > 0 { format!("; and {more} more") } else { String::new() }
+                if more > 0 {
+                    format!("; and {more} more")
+                } else {
+                    String::new()
+                }
             )))
         }
-        MetricKind::JsonPointer { pointer, equals, pattern, extract } => {
+        MetricKind::JsonPointer {
+            pointer,
+            equals,
+            pattern,
+            extract,
+        } => {
             let values = match found(output, *extract) {
                 Ok(values) => values,
                 Err(why) => return Ok(Some(why)),
             };
             let Some(value) = values[0].pointer(pointer) else {
-                return Ok(Some(format!("the answer's JSON has no value at `{pointer}`")));
+                return Ok(Some(format!(
+                    "the answer's JSON has no value at `{pointer}`"
+                )));
             };
             let shown = one_line(&value.to_string(), SHOWN_CHARS);
             match (equals, pattern) {
@@ -160,10 +178,17 @@ fn check(
                     .then(|| format!("`{pointer}` is {shown}, not {}", option_json(want)))),
                 (None, Some(p)) => {
                     let re = super::text::compiled(p, true).map_err(|e| {
-                        format!("`pattern` is not a valid regex: {}", one_line(&e.to_string(), 200))
+                        format!(
+                            "`pattern` is not a valid regex: {}",
+                            one_line(&e.to_string(), 200)
+                        )
                     })?;
-                    Ok((!re.is_match(&text_of(value)))
-                        .then(|| format!("`{pointer}` is {shown}, which `pattern` {} does not match", one_line(p, 80))))
+                    Ok((!re.is_match(&text_of(value))).then(|| {
+                        format!(
+                            "`{pointer}` is {shown}, which `pattern` {} does not match",
+                            one_line(p, 80)
+                        )
+                    }))
                 }
                 (None, None) => {
                     let expected = match expected.map(str::trim) {
@@ -221,7 +246,10 @@ fn found(output: &str, extract: bool) -> Result<Vec<Value>, String> {
     values.extend(objects(output));
     values.truncate(MAX_FOUND);
     if values.is_empty() {
-        return Err("the answer holds no JSON: no ```json block parses and no JSON object is in its text".into());
+        return Err(
+            "the answer holds no JSON: no ```json block parses and no JSON object is in its text"
+                .into(),
+        );
     }
     Ok(values)
 }
@@ -333,17 +361,20 @@ fn option_json(want: &OptionValue) -> String {
 /// integers exactly, others as f64).
 fn json_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64(), x.as_u64(), y.as_u64()) {
-            (Some(x), Some(y), _, _) => x == y,
-            (_, _, Some(x), Some(y)) => x == y,
-            _ => x.as_f64() == y.as_f64(),
-        },
+        (Value::Number(x), Value::Number(y)) => {
+            match (x.as_i64(), y.as_i64(), x.as_u64(), y.as_u64()) {
+                (Some(x), Some(y), _, _) => x == y,
+                (_, _, Some(x), Some(y)) => x == y,
+                _ => x.as_f64() == y.as_f64(),
+            }
+        }
         (Value::Array(x), Value::Array(y)) => {
             x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_equal(a, b))
         }
         (Value::Object(x), Value::Object(y)) => {
             x.len() == y.len()
-                && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| json_equal(v, w)))
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_equal(v, w)))
         }
         _ => a == b,
     }
@@ -359,12 +390,16 @@ pub(crate) fn validator(text: &str) -> Result<Arc<jsonschema::Validator>, String
     if let Some(v) = cache.lock().ok().and_then(|c| c.get(text).cloned()) {
         return Ok(v);
     }
-    let schema: Value =
-        serde_json::from_str(text).map_err(|e| format!("is not JSON: {e}"))?;
+    let schema: Value = serde_json::from_str(text).map_err(|e| format!("is not JSON: {e}"))?;
     let compiled = jsonschema::options()
         .offline()
         .build(&schema)
-        .map_err(|e| format!("does not compile: {}", one_line(&e.to_string(), 2 * SHOWN_CHARS)))?;
+        .map_err(|e| {
+            format!(
+                "does not compile: {}",
+                one_line(&e.to_string(), 2 * SHOWN_CHARS)
+            )
+        })?;
     let compiled = Arc::new(compiled);
     if let Ok(mut c) = cache.lock() {
         if c.len() >= CACHED_SCHEMAS {
@@ -404,8 +439,7 @@ pub(crate) fn prepare(spec: &mut MetricSpec, base: &Path) -> Result<(), String> 
         }
         (None, None) => return Ok(()),
     };
-    validator(&text)
-        .map_err(|why| format!("{origin} of metric `{}` {why}", spec.name))?;
+    validator(&text).map_err(|why| format!("{origin} of metric `{}` {why}", spec.name))?;
     spec.kind = MetricKind::JsonSchema {
         schema: Some(text),
         file: None,

@@ -33,13 +33,19 @@ async fn refund_agent(sample: &Sample) -> Response {
     Response::new(match sample.id.as_str() {
         "full" => r#"{"ticket": "T-1042", "refund": {"amount": 42, "currency": "EUR"}}"#,
         "negative" => r#"{"ticket": "T-1043", "refund": {"amount": -5, "currency": "GBP"}}"#,
-        _ => "Sure! Here it is:\n```json\n{\"ticket\": \"T-1044\", \"refund\": {\"amount\": 15, \"currency\": \"USD\"}}\n```",
+        _ => {
+            "Sure! Here it is:\n```json\n{\"ticket\": \"T-1044\", \"refund\": {\"amount\": 15, \"currency\": \"USD\"}}\n```"
+        }
     })
 }
 
 const METRICS: &str = r#"is_json, json_schema(schema_file = "schemas/refund.json", extract = true), json_pointer(pointer = "/refund/amount", extract = true)"#;
 
-fn metric<'a>(results: &'a Results, id: &str, name: &str) -> &'a eval_runtime::results::MetricRecord {
+fn metric<'a>(
+    results: &'a Results,
+    id: &str,
+    name: &str,
+) -> &'a eval_runtime::results::MetricRecord {
     let sample = results
         .samples
         .iter()
@@ -73,11 +79,19 @@ fn json_metrics_score_good_and_bad_answers_and_say_why_in_the_report() {
 
     let schema = metric(&results, "negative", "json_schema");
     let why = schema.reason.as_deref().unwrap();
-    assert!(why.starts_with("the JSON does not match the schema: "), "{why}");
-    assert!(why.contains("at /refund/amount: -5 is less than the minimum of 0"), "{why}");
+    assert!(
+        why.starts_with("the JSON does not match the schema: "),
+        "{why}"
+    );
+    assert!(
+        why.contains("at /refund/amount: -5 is less than the minimum of 0"),
+        "{why}"
+    );
     assert!(why.contains("at /refund/currency: "), "{why}");
     assert_eq!(
-        metric(&results, "negative", "json_pointer").reason.as_deref(),
+        metric(&results, "negative", "json_pointer")
+            .reason
+            .as_deref(),
         Some("`/refund/amount` is -5, not the expected answer 10")
     );
     assert!(
@@ -86,10 +100,17 @@ fn json_metrics_score_good_and_bad_answers_and_say_why_in_the_report() {
             .as_deref()
             .is_some_and(|w| w.starts_with("the answer is not JSON")),
     );
-    assert_eq!(metric(&results, "full", "json_schema").reason, None, "a pass has no reason");
+    assert_eq!(
+        metric(&results, "full", "json_schema").reason,
+        None,
+        "a pass has no reason"
+    );
     // The report a CI shows: the failure's reason, with the pointer.
     let junit = junit_xml(&results);
-    assert!(junit.contains("at /refund/amount: -5 is less than the minimum of 0"), "{junit}");
+    assert!(
+        junit.contains("at /refund/amount: -5 is less than the minimum of 0"),
+        "{junit}"
+    );
 }
 
 #[test]
@@ -129,9 +150,15 @@ fn a_bad_schema_is_a_setup_error_before_any_agent_call() {
     }
     // The file's error says what is wrong with it.
     let out = harness("bad-file")
-        .dataset("refunds.jsonl", r#"json_schema(schema_file = "bad-schema.json")"#)
+        .dataset(
+            "refunds.jsonl",
+            r#"json_schema(schema_file = "bad-schema.json")"#,
+        )
         .agent_fn(refund_agent)
         .evaluate(args());
     let error = out.error.unwrap().to_string();
-    assert!(error.contains("bad-schema.json) of metric `json_schema` does not compile: "), "{error}");
+    assert!(
+        error.contains("bad-schema.json) of metric `json_schema` does not compile: "),
+        "{error}"
+    );
 }

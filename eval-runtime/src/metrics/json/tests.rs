@@ -25,7 +25,10 @@ fn is_json_takes_one_json_value_as_promptfoo_is_json() {
         why.starts_with("the answer is not JSON (expected value at line 1 column 1;"),
         "{why}"
     );
-    assert!(why.contains("`extract = true`"), "it says what to change: {why}");
+    assert!(
+        why.contains("`extract = true`"),
+        "it says what to change: {why}"
+    );
     for bad in ["", "  ", r#"{"a": 1} {"b": 2}"#, "{'a': 1}", r#"{"a": 1,}"#] {
         assert_eq!(run(&is_json, bad, None).0, 0.0, "{bad:?}");
     }
@@ -57,7 +60,10 @@ fn extract_finds_json_in_text_as_promptfoo_contains_json() {
     ] {
         let (s, why) = run(&found, bad, None);
         assert_eq!(s, 0.0, "{bad:?}");
-        assert!(why.unwrap().starts_with("the answer holds no JSON"), "{bad:?}");
+        assert!(
+            why.unwrap().starts_with("the answer holds no JSON"),
+            "{bad:?}"
+        );
     }
     // The fenced block first, then the objects of the text, in order.
     let values = super::found("a {\"x\": 1} b ```json\n{\"y\": 2}\n``` c", true).unwrap();
@@ -138,14 +144,22 @@ fn json_schema_agrees_with_the_official_test_suite() {
         for case in group["tests"].as_array().unwrap() {
             // The answer is the data written as JSON text.
             let answer = case["data"].to_string();
-            let want = if case["valid"] == Value::Bool(true) { 1.0 } else { 0.0 };
+            let want = if case["valid"] == Value::Bool(true) {
+                1.0
+            } else {
+                0.0
+            };
             let (got, why) = run(&metric, &answer, None);
             assert_eq!(
                 got, want,
                 "{} / {} / {}: {why:?}",
                 group["file"], group["description"], case["description"]
             );
-            assert_eq!(why.is_some(), want == 0.0, "a failure says why, a pass does not");
+            assert_eq!(
+                why.is_some(),
+                want == 0.0,
+                "a failure says why, a pass does not"
+            );
             checked += 1;
         }
     }
@@ -159,11 +173,21 @@ fn a_schema_failure_lists_the_first_errors_with_their_pointers() {
     );
     let good = r#"{"refund": {"amount": 42.5, "currency": "EUR"}}"#;
     assert_eq!(run(&refund, good, None), (1.0, None));
-    let (s, why) = run(&refund, r#"{"refund": {"amount": -5, "currency": "GBP"}}"#, None);
+    let (s, why) = run(
+        &refund,
+        r#"{"refund": {"amount": -5, "currency": "GBP"}}"#,
+        None,
+    );
     assert_eq!(s, 0.0);
     let why = why.unwrap();
-    assert!(why.starts_with("the JSON does not match the schema: "), "{why}");
-    assert!(why.contains("at /refund/amount: -5 is less than the minimum of 0"), "{why}");
+    assert!(
+        why.starts_with("the JSON does not match the schema: "),
+        "{why}"
+    );
+    assert!(
+        why.contains("at /refund/amount: -5 is less than the minimum of 0"),
+        "{why}"
+    );
     assert!(why.contains("at /refund/currency: "), "{why}");
     let (_, why) = run(&refund, r#"{"other": 1}"#, None);
     assert!(
@@ -177,27 +201,28 @@ fn a_schema_failure_lists_the_first_errors_with_their_pointers() {
 
     // Many errors: the first three, and how many more. Keys from the
     // answer are escaped and the reason is bounded.
-    let strict = spec(
-        r#"json_schema(schema = "{\"additionalProperties\": {\"type\": \"integer\"}}")"#,
-    );
+    let strict =
+        spec(r#"json_schema(schema = "{\"additionalProperties\": {\"type\": \"integer\"}}")"#);
     let long_key = "k".repeat(500);
-    let answer = format!(
-        r#"{{"a\nb": "x", "c": "y", "d": "z", "e": "w", "{long_key}": "v"}}"#
-    );
+    let answer = format!(r#"{{"a\nb": "x", "c": "y", "d": "z", "e": "w", "{long_key}": "v"}}"#);
     let (s, why) = run(&strict, &answer, None);
     assert_eq!(s, 0.0);
     let why = why.unwrap();
-    assert!(why.ends_with("; and 2 more") || why.contains("more chars)"), "{why}");
-    assert!(why.contains("at /a\\nb: "), "a newline in a key is escaped: {why}");
+    assert!(
+        why.ends_with("; and 2 more") || why.contains("more chars)"),
+        "{why}"
+    );
+    assert!(
+        why.contains("at /a\\nb: "),
+        "a newline in a key is escaped: {why}"
+    );
     assert!(!why.contains('\n'));
     assert!(why.chars().count() <= 4 * SHOWN_CHARS + 40, "{}", why.len());
 }
 
 #[test]
 fn with_extract_any_json_value_found_may_match_as_in_contains_json() {
-    let schema = spec(
-        r#"json_schema(schema = "{\"required\": [\"id\"]}", extract = true)"#,
-    );
+    let schema = spec(r#"json_schema(schema = "{\"required\": [\"id\"]}", extract = true)"#);
     let answer = "Example: {\"x\": 1}. Answer:\n```json\n{\"id\": 7}\n```";
     assert_eq!(run(&schema, answer, None), (1.0, None));
     let (s, why) = run(&schema, r#"First {"x": 1} then {"y": 2}"#, None);
@@ -259,19 +284,63 @@ fn a_remote_ref_is_refused_and_never_fetched() {
 fn json_pointer_compares_equals_pattern_or_the_expected_answer() {
     let answer = r#"{"refund": {"amount": 42.0, "currency": "EUR", "approved": true}, "ticket": "T-1042", "items": [{"sku": "A"}]}"#;
     let cases: [(&str, Option<&str>, f64); 12] = [
-        (r#"json_pointer(pointer = "/refund/amount", equals = 42)"#, None, 1.0),
-        (r#"json_pointer(pointer = "/refund/amount", equals = 41.5)"#, None, 0.0),
-        (r#"json_pointer(pointer = "/refund/currency", equals = "EUR")"#, None, 1.0),
+        (
+            r#"json_pointer(pointer = "/refund/amount", equals = 42)"#,
+            None,
+            1.0,
+        ),
+        (
+            r#"json_pointer(pointer = "/refund/amount", equals = 41.5)"#,
+            None,
+            0.0,
+        ),
+        (
+            r#"json_pointer(pointer = "/refund/currency", equals = "EUR")"#,
+            None,
+            1.0,
+        ),
         // A string is not a number, whatever it reads.
-        (r#"json_pointer(pointer = "/refund/amount", equals = "42")"#, None, 0.0),
-        (r#"json_pointer(pointer = "/refund/approved", equals = true)"#, None, 1.0),
-        (r#"json_pointer(pointer = "/ticket", pattern = "^T-[0-9]+$")"#, None, 1.0),
-        (r#"json_pointer(pointer = "/ticket", pattern = "^t-")"#, None, 0.0),
+        (
+            r#"json_pointer(pointer = "/refund/amount", equals = "42")"#,
+            None,
+            0.0,
+        ),
+        (
+            r#"json_pointer(pointer = "/refund/approved", equals = true)"#,
+            None,
+            1.0,
+        ),
+        (
+            r#"json_pointer(pointer = "/ticket", pattern = "^T-[0-9]+$")"#,
+            None,
+            1.0,
+        ),
+        (
+            r#"json_pointer(pointer = "/ticket", pattern = "^t-")"#,
+            None,
+            0.0,
+        ),
         (r#"json_pointer(pointer = "/items/0/sku")"#, Some("A"), 1.0),
-        (r#"json_pointer(pointer = "/refund/amount")"#, Some("42"), 1.0),
-        (r#"json_pointer(pointer = "/items/0")"#, Some(r#"{"sku": "A"}"#), 1.0),
-        (r#"json_pointer(pointer = "/refund/currency")"#, Some("\"USD\""), 0.0),
-        (r#"json_pointer(pointer = "/refund/approved")"#, Some("true"), 1.0),
+        (
+            r#"json_pointer(pointer = "/refund/amount")"#,
+            Some("42"),
+            1.0,
+        ),
+        (
+            r#"json_pointer(pointer = "/items/0")"#,
+            Some(r#"{"sku": "A"}"#),
+            1.0,
+        ),
+        (
+            r#"json_pointer(pointer = "/refund/currency")"#,
+            Some("\"USD\""),
+            0.0,
+        ),
+        (
+            r#"json_pointer(pointer = "/refund/approved")"#,
+            Some("true"),
+            1.0,
+        ),
     ];
     for (text, expected, want) in cases {
         let (got, why) = run(&spec(text), answer, expected);
@@ -283,21 +352,39 @@ fn json_pointer_compares_equals_pattern_or_the_expected_answer() {
         None,
     );
     assert_eq!(why.as_deref(), Some("`/refund/amount` is 42.0, not 41.5"));
-    let (_, why) = run(&spec(r#"json_pointer(pointer = "/refund/currency")"#), answer, Some("USD"));
+    let (_, why) = run(
+        &spec(r#"json_pointer(pointer = "/refund/currency")"#),
+        answer,
+        Some("USD"),
+    );
     assert_eq!(
         why.as_deref(),
         Some("`/refund/currency` is \"EUR\", not the expected answer USD")
     );
     // A missing pointer, and an answer that is not JSON, fail with why.
-    let (s, why) = run(&spec(r#"json_pointer(pointer = "/refund/reason", equals = "late")"#), answer, None);
+    let (s, why) = run(
+        &spec(r#"json_pointer(pointer = "/refund/reason", equals = "late")"#),
+        answer,
+        None,
+    );
     assert_eq!(s, 0.0);
-    assert_eq!(why.as_deref(), Some("the answer's JSON has no value at `/refund/reason`"));
-    let (s, why) = run(&spec(r#"json_pointer(pointer = "/a", equals = 1)"#), "a = 1", None);
+    assert_eq!(
+        why.as_deref(),
+        Some("the answer's JSON has no value at `/refund/reason`")
+    );
+    let (s, why) = run(
+        &spec(r#"json_pointer(pointer = "/a", equals = 1)"#),
+        "a = 1",
+        None,
+    );
     assert_eq!(s, 0.0);
     assert!(why.unwrap().starts_with("the answer is not JSON"));
     // With extract, the first JSON value of the text is read.
     let extracted = spec(r#"json_pointer(pointer = "/a", equals = 1, extract = true)"#);
-    assert_eq!(run(&extracted, "Result: {\"a\": 1} (and {\"a\": 2})", None).0, 1.0);
+    assert_eq!(
+        run(&extracted, "Result: {\"a\": 1} (and {\"a\": 2})", None).0,
+        1.0
+    );
     // Without equals or pattern, an expected answer is needed.
     let e = score(&spec(r#"json_pointer(pointer = "/a")"#), "{\"a\": 1}", None).unwrap_err();
     assert!(e.to_string().contains("needs an expected answer"), "{e}");
@@ -309,7 +396,10 @@ fn json_equality_compares_numbers_by_value() {
     assert!(json_equal(&json!(42), &json!(42.0)));
     assert!(json_equal(&json!({"a": [1, 2.0]}), &json!({"a": [1.0, 2]})));
     assert!(!json_equal(&json!({"a": 1}), &json!({"a": 1, "b": 2})));
-    assert!(!json_equal(&json!(9007199254740993u64), &json!(9007199254740992u64)));
+    assert!(!json_equal(
+        &json!(9007199254740993u64),
+        &json!(9007199254740992u64)
+    ));
     assert!(!json_equal(&json!("1"), &json!(1)));
 }
 
@@ -334,12 +424,16 @@ fn a_schema_file_is_read_and_compiled_when_the_plan_loads() {
     let mut bad = spec(r#"json_schema(schema_file = "schemas/bad.json")"#);
     let e = prepare(&mut bad, &dir).unwrap_err();
     assert!(
-        e.starts_with("schema_file `schemas/bad.json` (") && e.contains(") of metric `json_schema` does not compile: "),
+        e.starts_with("schema_file `schemas/bad.json` (")
+            && e.contains(") of metric `json_schema` does not compile: "),
         "{e}"
     );
     let mut broken = spec(r#"json_schema(schema_file = "schemas/broken.json")"#);
     let e = prepare(&mut broken, &dir).unwrap_err();
-    assert!(e.contains("of metric `json_schema` is not JSON: EOF while parsing"), "{e}");
+    assert!(
+        e.contains("of metric `json_schema` is not JSON: EOF while parsing"),
+        "{e}"
+    );
     let mut missing = spec(r#"json_schema(schema_file = "schemas/nope.json")"#);
     let e = prepare(&mut missing, &dir).unwrap_err();
     assert!(
@@ -349,6 +443,9 @@ fn a_schema_file_is_read_and_compiled_when_the_plan_loads() {
     // An inline schema that parses but does not compile is caught here too.
     let mut inline = spec(r#"json_schema(schema = "{\"type\": 12}")"#);
     let e = prepare(&mut inline, &dir).unwrap_err();
-    assert!(e.starts_with("`schema` of metric `json_schema` does not compile: "), "{e}");
+    assert!(
+        e.starts_with("`schema` of metric `json_schema` does not compile: "),
+        "{e}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
