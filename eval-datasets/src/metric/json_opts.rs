@@ -110,7 +110,7 @@ impl JsonOptions {
                 },
                 (None, Some((file, part))) if file.trim().is_empty() => refuse(
                     "`schema_file = \"\"` of `json_schema`".into(),
-                    "the path of a JSON Schema file, relative to the crate (or the manifest)",
+                    "the path of a JSON Schema file, relative to the crate (the attribute) or the working directory (`evals`)",
                     part,
                 ),
                 (None, Some((file, _))) => Ok(MetricKind::JsonSchema {

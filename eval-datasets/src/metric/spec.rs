@@ -126,7 +126,7 @@ pub enum MetricKind {
     JsonSchema {
         /// The schema's JSON text (`schema`, or `schema_file`'s once read).
         schema: Option<String>,
-        /// `schema_file`, relative to the crate (or the manifest), until read.
+        /// `schema_file`, relative to the run's base directory (as `rubric_file`), until read.
         file: Option<String>,
         /// `extract = true`: JSON inside the text counts.
         extract: bool,
