@@ -1,7 +1,7 @@
-//! issue36:json — the options of the structured-output metrics `is_json`,
-//! `json_schema` and `json_pointer` (scored by eval-runtime's
-//! `metrics::json`): read, checked and turned into their [`MetricKind`],
-//! and written out again for [`MetricSpec::decl_parts`](super::MetricSpec::decl_parts).
+//! issue36:json — the structured-output metrics `is_json`, `json_schema`
+//! and `json_pointer` (scored by eval-runtime's `metrics::json`): their
+//! options read, checked and resolved into a [`JsonCheck`], and written out
+//! again for [`MetricSpec::decl_parts`](super::MetricSpec::decl_parts).
 //!
 //! What is checked here, where the macro sees it at compile time: a
 //! `schema` that is not JSON, `schema` and `schema_file` both or neither,
@@ -13,7 +13,98 @@ use std::borrow::Cow;
 
 use super::error::{MetricSpecError, SpecErrorKind, SpecPart};
 use super::options::OptionValue;
-use super::spec::MetricKind;
+
+/// A structured-output metric with its options resolved: the kind of
+/// [`MetricKind::Json`](super::MetricKind::Json). Exhaustive, so that its
+/// scoring matches every check with no catch-all arm.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JsonCheck {
+    /// See [`CATALOG`](super::CATALOG) `is_json`.
+    IsJson {
+        /// `extract = true`: JSON inside the text counts (promptfoo `contains-json`).
+        extract: bool,
+    },
+    /// See [`CATALOG`](super::CATALOG) `json_schema`.
+    Schema {
+        /// The schema's JSON text (`schema`, or `schema_file`'s once read).
+        schema: Option<String>,
+        /// `schema_file`, relative to the run's base directory (as
+        /// `rubric_file`), until read.
+        file: Option<String>,
+        /// `extract = true`: JSON inside the text counts.
+        extract: bool,
+    },
+    /// See [`CATALOG`](super::CATALOG) `json_pointer`.
+    Pointer {
+        /// The RFC 6901 pointer (`pointer`).
+        pointer: String,
+        /// The value wanted there (`equals`).
+        equals: Option<OptionValue>,
+        /// A regex its text must match (`pattern`).
+        pattern: Option<String>,
+        /// `extract = true`: JSON inside the text counts.
+        extract: bool,
+    },
+}
+
+impl JsonCheck {
+    /// Whether JSON inside the text counts (`extract = true`).
+    pub fn extract(&self) -> bool {
+        match self {
+            JsonCheck::IsJson { extract }
+            | JsonCheck::Schema { extract, .. }
+            | JsonCheck::Pointer { extract, .. } => *extract,
+        }
+    }
+
+    /// Whether it compares with the expected answer: a `json_pointer`
+    /// without `equals` or `pattern`.
+    pub fn needs_expected(&self) -> bool {
+        matches!(
+            self,
+            JsonCheck::Pointer {
+                equals: None,
+                pattern: None,
+                ..
+            }
+        )
+    }
+
+    /// Its options as written, defaults left out.
+    pub(super) fn decl_parts(&self, options: &mut Vec<(String, OptionValue)>) {
+        let mut text = |key: &str, value: &str| {
+            options.push((key.into(), OptionValue::Str(Cow::Owned(value.into()))));
+        };
+        match self {
+            JsonCheck::IsJson { .. } => {}
+            JsonCheck::Schema { schema, file, .. } => {
+                if let Some(s) = schema {
+                    text("schema", s);
+                }
+                if let Some(f) = file {
+                    text("schema_file", f);
+                }
+            }
+            JsonCheck::Pointer {
+                pointer,
+                equals,
+                pattern,
+                ..
+            } => {
+                text("pointer", pointer);
+                if let Some(p) = pattern {
+                    text("pattern", p);
+                }
+                if let Some(v) = equals {
+                    options.push(("equals".into(), v.clone()));
+                }
+            }
+        }
+        if self.extract() {
+            options.push(("extract".into(), OptionValue::Bool(true)));
+        }
+    }
+}
 
 /// The structured-output options of a spec, as written.
 #[derive(Debug, Default)]
@@ -30,17 +121,27 @@ pub(super) struct JsonOptions {
     equals: Option<(OptionValue, SpecPart)>,
 }
 
-impl JsonOptions {
-    /// Whether `key` is one of these options.
-    pub(super) fn takes(key: &str) -> bool {
-        matches!(
-            key,
-            "extract" | "schema" | "schema_file" | "pointer" | "equals"
-        )
+impl JsonCheck {
+    /// The check of metric `metric` (`is_json`, `json_schema` or
+    /// `json_pointer`), written `name`, from its `options` (as written,
+    /// with their places) and `pattern` (already checked as a regex).
+    pub(super) fn resolve(
+        name: &str,
+        metric: &str,
+        options: &[(String, OptionValue, SpecPart)],
+        pattern: Option<String>,
+    ) -> Result<JsonCheck, MetricSpecError> {
+        let mut read = JsonOptions::default();
+        for (key, value, part) in options {
+            read.set(name, key, value, *part)?;
+        }
+        read.into_check(metric, pattern)
     }
+}
 
-    /// Reads option `key` of metric `name` (one [`takes`](Self::takes)).
-    pub(super) fn set(
+impl JsonOptions {
+    /// Reads option `key` of metric `name`.
+    fn set(
         &mut self,
         name: &str,
         key: &str,
@@ -69,14 +170,14 @@ impl JsonOptions {
         Ok(())
     }
 
-    /// The kind of metric `metric` (`is_json`, `json_schema` or
+    /// The check of metric `metric` (`is_json`, `json_schema` or
     /// `json_pointer`) with these options and `pattern` (already checked
     /// as a regex).
-    pub(super) fn into_kind(
+    fn into_check(
         self,
         metric: &str,
         pattern: Option<String>,
-    ) -> Result<MetricKind, MetricSpecError> {
+    ) -> Result<JsonCheck, MetricSpecError> {
         let refuse = |given: String, expected: &'static str, part: SpecPart| {
             Err(MetricSpecError(
                 SpecErrorKind::UnknownChoice { given, expected },
@@ -102,7 +203,7 @@ impl JsonOptions {
                         "the schema as JSON text: an object such as `{\"type\": \"object\"}`, or true / false",
                         part,
                     ),
-                    Ok(()) => Ok(MetricKind::JsonSchema {
+                    Ok(()) => Ok(JsonCheck::Schema {
                         schema: Some(text),
                         file: None,
                         extract,
@@ -113,7 +214,7 @@ impl JsonOptions {
                     "the path of a JSON Schema file, relative to the crate (the attribute) or the working directory (`evals`)",
                     part,
                 ),
-                (None, Some((file, _))) => Ok(MetricKind::JsonSchema {
+                (None, Some((file, _))) => Ok(JsonCheck::Schema {
                     schema: None,
                     file: Some(file),
                     extract,
@@ -140,7 +241,7 @@ impl JsonOptions {
                         "one of them (or neither: the expected answer)",
                         part,
                     ),
-                    (equals, pattern) => Ok(MetricKind::JsonPointer {
+                    (equals, pattern) => Ok(JsonCheck::Pointer {
                         pointer,
                         equals: equals.map(|(v, _)| v),
                         pattern,
@@ -148,7 +249,7 @@ impl JsonOptions {
                     }),
                 }
             }
-            _ => Ok(MetricKind::IsJson { extract }),
+            _ => Ok(JsonCheck::IsJson { extract }),
         }
     }
 }
@@ -178,160 +279,5 @@ fn check_pointer(pointer: &str) -> Result<(), &'static str> {
     Ok(())
 }
 
-/// The options of a structured-output `kind` as written, defaults left out.
-pub(super) fn decl_parts(kind: &MetricKind, options: &mut Vec<(String, OptionValue)>) {
-    let mut text = |key: &str, value: &str| {
-        options.push((key.into(), OptionValue::Str(Cow::Owned(value.into()))));
-    };
-    let extract = match kind {
-        MetricKind::IsJson { extract } => *extract,
-        MetricKind::JsonSchema {
-            schema,
-            file,
-            extract,
-        } => {
-            if let Some(s) = schema {
-                text("schema", s);
-            }
-            if let Some(f) = file {
-                text("schema_file", f);
-            }
-            *extract
-        }
-        MetricKind::JsonPointer {
-            pointer,
-            equals,
-            pattern,
-            extract,
-        } => {
-            text("pointer", pointer);
-            if let Some(p) = pattern {
-                text("pattern", p);
-            }
-            if let Some(v) = equals {
-                options.push(("equals".into(), v.clone()));
-            }
-            *extract
-        }
-        _ => false,
-    };
-    if extract {
-        options.push(("extract".into(), OptionValue::Bool(true)));
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::super::spec::MetricSpec;
-    use super::*;
-
-    fn spec(name: &str, options: &[(&str, OptionValue)]) -> Result<MetricSpec, MetricSpecError> {
-        MetricSpec::new(name, options, None)
-    }
-
-    fn s(v: &'static str) -> OptionValue {
-        OptionValue::Str(v.into())
-    }
-
-    #[test]
-    fn the_json_metrics_resolve_and_round_trip() {
-        let specs = [
-            spec("is_json", &[]).unwrap(),
-            spec("is_json", &[("extract", OptionValue::Bool(true))]).unwrap(),
-            spec("json_schema", &[("schema", s(r#"{"type": "object"}"#))]).unwrap(),
-            spec("json_schema", &[("schema_file", s("schemas/refund.json"))]).unwrap(),
-            spec(
-                "json_pointer",
-                &[
-                    ("pointer", s("/refund/amount")),
-                    ("equals", OptionValue::Num(42.0)),
-                ],
-            )
-            .unwrap(),
-            spec(
-                "json_pointer",
-                &[("pointer", s("/id")), ("pattern", s("^T-[0-9]+$"))],
-            )
-            .unwrap(),
-            spec("json_pointer", &[("pointer", s(""))]).unwrap(),
-        ];
-        assert_eq!(
-            specs[1].kind,
-            MetricKind::IsJson { extract: true },
-            "extract is read"
-        );
-        assert_eq!(
-            specs[4].kind,
-            MetricKind::JsonPointer {
-                pointer: "/refund/amount".into(),
-                equals: Some(OptionValue::Num(42.0)),
-                pattern: None,
-                extract: false
-            }
-        );
-        for spec in &specs {
-            assert_eq!((spec.op, spec.threshold), (super::super::Op::AtLeast, 1.0));
-            assert!(spec.info().pass_fail(), "{}", spec.name);
-            let (name, options, bound) = spec.decl_parts();
-            let options: Vec<(&str, OptionValue)> = options
-                .iter()
-                .map(|(k, v)| (k.as_str(), v.clone()))
-                .collect();
-            assert_eq!(&MetricSpec::new(&name, &options, bound).unwrap(), spec);
-        }
-        // `equals` or `pattern` stands in for the expected answer.
-        assert!(specs[4].needs().is_empty() && specs[5].needs().is_empty());
-        assert_eq!(specs[6].needs(), &[super::super::Need::Expected]);
-        // Parsed from the command line's syntax too, numbers and all.
-        let parsed = crate::metric::parse_specs(
-            r#"json_pointer(pointer = "/refund/amount", equals = 42), json_schema(schema = "{\"type\": \"integer\"}", extract = true)"#,
-        )
-        .unwrap();
-        assert_eq!(parsed[0], specs[4]);
-    }
-
-    #[test]
-    fn bad_json_options_are_refused_with_what_to_write() {
-        let msg = |name: &str, options: &[(&str, OptionValue)]| {
-            spec(name, options).unwrap_err().to_string()
-        };
-        let m = msg("json_schema", &[("schema", s(r#"{"type": "#))]);
-        assert!(
-            m.starts_with("`schema` of `json_schema` is not a JSON Schema (it does not parse: EOF while parsing a value at line 1 column 9): expected the schema as JSON text"),
-            "{m}"
-        );
-        let m = msg("json_schema", &[("schema", s("[1]"))]);
-        assert!(m.contains("neither an object nor a boolean"), "{m}");
-        let m = msg("json_schema", &[]);
-        assert!(m.contains("`schema_file = \"path.json\"`"), "{m}");
-        let m = msg(
-            "json_schema",
-            &[("schema", s("true")), ("schema_file", s("a.json"))],
-        );
-        assert!(m.contains("both `schema` and `schema_file`"), "{m}");
-        let m = msg("json_pointer", &[]);
-        assert!(m.contains("without `pointer`"), "{m}");
-        let m = msg("json_pointer", &[("pointer", s("refund.amount"))]);
-        assert!(m.contains("does not start with `/`"), "{m}");
-        let m = msg("json_pointer", &[("pointer", s("/a~2b"))]);
-        assert!(m.contains("`~` not followed by 0 or 1"), "{m}");
-        let m = msg(
-            "json_pointer",
-            &[
-                ("pointer", s("/a")),
-                ("equals", OptionValue::Bool(true)),
-                ("pattern", s("x")),
-            ],
-        );
-        assert!(m.contains("both `equals` and `pattern`"), "{m}");
-        let m = msg("is_json", &[("extract", s("yes"))]);
-        assert_eq!(m, "option `extract` of `is_json` expects true or false");
-        let m = msg("json_pointer", &[("pointer", OptionValue::Num(1.0))]);
-        assert_eq!(m, "option `pointer` of `json_pointer` expects a string");
-        let m = msg("is_json", &[("pointer", s("/a"))]);
-        assert_eq!(m, "`is_json` has no option `pointer`; its options: extract");
-        // A number is still refused where no option takes one.
-        let m = msg("contains", &[("case_sensitive", OptionValue::Num(1.0))]);
-        assert!(m.contains("expects true or false"), "{m}");
-    }
-}
+mod tests;

@@ -25,6 +25,8 @@ pub use catalog::{
 };
 pub use error::{MetricSpecError, SpecErrorKind, SpecPart, SpecSyntaxError};
 pub use gate::{GateDecl, GateSpec, Stat, parse_gates, percentile};
+// issue36:json
+pub use json_opts::JsonCheck;
 pub use options::{ArgsMatch, CitationFormat, OptionValue, StepKind, ToolPairing, TrajectoryMode};
 pub use parse::parse_specs;
 pub use spec::{DeclParts, MetricDecl, MetricKind, MetricSpec, Rating};

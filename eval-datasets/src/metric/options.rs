@@ -8,8 +8,6 @@ use std::borrow::Cow;
 
 use super::catalog::{MAX_REGEX_BYTES, MetricInfo, OptionKind};
 use super::error::{MetricSpecError, SpecErrorKind, SpecPart};
-// issue36:json
-use super::json_opts::JsonOptions;
 
 /// An option value as written in a metric spec.
 #[derive(Debug, Clone, PartialEq)]
@@ -251,8 +249,9 @@ pub(super) struct Options {
     /// The step metrics' `step` (default: every step).
     pub(super) step: Option<StepKind>,
     // issue36:json
-    /// The structured-output metrics' options.
-    pub(super) json: JsonOptions,
+    /// The structured-output metrics' options as written, with their
+    /// places (checked by `json_opts`).
+    pub(super) json: Vec<(String, OptionValue, SpecPart)>,
 }
 
 impl Options {
@@ -278,7 +277,7 @@ impl Options {
         let (mut mode, mut args, mut step) =
             (TrajectoryMode::default(), ArgsMatch::default(), None);
         // issue36:json
-        let mut json = JsonOptions::default();
+        let mut json = Vec::new();
         for (i, (key, _)) in options.iter().enumerate() {
             if options[..i].iter().any(|(k, _)| k == key) {
                 return err(
@@ -405,7 +404,11 @@ impl Options {
                     strict_order = *b
                 }
                 // issue36:json
-                (_, value) if JsonOptions::takes(key) => json.set(name, key, value, part)?,
+                (_, value)
+                    if matches!(*key, "extract" | "schema" | "schema_file" | "pointer" | "equals") =>
+                {
+                    json.push((key.to_string(), value.clone(), part))
+                }
                 (OptionKind::Bool, _) => {
                     return err(
                         SpecErrorKind::ExpectsBool {

@@ -9,6 +9,8 @@ use super::error::{MetricSpecError, SpecErrorKind, SpecPart};
 use super::options::{
     ArgsMatch, CitationFormat, OptionValue, Options, StepKind, ToolPairing, TrajectoryMode,
 };
+// issue36:json
+use super::json_opts::JsonCheck;
 use crate::rank::RankMetric;
 use crate::suggest::{Closeness, closest_within};
 
@@ -116,33 +118,8 @@ pub enum MetricKind {
     /// What the engine measured of the sample: `latency_ms`, `ttft_ms`, `cost_usd`.
     Measured(Measure),
     // issue36:json
-    /// See [`CATALOG`](super::CATALOG) `is_json`.
-    IsJson {
-        /// `extract = true`: JSON inside the text counts (promptfoo `contains-json`).
-        extract: bool,
-    },
-    // issue36:json
-    /// See [`CATALOG`](super::CATALOG) `json_schema`.
-    JsonSchema {
-        /// The schema's JSON text (`schema`, or `schema_file`'s once read).
-        schema: Option<String>,
-        /// `schema_file`, relative to the run's base directory (as `rubric_file`), until read.
-        file: Option<String>,
-        /// `extract = true`: JSON inside the text counts.
-        extract: bool,
-    },
-    // issue36:json
-    /// See [`CATALOG`](super::CATALOG) `json_pointer`.
-    JsonPointer {
-        /// The RFC 6901 pointer (`pointer`).
-        pointer: String,
-        /// The value wanted there (`equals`).
-        equals: Option<OptionValue>,
-        /// A regex its text must match (`pattern`).
-        pattern: Option<String>,
-        /// `extract = true`: JSON inside the text counts.
-        extract: bool,
-    },
+    /// `is_json`, `json_schema`, `json_pointer`: see [`JsonCheck`].
+    Json(JsonCheck),
 }
 
 /// The runevals 1–5 ratings.
@@ -322,7 +299,9 @@ impl MetricSpec {
             "step_latency_ms" => MetricKind::StepLatency { step },
             "step_tokens" => MetricKind::StepTokens { step },
             // issue36:json
-            "is_json" | "json_schema" | "json_pointer" => json.into_kind(info.name, pattern)?,
+            "is_json" | "json_schema" | "json_pointer" => {
+                MetricKind::Json(JsonCheck::resolve(name, info.name, &json, pattern)?)
+            }
             other => match Measure::of(other) {
                 Some(m) => MetricKind::Measured(m),
                 None => MetricKind::PartialMatch,
@@ -368,10 +347,8 @@ impl MetricSpec {
             MetricKind::Regex {
                 pattern: Some(_), ..
             } => &[],
-            // issue36:json: `equals` or `pattern` stands in for the expected answer
-            MetricKind::JsonPointer {
-                equals, pattern, ..
-            } if equals.is_some() || pattern.is_some() => &[],
+            // issue36:json
+            MetricKind::Json(check) if !check.needs_expected() => &[],
             _ => self.info().needs,
         }
     }
@@ -457,9 +434,7 @@ impl MetricSpec {
                 }
             }
             // issue36:json
-            kind @ (MetricKind::IsJson { .. }
-            | MetricKind::JsonSchema { .. }
-            | MetricKind::JsonPointer { .. }) => super::json_opts::decl_parts(kind, &mut options),
+            MetricKind::Json(check) => check.decl_parts(&mut options),
             _ => {}
         }
         (

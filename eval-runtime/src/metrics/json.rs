@@ -40,7 +40,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use eval_datasets::metric::{MetricKind, MetricSpec, OptionValue};
+use eval_datasets::metric::{JsonCheck, MetricKind, MetricSpec, OptionValue};
 use serde_json::Value;
 
 use crate::model::{MetricError, one_line};
@@ -62,10 +62,7 @@ const CACHED_SCHEMAS: usize = 16;
 
 /// Whether `spec` is one of these metrics.
 pub(crate) fn handles(spec: &MetricSpec) -> bool {
-    matches!(
-        spec.kind,
-        MetricKind::IsJson { .. } | MetricKind::JsonSchema { .. } | MetricKind::JsonPointer { .. }
-    )
+    matches!(spec.kind, MetricKind::Json(_))
 }
 
 /// 1 when `output` passes `spec`, else 0. `Err`: it cannot be scored (no
@@ -99,65 +96,23 @@ fn check(
     output: &str,
     expected: Option<&str>,
 ) -> Result<Option<String>, MetricError> {
-    match &spec.kind {
-        MetricKind::IsJson { extract } => Ok(found(output, *extract).err()),
-        MetricKind::JsonSchema {
+    let MetricKind::Json(check) = &spec.kind else {
+        return Err(format!("`{}` is not a structured-output metric", spec.name).into());
+    };
+    match check {
+        JsonCheck::IsJson { extract } => Ok(found(output, *extract).err()),
+        JsonCheck::Schema {
             schema,
             file,
             extract,
-        } => {
-            let schema = match (schema, file) {
-                (Some(text), _) => text,
-                (None, Some(f)) => {
-                    return Err(format!(
-                        "schema_file `{f}` was not read: a plan reads it when it loads"
-                    )
-                    .into());
-                }
-                (None, None) => return Err("`json_schema` has no schema".into()),
-            };
-            let validator =
-                validator(schema).map_err(|why| MetricError::from(format!("the schema {why}")))?;
-            let values = match found(output, *extract) {
-                Ok(values) => values,
-                Err(why) => return Ok(Some(why)),
-            };
-            if values.iter().any(|v| validator.is_valid(v)) {
-                return Ok(None);
+        } => match (schema, file) {
+            (Some(text), _) => check_schema(text, output, *extract),
+            (None, Some(f)) => {
+                Err(format!("schema_file `{f}` was not read: a plan reads it when it loads").into())
             }
-            let first = &values[0];
-            let errors: Vec<jsonschema::ValidationError> = validator.iter_errors(first).collect();
-            let shown: Vec<String> = errors
-                .iter()
-                .take(SHOWN_ERRORS)
-                .map(|e| {
-                    let at = e.instance_path().as_str();
-                    let at = if at.is_empty() { "(root)" } else { at };
-                    // A key's newline shows as `\n`, not as a space.
-                    let at = one_line(&at.escape_debug().to_string(), 80);
-                    format!("at {at}: {}", one_line(&e.to_string(), SHOWN_CHARS))
-                })
-                .collect();
-            let more = errors.len().saturating_sub(SHOWN_ERRORS);
-            let of = if values.len() > 1 {
-                format!(
-                    "none of the {} JSON values found matches the schema; the first's errors",
-                    values.len()
-                )
-            } else {
-                "the JSON does not match the schema".to_string()
-            };
-            Ok(Some(format!(
-                "{of}: {}{}",
-                shown.join("; "),
-                if more > 0 {
-                    format!("; and {more} more")
-                } else {
-                    String::new()
-                }
-            )))
-        }
-        MetricKind::JsonPointer {
+            (None, None) => Err("`json_schema` has no schema".into()),
+        },
+        JsonCheck::Pointer {
             pointer,
             equals,
             pattern,
@@ -177,7 +132,7 @@ fn check(
                 (Some(want), _) => Ok((!equals_option(value, want))
                     .then(|| format!("`{pointer}` is {shown}, not {}", option_json(want)))),
                 (None, Some(p)) => {
-                    let re = super::text::compiled(p, true).map_err(|e| {
+                    let re = pattern_regex(p).map_err(|e| {
                         format!(
                             "`pattern` is not a valid regex: {}",
                             one_line(&e.to_string(), 200)
@@ -221,8 +176,48 @@ fn check(
                 }
             }
         }
-        _ => Err(format!("`{}` is not a structured-output metric", spec.name).into()),
     }
+}
+
+/// `json_schema` with the schema's text: `None` when a JSON value of
+/// `output` is valid, else the first value's first errors.
+fn check_schema(schema: &str, output: &str, extract: bool) -> Result<Option<String>, MetricError> {
+    let validator =
+        validator(schema).map_err(|why| MetricError::from(format!("the schema {why}")))?;
+    let values = match found(output, extract) {
+        Ok(values) => values,
+        Err(why) => return Ok(Some(why)),
+    };
+    if values.iter().any(|v| validator.is_valid(v)) {
+        return Ok(None);
+    }
+    let mut errors = validator.iter_errors(&values[0]);
+    let shown: Vec<String> = errors
+        .by_ref()
+        .take(SHOWN_ERRORS)
+        .map(|e| {
+            let at = e.instance_path().as_str();
+            let at = if at.is_empty() { "(root)" } else { at };
+            // A key's newline shows as `\n`, not as a space.
+            let at = one_line(&at.escape_debug().to_string(), 80);
+            format!("at {at}: {}", one_line(&e.to_string(), SHOWN_CHARS))
+        })
+        .collect();
+    let more = errors.count();
+    let of = if values.len() > 1 {
+        format!(
+            "none of the {} JSON values found matches the schema; the first's errors",
+            values.len()
+        )
+    } else {
+        "the JSON does not match the schema".to_string()
+    };
+    let more = if more > 0 {
+        format!("; and {more} more")
+    } else {
+        String::new()
+    };
+    Ok(Some(format!("{of}: {}{more}", shown.join("; "))))
 }
 
 /// The JSON values of `output`: the trimmed answer; with `extract`, else
@@ -380,6 +375,29 @@ fn json_equal(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// `json_pointer`'s `pattern` compiled (case-sensitive, at most 4 MiB
+/// compiled, as the `regex` metric's), once per pattern: at most
+/// [`CACHED_SCHEMAS`] kept.
+fn pattern_regex(pattern: &str) -> Result<Arc<regex::Regex>, regex::Error> {
+    static CACHE: OnceLock<Mutex<HashMap<String, Arc<regex::Regex>>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Mutex::default);
+    if let Some(re) = cache.lock().ok().and_then(|c| c.get(pattern).cloned()) {
+        return Ok(re);
+    }
+    let re = Arc::new(
+        regex::RegexBuilder::new(pattern)
+            .size_limit(1 << 22)
+            .build()?,
+    );
+    if let Ok(mut c) = cache.lock() {
+        if c.len() >= CACHED_SCHEMAS {
+            c.clear();
+        }
+        c.insert(pattern.to_string(), re.clone());
+    }
+    Ok(re)
+}
+
 /// The schema `text` compiled, from the cache when it was compiled before
 /// (by its text). `Err`: why it cannot be used ("is not JSON: …", "does not
 /// compile: …"). References outside it are refused, never fetched.
@@ -414,11 +432,11 @@ pub(crate) fn validator(text: &str) -> Result<Arc<jsonschema::Validator>, String
 /// read (relative to `base`), and its schema compiled (kept for the run).
 /// `Err`: the setup error, naming the file or option and what is wrong.
 pub(crate) fn prepare(spec: &mut MetricSpec, base: &Path) -> Result<(), String> {
-    let MetricKind::JsonSchema {
+    let MetricKind::Json(JsonCheck::Schema {
         schema,
         file,
         extract,
-    } = &spec.kind
+    }) = &spec.kind
     else {
         return Ok(());
     };
@@ -440,11 +458,11 @@ pub(crate) fn prepare(spec: &mut MetricSpec, base: &Path) -> Result<(), String> 
         (None, None) => return Ok(()),
     };
     validator(&text).map_err(|why| format!("{origin} of metric `{}` {why}", spec.name))?;
-    spec.kind = MetricKind::JsonSchema {
+    spec.kind = MetricKind::Json(JsonCheck::Schema {
         schema: Some(text),
         file: None,
         extract: *extract,
-    };
+    });
     Ok(())
 }
 

@@ -16,10 +16,7 @@ pub(crate) fn score(
     expected: Option<&str>,
 ) -> Result<f64, MetricError> {
     // issue36:json: `is_json`, `json_schema`, `json_pointer`
-    if let MetricKind::IsJson { .. }
-    | MetricKind::JsonSchema { .. }
-    | MetricKind::JsonPointer { .. } = spec.kind
-    {
+    if let MetricKind::Json(_) = spec.kind {
         return super::json::score(spec, output, expected);
     }
     let expected = || -> Result<&str, MetricError> {
@@ -91,11 +88,7 @@ const CACHED_REGEXES: usize = 16;
 
 /// `pattern` compiled (at most 4 MiB compiled), from the cache when it was
 /// compiled before.
-// issue36:json: `json_pointer`'s `pattern` too
-pub(super) fn compiled(
-    pattern: &str,
-    case_sensitive: bool,
-) -> Result<Arc<regex::Regex>, regex::Error> {
+fn compiled(pattern: &str, case_sensitive: bool) -> Result<Arc<regex::Regex>, regex::Error> {
     static CACHE: OnceLock<Mutex<RegexCache>> = OnceLock::new();
     let cache = CACHE.get_or_init(Mutex::default);
     let key = (case_sensitive, pattern.to_string());

@@ -414,11 +414,11 @@ fn a_schema_file_is_read_and_compiled_when_the_plan_loads() {
     prepare(&mut ok, &dir).unwrap();
     assert_eq!(
         ok.kind,
-        MetricKind::JsonSchema {
+        MetricKind::Json(JsonCheck::Schema {
             schema: Some(r#"{"type": "object"}"#.into()),
             file: None,
             extract: true
-        }
+        })
     );
     assert_eq!(run(&ok, "say {\"a\": 1}", None), (1.0, None));
     let mut bad = spec(r#"json_schema(schema_file = "schemas/bad.json")"#);
