@@ -21,8 +21,9 @@
 //!
 //! **Schemas** are compiled once per run: when the plan loads
 //! ([`prepare`], which also reads `schema_file` relative to the plan's
-//! base directory — the crate for the attribute, the manifest's directory
-//! for manifests, as `rubric_file`), and kept compiled by their text
+//! base directory, as `rubric_file` is read — the crate for the attribute
+//! (a manifest it names too), the harness's `base_dir`, the working
+//! directory for `evals evaluate`), and kept compiled by their text
 //! ([`validator`]). A schema that does not parse or compile is a setup
 //! error then, before any agent call. References are never fetched: the
 //! crate is built without its HTTP and file retrieval, and the validator is
