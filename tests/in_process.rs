@@ -77,3 +77,29 @@ fn generated_names_are_the_documented_ones() {
 async fn capitals_scored_by_python(sample: &Sample) -> Response {
     agent(sample).await
 }
+
+// issue36:json: structured output through the attribute; the schema file is
+// read relative to the crate (and checked to be JSON at compile time).
+#[eval_dataset(
+    "tests/data/refunds.jsonl",
+    metrics(
+        is_json(extract = true),
+        json_schema(schema_file = "tests/data/schemas/refund.json", extract = true),
+        json_pointer(pointer = "/refund/amount", extract = true)
+    )
+)]
+fn refunds(sample: &Sample) -> Response {
+    let (ticket, amount, currency) = if sample.id == "full" {
+        ("T-1042", 42, "EUR")
+    } else {
+        ("T-1044", 15, "USD")
+    };
+    let json = format!(
+        r#"{{"ticket": "{ticket}", "refund": {{"amount": {amount}, "currency": "{currency}"}}}}"#
+    );
+    Response::new(if sample.id == "full" {
+        json
+    } else {
+        format!("Done. Here is the refund:\n```json\n{json}\n```")
+    })
+}

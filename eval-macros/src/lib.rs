@@ -15,6 +15,8 @@ use proc_macro::TokenStream;
 
 mod expand;
 mod parse;
+// issue36:json
+mod schema_file;
 mod validate;
 
 /// Generates one `#[test]` per sample of a dataset file, in a module named

@@ -402,6 +402,14 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
         }
     };
     let mut tracked = Vec::new();
+    // issue36:json
+    crate::schema_file::check(
+        &input.metrics,
+        &manifest_dir,
+        &inside,
+        &mut errors,
+        &mut tracked,
+    );
     let mut repeat = repeat;
     let mut test_names = Vec::new();
     let (shown_path, abs, loaded, path_span) = match (&input.path, &input.manifest) {

@@ -67,6 +67,9 @@ pub enum OptionKind {
     Str,
     /// A number.
     Num,
+    /// A JSON scalar: `true` / `false`, a number or a string
+    /// (`json_pointer`'s `equals`).
+    Value,
 }
 
 /// One option a metric takes: its name, type and default.

@@ -26,6 +26,7 @@ mod exec_error;
 // issue36:exec
 mod exec_spec;
 mod gate;
+mod json_opts;
 mod judged;
 mod measured;
 mod options;
@@ -47,6 +48,7 @@ pub use error::{MetricSpecError, SpecErrorKind, SpecPart, SpecSyntaxError};
 // issue36:exec
 pub use exec::{ExecMetric, ExecSpecError};
 pub use gate::{GateDecl, GateSpec, Stat, parse_gates, percentile};
+pub use json_opts::JsonCheck;
 pub use judged::{JudgedMetric, Rating};
 pub use measured::Measure;
 pub use options::OptionValue;
@@ -62,8 +64,9 @@ pub use trajectory::{ArgsMatch, StepKind, TrajectoryMetric, TrajectoryMode};
 pub use user::{UserMetric, UserMetrics};
 
 /// The families, in the order the docs and "known metrics" list them.
-static FAMILIES: [&[MetricInfo]; 7] = [
+static FAMILIES: [&[MetricInfo]; 8] = [
     text::METRICS,
+    json_opts::METRICS,
     judged::METRICS,
     retrieval::METRICS,
     tools::METRICS,

@@ -75,13 +75,16 @@ impl<'a> Resolved<'a> {
                 (OptionKind::Bool, OptionValue::Bool(_))
                     | (OptionKind::Str, OptionValue::Str(_))
                     | (OptionKind::Num, OptionValue::Num(_))
+                    | (OptionKind::Value, _)
             );
             if !typed {
                 let (name, key) = (name.to_string(), key.to_string());
                 let kind = match def.kind {
                     OptionKind::Bool => SpecErrorKind::ExpectsBool { name, key },
                     OptionKind::Str => SpecErrorKind::ExpectsString { name, key },
-                    OptionKind::Num => SpecErrorKind::ExpectsNumber { name, key },
+                    OptionKind::Num | OptionKind::Value => {
+                        SpecErrorKind::ExpectsNumber { name, key }
+                    }
                 };
                 return err(kind, i);
             }
@@ -149,6 +152,18 @@ impl<'a> Resolved<'a> {
                 self.part(key),
             )
         })
+    }
+
+    /// The metric's own name (not an alias).
+    pub(crate) fn info_name(&self) -> &'static str {
+        self.info.name
+    }
+
+    /// The options as written, with their places.
+    pub(crate) fn written(&self) -> impl Iterator<Item = (&'static str, &OptionValue, SpecPart)> {
+        self.written
+            .iter()
+            .map(|(d, v, i)| (d.name, *v, SpecPart::Option(*i)))
     }
 
     /// Where `key` was written (for errors about it), else the name.

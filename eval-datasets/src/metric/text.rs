@@ -34,6 +34,8 @@ pub enum TextMetric {
         /// Which markers count.
         format: CitationFormat,
     },
+    /// `is_json`, `json_schema`, `json_pointer` (`super::json_opts`).
+    Json(super::JsonCheck),
 }
 
 const CASE: OptionDef = OptionDef::flag("case_sensitive", false);
@@ -124,6 +126,14 @@ pub(super) static METRICS: &[MetricInfo] = &[
 
 /// `regex`: a `pattern` is checked here, before any sample is scored.
 fn build_regex(o: &Resolved<'_>) -> Result<MetricKind, MetricSpecError> {
+    Ok(MetricKind::Text(TextMetric::Regex {
+        pattern: checked_pattern(o)?,
+        case_sensitive: o.flag("case_sensitive"),
+    }))
+}
+
+/// The `pattern` option, a regex that parses and is not too long.
+pub(super) fn checked_pattern(o: &Resolved<'_>) -> Result<Option<String>, MetricSpecError> {
     let pattern = o.text("pattern");
     if let Some(p) = pattern {
         let part = o.part("pattern");
@@ -144,10 +154,7 @@ fn build_regex(o: &Resolved<'_>) -> Result<MetricKind, MetricSpecError> {
             ));
         }
     }
-    Ok(MetricKind::Text(TextMetric::Regex {
-        pattern: pattern.map(str::to_string),
-        case_sensitive: o.flag("case_sensitive"),
-    }))
+    Ok(pattern.map(str::to_string))
 }
 
 /// The citation markers `citations` counts (runevals' Citations

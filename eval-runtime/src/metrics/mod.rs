@@ -24,6 +24,8 @@ use crate::services::Services;
 
 // issue36:exec
 pub(crate) mod exec;
+// issue36:json
+pub(crate) mod json;
 pub(crate) mod judged;
 pub(crate) mod measured;
 pub(crate) mod rank;
@@ -195,8 +197,8 @@ async fn score_turn(
     // conversation up to that turn.
     let judged = match of_answer {
         Ok(kind) => {
-            let result = text::score(spec, kind, output, expected);
-            return Scored::offline(MetricResult::of(spec, result));
+            let result = MetricResult::of(spec, text::score(spec, kind, output, expected));
+            return Scored::offline(explained(result, || json::explain(spec, output, expected)));
         }
         Err(kind) => kind,
     };
@@ -333,7 +335,11 @@ fn score_text(
             other.as_ref().map(Expected::last),
         ),
     };
-    MetricResult::of(spec, result)
+    // issue36:json: why a structured-output check failed
+    explained(MetricResult::of(spec, result), || {
+        let expected = sample.expected.as_ref().map(Expected::last);
+        json::explain(spec, &response.output, expected)
+    })
 }
 
 /// A rank metric of a retrieval query (see [`eval_datasets::retrieval`]). A query

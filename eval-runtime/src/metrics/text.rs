@@ -16,6 +16,7 @@ pub(crate) fn score(
     output: &str,
     expected: Option<&str>,
 ) -> Result<f64, MetricError> {
+    let given = expected;
     let expected = || -> Result<&str, MetricError> {
         match expected.map(str::trim) {
             None => Err(format!("`{}` needs an expected answer", spec.name).into()),
@@ -70,6 +71,8 @@ pub(crate) fn score(
         }
         TextMetric::PartialMatch => token_f1(output, expected()?),
         TextMetric::Citations { format } => citations(output, *format) as f64,
+        // `is_json`, `json_schema`, `json_pointer`.
+        TextMetric::Json(_) => return super::json::score(spec, output, given),
     })
 }
 

@@ -291,6 +291,10 @@ fn finish(
         }
         // issue36:exec: a scorer runs where relative paths start.
         crate::metrics::exec::settle_dir(spec, base);
+        // issue36:json: a schema read and compiled once, before any agent call
+        if let Err(e) = crate::metrics::json::prepare(spec, base) {
+            problems.push(e);
+        }
     }
     for spec in spec_sets.iter().flatten() {
         if let Some(reason) = crate::metrics::judged::unavailable(spec, services)

@@ -10,6 +10,7 @@ mod harness;
 mod http_agent;
 mod http_limits;
 mod http_pace;
+mod json_metrics;
 mod judge;
 mod judge_prompt;
 mod judge_real_servers;
