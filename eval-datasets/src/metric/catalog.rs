@@ -57,6 +57,9 @@ pub enum OptionKind {
     Bool,
     /// A string literal.
     Str,
+    // issue36:geval — `g_eval(scale = 10)`
+    /// An integer literal.
+    Int,
 }
 
 /// What the catalogue knows about one metric.
@@ -277,6 +280,25 @@ pub static CATALOG: &[MetricInfo] = &[
             ("rubric_file", OptionKind::Str),
         ],
         summary: "letta-evals rubric grader: the judge scores the answer 0..1 against a rubric with {var} placeholders (the sample's `rubric` field, else `rubric = \"...\"` or `rubric_file = \"...\"`)",
+    },
+    // issue36:geval — the criteria metric (G-Eval); options in metric/geval.rs
+    MetricInfo {
+        name: "g_eval",
+        aliases: &["geval"],
+        op: Op::AtLeast,
+        default_threshold: 0.5,
+        needs: &[],
+        options: &[
+            ("name", OptionKind::Str),
+            ("criteria", OptionKind::Str),
+            ("criteria_file", OptionKind::Str),
+            ("steps", OptionKind::Str),
+            ("scale", OptionKind::Int),
+            ("strict", OptionKind::Bool),
+            ("logprobs", OptionKind::Bool),
+            ("params", OptionKind::Str),
+        ],
+        summary: "G-Eval (Liu et al. 2023, as deepeval's GEval): the judge scores the answer against `criteria` (or `criteria_file`) by evaluation `steps` it writes once (or given), an integer 1..`scale` (default 5) weighted by its token probabilities where the server gives them, normalised to 0..1; named `g_eval:<name>`",
     },
     MetricInfo {
         name: "relevance",
@@ -511,11 +533,14 @@ pub fn lookup(name: &str) -> Option<&'static MetricInfo> {
 /// The catalogue entry of a metric as results name it: by its name or an
 /// alias, or a per-turn metric's (`contains@turn2`) by its base metric's.
 pub fn lookup_named(name: &str) -> Option<&'static MetricInfo> {
-    lookup(name).or_else(|| {
-        let (base, turn) = name.rsplit_once("@turn")?;
-        turn.parse::<usize>().ok().filter(|n| *n >= 1)?;
-        lookup(base)
-    })
+    lookup(name)
+        .or_else(|| {
+            let (base, turn) = name.rsplit_once("@turn")?;
+            turn.parse::<usize>().ok().filter(|n| *n >= 1)?;
+            lookup(base)
+        })
+        // issue36:geval — `g_eval:<name>` (and `g_eval:<name>@turn<n>`)
+        .or_else(|| lookup(name.split_once(':')?.0).filter(|i| i.name == "g_eval"))
 }
 
 /// All accepted metric names, for "expected one of" messages.

@@ -230,6 +230,10 @@ pub enum SpecErrorKind {
     /// The list holds no spec.
     #[error("no metrics given")]
     NoMetrics,
+    // issue36:geval
+    /// A `g_eval` option that cannot be used, in words.
+    #[error("{0}")]
+    GEval(String),
 }
 
 /// How a list of specs, or of options, is not well formed.

@@ -172,8 +172,9 @@ pub fn parse_gates(text: &str) -> Result<Vec<GateSpec>, MetricSpecError> {
         };
         let gate = GateSpec::new(stat, spec);
         if gates.iter().any(|g| {
-            (g.stat, g.spec.info().name, g.spec.turn)
-                == (gate.stat, gate.spec.info().name, gate.spec.turn)
+            // issue36:geval — by identity: two `g_eval` differ by their `name`
+            (g.stat, g.spec.identity(), g.spec.turn)
+                == (gate.stat, gate.spec.identity(), gate.spec.turn)
         }) {
             return Err(bad(SpecErrorKind::ListedTwice {
                 name: part.to_string(),

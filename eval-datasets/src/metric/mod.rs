@@ -13,6 +13,8 @@
 mod catalog;
 mod error;
 mod gate;
+// issue36:geval
+mod geval;
 mod options;
 mod parse;
 mod spec;
@@ -22,6 +24,8 @@ pub use catalog::{
     lookup_named,
 };
 pub use error::{MetricSpecError, SpecErrorKind, SpecPart, SpecSyntaxError};
+// issue36:geval
+pub use geval::{GEval, GEvalParam};
 pub use gate::{GateDecl, GateSpec, Stat, parse_gates, percentile};
 pub use options::{ArgsMatch, CitationFormat, OptionValue, StepKind, ToolPairing, TrajectoryMode};
 pub use parse::parse_specs;

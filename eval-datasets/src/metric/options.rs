@@ -248,6 +248,9 @@ pub(super) struct Options {
     pub(super) args: ArgsMatch,
     /// The step metrics' `step` (default: every step).
     pub(super) step: Option<StepKind>,
+    // issue36:geval
+    /// `g_eval`'s options (see metric/geval.rs).
+    pub(super) geval: super::geval::Builder,
 }
 
 impl Options {
@@ -272,6 +275,8 @@ impl Options {
             (false, false, false, true);
         let (mut mode, mut args, mut step) =
             (TrajectoryMode::default(), ArgsMatch::default(), None);
+        // issue36:geval
+        let mut geval = super::geval::Builder::default();
         for (i, (key, _)) in options.iter().enumerate() {
             if options[..i].iter().any(|(k, _)| k == key) {
                 return err(
@@ -314,6 +319,10 @@ impl Options {
                 );
             };
             match (kind, value) {
+                // issue36:geval — `g_eval` reads its own options.
+                _ if info.name == "g_eval" => geval
+                    .set(key, value)
+                    .map_err(|kind| MetricSpecError(kind, part))?,
                 (OptionKind::Bool, OptionValue::Bool(b)) if *key == "case_sensitive" => {
                     case_sensitive = *b
                 }
@@ -415,6 +424,13 @@ impl Options {
                         part,
                     );
                 }
+                // issue36:geval — only `g_eval` takes an integer, read above.
+                (OptionKind::Int, _) => {
+                    return err(
+                        SpecErrorKind::GEval(format!("option `{key}` of `{name}` expects an integer")),
+                        part,
+                    );
+                }
             }
         }
         Ok(Options {
@@ -431,6 +447,7 @@ impl Options {
             mode,
             args,
             step,
+            geval,
         })
     }
 }

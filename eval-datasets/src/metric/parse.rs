@@ -71,7 +71,8 @@ pub fn parse_specs(text: &str) -> Result<Vec<MetricSpec>, MetricSpecError> {
         let spec = MetricSpec::new(name, &opts, bound)?;
         if specs
             .iter()
-            .any(|s: &MetricSpec| (s.info().name, s.turn) == (spec.info().name, spec.turn))
+            // issue36:geval — by identity: two `g_eval` differ by their `name`
+            .any(|s: &MetricSpec| (s.identity(), s.turn) == (spec.identity(), spec.turn))
         {
             return Err(bad(SpecErrorKind::ListedTwice {
                 name: name.to_string(),

@@ -115,6 +115,9 @@ pub enum MetricKind {
     },
     /// What the engine measured of the sample: `latency_ms`, `ttft_ms`, `cost_usd`.
     Measured(Measure),
+    // issue36:geval
+    /// See [`CATALOG`](super::CATALOG) `g_eval`: criteria judged as G-Eval does.
+    GEval(Box<super::geval::GEval>),
 }
 
 /// The runevals 1–5 ratings.
@@ -238,6 +241,7 @@ impl MetricSpec {
             mode,
             args,
             step,
+            geval,
         } = Options::resolve(name, info, options)?;
         let kind = match info.name {
             "exact_match" => MetricKind::ExactMatch { case_sensitive },
@@ -291,13 +295,24 @@ impl MetricSpec {
             "repeated_calls" => MetricKind::RepeatedCalls,
             "step_latency_ms" => MetricKind::StepLatency { step },
             "step_tokens" => MetricKind::StepTokens { step },
+            // issue36:geval
+            "g_eval" => {
+                MetricKind::GEval(Box::new(geval.build().map_err(|k| {
+                    MetricSpecError(k, SpecPart::Option(options.len().saturating_sub(1)))
+                })?))
+            }
             other => match Measure::of(other) {
                 Some(m) => MetricKind::Measured(m),
                 None => MetricKind::PartialMatch,
             },
         };
+        // issue36:geval — named `g_eval:<name>`
+        let name = match &kind {
+            MetricKind::GEval(g) => g.spec_name(),
+            _ => name.to_string(),
+        };
         Ok(MetricSpec {
-            name: name.to_string(),
+            name,
             kind,
             op,
             threshold,
@@ -327,7 +342,22 @@ impl MetricSpec {
 
     /// The catalogue entry.
     pub fn info(&self) -> &'static MetricInfo {
-        lookup(self.base_name()).expect("specs are only built from catalogue names")
+        // issue36:geval — `g_eval:<name>` is a `g_eval`
+        let base = match &self.kind {
+            MetricKind::GEval(_) => "g_eval",
+            _ => self.base_name(),
+        };
+        lookup(base).expect("specs are only built from catalogue names")
+    }
+
+    // issue36:geval
+    /// What two specs of one list must not share (with the turn): the
+    /// catalogue name, or for `g_eval` its `g_eval:<name>`.
+    pub fn identity(&self) -> &str {
+        match &self.kind {
+            MetricKind::GEval(_) => self.base_name(),
+            _ => self.info().name,
+        }
     }
 
     /// Fields every sample must have for this spec.
@@ -420,10 +450,16 @@ impl MetricSpec {
                     ));
                 }
             }
+            // issue36:geval
+            MetricKind::GEval(g) => options = g.options(),
             _ => {}
         }
         (
-            self.base_name().to_string(),
+            match &self.kind {
+                // issue36:geval — written `g_eval(name = ...)`
+                MetricKind::GEval(_) => "g_eval".to_string(),
+                _ => self.base_name().to_string(),
+            },
             options,
             Some((self.op, self.threshold)),
         )
