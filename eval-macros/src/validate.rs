@@ -108,10 +108,12 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
                 "with `manifest = ...` the metrics and thresholds come from the manifest; remove `metrics(...)`",
             ));
     }
-    let mut seen: Vec<&'static str> = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
     for m in &input.metrics {
         if let Some(info) = lookup(&m.name.to_string()) {
-            if seen.contains(&info.name) {
+            // issue36:geval — two `g_eval` differ by their `name`
+            let key = geval_identity(m, info.name);
+            if seen.contains(&key) {
                 errors.push(syn::Error::new(
                     m.name.span(),
                     format!(
@@ -121,7 +123,7 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
                 ));
                 continue;
             }
-            seen.push(info.name);
+            seen.push(key);
         }
         if let Some(checked) = check_metric(m, &mut errors) {
             metrics.push(checked);
@@ -552,6 +554,22 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
 
 /// One `name(options) >= x`, checked: a known metric, its options, the
 /// direction and range of its threshold. `None` after pushing the errors.
+// issue36:geval
+/// What two metrics of one list must not share: the catalogue name, or for
+/// `g_eval` `g_eval:<name>` (its `name` option).
+fn geval_identity(m: &MetricArg, canonical: &str) -> String {
+    if canonical != "g_eval" {
+        return canonical.to_string();
+    }
+    m.options
+        .iter()
+        .find_map(|(k, v)| match v {
+            Lit::Str(s) if k == "name" => Some(format!("g_eval:{}", s.value())),
+            _ => None,
+        })
+        .unwrap_or_else(|| "g_eval".to_string())
+}
+
 fn check_metric(m: &MetricArg, errors: &mut Vec<syn::Error>) -> Option<CheckedMetric> {
     let name = m.name.to_string();
     let mut options = Vec::new();

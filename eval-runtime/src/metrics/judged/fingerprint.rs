@@ -19,6 +19,11 @@ pub(crate) fn fingerprint(specs: &[&MetricSpec], services: &Services) -> Option<
     let mut metrics = BTreeMap::new();
     for spec in specs.iter().filter(|s| is_model_based(s)) {
         if let Some(v) = versions(&spec.kind) {
+            // issue36:geval — a criteria metric's text and steps
+            let (criteria_sha256, steps_sha256) = match &spec.kind {
+                MetricKind::GEval(g) => super::geval::hashes(g, services),
+                _ => (None, None),
+            };
             metrics.insert(
                 spec.name.clone(),
                 MetricVersions {
@@ -28,6 +33,8 @@ pub(crate) fn fingerprint(specs: &[&MetricSpec], services: &Services) -> Option<
                         .map(|p| (p.task.to_string(), p.version))
                         .collect(),
                     definition: v.definition,
+                    criteria_sha256,
+                    steps_sha256,
                 },
             );
         }

@@ -23,6 +23,8 @@ use crate::services::{Judge, JudgePrompt, ServiceError, Services, Usage};
 
 mod deepeval;
 mod fingerprint;
+// issue36:geval
+pub(crate) mod geval;
 mod graders;
 mod ragas;
 mod reply;
@@ -133,6 +135,8 @@ pub(crate) fn versions(kind: &MetricKind) -> Option<JudgeVersions> {
         MetricKind::Rating(Rating::Coherence) => of(&[RATING_COHERENCE]),
         MetricKind::Rating(Rating::Groundedness) => of(&[RATING_GROUNDEDNESS]),
         MetricKind::Rating(Rating::Similarity) => of(&[RATING_SIMILARITY]),
+        // issue36:geval — the steps question is asked only without given steps.
+        MetricKind::GEval(_) => of(&[geval::G_EVAL_STEPS, geval::G_EVAL_SCORE]),
         _ => None,
     }
 }
@@ -151,6 +155,8 @@ pub(crate) fn is_model_based(spec: &MetricSpec) -> bool {
             | MetricKind::Bias
             | MetricKind::Rubric { .. }
             | MetricKind::Rating(_)
+            // issue36:geval
+            | MetricKind::GEval(_)
     )
 }
 
@@ -211,6 +217,8 @@ pub(crate) fn unavailable(spec: &MetricSpec, services: &Services) -> Option<Stri
             | MetricKind::Bias
             | MetricKind::Rubric { .. }
             | MetricKind::Rating(_)
+            // issue36:geval
+            | MetricKind::GEval(_)
     );
     if needs_judge && judge_missing {
         return Some(format!(
@@ -290,6 +298,13 @@ pub(crate) async fn score(
             let rated = rating(*kind, sample, response, services, &mut usage, why).await;
             raw = rated.as_ref().ok().copied();
             (rated.map(|r| (r - 1.0) / 4.0), None)
+        }
+        // issue36:geval
+        MetricKind::GEval(g) => {
+            let (score, method, on_scale) =
+                geval::g_eval(g, sample, response, services, (&mut usage, why)).await;
+            raw = on_scale;
+            (score, method)
         }
         _ => (
             Err(format!("`{}` is not model-based", spec.name).into()),
