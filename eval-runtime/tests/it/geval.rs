@@ -202,16 +202,17 @@ async fn given_steps_skip_the_steps_question_and_the_scale_is_normalised() {
     let body = server.requests.lock().unwrap()[0].1.clone();
     let blocks: Vec<(String, String)> = common::data_blocks(&body);
     let names: Vec<&str> = blocks.iter().map(|(n, _)| n.as_str()).collect();
+    // Context blocks come first (the prefix a sample's questions share).
     assert_eq!(
         names,
         [
+            "context_1",
+            "context_2",
             "criteria",
             "evaluation_steps",
             "input",
             "actual_output",
             "expected_output",
-            "context_1",
-            "context_2"
         ]
     );
     // `logprobs = false`: not asked.
