@@ -6,6 +6,8 @@
 //!   with ragas' non-LLM variants when no judge or embeddings are configured;
 //! * deepeval (its metric documentation): hallucination, toxicity, bias;
 //! * letta-evals' rubric grader and runevals' 1–5 ratings.
+//! * G-Eval criteria metrics (`g_eval`: Liu et al. 2023, as deepeval's
+//!   `GEval`), see [`geval`].
 //!
 //! The prompts are ours; the scoring formulas are the published ones.
 //! Every prompt is a [`JudgePrompt`]: our instructions, and the sample's and
