@@ -243,7 +243,8 @@ pub(super) fn parse(
                 }
             };
             let canonical = parsed.info().name;
-            if specs.iter().any(|s| s.info().name == canonical) {
+            // issue36:geval — by identity: two `g_eval` differ by their `name`
+            if specs.iter().any(|s| s.identity() == parsed.identity()) {
                 problems.push(
                     at(
                         m_line,

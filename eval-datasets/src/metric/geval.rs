@@ -179,14 +179,17 @@ impl Builder {
         };
         let flag = || match value {
             OptionValue::Bool(b) => Ok(*b),
-            _ => Err(bad(format!("option `{key}` of `g_eval` expects true or false"))),
+            _ => Err(bad(format!(
+                "option `{key}` of `g_eval` expects true or false"
+            ))),
         };
         match key {
             "name" => {
                 let n = text()?;
                 let ok = !n.is_empty()
                     && n.len() <= MAX_NAME
-                    && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+                    && n.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
                 if !ok {
                     return Err(bad(format!(
                         "`name = \"{n}\"` of `g_eval`: a name is 1 to {MAX_NAME} ASCII letters, digits, `_` or `-` (the result is named `g_eval:<name>`)"
@@ -197,7 +200,9 @@ impl Builder {
             "criteria" => {
                 let c = text()?;
                 if c.trim().is_empty() {
-                    return Err(bad("`criteria` of `g_eval` is empty: say what a good answer is"));
+                    return Err(bad(
+                        "`criteria` of `g_eval` is empty: say what a good answer is",
+                    ));
                 }
                 self.criteria = Some(c);
             }
@@ -256,7 +261,9 @@ impl Builder {
     pub(super) fn build(self) -> Result<GEval, SpecErrorKind> {
         match (&self.criteria, &self.criteria_file) {
             (Some(_), Some(_)) => {
-                return Err(bad("`g_eval` takes `criteria` or `criteria_file`, not both"));
+                return Err(bad(
+                    "`g_eval` takes `criteria` or `criteria_file`, not both",
+                ));
             }
             (None, None) if self.steps.is_empty() => {
                 return Err(bad(
@@ -335,23 +342,47 @@ mod tests {
         assert_eq!(two[0].name, "g_eval:a");
         assert_eq!(two[1].name, "g_eval:b");
         assert!(
-            parse_specs(r#"g_eval(name = "a", criteria = "x"), g_eval(name = "a", criteria = "y")"#)
-                .unwrap_err()
-                .to_string()
-                .contains("listed twice")
+            parse_specs(
+                r#"g_eval(name = "a", criteria = "x"), g_eval(name = "a", criteria = "y")"#
+            )
+            .unwrap_err()
+            .to_string()
+            .contains("listed twice")
         );
         for (options, says) in [
             (vec![], "needs `criteria"),
-            (vec![("criteria", s("x")), ("scale", OptionValue::Num(11.0))], "from 2 to 10"),
-            (vec![("criteria", s("x")), ("scale", OptionValue::Num(2.5))], "integer"),
-            (vec![("criteria", s("x")), ("criteria_file", s("c.txt"))], "not both"),
-            (vec![("criteria", s("x")), ("params", s("input,answer"))], "`answer` is not one of"),
-            (vec![("criteria", s("x")), ("params", s("input"))], "must include `output`"),
-            (vec![("criteria", s("x")), ("name", s("a b"))], "ASCII letters"),
+            (
+                vec![("criteria", s("x")), ("scale", OptionValue::Num(11.0))],
+                "from 2 to 10",
+            ),
+            (
+                vec![("criteria", s("x")), ("scale", OptionValue::Num(2.5))],
+                "integer",
+            ),
+            (
+                vec![("criteria", s("x")), ("criteria_file", s("c.txt"))],
+                "not both",
+            ),
+            (
+                vec![("criteria", s("x")), ("params", s("input,answer"))],
+                "`answer` is not one of",
+            ),
+            (
+                vec![("criteria", s("x")), ("params", s("input"))],
+                "must include `output`",
+            ),
+            (
+                vec![("criteria", s("x")), ("name", s("a b"))],
+                "ASCII letters",
+            ),
             (vec![("criteria", s("  "))], "is empty"),
             (vec![("steps", s(" | "))], "1 to 12 evaluation steps"),
             (
-                vec![("criteria", s("x")), ("strict", OptionValue::Bool(true)), ("scale", OptionValue::Num(5.0))],
+                vec![
+                    ("criteria", s("x")),
+                    ("strict", OptionValue::Bool(true)),
+                    ("scale", OptionValue::Num(5.0)),
+                ],
                 "not both",
             ),
         ] {

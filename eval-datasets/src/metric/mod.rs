@@ -25,8 +25,8 @@ pub use catalog::{
 };
 pub use error::{MetricSpecError, SpecErrorKind, SpecPart, SpecSyntaxError};
 // issue36:geval
-pub use geval::{GEval, GEvalParam};
 pub use gate::{GateDecl, GateSpec, Stat, parse_gates, percentile};
+pub use geval::{GEval, GEvalParam};
 pub use options::{ArgsMatch, CitationFormat, OptionValue, StepKind, ToolPairing, TrajectoryMode};
 pub use parse::parse_specs;
 pub use spec::{DeclParts, MetricDecl, MetricKind, MetricSpec, Rating};

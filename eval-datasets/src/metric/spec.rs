@@ -296,11 +296,9 @@ impl MetricSpec {
             "step_latency_ms" => MetricKind::StepLatency { step },
             "step_tokens" => MetricKind::StepTokens { step },
             // issue36:geval
-            "g_eval" => {
-                MetricKind::GEval(Box::new(geval.build().map_err(|k| {
-                    MetricSpecError(k, SpecPart::Option(options.len().saturating_sub(1)))
-                })?))
-            }
+            "g_eval" => MetricKind::GEval(Box::new(geval.build().map_err(|k| {
+                MetricSpecError(k, SpecPart::Option(options.len().saturating_sub(1)))
+            })?)),
             other => match Measure::of(other) {
                 Some(m) => MetricKind::Measured(m),
                 None => MetricKind::PartialMatch,

@@ -103,10 +103,9 @@ async fn the_judge_writes_the_steps_once_and_every_sample_is_scored_by_them() {
     let response = Response::new("An answer.");
     // Three samples at once (they wait for one steps question), then three
     // more one after the other.
-    let at_once = futures_util::future::join_all(
-        samples.iter().map(|s| score(&spec, s, &response, &svc)),
-    )
-    .await;
+    let at_once =
+        futures_util::future::join_all(samples.iter().map(|s| score(&spec, s, &response, &svc)))
+            .await;
     let mut all = at_once;
     for s in &samples {
         all.push(score(&spec, s, &response, &svc).await);
@@ -172,7 +171,10 @@ async fn the_judge_writes_the_steps_once_and_every_sample_is_scored_by_them() {
     assert_eq!(score_request["logprobs"], true);
     assert_eq!(score_request["top_logprobs"], 20);
     let schema = &score_request["response_format"]["json_schema"]["schema"];
-    assert_eq!(schema["properties"]["score"]["enum"], json!([1, 2, 3, 4, 5]));
+    assert_eq!(
+        schema["properties"]["score"]["enum"],
+        json!([1, 2, 3, 4, 5])
+    );
     assert_eq!(schema["required"], json!(["reason", "score"]));
 }
 
@@ -182,7 +184,10 @@ async fn given_steps_skip_the_steps_question_and_the_scale_is_normalised() {
     let svc = services(&server.url);
     let spec = g_eval(&[
         ("criteria", s("Correct (given-steps test).")),
-        ("steps", s("Compare with the expected answer | Penalise errors")),
+        (
+            "steps",
+            s("Compare with the expected answer | Penalise errors"),
+        ),
         ("scale", OptionValue::Num(10.0)),
         ("params", s("input,output,expected,context")),
         ("logprobs", OptionValue::Bool(false)),
@@ -194,11 +199,9 @@ async fn given_steps_skip_the_steps_question_and_the_scale_is_normalised() {
     // 7 on 1..10: (7 - 1) / 9.
     assert!((j.score.unwrap() - 6.0 / 9.0).abs() < 1e-12);
     assert_eq!(tasks(&server), ["g_eval/score"]);
-    assert!(
-        j.reason
-            .unwrap()
-            .ends_with("Evaluation steps (given): 1. Compare with the expected answer 2. Penalise errors")
-    );
+    assert!(j.reason.unwrap().ends_with(
+        "Evaluation steps (given): 1. Compare with the expected answer 2. Penalise errors"
+    ));
     let body = server.requests.lock().unwrap()[0].1.clone();
     let blocks: Vec<(String, String)> = common::data_blocks(&body);
     let names: Vec<&str> = blocks.iter().map(|(n, _)| n.as_str()).collect();
@@ -221,10 +224,15 @@ async fn given_steps_skip_the_steps_question_and_the_scale_is_normalised() {
     // A sample without the expected answer the params show: the metric
     // fails, saying so, with no call.
     let before = server.count();
-    let e = score(&spec, &Sample::new("2+2?").with_context(["x"]), &Response::new("4"), &svc)
-        .await
-        .score
-        .unwrap_err();
+    let e = score(
+        &spec,
+        &Sample::new("2+2?").with_context(["x"]),
+        &Response::new("4"),
+        &svc,
+    )
+    .await
+    .score
+    .unwrap_err();
     assert!(e.to_string().contains("no `expected` field"), "{e}");
     assert_eq!(server.count(), before);
 
@@ -234,8 +242,17 @@ async fn given_steps_skip_the_steps_question_and_the_scale_is_normalised() {
         ("steps", s("The answer is a number")),
         ("strict", OptionValue::Bool(true)),
     ]);
-    let j = score(&spec, &Sample::new("2+2?"), &Response::new("4"), &services(&strict.url)).await;
-    assert_eq!((j.score.unwrap(), j.method), (1.0, Some("g_eval strict: 0 or 1")));
+    let j = score(
+        &spec,
+        &Sample::new("2+2?"),
+        &Response::new("4"),
+        &services(&strict.url),
+    )
+    .await;
+    assert_eq!(
+        (j.score.unwrap(), j.method),
+        (1.0, Some("g_eval strict: 0 or 1"))
+    );
     let body = strict.requests.lock().unwrap()[0].1.clone();
     assert!(body.get("logprobs").is_none());
 }
@@ -257,7 +274,8 @@ async fn token_probabilities_weight_the_score_as_g_eval_does() {
         token("7", &[("7", 0.6), ("8", 0.3), ("6", 0.09), ("x", 0.005), ("0", 0.005)]),
         token("}", &[("}", 1.0)]),
     ], "refusal": null});
-    let server = common::serve(move |_, _, _| Reply::json(200, reply(content, logprobs.clone()))).await;
+    let server =
+        common::serve(move |_, _, _| Reply::json(200, reply(content, logprobs.clone()))).await;
     let svc = services(&server.url);
     let spec = g_eval(&[
         ("steps", s("Count the steps met")),
@@ -285,21 +303,27 @@ async fn token_probabilities_weight_the_score_as_g_eval_does() {
         )
     })
     .await;
-    let e = score(&spec, &Sample::new("q"), &Response::new("a"), &services(&injected.url))
-        .await
-        .score
-        .unwrap_err();
-    assert!(e.to_string().contains("unexpected key `score_probabilities`"), "{e}");
+    let e = score(
+        &spec,
+        &Sample::new("q"),
+        &Response::new("a"),
+        &services(&injected.url),
+    )
+    .await
+    .score
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("unexpected key `score_probabilities`"),
+        "{e}"
+    );
 }
 
 #[tokio::test]
 async fn an_answer_out_of_the_scale_is_refused_then_the_metric_fails() {
     let server = common::serve(script(11)).await;
     let svc = services(&server.url);
-    let spec = g_eval(&[
-        ("steps", s("Judge it")),
-        ("scale", OptionValue::Num(10.0)),
-    ]);
+    let spec = g_eval(&[("steps", s("Judge it")), ("scale", OptionValue::Num(10.0))]);
     let j = score(&spec, &Sample::new("q"), &Response::new("a"), &svc).await;
     let e = j.score.unwrap_err();
     assert!(
@@ -309,6 +333,10 @@ async fn an_answer_out_of_the_scale_is_refused_then_the_metric_fails() {
         ),
         "{e:?}"
     );
-    assert!(e.to_string().contains("`score` is 11, not an integer from 1 to 10"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("`score` is 11, not an integer from 1 to 10"),
+        "{e}"
+    );
     assert_eq!((server.count(), j.usage.reasks), (3, 2));
 }

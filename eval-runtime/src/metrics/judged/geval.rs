@@ -318,15 +318,15 @@ async fn written_steps(
             labels = labels(params)
         ))
         .block("criteria", criteria);
-    // An estimate's assumed steps are never kept for a run.
+    // An estimate's assumed steps are kept apart from a run's (and asked
+    // once too, as a run asks them).
+    let mut key = steps_key(judge, criteria, params);
     if judge.is_dry() {
-        return ask_steps(judge, &prompt, usage).await;
+        key.insert_str(0, "estimate:");
     }
     let cell = {
         let mut memo = memo().lock().unwrap_or_else(|p| p.into_inner());
-        memo.entry(steps_key(judge, criteria, params))
-            .or_default()
-            .clone()
+        memo.entry(key).or_default().clone()
     };
     cell.get_or_try_init(|| ask_steps(judge, &prompt, usage))
         .await
@@ -382,7 +382,12 @@ pub(crate) fn hashes(g: &GEval, services: &Services) -> (Option<String>, Option<
 
 fn strings(v: &Value) -> Vec<String> {
     v.as_array()
-        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -455,7 +460,11 @@ impl Answer for ScoreAnswer {
             let score = value["score"].as_i64().unwrap_or(-1);
             let found = probabilities(reply, score, self.low, self.high);
             value[PROBABILITIES] = found.map_or(Value::Null, |p| {
-                Value::Object(p.into_iter().map(|(k, v)| (k.to_string(), json!(v))).collect())
+                Value::Object(
+                    p.into_iter()
+                        .map(|(k, v)| (k.to_string(), json!(v)))
+                        .collect(),
+                )
             });
         }
         value
@@ -581,7 +590,12 @@ mod tests {
         };
         let judge = services.judge.as_ref().unwrap();
         let key = super::steps_key(judge, "Polite (written).", &g.params);
-        let cell = super::memo().lock().unwrap().entry(key).or_default().clone();
+        let cell = super::memo()
+            .lock()
+            .unwrap()
+            .entry(key)
+            .or_default()
+            .clone();
         cell.set(vec!["x".to_string(), "y".to_string()]).unwrap();
         assert_eq!(print(&written).steps_sha256, a.steps_sha256);
         // A results diff names them.
@@ -597,7 +611,11 @@ mod tests {
         };
         let d = run(&b).differences(&run(&a), &["g_eval:h".to_string()]);
         assert_eq!(d.judge.len(), 1);
-        assert!(d.judge[0].starts_with("`g_eval:h`: judge criteria "), "{:?}", d.judge);
+        assert!(
+            d.judge[0].starts_with("`g_eval:h`: judge criteria "),
+            "{:?}",
+            d.judge
+        );
     }
 
     /// An OpenAI chat-completions reply with `logprobs` (the documented
@@ -621,7 +639,16 @@ mod tests {
         let r = reply(&[
             ("7", &[("7", 0.9), ("1", 0.1)]),
             ("score", &[("score", 1.0)]),
-            (" 7", &[(" 7", 0.6), ("8", 0.3), ("6", 0.09), ("x", 0.005), ("0", 0.005)]),
+            (
+                " 7",
+                &[
+                    (" 7", 0.6),
+                    ("8", 0.3),
+                    ("6", 0.09),
+                    ("x", 0.005),
+                    ("0", 0.005),
+                ],
+            ),
         ]);
         let p = probabilities(&r, 7, 1, 10).unwrap();
         assert_eq!(p.keys().copied().collect::<Vec<_>>(), [6, 7, 8]);
