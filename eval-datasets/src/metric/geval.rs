@@ -13,8 +13,8 @@
 
 use std::borrow::Cow;
 
-use super::error::SpecErrorKind;
-use super::options::OptionValue;
+use super::OptionValue;
+use super::SpecErrorKind;
 
 /// The highest top of a scale (`scale = 10`: 1 to 10): every score is one
 /// token in the usual tokenizers, so its probability can be read.
@@ -146,6 +146,35 @@ impl GEval {
             out.push(("params".to_string(), s(&names.join(","))));
         }
         out
+    }
+}
+
+/// The name a spec of `kind`, written `name`, is known by: `g_eval:<name>`
+/// for a criteria metric, else as written.
+pub(super) fn spec_name(name: &str, kind: &super::MetricKind) -> String {
+    match kind {
+        super::MetricKind::GEval(g) => g.spec_name(),
+        _ => name.to_string(),
+    }
+}
+
+impl super::MetricSpec {
+    /// What two specs of one list must not share (with the turn): the
+    /// catalogue name, or for `g_eval` its `g_eval:<name>`.
+    pub fn identity(&self) -> &str {
+        match &self.kind {
+            super::MetricKind::GEval(_) => self.base_name(),
+            _ => self.info().name,
+        }
+    }
+
+    /// The name the catalogue knows the spec by as written (`g_eval` for
+    /// `g_eval:<name>`; an alias stays an alias).
+    pub(super) fn catalogue_name(&self) -> &str {
+        match &self.kind {
+            super::MetricKind::GEval(_) => "g_eval",
+            _ => self.base_name(),
+        }
     }
 }
 

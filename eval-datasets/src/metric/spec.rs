@@ -304,13 +304,9 @@ impl MetricSpec {
                 None => MetricKind::PartialMatch,
             },
         };
-        // issue36:geval — named `g_eval:<name>`
-        let name = match &kind {
-            MetricKind::GEval(g) => g.spec_name(),
-            _ => name.to_string(),
-        };
         Ok(MetricSpec {
-            name,
+            // issue36:geval — named `g_eval:<name>`
+            name: super::geval::spec_name(name, &kind),
             kind,
             op,
             threshold,
@@ -341,21 +337,7 @@ impl MetricSpec {
     /// The catalogue entry.
     pub fn info(&self) -> &'static MetricInfo {
         // issue36:geval — `g_eval:<name>` is a `g_eval`
-        let base = match &self.kind {
-            MetricKind::GEval(_) => "g_eval",
-            _ => self.base_name(),
-        };
-        lookup(base).expect("specs are only built from catalogue names")
-    }
-
-    // issue36:geval
-    /// What two specs of one list must not share (with the turn): the
-    /// catalogue name, or for `g_eval` its `g_eval:<name>`.
-    pub fn identity(&self) -> &str {
-        match &self.kind {
-            MetricKind::GEval(_) => self.base_name(),
-            _ => self.info().name,
-        }
+        lookup(self.catalogue_name()).expect("specs are only built from catalogue names")
     }
 
     /// Fields every sample must have for this spec.
@@ -453,11 +435,8 @@ impl MetricSpec {
             _ => {}
         }
         (
-            match &self.kind {
-                // issue36:geval — written `g_eval(name = ...)`
-                MetricKind::GEval(_) => "g_eval".to_string(),
-                _ => self.base_name().to_string(),
-            },
+            // issue36:geval — written `g_eval(name = ...)`
+            self.catalogue_name().to_string(),
             options,
             Some((self.op, self.threshold)),
         )
