@@ -118,7 +118,12 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
                     m.name.span(),
                     format!(
                         "`{}` is listed twice; keep one threshold per metric",
-                        m.name
+                        // issue36:geval — `g_eval:<name>`
+                        if key.starts_with("g_eval:") {
+                            key.clone()
+                        } else {
+                            m.name.to_string()
+                        }
                     ),
                 ));
                 continue;
