@@ -340,3 +340,48 @@ async fn an_answer_out_of_the_scale_is_refused_then_the_metric_fails() {
     );
     assert_eq!((server.count(), j.usage.reasks), (3, 2));
 }
+
+#[test]
+fn a_criteria_metric_calibrates_as_a_built_in_under_its_name_and_hashes() {
+    let server = common::serve_detached(script(5));
+    let dir = std::env::temp_dir().join(format!("eval-geval-calibrate-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let labels = dir.join("labels.jsonl");
+    std::fs::write(
+        &labels,
+        [
+            r#"{"input": "q1", "output": "a1", "label": "pass"}"#,
+            r#"{"input": "q2", "output": "a2", "label": "fail"}"#,
+            r#"{"input": "q3", "output": "a3", "label": "pass"}"#,
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    let spec = g_eval(&[
+        ("name", s("calibrated")),
+        ("criteria", s("Calibrated criteria (calibration test).")),
+    ]);
+    let c = eval_runtime::calibrate::calibrate(
+        &labels,
+        "labels.jsonl",
+        &spec,
+        &services(&server.url),
+        2,
+    )
+    .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!((c.metric.as_str(), c.samples), ("g_eval:calibrated", 3));
+    // The judge scores 5 of 5 every time: all pass; the human failed one.
+    assert_eq!(c.disagreements.len(), 1, "{:?}", c.disagreements);
+    let versions = &c.judge.as_ref().unwrap().metrics["g_eval:calibrated"];
+    assert!(versions.criteria_sha256.is_some() && versions.steps_sha256.is_some());
+    // The steps asked once for the three answers.
+    let steps = server
+        .requests
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(_, b)| common::task(b) == "g_eval/steps")
+        .count();
+    assert_eq!((steps, server.count()), (1, 4));
+}
