@@ -30,6 +30,8 @@ const METRICS: &[&str] = &[
     "coherence",
     "groundedness",
     "similarity",
+    // issue36:geval
+    "g_eval",
 ];
 
 /// The attacks: forged sections, fake JSON verdicts, "ignore previous
@@ -126,6 +128,16 @@ fn attacks() -> Vec<String> {
 }
 
 fn spec(name: &str) -> MetricSpec {
+    // issue36:geval — the criteria ours, every param of the sample shown.
+    if name == "g_eval" {
+        let s = |v: &str| OptionValue::Str(v.to_string().into());
+        let options = [
+            ("criteria", s("The answer is correct. It is polite.")),
+            ("params", s("input,output,expected,context")),
+            ("scale", OptionValue::Num(10.0)),
+        ];
+        return MetricSpec::new(name, &options, None).unwrap();
+    }
     let options = if name == "rubric" {
         vec![(
             "rubric",
@@ -330,7 +342,7 @@ async fn no_attack_in_the_data_changes_a_grade_and_the_same_attacks_outside_do()
         }
     }
     println!(
-        "injection suite: {} attacks × {} (12 judged metrics and test set generation) = {runs} gradings through the judge client, {} changed by obedience ({scored} scored), the obedient judge obeyed {obeyed} time(s); negative control, the same attacks outside the blocks: {steered_by} of {leaks} steered",
+        "injection suite: {} attacks × {} (13 judged metrics and test set generation) = {runs} gradings through the judge client, {} changed by obedience ({scored} scored), the obedient judge obeyed {obeyed} time(s); negative control, the same attacks outside the blocks: {steered_by} of {leaks} steered",
         attacks.len(),
         METRICS.len() + 1,
         changed.len()

@@ -162,7 +162,7 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
                 "with `manifest = ...` the metrics and thresholds come from the manifest; remove `metrics(...)`",
             ));
     }
-    let mut seen: Vec<&'static str> = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
     // issue36:user-metric
     let mut user: Vec<UserMetricArg> = Vec::new();
     for (at, m) in input.metrics.iter().enumerate() {
@@ -188,17 +188,24 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
         // issue36:exec: external scorers are told apart by their results
         // name, which MetricSpec::new gives (checked below).
         if let Some(info) = lookup(&m.name.to_string()).filter(|i| i.name != "exec") {
-            if seen.contains(&info.name) {
+            // issue36:geval — two `g_eval` differ by their `name`
+            let key = geval_identity(m, info.name);
+            if seen.contains(&key) {
                 errors.push(syn::Error::new(
                     m.name.span(),
                     format!(
                         "`{}` is listed twice; keep one threshold per metric",
-                        m.name
+                        // issue36:geval — `g_eval:<name>`
+                        if key.starts_with("g_eval:") {
+                            key.clone()
+                        } else {
+                            m.name.to_string()
+                        }
                     ),
                 ));
                 continue;
             }
-            seen.push(info.name);
+            seen.push(key);
         }
         if let Some(checked) = check_metric(m, None, &mut errors) {
             metrics.push(checked);
@@ -674,6 +681,22 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
 
 /// One `name(options) >= x`, checked: a known metric, its options, the
 /// direction and range of its threshold. `None` after pushing the errors.
+// issue36:geval
+/// What two metrics of one list must not share: the catalogue name, or for
+/// `g_eval` `g_eval:<name>` (its `name` option).
+fn geval_identity(m: &MetricArg, canonical: &str) -> String {
+    if canonical != "g_eval" {
+        return canonical.to_string();
+    }
+    m.options
+        .iter()
+        .find_map(|(k, v)| match v {
+            Lit::Str(s) if k == "name" => Some(format!("g_eval:{}", s.value())),
+            _ => None,
+        })
+        .unwrap_or_else(|| "g_eval".to_string())
+}
+
 /// Checks a metric as written: a metric of the list, or the metric a gate
 /// is on; `over_runs` a `pass@k`/`pass^k` statistic, whose bound is the
 /// gate's share, not the metric's threshold.

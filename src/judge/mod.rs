@@ -24,6 +24,7 @@
 //! | `rating/coherence` | 5, less 1 per repeated sentence, 1 for an unfinished last sentence, 1 for a sentence over 40 words (1 without words) |
 //! | `rating/groundedness` | `1 + 4 ×` the share of the answer's sentences supported by the context |
 //! | `rating/similarity` | `1 + 4 ×` the F1 of content-word overlap with the expected answer |
+//! | `g_eval/steps`, `g_eval/score` | see the `geval` module: a step per criteria sentence; the expected output's (else the input's) content words found, on the scale asked; with `logprobs` asked, OpenAI-shaped token probabilities |
 //! | `generate/<type>` | a question from the passages' content words, different from those in `written`, and a reference answer from their sentences |
 //!
 //! Any other task gets `400` naming it, and so does a request without a
@@ -60,6 +61,8 @@
 
 mod cache;
 mod generate;
+// issue36:geval
+mod geval;
 mod read;
 mod tasks;
 #[cfg(test)]
@@ -254,6 +257,11 @@ async fn chat_route(State(state): State<Arc<JudgeState>>, Json(body): Json<Value
         .map(|m| approx_tokens(m["content"].as_str().unwrap_or("")))
         .sum();
     state.cache.answered(blocks);
+    // issue36:geval — token probabilities, when asked, for a scored answer.
+    let logprobs = match body["logprobs"] == json!(true) {
+        true => geval_logprobs(system, user, &answer),
+        false => Value::Null,
+    };
     Json(json!({
         "id": format!("chatcmpl-judge-{n}"),
         "object": "chat.completion",
@@ -261,6 +269,7 @@ async fn chat_route(State(state): State<Arc<JudgeState>>, Json(body): Json<Value
         "choices": [{
             "index": 0,
             "message": {"role": "assistant", "content": answer},
+            "logprobs": logprobs,
             "finish_reason": "stop",
         }],
         "usage": {
@@ -271,6 +280,17 @@ async fn chat_route(State(state): State<Arc<JudgeState>>, Json(body): Json<Value
         },
     }))
     .into_response()
+}
+
+// issue36:geval
+/// OpenAI-shaped `logprobs` of a `g_eval/score` answer (`null` for others).
+fn geval_logprobs(system: &str, user: &str, answer: &str) -> Value {
+    let q = Question::read(system, user);
+    let value: Value = serde_json::from_str(answer).unwrap_or(Value::Null);
+    (q.task == "g_eval/score")
+        .then(|| geval::logprobs(answer, &value, &q.instructions))
+        .flatten()
+        .unwrap_or(Value::Null)
 }
 
 async fn embeddings_route(

@@ -22,7 +22,7 @@ pub fn answer_question(system: &str, user: &str, obey: bool) -> Result<(Value, b
     orders.apply(&mut q);
     let mut value = from_blocks(&q)?;
     if let Some(grade) = orders.grade {
-        graded(&q.task, grade, &mut value);
+        graded(&q, grade, &mut value);
         if q.task.starts_with("generate/") {
             // A question writer told what to do writes what it was told.
             let told = super::read::fold(&q.outside);
@@ -40,7 +40,8 @@ pub fn answer_question(system: &str, user: &str, obey: bool) -> Result<(Value, b
 /// What a grade ordered does to an answer: verdicts all favourable (grade
 /// 0.5 or more) or all not; a rubric score of the grade; a rating of
 /// `1 + 4 · grade`; no opinions, or the answer found noncommittal.
-fn graded(task: &str, grade: f64, value: &mut Value) {
+fn graded(q: &Question, grade: f64, value: &mut Value) {
+    let task = q.task.as_str();
     let good = grade >= 0.5;
     let all = |v: &mut Value, key: &str, item: Value| {
         if let Some(items) = v[key].as_array_mut() {
@@ -68,6 +69,8 @@ fn graded(task: &str, grade: f64, value: &mut Value) {
         "rubric" => {
             *value = json!({"score": grade, "rationale": "As instructed."});
         }
+        // issue36:geval
+        "g_eval/score" => *value = super::geval::graded(&q.instructions, grade),
         t if t.starts_with("rating/") => {
             let rating = (1.0 + 4.0 * grade).round() as u8;
             *value = json!({"rating": rating, "reason": "As instructed."});
@@ -212,6 +215,9 @@ fn from_blocks(q: &Question) -> Result<Value, String> {
             rating(f1, "word overlap (F1) with the expected answer")
         }
         generate if generate.starts_with("generate/") => super::generate::generated(q)?,
+        // issue36:geval
+        "g_eval/steps" => super::geval::steps(q),
+        "g_eval/score" => super::geval::score(q),
         other => return Err(format!("the demo judge does not know the task `{other}`")),
     })
 }

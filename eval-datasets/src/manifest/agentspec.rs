@@ -243,7 +243,8 @@ pub(super) fn parse(
                 }
             };
             let canonical = parsed.canonical_name().to_string();
-            // issue36:exec: external scorers are told apart by name.
+            // issue36:exec/geval: external scorers and criteria metrics are told
+            // apart by name.
             if specs.iter().any(|s| s.identity() == parsed.identity()) {
                 problems.push(
                     at(

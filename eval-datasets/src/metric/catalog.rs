@@ -235,11 +235,14 @@ pub fn lookup(name: &str) -> Option<&'static MetricInfo> {
 /// The catalogue entry of a metric as results name it: by its name or an
 /// alias, or a per-turn metric's (`contains@turn2`) by its base metric's.
 pub fn lookup_named(name: &str) -> Option<&'static MetricInfo> {
-    lookup(name).or_else(|| {
-        let (base, turn) = name.rsplit_once("@turn")?;
-        turn.parse::<usize>().ok().filter(|n| *n >= 1)?;
-        lookup(base)
-    })
+    lookup(name)
+        .or_else(|| {
+            let (base, turn) = name.rsplit_once("@turn")?;
+            turn.parse::<usize>().ok().filter(|n| *n >= 1)?;
+            lookup(base)
+        })
+        // `g_eval:<name>` (and `g_eval:<name>@turn<n>`) is a `g_eval`.
+        .or_else(|| lookup(name.split_once(':')?.0).filter(|i| i.name == "g_eval"))
 }
 
 /// All accepted metric names, for "expected one of" messages.

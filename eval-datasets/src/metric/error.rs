@@ -263,6 +263,9 @@ pub enum SpecErrorKind {
         /// The greatest score it gives.
         max: f64,
     },
+    /// A `g_eval` option that cannot be used, in words.
+    #[error("{0}")]
+    GEval(String),
     // issue36:exec
     /// An external scorer's spec (`exec(...)`) that cannot work.
     #[error(transparent)]

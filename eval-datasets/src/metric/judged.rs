@@ -34,6 +34,8 @@ pub enum JudgedMetric {
     },
     /// A runevals 1–5 rating: `relevance`, `coherence`, `groundedness`, `similarity`.
     Rating(Rating),
+    /// `g_eval`: criteria judged as G-Eval does (`super::geval`).
+    GEval(Box<super::GEval>),
 }
 
 /// The runevals 1–5 ratings.

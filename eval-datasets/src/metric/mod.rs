@@ -26,6 +26,7 @@ mod exec_error;
 // issue36:exec
 mod exec_spec;
 mod gate;
+mod geval;
 mod json_opts;
 mod judged;
 mod measured;
@@ -48,6 +49,7 @@ pub use error::{MetricSpecError, SpecErrorKind, SpecPart, SpecSyntaxError};
 // issue36:exec
 pub use exec::{ExecMetric, ExecSpecError};
 pub use gate::{GateDecl, GateSpec, Stat, parse_gates, percentile};
+pub use geval::{GEval, GEvalParam};
 pub use json_opts::JsonCheck;
 pub use judged::{JudgedMetric, Rating};
 pub use measured::Measure;
@@ -64,10 +66,11 @@ pub use trajectory::{ArgsMatch, StepKind, TrajectoryMetric, TrajectoryMode};
 pub use user::{UserMetric, UserMetrics};
 
 /// The families, in the order the docs and "known metrics" list them.
-static FAMILIES: [&[MetricInfo]; 8] = [
+static FAMILIES: [&[MetricInfo]; 9] = [
     text::METRICS,
     json_opts::METRICS,
     judged::METRICS,
+    geval::METRICS,
     retrieval::METRICS,
     tools::METRICS,
     trajectory::METRICS,

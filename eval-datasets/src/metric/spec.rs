@@ -141,7 +141,8 @@ impl MetricSpec {
         let resolved = Resolved::check(name, info, options)?;
         let kind = (info.build)(&resolved)?;
         Ok(MetricSpec {
-            name: name.to_string(),
+            // A criteria metric is named `g_eval:<name>`.
+            name: super::geval::spec_name(name, &kind),
             kind,
             op,
             threshold,
@@ -191,7 +192,7 @@ impl MetricSpec {
             return self.exec_decl_parts(m);
         }
         (
-            self.base_name().to_string(),
+            self.catalogue_name().to_string(),
             self.options.clone(),
             Some((self.op, self.threshold)),
         )
@@ -440,6 +441,7 @@ mod tests {
                 "exec" => vec![text("command", "python3 score.py")],
                 "json_schema" => vec![text("schema", "{}")],
                 "json_pointer" => vec![text("pointer", "/a")],
+                "g_eval" => vec![text("criteria", "Is it helpful?")],
                 _ => Vec::new(),
             }
         };
@@ -449,7 +451,7 @@ mod tests {
                 .then_some((info.op, info.example_threshold()));
             for name in std::iter::once(info.name).chain(info.aliases.iter().copied()) {
                 let spec = MetricSpec::new(name, &needed(info.name), bound).unwrap();
-                if info.name != "exec" {
+                if !matches!(info.name, "exec" | "g_eval") {
                     assert_eq!(spec.canonical_name(), info.name);
                 }
                 let (name, options, bound) = spec.decl_parts();

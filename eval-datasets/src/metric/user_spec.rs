@@ -62,6 +62,7 @@ impl MetricSpec {
         match &self.kind {
             MetricKind::User(_) => None,
             MetricKind::Exec(_) => lookup(super::exec::EXEC),
+            MetricKind::Judged(super::JudgedMetric::GEval(_)) => lookup("g_eval"),
             _ => lookup(self.base_name()),
         }
     }
@@ -72,6 +73,7 @@ impl MetricSpec {
         match (&self.kind, self.info()) {
             (MetricKind::User(u), _) => &u.name,
             (MetricKind::Exec(_), _) => &self.name,
+            (MetricKind::Judged(super::JudgedMetric::GEval(_)), _) => self.base_name(),
             (_, Some(info)) => info.name,
             (_, None) => self.base_name(),
         }

@@ -224,6 +224,15 @@ pub struct MetricVersions {
     pub prompts: BTreeMap<String, u32>,
     /// The version of the scoring definition (the formula over the answers).
     pub definition: u32,
+    // issue36:geval
+    /// A criteria metric's (`g_eval`) definition: 16 hex digits of SHA-256
+    /// of its criteria, scale and params.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub criteria_sha256: Option<String>,
+    /// The evaluation steps a criteria metric used (given, or written by
+    /// the judge): 16 hex digits of their SHA-256.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steps_sha256: Option<String>,
 }
 
 /// The embeddings server that scored embedding metrics.
@@ -466,6 +475,15 @@ impl Provenance {
                     if va.definition != vb.definition {
                         what.push(format!("definition {} → {}", va.definition, vb.definition));
                     }
+                    // issue36:geval
+                    if va.criteria_sha256 != vb.criteria_sha256 {
+                        let (a, b) = (va.criteria_sha256.as_deref(), vb.criteria_sha256.as_deref());
+                        what.push(format!("criteria {}", moved(a, b)));
+                    }
+                    if va.steps_sha256 != vb.steps_sha256 {
+                        let (a, b) = (va.steps_sha256.as_deref(), vb.steps_sha256.as_deref());
+                        what.push(format!("evaluation steps {}", moved(a, b)));
+                    }
                     if !what.is_empty() {
                         d.judge
                             .push(format!("`{metric}`: judge {}", what.join(", ")));
@@ -593,6 +611,8 @@ mod tests {
                             ("faithfulness/verdicts".to_string(), 3),
                         ]),
                         definition: 1,
+                        criteria_sha256: None,
+                        steps_sha256: None,
                     },
                 )]),
             }),

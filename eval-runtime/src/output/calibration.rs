@@ -422,6 +422,8 @@ mod tests {
                 MetricVersions {
                     prompts: BTreeMap::from([("faithfulness/statements".to_string(), 3)]),
                     definition: 1,
+                    criteria_sha256: None,
+                    steps_sha256: None,
                 },
             )]),
         }

@@ -407,6 +407,8 @@ mod tests {
                     MetricVersions {
                         prompts: BTreeMap::from([(format!("rating/{metric}"), 1)]),
                         definition: 1,
+                        criteria_sha256: None,
+                        steps_sha256: None,
                     },
                 )]),
             }),

@@ -295,6 +295,10 @@ fn finish(
         if let Err(e) = crate::metrics::json::prepare(spec, base) {
             problems.push(e);
         }
+        // issue36:geval
+        if let Err(e) = crate::metrics::judged::geval::read_criteria_file(spec, base) {
+            problems.push(e);
+        }
     }
     for spec in spec_sets.iter().flatten() {
         if let Some(reason) = crate::metrics::judged::unavailable(spec, services)

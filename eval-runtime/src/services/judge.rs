@@ -85,6 +85,28 @@ pub trait Answer: Sync {
     fn max_tokens(&self) -> Option<u32> {
         None
     }
+
+    // issue36:geval — token probabilities for G-Eval's weighted score.
+    /// How many most likely alternatives of each answer token to ask for
+    /// (OpenAI's `logprobs: true, top_logprobs: n`); `None` (the
+    /// default): no token probabilities are asked.
+    fn top_logprobs(&self) -> Option<u8> {
+        None
+    }
+
+    /// The answer kept (returned and cached) for `value`, an answer that
+    /// passed [`check`](Self::check), given the whole `reply` it came in
+    /// (its `choices[0].logprobs`). Default: `value`.
+    fn keep(&self, value: Value, _reply: &Value) -> Value {
+        value
+    }
+
+    /// Whether `v`, an answer kept by [`keep`](Self::keep) (from the cache,
+    /// or another asker's), is one the asker can use. Default:
+    /// [`check`](Self::check).
+    fn check_kept(&self, v: &Value) -> Result<(), String> {
+        self.check(v)
+    }
 }
 
 /// A check alone (an estimate assumes `{}`).
@@ -261,6 +283,12 @@ impl Judge {
         &self.model
     }
 
+    // issue36:geval
+    /// Whether this judge answers an estimate's dry run (nothing is sent).
+    pub(crate) fn is_dry(&self) -> bool {
+        self.dry.is_some()
+    }
+
     /// This judge in an estimate's dry run: every question is answered by
     /// `dry` (and counted there), none is sent.
     pub(crate) fn dry_run(mut self, dry: Arc<super::DryRun>) -> Self {
@@ -328,7 +356,7 @@ impl Judge {
         let only = loop {
             match self.flights.join(&key).await {
                 super::warm::Joined::Lead(lead) => break lead,
-                super::warm::Joined::Answer(Some(value)) if answer.check(&value).is_ok() => {
+                super::warm::Joined::Answer(Some(value)) if answer.check_kept(&value).is_ok() => {
                     usage.count_cache_hits(1);
                     return Ok(value);
                 }
@@ -364,7 +392,8 @@ impl Judge {
         let mut attempts = 0u32;
         loop {
             attempts += 1;
-            let reply = self.send(&rendered, bound, schema.as_ref(), usage).await?;
+            let asked = (schema.as_ref(), answer.top_logprobs());
+            let reply = self.send(&rendered, bound, asked, usage).await?;
             let content = reply
                 .pointer("/choices/0/message/content")
                 .and_then(Value::as_str)
@@ -399,7 +428,7 @@ impl Judge {
             let judged = message_content(&reply).and_then(|text| {
                 let value = parse_json_answer(text)?;
                 answer.check(&value).map_err(AnswerProblem::Shape)?;
-                Ok(value)
+                Ok(answer.keep(value, &reply))
             });
             match judged {
                 Ok(value) => return Ok(value),
@@ -430,7 +459,7 @@ impl Judge {
         &self,
         rendered: &super::Rendered,
         max_tokens: u32,
-        schema: Option<&Value>,
+        (schema, top_logprobs): (Option<&Value>, Option<u8>),
         usage: &mut Usage,
     ) -> Result<Value, ServiceError> {
         loop {
@@ -438,7 +467,12 @@ impl Judge {
                 let modes = self.lock_modes();
                 (modes.current, modes.confirmed)
             };
-            let body = self.body(rendered, max_tokens, mode, schema);
+            let mut body = self.body(rendered, max_tokens, mode, schema);
+            // issue36:geval
+            if let Some(n) = top_logprobs {
+                body["logprobs"] = json!(true);
+                body["top_logprobs"] = json!(n);
+            }
             let probing =
                 self.structured == Structured::Auto && !confirmed && mode.next().is_some();
             // Until the server has answered in a mode, its refusal of the
@@ -495,7 +529,7 @@ impl Judge {
     /// `answer` accepts.
     fn known(&self, key: &str, answer: &dyn Answer) -> Option<Value> {
         let value = self.cache.as_ref().and_then(|c| c.get(key))?;
-        (value.is_object() && answer.check(&value).is_ok()).then_some(value)
+        (value.is_object() && answer.check_kept(&value).is_ok()).then_some(value)
     }
 
     /// The key boundaries are computed with: the cache directory's, else

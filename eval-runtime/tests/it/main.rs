@@ -6,6 +6,8 @@ mod common;
 mod attribute_paths;
 mod cassette;
 mod estimate;
+// issue36:geval
+mod geval;
 mod harness;
 mod http_agent;
 mod http_limits;

@@ -6,6 +6,8 @@
 //!   with ragas' non-LLM variants when no judge or embeddings are configured;
 //! * deepeval (its metric documentation): hallucination, toxicity, bias;
 //! * letta-evals' rubric grader and runevals' 1–5 ratings.
+//! * G-Eval criteria metrics (`g_eval`: Liu et al. 2023, as deepeval's
+//!   `GEval`), see [`geval`].
 //!
 //! The prompts are ours; the scoring formulas are the published ones.
 //! Every prompt is a [`JudgePrompt`]: our instructions, and the sample's and
@@ -23,6 +25,8 @@ use crate::services::{Judge, JudgePrompt, ServiceError, Services, Usage};
 
 mod deepeval;
 mod fingerprint;
+// issue36:geval
+pub(crate) mod geval;
 mod graders;
 mod ragas;
 mod reply;
@@ -141,6 +145,8 @@ fn judged_versions(kind: &JudgedMetric) -> JudgeVersions {
         JudgedMetric::Rating(Rating::Coherence) => &[RATING_COHERENCE],
         JudgedMetric::Rating(Rating::Groundedness) => &[RATING_GROUNDEDNESS],
         JudgedMetric::Rating(Rating::Similarity) => &[RATING_SIMILARITY],
+        // The steps question is asked only without given steps.
+        JudgedMetric::GEval(_) => &[geval::G_EVAL_STEPS, geval::G_EVAL_SCORE],
     };
     JudgeVersions {
         prompts,
@@ -211,7 +217,8 @@ pub(crate) fn unavailable(spec: &MetricSpec, services: &Services) -> Option<Stri
         | JudgedMetric::Toxicity
         | JudgedMetric::Bias
         | JudgedMetric::Rubric { .. }
-        | JudgedMetric::Rating(_) => true,
+        | JudgedMetric::Rating(_)
+        | JudgedMetric::GEval(_) => true,
         // Scored offline without a judge (or embeddings).
         JudgedMetric::AnswerSimilarity
         | JudgedMetric::ContextRecall
@@ -295,6 +302,12 @@ pub(crate) async fn score(
             let rated = rating(*kind, sample, response, services, &mut usage, why).await;
             raw = rated.as_ref().ok().copied();
             (rated.map(|r| (r - 1.0) / 4.0), None)
+        }
+        JudgedMetric::GEval(g) => {
+            let (score, method, on_scale) =
+                geval::g_eval(g, sample, response, services, (&mut usage, why)).await;
+            raw = on_scale;
+            (score, method)
         }
     };
     Scored {
