@@ -293,13 +293,14 @@ mod tests {
                 m.name
             );
             for o in m.options {
-                let ok = match (&o.default, o.kind) {
-                    (None, _) => true,
-                    (Some(OptionValue::Bool(_)), OptionKind::Bool)
-                    | (Some(OptionValue::Str(_)), OptionKind::Str)
-                    | (Some(OptionValue::Num(_)), OptionKind::Num) => true,
-                    _ => false,
-                };
+                let ok = matches!(
+                    (&o.default, o.kind),
+                    (None, _)
+                        | (_, OptionKind::Value)
+                        | (Some(OptionValue::Bool(_)), OptionKind::Bool)
+                        | (Some(OptionValue::Str(_)), OptionKind::Str)
+                        | (Some(OptionValue::Num(_)), OptionKind::Num)
+                );
                 assert!(ok, "{}: option `{}` default mistyped", m.name, o.name);
             }
             assert!(!m.summary.is_empty(), "{}: no summary", m.name);

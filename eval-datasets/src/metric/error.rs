@@ -293,15 +293,11 @@ pub enum SpecSyntaxError {
     BadValue(String),
 }
 
-/// After an unknown name: the close one, else every known name (and how
-/// a metric of one's own is named).
+/// After an unknown name: the close one, else every known name.
 fn unknown_tail(suggestion: Option<&'static str>) -> String {
     match suggestion {
         Some(_) => did_you_mean(suggestion),
-        None => format!(
-            "; known metrics: {} (a metric of your own is named by its path, e.g. `crate::my_metric`)",
-            known_names().join(", ")
-        ),
+        None => format!("; known metrics: {}", known_names().join(", ")),
     }
 }
 

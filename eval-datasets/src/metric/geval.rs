@@ -43,7 +43,7 @@ pub(super) static METRICS: &[MetricInfo] = &[MetricInfo {
     ],
     summary: "G-Eval (Liu et al. 2023, as deepeval's GEval): the judge scores the answer against `criteria` (or `criteria_file`) by evaluation `steps` it writes once (or given), an integer 1..`scale` (default 5) weighted by its token probabilities where the server gives them, normalised to 0..1; named `g_eval:<name>`",
     reference: "Liu et al., G-Eval (EMNLP 2023); deepeval 4.3.1 GEval",
-    build: build,
+    build,
 }];
 
 /// A `g_eval` spec's definition from its checked options.

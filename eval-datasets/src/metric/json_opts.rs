@@ -31,7 +31,7 @@ pub(super) static METRICS: &[MetricInfo] = &[
         options: &[EXTRACT],
         summary: "promptfoo is-json: 1 if the trimmed answer is one JSON value, else 0; extract = true: promptfoo contains-json, a ```json block or a JSON object in the text counts",
         reference: "promptfoo is-json / contains-json assertions",
-        build: build,
+        build,
     },
     MetricInfo {
         name: "json_schema",
@@ -48,7 +48,7 @@ pub(super) static METRICS: &[MetricInfo] = &[
         ],
         summary: "1 if the answer is JSON valid against the JSON Schema `schema = \"{...}\"` or `schema_file = \"...\"` (promptfoo is-json / contains-json with a schema), else 0 with the first errors and their JSON pointers",
         reference: "JSON Schema 2020-12, validated by the jsonschema crate; promptfoo is-json with a schema",
-        build: build,
+        build,
     },
     MetricInfo {
         name: "json_pointer",
@@ -70,7 +70,7 @@ pub(super) static METRICS: &[MetricInfo] = &[
         ],
         summary: "1 if the answer's JSON has at `pointer` (RFC 6901, e.g. \"/refund/amount\") the value `equals` gives, a match of the regex `pattern`, or else the expected answer; else 0",
         reference: "RFC 6901 (JSON Pointer)",
-        build: build,
+        build,
     },
 ];
 
