@@ -74,7 +74,8 @@ pub(crate) fn embeddings_fingerprint(
     })
 }
 
-#[cfg(test)]
+// A judge is configured only with the HTTP client.
+#[cfg(all(test, feature = "http"))]
 mod tests {
     use eval_datasets::metric::{MetricSpec, OptionValue};
 

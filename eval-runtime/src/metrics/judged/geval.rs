@@ -348,7 +348,7 @@ async fn ask_steps(
 
 /// Keeps `steps` as written by `judge` for `g` (a test's stand-in for the
 /// steps question).
-#[cfg(test)]
+#[cfg(all(test, feature = "http"))]
 pub(super) fn remember(judge: &Judge, g: &GEval, steps: Vec<String>) {
     let criteria = g.criteria.clone().unwrap_or_default();
     let cell = memo()
