@@ -159,7 +159,7 @@ impl GEval {
         }
     }
 
-    /// The options written back (what [`Builder::set`] reads), for a
+    /// The options written back (what its option reader takes), for a
     /// spec's declaration parts.
     pub fn options(&self) -> Vec<(String, OptionValue)> {
         let s = |v: &str| OptionValue::Str(Cow::Owned(v.to_string()));

@@ -87,16 +87,16 @@ fn build(o: &Resolved<'_>) -> Result<MetricKind, MetricSpecError> {
 }
 
 /// A structured-output metric with its options resolved: the kind of
-/// [`MetricKind::Json`](super::MetricKind::Json). Exhaustive, so that its
+/// `TextMetric::Json`. Exhaustive, so that its
 /// scoring matches every check with no catch-all arm.
 #[derive(Debug, Clone, PartialEq)]
 pub enum JsonCheck {
-    /// See [`METRICS`] `is_json`.
+    /// `is_json`.
     IsJson {
         /// `extract = true`: JSON inside the text counts (promptfoo `contains-json`).
         extract: bool,
     },
-    /// See [`METRICS`] `json_schema`.
+    /// `json_schema`.
     Schema {
         /// The schema's JSON text (`schema`, or `schema_file`'s once read).
         schema: Option<String>,
@@ -106,7 +106,7 @@ pub enum JsonCheck {
         /// `extract = true`: JSON inside the text counts.
         extract: bool,
     },
-    /// See [`METRICS`] `json_pointer`.
+    /// `json_pointer`.
     Pointer {
         /// The RFC 6901 pointer (`pointer`).
         pointer: String,
