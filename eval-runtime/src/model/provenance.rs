@@ -405,13 +405,20 @@ fn judge_of<'a>(
 }
 
 impl Provenance {
-    // issue36:user-metric
-    /// Remembers the scales of its user metrics, for the statistics that
-    /// know a metric by its name.
-    pub(crate) fn remember_user_scales(&self) {
-        for (name, m) in &self.user_metrics {
-            crate::stats::remember_user_scale(name, m.range(), m.pass_fail);
-        }
+    /// The scales of its user metrics, by name: for the statistics that
+    /// know a metric only by its name (a comparison of two results files).
+    pub(crate) fn user_scales(&self) -> BTreeMap<String, crate::stats::Scale> {
+        self.user_metrics
+            .iter()
+            .map(|(name, m)| {
+                let scale = if m.pass_fail {
+                    crate::stats::Scale::PassFail
+                } else {
+                    crate::stats::Scale::of_range(m.range())
+                };
+                (name.clone(), scale)
+            })
+            .collect()
     }
 
     /// Adds `calibrations` of another part of the same run: the same

@@ -45,10 +45,6 @@ impl Results {
                 found: results.version,
             });
         }
-        // issue36:user-metric
-        if let Some(p) = &results.provenance {
-            p.remember_user_scales();
-        }
         Ok(results)
     }
 }

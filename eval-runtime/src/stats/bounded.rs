@@ -33,12 +33,7 @@ impl Scale {
         match eval_datasets::metric::lookup_named(metric) {
             Some(info) if info.pass_fail() => Scale::PassFail,
             Some(info) => Scale::of_range(info.range()),
-            // issue36:user-metric
-            None => match super::user_scales::of(metric) {
-                Some((_, true)) => Scale::PassFail,
-                Some((range, false)) => Scale::of_range(range),
-                None => Scale::Open(f64::NEG_INFINITY, f64::INFINITY),
-            },
+            None => Scale::Open(f64::NEG_INFINITY, f64::INFINITY),
         }
     }
 

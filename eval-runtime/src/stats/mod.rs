@@ -25,7 +25,6 @@ mod power;
 mod student;
 mod tally;
 // issue36:user-metric
-mod user_scales;
 
 pub use agreement::{Agreement, Confusion};
 pub(crate) use agreement::{cohen_kappa, spearman};
@@ -39,8 +38,6 @@ pub use power::{SampleSize, mcnemar_power, mcnemar_samples, paired_t_power, pair
 pub(crate) use power::{paired_t_runs, rate_samples, within_samples};
 pub(crate) use student::z_quantile;
 pub(crate) use tally::MeanTally;
-// issue36:user-metric
-pub(crate) use user_scales::remember as remember_user_scale;
 
 /// Where an interval lies against a threshold: wholly on the side that
 /// passes, wholly on the side that fails, or across it.

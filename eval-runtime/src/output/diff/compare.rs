@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use super::model::{ALPHA, Change, Comparison, Count, Diff, Needed, Only, Outcome, POWER};
 use crate::model::{Allow, QuestionChange};
 use crate::output::results::{Results, ResultsError, SampleRecord, Verdict};
-use crate::stats::{self, Level, PairedTest, SampleSize};
+use crate::stats::{self, Level, PairedTest, SampleSize, Scale};
 
 fn key(s: &SampleRecord) -> (String, String) {
     (s.dataset.clone(), s.id.clone())
@@ -78,10 +78,12 @@ fn caveats(old: &Results, new: &Results, metrics: &[String]) -> Vec<String> {
 /// runs' provenance is said in [`Diff::caveats`]; [`compare`] refuses
 /// runs scored by different judges or on different data.
 pub fn diff(old: &Results, new: &Results, epsilon: f64) -> Diff {
-    // issue36:user-metric: the user metrics' scales, from the runs' provenance.
-    for p in [&old.provenance, &new.provenance].into_iter().flatten() {
-        p.remember_user_scales();
-    }
+    // The user metrics' scales, from the runs' provenance.
+    let scales: BTreeMap<String, Scale> = [&old.provenance, &new.provenance]
+        .into_iter()
+        .flatten()
+        .flat_map(|p| p.user_scales())
+        .collect();
     let epsilon = epsilon.abs();
     let before: BTreeMap<(String, String), &SampleRecord> =
         old.samples.iter().map(|s| (key(s), s)).collect();
@@ -217,7 +219,7 @@ pub fn diff(old: &Results, new: &Results, epsilon: f64) -> Diff {
             _ => None,
         })
         .collect();
-    let comparisons = judge(cells, epsilon, &rescored);
+    let comparisons = judge(cells, epsilon, &rescored, &scales);
     let metrics: Vec<String> = comparisons.iter().map(|c| c.metric.clone()).collect();
     Diff {
         caveats: caveats(old, new, &metrics),
@@ -264,6 +266,7 @@ fn judge(
     cells: BTreeMap<(String, String), Cell>,
     epsilon: f64,
     rescored: &[(String, String)],
+    scales: &BTreeMap<String, Scale>,
 ) -> Vec<Comparison> {
     let level = Level::STANDARD;
     let mut out: Vec<Comparison> = Vec::with_capacity(cells.len());
@@ -271,8 +274,12 @@ fn judge(
     for ((dataset, metric), cell) in cells {
         let paired = crate::stats::paired(&cell.pairs, level);
         // A difference of two scores lies within ± the metric's range.
-        // issue36:user-metric (Scale: a user metric's range too)
-        let (min, max) = crate::stats::Scale::of_metric(&metric).range();
+        // (a user metric's as its provenance records it).
+        let base = metric
+            .rsplit_once("@turn")
+            .map_or(metric.as_str(), |(b, _)| b);
+        let scale = scales.get(base).copied();
+        let (min, max) = scale.unwrap_or_else(|| Scale::of_metric(&metric)).range();
         let span = max - min;
         let n = cell.pairs.len() as f64;
         let mean_of = |f: fn(&(f64, f64)) -> f64| {
