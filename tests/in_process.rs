@@ -68,7 +68,7 @@ fn generated_names_are_the_documented_ones() {
     );
 }
 
-// issue36:exec: an external scorer in the attribute, run in the crate's
+// an external scorer in the attribute, run in the crate's
 // directory; it scores as `contains` does.
 #[eval_dataset(
     "tests/data/capitals.jsonl",
@@ -78,7 +78,7 @@ async fn capitals_scored_by_python(sample: &Sample) -> Response {
     agent(sample).await
 }
 
-// issue36:json: structured output through the attribute; the schema file is
+// structured output through the attribute; the schema file is
 // read relative to the crate (and checked to be JSON at compile time).
 #[eval_dataset(
     "tests/data/refunds.jsonl",

@@ -30,7 +30,6 @@ const METRICS: &[&str] = &[
     "coherence",
     "groundedness",
     "similarity",
-    // issue36:geval
     "g_eval",
 ];
 
@@ -128,7 +127,7 @@ fn attacks() -> Vec<String> {
 }
 
 fn spec(name: &str) -> MetricSpec {
-    // issue36:geval — the criteria ours, every param of the sample shown.
+    // the criteria ours, every param of the sample shown.
     if name == "g_eval" {
         let s = |v: &str| OptionValue::Str(v.to_string().into());
         let options = [

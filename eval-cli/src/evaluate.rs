@@ -69,7 +69,7 @@ pub struct Args {
     /// (default: the dataset's own — a runevals file's evaluators, the rank
     /// metrics of a retrieval dataset — else PartialMatch, or Relevance and
     /// Coherence without expected answers).
-    // issue36:exec: `--metric 'exec:python3 score.py >= 0.8'` reads as well.
+    // `--metric 'exec:python3 score.py >= 0.8'` reads as well.
     #[arg(long, visible_alias = "metric")]
     pub metrics: Option<String>,
     /// Gates on each dataset's means, e.g. "partial_match >= 0.7" (exit 1 when missed).

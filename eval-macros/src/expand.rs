@@ -8,7 +8,6 @@ use quote::{quote, quote_spanned};
 
 use crate::validate::Checked;
 
-// issue36:user-metric
 /// `path` as written beside the function, as seen from the module the
 /// expansion puts next to it: `crate::` and `::` paths stay; `self::x` is
 /// `super::x`, `super::x` is `super::super::x`, `a::x` is `super::a::x`.
@@ -82,7 +81,7 @@ pub fn expand(c: Checked) -> TokenStream {
             ::eval_runtime::__private::GateDecl { stat: #stat, metric: #metric }
         }
     });
-    // issue36:user-metric: each path made a metric by a function the
+    // each path made a metric by a function the
     // expansion writes; a path that is not a metric fails to compile there,
     // spanned at the path.
     let user = c.user.iter().map(|u| {

@@ -15,7 +15,6 @@ use proc_macro::TokenStream;
 
 mod expand;
 mod parse;
-// issue36:json
 mod schema_file;
 mod validate;
 

@@ -43,7 +43,6 @@ pub struct MetricArg {
     pub name: Ident,
     pub options: Vec<(Ident, Lit)>,
     pub bound: Option<Bound>,
-    // issue36:user-metric
     /// A metric of the user's, written by its path (`crate::cites_ticket`).
     pub path: Option<syn::Path>,
 }
@@ -158,7 +157,7 @@ impl Parse for Arg {
 
 impl Parse for MetricArg {
     fn parse(input: ParseStream) -> syn::Result<Self> {
-        // issue36:user-metric: a path with `::` names a metric of the user's.
+        // a path with `::` names a metric of the user's.
         let written = input.call(syn::Path::parse_mod_style)?;
         let (name, path) = match written.get_ident() {
             Some(ident) => (ident.clone(), None),
@@ -193,7 +192,7 @@ impl Parse for GateArg {
         // `p95(latency_ms ...)`: parentheses holding a metric, not
         // `key = value` options, make the name a statistic.
         let fork = input.fork();
-        // issue36:user-metric: a gate may start with a path (`crate::x`).
+        // a gate may start with a path (`crate::x`).
         let is_stat = fork.parse::<Ident>().is_ok() && fork.peek(syn::token::Paren) && {
             let content;
             parenthesized!(content in fork);

@@ -1,4 +1,4 @@
-//! issue36:json — `json_schema(schema_file = "...")` checked at compile
+//! `json_schema(schema_file = "...")` checked at compile
 //! time: the file exists (relative to the crate, inside the project unless
 //! `allow_outside`) and is JSON, an object or a boolean. Whether the schema
 //! compiles is checked when the test's plan loads (eval-runtime has the

@@ -54,12 +54,10 @@ pub struct Checked {
     pub max_samples: Option<usize>,
     /// What the runtime says when the dataset is loaded (a suite's notes).
     pub notes: Vec<String>,
-    // issue36:user-metric
     /// Metrics (and gates) of the user's, by path.
     pub user: Vec<UserMetricArg>,
 }
 
-// issue36:user-metric
 /// A metric of the user's, written by its path: checked to be a metric by
 /// the code the expansion writes (a compile error at the path if not).
 pub struct UserMetricArg {
@@ -71,7 +69,6 @@ pub struct UserMetricArg {
     pub gate: Option<Stat>,
 }
 
-// issue36:user-metric
 /// `m` as a metric of the user's, when it is written by its path (`None`
 /// after pushing an error for options, which such a metric has none of).
 fn user_arg(
@@ -163,7 +160,6 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
             ));
     }
     let mut seen: Vec<String> = Vec::new();
-    // issue36:user-metric
     let mut user: Vec<UserMetricArg> = Vec::new();
     for (at, m) in input.metrics.iter().enumerate() {
         if m.path.is_some() {
@@ -185,17 +181,17 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
             }
             continue;
         }
-        // issue36:exec: external scorers are told apart by their results
+        // external scorers are told apart by their results
         // name, which MetricSpec::new gives (checked below).
         if let Some(info) = lookup(&m.name.to_string()).filter(|i| i.name != "exec") {
-            // issue36:geval — two `g_eval` differ by their `name`
+            // two `g_eval` differ by their `name`
             let key = geval_identity(m, info.name);
             if seen.contains(&key) {
                 errors.push(syn::Error::new(
                     m.name.span(),
                     format!(
                         "`{}` is listed twice; keep one threshold per metric",
-                        // issue36:geval — `g_eval:<name>`
+                        // `g_eval:<name>`
                         if key.starts_with("g_eval:") {
                             key.clone()
                         } else {
@@ -227,7 +223,7 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
                 stat
             }
         };
-        // issue36:user-metric: a gate on a metric of the user's.
+        // a gate on a metric of the user's.
         if g.metric.path.is_some() {
             if let Some(stat) = stat
                 && let Some(u) = user_arg(&g.metric, 0, Some(stat), &mut errors)
@@ -409,7 +405,6 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
         }
     };
     let mut tracked = Vec::new();
-    // issue36:json
     crate::schema_file::check(
         &input.metrics,
         &manifest_dir,
@@ -641,7 +636,7 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
         return Err(head);
     }
 
-    // issue36:user-metric (a gate on a metric of the user's too)
+    // (a gate on a metric of the user's too)
     let gate_test =
         !gates.is_empty() || ci_gate || own_gates || user.iter().any(|u| u.gate.is_some());
     if gate_test && test_names.iter().any(|n| n == "gates") {
@@ -681,7 +676,6 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
 
 /// One `name(options) >= x`, checked: a known metric, its options, the
 /// direction and range of its threshold. `None` after pushing the errors.
-// issue36:geval
 /// What two metrics of one list must not share: the catalogue name, or for
 /// `g_eval` `g_eval:<name>` (its `name` option).
 fn geval_identity(m: &MetricArg, canonical: &str) -> String {
@@ -750,7 +744,7 @@ fn check_metric(
                 SpecPart::Threshold => m.bound.as_ref().map_or(m.name.span(), |b| b.value_span),
                 _ => m.name.span(),
             };
-            // issue36:user-metric: the hint for a metric of your own.
+            // the hint for a metric of your own.
             let text = match &e.0 {
                 SpecErrorKind::UnknownMetric { .. } => format!(
                     "{}; a metric of your own is written by its path: `crate::{name}`",

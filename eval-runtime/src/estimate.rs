@@ -128,7 +128,6 @@ impl Estimate {
             cassette: None,
             base_dir: services.base_dir.clone(),
             traces: crate::otel::Tracing::default(),
-            // issue36:exec
             scorer_permits: services.scorer_permits.clone(),
         };
         let agent_model = services.pricing.agent_model.clone();

@@ -133,14 +133,12 @@ pub mod __private;
 /// Results files: their layout, where they go, merging parts and shards,
 /// and the verdict they amount to.
 pub mod results {
+    pub use crate::model::ScorerFingerprint;
+    pub use crate::output::UserMetricProvenance;
     pub use crate::output::{
         AgentProvenance, CalibrationSummary, DatasetProvenance, EmbeddingsFingerprint, GitState,
         JudgeFingerprint, MetricVersions, Provenance,
     };
-    // issue36:user-metric
-    pub use crate::output::UserMetricProvenance;
-    // issue36:exec
-    pub use crate::model::ScorerFingerprint;
     pub use crate::output::{
         DatasetSummary, DatasetTerms, FORMAT_VERSION, Gate, GateResult, KEPT_CHARS, KEPT_CHUNKS,
         MetricRecord, MetricSummary, Results, ResultsError, ResultsKey, RunSpread, RunVerdict,
@@ -221,21 +219,19 @@ pub use front::probe::{Probe, Probed, Waiting};
 pub use front::runner::{Prepared, RunOutcome, Runner};
 #[cfg(feature = "http")]
 pub use http::MAX_REDIRECTS;
+pub use metrics::user::{
+    FnMetric, IntoMetric, IntoScore, Metric, MetricContext, MetricFailure, Score, async_metric_fn,
+    metric_fn,
+};
+pub use model::ScorerError;
 pub use model::{
     AgentError, BadVar, CassetteError, CassetteMode, ConfigError, CostError, Error, MetricError,
     MetricResult, Refusal, ReplyError, Result, SampleError, SampleReport, Scored, SharedError,
     Spread, TraceError, Usage,
 };
 pub use model::{Step, StepKind, Trajectory, TrajectorySource};
-// issue36:exec
-pub use model::ScorerError;
 pub use output::Paint;
 pub use secrets::Secret;
-// issue36:user-metric
-pub use metrics::user::{
-    FnMetric, IntoMetric, IntoScore, Metric, MetricContext, MetricFailure, Score, async_metric_fn,
-    metric_fn,
-};
 pub use services::Services;
 
 /// Everything an eval test file needs.

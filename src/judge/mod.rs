@@ -61,7 +61,6 @@
 
 mod cache;
 mod generate;
-// issue36:geval
 mod geval;
 mod read;
 mod tasks;
@@ -257,7 +256,7 @@ async fn chat_route(State(state): State<Arc<JudgeState>>, Json(body): Json<Value
         .map(|m| approx_tokens(m["content"].as_str().unwrap_or("")))
         .sum();
     state.cache.answered(blocks);
-    // issue36:geval — token probabilities, when asked, for a scored answer.
+    // token probabilities, when asked, for a scored answer.
     let logprobs = match body["logprobs"] == json!(true) {
         true => geval_logprobs(system, user, &answer),
         false => Value::Null,
@@ -282,7 +281,6 @@ async fn chat_route(State(state): State<Arc<JudgeState>>, Json(body): Json<Value
     .into_response()
 }
 
-// issue36:geval
 /// OpenAI-shaped `logprobs` of a `g_eval/score` answer (`null` for others).
 fn geval_logprobs(system: &str, user: &str, answer: &str) -> Value {
     let q = Question::read(system, user);

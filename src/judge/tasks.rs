@@ -69,7 +69,6 @@ fn graded(q: &Question, grade: f64, value: &mut Value) {
         "rubric" => {
             *value = json!({"score": grade, "rationale": "As instructed."});
         }
-        // issue36:geval
         "g_eval/score" => *value = super::geval::graded(&q.instructions, grade),
         t if t.starts_with("rating/") => {
             let rating = (1.0 + 4.0 * grade).round() as u8;
@@ -215,7 +214,6 @@ fn from_blocks(q: &Question) -> Result<Value, String> {
             rating(f1, "word overlap (F1) with the expected answer")
         }
         generate if generate.starts_with("generate/") => super::generate::generated(q)?,
-        // issue36:geval
         "g_eval/steps" => super::geval::steps(q),
         "g_eval/score" => super::geval::score(q),
         other => return Err(format!("the demo judge does not know the task `{other}`")),

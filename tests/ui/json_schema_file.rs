@@ -1,4 +1,4 @@
-// issue36:json: a `schema_file` is read at compile time (relative to the
+// a `schema_file` is read at compile time (relative to the
 // crate): a missing file, or one that is not JSON, is an error at the option.
 use eval_runtime::prelude::*;
 

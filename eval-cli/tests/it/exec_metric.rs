@@ -1,4 +1,4 @@
-//! issue36:exec — external scorers through `evals evaluate --metric
+//! external scorers through `evals evaluate --metric
 //! 'exec:python3 score.py >= 0.8'`, against the demo agent, with real
 //! Python processes: a score and its reason, the scorer's fingerprint in
 //! the results' provenance (and `report diff` saying the script changed),

@@ -243,7 +243,7 @@ pub(super) fn parse(
                 }
             };
             let canonical = parsed.canonical_name().to_string();
-            // issue36:exec/geval: external scorers and criteria metrics are told
+            // External scorers and criteria metrics are told
             // apart by name.
             if specs.iter().any(|s| s.identity() == parsed.identity()) {
                 problems.push(

@@ -247,7 +247,6 @@ pub enum SpecErrorKind {
     /// The list holds no spec.
     #[error("no metrics given")]
     NoMetrics,
-    // issue36:user-metric
     /// A threshold outside a user metric's range.
     #[error(
         "`{name}` scores {}, so a threshold of {threshold} can never be met as intended",
@@ -266,7 +265,6 @@ pub enum SpecErrorKind {
     /// A `g_eval` option that cannot be used, in words.
     #[error("{0}")]
     GEval(String),
-    // issue36:exec
     /// An external scorer's spec (`exec(...)`) that cannot work.
     #[error(transparent)]
     Exec(super::exec_error::ExecSpecError),
@@ -309,7 +307,6 @@ fn range_text(name: &str) -> &'static str {
     }
 }
 
-// issue36:user-metric
 /// A user metric's range, in words.
 fn user_range_text(min: f64, max: f64) -> String {
     match (min.is_finite(), max.is_finite()) {

@@ -1,4 +1,4 @@
-//! issue36:exec — a metric scored by an external command (a "scorer"):
+//! a metric scored by an external command (a "scorer"):
 //! `exec(command = "python3 score.py", name = "cites_ticket", timeout_s = 30, min = 0, max = 1) >= 0.8`,
 //! or in a list of specs written as text, `exec:python3 score.py >= 0.8`.
 //!

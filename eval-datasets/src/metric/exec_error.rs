@@ -1,4 +1,4 @@
-//! issue36:exec — what can be wrong with an external scorer's spec (apart
+//! what can be wrong with an external scorer's spec (apart
 //! from `exec.rs`, which builds specs with `error.rs`'s types, so that
 //! `error.rs` can hold these without the two files importing each other).
 

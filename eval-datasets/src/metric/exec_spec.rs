@@ -1,4 +1,4 @@
-//! issue36:exec — external scorers as specs: what the rest of the code
+//! external scorers as specs: what the rest of the code
 //! asks a [`MetricSpec`] (its range and direction) instead of looking its
 //! catalogue entry up by name, and the shorthand `exec:<command> >= t`.
 
@@ -30,7 +30,6 @@ impl MetricSpec {
         )
     }
 
-    // issue36:exec
     /// What makes two specs of one list the same metric: the catalogue
     /// metric (aliases are one metric) and turn; an external scorer its name.
     pub fn identity(&self) -> (&str, Option<usize>) {

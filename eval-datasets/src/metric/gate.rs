@@ -315,7 +315,6 @@ pub fn parse_gates(text: &str) -> Result<Vec<GateSpec>, MetricSpecError> {
     parse_gates_with(text, &super::user::UserMetrics::new())
 }
 
-// issue36:user-metric
 /// [`parse_gates`], where a gate may name a metric of `user`.
 pub fn parse_gates_with(
     text: &str,

@@ -1,4 +1,4 @@
-//! issue36:json — the structured-output metrics `is_json`, `json_schema`
+//! the structured-output metrics `is_json`, `json_schema`
 //! and `json_pointer` (scored by eval-runtime's `metrics::json`): their
 //! options read, checked and resolved into a [`JsonCheck`], and written out
 //! again for [`MetricSpec::decl_parts`](super::MetricSpec::decl_parts).

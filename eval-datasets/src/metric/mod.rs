@@ -19,11 +19,8 @@
 
 mod catalog;
 mod error;
-// issue36:exec
 mod exec;
-// issue36:exec
 mod exec_error;
-// issue36:exec
 mod exec_spec;
 mod gate;
 mod geval;
@@ -37,7 +34,6 @@ mod spec;
 mod text;
 mod tools;
 mod trajectory;
-// issue36:user-metric
 mod user;
 mod user_spec;
 
@@ -46,8 +42,8 @@ pub use catalog::{
     lookup, lookup_named,
 };
 pub use error::{MetricSpecError, SpecErrorKind, SpecPart, SpecSyntaxError};
-// issue36:exec
 pub use exec::{ExecMetric, ExecSpecError};
+pub use gate::parse_gates_with;
 pub use gate::{GateDecl, GateSpec, Stat, parse_gates, percentile};
 pub use geval::{GEval, GEvalParam};
 pub use json_opts::JsonCheck;
@@ -56,8 +52,6 @@ pub use measured::Measure;
 pub use options::OptionValue;
 pub(crate) use options::Resolved;
 pub use parse::parse_specs;
-// issue36:user-metric
-pub use gate::parse_gates_with;
 pub use parse::parse_specs_with;
 pub use spec::{DeclParts, MetricDecl, MetricKind, MetricSpec};
 pub use text::{CitationFormat, TextMetric};

@@ -12,7 +12,6 @@ pub fn parse_specs(text: &str) -> Result<Vec<MetricSpec>, MetricSpecError> {
     parse_specs_with(text, &UserMetrics::new())
 }
 
-// issue36:user-metric
 /// [`parse_specs`], where a name the catalogue does not know may name one
 /// of `user` (a metric of the user's, by its name; `name@turn<n>` for one
 /// turn). The catalogue's names come first.
@@ -27,7 +26,7 @@ pub fn parse_specs_with(
         if part.is_empty() {
             continue;
         }
-        // issue36:exec: `exec:<command> >= <threshold>`.
+        // `exec:<command> >= <threshold>`.
         if let Some(spec) = super::exec_spec::shorthand(part) {
             push_unique(&mut specs, spec?)?;
             continue;
@@ -85,7 +84,6 @@ pub fn parse_specs_with(
             .iter()
             .map(|(k, v)| (k.as_str(), v.clone()))
             .collect();
-        // issue36:user-metric
         let spec = match user_spec(name, &opts, bound, user) {
             Some(spec) => spec?,
             None => MetricSpec::new(name, &opts, bound)?,
@@ -98,7 +96,6 @@ pub fn parse_specs_with(
     Ok(specs)
 }
 
-// issue36:user-metric
 /// The spec of `name` when it names a metric of `user` the catalogue does
 /// not know (`name@turn<n>`: of that turn); `None` when it does not.
 fn user_spec(
@@ -134,10 +131,9 @@ fn user_spec(
 }
 
 /// `spec` added to `specs`, unless one of them is the same metric (or,
-/// issue36:exec, has the same results name).
+/// for an external scorer, has the same results name).
 fn push_unique(specs: &mut Vec<MetricSpec>, spec: MetricSpec) -> Result<(), MetricSpecError> {
     let bad = |kind: SpecErrorKind| MetricSpecError(kind, SpecPart::Name);
-    // issue36:exec
     if specs.iter().any(|s| s.name == spec.name)
         && matches!(spec.kind, super::spec::MetricKind::Exec(_))
     {

@@ -31,10 +31,8 @@ pub enum MetricKind {
     Trajectory(TrajectoryMetric),
     /// What the engine measured of the sample: `latency_ms`, `ttft_ms`, `cost_usd`.
     Measured(Measure),
-    // issue36:user-metric
     /// A metric the user wrote (scored by the runtime's `Metric`).
     User(Box<super::user::UserMetric>),
-    // issue36:exec
     /// An external scorer (`super::exec`).
     Exec(super::exec::ExecMetric),
 }
@@ -68,7 +66,6 @@ impl MetricSpec {
         options: &[(&str, OptionValue)],
         bound: Option<(Op, f64)>,
     ) -> Result<MetricSpec, MetricSpecError> {
-        // issue36:exec
         if super::exec::is_exec(name) {
             return super::exec::check(name, options, bound).map(MetricSpec::exec);
         }
@@ -178,7 +175,6 @@ impl MetricSpec {
                 pattern: Some(_), ..
             }) => &[],
             MetricKind::Text(TextMetric::Json(check)) if !check.needs_expected() => &[],
-            // issue36:user-metric
             MetricKind::User(_) => &[],
             _ => self.info().map_or(&[], |i| i.needs),
         }
@@ -187,7 +183,6 @@ impl MetricSpec {
     /// The spec taken apart again: name, options, bound; what
     /// [`MetricSpec::new`] takes to build it (the macro writes these out).
     pub fn decl_parts(&self) -> DeclParts {
-        // issue36:exec
         if let MetricKind::Exec(m) = &self.kind {
             return self.exec_decl_parts(m);
         }

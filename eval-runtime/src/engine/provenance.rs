@@ -56,9 +56,7 @@ pub(crate) fn gather(
         judge: crate::metrics::judged::fingerprint(&specs, services),
         embeddings: crate::metrics::judged::embeddings_fingerprint(&specs, services),
         calibrations: Vec::new(),
-        // issue36:user-metric
         user_metrics: user_metrics(&specs),
-        // issue36:exec
         scorers: specs
             .iter()
             .filter_map(|s| {
@@ -69,7 +67,6 @@ pub(crate) fn gather(
     }
 }
 
-// issue36:user-metric
 /// The user metrics among `specs`, as the provenance records them (and
 /// their scales, remembered for the statistics that know a metric by name).
 fn user_metrics(
@@ -147,9 +144,7 @@ pub(crate) fn combine(parts: impl IntoIterator<Item = Provenance>) -> Option<Pro
                 // The same calibration attached to datasets of several
                 // runs: once, naming them all.
                 all.join_calibrations(&p.calibrations);
-                // issue36:user-metric
                 all.user_metrics.extend(p.user_metrics);
-                // issue36:exec
                 all.scorers.extend(p.scorers);
                 if all.embeddings.is_none() {
                     all.embeddings = p.embeddings;

@@ -74,12 +74,10 @@ pub struct Decl {
     /// Where the macro listed this binary's datasets, and this one's key
     /// there (`eval_datasets::registry`); `None` when it could not.
     pub registry: Option<(&'static str, &'static str)>,
-    // issue36:user-metric
     /// Metrics (and gates) of the user's, named by their path.
     pub user_metrics: &'static [UserDecl],
 }
 
-// issue36:user-metric
 /// A metric of the user's in the attribute (`metrics(crate::cites_ticket >= 1.0)`),
 /// written by the macro.
 #[derive(Debug)]
@@ -94,7 +92,6 @@ pub struct UserDecl {
     pub gate: Option<eval_datasets::metric::Stat>,
 }
 
-// issue36:user-metric
 /// `specs` with the attribute's user metrics in their places, and its
 /// gates on user metrics.
 fn with_user(
@@ -186,7 +183,7 @@ impl Embedded {
                 bytes: d.bytes,
             },
             // No `metrics(...)`: the dataset's own (the macro checked it names some).
-            // issue36:user-metric (user metrics in their places)
+            // (user metrics in their places)
             match (d.metrics, d.user_metrics.iter().any(|u| u.gate.is_none())) {
                 ([], false) => Metrics::Own,
                 (given, _) => Metrics::Given(
@@ -203,7 +200,6 @@ impl Embedded {
             .map(|g| g.to_gate().map(|g| Gate::from_gate(&g)))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| PlanError::new(vec![format!("{}: {e}", d.path)]))?;
-        // issue36:user-metric
         plan.gates.extend(
             with_user(d.user_metrics, Vec::new())
                 .map_err(|e| PlanError::new(vec![format!("{}: {e}", d.path)]))?

@@ -163,7 +163,6 @@ impl Harness {
         self
     }
 
-    // issue36:user-metric
     /// A metric of your own the datasets' metrics and gates may name (see
     /// [`PlanBuilder::metric`]): `.metric(cites_ticket)`, `.metric(CitesTicket)`.
     pub fn metric<M>(mut self, metric: impl crate::IntoMetric<M>) -> Self {
@@ -479,7 +478,6 @@ impl Harness {
             pricing: base.pricing,
             base_dir: base.base_dir,
             traces: base.traces,
-            // issue36:exec
             scorer_permits: base.scorer_permits,
         }
     }

@@ -37,7 +37,6 @@ pub struct Runner {
     junit: Option<PathBuf>,
     no_html: bool,
     streamed: bool,
-    // issue36:user-metric
     /// Metrics of the user's the plans' specs may name.
     user: Vec<std::sync::Arc<dyn crate::Metric>>,
 }
@@ -109,7 +108,6 @@ impl Runner {
         }
     }
 
-    // issue36:user-metric
     /// A metric of your own every plan's metrics and gates may name (see
     /// [`PlanBuilder::metric`]).
     pub fn metric<M>(mut self, metric: impl crate::IntoMetric<M>) -> Self {
@@ -173,7 +171,6 @@ impl Runner {
             Some(s) => s.clone(),
             None => Services::own_or_global(self.config.as_ref()),
         };
-        // issue36:user-metric
         let plan = self.user.iter().cloned().fold(plan, |p, m| p.metric(m));
         let (plan, datasets) = crate::plan::prepare(&plan, config, &services, None, None)?;
         let notes = datasets.iter().flat_map(|d| d.notes.clone()).collect();

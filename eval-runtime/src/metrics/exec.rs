@@ -1,4 +1,4 @@
-//! issue36:exec — external scorers: a metric scored by a command the user
+//! external scorers: a metric scored by a command the user
 //! gives (`exec(command = "python3 score.py") >= 0.8`, or
 //! `exec:python3 score.py >= 0.8` in a list of specs).
 //!

@@ -1,4 +1,4 @@
-//! issue36:json — the structured-output metrics, each 1 (passed) or 0
+//! the structured-output metrics, each 1 (passed) or 0
 //! (failed, with a reason):
 //!
 //! | metric | passes when |

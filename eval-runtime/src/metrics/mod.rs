@@ -22,9 +22,7 @@ use crate::agent::Response;
 use crate::model::{MetricResult, SampleError, Scored, Usage};
 use crate::services::Services;
 
-// issue36:exec
 pub(crate) mod exec;
-// issue36:json
 pub(crate) mod json;
 pub(crate) mod judged;
 pub(crate) mod measured;
@@ -32,7 +30,6 @@ pub(crate) mod rank;
 mod text;
 pub(crate) mod tools;
 pub(crate) mod trajectory;
-// issue36:user-metric
 pub(crate) mod user;
 
 pub(crate) use crate::model::MetricError;
@@ -335,7 +332,7 @@ fn score_text(
             other.as_ref().map(Expected::last),
         ),
     };
-    // issue36:json: why a structured-output check failed
+    // why a structured-output check failed
     explained(MetricResult::of(spec, result), || {
         let expected = sample.expected.as_ref().map(Expected::last);
         json::explain(spec, &response.output, expected)

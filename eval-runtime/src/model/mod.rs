@@ -13,7 +13,6 @@ mod question;
 mod report;
 mod results;
 mod sample_error;
-// issue36:exec
 mod scorer_error;
 mod settings;
 mod shared_error;
@@ -27,13 +26,12 @@ pub use agent_error::{AgentError, CassetteError, Refusal, ReplyError, RetrieverE
 #[cfg(feature = "http")]
 pub(crate) use error::with_sources;
 pub use error::{BadVar, ConfigError, CostError, Error, PlanError, Result, ResultsError};
+pub use provenance::ScorerFingerprint;
 pub use provenance::{
     AgentSettings as AgentProvenance, Allow, CalibrationSummary,
     DatasetSource as DatasetProvenance, Differences, EmbeddingsFingerprint, GitState,
     JudgeFingerprint, MetricVersions, Provenance, UserMetricProvenance,
 };
-// issue36:exec
-pub use provenance::ScorerFingerprint;
 pub(crate) use provenance::{hex, parts_hash, sample_hash};
 pub use question::{Bound, QuestionChange};
 pub(crate) use question::{pair_gates, same_gate};
@@ -50,7 +48,6 @@ pub(crate) use sample_error::MAX_NAME_CHARS;
 pub use sample_error::{
     AnswerProblem, MetricError, PromptError, SampleError, ServiceError, TraceError,
 };
-// issue36:exec
 pub use scorer_error::ScorerError;
 pub use settings::{CassetteMode, Sampling};
 pub use shared_error::SharedError;

@@ -33,20 +33,17 @@ pub struct Provenance {
     /// threshold and options): how far each agrees with human labels.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub calibrations: Vec<CalibrationSummary>,
-    // issue36:user-metric
     /// The metrics of the user's the run scored, by name: each one's
     /// version and scale (a new version is a new definition: its scores are
     /// not compared with the old version's as if alike).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub user_metrics: BTreeMap<String, UserMetricProvenance>,
-    // issue36:exec
     /// Per external scorer (`exec` metric, by its name): its command and
     /// the hashes of the files it names.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub scorers: BTreeMap<String, ScorerFingerprint>,
 }
 
-// issue36:user-metric
 /// What a run records of a metric of the user's.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -87,7 +84,6 @@ impl UserMetricProvenance {
     }
 }
 
-// issue36:exec
 /// What an external scorer's scores depend on: its command and the content
 /// of every word of it that names a file (its script).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -224,7 +220,6 @@ pub struct MetricVersions {
     pub prompts: BTreeMap<String, u32>,
     /// The version of the scoring definition (the formula over the answers).
     pub definition: u32,
-    // issue36:geval
     /// A criteria metric's (`g_eval`) definition: 16 hex digits of SHA-256
     /// of its criteria, scale and params.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -482,7 +477,6 @@ impl Provenance {
                     if va.definition != vb.definition {
                         what.push(format!("definition {} → {}", va.definition, vb.definition));
                     }
-                    // issue36:geval
                     if va.criteria_sha256 != vb.criteria_sha256 {
                         let (a, b) = (va.criteria_sha256.as_deref(), vb.criteria_sha256.as_deref());
                         what.push(format!("criteria {}", moved(a, b)));
@@ -503,7 +497,7 @@ impl Provenance {
                     .filter(|e| e.metrics.iter().any(|m| m == metric))
                     .map(|e| format!("{} at {}", e.model, e.host))
             };
-            // issue36:exec: another command or script scores differently.
+            // another command or script scores differently.
             let scorer = |p: &Provenance| p.scorers.get(metric).map(ScorerFingerprint::text);
             if scorer(old) != scorer(self) {
                 d.judge.push(format!(
@@ -518,7 +512,6 @@ impl Provenance {
                 ));
             }
         }
-        // issue36:user-metric
         for metric in metrics {
             let base = metric
                 .rsplit_once("@turn")

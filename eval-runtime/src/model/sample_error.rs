@@ -98,7 +98,6 @@ pub enum TraceError {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum MetricError {
-    // issue36:user-metric
     /// A metric of the user's panicked, failed, or scored NaN or outside
     /// its range: that metric fails on that sample.
     #[error("metric `{metric}` {problem}")]
@@ -115,7 +114,6 @@ pub enum MetricError {
     /// unusable (an invalid regex), or the judge's answer could not be used.
     #[error("{0}")]
     Unscorable(String),
-    // issue36:exec
     /// An external scorer gave no score (see [`ScorerError`](super::ScorerError)).
     #[error(transparent)]
     Scorer(#[from] super::ScorerError),

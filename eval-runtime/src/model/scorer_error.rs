@@ -1,4 +1,4 @@
-//! issue36:exec — why an external scorer (`exec(command = ...)`) gave no
+//! why an external scorer (`exec(command = ...)`) gave no
 //! score for one sample. Every message names the command; what the scorer
 //! printed on stderr (its last 4 KiB) is quoted on one line, control
 //! characters (ANSI escapes) shown escaped, never sent to the terminal.

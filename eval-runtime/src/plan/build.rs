@@ -66,7 +66,6 @@ pub struct PlanBuilder {
     /// Tools files, each with the source (index) it applies to.
     tools: Vec<(usize, String)>,
     problems: Vec<String>,
-    // issue36:user-metric
     /// Metrics of the user's the specs may name.
     user: UserMetrics,
 }
@@ -104,7 +103,6 @@ impl PlanBuilder {
         self
     }
 
-    // issue36:user-metric
     /// A metric of your own (see [`Metric`](crate::Metric)) the metrics
     /// and gates of every dataset may name, by its name: `.metric(cites_ticket)`
     /// then `"contains, cites_ticket >= 1"`, `.gate("mean(cites_ticket) >= 0.9")`.
@@ -611,7 +609,7 @@ pub(crate) fn all_gates(
             // By the name scored, or (for a whole sample's metric, not a
             // turn's) by any name of the metric.
             .find(|s| {
-                // issue36:user-metric (canonical_name: no catalogue entry for a user metric)
+                // (canonical_name: no catalogue entry for a user metric)
                 s.name == gate.metric || (s.turn.is_none() && Some(s.canonical_name()) == canonical)
             })
             .map(|s| {

@@ -289,13 +289,12 @@ fn finish(
         if let Err(e) = read_rubric_file(spec, base) {
             problems.push(e);
         }
-        // issue36:exec: a scorer runs where relative paths start.
+        // a scorer runs where relative paths start.
         crate::metrics::exec::settle_dir(spec, base);
-        // issue36:json: a schema read and compiled once, before any agent call
+        // a schema read and compiled once, before any agent call
         if let Err(e) = crate::metrics::json::prepare(spec, base) {
             problems.push(e);
         }
-        // issue36:geval
         if let Err(e) = crate::metrics::judged::geval::read_criteria_file(spec, base) {
             problems.push(e);
         }
@@ -325,7 +324,7 @@ fn finish(
     let thresholds = (d.ci_gate && d.threshold_gates, d.enforce_thresholds);
     let gates = all_gates(&d.gates, thresholds, &spec_sets, dataset_gates, &what)
         .map_err(|mut e| problems.append(&mut e));
-    // issue36:passk — a `pass@k` gate needs k runs of each sample.
+    // a `pass@k` gate needs k runs of each sample.
     if let Ok(gates) = &gates {
         problems.extend(crate::plan::runs_needed(gates, d.repeat, &what));
     }

@@ -38,7 +38,6 @@ use crate::output::Gate;
 mod build;
 mod load;
 mod read;
-// issue36:passk
 mod runs;
 mod samples;
 mod specs;

@@ -86,7 +86,7 @@ pub trait Answer: Sync {
         None
     }
 
-    // issue36:geval — token probabilities for G-Eval's weighted score.
+    // token probabilities for G-Eval's weighted score.
     /// How many most likely alternatives of each answer token to ask for
     /// (OpenAI's `logprobs: true, top_logprobs: n`); `None` (the
     /// default): no token probabilities are asked.
@@ -283,7 +283,6 @@ impl Judge {
         &self.model
     }
 
-    // issue36:geval
     /// Whether this judge answers an estimate's dry run (nothing is sent).
     pub(crate) fn is_dry(&self) -> bool {
         self.dry.is_some()
@@ -468,7 +467,6 @@ impl Judge {
                 (modes.current, modes.confirmed)
             };
             let mut body = self.body(rendered, max_tokens, mode, schema);
-            // issue36:geval
             if let Some(n) = top_logprobs {
                 body["logprobs"] = json!(true);
                 body["top_logprobs"] = json!(n);

@@ -68,7 +68,6 @@ pub struct Services {
     /// What the run does with traces: `traceparent` on agent requests, the
     /// agent's spans received (`EVAL_OTLP_RECEIVER`).
     pub(crate) traces: crate::otel::Tracing,
-    // issue36:exec
     /// External scorers (`exec` metrics) running at once: as many as the
     /// samples in flight (`EVAL_CONCURRENCY`).
     pub(crate) scorer_permits: std::sync::Arc<tokio::sync::Semaphore>,
@@ -87,7 +86,6 @@ impl Services {
             pricing: Pricing::new(config.prices.clone(), config.agent_model.clone()),
             base_dir: config.base_dir(),
             traces: crate::otel::Tracing::new(&config.traces),
-            // issue36:exec
             scorer_permits: std::sync::Arc::new(tokio::sync::Semaphore::new(
                 config.concurrency_or(None),
             )),
@@ -146,7 +144,6 @@ impl Services {
             pricing: Pricing::none(),
             base_dir: std::path::PathBuf::new(),
             traces: crate::otel::Tracing::default(),
-            // issue36:exec
             scorer_permits: std::sync::Arc::new(tokio::sync::Semaphore::new(
                 crate::config::DEFAULT_CONCURRENCY,
             )),

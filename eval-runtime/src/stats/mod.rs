@@ -24,7 +24,6 @@ mod pass_k;
 mod power;
 mod student;
 mod tally;
-// issue36:user-metric
 
 pub use agreement::{Agreement, Confusion};
 pub(crate) use agreement::{cohen_kappa, spearman};

@@ -1,4 +1,4 @@
-//! issue36:json — the structured-output metrics end to end, through the
+//! the structured-output metrics end to end, through the
 //! harness: `tests/data/json/refunds.jsonl` scored with the schema file
 //! `tests/data/json/schemas/refund.json` (read relative to the harness's
 //! base directory, as the attribute reads it relative to the crate).

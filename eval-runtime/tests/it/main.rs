@@ -6,7 +6,6 @@ mod common;
 mod attribute_paths;
 mod cassette;
 mod estimate;
-// issue36:geval
 mod geval;
 mod harness;
 mod http_agent;
@@ -34,5 +33,4 @@ mod streamed;
 mod tools;
 mod untrusted_replies;
 mod usage_never_zero;
-// issue36:user-metric
 mod user_metrics;

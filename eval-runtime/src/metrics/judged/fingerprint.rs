@@ -19,7 +19,7 @@ pub(crate) fn fingerprint(specs: &[&MetricSpec], services: &Services) -> Option<
     let mut metrics = BTreeMap::new();
     for spec in specs.iter().filter(|s| is_model_based(s)) {
         if let Some(v) = versions(&spec.kind) {
-            // issue36:geval — a criteria metric's text and steps
+            // a criteria metric's text and steps
             let (criteria_sha256, steps_sha256) = match &spec.kind {
                 MetricKind::Judged(eval_datasets::metric::JudgedMetric::GEval(g)) => {
                     super::geval::hashes(g, services)

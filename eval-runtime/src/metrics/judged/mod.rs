@@ -25,7 +25,6 @@ use crate::services::{Judge, JudgePrompt, ServiceError, Services, Usage};
 
 mod deepeval;
 mod fingerprint;
-// issue36:geval
 pub(crate) mod geval;
 mod graders;
 mod ragas;
