@@ -123,15 +123,6 @@ impl<'a> Resolved<'a> {
         }
     }
 
-    /// A number option, its default when not written.
-    #[allow(dead_code)] // read by metrics with number options
-    pub(crate) fn number(&self, key: &str) -> Option<f64> {
-        match self.value(key) {
-            Some(OptionValue::Num(n)) => Some(*n),
-            _ => None,
-        }
-    }
-
     /// A string option naming one of a few choices (its default when not
     /// written), read by `parse`; another name is refused with `expected`.
     pub(crate) fn choice<T>(
