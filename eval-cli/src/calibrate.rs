@@ -17,7 +17,8 @@ pub struct Args {
     /// The labels: a dataset (.jsonl, .csv, .json) whose samples also hold
     /// the answer to grade (`output`, or `response`, `answer`,
     /// `actual_output`) and the human verdict: `label` (pass/fail) and/or
-    /// `human_score` (on the metric's scale).
+    /// `human_score` (on the metric's scale); when a sample gives both they
+    /// must agree.
     pub labels: PathBuf,
     /// The metric and its threshold, e.g. "faithfulness >= 0.8" (its pass
     /// or fail is compared with the human's).

@@ -417,3 +417,29 @@ fn bad_labels_are_every_one_named_with_file_and_line() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn conflicting_label_fields_are_an_error_naming_file_line_sample_and_values() {
+    let dir = scratch("calibrate-conflict");
+    std::fs::write(
+        dir.join("labels.jsonl"),
+        concat!(
+            r#"{"id": "agree", "input": "q", "context": ["c"], "output": "a", "label": "pass", "human_score": 0.9}"#,
+            "\n",
+            r#"{"id": "clash", "input": "q", "context": ["c"], "output": "a", "label": "pass", "human_score": 0.1}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    // Refused before any judge call: nothing listens at the judge's port.
+    let out = calibrate_labels(&dir, "http://127.0.0.1:9", "labels.jsonl", &[]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(code(&out), 2, "{stdout}{stderr}");
+    assert!(
+        stderr.contains(
+            "labels.jsonl:2: sample `clash`: conflicting labels: `label` is \"pass\" but `human_score` is 0.1 (failing `>= 0.8`)"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("`agree`"), "{stderr}");
+}

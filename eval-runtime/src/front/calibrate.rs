@@ -5,7 +5,9 @@
 //! the answer to grade (`output`, or `response`, `answer`, deepeval's
 //! `actual_output`) and a human's verdict on it: `label` (`pass`/`fail`,
 //! `true`/`false`, `1`/`0`, `yes`/`no`) and/or `human_score` (a number on
-//! the metric's own scale, passing when it meets the metric's threshold).
+//! the metric's own scale, passing when it meets the metric's threshold);
+//! a sample whose verdicts conflict (`label` pass, `human_score` failing)
+//! is an error naming it and both values, never settled by a preference.
 //! [`calibrate`] scores every answer with the metric — the same scoring as
 //! a run, the context being the sample's — and measures how far the
 //! metric's pass/fail agrees with the human's: Cohen's κ with its interval,
@@ -22,6 +24,8 @@ use std::path::Path;
 
 use eval_datasets::{Dataset, MetricSpec, Sample};
 use futures_util::StreamExt;
+
+use eval_datasets::terminal::escaped;
 
 use crate::agent::Response;
 use crate::output::{
@@ -65,18 +69,48 @@ fn labelled(sample: &Sample, spec: &MetricSpec) -> Result<(String, Human), Strin
             None => return Err(format!("{at}: field `human_score`: {v} is not a number")),
         },
     };
-    let label = ["label", "human_label"]
-        .iter()
-        .find_map(|f| sample.extra.get(*f).map(|v| (*f, v)));
-    let passes = match label {
-        Some((f, v)) => match label_value(v) {
-            Some(p) => p,
+    // Every verdict the sample gives, each read on its own: they must agree.
+    let mut verdicts: Vec<(String, String, bool)> = Vec::new();
+    for f in ["label", "human_label"] {
+        let Some(v) = sample.extra.get(f).filter(|v| !v.is_null()) else {
+            continue;
+        };
+        match label_value(v) {
+            Some(p) => verdicts.push((format!("`{f}`"), v.to_string(), p)),
             None => {
                 return Err(format!(
-                    "{at}: field `{f}`: {v} is not a label (pass/fail, true/false, 1/0, yes/no)"
+                    "{at}: field `{f}`: {} is not a label (pass/fail, true/false, 1/0, yes/no)",
+                    escaped(&v.to_string())
                 ));
             }
-        },
+        }
+    }
+    if let Some(x) = score.filter(|_| !verdicts.is_empty()) {
+        let passes = spec.passes(x);
+        verdicts.push((
+            "`human_score`".to_string(),
+            format!(
+                "{x} ({} `{} {}`)",
+                if passes { "passing" } else { "failing" },
+                spec.op,
+                spec.threshold
+            ),
+            passes,
+        ));
+    }
+    if let Some(((f1, v1, _), (f2, v2, _))) = verdicts
+        .iter()
+        .find_map(|a| verdicts.iter().find(|b| b.2 != a.2).map(|b| (a, b)))
+    {
+        return Err(format!(
+            "{at}: sample `{}`: conflicting labels: {f1} is {} but {f2} is {}: keep one, or make them agree",
+            escaped(&sample.id),
+            escaped(v1),
+            escaped(v2)
+        ));
+    }
+    let passes = match verdicts.first() {
+        Some((_, _, p)) => *p,
         None => match score {
             Some(x) => spec.passes(x),
             None => {
@@ -215,4 +249,64 @@ fn file_sha256(path: &Path) -> Option<String> {
         eval_datasets::files::read_checked(path, eval_datasets::files::DEFAULT_MAX_DATASET_BYTES)
             .ok()?;
     Some(hex(&sha2::Sha256::digest(&bytes)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(line: &str) -> Sample {
+        let d = Dataset::from_bytes("labels.jsonl", line.as_bytes()).unwrap();
+        d.samples.into_iter().next().unwrap()
+    }
+
+    fn spec() -> MetricSpec {
+        eval_datasets::metric::parse_specs("faithfulness >= 0.8")
+            .unwrap()
+            .remove(0)
+    }
+
+    #[test]
+    fn a_label_and_a_human_score_that_disagree_are_refused_with_both() {
+        let s = sample(
+            r#"{"id": "q\u001b7", "input": "x", "output": "y", "label": "pass", "human_score": 0.2}"#,
+        );
+        let e = labelled(&s, &spec()).unwrap_err();
+        assert!(e.starts_with("labels.jsonl:1: sample `"), "{e}");
+        assert!(e.contains("conflicting labels"), "{e}");
+        assert!(e.contains("`label` is \"pass\""), "{e}");
+        assert!(e.contains("`human_score` is 0.2 (failing `>= 0.8`)"), "{e}");
+        assert!(!e.contains('\u{1b}'), "{e}");
+    }
+
+    #[test]
+    fn two_label_fields_that_disagree_are_refused() {
+        let s = sample(
+            r#"{"id": "a", "input": "x", "output": "y", "label": true, "human_label": "fail"}"#,
+        );
+        let e = labelled(&s, &spec()).unwrap_err();
+        assert!(
+            e.contains(
+                "sample `a`: conflicting labels: `label` is true but `human_label` is \"fail\""
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn agreeing_verdicts_are_fine() {
+        let s = sample(
+            r#"{"id": "a", "input": "x", "output": "y", "label": "fail", "human_label": 0, "human_score": 0.5}"#,
+        );
+        let (_, human) = labelled(&s, &spec()).unwrap();
+        assert_eq!(
+            human,
+            Human {
+                passes: false,
+                score: Some(0.5)
+            }
+        );
+        let s = sample(r#"{"id": "b", "input": "x", "output": "y", "human_score": 0.9}"#);
+        assert!(labelled(&s, &spec()).unwrap().1.passes);
+    }
 }
