@@ -187,3 +187,46 @@ fn dataset_files_are_checked_before_they_are_read() {
         );
     }
 }
+
+/// `evals evaluate FILE`: an existing file is that file, whatever its name
+/// holds; a name that matches no file is a pattern; `glob:` asks for one.
+#[test]
+fn an_existing_dataset_path_is_literal_and_patterns_are_asked_for() {
+    let dir = scratch("literal-paths");
+    let line = "{\"input\": \"What is 2+2?\", \"expected\": \"4\"}\n";
+    std::fs::write(dir.join("set[12].jsonl"), line.repeat(3)).unwrap();
+    let estimate = |file: &str| {
+        let out = evals(
+            &dir,
+            &["evaluate", file, "--metrics", "contains", "--estimate"],
+        );
+        let (stdout, stderr) = text(&out);
+        (code(&out), format!("{stdout}{stderr}"))
+    };
+    // Alone: the old code said it "matches no dataset file".
+    let (c, said) = estimate("set[12].jsonl");
+    assert_eq!(c, 0, "{said}");
+    assert!(said.contains("1 dataset(s), 3 sample(s)"), "{said}");
+    // Beside a file the same text matches as a pattern: still itself
+    // (the old code evaluated set1.jsonl).
+    std::fs::write(dir.join("set1.jsonl"), line).unwrap();
+    std::fs::write(dir.join("set2.jsonl"), line).unwrap();
+    let (c, said) = estimate("set[12].jsonl");
+    assert_eq!(c, 0, "{said}");
+    assert!(said.contains("1 dataset(s), 3 sample(s)"), "{said}");
+    // Asked for: the pattern.
+    let (c, said) = estimate("glob:set[12].jsonl");
+    assert_eq!(c, 0, "{said}");
+    assert!(said.contains("2 dataset(s), 2 sample(s)"), "{said}");
+    // Naming no file: a pattern, and when it matches nothing both readings
+    // are said.
+    let (c, said) = estimate("set[3-9].jsonl");
+    assert_eq!(c, 2, "{said}");
+    assert!(
+        said.contains(
+            "`set[3-9].jsonl`: no such file, and read as a pattern it matches no dataset file"
+        ),
+        "{said}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -76,8 +76,11 @@ impl PlanBuilder {
         Self::default()
     }
 
-    /// The dataset file(s) at `pattern` (a glob such as `evals/*.jsonl` is
-    /// allowed; relative to the base directory), scored with `metrics` in the
+    /// The dataset file(s) at `pattern`, relative to the base directory: an
+    /// existing path is that file, literally; one that names nothing and
+    /// holds `*`, `?` or `[` is a pattern (`evals/*.jsonl`), as is
+    /// `glob:PATTERN` always (see the guide's "Paths" in
+    /// `evals-command.md`). Scored with `metrics` in the
     /// attribute's syntax (`"contains >= 1.0, partial_match"`; `""`: the
     /// dataset's own).
     pub fn dataset(mut self, pattern: &str, metrics: &str) -> Self {
@@ -418,7 +421,7 @@ impl PlanBuilder {
                 return Vec::new();
             }
         };
-        let files = match expand(base, pattern) {
+        let files = match super::paths::dataset_files(base, pattern) {
             Ok(f) => f,
             Err(e) => {
                 problems.push(e);
@@ -554,37 +557,6 @@ pub(crate) fn dataset_name(name: &str) -> String {
     }
 }
 
-/// The files a pattern names, with the path to show for each.
-fn expand(base: &Path, pattern: &str) -> Result<Vec<(PathBuf, String)>, String> {
-    let is_glob = pattern.contains(['*', '?', '[']);
-    let full = base.join(pattern);
-    if !is_glob {
-        return Ok(vec![(full, pattern.to_string())]);
-    }
-    let text = full.to_string_lossy().into_owned();
-    let paths = glob::glob(&text).map_err(|e| format!("bad glob `{pattern}`: {e}"))?;
-    let mut files = Vec::new();
-    for entry in paths {
-        let path = entry.map_err(|e| format!("{pattern}: {e}"))?;
-        if eval_datasets::Format::from_path(&path.to_string_lossy()).is_err() {
-            continue; // a glob like `evals/*` also matches READMEs
-        }
-        let shown = path
-            .strip_prefix(base)
-            .map(|p| p.to_string_lossy().into_owned())
-            .unwrap_or_else(|_| path.to_string_lossy().into_owned());
-        files.push((path, shown));
-    }
-    if files.is_empty() {
-        return Err(format!(
-            "`{pattern}` matches no dataset file (relative to {})",
-            base.display()
-        ));
-    }
-    files.sort();
-    Ok(files)
-}
-
 /// The gates a dataset gets: the explicit ones, every threshold under
 /// `ciGate` (`enforced` or not), and a retrieval dataset's own thresholds; an explicit or
 /// dataset gate replaces a `ciGate` one on the same metric and statistic. A
@@ -677,7 +649,7 @@ mod tests {
         for want in [
             "gate `contains` comes before any dataset",
             "metrics for a.jsonl: unknown metric `containz`",
-            "`nothing/*.jsonl` matches no dataset file",
+            "`nothing/*.jsonl`: no such file, and read as a pattern it matches no dataset file",
         ] {
             assert!(text.contains(want), "{want} not in:\n{text}");
         }

@@ -109,7 +109,7 @@ impl LoadedDataset {
 }
 
 /// Builds `builder`'s plan and reads its datasets, reporting every problem
-/// of both at once (a bad glob and a bad line of another dataset).
+/// of both at once (a pattern matching nothing and a bad line of another dataset).
 pub(crate) fn prepare(
     builder: &super::PlanBuilder,
     config: &crate::config::Config,

@@ -37,6 +37,7 @@ use crate::output::Gate;
 
 mod build;
 mod load;
+mod paths;
 mod read;
 mod runs;
 mod samples;

@@ -256,7 +256,9 @@ fn bad_setup_is_a_clear_error() {
         "{err}"
     );
     assert!(
-        err.contains("`missing/*.jsonl` matches no dataset file"),
+        err.contains(
+            "`missing/*.jsonl`: no such file, and read as a pattern it matches no dataset file"
+        ),
         "{err}"
     );
     assert!(err.contains("unknown metric `contans`"), "{err}");
