@@ -316,6 +316,11 @@ pub fn run(args: Args) -> Result<u8, Failure> {
     // The bundle.
     std::fs::create_dir_all(&args.out_dir)
         .map_err(|e| Failure::config(format!("cannot create {}: {e}", args.out_dir.display())))?;
+    // Runs into one folder at once: each its own version, its bundle
+    // written whole before the next picks (the lock is let go with `lock`).
+    let lock_path = args.out_dir.join(format!(".{slug}-eval-dataset.lock"));
+    let lock = eval_datasets::files::lock(&lock_path)
+        .map_err(|e| Failure::config(format!("cannot lock {}: {e}", lock_path.display())))?;
     let version = (1..)
         .find(|v| {
             !args
@@ -370,6 +375,7 @@ pub fn run(args: Args) -> Result<u8, Failure> {
         ),
     )?;
     write(&guide, &profile::guide(&file_name, &dataset, &st))?;
+    drop(lock);
 
     // Step 7: LangSmith.
     let mut langsmith_line = "not uploaded (LANGSMITH_API_KEY is not set)".to_string();

@@ -318,7 +318,15 @@ pub(super) fn generated(
     options.fresh = true;
     std::fs::create_dir_all(out_dir)
         .map_err(|e| Failure::config(format!("cannot create {}: {e}", out_dir.display())))?;
-    let scratch = out_dir.join(format!(".{domain}-generated.jsonl"));
+    // Its own name per process and call: runs into one folder at once
+    // never share it; those of killed runs are swept.
+    sweep_scratch(out_dir, domain);
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let scratch = out_dir.join(format!(
+        ".{domain}-generated.{}.{n}.jsonl",
+        std::process::id()
+    ));
     let outcome = generate_blocking(
         &c,
         &scratch,
@@ -332,4 +340,36 @@ pub(super) fn generated(
     outcome.map_err(|e| Failure::config(e.to_string()))?;
     let d = read.map_err(|e| Failure::config(e.to_string()))?;
     Ok(d.samples.iter().map(from_sample).collect())
+}
+
+/// Removes the scratch files `.{domain}-generated.<pid>.<n>.jsonl` that
+/// runs killed before they finished left in `out_dir` (where `/proc` tells
+/// whether their process is gone).
+fn sweep_scratch(out_dir: &Path, domain: &str) {
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(out_dir) else {
+        return;
+    };
+    let prefix = format!(".{domain}-generated.");
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(&prefix))
+            .and_then(|r| r.strip_suffix(".jsonl"))
+        else {
+            continue;
+        };
+        let Some((pid, n)) = rest.split_once('.') else {
+            continue;
+        };
+        let gone = pid.parse::<u32>().is_ok_and(|pid| {
+            pid != std::process::id() && !Path::new("/proc").join(pid.to_string()).exists()
+        });
+        if gone && n.parse::<u64>().is_ok() {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }

@@ -436,3 +436,59 @@ fn on_a_terminal_it_walks_the_seven_steps() {
     );
     assert_eq!(stats["creation"]["ground_truth_strategy"], "manual");
 }
+
+/// Six runs into one folder at once (issue 37: two exited 2 on a shared
+/// scratch file): every run succeeds with a version of its own, each file
+/// whole, no scratch or temporary file left.
+#[test]
+fn concurrent_runs_into_one_folder_each_write_their_own_version() {
+    const RUNS: usize = 6;
+    let judge = eval_examples::judge::spawn(eval_examples::judge::JudgeConfig::default()).unwrap();
+    let judge_url = format!("{}/v1", judge.url());
+    let dir = inputs("create-concurrent");
+    let mut flags = FLAGS.to_vec();
+    flags.push("--no-upload");
+    let outputs: Vec<_> = std::thread::scope(|s| {
+        let runs: Vec<_> = (0..RUNS)
+            .map(|_| s.spawn(|| evals_with(&dir, &flags, &[("EVAL_JUDGE_URL", &judge_url)])))
+            .collect();
+        runs.into_iter().map(|r| r.join().unwrap()).collect()
+    });
+    let mut names = Vec::new();
+    for out in &outputs {
+        let (stdout, stderr) = text(out);
+        assert_eq!(code(out), 0, "{stdout}{stderr}");
+        let name = stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("Dataset:     "))
+            .unwrap()
+            .to_string();
+        names.push(name);
+    }
+    names.sort();
+    let want: Vec<String> = (1..=RUNS)
+        .map(|v| format!("technical-docs-eval-dataset-v{v}"))
+        .collect();
+    assert_eq!(names, want, "each run its own version");
+    let eval = dir.join("data/eval");
+    for name in &want {
+        assert_eq!(
+            records(&eval.join(format!("{name}.jsonl"))).len(),
+            12,
+            "{name}"
+        );
+        let csv = std::fs::read_to_string(eval.join(format!("{name}.csv"))).unwrap();
+        assert!(csv.starts_with("id,query,"), "{name}: {csv}");
+    }
+    let stats: Value = serde_json::from_str(
+        &std::fs::read_to_string(eval.join("technical-docs-dataset-stats.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(stats["creation"].is_object(), "{stats}");
+    let left: Vec<String> = std::fs::read_dir(&eval)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("generated") || n.contains(".tmp."))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
