@@ -108,12 +108,6 @@ pub const STARTER: &str = r#"{
 
 pub fn init(args: InitArgs) -> Result<u8, Failure> {
     let path = &args.path;
-    if path.exists() {
-        return Err(Failure::config(format!(
-            "{} already exists; not overwriting it",
-            path.display()
-        )));
-    }
     write_starter(path)?;
     outln!(
         "wrote {}; run it with: evals evaluate --url http://127.0.0.1:8080",
@@ -122,12 +116,35 @@ pub fn init(args: InitArgs) -> Result<u8, Failure> {
     Ok(0)
 }
 
-/// Writes the starter to `path` (its directory created), atomically.
+/// Writes the starter to `path` (its directory created), atomically, never
+/// over anything: the name is claimed with an exclusive create first, so
+/// of runs at once one writes it and the others are told it exists.
 fn write_starter(path: &Path) -> Result<(), Failure> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)
             .map_err(|e| Failure::config(format!("cannot create {}: {e}", dir.display())))?;
     }
-    eval_datasets::files::write_atomically(path, STARTER.as_bytes())
-        .map_err(|e| Failure::config(format!("cannot write {}: {e}", path.display())))
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+    {
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            return Err(Failure::config(format!(
+                "{} already exists; not overwriting it",
+                path.display()
+            )));
+        }
+        Err(e) => {
+            return Err(Failure::config(format!(
+                "cannot write {}: {e}",
+                path.display()
+            )));
+        }
+    }
+    eval_datasets::files::write_atomically(path, STARTER.as_bytes()).map_err(|e| {
+        let _ = std::fs::remove_file(path);
+        Failure::config(format!("cannot write {}: {e}", path.display()))
+    })
 }

@@ -150,3 +150,31 @@ fn env_local_files_set_the_agent_and_the_environment_wins() {
     );
     assert!(!stderr.contains("sk-broken-secret"), "{stderr}");
 }
+
+/// `evals init` run several times at once: one writes the starter, the
+/// others say it exists; the file is the starter, whole.
+#[test]
+fn concurrent_inits_write_the_starter_once() {
+    let dir = scratch("init-concurrent");
+    let outs: Vec<_> = std::thread::scope(|s| {
+        let runs: Vec<_> = (0..6).map(|_| s.spawn(|| evals(&dir, &["init"]))).collect();
+        runs.into_iter().map(|r| r.join().unwrap()).collect()
+    });
+    let wrote = outs.iter().filter(|o| code(o) == 0).count();
+    assert_eq!(wrote, 1, "{:?}", outs.iter().map(text).collect::<Vec<_>>());
+    for o in outs.iter().filter(|o| code(o) != 0) {
+        assert_eq!(code(o), 2);
+        assert!(
+            text(o).1.contains("already exists; not overwriting it"),
+            "{:?}",
+            text(o)
+        );
+    }
+    let written = std::fs::read_to_string(dir.join("evals/evals.json")).unwrap();
+    assert!(
+        written.contains("\"schemaVersion\": \"1.6.0\""),
+        "{written}"
+    );
+    let left: Vec<_> = std::fs::read_dir(dir.join("evals")).unwrap().collect();
+    assert_eq!(left.len(), 1, "{left:?}");
+}

@@ -343,3 +343,29 @@ fn a_regression_against_the_baseline_fails_the_step_summary_too() {
     assert!(second.contains("#### Changed samples (2)"), "{second}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// The summary's last line of a long failure list claims no file that was
+/// not written (issue 37): without `--output` it says none was, with it it
+/// names the file.
+#[test]
+fn the_summary_names_the_results_file_only_when_one_was_written() {
+    let dir = scratch("summary-claims");
+    let line = "{\"input\": \"What is 2 + 2?\", \"expected\": \"never said\"}\n";
+    std::fs::write(dir.join("many.jsonl"), line.repeat(23)).unwrap();
+    let out = evaluate_demo(&dir, "many.jsonl", "contains", &[], &[]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(code(&out), 1, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("  ... and 3 more, not listed: no results file was written (`--output FILE` keeps every sample)\n"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("results file)"), "{stdout}");
+    let out = evaluate_demo(&dir, "many.jsonl", "contains", &["--output", "r.json"], &[]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(code(&out), 1, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("  ... and 3 more (every sample is in r.json)\n"),
+        "{stdout}"
+    );
+    assert!(dir.join("r.json").is_file());
+}

@@ -86,9 +86,18 @@ impl RunOutcome {
     /// The run's summary for a terminal ([`summary_text`](crate::results::summary_text)),
     /// whether its samples are in [`results`](Self::results) or were streamed.
     pub fn summary_text(&self, paint: crate::Paint) -> String {
+        let rest = match &self.results_path {
+            Some(path) => crate::output::Rest::File(path),
+            None => crate::output::Rest::NoFile,
+        };
         match &self.shown {
-            Some(shown) => crate::output::summary_text_of(&self.results, shown, paint),
-            None => crate::output::summary_text(&self.results, paint),
+            Some(shown) => crate::output::summary_text_of(&self.results, shown, paint, rest),
+            None => crate::output::summary_text_of(
+                &self.results,
+                &crate::output::Shown::of(&self.results),
+                paint,
+                rest,
+            ),
         }
     }
 }

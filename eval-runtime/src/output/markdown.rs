@@ -299,11 +299,7 @@ fn run_section(out: &mut String, results: &Results, heading: bool) {
         }
     }
     if total > shown {
-        let _ = writeln!(
-            out,
-            "\n…and {} more: every sample is in the results file.",
-            total - shown
-        );
+        let _ = writeln!(out, "\n…and {} more, not listed here.", total - shown);
     }
     out.push('\n');
 }
@@ -385,7 +381,7 @@ pub fn append_step_summary(path: &Path, markdown: &str) -> Result<(), ResultsErr
 /// front end that ends with one whole run (the harness outside nextest,
 /// `evals evaluate`): appends its Markdown to `$GITHUB_STEP_SUMMARY` when
 /// that is set and `EVAL_STEP_SUMMARY` is not off. A file that cannot be
-/// written is a warning: the results file holds everything anyway.
+/// written is a warning, never the run's failure.
 pub(crate) fn auto_step_summary(
     config: &crate::Config,
     results: &Results,
@@ -499,7 +495,7 @@ mod tests {
             "{md}"
         );
         assert_eq!(md.matches("\n- ❌ ").count(), 20);
-        assert!(md.contains("\n…and 7 more: every sample is in the results file.\n"));
+        assert!(md.contains("\n…and 7 more, not listed here.\n"));
         assert!(md.contains("| ❌ missed | -0.5000 | 0 |"), "{md}");
     }
 

@@ -64,7 +64,7 @@ pub(crate) use html::{RunMeta, write_along as write_html_along};
 pub(crate) use markdown::auto_step_summary;
 pub(crate) use results::{incompleteness, now_unix, write_streaming};
 pub(crate) use summary::Summaries;
-pub(crate) use text::{Shown, summary_text_of};
+pub(crate) use text::{Rest, Shown, summary_text_of};
 pub(crate) use unproven::Unproven;
 
 use std::path::Path;

@@ -273,12 +273,29 @@ impl Shown {
 /// did not pass (at most [`SHOWN_FAILURES`]), each with one line per
 /// failing metric saying why.
 pub fn summary_text(results: &Results, paint: Paint) -> String {
-    summary_text_of(results, &Shown::of(results), paint)
+    summary_text_of(results, &Shown::of(results), paint, Rest::Unknown)
+}
+
+/// Where the samples a summary does not list are, as its last line says.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Rest<'a> {
+    /// Not known here (a summary of results read back).
+    Unknown,
+    /// In this results file, which the run wrote.
+    File(&'a std::path::Path),
+    /// Nowhere: the run wrote no results file.
+    NoFile,
 }
 
 /// [`summary_text`] of a run whose samples were gathered in `shown`
-/// (`results` holds the rest: its samples are not read).
-pub(crate) fn summary_text_of(results: &Results, shown: &Shown, paint: Paint) -> String {
+/// (`results` holds the rest: its samples are not read), saying where the
+/// samples not listed are (`rest`).
+pub(crate) fn summary_text_of(
+    results: &Results,
+    shown: &Shown,
+    paint: Paint,
+    rest: Rest<'_>,
+) -> String {
     let verdict = RunVerdict::of(&results.datasets);
     let mut out = String::new();
     // A run that did not finish never reads as passed.
@@ -426,11 +443,19 @@ pub(crate) fn summary_text_of(results: &Results, shown: &Shown, paint: Paint) ->
             }
         }
         if total > SHOWN_FAILURES {
-            let _ = writeln!(
-                out,
-                "  ... and {} more (every sample is in the results file)",
-                total - SHOWN_FAILURES
-            );
+            let more = total - SHOWN_FAILURES;
+            let _ = match rest {
+                Rest::File(path) => writeln!(
+                    out,
+                    "  ... and {more} more (every sample is in {})",
+                    escaped(&path.display().to_string())
+                ),
+                Rest::NoFile => writeln!(
+                    out,
+                    "  ... and {more} more, not listed: no results file was written (`--output FILE` keeps every sample)"
+                ),
+                Rest::Unknown => writeln!(out, "  ... and {more} more, not listed here"),
+            };
         }
     }
     let doubtful = shown.unproven.passed();
@@ -536,7 +561,24 @@ mod tests {
             "{listed}"
         );
         assert_eq!(listed.matches("  FAILED qa::f").count(), 19);
-        assert!(listed.ends_with("  ... and 6 more (every sample is in the results file)\n"));
+        assert!(
+            listed.ends_with("  ... and 6 more, not listed here\n"),
+            "{listed}"
+        );
+        // A run's own summary names the file it wrote, or says there is none.
+        let shown = Shown::of(&results);
+        let written = std::path::Path::new("out/r.json");
+        let text = summary_text_of(&results, &shown, Paint::plain(), Rest::File(written));
+        assert!(
+            text.ends_with("  ... and 6 more (every sample is in out/r.json)\n"),
+            "{text}"
+        );
+        let text = summary_text_of(&results, &shown, Paint::plain(), Rest::NoFile);
+        assert!(
+            text.ends_with("  ... and 6 more, not listed: no results file was written (`--output FILE` keeps every sample)\n"),
+            "{text}"
+        );
+        assert!(!text.contains("results file)"), "{text}");
     }
 
     #[test]
