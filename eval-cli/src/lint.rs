@@ -168,6 +168,12 @@ fn walk(
 /// left alone, said so.
 fn fix_file(path: &Path) -> Result<(), Failure> {
     let shown = path.to_string_lossy().into_owned();
+    // Read, cut and written back under the lock `evals interactive`'s
+    // appenders take: a sample appended meanwhile waits, then lands in the
+    // fixed file (none there: the lint says why).
+    let Ok(_lock) = eval_datasets::append::lock_for_rewrite(path) else {
+        return Ok(());
+    };
     let Ok(d) = Dataset::load_limited(path, &shown, eval_runtime::Config::max_dataset_bytes())
     else {
         return Ok(()); // the lint reports why it does not load

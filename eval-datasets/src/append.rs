@@ -168,9 +168,10 @@ impl Appender {
                 source,
             }
         };
-        let mut file =
-            crate::files::open_appending(&self.path, self.limit).map_err(io("open it"))?;
-        file.lock().map_err(io("lock it"))?;
+        let mut file = locked_current(&self.path, || {
+            crate::files::open_appending(&self.path, self.limit)
+        })
+        .map_err(io("lock it"))?;
         // The lock is let go when `file` is closed, on every path out.
         let seen = scan(&mut file).map_err(io("read it"))?;
         // A new CSV file gets its header line first.
@@ -205,6 +206,60 @@ impl Appender {
             return Err(io("write it")(e));
         }
         Ok(Appended { line, backup })
+    }
+}
+
+/// Takes the lock [`Appender`]s take on the dataset file at `path`, for a
+/// rewrite of the whole file (read it, change it, write it atomically over
+/// the old one, as `evals lint --fix` does): hold the file returned until
+/// the new file is in place. Appenders wait meanwhile, then append to the
+/// new file, so no sample appended at the same time is lost or cut.
+pub fn lock_for_rewrite(path: &Path) -> std::io::Result<std::fs::File> {
+    // A regular file only (a FIFO is never opened: that would wait).
+    locked_current(path, || {
+        crate::files::open_checked(path, u64::MAX)
+            .map(|(file, _)| file)
+            .map_err(std::io::Error::from)
+    })
+}
+
+/// `open()`'s file, locked exclusively, once it is still the file at
+/// `path` (one replaced while we waited for its lock is opened again).
+fn locked_current(
+    path: &Path,
+    open: impl Fn() -> std::io::Result<std::fs::File>,
+) -> std::io::Result<std::fs::File> {
+    /// Files replaced under us before giving up.
+    const ATTEMPTS: usize = 1000;
+    for _ in 0..ATTEMPTS {
+        let file = open()?;
+        file.lock()?;
+        if is_at(&file, path)? {
+            return Ok(file);
+        }
+    }
+    Err(std::io::Error::other(format!(
+        "{}: replaced {ATTEMPTS} times while waiting for its lock",
+        path.display()
+    )))
+}
+
+/// Whether the open `file` is still the one `path` names.
+fn is_at(file: &std::fs::File, path: &Path) -> std::io::Result<bool> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        let (open, named) = (file.metadata()?, std::fs::metadata(path));
+        match named {
+            Ok(named) => Ok(open.dev() == named.dev() && open.ino() == named.ino()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (file, path);
+        Ok(true)
     }
 }
 
@@ -515,6 +570,38 @@ mod tests {
     fn other_files_are_refused() {
         let e = Appender::new("d.json").unwrap_err();
         assert!(e.to_string().contains(".jsonl, .ndjson or .csv"), "{e}");
+    }
+
+    #[test]
+    fn a_rewrite_under_the_lock_loses_no_sample_appended_meanwhile() {
+        let dir = scratch("rewrite");
+        let path = dir.join("d.jsonl");
+        let mut a = Appender::new(&path).unwrap();
+        a.append(&sample("first", "x")).unwrap();
+        let lock = lock_for_rewrite(&path).unwrap();
+        let appending = {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                Appender::new(&path)
+                    .unwrap()
+                    .append(&sample("during", "x"))
+                    .unwrap()
+            })
+        };
+        // The appender waits for the lock, on the file about to be replaced.
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let old = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(old.lines().count(), 1, "appended under the lock: {old}");
+        crate::files::write_atomically(
+            &path,
+            format!("{old}{{\"input\": \"rewritten\"}}\n").as_bytes(),
+        )
+        .unwrap();
+        drop(lock);
+        appending.join().unwrap();
+        let d = Dataset::load(&path).unwrap();
+        let inputs: Vec<&str> = d.samples.iter().map(|s| s.input.last()).collect();
+        assert_eq!(inputs, ["first", "rewritten", "during"]);
     }
 
     #[test]
