@@ -630,6 +630,36 @@ pub(crate) fn all_gates(
 mod tests {
     use super::*;
 
+    /// The front ends' one rule (the harness's `.dataset` and `evals
+    /// evaluate FILE` both build through here): an existing file is itself.
+    #[test]
+    fn a_dataset_that_exists_is_read_literally() {
+        let dir = std::env::temp_dir().join(format!("eval-plan-literal-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        for name in ["set[12].jsonl", "set1.jsonl"] {
+            std::fs::write(dir.join(name), "{\"input\": \"q\", \"expected\": \"a\"}\n").unwrap();
+        }
+        let files = |written: &str| -> Vec<String> {
+            let plan = PlanBuilder::new()
+                .dataset(written, "contains")
+                .base_dir(&dir)
+                .build(&Config::empty())
+                .unwrap();
+            plan.datasets
+                .iter()
+                .map(|d| match &d.source {
+                    DatasetSource::File { shown, .. } => shown.clone(),
+                    _ => String::new(),
+                })
+                .collect()
+        };
+        assert_eq!(files("set[12].jsonl"), ["set[12].jsonl"]);
+        assert_eq!(files("glob:set[12].jsonl"), ["set1.jsonl"]);
+        assert_eq!(files("set?.jsonl"), ["set1.jsonl"]);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
     #[test]
     fn problems_are_all_reported() {
         let dir = std::env::temp_dir().join(format!("eval-plan-{}", std::process::id()));
