@@ -559,3 +559,42 @@ fn what_cannot_run_says_why() {
     );
     assert!(!dir.join("g.jsonl").exists() && !dir.join("g.json").exists());
 }
+
+#[test]
+fn concurrent_runs_into_one_output_take_turns_and_lose_nothing() {
+    // Each run reads the output, adds what its count still needs and writes
+    // it back: without the output's lock, runs started together all read
+    // an empty file and the last one to write drops the others' samples.
+    let server = judge::spawn(JudgeConfig::default()).unwrap();
+    let dir = scratch("generate-concurrent");
+    let corpus = corpus_dir();
+    let runs: Vec<_> = ["10", "12", "14"]
+        .into_iter()
+        .map(|count| {
+            let (dir, corpus, url) = (dir.clone(), corpus.clone(), server.url());
+            std::thread::spawn(move || {
+                let args = [
+                    corpus.to_str().unwrap(),
+                    "--output",
+                    "golden.jsonl",
+                    "--count",
+                    count,
+                    "--json",
+                ];
+                generate(&dir, &url, &args, &[])
+            })
+        })
+        .collect();
+    let mut added = 0;
+    for run in runs {
+        let (code, stdout, stderr) = run.join().unwrap();
+        assert_eq!(code, 0, "{stdout}\n{stderr}");
+        let outcome: Value = serde_json::from_str(&stdout).unwrap();
+        added += outcome["added"].as_u64().unwrap();
+    }
+    let written = records(&dir.join("golden.jsonl"));
+    assert_eq!(written.len(), 14);
+    assert_eq!(added, 14, "every sample a run added is in the file");
+    let ids: BTreeSet<String> = written.iter().map(|r| r["id"].to_string()).collect();
+    assert_eq!(ids.len(), 14);
+}

@@ -143,6 +143,26 @@ pub(crate) fn render(records: &[Record], format: OutputFormat) -> Result<String,
     }
 }
 
+/// Takes the lock of the output `path` (the empty file `.NAME.lock` beside
+/// it, left there), waiting while another run holds it: two runs into one
+/// output take turns, the second reading what the first wrote, so neither
+/// overwrites the other's samples.
+pub(crate) fn lock(path: &Path) -> Result<std::fs::File, GenerateError> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    let name = path.file_name().unwrap_or(path.as_os_str()).to_string_lossy();
+    let lock_path = dir
+        .unwrap_or(Path::new("."))
+        .join(format!(".{name}.lock"));
+    let failed = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| GenerateError::Write { path, source }
+    };
+    if let Some(dir) = dir {
+        std::fs::create_dir_all(dir).map_err(failed(dir))?;
+    }
+    eval_datasets::files::lock(&lock_path).map_err(failed(&lock_path))
+}
+
 /// Writes `records` to `path` atomically; the first time a file that
 /// existed before this run is replaced, it is backed up first (the backup's
 /// path is returned then).

@@ -406,6 +406,8 @@ pub async fn generate(
             kind: kind.name(),
         });
     }
+    // Held to the end: runs into one output take turns (see golden::lock).
+    let _lock = golden::lock(output)?;
     let mut records = if output.exists() && !options.fresh {
         golden::read(output, options.max_file_bytes)?
     } else {
