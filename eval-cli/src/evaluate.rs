@@ -357,7 +357,7 @@ pub fn run(args: Args) -> Result<u8, Failure> {
         if args.json {
             let text = serde_json::to_string_pretty(&estimate)
                 .map_err(|e| Failure::config(format!("cannot render the estimate: {e}")))?;
-            outln!("{text}");
+            outjson!(text); // issue37:escape
         } else {
             out!("{}", estimate.render());
         }
@@ -421,7 +421,7 @@ pub fn run(args: Args) -> Result<u8, Failure> {
     if args.json {
         let text = serde_json::to_string_pretty(&outcome.results)
             .map_err(|e| Failure::config(format!("cannot render the results: {e}")))?;
-        outln!("{text}");
+        outjson!(text); // issue37:escape
     } else {
         out!("{}", outcome.summary_text(paint));
         if let Some((path, b)) = &outcome.baseline {

@@ -11,9 +11,18 @@
 //! Standard error likewise (`evals evaluate … 2>&1 | head -4` closes both):
 //! [`write_err`] drops what cannot be written, so a closed stderr never
 //! turns a run's exit code into a panic's 101.
+//!
+//! Both apply the one escaping rule to everything they write
+//! ([`escaped_layout`]): text from outside is escaped where a line is made,
+//! and anything missed there (a file name in an error, a server's reply) is
+//! shown escaped here, never sent raw; only the command's own line breaks,
+//! tabs and (on a colouring stream) colour codes get through.
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
+
+use eval_datasets::terminal::escaped_layout;
+use eval_runtime::Paint;
 
 static GONE: AtomicBool = AtomicBool::new(false);
 
@@ -22,8 +31,10 @@ pub fn write(args: std::fmt::Arguments<'_>) {
     if GONE.load(Ordering::Relaxed) {
         return;
     }
+    let text = std::fmt::format(args);
+    let text = escaped_layout(&text, Paint::stdout().is_on());
     let mut out = std::io::stdout().lock();
-    if let Err(e) = out.write_fmt(args).and_then(|()| out.flush()) {
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         GONE.store(true, Ordering::Relaxed);
         if e.kind() != std::io::ErrorKind::BrokenPipe {
             write_err(format_args!(
@@ -41,8 +52,14 @@ pub fn write_err(args: std::fmt::Arguments<'_>) {
     if ERR_GONE.load(Ordering::Relaxed) {
         return;
     }
+    let text = std::fmt::format(args);
+    let text = escaped_layout(&text, Paint::stderr().is_on());
     let mut err = std::io::stderr().lock();
-    if err.write_fmt(args).and_then(|()| err.flush()).is_err() {
+    if err
+        .write_all(text.as_bytes())
+        .and_then(|()| err.flush())
+        .is_err()
+    {
         ERR_GONE.store(true, Ordering::Relaxed);
     }
 }
@@ -67,4 +84,16 @@ macro_rules! out {
 macro_rules! outln {
     () => { $crate::out::write(format_args!("\n")) };
     ($($arg:tt)*) => { $crate::out::write(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
+/// `println!` of JSON text through [`write`](fn@write): characters the
+/// terminal rule escapes are written as JSON escapes (`\u202e`), so the
+/// output stays the same JSON value.
+macro_rules! outjson {
+    ($text:expr) => {
+        $crate::out::write(format_args!(
+            "{}\n",
+            eval_datasets::terminal::escaped_json(&$text)
+        ))
+    };
 }

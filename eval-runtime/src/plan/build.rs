@@ -562,10 +562,14 @@ fn expand(base: &Path, pattern: &str) -> Result<Vec<(PathBuf, String)>, String> 
         return Ok(vec![(full, pattern.to_string())]);
     }
     let text = full.to_string_lossy().into_owned();
-    let paths = glob::glob(&text).map_err(|e| format!("bad glob `{pattern}`: {e}"))?;
+    let shown = eval_datasets::terminal::escaped(pattern); // issue37:escape
+    let paths = glob::glob(&text).map_err(|e| format!("bad glob `{shown}`: {e}"))?;
     let mut files = Vec::new();
     for entry in paths {
-        let path = entry.map_err(|e| format!("{pattern}: {e}"))?;
+        let path = entry.map_err(|e| {
+            let e = eval_datasets::terminal::escaped(&e.to_string()).into_owned(); // issue37:escape
+            format!("{shown}: {e}")
+        })?;
         if eval_datasets::Format::from_path(&path.to_string_lossy()).is_err() {
             continue; // a glob like `evals/*` also matches READMEs
         }
