@@ -120,7 +120,7 @@ impl LangSmith {
                 ),
             })?
             .to_string();
-        // issue37:escape: LangSmith's ids are UUIDs (the langsmith SDK's
+        // issue37:escape: LangSmith's ids are UUIDs (langsmith 0.1.147
         // `schemas.Dataset.id: UUID`); anything else is not printed as one.
         if dataset_id.is_empty()
             || dataset_id.len() > 64
