@@ -24,6 +24,42 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use eval_datasets::terminal::escaped_layout;
 use eval_runtime::Paint;
 
+/// Formats `args` into `out` through [`escaped_layout`], piece by piece
+/// (a large output is never copied whole), and flushes. A piece is a
+/// whole argument, so the command's own colour codes are never cut; a cut
+/// could only escape more, never less.
+fn write_escaped(
+    out: impl Write,
+    colour: bool,
+    args: std::fmt::Arguments<'_>,
+) -> std::io::Result<()> {
+    struct Escaping<W> {
+        out: W,
+        colour: bool,
+        error: Option<std::io::Error>,
+    }
+    impl<W: Write> std::fmt::Write for Escaping<W> {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            let shown = escaped_layout(s, self.colour);
+            self.out.write_all(shown.as_bytes()).map_err(|e| {
+                self.error = Some(e);
+                std::fmt::Error
+            })
+        }
+    }
+    let mut w = Escaping {
+        out,
+        colour,
+        error: None,
+    };
+    match std::fmt::write(&mut w, args) {
+        Ok(()) => w.out.flush(),
+        Err(_) => Err(w
+            .error
+            .unwrap_or_else(|| std::io::Error::other("a value could not be formatted"))),
+    }
+}
+
 static GONE: AtomicBool = AtomicBool::new(false);
 
 /// Writes `args` to stdout, unless stdout is gone.
@@ -31,10 +67,8 @@ pub fn write(args: std::fmt::Arguments<'_>) {
     if GONE.load(Ordering::Relaxed) {
         return;
     }
-    let text = std::fmt::format(args);
-    let text = escaped_layout(&text, Paint::stdout().is_on());
-    let mut out = std::io::stdout().lock();
-    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+    let out = std::io::stdout().lock();
+    if let Err(e) = write_escaped(out, Paint::stdout().is_on(), args) {
         GONE.store(true, Ordering::Relaxed);
         if e.kind() != std::io::ErrorKind::BrokenPipe {
             write_err(format_args!(
@@ -52,14 +86,8 @@ pub fn write_err(args: std::fmt::Arguments<'_>) {
     if ERR_GONE.load(Ordering::Relaxed) {
         return;
     }
-    let text = std::fmt::format(args);
-    let text = escaped_layout(&text, Paint::stderr().is_on());
-    let mut err = std::io::stderr().lock();
-    if err
-        .write_all(text.as_bytes())
-        .and_then(|()| err.flush())
-        .is_err()
-    {
+    let err = std::io::stderr().lock();
+    if write_escaped(err, Paint::stderr().is_on(), args).is_err() {
         ERR_GONE.store(true, Ordering::Relaxed);
     }
 }
