@@ -89,12 +89,13 @@ pub fn escaped_layout(text: &str, colour: bool) -> Cow<'_, str> {
     let mut out = String::with_capacity(text.len() + 8);
     let mut rest = text;
     while let Some(c) = rest.chars().next() {
-        if colour && c == '\u{1b}' {
-            if let Some(len) = sgr_len(rest) {
-                out.push_str(&rest[..len]);
-                rest = &rest[len..];
-                continue;
-            }
+        if colour
+            && c == '\u{1b}'
+            && let Some(len) = sgr_len(rest)
+        {
+            out.push_str(&rest[..len]);
+            rest = &rest[len..];
+            continue;
         }
         if kept(c) {
             out.push(c);
