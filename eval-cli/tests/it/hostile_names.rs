@@ -220,8 +220,8 @@ struct Folder {
     queries: String,
 }
 
-fn folder() -> Folder {
-    let dir = scratch("hostile-names");
+fn folder(name: &str) -> Folder {
+    let dir = scratch(name);
     let dataset = format!("ev{H}il.jsonl");
     let rows = [
         serde_json::json!({"id": format!("cap{H}"), "input": "What is the capital of France?",
@@ -314,7 +314,7 @@ fn every_subcommand_is_covered_by_the_hostile_names_test() {
 
 #[test]
 fn every_subcommand_shows_hostile_names_escaped() {
-    let f = folder();
+    let f = folder("hostile-names");
     let dir = &f.dir;
     let judge = eval_examples::judge::spawn(eval_examples::judge::JudgeConfig::default()).unwrap();
     let judge_url = format!("{}/v1", judge.url());
@@ -685,4 +685,68 @@ fn every_subcommand_shows_hostile_names_escaped() {
     let mut covered = COVERED.to_vec();
     covered.sort_unstable();
     assert_eq!(ran, covered, "COVERED lists what this test runs");
+}
+
+/// The HTML page of a run over hostile names and a hostile agent, drawn
+/// in headless Chromium with every sample's detail open: the text a person
+/// sees (and the title) holds no raw control, bidi control or separator,
+/// and shows them escaped. Skipped loudly without Chromium, unless
+/// `EVAL_CI=1`.
+#[test]
+fn the_html_page_shows_hostile_names_escaped_in_a_browser() {
+    let Some(exe) = crate::chrome::find() else {
+        assert!(
+            !std::env::var("EVAL_CI").is_ok_and(|v| v == "1"),
+            "EVAL_CI=1 requires Chromium (apt-get install chromium)"
+        );
+        let _ = writeln!(
+            std::io::stderr(),
+            "\nSKIPPED: no Chromium found: the hostile names were NOT checked in a browser\n"
+        );
+        return;
+    };
+    let f = folder("hostile-names-browser");
+    let dir = &f.dir;
+    let agent = format!("{}/v1/chat/completions", hostile_agent());
+    let page = format!("pa{H}ge.html");
+    let out = evals_with(
+        dir,
+        &[
+            "evaluate",
+            "ev*il.jsonl",
+            "--url",
+            &agent,
+            "--model",
+            "m",
+            "--metrics",
+            "exact_match",
+            "--output",
+            "agent.json",
+            "--no-html",
+        ],
+        &[],
+    );
+    assert_eq!(code(&out), 1, "{:?}", text(&out));
+    let out = evals_with(dir, &["report", "html", "agent.json", "-o", &page], &[]);
+    assert_eq!(code(&out), 0, "{:?}", text(&out));
+    let mut chrome = crate::chrome::Chrome::launch(&exe, &dir.join("profile"));
+    let mut tab = chrome.new_page();
+    tab.open(
+        &crate::chrome::file_url(&dir.join(&page)),
+        std::time::Duration::from_secs(60),
+    );
+    let opened = tab.eval(
+        "(() => { const rows = [...document.querySelectorAll('table#samples tr.sample')]; \
+         rows.forEach(r => r.click()); return rows.length; })()",
+    );
+    assert_eq!(opened, 2, "both samples are listed");
+    let shown = tab.eval("document.title + '\\n' + document.body.innerText");
+    let shown = shown.as_str().expect("the page's text");
+    let raw = raw(shown);
+    assert!(raw.is_empty(), "the page shows raw: {raw:?}");
+    assert!(shows_escaped(shown), "{shown}");
+    assert!(
+        shown.contains("Paris\\u{1b}[2J"),
+        "the agent's answer: {shown}"
+    );
 }
