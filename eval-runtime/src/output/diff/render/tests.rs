@@ -330,5 +330,8 @@ fn names_from_the_files_are_shown_escaped() {
             .any(|c| eval_datasets::terminal::needs_escape(c) && c != '\n' && c != '\t'),
         "{text:?}"
     );
-    assert!(text.contains("qa::a\\u{1b}[2J\\u{9b}31m\\u{202e}txt"), "{text}");
+    assert!(
+        text.contains("qa::a\\u{1b}[2J\\u{9b}31m\\u{202e}txt"),
+        "{text}"
+    );
 }
