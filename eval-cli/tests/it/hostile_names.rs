@@ -521,6 +521,10 @@ fn every_subcommand_shows_hostile_names_escaped() {
     assert_eq!(c, 0, "{stdout}{stderr}");
     let (_, stdout, _) = run(dir, "guide", &["guide", &f.dataset], &[]);
     check(shows_escaped(&stdout), || stdout.clone());
+    // The files they write beside the dataset are reports too.
+    clean_file(&dir.join(format!("ev{H}il-annotation-guide.md")));
+    let stats = clean_file(&dir.join(format!("ev{H}il-stats.json")));
+    serde_json::from_str::<serde_json::Value>(&stats).expect("the stats file is JSON");
     ran.push("guide");
     let runevals = format!("run{H}evals.json");
     let (c, stdout, stderr) = run(dir, "convert", &["convert", &f.dataset, &runevals], &[]);
