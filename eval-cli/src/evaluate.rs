@@ -428,13 +428,15 @@ pub fn run(args: Args) -> Result<u8, Failure> {
             out!("{}", b.render(path));
         }
         if let Some(path) = &outcome.results_path {
-            outln!("{}", paint.dim(&format!("results: {}", path.display())));
+            let shown = eval_datasets::terminal::escaped(&path.to_string_lossy()).into_owned(); // issue37:escape
+            outln!("{}", paint.dim(&format!("results: {shown}")));
         }
         if let Some(path) = html {
             outln!("html: {}", path.display());
         }
         if let Some(path) = junit {
-            outln!("{}", paint.dim(&format!("junit: {}", path.display())));
+            let shown = eval_datasets::terminal::escaped(&path.to_string_lossy()).into_owned(); // issue37:escape
+            outln!("{}", paint.dim(&format!("junit: {shown}")));
         }
     }
     // Notes go to stderr, so `--json` output stays one document.
