@@ -6,6 +6,7 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
+use eval_datasets::terminal::escaped;
 use eval_runtime::Services;
 use eval_runtime::calibrate::{Calibration, calibrate};
 
@@ -56,9 +57,9 @@ pub fn run(args: Args) -> Result<u8, Failure> {
             specs.len()
         )));
     };
-    let shown = args.labels.to_string_lossy().into_owned();
+    let labels = args.labels.to_string_lossy().into_owned();
     let concurrency = config.concurrency_or(args.concurrency.map(|n| n as usize));
-    let calibration = calibrate(&args.labels, &shown, spec, Services::global(), concurrency)
+    let calibration = calibrate(&args.labels, &labels, spec, Services::global(), concurrency)
         .map_err(|e| Failure::config(e.to_string()))?;
     // The project is the working directory's, as for `evals evaluate`.
     let cwd = std::env::current_dir()
@@ -70,18 +71,17 @@ pub fn run(args: Args) -> Result<u8, Failure> {
         .write(&path)
         .map_err(|e| Failure::config(e.to_string()))?;
     if args.json {
-        outln!(
-            "{}",
+        outjson!(
             serde_json::to_string_pretty(&calibration)
                 .map_err(|e| Failure::config(e.to_string()))?
         );
     } else {
         out!("{}", render(&calibration));
-        outln!("calibration: {}", path.display());
+        outln!("calibration: {}", escaped(&path.display().to_string()));
         if args.output.is_none() {
             outln!(
                 "shown beside runs of this project that score {} with this judge",
-                calibration.spec
+                shown(&calibration.spec)
             );
         }
     }
@@ -101,13 +101,19 @@ pub fn run(args: Args) -> Result<u8, Failure> {
     }
 }
 
-/// `text` on one line, at most 160 characters.
+/// `text` on one line, at most 160 characters, escaped.
 fn short(text: &str) -> String {
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
     match flat.char_indices().nth(160) {
-        Some((end, _)) => format!("{}…", &flat[..end]),
-        None => flat,
+        Some((end, _)) => format!("{}…", escaped(&flat[..end])),
+        None => escaped(&flat).into_owned(),
     }
+}
+
+/// Text from the labels file, the judge or a server, escaped for a
+/// terminal (sample ids, file names, metric names, errors).
+fn shown(text: &dyn std::fmt::Display) -> String {
+    escaped(&text.to_string()).into_owned()
 }
 
 /// The calibration for a terminal.
@@ -116,9 +122,9 @@ fn render(c: &Calibration) -> String {
     let m = &a.confusion;
     let mut out = format!(
         "calibration of {} against {} human label(s) ({}, sha256 {})\n",
-        c.spec,
+        shown(&c.spec),
         m.total(),
-        c.labels,
+        shown(&c.labels),
         c.labels_sha256.get(..12).unwrap_or(&c.labels_sha256)
     );
     match &c.judge {
@@ -126,13 +132,16 @@ fn render(c: &Calibration) -> String {
             let _ = write!(
                 out,
                 "judge: {} at {} (temperature {}, seed {}",
-                j.model, j.host, j.temperature, j.seed
+                shown(&j.model),
+                shown(&j.host),
+                j.temperature,
+                j.seed
             );
             if let Some(v) = j.metrics.get(&c.metric) {
                 for (prompt, version) in &v.prompts {
-                    let _ = write!(out, "; {prompt} {version}");
+                    let _ = write!(out, "; {} {}", shown(prompt), shown(version));
                 }
-                let _ = write!(out, "; definition {}", v.definition);
+                let _ = write!(out, "; definition {}", shown(&v.definition));
             }
             out.push_str(")\n");
         }
@@ -182,7 +191,13 @@ fn render(c: &Calibration) -> String {
     if !c.unscored.is_empty() {
         let _ = writeln!(out, "not scored ({}), left out:", c.unscored.len());
         for u in c.unscored.iter().take(20) {
-            let _ = writeln!(out, "  {} {}: {}", u.source, u.id, u.error);
+            let _ = writeln!(
+                out,
+                "  {} {}: {}",
+                shown(&u.source),
+                shown(&u.id),
+                shown(&u.error)
+            );
         }
     }
     if !c.disagreements.is_empty() {
@@ -191,10 +206,10 @@ fn render(c: &Calibration) -> String {
             let _ = writeln!(
                 out,
                 "  {} {}: human {}, {} {:.3}{}",
-                d.source,
-                d.id,
+                shown(&d.source),
+                shown(&d.id),
                 if d.human_passes { "pass" } else { "fail" },
-                c.metric,
+                shown(&c.metric),
                 d.score,
                 d.reason
                     .as_deref()

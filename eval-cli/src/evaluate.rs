@@ -357,7 +357,7 @@ pub fn run(args: Args) -> Result<u8, Failure> {
         if args.json {
             let text = serde_json::to_string_pretty(&estimate)
                 .map_err(|e| Failure::config(format!("cannot render the estimate: {e}")))?;
-            outln!("{text}");
+            outjson!(text); // issue37:escape
         } else {
             out!("{}", estimate.render());
         }
@@ -421,20 +421,22 @@ pub fn run(args: Args) -> Result<u8, Failure> {
     if args.json {
         let text = serde_json::to_string_pretty(&outcome.results)
             .map_err(|e| Failure::config(format!("cannot render the results: {e}")))?;
-        outln!("{text}");
+        outjson!(text); // issue37:escape
     } else {
         out!("{}", outcome.summary_text(paint));
         if let Some((path, b)) = &outcome.baseline {
             out!("{}", b.render(path));
         }
         if let Some(path) = &outcome.results_path {
-            outln!("{}", paint.dim(&format!("results: {}", path.display())));
+            let shown = eval_datasets::terminal::escaped(&path.to_string_lossy()).into_owned(); // issue37:escape
+            outln!("{}", paint.dim(&format!("results: {shown}")));
         }
         if let Some(path) = html {
             outln!("html: {}", path.display());
         }
         if let Some(path) = junit {
-            outln!("{}", paint.dim(&format!("junit: {}", path.display())));
+            let shown = eval_datasets::terminal::escaped(&path.to_string_lossy()).into_owned(); // issue37:escape
+            outln!("{}", paint.dim(&format!("junit: {shown}")));
         }
     }
     // Notes go to stderr, so `--json` output stays one document.

@@ -187,7 +187,7 @@ fn show(outcome: &Outcome, json: bool) -> Result<(), Failure> {
         };
         let text = serde_json::to_string_pretty(&value)
             .map_err(|e| Failure::config(format!("cannot render the outcome: {e}")))?;
-        outln!("{text}");
+        outjson!(text);
     } else {
         out!("{}", escaped_lines(&outcome.render()));
     }

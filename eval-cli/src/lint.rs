@@ -94,7 +94,7 @@ pub fn run(args: Args) -> Result<u8, Failure> {
             "skipped": skipped,
         }))
         .map_err(|e| Failure::config(e.to_string()))?;
-        outln!("{text}");
+        outjson!(text);
     } else {
         for f in &all {
             let sev = match f.severity {

@@ -11,9 +11,54 @@
 //! Standard error likewise (`evals evaluate … 2>&1 | head -4` closes both):
 //! [`write_err`] drops what cannot be written, so a closed stderr never
 //! turns a run's exit code into a panic's 101.
+//!
+//! Both apply the one escaping rule to everything they write
+//! ([`escaped_layout`]): text from outside is escaped where a line is made,
+//! and anything missed there (a file name in an error, a server's reply) is
+//! shown escaped here, never sent raw; only the command's own line breaks,
+//! tabs and (on a colouring stream) colour codes get through.
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
+
+use eval_datasets::terminal::escaped_layout;
+use eval_runtime::Paint;
+
+/// Formats `args` into `out` through [`escaped_layout`], piece by piece
+/// (a large output is never copied whole), and flushes. A piece is a
+/// whole argument, so the command's own colour codes are never cut; a cut
+/// could only escape more, never less.
+fn write_escaped(
+    out: impl Write,
+    colour: bool,
+    args: std::fmt::Arguments<'_>,
+) -> std::io::Result<()> {
+    struct Escaping<W> {
+        out: W,
+        colour: bool,
+        error: Option<std::io::Error>,
+    }
+    impl<W: Write> std::fmt::Write for Escaping<W> {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            let shown = escaped_layout(s, self.colour);
+            self.out.write_all(shown.as_bytes()).map_err(|e| {
+                self.error = Some(e);
+                std::fmt::Error
+            })
+        }
+    }
+    let mut w = Escaping {
+        out,
+        colour,
+        error: None,
+    };
+    match std::fmt::write(&mut w, args) {
+        Ok(()) => w.out.flush(),
+        Err(_) => Err(w
+            .error
+            .unwrap_or_else(|| std::io::Error::other("a value could not be formatted"))),
+    }
+}
 
 static GONE: AtomicBool = AtomicBool::new(false);
 
@@ -22,8 +67,8 @@ pub fn write(args: std::fmt::Arguments<'_>) {
     if GONE.load(Ordering::Relaxed) {
         return;
     }
-    let mut out = std::io::stdout().lock();
-    if let Err(e) = out.write_fmt(args).and_then(|()| out.flush()) {
+    let out = std::io::stdout().lock();
+    if let Err(e) = write_escaped(out, Paint::stdout().is_on(), args) {
         GONE.store(true, Ordering::Relaxed);
         if e.kind() != std::io::ErrorKind::BrokenPipe {
             write_err(format_args!(
@@ -41,8 +86,8 @@ pub fn write_err(args: std::fmt::Arguments<'_>) {
     if ERR_GONE.load(Ordering::Relaxed) {
         return;
     }
-    let mut err = std::io::stderr().lock();
-    if err.write_fmt(args).and_then(|()| err.flush()).is_err() {
+    let err = std::io::stderr().lock();
+    if write_escaped(err, Paint::stderr().is_on(), args).is_err() {
         ERR_GONE.store(true, Ordering::Relaxed);
     }
 }
@@ -67,4 +112,16 @@ macro_rules! out {
 macro_rules! outln {
     () => { $crate::out::write(format_args!("\n")) };
     ($($arg:tt)*) => { $crate::out::write(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
+/// `println!` of JSON text through [`write`](fn@write): characters the
+/// terminal rule escapes are written as JSON escapes (`\u202e`), so the
+/// output stays the same JSON value.
+macro_rules! outjson {
+    ($text:expr) => {
+        $crate::out::write(format_args!(
+            "{}\n",
+            eval_datasets::terminal::escaped_json(&$text)
+        ))
+    };
 }

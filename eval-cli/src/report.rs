@@ -273,8 +273,7 @@ fn merge(args: MergeArgs) -> Result<u8, Failure> {
     }
     let verdict = RunVerdict::of(&merged.datasets);
     if args.json {
-        outln!(
-            "{}",
+        outjson!(
             serde_json::to_string_pretty(&merged).map_err(|e| Failure::config(e.to_string()))?
         );
     } else {
@@ -352,8 +351,7 @@ pub fn run(command: Command) -> Result<u8, Failure> {
                 args.format
             };
             match format {
-                DiffFormat::Json => outln!(
-                    "{}",
+                DiffFormat::Json => outjson!(
                     serde_json::to_string_pretty(&d).map_err(|e| Failure::config(e.to_string()))?
                 ),
                 DiffFormat::Markdown => out!("{}", diff::diff_markdown(&old, &new, &d)),

@@ -46,14 +46,17 @@ fn load(file: &Path) -> Result<Dataset, Failure> {
 /// Writes `text` to `path` (atomically, a backup of a file that differs) and
 /// says what was done.
 fn write(path: &Path, text: &str) -> Result<(), Failure> {
-    let shown = path.display();
+    let shown = escaped(&path.display().to_string()).into_owned();
     match write_replacing(path, text.as_bytes())
         .map_err(|e| Failure::config(format!("cannot write {shown}: {e}")))?
     {
         Replaced::Created => outln!("wrote {shown}"),
         Replaced::Unchanged => outln!("{shown} is up to date"),
         Replaced::Replaced { backup } => {
-            outln!("wrote {shown} (the previous one: {})", backup.display())
+            outln!(
+                "wrote {shown} (the previous one: {})",
+                escaped(&backup.display().to_string())
+            )
         }
     }
     Ok(())
@@ -80,7 +83,7 @@ pub fn run(args: Args) -> Result<u8, Failure> {
         return Ok(0);
     }
     if args.json {
-        out!("{}", st.to_json());
+        outjson!(st.to_json());
         return Ok(0);
     }
     let n = st.samples;
@@ -103,7 +106,7 @@ pub fn run(args: Args) -> Result<u8, Failure> {
     let c = &st.coverage;
     outln!(
         "{}: {n} samples ({} multi-turn)",
-        args.file.display(),
+        escaped(&args.file.display().to_string()),
         st.multi_turn
     );
     table("fields", &c.fields);

@@ -19,6 +19,7 @@ mod front_ends;
 mod generate;
 mod generate_corpus;
 mod guide;
+mod hostile_names;
 mod html;
 mod interactive;
 mod interactive_untrusted;

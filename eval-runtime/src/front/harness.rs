@@ -339,7 +339,8 @@ impl Harness {
             Ok(outcome) => outcome,
             Err(e) => {
                 for line in e.to_string().lines() {
-                    eprintln!("error: {line}");
+                    // issue37:escape: file names, ids from outside.
+                    eprintln!("error: {}", eval_datasets::terminal::escaped(line));
                 }
                 Outcome {
                     error: Some(e),
@@ -359,7 +360,7 @@ impl Harness {
         }
         let config = Config::own_or_global(self.config.as_ref())?;
         for w in config.warnings() {
-            eprintln!("warning: {w}");
+            eprintln!("warning: {}", eval_datasets::terminal::escaped_lines(&w)); // issue37:escape
         }
         let agent = self.agent.clone().ok_or_else(|| Error::Config {
             what: "harness".into(),
@@ -384,11 +385,11 @@ impl Harness {
             return Err(crate::plan::PlanError::new(unconfirmed).into());
         }
         for note in datasets.iter().flat_map(|d| &d.notes) {
-            eprintln!("note: {note}");
+            eprintln!("note: {}", eval_datasets::terminal::escaped_lines(note)); // issue37:escape
         }
         let (agent, note) = crate::plan::agent_for_plan(agent, &plan.agent);
         if let Some(note) = note {
-            eprintln!("note: {note}");
+            eprintln!("note: {}", eval_datasets::terminal::escaped_lines(&note)); // issue37:escape
         }
         let run = Arc::new(
             Run::new(datasets, services, plan.concurrency)
@@ -546,7 +547,11 @@ impl Harness {
                         println!("{}", paint.note(&format!("note: {line}")));
                     }
                 }
-                Err(e) => eprintln!("warning: {e}"),
+                // issue37:escape
+                Err(e) => eprintln!(
+                    "warning: {}",
+                    eval_datasets::terminal::escaped_lines(&e.to_string())
+                ),
             }
         }
         let usage = crate::output::total_usage(&datasets);

@@ -194,6 +194,12 @@ fn text(s: &str) -> String {
     escape(s, false)
 }
 
+/// `s` as XML, and under the terminal rule (`eval_datasets::terminal`):
+/// a CI page or a terminal showing the report never receives a control
+/// character (C0, DEL, C1 such as the one-byte CSI U+009B), a bidi control
+/// (U+202E) or a line separator (U+2028) from outside; they are shown
+/// escaped (`\u{1b}`), as on the terminal. Line breaks and tabs stay
+/// (as character references in attributes, where XML would fold them).
 fn escape(s: &str, attribute: bool) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
@@ -204,10 +210,13 @@ fn escape(s: &str, attribute: bool) -> String {
             '"' if attribute => out.push_str("&quot;"),
             '\n' if attribute => out.push_str("&#10;"),
             '\t' if attribute => out.push_str("&#9;"),
-            '\r' => out.push_str("&#13;"),
             '\n' | '\t' => out.push(c),
+            // issue37:escape: the terminal rule (C0 with `\r`, DEL, C1, bidi, U+2028/9).
+            c if eval_datasets::terminal::needs_escape(c) => {
+                eval_datasets::terminal::push_escaped(&mut out, c);
+            }
             // Not allowed in XML 1.0 at all: shown escaped, as on the terminal.
-            c if (c as u32) < 0x20 || matches!(c, '\u{fffe}' | '\u{ffff}') => {
+            '\u{fffe}' | '\u{ffff}' => {
                 let _ = write!(out, "\\u{{{:x}}}", c as u32);
             }
             c => out.push(c),
@@ -240,6 +249,12 @@ mod tests {
     fn escapes_what_xml_cannot_hold() {
         assert_eq!(attr("a<b & \"c\"\nd"), "a&lt;b &amp; &quot;c&quot;&#10;d");
         assert_eq!(text("x\u{1b}[2J\ny"), "x\\u{1b}[2J\ny");
+        // C1 (a one-byte CSI), bidi and line separators too, and a lone CR.
+        assert_eq!(
+            text("a\u{9b}2J\u{202e}b\u{2028}\rc\u{7f}\u{ffff}"),
+            "a\\u{9b}2J\\u{202e}b\\u{2028}\\rc\\u{7f}\\u{ffff}"
+        );
+        assert_eq!(attr("\u{202e}x\ty"), "\\u{202e}x&#9;y");
     }
 
     #[test]

@@ -108,7 +108,12 @@ pub fn guide(name: &str, dataset: &Dataset, stats: &DatasetStats) -> String {
     rules_section(&mut g, name, stats);
     examples_section(&mut g, &dataset.samples);
     checklist_section(&mut g, name, stats);
-    g
+    // issue37:escape: names, values and examples from the dataset, shown
+    // under the terminal rule (a reader `cat`s the guide, a browser shows it).
+    match eval_datasets::terminal::escaped_layout(&g, false) {
+        std::borrow::Cow::Borrowed(_) => g,
+        std::borrow::Cow::Owned(shown) => shown,
+    }
 }
 
 fn share(k: usize, n: usize) -> String {

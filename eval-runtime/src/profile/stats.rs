@@ -305,7 +305,10 @@ impl DatasetStats {
 
     /// The summary as the file holds it: pretty JSON, one final newline.
     pub fn to_json(&self) -> String {
-        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
+        let text = serde_json::to_string_pretty(self).unwrap_or_default();
+        // issue37:escape: control, bidi and separator characters of names
+        // from the dataset as JSON escapes (the same values).
+        let mut text = eval_datasets::terminal::escaped_json(&text).into_owned();
         text.push('\n');
         text
     }

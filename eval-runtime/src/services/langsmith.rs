@@ -42,7 +42,8 @@ pub struct LangSmith {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[non_exhaustive]
 pub struct Uploaded {
-    /// The dataset's id, as LangSmith gave it.
+    /// The dataset's id, as LangSmith gave it (an id: letters, digits,
+    /// `-`, `_`), any configured key in it masked.
     pub dataset_id: String,
     /// Examples added.
     pub examples: usize,
@@ -119,6 +120,22 @@ impl LangSmith {
                 ),
             })?
             .to_string();
+        // issue37:escape: LangSmith's ids are UUIDs (langsmith 0.1.147
+        // `schemas.Dataset.id: UUID`); anything else is not printed as one.
+        if dataset_id.is_empty()
+            || dataset_id.len() > 64
+            || !dataset_id
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        {
+            return Err(UploadError::Call {
+                step: "create the dataset".into(),
+                why: format!(
+                    "the answer's dataset `id` is not an id: {}",
+                    one_line(&dataset_id, 80)
+                ),
+            });
+        }
         for (i, batch) in examples.chunks(BATCH).enumerate() {
             let body: Vec<Value> = batch
                 .iter()
@@ -135,7 +152,8 @@ impl LangSmith {
                 .await?;
         }
         Ok(Uploaded {
-            dataset_id,
+            // issue37:escape: an id that echoes a configured key is not shown.
+            dataset_id: crate::secrets::mask(&dataset_id).into_owned(),
             examples: examples.len(),
         })
     }

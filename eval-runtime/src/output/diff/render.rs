@@ -24,15 +24,23 @@ impl std::fmt::Display for Regression<'_> {
 }
 
 impl Diff {
-    /// A report a person can read.
+    /// A report a person can read (names from the results files shown
+    /// escaped, as `eval_datasets::terminal` says).
     pub fn render(&self) -> String {
-        text(self)
+        // issue37:escape: ids, names and paths come from the files.
+        eval_datasets::terminal::escaped_layout(&text(self), false).into_owned()
     }
 }
 
 impl BaselineOutcome {
-    /// What a person reads about it.
+    /// What a person reads about it (escaped, as [`Diff::render`]).
     pub fn render(&self, baseline: &Path) -> String {
+        // issue37:escape
+        let text = self.render_raw(baseline);
+        eval_datasets::terminal::escaped_layout(&text, false).into_owned()
+    }
+
+    fn render_raw(&self, baseline: &Path) -> String {
         match self {
             BaselineOutcome::Written { backup, .. } => format!(
                 "baseline {} written{}\n",

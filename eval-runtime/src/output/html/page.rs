@@ -58,20 +58,37 @@ impl<W: Write> Write for Data<W> {
 
 /// Writes JSON with every `<` as the JSON escape `\u003c` (only inside
 /// strings can JSON hold one), so neither `</script>` nor `<!--` can occur
-/// in the script element. (`<` is one byte in UTF-8 and never part of a
-/// longer character, so bytes can be looked at one by one.)
+/// in the script element; and (issue37:escape) every character the
+/// terminal rule escapes (C0, DEL, C1, bidi controls, U+2028/9) as its
+/// JSON escape too (`\u202e`): the same data, no raw control in the page.
 struct Escaping<W: Write>(W);
 
 impl<W: Write> Write for Escaping<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let mut rest = buf;
-        while let Some(at) = rest.iter().position(|&b| b == b'<') {
-            self.0.write_all(&rest[..at])?;
-            self.0.write_all(b"\\u003c")?;
-            rest = &rest[at + 1..];
+        // Whole characters only: a character cut at the end of `buf` is
+        // left for the next call (`write_all` sends it again).
+        let text = match std::str::from_utf8(buf) {
+            Ok(text) => text,
+            Err(e) if e.valid_up_to() > 0 => {
+                std::str::from_utf8(&buf[..e.valid_up_to()]).unwrap_or_default()
+            }
+            Err(_) => {
+                // Not UTF-8 (serde_json never writes such): as it is.
+                self.0.write_all(buf)?;
+                return Ok(buf.len());
+            }
+        };
+        let mut start = 0;
+        for (at, c) in text.char_indices() {
+            if c == '<' || (eval_datasets::terminal::needs_escape(c) && c != '\n' && c != '\t') {
+                self.0.write_all(&text.as_bytes()[start..at])?;
+                // Every such character is in the BMP: one JSON escape.
+                write!(self.0, "\\u{:04x}", c as u32)?;
+                start = at + c.len_utf8();
+            }
         }
-        self.0.write_all(rest)?;
-        Ok(buf.len())
+        self.0.write_all(&text.as_bytes()[start..])?;
+        Ok(text.len())
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -349,9 +366,12 @@ fn dataset_view<'a>(
     }
 }
 
-/// `s` as HTML text (for the title; the data never goes through this).
+/// `s` as HTML text (for the title; the data never goes through this),
+/// under the terminal rule (issue37:escape): a bidi control would reorder
+/// the title, so it is shown escaped (`\u{202e}`), not isolated.
 fn escape_text(s: &str) -> String {
-    s.replace('&', "&amp;")
+    eval_datasets::terminal::escaped(s)
+        .replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
 }

@@ -50,8 +50,16 @@
     } else if (typeof child === "object") {
       node.appendChild(child);
     } else {
-      node.appendChild(document.createTextNode(String(child)));
+      node.appendChild(document.createTextNode(shown(String(child))));
     }
+  }
+
+  /* issue37:escape: the terminal rule (eval_datasets::terminal) in the page:
+   * controls (C0 but line breaks and tabs, DEL, C1), bidi controls (which
+   * would reorder the text around them) and line separators shown escaped. */
+  function shown(text) {
+    return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g,
+      function (c) { return "\\u{" + c.charCodeAt(0).toString(16) + "}"; });
   }
 
   function fmt(x, digits) {

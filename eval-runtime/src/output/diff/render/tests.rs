@@ -315,3 +315,23 @@ fn a_metric_whose_options_changed_gets_no_verdict() {
     let d = diff(&run("", 0), &run("", 12), 0.0);
     assert_eq!(d.comparisons[0].outcome, Outcome::Regression);
 }
+
+#[test]
+fn names_from_the_files_are_shown_escaped() {
+    // issue37:escape: a test name (from a dataset's sample id) with a
+    // screen clear, a C1 CSI and a right-to-left override.
+    let evil = "qa::a\u{1b}[2J\u{9b}31m\u{202e}txt";
+    let old = gated(vec![record("qa", evil, Verdict::Pass)], 0.5);
+    let new = gated(vec![record("qa", evil, Verdict::Fail)], 0.5);
+    let text = diff(&old, &new, 0.0).render();
+    assert!(
+        !text
+            .chars()
+            .any(|c| eval_datasets::terminal::needs_escape(c) && c != '\n' && c != '\t'),
+        "{text:?}"
+    );
+    assert!(
+        text.contains("qa::a\\u{1b}[2J\\u{9b}31m\\u{202e}txt"),
+        "{text}"
+    );
+}
