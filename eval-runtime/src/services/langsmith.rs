@@ -52,8 +52,9 @@ pub struct Uploaded {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum UploadError {
-    /// The endpoint is not an http(s) URL.
-    #[error("LANGSMITH_UPLOAD_FAILED: the endpoint `{0}` is not an http(s) URL")]
+    /// The endpoint is not an http(s) URL with a host and without
+    /// `user:password@` (shown without credentials, query or fragment).
+    #[error("LANGSMITH_UPLOAD_FAILED: the endpoint `{0}` is not an http(s) URL without `user:password@`")]
     Endpoint(String),
     /// A call could not be made or was refused.
     #[error("LANGSMITH_UPLOAD_FAILED: {step}: {why}")]
@@ -67,12 +68,24 @@ pub enum UploadError {
 }
 
 impl LangSmith {
-    /// The API at `endpoint` (its origin and path prefix), with `key`.
+    /// The API at `endpoint` (its origin and path prefix), with `key`:
+    /// `endpoint` must be an http(s) URL with a host and without
+    /// `user:password@` (the key is `key`, sent as `x-api-key`; credentials
+    /// in the URL would go as basic authentication beside it), as
+    /// [`Config`](crate::Config) checks `LANGSMITH_ENDPOINT` when it is read.
     pub fn new(endpoint: &str, key: Secret) -> Result<LangSmith, UploadError> {
         let endpoint = endpoint.trim().trim_end_matches('/').to_string();
         match reqwest::Url::parse(&endpoint) {
-            Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => {}
-            _ => return Err(UploadError::Endpoint(endpoint)),
+            Ok(u)
+                if matches!(u.scheme(), "http" | "https")
+                    && u.host().is_some()
+                    && u.username().is_empty()
+                    && u.password().is_none() => {}
+            _ => {
+                return Err(UploadError::Endpoint(crate::config::shown_url(
+                    &endpoint,
+                )));
+            }
         }
         Ok(LangSmith { endpoint, key })
     }
@@ -179,5 +192,27 @@ impl LangSmith {
             )));
         }
         serde_json::from_slice(&bytes).map_err(|e| fail(format!("the answer is not JSON: {e}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_endpoint_with_credentials_is_refused_without_showing_them() {
+        for endpoint in [
+            "ftp://user:SECRET@smith.example/",
+            "https://user:SECRET@smith.example/",
+            "https://SECRET@smith.example/",
+            "user:SECRET@smith.example",
+            "http://smith.example:99999/?key=SECRET",
+        ] {
+            let e = LangSmith::new(endpoint, Secret::new("ls-key-0123456789")).unwrap_err();
+            let said = e.to_string();
+            assert!(said.starts_with("LANGSMITH_UPLOAD_FAILED"), "{said}");
+            assert!(!said.contains("SECRET"), "{endpoint}: {said}");
+        }
+        assert!(LangSmith::new("https://smith.example/api/", Secret::new("k")).is_ok());
     }
 }
