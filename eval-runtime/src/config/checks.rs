@@ -146,6 +146,20 @@ pub(super) fn check(config: &Config, own: &OwnKeys, bad: &mut Vec<BadVar>) {
             });
         }
     }
+    // Anthropic has no embeddings API: said now, not at the first call.
+    if let Some(url) = config.embed.url.as_deref()
+        && Provider::resolve(config.providers.embed, url) == Provider::Anthropic
+    {
+        let (var, value) = match config.providers.embed {
+            Some(_) => ("EVAL_EMBED_PROVIDER", "anthropic".to_string()),
+            None => ("EVAL_EMBED_URL", shown_url(url)),
+        };
+        bad.push(BadVar {
+            var,
+            value,
+            expected: "an OpenAI-compatible or Azure OpenAI embeddings server: Anthropic has no embeddings API".into(),
+        });
+    }
     // A key is sent as a header value: one that cannot be would fail
     // every request. A service's fallback key is checked only when the
     // service is configured (it is not used otherwise).
@@ -325,5 +339,21 @@ mod tests {
         assert_eq!(said.lines().count(), 3, "{said}");
         assert!(!said.contains("SECRET"), "{said}");
         assert!(read(&[("EVAL_AGENT_API_KEY", "sk-a\tb")]).is_ok());
+    }
+
+    #[test]
+    fn an_embeddings_server_that_cannot_serve_embeddings_is_refused_at_start() {
+        let said = read(&[("EVAL_EMBED_URL", "https://api.anthropic.com/?k=SECRET")]).unwrap_err();
+        assert!(
+            said.starts_with("invalid EVAL_EMBED_URL=`https://api.anthropic.com/`: an OpenAI-compatible"),
+            "{said}"
+        );
+        let said = read(&[
+            ("EVAL_EMBED_URL", "http://127.0.0.1:8000/v1"),
+            ("EVAL_EMBED_PROVIDER", "anthropic"),
+        ])
+        .unwrap_err();
+        assert!(said.starts_with("invalid EVAL_EMBED_PROVIDER=`anthropic`"), "{said}");
+        assert!(read(&[("EVAL_JUDGE_URL", "https://api.anthropic.com")]).is_ok());
     }
 }
