@@ -143,7 +143,8 @@ mod tests {
             let e = read(&dir, |_| false).unwrap_err();
             assert_eq!(e.code, 2);
             assert!(
-                e.message.starts_with(&format!("{name} is a symbolic link to `secrets/")),
+                e.message
+                    .starts_with(&format!("{name} is a symbolic link to `secrets/")),
                 "{}",
                 e.message
             );
@@ -157,7 +158,10 @@ mod tests {
         std::os::unix::fs::symlink("real.env", dir.join(".env.local")).unwrap();
         let (pairs, said) = read(&dir, |_| false).unwrap();
         assert_eq!(pairs, [("EVAL_CONCURRENCY".into(), "3".into())]);
-        assert_eq!(said, ["note: .env.local: EVAL_CONCURRENCY (the environment wins)"]);
+        assert_eq!(
+            said,
+            ["note: .env.local: EVAL_CONCURRENCY (the environment wins)"]
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -11,7 +11,10 @@ use common::{code, evals, evals_with, scratch, text};
 fn an_otlp_header_with_a_line_break_stops_the_run_at_start() {
     let dir = scratch("otlp-header");
     assert_eq!(code(&evals(&dir, &["init"])), 0);
-    for var in ["OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"] {
+    for var in [
+        "OTEL_EXPORTER_OTLP_HEADERS",
+        "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+    ] {
         let out = evals_with(
             &dir,
             &["evaluate", "--url", "http://127.0.0.1:9"],
@@ -22,7 +25,10 @@ fn an_otlp_header_with_a_line_break_stops_the_run_at_start() {
         );
         let (stdout, stderr) = text(&out);
         assert_eq!(code(&out), 2, "{stdout}{stderr}");
-        assert!(stderr.contains(&format!("invalid {var}=`<redacted>`")), "{stderr}");
+        assert!(
+            stderr.contains(&format!("invalid {var}=`<redacted>`")),
+            "{stderr}"
+        );
         assert!(stderr.contains("`x-api-key`"), "{stderr}");
         assert!(!format!("{stdout}{stderr}").contains("SECRET"), "{stderr}");
     }
@@ -50,7 +56,10 @@ fn a_langsmith_endpoint_with_credentials_stops_create_before_its_first_step() {
             stderr.contains("invalid LANGSMITH_ENDPOINT=`") && stderr.contains("smith.example/`"),
             "{stderr}"
         );
-        assert!(!format!("{stdout}{stderr}").contains("SECRET"), "{stdout}{stderr}");
+        assert!(
+            !format!("{stdout}{stderr}").contains("SECRET"),
+            "{stdout}{stderr}"
+        );
         assert_eq!(
             std::fs::read_dir(&dir).unwrap().count(),
             0,
@@ -103,7 +112,10 @@ fn env_local_problems_are_said_plainly() {
         ),
         "{said}"
     );
-    assert!(!said.contains("note: .env.local: EVAL_CONCURENCY"), "{said}");
+    assert!(
+        !said.contains("note: .env.local: EVAL_CONCURENCY"),
+        "{said}"
+    );
     assert_eq!(
         said.matches("EVAL_CONCURENCY").count(),
         1,

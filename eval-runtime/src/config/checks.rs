@@ -260,12 +260,17 @@ mod tests {
         assert!(ok("http://127.0.0.1:8080").is_ok());
         assert!(ok(" https://h/v1?api-version=1 ").is_ok());
         assert!(ok("http://u:p@h/").is_ok(), "basic authentication");
-        for bad in ["127.0.0.1:8080", "ftp://h/", "http://", "file:///etc", "mailto:a@b"] {
+        for bad in [
+            "127.0.0.1:8080",
+            "ftp://h/",
+            "http://",
+            "file:///etc",
+            "mailto:a@b",
+        ] {
             let e = ok(bad).unwrap_err();
             assert!(e.contains("http:// or https://"), "{bad}: {e}");
         }
-        let e =
-            http_url("https://u:SECRET@h", "x", Userinfo::Refused("use the key")).unwrap_err();
+        let e = http_url("https://u:SECRET@h", "x", Userinfo::Refused("use the key")).unwrap_err();
         assert!(e.contains("user:password@") && !e.contains("SECRET"), "{e}");
     }
 
@@ -305,7 +310,10 @@ mod tests {
             for var in vars {
                 assert!(said.contains(&format!("invalid {var}=")), "{url}: {said}");
             }
-            assert!(!said.contains("SECRET") && !said.contains("CRET"), "{url}: {said}");
+            assert!(
+                !said.contains("SECRET") && !said.contains("CRET"),
+                "{url}: {said}"
+            );
         }
         // Good ones pass; LangSmith alone refuses credentials in its URL.
         let url = "https://user:SECRET@host.example/v1";
@@ -318,7 +326,10 @@ mod tests {
         assert_eq!(said.lines().count(), 1, "{said}");
         assert!(!said.contains("SECRET"), "{said}");
         let config = read(&set[..4]).unwrap();
-        assert!(read(&set[5..]).is_ok(), "an exporter may use basic authentication");
+        assert!(
+            read(&set[5..]).is_ok(),
+            "an exporter may use basic authentication"
+        );
         assert_eq!(config.agent_url.as_deref(), Some(url));
     }
 
@@ -334,7 +345,10 @@ mod tests {
         ])
         .unwrap_err();
         for var in ["EVAL_AGENT_API_KEY", "LANGSMITH_API_KEY", "OPENAI_API_KEY"] {
-            assert!(said.contains(&format!("invalid {var}=`<redacted>`")), "{said}");
+            assert!(
+                said.contains(&format!("invalid {var}=`<redacted>`")),
+                "{said}"
+            );
         }
         assert_eq!(said.lines().count(), 3, "{said}");
         assert!(!said.contains("SECRET"), "{said}");
@@ -345,7 +359,9 @@ mod tests {
     fn an_embeddings_server_that_cannot_serve_embeddings_is_refused_at_start() {
         let said = read(&[("EVAL_EMBED_URL", "https://api.anthropic.com/?k=SECRET")]).unwrap_err();
         assert!(
-            said.starts_with("invalid EVAL_EMBED_URL=`https://api.anthropic.com/`: an OpenAI-compatible"),
+            said.starts_with(
+                "invalid EVAL_EMBED_URL=`https://api.anthropic.com/`: an OpenAI-compatible"
+            ),
             "{said}"
         );
         let said = read(&[
@@ -353,7 +369,10 @@ mod tests {
             ("EVAL_EMBED_PROVIDER", "anthropic"),
         ])
         .unwrap_err();
-        assert!(said.starts_with("invalid EVAL_EMBED_PROVIDER=`anthropic`"), "{said}");
+        assert!(
+            said.starts_with("invalid EVAL_EMBED_PROVIDER=`anthropic`"),
+            "{said}"
+        );
         assert!(read(&[("EVAL_JUDGE_URL", "https://api.anthropic.com")]).is_ok());
     }
 }

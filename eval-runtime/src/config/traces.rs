@@ -549,15 +549,38 @@ mod tests {
     #[test]
     fn a_header_the_client_would_refuse_is_refused_at_start_naming_it_not_its_value() {
         for (var, text, header) in [
-            ("OTEL_EXPORTER_OTLP_HEADERS", "x-api-key=a%0D%0Ab", "x-api-key"),
-            ("OTEL_EXPORTER_OTLP_HEADERS", "ok=1,x-tok=SECRET%0A", "x-tok"),
+            (
+                "OTEL_EXPORTER_OTLP_HEADERS",
+                "x-api-key=a%0D%0Ab",
+                "x-api-key",
+            ),
+            (
+                "OTEL_EXPORTER_OTLP_HEADERS",
+                "ok=1,x-tok=SECRET%0A",
+                "x-tok",
+            ),
             ("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "x-k=SECRET%00", "x-k"),
-            ("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "x-k=SECRET%1B[2J", "x-k"),
-            ("OTEL_EXPORTER_OTLP_HEADERS", "bad%20name=SECRET", "bad name"),
-            ("OTEL_EXPORTER_OTLP_HEADERS", "content-length=5", "content-length"),
+            (
+                "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+                "x-k=SECRET%1B[2J",
+                "x-k",
+            ),
+            (
+                "OTEL_EXPORTER_OTLP_HEADERS",
+                "bad%20name=SECRET",
+                "bad name",
+            ),
+            (
+                "OTEL_EXPORTER_OTLP_HEADERS",
+                "content-length=5",
+                "content-length",
+            ),
         ] {
-            let bad = read(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://a:4318"), (var, text)])
-                .unwrap_err();
+            let bad = read(&[
+                ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://a:4318"),
+                (var, text),
+            ])
+            .unwrap_err();
             assert_eq!(bad.len(), 1, "{text}");
             assert_eq!(bad[0].var, var, "{text}");
             assert_eq!(bad[0].value, "<redacted>");
@@ -574,7 +597,10 @@ mod tests {
         .unwrap();
         let e = s.export.unwrap();
         assert_eq!(e.headers.len(), 1);
-        assert_eq!((e.headers[0].0.as_str(), e.headers[0].1.expose()), ("X-Tenant", "t,1"));
+        assert_eq!(
+            (e.headers[0].0.as_str(), e.headers[0].1.expose()),
+            ("X-Tenant", "t,1")
+        );
         // Timeout and compression errors name the variable that was set.
         let bad = read(&[
             ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://a:4318"),
@@ -585,7 +611,10 @@ mod tests {
         let vars: Vec<&str> = bad.iter().map(|b| b.var).collect();
         assert_eq!(
             vars,
-            ["OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION"]
+            [
+                "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT",
+                "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION"
+            ]
         );
     }
 
@@ -595,11 +624,18 @@ mod tests {
         for (base, traces) in [
             ("http://c:4318/?k=x", "http://c:4318/v1/traces?k=x"),
             ("http://c:4318?k=x", "http://c:4318/v1/traces?k=x"),
-            ("http://c:4318/otlp/?k=x&j=y#frag", "http://c:4318/otlp/v1/traces?k=x&j=y"),
+            (
+                "http://c:4318/otlp/?k=x&j=y#frag",
+                "http://c:4318/otlp/v1/traces?k=x&j=y",
+            ),
             ("http://c:4318/otlp", "http://c:4318/otlp/v1/traces"),
             ("http://u:p@c:4318", "http://u:p@c:4318/v1/traces"),
         ] {
-            assert_eq!(endpoint(&[("OTEL_EXPORTER_OTLP_ENDPOINT", base)]), traces, "{base}");
+            assert_eq!(
+                endpoint(&[("OTEL_EXPORTER_OTLP_ENDPOINT", base)]),
+                traces,
+                "{base}"
+            );
         }
         // The signal's own URL is used as given.
         assert_eq!(
@@ -607,7 +643,11 @@ mod tests {
             "http://c:4318/x?k=x"
         );
         // A bad one is shown without its credentials.
-        for url in ["ftp://user:SECRET@c:4318", "http://user:SECRET@", "user:SECRET@c:4318"] {
+        for url in [
+            "ftp://user:SECRET@c:4318",
+            "http://user:SECRET@",
+            "user:SECRET@c:4318",
+        ] {
             let bad = read(&[("OTEL_EXPORTER_OTLP_ENDPOINT", url)]).unwrap_err();
             let said = crate::model::ConfigError(bad).to_string();
             assert!(said.contains("OTEL_EXPORTER_OTLP_ENDPOINT"), "{said}");

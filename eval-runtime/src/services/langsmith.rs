@@ -42,7 +42,10 @@ pub struct LangSmith {
 impl std::fmt::Debug for LangSmith {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LangSmith")
-            .field("endpoint", &crate::config::shown_url(self.endpoint.as_str()))
+            .field(
+                "endpoint",
+                &crate::config::shown_url(self.endpoint.as_str()),
+            )
             .field("key", &self.key)
             .finish()
     }
@@ -64,7 +67,9 @@ pub struct Uploaded {
 pub enum UploadError {
     /// The endpoint is not an http(s) URL with a host and without
     /// `user:password@` (shown without credentials, query or fragment).
-    #[error("LANGSMITH_UPLOAD_FAILED: the endpoint `{0}` is not an http(s) URL without `user:password@`")]
+    #[error(
+        "LANGSMITH_UPLOAD_FAILED: the endpoint `{0}` is not an http(s) URL without `user:password@`"
+    )]
     Endpoint(String),
     /// A call could not be made or was refused.
     #[error("LANGSMITH_UPLOAD_FAILED: {step}: {why}")]
@@ -283,7 +288,8 @@ mod tests {
     fn the_api_paths_go_on_the_endpoints_path_and_its_query_stays() {
         let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let addr = langsmith(lines.clone());
-        let ls = LangSmith::new(&format!("http://{addr}/prefix/?org=x#f"), Secret::new("k")).unwrap();
+        let ls =
+            LangSmith::new(&format!("http://{addr}/prefix/?org=x#f"), Secret::new("k")).unwrap();
         let up = ls
             .upload_blocking("n", "d", &[json!({"inputs": {}, "outputs": {}})])
             .unwrap();
