@@ -37,12 +37,15 @@ pub fn settings(dir: &Path) -> Result<&'static Config, Failure> {
     Config::global_with(&pairs).map_err(|e| Failure::config(e.to_string()))
 }
 
+/// `(name, value)` pairs, in the order read.
+type Pairs = Vec<(String, String)>;
+
 /// The `(name, value)` pairs of `dir`'s files, and the lines to say about
 /// them; `in_env` says whether the environment sets a name (it wins).
 fn read(
     dir: &Path,
     in_env: impl Fn(&str) -> bool,
-) -> Result<(Vec<(String, String)>, Vec<String>), Failure> {
+) -> Result<(Pairs, Vec<String>), Failure> {
     let mut pairs: Vec<(String, String)> = Vec::new();
     let mut said = Vec::new();
     for name in FILES {
