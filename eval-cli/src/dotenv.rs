@@ -42,10 +42,7 @@ type Pairs = Vec<(String, String)>;
 
 /// The `(name, value)` pairs of `dir`'s files, and the lines to say about
 /// them; `in_env` says whether the environment sets a name (it wins).
-fn read(
-    dir: &Path,
-    in_env: impl Fn(&str) -> bool,
-) -> Result<(Pairs, Vec<String>), Failure> {
+fn read(dir: &Path, in_env: impl Fn(&str) -> bool) -> Result<(Pairs, Vec<String>), Failure> {
     let mut pairs: Vec<(String, String)> = Vec::new();
     let mut said = Vec::new();
     for name in FILES {

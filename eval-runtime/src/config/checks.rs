@@ -334,6 +334,17 @@ mod tests {
     }
 
     #[test]
+    fn a_bad_value_is_shown_escaped() {
+        let said =
+            read(&[("EVAL_CONCURRENCY", "\u{1b}]0;title\u{7}\u{9b}2J\u{202e}")]).unwrap_err();
+        assert!(said.starts_with("invalid EVAL_CONCURRENCY=`"), "{said}");
+        assert!(
+            !said.contains(['\u{1b}', '\u{7}', '\u{9b}', '\u{202e}']),
+            "{said:?}"
+        );
+    }
+
+    #[test]
     fn a_key_that_cannot_be_a_header_value_is_refused_at_start() {
         let said = read(&[
             ("EVAL_AGENT_API_KEY", "sk-SECRET\n"),
