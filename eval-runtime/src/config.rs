@@ -299,7 +299,8 @@ impl Config {
     pub fn from_env_and(files: &[(String, String)]) -> Result<Config, ConfigError> {
         let mut names: Vec<String> = std::env::vars_os()
             .filter_map(|(k, _)| k.into_string().ok())
-            .chain(files.iter().map(|(k, _)| k.clone()))
+            // A file's unknown names are its reader's to report
+            // (`Config::setting_names`), with the file's name.
             .filter(|k| k.starts_with("EVAL_"))
             .collect();
         names.sort_unstable();
@@ -629,12 +630,13 @@ impl Config {
         let agent_http = agent_http_vars.parse(&mut bad);
         let judge_answers = judge_answer_vars.parse(&mut bad);
         let providers = provider_vars.parse(&mut bad);
-        if !bad.is_empty() {
-            return Err(ConfigError(bad));
-        }
         let fallback = Duration::ZERO;
         let (judge_url, embed_url) = (judge.0.clone(), embed.0.clone());
-        Ok(Config {
+        let own_keys = checks::OwnKeys {
+            judge: judge.2.is_some(),
+            embed: embed.2.is_some(),
+        };
+        let config = Config {
             agent_url,
             agent_timeout: agent_timeout.unwrap_or(fallback),
             agent_api_key,
@@ -693,7 +695,13 @@ impl Config {
             traces,
             judge_answers,
             providers,
-        })
+        };
+        // URLs and keys, checked over the settings read.
+        checks::check(&config, &own_keys, &mut bad);
+        if !bad.is_empty() {
+            return Err(ConfigError(bad));
+        }
+        Ok(config)
     }
 
     /// Settings with nothing set: every default, no agent, judge or embeddings.
@@ -755,6 +763,7 @@ impl Config {
 pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 16 << 20;
 
 mod agent_http;
+mod checks;
 mod headers;
 mod judge_answers;
 mod location;
@@ -764,6 +773,7 @@ mod traces;
 mod values;
 
 use agent_http::AgentHttpVars;
+pub(crate) use checks::shown_url;
 pub use headers::{HeaderError, Headers};
 use judge_answers::JudgeAnswerVars;
 pub use judge_answers::{JudgeAnswers, Structured};

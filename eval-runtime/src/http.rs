@@ -221,14 +221,10 @@ pub(crate) fn bearer(key: &str) -> std::result::Result<reqwest::header::HeaderVa
     Ok(value)
 }
 
-/// `scheme://host:port/path` without user, password or query string.
+/// `scheme://host:port/path` without user, password or query string: the
+/// one rule for showing a URL ([`crate::config::shown_url`]).
 pub(crate) fn redact_url(url: &reqwest::Url) -> String {
-    let mut shown = url.clone();
-    let _ = shown.set_username("");
-    let _ = shown.set_password(None);
-    shown.set_query(None);
-    shown.set_fragment(None);
-    shown.to_string()
+    crate::config::shown_url(url.as_str())
 }
 
 /// The error and its innermost sources, without repeats or URLs (callers

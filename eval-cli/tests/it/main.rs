@@ -29,6 +29,7 @@ mod paths;
 mod provenance;
 mod robustness;
 mod runevals_flow;
+mod settings_at_start;
 mod special_files;
 mod spill;
 mod summary;

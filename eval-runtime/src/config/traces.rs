@@ -91,7 +91,7 @@ impl std::fmt::Debug for ExportSettings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let names: Vec<&str> = self.headers.iter().map(|(k, _)| k.as_str()).collect();
         f.debug_struct("ExportSettings")
-            .field("endpoint", &without_credentials(&self.endpoint))
+            .field("endpoint", &super::shown_url(&self.endpoint))
             .field("protocol", &self.protocol)
             .field("headers", &names)
             .field("timeout", &self.timeout)
@@ -100,20 +100,6 @@ impl std::fmt::Debug for ExportSettings {
             .field("resource", &self.resource)
             .field("queue", &self.queue)
             .finish()
-    }
-}
-
-/// `url` without a `user:password@` part.
-fn without_credentials(url: &str) -> String {
-    match url.split_once("://") {
-        Some((scheme, rest)) => {
-            let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-            match rest[..end].rfind('@') {
-                Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
-                None => url.to_string(),
-            }
-        }
-        None => url.to_string(),
     }
 }
 
@@ -126,9 +112,11 @@ pub(super) struct TraceVars {
     protocol: Option<String>,
     /// Which variable gave it.
     protocol_var: &'static str,
-    headers: Option<String>,
-    timeout: Option<String>,
-    compression: Option<String>,
+    /// Each with the variable that gave it (the signal's own, else the
+    /// general one).
+    headers: Option<(&'static str, String)>,
+    timeout: Option<(&'static str, String)>,
+    compression: Option<(&'static str, String)>,
     service_name: Option<String>,
     resource: Option<String>,
     sdk_disabled: Option<String>,
@@ -174,9 +162,9 @@ impl TraceVars {
             traces_endpoint: get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", false),
             protocol: protocol.map(|(_, v)| v),
             protocol_var,
-            headers: headers.map(|(_, v)| v),
-            timeout: timeout.map(|(_, v)| v),
-            compression: compression.map(|(_, v)| v),
+            headers,
+            timeout,
+            compression,
             service_name: get("OTEL_SERVICE_NAME", false),
             resource: get("OTEL_RESOURCE_ATTRIBUTES", false),
             sdk_disabled: get("OTEL_SDK_DISABLED", false),
@@ -231,7 +219,7 @@ impl TraceVars {
             let endpoint = match traces_url(&url, append) {
                 Ok(u) => u,
                 Err(why) => {
-                    push(var, without_credentials(&url), &why);
+                    push(var, super::shown_url(&url), &why);
                     return None;
                 }
             };
@@ -247,44 +235,37 @@ impl TraceVars {
                     OtlpProtocol::Protobuf
                 }
             };
-            let headers = match self.headers.as_deref().map(pairs) {
+            let headers = match &self.headers {
                 None => Vec::new(),
-                Some(Ok(h)) => h.into_iter().map(|(k, v)| (k, Secret::new(v))).collect(),
-                Some(Err(())) => {
-                    push(
-                        "OTEL_EXPORTER_OTLP_HEADERS",
-                        "<redacted>".into(),
-                        "key=value pairs separated by commas (values percent-encoded)",
-                    );
-                    Vec::new()
-                }
+                Some((var, text)) => match otlp_headers(text) {
+                    Ok(h) => h,
+                    Err(why) => {
+                        push(var, "<redacted>".into(), &why);
+                        Vec::new()
+                    }
+                },
             };
-            let timeout = match self.timeout.as_deref().map(str::trim) {
+            let timeout = match &self.timeout {
                 None => DEFAULT_EXPORT_TIMEOUT,
-                Some(v) => match v.parse::<u64>() {
+                Some((var, v)) => match v.trim().parse::<u64>() {
                     Ok(0) => Duration::from_secs(600),
                     Ok(ms) => Duration::from_millis(ms.min(600_000)),
                     Err(_) => {
-                        push(
-                            "OTEL_EXPORTER_OTLP_TIMEOUT",
-                            v.to_string(),
-                            "milliseconds, a whole number",
-                        );
+                        push(var, v.to_string(), "milliseconds, a whole number");
                         DEFAULT_EXPORT_TIMEOUT
                     }
                 },
             };
-            let gzip = match self.compression.as_deref().map(str::trim) {
-                None | Some("none") => false,
-                Some("gzip") => true,
-                Some(other) => {
-                    push(
-                        "OTEL_EXPORTER_OTLP_COMPRESSION",
-                        other.to_string(),
-                        "gzip or none",
-                    );
-                    false
-                }
+            let gzip = match &self.compression {
+                None => false,
+                Some((var, v)) => match v.trim() {
+                    "none" => false,
+                    "gzip" => true,
+                    _ => {
+                        push(var, v.to_string(), "gzip or none");
+                        false
+                    }
+                },
             };
             let mut resource = match self.resource.as_deref().map(pairs) {
                 None => Vec::new(),
@@ -360,24 +341,40 @@ fn receiver_addr(value: &str) -> Result<Option<SocketAddr>, &'static str> {
 }
 
 /// The traces URL of an OTLP/HTTP endpoint: the base URL with `v1/traces`
-/// appended (`append`), or the signal's own URL as given.
+/// appended to its path (`append`; a query stays a query:
+/// `http://c:4318/?k=x` gives `http://c:4318/v1/traces?k=x`), or the
+/// signal's own URL as given (an empty path is `/`). A fragment is never
+/// sent, so dropped. Basic authentication (`user:password@`) is allowed,
+/// never shown.
 fn traces_url(url: &str, append: bool) -> Result<String, String> {
-    let url = url.trim();
-    let scheme_ok = url.starts_with("http://") || url.starts_with("https://");
-    if !scheme_ok || url.len() < "http://x".len() {
-        return Err("an http:// or https:// URL, e.g. http://localhost:4318".into());
+    let example = "http://localhost:4318";
+    let mut url = super::checks::http_url(url, example, super::checks::Userinfo::Allowed)?;
+    url.set_fragment(None);
+    if append {
+        let path = format!("{}/v1/traces", url.path().trim_end_matches('/'));
+        url.set_path(&path);
     }
-    if !append {
-        // An empty path is `/`.
-        let after = &url[url.find("://").map_or(0, |i| i + 3)..];
-        return Ok(if after.contains('/') {
-            url.to_string()
-        } else {
-            format!("{url}/")
-        });
-    }
-    let base = url.trim_end_matches('/');
-    Ok(format!("{base}/v1/traces"))
+    Ok(url.to_string())
+}
+
+/// `OTEL_EXPORTER_OTLP_(TRACES_)HEADERS`: `key=value,...`, both
+/// percent-decoded as the exporter specification says (W3C Baggage's
+/// format); each name an HTTP token, each value free of CR, LF, NUL and
+/// other control characters once decoded (RFC 9110 §5.5), and no header
+/// that frames the request (`Content-Length`, `Host`, ...): what the HTTP
+/// client would refuse at every send is refused at start. Every value is a
+/// [`Secret`]; the error names the header, never its value.
+fn otlp_headers(text: &str) -> Result<Vec<(String, Secret)>, String> {
+    let expected = "key=value pairs separated by commas (values percent-encoded)";
+    let pairs = pairs(text).map_err(|()| expected.to_string())?;
+    pairs
+        .into_iter()
+        .map(|(name, value)| {
+            eval_datasets::agent::check_header(&name, &value)
+                .map_err(|e| format!("{expected}: {e}"))?;
+            Ok((name, Secret::new(value)))
+        })
+        .collect()
 }
 
 /// `key=value,key=value` with percent-encoded values (W3C Baggage, as the
@@ -545,5 +542,116 @@ mod tests {
         ])
         .unwrap_err();
         assert_eq!(bad[0].value, "<redacted>", "a header is never shown");
+    }
+
+    /// The reproducer: `x-api-key=a%0D%0Ab` was accepted, and every
+    /// batch then failed to build ("builder error"), the run exiting 0.
+    #[test]
+    fn a_header_the_client_would_refuse_is_refused_at_start_naming_it_not_its_value() {
+        for (var, text, header) in [
+            (
+                "OTEL_EXPORTER_OTLP_HEADERS",
+                "x-api-key=a%0D%0Ab",
+                "x-api-key",
+            ),
+            (
+                "OTEL_EXPORTER_OTLP_HEADERS",
+                "ok=1,x-tok=SECRET%0A",
+                "x-tok",
+            ),
+            ("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "x-k=SECRET%00", "x-k"),
+            (
+                "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+                "x-k=SECRET%1B[2J",
+                "x-k",
+            ),
+            (
+                "OTEL_EXPORTER_OTLP_HEADERS",
+                "bad%20name=SECRET",
+                "bad name",
+            ),
+            (
+                "OTEL_EXPORTER_OTLP_HEADERS",
+                "content-length=5",
+                "content-length",
+            ),
+        ] {
+            let bad = read(&[
+                ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://a:4318"),
+                (var, text),
+            ])
+            .unwrap_err();
+            assert_eq!(bad.len(), 1, "{text}");
+            assert_eq!(bad[0].var, var, "{text}");
+            assert_eq!(bad[0].value, "<redacted>");
+            let said = crate::model::ConfigError(bad).to_string();
+            assert!(said.contains(header), "{text}: {said}");
+            assert!(!said.contains("SECRET"), "{text}: {said}");
+        }
+        // The signal's own headers win over, and are checked instead of, the general ones.
+        let s = read(&[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://a:4318"),
+            ("OTEL_EXPORTER_OTLP_HEADERS", "x=a%0Ab"),
+            ("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "X-Tenant=t%2C1"),
+        ])
+        .unwrap();
+        let e = s.export.unwrap();
+        assert_eq!(e.headers.len(), 1);
+        assert_eq!(
+            (e.headers[0].0.as_str(), e.headers[0].1.expose()),
+            ("X-Tenant", "t,1")
+        );
+        // Timeout and compression errors name the variable that was set.
+        let bad = read(&[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://a:4318"),
+            ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "soon"),
+            ("OTEL_EXPORTER_OTLP_TRACES_COMPRESSION", "zstd"),
+        ])
+        .unwrap_err();
+        let vars: Vec<&str> = bad.iter().map(|b| b.var).collect();
+        assert_eq!(
+            vars,
+            [
+                "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT",
+                "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION"
+            ]
+        );
+    }
+
+    #[test]
+    fn v1_traces_goes_on_the_path_and_a_query_stays_a_query() {
+        let endpoint = |vars: &[(&str, &str)]| read(vars).unwrap().export.unwrap().endpoint;
+        for (base, traces) in [
+            ("http://c:4318/?k=x", "http://c:4318/v1/traces?k=x"),
+            ("http://c:4318?k=x", "http://c:4318/v1/traces?k=x"),
+            (
+                "http://c:4318/otlp/?k=x&j=y#frag",
+                "http://c:4318/otlp/v1/traces?k=x&j=y",
+            ),
+            ("http://c:4318/otlp", "http://c:4318/otlp/v1/traces"),
+            ("http://u:p@c:4318", "http://u:p@c:4318/v1/traces"),
+        ] {
+            assert_eq!(
+                endpoint(&[("OTEL_EXPORTER_OTLP_ENDPOINT", base)]),
+                traces,
+                "{base}"
+            );
+        }
+        // The signal's own URL is used as given.
+        assert_eq!(
+            endpoint(&[("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://c:4318/x?k=x")]),
+            "http://c:4318/x?k=x"
+        );
+        // A bad one is shown without its credentials.
+        for url in [
+            "ftp://user:SECRET@c:4318",
+            "http://user:SECRET@",
+            "user:SECRET@c:4318",
+        ] {
+            let bad = read(&[("OTEL_EXPORTER_OTLP_ENDPOINT", url)]).unwrap_err();
+            let said = crate::model::ConfigError(bad).to_string();
+            assert!(said.contains("OTEL_EXPORTER_OTLP_ENDPOINT"), "{said}");
+            assert!(!said.contains("SECRET"), "{said}");
+        }
     }
 }

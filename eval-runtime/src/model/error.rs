@@ -171,9 +171,13 @@ pub struct BadVar {
     pub expected: String,
 }
 
+/// Each value escaped (a settings file is text from outside: issue 37).
 fn render(bad: &[BadVar]) -> String {
     bad.iter()
-        .map(|b| format!("invalid {}=`{}`: {}", b.var, b.value, b.expected))
+        .map(|b| {
+            let value = eval_datasets::terminal::escaped(&b.value);
+            format!("invalid {}=`{value}`: {}", b.var, b.expected)
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }

@@ -31,11 +31,24 @@ const MAX_ANSWER_BYTES: u64 = 1 << 20;
 /// Examples sent per bulk call.
 const BATCH: usize = 500;
 
-/// A LangSmith endpoint and the key for it.
-#[derive(Debug, Clone)]
+/// A LangSmith endpoint and the key for it. `Debug` shows the endpoint
+/// as every message does (no credentials, query or fragment).
+#[derive(Clone)]
 pub struct LangSmith {
-    endpoint: String,
+    endpoint: reqwest::Url,
     key: Secret,
+}
+
+impl std::fmt::Debug for LangSmith {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LangSmith")
+            .field(
+                "endpoint",
+                &crate::config::shown_url(self.endpoint.as_str()),
+            )
+            .field("key", &self.key)
+            .finish()
+    }
 }
 
 /// What an upload made.
@@ -53,8 +66,11 @@ pub struct Uploaded {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum UploadError {
-    /// The endpoint is not an http(s) URL.
-    #[error("LANGSMITH_UPLOAD_FAILED: the endpoint `{0}` is not an http(s) URL")]
+    /// The endpoint is not an http(s) URL with a host and without
+    /// `user:password@` (shown without credentials, query or fragment).
+    #[error(
+        "LANGSMITH_UPLOAD_FAILED: the endpoint `{0}` is not an http(s) URL without `user:password@`"
+    )]
     Endpoint(String),
     /// A call could not be made or was refused.
     #[error("LANGSMITH_UPLOAD_FAILED: {step}: {why}")]
@@ -68,14 +84,35 @@ pub enum UploadError {
 }
 
 impl LangSmith {
-    /// The API at `endpoint` (its origin and path prefix), with `key`.
+    /// The API at `endpoint` (its origin and path prefix), with `key`:
+    /// `endpoint` must be an http(s) URL with a host and without
+    /// `user:password@` (the key is `key`, sent as `x-api-key`; credentials
+    /// in the URL would go as basic authentication beside it), as
+    /// [`Config`](crate::Config) checks `LANGSMITH_ENDPOINT` when it is read.
     pub fn new(endpoint: &str, key: Secret) -> Result<LangSmith, UploadError> {
-        let endpoint = endpoint.trim().trim_end_matches('/').to_string();
-        match reqwest::Url::parse(&endpoint) {
-            Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => {}
-            _ => return Err(UploadError::Endpoint(endpoint)),
+        let endpoint = endpoint.trim();
+        match reqwest::Url::parse(endpoint) {
+            Ok(mut u)
+                if matches!(u.scheme(), "http" | "https")
+                    && u.host().is_some()
+                    && u.username().is_empty()
+                    && u.password().is_none() =>
+            {
+                u.set_fragment(None);
+                Ok(LangSmith { endpoint: u, key })
+            }
+            _ => Err(UploadError::Endpoint(crate::config::shown_url(endpoint))),
         }
-        Ok(LangSmith { endpoint, key })
+    }
+
+    /// The endpoint with `path` (`/api/v1/datasets`) appended to its path;
+    /// its query, if any, kept (`https://h/x?org=1` gives
+    /// `https://h/x/api/v1/datasets?org=1`).
+    fn url(&self, path: &str) -> reqwest::Url {
+        let mut url = self.endpoint.clone();
+        let joined = format!("{}{path}", url.path().trim_end_matches('/'));
+        url.set_path(&joined);
+        url
     }
 
     /// Creates dataset `name` and adds `examples` (each `{inputs, outputs,
@@ -164,12 +201,12 @@ impl LangSmith {
             step: step.to_string(),
             why,
         };
-        let client = runtime_client(&self.endpoint).map_err(|e| fail(e.to_string()))?;
+        let client = runtime_client(self.endpoint.as_str()).map_err(|e| fail(e.to_string()))?;
         let mut key = reqwest::header::HeaderValue::from_str(self.key.expose())
             .map_err(|_| fail("the key holds characters not allowed in an HTTP header".into()))?;
         key.set_sensitive(true);
         let response = client
-            .post(format!("{}{path}", self.endpoint))
+            .post(self.url(path))
             .header("x-api-key", key)
             .timeout(TIMEOUT)
             .json(body)
@@ -197,5 +234,91 @@ impl LangSmith {
             )));
         }
         serde_json::from_slice(&bytes).map_err(|e| fail(format!("the answer is not JSON: {e}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_endpoint_with_credentials_is_refused_without_showing_them() {
+        for endpoint in [
+            "ftp://user:SECRET@smith.example/",
+            "https://user:SECRET@smith.example/",
+            "https://SECRET@smith.example/",
+            "user:SECRET@smith.example",
+            "http://smith.example:99999/?key=SECRET",
+        ] {
+            let e = LangSmith::new(endpoint, Secret::new("ls-key-0123456789")).unwrap_err();
+            let said = e.to_string();
+            assert!(said.starts_with("LANGSMITH_UPLOAD_FAILED"), "{said}");
+            assert!(!said.contains("SECRET"), "{endpoint}: {said}");
+        }
+        assert!(LangSmith::new("https://smith.example/api/", Secret::new("k")).is_ok());
+    }
+
+    /// A LangSmith stand-in on loopback (the answers' shape: LangSmith's
+    /// `POST /api/v1/datasets` returns the dataset, whose `id` the SDK's
+    /// `Client.create_dataset` reads); records each request line.
+    fn langsmith(lines: std::sync::Arc<std::sync::Mutex<Vec<String>>>) -> std::net::SocketAddr {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                let mut reader = BufReader::new(stream);
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        break;
+                    }
+                    let mut length = 0usize;
+                    loop {
+                        let mut h = String::new();
+                        reader.read_line(&mut h).unwrap();
+                        if h.trim().is_empty() {
+                            break;
+                        }
+                        if let Some((k, v)) = h.split_once(':')
+                            && k.eq_ignore_ascii_case("content-length")
+                        {
+                            length = v.trim().parse().unwrap();
+                        }
+                    }
+                    let mut body = vec![0; length];
+                    reader.read_exact(&mut body).unwrap();
+                    lines.lock().unwrap().push(line.trim_end().to_string());
+                    let answer = r#"{"id": "d-1"}"#;
+                    let reply = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{answer}",
+                        answer.len()
+                    );
+                    reader.get_mut().write_all(reply.as_bytes()).unwrap();
+                }
+            }
+        });
+        addr
+    }
+
+    #[test]
+    fn the_api_paths_go_on_the_endpoints_path_and_its_query_stays() {
+        let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let addr = langsmith(lines.clone());
+        let ls =
+            LangSmith::new(&format!("http://{addr}/prefix/?org=x#f"), Secret::new("k")).unwrap();
+        let up = ls
+            .upload_blocking("n", "d", &[json!({"inputs": {}, "outputs": {}})])
+            .unwrap();
+        assert_eq!(up.dataset_id, "d-1");
+        assert_eq!(
+            *lines.lock().unwrap(),
+            [
+                "POST /prefix/api/v1/datasets?org=x HTTP/1.1",
+                "POST /prefix/api/v1/examples/bulk?org=x HTTP/1.1"
+            ]
+        );
+        assert!(!format!("{ls:?}").contains("org=x"), "{ls:?}");
     }
 }

@@ -218,3 +218,142 @@ fn an_evaluation_links_only_to_spans_exported_with_it_and_names_the_answer() {
     let sample = sample_span(&run, "rag", &report);
     assert_eq!(id(&sample.events[0].attributes), None);
 }
+
+/// A real HTTP/1.1 server on loopback that answers `status` to every
+/// request and records each request's head (request line and headers).
+fn recording_server(status: u16) -> (std::net::SocketAddr, Arc<Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let heads = Arc::new(Mutex::new(Vec::new()));
+    let seen = heads.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let seen = seen.clone();
+            std::thread::spawn(move || {
+                let mut data = Vec::new();
+                let mut buf = [0u8; 4096];
+                loop {
+                    let Some(end) = data.windows(4).position(|w| w == b"\r\n\r\n") else {
+                        match stream.read(&mut buf) {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => data.extend_from_slice(&buf[..n]),
+                        }
+                        continue;
+                    };
+                    let head = String::from_utf8_lossy(&data[..end]).into_owned();
+                    let length: usize = head
+                        .lines()
+                        .find_map(|l| {
+                            let (k, v) = l.split_once(':')?;
+                            k.eq_ignore_ascii_case("content-length")
+                                .then(|| v.trim().parse().ok())?
+                        })
+                        .unwrap_or(0);
+                    while data.len() < end + 4 + length {
+                        match stream.read(&mut buf) {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => data.extend_from_slice(&buf[..n]),
+                        }
+                    }
+                    data.drain(..end + 4 + length);
+                    seen.lock().unwrap().push(head);
+                    let answer = format!("HTTP/1.1 {status} X\r\ncontent-length: 0\r\n\r\n");
+                    if stream.write_all(answer.as_bytes()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (addr, heads)
+}
+
+/// The export settings `vars` give, as the run reads them.
+fn from_vars(vars: &[(&str, String)]) -> ExportSettings {
+    let var = |name: &str| {
+        Ok(vars
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.clone()))
+    };
+    crate::Config::from_vars(var, &[])
+        .unwrap()
+        .traces
+        .export
+        .unwrap()
+}
+
+/// The reproducer: an endpoint with a query string got
+/// `POST /?k=x/v1/traces`. `v1/traces` goes on the path (OTLP exporter
+/// specification: the base URL's path plus `v1/traces`); the query stays.
+#[tokio::test]
+async fn the_request_line_has_v1_traces_on_the_path_and_keeps_the_query() {
+    let (addr, heads) = recording_server(200);
+    for (var, endpoint, line) in [
+        (
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            format!("http://{addr}/?k=x"),
+            "POST /v1/traces?k=x HTTP/1.1",
+        ),
+        (
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            format!("http://{addr}/otlp?k=x&j=%2F"),
+            "POST /otlp/v1/traces?k=x&j=%2F HTTP/1.1",
+        ),
+        (
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+            format!("http://{addr}/mine?k=x"),
+            "POST /mine?k=x HTTP/1.1",
+        ),
+    ] {
+        heads.lock().unwrap().clear();
+        let s = from_vars(&[
+            (var, endpoint.clone()),
+            ("OTEL_EXPORTER_OTLP_HEADERS", "X-Tenant=a%2Cb".into()),
+        ]);
+        let e = Exporter::start(s);
+        e.queue_span(span(1));
+        let done = tokio::task::spawn_blocking(move || e.flush(Duration::from_secs(5)))
+            .await
+            .unwrap();
+        assert_eq!(done.sent, 1, "{endpoint}: {done:?}");
+        let heads = heads.lock().unwrap().clone();
+        assert_eq!(heads.len(), 1, "{heads:?}");
+        assert_eq!(heads[0].lines().next(), Some(line), "{endpoint}");
+        assert!(
+            heads[0].to_ascii_lowercase().contains("\r\nx-tenant: a,b"),
+            "{}",
+            heads[0]
+        );
+    }
+}
+
+/// Credentials in the endpoint are sent as basic authentication (as the
+/// HTTP client does) and never shown: not in the failure, not in `Debug`.
+#[tokio::test]
+async fn credentials_in_the_endpoint_are_sent_never_shown() {
+    let (addr, heads) = recording_server(500);
+    let s = from_vars(&[(
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+        format!("http://user:SECRET@{addr}/?token=SECRET"),
+    )]);
+    assert!(!format!("{s:?}").contains("SECRET"), "{s:?}");
+    let e = Exporter::start(s);
+    assert!(!format!("{e:?}").contains("SECRET"), "{e:?}");
+    e.queue_span(span(1));
+    let done = tokio::task::spawn_blocking(move || e.flush(Duration::from_secs(5)))
+        .await
+        .unwrap();
+    let failure = done.failure.clone().unwrap_or_default();
+    assert!(failure.contains("answered 500"), "{done:?}");
+    assert!(!failure.contains("SECRET"), "{failure}");
+    assert!(!done.note("x").contains("SECRET"));
+    let heads = heads.lock().unwrap().clone();
+    // base64("user:SECRET")
+    assert!(
+        heads[0].contains("authorization: Basic dXNlcjpTRUNSRVQ=")
+            || heads[0].contains("Authorization: Basic dXNlcjpTRUNSRVQ="),
+        "{heads:?}"
+    );
+}
