@@ -323,10 +323,11 @@ pub(super) fn generated(
     sweep_scratch(out_dir, domain);
     static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let scratch = out_dir.join(format!(
-        ".{domain}-generated.{}.{n}.jsonl",
-        std::process::id()
-    ));
+    // A folder, so what generate keeps beside its output (its lock) goes too.
+    let scratch_dir = out_dir.join(format!(".{domain}-generated.{}.{n}", std::process::id()));
+    std::fs::create_dir_all(&scratch_dir)
+        .map_err(|e| Failure::config(format!("cannot create {}: {e}", scratch_dir.display())))?;
+    let scratch = scratch_dir.join("generated.jsonl");
     let outcome = generate_blocking(
         &c,
         &scratch,
@@ -336,13 +337,13 @@ pub(super) fn generated(
         &mut |_, _| {},
     );
     let read = Dataset::load(&scratch);
-    let _ = std::fs::remove_file(&scratch);
+    let _ = std::fs::remove_dir_all(&scratch_dir);
     outcome.map_err(|e| Failure::config(e.to_string()))?;
     let d = read.map_err(|e| Failure::config(e.to_string()))?;
     Ok(d.samples.iter().map(from_sample).collect())
 }
 
-/// Removes the scratch files `.{domain}-generated.<pid>.<n>.jsonl` that
+/// Removes the scratch folders `.{domain}-generated.<pid>.<n>` that
 /// runs killed before they finished left in `out_dir` (where `/proc` tells
 /// whether their process is gone).
 fn sweep_scratch(out_dir: &Path, domain: &str) {
@@ -355,11 +356,7 @@ fn sweep_scratch(out_dir: &Path, domain: &str) {
     let prefix = format!(".{domain}-generated.");
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some(rest) = name
-            .to_str()
-            .and_then(|n| n.strip_prefix(&prefix))
-            .and_then(|r| r.strip_suffix(".jsonl"))
-        else {
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(&prefix)) else {
             continue;
         };
         let Some((pid, n)) = rest.split_once('.') else {
@@ -369,7 +366,7 @@ fn sweep_scratch(out_dir: &Path, domain: &str) {
             pid != std::process::id() && !Path::new("/proc").join(pid.to_string()).exists()
         });
         if gone && n.parse::<u64>().is_ok() {
-            let _ = std::fs::remove_file(entry.path());
+            let _ = std::fs::remove_dir_all(entry.path());
         }
     }
 }

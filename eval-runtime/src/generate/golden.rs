@@ -149,10 +149,11 @@ pub(crate) fn render(records: &[Record], format: OutputFormat) -> Result<String,
 /// overwrites the other's samples.
 pub(crate) fn lock(path: &Path) -> Result<std::fs::File, GenerateError> {
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
-    let name = path.file_name().unwrap_or(path.as_os_str()).to_string_lossy();
-    let lock_path = dir
-        .unwrap_or(Path::new("."))
-        .join(format!(".{name}.lock"));
+    let name = path
+        .file_name()
+        .unwrap_or(path.as_os_str())
+        .to_string_lossy();
+    let lock_path = dir.unwrap_or(Path::new(".")).join(format!(".{name}.lock"));
     let failed = |path: &Path| {
         let path = path.to_path_buf();
         move |source| GenerateError::Write { path, source }
