@@ -574,3 +574,24 @@ async fn connections_over_the_bound_are_turned_away_and_a_sample_says_so() {
     assert_eq!(status, 200);
     assert_eq!(r.tally().slow, 0);
 }
+
+/// The issue's reproducer, for measuring peak RSS (`/usr/bin/time -v`):
+/// 16 MiB of empty spans, gzipped, POSTed to the receiver.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore]
+async fn reproducer_gzip_bomb_of_empty_spans() {
+    let r = receiver();
+    let spans = [0x12u8, 0x00].repeat(((16 << 20) - 16) / 2);
+    let mut scope = vec![0x12];
+    prost::encoding::encode_varint(spans.len() as u64, &mut scope);
+    scope.extend_from_slice(&spans);
+    let mut bomb = vec![0x0a];
+    prost::encoding::encode_varint(scope.len() as u64, &mut bomb);
+    bomb.extend_from_slice(&scope);
+    drop((spans, scope));
+    let t = Instant::now();
+    let (status, _) = post(&r, "/v1/traces", "application/x-protobuf", true, bomb).await;
+    eprintln!("REPRO status {status} in {:?}", t.elapsed());
+    // Before issue 37: 200 after 6.7 s, 2.23 GB peak; now 413 at once.
+    assert_eq!(status, 413);
+}
