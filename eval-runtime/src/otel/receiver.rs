@@ -215,11 +215,11 @@ impl Store {
                             );
                             continue;
                         }
-                        if traces.held + bytes > MAX_HELD {
+                        if traces.held + bytes > self.bounds.held {
                             p.over_all += 1;
                             why = format!(
                                 "over {} MiB of spans held for all the samples in flight",
-                                MAX_HELD >> 20
+                                self.bounds.held >> 20
                             );
                             continue;
                         }
@@ -484,7 +484,7 @@ impl Receiver {
             notes.push(format!(
                 "{} spans not kept: the receiver holds at most {} MiB of spans for all the samples in flight",
                 taken.over_all,
-                MAX_HELD >> 20
+                self.store.bounds.held >> 20
             ));
         }
         if taken.malformed > 0 {

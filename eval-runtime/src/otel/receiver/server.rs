@@ -43,6 +43,9 @@ pub(crate) struct Bounds {
     pub(crate) decodes: usize,
     /// What one request may build.
     pub(crate) limits: Limits,
+    /// Most bytes of spans (in memory) kept under all the traces in flight;
+    /// beyond, counted.
+    pub(crate) held: usize,
 }
 
 /// The receiver's bounds (documented in the guide's "Traces" chapter).
@@ -53,6 +56,7 @@ pub(crate) const BOUNDS: Bounds = Bounds {
     buffered: 2 * decode::LIMITS.body,
     decodes: 2,
     limits: decode::LIMITS,
+    held: super::MAX_HELD,
 };
 
 /// A connection's stream, noting whether bytes of a request came since its

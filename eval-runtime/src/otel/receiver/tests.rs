@@ -575,6 +575,68 @@ async fn connections_over_the_bound_are_turned_away_and_a_sample_says_so() {
     assert_eq!(r.tally().slow, 0);
 }
 
+#[tokio::test]
+async fn what_all_the_traces_in_flight_hold_is_bounded_and_given_back() {
+    let one = decode::memory(&span(
+        &TurnTrace {
+            trace_id: [1; 16],
+            span_id: [1; 8],
+            earlier: Vec::new(),
+            start: std::time::SystemTime::now(),
+            end: None,
+        },
+        1,
+        None,
+        "root",
+    ));
+    let r = Receiver::start_with(
+        "127.0.0.1:0".parse().unwrap(),
+        Bounds {
+            held: 3 * one,
+            ..BOUNDS
+        },
+    )
+    .unwrap();
+    let started = |r: &Arc<Receiver>| {
+        let sample = SampleTrace::new(Some(r.registry()));
+        let turn = async { crate::otel::next_traceparent().unwrap() };
+        (sample, turn)
+    };
+    let (a, turn) = started(&r);
+    a.scope(turn).await;
+    let (b, turn) = started(&r);
+    b.scope(turn).await;
+    let (ta, tb) = (a.turns()[0].clone(), b.turns()[0].clone());
+    // Sample a takes two of the three spans' room, sample b one: its second
+    // is over.
+    let body = request(vec![
+        span(&ta, 1, None, "a1"),
+        span(&ta, 2, Some(1), "a2"),
+        span(&tb, 1, None, "b1"),
+        span(&tb, 2, Some(1), "b2"),
+    ])
+    .encode_to_vec();
+    let (status, answer) = post(&r, "/v1/traces", "application/x-protobuf", false, body).await;
+    assert_eq!(status, 200);
+    let response =
+        opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceResponse::decode(
+            answer.as_bytes(),
+        )
+        .unwrap();
+    assert_eq!(response.partial_success.unwrap().rejected_spans, 1);
+    let got = r.collect(&b, Duration::from_millis(50)).await.unwrap();
+    assert_eq!(got.steps.len(), 1);
+    let note = got.note.unwrap();
+    assert!(
+        note.contains("1 spans not kept: the receiver holds at most"),
+        "{note}"
+    );
+    let got = r.collect(&a, Duration::from_secs(5)).await.unwrap();
+    assert_eq!(got.steps.len(), 2);
+    // Taken: the room is free again.
+    assert_eq!(r.store.lock().held, 0);
+}
+
 /// The reproducer, for measuring peak RSS (`/usr/bin/time -v`):
 /// 16 MiB of empty spans, gzipped, POSTed to the receiver.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
