@@ -103,6 +103,16 @@ impl Shape {
             _ => self.others += 1,
         }
         self.structure = self.structure.saturating_add(2 * kind.size());
+        self.check(limits)
+    }
+
+    /// Counts `bytes` of a value serde holds before decoding it.
+    fn buffer(&mut self, bytes: usize, limits: &Limits) -> Result<(), Refusal> {
+        self.structure = self.structure.saturating_add(bytes);
+        self.check(limits)
+    }
+
+    fn check(&self, limits: &Limits) -> Result<(), Refusal> {
         if self.spans > limits.spans {
             return Err(Refusal::TooLarge(format!(
                 "more than {} spans in one request: send smaller batches (OTEL_BSP_MAX_EXPORT_BATCH_SIZE)",
@@ -345,6 +355,7 @@ fn json_shape(body: &[u8], limits: &Limits) -> Result<Shape, Refusal> {
         elements: Msg::Ignored,
         object: Msg::Request,
         depth: 0,
+        anys: 0,
     }
     .deserialize(&mut de)
     .and_then(|()| de.end());
@@ -365,7 +376,18 @@ struct Node<'a> {
     /// What an object here is.
     object: Msg,
     depth: usize,
+    /// Attribute values this one is in: opentelemetry-proto reads an
+    /// `AnyValue` through a flattened field, so serde first holds all of
+    /// it, every member (known or not) and every element, as a `Content`
+    /// tree, and again for each value nested in it (measured: a value 16
+    /// deep took some six times what one level did).
+    anys: usize,
 }
+
+/// What serde holds for one value of a buffered tree (its `Content`, at
+/// most 32 bytes on a 64-bit target; counted at twice that, for vectors
+/// grown by doubling), taken at 48.
+const CONTENT: usize = 48;
 
 impl Node<'_> {
     fn child(&mut self, elements: Msg, object: Msg, depth: usize) -> Node<'_> {
@@ -376,6 +398,7 @@ impl Node<'_> {
             elements,
             object,
             depth,
+            anys: self.anys + usize::from(object == Msg::AnyValue),
         }
     }
 
@@ -407,6 +430,7 @@ fn member(name: &str, object: Msg) -> (Msg, Msg) {
     let value = match name {
         "arrayValue" => Msg::ArrayValue,
         "kvlistValue" => Msg::KeyValueList,
+        "value" if object == Msg::KeyValue => Msg::AnyValue,
         _ => Msg::Ignored,
     };
     (elements, value)
@@ -469,7 +493,11 @@ impl<'de> serde::de::Visitor<'de> for Node<'_> {
             .next_element_seed(self.child(Msg::Ignored, elements, depth))?
             .is_some()
         {
-            let counted = self.shape.add(elements, self.limits);
+            let mut counted = self.shape.add(elements, self.limits);
+            if self.anys > 0 || elements == Msg::AnyValue {
+                let held = 2 * CONTENT * self.anys.max(1);
+                counted = counted.and_then(|()| self.shape.buffer(held, self.limits));
+            }
             self.check(counted)?;
         }
         Ok(())
@@ -478,7 +506,12 @@ impl<'de> serde::de::Visitor<'de> for Node<'_> {
         while let Some((elements, value)) = map.next_key_seed(Name(self.object))? {
             let nests = matches!(value, Msg::ArrayValue | Msg::KeyValueList);
             let depth = self.depth + usize::from(nests);
-            let nested = self.shape.nest(depth, self.limits);
+            let mut nested = self.shape.nest(depth, self.limits);
+            if self.anys > 0 {
+                // A member: its name and its value, each a `Content`.
+                let held = 4 * CONTENT * self.anys;
+                nested = nested.and_then(|()| self.shape.buffer(held, self.limits));
+            }
             self.check(nested)?;
             map.next_value_seed(self.child(elements, value, depth))?;
         }

@@ -259,3 +259,76 @@ fn recorded_requests_are_counted_as_they_decode() {
         }
     }
 }
+
+#[test]
+fn what_serde_holds_of_an_attributes_value_is_counted_too() {
+    // An attribute's value is read whole by serde before it is decoded
+    // (a flattened field), unknown members included: 15 MiB of them took
+    // 100 MB, accepted, when only known members were counted.
+    let n = (15 << 20) / 3;
+    let inner = vec!["[]"; n].join(",");
+    for value in [
+        format!(r#"{{"x":[{inner}]}}"#),
+        format!(
+            r#"{{"arrayValue":{{"values":[{}]}}}}"#,
+            vec!["{}"; n / 2].join(",")
+        ),
+    ] {
+        let body = format!(
+            r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{{"attributes":[{{"key":"k","value":{value}}}]}}]}}]}}]}}"#
+        );
+        let why = too_large(decode(body.as_bytes(), true, &LIMITS));
+        assert!(why.contains("MiB to hold decoded"), "{why}");
+    }
+    // As many members.
+    let members = vec![r#""a":0"#; (15 << 20) / 6].join(",");
+    let body = format!(
+        r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{{"attributes":[{{"key":"k","value":{{{members}}}}}]}}]}}]}}]}}"#
+    );
+    too_large(decode(body.as_bytes(), true, &LIMITS));
+}
+
+/// What decoding a JSON value nested `depth` deep, `n` values wide at the
+/// bottom, takes at its peak: never more than the structure the pass
+/// counted (plus the body). The peak is the process's: each case is a test
+/// of its own, run alone (`--ignored --exact`).
+fn peak_of_nested_json_values(depth: usize, n: usize) {
+    fn peak_kib() -> usize {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+        line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    }
+    let mut v = format!(
+        r#"{{"arrayValue":{{"values":[{}]}}}}"#,
+        vec!["{}"; n].join(",")
+    );
+    for _ in 1..depth {
+        v = format!(r#"{{"arrayValue":{{"values":[{v}]}}}}"#);
+    }
+    let body = format!(
+        r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{{"attributes":[{{"key":"k","value":{v}}}]}}]}}]}}]}}"#
+    );
+    let before = peak_kib();
+    let (_, shape) = decode(body.as_bytes(), true, &LIMITS).unwrap();
+    let grew = (peak_kib() - before) << 10;
+    eprintln!(
+        "depth {depth}, {n} values: counted {} bytes, peak grew {grew}",
+        shape.structure
+    );
+    assert!(
+        grew > 0 && grew <= shape.structure + body.len(),
+        "depth {depth}, {n}: {grew}"
+    );
+}
+
+#[test]
+#[ignore]
+fn measured_peak_of_a_wide_json_value() {
+    peak_of_nested_json_values(1, 150_000);
+}
+
+#[test]
+#[ignore]
+fn measured_peak_of_a_deep_json_value() {
+    peak_of_nested_json_values(16, 14_000);
+}
