@@ -26,7 +26,7 @@ pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// are in.
 pub const BODY_TIMEOUT: Duration = Duration::from_secs(10);
 /// Most connections served at once.
-pub const MAX_CONNECTIONS: usize = 256;
+pub const MAX_CONNECTIONS: usize = 1024;
 
 /// The bounds, as a value (the tests' are shorter).
 #[derive(Debug, Clone, Copy)]

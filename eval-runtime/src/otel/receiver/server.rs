@@ -34,7 +34,8 @@ pub(crate) struct Bounds {
     /// headers are in.
     pub(crate) body: Duration,
     /// Most connections open at once; beyond, a connection is answered
-    /// 503 and closed.
+    /// 503 and closed. Each holds at most [`READ_BUFFER`] of what it has
+    /// sent but not yet had read.
     pub(crate) connections: usize,
     /// Most bytes of request bodies buffered at once, across connections.
     pub(crate) buffered: usize,
@@ -48,11 +49,15 @@ pub(crate) struct Bounds {
     pub(crate) held: usize,
 }
 
+/// The most a connection buffers of what it has sent (headers over it are
+/// refused, `431`).
+const READ_BUFFER: usize = 64 << 10;
+
 /// The receiver's bounds (documented in the guide's "Traces" chapter).
 pub(crate) const BOUNDS: Bounds = Bounds {
     header: Duration::from_secs(10),
     body: Duration::from_secs(10),
-    connections: 64,
+    connections: 256,
     buffered: 2 * decode::LIMITS.body,
     decodes: 2,
     limits: decode::LIMITS,
@@ -135,6 +140,7 @@ pub(super) async fn serve(listener: std::net::TcpListener, store: Arc<Store>) {
             let done = hyper::server::conn::http1::Builder::new()
                 .timer(hyper_util::rt::TokioTimer::new())
                 .header_read_timeout(store.bounds.header)
+                .max_buf_size(READ_BUFFER)
                 .serve_connection(hyper_util::rt::TokioIo::new(io), service)
                 .await;
             if let Err(e) = done
