@@ -187,7 +187,8 @@ fn main() -> ExitCode {
                 latency: config.latency,
                 ..JudgeConfig::default()
             };
-            return axum::serve(listener, judge::router(judge))
+            // issue37:otel-in: bounded as the demo agent is.
+            return demo::serve_router(listener, judge::router(judge))
                 .await
                 .map_err(|e| format!("server error: {e}"));
         }

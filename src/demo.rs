@@ -31,6 +31,7 @@
 //! `429` above a rate (see [`RateLimit`]).
 
 mod agent;
+mod bounded;
 pub mod chat;
 mod limit;
 pub mod spans;
@@ -211,10 +212,19 @@ fn build(config: DemoConfig) -> (Router, Option<Arc<limit::Bucket>>) {
     (router, bucket)
 }
 
+pub use bounded::{BODY_TIMEOUT, HEADER_TIMEOUT, MAX_CONNECTIONS};
+
 /// Serves the demo agent on `listener` until an I/O error ends it (in
 /// practice forever: failed connections are dropped and serving goes on).
 pub async fn serve(listener: tokio::net::TcpListener, config: DemoConfig) -> std::io::Result<()> {
-    axum::serve(listener, router(config)).await
+    serve_router(listener, router(config)).await
+}
+
+/// Serves `app` on `listener` as the demo servers do: headers within
+/// [`HEADER_TIMEOUT`], a body within [`BODY_TIMEOUT`] of its headers, at
+/// most [`MAX_CONNECTIONS`] connections (beyond, `503`).
+pub async fn serve_router(listener: tokio::net::TcpListener, app: Router) -> std::io::Result<()> {
+    bounded::serve(listener, app, bounded::BOUNDS, std::future::pending()).await
 }
 
 /// A demo agent running on a background thread; see [`spawn`].
@@ -328,15 +338,15 @@ pub fn spawn_router(app: Router, name: &str) -> std::io::Result<DemoServer> {
                     }
                 };
                 let _ = ready_tx.send(Ok(()));
-                axum::serve(listener, app)
-                    .with_graceful_shutdown(async move {
-                        // A dropped `DemoServer` closes the channel without a
-                        // message: keep serving.
-                        if stopped.await.is_err() {
-                            std::future::pending::<()>().await;
-                        }
-                    })
-                    .await
+                // issue37:otel-in: bounded (headers, bodies, connections).
+                bounded::serve(listener, app, bounded::BOUNDS, async move {
+                    // A dropped `DemoServer` closes the channel without a
+                    // message: keep serving.
+                    if stopped.await.is_err() {
+                        std::future::pending::<()>().await;
+                    }
+                })
+                .await
             });
             // Do not wait for lingering keep-alive connections.
             runtime.shutdown_background();

@@ -17,11 +17,17 @@ use std::time::Duration;
 #[cfg_attr(not(feature = "otel"), allow(dead_code))]
 mod context;
 #[cfg(feature = "otel")]
+mod decode;
+#[cfg(feature = "otel")]
 mod export;
+#[cfg(feature = "otel")]
+mod loopback;
 #[cfg(feature = "otel")]
 mod receiver;
 #[cfg(feature = "otel")]
 mod steps;
+#[cfg(feature = "otel")]
+mod tree;
 
 pub(crate) use context::SampleTrace;
 #[cfg(all(test, feature = "otel"))]
@@ -81,7 +87,7 @@ impl Tracing {
         // pointing at it, seen by the run too).
         #[cfg(feature = "otel")]
         let (export, export_skipped) = match (&settings.export, &receiver) {
-            (Some(e), Some(Ok(r))) if export::is_at(&e.endpoint, r.addr()) => (
+            (Some(e), Some(Ok(r))) if loopback::reaches(&e.endpoint, r.addr()) => (
                 None,
                 Some(format!(
                     "evaluations were not exported: OTEL_EXPORTER_OTLP_ENDPOINT points at this run's own receiver of the agent's spans ({})",
@@ -128,11 +134,18 @@ impl Tracing {
         #[cfg(feature = "otel")]
         {
             if let Some(Ok(r)) = &self.receiver {
-                let (unclaimed, refused) = r.counts();
-                if unclaimed + refused > 0 {
+                let counts = r.tally();
+                let refused = counts.refused();
+                if counts.unclaimed + refused > 0 {
                     notes.push(format!(
-                        "the OTLP receiver on {} took {unclaimed} spans under no running sample's trace (late, or another program's) and refused {refused} requests",
-                        r.addr()
+                        "the OTLP receiver on {} took {} spans under no running sample's trace (late, or another program's) and refused {refused} requests{}",
+                        r.addr(),
+                        counts.unclaimed,
+                        if refused > 0 {
+                            format!(" ({})", counts.reasons())
+                        } else {
+                            String::new()
+                        }
                     ));
                 }
             }

@@ -7,38 +7,37 @@
 //! It runs on a thread of its own, with its own runtime, for the rest of the
 //! process: the attribute's tests, each on its own runtime, share it.
 //! Spans under no running sample's trace are counted and dropped, so memory
-//! is bounded by the samples in flight ([`MAX_SPANS`] spans each, a body
-//! at most [`MAX_BODY`]).
+//! is bounded by the samples in flight ([`MAX_SPANS`] spans or
+//! [`MAX_TRACE_BYTES`] each, [`MAX_HELD`] in all), by what a request may
+//! build once decoded ([`decode::LIMITS`]) and by the server's bounds
+//! ([`server::BOUNDS`]: connections, bodies buffered, time to send them).
 
-use std::collections::{HashMap, HashSet};
-use std::convert::Infallible;
-use std::io::Read;
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
-use hyper::{Request, Response, StatusCode};
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::trace::v1::Span;
-use prost::Message;
 
 use super::context::{Registry, SampleTrace, TurnTrace};
+use super::decode;
+use super::tree::{Place, places};
 use crate::model::{TraceError, Trajectory};
 
-/// The largest request body taken (compressed, and once decompressed):
-/// above the OTLP specification's recommended 20 MiB... for the bodies an
-/// SDK batches (512 spans), not for hostile ones.
-pub(crate) const MAX_BODY: usize = 16 << 20;
-/// Request bodies read and decoded at once, at most (the rest wait their
-/// turn): with [`MAX_BODY`], what a flood of requests can hold.
-const BODIES_AT_ONCE: usize = 2;
+mod server;
+
+pub(crate) use server::{BOUNDS, Bounds};
+
 /// Most spans kept under one trace; beyond, they are counted.
 pub(crate) const MAX_SPANS: usize = 4096;
-/// Most bytes of spans (as encoded) kept under one trace; beyond, counted.
+/// Most bytes of spans (in memory, decoded) kept under one trace; beyond,
+/// counted.
 pub(crate) const MAX_TRACE_BYTES: usize = 8 << 20;
+/// Most bytes of spans (in memory) kept under all the traces in flight;
+/// beyond, counted.
+pub(crate) const MAX_HELD: usize = 64 << 20;
 
 /// The receiver of one address, for the rest of the process.
 pub(crate) struct Receiver {
@@ -57,57 +56,139 @@ impl std::fmt::Debug for Receiver {
 #[derive(Default)]
 struct Pending {
     spans: Vec<Span>,
-    /// Bytes of `spans`, as encoded.
+    /// Bytes of `spans`, in memory.
     bytes: usize,
     /// Spans not kept: beyond [`MAX_SPANS`] or [`MAX_TRACE_BYTES`].
     over: u64,
+    /// Spans not kept: beyond [`MAX_HELD`] across traces.
+    over_all: u64,
     /// Spans not kept: a span id that is not 8 bytes.
     malformed: u64,
+    /// The receiver's troubles ([`Counts::trouble`]) when the trace began.
+    trouble_at: u64,
+}
+
+#[derive(Default)]
+struct Traces {
+    pending: HashMap<[u8; 16], Pending>,
+    /// Bytes of all the spans kept, in memory.
+    held: usize,
+}
+
+/// What the receiver did not take, counted for the run's notes.
+#[derive(Default)]
+struct Counts {
+    /// Spans under no running sample's trace (another program's, or late).
+    unclaimed: AtomicU64,
+    /// Requests over a limit of what they may build (413).
+    too_large: AtomicU64,
+    /// Requests that are not OTLP, or nest values too deep (400).
+    malformed: AtomicU64,
+    /// Requests elsewhere than `POST /v1/traces`, or of another type.
+    other: AtomicU64,
+    /// Requests whose headers or body took too long.
+    slow: AtomicU64,
+    /// Connections over the bound, bodies over the buffer budget.
+    busy: AtomicU64,
+    /// Times the receiver turned a request away (all but `other`).
+    trouble: AtomicU64,
+}
+
+/// The counts of a receiver, read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Tally {
+    pub(crate) unclaimed: u64,
+    pub(crate) too_large: u64,
+    pub(crate) malformed: u64,
+    pub(crate) other: u64,
+    pub(crate) slow: u64,
+    pub(crate) busy: u64,
+}
+
+impl Tally {
+    /// Requests refused, all reasons.
+    pub(crate) fn refused(&self) -> u64 {
+        self.too_large + self.malformed + self.other + self.slow + self.busy
+    }
+
+    /// What was refused, by reason (those that happened).
+    pub(crate) fn reasons(&self) -> String {
+        let parts: Vec<String> = [
+            (self.too_large, "over the limits of what a request may hold"),
+            (self.malformed, "not OTLP or nested too deep"),
+            (self.other, "not a POST of OTLP traces to /v1/traces"),
+            (self.slow, "too slow to send their headers or body"),
+            (self.busy, "over the bound on connections or bodies at once"),
+        ]
+        .into_iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, why)| format!("{n} {why}"))
+        .collect();
+        parts.join(", ")
+    }
 }
 
 struct Store {
-    traces: Mutex<HashMap<[u8; 16], Pending>>,
+    traces: Mutex<Traces>,
     changed: tokio::sync::Notify,
-    /// Spans under no running sample's trace (another program's, or late).
-    unclaimed: AtomicU64,
-    /// Requests refused: not OTLP, too large, malformed.
-    refused: AtomicU64,
-    /// Bodies being read and decoded.
-    bodies: tokio::sync::Semaphore,
+    counts: Counts,
+    bounds: Bounds,
+    /// Bytes of request bodies buffered at once ([`Bounds::buffered`]).
+    budget: tokio::sync::Semaphore,
+    /// Bodies decoded at once ([`Bounds::decodes`]).
+    decodes: tokio::sync::Semaphore,
 }
 
-impl Default for Store {
-    fn default() -> Self {
+impl Store {
+    fn new(bounds: Bounds) -> Store {
         Store {
             traces: Mutex::default(),
             changed: tokio::sync::Notify::new(),
-            unclaimed: AtomicU64::new(0),
-            refused: AtomicU64::new(0),
-            bodies: tokio::sync::Semaphore::new(BODIES_AT_ONCE),
+            counts: Counts::default(),
+            bounds,
+            budget: tokio::sync::Semaphore::new(bounds.buffered),
+            decodes: tokio::sync::Semaphore::new(bounds.decodes),
         }
     }
 }
 
 impl Registry for Store {
     fn register(&self, trace: &TurnTrace) {
-        self.lock().entry(trace.trace_id).or_default();
+        let trouble_at = self.counts.trouble.load(Ordering::Relaxed);
+        self.lock()
+            .pending
+            .entry(trace.trace_id)
+            .or_insert_with(|| Pending {
+                trouble_at,
+                ..Pending::default()
+            });
     }
 
     fn forget(&self, trace: &TurnTrace) {
-        self.lock().remove(&trace.trace_id);
+        let mut traces = self.lock();
+        if let Some(p) = traces.pending.remove(&trace.trace_id) {
+            traces.held -= p.bytes;
+        }
     }
 }
 
 impl Store {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 16], Pending>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Traces> {
         self.traces.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Keeps the spans of `request` under the traces being waited for.
-    fn ingest(&self, request: ExportTraceServiceRequest) {
-        let mut unclaimed = 0;
+    /// A request turned away: counted, for the samples waiting meanwhile.
+    fn troubled(&self) {
+        self.counts.trouble.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Keeps the spans of `request` under the traces being waited for; the
+    /// spans not kept (to say so in a partial success), and why.
+    fn ingest(&self, request: ExportTraceServiceRequest) -> (u64, String) {
+        let (mut unclaimed, mut rejected, mut why) = (0, 0, String::new());
         {
-            let mut traces = self.lock();
+            let mut guard = self.lock();
+            let traces = &mut *guard;
             for resource in request.resource_spans {
                 for scope in resource.scope_spans {
                     for span in scope.spans {
@@ -115,81 +196,86 @@ impl Store {
                             unclaimed += 1;
                             continue;
                         };
-                        let Some(p) = traces.get_mut(&id) else {
+                        let Some(p) = traces.pending.get_mut(&id) else {
                             unclaimed += 1;
                             continue;
                         };
+                        rejected += 1;
                         if span.span_id.len() != 8 {
                             p.malformed += 1;
+                            why = "a span id that is not 8 bytes".into();
                             continue;
                         }
-                        let bytes = span.encoded_len();
+                        let bytes = decode::memory(&span);
                         if p.spans.len() >= MAX_SPANS || p.bytes + bytes > MAX_TRACE_BYTES {
                             p.over += 1;
+                            why = format!(
+                                "over {MAX_SPANS} spans or {} MiB in one trace",
+                                MAX_TRACE_BYTES >> 20
+                            );
                             continue;
                         }
+                        if traces.held + bytes > self.bounds.held {
+                            p.over_all += 1;
+                            why = format!(
+                                "over {} MiB of spans held for all the samples in flight",
+                                self.bounds.held >> 20
+                            );
+                            continue;
+                        }
+                        rejected -= 1;
                         p.bytes += bytes;
+                        traces.held += bytes;
                         p.spans.push(span);
                     }
                 }
             }
         }
-        self.unclaimed.fetch_add(unclaimed, Ordering::Relaxed);
+        self.counts
+            .unclaimed
+            .fetch_add(unclaimed, Ordering::Relaxed);
         self.changed.notify_waiters();
+        (rejected, why)
     }
 
     /// Whether every trace of `turns` is complete: a span has the request's
-    /// (last attempt's) span as parent, and every span's parent is there
-    /// (that span, an earlier attempt's, or another span of the trace).
+    /// (last attempt's) span as parent, and every span's chain of parents
+    /// ends (at that span, an earlier attempt's, or a loop or an ambiguous
+    /// id that no later span can mend), none at a span yet to arrive.
     fn complete(&self, turns: &[TurnTrace]) -> bool {
         let traces = self.lock();
         turns.iter().all(|t| {
-            let Some(p) = traces.get(&t.trace_id) else {
+            let Some(p) = traces.pending.get(&t.trace_id) else {
                 return false;
             };
-            let ids: HashSet<&[u8]> = p.spans.iter().map(|s| s.span_id.as_slice()).collect();
             let rooted = p.spans.iter().any(|s| s.parent_span_id == t.span_id);
-            rooted
-                && p.spans.iter().all(|s| {
-                    s.parent_span_id.is_empty()
-                        || s.parent_span_id == t.span_id
-                        || t.earlier.iter().any(|e| s.parent_span_id == e)
-                        || ids.contains(s.parent_span_id.as_slice())
-                })
+            rooted && !places(&p.spans, &t.span_id, &t.earlier).contains(&Place::Dangling)
         })
     }
 }
 
-/// The spans of `spans` that belong to the attempt whose answer was used:
-/// all but those under an earlier attempt's span (a retried request).
-fn of_last_attempt(spans: Vec<Span>, t: &TurnTrace) -> Vec<Span> {
-    if t.earlier.is_empty() {
-        return spans;
-    }
-    // A span is an earlier attempt's when its chain of parents reaches one.
-    let parent: HashMap<&[u8], &[u8]> = spans
-        .iter()
-        .map(|s| (s.span_id.as_slice(), s.parent_span_id.as_slice()))
-        .collect();
-    let earlier = |s: &Span| {
-        let mut at = s.parent_span_id.as_slice();
-        for _ in 0..=spans.len() {
-            if t.earlier.iter().any(|e| e == at) {
-                return true;
-            }
-            match parent.get(at) {
-                Some(up) => at = up,
-                None => return false,
-            }
+/// What was taken out of a turn's spans: those that are its steps, and the
+/// counts of those refused.
+#[derive(Default)]
+struct Placed {
+    spans: Vec<Span>,
+    cycles: u64,
+    duplicates: u64,
+}
+
+/// The spans of `spans` that are the turn's: those of the attempt whose
+/// answer was used (not under an earlier attempt's span), whose chain of
+/// parents holds no loop and no ambiguous id.
+fn placed(spans: Vec<Span>, t: &TurnTrace, out: &mut Placed) {
+    let at = places(&spans, &t.span_id, &t.earlier);
+    for (span, place) in spans.into_iter().zip(at) {
+        match place {
+            Place::Kept | Place::Dangling => out.spans.push(span),
+            Place::Cycle => out.cycles += 1,
+            Place::Duplicate => out.duplicates += 1,
+            Place::Earlier | Place::Copy => {}
         }
-        false
-    };
-    let keep: Vec<bool> = spans.iter().map(|s| !earlier(s)).collect();
-    spans
-        .into_iter()
-        .zip(keep)
-        .filter_map(|(s, k)| k.then_some(s))
-        .collect()
+    }
 }
 
 /// The receivers started in this process, by the address asked for.
@@ -209,6 +295,11 @@ impl Receiver {
     }
 
     fn start(addr: SocketAddr) -> Result<Arc<Receiver>, TraceError> {
+        Receiver::start_with(addr, BOUNDS)
+    }
+
+    /// [`Receiver::start`] with other bounds (the tests' shorter timeouts).
+    fn start_with(addr: SocketAddr, bounds: Bounds) -> Result<Arc<Receiver>, TraceError> {
         let error = |reason: String| TraceError::Listen {
             addr: addr.to_string(),
             reason,
@@ -228,11 +319,11 @@ impl Receiver {
             .enable_all()
             .build()
             .map_err(|e| error(e.to_string()))?;
-        let store = Arc::new(Store::default());
+        let store = Arc::new(Store::new(bounds));
         let served = store.clone();
         std::thread::Builder::new()
             .name("evals-otlp-receiver".into())
-            .spawn(move || runtime.block_on(serve(listener, served)))
+            .spawn(move || runtime.block_on(server::serve(listener, served)))
             .map_err(|e| error(e.to_string()))?;
         Ok(Arc::new(Receiver { addr: local, store }))
     }
@@ -247,18 +338,36 @@ impl Receiver {
         self.store.clone()
     }
 
-    /// Spans received under no running sample's trace, and requests refused.
+    /// Spans received under no running sample's trace, and requests
+    /// refused.
+    #[cfg(test)]
     pub(crate) fn counts(&self) -> (u64, u64) {
-        (
-            self.store.unclaimed.load(Ordering::Relaxed),
-            self.store.refused.load(Ordering::Relaxed),
-        )
+        let t = self.tally();
+        (t.unclaimed, t.refused())
+    }
+
+    /// [`Receiver::counts`], the refusals by reason.
+    pub(crate) fn tally(&self) -> Tally {
+        let c = &self.store.counts;
+        let n = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        Tally {
+            unclaimed: n(&c.unclaimed),
+            too_large: n(&c.too_large),
+            malformed: n(&c.malformed),
+            other: n(&c.other),
+            slow: n(&c.slow),
+            busy: n(&c.busy),
+        }
     }
 
     /// The trajectory of `sample`'s spans: waits until each of its traces is
     /// complete, or `wait` has passed (then says what was missing). `None`
     /// when the sample sent no request (an in-process agent).
     pub(crate) async fn collect(&self, sample: &SampleTrace, wait: Duration) -> Option<Trajectory> {
+        let mut taken = Taken {
+            trouble_at: u64::MAX,
+            ..Taken::default()
+        };
         let turns = sample.turns();
         if turns.is_empty() {
             return None;
@@ -276,216 +385,127 @@ impl Receiver {
                 break self.store.complete(&turns);
             }
         };
-        let (spans, over, malformed): (Vec<Vec<Span>>, u64, u64) = {
-            let mut traces = self.store.lock();
-            let (mut over, mut malformed) = (0, 0);
-            let spans = turns
+        let spans: Vec<Vec<Span>> = {
+            let mut guard = self.store.lock();
+            let traces = &mut *guard;
+            turns
                 .iter()
-                .map(|t| match traces.get_mut(&t.trace_id) {
+                .map(|t| match traces.pending.get_mut(&t.trace_id) {
                     Some(p) => {
-                        over += p.over;
-                        malformed += p.malformed;
+                        taken.over += p.over;
+                        taken.over_all += p.over_all;
+                        taken.malformed += p.malformed;
+                        taken.trouble_at = taken.trouble_at.min(p.trouble_at);
+                        traces.held -= p.bytes;
                         p.bytes = 0;
                         std::mem::take(&mut p.spans)
                     }
                     None => Vec::new(),
                 })
-                .collect();
-            (spans, over, malformed)
+                .collect()
         };
+        let mut placed_all = Placed::default();
         let spans: Vec<Vec<Span>> = spans
             .into_iter()
             .zip(&turns)
-            .map(|(s, t)| of_last_attempt(s, t))
+            .map(|(s, t)| {
+                let before = placed_all.spans.len();
+                placed(s, t, &mut placed_all);
+                placed_all.spans.split_off(before)
+            })
             .collect();
-        let mut notes = Vec::new();
-        if !complete {
-            let got: usize = spans.iter().map(Vec::len).sum();
-            notes.push(if got == 0 {
-                format!(
-                    "no span arrived within {} ms of the answer (does the agent export its spans to http://{}/v1/traces, under the traceparent it was sent?)",
-                    wait.as_millis(),
-                    self.addr
-                )
-            } else {
-                format!(
-                    "the trace was incomplete after {} ms ({got} spans, some of their parents missing)",
-                    wait.as_millis()
-                )
-            });
-        }
-        if over > 0 {
-            notes.push(format!(
-                "{over} spans over the limit of {MAX_SPANS} spans or {} MiB per trace not kept",
-                MAX_TRACE_BYTES >> 20
-            ));
-        }
-        if malformed > 0 {
-            notes.push(format!(
-                "{malformed} spans with a span id that is not 8 bytes not kept"
-            ));
-        }
+        let notes = self.notes(&spans, complete, wait, &taken, &placed_all);
         let note = (!notes.is_empty()).then(|| notes.join("; "));
         let traces = turns.iter().map(TurnTrace::trace_hex).collect();
         Some(super::steps::trajectory(&spans, traces, note, !complete))
     }
 }
 
-async fn serve(listener: std::net::TcpListener, store: Arc<Store>) {
-    let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
-        return;
-    };
-    loop {
-        let Ok((stream, _)) = listener.accept().await else {
-            // Out of descriptors, say: try again shortly.
-            tokio::time::sleep(Duration::from_millis(10)).await;
-            continue;
-        };
-        let store = store.clone();
-        tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |req| {
-                let store = store.clone();
-                async move { Ok::<_, Infallible>(handle(req, &store).await) }
-            });
-            let _ = hyper::server::conn::http1::Builder::new()
-                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                .await;
-        });
-    }
+/// What a sample's traces lost before their spans were taken.
+#[derive(Default)]
+struct Taken {
+    over: u64,
+    over_all: u64,
+    malformed: u64,
+    /// The receiver's troubles when its first trace began.
+    trouble_at: u64,
 }
 
-/// The body an OTLP request carries.
-#[derive(Clone, Copy, PartialEq)]
-enum Body {
-    Protobuf,
-    Json,
-}
-
-impl Body {
-    fn content_type(self) -> &'static str {
-        match self {
-            Body::Protobuf => "application/x-protobuf",
-            Body::Json => "application/json",
-        }
-    }
-}
-
-fn answer(
-    status: StatusCode,
-    content_type: &'static str,
-    body: impl Into<Bytes>,
-) -> Response<Full<Bytes>> {
-    let mut r = Response::new(Full::new(body.into()));
-    *r.status_mut() = status;
-    if let Ok(v) = hyper::header::HeaderValue::from_str(content_type) {
-        r.headers_mut().insert(hyper::header::CONTENT_TYPE, v);
-    }
-    r
-}
-
-async fn handle(req: Request<hyper::body::Incoming>, store: &Store) -> Response<Full<Bytes>> {
-    let refuse = |status: StatusCode, why: String| {
-        store.refused.fetch_add(1, Ordering::Relaxed);
-        answer(status, "text/plain; charset=utf-8", why)
-    };
-    if req.uri().path() != "/v1/traces" {
-        return refuse(
-            StatusCode::NOT_FOUND,
-            "OTLP traces are taken at /v1/traces\n".into(),
-        );
-    }
-    if req.method() != hyper::Method::POST {
-        return refuse(StatusCode::METHOD_NOT_ALLOWED, "POST OTLP traces\n".into());
-    }
-    let header = |name| {
-        req.headers()
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(|v| v.trim().to_ascii_lowercase())
-            .unwrap_or_default()
-    };
-    let content_type = header(hyper::header::CONTENT_TYPE);
-    let body_kind = if content_type.starts_with("application/x-protobuf")
-        || content_type.starts_with("application/protobuf")
-    {
-        Body::Protobuf
-    } else if content_type.starts_with("application/json") {
-        Body::Json
-    } else {
-        return refuse(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            format!("expected application/x-protobuf or application/json, not `{content_type}`\n"),
-        );
-    };
-    let gzip = match header(hyper::header::CONTENT_ENCODING).as_str() {
-        "" | "identity" => false,
-        "gzip" => true,
-        other => {
-            return refuse(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                format!("content encoding `{other}` is not gzip\n"),
-            );
-        }
-    };
-    // A few bodies at a time: what a flood of requests holds is bounded.
-    let Ok(_reading) = store.bodies.acquire().await else {
-        return refuse(StatusCode::SERVICE_UNAVAILABLE, "shutting down\n".into());
-    };
-    let bytes = match Limited::new(req.into_body(), MAX_BODY).collect().await {
-        Ok(b) => b.to_bytes(),
-        Err(e) => {
-            return if e
-                .downcast_ref::<http_body_util::LengthLimitError>()
-                .is_some()
-            {
-                refuse(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    format!("the body is over {MAX_BODY} bytes\n"),
+impl Receiver {
+    /// What a sample's trajectory says of how its spans came.
+    fn notes(
+        &self,
+        spans: &[Vec<Span>],
+        complete: bool,
+        wait: Duration,
+        taken: &Taken,
+        placed: &Placed,
+    ) -> Vec<String> {
+        let mut notes = Vec::new();
+        // Requests the receiver turned away while the sample ran: the
+        // spans may have been among them, the agent not to blame.
+        let troubles = self
+            .store
+            .counts
+            .trouble
+            .load(Ordering::Relaxed)
+            .saturating_sub(taken.trouble_at);
+        if !complete {
+            let got: usize = spans.iter().map(Vec::len).sum();
+            let ms = wait.as_millis();
+            notes.push(if troubles > 0 {
+                format!(
+                    "{} within {ms} ms of the answer; meanwhile the OTLP receiver on {} turned {troubles} requests or connections away ({}): it was starved or overloaded by its clients, and the sample's spans may have been among those turned away",
+                    if got == 0 {
+                        "no span arrived".to_string()
+                    } else {
+                        format!("the trace was incomplete ({got} spans, some of their parents missing)")
+                    },
+                    self.addr,
+                    self.tally().reasons()
+                )
+            } else if got == 0 {
+                format!(
+                    "no span arrived within {ms} ms of the answer (does the agent export its spans to http://{}/v1/traces, under the traceparent it was sent?)",
+                    self.addr
                 )
             } else {
-                refuse(
-                    StatusCode::BAD_REQUEST,
-                    format!("the body could not be read: {e}\n"),
-                )
-            };
+                format!("the trace was incomplete after {ms} ms ({got} spans, some of their parents missing)")
+            });
         }
-    };
-    let bytes = if gzip {
-        let mut out = Vec::new();
-        let read = flate2::read::GzDecoder::new(&bytes[..])
-            .take(MAX_BODY as u64 + 1)
-            .read_to_end(&mut out);
-        match read {
-            Ok(n) if n > MAX_BODY => {
-                return refuse(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    format!("the body is over {MAX_BODY} bytes once decompressed\n"),
-                );
-            }
-            Ok(_) => Bytes::from(out),
-            Err(e) => return refuse(StatusCode::BAD_REQUEST, format!("not gzip: {e}\n")),
+        if taken.over > 0 {
+            notes.push(format!(
+                "{} spans over the limit of {MAX_SPANS} spans or {} MiB per trace not kept",
+                taken.over,
+                MAX_TRACE_BYTES >> 20
+            ));
         }
-    } else {
-        bytes
-    };
-    let request = match body_kind {
-        Body::Protobuf => ExportTraceServiceRequest::decode(bytes).map_err(|e| e.to_string()),
-        Body::Json => serde_json::from_slice(&bytes).map_err(|e| e.to_string()),
-    };
-    match request {
-        Ok(request) => {
-            store.ingest(request);
-            // An empty ExportTraceServiceResponse: no bytes in protobuf, `{}` in JSON.
-            let body: &'static [u8] = match body_kind {
-                Body::Protobuf => b"",
-                Body::Json => b"{}",
-            };
-            answer(StatusCode::OK, body_kind.content_type(), body)
+        if taken.over_all > 0 {
+            notes.push(format!(
+                "{} spans not kept: the receiver holds at most {} MiB of spans for all the samples in flight",
+                taken.over_all,
+                self.store.bounds.held >> 20
+            ));
         }
-        Err(e) => refuse(
-            StatusCode::BAD_REQUEST,
-            format!("not an OTLP ExportTraceServiceRequest: {e}\n"),
-        ),
+        if taken.malformed > 0 {
+            notes.push(format!(
+                "{} spans with a span id that is not 8 bytes not kept",
+                taken.malformed
+            ));
+        }
+        if placed.cycles > 0 {
+            notes.push(format!(
+                "{} spans refused: their parent links form a loop (a span its own parent, or a cycle) or hang from one",
+                placed.cycles
+            ));
+        }
+        if placed.duplicates > 0 {
+            notes.push(format!(
+                "{} spans refused: their span id is another span's (or the request's), or they hang from such a span",
+                placed.duplicates
+            ));
+        }
+        notes
     }
 }
 

@@ -33,6 +33,20 @@ const MAX_RESULT: usize = 4096;
 /// Largest tool arguments kept, as JSON text in bytes; larger ones are kept
 /// as their first [`MAX_RESULT`] characters under `"value"`.
 const MAX_ARGUMENTS: usize = 64 << 10;
+/// Deepest JSON a span's text is read as (arrays and objects in one
+/// another); deeper text is kept as text. A results file nests a step's
+/// arguments some ten levels down, and JSON readers (serde_json's included)
+/// stop at 128: the file stays readable.
+const MAX_JSON_DEPTH: usize = 32;
+
+/// How deep `value` nests arrays and objects.
+fn depth(value: &Value) -> usize {
+    match value {
+        Value::Array(a) => 1 + a.iter().map(depth).max().unwrap_or(0),
+        Value::Object(o) => 1 + o.values().map(depth).max().unwrap_or(0),
+        _ => 0,
+    }
+}
 
 /// `text` cut to `max` characters, with any key it holds masked.
 fn kept(text: &str, max: usize) -> String {
@@ -132,6 +146,8 @@ pub(crate) fn step(span: &Span) -> Option<Step> {
                     // OpenLLMetry writes the return value as JSON: a string
                     // is quoted.
                     attrs.text("traceloop.entity.output").map(|t| {
+                        // A string holds no nesting: serde_json's own limit
+                        // bounds the parse.
                         match serde_json::from_str::<Value>(&t) {
                             Ok(Value::String(s)) => s,
                             _ => t,
@@ -269,9 +285,10 @@ impl Attrs<'_> {
     /// OpenInference write arguments as JSON text), another string kept.
     fn json(&self, key: &str) -> Option<Value> {
         Some(match self.get(key)? {
-            Av::StringValue(s) => {
-                serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone()))
-            }
+            Av::StringValue(s) => serde_json::from_str(s)
+                .ok()
+                .filter(|v| depth(v) <= MAX_JSON_DEPTH)
+                .unwrap_or_else(|| Value::String(s.clone())),
             other => to_json(other),
         })
     }
@@ -561,6 +578,34 @@ mod tests {
         assert_eq!(value.chars().count(), MAX_RESULT + 1);
         let result = step.result.unwrap();
         assert!(!result.contains("abcdefghijklmnopqrstuvwxyz"), "{result}");
+    }
+
+    #[test]
+    fn arguments_nested_deeper_than_a_results_file_can_hold_are_kept_as_text() {
+        let deep = format!("{}1{}", "[".repeat(100), "]".repeat(100));
+        let shallow = format!(
+            "{}1{}",
+            "[".repeat(MAX_JSON_DEPTH),
+            "]".repeat(MAX_JSON_DEPTH)
+        );
+        for (text, parsed) in [(&deep, false), (&shallow, true)] {
+            let span = span(
+                "t",
+                0,
+                1,
+                vec![
+                    kv("gen_ai.operation.name", s("execute_tool")),
+                    kv("gen_ai.tool.call.arguments", s(text)),
+                ],
+            );
+            let step = step(&span).unwrap();
+            assert_eq!(step.arguments["value"].is_array(), parsed, "{text}");
+            // The step, written inside a results file's nesting, reads back.
+            let file = serde_json::json!({"samples": [{"trajectory": {"steps": [
+                {"arguments": step.arguments}
+            ]}}]});
+            assert!(serde_json::from_str::<Value>(&file.to_string()).is_ok());
+        }
     }
 
     #[test]
