@@ -35,16 +35,23 @@ fn read_only(dir: &Path) -> Option<u32> {
 /// when given (`dir` is then opened to every user but the read-only parts).
 fn evaluate(dir: &Path, extra: &[&str], env: &[(&str, &str)], uid: Option<u32>) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_evals"));
-    cmd.args(["evaluate", "data.jsonl", "--url", demo_url(), "--metrics", "contains"])
-        .args(extra)
-        .current_dir(dir)
-        .env_remove("EVAL_AGENT_URL")
-        .env_remove("EVAL_RESULTS_DIR")
-        .env_remove("EVAL_JUNIT")
-        .env_remove("GITHUB_STEP_SUMMARY")
-        .env_remove("EVAL_STEP_SUMMARY")
-        .env("EVAL_CACHE", "off")
-        .env("HOME", dir);
+    cmd.args([
+        "evaluate",
+        "data.jsonl",
+        "--url",
+        demo_url(),
+        "--metrics",
+        "contains",
+    ])
+    .args(extra)
+    .current_dir(dir)
+    .env_remove("EVAL_AGENT_URL")
+    .env_remove("EVAL_RESULTS_DIR")
+    .env_remove("EVAL_JUNIT")
+    .env_remove("GITHUB_STEP_SUMMARY")
+    .env_remove("EVAL_STEP_SUMMARY")
+    .env("EVAL_CACHE", "off")
+    .env("HOME", dir);
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -72,8 +79,14 @@ fn a_read_only_results_folder_names_the_results_file() {
     let (stdout, stderr) = text(&out);
     assert_eq!(code(&out), 2, "{stdout}{stderr}");
     assert!(stderr.contains("ro/r.json"), "{stderr}");
-    assert!(!stderr.contains("r.html"), "the page is not to blame: {stderr}");
-    assert!(!stdout.contains("results: ") && !stdout.contains("html: "), "{stdout}");
+    assert!(
+        !stderr.contains("r.html"),
+        "the page is not to blame: {stderr}"
+    );
+    assert!(
+        !stdout.contains("results: ") && !stdout.contains("html: "),
+        "{stdout}"
+    );
     assert!(!dir.join("ro/r.json").exists() && !dir.join("ro/r.html").exists());
 }
 
@@ -107,7 +120,10 @@ fn a_read_only_junit_folder_names_the_junit_file() {
     let (stdout, stderr) = text(&out);
     assert_eq!(code(&out), 2, "{stdout}{stderr}");
     assert!(stderr.contains("ro/j.xml"), "{stderr}");
-    assert!(!stderr.contains("r.json") && !stderr.contains("r.html"), "{stderr}");
+    assert!(
+        !stderr.contains("r.json") && !stderr.contains("r.html"),
+        "{stderr}"
+    );
     assert!(!stdout.contains("junit: "), "{stdout}");
     // The files before it are written, whole.
     let results = std::fs::read_to_string(dir.join("out/r.json")).unwrap();
@@ -130,7 +146,10 @@ fn a_read_only_step_summary_folder_names_the_summary_file() {
     // A summary that cannot be appended is a warning; the run's verdict stands.
     assert_eq!(code(&out), 1, "{stdout}{stderr}");
     assert!(stderr.contains("ro/summary.md"), "{stderr}");
-    assert!(!stderr.contains("r.json") && !stderr.contains("r.html"), "{stderr}");
+    assert!(
+        !stderr.contains("r.json") && !stderr.contains("r.html"),
+        "{stderr}"
+    );
     assert!(!summary.exists());
     assert!(stdout.contains("results: r.json"), "{stdout}");
     assert!(dir.join("r.json").is_file() && dir.join("r.html").is_file());

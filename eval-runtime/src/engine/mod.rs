@@ -469,4 +469,3 @@ pub(crate) fn results_of(
     results.missing_datasets = missing.to_vec();
     Ok(results)
 }
-

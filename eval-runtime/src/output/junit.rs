@@ -450,7 +450,10 @@ mod tests {
         .unwrap();
         let streamed = std::fs::read_to_string(&path).unwrap();
         assert_eq!(streamed, junit_xml(&results));
-        assert!(streamed.contains("<testsuite name=\"c\" tests=\"0\""), "{streamed}");
+        assert!(
+            streamed.contains("<testsuite name=\"c\" tests=\"0\""),
+            "{streamed}"
+        );
         results.write_junit(&path).unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), streamed);
         let _ = std::fs::remove_dir_all(dir);

@@ -95,7 +95,12 @@ pub(crate) fn write_along(
     let mut failed = None;
     let written = eval_datasets::files::write_atomically_with(path, |out| {
         let compressed = plan.samples() > COMPRESS_ABOVE;
-        let mut page = PageWriter::start(out, &title(&[binary]), (compressed, inline, vec![plan]), None)?;
+        let mut page = PageWriter::start(
+            out,
+            &title(&[binary]),
+            (compressed, inline, vec![plan]),
+            None,
+        )?;
         if let Err(e) = with(&mut page) {
             failed = Some(e);
             return Err(std::io::Error::other(

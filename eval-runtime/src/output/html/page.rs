@@ -72,7 +72,10 @@ impl PagePlan {
             self.passing += 1;
         }
         for m in &record.metrics {
-            let range = match self.ranges.get_mut(&(record.dataset.clone(), m.name.clone())) {
+            let range = match self
+                .ranges
+                .get_mut(&(record.dataset.clone(), m.name.clone()))
+            {
                 Some(r) => r,
                 None => self
                     .ranges
@@ -348,8 +351,8 @@ impl<'b, W: Write> PageWriter<'b, W> {
             let binning = match tally.metrics.get_mut(&m.name) {
                 Some(b) => b,
                 None => {
-                    let range = plan
-                        .and_then(|p| p.ranges.get(&(record.dataset.clone(), m.name.clone())));
+                    let range =
+                        plan.and_then(|p| p.ranges.get(&(record.dataset.clone(), m.name.clone())));
                     let binning = match range {
                         Some(r) => Binning::new(r.threshold, r.op.clone(), (r.lo, r.hi)),
                         // Not in the plan (it was not given this record):

@@ -332,7 +332,10 @@ fn a_huge_run_embeds_its_first_failures_and_an_even_share_of_its_passes() {
         .collect();
     assert_eq!(passes, want);
     // The same samples each time.
-    assert_eq!(embedded(&page_with(records.clone(), inline))["runs"][0]["samples"], run["samples"]);
+    assert_eq!(
+        embedded(&page_with(records.clone(), inline))["runs"][0]["samples"],
+        run["samples"]
+    );
     let partial = &run["meta"]["partial"];
     assert_eq!(
         (
