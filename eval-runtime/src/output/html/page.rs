@@ -480,7 +480,7 @@ fn dataset_view<'a>(
         if values.is_empty() {
             return None;
         }
-        values.sort_by(f64::total_cmp);
+        values.sort_unstable_by(f64::total_cmp);
         Some([percentile(&values, 0.5), percentile(&values, 0.95)])
     };
     let histograms = tally
