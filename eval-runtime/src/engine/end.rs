@@ -47,9 +47,9 @@ pub(crate) enum Ending {
     /// that a join lacking all of a dataset's parts says so.
     Part { path: PathBuf, missing: Vec<String> },
     /// The `evals` command: the results file where `--output` says (none:
-    /// kept in memory only), the HTML report beside it when `html`. `keep`:
-    /// the whole run is kept in memory (else, when the file is all that
-    /// needs it, it is streamed there and only its summaries are kept).
+    /// no file, only the summaries), the HTML report beside it when `html`.
+    /// `keep`: the whole run is read back into memory (`--json` prints it);
+    /// else the files are streamed and only what the summary shows is kept.
     Command {
         output: Option<PathBuf>,
         html: bool,
