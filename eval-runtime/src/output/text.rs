@@ -263,7 +263,8 @@ impl Shown {
         // and a merge sort's scratch per percentile).
         let mut sorted = values.clone();
         sorted.sort_unstable_by(f64::total_cmp);
-        let at = |p: f64| (!sorted.is_empty()).then(|| eval_datasets::metric::percentile(&sorted, p));
+        let at =
+            |p: f64| (!sorted.is_empty()).then(|| eval_datasets::metric::percentile(&sorted, p));
         let percentiles = (at(0.5), at(0.95));
         (tags.clone().breakdown(), percentiles)
     }
