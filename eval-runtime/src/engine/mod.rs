@@ -444,7 +444,7 @@ pub(super) fn for_each_record(
 }
 
 /// Everything `runs` evaluated so far, as one [`Results`] in memory (see
-/// [`end`] for when; otherwise [`write_results`] streams it). `missing`:
+/// [`end`] for when; otherwise [`write_streamed`] streams it). `missing`:
 /// datasets that should be there and are not (the run is then incomplete).
 pub(crate) fn results_of(
     runs: &[&Run],
