@@ -12,6 +12,7 @@ mod create;
 mod datasets;
 mod docs;
 mod docs_agent;
+mod end_files;
 mod evaluate;
 mod exec_metric;
 mod faults;

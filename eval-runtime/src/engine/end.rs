@@ -9,14 +9,16 @@
 //!   `evals report merge` writes the report, JUnit and summary of the whole;
 //! * the `evals` command, whose flags say where results go.
 //!
-//! The results file is streamed to disk one record at a time when nothing
-//! else needs the run in memory; JUnit, a baseline, a step summary or the
-//! command need it whole, and then every file is written from that one
-//! [`Results`].
+//! The results file, the HTML report and JUnit are streamed to disk one
+//! record at a time ([`write_streamed`]) unless something needs the run in
+//! memory: a baseline, a step summary or the command's `--json` need it
+//! whole, and then every file is written from that one [`Results`]. Either
+//! way the files are written in that order, and one that cannot be written
+//! fails the end with its own path.
 
 use std::path::{Path, PathBuf};
 
-use super::{Run, results_of, write_results};
+use super::{Files, Run, results_of, write_streamed};
 use crate::config::Config;
 use crate::model::{DatasetSummary, Error, Results};
 use crate::output::{
@@ -45,9 +47,9 @@ pub(crate) enum Ending {
     /// that a join lacking all of a dataset's parts says so.
     Part { path: PathBuf, missing: Vec<String> },
     /// The `evals` command: the results file where `--output` says (none:
-    /// kept in memory only), the HTML report beside it when `html`. `keep`:
-    /// the whole run is kept in memory (else, when the file is all that
-    /// needs it, it is streamed there and only its summaries are kept).
+    /// no file, only the summaries), the HTML report beside it when `html`.
+    /// `keep`: the whole run is read back into memory (`--json` prints it);
+    /// else the files are streamed and only what the summary shows is kept.
     Command {
         output: Option<PathBuf>,
         html: bool,
@@ -156,10 +158,7 @@ fn write_end(
             }
         }
     }
-    let keep = matches!(
-        end.ending,
-        Ending::Command { keep: true, .. } | Ending::Command { output: None, .. }
-    );
+    let keep = matches!(end.ending, Ending::Command { keep: true, .. });
     let junit = (!part)
         .then(|| end.junit.clone().or_else(|| config.junit.clone()))
         .flatten();
@@ -177,21 +176,17 @@ fn write_end(
         _ => None,
     };
 
-    if !(keep || junit.is_some() || step_summary || baseline.is_some()) {
-        // Nothing needs the run whole: stream it (with its page, in the
-        // same pass).
+    if !(keep || step_summary || baseline.is_some()) {
+        // Nothing needs the run whole: stream it.
         // Only the command prints what the samples were.
         let command = matches!(end.ending, Ending::Command { .. });
         let mut shown = command.then(Shown::default);
-        let header = match results_path {
-            Some(path) => {
-                write_results(path, key, runs, missing, (html.as_deref(), shown.as_mut()))?
-            }
-            None => {
-                shown = None;
-                results_of(runs, key, missing)?
-            }
+        let files = Files {
+            results: results_path,
+            html: html.as_deref(),
+            junit: junit.as_deref(),
         };
+        let header = write_streamed(runs, key, missing, files, shown.as_mut())?;
         return Ok(Ended {
             verdict: RunVerdict::of(&header.datasets),
             datasets: header.datasets.clone(),
@@ -199,7 +194,7 @@ fn write_end(
             shown,
             results_path: results_path.map(Path::to_path_buf),
             html,
-            junit: None,
+            junit,
             baseline: None,
             notes,
         });

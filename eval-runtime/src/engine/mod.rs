@@ -22,7 +22,7 @@ use crate::agent::Agent;
 pub(crate) use crate::notice::warn;
 use crate::output::{
     DatasetSummary, DatasetTerms, Results, ResultsError, ResultsKey, SampleRecord, SampleReport,
-    Shown, Summaries,
+    Summaries,
 };
 use crate::plan::LoadedDataset;
 use crate::services::Services;
@@ -33,12 +33,14 @@ mod provenance;
 pub(crate) mod schedule;
 mod select;
 mod spool;
+mod write;
 
 pub(crate) use end::{End, Ended, Ending, end_run};
 pub use select::Selection;
 
 use schedule::{Job, Slots};
 use spool::{Held, Spool};
+pub(crate) use write::{Files, write_streamed};
 
 /// What runs when the evaluation thread has stored its last report.
 pub(crate) type OnComplete = Box<dyn Fn(&Arc<Run>) + Send + Sync>;
@@ -428,7 +430,7 @@ impl Run {
 
 /// Calls `f` with every record `held`, in the results file's order (by
 /// dataset, then test name): its compact JSON and the record read back.
-fn for_each_record(
+pub(super) fn for_each_record(
     held: &mut [Held<'_>],
     mut f: impl FnMut(&[u8], SampleRecord) -> Result<(), ResultsError>,
 ) -> Result<(), ResultsError> {
@@ -442,7 +444,7 @@ fn for_each_record(
 }
 
 /// Everything `runs` evaluated so far, as one [`Results`] in memory (see
-/// [`end`] for when; otherwise [`write_results`] streams it). `missing`:
+/// [`end`] for when; otherwise [`write_streamed`] streams it). `missing`:
 /// datasets that should be there and are not (the run is then incomplete).
 pub(crate) fn results_of(
     runs: &[&Run],
@@ -466,124 +468,4 @@ pub(crate) fn results_of(
     results.complete &= missing.is_empty();
     results.missing_datasets = missing.to_vec();
     Ok(results)
-}
-
-/// Writes the results of `runs` to `path` (one file for all of them: the
-/// attribute's datasets of one process), sorted by dataset and test name,
-/// one record at a time, in two passes over the records: the summaries
-/// (and the HTML report's samples, when `html` says where it goes), then
-/// the file; returns the file's header (its `samples` left empty), and
-/// gathers in `shown`, when given, what a summary shows of its samples.
-/// `missing`: datasets that should be there and are not (the run is then
-/// incomplete).
-pub(crate) fn write_results(
-    path: &Path,
-    key: &ResultsKey,
-    runs: &[&Run],
-    missing: &[String],
-    (html, mut shown): (Option<&Path>, Option<&mut Shown>),
-) -> Result<Results, ResultsError> {
-    let mut terms = BTreeMap::new();
-    for run in runs {
-        terms.extend(run.terms());
-    }
-    let provenance = provenance::combine(runs.iter().map(|r| r.provenance()));
-    let provenance = provenance.as_ref();
-    let mut held: Vec<Held<'_>> = runs.iter().map(|r| r.records.hold()).collect();
-    let names = (key.binary.as_str(), key.package.as_deref());
-    let mut summaries = Summaries::new(&terms);
-    let header = |datasets: Vec<DatasetSummary>, complete: bool| {
-        let mut results = Results::new(&key.binary, Vec::new(), &BTreeMap::new());
-        results.package = key.package.clone();
-        results.provenance = provenance.cloned();
-        results.complete = complete && missing.is_empty();
-        results.missing_datasets = missing.to_vec();
-        results.usage = crate::output::total_usage(&datasets);
-        results.datasets = datasets;
-        results
-    };
-    let file = |held: &mut [Held<'_>], datasets: &[DatasetSummary], complete: bool| {
-        let failed = std::cell::Cell::new(None);
-        let records = spool::merged(held)
-            .map_err(ResultsError::Records)?
-            .map(|entry| {
-                let raw = entry.and_then(|e| {
-                    serde_json::from_slice::<Box<serde_json::value::RawValue>>(e.record())
-                        .map_err(std::io::Error::other)
-                });
-                Copied(raw.map_err(|e| failed.set(Some(e))).ok())
-            });
-        let written = crate::output::write_streaming(
-            path,
-            names,
-            (datasets, complete, missing),
-            provenance,
-            records,
-        );
-        // A record that cannot be read back fails the write (the file is
-        // left as it was), and says why.
-        match failed.take() {
-            Some(e) => Err(ResultsError::Records(e)),
-            None => written,
-        }
-    };
-    let Some(html) = html else {
-        for_each_record(&mut held, |_, record| {
-            summaries.add(&record);
-            if let Some(shown) = shown.as_deref_mut() {
-                shown.add(&record);
-            }
-            Ok(())
-        })?;
-        let (datasets, complete) = summaries.finish_run(&terms);
-        file(&mut held, &datasets, complete)?;
-        return Ok(header(datasets, complete));
-    };
-    let count = held.iter().map(Held::len).sum();
-    let mut written = None;
-    crate::output::write_html_along(html, &key.binary, count, |page| {
-        for_each_record(&mut held, |json, record| {
-            summaries.add(&record);
-            if let Some(shown) = shown.as_deref_mut() {
-                shown.add(&record);
-            }
-            // The page takes the record as the results file does (compact).
-            page.sample_as(&record, std::str::from_utf8(json).ok());
-            Ok(())
-        })?;
-        let (datasets, complete) =
-            std::mem::replace(&mut summaries, Summaries::new(&terms)).finish_run(&terms);
-        file(&mut held, &datasets, complete)?;
-        let whole = complete && missing.is_empty();
-        page.end_run(&crate::output::RunMeta {
-            binary: &key.binary,
-            package: key.package.as_deref(),
-            written_unix: crate::output::now_unix(),
-            complete: whole,
-            incomplete: crate::output::incompleteness(whole, &datasets, missing),
-            usage: crate::output::total_usage(&datasets),
-            provenance,
-            datasets: &datasets,
-        });
-        written = Some((datasets, complete));
-        Ok(())
-    })?;
-    let (datasets, complete) = written.unwrap_or_default();
-    Ok(header(datasets, complete))
-}
-
-/// A record copied into the results file as it was serialized; `None` (it
-/// could not be read back) fails the file's serialization, so no partial
-/// file replaces the last one.
-struct Copied(Option<Box<serde_json::value::RawValue>>);
-
-impl serde::Serialize for Copied {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match &self.0 {
-            Some(raw) => raw.serialize(s),
-            None => Err(serde::ser::Error::custom(
-                "a record of the run could not be read back",
-            )),
-        }
-    }
 }

@@ -229,8 +229,9 @@ pub enum ResultsError {
         /// Its version.
         found: u32,
     },
-    /// Writing failed.
-    #[error("cannot write results file {}: {source}", .path.display())]
+    /// Writing a file failed (a results file, the HTML report beside it,
+    /// JUnit XML, a step summary): the error names that file.
+    #[error("cannot write {}: {source}", .path.display())]
     Write {
         /// The file.
         path: PathBuf,

@@ -29,51 +29,196 @@ const MESSAGE_CHARS: usize = 1000;
 
 /// The JUnit XML of `results`.
 pub fn junit_xml(results: &Results) -> String {
-    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let total_time: f64 = results.samples.iter().map(|s| s.latency_ms / 1000.0).sum();
-    let errors = results
-        .samples
-        .iter()
-        .filter(|s| s.verdict == Verdict::Error)
-        .count();
-    let failures = results
-        .samples
-        .iter()
-        .filter(|s| s.verdict != Verdict::Error && !s.counts_as_passed())
-        .count();
-    let _ = writeln!(
-        out,
-        "<testsuites name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\" time=\"{:.3}\">",
-        attr(&results.binary),
-        results.samples.len(),
-        total_time
-    );
+    let plan = JunitPlan::of(&results.samples);
+    let mut out = String::new();
+    head(&mut out, &results.binary, &plan);
     for dataset in &results.datasets {
-        suite(&mut out, dataset, results);
+        suite_head(&mut out, dataset, &plan);
+        for sample in results.samples.iter().filter(|s| s.dataset == dataset.name) {
+            case(&mut out, sample);
+        }
+        out.push_str("  </testsuite>\n");
     }
     out.push_str("</testsuites>\n");
     out
 }
 
-fn suite(out: &mut String, dataset: &DatasetSummary, results: &Results) {
-    let samples: Vec<&SampleRecord> = results
-        .samples
-        .iter()
-        .filter(|s| s.dataset == dataset.name)
-        .collect();
-    let time: f64 = samples.iter().map(|s| s.latency_ms / 1000.0).sum();
+/// What JUnit's totals need of a run's records, tallied in a first pass
+/// over them (the file is then written one record at a time:
+/// [`write_junit_along`]).
+#[derive(Default, Debug)]
+pub(crate) struct JunitPlan {
+    tests: usize,
+    failures: usize,
+    errors: usize,
+    time: f64,
+    /// Per dataset: its samples and their time.
+    datasets: std::collections::BTreeMap<String, (usize, f64)>,
+}
+
+impl JunitPlan {
+    /// One more record.
+    pub(crate) fn add(&mut self, s: &SampleRecord) {
+        let time = s.latency_ms / 1000.0;
+        self.tests += 1;
+        self.time += time;
+        if s.verdict == Verdict::Error {
+            self.errors += 1;
+        } else if !s.counts_as_passed() {
+            self.failures += 1;
+        }
+        let d = match self.datasets.get_mut(&s.dataset) {
+            Some(d) => d,
+            None => self.datasets.entry(s.dataset.clone()).or_default(),
+        };
+        d.0 += 1;
+        d.1 += time;
+    }
+
+    fn of(samples: &[SampleRecord]) -> JunitPlan {
+        let mut plan = JunitPlan::default();
+        samples.iter().for_each(|s| plan.add(s));
+        plan
+    }
+}
+
+/// The XML declaration and `<testsuites>` with the run's totals.
+fn head(out: &mut String, binary: &str, plan: &JunitPlan) {
+    out.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
         out,
-        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"0\" time=\"{time:.3}\">",
+        "<testsuites name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{:.3}\">",
+        attr(binary),
+        plan.tests,
+        plan.failures,
+        plan.errors,
+        plan.time
+    );
+}
+
+/// A dataset's `<testsuite>` opening.
+fn suite_head(out: &mut String, dataset: &DatasetSummary, plan: &JunitPlan) {
+    let (tests, time) = plan
+        .datasets
+        .get(&dataset.name)
+        .copied()
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "  <testsuite name=\"{}\" tests=\"{tests}\" failures=\"{}\" errors=\"{}\" skipped=\"0\" time=\"{time:.3}\">",
         attr(&dataset.name),
-        samples.len(),
         dataset.failed,
         dataset.errors
     );
-    for sample in samples {
-        case(out, sample);
+}
+
+/// Writes the JUnit XML of one run to `path` (atomically) as `with` hands
+/// it the run's records one by one, in the results file's order (by
+/// dataset): one record's XML is held at a time. `datasets`: the run's
+/// summaries; `plan`: a first pass over the same records. An error of
+/// `with` is returned as is (and no file is written).
+pub(crate) fn write_junit_along(
+    path: &Path,
+    binary: &str,
+    (datasets, plan): (&[DatasetSummary], &JunitPlan),
+    with: impl FnOnce(&mut JunitWriter<'_>) -> Result<(), ResultsError>,
+) -> Result<(), ResultsError> {
+    let error = |source| ResultsError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(error)?;
     }
-    out.push_str("  </testsuite>\n");
+    let mut failed = None;
+    let written = eval_datasets::files::write_atomically_with(path, |out| {
+        let mut buf = String::new();
+        head(&mut buf, binary, plan);
+        out.write_all(buf.as_bytes())?;
+        let mut writer = JunitWriter {
+            out,
+            datasets,
+            plan,
+            next: 0,
+            buf,
+            error: None,
+        };
+        if let Err(e) = with(&mut writer) {
+            failed = Some(e);
+            return Err(std::io::Error::other(
+                "the run's records could not be written",
+            ));
+        }
+        writer.finish()
+    });
+    match failed {
+        Some(e) => Err(e),
+        None => written.map_err(error),
+    }
+}
+
+/// A JUnit file being written (see [`write_junit_along`]).
+pub(crate) struct JunitWriter<'a> {
+    out: &'a mut dyn std::io::Write,
+    datasets: &'a [DatasetSummary],
+    plan: &'a JunitPlan,
+    /// The dataset whose suite opens next (the one before it is open).
+    next: usize,
+    buf: String,
+    error: Option<std::io::Error>,
+}
+
+impl JunitWriter<'_> {
+    /// One more record, after those of the datasets before its own. A
+    /// record of no dataset of the run is not written (as [`junit_xml`]).
+    pub(crate) fn sample(&mut self, s: &SampleRecord) {
+        if self.error.is_some() {
+            return;
+        }
+        self.buf.clear();
+        let open = self.next.checked_sub(1).map(|i| &self.datasets[i]);
+        if open.is_none_or(|d| d.name != s.dataset) {
+            let Some(at) = self.datasets[self.next..]
+                .iter()
+                .position(|d| d.name == s.dataset)
+            else {
+                return;
+            };
+            for d in &self.datasets[self.next..self.next + at + 1] {
+                if self.next > 0 {
+                    self.buf.push_str("  </testsuite>\n");
+                }
+                suite_head(&mut self.buf, d, self.plan);
+                self.next += 1;
+            }
+        }
+        case(&mut self.buf, s);
+        if let Err(e) = self.out.write_all(self.buf.as_bytes()) {
+            self.error = Some(e);
+        }
+    }
+
+    /// Closes the open suite, writes the datasets without records left, and
+    /// the end.
+    fn finish(mut self) -> std::io::Result<()> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        self.buf.clear();
+        for d in &self.datasets[self.next..] {
+            if self.next > 0 {
+                self.buf.push_str("  </testsuite>\n");
+            }
+            suite_head(&mut self.buf, d, self.plan);
+            self.next += 1;
+        }
+        if self.next > 0 {
+            self.buf.push_str("  </testsuite>\n");
+        }
+        self.buf.push_str("</testsuites>\n");
+        self.out.write_all(self.buf.as_bytes())?;
+        self.out.flush()
+    }
 }
 
 fn case(out: &mut String, s: &SampleRecord) {
@@ -226,16 +371,19 @@ fn escape(s: &str, attribute: bool) -> String {
 }
 
 impl Results {
-    /// Writes [`junit_xml`] of these results to `path`, atomically.
+    /// Writes [`junit_xml`] of these results to `path`, atomically, one
+    /// sample's XML at a time.
     pub fn write_junit(&self, path: &Path) -> Result<(), ResultsError> {
-        let error = |source| ResultsError::Write {
-            path: path.to_path_buf(),
-            source,
-        };
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(error)?;
-        }
-        eval_datasets::files::write_atomically(path, junit_xml(self).as_bytes()).map_err(error)
+        let plan = JunitPlan::of(&self.samples);
+        write_junit_along(path, &self.binary, (&self.datasets, &plan), |junit| {
+            // Grouped by dataset, in the summaries' order, as `junit_xml`.
+            for d in &self.datasets {
+                for s in self.samples.iter().filter(|s| s.dataset == d.name) {
+                    junit.sample(s);
+                }
+            }
+            Ok(())
+        })
     }
 }
 
@@ -291,5 +439,38 @@ mod tests {
             ),
             "{xml}"
         );
+    }
+
+    #[test]
+    fn written_one_record_at_a_time_it_is_the_same_document() {
+        // Two datasets, the second with no sample; records in the results
+        // file's order (by dataset), as the engine hands them.
+        let mut records = vec![
+            test_record("b", "b::x", Verdict::Fail),
+            test_record("a", "a::y", Verdict::Pass),
+            test_record("a", "a::x", Verdict::Error),
+        ];
+        records.sort_by(|x, y| (&x.dataset, &x.test_name).cmp(&(&y.dataset, &y.test_name)));
+        let mut results = Results::new("evals", records, &BTreeMap::new());
+        let mut empty = results.datasets[0].clone();
+        empty.name = "c".into();
+        results.datasets.push(empty);
+        let dir = std::env::temp_dir().join(format!("eval-junit-along-{}", std::process::id()));
+        let path = dir.join("j.xml");
+        let plan = JunitPlan::of(&results.samples);
+        write_junit_along(&path, "evals", (&results.datasets, &plan), |junit| {
+            results.samples.iter().for_each(|s| junit.sample(s));
+            Ok(())
+        })
+        .unwrap();
+        let streamed = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(streamed, junit_xml(&results));
+        assert!(
+            streamed.contains("<testsuite name=\"c\" tests=\"0\""),
+            "{streamed}"
+        );
+        results.write_junit(&path).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), streamed);
+        let _ = std::fs::remove_dir_all(dir);
     }
 }

@@ -60,7 +60,8 @@ pub(crate) use calibration::{
     attached as attached_calibrations, spec_options as calibration_spec_options,
     spec_text as calibration_spec_text,
 };
-pub(crate) use html::{RunMeta, write_along as write_html_along};
+pub(crate) use html::{Inline, PagePlan, RunMeta, write_along as write_html_along};
+pub(crate) use junit::{JunitPlan, write_junit_along};
 pub(crate) use markdown::auto_step_summary;
 pub(crate) use results::{incompleteness, now_unix, write_streaming};
 pub(crate) use summary::Summaries;

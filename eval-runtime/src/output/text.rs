@@ -259,10 +259,13 @@ impl Shown {
         let Some((tags, values)) = self.datasets.get(name) else {
             return (Vec::new(), (None, None));
         };
-        let percentiles = (
-            Stat::Percentile(50).of(values),
-            Stat::Percentile(95).of(values),
-        );
+        // One copy, sorted in place (a million samples: 8 MB, not 16 MB
+        // and a merge sort's scratch per percentile).
+        let mut sorted = values.clone();
+        sorted.sort_unstable_by(f64::total_cmp);
+        let at =
+            |p: f64| (!sorted.is_empty()).then(|| eval_datasets::metric::percentile(&sorted, p));
+        let percentiles = (at(0.5), at(0.95));
         (tags.clone().breakdown(), percentiles)
     }
 }

@@ -391,13 +391,15 @@ fn only_the_front_ends_read_the_process_settings() {
 }
 
 /// The steps of a run's end: only `engine/end.rs` takes them (the streamed
-/// writer and the in-memory results it uses are in `engine/mod.rs`; the
-/// writers themselves in `output/`).
+/// writer is `engine/write.rs`, the in-memory results it uses are in
+/// `engine/mod.rs`; the writers themselves in `output/`).
 const END_STEPS: &[&str] = &[
     "write_junit(",
     "auto_step_summary(",
     "check_baseline(",
-    "write_results(",
+    "write_streamed(",
+    "write_html_along(",
+    "write_junit_along(",
     "results_of(",
     "write_html(",
 ];
@@ -408,6 +410,7 @@ fn a_run_ends_in_one_place() {
     for s in sources() {
         let place = s.module.join("/");
         if place == "engine/end"
+            || place == "engine/write"
             || place == "engine"
             || s.module.first().is_some_and(|m| m == "output")
         {

@@ -10,8 +10,11 @@
 //! data of more than [`COMPRESS_ABOVE`] samples is embedded gzip-compressed
 //! and base64-encoded, inflated by the browser's `DecompressionStream`.
 //!
-//! The page is written as the samples go by ([`page`]), so the engine
-//! writes it in the same pass as the results file.
+//! The page is written as the samples go by ([`page`]), after a first pass
+//! over them ([`PagePlan`]): a run's records are never all held for it. A
+//! run of more than [`Inline::DEFAULT`]`.all` samples embeds its first
+//! samples that did not pass and an evenly spaced share of the others, and
+//! links its results file.
 //!
 //! The page's DOM (ids and classes that tests and users can rely on) is
 //! described in the guide's "HTML report" chapter (docs/src/html-report.md).
@@ -25,7 +28,7 @@ use serde::Serialize;
 
 use super::diff::{Change, Comparison, GateChange, Only, diff};
 use super::results::{MetricSummary, Results, ResultsError};
-pub(crate) use page::{PageWriter, RunMeta};
+pub(crate) use page::{Inline, PagePlan, PageWriter, RunMeta};
 
 const CSS: &str = include_str!("report.css");
 const JS: &str = include_str!("report.js");
@@ -73,13 +76,13 @@ pub fn write_html(
 }
 
 /// Writes the HTML report of one run to `path` (atomically) as `with`
-/// hands it that run's `samples` records one by one, then ends the run: the
-/// engine writes the results file in the same pass. An error of `with` is
-/// returned as is (and no page is written).
+/// hands it that run's records one by one, then ends the run; `plan`: what
+/// a first pass over those records found. An error of `with` is returned
+/// as is (and no page is written).
 pub(crate) fn write_along(
     path: &Path,
     binary: &str,
-    samples: usize,
+    (plan, inline): (PagePlan, Inline),
     with: impl FnOnce(&mut PageWriter<'_, &mut dyn std::io::Write>) -> Result<(), ResultsError>,
 ) -> Result<(), ResultsError> {
     let error = |source| ResultsError::Write {
@@ -91,7 +94,13 @@ pub(crate) fn write_along(
     }
     let mut failed = None;
     let written = eval_datasets::files::write_atomically_with(path, |out| {
-        let mut page = PageWriter::start(out, &title(&[binary]), samples > COMPRESS_ABOVE, None)?;
+        let compressed = plan.samples() > COMPRESS_ABOVE;
+        let mut page = PageWriter::start(
+            out,
+            &title(&[binary]),
+            (compressed, inline, vec![plan]),
+            None,
+        )?;
         if let Err(e) = with(&mut page) {
             failed = Some(e);
             return Err(std::io::Error::other(
@@ -119,9 +128,25 @@ fn write_page(
     results: &[Results],
     baseline: Option<&Results>,
 ) -> std::io::Result<()> {
+    write_page_with(out, results, baseline, Inline::DEFAULT)
+}
+
+/// [`write_page`], embedding what `inline` says.
+fn write_page_with(
+    out: &mut dyn std::io::Write,
+    results: &[Results],
+    baseline: Option<&Results>,
+    inline: Inline,
+) -> std::io::Result<()> {
     let binaries: Vec<&str> = results.iter().map(|r| r.binary.as_str()).collect();
     let samples: usize = results.iter().map(|r| r.samples.len()).sum();
-    let mut page = PageWriter::start(out, &title(&binaries), samples > COMPRESS_ABOVE, baseline)?;
+    let plans = results.iter().map(|r| PagePlan::of(&r.samples)).collect();
+    let mut page = PageWriter::start(
+        out,
+        &title(&binaries),
+        (samples > COMPRESS_ABOVE, inline, plans),
+        baseline,
+    )?;
     for r in results {
         r.samples.iter().for_each(|s| page.sample(s));
         page.end_run(&RunMeta {
@@ -132,6 +157,7 @@ fn write_page(
             incomplete: r.incompleteness(),
             usage: r.usage,
             provenance: r.provenance.as_ref(),
+            results_file: None,
             datasets: &r.datasets,
         });
     }
@@ -150,15 +176,17 @@ struct Histogram {
     op: String,
 }
 
-impl Histogram {
-    /// The histogram of `scores` (`None`: there are none).
-    fn of(scores: Vec<f64>, threshold: f64, op: String) -> Option<Histogram> {
-        if scores.is_empty() {
-            return None;
-        }
-        let (min, max) = scores.iter().fold((threshold, threshold), |(lo, hi), &s| {
-            (lo.min(s), hi.max(s))
-        });
+/// A histogram being filled, its range known beforehand (the threshold's
+/// and every score's: [`PagePlan`]), so no score is kept.
+#[derive(Debug)]
+struct Binning {
+    histogram: Histogram,
+    scores: usize,
+}
+
+impl Binning {
+    /// Bins over `(min, max)`, the range of the threshold and the scores.
+    fn new(threshold: f64, op: String, (min, max): (f64, f64)) -> Binning {
         let (lo, hi, bins) = if min >= 0.0 && max <= 1.0 {
             (0.0, 1.0, UNIT_BINS)
         } else if min == max {
@@ -166,25 +194,49 @@ impl Histogram {
         } else {
             (min, max, OTHER_BINS)
         };
-        let mut counts = vec![0; bins];
-        let width = (hi - lo) / bins as f64;
-        for s in scores {
-            let bin = ((s - lo) / width).floor();
-            // The top of the range falls in the last bin.
-            let bin = if bin.is_finite() && bin > 0.0 {
-                (bin as usize).min(bins - 1)
-            } else {
-                0
-            };
-            counts[bin] += 1;
+        Binning {
+            histogram: Histogram {
+                lo,
+                hi,
+                counts: vec![0; bins],
+                threshold,
+                op,
+            },
+            scores: 0,
         }
-        Some(Histogram {
-            lo,
-            hi,
-            counts,
-            threshold,
-            op,
-        })
+    }
+
+    fn add(&mut self, score: f64) {
+        let h = &mut self.histogram;
+        let bins = h.counts.len();
+        let width = (h.hi - h.lo) / bins as f64;
+        let bin = ((score - h.lo) / width).floor();
+        // The top of the range falls in the last bin.
+        let bin = if bin.is_finite() && bin > 0.0 {
+            (bin as usize).min(bins - 1)
+        } else {
+            0
+        };
+        h.counts[bin] += 1;
+        self.scores += 1;
+    }
+
+    /// The histogram (`None`: there were no scores).
+    fn finish(self) -> Option<Histogram> {
+        (self.scores > 0).then_some(self.histogram)
+    }
+}
+
+impl Histogram {
+    /// The histogram of `scores` (`None`: there are none).
+    #[cfg(test)]
+    fn of(scores: Vec<f64>, threshold: f64, op: String) -> Option<Histogram> {
+        let range = scores.iter().fold((threshold, threshold), |(lo, hi), &s| {
+            (lo.min(s), hi.max(s))
+        });
+        let mut binning = Binning::new(threshold, op, range);
+        scores.into_iter().for_each(|s| binning.add(s));
+        binning.finish()
     }
 }
 

@@ -1,8 +1,12 @@
 //! Writing the page as the samples go by: the HTML before the data, each
 //! sample's record (escaped, or compressed), then per run what the samples
 //! added up to (latency percentiles, score histograms), the HTML after. A
-//! run's records are never all held for the page, so the engine writes the
-//! report in the same pass as the results file.
+//! run's records are never all held for the page: a first pass over them
+//! ([`PagePlan`]) finds each histogram's range and how many samples passed,
+//! and the page is written in a second. Above [`Inline::all`] samples a run
+//! embeds only its first samples that did not pass and an evenly spaced
+//! share of those that passed ([`Inline`]); its figures are over every
+//! sample, and the page names the results file that holds them all.
 
 use std::collections::BTreeMap;
 use std::io::{self, BufWriter, Write};
@@ -13,13 +17,116 @@ use eval_datasets::metric::{Measure, percentile};
 use flate2::write::GzEncoder;
 use serde::Serialize;
 
-use super::{BaselineView, CSS, Histogram, JS, SummaryDelta};
+use super::{BaselineView, Binning, CSS, Histogram, JS, SummaryDelta};
 use crate::output::results::{DatasetSummary, Results, SampleRecord, UsageTotals};
+
+/// Which samples of a run its page embeds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Inline {
+    /// A run of at most this many samples is embedded whole.
+    pub all: usize,
+    /// Above, the first this many samples that did not pass (errors,
+    /// failures, inconclusive ones counted as failed), in the results
+    /// file's order...
+    pub failing: usize,
+    /// ...and this many of those that passed, evenly spaced in that order
+    /// (the same samples for the same run: no randomness).
+    pub passing: usize,
+}
+
+impl Inline {
+    /// What the engine and `evals report html` embed: every sample of a run
+    /// up to 100,000 (a page of about 5 MB); above, 20,000 that did not pass
+    /// and 10,000 that passed.
+    pub(crate) const DEFAULT: Inline = Inline {
+        all: 100_000,
+        failing: 20_000,
+        passing: 10_000,
+    };
+}
+
+/// What a first pass over a run's records tells its page (see the
+/// [module docs](self)).
+#[derive(Default, Debug)]
+pub(crate) struct PagePlan {
+    samples: usize,
+    passing: usize,
+    /// Per dataset and metric: the first record's threshold and operator,
+    /// and the range of the threshold and every finite score.
+    ranges: BTreeMap<(String, String), Range>,
+}
+
+#[derive(Debug, Clone)]
+struct Range {
+    threshold: f64,
+    op: String,
+    lo: f64,
+    hi: f64,
+}
+
+impl PagePlan {
+    /// One more record of the run.
+    pub(crate) fn add(&mut self, record: &SampleRecord) {
+        self.samples += 1;
+        if record.counts_as_passed() {
+            self.passing += 1;
+        }
+        for m in &record.metrics {
+            let range = match self
+                .ranges
+                .get_mut(&(record.dataset.clone(), m.name.clone()))
+            {
+                Some(r) => r,
+                None => self
+                    .ranges
+                    .entry((record.dataset.clone(), m.name.clone()))
+                    .or_insert(Range {
+                        threshold: m.threshold,
+                        op: m.op.clone(),
+                        lo: m.threshold,
+                        hi: m.threshold,
+                    }),
+            };
+            if let Some(score) = m.score.filter(|s| s.is_finite()) {
+                range.lo = range.lo.min(score);
+                range.hi = range.hi.max(score);
+            }
+        }
+    }
+
+    /// How many records it was given.
+    pub(crate) fn samples(&self) -> usize {
+        self.samples
+    }
+
+    /// The plan of `records`.
+    pub(crate) fn of<'r>(records: impl IntoIterator<Item = &'r SampleRecord>) -> PagePlan {
+        let mut plan = PagePlan::default();
+        records.into_iter().for_each(|r| plan.add(r));
+        plan
+    }
+}
+
+/// How much of a run its page holds, when not all of it.
+#[derive(Serialize, Debug, Default, Clone, PartialEq)]
+struct Partial {
+    samples: usize,
+    shown: usize,
+    failing: usize,
+    failing_shown: usize,
+    passing: usize,
+    passing_shown: usize,
+}
 
 /// The page being written to `W`.
 pub(crate) struct PageWriter<'b, W: Write> {
     out: Data<W>,
     baseline: Option<&'b Results>,
+    inline: Inline,
+    /// Per run, from a first pass over its records.
+    plans: Vec<PagePlan>,
+    /// What the current run's page holds so far.
+    partial: Partial,
     /// Runs written so far.
     runs: usize,
     /// Samples of the current run written so far.
@@ -101,8 +208,8 @@ impl<W: Write> Write for Escaping<W> {
 struct Tally {
     latency_ms: Vec<f64>,
     ttft_ms: Vec<f64>,
-    /// Per metric: the first record's threshold and operator, every score.
-    metrics: BTreeMap<String, (f64, String, Vec<f64>)>,
+    /// Per metric: its scores binned over the range the plan found.
+    metrics: BTreeMap<String, Binning>,
     /// Samples by tag (category).
     tags: crate::output::text::TagCounts,
 }
@@ -122,6 +229,10 @@ pub(crate) struct RunMeta<'a> {
     /// among it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub provenance: Option<&'a crate::output::Provenance>,
+    /// The results file's name (it is beside the page), when known: the
+    /// page links it when it does not hold every sample.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub results_file: Option<&'a str>,
     /// Written with what the page adds (see [`DatasetView`]).
     #[serde(skip)]
     pub datasets: &'a [DatasetSummary],
@@ -157,15 +268,19 @@ struct MetaOf<'a> {
     #[serde(flatten)]
     run: &'a RunMeta<'a>,
     datasets: Vec<DatasetView<'a>>,
+    /// The run's page holds only part of its samples.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    partial: Option<Partial>,
 }
 
 impl<'b, W: Write> PageWriter<'b, W> {
     /// Writes the page up to its data; `compressed`: the data is written
-    /// gzip-compressed, base64-encoded.
+    /// gzip-compressed, base64-encoded. `plans`: each run's (in the order
+    /// they are written), `inline`: which of their samples are embedded.
     pub(crate) fn start(
         mut out: W,
         title: &str,
-        compressed: bool,
+        (compressed, inline, plans): (bool, Inline, Vec<PagePlan>),
         baseline: Option<&'b Results>,
     ) -> io::Result<Self> {
         out.write_all(
@@ -199,6 +314,9 @@ impl<'b, W: Write> PageWriter<'b, W> {
         Ok(PageWriter {
             out,
             baseline,
+            inline,
+            plans,
+            partial: Partial::default(),
             runs: 0,
             samples: 0,
             tallies: BTreeMap::new(),
@@ -218,20 +336,23 @@ impl<'b, W: Write> PageWriter<'b, W> {
         if self.error.is_some() {
             return;
         }
-        let opening: &[u8] = match (self.samples, self.runs) {
-            (0, 0) => b"{\"samples\":[",
-            (0, _) => b",{\"samples\":[",
-            _ => b",",
-        };
-        self.samples += 1;
-        let written = self.out.write_all(opening).and_then(|()| match json {
-            Some(json) => self.out.write_all(json.as_bytes()),
-            None => serde_json::to_writer(&mut self.out, record).map_err(io::Error::other),
-        });
-        if let Err(e) = written {
-            self.error = Some(e);
-            return;
+        if self.embeds(record) {
+            let opening: &[u8] = match (self.samples, self.runs) {
+                (0, 0) => b"{\"samples\":[",
+                (0, _) => b",{\"samples\":[",
+                _ => b",",
+            };
+            self.samples += 1;
+            let written = self.out.write_all(opening).and_then(|()| match json {
+                Some(json) => self.out.write_all(json.as_bytes()),
+                None => serde_json::to_writer(&mut self.out, record).map_err(io::Error::other),
+            });
+            if let Err(e) = written {
+                self.error = Some(e);
+                return;
+            }
         }
+        let plan = self.plans.get(self.runs);
         let tally = self.tallies.entry(record.dataset.clone()).or_default();
         if let Some(v) = record
             .measured(Measure::LatencyMs)
@@ -244,14 +365,55 @@ impl<'b, W: Write> PageWriter<'b, W> {
         }
         tally.tags.add(record);
         for m in &record.metrics {
-            let entry = tally
-                .metrics
-                .entry(m.name.clone())
-                .or_insert_with(|| (m.threshold, m.op.clone(), Vec::new()));
+            let binning = match tally.metrics.get_mut(&m.name) {
+                Some(b) => b,
+                None => {
+                    let range =
+                        plan.and_then(|p| p.ranges.get(&(record.dataset.clone(), m.name.clone())));
+                    let binning = match range {
+                        Some(r) => Binning::new(r.threshold, r.op.clone(), (r.lo, r.hi)),
+                        // Not in the plan (it was not given this record):
+                        // the threshold's range, scores beyond it clamped.
+                        None => Binning::new(m.threshold, m.op.clone(), (m.threshold, m.threshold)),
+                    };
+                    tally.metrics.entry(m.name.clone()).or_insert(binning)
+                }
+            };
             if let Some(score) = m.score.filter(|s| s.is_finite()) {
-                entry.2.push(score);
+                binning.add(score);
             }
         }
+    }
+
+    /// Whether the page embeds `record` (see [`Inline`]), counted.
+    fn embeds(&mut self, record: &SampleRecord) -> bool {
+        let (samples, passing) = self
+            .plans
+            .get(self.runs)
+            .map_or((0, 0), |p| (p.samples, p.passing));
+        let whole = samples <= self.inline.all;
+        let p = &mut self.partial;
+        p.samples += 1;
+        let passed = record.counts_as_passed();
+        let kept = if passed {
+            // The j-th pass of P is kept when j·K mod P < K: exactly K of
+            // them, evenly spaced.
+            let (j, k) = (p.passing as u128, self.inline.passing as u128);
+            p.passing += 1;
+            whole || (j * k) % (passing.max(1) as u128) < k
+        } else {
+            p.failing += 1;
+            whole || p.failing <= self.inline.failing
+        };
+        if kept {
+            p.shown += 1;
+            if passed {
+                p.passing_shown += 1;
+            } else {
+                p.failing_shown += 1;
+            }
+        }
+        kept
     }
 
     /// Ends the current run (the samples added since the last) with what
@@ -277,9 +439,11 @@ impl<'b, W: Write> PageWriter<'b, W> {
             (0, _) => b",{\"samples\":[",
             _ => b"",
         };
+        let partial = std::mem::take(&mut self.partial);
         let whole = MetaOf {
             run: meta,
             datasets,
+            partial: (partial.shown < partial.samples).then_some(partial),
         };
         let written = self
             .out
@@ -333,15 +497,13 @@ fn dataset_view<'a>(
         if values.is_empty() {
             return None;
         }
-        values.sort_by(f64::total_cmp);
+        values.sort_unstable_by(f64::total_cmp);
         Some([percentile(&values, 0.5), percentile(&values, 0.95)])
     };
     let histograms = tally
         .metrics
         .into_iter()
-        .filter_map(|(name, (threshold, op, scores))| {
-            Histogram::of(scores, threshold, op).map(|h| (name, h))
-        })
+        .filter_map(|(name, binning)| binning.finish().map(|h| (name, h)))
         .collect();
     let old = baseline.and_then(|b| b.datasets.iter().find(|d| d.name == summary.name));
     let deltas = match old {

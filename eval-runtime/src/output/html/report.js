@@ -198,9 +198,30 @@
       var parts = [run.package ? run.package + " / " + run.binary : run.binary, "written " + when(run.written_unix)];
       parts.push(run.complete ? "complete run" : "incomplete run (" + (run.incomplete || "part of the samples") + ")");
       node.appendChild(el("p", { class: "meta" }, parts.join(" \u00b7 ")));
+      if (run.partial) {
+        node.appendChild(partialNote(run));
+      }
     });
     node.appendChild(el("p", { class: "meta" }, "report generated " + when(data.generated_unix)));
     return node;
+  }
+
+  /* A huge run's page holds part of its samples: say which, and link the
+     results file (beside the page) that holds them all. The name is made a
+     path, never a scheme: "./" and encoded. */
+  function partialNote(run) {
+    var p = run.partial;
+    var note = el("p", { class: "partial" },
+      "This page holds " + p.shown + " of the run's " + p.samples + " samples: the first " +
+      p.failing_shown + " of the " + p.failing + " that did not pass and " + p.passing_shown +
+      " of the " + p.passing + " that passed, evenly spaced. Counts, percentiles and histograms are over every sample; every sample is in ");
+    if (run.results_file) {
+      note.appendChild(el("a", { href: "./" + encodeURIComponent(run.results_file) }, run.results_file));
+    } else {
+      note.appendChild(document.createTextNode("the results file"));
+    }
+    note.appendChild(document.createTextNode("."));
+    return note;
   }
 
   function gateText(g) {

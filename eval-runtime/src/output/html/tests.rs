@@ -276,3 +276,125 @@ fn written_atomically_beside_the_results() {
     assert_eq!(left.len(), 1, "no temporary file left behind");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// The page of `records` (one run), embedding what `inline` says.
+fn page_with(records: Vec<SampleRecord>, inline: Inline) -> String {
+    let mut out = Vec::new();
+    write_page_with(&mut out, &[results(records)], None, inline).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn a_huge_run_embeds_its_first_failures_and_an_even_share_of_its_passes() {
+    // 300 samples: every third fails or errors (100 + 100), 100 pass; the
+    // page holds at most 50 samples whole, else 30 not passed and 10 passed.
+    let records: Vec<SampleRecord> = (0..300)
+        .map(|i| {
+            let v = [Verdict::Pass, Verdict::Fail, Verdict::Error][i % 3];
+            let mut r = test_record("qa", &format!("qa::s{i:03}"), v);
+            r.latency_ms = (i + 1) as f64;
+            if v == Verdict::Fail {
+                // Scores beyond the unit range: the histogram's range is
+                // every score's, not only the embedded ones'.
+                r.metrics[0].score = Some(-(i as f64));
+            }
+            r
+        })
+        .collect();
+    let inline = Inline {
+        all: 50,
+        failing: 30,
+        passing: 10,
+    };
+    let data = embedded(&page_with(records.clone(), inline));
+    let run = &data["runs"][0];
+    let ids: Vec<&str> = run["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 40, "{ids:?}");
+    let number = |id: &str| id[5..].parse::<usize>().unwrap();
+    let (passes, failing): (Vec<&str>, Vec<&str>) =
+        ids.iter().copied().partition(|id| number(id) % 3 == 0);
+    // The first 30 that did not pass, in the results file's order.
+    let want: Vec<String> = (0..300)
+        .filter(|i| i % 3 != 0)
+        .take(30)
+        .map(|i| format!("qa::s{i:03}"))
+        .collect();
+    assert_eq!(failing, want);
+    // Ten of the hundred passes, one in ten.
+    let want: Vec<String> = (0..100)
+        .step_by(10)
+        .map(|j| format!("qa::s{:03}", j * 3))
+        .collect();
+    assert_eq!(passes, want);
+    // The same samples each time.
+    assert_eq!(
+        embedded(&page_with(records.clone(), inline))["runs"][0]["samples"],
+        run["samples"]
+    );
+    let partial = &run["meta"]["partial"];
+    assert_eq!(
+        (
+            &partial["samples"],
+            &partial["shown"],
+            &partial["failing"],
+            &partial["failing_shown"],
+            &partial["passing"],
+            &partial["passing_shown"]
+        ),
+        (
+            &serde_json::json!(300),
+            &serde_json::json!(40),
+            &serde_json::json!(200),
+            &serde_json::json!(30),
+            &serde_json::json!(100),
+            &serde_json::json!(10)
+        )
+    );
+    // The figures are over every sample: latency 1..=300 ms, p50 150.5;
+    // the histogram spans the scores of samples not embedded.
+    let dataset = &run["meta"]["datasets"][0];
+    assert_eq!(dataset["latency_ms"][0], 150.5);
+    let h = &dataset["histograms"]["contains"];
+    assert_eq!(h["lo"], -298.0);
+    assert_eq!(h["hi"], 1.0);
+    let counted: u64 = h["counts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_u64().unwrap())
+        .sum();
+    assert_eq!(counted, 200, "every scored sample, embedded or not");
+    // Whole below the bound: no `partial`.
+    let whole = embedded(&page_with(records, Inline::DEFAULT));
+    assert_eq!(whole["runs"][0]["samples"].as_array().unwrap().len(), 300);
+    assert!(whole["runs"][0]["meta"].get("partial").is_none());
+}
+
+#[test]
+fn the_histogram_of_a_plan_is_the_histogram_of_every_score() {
+    let scores = vec![0.5, 3.0, -2.0, 3.0, 7.25];
+    let whole = Histogram::of(scores.clone(), 1.0, ">=".into()).unwrap();
+    let mut plan = PagePlan::default();
+    let records: Vec<SampleRecord> = scores
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let mut r = test_record("qa", &format!("s{i}"), Verdict::Pass);
+            r.metrics[0].score = Some(*s);
+            r.metrics[0].threshold = 1.0;
+            r.metrics[0].op = ">=".into();
+            r
+        })
+        .collect();
+    records.iter().for_each(|r| plan.add(r));
+    let data = embedded(&page_with(records, Inline::DEFAULT));
+    let h = &data["runs"][0]["meta"]["datasets"][0]["histograms"]["contains"];
+    assert_eq!(h, &serde_json::to_value(&whole).unwrap());
+    assert_eq!(whole.lo, -2.0);
+    assert_eq!(whole.counts.iter().sum::<usize>(), 5);
+}
