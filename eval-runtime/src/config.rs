@@ -767,6 +767,7 @@ mod checks;
 mod headers;
 mod judge_answers;
 mod location;
+mod parsed;
 mod prices;
 mod providers;
 mod traces;
@@ -780,6 +781,9 @@ pub use judge_answers::{JudgeAnswers, Structured};
 pub use location::{
     ResultsKey, binary_name, calibration_dir, project_calibration_dir, results_dir,
 };
+pub(crate) use parsed::inner_json;
+#[cfg(feature = "http")]
+pub(crate) use parsed::{PARSED_PER_BYTE, reply_json};
 pub(crate) use prices::read_setting;
 pub use prices::{Price, PriceError, PriceTable, Pricing};
 use providers::ProviderVars;

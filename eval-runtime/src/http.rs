@@ -13,7 +13,9 @@
 //! **Bodies.** An answer is read up to a limit (`EVAL_MAX_RESPONSE_BYTES`,
 //! default [`DEFAULT_MAX_RESPONSE_BYTES`]); a longer one, declared or
 //! streamed, fails the call with [`Refusal::TooLarge`] without holding more
-//! than the limit in memory.
+//! than the limit in memory. A JSON answer is then parsed only when what it
+//! would take once parsed is within [`PARSED_PER_BYTE`] times that limit
+//! ([`reply_json`]): `[[],[],…]` takes dozens of times its length as values.
 
 use std::time::Duration;
 
@@ -21,6 +23,8 @@ pub(crate) use crate::model::Refusal;
 use crate::model::{Error, Result, one_line};
 
 pub(crate) use crate::config::DEFAULT_MAX_RESPONSE_BYTES;
+
+pub(crate) use crate::config::{PARSED_PER_BYTE, reply_json};
 
 /// The most redirects (same origin, `307`/`308`) one call follows.
 pub const MAX_REDIRECTS: usize = 5;

@@ -662,7 +662,7 @@ impl HttpAgent {
                 reason: format!("the answer is not text: {e}"),
             });
         }
-        let value: Value = match serde_json::from_slice(&bytes) {
+        let value: Value = match crate::http::reply_json(&bytes, self.max_response_bytes) {
             Ok(value @ (Value::Object(_) | Value::Array(_))) => value,
             // A text answer that is not a JSON document is the output.
             _ if self.map_response.is_none()
@@ -679,6 +679,15 @@ impl HttpAgent {
                 };
             }
             Ok(value) => value,
+            Err(e @ eval_datasets::json::BoundedJsonError::TooBig { .. }) => {
+                return Attempt::Failed(AgentError::BadResponse {
+                    url: self.shown_url.clone(),
+                    reason: format!(
+                        "refused: {e} (EVAL_MAX_RESPONSE_BYTES × {})",
+                        crate::http::PARSED_PER_BYTE
+                    ),
+                });
+            }
             Err(e) => {
                 return Attempt::Failed(AgentError::BadResponse {
                     url: self.shown_url.clone(),

@@ -220,7 +220,7 @@ pub(crate) fn tool_call(
     let mut call = match arguments {
         None | Some(Value::Null) => call,
         Some(Value::String(text)) if text.trim().is_empty() => call,
-        Some(Value::String(text)) => match serde_json::from_str::<Value>(text) {
+        Some(Value::String(text)) => match crate::config::inner_json(text) {
             Ok(v @ Value::Object(_)) => call.with_arguments(v),
             Ok(other) => call.with_invalid_arguments(
                 text.as_str(),

@@ -158,8 +158,11 @@ impl Assembly {
         if data == "[DONE]" {
             return Ok(true);
         }
-        let value: Value = match serde_json::from_str(data) {
+        let value: Value = match crate::config::inner_json(data) {
             Ok(v @ Value::Object(_)) => v,
+            Err(e @ eval_datasets::json::BoundedJsonError::TooBig { .. }) => {
+                return Err(format!("event {n} of the stream is refused: {e}"));
+            }
             _ if self.json_events => {
                 self.text(&event.data, &elapsed);
                 return Ok(false);

@@ -229,7 +229,7 @@ fn found(output: &str, extract: bool) -> Result<Vec<Value>, String> {
     if trimmed.is_empty() {
         return Err("the answer is empty, not JSON".into());
     }
-    let whole = match serde_json::from_str::<Value>(trimmed) {
+    let whole = match crate::config::inner_json(trimmed) {
         Ok(value) => return Ok(vec![value]),
         Err(e) => e,
     };

@@ -146,9 +146,9 @@ pub(crate) fn step(span: &Span) -> Option<Step> {
                     // OpenLLMetry writes the return value as JSON: a string
                     // is quoted.
                     attrs.text("traceloop.entity.output").map(|t| {
-                        // A string holds no nesting: serde_json's own limit
-                        // bounds the parse.
-                        match serde_json::from_str::<Value>(&t) {
+                        // Parsed within what a reply may take (a JSON
+                        // bomb in an attribute is kept as text).
+                        match crate::config::inner_json(&t) {
                             Ok(Value::String(s)) => s,
                             _ => t,
                         }
@@ -285,7 +285,7 @@ impl Attrs<'_> {
     /// OpenInference write arguments as JSON text), another string kept.
     fn json(&self, key: &str) -> Option<Value> {
         Some(match self.get(key)? {
-            Av::StringValue(s) => serde_json::from_str(s)
+            Av::StringValue(s) => crate::config::inner_json(s)
                 .ok()
                 .filter(|v| depth(v) <= MAX_JSON_DEPTH)
                 .unwrap_or_else(|| Value::String(s.clone())),

@@ -123,9 +123,16 @@ impl HttpRetriever {
             });
         }
         let value: Value =
-            serde_json::from_slice(&bytes).map_err(|e| RetrieverError::BadResponse {
-                url: shown.clone(),
-                reason: format!("not JSON: {e}"),
+            crate::http::reply_json(&bytes, self.max_response_bytes).map_err(|e| {
+                RetrieverError::BadResponse {
+                    url: shown.clone(),
+                    reason: match e {
+                        eval_datasets::json::BoundedJsonError::TooBig { .. } => {
+                            format!("refused: {e}")
+                        }
+                        e => format!("not JSON: {e}"),
+                    },
+                }
             })?;
         hits_or(value, &shown)
     }

@@ -236,15 +236,22 @@ impl Endpoint {
                                 ),
                             });
                         }
-                        let value = serde_json::from_slice(&bytes).map_err(|e| {
-                            ServiceError::BadResponse {
+                        let value = crate::http::reply_json(&bytes, self.max_response_bytes)
+                            .map_err(|e| ServiceError::BadResponse {
                                 url: self.shown.clone(),
-                                reason: format!(
-                                    "not JSON ({e}): {}",
-                                    one_line(&String::from_utf8_lossy(&bytes), 120)
-                                ),
-                            }
-                        })?;
+                                reason: match e {
+                                    eval_datasets::json::BoundedJsonError::TooBig { .. } => {
+                                        format!(
+                                            "refused: {e} (EVAL_MAX_RESPONSE_BYTES × {})",
+                                            crate::http::PARSED_PER_BYTE
+                                        )
+                                    }
+                                    e => format!(
+                                        "not JSON ({e}): {}",
+                                        one_line(&String::from_utf8_lossy(&bytes), 120)
+                                    ),
+                                },
+                            })?;
                         return self.wire.answer(value, self.chat).map_err(|reason| {
                             ServiceError::BadResponse {
                                 url: self.shown.clone(),

@@ -669,7 +669,7 @@ fn parse_json_answer(content: &str) -> Result<Value, AnswerProblem> {
             .trim(),
         None => text,
     };
-    match serde_json::from_str::<Value>(text) {
+    match crate::config::inner_json(text) {
         Ok(v @ Value::Object(_)) => match repeated_key(text) {
             Some(key) => Err(AnswerProblem::Shape(format!(
                 "the key `{key}` is given twice"

@@ -233,7 +233,10 @@ impl LangSmith {
                 crate::secrets::mask(&one_line(&text, 300))
             )));
         }
-        serde_json::from_slice(&bytes).map_err(|e| fail(format!("the answer is not JSON: {e}")))
+        crate::http::reply_json(&bytes, MAX_ANSWER_BYTES).map_err(|e| match e {
+            eval_datasets::json::BoundedJsonError::TooBig { .. } => fail(format!("refused: {e}")),
+            e => fail(format!("the answer is not JSON: {e}")),
+        })
     }
 }
 
