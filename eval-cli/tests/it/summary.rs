@@ -53,6 +53,17 @@ fn evaluate_appends_its_summary_to_the_step_summary() {
         "{md}"
     );
     assert!(md.contains("no \\`expected\\` field"), "{md}");
+    // The run writes its summary as it streams its files (it never holds
+    // the run whole for it): the same page as the summary of its results
+    // file read back.
+    let out = evals_with(
+        &dir,
+        &["report", "summary", "--format", "markdown", "results.json"],
+        &[("GITHUB_STEP_SUMMARY", "")],
+    );
+    let (read_back, _) = text(&out);
+    let run = md.strip_prefix("earlier step\n").unwrap();
+    assert_eq!(run.trim_end(), read_back.trim_end());
 
     // EVAL_STEP_SUMMARY=off: the run leaves it alone.
     std::fs::write(&step, "").unwrap();

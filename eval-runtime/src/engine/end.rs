@@ -22,8 +22,8 @@ use super::{Files, Run, results_of, write_streamed};
 use crate::config::Config;
 use crate::model::{DatasetSummary, Error, Results};
 use crate::output::{
-    BaselineOutcome, ResultsKey, RunVerdict, Shown, auto_step_summary, check_baseline, html_path,
-    write_html,
+    BaselineOutcome, ResultsKey, RunVerdict, Shown, auto_step_summary, auto_step_summary_streamed,
+    check_baseline, html_path, write_html,
 };
 use crate::plan::Baseline;
 
@@ -176,17 +176,21 @@ fn write_end(
         _ => None,
     };
 
-    if !(keep || step_summary || baseline.is_some()) {
+    if !(keep || baseline.is_some()) {
         // Nothing needs the run whole: stream it.
-        // Only the command prints what the samples were.
+        // The command prints what the samples were; a step summary too.
         let command = matches!(end.ending, Ending::Command { .. });
-        let mut shown = command.then(Shown::default);
+        let mut shown = (command || step_summary).then(Shown::default);
         let files = Files {
             results: results_path,
             html: html.as_deref(),
             junit: junit.as_deref(),
         };
         let header = write_streamed(runs, key, missing, files, shown.as_mut())?;
+        if step_summary && let Some(gathered) = &shown {
+            auto_step_summary_streamed(config, &header, gathered);
+        }
+        let shown = shown.filter(|_| command);
         return Ok(Ended {
             verdict: RunVerdict::of(&header.datasets),
             datasets: header.datasets.clone(),

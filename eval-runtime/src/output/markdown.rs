@@ -19,7 +19,7 @@ use super::md::{code, inline, mean, percent};
 use super::results::{
     DatasetSummary, GateResult, MetricSummary, Results, ResultsError, UsageTotals, Verdict,
 };
-use super::text::{SHOWN_FAILURES, failing, failure_lines, latency, millis, why_failed};
+use super::text::{SHOWN_FAILURES, Shown, failure_lines, millis, why_failed};
 use super::verdict::RunVerdict;
 
 /// How much of the expected and the actual answer a failing sample shows.
@@ -51,9 +51,9 @@ fn cost(u: &UsageTotals) -> String {
 }
 
 /// A run's verdict over several results files.
-fn combined(runs: &[Results]) -> RunVerdict {
+fn combined(runs: &[(&Results, &Shown)]) -> RunVerdict {
     let mut all = RunVerdict::default();
-    for r in runs {
+    for (r, _) in runs {
         let v = RunVerdict::of(&r.datasets);
         all.failed_samples += v.failed_samples;
         all.samples += v.samples;
@@ -127,7 +127,7 @@ fn gate_row(out: &mut String, g: &GateResult) {
     );
 }
 
-fn dataset_section(out: &mut String, results: &Results, d: &DatasetSummary) {
+fn dataset_section(out: &mut String, shown: &Shown, d: &DatasetSummary) {
     let _ = writeln!(out, "#### Dataset {}\n", code(&d.name, false));
     if let Some(description) = &d.description {
         let _ = writeln!(out, "{}\n", inline(description, 400));
@@ -167,7 +167,7 @@ fn dataset_section(out: &mut String, results: &Results, d: &DatasetSummary) {
         }
         out.push('\n');
     }
-    let tags = super::text::by_tag(results, &d.name);
+    let (tags, (p50, p95)) = shown.dataset(&d.name);
     if !tags.is_empty() {
         out.push_str("| Tag (category) | Samples | Passed |\n|---|--:|--:|\n");
         for t in &tags {
@@ -181,7 +181,6 @@ fn dataset_section(out: &mut String, results: &Results, d: &DatasetSummary) {
         }
         out.push('\n');
     }
-    let (p50, p95) = latency(results, d);
     let mut facts = Vec::new();
     if let (Some(p50), Some(p95)) = (p50, p95) {
         facts.push(format!("latency p50 {}, p95 {}", millis(p50), millis(p95)));
@@ -202,7 +201,7 @@ fn unscored_cell(m: &MetricSummary) -> String {
     }
 }
 
-fn run_section(out: &mut String, results: &Results, heading: bool) {
+fn run_section(out: &mut String, results: &Results, shown: &Shown, heading: bool) {
     if heading {
         let _ = writeln!(out, "### {}\n", code(&results.binary, false));
     }
@@ -227,7 +226,7 @@ fn run_section(out: &mut String, results: &Results, heading: bool) {
         "| Dataset | Samples | Passed | Failed | Inconclusive | Errors (not scored) | Latency p50 | p95 | Tokens | Cost |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n",
     );
     for d in &results.datasets {
-        let (p50, p95) = latency(results, d);
+        let (p50, p95) = shown.latency(&d.name);
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
@@ -253,23 +252,23 @@ fn run_section(out: &mut String, results: &Results, heading: bool) {
     }
     out.push('\n');
     for d in &results.datasets {
-        dataset_section(out, results, d);
+        dataset_section(out, shown, d);
     }
-    let total = failing(results).count();
+    let total = shown.not_passed();
     if total == 0 {
         return;
     }
-    let shown = total.min(SHOWN_FAILURES);
+    let listed = total.min(SHOWN_FAILURES);
     let _ = writeln!(
         out,
         "#### Samples that did not pass ({})\n",
-        if shown < total {
-            format!("first {shown} of {total}")
+        if listed < total {
+            format!("first {listed} of {total}")
         } else {
             total.to_string()
         }
     );
-    for s in failing(results).take(SHOWN_FAILURES) {
+    for s in shown.failing() {
         let (mark, word) = match s.verdict {
             Verdict::Error => ("⚠️", "error"),
             Verdict::Inconclusive => ("❔", "inconclusive, counted as failed"),
@@ -298,8 +297,8 @@ fn run_section(out: &mut String, results: &Results, heading: bool) {
             );
         }
     }
-    if total > shown {
-        let _ = writeln!(out, "\n…and {} more, not listed here.", total - shown);
+    if total > listed {
+        let _ = writeln!(out, "\n…and {} more, not listed here.", total - listed);
     }
     out.push('\n');
 }
@@ -322,6 +321,15 @@ pub(crate) fn summary_with_baseline(
     runs: &[Results],
     baseline: Option<(&Path, &BaselineOutcome)>,
 ) -> String {
+    let shown: Vec<Shown> = runs.iter().map(Shown::of).collect();
+    let runs: Vec<(&Results, &Shown)> = runs.iter().zip(&shown).collect();
+    summary_of(&runs, baseline)
+}
+
+/// [`summary_with_baseline`] of runs given as their header (the samples
+/// need not be there) and what a summary shows of their samples, gathered
+/// as they were written: the end of a run streams, the summary follows.
+fn summary_of(runs: &[(&Results, &Shown)], baseline: Option<(&Path, &BaselineOutcome)>) -> String {
     let mut verdict = combined(runs);
     verdict.regressions = baseline.map_or(0, |(_, b)| b.regressions());
     let mut out = match why_failed(&verdict) {
@@ -349,8 +357,8 @@ pub(crate) fn summary_with_baseline(
     if let Some((path, outcome)) = baseline {
         baseline_section(&mut out, path, outcome);
     }
-    for r in runs {
-        run_section(&mut out, r, runs.len() > 1);
+    for (r, shown) in runs {
+        run_section(&mut out, r, shown, runs.len() > 1);
     }
     out
 }
@@ -395,6 +403,22 @@ pub(crate) fn auto_step_summary(
         return;
     };
     let markdown = summary_with_baseline(std::slice::from_ref(results), baseline);
+    if let Err(e) = append_step_summary(path, &markdown) {
+        crate::notice::warn(&e.to_string());
+    }
+}
+
+/// [`auto_step_summary`] of a run that was streamed: `header` is its
+/// results without their samples, `shown` what a summary shows of them.
+pub(crate) fn auto_step_summary_streamed(config: &crate::Config, header: &Results, shown: &Shown) {
+    let Some(path) = config
+        .step_summary
+        .as_ref()
+        .filter(|_| config.step_summary_auto)
+    else {
+        return;
+    };
+    let markdown = summary_of(&[(header, shown)], None);
     if let Err(e) = append_step_summary(path, &markdown) {
         crate::notice::warn(&e.to_string());
     }

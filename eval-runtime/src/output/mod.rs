@@ -62,7 +62,7 @@ pub(crate) use calibration::{
 };
 pub(crate) use html::{Inline, PagePlan, RunMeta, write_along as write_html_along};
 pub(crate) use junit::{JunitPlan, write_junit_along};
-pub(crate) use markdown::auto_step_summary;
+pub(crate) use markdown::{auto_step_summary, auto_step_summary_streamed};
 pub(crate) use results::{incompleteness, now_unix, write_streaming};
 pub(crate) use summary::Summaries;
 pub(crate) use text::{Rest, Shown, summary_text_of};

@@ -6,10 +6,8 @@
 
 use std::fmt::Write as _;
 
-use eval_datasets::metric::Stat;
-
 use super::paint::Paint;
-use super::results::{DatasetSummary, MetricRecord, Results, SampleRecord, Verdict};
+use super::results::{MetricRecord, Results, SampleRecord, Verdict};
 use super::verdict::RunVerdict;
 use crate::model::one_line;
 use eval_datasets::terminal::escaped;
@@ -34,21 +32,6 @@ pub(crate) fn failure_lines(s: &SampleRecord) -> Vec<String> {
         .map(|e| format!("error: {}", one_line(e, REASON_CHARS)))
         .chain(s.metrics.iter().filter_map(metric_line))
         .collect()
-}
-
-/// The samples of `results` that did not pass: those that could not be
-/// scored first, then those that failed (inconclusive ones counted as
-/// failed among them), each in the file's order.
-pub(crate) fn failing(results: &Results) -> impl Iterator<Item = &SampleRecord> {
-    let errors = results
-        .samples
-        .iter()
-        .filter(|s| s.verdict == Verdict::Error);
-    let failed = results
-        .samples
-        .iter()
-        .filter(|s| s.verdict != Verdict::Error && !s.counts_as_passed());
-    errors.chain(failed)
 }
 
 /// One line per metric of `s` whose verdict is inconclusive:
@@ -81,21 +64,6 @@ pub(crate) fn counted_text(s: &SampleRecord) -> &'static str {
     } else {
         "counted as failed"
     }
-}
-
-/// `(p50, p95)` of the agent's time per run over every sample of `dataset`,
-/// milliseconds.
-pub(crate) fn latency(results: &Results, dataset: &DatasetSummary) -> (Option<f64>, Option<f64>) {
-    let values: Vec<f64> = results
-        .samples
-        .iter()
-        .filter(|s| s.dataset == dataset.name)
-        .filter_map(|s| s.measured(eval_datasets::metric::Measure::LatencyMs))
-        .collect();
-    (
-        Stat::Percentile(50).of(&values),
-        Stat::Percentile(95).of(&values),
-    )
 }
 
 /// A time in milliseconds for a summary: `850 ms`, `2.35 s`.
@@ -189,15 +157,6 @@ impl TagCounts {
     }
 }
 
-/// Dataset `name`'s samples by tag ([`TagCounts`]).
-pub(crate) fn by_tag(results: &Results, name: &str) -> Vec<TagBreakdown> {
-    let mut counts = TagCounts::default();
-    for s in results.samples.iter().filter(|s| s.dataset == name) {
-        counts.add(s);
-    }
-    counts.breakdown()
-}
-
 /// What a summary shows of a run's samples, gathered one record at a time
 /// (from a [`Results`] in memory, or from a results file read as a stream):
 /// the first [`SHOWN_FAILURES`] samples that could not be scored, failed or
@@ -249,15 +208,31 @@ impl Shown {
         }
     }
 
-    /// The samples that did not pass, as many as are shown ([`failing`]'s order).
-    fn failing(&self) -> impl Iterator<Item = &SampleRecord> {
+    /// The samples that did not pass, as many as are shown: those that could
+    /// not be scored first, then those that failed (inconclusive ones counted
+    /// as failed among them), each in the order they came.
+    pub(crate) fn failing(&self) -> impl Iterator<Item = &SampleRecord> {
         self.errors.iter().chain(&self.failed).take(SHOWN_FAILURES)
     }
 
-    /// Dataset `name`'s tags ([`by_tag`]) and latency percentiles ([`latency`]).
-    fn dataset(&self, name: &str) -> (Vec<TagBreakdown>, (Option<f64>, Option<f64>)) {
-        let Some((tags, values)) = self.datasets.get(name) else {
+    /// How many samples did not pass (listed or not).
+    pub(crate) fn not_passed(&self) -> usize {
+        self.not_passed
+    }
+
+    /// Dataset `name`'s samples by tag ([`TagCounts`]) and latency percentiles.
+    pub(crate) fn dataset(&self, name: &str) -> (Vec<TagBreakdown>, (Option<f64>, Option<f64>)) {
+        let Some((tags, _)) = self.datasets.get(name) else {
             return (Vec::new(), (None, None));
+        };
+        (tags.clone().breakdown(), self.latency(name))
+    }
+
+    /// `(p50, p95)` of the agent's time per run over every sample of dataset
+    /// `name`, milliseconds.
+    pub(crate) fn latency(&self, name: &str) -> (Option<f64>, Option<f64>) {
+        let Some((_, values)) = self.datasets.get(name) else {
+            return (None, None);
         };
         // One copy, sorted in place (a million samples: 8 MB, not 16 MB
         // and a merge sort's scratch per percentile).
@@ -265,8 +240,7 @@ impl Shown {
         sorted.sort_unstable_by(f64::total_cmp);
         let at =
             |p: f64| (!sorted.is_empty()).then(|| eval_datasets::metric::percentile(&sorted, p));
-        let percentiles = (at(0.5), at(0.95));
-        (tags.clone().breakdown(), percentiles)
+        (at(0.5), at(0.95))
     }
 }
 
