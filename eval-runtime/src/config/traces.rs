@@ -124,6 +124,30 @@ pub(super) struct TraceVars {
     queue: Option<String>,
 }
 
+/// Whether the `OTEL_TRACES_EXPORTER` list `v` chooses OTLP (unset or empty:
+/// OTLP, the spec's default; `none`, or only exporters this crate does not
+/// have, such as `console`: nothing exported); `Err` on a name the spec does
+/// not know.
+fn exporters(v: &str) -> Result<bool, ()> {
+    let names: Vec<String> = v
+        .split(',')
+        .map(|n| n.trim().to_ascii_lowercase())
+        .filter(|n| !n.is_empty())
+        .collect();
+    if names.is_empty() {
+        return Ok(true);
+    }
+    for name in &names {
+        if !matches!(
+            name.as_str(),
+            "otlp" | "none" | "console" | "zipkin" | "jaeger" | "logging"
+        ) {
+            return Err(());
+        }
+    }
+    Ok(names.iter().any(|n| n == "otlp"))
+}
+
 impl TraceVars {
     pub(super) fn get(get: &mut impl FnMut(&'static str, bool) -> Option<String>) -> Self {
         // The signal's own variable wins over the general one.
@@ -203,12 +227,32 @@ impl TraceVars {
                 }
             },
         };
-        let disabled = self
-            .sdk_disabled
-            .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
-            || self
-                .traces_exporter
-                .is_some_and(|v| v.trim().eq_ignore_ascii_case("none"));
+        // The OpenTelemetry spec's values, checked: a typo is said at start
+        // rather than read as "export" (or "do not").
+        let sdk_disabled = match self.sdk_disabled {
+            Some(v) if v.trim().eq_ignore_ascii_case("true") => true,
+            Some(v) if v.trim().is_empty() || v.trim().eq_ignore_ascii_case("false") => false,
+            Some(v) => {
+                push("OTEL_SDK_DISABLED", v, "true or false");
+                false
+            }
+            None => false,
+        };
+        let otlp_chosen = match self.traces_exporter {
+            None => true,
+            Some(v) => match exporters(&v) {
+                Ok(otlp) => otlp,
+                Err(()) => {
+                    push(
+                        "OTEL_TRACES_EXPORTER",
+                        v,
+                        "a comma-separated list of otlp, none, console, zipkin (only otlp exports here)",
+                    );
+                    true
+                }
+            },
+        };
+        let disabled = sdk_disabled || !otlp_chosen;
         let endpoint = match (self.traces_endpoint, self.endpoint) {
             _ if disabled => None,
             (Some(url), _) => Some(("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", url, false)),
@@ -501,9 +545,31 @@ mod tests {
         for off in [
             ("OTEL_SDK_DISABLED", "TRUE"),
             ("OTEL_TRACES_EXPORTER", "none"),
+            ("OTEL_TRACES_EXPORTER", "console"),
         ] {
             let s = read(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://a:4318"), off]).unwrap();
             assert_eq!(s.export, None, "{off:?}");
+        }
+        for on in [
+            ("OTEL_SDK_DISABLED", "false"),
+            ("OTEL_SDK_DISABLED", ""),
+            ("OTEL_TRACES_EXPORTER", "otlp"),
+            ("OTEL_TRACES_EXPORTER", "console, OTLP"),
+        ] {
+            let s = read(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://a:4318"), on]).unwrap();
+            assert!(s.export.is_some(), "{on:?}");
+        }
+        // A typo is said at start, naming the variable.
+        for (var, typo) in [
+            ("OTEL_SDK_DISABLED", "ture"),
+            ("OTEL_TRACES_EXPORTER", "otpl"),
+        ] {
+            let e = read(&[
+                ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://a:4318"),
+                (var, typo),
+            ]);
+            let e = format!("{:?}", e.unwrap_err());
+            assert!(e.contains(var) && e.contains(typo), "{e}");
         }
         let bad = read(&[
             ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://a:4318"),
