@@ -124,6 +124,40 @@ pub(super) struct TraceVars {
     queue: Option<String>,
 }
 
+/// Whether `OTEL_SDK_DISABLED` / `OTEL_TRACES_EXPORTER` turn the export
+/// off. The OpenTelemetry spec's values, checked: a typo is said at start
+/// (pushed with `push`) rather than read as "export" (or "do not").
+fn export_off(
+    sdk_disabled: Option<String>,
+    traces_exporter: Option<String>,
+    push: &mut impl FnMut(&'static str, String, &str),
+) -> bool {
+    let sdk_disabled = match sdk_disabled {
+        Some(v) if v.trim().eq_ignore_ascii_case("true") => true,
+        Some(v) if v.trim().is_empty() || v.trim().eq_ignore_ascii_case("false") => false,
+        Some(v) => {
+            push("OTEL_SDK_DISABLED", v, "true or false");
+            false
+        }
+        None => false,
+    };
+    let otlp_chosen = match traces_exporter {
+        None => true,
+        Some(v) => match exporters(&v) {
+            Ok(otlp) => otlp,
+            Err(()) => {
+                push(
+                    "OTEL_TRACES_EXPORTER",
+                    v,
+                    "a comma-separated list of otlp, none, console, zipkin (only otlp exports here)",
+                );
+                true
+            }
+        },
+    };
+    sdk_disabled || !otlp_chosen
+}
+
 /// Whether the `OTEL_TRACES_EXPORTER` list `v` chooses OTLP (unset or empty:
 /// OTLP, the spec's default; `none`, or only exporters this crate does not
 /// have, such as `console`: nothing exported); `Err` on a name the spec does
@@ -227,32 +261,7 @@ impl TraceVars {
                 }
             },
         };
-        // The OpenTelemetry spec's values, checked: a typo is said at start
-        // rather than read as "export" (or "do not").
-        let sdk_disabled = match self.sdk_disabled {
-            Some(v) if v.trim().eq_ignore_ascii_case("true") => true,
-            Some(v) if v.trim().is_empty() || v.trim().eq_ignore_ascii_case("false") => false,
-            Some(v) => {
-                push("OTEL_SDK_DISABLED", v, "true or false");
-                false
-            }
-            None => false,
-        };
-        let otlp_chosen = match self.traces_exporter {
-            None => true,
-            Some(v) => match exporters(&v) {
-                Ok(otlp) => otlp,
-                Err(()) => {
-                    push(
-                        "OTEL_TRACES_EXPORTER",
-                        v,
-                        "a comma-separated list of otlp, none, console, zipkin (only otlp exports here)",
-                    );
-                    true
-                }
-            },
-        };
-        let disabled = sdk_disabled || !otlp_chosen;
+        let disabled = export_off(self.sdk_disabled, self.traces_exporter, &mut push);
         let endpoint = match (self.traces_endpoint, self.endpoint) {
             _ if disabled => None,
             (Some(url), _) => Some(("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", url, false)),
