@@ -5,7 +5,7 @@
 //! | code | severity | when |
 //! |---|---|---|
 //! | `FILE_FORMAT_ERROR` | error | the file does not load (each problem, with its line) |
-//! | `DATASET_TOO_SMALL` | error | fewer than 10 samples (seed 002's minimum) |
+//! | `DATASET_TOO_SMALL` | warning (error for a golden dataset being created) | fewer than 10 samples (seed 002's minimum for a golden dataset: [`lint_golden`]; a dataset a team keeps may be smaller) |
 //! | `MISSING_GROUND_TRUTH` | error | a sample has no expected answer |
 //! | `DUPLICATE_QUERIES` | error | two inputs equal after normalising case, spaces and punctuation |
 //! | `DUPLICATE_QUERIES` | warning | near-duplicates (inputs of 4+ distinct words): word-set Jaccard similarity ≥ 0.8, or the words in order one word apart: a function word inserted or deleted, two function words swapped (`do`/`can`, `a`/`the`, `my`/`your`; not `did`/`will` or `was`/`is`), or a word and its plural swapped (`password`/`passwords`); see [`crate::similarity`] |
@@ -65,8 +65,10 @@ pub fn rules() -> Vec<Rule> {
         ),
         rule(
             "DATASET_TOO_SMALL",
-            "error",
-            format!("fewer than {MIN_SAMPLES} samples"),
+            "warning",
+            format!(
+                "fewer than {MIN_SAMPLES} samples (an error while `evals create` builds a golden dataset)"
+            ),
         ),
         rule(
             "MISSING_GROUND_TRUTH",
@@ -176,6 +178,19 @@ pub fn format_findings(file: &str, error: &DatasetError) -> Vec<Finding> {
         .collect()
 }
 
+/// [`lint_samples`] of a golden dataset being created (`evals create`):
+/// seed 002's minimum size is an error there, where a dataset a team keeps
+/// only gets a warning.
+pub fn lint_golden(file: &str, samples: &[Sample]) -> Vec<Finding> {
+    let mut findings = lint_samples(file, samples);
+    for f in &mut findings {
+        if f.code == "DATASET_TOO_SMALL" {
+            f.severity = Severity::Error;
+        }
+    }
+    findings
+}
+
 /// The findings of `samples` (a loaded file named `file`), in rule order.
 pub fn lint_samples(file: &str, samples: &[Sample]) -> Vec<Finding> {
     let mut out = Vec::new();
@@ -192,7 +207,7 @@ pub fn lint_samples(file: &str, samples: &[Sample]) -> Vec<Finding> {
     if samples.len() < MIN_SAMPLES {
         push(
             1,
-            Severity::Error,
+            Severity::Warning,
             "DATASET_TOO_SMALL",
             format!(
                 "{} samples; a dataset needs at least {MIN_SAMPLES} to say anything",
@@ -375,6 +390,29 @@ pub fn distribution(samples: &[Sample], field: &str) -> BTreeMap<String, usize> 
 mod tests {
     use super::*;
 
+    /// Seed 002's minimum is for a golden dataset being created: an error
+    /// there, a warning on a dataset a team keeps.
+    #[test]
+    fn a_small_dataset_is_a_warning_and_a_small_golden_one_an_error() {
+        let samples: Vec<Sample> = (0..3)
+            .map(|i| Sample::new(format!("question {i}")).with_expected("an answer"))
+            .collect();
+        let severity = |findings: Vec<Finding>| {
+            findings
+                .into_iter()
+                .find(|f| f.code == "DATASET_TOO_SMALL")
+                .map(|f| f.severity)
+        };
+        assert_eq!(
+            severity(lint_samples("d.jsonl", &samples)),
+            Some(Severity::Warning)
+        );
+        assert_eq!(
+            severity(lint_golden("d.jsonl", &samples)),
+            Some(Severity::Error)
+        );
+    }
+
     /// The measure is `crate::similarity`'s (tested there); lint's
     /// `similarity` of two texts is its word-set Jaccard.
     #[test]
@@ -394,7 +432,10 @@ mod tests {
                 .map(|r| r.when.clone())
                 .unwrap()
         };
-        assert_eq!(when("DATASET_TOO_SMALL"), "fewer than 10 samples");
+        assert_eq!(
+            when("DATASET_TOO_SMALL"),
+            "fewer than 10 samples (an error while `evals create` builds a golden dataset)"
+        );
         assert!(when("SHORT_ANSWER").contains("fewer than 10 words"));
         assert!(when("DUPLICATE_QUERIES").contains("0.8 or more"));
         assert!(when("IMBALANCED_DISTRIBUTION").contains("more than 60%"));

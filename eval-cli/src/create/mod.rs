@@ -288,7 +288,7 @@ pub fn run(args: Args) -> Result<u8, Failure> {
 
     // Step 6: validation.
     let samples = to_samples(&pairs)?;
-    let findings = eval_datasets::lint::lint_samples("(new dataset)", &samples);
+    let findings = eval_datasets::lint::lint_golden("(new dataset)", &samples);
     report_validation(&pairs, &findings, &edge_cases);
     if !findings.is_empty()
         && (args.fix || ask.yes("\nFix issues automatically where possible? (yes/no): "))
@@ -423,7 +423,7 @@ pub fn run(args: Args) -> Result<u8, Failure> {
     );
     // Errors the validation found and nothing fixed: written as approved,
     // and the exit code says it is not ready (as `evals lint`'s does).
-    let errors: Vec<&str> = eval_datasets::lint::lint_samples("(new dataset)", &dataset.samples)
+    let errors: Vec<&str> = eval_datasets::lint::lint_golden("(new dataset)", &dataset.samples)
         .into_iter()
         .filter(|f| f.severity == eval_datasets::lint::Severity::Error)
         .map(|f| f.code)

@@ -505,7 +505,7 @@ fn every_subcommand_shows_hostile_names_escaped() {
 
     // lint, stats (text and JSON), guide, convert, upgrade.
     let (c, stdout, _) = run(dir, "lint", &["lint", &f.dataset], &[]);
-    assert_eq!(c, 1);
+    assert!(matches!(c, 0 | 1), "{stdout}");
     check(shows_escaped(&stdout), || stdout.clone());
     let (_, stdout, _) = run(dir, "lint", &["lint", ".", "--json"], &[]);
     serde_json::from_str::<serde_json::Value>(&stdout).expect("lint --json is JSON");
