@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use eval_datasets::{Dataset, Sample, files, runevals, write};
 
 use crate::Failure;
+use crate::convert_names::SourceNames;
 
 /// Flags of `evals convert`.
 #[derive(Debug, clap::Args)]
@@ -45,7 +46,11 @@ pub fn run(args: Args) -> Result<u8, Failure> {
             "{shown} is a retrieval dataset (Unrag): its documents have no place in JSONL, CSV or runevals files; nothing written"
         )));
     }
-    let text = render(&data.samples, &args.output)?;
+    // issue38:convert: the source's own field names, id types and version.
+    let source_text = files::read_text(&args.input, eval_runtime::Config::max_dataset_bytes())
+        .unwrap_or_default();
+    let names = SourceNames::read(&ext(&args.input), &source_text);
+    let (text, changed) = render(&data.samples, &args.output, &names)?;
     // What was read must read back the same.
     let out_shown = args.output.to_string_lossy().into_owned();
     let back = Dataset::from_bytes(&out_shown, text.as_bytes())
@@ -71,12 +76,23 @@ pub fn run(args: Args) -> Result<u8, Failure> {
     files::write_atomically(&args.output, text.as_bytes())
         .map_err(|e| Failure::config(format!("cannot write {out_shown}: {e}")))?;
     outln!("wrote {} samples to {out_shown}", back.samples.len());
+    if let Some(note) = changed {
+        outln!("note: {note}");
+    }
     Ok(0)
 }
 
-fn render(samples: &[Sample], output: &Path) -> Result<String, Failure> {
+/// The output text, and what it changed that the source said (a note).
+fn render(
+    samples: &[Sample],
+    output: &Path,
+    names: &SourceNames,
+) -> Result<(String, Option<String>), Failure> {
     match ext(output).as_str() {
-        "jsonl" | "ndjson" => Ok(write::to_jsonl(samples)),
+        "jsonl" | "ndjson" => Ok((
+            write::objects_to_jsonl(samples.iter().map(|s| names.apply_jsonl(write::record(s)))),
+            None,
+        )),
         "csv" => {
             let lost = write::csv_losses(samples);
             if !lost.is_empty() {
@@ -85,15 +101,59 @@ fn render(samples: &[Sample], output: &Path) -> Result<String, Failure> {
                     lost.join("\n")
                 )));
             }
-            write::to_csv(samples).map_err(|e| Failure::config(format!("cannot write CSV: {e}")))
+            let records: Vec<_> = samples
+                .iter()
+                .map(|s| names.apply(write::record(s)))
+                .collect();
+            let columns: Vec<&str> = write::CSV_COLUMNS
+                .iter()
+                .map(|c| names.name(c))
+                .filter(|c| records.iter().any(|r| r.contains_key(*c)))
+                .collect();
+            write::objects_to_csv(&records, &columns)
+                .map(|t| (t, None))
+                .map_err(|e| Failure::config(format!("cannot write CSV: {e}")))
         }
-        "json" => serde_json::to_string_pretty(&write::to_runevals(samples))
-            .map(|t| t + "\n")
-            .map_err(|e| Failure::config(e.to_string())),
+        "json" => render_runevals(samples, output, names),
         other => Err(Failure::config(format!(
             "{}: unsupported output format `.{other}` (expected .jsonl, .csv or .json)",
             output.display()
         ))),
+    }
+}
+
+/// issue38:convert — a runevals document of the source's own schemaVersion
+/// (upgrading is `evals upgrade`'s job); the current one, said in a note,
+/// when that version cannot hold the samples.
+fn render_runevals(
+    samples: &[Sample],
+    output: &Path,
+    names: &SourceNames,
+) -> Result<(String, Option<String>), Failure> {
+    let meta = names.to_metadata().map(|m| {
+        let mut o = serde_json::Map::new();
+        o.insert(crate::convert_names::META_KEY.into(), m);
+        serde_json::Value::Object(o)
+    });
+    let pretty = |version: &str| {
+        serde_json::to_string_pretty(&write::to_runevals_with(samples, version, meta.clone()))
+            .map(|t| t + "\n")
+            .map_err(|e| Failure::config(e.to_string()))
+    };
+    let current = runevals::CURRENT_VERSION;
+    let Some(own) = names.runevals_version.as_deref().filter(|v| *v != current) else {
+        return Ok((pretty(current)?, None));
+    };
+    let text = pretty(own)?;
+    match Dataset::from_bytes(&output.to_string_lossy(), text.as_bytes()) {
+        Ok(_) => Ok((text, None)),
+        Err(e) => Ok((
+            pretty(current)?,
+            Some(format!(
+                "schemaVersion {own} cannot hold these samples as written ({}); wrote schemaVersion {current}",
+                e.to_string().lines().next().unwrap_or_default()
+            )),
+        )),
     }
 }
 

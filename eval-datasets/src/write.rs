@@ -259,15 +259,26 @@ pub fn csv_losses(samples: &[Sample]) -> Vec<String> {
 
 /// A versioned runevals document.
 pub fn to_runevals(samples: &[Sample]) -> Value {
+    to_runevals_with(samples, crate::runevals::CURRENT_VERSION, None)
+}
+
+/// issue38:convert — a runevals document of `version` (the source's own,
+/// when it was one: `evals convert` does not upgrade), with `metadata` at
+/// its top when given.
+pub fn to_runevals_with(samples: &[Sample], version: &str, metadata: Option<Value>) -> Value {
     let items: Vec<Value> = samples.iter().map(runevals_item).collect();
     let mut doc = Map::new();
-    doc.insert(
-        "schemaVersion".into(),
-        Value::from(crate::runevals::CURRENT_VERSION),
-    );
+    doc.insert("schemaVersion".into(), Value::from(version));
+    if let Some(m) = metadata {
+        doc.insert("metadata".into(), m);
+    }
     doc.insert("items".into(), Value::Array(items));
     Value::Object(doc)
 }
+
+/// issue38:convert — runevals item keys a sample keeps in `extra` (read
+/// from a runevals item), written back at the item's level.
+const RUNEVALS_ITEM_TEXT: &[&str] = &["name", "description", "notes"];
 
 fn runevals_item(s: &Sample) -> Value {
     let mut item = Map::new();
@@ -356,11 +367,27 @@ fn runevals_item(s: &Sample) -> Value {
     if !s.tools.is_empty() {
         ours.insert("tools".into(), Value::Array(s.tools.clone()));
     }
+    // issue38:convert: a runevals item's own `name`, `description`, `notes`
+    // and `extensions` go back where runevals reads them.
+    let mut extra = s.extra.clone();
+    let mut own_ext = Map::new();
+    for k in RUNEVALS_ITEM_TEXT {
+        if let Some(Value::String(v)) = extra.get(*k) {
+            item.insert((*k).into(), Value::from(v.clone()));
+            extra.remove(*k);
+        }
+    }
+    if let Some(Value::Object(e)) = extra.get("extensions")
+        && !e.contains_key("evals")
+    {
+        own_ext = e.clone();
+        extra.remove("extensions");
+    }
     for (k, v) in [
         ("metadata", &s.metadata),
         ("agent_args", &s.agent_args),
         ("rubric_vars", &s.rubric_vars),
-        ("extra", &s.extra),
+        ("extra", &extra),
     ] {
         if !v.is_empty() {
             ours.insert(k.into(), Value::Object(v.clone()));
@@ -368,9 +395,11 @@ fn runevals_item(s: &Sample) -> Value {
     }
     // A conversation always carries the marker: its reader then knows the
     // turns were written from the sample and are not extra data.
+    let mut ext = own_ext;
     if !ours.is_empty() || matches!(s.input, Input::Turns(_)) {
-        let mut ext = Map::new();
         ext.insert("evals".into(), Value::Object(ours));
+    }
+    if !ext.is_empty() {
         item.insert("extensions".into(), Value::Object(ext));
     }
     Value::Object(item)
