@@ -18,6 +18,11 @@ pub struct Args {
     /// Replace OUTPUT if it exists (a backup is written first).
     #[arg(long)]
     pub force: bool,
+    /// The schemaVersion of a runevals output (default: the source's own when
+    /// it is a runevals document, else the current one). JSONL and CSV have no
+    /// place for it: give it back on a runevals → JSONL → runevals round trip.
+    #[arg(long, value_name = "1.x.y")]
+    pub schema_version: Option<String>,
 }
 
 /// Flags of `evals upgrade`.
@@ -49,8 +54,12 @@ pub fn run(args: Args) -> Result<u8, Failure> {
     // issue38:convert: the source's own field names, id types and version.
     let source_text = files::read_text(&args.input, eval_runtime::Config::max_dataset_bytes())
         .unwrap_or_default();
-    let names = SourceNames::read(&ext(&args.input), &source_text);
-    let (text, changed) = render(&data.samples, &args.output, &names)?;
+    let mut names = SourceNames::read(&ext(&args.input), &source_text);
+    let asked = args.schema_version.is_some();
+    if let Some(v) = args.schema_version.clone() {
+        names.runevals_version = Some(v);
+    }
+    let (text, changed) = render(&data.samples, &args.output, &names, asked)?;
     // What was read must read back the same.
     let out_shown = args.output.to_string_lossy().into_owned();
     let back = Dataset::from_bytes(&out_shown, text.as_bytes())
@@ -87,6 +96,7 @@ fn render(
     samples: &[Sample],
     output: &Path,
     names: &SourceNames,
+    asked: bool,
 ) -> Result<(String, Option<String>), Failure> {
     match ext(output).as_str() {
         "jsonl" | "ndjson" => Ok((
@@ -114,7 +124,7 @@ fn render(
                 .map(|t| (t, None))
                 .map_err(|e| Failure::config(format!("cannot write CSV: {e}")))
         }
-        "json" => render_runevals(samples, output, names),
+        "json" => render_runevals(samples, output, names, asked),
         other => Err(Failure::config(format!(
             "{}: unsupported output format `.{other}` (expected .jsonl, .csv or .json)",
             output.display()
@@ -124,11 +134,13 @@ fn render(
 
 /// issue38:convert — a runevals document of the source's own schemaVersion
 /// (upgrading is `evals upgrade`'s job); the current one, said in a note,
-/// when that version cannot hold the samples.
+/// when that version cannot hold the samples (an error when `asked` for by
+/// `--schema-version`).
 fn render_runevals(
     samples: &[Sample],
     output: &Path,
     names: &SourceNames,
+    asked: bool,
 ) -> Result<(String, Option<String>), Failure> {
     let meta = names.to_metadata().map(|m| {
         let mut o = serde_json::Map::new();
@@ -144,9 +156,18 @@ fn render_runevals(
     let Some(own) = names.runevals_version.as_deref().filter(|v| *v != current) else {
         return Ok((pretty(current)?, None));
     };
+    if !runevals_version_ok(own) {
+        return Err(Failure::config(format!(
+            "schemaVersion `{own}`: expected a 1.x.y version such as \"1.2.0\"; nothing written"
+        )));
+    }
     let text = pretty(own)?;
     match Dataset::from_bytes(&output.to_string_lossy(), text.as_bytes()) {
         Ok(_) => Ok((text, None)),
+        Err(e) if asked => Err(Failure::config(format!(
+            "schemaVersion {own} cannot hold these samples as written: {}\nnothing written; give a later --schema-version",
+            e.to_string().lines().next().unwrap_or_default()
+        ))),
         Err(e) => Ok((
             pretty(current)?,
             Some(format!(
@@ -155,6 +176,16 @@ fn render_runevals(
             )),
         )),
     }
+}
+
+/// `1.x.y`, digits only.
+fn runevals_version_ok(v: &str) -> bool {
+    let parts: Vec<&str> = v.split('.').collect();
+    parts.len() == 3
+        && parts[0] == "1"
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// Field by field, what differs between the samples read and read back.

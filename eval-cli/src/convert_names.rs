@@ -19,6 +19,12 @@ use serde_json::{Map, Value};
 /// The key under a runevals document's `metadata` holding [`SourceNames`].
 pub const META_KEY: &str = "evals_convert";
 
+/// Under [`SourceNames::names`]: the key of a tool call's arguments.
+const TOOL_ARGUMENTS: &str = "tool_arguments";
+
+/// Other tools' keys of a call's arguments (`formats/tools.rs` reads them all).
+const TOOL_ARGUMENT_KEYS: &[&str] = &["args", "input_parameters", "inputParameters", "input"];
+
 /// The source's own names and types.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct SourceNames {
@@ -47,6 +53,30 @@ impl SourceNames {
         }
     }
 
+    /// The key a tool call's arguments were under (ragas `args`, deepeval
+    /// `input_parameters`), kept as `names["tool_arguments"]`.
+    fn note_tools(&mut self, v: &Value) {
+        let parsed;
+        let v = match v {
+            Value::String(t) => match serde_json::from_str::<Value>(t) {
+                Ok(p) => {
+                    parsed = p;
+                    &parsed
+                }
+                Err(_) => return,
+            },
+            other => other,
+        };
+        let Some(calls) = v.as_array() else { return };
+        for call in calls.iter().filter_map(Value::as_object) {
+            for key in TOOL_ARGUMENT_KEYS {
+                if call.contains_key(*key) && !self.names.contains_key(TOOL_ARGUMENTS) {
+                    self.names.insert(TOOL_ARGUMENTS.into(), Value::from(*key));
+                }
+            }
+        }
+    }
+
     fn note_id(&mut self, v: &Value) {
         if let Value::Number(n) = v
             && (n.is_i64() || n.is_u64())
@@ -68,8 +98,10 @@ impl SourceNames {
                     };
                     for (k, v) in &o {
                         out.note_key(k);
-                        if canonical(k) == Some("id") {
-                            out.note_id(v);
+                        match canonical(k) {
+                            Some("id") => out.note_id(v),
+                            Some("expected_tools") => out.note_tools(v),
+                            _ => {}
                         }
                     }
                 }
@@ -86,8 +118,19 @@ impl SourceNames {
                 }
                 // A CSV cell has no type: pandas (letta-evals' CSV loader)
                 // reads a whole number as an int.
+                let tools = headers
+                    .iter()
+                    .position(|h| canonical(h) == Some("expected_tools"));
+                let rows: Vec<csv::StringRecord> = r.records().flatten().collect();
+                if let Some(col) = tools {
+                    for row in &rows {
+                        if let Some(cell) = row.get(col) {
+                            out.note_tools(&Value::from(cell));
+                        }
+                    }
+                }
                 if let Some(col) = headers.iter().position(|h| canonical(h) == Some("id")) {
-                    for row in r.records().flatten() {
+                    for row in &rows {
                         if let Some(cell) = row.get(col)
                             && cell.parse::<i64>().is_ok_and(|n| n.to_string() == cell)
                         {
@@ -104,8 +147,7 @@ impl SourceNames {
                     .get("schemaVersion")
                     .and_then(Value::as_str)
                     .map(str::to_string);
-                if let Some(Value::Object(kept)) =
-                    doc.get("metadata").and_then(|m| m.get(META_KEY))
+                if let Some(Value::Object(kept)) = doc.get("metadata").and_then(|m| m.get(META_KEY))
                 {
                     if let Some(Value::Object(names)) = kept.get("names") {
                         out.names = names.clone();
@@ -134,15 +176,33 @@ impl SourceNames {
         record
             .into_iter()
             .map(|(k, v)| {
-                let v = match (&v, k.as_str()) {
-                    (Value::String(s), "id") if self.integer_ids.contains(s) => s
-                        .parse::<i64>()
-                        .map_or_else(|_| v.clone(), Value::from),
-                    _ => v,
+                let v = match (v, k.as_str()) {
+                    (Value::String(s), "id") if self.integer_ids.contains(&s) => {
+                        s.parse::<i64>().map_or(Value::String(s), Value::from)
+                    }
+                    (Value::Array(calls), "expected_tools") => {
+                        Value::Array(calls.into_iter().map(|c| self.tool_call(c)).collect())
+                    }
+                    (v, _) => v,
                 };
                 (self.name(&k).to_string(), v)
             })
             .collect()
+    }
+
+    /// A call as our writer gives it (`arguments`) with the source's key.
+    fn tool_call(&self, call: Value) -> Value {
+        let Some(key) = self.names.get(TOOL_ARGUMENTS).and_then(Value::as_str) else {
+            return call;
+        };
+        match call {
+            Value::Object(o) if !o.contains_key(key) => Value::Object(
+                o.into_iter()
+                    .map(|(k, v)| (if k == "arguments" { key.to_string() } else { k }, v))
+                    .collect(),
+            ),
+            other => other,
+        }
     }
 
     /// [`Self::apply`] for a JSONL line: the fields of other formats kept in
@@ -210,5 +270,31 @@ mod tests {
         assert!(s.integer_ids.contains("1"));
         assert!(!s.integer_ids.contains("007"));
         assert_eq!(s.name("expected"), "ground_truth");
+    }
+}
+
+#[cfg(test)]
+mod tool_tests {
+    use super::*;
+
+    #[test]
+    fn a_ragas_tool_call_keeps_args() {
+        let s = SourceNames::read(
+            "jsonl",
+            "{\"user_input\":\"q\",\"reference_tool_calls\":[{\"name\":\"w\",\"args\":{\"l\":\"P\"}}]}\n",
+        );
+        assert_eq!(
+            s.names.get(TOOL_ARGUMENTS),
+            Some(&Value::from("args")),
+            "{s:?}"
+        );
+        let r: Map<String, Value> = serde_json::from_str(
+            r#"{"input":"q","expected_tools":[{"name":"w","arguments":{"l":"P"}}]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            Value::Object(s.apply_jsonl(r)).to_string(),
+            r#"{"user_input":"q","reference_tool_calls":[{"name":"w","args":{"l":"P"}}]}"#
+        );
     }
 }
