@@ -142,13 +142,17 @@ fn render_runevals(
     names: &SourceNames,
     asked: bool,
 ) -> Result<(String, Option<String>), Failure> {
-    let meta = names.to_metadata().map(|m| {
-        let mut o = serde_json::Map::new();
-        o.insert(crate::convert_names::META_KEY.into(), m);
-        serde_json::Value::Object(o)
-    });
+    let mut root = names.runevals_root.clone();
+    if let Some(kept) = names.to_metadata() {
+        let meta = root
+            .entry("metadata")
+            .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
+        if let Some(m) = meta.as_object_mut() {
+            m.insert(crate::convert_names::META_KEY.into(), kept);
+        }
+    }
     let pretty = |version: &str| {
-        serde_json::to_string_pretty(&write::to_runevals_with(samples, version, meta.clone()))
+        serde_json::to_string_pretty(&write::to_runevals_with(samples, version, root.clone()))
             .map(|t| t + "\n")
             .map_err(|e| Failure::config(e.to_string()))
     };

@@ -34,6 +34,9 @@ pub struct SourceNames {
     pub integer_ids: BTreeSet<String>,
     /// The runevals `schemaVersion` of the source document.
     pub runevals_version: Option<String>,
+    /// The other top-level keys of a runevals source (`metadata`,
+    /// `description`, `default_evaluators`, `$schema`...), written back.
+    pub runevals_root: Map<String, Value>,
 }
 
 fn canonical(key: &str) -> Option<&'static str> {
@@ -147,6 +150,19 @@ impl SourceNames {
                     .get("schemaVersion")
                     .and_then(Value::as_str)
                     .map(str::to_string);
+                if let Some(root) = doc.as_object().filter(|o| o.contains_key("items")) {
+                    for (k, v) in root {
+                        if k != "schemaVersion" && k != "items" {
+                            out.runevals_root.insert(k.clone(), v.clone());
+                        }
+                    }
+                    if let Some(Value::Object(m)) = out.runevals_root.get_mut("metadata") {
+                        m.remove(META_KEY);
+                        if m.is_empty() {
+                            out.runevals_root.remove("metadata");
+                        }
+                    }
+                }
                 if let Some(Value::Object(kept)) = doc.get("metadata").and_then(|m| m.get(META_KEY))
                 {
                     if let Some(Value::Object(names)) = kept.get("names") {

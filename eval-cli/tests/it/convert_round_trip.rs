@@ -29,6 +29,7 @@ const SOURCES: &[&str] = &[
     "m365-runevals/microsoft__m365-copilot-eval/ae7844f/samples/hr_benefits_leave.json",
     "m365-runevals/microsoft__m365-copilot-eval/ae7844f/samples/starter.json",
     "m365-runevals/microsoft__m365-copilot-eval/ae7844f/schema/v1/examples/valid/multi-turn-simple.json",
+    "m365-runevals/microsoft__m365-copilot-eval/ae7844f/samples/multiturn_example.json",
 ];
 
 fn jsonl(path: &Path) -> Vec<Value> {
@@ -65,40 +66,15 @@ fn csv_rows(path: &Path) -> Vec<BTreeMap<String, Value>> {
         .collect()
 }
 
-/// A runevals item's own fields: what must come back as it was.
-fn runevals_own(path: &Path) -> (Value, Vec<Vec<(String, Value)>>) {
+/// A runevals document's version, default evaluators and items, whole
+/// (its other top-level keys, `metadata`, have no place in JSONL or CSV).
+fn runevals_own(path: &Path) -> (Value, Value, Value) {
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let items = doc["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|item| {
-            let mut own = Vec::new();
-            for k in [
-                "name",
-                "description",
-                "notes",
-                "testId",
-                "category",
-                "prompt",
-                "expected_response",
-                "context",
-            ] {
-                if let Some(v) = item.get(k) {
-                    own.push((k.to_string(), v.clone()));
-                }
-            }
-            for (i, t) in item["turns"].as_array().into_iter().flatten().enumerate() {
-                for k in ["prompt", "expected_response", "context"] {
-                    if let Some(v) = t.get(k) {
-                        own.push((format!("turns[{i}].{k}"), v.clone()));
-                    }
-                }
-            }
-            own
-        })
-        .collect();
-    (doc["schemaVersion"].clone(), items)
+    (
+        doc["schemaVersion"].clone(),
+        doc["default_evaluators"].clone(),
+        doc["items"].clone(),
+    )
 }
 
 fn ext(p: &str) -> &str {
@@ -107,7 +83,8 @@ fn ext(p: &str) -> &str {
 
 /// Every source through every other format and back: JSONL lines equal as
 /// JSON (names, values, integer ids), CSV columns and cells equal, a
-/// runevals document's version and its items' own fields equal.
+/// runevals document's version, default evaluators and items equal (every
+/// key of every item and turn, `evaluators_mode` included).
 #[test]
 fn convert_round_trips_every_format_pair_keeping_field_names() {
     let dir = scratch("convert-pairs");
@@ -197,6 +174,17 @@ fn convert_keeps_runevals_name_and_schema_version() {
             .all(|i| i["extensions"]["evals"]["extra"].get("name").is_none()),
         "{doc}"
     );
+    // The document's own top-level keys stay (starter: metadata, defaults).
+    let starter =
+        fixtures().join("m365-runevals/microsoft__m365-copilot-eval/ae7844f/samples/starter.json");
+    let out = evals(
+        &dir,
+        &["convert", &starter.to_string_lossy(), "starter.json"],
+    );
+    assert_eq!(code(&out), 0, "{:?}", text(&out));
+    let read =
+        |p: &Path| -> Value { serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap() };
+    assert_eq!(read(&starter), read(&dir.join("starter.json")));
     // JSONL: `name` at the top of its line.
     let out = evals(&dir, &["convert", &src, "x.jsonl"]);
     assert_eq!(code(&out), 0, "{:?}", text(&out));
