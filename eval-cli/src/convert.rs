@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use eval_datasets::{Dataset, Sample, files, runevals, write};
 
 use crate::Failure;
+use crate::convert_names::SourceNames;
 
 /// Flags of `evals convert`.
 #[derive(Debug, clap::Args)]
@@ -17,6 +18,11 @@ pub struct Args {
     /// Replace OUTPUT if it exists (a backup is written first).
     #[arg(long)]
     pub force: bool,
+    /// The schemaVersion of a runevals output (default: the source's own when
+    /// it is a runevals document, else the current one). JSONL and CSV have no
+    /// place for it: give it back on a runevals → JSONL → runevals round trip.
+    #[arg(long, value_name = "1.x.y")]
+    pub schema_version: Option<String>,
 }
 
 /// Flags of `evals upgrade`.
@@ -45,7 +51,15 @@ pub fn run(args: Args) -> Result<u8, Failure> {
             "{shown} is a retrieval dataset (Unrag): its documents have no place in JSONL, CSV or runevals files; nothing written"
         )));
     }
-    let text = render(&data.samples, &args.output)?;
+    // issue38:convert: the source's own field names, id types and version.
+    let source_text = files::read_text(&args.input, eval_runtime::Config::max_dataset_bytes())
+        .unwrap_or_default();
+    let mut names = SourceNames::read(&ext(&args.input), &source_text);
+    let asked = args.schema_version.is_some();
+    if let Some(v) = args.schema_version.clone() {
+        names.runevals_version = Some(v);
+    }
+    let (text, changed) = render(&data.samples, &args.output, &names, asked)?;
     // What was read must read back the same.
     let out_shown = args.output.to_string_lossy().into_owned();
     let back = Dataset::from_bytes(&out_shown, text.as_bytes())
@@ -71,12 +85,24 @@ pub fn run(args: Args) -> Result<u8, Failure> {
     files::write_atomically(&args.output, text.as_bytes())
         .map_err(|e| Failure::config(format!("cannot write {out_shown}: {e}")))?;
     outln!("wrote {} samples to {out_shown}", back.samples.len());
+    if let Some(note) = changed {
+        outln!("note: {note}");
+    }
     Ok(0)
 }
 
-fn render(samples: &[Sample], output: &Path) -> Result<String, Failure> {
+/// The output text, and what it changed that the source said (a note).
+fn render(
+    samples: &[Sample],
+    output: &Path,
+    names: &SourceNames,
+    asked: bool,
+) -> Result<(String, Option<String>), Failure> {
     match ext(output).as_str() {
-        "jsonl" | "ndjson" => Ok(write::to_jsonl(samples)),
+        "jsonl" | "ndjson" => Ok((
+            write::objects_to_jsonl(samples.iter().map(|s| names.apply_jsonl(write::record(s)))),
+            None,
+        )),
         "csv" => {
             let lost = write::csv_losses(samples);
             if !lost.is_empty() {
@@ -85,16 +111,85 @@ fn render(samples: &[Sample], output: &Path) -> Result<String, Failure> {
                     lost.join("\n")
                 )));
             }
-            write::to_csv(samples).map_err(|e| Failure::config(format!("cannot write CSV: {e}")))
+            let records: Vec<_> = samples
+                .iter()
+                .map(|s| names.apply(write::record(s)))
+                .collect();
+            let columns: Vec<&str> = write::CSV_COLUMNS
+                .iter()
+                .map(|c| names.name(c))
+                .filter(|c| records.iter().any(|r| r.contains_key(*c)))
+                .collect();
+            write::objects_to_csv(&records, &columns)
+                .map(|t| (t, None))
+                .map_err(|e| Failure::config(format!("cannot write CSV: {e}")))
         }
-        "json" => serde_json::to_string_pretty(&write::to_runevals(samples))
-            .map(|t| t + "\n")
-            .map_err(|e| Failure::config(e.to_string())),
+        "json" => render_runevals(samples, output, names, asked),
         other => Err(Failure::config(format!(
             "{}: unsupported output format `.{other}` (expected .jsonl, .csv or .json)",
             output.display()
         ))),
     }
+}
+
+/// issue38:convert — a runevals document of the source's own schemaVersion
+/// (upgrading is `evals upgrade`'s job); the current one, said in a note,
+/// when that version cannot hold the samples (an error when `asked` for by
+/// `--schema-version`).
+fn render_runevals(
+    samples: &[Sample],
+    output: &Path,
+    names: &SourceNames,
+    asked: bool,
+) -> Result<(String, Option<String>), Failure> {
+    let mut root = names.runevals_root.clone();
+    if let Some(kept) = names.to_metadata() {
+        let meta = root
+            .entry("metadata")
+            .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
+        if let Some(m) = meta.as_object_mut() {
+            m.insert(crate::convert_names::META_KEY.into(), kept);
+        }
+    }
+    let pretty = |version: &str| {
+        serde_json::to_string_pretty(&write::to_runevals_with(samples, version, root.clone()))
+            .map(|t| t + "\n")
+            .map_err(|e| Failure::config(e.to_string()))
+    };
+    let current = runevals::CURRENT_VERSION;
+    let Some(own) = names.runevals_version.as_deref().filter(|v| *v != current) else {
+        return Ok((pretty(current)?, None));
+    };
+    if !runevals_version_ok(own) {
+        return Err(Failure::config(format!(
+            "schemaVersion `{own}`: expected a 1.x.y version such as \"1.2.0\"; nothing written"
+        )));
+    }
+    let text = pretty(own)?;
+    match Dataset::from_bytes(&output.to_string_lossy(), text.as_bytes()) {
+        Ok(_) => Ok((text, None)),
+        Err(e) if asked => Err(Failure::config(format!(
+            "schemaVersion {own} cannot hold these samples as written: {}\nnothing written; give a later --schema-version",
+            e.to_string().lines().next().unwrap_or_default()
+        ))),
+        Err(e) => Ok((
+            pretty(current)?,
+            Some(format!(
+                "schemaVersion {own} cannot hold these samples as written ({}); wrote schemaVersion {current}",
+                e.to_string().lines().next().unwrap_or_default()
+            )),
+        )),
+    }
+}
+
+/// `1.x.y`, digits only.
+fn runevals_version_ok(v: &str) -> bool {
+    let parts: Vec<&str> = v.split('.').collect();
+    parts.len() == 3
+        && parts[0] == "1"
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// Field by field, what differs between the samples read and read back.

@@ -16,6 +16,7 @@ use clap::{Parser, Subcommand};
 mod out;
 mod calibrate;
 mod convert;
+mod convert_names; // issue38:convert
 mod create;
 mod discover;
 mod dotenv;

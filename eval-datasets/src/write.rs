@@ -259,23 +259,113 @@ pub fn csv_losses(samples: &[Sample]) -> Vec<String> {
 
 /// A versioned runevals document.
 pub fn to_runevals(samples: &[Sample]) -> Value {
-    let items: Vec<Value> = samples.iter().map(runevals_item).collect();
+    to_runevals_with(samples, crate::runevals::CURRENT_VERSION, Map::new())
+}
+
+/// issue38:convert — a runevals document of `version` (the source's own,
+/// when it was one: `evals convert` does not upgrade) with the top-level
+/// keys of `root` (`metadata`, `description`, `default_evaluators`...).
+/// Without `default_evaluators` in `root`, a version that has them (1.2.0
+/// on) gets the evaluators most samples share, when two or more do; an item
+/// scored by exactly those then names none (as a runevals file writes it).
+pub fn to_runevals_with(samples: &[Sample], version: &str, mut root: Map<String, Value>) -> Value {
+    if !root.contains_key("default_evaluators")
+        && has_default_evaluators(version)
+        && let Some(d) = shared_evaluators(samples)
+    {
+        root.insert("default_evaluators".into(), Value::Object(d));
+    }
+    let defaults = match root.get("default_evaluators") {
+        Some(Value::Object(d)) => Some(d.clone()),
+        _ => None,
+    };
+    let items: Vec<Value> = samples
+        .iter()
+        .map(|s| runevals_item(s, defaults.as_ref()))
+        .collect();
     let mut doc = Map::new();
-    doc.insert(
-        "schemaVersion".into(),
-        Value::from(crate::runevals::CURRENT_VERSION),
-    );
+    if let Some(schema) = root.remove("$schema") {
+        doc.insert("$schema".into(), schema);
+    }
+    doc.insert("schemaVersion".into(), Value::from(version));
+    for (k, v) in root {
+        doc.insert(k, v);
+    }
     doc.insert("items".into(), Value::Array(items));
     Value::Object(doc)
 }
 
-fn runevals_item(s: &Sample) -> Value {
+/// 1.2.0 or later (seed 003: `default_evaluators` needs 1.2.0).
+fn has_default_evaluators(version: &str) -> bool {
+    let mut parts = version.split('.').map(|p| p.parse::<u64>().ok());
+    matches!((parts.next(), parts.next()), (Some(Some(1)), Some(Some(m))) if m >= 2)
+}
+
+/// The evaluators most single prompts and turns are scored by, when two or
+/// more share them.
+fn shared_evaluators(samples: &[Sample]) -> Option<Map<String, Value>> {
+    let mut seen: Vec<(&Map<String, Value>, usize)> = Vec::new();
+    let all = samples.iter().flat_map(|s| match s.input {
+        Input::Text(_) => std::slice::from_ref(&s.evaluators).iter(),
+        Input::Turns(_) => s.turn_evaluators.iter(),
+    });
+    for e in all.filter(|e| !e.is_empty()) {
+        match seen.iter_mut().find(|(m, _)| *m == e) {
+            Some((_, n)) => *n += 1,
+            None => seen.push((e, 1)),
+        }
+    }
+    let (best, n) = seen.into_iter().max_by_key(|(_, n)| *n)?;
+    (n >= 2).then(|| best.clone())
+}
+
+/// An item's (or turn's) evaluators under `defaults`: none written when
+/// they are the defaults; those beyond the defaults, `extend`, when it has
+/// all of them; else all of them, replacing the defaults (an empty set too,
+/// when there are defaults).
+fn own_evaluators(
+    target: &mut Map<String, Value>,
+    evaluators: &Map<String, Value>,
+    defaults: Option<&Map<String, Value>>,
+) {
+    if let Some(d) = defaults
+        && !d.is_empty()
+        && d.keys().all(|k| evaluators.contains_key(k))
+    {
+        // The defaults and more (or other options): `extend`.
+        let own: Map<String, Value> = evaluators
+            .iter()
+            .filter(|(k, v)| d.get(*k) != Some(*v))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        if !own.is_empty() {
+            target.insert("evaluators".into(), Value::Object(own));
+            target.insert("evaluators_mode".into(), Value::from("extend"));
+        }
+        return;
+    }
+    let write = match defaults {
+        Some(d) => d != evaluators,
+        None => !evaluators.is_empty(),
+    };
+    if write {
+        target.insert("evaluators".into(), Value::Object(evaluators.clone()));
+        target.insert("evaluators_mode".into(), Value::from("replace"));
+    }
+}
+
+/// issue38:convert — runevals item keys a sample keeps in `extra` (read
+/// from a runevals item), written back at the item's level.
+const RUNEVALS_ITEM_TEXT: &[&str] = &["name", "description", "notes"];
+
+fn runevals_item(s: &Sample, defaults: Option<&Map<String, Value>>) -> Value {
     let mut item = Map::new();
     let mut ours = Map::new();
     if s.explicit_id {
         item.insert("testId".into(), Value::from(s.id.clone()));
     }
     let evaluators = (!s.evaluators.is_empty()).then(|| Value::Object(s.evaluators.clone()));
+    let mut same_turns = false;
     match &s.input {
         Input::Text(prompt) => {
             item.insert("prompt".into(), Value::from(prompt.clone()));
@@ -290,10 +380,7 @@ fn runevals_item(s: &Sample) -> Value {
             } else if !s.context.is_empty() {
                 ours.insert("context".into(), strings(&s.context));
             }
-            if let Some(e) = evaluators {
-                item.insert("evaluators".into(), e);
-                item.insert("evaluators_mode".into(), Value::from("replace"));
-            }
+            own_evaluators(&mut item, &s.evaluators, defaults);
         }
         Input::Turns(turns) => {
             let n = turns.len();
@@ -321,13 +408,17 @@ fn runevals_item(s: &Sample) -> Value {
                         t.insert("expected_response".into(), Value::from(e.clone()));
                     }
                     // Each turn's own evaluators, whole (no defaults).
-                    if let Some(e) = s.turn_evaluators.get(i) {
-                        t.insert("evaluators".into(), Value::Object(e.clone()));
-                        t.insert("evaluators_mode".into(), Value::from("replace"));
+                    match s.turn_evaluators.get(i) {
+                        Some(e) => own_evaluators(&mut t, e, defaults),
+                        // No evaluators for this turn, over defaults.
+                        None => own_evaluators(&mut t, &Map::new(), defaults),
                     }
                     Value::Object(t)
                 })
                 .collect();
+            // issue38:convert: the turns as a runevals file had them (kept
+            // in `extra`) need no marker: its reader keeps them again.
+            same_turns = s.extra.get("turns").and_then(Value::as_array) == Some(&turns);
             item.insert("turns".into(), Value::Array(turns));
             // Evaluators of the whole conversation have no runevals field.
             if let Some(e) = evaluators {
@@ -356,11 +447,30 @@ fn runevals_item(s: &Sample) -> Value {
     if !s.tools.is_empty() {
         ours.insert("tools".into(), Value::Array(s.tools.clone()));
     }
+    // issue38:convert: a runevals item's own `name`, `description`, `notes`
+    // and `extensions` go back where runevals reads them.
+    let mut extra = s.extra.clone();
+    if same_turns {
+        extra.remove("turns");
+    }
+    let mut own_ext = Map::new();
+    for k in RUNEVALS_ITEM_TEXT {
+        if let Some(Value::String(v)) = extra.get(*k) {
+            item.insert((*k).into(), Value::from(v.clone()));
+            extra.remove(*k);
+        }
+    }
+    if let Some(Value::Object(e)) = extra.get("extensions")
+        && !e.contains_key("evals")
+    {
+        own_ext = e.clone();
+        extra.remove("extensions");
+    }
     for (k, v) in [
         ("metadata", &s.metadata),
         ("agent_args", &s.agent_args),
         ("rubric_vars", &s.rubric_vars),
-        ("extra", &s.extra),
+        ("extra", &extra),
     ] {
         if !v.is_empty() {
             ours.insert(k.into(), Value::Object(v.clone()));
@@ -368,9 +478,11 @@ fn runevals_item(s: &Sample) -> Value {
     }
     // A conversation always carries the marker: its reader then knows the
     // turns were written from the sample and are not extra data.
-    if !ours.is_empty() || matches!(s.input, Input::Turns(_)) {
-        let mut ext = Map::new();
+    let mut ext = own_ext;
+    if !ours.is_empty() || (matches!(s.input, Input::Turns(_)) && !same_turns) {
         ext.insert("evals".into(), Value::Object(ours));
+    }
+    if !ext.is_empty() {
         item.insert("extensions".into(), Value::Object(ext));
     }
     Value::Object(item)

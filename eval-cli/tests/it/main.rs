@@ -8,6 +8,7 @@ mod any_agent;
 mod browser;
 mod calibrate;
 mod consistency;
+mod convert_round_trip; // issue38:convert
 mod create;
 mod datasets;
 mod docs;
