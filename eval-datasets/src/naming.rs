@@ -102,8 +102,18 @@ fn colliding<'a>(len: usize, name: &dyn Fn(usize) -> &'a str) -> Vec<usize> {
 
 /// The key part of a sample's name (before collision handling).
 pub fn sample_key(sample: &Sample) -> String {
+    // issue38:runevals: a conversation is named by its `name` (runevals'
+    // conversation items), not by its turns joined.
+    let conversation_name = match (&sample.input, sample.extra.get("name")) {
+        (crate::Input::Turns(_), Some(serde_json::Value::String(n))) if !n.trim().is_empty() => {
+            Some(n.clone())
+        }
+        _ => None,
+    };
     let text = if sample.explicit_id {
         sample.id.clone()
+    } else if let Some(name) = conversation_name {
+        name
     } else {
         sample.input.turns().join(" ")
     };
@@ -295,5 +305,20 @@ mod tests {
         let names = test_names(&[a, b]);
         assert_ne!(names[0], names[1]);
         assert!(names[0].len() < 60);
+    }
+
+    // issue38:runevals
+    #[test]
+    fn a_runevals_conversation_is_named_by_its_name() {
+        let doc = r#"{"schemaVersion": "1.2.0", "items": [
+            {"name": "Expense policy flow", "turns": [{"prompt": "I spent $250 on dinner"}, {"prompt": "What should I do?"}]},
+            {"turns": [{"prompt": "Hi"}, {"prompt": "Bye"}]},
+            {"name": "single", "prompt": "What is Teams?", "expected_response": "A platform"}
+        ]}"#;
+        let ds = crate::Dataset::from_bytes("c.json", doc.as_bytes()).unwrap();
+        assert_eq!(
+            test_names(&ds.samples),
+            ["expense_policy_flow", "hi_bye", "what_is_teams"]
+        );
     }
 }
