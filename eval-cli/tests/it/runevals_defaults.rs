@@ -35,7 +35,10 @@ fn a_starter_without_a_judge_is_refused_at_start_saying_why() {
         stderr.contains("kb.json: names no evaluators, so it is scored on runevals' default dimensions (relevance, coherence, similarity, groundedness), which an LLM judge rates"),
         "{stderr}"
     );
-    assert!(stderr.contains("`relevance` needs an LLM judge"), "{stderr}");
+    assert!(
+        stderr.contains("`relevance` needs an LLM judge"),
+        "{stderr}"
+    );
     // Not the old silent PartialMatch.
     assert!(!stdout.contains("partial_match"), "{stdout}");
 }
@@ -52,7 +55,8 @@ fn given_metrics_replace_the_default_dimensions_and_prompts_file_is_file() {
         all.extend(["--url", demo_url(), "--metrics", "contains", "--json"]);
         let out = evals(&dir, &all);
         let (stdout, stderr) = text(&out);
-        let v: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}{stderr}"));
+        let v: serde_json::Value =
+            serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}{stderr}"));
         let samples = v["samples"].as_array().unwrap();
         assert_eq!(samples.len(), 2, "{stdout}");
         for s in samples {
@@ -76,10 +80,28 @@ fn interactive_as_runevals_spells_it_is_the_interactive_session() {
     let dir = dir();
     // Not a terminal and nothing typed: the session starts and ends, and
     // is not a dataset run.
-    let out = evals(&dir, &["evaluate", "--interactive", "--url", demo_url(), "--metrics", "contains"]);
+    let out = evals(
+        &dir,
+        &[
+            "evaluate",
+            "--interactive",
+            "--url",
+            demo_url(),
+            "--metrics",
+            "contains",
+        ],
+    );
     let (stdout, stderr) = text(&out);
     assert!(!stderr.contains("unexpected argument"), "{stderr}");
     assert!(!stdout.contains("kb.json"), "{stdout}");
-    let direct = evals(&dir, &["interactive", "--url", demo_url(), "--metrics", "contains"]);
-    assert_eq!(code(&out), code(&direct), "{stdout}{stderr}\n{:?}", text(&direct));
+    let direct = evals(
+        &dir,
+        &["interactive", "--url", demo_url(), "--metrics", "contains"],
+    );
+    assert_eq!(
+        code(&out),
+        code(&direct),
+        "{stdout}{stderr}\n{:?}",
+        text(&direct)
+    );
 }

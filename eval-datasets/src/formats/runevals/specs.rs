@@ -254,7 +254,11 @@ mod tests {
                 {"prompt": "What is Teams?", "expected_response": "A platform", "context": "Teams docs"}
             ]}"#,
         );
-        assert!(samples.iter().all(|s| s.runevals_defaults && s.evaluators.is_empty()));
+        assert!(
+            samples
+                .iter()
+                .all(|s| s.runevals_defaults && s.evaluators.is_empty())
+        );
         let names = |s: &crate::Sample| -> Vec<String> {
             specs(&default_evaluators(s))
                 .unwrap()
@@ -294,7 +298,8 @@ mod tests {
             }
         }
         // Other formats never get them.
-        let jsonl = crate::Dataset::from_bytes("d.jsonl", br#"{"input": "a", "expected": "b"}"#).unwrap();
+        let jsonl =
+            crate::Dataset::from_bytes("d.jsonl", br#"{"input": "a", "expected": "b"}"#).unwrap();
         assert!(!jsonl.samples[0].runevals_defaults);
     }
 
@@ -303,9 +308,12 @@ mod tests {
         let note = default_note("kb.json", &["relevance", "coherence"], 2);
         assert!(note.starts_with("kb.json: names no evaluators, so its 2 item(s) are scored on runevals' default dimensions: relevance, coherence"), "{note}");
         let e = default_needs_judge("kb.json");
-        for part in ["EVAL_JUDGE_URL", "--metrics partial_match", "default_evaluators"] {
+        for part in [
+            "EVAL_JUDGE_URL",
+            "--metrics partial_match",
+            "default_evaluators",
+        ] {
             assert!(e.contains(part), "{e}");
         }
     }
 }
-
