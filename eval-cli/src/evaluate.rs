@@ -66,9 +66,12 @@ pub struct Args {
     #[arg(long, value_name = "MODE", value_parser = ["record", "replay"])]
     pub cassette_mode: Option<String>,
     /// Metrics for a dataset without a manifest, e.g. "contains, partial_match >= 0.5"
-    /// (default: the dataset's own — a runevals file's evaluators, the rank
-    /// metrics of a retrieval dataset — else PartialMatch, or Relevance and
-    /// Coherence without expected answers).
+    /// (default: the dataset's own — a runevals file's evaluators, or for a
+    /// runevals file naming none runevals' default dimensions relevance,
+    /// coherence, similarity, groundedness (judged), the rank metrics of a
+    /// retrieval dataset — else PartialMatch, or Relevance and Coherence
+    /// without expected answers). Given, they replace a runevals file's
+    /// default dimensions and are added to its own evaluators.
     // `--metric 'exec:python3 score.py >= 0.8'` reads as well.
     #[arg(long, visible_alias = "metric")]
     pub metrics: Option<String>,
