@@ -306,19 +306,4 @@ mod tests {
         assert_ne!(names[0], names[1]);
         assert!(names[0].len() < 60);
     }
-
-    // issue38:runevals
-    #[test]
-    fn a_runevals_conversation_is_named_by_its_name() {
-        let doc = r#"{"schemaVersion": "1.2.0", "items": [
-            {"name": "Expense policy flow", "turns": [{"prompt": "I spent $250 on dinner"}, {"prompt": "What should I do?"}]},
-            {"turns": [{"prompt": "Hi"}, {"prompt": "Bye"}]},
-            {"name": "single", "prompt": "What is Teams?", "expected_response": "A platform"}
-        ]}"#;
-        let ds = crate::Dataset::from_bytes("c.json", doc.as_bytes()).unwrap();
-        assert_eq!(
-            test_names(&ds.samples),
-            ["expense_policy_flow", "hi_bye", "what_is_teams"]
-        );
-    }
 }
