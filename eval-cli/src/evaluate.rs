@@ -66,9 +66,12 @@ pub struct Args {
     #[arg(long, value_name = "MODE", value_parser = ["record", "replay"])]
     pub cassette_mode: Option<String>,
     /// Metrics for a dataset without a manifest, e.g. "contains, partial_match >= 0.5"
-    /// (default: the dataset's own — a runevals file's evaluators, the rank
-    /// metrics of a retrieval dataset — else PartialMatch, or Relevance and
-    /// Coherence without expected answers).
+    /// (default: the dataset's own — a runevals file's evaluators, or for a
+    /// runevals file naming none runevals' default dimensions relevance,
+    /// coherence, similarity, groundedness (judged), the rank metrics of a
+    /// retrieval dataset — else PartialMatch, or Relevance and Coherence
+    /// without expected answers). Given, they replace a runevals file's
+    /// default dimensions and are added to its own evaluators.
     // `--metric 'exec:python3 score.py >= 0.8'` reads as well.
     #[arg(long, visible_alias = "metric")]
     pub metrics: Option<String>,
@@ -104,6 +107,17 @@ pub struct Args {
     /// Expected answers for --prompts, paired by position.
     #[arg(long, num_args = 1.., value_name = "ANSWER", requires = "prompts")]
     pub expected: Vec<String>,
+    /// The dataset to run, as runevals spells it (`runevals --prompts-file
+    /// ./evals/knowledge-base.json`): the same as giving FILE.
+    // issue38:runevals
+    #[arg(long = "prompts-file", value_name = "FILE", conflicts_with_all = ["file", "prompts"])]
+    pub prompts_file: Option<PathBuf>,
+    /// Talk to the agent instead of running a dataset, as runevals spells it
+    /// (`runevals --interactive`): the same as `evals interactive` (with
+    /// --metrics and --timeout-secs).
+    // issue38:runevals
+    #[arg(long, conflicts_with_all = ["file", "prompts", "prompts_file"])]
+    pub interactive: bool,
     /// Agent calls in flight at once (default EVAL_CONCURRENCY, else 16).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000))]
     pub concurrency: Option<u64>,
@@ -283,7 +297,20 @@ impl MappingArgs {
     }
 }
 
-pub fn run(args: Args) -> Result<u8, Failure> {
+pub fn run(mut args: Args) -> Result<u8, Failure> {
+    // issue38:runevals: runevals' own spellings.
+    if args.interactive {
+        return crate::interactive::run(crate::interactive::Args {
+            agent: args.agent,
+            metrics: args.metrics,
+            dataset: None,
+            tags: Vec::new(),
+            timeout_secs: args.timeout_secs,
+        });
+    }
+    if let Some(f) = args.prompts_file.take() {
+        args.file = Some(f);
+    }
     let config = crate::dotenv::settings(std::path::Path::new("."))?;
     for w in config.warnings() {
         errln!("warning: {w}");

@@ -102,8 +102,18 @@ fn colliding<'a>(len: usize, name: &dyn Fn(usize) -> &'a str) -> Vec<usize> {
 
 /// The key part of a sample's name (before collision handling).
 pub fn sample_key(sample: &Sample) -> String {
+    // issue38:runevals: a conversation is named by its `name` (runevals'
+    // conversation items), not by its turns joined.
+    let conversation_name = match (&sample.input, sample.extra.get("name")) {
+        (crate::Input::Turns(_), Some(serde_json::Value::String(n))) if !n.trim().is_empty() => {
+            Some(n.clone())
+        }
+        _ => None,
+    };
     let text = if sample.explicit_id {
         sample.id.clone()
+    } else if let Some(name) = conversation_name {
+        name
     } else {
         sample.input.turns().join(" ")
     };

@@ -122,6 +122,12 @@ pub struct Sample {
     /// map per user turn, each scoring that turn's answer; empty when no
     /// turn names any.
     pub turn_evaluators: Vec<Map<String, Value>>,
+    /// A runevals item of a file that names no evaluators (no
+    /// `default_evaluators`, no item's or turn's `evaluators`): scored on
+    /// runevals' default dimensions unless metrics are given
+    /// ([`runevals::default_evaluators`](crate::runevals::default_evaluators)). // issue38:runevals
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub runevals_defaults: bool,
     /// The expected answer of each turn of a conversation where only some
     /// turns have one (a runevals item whose turns give `expected_response`
     /// for some turns only): one entry per user turn, `None` for a turn
@@ -233,6 +239,7 @@ impl Sample {
             rubric_vars: Map::new(),
             evaluators: Map::new(),
             turn_evaluators: Vec::new(),
+            runevals_defaults: false, // issue38:runevals
             turn_expected: Vec::new(),
             accepted_answers: Vec::new(),
             retrieval: None,

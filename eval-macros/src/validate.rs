@@ -540,7 +540,13 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
         None => {}
         Some(Ok(ds)) => {
             for s in &ds.samples {
-                for evaluators in std::iter::once(&s.evaluators).chain(&s.turn_evaluators) {
+                // issue38:runevals: a file naming no evaluators has the
+                // default dimensions, as in every front end.
+                let defaults = eval_datasets::runevals::default_evaluators(s);
+                for evaluators in std::iter::once(&s.evaluators)
+                    .chain(&s.turn_evaluators)
+                    .chain(std::iter::once(&defaults))
+                {
                     let specs = eval_datasets::runevals::specs(evaluators).unwrap_or_default();
                     own.extend(specs.into_iter().map(|spec| spec.name));
                 }

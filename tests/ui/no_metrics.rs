@@ -20,4 +20,20 @@ async fn typo(_sample: &Sample) -> Response {
     Response::new("x")
 }
 
+// issue38:runevals: a runevals file that names no evaluators is scored on
+// runevals' default dimensions: accepted (no error below names it), its
+// gates on those dimensions too.
+#[eval_dataset("../../../../tests/ui/data/starter_1_0_0.json")]
+async fn starter(_sample: &Sample) -> Response {
+    Response::new("x")
+}
+
+#[eval_dataset(
+    "../../../../tests/ui/data/starter_1_0_0.json",
+    gate(mean(similarity) >= 0.5)
+)]
+async fn starter_gated(_sample: &Sample) -> Response {
+    Response::new("x")
+}
+
 fn main() {}

@@ -263,6 +263,9 @@ fn convert_round_trips_preserve_every_field() {
             let strip = |s: &eval_datasets::Sample| {
                 let mut s = s.clone();
                 s.source = eval_datasets::Sample::new("").source;
+                // issue38:runevals: how a runevals file naming no evaluators
+                // is scored, not sample data (through JSONL it is lost).
+                s.runevals_defaults = false;
                 s
             };
             assert_eq!(strip(x), strip(y), "{source}");
@@ -410,7 +413,17 @@ fn evaluate_upgrades_a_legacy_runevals_document_once_after_a_backup() {
     };
     let out = evals(
         &dir,
-        &["evaluate", "prompts.json", "--url", demo_url(), "--json"],
+        // issue38:runevals: a file naming no evaluators is scored on the
+        // judged default dimensions; PartialMatch here, no judge needed.
+        &[
+            "evaluate",
+            "prompts.json",
+            "--url",
+            demo_url(),
+            "--json",
+            "--metrics",
+            "partial_match",
+        ],
     );
     let (stdout, stderr) = text(&out);
     assert_eq!(code(&out), 0, "{stdout}\n{stderr}");
@@ -434,13 +447,33 @@ fn evaluate_upgrades_a_legacy_runevals_document_once_after_a_backup() {
     let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(v["samples"].as_array().unwrap().len(), 1);
     // The next run finds a versioned document: no second upgrade or backup.
-    let out = evals(&dir, &["evaluate", "--url", demo_url(), "--json"]);
+    let out = evals(
+        &dir,
+        &[
+            "evaluate",
+            "--url",
+            demo_url(),
+            "--json",
+            "--metrics",
+            "partial_match",
+        ],
+    );
     assert_eq!(code(&out), 0, "{:?}", text(&out));
     assert!(!text(&out).1.contains("legacy"), "{:?}", text(&out));
     assert_eq!(backups().len(), 1);
     // Discovered the same way as a named file (`prompts.json` in .).
     std::fs::write(dir.join("prompts.json"), legacy).unwrap();
-    let out = evals(&dir, &["evaluate", "--url", demo_url(), "--json"]);
+    let out = evals(
+        &dir,
+        &[
+            "evaluate",
+            "--url",
+            demo_url(),
+            "--json",
+            "--metrics",
+            "partial_match",
+        ],
+    );
     assert_eq!(code(&out), 0, "{:?}", text(&out));
     assert!(text(&out).1.contains("upgraded to schemaVersion 1.6.0"));
     assert_eq!(backups().len(), 2);

@@ -652,11 +652,31 @@ fn silent_passes_are_errors() {
     assert!(stdout.contains("re.json:2: error[FILE_FORMAT_ERROR]: $.defualt_evaluators: unknown key (did you mean `default_evaluators`?)"), "{stdout}");
     assert!(stdout.contains("re.json:3: error[FILE_FORMAT_ERROR]: $.items[0].expected_response: expected a string, found a number"), "{stdout}");
 
-    // A runevals file naming no evaluators runs with PartialMatch.
+    // issue38:runevals: a runevals file naming no evaluators is scored on
+    // runevals' judged default dimensions: without a judge, refused at start
+    // (saying so); with metrics given, those replace them.
     std::fs::write(dir.join("min.json"), r#"{"schemaVersion": "1.0.0", "items": [{"prompt": "What is the capital of France?", "expected_response": "Paris is the capital of France"}]}"#).unwrap();
     let out = evals(
         &dir,
         &["evaluate", "min.json", "--url", demo_url(), "--json"],
+    );
+    assert_eq!(code(&out), 2, "{:?}", text(&out));
+    assert!(
+        text(&out).1.contains("runevals' default dimensions"),
+        "{:?}",
+        text(&out)
+    );
+    let out = evals(
+        &dir,
+        &[
+            "evaluate",
+            "min.json",
+            "--url",
+            demo_url(),
+            "--json",
+            "--metrics",
+            "partial_match",
+        ],
     );
     assert_eq!(code(&out), 0, "{:?}", text(&out));
     let v: serde_json::Value = serde_json::from_str(&text(&out).0).unwrap();

@@ -30,6 +30,7 @@ mod openai;
 mod paths;
 mod provenance;
 mod robustness;
+mod runevals_defaults; // issue38:runevals
 mod runevals_flow;
 mod settings_at_start;
 mod special_files;

@@ -188,6 +188,7 @@ fn to_record(
         fields,
         csv: true,
         retrieval: None,
+        runevals_defaults: false, // issue38:runevals
     })
 }
 

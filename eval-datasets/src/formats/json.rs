@@ -77,6 +77,7 @@ fn samples(doc: JsonDocument<'_>, out: &mut Records<'_>) {
                         fields: map.into_iter().collect(),
                         csv: false,
                         retrieval: None,
+                        runevals_defaults: false, // issue38:runevals
                     }),
                     other => out.problem(Problem::new(
                         file,

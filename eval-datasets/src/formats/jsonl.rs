@@ -91,6 +91,7 @@ pub(crate) fn line_record(
             fields: map.into_iter().collect(),
             csv: false,
             retrieval: None,
+            runevals_defaults: false, // issue38:runevals
         })),
         Ok(other) => Err(Problem::new(
             file,

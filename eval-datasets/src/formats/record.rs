@@ -160,6 +160,9 @@ pub(crate) struct Record {
     pub csv: bool,
     /// For a query of a retrieval dataset, what it searches for.
     pub retrieval: Option<Box<RetrievalQuery>>,
+    /// A runevals item of a file that names no evaluators: scored on
+    /// runevals' default dimensions (`runevals::default_evaluators`). // issue38:runevals
+    pub runevals_defaults: bool,
 }
 
 /// Whether a field is named `key` (surrounding spaces ignored).
@@ -382,6 +385,7 @@ pub(crate) fn to_sample(
         turn_expected,
         accepted_answers,
         retrieval: record.retrieval,
+        runevals_defaults: record.runevals_defaults, // issue38:runevals
         expected_tools,
         tools,
         extra,

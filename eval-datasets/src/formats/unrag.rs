@@ -492,6 +492,7 @@ fn query_record(d: &RetrievalDataset, q: &Query) -> Record {
             rerank_top_k: d.rerank_top_k,
             allow_custom_prefix: false,
         })),
+        runevals_defaults: false, // issue38:runevals
     }
 }
 

@@ -10,6 +10,7 @@ mod paraphrase;
 mod public_fixtures;
 mod reading;
 mod runevals;
+mod runevals_defaults; // issue38:runevals
 mod suites;
 mod tool_fields;
 mod writing;

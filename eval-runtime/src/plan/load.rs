@@ -271,6 +271,21 @@ fn finish(
     let mut notes: Vec<String> = d.manifest.iter().flat_map(|m| m.notes.clone()).collect();
     let evaluators = read.specs.evaluators;
     let kept = read.specs.kept;
+    // issue38:runevals: a runevals file naming no evaluators, said so.
+    let defaults = read.specs.defaults;
+    if defaults > 0 {
+        let names: Vec<&str> = read
+            .specs
+            .default_names
+            .iter()
+            .map(String::as_str)
+            .collect();
+        notes.push(eval_datasets::runevals::default_note(
+            &shown(d),
+            &names,
+            defaults,
+        ));
+    }
     let (mut spec_sets, spec_of) = read.specs.finish(&mut problems);
     if let Metrics::Given(specs) = &d.metrics {
         if evaluators {
@@ -303,6 +318,11 @@ fn finish(
         if let Some(reason) = crate::metrics::judged::unavailable(spec, services)
             && !problems.contains(&reason)
         {
+            // issue38:runevals: the default dimensions say why they are there.
+            let why = eval_datasets::runevals::default_needs_judge(&shown(d));
+            if defaults > 0 && !problems.contains(&why) {
+                problems.push(why);
+            }
             problems.push(reason);
         }
     }

@@ -7,7 +7,10 @@
 //! item's setting is kept. A sample without evaluators is scored by the
 //! `given` metrics, else by the dataset's own: every rank metric for a
 //! retrieval query, PartialMatch (runevals' default threshold 0.5) with an
-//! expected answer, Relevance and Coherence without.
+//! expected answer, Relevance and Coherence without. A runevals item of a
+//! file that names no evaluators is scored, unless metrics are given, on
+//! runevals' default dimensions (`eval_datasets::runevals::default_evaluators`,
+//! the one rule of every front end; issue38:runevals).
 
 use eval_datasets::Sample;
 use eval_datasets::metric::{MetricSpec, parse_specs};
@@ -27,6 +30,10 @@ pub(super) struct SpecSets {
     pub kept: usize,
     /// Some sample named its own evaluators.
     pub evaluators: bool,
+    /// Samples scored on runevals' default dimensions, and the metrics
+    /// applied (issue38:runevals).
+    pub defaults: usize,
+    pub default_names: Vec<String>,
     problems: Vec<String>,
 }
 
@@ -46,12 +53,29 @@ impl SpecSets {
             errors: 0,
             kept: 0,
             evaluators: false,
+            defaults: 0,
+            default_names: Vec::new(),
             problems: Vec::new(),
         }
     }
 
     /// The set of one more sample.
     pub(super) fn add(&mut self, s: &Sample) {
+        // issue38:runevals: given metrics replace the default dimensions.
+        if s.runevals_defaults && !has_evaluators(s) && self.given.is_none() {
+            let specs =
+                eval_datasets::runevals::specs(&eval_datasets::runevals::default_evaluators(s))
+                    .unwrap_or_default();
+            self.defaults += 1;
+            for spec in &specs {
+                if !self.default_names.contains(&spec.name) {
+                    self.default_names.push(spec.name.clone());
+                }
+            }
+            let set = self.index_of(specs);
+            self.of.push(set);
+            return;
+        }
         let set = if has_evaluators(s) {
             self.evaluators = true;
             let specs = match evaluator_specs(s) {

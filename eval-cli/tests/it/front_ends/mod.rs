@@ -22,6 +22,7 @@
 mod kills;
 mod manifests;
 mod runevals;
+mod runevals_defaults; // issue38:runevals
 mod suites;
 mod unproven;
 

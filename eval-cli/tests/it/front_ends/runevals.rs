@@ -146,11 +146,12 @@ fn a_runevals_files_own_evaluators_give_the_same_verdicts_everywhere() {
     assert_eq!(
         failed,
         [
-            "m365::i_spent_250_on_dinner_is_that_okay_what_should_i_69c41b",
+            // issue38:runevals: a conversation is named by its `name`.
+            "m365::expense_policy_flow",
             "m365::what_is_microsoft_graph",
             "own::what_is_retrieval_augmented_generation",
+            "own_plus::follow_up",
             "own_plus::what_is_retrieval_augmented_generation",
-            "own_plus::what_is_the_capital_of_france_what_does_a_e0a8b1",
         ],
         "{attr_text}"
     );

@@ -33,7 +33,10 @@ mod upgrade;
 
 pub use items::{ItemFields, items, legacy_pair_items};
 pub use schema::{CURRENT_VERSION, MAX_TURNS, PathProblem, Shape, shape};
-pub use specs::{EvaluatorsError, Unsupported, specs};
+pub use specs::{
+    DEFAULT_EVALUATORS, EvaluatorsError, Unsupported, default_evaluators, default_needs_judge,
+    default_note, specs,
+};
 pub use upgrade::{UpgradeError, upgrade};
 
 use super::record::Record;
@@ -75,6 +78,9 @@ impl Adapter for Runevals {
                 .or_else(|| doc.value.get("metadata").and_then(|m| m.get("description")))
                 .and_then(|d| d.as_str()),
         );
+        // issue38:runevals: a file that names no evaluators is scored on the
+        // seed's default dimensions (`specs::default_evaluators`).
+        let defaults = names_no_evaluators(&doc.value);
         match items(&doc.value, shape) {
             Ok(items) => {
                 for item in items {
@@ -85,6 +91,7 @@ impl Adapter for Runevals {
                         fields: item.fields,
                         csv: false,
                         retrieval: None,
+                        runevals_defaults: defaults,
                     });
                 }
             }
@@ -109,4 +116,32 @@ impl Adapter for Runevals {
             }
         }
     }
+}
+
+/// Whether a runevals document names no evaluators anywhere: no
+/// `default_evaluators` (or an empty one), no item's or turn's `evaluators`
+/// key. Such a file is scored on runevals' default dimensions.
+fn names_no_evaluators(doc: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    let named = |v: &Value| v.get("evaluators").is_some();
+    if doc
+        .get("default_evaluators")
+        .is_some_and(|d| d.as_object().is_none_or(|m| !m.is_empty()))
+    {
+        return false;
+    }
+    let items = match doc {
+        Value::Array(items) => items,
+        _ => match doc.get("items").and_then(Value::as_array) {
+            Some(items) => items,
+            None => return true,
+        },
+    };
+    !items.iter().any(|item| {
+        named(item)
+            || item
+                .get("turns")
+                .and_then(Value::as_array)
+                .is_some_and(|turns| turns.iter().any(named))
+    })
 }

@@ -2,7 +2,60 @@
 
 use serde_json::{Map, Value};
 
+use crate::Sample;
 use crate::metric::{MetricSpec, MetricSpecError, Op, OptionValue};
+
+/// The dimensions seed 003 says every test is scored on ("每个测试都会在多个
+/// 维度上自动评分": Relevance, Coherence, Groundedness, Similarity, each
+/// 1–5), in the order they are applied to a runevals file that names no
+/// evaluators (no `default_evaluators`, no item's or turn's `evaluators`:
+/// every starter template of the seed, every 1.0.0 file).
+pub const DEFAULT_EVALUATORS: [&str; 4] = ["Relevance", "Coherence", "Similarity", "Groundedness"];
+
+/// The evaluators a runevals item of a file that names none is scored with
+/// ([`Sample::runevals_defaults`]): Relevance and Coherence always,
+/// Similarity when the item has an expected response, Groundedness when it
+/// gives `context` (the passages the judge checks the answer against;
+/// without them there is nothing to ground on). Each is a judge's 1–5
+/// rating passing at 3, as an evaluator named with `{}` options. A
+/// conversation is scored on its last answer. Empty for any other sample.
+///
+/// The one rule every front end applies (`evals evaluate`, the harness,
+/// `#[eval_dataset]`), unless metrics are given, which then replace these.
+pub fn default_evaluators(s: &Sample) -> Map<String, Value> {
+    let mut map = Map::new();
+    if !s.runevals_defaults {
+        return map;
+    }
+    for name in DEFAULT_EVALUATORS {
+        let applies = match name {
+            "Similarity" => s.expected.is_some(),
+            "Groundedness" => !s.context.is_empty(),
+            _ => true,
+        };
+        if applies {
+            map.insert(name.to_string(), Value::Object(Map::new()));
+        }
+    }
+    map
+}
+
+/// What every front end says of a runevals file scored on the default
+/// dimensions: which metrics, on how many items, and how to choose others.
+pub fn default_note(shown: &str, metrics: &[&str], items: usize) -> String {
+    format!(
+        "{shown}: names no evaluators, so its {items} item(s) are scored on runevals' default dimensions: {} (a judge's 1-5 rating each, passing at 3; similarity where an item has an expected_response, groundedness where it gives context); name evaluators in the file (schemaVersion 1.2.0 `default_evaluators`) or give metrics to score otherwise",
+        metrics.join(", ")
+    )
+}
+
+/// What every front end says when the default dimensions need a judge that
+/// is not configured.
+pub fn default_needs_judge(shown: &str) -> String {
+    format!(
+        "{shown}: names no evaluators, so it is scored on runevals' default dimensions (relevance, coherence, similarity, groundedness), which an LLM judge rates: set EVAL_JUDGE_URL, or name the evaluators to run in the file (schemaVersion 1.2.0 `\"default_evaluators\": {{\"PartialMatch\": {{}}}}` needs no judge), or give metrics (`evals evaluate --metrics partial_match`, the attribute's `metrics(partial_match >= 0.5)`)"
+    )
+}
 
 /// Why a sample's runevals evaluators have no metric specs here.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
