@@ -54,6 +54,7 @@ mod agentspec;
 mod model;
 mod paths;
 mod suite;
+mod suite_reward;
 
 use std::path::Path;
 

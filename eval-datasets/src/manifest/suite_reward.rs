@@ -1,0 +1,69 @@
+//! letta-evals 0.26's `reward` (its `letta_evals/models/specs.py`,
+//! `MetricRewardSpec`, and `letta_evals/rewards.py`): a sample's reward is
+//! the score of the grader `metric_key` names, 0 to 1. letta-evals reports
+//! the mean reward and counts a score as passed at `pass_threshold` 1.0
+//! (`letta_evals/utils.py`, `build_turn_summary`); here the run fails when
+//! the mean reward is below 1.0, that is when any sample's reward falls
+//! short of full marks. A `custom` reward is a Python function, refused.
+
+use super::suite::Graded;
+use crate::metric::{GateSpec, MetricSpec, Op, OptionValue, Stat};
+
+/// letta-evals' pass mark for a reward (`pass_threshold` in its utils).
+pub(super) const REWARD_PASS: f64 = 1.0;
+
+/// The gate a `reward` of `kind` on `metric_key` (or `function`) puts on
+/// the run, over the suite's `graded` graders.
+pub(super) fn reward_gate(
+    kind: Option<&str>,
+    metric_key: Option<&str>,
+    function: Option<&str>,
+    graded: &[Graded],
+) -> Result<GateSpec, String> {
+    match kind {
+        Some("metric") => {}
+        Some("custom") => {
+            return Err(format!(
+                "`reward.kind: custom` calls Python code{}, which this tool does not run: use `kind: metric` with a grader's `metric_key`",
+                function.map(|f| format!(" (`{f}`)")).unwrap_or_default()
+            ));
+        }
+        Some(other) => {
+            return Err(format!(
+                "`reward.kind: {other}`: expected `metric` (or `custom`, Python code)"
+            ));
+        }
+        None => return Err("`reward` needs `kind: metric` and a `metric_key`".into()),
+    }
+    let key = metric_key.ok_or("`reward` of `kind: metric` needs a `metric_key`")?;
+    let grader = graded.iter().find(|g| g.key == key).ok_or_else(|| {
+        let known: Vec<&str> = graded.iter().map(|g| g.key.as_str()).collect();
+        format!(
+            "`reward.metric_key: {key}` names no grader; the suite has: {}",
+            known.join(", ")
+        )
+    })?;
+    let (name, options, _) = grader.spec.decl_parts();
+    let options: Vec<(&str, OptionValue)> = options
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.clone()))
+        .collect();
+    let mut spec = MetricSpec::new(&name, &options, Some((Op::AtLeast, REWARD_PASS)))
+        .map_err(|e| format!("`reward`: {e}"))?;
+    spec.name = grader.key.clone();
+    Ok(GateSpec::new(Stat::Mean, spec))
+}
+
+/// `target.model_handles`: the models letta-evals runs the suite against,
+/// once each.
+pub(super) fn model_handles(target: Option<&serde_json::Value>) -> Vec<String> {
+    target
+        .and_then(|t| t.get("model_handles"))
+        .and_then(|m| m.as_array())
+        .map(|list| {
+            list.iter()
+                .filter_map(|h| h.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
