@@ -215,12 +215,19 @@ pub struct MetricDecl {
     pub options: &'static [(&'static str, OptionValue)],
     /// Operator and threshold, if written.
     pub bound: Option<(Op, f64)>,
+    /// The name results give the metric when not `name`: a letta-evals
+    /// grader's key (`quality` for a `model_judge` scored as `rubric`).
+    pub named: Option<&'static str>,
 }
 
 impl MetricDecl {
     /// Resolves the declaration (the macro already checked it with the same code).
     pub fn to_spec(&self) -> Result<MetricSpec, MetricSpecError> {
-        MetricSpec::new(self.name, self.options, self.bound)
+        let mut spec = MetricSpec::new(self.name, self.options, self.bound)?;
+        if let Some(named) = self.named {
+            spec.name = named.to_string();
+        }
+        Ok(spec)
     }
 }
 
