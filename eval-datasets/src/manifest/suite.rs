@@ -274,13 +274,13 @@ pub(crate) fn parse(
             for (key, grader) in g.value {
                 let line = grader.referenced.line() as usize;
                 match grader_spec(&grader.value, dir, root, allow_outside) {
-                    Ok((mut spec, binary, file)) => {
+                    Ok((spec, binary, file)) => {
                         // Each grader is its own metric, named by its key,
                         // so several judges (or tools) of one kind coexist.
                         if spec.name != key {
                             renamed.push(format!("`{key}` ({})", spec.name));
                         }
-                        spec.name = key.clone();
+                        let spec = spec.labelled(&key);
                         if let Some(shown_as) = grader.value.display_name.as_deref() {
                             let shown_as = shown_as.trim();
                             if !shown_as.is_empty() && shown_as != key {
@@ -306,10 +306,7 @@ pub(crate) fn parse(
         ));
     }
     if !displayed.is_empty() {
-        notes.push(format!(
-            "{shown}: display names: {}",
-            displayed.join(", ")
-        ));
+        notes.push(format!("{shown}: display names: {}", displayed.join(", ")));
     }
 
     // The reward (letta-evals 0.26) or, before it, the gate.
@@ -330,10 +327,13 @@ pub(crate) fn parse(
             "{shown}: the suite has no `reward` (letta-evals 0.26 requires one): every grader is scored and reported, and none fails the run"
         )),
         (Some(r), None) if gate_failed(r.value.metric_key.as_ref()) => {}
+        (Some(r), None) if r.value.kind.as_deref() == Some("custom") => notes.push(format!(
+            "{shown}: `reward.kind: custom` is Python code{}, which this tool does not run: every grader is scored and reported, and none fails the run (use `kind: metric` with a grader's `metric_key` to gate it)",
+            r.value.function.as_deref().map(|f| format!(" (`{f}`)")).unwrap_or_default()
+        )),
         (Some(r), None) => match suite_reward::reward_gate(
             r.value.kind.as_deref(),
             r.value.metric_key.as_deref(),
-            r.value.function.as_deref(),
             &graded,
         ) {
             Ok(gate) => {
@@ -375,7 +375,10 @@ pub(crate) fn parse(
         unused.push("`sandbox`");
     }
     for (set, what) in [
-        (raw.max_concurrent.is_some(), "`max_concurrent` (EVAL_CONCURRENCY)"),
+        (
+            raw.max_concurrent.is_some(),
+            "`max_concurrent` (EVAL_CONCURRENCY)",
+        ),
         (raw.output.is_some(), "`output`"),
         (raw.cleanup.is_some(), "`cleanup`"),
         (raw.dataset_provenance.is_some(), "`dataset_provenance`"),
@@ -584,8 +587,7 @@ fn gate(g: &RawGate, graded: &[Graded]) -> Result<GateSpec, String> {
         .iter()
         .map(|(k, v)| (k.as_str(), v.clone()))
         .collect();
-    let mut spec =
+    let spec =
         MetricSpec::new(&name, &options, Some((op, value))).map_err(|e| format!("`gate`: {e}"))?;
-    spec.name = grader.key.clone();
-    Ok(GateSpec::new(Stat::Mean, spec))
+    Ok(GateSpec::new(Stat::Mean, spec.labelled(&grader.key)))
 }

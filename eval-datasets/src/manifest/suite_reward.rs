@@ -4,7 +4,8 @@
 //! the mean reward and counts a score as passed at `pass_threshold` 1.0
 //! (`letta_evals/utils.py`, `build_turn_summary`); here the run fails when
 //! the mean reward is below 1.0, that is when any sample's reward falls
-//! short of full marks. A `custom` reward is a Python function, refused.
+//! short of full marks. A `custom` reward is a Python function: not run
+//! (the suite's graders are then reported, none enforced).
 
 use super::suite::Graded;
 use crate::metric::{GateSpec, MetricSpec, Op, OptionValue, Stat};
@@ -12,22 +13,15 @@ use crate::metric::{GateSpec, MetricSpec, Op, OptionValue, Stat};
 /// letta-evals' pass mark for a reward (`pass_threshold` in its utils).
 pub(super) const REWARD_PASS: f64 = 1.0;
 
-/// The gate a `reward` of `kind` on `metric_key` (or `function`) puts on
-/// the run, over the suite's `graded` graders.
+/// The gate a `reward` of `kind` (`metric`) on `metric_key` puts on the
+/// run, over the suite's `graded` graders.
 pub(super) fn reward_gate(
     kind: Option<&str>,
     metric_key: Option<&str>,
-    function: Option<&str>,
     graded: &[Graded],
 ) -> Result<GateSpec, String> {
     match kind {
         Some("metric") => {}
-        Some("custom") => {
-            return Err(format!(
-                "`reward.kind: custom` calls Python code{}, which this tool does not run: use `kind: metric` with a grader's `metric_key`",
-                function.map(|f| format!(" (`{f}`)")).unwrap_or_default()
-            ));
-        }
         Some(other) => {
             return Err(format!(
                 "`reward.kind: {other}`: expected `metric` (or `custom`, Python code)"
@@ -48,10 +42,9 @@ pub(super) fn reward_gate(
         .iter()
         .map(|(k, v)| (k.as_str(), v.clone()))
         .collect();
-    let mut spec = MetricSpec::new(&name, &options, Some((Op::AtLeast, REWARD_PASS)))
+    let spec = MetricSpec::new(&name, &options, Some((Op::AtLeast, REWARD_PASS)))
         .map_err(|e| format!("`reward`: {e}"))?;
-    spec.name = grader.key.clone();
-    Ok(GateSpec::new(Stat::Mean, spec))
+    Ok(GateSpec::new(Stat::Mean, spec.labelled(&grader.key)))
 }
 
 /// `target.model_handles`: the models letta-evals runs the suite against,
