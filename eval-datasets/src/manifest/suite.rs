@@ -1,8 +1,10 @@
 //! letta-evals suites (seed 001): one YAML file naming a dataset, which of
-//! its samples to run, its graders and the gate that passes or fails it,
+//! its samples to run, its graders and the reward that passes or fails it,
 //! read as a [`Manifest`] with one dataset so that every front end taking a
 //! manifest runs a suite (`evals evaluate suite.yaml`,
 //! `#[eval_dataset(manifest = "suite.yaml")]`, `Harness::manifest`).
+//!
+//! The form is letta-evals 0.26's (`letta_evals/models/specs.py`):
 //!
 //! ```yaml
 //! name: capitals                # the dataset's name in results
@@ -11,40 +13,46 @@
 //! max_samples: 10               # the first 10 (after the tag filter)
 //! sample_tags: [geography]      # samples carrying every one of these tags
 //! num_runs: 3                   # agent runs per sample
-//! graders:
+//! target:                       # required by letta; noted, not used
+//!   kind: letta_code
+//!   model_handles: [openai/gpt-4.1-mini]   # noted: not run per model
+//! graders:                      # each a metric named by its key
 //!   answer:
 //!     kind: tool
 //!     function: contains        # exact_match, contains, regex_match, ascii_printable_only
 //!   quality:
-//!     kind: rubric              # or model_judge: the LLM judge with this rubric
+//!     kind: model_judge         # the LLM judge with this rubric
+//!     display_name: Quality     # noted
 //!     prompt_path: rubric.txt   # or prompt: "..."
-//! gate:
-//!   metric_key: answer
-//!   aggregation: avg_score      # or accuracy (binary graders)
-//!   op: gte                     # or lte
-//!   value: 0.8
+//! reward:
+//!   kind: metric
+//!   metric_key: answer          # the reward: this grader's score
 //! ```
 //!
 //! How it is run, following letta-evals: samples are not failed one by one
-//! (a sample fails only when it cannot be scored); the gate holds the mean
-//! of its grader's scores to its value and fails the run when missed; every
-//! other grader is scored and reported ("not enforced"). Graders map to
-//! this tool's metrics: `exact_match` (case-sensitive, trimmed) to
+//! (a sample fails only when it cannot be scored); the reward (see
+//! [`super::suite_reward`]) fails the run when its mean is below letta's
+//! pass mark, 1.0; every other grader is scored and reported ("not
+//! enforced"). The form before 0.26, a top-level `gate` (`metric_key`,
+//! `aggregation`, `op`, `value`) holding its grader's mean to its value, and
+//! `kind: rubric`, are still read, with a note. Graders map to this tool's
+//! metrics, reported under the grader's key ([`MetricSpec::labelled`]):
+//! `exact_match` (case-sensitive, trimmed) to
 //! `exact_match(case_sensitive = true)`, `contains` (case-insensitive) to
 //! `contains`, `regex_match` (the ground truth as the pattern) to `regex`,
-//! `ascii_printable_only` to `regex` with a printable-ASCII pattern, a rubric
+//! `ascii_printable_only` to `regex` with a printable-ASCII pattern, a judge
 //! grader to `rubric` with its prompt's text (`{input}`, `{submission}`,
-//! `{ground_truth}` and a sample's own `rubric` work as in letta). Results
-//! name the metric, not the grader key; a note maps one to the other.
+//! `{ground_truth}` and a sample's own `rubric` work as in letta).
 //!
 //! What cannot run here is refused with the suite's line: a Python grader
 //! or extractor (`file.py:function`), an extractor other than
 //! `last_assistant` (the agent's final answer is what is scored), a logical
-//! or weighted gate, a strict or exact comparison (`gt`, `lt`, `eq`), and
-//! `accuracy` of a graded (not pass/fail) score. The suite's `target` (a
-//! Letta agent), `setup_script`, `sandbox` and `reward` are not used: the
-//! agent is the front end's (`EVAL_AGENT_URL`, the test function), and a
-//! note says so.
+//! or weighted gate, a strict or exact comparison (`gt`, `lt`, `eq`),
+//! `accuracy` of a graded (not pass/fail) score, and a reward naming no
+//! grader. A `custom` reward (Python) is not run, with a note. The suite's
+//! `target` (a Letta agent), `setup_script`, `sandbox` and run settings are
+//! not used: the agent is the front end's (`EVAL_AGENT_URL`, the test
+//! function), and a note says so.
 
 use std::collections::BTreeMap;
 use std::path::Path;
