@@ -346,7 +346,7 @@ pub(crate) fn parse(
         ) {
             Ok(gate) => {
                 notes.push(format!(
-                    "{shown}: the reward is grader `{}`'s score; the run fails when the mean reward is below {} (letta-evals' pass mark: every sample at full marks); the other graders are reported, not enforced",
+                    "{shown}: the reward is grader `{}`'s score; the run fails when the mean reward is below {:.1} (letta-evals' pass mark: every sample at full marks); the other graders are reported, not enforced",
                     gate.spec.name,
                     suite_reward::REWARD_PASS
                 ));
