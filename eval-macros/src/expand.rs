@@ -60,11 +60,16 @@ pub fn expand(c: Checked) -> TokenStream {
             }
             None => quote!(::core::option::Option::None),
         };
+        let named = match &m.named {
+            Some(n) => quote!(::core::option::Option::Some(#n)),
+            None => quote!(::core::option::Option::None),
+        };
         quote! {
             ::eval_runtime::__private::MetricDecl {
                 name: #name,
                 options: &[#(#options),*],
                 bound: #bound,
+                named: #named,
             }
         }
     };

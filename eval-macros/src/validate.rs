@@ -111,6 +111,8 @@ pub struct CheckedMetric {
     pub name: String,
     pub options: Vec<(String, OptionValue)>,
     pub bound: Option<(Op, f64)>,
+    /// The name results use when not `name` (a letta grader's key).
+    pub named: Option<String>,
 }
 
 pub fn validate(input: Input) -> syn::Result<Checked> {
@@ -489,6 +491,7 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
                     threshold_gates = d.threshold_gates;
                     for g in &d.gates {
                         let (name, options, bound) = g.spec.decl_parts();
+                        let named = (g.spec.name != name).then(|| g.spec.name.clone());
                         gates.push((
                             manifest.span(),
                             (
@@ -497,6 +500,7 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
                                     name,
                                     options,
                                     bound,
+                                    named,
                                 },
                             ),
                         ));
@@ -508,10 +512,12 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
                     tracked.extend(d.tracked.iter().map(|f| f.to_string_lossy().into_owned()));
                     for spec in &d.specs {
                         let (name, options, bound) = spec.decl_parts();
+                        let named = (spec.name != name).then(|| spec.name.clone());
                         metrics.push(CheckedMetric {
                             name,
                             options,
                             bound,
+                            named,
                         });
                     }
                     let loaded = d.load();
@@ -742,6 +748,7 @@ fn check_metric(
             name,
             options,
             bound,
+            named: None,
         }),
         Err(e) => {
             let span = match e.1 {

@@ -31,7 +31,8 @@
 //! A letta-evals suite (seed 001) is read as a manifest of one dataset, so
 //! every front end that takes a manifest runs it: its dataset (relative to
 //! the suite), `max_samples` and `sample_tags` ([`ManifestDataset::subset`]),
-//! `num_runs`, its graders as metrics and its `gate`
+//! `num_runs`, its graders as metrics named by their keys and its `reward`
+//! (letta-evals 0.26; before it, a `gate`) as a gate
 //! ([`ManifestDataset::gates`], which alone decides:
 //! [`ManifestDataset::threshold_gates`] is `false`). What cannot run here
 //! (Python graders and extractors, letta-only extractors, logical gates) is
@@ -54,6 +55,7 @@ mod agentspec;
 mod model;
 mod paths;
 mod suite;
+mod suite_reward;
 
 use std::path::Path;
 

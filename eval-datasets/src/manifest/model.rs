@@ -51,7 +51,7 @@ pub struct ManifestDataset {
     /// The samples the run is about (a letta suite's `sample_tags` and
     /// `max_samples`); every sample otherwise.
     pub subset: crate::Subset,
-    /// Gates given explicitly (a letta suite's `gate`), enforced whatever
+    /// Gates given explicitly (a letta suite's `reward` or `gate`), enforced whatever
     /// `ciGate` says.
     pub gates: Vec<crate::metric::GateSpec>,
     /// Whether each threshold gates the dataset's mean (agentspec's

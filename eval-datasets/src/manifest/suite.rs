@@ -1,8 +1,10 @@
 //! letta-evals suites (seed 001): one YAML file naming a dataset, which of
-//! its samples to run, its graders and the gate that passes or fails it,
+//! its samples to run, its graders and the reward that passes or fails it,
 //! read as a [`Manifest`] with one dataset so that every front end taking a
 //! manifest runs a suite (`evals evaluate suite.yaml`,
 //! `#[eval_dataset(manifest = "suite.yaml")]`, `Harness::manifest`).
+//!
+//! The form is letta-evals 0.26's (`letta_evals/models/specs.py`):
 //!
 //! ```yaml
 //! name: capitals                # the dataset's name in results
@@ -11,40 +13,46 @@
 //! max_samples: 10               # the first 10 (after the tag filter)
 //! sample_tags: [geography]      # samples carrying every one of these tags
 //! num_runs: 3                   # agent runs per sample
-//! graders:
+//! target:                       # required by letta; noted, not used
+//!   kind: letta_code
+//!   model_handles: [openai/gpt-4.1-mini]   # noted: not run per model
+//! graders:                      # each a metric named by its key
 //!   answer:
 //!     kind: tool
 //!     function: contains        # exact_match, contains, regex_match, ascii_printable_only
 //!   quality:
-//!     kind: rubric              # or model_judge: the LLM judge with this rubric
+//!     kind: model_judge         # the LLM judge with this rubric
+//!     display_name: Quality     # noted
 //!     prompt_path: rubric.txt   # or prompt: "..."
-//! gate:
-//!   metric_key: answer
-//!   aggregation: avg_score      # or accuracy (binary graders)
-//!   op: gte                     # or lte
-//!   value: 0.8
+//! reward:
+//!   kind: metric
+//!   metric_key: answer          # the reward: this grader's score
 //! ```
 //!
 //! How it is run, following letta-evals: samples are not failed one by one
-//! (a sample fails only when it cannot be scored); the gate holds the mean
-//! of its grader's scores to its value and fails the run when missed; every
-//! other grader is scored and reported ("not enforced"). Graders map to
-//! this tool's metrics: `exact_match` (case-sensitive, trimmed) to
+//! (a sample fails only when it cannot be scored); the reward (see
+//! [`super::suite_reward`]) fails the run when its mean is below letta's
+//! pass mark, 1.0; every other grader is scored and reported ("not
+//! enforced"). The form before 0.26, a top-level `gate` (`metric_key`,
+//! `aggregation`, `op`, `value`) holding its grader's mean to its value, and
+//! `kind: rubric`, are still read, with a note. Graders map to this tool's
+//! metrics, reported under the grader's key ([`MetricSpec::labelled`]):
+//! `exact_match` (case-sensitive, trimmed) to
 //! `exact_match(case_sensitive = true)`, `contains` (case-insensitive) to
 //! `contains`, `regex_match` (the ground truth as the pattern) to `regex`,
-//! `ascii_printable_only` to `regex` with a printable-ASCII pattern, a rubric
+//! `ascii_printable_only` to `regex` with a printable-ASCII pattern, a judge
 //! grader to `rubric` with its prompt's text (`{input}`, `{submission}`,
-//! `{ground_truth}` and a sample's own `rubric` work as in letta). Results
-//! name the metric, not the grader key; a note maps one to the other.
+//! `{ground_truth}` and a sample's own `rubric` work as in letta).
 //!
 //! What cannot run here is refused with the suite's line: a Python grader
 //! or extractor (`file.py:function`), an extractor other than
 //! `last_assistant` (the agent's final answer is what is scored), a logical
-//! or weighted gate, a strict or exact comparison (`gt`, `lt`, `eq`), and
-//! `accuracy` of a graded (not pass/fail) score. The suite's `target` (a
-//! Letta agent), `setup_script`, `sandbox` and `reward` are not used: the
-//! agent is the front end's (`EVAL_AGENT_URL`, the test function), and a
-//! note says so.
+//! or weighted gate, a strict or exact comparison (`gt`, `lt`, `eq`),
+//! `accuracy` of a graded (not pass/fail) score, and a reward naming no
+//! grader. A `custom` reward (Python) is not run, with a note. The suite's
+//! `target` (a Letta agent), `setup_script`, `sandbox` and run settings are
+//! not used: the agent is the front end's (`EVAL_AGENT_URL`, the test
+//! function), and a note says so.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -54,6 +62,7 @@ use serde_saphyr::Spanned;
 
 use super::model::{Manifest, ManifestDataset, ManifestError};
 use super::paths::{resolve, yaml_problem};
+use super::suite_reward;
 use crate::error::Problem;
 use crate::metric::{GateSpec, MetricSpec, Op, OptionValue, Stat};
 use crate::repeat::MAX_REPEAT;
@@ -88,9 +97,25 @@ struct RawSuite {
     graders: Option<Spanned<BTreeMap<String, Spanned<RawGrader>>>>,
     /// Early letta-evals: one unnamed grader.
     grader: Option<Spanned<RawGrader>>,
+    /// Before letta-evals 0.26: the gate deciding the suite.
     gate: Option<Spanned<RawGate>>,
-    reward: Option<Spanned<serde_json::Value>>,
+    /// letta-evals 0.26: the per-sample reward.
+    reward: Option<Spanned<RawReward>>,
     sandbox: Option<Spanned<serde_json::Value>>,
+    // letta-evals 0.26's run settings, not used here.
+    max_concurrent: Option<serde_json::Value>,
+    output: Option<serde_json::Value>,
+    cleanup: Option<serde_json::Value>,
+    dataset_provenance: Option<serde_json::Value>,
+}
+
+/// letta-evals 0.26's `reward` (`MetricRewardSpec` or `CustomRewardSpec`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawReward {
+    kind: Option<String>,
+    metric_key: Option<String>,
+    function: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -108,6 +133,7 @@ struct RawGrader {
     temperature: Option<f64>,
     provider: Option<String>,
     max_retries: Option<i64>,
+    system_prompt: Option<String>,
     timeout: Option<f64>,
     rubric_vars: Option<serde_json::Value>,
     agent_file: Option<String>,
@@ -133,11 +159,12 @@ struct RawGate {
     pass_threshold: Option<f64>,
 }
 
-/// One grader as a metric: its spec and whether its score is pass/fail.
-struct Graded {
-    key: String,
-    spec: MetricSpec,
-    binary: bool,
+/// One grader as a metric (named by its key): its spec and whether its
+/// score is pass/fail.
+pub(super) struct Graded {
+    pub(super) key: String,
+    pub(super) spec: MetricSpec,
+    pub(super) binary: bool,
 }
 
 /// Parses suite `text` (shown as `shown`, in directory `dir`): the dataset
@@ -226,6 +253,8 @@ pub(crate) fn parse(
     // The graders, as metrics.
     let mut graded: Vec<Graded> = Vec::new();
     let mut failed: Vec<String> = Vec::new();
+    let mut renamed: Vec<String> = Vec::new();
+    let mut displayed: Vec<String> = Vec::new();
     let graders = match (raw.graders, raw.grader) {
         (Some(_), Some(one)) => {
             problems.push(
@@ -254,18 +283,17 @@ pub(crate) fn parse(
                 let line = grader.referenced.line() as usize;
                 match grader_spec(&grader.value, dir, root, allow_outside) {
                     Ok((spec, binary, file)) => {
-                        if let Some(other) = graded.iter().find(|o| o.spec.name == spec.name) {
-                            problems.push(
-                                at(
-                                    line,
-                                    format!(
-                                        "graders `{}` and `{key}` are both scored as `{}`: keep one",
-                                        other.key, spec.name
-                                    ),
-                                )
-                                .field("graders"),
-                            );
-                            continue;
+                        // Each grader is its own metric, named by its key,
+                        // so several judges (or tools) of one kind coexist.
+                        if spec.name != key {
+                            renamed.push(format!("`{key}` ({})", spec.name));
+                        }
+                        let spec = spec.labelled(&key);
+                        if let Some(shown_as) = grader.value.display_name.as_deref() {
+                            let shown_as = shown_as.trim();
+                            if !shown_as.is_empty() && shown_as != key {
+                                displayed.push(format!("`{key}`: {shown_as}"));
+                            }
                         }
                         tracked.extend(file);
                         graded.push(Graded { key, spec, binary });
@@ -279,30 +307,64 @@ pub(crate) fn parse(
             }
         }
     }
-    let renamed: Vec<String> = graded
-        .iter()
-        .filter(|g| g.key != g.spec.name)
-        .map(|g| format!("`{}` as `{}`", g.key, g.spec.name))
-        .collect();
     if !renamed.is_empty() {
         notes.push(format!(
-            "{shown}: graders scored as this tool's metrics: {}",
+            "{shown}: results name each grader by its key: {}",
             renamed.join(", ")
         ));
     }
+    if !displayed.is_empty() {
+        notes.push(format!("{shown}: display names: {}", displayed.join(", ")));
+    }
 
-    // The gate.
+    // The reward (letta-evals 0.26) or, before it, the gate.
     let mut gates = Vec::new();
-    match raw.gate {
-        None => notes.push(format!(
-            "{shown}: the suite has no `gate`: every grader is scored and reported, and none fails the run"
-        )),
+    let gate_failed = |key: Option<&String>| {
         // A grader already refused says why; its gate has nothing to add.
-        Some(g)
-            if !failed.is_empty()
-                && g.value.metric_key.as_ref().is_none_or(|k| failed.contains(k)) => {}
-        Some(g) => match gate(&g.value, &graded) {
-            Ok(gate) => gates.push(gate),
+        !failed.is_empty() && key.is_none_or(|k| failed.contains(k))
+    };
+    match (raw.reward, raw.gate) {
+        (Some(_), Some(g)) => problems.push(
+            at(
+                g.referenced.line() as usize,
+                "give `reward` (letta-evals 0.26) or the older `gate`, not both: letta-evals 0.26 refuses a top-level `gate`".into(),
+            )
+            .field("gate"),
+        ),
+        (None, None) => notes.push(format!(
+            "{shown}: the suite has no `reward` (letta-evals 0.26 requires one): every grader is scored and reported, and none fails the run"
+        )),
+        (Some(r), None) if gate_failed(r.value.metric_key.as_ref()) => {}
+        (Some(r), None) if r.value.kind.as_deref() == Some("custom") => notes.push(format!(
+            "{shown}: `reward.kind: custom` is Python code{}, which this tool does not run: every grader is scored and reported, and none fails the run (use `kind: metric` with a grader's `metric_key` to gate it)",
+            r.value.function.as_deref().map(|f| format!(" (`{f}`)")).unwrap_or_default()
+        )),
+        (Some(r), None) => match suite_reward::reward_gate(
+            r.value.kind.as_deref(),
+            r.value.metric_key.as_deref(),
+            &graded,
+        ) {
+            Ok(gate) => {
+                notes.push(format!(
+                    "{shown}: the reward is grader `{}`'s score; the run fails when the mean reward is below {:.1} (letta-evals' pass mark: every sample at full marks); the other graders are reported, not enforced",
+                    gate.spec.name,
+                    suite_reward::REWARD_PASS
+                ));
+                gates.push(gate);
+            }
+            Err(message) => {
+                problems.push(at(r.referenced.line() as usize, message).field("reward"))
+            }
+        },
+        (None, Some(g)) if gate_failed(g.value.metric_key.as_ref()) => {}
+        (None, Some(g)) => match gate(&g.value, &graded) {
+            Ok(gate) => {
+                notes.push(format!(
+                    "{shown}: `gate` is the form before letta-evals 0.26, which refuses it: write `reward: {{kind: metric, metric_key: {}}}` instead",
+                    gate.spec.name
+                ));
+                gates.push(gate);
+            }
             Err(message) => {
                 problems.push(at(g.referenced.line() as usize, message).field("gate"))
             }
@@ -320,11 +382,29 @@ pub(crate) fn parse(
     if raw.sandbox.is_some() {
         unused.push("`sandbox`");
     }
-    if raw.reward.is_some() {
-        unused.push("`reward`");
+    for (set, what) in [
+        (
+            raw.max_concurrent.is_some(),
+            "`max_concurrent` (EVAL_CONCURRENCY)",
+        ),
+        (raw.output.is_some(), "`output`"),
+        (raw.cleanup.is_some(), "`cleanup`"),
+        (raw.dataset_provenance.is_some(), "`dataset_provenance`"),
+    ] {
+        if set {
+            unused.push(what);
+        }
     }
     if !unused.is_empty() {
         notes.push(format!("{shown}: not used here: {}", unused.join(", ")));
+    }
+    let handles = suite_reward::model_handles(raw.target.as_ref().map(|t| &t.value));
+    if !handles.is_empty() {
+        notes.push(format!(
+            "{shown}: `target.model_handles` lists {} model(s) ({}): letta-evals runs the suite once per model; not yet run per model here: it runs once, against the front end's agent",
+            handles.len(),
+            handles.join(", ")
+        ));
     }
 
     if !problems.is_empty() {
@@ -517,5 +597,5 @@ fn gate(g: &RawGate, graded: &[Graded]) -> Result<GateSpec, String> {
         .collect();
     let spec =
         MetricSpec::new(&name, &options, Some((op, value))).map_err(|e| format!("`gate`: {e}"))?;
-    Ok(GateSpec::new(Stat::Mean, spec))
+    Ok(GateSpec::new(Stat::Mean, spec.labelled(&grader.key)))
 }

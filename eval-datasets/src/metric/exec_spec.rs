@@ -18,6 +18,7 @@ impl MetricSpec {
             threshold,
             turn: None,
             options: Vec::new(),
+            catalogue: None,
         }
     }
 

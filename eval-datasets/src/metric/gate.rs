@@ -610,6 +610,7 @@ mod tests {
                 name: "tool_call_accuracy",
                 options: &[],
                 bound: Some((Op::AtLeast, 0.7)),
+                named: None,
             },
         };
         assert_eq!(decl.to_gate().unwrap(), gates[1]);
@@ -619,6 +620,7 @@ mod tests {
                 name: "ttft_ms",
                 options: &[],
                 bound: Some((Op::AtLeast, 0.7)),
+                named: None,
             },
         };
         assert!(measured.to_gate().is_err());

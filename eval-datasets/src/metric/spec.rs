@@ -56,6 +56,9 @@ pub struct MetricSpec {
     pub turn: Option<usize>,
     /// The options as written, less those given their default value.
     pub options: Vec<(String, OptionValue)>,
+    /// The catalogue name (e.g. `rubric`) when [`name`](Self::name) is a
+    /// label given with [`labelled`](Self::labelled); `None` otherwise.
+    pub catalogue: Option<String>,
 }
 
 impl MetricSpec {
@@ -145,7 +148,19 @@ impl MetricSpec {
             threshold,
             turn: None,
             options: resolved.kept(),
+            catalogue: None,
         })
+    }
+
+    /// The same metric reported as `label` (a letta-evals grader's key, so
+    /// that two `model_judge` graders are two metrics): what it computes is
+    /// still its catalogue metric's, kept in [`catalogue`](Self::catalogue).
+    pub fn labelled(mut self, label: &str) -> MetricSpec {
+        if label != self.name && self.turn.is_none() {
+            self.catalogue = Some(self.base_name().to_string());
+            self.name = label.to_string();
+        }
+        self
     }
 
     /// The same metric scoring only user turn `turn` (0-based) of a
@@ -159,6 +174,9 @@ impl MetricSpec {
 
     /// The name without a turn's `@turn<n>`.
     pub fn base_name(&self) -> &str {
+        if let Some(catalogue) = &self.catalogue {
+            return catalogue;
+        }
         match self.turn {
             Some(_) => self
                 .name
@@ -215,12 +233,19 @@ pub struct MetricDecl {
     pub options: &'static [(&'static str, OptionValue)],
     /// Operator and threshold, if written.
     pub bound: Option<(Op, f64)>,
+    /// The name results give the metric when not `name`: a letta-evals
+    /// grader's key (`quality` for a `model_judge` scored as `rubric`).
+    pub named: Option<&'static str>,
 }
 
 impl MetricDecl {
     /// Resolves the declaration (the macro already checked it with the same code).
     pub fn to_spec(&self) -> Result<MetricSpec, MetricSpecError> {
-        MetricSpec::new(self.name, self.options, self.bound)
+        let spec = MetricSpec::new(self.name, self.options, self.bound)?;
+        Ok(match self.named {
+            Some(named) => spec.labelled(named),
+            None => spec,
+        })
     }
 }
 

@@ -122,6 +122,7 @@ impl MetricSpec {
             threshold,
             turn: None,
             options: Vec::new(),
+            catalogue: None,
         }
     }
 }

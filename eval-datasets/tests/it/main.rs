@@ -3,6 +3,7 @@
 
 mod containment;
 mod fuzz;
+mod letta026;
 mod loaders;
 mod manifest;
 mod metric_docs;

@@ -69,14 +69,14 @@ gate:
     assert_eq!(d.subset.max, Some(10));
     assert!(!d.threshold_gates, "the gate alone decides");
     // letta's exact_match is case-sensitive; the rubric's text is read.
-    assert_eq!(d.specs[0].name, "exact_match");
+    assert_eq!(d.specs[0].name, "exact");
     assert!(matches!(
         d.specs[0].kind,
         eval_datasets::metric::MetricKind::Text(eval_datasets::metric::TextMetric::ExactMatch {
             case_sensitive: true
         })
     ));
-    assert_eq!(d.specs[1].name, "rubric");
+    assert_eq!(d.specs[1].name, "quality");
     assert!(matches!(
         &d.specs[1].kind,
         eval_datasets::metric::MetricKind::Judged(eval_datasets::metric::JudgedMetric::Rubric { text: Some(t), .. }) if t.contains("{submission}")
@@ -86,12 +86,12 @@ gate:
     let g = &d.gates[0];
     assert_eq!(
         (g.spec.name.as_str(), g.spec.op, g.spec.threshold),
-        ("exact_match", Op::AtLeast, 0.8)
+        ("exact", Op::AtLeast, 0.8)
     );
     assert!(
         d.notes
             .iter()
-            .any(|n| n.contains("`exact` as `exact_match`, `quality` as `rubric`")),
+            .any(|n| n.contains("`exact` (exact_match), `quality` (rubric)")),
         "{:?}",
         d.notes
     );

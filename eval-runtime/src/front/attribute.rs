@@ -50,7 +50,7 @@ pub struct Decl {
     /// manifest's `ciGate: true` (else they are reported, not enforced).
     pub enforce_thresholds: bool,
     /// Under `ci_gate`, whether each threshold gates the mean (`false` for
-    /// a letta suite: its `gate` alone decides).
+    /// a letta suite: its `reward` (or older `gate`) alone decides).
     pub threshold_gates: bool,
     /// `sample_tags = [...]` (or a letta suite's): the samples tested carry
     /// every one of these tags.

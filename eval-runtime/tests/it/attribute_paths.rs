@@ -11,6 +11,7 @@ const CONTAINS: &[MetricDecl] = &[MetricDecl {
     name: "contains",
     options: &[],
     bound: None,
+    named: None,
 }];
 
 const fn decl(module_path: &'static str, allow_outside: bool) -> Decl {

@@ -1,14 +1,18 @@
 //! A letta-evals suite (seed 001) through every front end: its dataset
 //! relative to the suite, `sample_tags` and `max_samples` choosing the
-//! samples, its graders as metrics and its gate deciding the run; and the
+//! samples, its graders as metrics named by their keys (two `model_judge`
+//! graders, two metrics) and its `reward` (letta-evals 0.26) deciding the
+//! run; and the
 //! same choice of samples written on the attribute (`max_samples = 2,
 //! sample_tags = ["geo"]`) and the harness (`.max_samples(2)
 //! .sample_tags(["geo"])`). Against the demo agent and the scripted judge.
 //!
 //! `capitals.jsonl` holds four samples, three tagged `geo`; the first two
 //! of those are run: the demo agent answers the first (Paris) and not the
-//! second (Lyon), so `contains` averages 0.5 and the suite's gate
-//! (`accuracy >= 0.75` of `answer`, a `contains` grader) is missed.
+//! second (Lyon), so `answer` (a `contains` grader, the suite's reward)
+//! averages 0.5, below letta's pass mark of 1.0: the run fails. The older
+//! form of the same suite (a `gate`, `accuracy >= 0.75` of `answer`) is
+//! still read, with a note, and missed too.
 
 use std::collections::BTreeMap;
 
@@ -22,8 +26,9 @@ const DATA: &str = r#"{"input": "What is the capital of France?", "ground_truth"
 
 const RUBRIC: &str = "Score 1 when the answer to {input} names {ground_truth}, else 0.\n";
 
-/// A suite as letta-evals' examples write them (a `target` this tool does
-/// not use, a `model_judge` grader reading its prompt from a file).
+/// A suite as letta-evals 0.26 reads it (`letta_evals/models/specs.py`:
+/// a `target` this tool does not use, `model_judge` graders reading their
+/// prompt from a file, one with a `display_name`, a `reward`).
 const SUITE: &str = "name: capitals
 description: Capital cities, asked plainly
 dataset: data/capitals.jsonl
@@ -41,6 +46,25 @@ graders:
     kind: model_judge
     prompt_path: rubric.txt
     model: gpt-5-mini
+  style:
+    kind: model_judge
+    display_name: style score
+    prompt_path: rubric.txt
+    model: gpt-5-mini
+reward:
+  kind: metric
+  metric_key: answer
+";
+
+/// The same suite before letta-evals 0.26: a top-level `gate`.
+const OLD_SUITE: &str = "name: capitals
+dataset: data/capitals.jsonl
+max_samples: 2
+sample_tags: [geo]
+graders:
+  answer:
+    kind: tool
+    function: contains
 gate:
   metric_key: answer
   aggregation: accuracy
@@ -83,6 +107,7 @@ fn a_letta_suite_runs_alike_through_every_front_end() {
             ("data/geo.jsonl", DATA),
             ("rubric.txt", RUBRIC),
             ("suite.yaml", SUITE),
+            ("old-suite.yaml", OLD_SUITE),
             ("tests/attr.rs", ATTR),
             ("tests/harness.rs", HARNESS),
         ],
@@ -98,8 +123,7 @@ fn a_letta_suite_runs_alike_through_every_front_end() {
             .output()
             .unwrap()
     };
-    const MAPPED: &str =
-        "graders scored as this tool's metrics: `answer` as `contains`, `quality` as `rubric`";
+    const MAPPED: &str = "results name each grader by its key: `answer` (contains), `quality` (rubric), `style` (rubric)";
     const UNUSED: &str = "not used here: `target`";
 
     // The attribute: one test per chosen sample, and the gate's test fails.
@@ -146,7 +170,7 @@ fn a_letta_suite_runs_alike_through_every_front_end() {
     let harness_text = text(&harness);
     assert_eq!(harness.status.code(), Some(101), "{harness_text}");
     assert!(
-        harness_text.contains("gate capitals FAILED (inconclusive): mean contains = 0.5000"),
+        harness_text.contains("gate capitals FAILED: mean answer = 0.5000"),
         "{harness_text}"
     );
     assert!(harness_text.contains(MAPPED), "{harness_text}");
@@ -162,14 +186,31 @@ fn a_letta_suite_runs_alike_through_every_front_end() {
     assert_eq!(
         cli.status.code(),
         Some(1),
-        "the gate is missed:\n{cli_text}"
+        "the reward is missed:\n{cli_text}"
+    );
+    assert!(
+        cli_text.contains("the reward is grader `answer`'s score")
+            && cli_text.contains("display names: `style`: style score"),
+        "{cli_text}"
     );
     assert!(
         cli_text.contains(MAPPED) && cli_text.contains(UNUSED),
         "{cli_text}"
     );
     // Only the gate is a gate: the other grader is scored, not gated.
-    assert!(!cli_text.contains("mean rubric"), "{cli_text}");
+    assert!(!cli_text.contains("mean quality"), "{cli_text}");
+    // The older form: read, with a note, its gate missed.
+    let old = run(
+        evals.as_ref(),
+        "cli",
+        &["evaluate", "old-suite.yaml", "--output", "out/cli-old.json"],
+    );
+    let old_text = text(&old);
+    assert_eq!(old.status.code(), Some(1), "{old_text}");
+    assert!(
+        old_text.contains("`gate` is the form before letta-evals 0.26"),
+        "{old_text}"
+    );
     let cli_geo = run(
         evals.as_ref(),
         "cli",
@@ -217,7 +258,7 @@ fn a_letta_suite_runs_alike_through_every_front_end() {
         ])
     );
     // The suite's one gate, missed and enforced; the graders' scores kept.
-    let (judged, passed, _, enforced) = cli_gates[&key("capitals", "contains")];
+    let (judged, passed, _, enforced) = cli_gates[&key("capitals", "answer")];
     assert!(judged && !passed && enforced);
     assert_eq!(cli_gates.len(), 1, "{cli_gates:?}");
     let metrics: Vec<&str> = suite.samples[0]
@@ -225,6 +266,6 @@ fn a_letta_suite_runs_alike_through_every_front_end() {
         .iter()
         .map(|m| m.name.as_str())
         .collect();
-    assert_eq!(metrics, ["contains", "rubric"]);
+    assert_eq!(metrics, ["answer", "quality", "style"]);
     drop(servers);
 }
