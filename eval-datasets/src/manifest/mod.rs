@@ -64,6 +64,8 @@ use crate::files::{DEFAULT_MAX_DATASET_BYTES, ReadError, read_checked};
 pub use model::{Manifest, ManifestDataset, ManifestError};
 pub use paths::project_root;
 use paths::utf8;
+/// A grader as a suite reads it (for the reward, which is built from them).
+use suite::Graded;
 
 /// Most agent runs per sample a manifest may ask for.
 pub use crate::repeat::MAX_REPEAT;

@@ -7,7 +7,7 @@
 //! short of full marks. A `custom` reward is a Python function: not run
 //! (the suite's graders are then reported, none enforced).
 
-use super::suite::Graded;
+use super::Graded;
 use crate::metric::{GateSpec, MetricSpec, Op, OptionValue, Stat};
 
 /// letta-evals' pass mark for a reward (`pass_threshold` in its utils).
