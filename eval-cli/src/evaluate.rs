@@ -298,16 +298,7 @@ impl MappingArgs {
 }
 
 pub fn run(mut args: Args) -> Result<u8, Failure> {
-    // issue38:runevals: runevals' own spellings.
-    if args.interactive {
-        return crate::interactive::run(crate::interactive::Args {
-            agent: args.agent,
-            metrics: args.metrics,
-            dataset: None,
-            tags: Vec::new(),
-            timeout_secs: args.timeout_secs,
-        });
-    }
+    // runevals' own spelling of FILE (`--interactive` is dispatched by main).
     if let Some(f) = args.prompts_file.take() {
         args.file = Some(f);
     }

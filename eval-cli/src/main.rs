@@ -91,6 +91,14 @@ fn main() -> ExitCode {
     // failed sample, and stdout to a closed pipe ends output quietly (`out`).
     let cli = Cli::parse();
     let result = match cli.command {
+        // runevals' `--interactive`: the same as `evals interactive`.
+        Command::Evaluate(args) if args.interactive => interactive::run(interactive::Args {
+            agent: args.agent,
+            metrics: args.metrics,
+            dataset: None,
+            tags: Vec::new(),
+            timeout_secs: args.timeout_secs,
+        }),
         Command::Evaluate(args) => evaluate::run(*args),
         Command::Interactive(args) => interactive::run(*args),
         Command::Init(args) => discover::init(args),
