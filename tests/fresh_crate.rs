@@ -191,15 +191,15 @@ fn a_new_crate_gets_documented_names_rebuilds_on_data_and_reports_failures() {
             "count::c5",
             "odd::_42_is_the_answer",
             "odd::_7",
-            "odd::crab_rocket__emoji_tada__hard_case",
-            "odd::shen_me_shi_rag__zhong_wen",
+            "odd::crab_rocket__emoji_tada__hard_case__",
+            "odd::shen_me_shi_rag__zhong_wen__",
             "odd::type_",
             "odd::what_is_rag_4b7190",
             "odd::what_is_rag_e8506d",
             "odd::word_word_word_word_word_word_word_word_word_f3c73f",
             "r#type::no_answer_here",
             "sheet::lines",
-            "sheet::multi__conv",
+            "sheet::multi__conv__",
             "slow::slow_one",
         ]
     );
@@ -211,7 +211,7 @@ fn a_new_crate_gets_documented_names_rebuilds_on_data_and_reports_failures() {
     let after = list(&dir);
     assert_eq!(after.len(), names.len() + 1);
     assert!(
-        after.contains(&"odd::appended_later__new".to_string()),
+        after.contains(&"odd::appended_later__new__".to_string()),
         "{after:?}"
     );
     for n in &names {

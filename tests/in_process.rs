@@ -54,8 +54,8 @@ fn generated_names_are_the_documented_ones() {
         .unwrap();
     let list = String::from_utf8(out.stdout).unwrap();
     for name in [
-        "capitals::what_is_the_capital_of_france__geo: test",
-        "capitals::what_is_the_capital_of_japan__geo__asia: test",
+        "capitals::what_is_the_capital_of_france__geo__: test",
+        "capitals::what_is_the_capital_of_japan__geo__asia__: test",
         "capitals::remember_my_name_is_ada_what_s_my_name: test",
         "capitals::per_turn: test",
         "capitals_sync::per_turn: test",

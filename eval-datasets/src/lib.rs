@@ -13,7 +13,7 @@
 //! let ds = Dataset::from_bytes("evals/rag.jsonl", data.as_bytes()).unwrap();
 //! assert_eq!(ds.samples.len(), 1);
 //! assert_eq!(ds.samples[0].source.line, 1);
-//! assert_eq!(ds.test_names(), vec!["what_is_rag__basics".to_string()]);
+//! assert_eq!(ds.test_names(), vec!["what_is_rag__basics__".to_string()]);
 //! ```
 
 #![forbid(unsafe_code)]

@@ -1,6 +1,7 @@
 //! Test names for samples.
 //!
-//! A sample's name is `<key>[__<tag>]*`, a valid Rust identifier:
+//! A sample's name is `<key>`, or `<key>__<tag>[__<tag>]*__` when it has
+//! tags — a valid Rust identifier:
 //!
 //! * **key**: the sample's explicit `id` if it has one, else its input (all
 //!   turns), turned into `snake_case` ASCII: transliterated (`deunicode`:
@@ -10,8 +11,12 @@
 //!   long prompts that share a beginning stay apart. A key starting with a
 //!   digit gets a leading `_`; a Rust keyword gets a trailing `_`; an empty
 //!   key (input of only punctuation) becomes `sample_<hash>`.
-//! * **tags**: each tag the same way (cut at 32 characters), so
-//!   `cargo test -- advanced` selects samples tagged `advanced`.
+//! * **tags**: each tag the same way (cut at 32 characters), each between
+//!   `__` and `__`. A key never holds `__` and a tag never starts or ends
+//!   with `_`, so `__advanced__` occurs in a name exactly when the sample is
+//!   tagged `advanced`: `cargo test -- __advanced__` selects a tag, while
+//!   `cargo test -- advanced` stays libtest's substring filter (it also
+//!   selects `advanced-ish` tags and inputs starting "advanced").
 //!
 //! A name depends only on its own sample, so adding, removing or reordering
 //! other samples does not change it — with one exception: when two samples
@@ -38,7 +43,7 @@ pub fn test_names(samples: &[Sample]) -> Vec<String> {
     names
 }
 
-/// A sample's name before collision handling: `<key>[__<tag>]*`.
+/// A sample's name before collision handling: `<key>[__<tag>]*[__]`.
 pub fn base_name(sample: &Sample) -> String {
     format!("{}{}", sample_key(sample), tag_suffix(sample))
 }
@@ -58,7 +63,10 @@ pub fn renames<'a>(
         .map(|i| {
             let s = sample(i);
             let hash = short_hash(&content_text(&s));
-            (i, format!("{}_{hash}{}", sample_key(&s), tag_suffix(&s)))
+            (
+                i,
+                format!("{}{hash}{}", key_joint(&sample_key(&s)), tag_suffix(&s)),
+            )
         })
         .collect();
     if renamed.is_empty() {
@@ -75,15 +83,31 @@ pub fn renames<'a>(
         let n = seen.entry(now.clone()).or_default();
         *n += 1;
         if *n > 1 {
-            let (key, tags) = match now.find("__") {
-                Some(at) => now.split_at(at),
-                None => (now.as_str(), ""),
-            };
-            numbered.push((i, format!("{key}_{n}{tags}")));
+            let (key, tags) = now.split_at(key_end(&now));
+            numbered.push((i, format!("{}{n}{tags}", key_joint(key))));
         }
     }
     renamed.extend(numbered);
     renamed.into_iter().collect()
+}
+
+/// `key` ready for a suffix: a `_` after it, unless it ends with one
+/// already (a keyword's), so that no key holds `__`.
+fn key_joint(key: &str) -> String {
+    if key.ends_with('_') {
+        key.to_string()
+    } else {
+        format!("{key}_")
+    }
+}
+
+/// Where a name's key ends: at its first `__` followed by a letter or
+/// digit (a tag's start; a keyword key's own `_` may come before it).
+fn key_end(name: &str) -> usize {
+    let bytes = name.as_bytes();
+    (0..bytes.len().saturating_sub(2))
+        .find(|&i| bytes[i] == b'_' && bytes[i + 1] == b'_' && bytes[i + 2].is_ascii_alphanumeric())
+        .unwrap_or(name.len())
 }
 
 /// Indices of names that occur more than once (sorting, not hashing, keeps
@@ -124,7 +148,8 @@ pub fn sample_key(sample: &Sample) -> String {
     key
 }
 
-/// The tag part of a sample's name (`__tag__tag`, empty without tags).
+/// The tag part of a sample's name (`__tag__tag__`, empty without tags):
+/// every tag between `__` and `__`, so `__tag__` selects it exactly.
 pub fn tag_suffix(sample: &Sample) -> String {
     let mut out = String::new();
     for tag in &sample.tags {
@@ -136,6 +161,9 @@ pub fn tag_suffix(sample: &Sample) -> String {
         }
         out.push_str("__");
         out.push_str(&s);
+    }
+    if !out.is_empty() {
+        out.push_str("__");
     }
     out
 }
@@ -254,8 +282,8 @@ mod tests {
         assert_eq!(
             one,
             vec![
-                "what_is_rag__basics",
-                "how_does_vector_search_work__rag__advanced"
+                "what_is_rag__basics__",
+                "how_does_vector_search_work__rag__advanced__"
             ]
         );
         assert_eq!(two[1], one[1]);
@@ -294,7 +322,78 @@ mod tests {
         assert_eq!(test_names(&[a, b])[0], names[0]);
         // Tags are not identifiers on their own: no `_` added for keywords or digits.
         let t = Sample::new("q").with_tags(["self", "2024", "Super"]);
-        assert_eq!(test_names(&[t]), vec!["q__self__2024__super"]);
+        assert_eq!(test_names(&[t]), vec!["q__self__2024__super__"]);
+    }
+
+    /// The `__tag__` segments of a name (what `cargo test -- __tag__` finds).
+    fn tag_segments(name: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut from = 0;
+        while let Some(at) = name[from..].find("__") {
+            let start = from + at + 2;
+            let rest = &name[start..];
+            match rest.find("__") {
+                Some(end) if end > 0 && !rest[..end].starts_with('_') => {
+                    out.push(rest[..end].to_string());
+                    from = start + end;
+                }
+                _ => from = start,
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_tag_is_selected_exactly_by_its_segment() {
+        // Inputs, ids and tags that a substring filter `advanced` would mix up.
+        let mut samples = vec![
+            Sample::new("advanced question").with_tags(["basics"]),
+            Sample::new("What is RAG?").with_tags(["advanced-ish"]),
+            Sample::new("q").with_tags(["advanced"]),
+            Sample::new("__advanced__ in the text"),
+            Sample::new("type")
+                .with_tags(["advanced"])
+                .with_expected("a"),
+            Sample::new("type")
+                .with_tags(["advanced"])
+                .with_expected("b"),
+            Sample::new("type")
+                .with_tags(["advanced"])
+                .with_expected("b"),
+            Sample::new("2024").with_tags(["2024", "Self"]),
+            Sample::new("x").with_tags(["__", "advanced__x"]),
+        ];
+        let mut id = Sample::new("one").with_tags(["basics"]);
+        id.id = "advanced__basics".into();
+        id.explicit_id = true;
+        samples.push(id);
+        let names = test_names(&samples);
+        for (s, n) in samples.iter().zip(&names) {
+            let want: Vec<String> = s
+                .tags
+                .iter()
+                .map(|t| match snake(t, MAX_TAG) {
+                    e if e.is_empty() => format!("tag_{}", short_hash(t)),
+                    e => e,
+                })
+                .collect();
+            assert_eq!(tag_segments(n), want, "{n}");
+            assert!(is_ident(n), "{n}");
+            let key = &n[..key_end(n)];
+            assert!(!key.contains("__"), "{n}");
+        }
+        let advanced: Vec<&String> = names
+            .iter()
+            .filter(|n| n.contains("__advanced__"))
+            .collect();
+        assert_eq!(advanced.len(), 4, "{names:?}");
+        assert_eq!(names[2], "q__advanced__");
+        assert!(
+            names[4].starts_with("type_") && !names[4].starts_with("type__"),
+            "{names:?}"
+        );
+        assert!(names[6].ends_with("_2__advanced__"), "{names:?}");
+        assert_eq!(names[9], "advanced_basics__basics__");
     }
 
     #[test]

@@ -90,7 +90,7 @@ fn results_file_counts_failures_and_is_written_atomically() {
     assert_eq!(d.metrics[0].pass_rate, Some(0.7));
     assert_eq!(d.metrics[1].mean, Some(0.7));
     let bad = results.samples.iter().find(|s| s.id == "1").unwrap();
-    assert_eq!(bad.test_name, "qa::wrong_1__advanced");
+    assert_eq!(bad.test_name, "qa::wrong_1__advanced__");
     assert_eq!(bad.verdict, Verdict::Fail);
     assert_eq!(bad.source, "qa.jsonl:2");
     assert_eq!(bad.output.as_deref(), Some("something else"));
@@ -122,6 +122,43 @@ fn filters_select_what_is_evaluated() {
     assert_eq!(read(&out).samples.len(), 3);
 }
 
+/// `-- __advanced__` selects the tag `advanced` and nothing else; `--
+/// advanced` stays libtest's substring filter (issue 38).
+#[test]
+fn a_tag_between_double_underscores_is_selected_exactly() {
+    let lines = [
+        r#"{"id": "tagged", "input": "q1", "expected": "a", "tags": ["advanced"]}"#,
+        r#"{"id": "nearly", "input": "q2", "expected": "a", "tags": ["advanced-ish"]}"#,
+        r#"{"input": "Advanced question", "expected": "a"}"#,
+        r#"{"input": "__advanced__ spelled out", "expected": "a", "tags": ["basics"]}"#,
+        r#"{"input": "type", "expected": "a", "tags": ["advanced", "slow"]}"#,
+    ];
+    let dir = scratch("tags", &[("qa.jsonl", &lines.join("\n"))]);
+    let run = |filter: &[&str]| {
+        let out = harness(&dir)
+            .dataset("qa.jsonl", "contains")
+            .agent_fn(answer)
+            .evaluate(args(filter));
+        let mut names: Vec<String> = read(&out)
+            .samples
+            .into_iter()
+            .map(|s| s.test_name)
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(
+        run(&["__advanced__"]),
+        ["qa::tagged__advanced__", "qa::type___advanced__slow__"]
+    );
+    assert_eq!(
+        run(&["__advanced__", "--skip", "__slow__"]),
+        ["qa::tagged__advanced__"]
+    );
+    // The substring filter also takes the near tag and the input.
+    assert_eq!(run(&["advanced"]).len(), 5);
+}
+
 #[test]
 fn an_exact_name_that_matches_nothing_is_an_error() {
     let dir = scratch("exact", &[("qa.jsonl", &ten())]);
@@ -140,7 +177,7 @@ fn an_exact_name_that_matches_nothing_is_an_error() {
     let out = harness(&dir)
         .dataset("qa.jsonl", "contains")
         .agent_fn(answer)
-        .evaluate(args(&["--exact", "qa::question_0__advanced"]));
+        .evaluate(args(&["--exact", "qa::question_0__advanced__"]));
     assert_eq!(out.code, 0);
     assert_eq!(read(&out).samples.len(), 1);
     // The first (full) load left a name index beside the results, which

@@ -140,10 +140,10 @@ fn a_letta_suite_runs_alike_through_every_front_end() {
         tests,
         [
             "capitals::gates",
-            "capitals::what_is_the_capital_of_france__geo",
-            "capitals::what_is_the_capital_of_france_again__geo",
-            "geo::what_is_the_capital_of_france__geo",
-            "geo::what_is_the_capital_of_france_again__geo",
+            "capitals::what_is_the_capital_of_france__geo__",
+            "capitals::what_is_the_capital_of_france_again__geo__",
+            "geo::what_is_the_capital_of_france__geo__",
+            "geo::what_is_the_capital_of_france_again__geo__",
         ],
         "two samples of each, and the suite's gate:\n{attr_text}"
     );
