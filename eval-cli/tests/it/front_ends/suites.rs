@@ -153,11 +153,11 @@ fn a_letta_suite_runs_alike_through_every_front_end() {
     );
     // Under the suite, samples are judged by its gate, not one by one.
     assert!(
-        attr_text.contains("test capitals::what_is_the_capital_of_france_again__geo ... ok"),
+        attr_text.contains("test capitals::what_is_the_capital_of_france_again__geo__ ... ok"),
         "{attr_text}"
     );
     assert!(
-        attr_text.contains("test geo::what_is_the_capital_of_france_again__geo ... FAILED"),
+        attr_text.contains("test geo::what_is_the_capital_of_france_again__geo__ ... FAILED"),
         "{attr_text}"
     );
     assert!(
