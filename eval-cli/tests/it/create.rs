@@ -111,13 +111,13 @@ fn mock(status: u16) -> Mock {
             let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
             keep.lock()
                 .unwrap()
-                .push((line.trim().to_string(), key, body));
+                .push((line.trim().to_string(), key, body.clone()));
             let answer = if status != 200 {
                 r#"{"detail": "the service is down"}"#.to_string()
             } else if line.contains("/api/v1/datasets") {
-                r#"{"id": "ds-0001", "name": "x"}"#.to_string()
+                dataset_answer(&body)
             } else {
-                r#"{"count": 1}"#.to_string()
+                examples_answer(&body)
             };
             let mut s = stream;
             let _ = write!(
@@ -128,6 +128,60 @@ fn mock(status: u16) -> Mock {
         }
     });
     Mock { url, seen }
+}
+
+/// The dataset id and workspace (tenant) id the mock gives.
+const DATASET_ID: &str = "9a3c1f0e-7b2d-4e5f-8a6b-1c2d3e4f5a6b";
+const TENANT_ID: &str = "0f1e2d3c-4b5a-4697-8877-665544332211";
+
+/// LangSmith's answer to `POST /api/v1/datasets`: the dataset object (its
+/// fields as langsmith 0.1.147's `schemas.Dataset` reads them — `id`,
+/// `name`, `description`, `data_type`, `created_at`, `modified_at`,
+/// `example_count`, `session_count`, `last_session_start_time`,
+/// `inputs_schema_definition`, `outputs_schema_definition` — and the API's
+/// `tenant_id`, the workspace the SDK's `Dataset.url` puts in the web URL).
+fn dataset_answer(body: &Value) -> String {
+    serde_json::json!({
+        "id": DATASET_ID,
+        "tenant_id": TENANT_ID,
+        "name": body["name"],
+        "description": body["description"],
+        "data_type": body["data_type"],
+        "created_at": "2026-02-09T00:00:00.000000+00:00",
+        "modified_at": "2026-02-09T00:00:00.000000+00:00",
+        "example_count": 0,
+        "session_count": 0,
+        "last_session_start_time": null,
+        "inputs_schema_definition": null,
+        "outputs_schema_definition": null,
+        "externally_managed": false,
+        "transformations": null
+    })
+    .to_string()
+}
+
+/// LangSmith's answer to `POST /api/v1/examples/bulk`: the examples made
+/// (langsmith 0.1.147 `schemas.Example`: `id`, `dataset_id`, `inputs`,
+/// `outputs`, `metadata`, `created_at`, `modified_at`).
+fn examples_answer(body: &Value) -> String {
+    let made: Vec<Value> = body
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .map(|(i, e)| {
+            serde_json::json!({
+                "id": format!("00000000-0000-4000-8000-{i:012}"),
+                "dataset_id": e["dataset_id"],
+                "inputs": e["inputs"],
+                "outputs": e["outputs"],
+                "metadata": e["metadata"],
+                "created_at": "2026-02-09T00:00:00.000000+00:00",
+                "modified_at": "2026-02-09T00:00:00.000000+00:00"
+            })
+        })
+        .collect();
+    Value::from(made).to_string()
 }
 
 fn records(path: &Path) -> Vec<Value> {
@@ -144,9 +198,16 @@ fn by_flags_it_writes_the_bundle_and_uploads_it() {
     let judge_url = format!("{}/v1", judge.url());
     let langsmith = mock(200);
     let dir = inputs("create-flags");
+    let mut flags = FLAGS.to_vec();
+    flags.extend([
+        "--tags",
+        "rag, docs,rag",
+        "--description",
+        "Docs golden set",
+    ]);
     let out = evals_with(
         &dir,
-        FLAGS,
+        &flags,
         &[
             ("EVAL_JUDGE_URL", &judge_url),
             ("LANGSMITH_API_KEY", "ls-test-key-123"),
@@ -160,10 +221,27 @@ fn by_flags_it_writes_the_bundle_and_uploads_it() {
         "{stdout}"
     );
     assert!(stdout.contains("Total Pairs: 12"), "{stdout}");
+    // The dataset's URL: another endpoint than LangSmith's, its API URL.
+    let url = format!("{}/api/v1/datasets/{DATASET_ID}", langsmith.url);
     assert!(
-        stdout.contains("LangSmith:   dataset ds-0001 (12 examples)"),
+        stdout.contains(&format!("LangSmith:   {url} (12 examples)")),
         "{stdout}"
     );
+    assert!(stdout.contains(&format!("Dataset URL: {url}")), "{stdout}");
+    // Percentages rounded half up, from the counts shown.
+    let mut shares = 0;
+    for line in stdout.lines() {
+        if let Some((count, pct)) = line
+            .split_once(": ")
+            .and_then(|(_, v)| v.trim().strip_suffix("%)"))
+            .and_then(|v| v.split_once(" ("))
+        {
+            let (k, p): (usize, usize) = (count.parse().unwrap(), pct.parse().unwrap());
+            assert_eq!(p, (k * 200 + 12) / 24, "{line}");
+            shares += 1;
+        }
+    }
+    assert_eq!(shares, 7, "{stdout}");
     assert!(stderr.contains("ELICIT: Quality Validation"), "{stderr}");
 
     // The bundle, seed 002's names.
@@ -171,8 +249,18 @@ fn by_flags_it_writes_the_bundle_and_uploads_it() {
     let jsonl = eval.join("technical-docs-eval-dataset-v1.jsonl");
     let rs = records(&jsonl);
     assert_eq!(rs.len(), 12);
+    let created_at = rs[0]["metadata"]["created_at"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        created_at.len() == 20 && created_at.ends_with('Z') && &created_at[10..11] == "T",
+        "{created_at}"
+    );
     for (i, r) in rs.iter().enumerate() {
         assert_eq!(r["id"], format!("eval-{:03}", i + 1));
+        assert_eq!(r["metadata"]["version"], 1, "{r}");
+        assert_eq!(r["metadata"]["created_at"], created_at.as_str(), "{r}");
         assert_eq!(r["metadata"]["domain"], "technical-docs", "{r}");
         assert!(r["metadata"]["confidence"].is_string(), "{r}");
         assert!(
@@ -193,7 +281,7 @@ fn by_flags_it_writes_the_bundle_and_uploads_it() {
         .iter()
         .find(|r| r["query"] == "How does vector search find relevant chunks?")
         .unwrap();
-    assert_eq!(trace["metadata"]["annotator"], "production");
+    assert_eq!(trace["metadata"]["annotator"], "trace");
     assert_eq!(trace["metadata"]["confidence"], "low");
     // Generated from the corpus: the edge cases asked for among them.
     let edge: Vec<&str> = rs
@@ -215,6 +303,34 @@ fn by_flags_it_writes_the_bundle_and_uploads_it() {
     assert_eq!(stats["samples"], 12);
     assert_eq!(stats["creation"]["domain"], "technical-docs");
     assert_eq!(stats["creation"]["context_organisation"], "single");
+    // The duplicates: the summary's numbers are the stats file's.
+    let shown = |label: &str| -> u64 {
+        stdout
+            .lines()
+            .find_map(|l| l.trim().strip_prefix(label))
+            .and_then(|v| v.split_whitespace().next())
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert_eq!(
+        shown("Dropped:"),
+        stats["creation"]["near_duplicates_dropped"]
+            .as_u64()
+            .unwrap(),
+        "{stdout}"
+    );
+    assert!(
+        shown("Dropped:") >= 1,
+        "the paraphrase was dropped: {stdout}"
+    );
+    assert_eq!(
+        shown("Left:"),
+        stats["quality"]["findings"]["DUPLICATE_QUERIES"]
+            .as_u64()
+            .unwrap_or(0),
+        "{stdout}"
+    );
     let guide = std::fs::read_to_string(eval.join("technical-docs-annotation-guide.md")).unwrap();
     assert!(
         guide.contains("technical-docs-eval-dataset-v1.jsonl"),
@@ -227,17 +343,24 @@ fn by_flags_it_writes_the_bundle_and_uploads_it() {
     assert_eq!(seen[0].0, "POST /api/v1/datasets HTTP/1.1");
     assert_eq!(seen[0].1.as_deref(), Some("ls-test-key-123"));
     assert_eq!(seen[0].2["name"], "technical-docs-eval-dataset-v1");
+    assert_eq!(seen[0].2["description"], "Docs golden set");
+    assert_eq!(seen[0].2["data_type"], "kv");
+    assert_eq!(
+        seen[0].2["extra"]["metadata"]["tags"],
+        serde_json::json!(["rag", "docs"])
+    );
     assert_eq!(seen[1].0, "POST /api/v1/examples/bulk HTTP/1.1");
     let examples = seen[1].2.as_array().unwrap();
     assert_eq!(examples.len(), 12);
-    assert_eq!(examples[0]["dataset_id"], "ds-0001");
+    assert_eq!(examples[0]["dataset_id"], DATASET_ID);
     assert_eq!(examples[0]["inputs"]["query"], queries[0]);
     assert!(!format!("{stdout}{stderr}").contains("ls-test-key-123"));
 
     // A second run never overwrites: version 2.
     let out = evals_with(&dir, FLAGS, &[("EVAL_JUDGE_URL", &judge_url)]);
     assert_eq!(code(&out), 0, "{:?}", text(&out));
-    assert!(eval.join("technical-docs-eval-dataset-v2.jsonl").is_file());
+    let v2 = records(&eval.join("technical-docs-eval-dataset-v2.jsonl"));
+    assert!(v2.iter().all(|r| r["metadata"]["version"] == 2), "{v2:?}");
     assert!(
         text(&out)
             .0
@@ -284,7 +407,12 @@ fn what_cannot_be_asked_must_be_given_and_the_minimum_holds() {
     let no_yes: Vec<&str> = FLAGS
         .iter()
         .copied()
-        .filter(|a| !matches!(*a, "--yes" | "--corpus" | "corpus"))
+        .filter(|a| {
+            !matches!(
+                *a,
+                "--yes" | "--corpus" | "corpus" | "--edge-cases" | "unanswerable,temporal"
+            )
+        })
         .collect();
     let out = evals_with(&dir, &no_yes, &[]);
     assert_eq!(code(&out), 2, "{:?}", text(&out));
@@ -394,6 +522,17 @@ fn on_a_terminal_it_walks_the_seven_steps() {
     step(&mut p, "Your choice? [1/2/3/4]: ", "1");
     step(&mut p, "Your choice? [1/2/3]: ", "2");
     step(&mut p, "(comma-separated, empty for none): ", "2");
+    // Step 5: the examples of the category chosen, asked.
+    p.exp_string("Category: Ambiguous").expect("the category");
+    step(&mut p, "Query 1: ", "What does the pro option include?");
+    step(&mut p, "Expected behavior [", "");
+    step(&mut p, "Query 2: ", "Can it be moved?");
+    step(
+        &mut p,
+        "Expected behavior [",
+        "Ask which item the user means.",
+    );
+    step(&mut p, "Query 3: ", "");
     for i in 1..=10 {
         step(
             &mut p,
@@ -416,14 +555,27 @@ fn on_a_terminal_it_walks_the_seven_steps() {
     p.exp_string("Evaluation Dataset Created")
         .expect("the closing report");
     let rest = p.exp_eof().expect("it ends");
-    assert!(rest.contains("Total Pairs: 10"), "{rest}");
+    assert!(rest.contains("Total Pairs: 12"), "{rest}");
     let rs = records(&dir.join("data/eval/customer-support-eval-dataset-v1.jsonl"));
-    assert_eq!(rs.len(), 10);
+    assert_eq!(rs.len(), 12);
     for r in &rs {
         assert_eq!(r["metadata"]["annotator"], "human", "{r}");
         assert_eq!(r["metadata"]["confidence"], "high", "{r}");
-        assert_eq!(r["metadata"]["query_type"], "procedural", "{r}");
+        if r["metadata"]["edge_case"].is_null() {
+            assert_eq!(r["metadata"]["query_type"], "procedural", "{r}");
+        }
     }
+    let edge: Vec<&Value> = rs
+        .iter()
+        .filter(|r| r["metadata"]["edge_case"] == "ambiguous")
+        .collect();
+    assert_eq!(edge.len(), 2, "{rs:?}");
+    assert_eq!(edge[0]["query"], "What does the pro option include?");
+    assert_eq!(
+        edge[0]["ground_truth"],
+        "The system should ask for clarification or answer each valid interpretation"
+    );
+    assert_eq!(edge[1]["ground_truth"], "Ask which item the user means.");
     let stats: Value = serde_json::from_str(
         &std::fs::read_to_string(dir.join("data/eval/customer-support-dataset-stats.json"))
             .unwrap(),
@@ -491,4 +643,436 @@ fn concurrent_runs_into_one_folder_each_write_their_own_version() {
         .filter(|n| n.contains("generated") || n.contains(".tmp."))
         .collect();
     assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+/// `evals create ARGS` on a pseudo-terminal in `dir`, with `env`.
+fn pty(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> rexpect::session::PtySession {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_evals"));
+    cmd.arg("create")
+        .args(args)
+        .current_dir(dir)
+        .env("TERM", "xterm")
+        .env("NO_COLOR", "1")
+        .env("EVAL_CACHE", "off")
+        .env_remove("EVAL_JUDGE_URL")
+        .env_remove("LANGSMITH_API_KEY")
+        .env_remove("LANGSMITH_ENDPOINT");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    rexpect::session::spawn_command(cmd, Some(30_000)).expect("start in a pty")
+}
+
+/// Waits for `expect`, then answers `answer`.
+fn step(p: &mut rexpect::session::PtySession, expect: &str, answer: &str) {
+    p.exp_string(expect)
+        .unwrap_or_else(|e| panic!("{expect}: {e}"));
+    p.send_line(answer).expect("answer");
+}
+
+/// Ten how-to questions, typed at step 2.
+const TEN: [&str; 10] = [
+    "How do I add a new team member?",
+    "How do I reset a forgotten password?",
+    "How do I export my invoices to CSV?",
+    "How do I change the billing address?",
+    "How do I enable two-factor authentication?",
+    "How do I cancel a subscription?",
+    "How do I connect the Slack integration?",
+    "How do I restore a deleted project?",
+    "How do I transfer ownership of a workspace?",
+    "How do I request a refund for an order?",
+];
+
+/// Steps 1 to 4 on a terminal: `domain`, types 1 and 3, a custom size of
+/// 10, the ten questions typed, manual answers, one knowledge base.
+fn first_steps(p: &mut rexpect::session::PtySession, domain: &str) {
+    step(p, "Domain: ", domain);
+    step(p, "Select types (comma-separated): ", "1,3");
+    step(p, "Your choice? [1/2/3/4]: ", "4");
+    step(p, "Number of pairs (10 or more): ", "10");
+    step(p, "Your choice? [1/2/3/4/5]: ", "1");
+    for (i, q) in TEN.iter().enumerate() {
+        step(p, &format!("Query {}: ", i + 1), q);
+    }
+    step(p, "Query 11: ", "");
+    step(p, "Your choice? [1/2/3/4]: ", "1");
+    step(p, "Your choice? [1/2/3]: ", "1");
+}
+
+/// Issue 38: a typo at a menu or a yes/no question took a default or
+/// "no" (at approval: "not approved: nothing was written"); each is asked
+/// again with what is expected, and the bundle is written.
+#[test]
+fn on_a_terminal_a_wrong_answer_is_asked_again() {
+    let dir = scratch("create-typos");
+    let mut p = pty(&dir, &[], &[]);
+    step(&mut p, "Domain: ", "support desk");
+    step(&mut p, "Select types (comma-separated): ", "9");
+    step(&mut p, "expected factual, analytical", "1,3");
+    step(&mut p, "Your choice? [1/2/3/4]: ", "medium");
+    step(&mut p, "expected 1, 2, 3 or 4", "4");
+    step(&mut p, "Number of pairs (10 or more): ", "5");
+    step(&mut p, "expected a number of 10 or more", "10");
+    step(&mut p, "Your choice? [1/2/3/4/5]: ", "6");
+    step(&mut p, "expected 1, 2, 3, 4 or 5", "1");
+    for (i, q) in TEN.iter().enumerate() {
+        step(&mut p, &format!("Query {}: ", i + 1), q);
+    }
+    step(&mut p, "Query 11: ", "");
+    step(&mut p, "Your choice? [1/2/3/4]: ", "1");
+    step(&mut p, "Your choice? [1/2/3]: ", "1");
+    step(&mut p, "(comma-separated, empty for none): ", "7");
+    step(&mut p, "expected unanswerable, ambiguous", "1");
+    p.exp_string("Category: Unanswerable")
+        .expect("the category");
+    step(&mut p, "Query 1: ", "What is the CEO's shoe size?");
+    step(&mut p, "Expected behavior [", "");
+    step(&mut p, "Query 2: ", "");
+    step(
+        &mut p,
+        "at least 2 examples per category",
+        "Who won the chess cup of 1850?",
+    );
+    step(
+        &mut p,
+        "Expected behavior [",
+        "Say the archive holds no such result.",
+    );
+    step(&mut p, "Query 3: ", "");
+    for i in 1..=10 {
+        step(
+            &mut p,
+            "Expected answer: ",
+            &format!("Open the admin page, choose feature {i}, make the change and save it."),
+        );
+    }
+    step(
+        &mut p,
+        "Fix issues automatically where possible? (yes/no): ",
+        "yse",
+    );
+    step(&mut p, "expected yes or no", "yes");
+    step(
+        &mut p,
+        "Review and approve final dataset? (yes/no): ",
+        "yess",
+    );
+    step(&mut p, "expected yes or no", "yes");
+    p.exp_string("Evaluation Dataset Created")
+        .expect("the closing report");
+    let rest = p.exp_eof().expect("it ends");
+    assert!(rest.contains("Total Pairs: 12"), "{rest}");
+    let eval = dir.join("data/eval");
+    let rs = records(&eval.join("support-desk-eval-dataset-v1.jsonl"));
+    let edge: Vec<&Value> = rs
+        .iter()
+        .filter(|r| r["metadata"]["edge_case"] == "unanswerable")
+        .collect();
+    assert_eq!(edge.len(), 2, "{rs:?}");
+    assert_eq!(
+        edge[0]["ground_truth"],
+        "The system should indicate it cannot find a relevant answer"
+    );
+    assert_eq!(edge[1]["query"], "Who won the chess cup of 1850?");
+    assert_eq!(
+        edge[1]["ground_truth"],
+        "Say the archive holds no such result."
+    );
+    assert!(
+        !eval.join(".support-desk-eval-dataset.draft.jsonl").exists(),
+        "the draft goes once the bundle is written"
+    );
+}
+
+/// Issue 38: the end of input mid-walk lost what was typed; it is an error
+/// naming the question, the answers so far are in a draft it names, and
+/// `--resume` goes on from there to the bundle.
+#[test]
+fn the_end_of_input_keeps_a_draft_and_resume_finishes_it() {
+    let dir = scratch("create-resume");
+    let mut p = pty(&dir, &[], &[]);
+    first_steps(&mut p, "billing");
+    step(&mut p, "(comma-separated, empty for none): ", "");
+    for i in 1..=4 {
+        step(
+            &mut p,
+            "Expected answer: ",
+            &format!("Open the billing page, choose option {i}, confirm and save the change."),
+        );
+    }
+    p.exp_string("Expected answer: ")
+        .expect("the fifth question");
+    p.send_control('d').expect("end of input");
+    p.exp_string("the input ended at \"Expected answer:\"")
+        .expect("the question named");
+    let rest = p.exp_eof().expect("it ends");
+    let draft = dir.join("data/eval/.billing-eval-dataset.draft.jsonl");
+    assert!(
+        rest.contains("the answers so far are kept in data/eval/.billing-eval-dataset.draft.jsonl"),
+        "{rest}"
+    );
+    let kept = std::fs::read_to_string(&draft).unwrap();
+    assert!(kept.contains("choose option 4"), "{kept}");
+    assert!(!dir.join("data/eval/billing-eval-dataset-v1.jsonl").exists());
+
+    let mut p = pty(&dir, &["--resume", "--fix"], &[]);
+    p.exp_string("resuming from").expect("the draft taken");
+    for i in 5..=10 {
+        step(
+            &mut p,
+            "Expected answer: ",
+            &format!("Open the billing page, choose option {i}, confirm and save the change."),
+        );
+    }
+    step(
+        &mut p,
+        "Review and approve final dataset? (yes/no): ",
+        "yes",
+    );
+    p.exp_string("Evaluation Dataset Created")
+        .expect("the report");
+    p.exp_eof().expect("it ends");
+    let rs = records(&dir.join("data/eval/billing-eval-dataset-v1.jsonl"));
+    assert_eq!(rs.len(), 10);
+    for (i, r) in rs.iter().enumerate() {
+        assert_eq!(r["query"], TEN[i]);
+        assert!(
+            r["ground_truth"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("option {}", i + 1)),
+            "{r}"
+        );
+    }
+    assert!(!draft.exists(), "the draft goes once the bundle is written");
+}
+
+/// Ten pairs with nothing for validation to call an error.
+fn golden_file(dir: &Path) {
+    let lines: Vec<String> = TEN
+        .iter()
+        .enumerate()
+        .map(|(i, q)| {
+            serde_json::json!({"query": q,
+                "ground_truth": format!("Open the settings page, pick entry {i} and confirm the change with the save button."),
+                "contexts": [format!("Settings entry {i} is changed from the settings page.")],
+                "source_docs": [format!("settings-{i}.md")]})
+            .to_string()
+        })
+        .collect();
+    std::fs::write(dir.join("golden.jsonl"), lines.join("\n") + "\n").unwrap();
+}
+
+/// Issue 38: step 7 uploaded without asking; it asks, then the name
+/// (default `{domain}-eval-dataset-v{n}`), description and tags, sends
+/// them, and prints the dataset's URL.
+#[test]
+fn on_a_terminal_step_7_is_asked_and_prints_the_dataset_url() {
+    let dir = scratch("create-upload-asked");
+    golden_file(&dir);
+    let langsmith = mock(200);
+    let mut p = pty(
+        &dir,
+        &[
+            "--domain",
+            "support",
+            "--types",
+            "mixed",
+            "--size",
+            "10",
+            "--queries",
+            "golden.jsonl",
+            "--strategy",
+            "llm",
+            "--organisation",
+            "single",
+            "--edge-cases",
+            "none",
+            "--fix",
+            "--yes",
+        ],
+        &[
+            ("LANGSMITH_API_KEY", "ls-test-key-789"),
+            ("LANGSMITH_ENDPOINT", &langsmith.url),
+        ],
+    );
+    step(&mut p, "Upload dataset to LangSmith? (yes/no): ", "maybe");
+    step(&mut p, "expected yes or no", "yes");
+    step(&mut p, "Name [support-eval-dataset-v1]: ", "");
+    step(&mut p, "Description: ", "Support golden set");
+    step(&mut p, "Tags (comma-separated): ", "rag, support");
+    let url = format!("{}/api/v1/datasets/{DATASET_ID}", langsmith.url);
+    p.exp_string(&format!("Dataset URL: {url}"))
+        .expect("the URL");
+    p.exp_eof().expect("it ends");
+    let seen = langsmith.seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert_eq!(seen[0].2["name"], "support-eval-dataset-v1");
+    assert_eq!(seen[0].2["description"], "Support golden set");
+    assert_eq!(
+        seen[0].2["extra"]["metadata"]["tags"],
+        serde_json::json!(["rag", "support"])
+    );
+    assert_eq!(seen[1].2.as_array().unwrap().len(), 10);
+}
+
+/// Issue 38: a dataset with validation errors was uploaded; it is not,
+/// unless `--force-upload` (the files are written either way).
+#[test]
+fn validation_errors_block_the_upload_unless_forced() {
+    let dir = inputs("create-upload-blocked");
+    let args = [
+        "create",
+        "--domain",
+        "support",
+        "--queries",
+        "queries.txt",
+        "--strategy",
+        "manual",
+        "--organisation",
+        "single",
+        "--edge-cases",
+        "none",
+        "--yes",
+    ];
+    let langsmith = mock(200);
+    let env = [
+        ("LANGSMITH_API_KEY", "ls-test-key-321"),
+        ("LANGSMITH_ENDPOINT", langsmith.url.as_str()),
+    ];
+    let out = evals_with(&dir, &args, &env);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(code(&out), 1, "{stdout}{stderr}");
+    assert!(
+        stderr.contains(
+            "not uploaded: validation errors remain (DATASET_TOO_SMALL, MISSING_GROUND_TRUTH)"
+        ),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--force-upload"), "{stderr}");
+    assert!(langsmith.seen.lock().unwrap().is_empty());
+    assert!(
+        dir.join("data/eval/support-eval-dataset-v1.jsonl")
+            .is_file()
+    );
+
+    let mut forced = args.to_vec();
+    forced.push("--force-upload");
+    let out = evals_with(&dir, &forced, &env);
+    assert_eq!(code(&out), 1, "{:?}", text(&out));
+    assert!(text(&out).0.contains("Dataset URL: "), "{:?}", text(&out));
+    assert_eq!(langsmith.seen.lock().unwrap().len(), 2);
+}
+
+/// Issue 38: without a terminal `--types` and `--size` were required;
+/// only the domain is (types: mixed, size: 50, each said in a note).
+#[test]
+fn without_a_terminal_only_the_domain_is_needed() {
+    let dir = inputs("create-defaults");
+    let out = evals_with(
+        &dir,
+        &[
+            "create",
+            "--domain",
+            "support",
+            "--queries",
+            "queries.txt",
+            "--yes",
+        ],
+        &[],
+    );
+    let (stdout, stderr) = text(&out);
+    assert!(
+        stdout.contains("Evaluation Dataset Created"),
+        "{stdout}{stderr}"
+    );
+    assert!(stderr.contains("note: no --types: mixed"), "{stderr}");
+    assert!(stderr.contains("note: no --size: 50 pairs"), "{stderr}");
+    let stats: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("data/eval/support-dataset-stats.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(stats["creation"]["target_size"], 50);
+    assert_eq!(
+        stats["creation"]["query_types"],
+        serde_json::json!(["factual", "analytical", "procedural", "multi_hop"])
+    );
+    // Unanswered pairs claim no annotator or confidence.
+    let rs = records(&dir.join("data/eval/support-eval-dataset-v1.jsonl"));
+    for r in &rs {
+        assert!(r["ground_truth"].is_null(), "{r}");
+        assert!(r["metadata"]["annotator"].is_null(), "{r}");
+        assert!(r["metadata"]["confidence"].is_null(), "{r}");
+        assert_eq!(r["metadata"]["version"], 1, "{r}");
+    }
+}
+
+/// Issue 38: edge cases chosen with no corpus and no examples gave none,
+/// silently; it is an error before anything is made, and
+/// `--edge-examples` gives them (expected behaviour as the ground truth).
+#[test]
+fn edge_cases_need_examples_or_a_corpus() {
+    let dir = inputs("create-edge-examples");
+    let base = [
+        "create",
+        "--domain",
+        "legal",
+        "--queries",
+        "queries.txt",
+        "--ground-truth",
+        "truth.jsonl",
+        "--edge-cases",
+        "unanswerable",
+        "--yes",
+    ];
+    let out = evals_with(&dir, &base, &[]);
+    assert_eq!(code(&out), 2, "{:?}", text(&out));
+    assert!(
+        text(&out)
+            .1
+            .contains("edge cases unanswerable: at least 2 examples each are needed"),
+        "{:?}",
+        text(&out)
+    );
+    assert!(!dir.join("data/eval/legal-eval-dataset-v1.jsonl").exists());
+
+    std::fs::write(
+        dir.join("edge.csv"),
+        "category,query,expected\nunanswerable,What will the court rule in 2090?,\nunanswerable,Which judge wrote the sealed 1790 opinion?,\nout-of-scope,What is a good pasta recipe?,Decline: cooking is outside the legal domain.\nout_of_scope,Which football team will win the league?,\n",
+    )
+    .unwrap();
+    let mut with = base.to_vec();
+    with.extend(["--edge-examples", "edge.csv"]);
+    let out = evals_with(&dir, &with, &[]);
+    assert!(
+        text(&out).0.contains("Evaluation Dataset Created"),
+        "{:?}",
+        text(&out)
+    );
+    let rs = records(&dir.join("data/eval/legal-eval-dataset-v1.jsonl"));
+    let un = rs
+        .iter()
+        .find(|r| r["query"] == "What will the court rule in 2090?")
+        .unwrap();
+    assert_eq!(un["metadata"]["edge_case"], "unanswerable");
+    assert_eq!(
+        un["ground_truth"],
+        "The system should indicate it cannot find a relevant answer"
+    );
+    assert_eq!(un["metadata"]["annotator"], "file");
+    let out_of_scope = rs
+        .iter()
+        .find(|r| r["metadata"]["edge_case"] == "out_of_scope")
+        .unwrap();
+    assert_eq!(
+        out_of_scope["ground_truth"],
+        "Decline: cooking is outside the legal domain."
+    );
+    // Merged from the ground-truth file: annotated by the file.
+    let rag = rs
+        .iter()
+        .find(|r| r["query"] == "What is retrieval-augmented generation?")
+        .unwrap();
+    assert_eq!(rag["metadata"]["annotator"], "file");
 }
