@@ -296,17 +296,39 @@ fn walk(mut args: Args, ask: &Ask, draft: &mut Draft) -> Result<u8, Failure> {
     }
     label(&mut pairs, &slug, &types);
 
-    // Step 6: validation.
-    let samples = to_samples(&pairs)?;
+    validate(&args, ask, draft, &mut pairs, &edge_cases, &mut dropped)?;
+
+    // The bundle.
+    let creation = json!({"domain": slug, "query_types": types, "edge_cases": edge_cases,
+                          "ground_truth_strategy": strategy, "context_organisation": organisation,
+                          "target_size": size, "near_duplicates_dropped": dropped,
+                          "generation_model": sources.corpus.as_ref().map(|_| gen_config.judge.model.clone()),
+                          "per_document": per_document});
+    finish(
+        &args, ask, draft, config, &domain, &slug, &pairs, creation, dropped,
+    )
+}
+
+/// Step 6: the checks reported, the safe fixes (asked, or `--fix`), then
+/// approval (asked again until yes or no; `--yes`).
+fn validate(
+    args: &Args,
+    ask: &Ask,
+    draft: &mut Draft,
+    pairs: &mut Vec<Pair>,
+    edge_cases: &[&'static str],
+    dropped: &mut usize,
+) -> Result<(), Failure> {
+    let samples = to_samples(pairs)?;
     let findings = eval_datasets::lint::lint_golden("(new dataset)", &samples);
-    report_validation(&pairs, &findings, &edge_cases, dropped);
+    report_validation(pairs, &findings, edge_cases, *dropped);
     if !findings.is_empty()
         && (args.fix
             || (ask.terminal
                 && ask.confirm("\nFix issues automatically where possible? (yes/no): ")?))
     {
-        let trimmed = fix(&mut pairs);
-        dropped += trimmed;
+        let trimmed = fix(pairs);
+        *dropped += trimmed;
         errln!("fixed: whitespace trimmed, {trimmed} repeated query(ies) dropped");
     }
     if pairs.is_empty() {
@@ -315,7 +337,7 @@ fn walk(mut args: Args, ask: &Ask, draft: &mut Draft) -> Result<u8, Failure> {
         ));
     }
     draft.pairs = Some(pairs.clone());
-    draft.set("dropped", dropped);
+    draft.set("dropped", *dropped);
     draft.save("step 6")?;
     if !args.yes {
         if !ask.terminal {
@@ -331,13 +353,24 @@ fn walk(mut args: Args, ask: &Ask, draft: &mut Draft) -> Result<u8, Failure> {
         }
     }
 
-    // The bundle.
-    let creation = json!({"domain": slug, "query_types": types, "edge_cases": edge_cases,
-                          "ground_truth_strategy": strategy, "context_organisation": organisation,
-                          "target_size": size, "near_duplicates_dropped": dropped,
-                          "generation_model": sources.corpus.as_ref().map(|_| gen_config.judge.model.clone()),
-                          "per_document": per_document});
-    let b = bundle::write_bundle(&args.out_dir, &slug, &pairs, creation)?;
+    Ok(())
+}
+
+/// The bundle written (the draft removed), step 7, the closing report;
+/// the exit code.
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    args: &Args,
+    ask: &Ask,
+    draft: &mut Draft,
+    config: &Config,
+    domain: &str,
+    slug: &str,
+    pairs: &[Pair],
+    creation: Value,
+    dropped: usize,
+) -> Result<u8, Failure> {
+    let b = bundle::write_bundle(&args.out_dir, slug, pairs, creation)?;
     draft.remove();
 
     // Errors the validation found and nothing fixed: written as approved,
@@ -352,13 +385,12 @@ fn walk(mut args: Args, ask: &Ask, draft: &mut Draft) -> Result<u8, Failure> {
     codes.dedup();
 
     // Step 7: LangSmith.
-    let up = upload::step7(&args, ask, config, &b.name, &slug, &b.records, &codes).map_err(
-        |mut f| {
+    let up =
+        upload::step7(args, ask, config, &b.name, slug, &b.records, &codes).map_err(|mut f| {
             f.message
                 .push_str(" (the files are written; nothing was uploaded)");
             f
-        },
-    )?;
+        })?;
     let duplicates = Duplicates {
         dropped,
         left: b
@@ -369,7 +401,7 @@ fn walk(mut args: Args, ask: &Ask, draft: &mut Draft) -> Result<u8, Failure> {
             .copied()
             .unwrap_or(0),
     };
-    summary(&b.name, &domain, &pairs, &up.line, &b.files, duplicates);
+    summary(&b.name, domain, pairs, &up.line, &b.files, duplicates);
     let mut code = up.code;
     if !errors.is_empty() {
         errln!(
@@ -561,6 +593,10 @@ fn build(
             )?;
             for p in &mut made {
                 p.metadata.insert("generated".into(), Value::Bool(true));
+                p.metadata.insert(
+                    "generator_model".into(),
+                    Value::from(gen_config.judge.model.clone()),
+                );
             }
             pairs.extend(made);
         }

@@ -825,14 +825,23 @@ fn the_end_of_input_keeps_a_draft_and_resume_finishes_it() {
             &format!("Open the billing page, choose option {i}, confirm and save the change."),
         );
     }
-    step(
-        &mut p,
-        "Review and approve final dataset? (yes/no): ",
-        "yes",
+    step(&mut p, "Review and approve final dataset? (yes/no): ", "no");
+    // Not approved: nothing written, and the draft (all ten answers) said.
+    p.exp_string("not approved: nothing was written")
+        .expect("not approved");
+    let rest = p.exp_eof().expect("it ends");
+    assert!(
+        rest.contains("kept in data/eval/.billing-eval-dataset.draft.jsonl"),
+        "{rest}"
     );
-    p.exp_string("Evaluation Dataset Created")
-        .expect("the report");
-    p.exp_eof().expect("it ends");
+    assert!(!dir.join("data/eval/billing-eval-dataset-v1.jsonl").exists());
+    // A script finishes it: the draft's answers stand for the flags.
+    let out = evals_with(&dir, &["create", "--resume", "--fix", "--yes"], &[]);
+    assert!(
+        text(&out).0.contains("Evaluation Dataset Created"),
+        "{:?}",
+        text(&out)
+    );
     let rs = records(&dir.join("data/eval/billing-eval-dataset-v1.jsonl"));
     assert_eq!(rs.len(), 10);
     for (i, r) in rs.iter().enumerate() {
@@ -1075,4 +1084,125 @@ fn edge_cases_need_examples_or_a_corpus() {
         .find(|r| r["query"] == "What is retrieval-augmented generation?")
         .unwrap();
     assert_eq!(rag["metadata"]["annotator"], "file");
+}
+
+/// Issue 38: synthetic generation asked neither the model nor queries per
+/// document; `--generation-model` and `--per-document` (asked on a
+/// terminal) reach the generator, and what it made is marked.
+#[test]
+fn step_2_generation_takes_the_model_and_queries_per_document() {
+    let judge = eval_examples::judge::spawn(eval_examples::judge::JudgeConfig::default()).unwrap();
+    let judge_url = format!("{}/v1", judge.url());
+    let dir = inputs("create-generation");
+    let two = dir.join("two-docs");
+    std::fs::create_dir_all(&two).unwrap();
+    for name in ["rag.md", "paris.md"] {
+        std::fs::copy(repo().join("examples/corpus").join(name), two.join(name)).unwrap();
+    }
+    let out = evals_with(
+        &dir,
+        &[
+            "create",
+            "--domain",
+            "docs",
+            "--types",
+            "factual",
+            "--size",
+            "20",
+            "--queries",
+            "queries.txt",
+            "--ground-truth",
+            "truth.jsonl",
+            "--corpus",
+            "two-docs",
+            "--generation-model",
+            "gen-model-x",
+            "--per-document",
+            "1",
+            "--strategy",
+            "llm",
+            "--organisation",
+            "single",
+            "--edge-cases",
+            "none",
+            "--yes",
+        ],
+        &[("EVAL_JUDGE_URL", &judge_url)],
+    );
+    assert!(
+        text(&out).0.contains("Evaluation Dataset Created"),
+        "{:?}",
+        text(&out)
+    );
+    let rs = records(&dir.join("data/eval/docs-eval-dataset-v1.jsonl"));
+    let made: Vec<&Value> = rs
+        .iter()
+        .filter(|r| r["metadata"]["generated"] == true)
+        .collect();
+    assert!(
+        (1..=2).contains(&made.len()),
+        "one a document, two documents: {rs:?}"
+    );
+    for r in &made {
+        assert_eq!(r["metadata"]["generator_model"], "gen-model-x", "{r}");
+        assert_eq!(r["metadata"]["annotator"], "llm", "{r}");
+    }
+    let stats: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("data/eval/docs-dataset-stats.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(stats["creation"]["generation_model"], "gen-model-x");
+    assert_eq!(stats["creation"]["per_document"], 1);
+}
+
+/// Step 2 on a terminal with a corpus: the generation model and the
+/// queries per document are asked (a wrong number asked again).
+#[test]
+fn on_a_terminal_step_2_asks_the_generation_model_and_queries_per_document() {
+    let judge = eval_examples::judge::spawn(eval_examples::judge::JudgeConfig::default()).unwrap();
+    let judge_url = format!("{}/v1", judge.url());
+    let dir = inputs("create-generation-asked");
+    let mut p = pty(
+        &dir,
+        &[
+            "--domain",
+            "docs",
+            "--types",
+            "factual",
+            "--size",
+            "12",
+            "--queries",
+            "queries.txt",
+            "--ground-truth",
+            "truth.jsonl",
+            "--corpus",
+            "corpus",
+            "--strategy",
+            "llm",
+            "--organisation",
+            "single",
+            "--edge-cases",
+            "none",
+            "--fix",
+            "--yes",
+        ],
+        &[("EVAL_JUDGE_URL", &judge_url)],
+    );
+    step(&mut p, "Generation model [", "gen-model-y");
+    step(&mut p, "Queries per document [", "zero");
+    step(&mut p, "expected a number of 1 or more", "1");
+    p.exp_string("Evaluation Dataset Created")
+        .expect("the report");
+    p.exp_eof().expect("it ends");
+    let rs = records(&dir.join("data/eval/docs-eval-dataset-v1.jsonl"));
+    let made: Vec<&Value> = rs
+        .iter()
+        .filter(|r| r["metadata"]["generated"] == true)
+        .collect();
+    assert!(!made.is_empty(), "{rs:?}");
+    assert!(
+        made.iter()
+            .all(|r| r["metadata"]["generator_model"] == "gen-model-y"),
+        "{made:?}"
+    );
 }
