@@ -575,3 +575,27 @@ fn on_a_terminal_step_2_asks_the_generation_model_and_queries_per_document() {
         "{made:?}"
     );
 }
+
+/// `--upload` without a key, `--resume` without a draft: refused before
+/// anything is asked or made, saying what to change.
+#[test]
+fn upload_without_a_key_and_resume_without_a_draft_are_refused() {
+    let dir = inputs("create-refused-flags");
+    let out = evals_with(&dir, &["create", "--domain", "x", "--upload"], &[]);
+    assert_eq!(code(&out), 2, "{:?}", text(&out));
+    assert!(
+        text(&out)
+            .1
+            .contains("--upload: LANGSMITH_API_KEY is not set"),
+        "{:?}",
+        text(&out)
+    );
+    let out = evals_with(&dir, &["create", "--resume"], &[]);
+    assert_eq!(code(&out), 2, "{:?}", text(&out));
+    assert!(
+        text(&out).1.contains("--resume: no draft"),
+        "{:?}",
+        text(&out)
+    );
+    assert!(!dir.join("data/eval").exists());
+}
