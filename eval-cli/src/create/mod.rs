@@ -3,41 +3,49 @@
 //! a question): scope (domain, query types, size), sample queries (typed,
 //! a `.txt`/`.jsonl`/`.csv` file, production traces, synthetic generation
 //! from a corpus, or several), ground truth (a file merged by id or query,
-//! the traces' outputs, the judge model's, or typed), contexts, edge cases,
-//! validation (`evals lint`'s checks, safe fixes on request) and approval.
+//! the traces' outputs, the judge model's, or typed), contexts, edge cases
+//! (with examples of each category), validation (`evals lint`'s checks,
+//! safe fixes on request) and approval. A wrong answer is asked again; what
+//! is typed is kept in a draft until the bundle is written (`--resume`).
 //! It writes the bundle — `{domain}-eval-dataset-v{n}.jsonl` and `.csv`
-//! (the golden schema, `metadata.domain` and `confidence` on every pair),
-//! `{domain}-annotation-guide.md`, `{domain}-dataset-stats.json` — and,
-//! with `LANGSMITH_API_KEY`, uploads it to LangSmith
-//! (`LANGSMITH_UPLOAD_FAILED` on failure, the files kept).
+//! (the golden schema, `metadata.domain`, `confidence`, `created_at` and
+//! `version` on every pair), `{domain}-annotation-guide.md`,
+//! `{domain}-dataset-stats.json` — and, with `LANGSMITH_API_KEY`, uploads
+//! it to LangSmith (`LANGSMITH_UPLOAD_FAILED` on failure, the files kept).
 
-use std::io::{BufRead as _, IsTerminal as _};
 use std::path::{Path, PathBuf};
 
-use eval_datasets::Dataset;
-use eval_runtime::profile::{self, DatasetStats};
-use eval_runtime::services::{LANGSMITH_ENDPOINT, LangSmith};
+use eval_runtime::Config;
 use serde_json::{Map, Value, json};
 
 use crate::Failure;
 
+mod ask;
 mod bundle;
+mod draft;
+mod edge;
 mod sources;
+mod upload;
 
-use bundle::{dedupe, fix, golden, report_validation, summary, to_samples, write};
+use ask::Ask;
+use bundle::{Duplicates, dedupe, fix, report_validation, summary, to_samples};
+use draft::Draft;
 use sources::{Sources, generated};
 
 /// Flags of `evals create` (each answers one question of the walk).
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Step 1: the knowledge domain (e.g. technical-docs): names the files.
+    /// The one answer needed when there is no terminal to ask.
     #[arg(long)]
     pub domain: Option<String>,
     /// Step 1: query types, comma-separated: factual, analytical,
-    /// procedural, multi_hop, or mixed (all four).
+    /// procedural, multi_hop, or mixed (all four; the default without a
+    /// terminal).
     #[arg(long)]
     pub types: Option<String>,
-    /// Step 1: target number of QA pairs (at least 10).
+    /// Step 1: target number of QA pairs (at least 10; 50 without a
+    /// terminal, seed 002's default).
     #[arg(long, value_parser = clap::value_parser!(u64).range(10..=100_000))]
     pub size: Option<u64>,
     /// Step 2: sample queries: a .txt file (one query per line), or a
@@ -56,6 +64,15 @@ pub struct Args {
     /// with the judge model (as `evals generate`).
     #[arg(long, value_name = "DIR")]
     pub corpus: Option<PathBuf>,
+    /// Step 2: the model that generates from the corpus (default: the
+    /// judge model, EVAL_JUDGE_MODEL), on the judge's endpoint.
+    #[arg(long = "generation-model", value_name = "MODEL")]
+    pub generation_model: Option<String>,
+    /// Step 2: queries generated per document of the corpus, at most
+    /// (default: as many as the size needs).
+    #[arg(long = "per-document", value_name = "N",
+          value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub per_document: Option<u64>,
     /// Step 3: how ground truth is made: manual, expert, document or llm.
     #[arg(long)]
     pub strategy: Option<String>,
@@ -67,6 +84,10 @@ pub struct Args {
     /// ambiguous, multi_hop, temporal, contradictory, out_of_scope (or none).
     #[arg(long = "edge-cases")]
     pub edge_cases: Option<String>,
+    /// Step 5: examples of the edge cases (.jsonl or .csv: `category`,
+    /// `query`, `expected`), at least 2 a category without a --corpus.
+    #[arg(long = "edge-examples", value_name = "FILE")]
+    pub edge_examples: Option<PathBuf>,
     /// Step 6: fix what can be fixed safely (repeated queries dropped,
     /// whitespace trimmed) without asking.
     #[arg(long)]
@@ -77,9 +98,27 @@ pub struct Args {
     /// Where the files are written.
     #[arg(long, value_name = "DIR", default_value = "data/eval")]
     pub out_dir: PathBuf,
+    /// Go on from the draft an earlier run left in --out-dir (on a
+    /// terminal, a draft found is offered anyway).
+    #[arg(long)]
+    pub resume: bool,
+    /// Step 7: upload without asking (needs LANGSMITH_API_KEY).
+    #[arg(long, conflicts_with = "no_upload")]
+    pub upload: bool,
+    /// Step 7: the LangSmith dataset's name (default:
+    /// {domain}-eval-dataset-v{n}).
+    #[arg(long)]
+    pub name: Option<String>,
     /// Step 7: the LangSmith dataset's description.
     #[arg(long)]
     pub description: Option<String>,
+    /// Step 7: the LangSmith dataset's tags, comma-separated (kept in its
+    /// metadata).
+    #[arg(long)]
+    pub tags: Option<String>,
+    /// Step 7: upload even though validation errors remain.
+    #[arg(long = "force-upload")]
+    pub force_upload: bool,
     /// Step 7: do not upload, even with LANGSMITH_API_KEY set.
     #[arg(long)]
     pub no_upload: bool,
@@ -96,49 +135,8 @@ const EDGE_CASES: [&str; 6] = [
     "out_of_scope",
 ];
 
-/// Asks on a terminal; elsewhere every question must have come as a flag.
-struct Ask {
-    terminal: bool,
-}
-
-impl Ask {
-    fn new() -> Ask {
-        Ask {
-            terminal: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
-        }
-    }
-
-    /// `prompt` shown, one line read (trimmed); `None` without a terminal
-    /// or at the end of input.
-    fn line(&self, prompt: &str) -> Option<String> {
-        if !self.terminal {
-            return None;
-        }
-        err!("{prompt}");
-        let mut answer = String::new();
-        match std::io::stdin().lock().read_line(&mut answer) {
-            Ok(0) | Err(_) => None,
-            Ok(_) => Some(answer.trim().to_string()),
-        }
-    }
-
-    /// A flag's value, else the answer to `prompt`, else why it is needed.
-    fn value(&self, flag: &Option<String>, prompt: &str, name: &str) -> Result<String, Failure> {
-        if let Some(v) = flag {
-            return Ok(v.clone());
-        }
-        self.line(prompt).ok_or_else(|| {
-            Failure::config(format!(
-                "{name} is needed: give --{name} (no terminal to ask)"
-            ))
-        })
-    }
-
-    fn yes(&self, prompt: &str) -> bool {
-        self.line(prompt)
-            .is_some_and(|a| matches!(a.to_ascii_lowercase().as_str(), "y" | "yes"))
-    }
-}
+/// Seed 002's default dataset size.
+const DEFAULT_SIZE: usize = 50;
 
 /// One QA pair of the golden schema being made.
 #[derive(Debug, Clone)]
@@ -151,45 +149,65 @@ struct Pair {
 }
 
 pub fn run(args: Args) -> Result<u8, Failure> {
-    let config = crate::dotenv::settings(Path::new("."))?;
     let ask = Ask::new();
+    let mut draft = Draft::default();
+    match walk(args, &ask, &mut draft) {
+        Err(mut f) if draft.written => {
+            if let Some(path) = &draft.path {
+                f.message.push_str(&format!(
+                    "\nthe answers so far are kept in {}: `evals create --resume` (same --out-dir) goes on from them",
+                    path.display()
+                ));
+            }
+            Err(f)
+        }
+        other => other,
+    }
+}
+
+fn walk(mut args: Args, ask: &Ask, draft: &mut Draft) -> Result<u8, Failure> {
+    let config = crate::dotenv::settings(Path::new("."))?;
+    if args.upload && config.langsmith_api_key.is_none() {
+        return Err(Failure::config(
+            "--upload: LANGSMITH_API_KEY is not set (the key LangSmith gave you)",
+        ));
+    }
+    draft::resume(&mut args, ask, draft)?;
 
     // Step 1: scope.
-    let domain = ask.value(
-        &args.domain,
-        "1. What is the knowledge domain for this evaluation?\n   Examples: \"technical-documentation\", \"customer-support\", \"legal-contracts\", \"medical-research\"\n\n   Domain: ",
-        "domain",
-    )?;
-    let slug = eval_datasets::naming::slug(&domain, 60).replace('_', "-");
-    if slug.is_empty() {
-        return Err(Failure::config(format!(
-            "domain `{domain}`: name it with letters or digits (it names the files)"
-        )));
+    let (domain, slug, types, size) = scope(&args, ask)?;
+    if ask.terminal || draft.written {
+        draft.path = Some(Draft::path_for(&args.out_dir, &slug));
     }
-    let types = parse_types(&ask.value(
-        &args.types,
-        "2. What type of queries does your RAG pipeline handle?\n   [1] Factual questions (Who, What, When, Where)\n   [2] Analytical questions (How, Why, Compare)\n   [3] Procedural questions (How to, Steps to)\n   [4] Multi-hop reasoning (requires combining multiple sources)\n   [5] Mixed (all of the above)\n\n   Select types (comma-separated): ",
-        "types",
-    )?)?;
-    let size = match args.size {
-        Some(n) => n as usize,
-        None => size_choice(&ask.value(
-            &None,
-            "3. What is the target dataset size?\n   [1] Small   (10-25 pairs)  - Quick validation\n   [2] Medium  (50-100 pairs) - Standard evaluation (recommended)\n   [3] Large   (100-200 pairs) - Comprehensive benchmark\n   [4] Custom  (specify number)\n\n   Your choice? [1/2/3/4]: ",
-            "size",
-        )?, &ask)?,
-    };
+    draft.set("domain", domain.clone());
+    draft.set("types", types.join(","));
+    draft.set("size", size);
+    draft.save("step 1")?;
 
     // Step 2: sample queries.
     let mut sources = Sources {
         queries: args.queries.clone(),
         traces: args.traces.clone(),
         corpus: args.corpus.clone(),
-        typed: Vec::new(),
+        typed: strings(draft.answers.get("typed")),
     };
     if sources.is_empty() {
-        sources.ask(&ask)?;
+        sources.ask(ask)?;
     }
+    let path_text = |p: &Option<PathBuf>| p.as_ref().map(|p| p.display().to_string());
+    draft.set("queries", path_text(&sources.queries));
+    draft.set("traces", path_text(&sources.traces));
+    draft.set("corpus", path_text(&sources.corpus));
+    draft.set("typed", sources.typed.clone());
+    draft.save("step 2")?;
+    if let Some(f) = ask.ended_failure() {
+        return Err(f);
+    }
+    let (gen_config, per_document) = generation(&args, ask, config, sources.corpus.is_some())?;
+    draft.set("generation_model", gen_config.judge.model.clone());
+    draft.set("per_document", per_document);
+    draft.save("step 2")?;
+
     // Step 3: ground truth.
     let strategy = match &args.strategy {
         Some(s) => s.clone(),
@@ -223,39 +241,42 @@ pub fn run(args: Args) -> Result<u8, Failure> {
             "--organisation {organisation}: expected single, collections or hierarchical"
         )));
     }
-    // Step 5: edge cases.
-    let edge_cases = parse_edge_cases(&match &args.edge_cases {
-        Some(e) => e.clone(),
-        None => ask
-            .line("ELICIT: Edge Case Annotation\n\n[1] Unanswerable queries\n[2] Ambiguous queries\n[3] Multi-hop queries\n[4] Temporal queries\n[5] Contradictory sources\n[6] Out-of-scope queries\n\nSelect edge case categories to annotate (comma-separated, empty for none): ")
-            .unwrap_or_default(),
-    })?;
+    if let Some(f) = ask.ended_failure() {
+        return Err(f);
+    }
+    draft.set("strategy", strategy.clone());
+    draft.set("organisation", organisation.clone());
+    draft.save("step 4")?;
 
-    // The pairs: files, traces, typed queries, then generation up to the size.
-    let annotator = match strategy.as_str() {
-        "manual" | "expert" => "human",
-        "document" => "document",
-        _ => "llm",
+    // Step 5: edge cases, with examples.
+    let (edge_cases, examples) = edge_step(&args, ask, draft, sources.corpus.is_some())?;
+
+    // The pairs: files, traces, typed queries, examples, then generation
+    // up to the size (a draft's as they were).
+    let (mut pairs, mut dropped) = match draft.pairs.take() {
+        Some(pairs) => (
+            pairs,
+            draft
+                .answers
+                .get("dropped")
+                .and_then(Value::as_u64)
+                .unwrap_or(0) as usize,
+        ),
+        None => build(
+            &args,
+            &sources,
+            examples,
+            &gen_config,
+            per_document,
+            &types,
+            &edge_cases,
+            &slug,
+            size,
+        )?,
     };
-    let mut pairs = sources.read(&args, annotator)?;
-    if let Some(corpus) = &sources.corpus {
-        let missing = size.saturating_sub(pairs.len());
-        if missing > 0 {
-            pairs.extend(generated(
-                corpus,
-                missing.max(10),
-                &types,
-                &edge_cases,
-                &slug,
-                config,
-                &args.out_dir,
-            )?);
-        }
-    }
-    let mut dropped = dedupe(&mut pairs);
-    if pairs.len() > size {
-        pairs.truncate(size);
-    }
+    draft.pairs = Some(pairs.clone());
+    draft.set("dropped", dropped);
+    draft.save("the pairs were made")?;
     if strategy == "manual" && ask.terminal {
         for p in pairs.iter_mut().filter(|p| p.ground_truth.is_none()) {
             if let Some(a) = ask
@@ -268,33 +289,46 @@ pub fn run(args: Args) -> Result<u8, Failure> {
             }
         }
     }
-    for p in pairs.iter_mut() {
-        p.metadata
-            .insert("domain".into(), Value::from(slug.clone()));
-        let kind = query_type_of(&p.query, &types);
-        p.metadata.entry("query_type").or_insert(Value::from(kind));
-        p.metadata.entry("edge_case").or_insert(Value::Null);
-        p.metadata
-            .entry("annotator")
-            .or_insert(Value::from(annotator));
-        p.metadata
-            .entry("confidence")
-            .or_insert(Value::from(match annotator {
-                "human" => "high",
-                _ => "medium",
-            }));
-        p.metadata.entry("version").or_insert(Value::from(1));
+    draft.pairs = Some(pairs.clone());
+    draft.save("step 3")?;
+    if let Some(f) = ask.ended_failure() {
+        return Err(f);
     }
+    label(&mut pairs, &slug, &types);
 
-    // Step 6: validation.
-    let samples = to_samples(&pairs)?;
+    validate(&args, ask, draft, &mut pairs, &edge_cases, &mut dropped)?;
+
+    // The bundle.
+    let creation = json!({"domain": slug, "query_types": types, "edge_cases": edge_cases,
+                          "ground_truth_strategy": strategy, "context_organisation": organisation,
+                          "target_size": size, "near_duplicates_dropped": dropped,
+                          "generation_model": sources.corpus.as_ref().map(|_| gen_config.judge.model.clone()),
+                          "per_document": per_document});
+    finish(
+        &args, ask, draft, config, &domain, &slug, &pairs, creation, dropped,
+    )
+}
+
+/// Step 6: the checks reported, the safe fixes (asked, or `--fix`), then
+/// approval (asked again until yes or no; `--yes`).
+fn validate(
+    args: &Args,
+    ask: &Ask,
+    draft: &mut Draft,
+    pairs: &mut Vec<Pair>,
+    edge_cases: &[&'static str],
+    dropped: &mut usize,
+) -> Result<(), Failure> {
+    let samples = to_samples(pairs)?;
     let findings = eval_datasets::lint::lint_golden("(new dataset)", &samples);
-    report_validation(&pairs, &findings, &edge_cases);
+    report_validation(pairs, &findings, edge_cases, *dropped);
     if !findings.is_empty()
-        && (args.fix || ask.yes("\nFix issues automatically where possible? (yes/no): "))
+        && (args.fix
+            || (ask.terminal
+                && ask.confirm("\nFix issues automatically where possible? (yes/no): ")?))
     {
-        let trimmed = fix(&mut pairs);
-        dropped += trimmed;
+        let trimmed = fix(pairs);
+        *dropped += trimmed;
         errln!("fixed: whitespace trimmed, {trimmed} repeated query(ies) dropped");
     }
     if pairs.is_empty() {
@@ -302,145 +336,312 @@ pub fn run(args: Args) -> Result<u8, Failure> {
             "no QA pairs: give queries (--queries, --traces) or a --corpus to generate from",
         ));
     }
-    if !(args.yes || ask.yes("Review and approve final dataset? (yes/no): ")) {
-        return Err(Failure {
-            code: if ask.terminal { 1 } else { 2 },
-            message: if ask.terminal {
-                "not approved: nothing was written".into()
-            } else {
-                "approve the dataset with --yes (no terminal to ask); nothing was written".into()
-            },
-        });
-    }
-
-    // The bundle.
-    std::fs::create_dir_all(&args.out_dir)
-        .map_err(|e| Failure::config(format!("cannot create {}: {e}", args.out_dir.display())))?;
-    // Runs into one folder at once: each its own version, its bundle
-    // written whole before the next picks (the lock is let go with `lock`).
-    let lock_path = args.out_dir.join(format!(".{slug}-eval-dataset.lock"));
-    let lock = eval_datasets::files::lock(&lock_path)
-        .map_err(|e| Failure::config(format!("cannot lock {}: {e}", lock_path.display())))?;
-    let version = (1..)
-        .find(|v| {
-            !args
-                .out_dir
-                .join(format!("{slug}-eval-dataset-v{v}.jsonl"))
-                .exists()
-        })
-        .unwrap_or(1);
-    let name = format!("{slug}-eval-dataset-v{version}");
-    let records: Vec<Map<String, Value>> = pairs
-        .iter()
-        .enumerate()
-        .map(|(i, p)| golden(i, p))
-        .collect();
-    let jsonl = args.out_dir.join(format!("{name}.jsonl"));
-    let csv = args.out_dir.join(format!("{name}.csv"));
-    let guide = args.out_dir.join(format!("{slug}-annotation-guide.md"));
-    let stats = args.out_dir.join(format!("{slug}-dataset-stats.json"));
-    write(
-        &jsonl,
-        &eval_datasets::write::objects_to_jsonl(records.clone()),
-    )?;
-    let columns = [
-        "id",
-        "query",
-        "ground_truth",
-        "contexts",
-        "source_docs",
-        "metadata",
-    ];
-    let csv_text = eval_datasets::write::objects_to_csv(&records, &columns)
-        .map_err(|e| Failure::config(format!("cannot write {}: {e}", csv.display())))?;
-    write(&csv, &csv_text)?;
-    let shown = jsonl.to_string_lossy().into_owned();
-    let dataset = Dataset::load_as(&jsonl, &shown).map_err(|e| Failure::config(e.to_string()))?;
-    let file_name = profile::dataset_name(&jsonl);
-    let st = DatasetStats::of(&file_name, &dataset);
-    let mut stats_json: Value = serde_json::from_str(&st.to_json()).unwrap_or(Value::Null);
-    if let Some(o) = stats_json.as_object_mut() {
-        o.insert(
-            "creation".into(),
-            json!({"domain": slug, "query_types": types, "edge_cases": edge_cases,
-                   "ground_truth_strategy": strategy, "context_organisation": organisation,
-                   "target_size": size, "near_duplicates_dropped": dropped}),
-        );
-    }
-    write(
-        &stats,
-        &format!(
-            "{}\n",
-            serde_json::to_string_pretty(&stats_json).unwrap_or_default()
-        ),
-    )?;
-    write(&guide, &profile::guide(&file_name, &dataset, &st))?;
-    drop(lock);
-
-    // Step 7: LangSmith.
-    let mut langsmith_line = "not uploaded (LANGSMITH_API_KEY is not set)".to_string();
-    let mut code = 0;
-    if let Some(key) = config.langsmith_api_key.clone().filter(|_| !args.no_upload) {
-        let endpoint = config
-            .langsmith_endpoint
-            .as_deref()
-            .unwrap_or(LANGSMITH_ENDPOINT);
-        let examples: Vec<Value> = records
-            .iter()
-            .map(|r| {
-                json!({"inputs": {"query": r["query"]},
-                       "outputs": {"ground_truth": r.get("ground_truth").cloned().unwrap_or(Value::Null),
-                                   "contexts": r.get("contexts").cloned().unwrap_or(Value::Null)},
-                       "metadata": r.get("metadata").cloned().unwrap_or(Value::Null)})
-            })
-            .collect();
-        let description = args
-            .description
-            .clone()
-            .unwrap_or_else(|| format!("{domain}: golden dataset made with evals create"));
-        match LangSmith::new(endpoint, key)
-            .and_then(|ls| ls.upload_blocking(&name, &description, &examples))
-        {
-            Ok(up) => {
-                langsmith_line = format!("dataset {} ({} examples)", up.dataset_id, up.examples);
-            }
-            Err(e) => {
-                errln!("error: {e}");
-                errln!(
-                    "the local files are kept; upload them again with `evals create` or LangSmith's tools"
-                );
-                langsmith_line = "upload failed (LANGSMITH_UPLOAD_FAILED)".into();
-                code = 1;
-            }
+    draft.pairs = Some(pairs.clone());
+    draft.set("dropped", *dropped);
+    draft.save("step 6")?;
+    if !args.yes {
+        if !ask.terminal {
+            return Err(Failure::config(
+                "approve the dataset with --yes (no terminal to ask); nothing was written",
+            ));
+        }
+        if !ask.confirm("Review and approve final dataset? (yes/no): ")? {
+            return Err(Failure {
+                code: 1,
+                message: "not approved: nothing was written".into(),
+            });
         }
     }
-    summary(
-        &name,
-        &domain,
-        &pairs,
-        &langsmith_line,
-        &[&jsonl, &csv, &guide, &stats],
-    );
+
+    Ok(())
+}
+
+/// The bundle written (the draft removed), step 7, the closing report;
+/// the exit code.
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    args: &Args,
+    ask: &Ask,
+    draft: &mut Draft,
+    config: &Config,
+    domain: &str,
+    slug: &str,
+    pairs: &[Pair],
+    creation: Value,
+    dropped: usize,
+) -> Result<u8, Failure> {
+    let b = bundle::write_bundle(&args.out_dir, slug, pairs, creation)?;
+    draft.remove();
+
     // Errors the validation found and nothing fixed: written as approved,
     // and the exit code says it is not ready (as `evals lint`'s does).
-    let errors: Vec<&str> = eval_datasets::lint::lint_golden("(new dataset)", &dataset.samples)
+    let errors: Vec<&str> = eval_datasets::lint::lint_golden("(new dataset)", &b.dataset.samples)
         .into_iter()
         .filter(|f| f.severity == eval_datasets::lint::Severity::Error)
         .map(|f| f.code)
         .collect();
+    let mut codes = errors.clone();
+    codes.sort_unstable();
+    codes.dedup();
+
+    // Step 7: LangSmith.
+    let up =
+        upload::step7(args, ask, config, &b.name, slug, &b.records, &codes).map_err(|mut f| {
+            f.message
+                .push_str(" (the files are written; nothing was uploaded)");
+            f
+        })?;
+    let duplicates = Duplicates {
+        dropped,
+        left: b
+            .stats
+            .quality
+            .findings
+            .get("DUPLICATE_QUERIES")
+            .copied()
+            .unwrap_or(0),
+    };
+    summary(&b.name, domain, pairs, &up.line, &b.files, duplicates);
+    let mut code = up.code;
     if !errors.is_empty() {
-        let mut codes = errors.clone();
-        codes.sort_unstable();
-        codes.dedup();
         errln!(
             "error: {} validation error(s) remain ({}): see `evals lint {}`",
             errors.len(),
             codes.join(", "),
-            jsonl.display()
+            b.files[0].display()
         );
         code = code.max(1);
     }
     Ok(code)
+}
+
+/// Strings of a draft's list.
+fn strings(v: Option<&Value>) -> Vec<String> {
+    v.and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s.as_str().map(str::to_string))
+        .collect()
+}
+
+/// The domain's slug (it names the files), or why it cannot be one.
+fn slug_of(domain: &str) -> Result<String, String> {
+    let slug = eval_datasets::naming::slug(domain, 60).replace('_', "-");
+    if slug.is_empty() {
+        Err(format!(
+            "domain `{}`: name it with letters or digits (it names the files)",
+            eval_datasets::terminal::escaped(domain)
+        ))
+    } else {
+        Ok(slug)
+    }
+}
+
+const DOMAIN_PROMPT: &str = "ELICIT: Evaluation Scope\n\n1. What is the knowledge domain for this evaluation?\n   Examples: \"technical-documentation\", \"customer-support\", \"legal-contracts\", \"medical-research\"\n\n   Domain: ";
+const TYPES_PROMPT: &str = "2. What type of queries does your RAG pipeline handle?\n   [1] Factual questions (Who, What, When, Where)\n   [2] Analytical questions (How, Why, Compare)\n   [3] Procedural questions (How to, Steps to)\n   [4] Multi-hop reasoning (requires combining multiple sources)\n   [5] Mixed (all of the above)\n\n   Select types (comma-separated): ";
+const SIZE_PROMPT: &str = "3. What is the target dataset size?\n   [1] Small   (10-25 pairs)  - Quick validation\n   [2] Medium  (50-100 pairs) - Standard evaluation (recommended)\n   [3] Large   (100-200 pairs) - Comprehensive benchmark\n   [4] Custom  (specify number)\n\n   Your choice? [1/2/3/4]: ";
+const EDGE_PROMPT: &str = "ELICIT: Edge Case Annotation\n\nEdge cases are critical for robust evaluation. Tag the following categories:\n\n[1] Unanswerable queries - Questions with no answer in the corpus\n[2] Ambiguous queries    - Questions with multiple valid interpretations\n[3] Multi-hop queries    - Require reasoning across multiple documents\n[4] Temporal queries     - Answers depend on time/version\n[5] Contradictory sources - Different documents give conflicting answers\n[6] Out-of-scope queries  - Valid questions outside the RAG domain\n\nSelect edge case categories to annotate (comma-separated, empty for none): ";
+
+/// Step 1: the domain, its slug, the query types and the size; without a
+/// terminal only the domain is needed (types: mixed, size: 50, said so).
+fn scope(args: &Args, ask: &Ask) -> Result<(String, String, Vec<&'static str>, usize), Failure> {
+    let domain = match &args.domain {
+        Some(d) => d.clone(),
+        None if ask.terminal => ask.choose(DOMAIN_PROMPT, |a| slug_of(a).map(|_| a.to_string()))?,
+        None => ask.value(&None, "", "domain")?,
+    };
+    let slug = slug_of(&domain).map_err(Failure::config)?;
+    let types = match &args.types {
+        Some(t) => parse_types(t).map_err(Failure::config)?,
+        None if ask.terminal => ask.choose(TYPES_PROMPT, parse_types)?,
+        None => {
+            errln!("note: no --types: mixed (factual, analytical, procedural, multi_hop)");
+            TYPES.to_vec()
+        }
+    };
+    let size = match args.size {
+        Some(n) => n as usize,
+        None if ask.terminal => match ask.choose(SIZE_PROMPT, size_choice)? {
+            Some(n) => n,
+            None => ask.choose("   Number of pairs (10 or more): ", |a| {
+                custom_size(a).ok_or_else(|| format!("expected a number of {} or more", MIN))
+            })?,
+        },
+        None => {
+            errln!("note: no --size: {DEFAULT_SIZE} pairs (seed 002's default)");
+            DEFAULT_SIZE
+        }
+    };
+    Ok((domain, slug, types, size))
+}
+
+/// Step 2's generation settings, with a corpus: the model (a copy of the
+/// configuration whose judge model it is) and queries per document.
+fn generation(
+    args: &Args,
+    ask: &Ask,
+    config: &Config,
+    corpus: bool,
+) -> Result<(Config, Option<usize>), Failure> {
+    let mut gen_config = config.clone();
+    if !corpus {
+        return Ok((gen_config, None));
+    }
+    let default = config.judge.model.clone();
+    let model = match &args.generation_model {
+        Some(m) => m.clone(),
+        None if ask.terminal => ask.choose(
+            &format!(
+                "  Generation model [{}]: ",
+                eval_datasets::terminal::escaped(&default)
+            ),
+            |a| Ok(a.to_string()),
+        )?,
+        None => String::new(),
+    };
+    if !model.trim().is_empty() {
+        gen_config.judge.model = model.trim().to_string();
+    }
+    let per_document = match args.per_document {
+        Some(n) => Some(n as usize),
+        None if ask.terminal => ask.choose(
+            "  Queries per document [empty: as many as the size needs]: ",
+            |a| match a.parse::<usize>() {
+                _ if a.is_empty() => Ok(None),
+                Ok(n) if n >= 1 => Ok(Some(n)),
+                _ => Err("expected a number of 1 or more, or nothing".into()),
+            },
+        )?,
+        None => None,
+    };
+    Ok((gen_config, per_document))
+}
+
+/// Step 5: the categories (a flag, or asked) and their examples (a file,
+/// the draft's, typed); an error when a category has too few examples
+/// and no corpus to generate them from.
+fn edge_step(
+    args: &Args,
+    ask: &Ask,
+    draft: &mut Draft,
+    corpus: bool,
+) -> Result<(Vec<&'static str>, Vec<Pair>), Failure> {
+    let mut chosen = match &args.edge_cases {
+        Some(e) => parse_edge_cases(e).map_err(Failure::config)?,
+        None if ask.terminal => ask.choose(EDGE_PROMPT, parse_edge_cases)?,
+        None => Vec::new(),
+    };
+    let mut examples = edge::from_value(draft.answers.get("edge_examples"));
+    if let Some(file) = &args.edge_examples {
+        examples.retain(|p| p.metadata.get("annotator").and_then(Value::as_str) != Some("file"));
+        examples.extend(edge::from_file(file, &mut chosen)?);
+    }
+    draft.set(
+        "edge_cases",
+        if chosen.is_empty() {
+            "none".to_string()
+        } else {
+            chosen.join(",")
+        },
+    );
+    draft.set("edge_examples", edge::to_value(&examples));
+    draft.save("step 5")?;
+    edge::ask_examples(ask, &chosen, corpus, &mut examples, draft)?;
+    edge::check_covered(&chosen, &examples, corpus)?;
+    Ok((chosen, examples))
+}
+
+/// The pairs of the sources and the examples, then generated from the
+/// corpus up to `size` (marked `generated`), near-duplicates dropped (how
+/// many).
+#[allow(clippy::too_many_arguments)]
+fn build(
+    args: &Args,
+    sources: &Sources,
+    examples: Vec<Pair>,
+    gen_config: &Config,
+    per_document: Option<usize>,
+    types: &[&'static str],
+    edge_cases: &[&'static str],
+    slug: &str,
+    size: usize,
+) -> Result<(Vec<Pair>, usize), Failure> {
+    let mut pairs = sources.read(args, "file")?;
+    // Categories with examples are not generated again.
+    let to_generate: Vec<&str> = edge_cases
+        .iter()
+        .copied()
+        .filter(|c| {
+            !examples
+                .iter()
+                .any(|p| p.metadata.get("edge_case").and_then(Value::as_str) == Some(c))
+        })
+        .collect();
+    pairs.extend(examples);
+    if let Some(corpus) = &sources.corpus {
+        let missing = size.saturating_sub(pairs.len());
+        if missing > 0 {
+            let mut made = generated(
+                corpus,
+                missing.max(10),
+                types,
+                &to_generate,
+                slug,
+                gen_config,
+                &args.out_dir,
+                per_document,
+            )?;
+            for p in &mut made {
+                p.metadata.insert("generated".into(), Value::Bool(true));
+                p.metadata.insert(
+                    "generator_model".into(),
+                    Value::from(gen_config.judge.model.clone()),
+                );
+            }
+            pairs.extend(made);
+        }
+    }
+    let dropped = dedupe(&mut pairs);
+    // Generated pairs (at the end) fill up to the size; what was given is
+    // never cut.
+    let given = pairs
+        .iter()
+        .filter(|p| !p.metadata.contains_key("generated"))
+        .count();
+    pairs.truncate(size.max(given));
+    Ok((pairs, dropped))
+}
+
+/// The metadata every pair carries: the domain, its query type, its edge
+/// case (or null), who answered it and how sure (an answer of a file
+/// `file`, of the traces `trace`, generated `llm`); an unanswered pair
+/// claims neither (null).
+fn label(pairs: &mut [Pair], slug: &str, types: &[&'static str]) {
+    for p in pairs.iter_mut() {
+        p.metadata.insert("domain".into(), Value::from(slug));
+        let kind = query_type_of(&p.query, types);
+        p.metadata.entry("query_type").or_insert(Value::from(kind));
+        p.metadata.entry("edge_case").or_insert(Value::Null);
+        if p.ground_truth.is_none() {
+            p.metadata.entry("annotator").or_insert(Value::Null);
+            p.metadata.entry("confidence").or_insert(Value::Null);
+            continue;
+        }
+        let annotator = p
+            .metadata
+            .entry("annotator")
+            .or_insert(Value::from("file"))
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        p.metadata
+            .entry("confidence")
+            .or_insert(Value::from(match annotator.as_str() {
+                "human" => "high",
+                "trace" | "production" => "low",
+                _ => "medium",
+            }));
+    }
 }
 
 /// A query's type when its source does not say: by its opening words, as
@@ -471,7 +672,7 @@ fn query_type_of(query: &str, types: &[&'static str]) -> &'static str {
     }
 }
 
-fn parse_types(text: &str) -> Result<Vec<&'static str>, Failure> {
+fn parse_types(text: &str) -> Result<Vec<&'static str>, String> {
     let mut out: Vec<&'static str> = Vec::new();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let picked: &[&'static str] = match part.to_ascii_lowercase().replace('-', "_").as_str() {
@@ -480,10 +681,11 @@ fn parse_types(text: &str) -> Result<Vec<&'static str>, Failure> {
             "3" | "procedural" => &TYPES[2..3],
             "4" | "multi_hop" => &TYPES[3..4],
             "5" | "mixed" | "all" => &TYPES,
-            other => {
-                return Err(Failure::config(format!(
-                    "query type `{other}`: expected factual, analytical, procedural, multi_hop or mixed (or 1-5)"
-                )));
+            _ => {
+                return Err(format!(
+                    "query type `{}`: expected factual, analytical, procedural, multi_hop or mixed (or 1-5)",
+                    eval_datasets::terminal::escaped(part)
+                ));
             }
         };
         for t in picked {
@@ -498,7 +700,7 @@ fn parse_types(text: &str) -> Result<Vec<&'static str>, Failure> {
     Ok(out)
 }
 
-fn parse_edge_cases(text: &str) -> Result<Vec<&'static str>, Failure> {
+fn parse_edge_cases(text: &str) -> Result<Vec<&'static str>, String> {
     let mut out: Vec<&'static str> = Vec::new();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let lower = part.to_ascii_lowercase().replace('-', "_");
@@ -513,34 +715,68 @@ fn parse_edge_cases(text: &str) -> Result<Vec<&'static str>, Failure> {
             Some(e) if !out.contains(&e) => out.push(e),
             Some(_) => {}
             None => {
-                return Err(Failure::config(format!(
-                    "edge case `{part}`: expected {} (or 1-6)",
+                return Err(format!(
+                    "edge case `{}`: expected {} (or 1-6), or none",
+                    eval_datasets::terminal::escaped(part),
                     EDGE_CASES.join(", ")
-                )));
+                ));
             }
         }
     }
     Ok(out)
 }
 
-fn size_choice(choice: &str, ask: &Ask) -> Result<usize, Failure> {
-    let n = match choice {
-        "1" => 25,
-        "" | "2" => 50,
-        "3" => 100,
-        "4" => ask
-            .line("   Number of pairs (10 or more): ")
-            .and_then(|n| n.parse::<usize>().ok())
-            .ok_or_else(|| Failure::config("a custom size is a number"))?,
-        other => other
-            .parse::<usize>()
-            .map_err(|_| Failure::config(format!("size `{other}`: expected 1-4 or a number")))?,
-    };
-    if n < eval_datasets::lint::MIN_SAMPLES {
-        return Err(Failure::config(format!(
-            "DATASET_TOO_SMALL: {n} pairs; seed 002's minimum is {}",
-            eval_datasets::lint::MIN_SAMPLES
-        )));
+/// Seed 002's minimum size.
+const MIN: usize = eval_datasets::lint::MIN_SAMPLES;
+
+/// A custom size: a number of [`MIN`] to 100000.
+fn custom_size(answer: &str) -> Option<usize> {
+    answer
+        .parse::<usize>()
+        .ok()
+        .filter(|n| (MIN..=100_000).contains(n))
+}
+
+/// The size menu's answer: a size, or `None` for "Custom" (asked next).
+fn size_choice(choice: &str) -> Result<Option<usize>, String> {
+    match choice {
+        "1" => Ok(Some(25)),
+        "" | "2" => Ok(Some(DEFAULT_SIZE)),
+        "3" => Ok(Some(100)),
+        "4" => Ok(None),
+        other => custom_size(other).map(Some).ok_or_else(|| {
+            format!(
+                "`{}`: expected 1, 2, 3 or 4, or a number of {MIN} or more",
+                eval_datasets::terminal::escaped(other)
+            )
+        }),
     }
-    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn menus_take_numbers_or_names_and_say_what_else() {
+        assert_eq!(
+            parse_types("1,procedural").unwrap(),
+            ["factual", "procedural"]
+        );
+        assert!(
+            parse_types("facts")
+                .unwrap_err()
+                .contains("expected factual")
+        );
+        assert_eq!(
+            parse_edge_cases("2, out-of-scope").unwrap(),
+            ["ambiguous", "out_of_scope"]
+        );
+        assert!(parse_edge_cases("7").is_err());
+        assert_eq!(size_choice(""), Ok(Some(50)));
+        assert_eq!(size_choice("4"), Ok(None));
+        assert_eq!(size_choice("30"), Ok(Some(30)));
+        assert!(size_choice("5").is_err());
+        assert!(size_choice("medium").is_err());
+    }
 }

@@ -32,9 +32,15 @@ impl Sources {
 
     /// Step 2's menu, on a terminal.
     pub(super) fn ask(&mut self, ask: &Ask) -> Result<(), Failure> {
-        let choice = ask
-            .line("ELICIT: Query Collection\n\nHow would you like to provide sample queries?\n\n[1] Manual entry - Type queries one by one\n[2] File import  - Import from JSONL/CSV/TXT file\n[3] Production traces - Extract from exported traces (JSONL/CSV)\n[4] Synthetic generation - Generate queries from your document corpus\n[5] Hybrid - Combine multiple sources\n\nYour choice? [1/2/3/4/5]: ")
-            .ok_or_else(|| Failure::config("sample queries are needed: give --queries, --traces or --corpus (no terminal to ask)"))?;
+        if !ask.terminal {
+            return Err(Failure::config(
+                "sample queries are needed: give --queries, --traces or --corpus (no terminal to ask)",
+            ));
+        }
+        let choice = ask.choose("ELICIT: Query Collection\n\nHow would you like to provide sample queries?\n\n[1] Manual entry - Type queries one by one\n[2] File import  - Import from JSONL/CSV/TXT file\n[3] Production traces - Extract from exported traces (JSONL/CSV)\n[4] Synthetic generation - Generate queries from your document corpus\n[5] Hybrid - Combine multiple sources\n\nYour choice? [1/2/3/4/5]: ", |a| match a {
+            "1" | "2" | "3" | "4" | "5" => Ok(a.to_string()),
+            _ => Err(format!("`{}`: expected 1, 2, 3, 4 or 5", eval_datasets::terminal::escaped(a))),
+        })?;
         let path = |prompt: &str| {
             ask.line(prompt)
                 .filter(|p| !p.is_empty())
@@ -269,8 +275,7 @@ pub(super) fn traces_file(file: &Path) -> Result<Vec<Pair>, Failure> {
             .iter()
             .find_map(|k| text_of(o.get(*k)));
         let mut p = pair(query, answer);
-        p.metadata
-            .insert("annotator".into(), Value::from("production"));
+        p.metadata.insert("annotator".into(), Value::from("trace"));
         p.metadata.insert("confidence".into(), Value::from("low"));
         pairs.push(p);
     }
@@ -278,6 +283,7 @@ pub(super) fn traces_file(file: &Path) -> Result<Vec<Pair>, Failure> {
 }
 
 /// Pairs generated from `corpus` by the judge model (as `evals generate`).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn generated(
     corpus: &Path,
     count: usize,
@@ -286,6 +292,7 @@ pub(super) fn generated(
     domain: &str,
     config: &Config,
     out_dir: &Path,
+    per_document: Option<usize>,
 ) -> Result<Vec<Pair>, Failure> {
     if !corpus.exists() {
         return Err(Failure::config(format!(
@@ -300,6 +307,8 @@ pub(super) fn generated(
         config.max_dataset_bytes,
     )
     .map_err(|e| Failure::config(e.to_string()))?;
+    // `--per-document N`: at most N questions a document.
+    let count = per_document.map_or(count, |n| count.min(n.saturating_mul(c.documents.max(1))));
     let mut weights: Vec<(QueryType, f64)> = types
         .iter()
         .filter_map(|t| QueryType::parse(t))

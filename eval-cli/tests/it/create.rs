@@ -32,7 +32,7 @@ const TRACES: &str = r#"{"inputs": {"question": "How does vector search find rel
 "#;
 
 /// A directory with the inputs and the demo corpus.
-fn inputs(name: &str) -> std::path::PathBuf {
+pub(crate) fn inputs(name: &str) -> std::path::PathBuf {
     let dir = scratch(name);
     std::fs::write(dir.join("queries.txt"), QUERIES).unwrap();
     std::fs::write(dir.join("truth.jsonl"), TRUTH).unwrap();
@@ -73,15 +73,15 @@ const FLAGS: &[&str] = &[
 
 /// A LangSmith stand-in on loopback: answers `status` to every request and
 /// keeps each request's line, `x-api-key` and JSON body.
-struct Mock {
-    url: String,
-    seen: Arc<Mutex<Vec<Seen>>>,
+pub(crate) struct Mock {
+    pub(crate) url: String,
+    pub(crate) seen: Arc<Mutex<Vec<Seen>>>,
 }
 
 /// One request the mock received: its request line, `x-api-key`, JSON body.
-type Seen = (String, Option<String>, Value);
+pub(crate) type Seen = (String, Option<String>, Value);
 
-fn mock(status: u16) -> Mock {
+pub(crate) fn mock(status: u16) -> Mock {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let seen = Arc::new(Mutex::new(Vec::new()));
@@ -111,13 +111,13 @@ fn mock(status: u16) -> Mock {
             let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
             keep.lock()
                 .unwrap()
-                .push((line.trim().to_string(), key, body));
+                .push((line.trim().to_string(), key, body.clone()));
             let answer = if status != 200 {
                 r#"{"detail": "the service is down"}"#.to_string()
             } else if line.contains("/api/v1/datasets") {
-                r#"{"id": "ds-0001", "name": "x"}"#.to_string()
+                dataset_answer(&body)
             } else {
-                r#"{"count": 1}"#.to_string()
+                examples_answer(&body)
             };
             let mut s = stream;
             let _ = write!(
@@ -130,7 +130,61 @@ fn mock(status: u16) -> Mock {
     Mock { url, seen }
 }
 
-fn records(path: &Path) -> Vec<Value> {
+/// The dataset id and workspace (tenant) id the mock gives.
+pub(crate) const DATASET_ID: &str = "9a3c1f0e-7b2d-4e5f-8a6b-1c2d3e4f5a6b";
+const TENANT_ID: &str = "0f1e2d3c-4b5a-4697-8877-665544332211";
+
+/// LangSmith's answer to `POST /api/v1/datasets`: the dataset object (its
+/// fields as langsmith 0.1.147's `schemas.Dataset` reads them — `id`,
+/// `name`, `description`, `data_type`, `created_at`, `modified_at`,
+/// `example_count`, `session_count`, `last_session_start_time`,
+/// `inputs_schema_definition`, `outputs_schema_definition` — and the API's
+/// `tenant_id`, the workspace the SDK's `Dataset.url` puts in the web URL).
+fn dataset_answer(body: &Value) -> String {
+    serde_json::json!({
+        "id": DATASET_ID,
+        "tenant_id": TENANT_ID,
+        "name": body["name"],
+        "description": body["description"],
+        "data_type": body["data_type"],
+        "created_at": "2026-02-09T00:00:00.000000+00:00",
+        "modified_at": "2026-02-09T00:00:00.000000+00:00",
+        "example_count": 0,
+        "session_count": 0,
+        "last_session_start_time": null,
+        "inputs_schema_definition": null,
+        "outputs_schema_definition": null,
+        "externally_managed": false,
+        "transformations": null
+    })
+    .to_string()
+}
+
+/// LangSmith's answer to `POST /api/v1/examples/bulk`: the examples made
+/// (langsmith 0.1.147 `schemas.Example`: `id`, `dataset_id`, `inputs`,
+/// `outputs`, `metadata`, `created_at`, `modified_at`).
+fn examples_answer(body: &Value) -> String {
+    let made: Vec<Value> = body
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .map(|(i, e)| {
+            serde_json::json!({
+                "id": format!("00000000-0000-4000-8000-{i:012}"),
+                "dataset_id": e["dataset_id"],
+                "inputs": e["inputs"],
+                "outputs": e["outputs"],
+                "metadata": e["metadata"],
+                "created_at": "2026-02-09T00:00:00.000000+00:00",
+                "modified_at": "2026-02-09T00:00:00.000000+00:00"
+            })
+        })
+        .collect();
+    Value::from(made).to_string()
+}
+
+pub(crate) fn records(path: &Path) -> Vec<Value> {
     std::fs::read_to_string(path)
         .unwrap()
         .lines()
@@ -144,9 +198,16 @@ fn by_flags_it_writes_the_bundle_and_uploads_it() {
     let judge_url = format!("{}/v1", judge.url());
     let langsmith = mock(200);
     let dir = inputs("create-flags");
+    let mut flags = FLAGS.to_vec();
+    flags.extend([
+        "--tags",
+        "rag, docs,rag",
+        "--description",
+        "Docs golden set",
+    ]);
     let out = evals_with(
         &dir,
-        FLAGS,
+        &flags,
         &[
             ("EVAL_JUDGE_URL", &judge_url),
             ("LANGSMITH_API_KEY", "ls-test-key-123"),
@@ -160,10 +221,27 @@ fn by_flags_it_writes_the_bundle_and_uploads_it() {
         "{stdout}"
     );
     assert!(stdout.contains("Total Pairs: 12"), "{stdout}");
+    // The dataset's URL: another endpoint than LangSmith's, its API URL.
+    let url = format!("{}/api/v1/datasets/{DATASET_ID}", langsmith.url);
     assert!(
-        stdout.contains("LangSmith:   dataset ds-0001 (12 examples)"),
+        stdout.contains(&format!("LangSmith:   {url} (12 examples)")),
         "{stdout}"
     );
+    assert!(stdout.contains(&format!("Dataset URL: {url}")), "{stdout}");
+    // Percentages rounded half up, from the counts shown.
+    let mut shares = 0;
+    for line in stdout.lines() {
+        if let Some((count, pct)) = line
+            .split_once(": ")
+            .and_then(|(_, v)| v.trim().strip_suffix("%)"))
+            .and_then(|v| v.split_once(" ("))
+        {
+            let (k, p): (usize, usize) = (count.parse().unwrap(), pct.parse().unwrap());
+            assert_eq!(p, (k * 200 + 12) / 24, "{line}");
+            shares += 1;
+        }
+    }
+    assert_eq!(shares, 7, "{stdout}");
     assert!(stderr.contains("ELICIT: Quality Validation"), "{stderr}");
 
     // The bundle, seed 002's names.
@@ -171,8 +249,18 @@ fn by_flags_it_writes_the_bundle_and_uploads_it() {
     let jsonl = eval.join("technical-docs-eval-dataset-v1.jsonl");
     let rs = records(&jsonl);
     assert_eq!(rs.len(), 12);
+    let created_at = rs[0]["metadata"]["created_at"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        created_at.len() == 20 && created_at.ends_with('Z') && &created_at[10..11] == "T",
+        "{created_at}"
+    );
     for (i, r) in rs.iter().enumerate() {
         assert_eq!(r["id"], format!("eval-{:03}", i + 1));
+        assert_eq!(r["metadata"]["version"], 1, "{r}");
+        assert_eq!(r["metadata"]["created_at"], created_at.as_str(), "{r}");
         assert_eq!(r["metadata"]["domain"], "technical-docs", "{r}");
         assert!(r["metadata"]["confidence"].is_string(), "{r}");
         assert!(
@@ -193,7 +281,7 @@ fn by_flags_it_writes_the_bundle_and_uploads_it() {
         .iter()
         .find(|r| r["query"] == "How does vector search find relevant chunks?")
         .unwrap();
-    assert_eq!(trace["metadata"]["annotator"], "production");
+    assert_eq!(trace["metadata"]["annotator"], "trace");
     assert_eq!(trace["metadata"]["confidence"], "low");
     // Generated from the corpus: the edge cases asked for among them.
     let edge: Vec<&str> = rs
@@ -215,6 +303,34 @@ fn by_flags_it_writes_the_bundle_and_uploads_it() {
     assert_eq!(stats["samples"], 12);
     assert_eq!(stats["creation"]["domain"], "technical-docs");
     assert_eq!(stats["creation"]["context_organisation"], "single");
+    // The duplicates: the summary's numbers are the stats file's.
+    let shown = |label: &str| -> u64 {
+        stdout
+            .lines()
+            .find_map(|l| l.trim().strip_prefix(label))
+            .and_then(|v| v.split_whitespace().next())
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert_eq!(
+        shown("Dropped:"),
+        stats["creation"]["near_duplicates_dropped"]
+            .as_u64()
+            .unwrap(),
+        "{stdout}"
+    );
+    assert!(
+        shown("Dropped:") >= 1,
+        "the paraphrase was dropped: {stdout}"
+    );
+    assert_eq!(
+        shown("Left:"),
+        stats["quality"]["findings"]["DUPLICATE_QUERIES"]
+            .as_u64()
+            .unwrap_or(0),
+        "{stdout}"
+    );
     let guide = std::fs::read_to_string(eval.join("technical-docs-annotation-guide.md")).unwrap();
     assert!(
         guide.contains("technical-docs-eval-dataset-v1.jsonl"),
@@ -227,17 +343,24 @@ fn by_flags_it_writes_the_bundle_and_uploads_it() {
     assert_eq!(seen[0].0, "POST /api/v1/datasets HTTP/1.1");
     assert_eq!(seen[0].1.as_deref(), Some("ls-test-key-123"));
     assert_eq!(seen[0].2["name"], "technical-docs-eval-dataset-v1");
+    assert_eq!(seen[0].2["description"], "Docs golden set");
+    assert_eq!(seen[0].2["data_type"], "kv");
+    assert_eq!(
+        seen[0].2["extra"]["metadata"]["tags"],
+        serde_json::json!(["rag", "docs"])
+    );
     assert_eq!(seen[1].0, "POST /api/v1/examples/bulk HTTP/1.1");
     let examples = seen[1].2.as_array().unwrap();
     assert_eq!(examples.len(), 12);
-    assert_eq!(examples[0]["dataset_id"], "ds-0001");
+    assert_eq!(examples[0]["dataset_id"], DATASET_ID);
     assert_eq!(examples[0]["inputs"]["query"], queries[0]);
     assert!(!format!("{stdout}{stderr}").contains("ls-test-key-123"));
 
     // A second run never overwrites: version 2.
     let out = evals_with(&dir, FLAGS, &[("EVAL_JUDGE_URL", &judge_url)]);
     assert_eq!(code(&out), 0, "{:?}", text(&out));
-    assert!(eval.join("technical-docs-eval-dataset-v2.jsonl").is_file());
+    let v2 = records(&eval.join("technical-docs-eval-dataset-v2.jsonl"));
+    assert!(v2.iter().all(|r| r["metadata"]["version"] == 2), "{v2:?}");
     assert!(
         text(&out)
             .0
@@ -284,7 +407,12 @@ fn what_cannot_be_asked_must_be_given_and_the_minimum_holds() {
     let no_yes: Vec<&str> = FLAGS
         .iter()
         .copied()
-        .filter(|a| !matches!(*a, "--yes" | "--corpus" | "corpus"))
+        .filter(|a| {
+            !matches!(
+                *a,
+                "--yes" | "--corpus" | "corpus" | "--edge-cases" | "unanswerable,temporal"
+            )
+        })
         .collect();
     let out = evals_with(&dir, &no_yes, &[]);
     assert_eq!(code(&out), 2, "{:?}", text(&out));
@@ -394,6 +522,17 @@ fn on_a_terminal_it_walks_the_seven_steps() {
     step(&mut p, "Your choice? [1/2/3/4]: ", "1");
     step(&mut p, "Your choice? [1/2/3]: ", "2");
     step(&mut p, "(comma-separated, empty for none): ", "2");
+    // Step 5: the examples of the category chosen, asked.
+    p.exp_string("Category: Ambiguous").expect("the category");
+    step(&mut p, "Query 1: ", "What does the pro option include?");
+    step(&mut p, "Expected behavior [", "");
+    step(&mut p, "Query 2: ", "Can it be moved?");
+    step(
+        &mut p,
+        "Expected behavior [",
+        "Ask which item the user means.",
+    );
+    step(&mut p, "Query 3: ", "");
     for i in 1..=10 {
         step(
             &mut p,
@@ -416,14 +555,27 @@ fn on_a_terminal_it_walks_the_seven_steps() {
     p.exp_string("Evaluation Dataset Created")
         .expect("the closing report");
     let rest = p.exp_eof().expect("it ends");
-    assert!(rest.contains("Total Pairs: 10"), "{rest}");
+    assert!(rest.contains("Total Pairs: 12"), "{rest}");
     let rs = records(&dir.join("data/eval/customer-support-eval-dataset-v1.jsonl"));
-    assert_eq!(rs.len(), 10);
+    assert_eq!(rs.len(), 12);
     for r in &rs {
         assert_eq!(r["metadata"]["annotator"], "human", "{r}");
         assert_eq!(r["metadata"]["confidence"], "high", "{r}");
-        assert_eq!(r["metadata"]["query_type"], "procedural", "{r}");
+        if r["metadata"]["edge_case"].is_null() {
+            assert_eq!(r["metadata"]["query_type"], "procedural", "{r}");
+        }
     }
+    let edge: Vec<&Value> = rs
+        .iter()
+        .filter(|r| r["metadata"]["edge_case"] == "ambiguous")
+        .collect();
+    assert_eq!(edge.len(), 2, "{rs:?}");
+    assert_eq!(edge[0]["query"], "What does the pro option include?");
+    assert_eq!(
+        edge[0]["ground_truth"],
+        "The system should ask for clarification or answer each valid interpretation"
+    );
+    assert_eq!(edge[1]["ground_truth"], "Ask which item the user means.");
     let stats: Value = serde_json::from_str(
         &std::fs::read_to_string(dir.join("data/eval/customer-support-dataset-stats.json"))
             .unwrap(),

@@ -622,6 +622,8 @@ fn every_subcommand_shows_hostile_names_escaped() {
             "--edge-cases",
             "unanswerable",
             "--yes",
+            // Validation errors stop an upload (issue 38); here it is the point.
+            "--force-upload",
             "--out-dir",
             out_dir,
         ];
@@ -641,13 +643,13 @@ fn every_subcommand_shows_hostile_names_escaped() {
     check(stderr.contains("\\u{1b}]0;pwn\\u{7}"), || stderr.clone());
     let echo = langsmith(KEY.to_string());
     let (_, stdout, stderr) = create(&echo, &format!("out{H}2"));
-    assert!(stdout.contains("LangSmith:   dataset "), "{stdout}{stderr}");
+    assert!(stdout.contains("/api/v1/datasets/"), "{stdout}{stderr}");
     check(shows_escaped(&stdout), || stdout.clone());
     let ok = langsmith("6f0c1b9e-2a3d-4c5b-8e7f-0a1b2c3d4e5f".to_string());
     let (c, stdout, stderr) = create(&ok, &format!("out{H}3"));
     assert!(c <= 1, "{stdout}{stderr}");
     assert!(
-        stdout.contains("dataset 6f0c1b9e-2a3d-4c5b-8e7f-0a1b2c3d4e5f"),
+        stdout.contains("/api/v1/datasets/6f0c1b9e-2a3d-4c5b-8e7f-0a1b2c3d4e5f"),
         "{stdout}"
     );
     ran.push("create");

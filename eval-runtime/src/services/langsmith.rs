@@ -4,7 +4,8 @@
 //! Two calls to the configured endpoint (`LANGSMITH_ENDPOINT`, default
 //! `https://api.smith.langchain.com`), the key (`LANGSMITH_API_KEY`) in its
 //! `x-api-key` header and nowhere else: `POST /api/v1/datasets` `{name,
-//! description, data_type: "kv"}` gives the dataset's `id`; `POST
+//! description, data_type: "kv"}` (with tags, `extra: {metadata: {tags}}`)
+//! gives the dataset's `id` (and `tenant_id`, for its web URL); `POST
 //! /api/v1/examples/bulk` with one `{dataset_id, inputs, outputs, metadata}`
 //! per sample adds the examples. Redirects and answer sizes follow the
 //! crate's HTTP rules (same origin only, bounded bodies). Any failure is
@@ -21,6 +22,18 @@ use crate::secrets::Secret;
 
 /// LangSmith's API, unless `LANGSMITH_ENDPOINT` says otherwise.
 pub const DEFAULT_ENDPOINT: &str = "https://api.smith.langchain.com";
+
+/// LangSmith's web app, for the API at [`DEFAULT_ENDPOINT`].
+const WEB: &str = "https://smith.langchain.com";
+
+/// An id as LangSmith gives them (a UUID): letters, digits, `-`, `_`.
+fn is_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 64
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
 
 /// The longest one upload call may take.
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -60,6 +73,15 @@ pub struct Uploaded {
     pub dataset_id: String,
     /// Examples added.
     pub examples: usize,
+    /// The workspace (tenant) the dataset belongs to, when LangSmith's
+    /// answer names it (`tenant_id` of the dataset object).
+    pub tenant_id: Option<String>,
+    /// Where to see the dataset: with LangSmith's own API, its web page
+    /// (`https://smith.langchain.com/o/{tenant_id}/datasets/{id}`, the form
+    /// the SDK's `Dataset.url` gives; without a tenant `…/datasets/{id}`);
+    /// with another endpoint (a self-hosted one, a proxy), the dataset's
+    /// API URL (`{endpoint}/api/v1/datasets/{id}`, shown without query).
+    pub url: String,
 }
 
 /// Why an upload failed (seed 002's `LANGSMITH_UPLOAD_FAILED`).
@@ -123,6 +145,20 @@ impl LangSmith {
         description: &str,
         examples: &[Value],
     ) -> Result<Uploaded, UploadError> {
+        self.upload_tagged_blocking(name, description, &[], examples)
+    }
+
+    /// As [`upload_blocking`](Self::upload_blocking), with `tags` kept in the
+    /// dataset's metadata: LangSmith's create-dataset body has no tags
+    /// field; it takes metadata as `extra.metadata` (langsmith 0.1.147,
+    /// `Client.create_dataset`), so the tags go as `extra.metadata.tags`.
+    pub fn upload_tagged_blocking(
+        &self,
+        name: &str,
+        description: &str,
+        tags: &[String],
+        examples: &[Value],
+    ) -> Result<Uploaded, UploadError> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -130,21 +166,22 @@ impl LangSmith {
                 step: "start".into(),
                 why: e.to_string(),
             })?;
-        rt.block_on(self.upload(name, description, examples))
+        rt.block_on(self.upload(name, description, tags, examples))
     }
 
     async fn upload(
         &self,
         name: &str,
         description: &str,
+        tags: &[String],
         examples: &[Value],
     ) -> Result<Uploaded, UploadError> {
+        let mut body = json!({"name": name, "description": description, "data_type": "kv"});
+        if !tags.is_empty() {
+            body["extra"] = json!({"metadata": {"tags": tags}});
+        }
         let created = self
-            .post(
-                "create the dataset",
-                "/api/v1/datasets",
-                &json!({"name": name, "description": description, "data_type": "kv"}),
-            )
+            .post("create the dataset", "/api/v1/datasets", &body)
             .await?;
         let dataset_id = created
             .get("id")
@@ -159,12 +196,7 @@ impl LangSmith {
             .to_string();
         // issue37:escape: LangSmith's ids are UUIDs (langsmith 0.1.147
         // `schemas.Dataset.id: UUID`); anything else is not printed as one.
-        if dataset_id.is_empty()
-            || dataset_id.len() > 64
-            || !dataset_id
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-        {
+        if !is_id(&dataset_id) {
             return Err(UploadError::Call {
                 step: "create the dataset".into(),
                 why: format!(
@@ -188,11 +220,38 @@ impl LangSmith {
             self.post(&step, "/api/v1/examples/bulk", &Value::from(body))
                 .await?;
         }
+        // LangSmith's dataset object names its workspace as `tenant_id` (a
+        // UUID); anything else is left out.
+        let tenant_id = created
+            .get("tenant_id")
+            .and_then(Value::as_str)
+            .filter(|t| is_id(t))
+            .map(str::to_string);
+        let url = self.dataset_url(&dataset_id, tenant_id.as_deref());
         Ok(Uploaded {
             // issue37:escape: an id that echoes a configured key is not shown.
             dataset_id: crate::secrets::mask(&dataset_id).into_owned(),
             examples: examples.len(),
+            tenant_id,
+            url: crate::secrets::mask(&url).into_owned(),
         })
+    }
+
+    /// Where dataset `id` is seen (see [`Uploaded::url`]).
+    fn dataset_url(&self, id: &str, tenant_id: Option<&str>) -> String {
+        let default = reqwest::Url::parse(DEFAULT_ENDPOINT).ok();
+        let is_default = default.is_some_and(|d| {
+            d.host_str() == self.endpoint.host_str()
+                && d.scheme() == self.endpoint.scheme()
+                && self.endpoint.path().trim_matches('/').is_empty()
+        });
+        match (is_default, tenant_id) {
+            (true, Some(t)) => format!("{WEB}/o/{t}/datasets/{id}"),
+            (true, None) => format!("{WEB}/datasets/{id}"),
+            (false, _) => {
+                crate::config::shown_url(self.url(&format!("/api/v1/datasets/{id}")).as_str())
+            }
+        }
     }
 
     /// One JSON `POST`; its JSON answer.
@@ -315,6 +374,17 @@ mod tests {
             .upload_blocking("n", "d", &[json!({"inputs": {}, "outputs": {}})])
             .unwrap();
         assert_eq!(up.dataset_id, "d-1");
+        // Another endpoint than LangSmith's: the dataset's API URL.
+        assert_eq!(up.url, format!("http://{addr}/prefix/api/v1/datasets/d-1"));
+        let default = LangSmith::new(DEFAULT_ENDPOINT, Secret::new("k")).unwrap();
+        assert_eq!(
+            default.dataset_url("d-1", Some("t-9")),
+            "https://smith.langchain.com/o/t-9/datasets/d-1"
+        );
+        assert_eq!(
+            default.dataset_url("d-1", None),
+            "https://smith.langchain.com/datasets/d-1"
+        );
         assert_eq!(
             *lines.lock().unwrap(),
             [
