@@ -301,7 +301,7 @@ fn document_strategy_through_the_judge_quotes_a_passage() {
     for (r, (_, doc)) in rs.iter().zip(QUERIES).take(10) {
         assert_eq!(r["metadata"]["annotator"], "document", "{r}");
         assert_eq!(r["metadata"]["confidence"], "medium", "{r}");
-        assert_eq!(r["metadata"]["generator_model"].as_str().is_some(), true);
+        assert!(r["metadata"]["generator_model"].is_string(), "{r}");
         assert_eq!(r["source_docs"][0], *doc, "{r}");
         let truth = r["ground_truth"].as_str().unwrap();
         let first = r["contexts"][0].as_str().unwrap();
