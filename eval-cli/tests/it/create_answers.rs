@@ -322,21 +322,40 @@ fn document_strategy_through_the_judge_quotes_a_passage() {
 }
 
 /// LLM-assisted: the judge writes each answer from the passages; without
-/// a terminal they are kept unreviewed.
+/// a terminal they are kept unreviewed. An answer of the ground-truth file
+/// is a person's (issue 38: it was labelled `llm`), with the file's
+/// confidence and difficulty, and the judge is not asked for it.
 #[test]
 fn llm_strategy_answers_the_users_queries_unreviewed_without_a_terminal() {
     let server = judge();
     let dir = inputs("create-answers-llm", 11, &[]);
-    let out = evals_with(
-        &dir,
-        &flags("llm", "11", "single"),
-        &[("EVAL_JUDGE_URL", &server.url)],
-    );
+    std::fs::write(
+        dir.join("truth.jsonl"),
+        json!({"query": QUERIES[0].0, "ground_truth": "Thirty days from the day of purchase.",
+               "contexts": ["Items can be returned within 30 days of purchase."],
+               "source_docs": ["billing/refunds.md"],
+               "metadata": {"confidence": "high", "difficulty": "hard"}})
+        .to_string()
+            + "\n",
+    )
+    .unwrap();
+    let mut args = flags("llm", "11", "single");
+    args.extend(["--ground-truth", "truth.jsonl"]);
+    let out = evals_with(&dir, &args, &[("EVAL_JUDGE_URL", &server.url)]);
     let (stdout, stderr) = text(&out);
     assert_eq!(code(&out), 0, "{stdout}{stderr}");
     let rs = records(&dir.join("data/eval/support-eval-dataset-v1.jsonl"));
     assert_eq!(rs.len(), 11);
-    for (r, (_, doc)) in rs.iter().zip(QUERIES) {
+    let file = &rs[0];
+    assert_eq!(
+        file["ground_truth"],
+        "Thirty days from the day of purchase."
+    );
+    assert_eq!(file["metadata"]["annotator"], "human", "{file}");
+    assert_eq!(file["metadata"]["confidence"], "high", "{file}");
+    assert_eq!(file["metadata"]["difficulty"], "hard", "{file}");
+    assert!(file["metadata"].get("reviewed").is_none(), "{file}");
+    for (r, (_, doc)) in rs.iter().zip(QUERIES).skip(1) {
         assert_eq!(r["metadata"]["annotator"], "llm", "{r}");
         assert_eq!(r["metadata"]["reviewed"], false, "{r}");
         assert_eq!(r["source_docs"][0], *doc, "{r}");
@@ -351,8 +370,53 @@ fn llm_strategy_answers_the_users_queries_unreviewed_without_a_terminal() {
         assert!(r["metadata"].get("collection").is_none(), "{r}");
     }
     let seen = server.seen.lock().unwrap().clone();
-    assert_eq!(seen.len(), 11);
+    assert_eq!(seen.len(), 10, "the file's answer is not asked: {seen:?}");
     assert!(seen.iter().all(|(t, _)| t == "answer/llm"), "{seen:?}");
+}
+
+/// LLM-assisted on a terminal: the person validates each answer the judge
+/// wrote: `skip` rejects one (left unanswered), a typed answer replaces
+/// one (human), Enter accepts the others (reviewed).
+#[test]
+fn llm_answers_are_reviewed_pair_by_pair_on_a_terminal() {
+    let server = judge();
+    let dir = inputs("create-answers-llm-review", 10, &[]);
+    let mut args = flags("llm", "10", "single");
+    args.push("--fix");
+    let mut p = pty(&dir, &args, Some(&server.url));
+    let answer = "Expected answer [Enter accepts the candidate, `skip` rejects it]: ";
+    step(&mut p, "Review each answer the judge wrote", "skip");
+    step(
+        &mut p,
+        answer,
+        "Within five business days, to the original payment method.",
+    );
+    step(&mut p, "Source document(s) [Enter keeps", "");
+    step(&mut p, "Relevant context passage(s) [Enter keeps", "");
+    step(&mut p, "Confidence level: [high/medium/low]: ", "high");
+    step(&mut p, "Difficulty: [easy/medium/hard]: ", "medium");
+    for _ in 3..=10 {
+        step(&mut p, answer, "");
+        step(&mut p, "Source document(s) [Enter keeps", "");
+        step(&mut p, "Relevant context passage(s) [Enter keeps", "");
+        step(&mut p, "Confidence level: [high/medium/low]: ", "medium");
+        step(&mut p, "Difficulty: [easy/medium/hard]: ", "easy");
+    }
+    p.exp_string("Evaluation Dataset Created")
+        .expect("the closing report");
+    p.exp_eof().expect("it ends");
+    let rs = records(&dir.join("data/eval/support-eval-dataset-v1.jsonl"));
+    assert_eq!(rs.len(), 10);
+    assert!(rs[0]["ground_truth"].is_null(), "{}", rs[0]);
+    assert_eq!(rs[0]["metadata"]["annotator"], "none");
+    assert_eq!(rs[1]["metadata"]["annotator"], "human", "{}", rs[1]);
+    assert_eq!(rs[1]["metadata"]["reviewed"], true);
+    assert_eq!(rs[1]["source_docs"][0], "billing/refunds.md");
+    for r in &rs[2..] {
+        assert_eq!(r["metadata"]["annotator"], "llm", "{r}");
+        assert_eq!(r["metadata"]["reviewed"], true, "{r}");
+        assert_eq!(r["metadata"]["confidence"], "medium", "{r}");
+    }
 }
 
 /// Strategies 3 and 4 answer from documents: without --corpus they are
