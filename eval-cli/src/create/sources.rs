@@ -148,6 +148,8 @@ pub(super) fn from_sample(s: &Sample) -> Pair {
         "edge_case",
         "confidence",
         "annotator",
+        "synthetic",
+        "generator_model",
     ] {
         if let Some(v) = s.metadata.get(key) {
             p.metadata.insert(key.into(), v.clone());
