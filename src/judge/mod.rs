@@ -26,6 +26,7 @@
 //! | `rating/similarity` | `1 + 4 ×` the F1 of content-word overlap with the expected answer |
 //! | `g_eval/steps`, `g_eval/score` | see the `geval` module: a step per criteria sentence; the expected output's (else the input's) content words found, on the scale asked; with `logprobs` asked, OpenAI-shaped token probabilities |
 //! | `generate/<type>` | a question from the passages' content words, different from those in `written`, and a reference answer from their sentences |
+//! | `answer/document`, `answer/llm` | the sentence of the passages holding the largest share of the question's content words, as `answer` (and `quote`); `""` when none shares a word |
 //!
 //! Any other task gets `400` naming it, and so does a request without a
 //! positive `max_tokens` (every judge request must be bounded).

@@ -214,6 +214,27 @@ fn from_blocks(q: &Question) -> Result<Value, String> {
             rating(f1, "word overlap (F1) with the expected answer")
         }
         generate if generate.starts_with("generate/") => super::generate::generated(q)?,
+        "answer/document" | "answer/llm" => {
+            // The passage sentence sharing most of the question's content words.
+            let question = q.get("question");
+            let best = q
+                .numbered("passage")
+                .iter()
+                .flat_map(|p| sentences(p))
+                .map(|s| (share(question, &s), s))
+                .filter(|(score, _)| *score > 0.0)
+                .fold(None::<(f64, String)>, |best, (score, s)| match best {
+                    Some((b, _)) if b >= score => best,
+                    _ => Some((score, s)),
+                })
+                .map(|(_, s)| s)
+                .unwrap_or_default();
+            if q.task == "answer/document" {
+                json!({"answer": best, "quote": best})
+            } else {
+                json!({"answer": best})
+            }
+        }
         "g_eval/steps" => super::geval::steps(q),
         "g_eval/score" => super::geval::score(q),
         other => return Err(format!("the demo judge does not know the task `{other}`")),

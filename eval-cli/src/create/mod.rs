@@ -20,10 +20,13 @@ use serde_json::{Map, Value, json};
 
 use crate::Failure;
 
+mod answers;
 mod ask;
 mod bundle;
 mod draft;
 mod edge;
+mod form;
+mod references;
 mod sources;
 mod upload;
 
@@ -76,6 +79,12 @@ pub struct Args {
     /// Step 3: how ground truth is made: manual, expert, document or llm.
     #[arg(long)]
     pub strategy: Option<String>,
+    /// Step 3: how judge-written answers (strategies expert and llm) are
+    /// validated: `ask` reviews them pair by pair on a terminal (the
+    /// default there), `accept` keeps them unreviewed (`reviewed: false`;
+    /// the default without a terminal).
+    #[arg(long, value_name = "ask|accept")]
+    pub review: Option<String>,
     /// Step 4: how the source documents are organised: single,
     /// collections or hierarchical.
     #[arg(long)]
@@ -208,44 +217,16 @@ fn walk(mut args: Args, ask: &Ask, draft: &mut Draft) -> Result<u8, Failure> {
     draft.set("per_document", per_document);
     draft.save("step 2")?;
 
-    // Step 3: ground truth.
-    let strategy = match &args.strategy {
-        Some(s) => s.clone(),
-        None if !ask.terminal => if sources.corpus.is_some() { "llm" } else { "manual" }.into(),
-        None => match ask.line("ELICIT: Ground Truth Creation\n\nStrategy for ground truth:\n[1] Manual annotation - Write answers yourself\n[2] Expert review    - Generate candidates, then review/edit\n[3] Document-based   - Extract answers directly from source documents\n[4] LLM-assisted     - Use LLM to generate, then human validates\n\nYour choice? [1/2/3/4]: ").as_deref() {
-            Some("1") | Some("manual") => "manual".into(),
-            Some("2") | Some("expert") => "expert".into(),
-            Some("3") | Some("document") => "document".into(),
-            _ => "llm".into(),
-        },
-    };
-    if !matches!(strategy.as_str(), "manual" | "expert" | "document" | "llm") {
-        return Err(Failure::config(format!(
-            "--strategy {strategy}: expected manual, expert, document or llm"
-        )));
-    }
-    // Step 4: how the documents are organised.
-    let organisation = match &args.organisation {
-        Some(o) => o.clone(),
-        None => match ask.line("ELICIT: Context References\n\n1. How are your source documents organized?\n   [1] Single knowledge base (one vector store)\n   [2] Multiple collections (segmented by topic)\n   [3] Hierarchical (parent/child documents)\n\n   Your choice? [1/2/3]: ").as_deref() {
-            Some("2") | Some("collections") => "collections".into(),
-            Some("3") | Some("hierarchical") => "hierarchical".into(),
-            _ => "single".into(),
-        },
-    };
-    if !matches!(
-        organisation.as_str(),
-        "single" | "collections" | "hierarchical"
-    ) {
-        return Err(Failure::config(format!(
-            "--organisation {organisation}: expected single, collections or hierarchical"
-        )));
-    }
+    // Steps 3 and 4: how ground truth is made, how the documents are
+    // organised (asked again until answered; what a strategy needs is
+    // checked before any pair is made).
+    let plan = answers::Plan::ask(&args, ask, &sources, config)?;
+    let (strategy, organisation) = (plan.strategy.name().to_string(), plan.organisation);
     if let Some(f) = ask.ended_failure() {
         return Err(f);
     }
     draft.set("strategy", strategy.clone());
-    draft.set("organisation", organisation.clone());
+    draft.set("organisation", organisation);
     draft.save("step 4")?;
 
     // Step 5: edge cases, with examples.
@@ -277,20 +258,12 @@ fn walk(mut args: Args, ask: &Ask, draft: &mut Draft) -> Result<u8, Failure> {
     draft.pairs = Some(pairs.clone());
     draft.set("dropped", dropped);
     draft.save("the pairs were made")?;
-    if strategy == "manual" && ask.terminal {
-        for p in pairs.iter_mut().filter(|p| p.ground_truth.is_none()) {
-            if let Some(a) = ask
-                .line(&format!("Query: \"{}\"\n\n  Expected answer: ", p.query))
-                .filter(|a| !a.is_empty())
-            {
-                p.ground_truth = Some(a);
-                p.metadata.insert("annotator".into(), "human".into());
-                p.metadata.insert("confidence".into(), "high".into());
-            }
-        }
-    }
+    // Steps 3 and 4 on each pair: answers, annotation, context references;
+    // what was typed is kept in the draft even when a later pair fails.
+    let annotated = answers::annotate(&plan, &mut pairs, ask, config);
     draft.pairs = Some(pairs.clone());
     draft.save("step 3")?;
+    annotated?;
     if let Some(f) = ask.ended_failure() {
         return Err(f);
     }
@@ -566,7 +539,7 @@ fn build(
     slug: &str,
     size: usize,
 ) -> Result<(Vec<Pair>, usize), Failure> {
-    let mut pairs = sources.read(args, "file")?;
+    let mut pairs = sources.read(args)?;
     // Categories with examples are not generated again.
     let to_generate: Vec<&str> = edge_cases
         .iter()

@@ -75,7 +75,7 @@ impl Sources {
 
     /// The pairs of the files, traces and typed queries, merged with the
     /// ground-truth file.
-    pub(super) fn read(&self, args: &Args, annotator: &str) -> Result<Vec<Pair>, Failure> {
+    pub(super) fn read(&self, args: &Args) -> Result<Vec<Pair>, Failure> {
         let mut pairs = Vec::new();
         if let Some(file) = &self.queries {
             pairs.extend(queries_file(file)?);
@@ -84,7 +84,7 @@ impl Sources {
             pairs.push(pair(q.clone(), None));
         }
         if let Some(truth) = &args.ground_truth {
-            merge_truth(&mut pairs, truth, annotator)?;
+            merge_truth(&mut pairs, truth)?;
         }
         if let Some(traces) = &self.traces {
             pairs.extend(traces_file(traces)?);
@@ -154,6 +154,8 @@ pub(super) fn from_sample(s: &Sample) -> Pair {
         "edge_case",
         "confidence",
         "annotator",
+        "synthetic",
+        "generator_model",
     ] {
         if let Some(v) = s.metadata.get(key) {
             p.metadata.insert(key.into(), v.clone());
@@ -167,12 +169,11 @@ pub(super) fn from_sample(s: &Sample) -> Pair {
 }
 
 /// Merges a ground-truth file into `pairs`: by id (a query file's id), else
-/// by the query's text (normalised); a pair not in `pairs` is added.
-pub(super) fn merge_truth(
-    pairs: &mut Vec<Pair>,
-    file: &Path,
-    annotator: &str,
-) -> Result<(), Failure> {
+/// by the query's text (normalised); a pair not in `pairs` is added. Its
+/// answers are labelled by their source (`annotator: "file"`: who wrote
+/// them is not known) unless its own `metadata.annotator` says who; its `metadata.confidence`,
+/// `difficulty`, `query_type` and `edge_case` are kept.
+pub(super) fn merge_truth(pairs: &mut Vec<Pair>, file: &Path) -> Result<(), Failure> {
     let d = Dataset::load(file).map_err(|e| format_error(file, e))?;
     for s in &d.samples {
         let t = from_sample(s);
@@ -184,6 +185,7 @@ pub(super) fn merge_truth(
         });
         match found {
             Some(p) => {
+                let answered = t.ground_truth.is_some();
                 p.ground_truth = t.ground_truth.or(p.ground_truth.take());
                 if !t.contexts.is_empty() {
                     p.contexts = t.contexts;
@@ -191,10 +193,22 @@ pub(super) fn merge_truth(
                 if !t.source_docs.is_empty() {
                     p.source_docs = t.source_docs;
                 }
-                p.metadata
-                    .insert("annotator".into(), Value::from(annotator));
+                for (k, v) in &t.metadata {
+                    if k != "source_id" {
+                        p.metadata.insert(k.clone(), v.clone());
+                    }
+                }
+                if answered && !t.metadata.contains_key("annotator") {
+                    p.metadata.insert("annotator".into(), Value::from("file"));
+                }
             }
-            None => pairs.push(t),
+            None => {
+                let mut t = t;
+                if t.ground_truth.is_some() {
+                    t.metadata.entry("annotator").or_insert(Value::from("file"));
+                }
+                pairs.push(t)
+            }
         }
     }
     Ok(())

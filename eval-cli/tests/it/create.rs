@@ -413,6 +413,8 @@ fn what_cannot_be_asked_must_be_given_and_the_minimum_holds() {
                 "--yes" | "--corpus" | "corpus" | "--edge-cases" | "unanswerable,temporal"
             )
         })
+        // issue38:answers: `llm` without a corpus is refused at the start.
+        .map(|a| if a == "llm" { "manual" } else { a })
         .collect();
     let out = evals_with(&dir, &no_yes, &[]);
     assert_eq!(code(&out), 2, "{:?}", text(&out));
@@ -541,6 +543,15 @@ fn on_a_terminal_it_walks_the_seven_steps() {
                 "Open the admin page, choose feature {i}, add the member and save the change."
             ),
         );
+        // issue38:answers: the seed's per-pair questions after the answer.
+        step(&mut p, "Source document(s): ", "help/admin.md");
+        step(
+            &mut p,
+            "Relevant context passage(s): ",
+            "Members are added from the admin page.",
+        );
+        step(&mut p, "Confidence level: [high/medium/low]: ", "high");
+        step(&mut p, "Difficulty: [easy/medium/hard]: ", "easy");
     }
     step(
         &mut p,

@@ -39,6 +39,20 @@ fn step(p: &mut rexpect::session::PtySession, expect: &str, answer: &str) {
     p.send_line(answer).expect("answer");
 }
 
+/// Step 3's per-pair form of a manual answer: the answer, its source,
+/// its passage, confidence and difficulty.
+fn answer_pair(p: &mut rexpect::session::PtySession, answer: &str) {
+    step(p, "Expected answer: ", answer);
+    step(p, "Source document(s): ", "help/admin.md");
+    step(
+        p,
+        "Relevant context passage(s): ",
+        "Every setting is changed from the admin page.",
+    );
+    step(p, "Confidence level: [high/medium/low]: ", "high");
+    step(p, "Difficulty: [easy/medium/hard]: ", "easy");
+}
+
 /// Ten how-to questions, typed at step 2.
 const TEN: [&str; 10] = [
     "How do I add a new team member?",
@@ -110,9 +124,8 @@ fn on_a_terminal_a_wrong_answer_is_asked_again() {
     );
     step(&mut p, "Query 3: ", "");
     for i in 1..=10 {
-        step(
+        answer_pair(
             &mut p,
-            "Expected answer: ",
             &format!("Open the admin page, choose feature {i}, make the change and save it."),
         );
     }
@@ -164,9 +177,8 @@ fn the_end_of_input_keeps_a_draft_and_resume_finishes_it() {
     first_steps(&mut p, "billing");
     step(&mut p, "(comma-separated, empty for none): ", "");
     for i in 1..=4 {
-        step(
+        answer_pair(
             &mut p,
-            "Expected answer: ",
             &format!("Open the billing page, choose option {i}, confirm and save the change."),
         );
     }
@@ -188,9 +200,8 @@ fn the_end_of_input_keeps_a_draft_and_resume_finishes_it() {
     let mut p = pty(&dir, &["--resume", "--fix"], &[]);
     p.exp_string("resuming from").expect("the draft taken");
     for i in 5..=10 {
-        step(
+        answer_pair(
             &mut p,
-            "Expected answer: ",
             &format!("Open the billing page, choose option {i}, confirm and save the change."),
         );
     }
@@ -262,7 +273,7 @@ fn on_a_terminal_step_7_is_asked_and_prints_the_dataset_url() {
             "--queries",
             "golden.jsonl",
             "--strategy",
-            "llm",
+            "manual",
             "--organisation",
             "single",
             "--edge-cases",
@@ -548,6 +559,8 @@ fn on_a_terminal_step_2_asks_the_generation_model_and_queries_per_document() {
             "corpus",
             "--strategy",
             "llm",
+            "--review",
+            "accept",
             "--organisation",
             "single",
             "--edge-cases",

@@ -10,6 +10,7 @@ mod calibrate;
 mod consistency;
 mod convert_round_trip; // issue38:convert
 mod create;
+mod create_answers; // issue38:answers
 mod create_walk; // issue38:walk
 mod datasets;
 mod docs;

@@ -37,6 +37,7 @@
 //! generation, deepeval's Synthesizer evolutions) are described in the
 //! guide's chapter on generating datasets (`docs/src/generate.md`).
 
+mod answers;
 mod corpus;
 mod golden;
 mod mix;
@@ -49,6 +50,7 @@ use std::path::{Path, PathBuf};
 use eval_datasets::similarity::{Query, same_question};
 use serde_json::{Map, Value};
 
+pub use answers::{ANSWER_PROMPT_VERSION, AnswerMode, Answered, Index, answer, answer_blocking};
 pub use corpus::{Chunk, Corpus, DEFAULT_CHUNK_WORDS, chunk_text};
 pub use golden::{OutputFormat, Record};
 pub use mix::{Difficulty, Mix, MixError, QueryType};
