@@ -185,12 +185,14 @@ impl Plan {
 
 /// Step 3 and 4 on the pairs made: answers by the plan's strategy, the
 /// per-pair annotation and context references on a terminal, the
-/// organisation's metadata; unanswered pairs marked as such.
+/// organisation's metadata; unanswered pairs marked as such. `save` is
+/// given the pairs after each one a person answered (the draft).
 pub(super) fn annotate(
     plan: &Plan,
     pairs: &mut Vec<Pair>,
     ask: &Ask,
     config: &Config,
+    save: &mut dyn FnMut(&[Pair]),
 ) -> Result<(), Failure> {
     let corpus = match &plan.corpus {
         Some(path) if plan.strategy != Strategy::Manual => Some(
@@ -213,7 +215,7 @@ pub(super) fn annotate(
                 errln!(
                     "\nFor each query, its expected answer (an empty answer skips the pair), the source document(s) (comma-separated) and context passage(s) (separate passages with ` | `)."
                 );
-                review(pairs, &mut dropped, ask, false, |p| {
+                review(pairs, &mut dropped, ask, false, save, |p| {
                     p.ground_truth.is_none()
                 });
             }
@@ -231,7 +233,7 @@ pub(super) fn annotate(
                 errln!(
                     "\nFor each query: Enter accepts the candidate answer, a typed answer replaces it, `skip` leaves the pair unanswered."
                 );
-                review(pairs, &mut dropped, ask, true, |p| {
+                review(pairs, &mut dropped, ask, true, save, |p| {
                     p.ground_truth.is_none() || is_unreviewed(p)
                 });
             }
@@ -249,7 +251,7 @@ pub(super) fn annotate(
                 errln!(
                     "\nReview each answer the judge wrote: Enter accepts it, a typed answer replaces it, `skip` rejects it."
                 );
-                review(pairs, &mut dropped, ask, true, is_unreviewed);
+                review(pairs, &mut dropped, ask, true, save, is_unreviewed);
             }
         }
     }
@@ -262,7 +264,7 @@ pub(super) fn annotate(
             p.metadata.insert("reviewed".into(), Value::from(false));
         }
     }
-    super::references::ask_references(pairs, ask);
+    super::references::ask_references(pairs, ask, save);
     super::references::organise(pairs, plan.organisation);
     for p in pairs.iter_mut().filter(|p| p.ground_truth.is_none()) {
         p.metadata.insert("annotator".into(), Value::Null);
@@ -277,28 +279,31 @@ fn is_unreviewed(p: &Pair) -> bool {
         && p.metadata.get("reviewed") != Some(&Value::Bool(true))
 }
 
-/// The per-pair form for each pair `which` picks, until the input ends.
+/// The per-pair form for each pair `which` picks, until the input ends;
+/// `save` after each pair.
 fn review(
     pairs: &mut [Pair],
     dropped: &mut [bool],
     ask: &Ask,
     candidates: bool,
+    save: &mut dyn FnMut(&[Pair]),
     which: impl Fn(&Pair) -> bool,
 ) {
-    for (i, p) in pairs.iter_mut().enumerate() {
-        if !which(p) {
+    for i in 0..pairs.len() {
+        if !which(&pairs[i]) {
             continue;
         }
-        match super::form::pair_form(p, ask, candidates) {
+        match super::form::pair_form(&mut pairs[i], ask, candidates) {
             super::form::Outcome::Done => {}
             super::form::Outcome::Skipped => {
                 // A generated question rejected goes; a query of the user's stays, unanswered.
-                if p.metadata.get("synthetic") == Some(&Value::Bool(true)) {
+                if pairs[i].metadata.get("synthetic") == Some(&Value::Bool(true)) {
                     dropped[i] = true;
                 }
             }
             super::form::Outcome::Ended => return,
         }
+        save(pairs);
     }
 }
 

@@ -260,7 +260,11 @@ fn walk(mut args: Args, ask: &Ask, draft: &mut Draft) -> Result<u8, Failure> {
     draft.save("the pairs were made")?;
     // Steps 3 and 4 on each pair: answers, annotation, context references;
     // what was typed is kept in the draft even when a later pair fails.
-    let annotated = answers::annotate(&plan, &mut pairs, ask, config);
+    let annotated = answers::annotate(&plan, &mut pairs, ask, config, &mut |so_far| {
+        draft.pairs = Some(so_far.to_vec());
+        // A draft that cannot be written is said when the step saves it.
+        let _ = draft.save("step 3");
+    });
     draft.pairs = Some(pairs.clone());
     draft.save("step 3")?;
     annotated?;

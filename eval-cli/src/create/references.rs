@@ -11,8 +11,8 @@ use super::{Ask, Pair};
 /// On a terminal, for each answered pair whose sources or passages are
 /// still empty (step 5's edge-case examples aside): the documents that contain the answer, the passages that
 /// support it, related passages (added after them). Input that ends
-/// stops the questions.
-pub(super) fn ask_references(pairs: &mut [Pair], ask: &Ask) {
+/// stops the questions; `save` keeps the answers so far (the draft).
+pub(super) fn ask_references(pairs: &mut [Pair], ask: &Ask, save: &mut dyn FnMut(&[Pair])) {
     if !ask.terminal {
         return;
     }
@@ -29,7 +29,14 @@ pub(super) fn ask_references(pairs: &mut [Pair], ask: &Ask) {
     errln!(
         "\n2. For each QA pair, specify (lists: documents comma-separated, passages separated with ` | `):"
     );
-    for p in pairs.iter_mut().filter(|p| missing(p)) {
+    for i in 0..pairs.len() {
+        if !missing(&pairs[i]) {
+            continue;
+        }
+        if i > 0 {
+            save(pairs);
+        }
+        let p = &mut pairs[i];
         errln!("\nQuery: \"{}\"", escaped(&p.query));
         if p.source_docs.is_empty() {
             let Some(docs) = ask.line("  Which document(s) contain the answer: ") else {

@@ -612,3 +612,31 @@ fn upload_without_a_key_and_resume_without_a_draft_are_refused() {
     );
     assert!(!dir.join("data/eval").exists());
 }
+
+/// Nothing typed is lost even when the process is killed mid step 3: the
+/// draft holds every pair answered so far, not only the steps finished.
+#[test]
+fn a_kill_mid_annotation_keeps_the_pairs_answered_so_far() {
+    let dir = scratch("create-killed");
+    let mut p = pty(&dir, &[], &[]);
+    first_steps(&mut p, "killed");
+    step(&mut p, "(comma-separated, empty for none): ", "");
+    for i in 1..=3 {
+        answer_pair(
+            &mut p,
+            &format!("Open the billing page, choose option {i}, confirm and save the change."),
+        );
+    }
+    p.exp_string("Expected answer: ")
+        .expect("the fourth question");
+    p.process_mut()
+        .signal(rexpect::process::Signal::SIGKILL)
+        .expect("killed");
+    let _ = p.exp_eof();
+    let draft = dir.join("data/eval/.killed-eval-dataset.draft.jsonl");
+    let kept = std::fs::read_to_string(&draft).expect("the draft");
+    for i in 1..=3 {
+        assert!(kept.contains(&format!("choose option {i}")), "{kept}");
+    }
+    assert!(kept.contains("help/admin.md"), "the sources typed: {kept}");
+}
