@@ -163,6 +163,8 @@ pub struct Config {
     pub retriever_url: Option<String>,
     /// `EVAL_RETRIEVER_TIMEOUT_SECS`.
     pub retriever_timeout: Duration,
+    /// `EVAL_RERANK_*`: a Cohere-style reranker for `retrieve+rerank`.
+    pub rerank: RerankSettings,
     /// `EVAL_ACCEPT_BASELINE`.
     pub accept_baseline: bool,
     /// `EVAL_INCONCLUSIVE`: what an inconclusive verdict counts as (a front
@@ -355,6 +357,7 @@ impl Config {
         let agent_speech = AgentSpeech::get(&mut get);
         let agent_http_vars = AgentHttpVars::get(&mut get);
         let trace_vars = TraceVars::get(&mut get);
+        let rerank = RerankSettings::get(&mut get);
         let judge_answer_vars = JudgeAnswerVars::get(&mut get);
         let provider_vars = ProviderVars::get(&mut get);
         let sample_timeout = get("EVAL_SAMPLE_TIMEOUT_SECS", false);
@@ -678,6 +681,7 @@ impl Config {
             },
             retriever_url,
             retriever_timeout: retriever_timeout.unwrap_or(fallback),
+            rerank,
             accept_baseline,
             inconclusive,
             max_response_bytes,
@@ -770,6 +774,7 @@ mod location;
 mod parsed;
 mod prices;
 mod providers;
+mod rerank;
 mod traces;
 mod values;
 
@@ -788,6 +793,7 @@ pub(crate) use prices::read_setting;
 pub use prices::{Price, PriceError, PriceTable, Pricing};
 use providers::ProviderVars;
 pub use providers::{DEFAULT_AZURE_API_VERSION, Provider, ProviderSettings, ServiceWire};
+pub use rerank::RerankSettings;
 use traces::TraceVars;
 pub use traces::{ExportSettings, OtlpProtocol, TraceSettings};
 use values::{AgentSpeech, shown_size};

@@ -8,6 +8,7 @@ mod any_agent;
 mod browser;
 mod calibrate;
 mod consistency;
+mod convert_defaults; // issue38:runevals
 mod convert_round_trip; // issue38:convert
 mod create;
 mod datasets;
@@ -35,6 +36,7 @@ mod runevals_flow;
 mod settings_at_start;
 mod special_files;
 mod spill;
+mod suite_models; // issue38:models
 mod summary;
 mod terminal;
 mod traces;

@@ -30,6 +30,7 @@ mod retrieval;
 mod settings_table;
 mod spans;
 mod streamed;
+mod suite_models; // issue38:models
 mod tools;
 mod untrusted_replies;
 mod usage_never_zero;
