@@ -164,7 +164,7 @@ pub struct Config {
     /// `EVAL_RETRIEVER_TIMEOUT_SECS`.
     pub retriever_timeout: Duration,
     /// `EVAL_RERANK_*`: a Cohere-style reranker for `retrieve+rerank`.
-    pub rerank: RerankSettings,
+    pub rerank: rerank::RerankSettings,
     /// `EVAL_ACCEPT_BASELINE`.
     pub accept_baseline: bool,
     /// `EVAL_INCONCLUSIVE`: what an inconclusive verdict counts as (a front
@@ -357,7 +357,7 @@ impl Config {
         let agent_speech = AgentSpeech::get(&mut get);
         let agent_http_vars = AgentHttpVars::get(&mut get);
         let trace_vars = TraceVars::get(&mut get);
-        let rerank = RerankSettings::get(&mut get);
+        let rerank = rerank::RerankSettings::get(&mut get);
         let judge_answer_vars = JudgeAnswerVars::get(&mut get);
         let provider_vars = ProviderVars::get(&mut get);
         let sample_timeout = get("EVAL_SAMPLE_TIMEOUT_SECS", false);
@@ -763,9 +763,6 @@ impl Config {
     }
 }
 
-/// The default cap on one answer's body (`EVAL_MAX_RESPONSE_BYTES`): 16 MiB.
-pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 16 << 20;
-
 mod agent_http;
 mod checks;
 mod headers;
@@ -774,7 +771,7 @@ mod location;
 mod parsed;
 mod prices;
 mod providers;
-mod rerank;
+pub(crate) mod rerank;
 mod traces;
 mod values;
 
@@ -786,6 +783,7 @@ pub use judge_answers::{JudgeAnswers, Structured};
 pub use location::{
     ResultsKey, binary_name, calibration_dir, project_calibration_dir, results_dir,
 };
+pub use parsed::DEFAULT_MAX_RESPONSE_BYTES;
 pub(crate) use parsed::inner_json;
 #[cfg(feature = "http")]
 pub(crate) use parsed::{PARSED_PER_BYTE, reply_json};
@@ -793,7 +791,6 @@ pub(crate) use prices::read_setting;
 pub use prices::{Price, PriceError, PriceTable, Pricing};
 use providers::ProviderVars;
 pub use providers::{DEFAULT_AZURE_API_VERSION, Provider, ProviderSettings, ServiceWire};
-pub use rerank::RerankSettings;
 use traces::TraceVars;
 pub use traces::{ExportSettings, OtlpProtocol, TraceSettings};
 use values::{AgentSpeech, shown_size};

@@ -209,7 +209,7 @@ pub use config::{
     Config, DEFAULT_AZURE_API_VERSION, DEFAULT_MAX_RESPONSE_BYTES, ExportSettings, HeaderError,
     Headers, OtlpProtocol, Provider, ProviderSettings, ServiceSettings, ServiceWire, TraceSettings,
 };
-pub use config::RerankSettings;
+pub use config::rerank::RerankSettings;
 pub use engine::Selection;
 pub use eval_datasets::metric::{self as metric_spec, MetricSpec, Op};
 pub use eval_datasets::{Dataset, Expected, Input, Repeat, Sample, ToolCall, tool};

@@ -40,3 +40,4 @@ mod suite_models; // issue38:models
 mod summary;
 mod terminal;
 mod traces;
+mod unrag_command; // issue38:models

@@ -14,7 +14,6 @@
 
 use serde_json::{Value, json};
 
-use super::http::HttpRetriever;
 use super::{Hit, RetrieverError};
 use crate::http::redact_url;
 use crate::model::{Error, Result};
@@ -57,23 +56,28 @@ impl CohereReranker {
         })
     }
 
-    /// The `k` most relevant of `candidates` for `query`, best first.
-    pub(crate) async fn rerank(
-        &self,
-        via: &HttpRetriever,
-        query: &str,
-        candidates: Vec<Hit>,
-        k: usize,
-    ) -> std::result::Result<Vec<Hit>, RetrieverError> {
-        if candidates.is_empty() {
-            return Ok(Vec::new());
+    /// The rerank service's URL.
+    pub(crate) fn url(&self) -> &reqwest::Url {
+        &self.url
+    }
+
+    /// `request` with the key, as a bearer token.
+    pub(crate) fn authorize(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match &self.api_key {
+            Some(key) => request.bearer_auth(key.expose()),
+            None => request,
         }
-        let bad = |reason: String| RetrieverError::BadResponse {
-            url: self.shown.clone(),
-            reason,
-        };
+    }
+
+    /// The request body ranking `candidates` for `query`, `k` kept.
+    pub(crate) fn body(
+        &self,
+        query: &str,
+        candidates: &[Hit],
+        k: usize,
+    ) -> std::result::Result<Value, RetrieverError> {
         let mut documents = Vec::with_capacity(candidates.len());
-        for hit in &candidates {
+        for hit in candidates {
             match &hit.content {
                 Some(text) => documents.push(Value::from(text.clone())),
                 None => {
@@ -84,18 +88,26 @@ impl CohereReranker {
                 }
             }
         }
-        let body = json!({
+        Ok(json!({
             "model": self.model,
             "query": query,
             "documents": documents,
             "top_n": k.min(candidates.len()),
-        });
-        let answer = via
-            .send(&self.url, body, |r| match &self.api_key {
-                Some(key) => r.bearer_auth(key.expose()),
-                None => r,
-            })
-            .await?;
+        }))
+    }
+
+    /// The `k` most relevant of `candidates`, best first, as `answer` ranks
+    /// them, each scored with its `relevance_score`.
+    pub(crate) fn read(
+        &self,
+        answer: &Value,
+        candidates: &[Hit],
+        k: usize,
+    ) -> std::result::Result<Vec<Hit>, RetrieverError> {
+        let bad = |reason: String| RetrieverError::BadResponse {
+            url: self.shown.clone(),
+            reason,
+        };
         let results = answer
             .get("results")
             .and_then(Value::as_array)

@@ -70,10 +70,7 @@ impl HttpRetriever {
         r.timeout = config.retriever_timeout;
         r.max_response_bytes = config.max_response_bytes;
         r.headers = config.providers.retriever_headers.clone();
-        if let Some(url) = &config.rerank.url {
-            r = r.cohere_rerank(url, &config.rerank.model, config.rerank.api_key.clone())?;
-        }
-        Ok(r)
+        r.reranker_from(&config.rerank)
     }
 
     /// Reranks `retrieve+rerank` candidates with the rerank service at
@@ -90,6 +87,15 @@ impl HttpRetriever {
     ) -> Result<HttpRetriever> {
         self.reranker = Some(super::cohere::CohereReranker::new(url, model, api_key)?);
         Ok(self)
+    }
+
+    /// Reranks with the service `settings` name (`EVAL_RERANK_*`), if any
+    /// ([`cohere_rerank`](Self::cohere_rerank)).
+    pub fn reranker_from(self, settings: &crate::RerankSettings) -> Result<HttpRetriever> {
+        match &settings.url {
+            Some(url) => self.cohere_rerank(url, &settings.model, settings.api_key.clone()),
+            None => Ok(self),
+        }
     }
 
     /// Sends `headers` with every request (`EVAL_RETRIEVER_HEADERS`).
@@ -117,7 +123,7 @@ impl HttpRetriever {
 
     /// One `POST` of `body` to `url` (the request shaped by `with`, e.g.
     /// its headers): the JSON answer.
-    pub(super) async fn send(
+    async fn send(
         &self,
         url: &reqwest::Url,
         body: Value,
@@ -255,7 +261,16 @@ impl Retriever for HttpRetriever {
         k: usize,
     ) -> BoxFuture<'a, Vec<Hit>> {
         if let Some(reranker) = &self.reranker {
-            return Box::pin(reranker.rerank(self, query, candidates, k));
+            return Box::pin(async move {
+                if candidates.is_empty() {
+                    return Ok(Vec::new());
+                }
+                let body = reranker.body(query, &candidates, k)?;
+                let answer = self
+                    .send(reranker.url(), body, |r| reranker.authorize(r))
+                    .await?;
+                reranker.read(&answer, &candidates, k)
+            });
         }
         Box::pin(async move {
             let c: Vec<Value> = candidates

@@ -26,6 +26,7 @@ mod providers;
 mod public_api;
 mod ragas_metrics;
 mod recorded_llama_cpp;
+mod rerank_cohere; // issue38:models
 mod retrieval;
 mod settings_table;
 mod spans;
