@@ -637,8 +637,9 @@ fn agent(
             _ => HttpRetriever::from_config(config).map_err(|e| Failure::config(e.to_string()))?,
         };
         // Without --loader-dir, a `loaderRef` names the flag that loads it.
-        let mut agent = RetrieverAgent::new(http)
-            .no_loader_says("pass --loader-dir DIR, the directory its loaderRef paths are relative to");
+        let mut agent = RetrieverAgent::new(http).no_loader_says(
+            "pass --loader-dir DIR, the directory its loaderRef paths are relative to",
+        );
         if let Some(dir) = args.loader_dir.clone() {
             let (anywhere, limit) = (args.allow_outside, config.max_dataset_bytes);
             // Only files inside DIR (symlinks followed), unless allowed; a

@@ -205,11 +205,11 @@ pub use agent::{
 };
 #[cfg(feature = "http")]
 pub use agent::{HttpAgent, default_reply, openai, stream};
+pub use config::rerank::RerankSettings;
 pub use config::{
     Config, DEFAULT_AZURE_API_VERSION, DEFAULT_MAX_RESPONSE_BYTES, ExportSettings, HeaderError,
     Headers, OtlpProtocol, Provider, ProviderSettings, ServiceSettings, ServiceWire, TraceSettings,
 };
-pub use config::rerank::RerankSettings;
 pub use engine::Selection;
 pub use eval_datasets::metric::{self as metric_spec, MetricSpec, Op};
 pub use eval_datasets::{Dataset, Expected, Input, Repeat, Sample, ToolCall, tool};

@@ -19,13 +19,13 @@ const GOOD: &str = "openai/good-model";
 const BAD: &str = "openai/bad-model";
 
 /// What the agent saw: (route, model) per request.
-type Seen = Arc<Mutex<Vec<(String, String)>>>;
+pub(crate) type Seen = Arc<Mutex<Vec<(String, String)>>>;
 
 /// The agent: `POST /v1/chat/completions` (OpenAI's shape: the model is
 /// the request's `model`) and `POST /agent` (this project's JSON contract:
 /// `agent_args.model`). As `GOOD` it names the capital asked for; as any
 /// other model it does not know.
-fn agent() -> (String, Seen) {
+pub(crate) fn agent() -> (String, Seen) {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let seen: Seen = Arc::default();
@@ -132,8 +132,12 @@ fn project(name: &str) -> std::path::PathBuf {
     dir
 }
 
-/// (dataset, sample id) → verdict, and dataset → whether its gate passed.
-fn verdicts(results: &Value) -> (Vec<(String, String, String)>, Vec<(String, bool)>) {
+/// (dataset, sample id, verdict) per sample, and (dataset, whether its gate
+/// passed) per gate.
+type Verdicts = (Vec<(String, String, String)>, Vec<(String, bool)>);
+
+/// The verdicts of a results file.
+fn verdicts(results: &Value) -> Verdicts {
     let mut samples: Vec<(String, String, String)> = results["samples"]
         .as_array()
         .unwrap()
@@ -193,7 +197,8 @@ fn check(dir: &std::path::Path, out: &std::process::Output, file: &str) {
         "each model has its reward's verdict:\n{results:#}"
     );
     assert!(
-        stdout.contains(&format!("gate {bad} FAILED")) || stderr.contains(&format!("gate {bad} FAILED")),
+        stdout.contains(&format!("gate {bad} FAILED"))
+            || stderr.contains(&format!("gate {bad} FAILED")),
         "{stdout}\n{stderr}"
     );
 }
@@ -205,14 +210,24 @@ fn a_suite_with_two_model_handles_runs_once_per_model_over_openai() {
     let chat = format!("{url}/v1/chat/completions");
     let out = evals(
         &dir,
-        &["evaluate", "suite.yaml", "--url", &chat, "--output", "out.json"],
+        &[
+            "evaluate",
+            "suite.yaml",
+            "--url",
+            &chat,
+            "--output",
+            "out.json",
+        ],
     );
     check(&dir, &out, "out.json");
     // Every sample was sent once as each model, in the request's `model`.
     let mut models: Vec<(String, String)> = seen.lock().unwrap().clone();
     models.sort();
     let openai = |m: &str| ("openai".to_string(), m.to_string());
-    assert_eq!(models, [openai(BAD), openai(BAD), openai(GOOD), openai(GOOD)]);
+    assert_eq!(
+        models,
+        [openai(BAD), openai(BAD), openai(GOOD), openai(GOOD)]
+    );
 }
 
 #[test]
@@ -222,7 +237,14 @@ fn a_suite_with_two_model_handles_gives_the_json_contract_agent_args_model() {
     let endpoint = format!("{url}/agent");
     let out = evals(
         &dir,
-        &["evaluate", "suite.yaml", "--url", &endpoint, "--output", "out.json"],
+        &[
+            "evaluate",
+            "suite.yaml",
+            "--url",
+            &endpoint,
+            "--output",
+            "out.json",
+        ],
     );
     check(&dir, &out, "out.json");
     let mut models: Vec<(String, String)> = seen.lock().unwrap().clone();

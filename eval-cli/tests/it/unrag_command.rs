@@ -141,7 +141,11 @@ fn rerank_mode_from_the_command_asks_the_rerank_url() {
     assert!(!format!("{stdout}{stderr}").contains("co-secret-key"));
     let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     let s = &v["samples"][0];
-    assert_eq!(s["retrieved_ids"], serde_json::json!(["eval:rr:reset"]), "{s}");
+    assert_eq!(
+        s["retrieved_ids"],
+        serde_json::json!(["eval:rr:reset"]),
+        "{s}"
+    );
     assert_eq!(s["retrieved_scores"], serde_json::json!([0.97]), "{s}");
     let bodies = bodies.lock().unwrap();
     let (_, body) = bodies

@@ -421,7 +421,10 @@ pub(crate) fn parse(
     let handles = match suite_models::model_handles(raw.target.as_ref().map(|t| &t.value)) {
         Ok(handles) => handles,
         Err(message) => {
-            let line = raw.target.as_ref().map_or(1, |t| t.referenced.line() as usize);
+            let line = raw
+                .target
+                .as_ref()
+                .map_or(1, |t| t.referenced.line() as usize);
             problems.push(at(line, message).field("target"));
             None
         }
@@ -448,16 +451,16 @@ pub(crate) fn parse(
         )]));
     };
     let dataset = ManifestDataset {
-            name,
-            file,
-            shown: dataset_shown,
-            specs: graded.into_iter().map(|g| g.spec).collect(),
-            line,
-            manifest: shown.to_string(),
-            tools: Vec::new(),
-            description: raw.description.filter(|d| !d.trim().is_empty()),
-            subset: Subset::new(tags, None, None, max),
-            gates,
+        name,
+        file,
+        shown: dataset_shown,
+        specs: graded.into_iter().map(|g| g.spec).collect(),
+        line,
+        manifest: shown.to_string(),
+        tools: Vec::new(),
+        description: raw.description.filter(|d| !d.trim().is_empty()),
+        subset: Subset::new(tags, None, None, max),
+        gates,
         threshold_gates: false,
         notes,
         tracked,

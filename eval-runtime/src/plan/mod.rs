@@ -84,9 +84,8 @@ pub(crate) fn agent_for_plan(
     if settings.is_empty() {
         return (agent, None);
     }
-    let only_model = settings.protocol.is_none()
-        && settings.stream.is_none()
-        && settings.http.is_empty();
+    let only_model =
+        settings.protocol.is_none() && settings.stream.is_none() && settings.http.is_empty();
     if per_model && only_model {
         let applied = agent.with_plan_settings(settings);
         return (applied.unwrap_or(agent), None);

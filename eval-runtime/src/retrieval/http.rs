@@ -115,9 +115,7 @@ impl HttpRetriever {
             .join(path)
             .map_err(|e| RetrieverError::Failed(e.to_string()))?;
         let shown = redact_url(&url);
-        let value = self
-            .send(&url, body, |r| self.headers.apply(r))
-            .await?;
+        let value = self.send(&url, body, |r| self.headers.apply(r)).await?;
         hits_or(value, &shown)
     }
 
@@ -133,24 +131,23 @@ impl HttpRetriever {
         let client =
             runtime_client(url.as_str()).map_err(|e| RetrieverError::Failed(e.to_string()))?;
         let request = client.post(url.clone()).timeout(self.timeout).json(&body);
-        let response =
-            with(request)
-                .send()
-                .await
-                .map_err(|e| match Failure::of_send(&e) {
-                    Failure::Timeout => RetrieverError::Timeout {
-                        url: shown.clone(),
-                        secs: self.timeout.as_secs_f64(),
-                    },
-                    Failure::Unreachable(cause) => RetrieverError::Unreachable {
-                        url: shown.clone(),
-                        cause,
-                    },
-                    Failure::Refused(refusal) => RetrieverError::Refused {
-                        url: shown.clone(),
-                        refusal,
-                    },
-                })?;
+        let response = with(request)
+            .send()
+            .await
+            .map_err(|e| match Failure::of_send(&e) {
+                Failure::Timeout => RetrieverError::Timeout {
+                    url: shown.clone(),
+                    secs: self.timeout.as_secs_f64(),
+                },
+                Failure::Unreachable(cause) => RetrieverError::Unreachable {
+                    url: shown.clone(),
+                    cause,
+                },
+                Failure::Refused(refusal) => RetrieverError::Refused {
+                    url: shown.clone(),
+                    refusal,
+                },
+            })?;
         let status = response.status();
         let bytes = read_body(response, self.max_response_bytes, self.timeout)
             .await

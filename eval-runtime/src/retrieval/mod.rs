@@ -48,7 +48,11 @@
 //! | `search` | `{"query", "scopePrefix", "topK"}` | `{"results": [{"sourceId", "score", "content"}]}`, best first |
 //! | `rerank` (optional) | `{"query", "topK", "candidates": [{"sourceId", "content"}]}` | `{"results": [...]}` |
 //!
-//! The demo agent serves this contract under `/retrieval/`.
+//! The demo agent serves this contract under `/retrieval/`. The `rerank`
+//! step may instead go to a rerank service speaking Cohere's Rerank API, as
+//! Unrag's reranker battery does ([`HttpRetriever::cohere_rerank`],
+//! `EVAL_RERANK_URL`): `{"model", "query", "documents", "top_n"}` answered
+//! `{"results": [{"index", "relevance_score"}]}`.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -482,12 +486,16 @@ impl RetrieverAgent {
     /// `e`, saying how to set a loader as [`no_loader_says`](Self::no_loader_says) chose.
     fn loader_hint(&self, e: RetrieverError) -> RetrieverError {
         match (e, &self.no_loader_says) {
-            (RetrieverError::Unresolved { refs, no_loader: Some(_) }, Some(how)) => {
+            (
                 RetrieverError::Unresolved {
                     refs,
-                    no_loader: Some(how.clone()),
-                }
-            }
+                    no_loader: Some(_),
+                },
+                Some(how),
+            ) => RetrieverError::Unresolved {
+                refs,
+                no_loader: Some(how.clone()),
+            },
             (e, _) => e,
         }
     }

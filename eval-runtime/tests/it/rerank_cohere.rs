@@ -61,7 +61,8 @@ fn servers() -> common::Server {
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("eval-rerank-cohere-{}-{name}", std::process::id()));
+    let dir =
+        std::env::temp_dir().join(format!("eval-rerank-cohere-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("rr.json"), DATASET).unwrap();

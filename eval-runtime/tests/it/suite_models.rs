@@ -52,7 +52,10 @@ fn answer(model: &str, question: &str) -> &'static str {
 }
 
 /// (dataset, verdict) per sample, and (dataset, gate passed) per gate.
-fn verdicts(path: &std::path::Path) -> (Vec<(String, String)>, Vec<(String, bool)>) {
+type Verdicts = (Vec<(String, String)>, Vec<(String, bool)>);
+
+/// The verdicts of the results file at `path`.
+fn verdicts(path: &std::path::Path) -> Verdicts {
     let r = Results::read(path).unwrap();
     let mut samples: Vec<(String, String)> = r
         .samples
@@ -73,11 +76,16 @@ fn verdicts(path: &std::path::Path) -> (Vec<(String, String)>, Vec<(String, bool
     (samples, gates)
 }
 
-fn expected() -> (Vec<(String, String)>, Vec<(String, bool)>) {
+fn expected() -> Verdicts {
     let (good, bad) = ("capitals_openai_good_model", "capitals_openai_bad_model");
     let s = |d: &str, v: &str| (d.to_string(), v.to_string());
     (
-        vec![s(bad, "Fail"), s(bad, "Fail"), s(good, "Pass"), s(good, "Pass")],
+        vec![
+            s(bad, "Fail"),
+            s(bad, "Fail"),
+            s(good, "Pass"),
+            s(good, "Pass"),
+        ],
         vec![(bad.to_string(), false), (good.to_string(), true)],
     )
 }
@@ -92,7 +100,10 @@ fn an_in_process_agent_reads_each_models_run_from_agent_args() {
         .results_file(dir.join("out/results.json"))
         .manifest("suite.yaml")
         .agent_fn(move |s: &Sample| {
-            let model = s.agent_args["model"].as_str().unwrap_or_default().to_string();
+            let model = s.agent_args["model"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
             log.lock().unwrap().push(model.clone());
             let text = answer(&model, s.input.last());
             async move { Response::new(text) }
@@ -104,7 +115,12 @@ fn an_in_process_agent_reads_each_models_run_from_agent_args() {
     seen.sort();
     assert_eq!(
         seen,
-        ["openai/bad-model", "openai/bad-model", "openai/good-model", "openai/good-model"]
+        [
+            "openai/bad-model",
+            "openai/bad-model",
+            "openai/good-model",
+            "openai/good-model"
+        ]
     );
 }
 
@@ -136,6 +152,11 @@ fn an_openai_agent_is_asked_as_each_model_in_turn() {
     models.sort();
     assert_eq!(
         models,
-        ["openai/bad-model", "openai/bad-model", "openai/good-model", "openai/good-model"]
+        [
+            "openai/bad-model",
+            "openai/bad-model",
+            "openai/good-model",
+            "openai/good-model"
+        ]
     );
 }
