@@ -23,6 +23,12 @@ pub struct Args {
     /// place for it: give it back on a runevals → JSONL → runevals round trip.
     #[arg(long, value_name = "1.x.y")]
     pub schema_version: Option<String>,
+    /// A runevals file that names no evaluators is scored on runevals'
+    /// default dimensions (relevance, coherence, similarity, groundedness):
+    /// write them as each sample's `evaluators` in JSONL or CSV, which have
+    /// no such rule, so the converted file is scored the same.
+    #[arg(long)]
+    pub keep_default_dimensions: bool,
 }
 
 /// Flags of `evals upgrade`.
@@ -63,7 +69,13 @@ pub fn run(args: Args) -> Result<u8, Failure> {
     // file-wide rule for them (JSONL, CSV).
     let (samples, kept) = match ext(&args.output).as_str() {
         "json" => (data.samples, None),
-        _ => keep_default_dimensions(data.samples),
+        _ if args.keep_default_dimensions => keep_default_dimensions(data.samples),
+        _ => {
+            if let Some(warning) = default_dimensions_dropped(&data.samples, &shown) {
+                errln!("warning: {warning}");
+            }
+            (data.samples, None)
+        }
     };
     let (text, changed) = render(&samples, &args.output, &names, asked)?;
     // What was read must read back the same.
@@ -98,6 +110,18 @@ pub fn run(args: Args) -> Result<u8, Failure> {
         outln!("note: {note}");
     }
     Ok(0)
+}
+
+/// What a conversion to JSONL or CSV without `--keep-default-dimensions`
+/// changes of a runevals file scored on its default dimensions (`None`:
+/// no sample is).
+fn default_dimensions_dropped(samples: &[Sample], shown: &str) -> Option<String> {
+    let n = samples.iter().filter(|s| s.runevals_defaults).count();
+    (n > 0).then(|| {
+        format!(
+            "{shown} names no evaluators, so runevals scores its {n} item(s) on its default dimensions (relevance, coherence, similarity, groundedness); JSONL and CSV have no such rule, so the converted file is scored by its own defaults (partial_match with an expected answer): pass --keep-default-dimensions to write them as each sample's `evaluators`"
+        )
+    })
 }
 
 /// issue38:runevals — a runevals file that names no evaluators is scored on

@@ -1,9 +1,10 @@
-//! issue38:runevals — `evals convert` of a runevals file that names no
-//! evaluators keeps runevals' default dimensions: seed 003's knowledge-base
-//! starter template (verbatim, 1.0.0, no evaluators), converted to JSONL
-//! and to CSV, is scored on the same metrics as the file itself, against
-//! the same agent and judge (the demo agent and the scripted judge on
-//! loopback).
+//! issue38:runevals — `evals convert --keep-default-dimensions` of a
+//! runevals file that names no evaluators keeps runevals' default
+//! dimensions: seed 003's knowledge-base starter template (verbatim, 1.0.0,
+//! no evaluators), converted to JSONL and to CSV, is scored on the same
+//! metrics as the file itself, against the same agent and judge (the demo
+//! agent and the scripted judge on loopback). Without the flag (a round
+//! trip stays byte-stable) a warning names it.
 
 use crate::common::*;
 
@@ -62,8 +63,27 @@ fn converting_a_starter_template_keeps_runevals_default_dimensions() {
     for m in &source {
         assert_eq!(m, &["relevance", "coherence", "similarity"], "{source:?}");
     }
+    // Without the flag: converted as it is, with a warning naming the flag.
+    let out = evals(&dir, &["convert", "knowledge-base.json", "plain.jsonl"]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(code(&out), 0, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("knowledge-base.json names no evaluators, so runevals scores its 2 item(s) on its default dimensions")
+            && stderr.contains("pass --keep-default-dimensions"),
+        "{stderr}"
+    );
+    let plain = std::fs::read_to_string(dir.join("plain.jsonl")).unwrap();
+    assert!(!plain.contains("evaluators"), "{plain}");
     for target in ["kb.jsonl", "kb.csv"] {
-        let out = evals(&dir, &["convert", "knowledge-base.json", target]);
+        let out = evals(
+            &dir,
+            &[
+                "convert",
+                "knowledge-base.json",
+                target,
+                "--keep-default-dimensions",
+            ],
+        );
         let (stdout, stderr) = text(&out);
         assert_eq!(code(&out), 0, "{stdout}{stderr}");
         assert!(

@@ -43,6 +43,14 @@ pub(super) fn model_handles(
                 "`target.model_handles` lists `{handle}` twice: each model runs once"
             ));
         }
+        // Test names and result rows spell a dataset's name as a slug.
+        let slug = |h: &str| crate::naming::slug(h, 1024);
+        if let Some(other) = handles.iter().find(|h| slug(h) == slug(handle)) {
+            return Err(format!(
+                "`target.model_handles`: `{other}` and `{handle}` would name the same tests and results (`{}`): keep one",
+                slug(handle)
+            ));
+        }
         handles.push(handle.to_string());
     }
     Ok(Some(handles))

@@ -212,6 +212,11 @@ fn model_handles_that_name_no_run_are_refused_at_the_target() {
             "`target.model_handles` lists `a/m` twice",
         ),
         (
+            "same-slug",
+            "target:\n  kind: letta_code\n  model_handles: [a/gpt-4.1, a/gpt_4_1]\n",
+            "`a/gpt-4.1` and `a/gpt_4_1` would name the same tests and results (`a_gpt_4_1`)",
+        ),
+        (
             "not-a-list",
             "target:\n  kind: letta_code\n  model_handles: a/m\n",
             "`target.model_handles`: expected a list of model handles",
