@@ -23,6 +23,12 @@ pub struct Args {
     /// place for it: give it back on a runevals → JSONL → runevals round trip.
     #[arg(long, value_name = "1.x.y")]
     pub schema_version: Option<String>,
+    /// A runevals file that names no evaluators is scored on runevals'
+    /// default dimensions (relevance, coherence, similarity, groundedness):
+    /// write them as each sample's `evaluators` in JSONL or CSV, which have
+    /// no such rule, so the converted file is scored the same.
+    #[arg(long)]
+    pub keep_default_dimensions: bool,
 }
 
 /// Flags of `evals upgrade`.
@@ -59,12 +65,24 @@ pub fn run(args: Args) -> Result<u8, Failure> {
     if let Some(v) = args.schema_version.clone() {
         names.runevals_version = Some(v);
     }
-    let (text, changed) = render(&data.samples, &args.output, &names, asked)?;
+    // runevals' default dimensions, written out where the format has no
+    // file-wide rule for them (JSONL, CSV).
+    let (samples, kept) = match ext(&args.output).as_str() {
+        "json" => (data.samples, None),
+        _ if args.keep_default_dimensions => keep_default_dimensions(data.samples),
+        _ => {
+            if let Some(warning) = default_dimensions_dropped(&data.samples, &shown) {
+                errln!("warning: {warning}");
+            }
+            (data.samples, None)
+        }
+    };
+    let (text, changed) = render(&samples, &args.output, &names, asked)?;
     // What was read must read back the same.
     let out_shown = args.output.to_string_lossy().into_owned();
     let back = Dataset::from_bytes(&out_shown, text.as_bytes())
         .map_err(|e| Failure::config(format!("the converted file would not read back: {e}")))?;
-    let lost = differences(&data.samples, &back.samples);
+    let lost = differences(&samples, &back.samples);
     if !lost.is_empty() {
         return Err(Failure::config(format!(
             "{} cannot hold everything in {shown}; nothing written. What would be lost:\n{}",
@@ -88,7 +106,52 @@ pub fn run(args: Args) -> Result<u8, Failure> {
     if let Some(note) = changed {
         outln!("note: {note}");
     }
+    if let Some(note) = kept {
+        outln!("note: {note}");
+    }
     Ok(0)
+}
+
+/// What a conversion to JSONL or CSV without `--keep-default-dimensions`
+/// changes of a runevals file scored on its default dimensions (`None`:
+/// no sample is).
+fn default_dimensions_dropped(samples: &[Sample], shown: &str) -> Option<String> {
+    let n = samples.iter().filter(|s| s.runevals_defaults).count();
+    (n > 0).then(|| {
+        format!(
+            "{shown} names no evaluators, so runevals scores its {n} item(s) on its default dimensions (relevance, coherence, similarity, groundedness); JSONL and CSV have no such rule, so the converted file is scored by its own defaults (partial_match with an expected answer): pass --keep-default-dimensions to write them as each sample's `evaluators`"
+        )
+    })
+}
+
+/// issue38:runevals — a runevals file that names no evaluators is scored on
+/// runevals' default dimensions (`runevals::default_evaluators`), a rule of
+/// the runevals format that JSONL and CSV do not have: each such sample
+/// gets those evaluators written as its own `evaluators`, so the converted
+/// file is scored on the same metrics. The samples, and a note saying so.
+fn keep_default_dimensions(mut samples: Vec<Sample>) -> (Vec<Sample>, Option<String>) {
+    let mut kept = 0;
+    let mut names: Vec<String> = Vec::new();
+    for s in samples.iter_mut().filter(|s| s.runevals_defaults) {
+        let defaults = runevals::default_evaluators(s);
+        for name in defaults.keys() {
+            if !names.contains(name) {
+                names.push(name.clone());
+            }
+        }
+        if s.evaluators.is_empty() && s.turn_evaluators.is_empty() {
+            s.evaluators = defaults;
+            kept += 1;
+        }
+        s.runevals_defaults = false;
+    }
+    let note = (kept > 0).then(|| {
+        format!(
+            "the source names no evaluators, so runevals scores it on its default dimensions; {kept} sample(s) carry them as their own `evaluators` ({}), so the converted file is scored the same (metrics given when it is evaluated are added to them)",
+            names.join(", ")
+        )
+    });
+    (samples, note)
 }
 
 /// The output text, and what it changed that the source said (a note).

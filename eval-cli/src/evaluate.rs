@@ -630,10 +630,16 @@ fn agent(
     let agent_error = |e| url_error(&args.agent, e);
     let retriever = if retrieval {
         let http = match (&args.agent.url, ordinary) {
-            (Some(u), false) => HttpRetriever::new(u).map_err(agent_error)?,
+            (Some(u), false) => HttpRetriever::new(u)
+                .map_err(agent_error)?
+                .reranker_from(&config.rerank)
+                .map_err(|e| Failure::config(e.to_string()))?,
             _ => HttpRetriever::from_config(config).map_err(|e| Failure::config(e.to_string()))?,
         };
-        let mut agent = RetrieverAgent::new(http);
+        // Without --loader-dir, a `loaderRef` names the flag that loads it.
+        let mut agent = RetrieverAgent::new(http).no_loader_says(
+            "pass --loader-dir DIR, the directory its loaderRef paths are relative to",
+        );
         if let Some(dir) = args.loader_dir.clone() {
             let (anywhere, limit) = (args.allow_outside, config.max_dataset_bytes);
             // Only files inside DIR (symlinks followed), unless allowed; a
@@ -657,7 +663,10 @@ fn agent(
     } else {
         None
     };
-    Ok(Routed { retriever, http })
+    Ok(Routed {
+        retriever: retriever.map(std::sync::Arc::new),
+        http,
+    })
 }
 
 /// The HTTP agent the flags describe: flags, then the manifest's settings
@@ -695,14 +704,14 @@ fn url_error(flags: &AgentArgs, e: eval_runtime::Error) -> Failure {
 
 /// Retrieval queries to the retriever, other samples to the agent.
 struct Routed {
-    retriever: Option<RetrieverAgent>,
+    retriever: Option<std::sync::Arc<RetrieverAgent>>,
     http: Option<HttpAgent>,
 }
 
 impl eval_runtime::Agent for Routed {
     fn respond<'a>(&'a self, sample: &'a Sample) -> BoxFuture<'a, Result<Response, AgentError>> {
         match (sample.retrieval.is_some(), &self.retriever, &self.http) {
-            (true, Some(r), _) => eval_runtime::Agent::respond(r, sample),
+            (true, Some(r), _) => eval_runtime::Agent::respond(&**r, sample),
             (false, _, Some(h)) => eval_runtime::Agent::respond(h, sample),
             _ => Box::pin(async { Err(AgentError::Failed("no agent for this sample".into())) }),
         }
@@ -714,6 +723,16 @@ impl eval_runtime::Agent for Routed {
         self.http
             .as_ref()
             .map_or(serde_json::Value::Null, HttpAgent::cassette_settings)
+    }
+
+    /// A letta suite's model (`target.model_handles`): the HTTP agent asks
+    /// as it; the retriever is shared.
+    fn with_model(&self, model: &str) -> Option<std::sync::Arc<dyn eval_runtime::Agent>> {
+        let http = self.http.as_ref()?.clone().model(model);
+        Some(std::sync::Arc::new(Routed {
+            retriever: self.retriever.clone(),
+            http: Some(http),
+        }))
     }
 }
 

@@ -143,6 +143,10 @@ pub fn expand(c: Checked) -> TokenStream {
     let allow = c.allow_custom_prefix;
     let allow_outside = c.allow_outside;
     let threshold_gates = c.threshold_gates;
+    let model = match &c.model {
+        Some(m) => quote!(::core::option::Option::Some(#m)),
+        None => quote!(::core::option::Option::None),
+    };
     let sample_tags = &c.sample_tags;
     let max_samples = match c.max_samples {
         Some(n) => quote!(::core::option::Option::Some(#n)),
@@ -232,6 +236,7 @@ pub fn expand(c: Checked) -> TokenStream {
                     allow_custom_prefix: #allow,
                     allow_outside: #allow_outside,
                     threshold_gates: #threshold_gates,
+                    model: #model,
                     sample_tags: &[#(#sample_tags),*],
                     max_samples: #max_samples,
                     notes: &[#(#notes),*],

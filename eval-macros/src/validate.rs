@@ -56,6 +56,8 @@ pub struct Checked {
     pub notes: Vec<String>,
     /// Metrics (and gates) of the user's, by path.
     pub user: Vec<UserMetricArg>,
+    /// The model the agent runs as (a letta suite's dataset `{suite}@{model}`).
+    pub model: Option<String>,
 }
 
 /// A metric of the user's, written by its path: checked to be a metric by
@@ -280,6 +282,7 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
     let mut ci_gate = input.ci_gate.as_ref().is_some_and(|b| b.value);
     let mut enforce_thresholds = true;
     let mut threshold_gates = true;
+    let mut model = None;
     let mut notes = Vec::new();
     // The attribute's own choice of samples wins over a suite's.
     let mut subset: Option<eval_datasets::Subset> = None;
@@ -489,6 +492,7 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
                     ci_gate = true;
                     // A letta suite: its gate decides, its graders are scored.
                     threshold_gates = d.threshold_gates;
+                    model = d.model.clone();
                     for g in &d.gates {
                         let (name, options, bound) = g.spec.decl_parts();
                         let named = (g.spec.name != name).then(|| g.spec.name.clone());
@@ -683,6 +687,7 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
         max_samples: subset.as_ref().and_then(|s| s.max),
         notes,
         user,
+        model,
     })
 }
 

@@ -163,6 +163,8 @@ pub struct Config {
     pub retriever_url: Option<String>,
     /// `EVAL_RETRIEVER_TIMEOUT_SECS`.
     pub retriever_timeout: Duration,
+    /// `EVAL_RERANK_*`: a Cohere-style reranker for `retrieve+rerank`.
+    pub rerank: rerank::RerankSettings,
     /// `EVAL_ACCEPT_BASELINE`.
     pub accept_baseline: bool,
     /// `EVAL_INCONCLUSIVE`: what an inconclusive verdict counts as (a front
@@ -355,6 +357,7 @@ impl Config {
         let agent_speech = AgentSpeech::get(&mut get);
         let agent_http_vars = AgentHttpVars::get(&mut get);
         let trace_vars = TraceVars::get(&mut get);
+        let rerank = rerank::RerankSettings::get(&mut get);
         let judge_answer_vars = JudgeAnswerVars::get(&mut get);
         let provider_vars = ProviderVars::get(&mut get);
         let sample_timeout = get("EVAL_SAMPLE_TIMEOUT_SECS", false);
@@ -678,6 +681,7 @@ impl Config {
             },
             retriever_url,
             retriever_timeout: retriever_timeout.unwrap_or(fallback),
+            rerank,
             accept_baseline,
             inconclusive,
             max_response_bytes,
@@ -759,9 +763,6 @@ impl Config {
     }
 }
 
-/// The default cap on one answer's body (`EVAL_MAX_RESPONSE_BYTES`): 16 MiB.
-pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 16 << 20;
-
 mod agent_http;
 mod checks;
 mod headers;
@@ -770,6 +771,7 @@ mod location;
 mod parsed;
 mod prices;
 mod providers;
+pub(crate) mod rerank;
 mod traces;
 mod values;
 
@@ -781,6 +783,7 @@ pub use judge_answers::{JudgeAnswers, Structured};
 pub use location::{
     ResultsKey, binary_name, calibration_dir, project_calibration_dir, results_dir,
 };
+pub use parsed::DEFAULT_MAX_RESPONSE_BYTES;
 pub(crate) use parsed::inner_json;
 #[cfg(feature = "http")]
 pub(crate) use parsed::{PARSED_PER_BYTE, reply_json};

@@ -205,6 +205,7 @@ pub use agent::{
 };
 #[cfg(feature = "http")]
 pub use agent::{HttpAgent, default_reply, openai, stream};
+pub use config::rerank::RerankSettings;
 pub use config::{
     Config, DEFAULT_AZURE_API_VERSION, DEFAULT_MAX_RESPONSE_BYTES, ExportSettings, HeaderError,
     Headers, OtlpProtocol, Provider, ProviderSettings, ServiceSettings, ServiceWire, TraceSettings,

@@ -8,6 +8,7 @@ mod any_agent;
 mod browser;
 mod calibrate;
 mod consistency;
+mod convert_defaults; // issue38:runevals
 mod convert_round_trip; // issue38:convert
 mod create;
 mod create_answers; // issue38:answers
@@ -37,6 +38,8 @@ mod runevals_flow;
 mod settings_at_start;
 mod special_files;
 mod spill;
+mod suite_models; // issue38:models
 mod summary;
 mod terminal;
 mod traces;
+mod unrag_command; // issue38:models

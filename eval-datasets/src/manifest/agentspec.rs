@@ -318,6 +318,7 @@ pub(super) fn parse(
                 subset: crate::Subset::all(),
                 gates: Vec::new(),
                 threshold_gates: true,
+                model: None,
                 notes: Vec::new(),
                 tracked: Vec::new(),
             });

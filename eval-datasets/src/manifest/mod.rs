@@ -55,6 +55,7 @@ mod agentspec;
 mod model;
 mod paths;
 mod suite;
+mod suite_models;
 mod suite_reward;
 
 use std::path::Path;

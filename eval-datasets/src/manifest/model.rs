@@ -64,6 +64,14 @@ pub struct ManifestDataset {
     /// Other files read for it (a rubric grader's prompt), so a build that
     /// embeds the manifest is redone when they change.
     pub tracked: Vec<PathBuf>,
+    /// The model its agent runs as (one of a letta suite's
+    /// `target.model_handles`: the suite is one dataset per model, named
+    /// `{suite}@{model}`); `None`: the agent as the front end set it up.
+    /// The engine gives it to the agent: an HTTP agent's `model` (the
+    /// OpenAI protocol's request `model`), and `agent_args.model` of every
+    /// sample (the JSON contract's body, a request template's
+    /// `{agent_args.model}`, an in-process agent's `sample.agent_args`).
+    pub model: Option<String>,
 }
 
 /// Why a manifest could not be used.

@@ -15,7 +15,7 @@
 //! num_runs: 3                   # agent runs per sample
 //! target:                       # required by letta; noted, not used
 //!   kind: letta_code
-//!   model_handles: [openai/gpt-4.1-mini]   # noted: not run per model
+//!   model_handles: [openai/gpt-4.1-mini, anthropic/claude-sonnet-4]   # one run per model
 //! graders:                      # each a metric named by its key
 //!   answer:
 //!     kind: tool
@@ -53,6 +53,17 @@
 //! `target` (a Letta agent), `setup_script`, `sandbox` and run settings are
 //! not used: the agent is the front end's (`EVAL_AGENT_URL`, the test
 //! function), and a note says so.
+//!
+//! `target.model_handles` runs the suite once per model, as letta-evals
+//! does ([`super::suite_models`]): the suite becomes one dataset per model,
+//! named `{name}@{model}` (test names and result rows carry the model),
+//! each with the graders and the reward gate, so the summary and the
+//! results file give each model its verdict, and the run fails when any
+//! model's reward misses. Each sample reaches the agent with its model: an
+//! HTTP agent's `model` (the OpenAI protocol's request `model`) and the
+//! sample's `agent_args.model` (the JSON contract's body, a request
+//! template's `{agent_args.model}`, an in-process agent's sample). Without
+//! `model_handles` the suite runs once, as the front end set the agent up.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -62,7 +73,7 @@ use serde_saphyr::Spanned;
 
 use super::model::{Manifest, ManifestDataset, ManifestError};
 use super::paths::{resolve, yaml_problem};
-use super::suite_reward;
+use super::{suite_models, suite_reward};
 use crate::error::Problem;
 use crate::metric::{GateSpec, MetricSpec, Op, OptionValue, Stat};
 use crate::repeat::MAX_REPEAT;
@@ -373,8 +384,16 @@ pub(crate) fn parse(
 
     // What letta runs that this tool does not.
     let mut unused = Vec::new();
+    let has_handles = raw
+        .target
+        .as_ref()
+        .is_some_and(|t| t.value.get("model_handles").is_some());
     if raw.target.is_some() {
-        unused.push("`target` (the agent is the front end's: EVAL_AGENT_URL or the test function)");
+        unused.push(if has_handles {
+            "`target` but its `model_handles` (the agent is the front end's: EVAL_AGENT_URL or the test function)"
+        } else {
+            "`target` (the agent is the front end's: EVAL_AGENT_URL or the test function)"
+        });
     }
     if raw.setup_script.is_some() {
         unused.push("`setup_script`");
@@ -398,12 +417,26 @@ pub(crate) fn parse(
     if !unused.is_empty() {
         notes.push(format!("{shown}: not used here: {}", unused.join(", ")));
     }
-    let handles = suite_reward::model_handles(raw.target.as_ref().map(|t| &t.value));
-    if !handles.is_empty() {
+    // One run per model (letta's `target.model_handles`).
+    let handles = match suite_models::model_handles(raw.target.as_ref().map(|t| &t.value)) {
+        Ok(handles) => handles,
+        Err(message) => {
+            let line = raw
+                .target
+                .as_ref()
+                .map_or(1, |t| t.referenced.line() as usize);
+            problems.push(at(line, message).field("target"));
+            None
+        }
+    };
+    if let Some(handles) = &handles {
         notes.push(format!(
-            "{shown}: `target.model_handles` lists {} model(s) ({}): letta-evals runs the suite once per model; not yet run per model here: it runs once, against the front end's agent",
-            handles.len(),
-            handles.join(", ")
+            "{shown}: `target.model_handles`: the suite runs once per model, as datasets {}: each sample is sent with the model (an HTTP agent's `model`, `agent_args.model`), and each model's reward is judged on its own",
+            handles
+                .iter()
+                .map(|h| format!("`{name}@{h}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
     }
 
@@ -417,29 +450,41 @@ pub(crate) fn parse(
             "the suite has no usable `dataset`".into(),
         )]));
     };
+    let dataset = ManifestDataset {
+        name,
+        file,
+        shown: dataset_shown,
+        specs: graded.into_iter().map(|g| g.spec).collect(),
+        line,
+        manifest: shown.to_string(),
+        tools: Vec::new(),
+        description: raw.description.filter(|d| !d.trim().is_empty()),
+        subset: Subset::new(tags, None, None, max),
+        gates,
+        threshold_gates: false,
+        notes,
+        tracked,
+        model: None,
+    };
+    let datasets = match &handles {
+        Some(handles) => suite_models::per_model(dataset, handles),
+        None => vec![dataset],
+    };
     Ok(Manifest {
         path: shown.to_string(),
         framework: Some("letta-evals".into()),
-        datasets: vec![ManifestDataset {
-            name,
-            file,
-            shown: dataset_shown,
-            specs: graded.into_iter().map(|g| g.spec).collect(),
-            line,
-            manifest: shown.to_string(),
-            tools: Vec::new(),
-            description: raw.description.filter(|d| !d.trim().is_empty()),
-            subset: Subset::new(tags, None, None, max),
-            gates,
-            threshold_gates: false,
-            notes,
-            tracked,
-        }],
+        datasets,
         // Samples are judged by the gate, not one by one; the graders
         // without a gate are reported, not enforced.
         ci_gate: false,
         repeat,
-        agent: crate::AgentSettings::default(),
+        // An agent that needs a model to start (the OpenAI protocol) starts
+        // with the first handle; each model's dataset runs as its own.
+        agent: crate::AgentSettings::new(
+            None,
+            handles.as_ref().and_then(|h| h.first().cloned()),
+            None,
+        ),
     })
 }
 

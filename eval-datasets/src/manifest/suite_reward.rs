@@ -46,17 +46,3 @@ pub(super) fn reward_gate(
         .map_err(|e| format!("`reward`: {e}"))?;
     Ok(GateSpec::new(Stat::Mean, spec.labelled(&grader.key)))
 }
-
-/// `target.model_handles`: the models letta-evals runs the suite against,
-/// once each.
-pub(super) fn model_handles(target: Option<&serde_json::Value>) -> Vec<String> {
-    target
-        .and_then(|t| t.get("model_handles"))
-        .and_then(|m| m.as_array())
-        .map(|list| {
-            list.iter()
-                .filter_map(|h| h.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
-}

@@ -42,8 +42,11 @@ fn problems(name: &str, suite: &str) -> String {
 #[test]
 fn the_026_quickstart_suite_is_decided_by_its_reward() {
     let m = load("tests/fixtures/letta-evals-0.26.0/quickstart/suite.yaml");
+    // One model handle: one run, named by its model as letta keys results.
+    assert_eq!(m.datasets.len(), 1);
     let d = &m.datasets[0];
-    assert_eq!(d.name, "my-eval-suite");
+    assert_eq!(d.name, "my-eval-suite@openai/gpt-4.1-mini");
+    assert_eq!(d.model.as_deref(), Some("openai/gpt-4.1-mini"));
     let names: Vec<&str> = d.specs.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["correctness"], "the grader's key names its metric");
     // The reward's grader gates the mean reward at letta's pass mark.
@@ -61,8 +64,9 @@ fn the_026_quickstart_suite_is_decided_by_its_reward() {
         "{notes}"
     );
     assert!(
-        notes.contains("`target.model_handles` lists 1 model(s) (openai/gpt-4.1-mini)")
-            && notes.contains("not yet run per model here"),
+        notes.contains(
+            "the suite runs once per model, as datasets `my-eval-suite@openai/gpt-4.1-mini`"
+        ),
         "{notes}"
     );
     assert!(!notes.contains("no `reward`"), "{notes}");
@@ -165,4 +169,60 @@ fn a_custom_reward_is_not_run_and_says_so() {
             && notes.contains("none fails the run"),
         "{notes}"
     );
+}
+
+#[test]
+fn two_model_handles_are_two_datasets_each_with_its_model_and_reward() {
+    let m = load("tests/fixtures/letta-evals-0.26.0/two-models/suite.yaml");
+    let names: Vec<(&str, Option<&str>)> = m
+        .datasets
+        .iter()
+        .map(|d| (d.name.as_str(), d.model.as_deref()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("capitals@openai/good-model", Some("openai/good-model")),
+            ("capitals@openai/bad-model", Some("openai/bad-model")),
+        ]
+    );
+    for d in &m.datasets {
+        assert_eq!(d.gates.len(), 1, "{}: its own reward gate", d.name);
+        assert_eq!(d.gates[0].spec.name, "correctness");
+        assert_eq!(d.specs.len(), 1);
+    }
+    // An agent that needs a model to start starts with the first.
+    assert_eq!(m.agent.model.as_deref(), Some("openai/good-model"));
+    // Named by its model, a run is found by its name.
+    assert!(m.dataset("capitals@openai/bad-model").is_ok());
+}
+
+#[test]
+fn model_handles_that_name_no_run_are_refused_at_the_target() {
+    let head = format!("name: s\ndataset: data.jsonl\n{GRADER}");
+    for (name, target, want) in [
+        (
+            "empty",
+            "target:\n  kind: letta_code\n  model_handles: []\n",
+            "field `target`: `target.model_handles` is empty",
+        ),
+        (
+            "twice",
+            "target:\n  kind: letta_code\n  model_handles: [a/m, a/m]\n",
+            "`target.model_handles` lists `a/m` twice",
+        ),
+        (
+            "same-slug",
+            "target:\n  kind: letta_code\n  model_handles: [a/gpt-4.1, a/gpt_4_1]\n",
+            "`a/gpt-4.1` and `a/gpt_4_1` would name the same tests and results (`a_gpt_4_1`)",
+        ),
+        (
+            "not-a-list",
+            "target:\n  kind: letta_code\n  model_handles: a/m\n",
+            "`target.model_handles`: expected a list of model handles",
+        ),
+    ] {
+        let e = problems(name, &format!("{head}{target}"));
+        assert!(e.contains(want), "{name}: {e}");
+    }
 }

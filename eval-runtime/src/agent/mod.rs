@@ -65,6 +65,9 @@ pub struct Response {
     /// For a retrieval query: the ids (`sourceId`s) of the documents
     /// retrieved, best first; what the rank metrics score.
     pub retrieved: Vec<String>,
+    /// The score of each retrieved document, in the same order, when the
+    /// retriever (or its reranker) gave one for every document.
+    pub retrieved_scores: Vec<f64>,
     /// Every tool call the agent made, in order (each names its user turn):
     /// what the tool metrics score.
     pub tool_calls: Vec<ToolCall>,
@@ -263,6 +266,14 @@ pub trait Agent: Send + Sync + 'static {
     fn with_plan_settings(&self, _settings: &AgentSettings) -> Option<std::sync::Arc<dyn Agent>> {
         None
     }
+
+    /// This agent answering as `model` (a letta suite's model handle: its
+    /// dataset `{suite}@{model}` runs with it), whatever model it was set
+    /// up with; `None` for an agent without a model setting (in-process
+    /// agents read the model from each sample's `agent_args.model`).
+    fn with_model(&self, _model: &str) -> Option<std::sync::Arc<dyn Agent>> {
+        None
+    }
 }
 
 #[cfg(feature = "http")]
@@ -277,6 +288,10 @@ impl Agent for HttpAgent {
 
     fn with_plan_settings(&self, settings: &AgentSettings) -> Option<std::sync::Arc<dyn Agent>> {
         Some(std::sync::Arc::new(self.clone().under_plan(settings)))
+    }
+
+    fn with_model(&self, model: &str) -> Option<std::sync::Arc<dyn Agent>> {
+        Some(std::sync::Arc::new(self.clone().model(model)))
     }
 }
 
@@ -300,6 +315,10 @@ impl<A: Agent> Agent for crate::Result<A> {
 
     fn with_plan_settings(&self, settings: &AgentSettings) -> Option<std::sync::Arc<dyn Agent>> {
         self.as_ref().ok()?.with_plan_settings(settings)
+    }
+
+    fn with_model(&self, model: &str) -> Option<std::sync::Arc<dyn Agent>> {
+        self.as_ref().ok()?.with_model(model)
     }
 }
 

@@ -7,7 +7,8 @@
 use eval_datasets::json::{BoundedJsonError, parse_within};
 use serde_json::Value;
 
-use super::DEFAULT_MAX_RESPONSE_BYTES;
+/// The default cap on one answer's body (`EVAL_MAX_RESPONSE_BYTES`): 16 MiB.
+pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 16 << 20;
 
 /// How many times its byte limit a JSON answer may take once parsed. Real
 /// answers take far less (a 16 MiB answer of embeddings ~10 times its

@@ -282,6 +282,7 @@ fn combine(
         report.trajectory = last.trajectory.clone();
         report.context = last.context.clone();
         report.retrieved = last.retrieved.clone();
+        report.retrieved_scores = last.retrieved_scores.clone();
         report.model = last.model.clone();
         report.response_id = last.response_id.clone();
     }
@@ -377,6 +378,7 @@ pub(crate) async fn score(
     report.tool_calls = response.tool_calls.clone();
     report.context = response.context.clone();
     report.retrieved = response.retrieved.clone();
+    report.retrieved_scores = response.retrieved_scores.clone();
     // A sample's metrics are independent: their judge and embedding calls
     // run at once (each service bounds its own calls in flight). Metrics
     // that call nothing are scored in place.

@@ -29,6 +29,7 @@ use crate::services::Services;
 
 mod end;
 pub(crate) mod evaluate;
+mod models;
 mod provenance;
 pub(crate) mod schedule;
 mod select;
@@ -63,6 +64,8 @@ pub(crate) struct Run {
     calibrations: Option<std::path::PathBuf>,
     /// What the agent says of itself, once it is known.
     agent: OnceLock<crate::output::AgentProvenance>,
+    /// Per dataset, the agent answering as its model (see [`models`]).
+    models: OnceLock<Vec<Option<Arc<dyn Agent>>>>,
     /// The run's own trace, under which its evaluations are exported.
     trace: crate::otel::RunTrace,
 }
@@ -96,6 +99,8 @@ impl Run {
         if self.agent.get().is_none() {
             let _ = self.agent.set(provenance::agent_settings(agent));
         }
+        self.models
+            .get_or_init(|| models::agents(&self.datasets, agent));
     }
 
     /// Where the run's scores come from.
@@ -158,6 +163,7 @@ impl Run {
             project: None,
             calibrations: None,
             agent: OnceLock::new(),
+            models: OnceLock::new(),
             trace: crate::otel::RunTrace::new(),
         }
     }
@@ -179,7 +185,7 @@ impl Run {
 
     fn at(&self, t: usize) -> (&LoadedDataset, usize) {
         // The last dataset starting at or before `t`.
-        let d = self.starts.partition_point(|start| *start <= t) - 1;
+        let d = self.dataset_index(t);
         (&self.datasets[d], t - self.starts[d])
     }
 
@@ -213,7 +219,18 @@ impl Run {
                 policy: d.plan.inconclusive,
             },
             timeout: d.plan.timeout,
+            agent: self
+                .models
+                .get()
+                .and_then(|m| m.get(self.dataset_index(t)))
+                .cloned()
+                .flatten(),
         }
+    }
+
+    /// The index of trial `t`'s dataset.
+    fn dataset_index(&self, t: usize) -> usize {
+        self.starts.partition_point(|start| *start <= t) - 1
     }
 
     /// Starts evaluating the `selected` trials, concurrently, on a thread of

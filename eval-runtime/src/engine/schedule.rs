@@ -36,6 +36,8 @@ pub(crate) struct Job<'a> {
     pub runs: Runs,
     /// Limit on its agent interaction, and on its scoring.
     pub timeout: Duration,
+    /// The agent answering as its dataset's model, instead of the run's.
+    pub agent: Option<std::sync::Arc<dyn Agent>>,
 }
 
 /// Evaluates one job: its agent runs, then scoring. A panic anywhere in it
@@ -45,6 +47,7 @@ pub(crate) async fn evaluate_job(
     agent: &dyn Agent,
     services: &Services,
 ) -> SampleReport {
+    let agent = job.agent.as_deref().unwrap_or(agent);
     if let Some(why) = &job.unreadable {
         let mut report = SampleReport::new(job.name.clone(), &job.sample);
         report.error = Some(SampleError::Dataset(why.clone()));

@@ -76,6 +76,9 @@ pub struct Decl {
     pub registry: Option<(&'static str, &'static str)>,
     /// Metrics (and gates) of the user's, named by their path.
     pub user_metrics: &'static [UserDecl],
+    /// The model the agent runs as (a letta suite's dataset
+    /// `{suite}@{model}`: each sample's `agent_args.model`).
+    pub model: Option<&'static str>,
 }
 
 /// A metric of the user's in the attribute (`metrics(crate::cites_ticket >= 1.0)`),
@@ -208,6 +211,7 @@ impl Embedded {
         plan.ci_gate = d.ci_gate;
         plan.enforce_thresholds = d.enforce_thresholds;
         plan.threshold_gates = d.threshold_gates;
+        plan.model = d.model.map(str::to_string);
         plan.subset = crate::plan::Subset::new(
             d.sample_tags.iter().map(|t| t.to_string()).collect(),
             None,

@@ -387,7 +387,8 @@ impl Harness {
         for note in datasets.iter().flat_map(|d| &d.notes) {
             eprintln!("note: {}", eval_datasets::terminal::escaped_lines(note)); // issue37:escape
         }
-        let (agent, note) = crate::plan::agent_for_plan(agent, &plan.agent);
+        let per_model = datasets.iter().any(|d| d.plan.model.is_some());
+        let (agent, note) = crate::plan::agent_for_plan(agent, &plan.agent, per_model);
         if let Some(note) = note {
             eprintln!("note: {}", eval_datasets::terminal::escaped_lines(&note)); // issue37:escape
         }

@@ -247,12 +247,13 @@ pub enum RetrieverError {
     )]
     UnsafePrefix(String),
     /// Documents given by `loaderRef` that could not be loaded (nothing was deleted).
-    #[error("{} document(s) could not be loaded{}: {}", .refs.len(), if *.no_loader { " (no loader hook is set: RetrieverAgent::loader)" } else { "" }, .refs.join("; "))]
+    #[error("{} document(s) could not be loaded{}: {}", .refs.len(), .no_loader.as_ref().map(|how| format!(" (no loader hook is set: {how})")).unwrap_or_default(), .refs.join("; "))]
     Unresolved {
         /// `file:line: loaderRef ...` per document.
         refs: Vec<String>,
-        /// No loader hook was set.
-        no_loader: bool,
+        /// No loader hook was set: how to set one (the library's
+        /// `RetrieverAgent::loader`, the command's `--loader-dir`).
+        no_loader: Option<String>,
     },
     /// The dataset's ingest was cut off by the first query's sample timeout.
     #[error(

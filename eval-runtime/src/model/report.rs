@@ -379,6 +379,8 @@ pub struct SampleReport {
     pub context: Vec<String>,
     /// The document ids the agent retrieved, best first (retrieval queries).
     pub retrieved: Vec<String>,
+    /// The score of each of them, when the retriever (or reranker) gave it.
+    pub retrieved_scores: Vec<f64>,
     /// The ids the query should retrieve (a retrieval dataset's `relevant`).
     pub relevant: Vec<String>,
     /// The item's own name, when the dataset gives one (a runevals item's
@@ -486,6 +488,7 @@ impl SampleReport {
             response_id: None,
             context: Vec::new(),
             retrieved: Vec::new(),
+            retrieved_scores: Vec::new(),
             relevant: sample
                 .relevant_ids()
                 .map(<[String]>::to_vec)

@@ -295,6 +295,10 @@ pub struct SampleRecord {
     /// The document ids the agent retrieved, best first (retrieval queries).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub retrieved_ids: Vec<String>,
+    /// The retriever's (or reranker's) score of each retrieved id, in the
+    /// same order, when it gave them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retrieved_scores: Vec<f64>,
     /// The ids the query should retrieve (a retrieval dataset's `relevant`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub relevant_ids: Vec<String>,
@@ -479,6 +483,7 @@ impl SampleRecord {
             output: report.output.as_deref().map(cut_output),
             context: cut_chunks(&report.context),
             retrieved_ids: report.retrieved.clone(),
+            retrieved_scores: report.retrieved_scores.clone(),
             ttft_ms: report.ttft.map(|t| t.as_secs_f64() * 1000.0),
             tool_calls: report.tool_calls.clone(),
             trajectory: report.trajectory.as_ref().map(cut_trajectory),
@@ -528,6 +533,7 @@ impl SampleRecord {
             output: None,
             context: Vec::new(),
             retrieved_ids: Vec::new(),
+            retrieved_scores: Vec::new(),
             relevant_ids: sample
                 .relevant_ids()
                 .map(<[String]>::to_vec)

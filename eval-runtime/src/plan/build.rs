@@ -492,6 +492,7 @@ impl PlanBuilder {
                 d.enforce_thresholds = self.ci_gate || manifest.ci_gate;
                 d.repeat = self.repeat.unwrap_or(manifest.repeat);
                 d.tools = m.tools.clone();
+                d.model = m.model.clone();
                 // A letta suite's gate, enforced; its sample filter, unless
                 // the front end chose samples itself.
                 d.gates = m.gates.iter().map(Gate::from_gate).collect();

@@ -72,12 +72,23 @@ pub struct Plan {
 /// chose nothing ([`Agent::with_plan_settings`](crate::Agent::with_plan_settings)),
 /// and a note when the plan says something the agent cannot take (an
 /// in-process agent has no protocol or model).
+///
+/// `per_model`: some dataset runs as a model of its own (a letta suite's
+/// `model_handles`); an in-process agent then reads it from each sample's
+/// `agent_args.model`, and the plan's model (the first handle) needs no note.
 pub(crate) fn agent_for_plan(
     agent: std::sync::Arc<dyn crate::Agent>,
     settings: &eval_datasets::AgentSettings,
+    per_model: bool,
 ) -> (std::sync::Arc<dyn crate::Agent>, Option<String>) {
     if settings.is_empty() {
         return (agent, None);
+    }
+    let only_model =
+        settings.protocol.is_none() && settings.stream.is_none() && settings.http.is_empty();
+    if per_model && only_model {
+        let applied = agent.with_plan_settings(settings);
+        return (applied.unwrap_or(agent), None);
     }
     match agent.with_plan_settings(settings) {
         Some(applied) => (applied, None),
@@ -203,6 +214,11 @@ pub struct DatasetPlan {
     /// `tools`, [`PlanBuilder::tools`]), added to each sample's own when it
     /// is loaded.
     pub tools: Vec<serde_json::Value>,
+    /// The model its agent runs as (a letta suite's model handle, see
+    /// [`ManifestDataset::model`]): an HTTP agent answers as this model
+    /// ([`Agent::with_model`](crate::Agent::with_model)) and each sample
+    /// carries it as `agent_args.model`; `None`: the agent as set up.
+    pub model: Option<String>,
 }
 
 impl DatasetPlan {
@@ -230,6 +246,7 @@ impl DatasetPlan {
             subset: Subset::default(),
             max_dataset_bytes: eval_datasets::files::DEFAULT_MAX_DATASET_BYTES,
             tools: Vec::new(),
+            model: None,
         }
     }
 }

@@ -57,8 +57,14 @@ pub(super) fn given(d: &DatasetPlan) -> Option<Vec<MetricSpec>> {
     }
 }
 
-/// What `d` says of each of its samples: its tools, its retrieval setting.
+/// What `d` says of each of its samples: its tools, its retrieval setting,
+/// the model its agent runs as (`agent_args.model`, the dataset's model
+/// over the sample's own: the dataset is that model's run).
 pub(super) fn apply_plan(d: &DatasetPlan, s: &mut Sample) {
+    if let Some(model) = &d.model {
+        s.agent_args
+            .insert("model".into(), serde_json::Value::String(model.clone()));
+    }
     if !d.tools.is_empty() {
         eval_datasets::tool::add_definitions(&mut s.tools, &d.tools);
     }

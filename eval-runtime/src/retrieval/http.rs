@@ -19,6 +19,9 @@ pub struct HttpRetriever {
     /// `EVAL_RETRIEVER_HEADERS`: sent with every request (all to the base
     /// URL's origin).
     headers: crate::config::Headers,
+    /// `EVAL_RERANK_URL`: a Cohere-style reranker instead of the `rerank`
+    /// route.
+    reranker: Option<super::cohere::CohereReranker>,
 }
 
 impl std::fmt::Debug for HttpRetriever {
@@ -53,6 +56,7 @@ impl HttpRetriever {
             timeout: Duration::from_secs(60),
             max_response_bytes: crate::http::DEFAULT_MAX_RESPONSE_BYTES,
             headers: crate::config::Headers::none(),
+            reranker: None,
         })
     }
 
@@ -66,7 +70,32 @@ impl HttpRetriever {
         r.timeout = config.retriever_timeout;
         r.max_response_bytes = config.max_response_bytes;
         r.headers = config.providers.retriever_headers.clone();
-        Ok(r)
+        r.reranker_from(&config.rerank)
+    }
+
+    /// Reranks `retrieve+rerank` candidates with the rerank service at
+    /// `url` speaking Cohere's Rerank API (`POST {model, query, documents,
+    /// top_n}`, answered `{results: [{index, relevance_score}]}`), as
+    /// Unrag's reranker battery does, instead of the retriever's own
+    /// `rerank` route (`EVAL_RERANK_URL`, `EVAL_RERANK_MODEL`,
+    /// `EVAL_RERANK_API_KEY`, sent as a bearer token).
+    pub fn cohere_rerank(
+        mut self,
+        url: &str,
+        model: &str,
+        api_key: Option<crate::Secret>,
+    ) -> Result<HttpRetriever> {
+        self.reranker = Some(super::cohere::CohereReranker::new(url, model, api_key)?);
+        Ok(self)
+    }
+
+    /// Reranks with the service `settings` name (`EVAL_RERANK_*`), if any
+    /// ([`cohere_rerank`](Self::cohere_rerank)).
+    pub fn reranker_from(self, settings: &crate::RerankSettings) -> Result<HttpRetriever> {
+        match &settings.url {
+            Some(url) => self.cohere_rerank(url, &settings.model, settings.api_key.clone()),
+            None => Ok(self),
+        }
     }
 
     /// Sends `headers` with every request (`EVAL_RETRIEVER_HEADERS`).
@@ -86,28 +115,39 @@ impl HttpRetriever {
             .join(path)
             .map_err(|e| RetrieverError::Failed(e.to_string()))?;
         let shown = redact_url(&url);
+        let value = self.send(&url, body, |r| self.headers.apply(r)).await?;
+        hits_or(value, &shown)
+    }
+
+    /// One `POST` of `body` to `url` (the request shaped by `with`, e.g.
+    /// its headers): the JSON answer.
+    async fn send(
+        &self,
+        url: &reqwest::Url,
+        body: Value,
+        with: impl FnOnce(reqwest::RequestBuilder) -> reqwest::RequestBuilder,
+    ) -> std::result::Result<Value, RetrieverError> {
+        let shown = redact_url(url);
         let client =
             runtime_client(url.as_str()).map_err(|e| RetrieverError::Failed(e.to_string()))?;
         let request = client.post(url.clone()).timeout(self.timeout).json(&body);
-        let response =
-            self.headers
-                .apply(request)
-                .send()
-                .await
-                .map_err(|e| match Failure::of_send(&e) {
-                    Failure::Timeout => RetrieverError::Timeout {
-                        url: shown.clone(),
-                        secs: self.timeout.as_secs_f64(),
-                    },
-                    Failure::Unreachable(cause) => RetrieverError::Unreachable {
-                        url: shown.clone(),
-                        cause,
-                    },
-                    Failure::Refused(refusal) => RetrieverError::Refused {
-                        url: shown.clone(),
-                        refusal,
-                    },
-                })?;
+        let response = with(request)
+            .send()
+            .await
+            .map_err(|e| match Failure::of_send(&e) {
+                Failure::Timeout => RetrieverError::Timeout {
+                    url: shown.clone(),
+                    secs: self.timeout.as_secs_f64(),
+                },
+                Failure::Unreachable(cause) => RetrieverError::Unreachable {
+                    url: shown.clone(),
+                    cause,
+                },
+                Failure::Refused(refusal) => RetrieverError::Refused {
+                    url: shown.clone(),
+                    refusal,
+                },
+            })?;
         let status = response.status();
         let bytes = read_body(response, self.max_response_bytes, self.timeout)
             .await
@@ -134,7 +174,7 @@ impl HttpRetriever {
                     },
                 }
             })?;
-        hits_or(value, &shown)
+        Ok(value)
     }
 }
 
@@ -217,6 +257,18 @@ impl Retriever for HttpRetriever {
         candidates: Vec<Hit>,
         k: usize,
     ) -> BoxFuture<'a, Vec<Hit>> {
+        if let Some(reranker) = &self.reranker {
+            return Box::pin(async move {
+                if candidates.is_empty() {
+                    return Ok(Vec::new());
+                }
+                let body = reranker.body(query, &candidates, k)?;
+                let answer = self
+                    .send(reranker.url(), body, |r| reranker.authorize(r))
+                    .await?;
+                reranker.read(&answer, &candidates, k)
+            });
+        }
         Box::pin(async move {
             let c: Vec<Value> = candidates
                 .iter()

@@ -48,7 +48,11 @@
 //! | `search` | `{"query", "scopePrefix", "topK"}` | `{"results": [{"sourceId", "score", "content"}]}`, best first |
 //! | `rerank` (optional) | `{"query", "topK", "candidates": [{"sourceId", "content"}]}` | `{"results": [...]}` |
 //!
-//! The demo agent serves this contract under `/retrieval/`.
+//! The demo agent serves this contract under `/retrieval/`. The `rerank`
+//! step may instead go to a rerank service speaking Cohere's Rerank API, as
+//! Unrag's reranker battery does ([`HttpRetriever::cohere_rerank`],
+//! `EVAL_RERANK_URL`): `{"model", "query", "documents", "top_n"}` answered
+//! `{"results": [{"index", "relevance_score"}]}`.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -62,6 +66,8 @@ use serde_json::Value;
 
 use crate::agent::{Agent, Response};
 use crate::config::Config;
+#[cfg(feature = "http")]
+mod cohere;
 #[cfg(feature = "http")]
 mod http;
 
@@ -386,6 +392,8 @@ pub struct RetrieverAgent {
     allow_custom_prefix: bool,
     no_ingest: bool,
     loader: Option<Resolve>,
+    /// What an unresolved `loaderRef` says when no loader is set.
+    no_loader_says: Option<String>,
     base_dir: PathBuf,
     /// The largest dataset file read (`EVAL_MAX_DATASET_BYTES`).
     max_file_bytes: u64,
@@ -409,6 +417,7 @@ impl RetrieverAgent {
             allow_custom_prefix: false,
             no_ingest: false,
             loader: None,
+            no_loader_says: None,
             base_dir: config.base_dir(),
             max_file_bytes: config.max_dataset_bytes,
             nextest_ingest: config
@@ -466,6 +475,31 @@ impl RetrieverAgent {
         self
     }
 
+    /// What the error of a `loaderRef` that cannot be loaded says to do
+    /// when no loader is set (the `evals` command: its `--loader-dir`);
+    /// by default, the Rust API that sets one.
+    pub fn no_loader_says(mut self, how: impl Into<String>) -> Self {
+        self.no_loader_says = Some(how.into());
+        self
+    }
+
+    /// `e`, saying how to set a loader as [`no_loader_says`](Self::no_loader_says) chose.
+    fn loader_hint(&self, e: RetrieverError) -> RetrieverError {
+        match (e, &self.no_loader_says) {
+            (
+                RetrieverError::Unresolved {
+                    refs,
+                    no_loader: Some(_),
+                },
+                Some(how),
+            ) => RetrieverError::Unresolved {
+                refs,
+                no_loader: Some(how.clone()),
+            },
+            (e, _) => e,
+        }
+    }
+
     /// Where dataset paths are relative to (default `CARGO_MANIFEST_DIR`, else the working directory).
     pub fn base_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.base_dir = dir.into();
@@ -502,9 +536,15 @@ impl RetrieverAgent {
         };
         let ids: Vec<String> = hits.iter().map(|h| h.source_id.clone()).collect();
         let text: Vec<String> = hits.iter().filter_map(|h| h.content.clone()).collect();
-        Ok(Response::new(ids.join("\n"))
+        let mut response = Response::new(ids.join("\n"))
             .with_retrieved(ids)
-            .with_context(text))
+            .with_context(text);
+        // The scores, when every hit has one (the order is what is ranked).
+        response.retrieved_scores = hits.iter().filter_map(|h| h.score).collect();
+        if response.retrieved_scores.len() != hits.len() {
+            response.retrieved_scores.clear();
+        }
+        Ok(response)
     }
 
     /// Deletes the dataset's scope and ingests its documents, once per file.
@@ -560,7 +600,9 @@ impl RetrieverAgent {
         // ingests for the whole run, the others wait for it and skip it.
         let (Some((run, dir)), Some(index)) = (&self.nextest_ingest, self.retriever.shared_id())
         else {
-            return ingest_with(&*self.retriever, &dataset, allowed, self.loader.as_ref()).await;
+            return ingest_with(&*self.retriever, &dataset, allowed, self.loader.as_ref())
+                .await
+                .map_err(|e| self.loader_hint(e));
         };
         std::fs::create_dir_all(dir).map_err(io(format!("create {}", dir.display())))?;
         let key = format!(
@@ -580,11 +622,17 @@ impl RetrieverAgent {
         {
             return Ok(());
         }
-        ingest_with(&*self.retriever, &dataset, allowed, self.loader.as_ref()).await?;
+        ingest_with(&*self.retriever, &dataset, allowed, self.loader.as_ref())
+            .await
+            .map_err(|e| self.loader_hint(e))?;
         eval_datasets::files::write_atomically(&marker, run.as_bytes())
             .map_err(io(format!("write {}", marker.display())))
     }
 }
+
+/// How a loader is set, as an unresolved `loaderRef`'s error says it in
+/// the library ([`RetrieverAgent::no_loader_says`] changes it).
+const NO_LOADER: &str = "set one with RetrieverAgent::loader, try_loader or loader_dir";
 
 /// Seed 004's ingest: refuse a prefix other than `eval:<name>` unless
 /// allowed (an empty one always), resolve
@@ -653,7 +701,7 @@ async fn ingest_with(
     if !unresolved.is_empty() {
         return Err(RetrieverError::Unresolved {
             refs: unresolved,
-            no_loader: loader.is_none(),
+            no_loader: loader.is_none().then(|| NO_LOADER.to_string()),
         });
     }
     retriever.delete_prefix(&dataset.scope_prefix).await?;

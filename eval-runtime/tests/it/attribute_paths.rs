@@ -36,6 +36,7 @@ const fn decl(module_path: &'static str, allow_outside: bool) -> Decl {
         notes: &[],
         registry: None,
         user_metrics: &[],
+        model: None,
     }
 }
 

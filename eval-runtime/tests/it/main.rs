@@ -26,10 +26,12 @@ mod providers;
 mod public_api;
 mod ragas_metrics;
 mod recorded_llama_cpp;
+mod rerank_cohere; // issue38:models
 mod retrieval;
 mod settings_table;
 mod spans;
 mod streamed;
+mod suite_models; // issue38:models
 mod tools;
 mod untrusted_replies;
 mod usage_never_zero;

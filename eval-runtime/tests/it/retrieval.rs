@@ -291,8 +291,8 @@ fn unresolved_loader_refs_are_named_and_no_ingest_skips_ingest() {
     let r = Results::read(&dir.join("r.json")).unwrap();
     let error = r.samples[0].error.as_deref().unwrap();
     assert!(
-        error.contains("1 document(s) could not be loaded (no loader hook is set"),
-        "{error}"
+        error.contains("1 document(s) could not be loaded (no loader hook is set: set one with RetrieverAgent::loader, try_loader or loader_dir)"),
+        "the library names its Rust API: {error}"
     );
     assert!(
         error.contains("hand.json:8: loaderRef `ref:four` (document `eval:hand:d4`)"),

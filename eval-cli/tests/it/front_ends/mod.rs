@@ -23,6 +23,7 @@ mod kills;
 mod manifests;
 mod runevals;
 mod runevals_defaults; // issue38:runevals
+mod suite_models; // issue38:models
 mod suites;
 mod unproven;
 
