@@ -4,82 +4,33 @@
 //! [...]}}` and wants a tenant header. Also which setting wins: a flag,
 //! then the manifest's `agent:` key, then the `EVAL_AGENT_*` variable.
 
-use std::io::{BufRead, BufReader, Read, Write};
-
+use crate::common::loopback;
 use crate::common::*;
 
 /// The service, on loopback: answers from a small table, `401` without
 /// `X-Tenant: acme`. Returns its URL.
 fn data_service() -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/api/ask", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            std::thread::spawn(move || serve_connection(stream));
+    let base = loopback::serve(|r| {
+        if r.header("x-tenant") != Some("acme") {
+            return loopback::Reply::json(401, &serde_json::json!({"error": "unknown tenant"}));
         }
-    });
-    url
-}
-
-fn serve_connection(stream: std::net::TcpStream) {
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut out = stream;
-    loop {
-        let mut head = Vec::new();
-        loop {
-            let mut line = String::new();
-            if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                return;
-            }
-            if line == "\r\n" {
-                break;
-            }
-            head.push(line.trim_end().to_string());
-        }
-        let header = |name: &str| {
-            head.iter().find_map(|l| {
-                let (k, v) = l.split_once(':')?;
-                k.trim()
-                    .eq_ignore_ascii_case(name)
-                    .then(|| v.trim().to_string())
-            })
-        };
-        let len: usize = header("content-length")
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0);
-        let mut body = vec![0; len];
-        if reader.read_exact(&mut body).is_err() {
-            return;
-        }
-        let request: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
-        let (status, reply) = if header("x-tenant").as_deref() != Some("acme") {
-            (401, serde_json::json!({"error": "unknown tenant"}))
-        } else {
-            let question = request["question"].as_str().unwrap_or_default();
-            let (answer, source) = if question.contains("France") {
-                (
-                    "The capital of France is Paris.",
-                    "Paris is the capital of France.",
-                )
-            } else if question.contains("2 + 2") {
-                ("2 + 2 = 4", "Arithmetic: 2 + 2 = 4.")
-            } else {
-                ("I do not know.", "nothing found")
-            };
+        let request = r.json();
+        let question = request["question"].as_str().unwrap_or_default();
+        let (answer, source) = if question.contains("France") {
             (
-                200,
-                serde_json::json!({"data": {"answer": answer, "sources": [{"text": source, "score": 0.9}]}, "request_id": "r-1"}),
+                "The capital of France is Paris.",
+                "Paris is the capital of France.",
             )
+        } else if question.contains("2 + 2") {
+            ("2 + 2 = 4", "Arithmetic: 2 + 2 = 4.")
+        } else {
+            ("I do not know.", "nothing found")
         };
-        let reply = reply.to_string();
-        let response = format!(
-            "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{reply}",
-            reply.len()
-        );
-        if out.write_all(response.as_bytes()).is_err() {
-            return;
-        }
-    }
+        loopback::Reply::ok(
+            &serde_json::json!({"data": {"answer": answer, "sources": [{"text": source, "score": 0.9}]}, "request_id": "r-1"}),
+        )
+    });
+    format!("{base}/api/ask")
 }
 
 const QA: &str = "{\"input\": \"What is the capital of France?\", \"expected\": \"Paris\"}\n{\"input\": \"What is 2 + 2?\", \"expected\": \"4\"}\n";

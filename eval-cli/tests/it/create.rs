@@ -6,8 +6,6 @@
 
 use crate::common;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
 use std::path::Path;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
@@ -82,49 +80,26 @@ pub(crate) struct Mock {
 pub(crate) type Seen = (String, Option<String>, Value);
 
 pub(crate) fn mock(status: u16) -> Mock {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
     let seen = Arc::new(Mutex::new(Vec::new()));
     let keep = seen.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut line = String::new();
-            reader.read_line(&mut line).unwrap();
-            let (mut key, mut length) = (None, 0usize);
-            loop {
-                let mut h = String::new();
-                reader.read_line(&mut h).unwrap();
-                let h = h.trim_end().to_string();
-                if h.is_empty() {
-                    break;
-                }
-                let (name, value) = h.split_once(':').unwrap();
-                match name.to_ascii_lowercase().as_str() {
-                    "x-api-key" => key = Some(value.trim().to_string()),
-                    "content-length" => length = value.trim().parse().unwrap(),
-                    _ => {}
-                }
-            }
-            let mut body = vec![0u8; length];
-            reader.read_exact(&mut body).unwrap();
-            let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-            keep.lock()
-                .unwrap()
-                .push((line.trim().to_string(), key, body.clone()));
-            let answer = if status != 200 {
-                r#"{"detail": "the service is down"}"#.to_string()
-            } else if line.contains("/api/v1/datasets") {
-                dataset_answer(&body)
-            } else {
-                examples_answer(&body)
-            };
-            let mut s = stream;
-            let _ = write!(
-                s,
-                "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{answer}",
-                answer.len()
-            );
+    let url = crate::common::loopback::serve(move |r| {
+        let body = r.json();
+        let line = r.line();
+        keep.lock().unwrap().push((
+            line.clone(),
+            r.header("x-api-key").map(str::to_string),
+            body.clone(),
+        ));
+        let answer = if status != 200 {
+            r#"{"detail": "the service is down"}"#.to_string()
+        } else if line.contains("/api/v1/datasets") {
+            dataset_answer(&body)
+        } else {
+            examples_answer(&body)
+        };
+        crate::common::loopback::Reply {
+            status,
+            body: answer,
         }
     });
     Mock { url, seen }

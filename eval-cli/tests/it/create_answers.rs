@@ -15,8 +15,6 @@
 
 use crate::common;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
@@ -173,69 +171,28 @@ struct JudgeServer {
 }
 
 fn judge() -> JudgeServer {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
     let seen = Arc::new(Mutex::new(Vec::new()));
     let keep = seen.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut line = String::new();
-            if reader.read_line(&mut line).is_err() {
-                continue;
-            }
-            let mut length = 0usize;
-            loop {
-                let mut h = String::new();
-                reader.read_line(&mut h).unwrap();
-                let h = h.trim_end();
-                if h.is_empty() {
-                    break;
-                }
-                if let Some((k, v)) = h.split_once(':')
-                    && k.eq_ignore_ascii_case("content-length")
-                {
-                    length = v.trim().parse().unwrap();
-                }
-            }
-            let mut body = vec![0u8; length];
-            reader.read_exact(&mut body).unwrap();
-            let request: Value = serde_json::from_slice(&body).unwrap();
-            let user = request["messages"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .rev()
-                .find(|m| m["role"] == "user")
-                .and_then(|m| m["content"].as_str())
-                .unwrap_or("")
-                .to_string();
-            let t = task(&user);
-            let question = section(&user, "question").unwrap_or_default();
-            keep.lock().unwrap().push((t.clone(), question));
-            let passage = first_sentence(&section(&user, "passage_1").unwrap_or_default());
-            let source = section(&user, "source_1").unwrap_or_default();
-            let content = match t.as_str() {
-                "answer/document" => json!({"answer": passage, "quote": passage}),
-                _ => json!({"answer": format!("According to {source}: {passage}")}),
-            };
-            let reply = json!({
-                "id": "chatcmpl-test", "object": "chat.completion", "created": 1_700_000_000,
-                "model": request["model"],
-                "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": content.to_string()}}],
-                "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
-            })
-            .to_string();
-            let mut s = stream;
-            let _ = write!(
-                s,
-                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{reply}",
-                reply.len()
-            );
-        }
+    let base = crate::common::loopback::serve(move |r| {
+        let user = r.last_user_message();
+        let t = task(&user);
+        let question = section(&user, "question").unwrap_or_default();
+        keep.lock().unwrap().push((t.clone(), question));
+        let passage = first_sentence(&section(&user, "passage_1").unwrap_or_default());
+        let source = section(&user, "source_1").unwrap_or_default();
+        let content = match t.as_str() {
+            "answer/document" => json!({"answer": passage, "quote": passage}),
+            _ => json!({"answer": format!("According to {source}: {passage}")}),
+        };
+        crate::common::loopback::Reply::ok(&crate::common::loopback::chat_completion(
+            &r.json()["model"],
+            &content.to_string(),
+        ))
     });
-    JudgeServer { url, seen }
+    JudgeServer {
+        url: format!("{base}/v1"),
+        seen,
+    }
 }
 
 /// Issue 38: strategy 3 with a corpus left all 11 of the user's queries

@@ -8,11 +8,11 @@
 //! (OpenAI's chat-completions request and response shapes, as documented
 //! in its API reference); the JSON contract as `agent_args.model`.
 
-use std::io::{BufRead, BufReader, Read, Write};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
+use crate::common::loopback;
 use crate::common::*;
 
 const GOOD: &str = "openai/good-model";
@@ -26,14 +26,23 @@ pub(crate) type Seen = Arc<Mutex<Vec<(String, String)>>>;
 /// `agent_args.model`). As `GOOD` it names the capital asked for; as any
 /// other model it does not know.
 pub(crate) fn agent() -> (String, Seen) {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
     let seen: Seen = Arc::default();
     let log = seen.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let log = log.clone();
-            std::thread::spawn(move || serve(stream, &log));
+    let url = loopback::serve(move |r| {
+        let request = r.json();
+        if r.path.ends_with("/chat/completions") {
+            let model = request["model"].as_str().unwrap_or_default().to_string();
+            log.lock().unwrap().push(("openai".into(), model.clone()));
+            let content = answer(&model, &r.last_user_message());
+            loopback::Reply::ok(&loopback::chat_completion(&request["model"], content))
+        } else {
+            let model = request["agent_args"]["model"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            let question = request["input"].as_str().unwrap_or_default();
+            log.lock().unwrap().push(("json".into(), model.clone()));
+            loopback::Reply::ok(&json!({"output": answer(&model, question)}))
         }
     });
     (url, seen)
@@ -44,80 +53,6 @@ fn answer(model: &str, question: &str) -> &'static str {
         (true, q) if q.contains("France") => "The capital of France is Paris.",
         (true, q) if q.contains("Italy") => "The capital of Italy is Rome.",
         _ => "I do not know.",
-    }
-}
-
-fn serve(stream: std::net::TcpStream, seen: &Seen) {
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut out = stream;
-    loop {
-        let mut head = Vec::new();
-        loop {
-            let mut line = String::new();
-            if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                return;
-            }
-            if line == "\r\n" {
-                break;
-            }
-            head.push(line.trim_end().to_string());
-        }
-        let path = head
-            .first()
-            .and_then(|l| l.split(' ').nth(1))
-            .unwrap_or_default()
-            .to_string();
-        let len: usize = head
-            .iter()
-            .find_map(|l| {
-                let (k, v) = l.split_once(':')?;
-                k.eq_ignore_ascii_case("content-length")
-                    .then(|| v.trim().parse().ok())?
-            })
-            .unwrap_or(0);
-        let mut body = vec![0; len];
-        if reader.read_exact(&mut body).is_err() {
-            return;
-        }
-        let request: Value = serde_json::from_slice(&body).unwrap_or_default();
-        let reply = if path.ends_with("/chat/completions") {
-            let model = request["model"].as_str().unwrap_or_default().to_string();
-            let question = request["messages"]
-                .as_array()
-                .and_then(|m| m.last())
-                .and_then(|m| m["content"].as_str())
-                .unwrap_or_default()
-                .to_string();
-            seen.lock().unwrap().push(("openai".into(), model.clone()));
-            json!({
-                "id": "chatcmpl-1",
-                "object": "chat.completion",
-                "created": 1,
-                "model": model,
-                "choices": [{
-                    "index": 0,
-                    "message": {"role": "assistant", "content": answer(&model, &question)},
-                    "finish_reason": "stop"
-                }],
-                "usage": {"prompt_tokens": 9, "completion_tokens": 7, "total_tokens": 16}
-            })
-        } else {
-            let model = request["agent_args"]["model"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string();
-            let question = request["input"].as_str().unwrap_or_default().to_string();
-            seen.lock().unwrap().push(("json".into(), model.clone()));
-            json!({"output": answer(&model, &question)})
-        };
-        let reply = reply.to_string();
-        let response = format!(
-            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{reply}",
-            reply.len()
-        );
-        if out.write_all(response.as_bytes()).is_err() {
-            return;
-        }
     }
 }
 

@@ -50,67 +50,22 @@ fn a_loader_ref_without_loader_dir_names_the_flag() {
 /// the results.
 #[test]
 fn rerank_mode_from_the_command_asks_the_rerank_url() {
-    use std::io::{BufRead, BufReader, Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
     let bodies = std::sync::Arc::new(std::sync::Mutex::new(Vec::<(String, String)>::new()));
     let log = bodies.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let log = log.clone();
-            std::thread::spawn(move || {
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut out = stream;
-                loop {
-                    let mut head = Vec::new();
-                    loop {
-                        let mut line = String::new();
-                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                            return;
-                        }
-                        if line == "\r\n" {
-                            break;
-                        }
-                        head.push(line.trim_end().to_string());
-                    }
-                    let path = head[0].split(' ').nth(1).unwrap_or_default().to_string();
-                    let len: usize = head
-                        .iter()
-                        .find_map(|l| {
-                            let (k, v) = l.split_once(':')?;
-                            k.eq_ignore_ascii_case("content-length")
-                                .then(|| v.trim().parse().ok())?
-                        })
-                        .unwrap_or(0);
-                    let mut body = vec![0; len];
-                    if reader.read_exact(&mut body).is_err() {
-                        return;
-                    }
-                    let body = String::from_utf8_lossy(&body).into_owned();
-                    log.lock().unwrap().push((path.clone(), body));
-                    let reply = match path.as_str() {
-                        "/retrieval/search" => serde_json::json!({"results": [
-                            {"sourceId": "eval:rr:security", "score": 0.9, "content": "Use a strong password."},
-                            {"sourceId": "eval:rr:reset", "score": 0.8, "content": "Open Settings to reset your password."}
-                        ]}),
-                        "/v2/rerank" => serde_json::json!({
-                            "id": "r-1",
-                            "results": [{"index": 1, "relevance_score": 0.97}],
-                            "meta": {"billed_units": {"search_units": 1}}
-                        }),
-                        _ => serde_json::json!({"deleted": 0, "ingested": 2}),
-                    }
-                    .to_string();
-                    let response = format!(
-                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{reply}",
-                        reply.len()
-                    );
-                    if out.write_all(response.as_bytes()).is_err() {
-                        return;
-                    }
-                }
-            });
-        }
+    let url = crate::common::loopback::serve(move |r| {
+        log.lock().unwrap().push((r.path.clone(), r.text()));
+        crate::common::loopback::Reply::ok(&match r.path.as_str() {
+            "/retrieval/search" => serde_json::json!({"results": [
+                {"sourceId": "eval:rr:security", "score": 0.9, "content": "Use a strong password."},
+                {"sourceId": "eval:rr:reset", "score": 0.8, "content": "Open Settings to reset your password."}
+            ]}),
+            "/v2/rerank" => serde_json::json!({
+                "id": "r-1",
+                "results": [{"index": 1, "relevance_score": 0.97}],
+                "meta": {"billed_units": {"search_units": 1}}
+            }),
+            _ => serde_json::json!({"deleted": 0, "ingested": 2}),
+        })
     });
     let dir = scratch("rerank-command");
     std::fs::write(
