@@ -16,28 +16,28 @@ use crate::parse::Input;
 /// What the attribute's nodes and the manifest's dataset settle between
 /// them, filled in as they are checked.
 pub(super) struct Found {
-    pub metrics: Vec<CheckedMetric>,
-    pub gates: Vec<(Span, (Stat, CheckedMetric))>,
-    pub ci_gate: bool,
-    pub enforce_thresholds: bool,
-    pub threshold_gates: bool,
-    pub model: Option<String>,
-    pub notes: Vec<String>,
-    pub subset: Option<eval_datasets::Subset>,
-    pub tracked: Vec<String>,
-    pub repeat: Option<eval_datasets::Repeat>,
+    pub(super) metrics: Vec<CheckedMetric>,
+    pub(super) gates: Vec<(Span, (Stat, CheckedMetric))>,
+    pub(super) ci_gate: bool,
+    pub(super) enforce_thresholds: bool,
+    pub(super) threshold_gates: bool,
+    pub(super) model: Option<String>,
+    pub(super) notes: Vec<String>,
+    pub(super) subset: Option<eval_datasets::Subset>,
+    pub(super) tracked: Vec<String>,
+    pub(super) repeat: Option<eval_datasets::Repeat>,
 }
 
 /// Where the attribute's paths are read from, and which they may name.
 pub(super) struct Place {
-    pub manifest_dir: PathBuf,
+    pub(super) manifest_dir: PathBuf,
     /// The project: the nearest directory with `.git`.
     root: PathBuf,
-    pub allow_outside: bool,
+    pub(super) allow_outside: bool,
 }
 
 impl Place {
-    pub fn of(input: &Input) -> Place {
+    pub(super) fn of(input: &Input) -> Place {
         let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR")
             .map(PathBuf::from)
             .unwrap_or_default();
@@ -53,7 +53,7 @@ impl Place {
 
     /// Whether `written` is inside the project (or may be outside); an error
     /// at `span` if not.
-    pub fn inside(&self, written: &str, errors: &mut Vec<syn::Error>, span: Span) -> bool {
+    pub(super) fn inside(&self, written: &str, errors: &mut Vec<syn::Error>, span: Span) -> bool {
         if self.allow_outside {
             return true;
         }
@@ -83,10 +83,10 @@ impl Place {
 /// The dataset as named: the path as written, the file, the dataset read
 /// (`None` when it could not be named), and the span problems point at.
 pub(super) struct Source {
-    pub shown_path: String,
-    pub abs: PathBuf,
-    pub loaded: Option<Result<Dataset, DatasetError>>,
-    pub span: Span,
+    pub(super) shown_path: String,
+    pub(super) abs: PathBuf,
+    pub(super) loaded: Option<Result<Dataset, DatasetError>>,
+    pub(super) span: Span,
 }
 
 /// The dataset path, or the manifest and its dataset (whose settings join
@@ -271,9 +271,9 @@ fn take_manifest_dataset(
 /// whether it has gates of its own (a retrieval dataset's thresholds).
 #[derive(Default)]
 pub(super) struct Samples {
-    pub test_names: Vec<String>,
-    pub own: Vec<String>,
-    pub own_gates: bool,
+    pub(super) test_names: Vec<String>,
+    pub(super) own: Vec<String>,
+    pub(super) own_gates: bool,
 }
 
 /// The dataset read: its problems, or its samples checked.

@@ -26,19 +26,9 @@ pub(super) struct Setting<P> {
     pub(super) parse: P,
 }
 
-impl<P: Parser> Setting<P> {
-    /// The value as written (`None`: not set), read.
-    pub(super) fn read(&self, value: Option<String>, bad: &mut Vec<BadVar>) -> P::Out {
-        self.parse.parse(self.name, value, bad)
-    }
-}
-
-/// How a value is read. A value that does not read is pushed onto `bad`
-/// (what was expected, the value as written) and read as the default.
-pub(super) trait Parser {
-    type Out;
-    fn parse(&self, name: &'static str, value: Option<String>, bad: &mut Vec<BadVar>) -> Self::Out;
-}
+// How each kind of value is read: `Setting<Kind>::read`. A value that does
+// not read is pushed onto `bad` (what was expected, the value as written)
+// and read as the default.
 
 fn push(bad: &mut Vec<BadVar>, var: &'static str, value: String, expected: String) {
     bad.push(BadVar {
@@ -51,9 +41,8 @@ fn push(bad: &mut Vec<BadVar>, var: &'static str, value: String, expected: Strin
 /// Text kept as written (a URL, a name).
 pub(super) struct Text;
 
-impl Parser for Text {
-    type Out = Option<String>;
-    fn parse(&self, _: &'static str, value: Option<String>, _: &mut Vec<BadVar>) -> Self::Out {
+impl Setting<Text> {
+    pub(super) fn read(&self, value: Option<String>, _: &mut Vec<BadVar>) -> Option<String> {
         value
     }
 }
@@ -61,19 +50,17 @@ impl Parser for Text {
 /// Text, else a default (a model).
 pub(super) struct TextOr(&'static str);
 
-impl Parser for TextOr {
-    type Out = String;
-    fn parse(&self, _: &'static str, value: Option<String>, _: &mut Vec<BadVar>) -> String {
-        value.unwrap_or_else(|| self.0.to_string())
+impl Setting<TextOr> {
+    pub(super) fn read(&self, value: Option<String>, _: &mut Vec<BadVar>) -> String {
+        value.unwrap_or_else(|| self.parse.0.to_string())
     }
 }
 
 /// A key, held as a [`Secret`].
 pub(super) struct Key;
 
-impl Parser for Key {
-    type Out = Option<Secret>;
-    fn parse(&self, _: &'static str, value: Option<String>, _: &mut Vec<BadVar>) -> Self::Out {
+impl Setting<Key> {
+    pub(super) fn read(&self, value: Option<String>, _: &mut Vec<BadVar>) -> Option<Secret> {
         value.map(Secret::new)
     }
 }
@@ -81,9 +68,8 @@ impl Parser for Key {
 /// A file or directory.
 pub(super) struct FilePath;
 
-impl Parser for FilePath {
-    type Out = Option<PathBuf>;
-    fn parse(&self, _: &'static str, value: Option<String>, _: &mut Vec<BadVar>) -> Self::Out {
+impl Setting<FilePath> {
+    pub(super) fn read(&self, value: Option<String>, _: &mut Vec<BadVar>) -> Option<PathBuf> {
         value.filter(|p| !p.trim().is_empty()).map(PathBuf::from)
     }
 }
@@ -91,9 +77,8 @@ impl Parser for FilePath {
 /// A comma-separated list, blanks dropped.
 pub(super) struct List;
 
-impl Parser for List {
-    type Out = Vec<String>;
-    fn parse(&self, _: &'static str, value: Option<String>, _: &mut Vec<BadVar>) -> Vec<String> {
+impl Setting<List> {
+    pub(super) fn read(&self, value: Option<String>, _: &mut Vec<BadVar>) -> Vec<String> {
         value
             .map(|v| {
                 v.split(',')
@@ -110,11 +95,11 @@ impl Parser for List {
 /// set). `None` for a bad value.
 pub(super) struct Secs(Option<Duration>);
 
-impl Parser for Secs {
-    type Out = Option<Duration>;
-    fn parse(&self, name: &'static str, value: Option<String>, bad: &mut Vec<BadVar>) -> Self::Out {
+impl Setting<Secs> {
+    pub(super) fn read(&self, value: Option<String>, bad: &mut Vec<BadVar>) -> Option<Duration> {
+        let name = self.name;
         let Some(v) = value else {
-            return self.0;
+            return self.parse.0;
         };
         let parsed = parse_secs(&v);
         if parsed.is_none() {
@@ -129,9 +114,9 @@ impl Parser for Secs {
 /// bad).
 pub(super) struct InFlight;
 
-impl Parser for InFlight {
-    type Out = Option<usize>;
-    fn parse(&self, name: &'static str, value: Option<String>, bad: &mut Vec<BadVar>) -> Self::Out {
+impl Setting<InFlight> {
+    pub(super) fn read(&self, value: Option<String>, bad: &mut Vec<BadVar>) -> Option<usize> {
+        let name = self.name;
         let v = value?;
         match v.trim().parse::<usize>() {
             Ok(n) if (1..=MAX_CONCURRENCY).contains(&n) => Some(n),
@@ -151,22 +136,22 @@ pub(super) struct Size {
     default: u64,
 }
 
-impl Parser for Size {
-    type Out = u64;
-    fn parse(&self, name: &'static str, value: Option<String>, bad: &mut Vec<BadVar>) -> u64 {
+impl Setting<Size> {
+    pub(super) fn read(&self, value: Option<String>, bad: &mut Vec<BadVar>) -> u64 {
+        let name = self.name;
         let Some(v) = value else {
-            return self.default;
+            return self.parse.default;
         };
-        match parse_bytes(&v).filter(|n| self.range.contains(n)) {
+        match parse_bytes(&v).filter(|n| self.parse.range.contains(n)) {
             Some(n) => n,
             None => {
                 let expected = format!(
                     "a size from {} to {}, e.g. 16MiB, 512KiB or 1048576",
-                    shown_size(*self.range.start()),
-                    shown_size(*self.range.end())
+                    shown_size(*self.parse.range.start()),
+                    shown_size(*self.parse.range.end())
                 );
                 push(bad, name, v, expected);
-                self.default
+                self.parse.default
             }
         }
     }
@@ -175,11 +160,11 @@ impl Parser for Size {
 /// On or off (`1`/`0`, `true`/`false`, `yes`/`no`), else the default.
 pub(super) struct Switch(bool);
 
-impl Parser for Switch {
-    type Out = bool;
-    fn parse(&self, name: &'static str, value: Option<String>, bad: &mut Vec<BadVar>) -> bool {
+impl Setting<Switch> {
+    pub(super) fn read(&self, value: Option<String>, bad: &mut Vec<BadVar>) -> bool {
+        let name = self.name;
         let Some(v) = value else {
-            return self.0;
+            return self.parse.0;
         };
         match v.trim().to_ascii_lowercase().as_str() {
             "1" | "true" | "yes" | "on" => true,
@@ -187,7 +172,7 @@ impl Parser for Switch {
             _ => {
                 let expected = "on or off (1/0, true/false, yes/no)".into();
                 push(bad, name, v, expected);
-                self.0
+                self.parse.0
             }
         }
     }
@@ -196,9 +181,9 @@ impl Parser for Switch {
 /// Retries of an agent call, 0 to [`MAX_AGENT_RETRIES`].
 pub(super) struct Retries;
 
-impl Parser for Retries {
-    type Out = u32;
-    fn parse(&self, name: &'static str, value: Option<String>, bad: &mut Vec<BadVar>) -> u32 {
+impl Setting<Retries> {
+    pub(super) fn read(&self, value: Option<String>, bad: &mut Vec<BadVar>) -> u32 {
+        let name = self.name;
         let Some(v) = value else {
             return DEFAULT_AGENT_MAX_RETRIES;
         };
@@ -216,9 +201,9 @@ impl Parser for Retries {
 /// `record` or `replay` (the default).
 pub(super) struct Cassette;
 
-impl Parser for Cassette {
-    type Out = CassetteMode;
-    fn parse(&self, name: &'static str, value: Option<String>, bad: &mut Vec<BadVar>) -> Self::Out {
+impl Setting<Cassette> {
+    pub(super) fn read(&self, value: Option<String>, bad: &mut Vec<BadVar>) -> CassetteMode {
+        let name = self.name;
         let Some(v) = value else {
             return CassetteMode::Replay;
         };
@@ -236,9 +221,13 @@ impl Parser for Cassette {
 /// `estimate`, `fail` or `pass`.
 pub(super) struct Inconclusive;
 
-impl Parser for Inconclusive {
-    type Out = Option<OnInconclusive>;
-    fn parse(&self, name: &'static str, value: Option<String>, bad: &mut Vec<BadVar>) -> Self::Out {
+impl Setting<Inconclusive> {
+    pub(super) fn read(
+        &self,
+        value: Option<String>,
+        bad: &mut Vec<BadVar>,
+    ) -> Option<OnInconclusive> {
+        let name = self.name;
         let v = value?;
         let parsed = OnInconclusive::parse(&v);
         if parsed.is_none() {
@@ -253,9 +242,9 @@ impl Parser for Inconclusive {
 /// other settings).
 pub(super) struct Prices;
 
-impl Parser for Prices {
-    type Out = Option<PriceTable>;
-    fn parse(&self, name: &'static str, value: Option<String>, bad: &mut Vec<BadVar>) -> Self::Out {
+impl Setting<Prices> {
+    pub(super) fn read(&self, value: Option<String>, bad: &mut Vec<BadVar>) -> Option<PriceTable> {
+        let name = self.name;
         let path = value?;
         match read_setting(&path) {
             Ok(table) => Some(table),
