@@ -86,6 +86,72 @@ struct Run {
 }
 
 fn main() {
+    let Options {
+        large,
+        large_only,
+        limited,
+        limited_only,
+        fixed,
+        export_only,
+        rounds,
+        rate,
+        targets_from,
+    } = options();
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let targets = build(targets_from.as_deref().unwrap_or(&root));
+    let work = root.join("target/bench");
+    std::fs::create_dir_all(&work).expect("create target/bench");
+    let dataset_1k = root.join("benches/data/bench_1000.jsonl");
+    if limited_only {
+        limited_runs(&targets, &work, &dataset_1k, rate, fixed);
+        return;
+    }
+    if export_only {
+        export_runs(&targets, &work, &dataset_1k, rounds);
+        return;
+    }
+
+    let latencies: &[u64] = if large_only { &[] } else { &[50, 0] };
+    let mut runs = small_runs(&targets, &work, &dataset_1k, latencies);
+    if large > 0 {
+        large_runs(&targets, &work, large, &mut runs);
+    }
+    report(&runs);
+    if large > 0 {
+        // The last large run's results file and, beside it, its HTML report.
+        for (path, bytes) in html_reports(&work.join("results")) {
+            println!(
+                "HTML report: {} ({:.1} MB)",
+                path.display(),
+                bytes as f64 / 1e6
+            );
+        }
+    }
+    if large > 0 {
+        list_and_exact(&targets.harness, &work, large);
+    }
+    if limited && !large_only {
+        limited_runs(&targets, &work, &dataset_1k, rate, fixed);
+    }
+    if !large_only {
+        export_runs(&targets, &work, &dataset_1k, rounds);
+    }
+}
+
+/// The command line (see the module docs).
+struct Options {
+    large: usize,
+    large_only: bool,
+    limited: bool,
+    limited_only: bool,
+    fixed: bool,
+    export_only: bool,
+    rounds: usize,
+    rate: f64,
+    targets_from: Option<PathBuf>,
+}
+
+fn options() -> Options {
     let mut large = 100_000usize;
     let mut large_only = false;
     let (mut limited, mut limited_only, mut fixed) = (true, false, false);
@@ -118,27 +184,25 @@ fn main() {
             }
         }
     }
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let targets = build(targets_from.as_deref().unwrap_or(&root));
-    let (macro_bin, harness_bin, baseline_bin) = (
-        targets.attribute.clone(),
-        targets.harness.clone(),
-        targets.baseline.clone(),
-    );
-    let work = root.join("target/bench");
-    std::fs::create_dir_all(&work).expect("create target/bench");
-    let dataset_1k = root.join("benches/data/bench_1000.jsonl");
-    if limited_only {
-        limited_runs(&targets, &work, &dataset_1k, rate, fixed);
-        return;
+    Options {
+        large,
+        large_only,
+        limited,
+        limited_only,
+        fixed,
+        export_only,
+        rounds,
+        rate,
+        targets_from,
     }
-    if export_only {
-        export_runs(&targets, &work, &dataset_1k, rounds);
-        return;
-    }
+}
 
+/// The 1,000-sample runs over HTTP at each latency (and, at 0 ms, the
+/// baselines and the in-process agent).
+fn small_runs(targets: &Targets, work: &Path, dataset_1k: &Path, latencies: &[u64]) -> Vec<Run> {
+    let (macro_bin, harness_bin, baseline_bin) =
+        (&targets.attribute, &targets.harness, &targets.baseline);
     let mut runs = Vec::new();
-    let latencies: &[u64] = if large_only { &[] } else { &[50, 0] };
     for &latency_ms in latencies {
         let latency = Duration::from_millis(latency_ms);
         let server = spawn(DemoConfig {
@@ -162,7 +226,7 @@ fn main() {
         let ds = dataset_1k.to_string_lossy().into_owned();
         runs.push(run(
             &format!("harness, HTTP, {latency_ms} ms"),
-            &harness_bin,
+            harness_bin,
             &["-q"],
             &env(&[("BENCH_DATASET", ds.clone())]),
             1000,
@@ -170,7 +234,7 @@ fn main() {
         ));
         runs.push(run(
             &format!("macro (libtest, default threads), HTTP, {latency_ms} ms"),
-            &macro_bin,
+            macro_bin,
             &["-q"],
             &env(&[]),
             1000,
@@ -215,7 +279,7 @@ fn main() {
         if latency_ms == 0 {
             runs.push(run(
                 "libtest alone: 1000 trivial #[test]s (baseline)",
-                &baseline_bin,
+                baseline_bin,
                 &["-q"],
                 &[],
                 1000,
@@ -223,7 +287,7 @@ fn main() {
             ));
             runs.push(run(
                 "harness, in-process agent",
-                &harness_bin,
+                harness_bin,
                 &["-q"],
                 &env(&[("BENCH_DATASET", ds), ("BENCH_AGENT", "in-process".into())]),
                 1000,
@@ -232,133 +296,124 @@ fn main() {
         }
         drop(server);
     }
-    if large > 0 {
-        // JSON Lines, and one `.json` document (items' lines found in one pass).
-        for (ext, write) in [
-            ("jsonl", write_large as fn(&Path, usize)),
-            ("json", write_large_json),
-        ] {
-            let path = work.join(format!("bench_{large}.{ext}"));
-            write(&path, large);
-            runs.push(run(
-                &format!("harness, in-process agent, {large} samples (.{ext})"),
-                &harness_bin,
-                &["-q"],
-                &[
-                    ("BENCH_DATASET", path.to_string_lossy().into_owned()),
-                    ("BENCH_AGENT", "in-process".into()),
-                    ("EVAL_CONCURRENCY", CONCURRENCY.to_string()),
-                    (
-                        "EVAL_RESULTS_DIR",
-                        work.join("results").to_string_lossy().into_owned(),
-                    ),
-                ],
-                large,
-                Duration::ZERO,
-            ));
-        }
-        // Over HTTP at 0 ms: the harness and `evals evaluate` (the `.jsonl`).
-        let server = spawn(DemoConfig {
-            latency: Duration::ZERO,
-            ..DemoConfig::default()
-        })
-        .expect("start the demo agent");
-        let ds = work.join(format!("bench_{large}.jsonl"));
-        let ds = ds.to_string_lossy().into_owned();
-        let env = vec![
-            ("EVAL_AGENT_URL", server.url()),
-            ("EVAL_CONCURRENCY", CONCURRENCY.to_string()),
-            (
-                "EVAL_RESULTS_DIR",
-                work.join("results").to_string_lossy().into_owned(),
-            ),
-        ];
-        let mut harness_env = env.clone();
-        harness_env.push(("BENCH_DATASET", ds.clone()));
+    runs
+}
+
+/// The runs of a large generated dataset: in process (`.jsonl` and
+/// `.json`), and over HTTP at 0 ms.
+fn large_runs(targets: &Targets, work: &Path, large: usize, runs: &mut Vec<Run>) {
+    let harness_bin = &targets.harness;
+    // JSON Lines, and one `.json` document (items' lines found in one pass).
+    for (ext, write) in [
+        ("jsonl", write_large as fn(&Path, usize)),
+        ("json", write_large_json),
+    ] {
+        let path = work.join(format!("bench_{large}.{ext}"));
+        write(&path, large);
         runs.push(run(
-            &format!("harness, HTTP, 0 ms, {large} samples (.jsonl)"),
-            &harness_bin,
+            &format!("harness, in-process agent, {large} samples (.{ext})"),
+            harness_bin,
             &["-q"],
-            &harness_env,
-            large,
-            Duration::ZERO,
-        ));
-        let cli_output = work.join("results/cli-large.json");
-        let cli_output = cli_output.to_string_lossy().into_owned();
-        runs.push(run(
-            &format!("evals evaluate, HTTP, 0 ms, {large} samples (.jsonl)"),
-            &targets.cli,
             &[
-                "evaluate",
-                &ds,
-                "--metrics",
-                "contains",
-                "--output",
-                &cli_output,
+                ("BENCH_DATASET", path.to_string_lossy().into_owned()),
+                ("BENCH_AGENT", "in-process".into()),
+                ("EVAL_CONCURRENCY", CONCURRENCY.to_string()),
+                (
+                    "EVAL_RESULTS_DIR",
+                    work.join("results").to_string_lossy().into_owned(),
+                ),
             ],
-            &env,
             large,
             Duration::ZERO,
         ));
-        drop(server);
     }
-    report(&runs);
-    if large > 0 {
-        // The last large run's results file and, beside it, its HTML report.
-        for (path, bytes) in html_reports(&work.join("results")) {
-            println!(
-                "HTML report: {} ({:.1} MB)",
-                path.display(),
-                bytes as f64 / 1e6
-            );
-        }
-    }
-    if large > 0 {
-        // nextest lists once, then starts one process per test with `--exact`.
-        let path = work.join(format!("bench_{large}.jsonl"));
-        // Its own results directory: the large run's results and report stay.
-        let env = [
-            ("BENCH_DATASET", path.to_string_lossy().into_owned()),
-            ("BENCH_AGENT", "in-process".to_string()),
-            (
-                "EVAL_RESULTS_DIR",
-                work.join("results-exact").to_string_lossy().into_owned(),
-            ),
-        ];
-        let started = Instant::now();
-        let list = Command::new(&harness_bin)
-            .args(["--list", "--format", "terse"])
-            .envs(env.iter().cloned())
-            .output()
-            .expect("run --list");
-        let list_wall = started.elapsed();
-        let listed = String::from_utf8_lossy(&list.stdout);
-        let names: Vec<&str> = listed
-            .lines()
-            .filter_map(|l| l.strip_suffix(": test"))
-            .collect();
-        let middle = names.get(names.len() / 2).copied().unwrap_or_default();
-        let started = Instant::now();
-        let exact = Command::new(&harness_bin)
-            .args(["--exact", middle])
-            .envs(env.iter().cloned())
-            .output()
-            .expect("run --exact");
-        let exact_wall = started.elapsed();
-        println!(
-            "{large}-sample dataset: --list {} names in {:.3}s; --exact {middle} in {:.4}s (exit {})",
-            names.len(),
-            list_wall.as_secs_f64(),
-            exact_wall.as_secs_f64(),
-            exact.status.code().unwrap_or(-1)
-        );
-    }
-    if limited && !large_only {
-        limited_runs(&targets, &work, &dataset_1k, rate, fixed);
-    }
-    if !large_only {
-        export_runs(&targets, &work, &dataset_1k, rounds);
-    }
+    // Over HTTP at 0 ms: the harness and `evals evaluate` (the `.jsonl`).
+    let server = spawn(DemoConfig {
+        latency: Duration::ZERO,
+        ..DemoConfig::default()
+    })
+    .expect("start the demo agent");
+    let ds = work.join(format!("bench_{large}.jsonl"));
+    let ds = ds.to_string_lossy().into_owned();
+    let env = vec![
+        ("EVAL_AGENT_URL", server.url()),
+        ("EVAL_CONCURRENCY", CONCURRENCY.to_string()),
+        (
+            "EVAL_RESULTS_DIR",
+            work.join("results").to_string_lossy().into_owned(),
+        ),
+    ];
+    let mut harness_env = env.clone();
+    harness_env.push(("BENCH_DATASET", ds.clone()));
+    runs.push(run(
+        &format!("harness, HTTP, 0 ms, {large} samples (.jsonl)"),
+        harness_bin,
+        &["-q"],
+        &harness_env,
+        large,
+        Duration::ZERO,
+    ));
+    let cli_output = work.join("results/cli-large.json");
+    let cli_output = cli_output.to_string_lossy().into_owned();
+    runs.push(run(
+        &format!("evals evaluate, HTTP, 0 ms, {large} samples (.jsonl)"),
+        &targets.cli,
+        &[
+            "evaluate",
+            &ds,
+            "--metrics",
+            "contains",
+            "--output",
+            &cli_output,
+        ],
+        &env,
+        large,
+        Duration::ZERO,
+    ));
+    drop(server);
+}
+
+/// What nextest does with a large dataset: list every test once, then run
+/// one by `--exact`.
+fn list_and_exact(harness_bin: &Path, work: &Path, large: usize) {
+    // nextest lists once, then starts one process per test with `--exact`.
+    let path = work.join(format!("bench_{large}.jsonl"));
+    // Its own results directory: the large run's results and report stay.
+    let env = [
+        ("BENCH_DATASET", path.to_string_lossy().into_owned()),
+        ("BENCH_AGENT", "in-process".to_string()),
+        (
+            "EVAL_RESULTS_DIR",
+            work.join("results-exact").to_string_lossy().into_owned(),
+        ),
+    ];
+    let started = Instant::now();
+    let list = Command::new(harness_bin)
+        .args(["--list", "--format", "terse"])
+        .envs(env.iter().cloned())
+        .output()
+        .expect("run --list");
+    let list_wall = started.elapsed();
+    let listed = String::from_utf8_lossy(&list.stdout);
+    let names: Vec<&str> = listed
+        .lines()
+        .filter_map(|l| l.strip_suffix(": test"))
+        .collect();
+    let middle = names.get(names.len() / 2).copied().unwrap_or_default();
+    let started = Instant::now();
+    let exact = Command::new(harness_bin)
+        .args(["--exact", middle])
+        .envs(env.iter().cloned())
+        .output()
+        .expect("run --exact");
+    let exact_wall = started.elapsed();
+    println!(
+        "{large}-sample dataset: --list {} names in {:.3}s; --exact {middle} in {:.4}s (exit {})",
+        names.len(),
+        list_wall.as_secs_f64(),
+        exact_wall.as_secs_f64(),
+        exact.status.code().unwrap_or(-1)
+    );
 }
 
 /// One run against the rate-limited demo agent.
@@ -499,36 +554,54 @@ fn export_runs(targets: &Targets, work: &Path, dataset: &Path, rounds: usize) {
                     notes.insert((f, c), note.trim().to_string());
                 }
                 if traced.is_some() {
-                    // What the spans gave: every sample's steps, complete.
-                    let file = if *front == "evals evaluate" {
-                        std::path::PathBuf::from(&output)
-                    } else {
-                        dir.join("eval-examples/bench_harness.json")
-                    };
-                    let text = std::fs::read_to_string(&file).unwrap_or_default();
-                    let run: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
-                    let samples = run["samples"].as_array().cloned().unwrap_or_default();
-                    let with_steps = samples
-                        .iter()
-                        .filter(|s| {
-                            s["trajectory"]["steps"]
-                                .as_array()
-                                .is_some_and(|v| !v.is_empty())
-                                && s["trajectory"]["incomplete"].is_null()
-                        })
-                        .count();
-                    notes.insert(
-                        (f, c),
-                        format!(
-                            "{with_steps} of {} samples with a complete trajectory from spans ({})",
-                            samples.len(),
-                            file.display()
-                        ),
-                    );
+                    notes.insert((f, c), trajectory_note(front, &output, &dir));
                 }
             }
         }
     }
+    print_export_table(&fronts, &configs, &walls, &notes);
+    println!(
+        "\nfloor = 1000 x 50 ms / {CONCURRENCY} = 3.125 s; the live collector received {} spans in all",
+        live_spans.spans().len()
+    );
+}
+
+/// What an export run's spans gave: how many samples have a complete
+/// trajectory, read from the results file.
+fn trajectory_note(front: &str, output: &str, dir: &Path) -> String {
+    // What the spans gave: every sample's steps, complete.
+    let file = if front == "evals evaluate" {
+        std::path::PathBuf::from(output)
+    } else {
+        dir.join("eval-examples/bench_harness.json")
+    };
+    let text = std::fs::read_to_string(&file).unwrap_or_default();
+    let run: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+    let samples = run["samples"].as_array().cloned().unwrap_or_default();
+    let with_steps = samples
+        .iter()
+        .filter(|s| {
+            s["trajectory"]["steps"]
+                .as_array()
+                .is_some_and(|v| !v.is_empty())
+                && s["trajectory"]["incomplete"].is_null()
+        })
+        .count();
+    format!(
+        "{with_steps} of {} samples with a complete trajectory from spans ({})",
+        samples.len(),
+        file.display()
+    )
+}
+
+/// The export runs' table: each front end and configuration's median and
+/// fastest wall time, against the run without export.
+fn print_export_table(
+    fronts: &[(&str, &Path)],
+    configs: &[(&str, Option<String>)],
+    walls: &std::collections::BTreeMap<(usize, usize), Vec<Duration>>,
+    notes: &std::collections::BTreeMap<(usize, usize), String>,
+) {
     let median = |v: &Vec<Duration>| {
         let mut v = v.clone();
         v.sort();
@@ -562,10 +635,6 @@ fn export_runs(targets: &Targets, work: &Path, dataset: &Path, rounds: usize) {
             }
         }
     }
-    println!(
-        "\nfloor = 1000 x 50 ms / {CONCURRENCY} = 3.125 s; the live collector received {} spans in all",
-        live_spans.spans().len()
-    );
 }
 
 fn limited_runs(targets: &Targets, work: &Path, dataset: &Path, rate: f64, fixed: bool) {

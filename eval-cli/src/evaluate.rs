@@ -17,6 +17,8 @@ use eval_runtime::{AgentError, BoxFuture, Config, HttpAgent, Paint, Response, Ru
 use crate::Failure;
 use crate::discover;
 
+mod steps;
+
 /// Flags of `evals evaluate`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -360,49 +362,14 @@ pub fn run(mut args: Args) -> Result<u8, Failure> {
         .prepare(plan)
         .map_err(|e| Failure::config(e.to_string()))?;
     if args.estimate {
-        for note in &prepared.notes {
-            errln!("note: {note}");
-        }
-        // The model the real run's agent would be asked for: the flag, else
-        // the manifest's, else EVAL_AGENT_MODEL (its tokenizer and price).
-        let model = args
-            .agent
-            .model
-            .clone()
-            .or_else(|| prepared.agent_settings().model.clone())
-            .or_else(|| config.agent_model.clone());
-        let estimate = prepared.estimate_for_model(model.as_deref());
-        if args.json {
-            let text = serde_json::to_string_pretty(&estimate)
-                .map_err(|e| Failure::config(format!("cannot render the estimate: {e}")))?;
-            outjson!(text); // issue37:escape
-        } else {
-            out!("{}", estimate.render());
-        }
+        steps::print_estimate(&args, &prepared, config)?;
         return Ok(0);
     }
     // The agent is set up once the plan holds (a bad dataset is reported
     // first); which one depends on what the datasets hold.
     let (retrieval, ordinary) = prepared.holds_retrieval();
     if args.allow_custom_prefix && !args.no_ingest {
-        let scopes: std::collections::BTreeSet<String> = prepared
-            .samples()
-            .filter_map(|s| s.retrieval.as_ref().map(|q| q.scope_prefix.clone()))
-            .filter(|p| !eval_datasets::retrieval::scope_is_safe(p))
-            .collect();
-        // EVAL_DELETE_SCOPES confirms as the attribute and the harness take it.
-        let (confirmed, asked): (std::collections::BTreeSet<&str>, _) = scopes
-            .iter()
-            .map(String::as_str)
-            .partition(|s| config.delete_scopes.iter().any(|c| c == s));
-        for scope in &confirmed {
-            errln!(
-                "note: ingest deletes every document under `{scope}` (confirmed by EVAL_DELETE_SCOPES)"
-            );
-        }
-        if !asked.is_empty() {
-            confirm_deletion(&asked, args.yes)?;
-        }
+        steps::confirm_scopes(&args, &prepared, config)?;
     }
     let agent = agent(
         &args,

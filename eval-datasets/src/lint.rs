@@ -194,7 +194,7 @@ pub fn lint_golden(file: &str, samples: &[Sample]) -> Vec<Finding> {
 /// The findings of `samples` (a loaded file named `file`), in rule order.
 pub fn lint_samples(file: &str, samples: &[Sample]) -> Vec<Finding> {
     let mut out = Vec::new();
-    let mut push = |line: usize, severity, code, message: String| {
+    let mut push = |line: usize, severity: Severity, code: &'static str, message: String| {
         out.push(Finding {
             file: file.to_string(),
             line,
@@ -217,54 +217,69 @@ pub fn lint_samples(file: &str, samples: &[Sample]) -> Vec<Finding> {
     }
     let uses_sources = samples.iter().any(|s| s.extra.contains_key("source_docs"));
     for s in samples {
-        let line = s.source.line;
-        // A retrieval query's ground truth is its relevant documents.
-        if s.relevant_ids().is_some() {
-            continue;
-        }
-        match s.expected_text() {
-            None => push(
-                line,
-                Severity::Error,
-                "MISSING_GROUND_TRUTH",
-                format!("sample `{}` has no expected answer", s.id),
-            ),
-            Some(answer) => {
-                let words = answer.split_whitespace().count();
-                if words < SHORT_ANSWER_WORDS {
-                    push(
-                        line,
-                        Severity::Warning,
-                        "SHORT_ANSWER",
-                        format!(
-                            "sample `{}`: expected answer has {words} word(s) (fewer than {SHORT_ANSWER_WORDS})",
-                            s.id
-                        ),
-                    );
-                }
+        sample_findings(s, uses_sources, &mut push);
+    }
+    duplicate_findings(samples, &mut push);
+    balance_findings(samples, &mut push);
+    out
+}
+
+/// Pushes a finding: (line, severity, code, message).
+type Push<'a> = dyn FnMut(usize, Severity, &'static str, String) + 'a;
+
+/// One sample's findings: its ground truth, context and source documents.
+fn sample_findings(s: &Sample, uses_sources: bool, push: &mut Push<'_>) {
+    let line = s.source.line;
+    // A retrieval query's ground truth is its relevant documents.
+    if s.relevant_ids().is_some() {
+        return;
+    }
+    match s.expected_text() {
+        None => push(
+            line,
+            Severity::Error,
+            "MISSING_GROUND_TRUTH",
+            format!("sample `{}` has no expected answer", s.id),
+        ),
+        Some(answer) => {
+            let words = answer.split_whitespace().count();
+            if words < SHORT_ANSWER_WORDS {
+                push(
+                    line,
+                    Severity::Warning,
+                    "SHORT_ANSWER",
+                    format!(
+                        "sample `{}`: expected answer has {words} word(s) (fewer than {SHORT_ANSWER_WORDS})",
+                        s.id
+                    ),
+                );
             }
         }
-        if s.context.is_empty() && s.reference_contexts.is_empty() {
-            push(
-                line,
-                Severity::Warning,
-                "MISSING_CONTEXT",
-                format!("sample `{}` has no context passages", s.id),
-            );
-        }
-        if uses_sources
-            && s.extra
-                .get("source_docs")
-                .is_none_or(|v| v.as_array().is_none_or(Vec::is_empty))
-        {
-            push(
-                line,
-                Severity::Warning,
-                "MISSING_SOURCE_DOCS",
-                format!("sample `{}` has no source_docs", s.id),
-            );
-        }
     }
+    if s.context.is_empty() && s.reference_contexts.is_empty() {
+        push(
+            line,
+            Severity::Warning,
+            "MISSING_CONTEXT",
+            format!("sample `{}` has no context passages", s.id),
+        );
+    }
+    if uses_sources
+        && s.extra
+            .get("source_docs")
+            .is_none_or(|v| v.as_array().is_none_or(Vec::is_empty))
+    {
+        push(
+            line,
+            Severity::Warning,
+            "MISSING_SOURCE_DOCS",
+            format!("sample `{}` has no source_docs", s.id),
+        );
+    }
+}
+
+/// Inputs asked twice: exactly (after normalisation), or nearly.
+fn duplicate_findings(samples: &[Sample], push: &mut Push<'_>) {
     // Exact duplicates after normalisation.
     let norm: Vec<String> = samples
         .iter()
@@ -323,6 +338,10 @@ pub fn lint_samples(file: &str, samples: &[Sample]) -> Vec<Finding> {
             }
         }
     }
+}
+
+/// A field whose one value holds most samples.
+fn balance_findings(samples: &[Sample], push: &mut Push<'_>) {
     for field in BALANCED_FIELDS {
         let counts = distribution(samples, field);
         let total: usize = counts.values().sum();
@@ -344,7 +363,6 @@ pub fn lint_samples(file: &str, samples: &[Sample]) -> Vec<Finding> {
             );
         }
     }
-    out
 }
 
 /// The near-duplicate measure of two texts: the Jaccard similarity of their

@@ -29,93 +29,98 @@ fn from_inner_module(path: &syn::Path) -> syn::Path {
     out
 }
 
+/// A threshold: `Some((op, value))` or `None`.
+fn bound_tokens(bound: Option<(Op, f64)>) -> TokenStream {
+    match bound {
+        Some((op, value)) => {
+            let op = match op {
+                Op::AtLeast => quote!(::eval_runtime::__private::Op::AtLeast),
+                Op::AtMost => quote!(::eval_runtime::__private::Op::AtMost),
+            };
+            quote!(::core::option::Option::Some((#op, #value)))
+        }
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+/// A metric of the catalogue as its `MetricDecl`.
+fn metric_decl(m: &crate::validate::CheckedMetric) -> TokenStream {
+    let name = &m.name;
+    let options = m.options.iter().map(|(k, v)| {
+        let v = match v {
+            OptionValue::Bool(b) => quote!(::eval_runtime::__private::OptionValue::Bool(#b)),
+            OptionValue::Str(s) => {
+                let s = s.as_ref();
+                quote!(::eval_runtime::__private::OptionValue::Str(
+                    ::eval_runtime::__private::Cow::Borrowed(#s)
+                ))
+            }
+            OptionValue::Num(n) => quote!(::eval_runtime::__private::OptionValue::Num(#n)),
+        };
+        quote!((#k, #v))
+    });
+    let bound = bound_tokens(m.bound);
+    let named = match &m.named {
+        Some(n) => quote!(::core::option::Option::Some(#n)),
+        None => quote!(::core::option::Option::None),
+    };
+    quote! {
+        ::eval_runtime::__private::MetricDecl {
+            name: #name,
+            options: &[#(#options),*],
+            bound: #bound,
+            named: #named,
+        }
+    }
+}
+
+/// A gate as its `GateDecl`: the statistic, and the metric it is on.
+fn gate_decl(stat: Stat, m: &crate::validate::CheckedMetric) -> TokenStream {
+    let stat = match stat {
+        Stat::Percentile(p) => quote!(::eval_runtime::__private::Stat::Percentile(#p)),
+        Stat::PassAt(k) => quote!(::eval_runtime::__private::Stat::PassAt(#k)),
+        Stat::PassHat(k) => quote!(::eval_runtime::__private::Stat::PassHat(#k)),
+        Stat::Mean => quote!(::eval_runtime::__private::Stat::Mean),
+    };
+    let metric = metric_decl(m);
+    quote! {
+        ::eval_runtime::__private::GateDecl { stat: #stat, metric: #metric }
+    }
+}
+
+/// A metric of the user's as its `UserDecl`: each path made a metric by a
+/// function the expansion writes; a path that is not a metric fails to
+/// compile there, spanned at the path.
+fn user_decl(u: &crate::validate::UserMetricArg) -> TokenStream {
+    let path = &u.path;
+    let span = syn::spanned::Spanned::span(path);
+    let bound = bound_tokens(u.bound);
+    let gate = match u.gate {
+        None => quote!(::core::option::Option::None),
+        Some(Stat::Percentile(p)) => quote!(::core::option::Option::Some(
+            ::eval_runtime::__private::Stat::Percentile(#p)
+        )),
+        Some(_) => quote!(::core::option::Option::Some(
+            ::eval_runtime::__private::Stat::Mean
+        )),
+    };
+    let at = u.at;
+    let path = from_inner_module(path);
+    let make = quote_spanned!(span=> || ::eval_runtime::__private::into_metric(&#path));
+    quote! {
+        ::eval_runtime::__private::UserDecl { metric: #make, bound: #bound, at: #at, gate: #gate }
+    }
+}
+
 pub fn expand(c: Checked) -> TokenStream {
     let func = &c.func;
     let fn_ident = &func.sig.ident;
     let abs_path = &c.abs_path;
     let shown_path = &c.shown_path;
 
-    let decl = |m: &crate::validate::CheckedMetric| {
-        let name = &m.name;
-        let options = m.options.iter().map(|(k, v)| {
-            let v = match v {
-                OptionValue::Bool(b) => quote!(::eval_runtime::__private::OptionValue::Bool(#b)),
-                OptionValue::Str(s) => {
-                    let s = s.as_ref();
-                    quote!(::eval_runtime::__private::OptionValue::Str(
-                        ::eval_runtime::__private::Cow::Borrowed(#s)
-                    ))
-                }
-                OptionValue::Num(n) => quote!(::eval_runtime::__private::OptionValue::Num(#n)),
-            };
-            quote!((#k, #v))
-        });
-        let bound = match m.bound {
-            Some((op, value)) => {
-                let op = match op {
-                    Op::AtLeast => quote!(::eval_runtime::__private::Op::AtLeast),
-                    Op::AtMost => quote!(::eval_runtime::__private::Op::AtMost),
-                };
-                quote!(::core::option::Option::Some((#op, #value)))
-            }
-            None => quote!(::core::option::Option::None),
-        };
-        let named = match &m.named {
-            Some(n) => quote!(::core::option::Option::Some(#n)),
-            None => quote!(::core::option::Option::None),
-        };
-        quote! {
-            ::eval_runtime::__private::MetricDecl {
-                name: #name,
-                options: &[#(#options),*],
-                bound: #bound,
-                named: #named,
-            }
-        }
-    };
-    let metrics = c.metrics.iter().map(decl);
-    let gates = c.gates.iter().map(|(stat, m)| {
-        let stat = match stat {
-            Stat::Percentile(p) => quote!(::eval_runtime::__private::Stat::Percentile(#p)),
-            Stat::PassAt(k) => quote!(::eval_runtime::__private::Stat::PassAt(#k)),
-            Stat::PassHat(k) => quote!(::eval_runtime::__private::Stat::PassHat(#k)),
-            Stat::Mean => quote!(::eval_runtime::__private::Stat::Mean),
-        };
-        let metric = decl(m);
-        quote! {
-            ::eval_runtime::__private::GateDecl { stat: #stat, metric: #metric }
-        }
-    });
-    // each path made a metric by a function the
-    // expansion writes; a path that is not a metric fails to compile there,
-    // spanned at the path.
-    let user = c.user.iter().map(|u| {
-        let path = &u.path;
-        let span = syn::spanned::Spanned::span(path);
-        let bound = match u.bound {
-            Some((op, value)) => {
-                let op = match op {
-                    Op::AtLeast => quote!(::eval_runtime::__private::Op::AtLeast),
-                    Op::AtMost => quote!(::eval_runtime::__private::Op::AtMost),
-                };
-                quote!(::core::option::Option::Some((#op, #value)))
-            }
-            None => quote!(::core::option::Option::None),
-        };
-        let gate = match u.gate {
-            None => quote!(::core::option::Option::None),
-            Some(Stat::Percentile(p)) => quote!(::core::option::Option::Some(
-                ::eval_runtime::__private::Stat::Percentile(#p)
-            )),
-            Some(_) => quote!(::core::option::Option::Some(::eval_runtime::__private::Stat::Mean)),
-        };
-        let at = u.at;
-        let path = from_inner_module(path);
-        let make = quote_spanned!(span=> || ::eval_runtime::__private::into_metric(&#path));
-        quote! {
-            ::eval_runtime::__private::UserDecl { metric: #make, bound: #bound, at: #at, gate: #gate }
-        }
-    });
+    let metrics = c.metrics.iter().map(metric_decl);
+    let gates = c.gates.iter().map(|(stat, m)| gate_decl(*stat, m));
+    let user = c.user.iter().map(user_decl);
     let user_checks = c.user.iter().map(|u| {
         let path = &u.path;
         let span = syn::spanned::Spanned::span(path);

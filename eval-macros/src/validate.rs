@@ -2,15 +2,14 @@
 //! right, the function has the expected shape. Every problem is reported at
 //! once, each at the span it concerns.
 
-use std::path::PathBuf;
-
-use eval_datasets::Dataset;
 use eval_datasets::metric::{MetricSpec, Op, OptionValue, SpecErrorKind, SpecPart, Stat, lookup};
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 use syn::{FnArg, ItemFn, Lit, LitStr, ReturnType};
 
 use crate::parse::{Input, MetricArg};
+
+mod dataset;
 
 /// Everything expansion needs, all checked.
 pub struct Checked {
@@ -117,11 +116,99 @@ pub struct CheckedMetric {
     pub named: Option<String>,
 }
 
+/// The attribute, checked node by node (one validator each, as thiserror's
+/// `valid.rs` does): the function's signature, the metrics, the gates, the
+/// run's options, then the dataset (a path or a manifest's) and what it
+/// holds. Every problem is reported at once, in that order.
 pub fn validate(input: Input) -> syn::Result<Checked> {
     let mut errors: Vec<syn::Error> = Vec::new();
+    check_signature(&input.func.sig, &mut errors);
+    let (metrics, mut user) = check_metrics(&input, &mut errors);
+    let gates = check_gates(&input, &mut user, &mut errors);
+    let mut found = dataset::Found {
+        metrics,
+        gates,
+        ci_gate: input.ci_gate.as_ref().is_some_and(|b| b.value),
+        enforce_thresholds: true,
+        threshold_gates: true,
+        model: None,
+        notes: Vec::new(),
+        // The attribute's own choice of samples wins over a suite's.
+        subset: check_subset(&input, &mut errors),
+        tracked: Vec::new(),
+        repeat: None,
+    };
+    let timeout_secs = check_timeout(&input, &mut errors);
+    found.repeat = check_repeat(&input, &mut errors);
+    let inconclusive = check_inconclusive(&input, &mut errors);
+    let cluster = check_cluster(&input, &mut errors);
 
-    // The function.
-    let sig = &input.func.sig;
+    // The dataset, read relative to the crate being compiled.
+    let place = dataset::Place::of(&input);
+    crate::schema_file::check(
+        &input.metrics,
+        &place.manifest_dir,
+        &|written: &str, errors: &mut Vec<syn::Error>, span: Span| {
+            place.inside(written, errors, span)
+        },
+        &mut errors,
+        &mut found.tracked,
+    );
+    let source = dataset::source(&input, &place, &mut found, &mut errors);
+    let samples = dataset::check_samples(&input, &place, &source, &found, &mut errors);
+    check_gates_scored(&found.gates, &found.metrics, &samples.own, &mut errors);
+    let mut errors = errors.into_iter();
+    if let Some(mut head) = errors.next() {
+        errors.for_each(|e| head.combine(e));
+        return Err(head);
+    }
+
+    // (a gate on a metric of the user's too)
+    let gate_test = !found.gates.is_empty()
+        || found.ci_gate
+        || samples.own_gates
+        || user.iter().any(|u| u.gate.is_some());
+    let shown_path = source.shown_path;
+    if gate_test && samples.test_names.iter().any(|n| n == "gates") {
+        return Err(syn::Error::new(
+            source.span,
+            format!(
+                "{shown_path}: a sample is named `gates`, the name of the test that judges the dataset's gates (`<fn>::gates`): give the sample another `id`"
+            ),
+        ));
+    }
+    let is_async = input.func.sig.asyncness.is_some();
+    let subset = found.subset;
+    Ok(Checked {
+        gates: found.gates.into_iter().map(|(_, g)| g).collect(),
+        ci_gate: found.ci_gate,
+        enforce_thresholds: found.enforce_thresholds,
+        gate_test,
+        func: input.func,
+        is_async,
+        abs_path: source.abs.to_string_lossy().into_owned(),
+        shown_path,
+        test_names: samples.test_names,
+        metrics: found.metrics,
+        timeout_secs,
+        repeat: found.repeat.unwrap_or_default(),
+        inconclusive,
+        cluster,
+        tracked: found.tracked,
+        allow_custom_prefix: input.allow_custom_prefix.as_ref().is_some_and(|b| b.value),
+        allow_outside: place.allow_outside,
+        threshold_gates: found.threshold_gates,
+        sample_tags: subset.as_ref().map(|s| s.tags.clone()).unwrap_or_default(),
+        max_samples: subset.as_ref().and_then(|s| s.max),
+        notes: found.notes,
+        user,
+        model: found.model,
+    })
+}
+
+/// The function: not generic, one parameter that is not `self`, a return
+/// type.
+fn check_signature(sig: &syn::Signature, errors: &mut Vec<syn::Error>) {
     if !sig.generics.params.is_empty() {
         errors.push(syn::Error::new(
             sig.generics.span(),
@@ -152,8 +239,14 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
             "an eval function returns the agent's answer: `-> Response` or `-> eval_runtime::Result<Response>`",
         ));
     }
+}
 
-    // The metrics.
+/// `metrics(...)`: each a known metric set up right, or a metric of the
+/// user's by its path; none listed twice; none beside a manifest.
+fn check_metrics(
+    input: &Input,
+    errors: &mut Vec<syn::Error>,
+) -> (Vec<CheckedMetric>, Vec<UserMetricArg>) {
     let mut metrics = Vec::new();
     if input.manifest.is_some()
         && let Some(span) = input.metrics_span
@@ -167,7 +260,7 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
     let mut user: Vec<UserMetricArg> = Vec::new();
     for (at, m) in input.metrics.iter().enumerate() {
         if m.path.is_some() {
-            if let Some(u) = user_arg(m, at, None, &mut errors) {
+            if let Some(u) = user_arg(m, at, None, errors) {
                 if user
                     .iter()
                     .any(|v| path_text(&v.path) == path_text(&u.path))
@@ -207,68 +300,57 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
             }
             seen.push(key);
         }
-        if let Some(checked) = check_metric(m, None, &mut errors) {
+        if let Some(checked) = check_metric(m, None, errors) {
             metrics.push(checked);
         }
     }
-    let mut gates = Vec::new();
-    for g in &input.gates {
-        let stat = match &g.stat {
-            None => Some(Stat::Mean),
-            Some(ident) => {
-                let name = ident.to_string();
-                let stat = Stat::parse(&name);
-                if stat.is_none() {
-                    errors.push(syn::Error::new(
-                        ident.span(),
-                        SpecErrorKind::UnknownStat { name }.to_string(),
-                    ));
-                }
-                stat
+    (metrics, user)
+}
+
+/// A gate's statistic: the mean unless named, and then a known one.
+fn gate_stat(stat: Option<&syn::Ident>, errors: &mut Vec<syn::Error>) -> Option<Stat> {
+    match stat {
+        None => Some(Stat::Mean),
+        Some(ident) => {
+            let name = ident.to_string();
+            let stat = Stat::parse(&name);
+            if stat.is_none() {
+                errors.push(syn::Error::new(
+                    ident.span(),
+                    SpecErrorKind::UnknownStat { name }.to_string(),
+                ));
             }
-        };
+            stat
+        }
+    }
+}
+
+/// `gate(...)`: each on a known statistic of a metric set up right, none
+/// given twice; a gate on a metric of the user's joins `user`, and must be
+/// on one of its `metrics(...)`.
+fn check_gates(
+    input: &Input,
+    user: &mut Vec<UserMetricArg>,
+    errors: &mut Vec<syn::Error>,
+) -> Vec<(Span, (Stat, CheckedMetric))> {
+    let mut gates: Vec<(Span, (Stat, CheckedMetric))> = Vec::new();
+    for g in &input.gates {
+        let stat = gate_stat(g.stat.as_ref(), errors);
         // a gate on a metric of the user's.
         if g.metric.path.is_some() {
             if let Some(stat) = stat
-                && let Some(u) = user_arg(&g.metric, 0, Some(stat), &mut errors)
+                && let Some(u) = user_arg(&g.metric, 0, Some(stat), errors)
             {
-                let scored = user
-                    .iter()
-                    .any(|v| v.gate.is_none() && path_text(&v.path) == path_text(&u.path));
-                if !scored {
-                    errors.push(syn::Error::new_spanned(
-                        &u.path,
-                        format!(
-                            "gate `{}`: the dataset is not scored with it; add it to `metrics(...)`",
-                            path_text(&u.path)
-                        ),
-                    ));
-                } else if user
-                    .iter()
-                    .any(|v| v.gate == Some(stat) && path_text(&v.path) == path_text(&u.path))
-                {
-                    errors.push(syn::Error::new_spanned(
-                        &u.path,
-                        format!("gate on {stat} of `{}` given twice", path_text(&u.path)),
-                    ));
-                } else {
-                    user.push(u);
-                }
+                check_user_gate(u, stat, user, errors);
             }
             continue;
         }
-        let checked = check_metric(
-            &g.metric,
-            stat.filter(|s| s.over_runs().is_some()),
-            &mut errors,
-        );
+        let checked = check_metric(&g.metric, stat.filter(|s| s.over_runs().is_some()), errors);
         if let (Some(stat), Some(checked)) = (stat, checked) {
             let key = (stat, lookup(&checked.name).map(|i| i.name));
             if gates
                 .iter()
-                .any(|(_, (s, c)): &(Span, (Stat, CheckedMetric))| {
-                    (*s, lookup(&c.name).map(|i| i.name)) == key
-                })
+                .any(|(_, (s, c))| (*s, lookup(&c.name).map(|i| i.name)) == key)
             {
                 errors.push(syn::Error::new(
                     g.metric.name.span(),
@@ -279,13 +361,42 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
             gates.push((g.metric.name.span(), (stat, checked)));
         }
     }
-    let mut ci_gate = input.ci_gate.as_ref().is_some_and(|b| b.value);
-    let mut enforce_thresholds = true;
-    let mut threshold_gates = true;
-    let mut model = None;
-    let mut notes = Vec::new();
-    // The attribute's own choice of samples wins over a suite's.
-    let mut subset: Option<eval_datasets::Subset> = None;
+    gates
+}
+
+/// A gate on a metric of the user's: scored with it, and not given twice.
+fn check_user_gate(
+    u: UserMetricArg,
+    stat: Stat,
+    user: &mut Vec<UserMetricArg>,
+    errors: &mut Vec<syn::Error>,
+) {
+    let scored = user
+        .iter()
+        .any(|v| v.gate.is_none() && path_text(&v.path) == path_text(&u.path));
+    if !scored {
+        errors.push(syn::Error::new_spanned(
+            &u.path,
+            format!(
+                "gate `{}`: the dataset is not scored with it; add it to `metrics(...)`",
+                path_text(&u.path)
+            ),
+        ));
+    } else if user
+        .iter()
+        .any(|v| v.gate == Some(stat) && path_text(&v.path) == path_text(&u.path))
+    {
+        errors.push(syn::Error::new_spanned(
+            &u.path,
+            format!("gate on {stat} of `{}` given twice", path_text(&u.path)),
+        ));
+    } else {
+        user.push(u);
+    }
+}
+
+/// `max_samples` (1 or more) and `sample_tags`: the samples tested.
+fn check_subset(input: &Input, errors: &mut Vec<syn::Error>) -> Option<eval_datasets::Subset> {
     let max_samples =
         input
             .max_samples
@@ -305,16 +416,13 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
         .iter()
         .flat_map(|(_, tags)| tags.iter().map(LitStr::value))
         .collect();
-    if max_samples.is_some() || input.sample_tags.is_some() {
-        subset = Some(eval_datasets::Subset::new(
-            sample_tags,
-            None,
-            None,
-            max_samples,
-        ));
-    }
+    (max_samples.is_some() || input.sample_tags.is_some())
+        .then(|| eval_datasets::Subset::new(sample_tags, None, None, max_samples))
+}
 
-    let timeout_secs = match &input.timeout_secs {
+/// `timeout_secs`: a whole number of seconds above 0.
+fn check_timeout(input: &Input, errors: &mut Vec<syn::Error>) -> Option<u64> {
+    match &input.timeout_secs {
         None => None,
         Some(lit) => match lit.base10_parse::<u64>() {
             Ok(0) | Err(_) => {
@@ -326,33 +434,36 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
             }
             Ok(n) => Some(n),
         },
-    };
+    }
+}
 
-    let repeat = match &input.repeat {
-        None => None,
-        Some(lit) => {
-            let text = match lit {
-                Lit::Int(i) => Some(i.base10_digits().to_string()),
-                Lit::Str(s) => Some(s.value()),
-                _ => None,
-            };
-            match text.as_deref().map(eval_datasets::Repeat::parse) {
-                Some(Ok(r)) => Some(r),
-                Some(Err(e)) => {
-                    errors.push(syn::Error::new(lit.span(), format!("repeat: {e}")));
-                    None
-                }
-                None => {
-                    errors.push(syn::Error::new(
-                        lit.span(),
-                        "repeat: expected a number of runs (`repeat = 5`) or `\"auto\"` / `\"auto:20\"`",
-                    ));
-                    None
-                }
-            }
-        }
+/// `repeat`: a number of runs or `"auto"`.
+fn check_repeat(input: &Input, errors: &mut Vec<syn::Error>) -> Option<eval_datasets::Repeat> {
+    let lit = input.repeat.as_ref()?;
+    let text = match lit {
+        Lit::Int(i) => Some(i.base10_digits().to_string()),
+        Lit::Str(s) => Some(s.value()),
+        _ => None,
     };
-    let inconclusive = input.inconclusive.as_ref().and_then(|lit| {
+    match text.as_deref().map(eval_datasets::Repeat::parse) {
+        Some(Ok(r)) => Some(r),
+        Some(Err(e)) => {
+            errors.push(syn::Error::new(lit.span(), format!("repeat: {e}")));
+            None
+        }
+        None => {
+            errors.push(syn::Error::new(
+                lit.span(),
+                "repeat: expected a number of runs (`repeat = 5`) or `\"auto\"` / `\"auto:20\"`",
+            ));
+            None
+        }
+    }
+}
+
+/// `inconclusive`: one of its three words.
+fn check_inconclusive(input: &Input, errors: &mut Vec<syn::Error>) -> Option<String> {
+    input.inconclusive.as_ref().and_then(|lit| {
         let value = lit.value();
         if matches!(value.as_str(), "estimate" | "fail" | "pass") {
             Some(value)
@@ -363,8 +474,12 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
             ));
             None
         }
-    });
-    let cluster = input.cluster.as_ref().and_then(|lit| {
+    })
+}
+
+/// `cluster`: a field's name, not blank.
+fn check_cluster(input: &Input, errors: &mut Vec<syn::Error>) -> Option<String> {
+    input.cluster.as_ref().and_then(|lit| {
         let value = lit.value();
         if value.trim().is_empty() {
             errors.push(syn::Error::new(
@@ -375,262 +490,18 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
         } else {
             Some(value)
         }
-    });
+    })
+}
 
-    // The dataset, read relative to the crate being compiled.
-    let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_default();
-    // Paths stay inside the project, as a manifest's `$file:` paths do.
-    let allow_outside = input.allow_outside.as_ref().is_some_and(|b| b.value);
-    let root = eval_datasets::manifest::project_root(&manifest_dir);
-    let inside = |written: &str, errors: &mut Vec<syn::Error>, span: Span| -> bool {
-        if allow_outside {
-            return true;
-        }
-        match eval_datasets::files::contained(&root, &manifest_dir.join(written)) {
-            Err(eval_datasets::files::ContainmentError::Outside {
-                resolved,
-                root,
-                symlink,
-            }) => {
-                errors.push(syn::Error::new(
-                    span,
-                    format!(
-                        "{written}: resolves to {}{}, outside the project {}/ (the nearest directory with .git at or above the crate): keep datasets inside it, or add `allow_outside = true` if that is intended",
-                        resolved.display(),
-                        if symlink { " (through a symlink)" } else { "" },
-                        root.display()
-                    ),
-                ));
-                false
-            }
-            // A missing file is reported when it is read.
-            _ => true,
-        }
-    };
-    let mut tracked = Vec::new();
-    crate::schema_file::check(
-        &input.metrics,
-        &manifest_dir,
-        &inside,
-        &mut errors,
-        &mut tracked,
-    );
-    let mut repeat = repeat;
-    let mut test_names = Vec::new();
-    let (shown_path, abs, loaded, path_span) = match (&input.path, &input.manifest) {
-        (Some(path), Some(_)) => {
-            errors.push(syn::Error::new(
-                path.span(),
-                "give a dataset path or `manifest = ...` with `dataset = ...`, not both",
-            ));
-            (String::new(), PathBuf::new(), None, path.span())
-        }
-        (Some(path), None) => {
-            if let Some(d) = &input.dataset {
-                errors.push(syn::Error::new(
-                    d.span(),
-                    "`dataset = ...` names a dataset of a manifest: add `manifest = \"agent.yaml\"`",
-                ));
-            }
-            let shown = path.value();
-            let abs = manifest_dir.join(&shown);
-            let loaded =
-                inside(&shown, &mut errors, path.span()).then(|| Dataset::load_as(&abs, &shown));
-            (shown, abs, loaded, path.span())
-        }
-        (None, Some(manifest)) => {
-            let file = manifest_dir.join(manifest.value());
-            tracked.push(file.to_string_lossy().into_owned());
-            let chosen = match &input.dataset {
-                // A manifest of one dataset (a letta suite) needs no name.
-                None if inside(&manifest.value(), &mut errors, manifest.span()) => {
-                    eval_datasets::Manifest::load_with(
-                        &file,
-                        &manifest.value(),
-                        &root,
-                        allow_outside,
-                    )
-                    .map_err(|e| e.problems())
-                    .and_then(|m| match m.datasets.as_slice() {
-                        [one] => Ok((m.repeat, m.ci_gate, one.clone())),
-                        many => Err(vec![format!(
-                            "name the manifest's dataset to test: `dataset = \"...\"` (it has {})",
-                            many.iter()
-                                .map(|d| d.name.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        )]),
-                    })
-                }
-                None => Err(Vec::new()),
-                Some(_) if !inside(&manifest.value(), &mut errors, manifest.span()) => {
-                    Err(Vec::new())
-                }
-                Some(name) => eval_datasets::Manifest::load_with(
-                    &file,
-                    &manifest.value(),
-                    &root,
-                    allow_outside,
-                )
-                .and_then(|m| {
-                    m.dataset(&name.value())
-                        .cloned()
-                        .map(|d| (m.repeat, m.ci_gate, d))
-                })
-                .map_err(|e| e.problems()),
-            };
-            match chosen {
-                Ok((manifest_repeat, manifest_gate, d)) => {
-                    if repeat.is_none() {
-                        repeat = Some(manifest_repeat);
-                    }
-                    // Seed 000: a manifest's thresholds gate the means, and
-                    // fail the run only under `ciGate: true`.
-                    enforce_thresholds = ci_gate || manifest_gate;
-                    ci_gate = true;
-                    // A letta suite: its gate decides, its graders are scored.
-                    threshold_gates = d.threshold_gates;
-                    model = d.model.clone();
-                    for g in &d.gates {
-                        let (name, options, bound) = g.spec.decl_parts();
-                        let named = (g.spec.name != name).then(|| g.spec.name.clone());
-                        gates.push((
-                            manifest.span(),
-                            (
-                                g.stat,
-                                CheckedMetric {
-                                    name,
-                                    options,
-                                    bound,
-                                    named,
-                                },
-                            ),
-                        ));
-                    }
-                    if subset.is_none() && !d.subset.is_all() {
-                        subset = Some(d.subset.clone());
-                    }
-                    notes.extend(d.notes.iter().cloned());
-                    tracked.extend(d.tracked.iter().map(|f| f.to_string_lossy().into_owned()));
-                    for spec in &d.specs {
-                        let (name, options, bound) = spec.decl_parts();
-                        let named = (spec.name != name).then(|| spec.name.clone());
-                        metrics.push(CheckedMetric {
-                            name,
-                            options,
-                            bound,
-                            named,
-                        });
-                    }
-                    let loaded = d.load();
-                    (
-                        d.shown.clone(),
-                        d.file.clone(),
-                        Some(loaded),
-                        manifest.span(),
-                    )
-                }
-                Err(problems) => {
-                    for p in problems {
-                        errors.push(syn::Error::new(manifest.span(), p));
-                    }
-                    (String::new(), PathBuf::new(), None, manifest.span())
-                }
-            }
-        }
-        (None, None) => unreachable!("parse requires a path or a manifest"),
-    };
-    let repeat = repeat.unwrap_or_default();
-    let mut own_gates = false;
-    // The metrics a dataset names itself (a runevals file's evaluators).
-    let mut own: Vec<String> = Vec::new();
-    match loaded {
-        None => {}
-        Some(Ok(ds)) => {
-            for s in &ds.samples {
-                // issue38:runevals: a file naming no evaluators has the
-                // default dimensions, as in every front end.
-                let defaults = eval_datasets::runevals::default_evaluators(s);
-                for evaluators in std::iter::once(&s.evaluators)
-                    .chain(&s.turn_evaluators)
-                    .chain(std::iter::once(&defaults))
-                {
-                    let specs = eval_datasets::runevals::specs(evaluators).unwrap_or_default();
-                    own.extend(specs.into_iter().map(|spec| spec.name));
-                }
-            }
-            own.sort();
-            own.dedup();
-            let retrieval = ds.samples.iter().any(|s| s.retrieval.is_some());
-            if input.manifest.is_none() && input.metrics.is_empty() && own.is_empty() && !retrieval
-            {
-                errors.push(syn::Error::new(
-                    Span::call_site(),
-                    format!(
-                        "no metrics to check: {shown_path} names no evaluators of its own; add e.g. `metrics(contains >= 1.0, partial_match >= 0.5)`"
-                    ),
-                ));
-            }
-            // A retrieval dataset's own thresholds gate its means.
-            if ds.samples.iter().any(|s| s.retrieval.is_some()) {
-                own_gates = eval_datasets::files::read_checked(
-                    &abs,
-                    eval_datasets::files::DEFAULT_MAX_DATASET_BYTES,
-                )
-                .ok()
-                .and_then(|bytes| {
-                    eval_datasets::retrieval::RetrievalDataset::from_bytes(&shown_path, &bytes).ok()
-                })
-                .is_some_and(|rd| !rd.thresholds.is_empty());
-            }
-            // seed 004: a retrieval dataset's ingest deletes its scope.
-            let allowed = input.allow_custom_prefix.as_ref().is_some_and(|b| b.value);
-            if let Some(q) = ds.samples.first().and_then(|s| s.retrieval.as_ref())
-                && !allowed
-                && !q.scope_is_allowed()
-            {
-                let prefix = &q.scope_prefix;
-                errors.push(syn::Error::new(
-                    path_span,
-                    format!(
-                        "{shown_path}: scopePrefix `{prefix}` {}: ingest deletes every document under it; add `allow_custom_prefix = true` if that is intended",
-                        eval_datasets::retrieval::scope_problem(prefix)
-                    ),
-                ));
-            }
-            test_names = ds.test_names();
-            // Only the samples the run is about get a test (the runtime
-            // picks the same ones by the same rule).
-            if let Some(subset) = &subset {
-                let keep = subset.pick(&ds.samples);
-                test_names = keep.into_iter().map(|i| test_names[i].clone()).collect();
-                if test_names.is_empty() {
-                    errors.push(syn::Error::new(
-                        path_span,
-                        format!("{shown_path}: no sample is left by `sample_tags`/`max_samples`"),
-                    ));
-                }
-            }
-        }
-        Some(Err(err)) => {
-            let hint = match &err {
-                eval_datasets::DatasetError::Io { .. } => format!(
-                    " (paths are relative to the crate's directory, CARGO_MANIFEST_DIR = {})",
-                    manifest_dir.display()
-                ),
-                _ => String::new(),
-            };
-            for problem in err.problems() {
-                errors.push(syn::Error::new(path_span, format!("{problem}{hint}")));
-            }
-        }
-    }
-
-    // A gate must gate a metric the dataset is scored with, or what the
-    // engine measures of every sample (latency, time to first token, cost).
-    for (span, (_, g)) in &gates {
+/// A gate must gate a metric the dataset is scored with, or what the
+/// engine measures of every sample (latency, time to first token, cost).
+fn check_gates_scored(
+    gates: &[(Span, (Stat, CheckedMetric))],
+    metrics: &[CheckedMetric],
+    own: &[String],
+    errors: &mut Vec<syn::Error>,
+) {
+    for (span, (_, g)) in gates {
         let known = lookup(&g.name).map(|i| i.name);
         if lookup(&g.name).is_some_and(|i| i.measured().is_some()) {
             continue;
@@ -646,49 +517,6 @@ pub fn validate(input: Input) -> syn::Result<Checked> {
             ));
         }
     }
-    let mut errors = errors.into_iter();
-    if let Some(mut head) = errors.next() {
-        errors.for_each(|e| head.combine(e));
-        return Err(head);
-    }
-
-    // (a gate on a metric of the user's too)
-    let gate_test =
-        !gates.is_empty() || ci_gate || own_gates || user.iter().any(|u| u.gate.is_some());
-    if gate_test && test_names.iter().any(|n| n == "gates") {
-        return Err(syn::Error::new(
-            path_span,
-            format!(
-                "{shown_path}: a sample is named `gates`, the name of the test that judges the dataset's gates (`<fn>::gates`): give the sample another `id`"
-            ),
-        ));
-    }
-    let is_async = input.func.sig.asyncness.is_some();
-    Ok(Checked {
-        gates: gates.into_iter().map(|(_, g)| g).collect(),
-        ci_gate,
-        enforce_thresholds,
-        gate_test,
-        func: input.func,
-        is_async,
-        abs_path: abs.to_string_lossy().into_owned(),
-        shown_path,
-        test_names,
-        metrics,
-        timeout_secs,
-        repeat,
-        inconclusive,
-        cluster,
-        tracked,
-        allow_custom_prefix: input.allow_custom_prefix.as_ref().is_some_and(|b| b.value),
-        allow_outside,
-        threshold_gates,
-        sample_tags: subset.as_ref().map(|s| s.tags.clone()).unwrap_or_default(),
-        max_samples: subset.as_ref().and_then(|s| s.max),
-        notes,
-        user,
-        model,
-    })
 }
 
 /// One `name(options) >= x`, checked: a known metric, its options, the

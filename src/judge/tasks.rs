@@ -128,21 +128,7 @@ fn from_blocks(q: &Question) -> Result<Value, String> {
                 .collect();
             json!({"verdicts": v})
         }
-        "answer_relevancy/questions" => {
-            let answer = q.get("answer");
-            let lower = answer.to_lowercase();
-            let noncommittal = lower.contains("don't know") || lower.contains("do not know");
-            let words = content_words(answer);
-            let topic = words.iter().take(4).cloned().collect::<Vec<_>>().join(" ");
-            json!({
-                "questions": [
-                    format!("What is {topic}?"),
-                    format!("Can you explain {topic}?"),
-                    format!("What should I know about {topic}?"),
-                ],
-                "noncommittal": u8::from(noncommittal),
-            })
-        }
+        "answer_relevancy/questions" => questions_about(q.get("answer")),
         "hallucination/contradictions" => {
             let answer = q.get("answer");
             let v: Vec<&str> = q
@@ -172,47 +158,11 @@ fn from_blocks(q: &Question) -> Result<Value, String> {
                 .collect();
             json!({"verdicts": v})
         }
-        "rubric" => {
-            if q.get("rubric").trim().is_empty() {
-                return Err("`rubric`: no rubric to grade by".into());
-            }
-            let (against, what) = match q.get("expected_answer") {
-                "" => (q.get("question"), "question"),
-                e => (e, "expected answer"),
-            };
-            let (found, of) = overlap(against, q.get("submission"));
-            let score = if of == 0 {
-                0.0
-            } else {
-                (found as f64 / of as f64 * 100.0).round() / 100.0
-            };
-            json!({
-                "score": score,
-                "rationale": format!("{found} of {of} content words of the {what} appear in the submission."),
-            })
-        }
+        "rubric" => rubric(q)?,
         "rating/relevance" => rating(share(q.get("question"), q.get("answer")), "of the question"),
         "rating/coherence" => coherence(q.get("answer")),
-        "rating/groundedness" => {
-            let s = sentences(q.get("answer"));
-            let grounded = s.iter().filter(|s| supported(s, &context)).count();
-            let part = if s.is_empty() {
-                0.0
-            } else {
-                grounded as f64 / s.len() as f64
-            };
-            rating(part, "of the answer's sentences grounded in the context")
-        }
-        "rating/similarity" => {
-            let (a, b) = (q.get("answer"), q.get("expected_answer"));
-            let (p, r) = (share(a, b), share(b, a));
-            let f1 = if p + r == 0.0 {
-                0.0
-            } else {
-                2.0 * p * r / (p + r)
-            };
-            rating(f1, "word overlap (F1) with the expected answer")
-        }
+        "rating/groundedness" => groundedness(q.get("answer"), &context),
+        "rating/similarity" => similarity(q.get("answer"), q.get("expected_answer")),
         generate if generate.starts_with("generate/") => super::generate::generated(q)?,
         "answer/document" | "answer/llm" => {
             // The passage sentence sharing most of the question's content words.
@@ -239,6 +189,68 @@ fn from_blocks(q: &Question) -> Result<Value, String> {
         "g_eval/score" => super::geval::score(q),
         other => return Err(format!("the demo judge does not know the task `{other}`")),
     })
+}
+
+/// Three questions about the answer's first content words, and whether it
+/// is noncommittal.
+fn questions_about(answer: &str) -> Value {
+    let lower = answer.to_lowercase();
+    let noncommittal = lower.contains("don't know") || lower.contains("do not know");
+    let words = content_words(answer);
+    let topic = words.iter().take(4).cloned().collect::<Vec<_>>().join(" ");
+    json!({
+        "questions": [
+            format!("What is {topic}?"),
+            format!("Can you explain {topic}?"),
+            format!("What should I know about {topic}?"),
+        ],
+        "noncommittal": u8::from(noncommittal),
+    })
+}
+
+/// A rubric's grade: the share of the expected answer's (else the
+/// question's) content words in the submission.
+fn rubric(q: &Question) -> Result<Value, String> {
+    if q.get("rubric").trim().is_empty() {
+        return Err("`rubric`: no rubric to grade by".into());
+    }
+    let (against, what) = match q.get("expected_answer") {
+        "" => (q.get("question"), "question"),
+        e => (e, "expected answer"),
+    };
+    let (found, of) = overlap(against, q.get("submission"));
+    let score = if of == 0 {
+        0.0
+    } else {
+        (found as f64 / of as f64 * 100.0).round() / 100.0
+    };
+    Ok(json!({
+        "score": score,
+        "rationale": format!("{found} of {of} content words of the {what} appear in the submission."),
+    }))
+}
+
+/// The share of the answer's sentences grounded in the context, rated.
+fn groundedness(answer: &str, context: &str) -> Value {
+    let s = sentences(answer);
+    let grounded = s.iter().filter(|s| supported(s, context)).count();
+    let part = if s.is_empty() {
+        0.0
+    } else {
+        grounded as f64 / s.len() as f64
+    };
+    rating(part, "of the answer's sentences grounded in the context")
+}
+
+/// The word overlap (F1) of the answer with the expected one, rated.
+fn similarity(a: &str, b: &str) -> Value {
+    let (p, r) = (share(a, b), share(b, a));
+    let f1 = if p + r == 0.0 {
+        0.0
+    } else {
+        2.0 * p * r / (p + r)
+    };
+    rating(f1, "word overlap (F1) with the expected answer")
 }
 
 /// A 1–5 rating of `1 + 4 · part`, rounded.

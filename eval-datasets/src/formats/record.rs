@@ -190,43 +190,77 @@ pub(crate) fn take_key(fields: &mut Vec<(String, Value)>, key: &str) -> Option<V
     Some(fields.remove(i).1)
 }
 
-/// Builds a sample from a record (already rewritten by the schema adapters),
-/// pushing every problem found. Returns `None` when the record has problems
-/// (the caller reports them all).
-pub(crate) fn to_sample(
-    shared_file: &std::sync::Arc<str>,
-    index: usize,
-    record: Record,
+/// The sample's fields as read from a record, each checked alone.
+#[derive(Default)]
+struct Fields {
+    id: Option<String>,
+    input: Option<Input>,
+    /// With the name it was given by.
+    expected: Option<(String, Expected)>,
+    context: Vec<String>,
+    reference_contexts: Vec<String>,
+    tags: Vec<String>,
+    metadata: Map<String, Value>,
+    agent_args: Map<String, Value>,
+    rubric_vars: Map<String, Value>,
+    evaluators: Map<String, Value>,
+    turn_evaluators: Vec<Map<String, Value>>,
+    turn_expected: Vec<Option<String>>,
+    accepted_answers: Vec<String>,
+    expected_tools: Option<Vec<crate::ToolCall>>,
+    tools: Vec<Value>,
+    extra: Map<String, Value>,
+    extra_object: Option<Map<String, Value>>,
+}
+
+impl Fields {
+    /// Reads one field (named `key` in the record) into its place.
+    fn read(&mut self, field: Field, key: &str, value: Value) -> Result<(), String> {
+        match field {
+            Field::Id => id_value(&value).map(|v| self.id = Some(v)),
+            Field::Input => input_value(&value).map(|v| self.input = Some(v)),
+            Field::Expected => {
+                expected_value(&value).map(|v| self.expected = Some((key.to_string(), v)))
+            }
+            Field::Context => string_list(&value).map(|v| self.context = v),
+            Field::ReferenceContexts => string_list(&value).map(|v| self.reference_contexts = v),
+            Field::Tags => tag_list(&value).map(|v| self.tags = v),
+            Field::Metadata => object(value).map(|v| self.metadata = v),
+            Field::AgentArgs => object(value).map(|v| self.agent_args = v),
+            Field::RubricVars => object(value).map(|v| self.rubric_vars = v),
+            Field::Evaluators => object(value).map(|v| self.evaluators = v),
+            Field::TurnEvaluators => object_list(value).map(|v| self.turn_evaluators = v),
+            Field::TurnExpected => optional_strings(value).map(|v| self.turn_expected = v),
+            Field::AcceptedAnswers => string_list(&value).map(|v| self.accepted_answers = v),
+            // What a tool call cannot hold (deepeval's `description`,
+            // `output`...) stays in `extra`, with the value as written.
+            Field::ExpectedTools => super::tools::tool_calls(&value).map(|(calls, lossy)| {
+                self.expected_tools = Some(calls);
+                if lossy {
+                    self.extra.insert(key.to_string(), value.clone());
+                }
+            }),
+            Field::Tools => crate::tool::definitions(&value)
+                .map(|v| self.tools = v)
+                .map_err(|e| e.to_string()),
+            Field::Extra => object(value).map(|v| self.extra_object = Some(v)),
+        }
+    }
+}
+
+/// The record's fields, each read into its place (unknown ones into
+/// `extra`); a field given twice under two names, or one that does not
+/// read, is a problem.
+fn read_fields(
+    record_fields: Vec<(String, Value)>,
+    problem: &impl Fn(&str, String) -> Problem,
     problems: &mut Vec<Problem>,
-) -> Option<Sample> {
-    let file: &str = shared_file;
-    let line = record.line;
-    let offset = record.offset;
-    let before = problems.len();
-    let problem = |field: &str, msg: String| Problem::new(file, line, msg).field(field);
-
+) -> Fields {
+    let mut fields = Fields::default();
     let mut seen: Vec<(Field, String)> = Vec::new();
-    let mut id = None;
-    let mut input = None;
-    let mut expected = None;
-    let mut context = Vec::new();
-    let mut reference_contexts = Vec::new();
-    let mut tags = Vec::new();
-    let mut metadata = Map::new();
-    let mut agent_args = Map::new();
-    let mut rubric_vars = Map::new();
-    let mut evaluators = Map::new();
-    let mut turn_evaluators = Vec::new();
-    let mut turn_expected = Vec::new();
-    let mut accepted_answers = Vec::new();
-    let mut expected_tools = None;
-    let mut tools = Vec::new();
-    let mut extra = Map::new();
-    let mut extra_object: Option<Map<String, Value>> = None;
-
-    for (key, value) in record.fields {
+    for (key, value) in record_fields {
         let Some(field) = field_for(&key) else {
-            extra.insert(key, value);
+            fields.extra.insert(key, value);
             continue;
         };
         if value.is_null() {
@@ -243,54 +277,23 @@ pub(crate) fn to_sample(
             continue;
         }
         seen.push((field, key.clone()));
-        let result = match field {
-            Field::Id => id_value(&value).map(|v| id = Some(v)),
-            Field::Input => input_value(&value).map(|v| input = Some(v)),
-            Field::Expected => expected_value(&value).map(|v| expected = Some((key.clone(), v))),
-            Field::Context => string_list(&value).map(|v| context = v),
-            Field::ReferenceContexts => string_list(&value).map(|v| reference_contexts = v),
-            Field::Tags => tag_list(&value).map(|v| tags = v),
-            Field::Metadata => object(value).map(|v| metadata = v),
-            Field::AgentArgs => object(value).map(|v| agent_args = v),
-            Field::RubricVars => object(value).map(|v| rubric_vars = v),
-            Field::Evaluators => object(value).map(|v| evaluators = v),
-            Field::TurnEvaluators => object_list(value).map(|v| turn_evaluators = v),
-            Field::TurnExpected => optional_strings(value).map(|v| turn_expected = v),
-            Field::AcceptedAnswers => string_list(&value).map(|v| accepted_answers = v),
-            // What a tool call cannot hold (deepeval's `description`,
-            // `output`...) stays in `extra`, with the value as written.
-            Field::ExpectedTools => super::tools::tool_calls(&value).map(|(calls, lossy)| {
-                expected_tools = Some(calls);
-                if lossy {
-                    extra.insert(key.clone(), value.clone());
-                }
-            }),
-            Field::Tools => crate::tool::definitions(&value)
-                .map(|v| tools = v)
-                .map_err(|e| e.to_string()),
-            Field::Extra => object(value).map(|v| extra_object = Some(v)),
-        };
-        if let Err(msg) = result {
+        if let Err(msg) = fields.read(field, &key, value) {
             problems.push(problem(&key, msg));
         }
     }
+    fields
+}
 
-    let Some(input) = input else {
-        if problems.len() == before {
-            problems.push(Problem::new(
-                file,
-                line,
-                format!(
-                    "missing field `input` (accepted names: {})",
-                    accepted_names(Field::Input)
-                ),
-            ));
-        }
-        return None;
-    };
-
-    let expected = match expected {
-        Some((key, Expected::PerTurn(list))) => match &input {
+/// The expected answer against the input: answers per turn need as many
+/// turns.
+fn expected_for(
+    expected: Option<(String, Expected)>,
+    input: &Input,
+    problem: &impl Fn(&str, String) -> Problem,
+    problems: &mut Vec<Problem>,
+) -> Option<Expected> {
+    match expected {
+        Some((key, Expected::PerTurn(list))) => match input {
             Input::Turns(turns) if turns.len() == list.len() => Some(Expected::PerTurn(list)),
             Input::Turns(turns) => {
                 problems.push(problem(
@@ -313,58 +316,100 @@ pub(crate) fn to_sample(
         },
         Some((_, e)) => Some(e),
         None => None,
-    };
-
-    // Turns that all name nothing are no per-turn evaluators at all.
-    if turn_evaluators.iter().all(Map::is_empty) {
-        turn_evaluators.clear();
     }
-    if !turn_evaluators.is_empty() && turn_evaluators.len() != input.turns().len() {
+}
+
+/// Per-turn evaluators and answers: one per turn of `input` (evaluator
+/// sets that all name nothing are none).
+fn check_turns(
+    fields: &mut Fields,
+    input: &Input,
+    problem: &impl Fn(&str, String) -> Problem,
+    problems: &mut Vec<Problem>,
+) {
+    // Turns that all name nothing are no per-turn evaluators at all.
+    if fields.turn_evaluators.iter().all(Map::is_empty) {
+        fields.turn_evaluators.clear();
+    }
+    if !fields.turn_evaluators.is_empty() && fields.turn_evaluators.len() != input.turns().len() {
         problems.push(problem(
             "turn_evaluators",
             format!(
                 "has {} per-turn evaluator sets but `input` has {} turn(s); give one per turn",
-                turn_evaluators.len(),
+                fields.turn_evaluators.len(),
                 input.turns().len()
             ),
         ));
     }
-    if !turn_expected.is_empty() && turn_expected.len() != input.turns().len() {
+    if !fields.turn_expected.is_empty() && fields.turn_expected.len() != input.turns().len() {
         problems.push(problem(
             "turn_expected",
             format!(
                 "has {} per-turn answers but `input` has {} turn(s); give one per turn (null for a turn without one)",
-                turn_expected.len(),
+                fields.turn_expected.len(),
                 input.turns().len()
             ),
         ));
     }
+}
+
+/// Builds a sample from a record (already rewritten by the schema adapters),
+/// pushing every problem found. Returns `None` when the record has problems
+/// (the caller reports them all).
+pub(crate) fn to_sample(
+    shared_file: &std::sync::Arc<str>,
+    index: usize,
+    record: Record,
+    problems: &mut Vec<Problem>,
+) -> Option<Sample> {
+    let file: &str = shared_file;
+    let line = record.line;
+    let offset = record.offset;
+    let before = problems.len();
+    let problem = |field: &str, msg: String| Problem::new(file, line, msg).field(field);
+
+    let mut fields = read_fields(record.fields, &problem, problems);
+    let Some(input) = fields.input.take() else {
+        if problems.len() == before {
+            problems.push(Problem::new(
+                file,
+                line,
+                format!(
+                    "missing field `input` (accepted names: {})",
+                    accepted_names(Field::Input)
+                ),
+            ));
+        }
+        return None;
+    };
+    let expected = expected_for(fields.expected.take(), &input, &problem, problems);
+    check_turns(&mut fields, &input, &problem, problems);
     if problems.len() > before {
         return None;
     }
     // Answers of some turns only; every turn's are one answer per turn.
     let mut expected = expected;
-    if !turn_expected.is_empty() && turn_expected.iter().all(Option::is_some) {
-        let all: Vec<String> = std::mem::take(&mut turn_expected)
+    if !fields.turn_expected.is_empty() && fields.turn_expected.iter().all(Option::is_some) {
+        let all: Vec<String> = std::mem::take(&mut fields.turn_expected)
             .into_iter()
             .flatten()
             .collect();
         expected = expected.or(Some(Expected::PerTurn(all)));
     }
     // `extra: {...}` (as our writers emit it) holds the fields of other formats.
-    if let Some(more) = extra_object {
+    if let Some(more) = fields.extra_object.take() {
         for (k, v) in more {
-            if extra.get(&k).is_some_and(|have| *have != v) {
+            if fields.extra.get(&k).is_some_and(|have| *have != v) {
                 problems.push(problem(
                     "extra",
                     format!("`extra.{k}` and the record's own `{k}` differ; keep one"),
                 ));
                 return None;
             }
-            extra.insert(k, v);
+            fields.extra.insert(k, v);
         }
     }
-    let (id, explicit_id) = match id {
+    let (id, explicit_id) = match fields.id {
         Some(id) => (id, true),
         None => (index.to_string(), false),
     };
@@ -374,21 +419,21 @@ pub(crate) fn to_sample(
         index,
         input,
         expected,
-        context,
-        reference_contexts,
-        tags,
-        metadata,
-        agent_args,
-        rubric_vars,
-        evaluators,
-        turn_evaluators,
-        turn_expected,
-        accepted_answers,
+        context: fields.context,
+        reference_contexts: fields.reference_contexts,
+        tags: fields.tags,
+        metadata: fields.metadata,
+        agent_args: fields.agent_args,
+        rubric_vars: fields.rubric_vars,
+        evaluators: fields.evaluators,
+        turn_evaluators: fields.turn_evaluators,
+        turn_expected: fields.turn_expected,
+        accepted_answers: fields.accepted_answers,
         retrieval: record.retrieval,
         runevals_defaults: record.runevals_defaults, // issue38:runevals
-        expected_tools,
-        tools,
-        extra,
+        expected_tools: fields.expected_tools,
+        tools: fields.tools,
+        extra: fields.extra,
         source: Source {
             file: shared_file.clone(),
             line,

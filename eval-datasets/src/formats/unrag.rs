@@ -80,13 +80,6 @@ impl RetrievalDataset {
                 .column(e.column().max(1)),
             ])
         })?;
-        let mut problems = Vec::new();
-        let lines = Lines::new(text);
-        let line_of = |needle: &str, from: usize| -> usize {
-            text.get(from..)
-                .and_then(|rest| rest.find(needle))
-                .map_or(1, |at| lines.line_at(from + at))
-        };
         let Some(root) = doc.as_object() else {
             return Err(invalid(vec![Problem::new(
                 shown,
@@ -94,22 +87,111 @@ impl RetrievalDataset {
                 format!("expected a JSON object, found {}", kind_of(&doc)),
             )]));
         };
-        let at = |key: &str| line_of(&format!("\"{key}\""), 0);
+        let lines = Lines::new(text);
+        let mut cx = Check {
+            shown,
+            text,
+            lines: &lines,
+            problems: Vec::new(),
+        };
+        let id = cx.header(root);
+        let description = root
+            .get("description")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let empty = Map::new();
+        let d = cx.defaults(root, &empty);
+        cx.unknown_keys(root, d.map);
+        let documents = cx.documents(root, &d.scope_prefix);
+        let queries = cx.queries(root, d.top_k);
+        let mut problems = cx.problems;
+        if !problems.is_empty() {
+            problems.sort_by_key(|p| p.line);
+            return Err(invalid(problems));
+        }
+        Ok(RetrievalDataset {
+            path: shown.to_string(),
+            id,
+            description,
+            top_k: d.top_k,
+            scope_prefix: d.scope_prefix,
+            mode: d.mode,
+            rerank_top_k: d.rerank_top_k,
+            thresholds: d.thresholds,
+            documents,
+            queries,
+        })
+    }
+}
+
+/// The dataset's checks: the problems found so far, and where things are.
+struct Check<'a> {
+    shown: &'a str,
+    text: &'a str,
+    lines: &'a Lines<'a>,
+    problems: Vec<Problem>,
+}
+
+/// `defaults`, checked: the object and the settings read from it.
+struct Defaults<'a> {
+    map: &'a Map<String, Value>,
+    top_k: usize,
+    mode: Mode,
+    rerank_top_k: usize,
+    scope_prefix: String,
+    thresholds: Map<String, Value>,
+}
+
+/// A whole number ≥ 1.
+fn positive(v: &Value) -> Option<usize> {
+    v.as_u64().filter(|n| *n >= 1).map(|n| n as usize)
+}
+
+const ROOT: &[&str] = &[
+    "version",
+    "id",
+    "description",
+    "defaults",
+    "documents",
+    "queries",
+];
+
+impl Check<'_> {
+    /// The line of the first `needle` at or after byte `from` (else 1).
+    fn line_of(&self, needle: &str, from: usize) -> usize {
+        self.text
+            .get(from..)
+            .and_then(|rest| rest.find(needle))
+            .map_or(1, |at| self.lines.line_at(from + at))
+    }
+
+    /// The line of the first `"key"`.
+    fn at(&self, key: &str) -> usize {
+        self.line_of(&format!("\"{key}\""), 0)
+    }
+
+    fn push(&mut self, problem: Problem) {
+        self.problems.push(problem);
+    }
+
+    /// `version` ("1") and `id` (a non-empty string).
+    fn header(&mut self, root: &Map<String, Value>) -> String {
+        let shown = self.shown;
         match root.get("version") {
             Some(Value::String(v)) if v == "1" => {}
-            Some(v) => problems.push(
-                Problem::new(shown, at("version"), format!("unsupported version {v}: this tool reads version \"1\" of the Unrag dataset format"))
+            Some(v) => self.push(
+                Problem::new(shown, self.at("version"), format!("unsupported version {v}: this tool reads version \"1\" of the Unrag dataset format"))
                     .field("version"),
             ),
-            None => problems.push(Problem::new(shown, 1, "missing `version` (\"1\")").field("version")),
+            None => self.push(Problem::new(shown, 1, "missing `version` (\"1\")").field("version")),
         }
-        let id = match root.get("id") {
+        match root.get("id") {
             Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
             Some(other) => {
-                problems.push(
+                self.push(
                     Problem::new(
                         shown,
-                        at("id"),
+                        self.at("id"),
                         format!("expected a non-empty string, found {}", kind_of(other)),
                     )
                     .field("id"),
@@ -117,7 +199,7 @@ impl RetrievalDataset {
                 String::new()
             }
             None => {
-                problems.push(
+                self.push(
                     Problem::new(
                         shown,
                         1,
@@ -127,72 +209,76 @@ impl RetrievalDataset {
                 );
                 String::new()
             }
+        }
+    }
+
+    /// A whole number ≥ 1 of `defaults` (`key`), else `fallback`.
+    fn default_count(
+        &mut self,
+        defaults: &Map<String, Value>,
+        key: &str,
+        fallback: usize,
+    ) -> usize {
+        let Some(v) = defaults.get(key) else {
+            return fallback;
         };
-        let description = root
-            .get("description")
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        let empty = Map::new();
+        match positive(v) {
+            Some(n) => n,
+            None => {
+                self.push(
+                    Problem::new(
+                        self.shown,
+                        self.at(key),
+                        format!("`defaults.{key}`: expected a whole number ≥ 1, found {v}"),
+                    )
+                    .field(key),
+                );
+                fallback
+            }
+        }
+    }
+
+    /// `defaults`: an object of `topK`, `mode`, `rerankTopK`, `scopePrefix`
+    /// (required) and `thresholds`.
+    fn defaults<'m>(
+        &mut self,
+        root: &'m Map<String, Value>,
+        empty: &'m Map<String, Value>,
+    ) -> Defaults<'m> {
+        let shown = self.shown;
         let defaults = match root.get("defaults") {
             Some(Value::Object(d)) => d,
             Some(other) => {
-                problems.push(
+                self.push(
                     Problem::new(
                         shown,
-                        at("defaults"),
+                        self.at("defaults"),
                         format!("expected an object, found {}", kind_of(other)),
                     )
                     .field("defaults"),
                 );
-                &empty
+                empty
             }
-            None => &empty,
+            None => empty,
         };
-        let positive = |v: &Value| v.as_u64().filter(|n| *n >= 1).map(|n| n as usize);
-        let mut top_k = 10;
-        if let Some(v) = defaults.get("topK") {
-            match positive(v) {
-                Some(n) => top_k = n,
-                None => problems.push(
-                    Problem::new(
-                        shown,
-                        at("topK"),
-                        format!("`defaults.topK`: expected a whole number ≥ 1, found {v}"),
-                    )
-                    .field("topK"),
-                ),
-            }
-        }
+        let top_k = self.default_count(defaults, "topK", 10);
         let mode = match defaults.get("mode") {
             None => Mode::Retrieve,
             Some(Value::String(m)) if m == "retrieve" => Mode::Retrieve,
             Some(Value::String(m)) if m == "retrieve+rerank" => Mode::RetrieveRerank,
             Some(other) => {
-                problems.push(Problem::new(shown, at("mode"), format!("`defaults.mode`: expected \"retrieve\" or \"retrieve+rerank\", found {other}")).field("mode"));
+                self.push(Problem::new(shown, self.at("mode"), format!("`defaults.mode`: expected \"retrieve\" or \"retrieve+rerank\", found {other}")).field("mode"));
                 Mode::Retrieve
             }
         };
-        let mut rerank_top_k = top_k.saturating_mul(3);
-        if let Some(v) = defaults.get("rerankTopK") {
-            match positive(v) {
-                Some(n) => rerank_top_k = n,
-                None => problems.push(
-                    Problem::new(
-                        shown,
-                        at("rerankTopK"),
-                        format!("`defaults.rerankTopK`: expected a whole number ≥ 1, found {v}"),
-                    )
-                    .field("rerankTopK"),
-                ),
-            }
-        }
+        let rerank_top_k = self.default_count(defaults, "rerankTopK", top_k.saturating_mul(3));
         let scope_prefix = match defaults.get("scopePrefix") {
             Some(Value::String(p)) if !p.is_empty() => p.clone(),
             Some(other) => {
-                problems.push(
+                self.push(
                     Problem::new(
                         shown,
-                        at("scopePrefix"),
+                        self.at("scopePrefix"),
                         format!(
                             "`defaults.scopePrefix`: expected a non-empty string, found {other}"
                         ),
@@ -202,7 +288,7 @@ impl RetrievalDataset {
                 String::new()
             }
             None => {
-                problems.push(Problem::new(shown, 1, "missing `defaults.scopePrefix` (e.g. \"eval:my-dataset:\"): it isolates the dataset's documents").field("scopePrefix"));
+                self.push(Problem::new(shown, 1, "missing `defaults.scopePrefix` (e.g. \"eval:my-dataset:\"): it isolates the dataset's documents").field("scopePrefix"));
                 String::new()
             }
         };
@@ -211,260 +297,319 @@ impl RetrievalDataset {
             .and_then(Value::as_object)
             .cloned()
             .unwrap_or_default();
-        for k in unknown(
-            root,
-            &[
-                "version",
-                "id",
-                "description",
-                "defaults",
-                "documents",
-                "queries",
-            ],
-        ) {
-            problems.push(Problem::new(
+        Defaults {
+            map: defaults,
+            top_k,
+            mode,
+            rerank_top_k,
+            scope_prefix,
+            thresholds,
+        }
+    }
+
+    /// Keys the format does not have, at the top and in `defaults`, and a
+    /// `description` that is not a string.
+    fn unknown_keys(&mut self, root: &Map<String, Value>, defaults: &Map<String, Value>) {
+        let shown = self.shown;
+        for k in unknown(root, ROOT) {
+            self.push(Problem::new(
                 shown,
-                at(k),
-                unknown_message(
-                    "",
-                    k,
-                    &[
-                        "version",
-                        "id",
-                        "description",
-                        "defaults",
-                        "documents",
-                        "queries",
-                    ],
-                ),
+                self.at(k),
+                unknown_message("", k, ROOT),
             ));
         }
         const DEFAULTS: &[&str] = &["topK", "scopePrefix", "mode", "rerankTopK", "thresholds"];
         for k in unknown(defaults, DEFAULTS) {
-            problems.push(Problem::new(
+            self.push(Problem::new(
                 shown,
-                at(k),
+                self.at(k),
                 unknown_message("defaults.", k, DEFAULTS),
             ));
         }
         if let Some(d) = root.get("description").filter(|d| !d.is_string()) {
-            problems.push(Problem::new(
+            self.push(Problem::new(
                 shown,
-                at("description"),
+                self.at("description"),
                 format!("`description`: expected a string, found {}", kind_of(d)),
             ));
         }
+    }
 
-        // Documents.
+    /// `documents`: an array of documents, each checked.
+    fn documents(&mut self, root: &Map<String, Value>, scope_prefix: &str) -> Vec<Document> {
         let mut documents: Vec<Document> = Vec::new();
         let mut source_ids: HashSet<&str> = HashSet::new();
-        let mut find = Locator::items(&lines, "documents");
+        let mut find = Locator::items(self.lines, "documents");
         match root.get("documents") {
             None => {}
             Some(Value::Array(docs)) => {
                 for (i, d) in docs.iter().enumerate() {
                     let sid = d.get("sourceId").and_then(Value::as_str);
                     let line = find.next(sid);
-                    let p = |m: String| Problem::new(shown, line, m);
-                    let Some(o) = d.as_object() else {
-                        problems.push(p(format!(
-                            "documents[{i}]: expected an object, found {}",
-                            kind_of(d)
-                        )));
-                        continue;
-                    };
-                    const DOC: &[&str] = &["sourceId", "content", "loaderRef", "metadata"];
-                    for k in unknown(o, DOC) {
-                        problems.push(p(unknown_message(&format!("documents[{i}]."), k, DOC)));
-                    }
-                    for (k, want) in [
-                        ("content", "a non-empty string"),
-                        ("loaderRef", "a non-empty string"),
-                        ("metadata", "an object"),
-                    ] {
-                        if let Some(v) = o.get(k) {
-                            let ok = if k == "metadata" {
-                                v.is_object()
-                            } else {
-                                v.as_str().is_some_and(|t| !t.trim().is_empty())
-                            };
-                            if !ok {
-                                problems.push(
-                                    p(format!("documents[{i}].{k}: expected {want}, found {v}"))
-                                        .field(k),
-                                );
-                            }
+                    if let Some(doc) = self.document(i, d, sid, line, scope_prefix) {
+                        if !source_ids.insert(sid.unwrap_or_default()) {
+                            let source_id = &doc.source_id;
+                            self.push(
+                                Problem::new(
+                                    self.shown,
+                                    line,
+                                    format!("document `{source_id}` is listed twice"),
+                                )
+                                .field("sourceId"),
+                            );
                         }
+                        documents.push(doc);
                     }
-                    let Some(source_id) = sid.filter(|s| !s.is_empty()) else {
-                        problems.push(
-                            p(format!("documents[{i}]: needs a `sourceId`")).field("sourceId"),
-                        );
-                        continue;
-                    };
-                    if !scope_prefix.is_empty() && !source_id.starts_with(&scope_prefix) {
-                        problems.push(
-                            p(format!(
-                                "document `{source_id}` is outside the dataset's scope: its sourceId must start with `{scope_prefix}` (ingest deletes and searches only under that prefix)"
-                            ))
-                            .field("sourceId"),
-                        );
-                    }
-                    let content = o.get("content").and_then(Value::as_str).map(str::to_string);
-                    let loader_ref = o
-                        .get("loaderRef")
-                        .and_then(Value::as_str)
-                        .map(str::to_string);
-                    match (&content, &loader_ref) {
-                        (Some(_), Some(_)) => problems.push(p(format!("document `{source_id}` has both `content` and `loaderRef`; keep one"))),
-                        (None, None) => problems.push(p(format!("document `{source_id}` needs `content` (text) or `loaderRef` (loaded by your hook)"))),
-                        _ => {}
-                    }
-                    if !source_ids.insert(source_id) {
-                        problems.push(
-                            p(format!("document `{source_id}` is listed twice")).field("sourceId"),
-                        );
-                    }
-                    documents.push(Document {
-                        source_id: source_id.to_string(),
-                        content,
-                        loader_ref,
-                        metadata: o
-                            .get("metadata")
-                            .and_then(Value::as_object)
-                            .cloned()
-                            .unwrap_or_default(),
-                        line,
-                    });
                 }
             }
-            Some(other) => problems.push(Problem::new(
-                shown,
-                at("documents"),
+            Some(other) => self.push(Problem::new(
+                self.shown,
+                self.at("documents"),
                 format!("`documents`: expected an array, found {}", kind_of(other)),
             )),
         }
+        documents
+    }
 
-        // Queries.
+    /// `documents[i]` (at `line`, its `sourceId` `sid`): an object of known
+    /// keys, with a `sourceId` in the scope and one of `content` and
+    /// `loaderRef`. `None` when there is no document to keep.
+    fn document(
+        &mut self,
+        i: usize,
+        d: &Value,
+        sid: Option<&str>,
+        line: usize,
+        scope_prefix: &str,
+    ) -> Option<Document> {
+        let shown = self.shown;
+        let p = |m: String| Problem::new(shown, line, m);
+        let Some(o) = d.as_object() else {
+            self.push(p(format!(
+                "documents[{i}]: expected an object, found {}",
+                kind_of(d)
+            )));
+            return None;
+        };
+        const DOC: &[&str] = &["sourceId", "content", "loaderRef", "metadata"];
+        for k in unknown(o, DOC) {
+            self.push(p(unknown_message(&format!("documents[{i}]."), k, DOC)));
+        }
+        for (k, want) in [
+            ("content", "a non-empty string"),
+            ("loaderRef", "a non-empty string"),
+            ("metadata", "an object"),
+        ] {
+            if let Some(v) = o.get(k) {
+                let ok = if k == "metadata" {
+                    v.is_object()
+                } else {
+                    v.as_str().is_some_and(|t| !t.trim().is_empty())
+                };
+                if !ok {
+                    self.push(
+                        p(format!("documents[{i}].{k}: expected {want}, found {v}")).field(k),
+                    );
+                }
+            }
+        }
+        let Some(source_id) = sid.filter(|s| !s.is_empty()) else {
+            self.push(p(format!("documents[{i}]: needs a `sourceId`")).field("sourceId"));
+            return None;
+        };
+        if !scope_prefix.is_empty() && !source_id.starts_with(scope_prefix) {
+            self.push(
+                p(format!(
+                    "document `{source_id}` is outside the dataset's scope: its sourceId must start with `{scope_prefix}` (ingest deletes and searches only under that prefix)"
+                ))
+                .field("sourceId"),
+            );
+        }
+        let content = o.get("content").and_then(Value::as_str).map(str::to_string);
+        let loader_ref = o
+            .get("loaderRef")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        match (&content, &loader_ref) {
+            (Some(_), Some(_)) => self.push(p(format!(
+                "document `{source_id}` has both `content` and `loaderRef`; keep one"
+            ))),
+            (None, None) => self.push(p(format!(
+                "document `{source_id}` needs `content` (text) or `loaderRef` (loaded by your hook)"
+            ))),
+            _ => {}
+        }
+        Some(Document {
+            source_id: source_id.to_string(),
+            content,
+            loader_ref,
+            metadata: o
+                .get("metadata")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default(),
+            line,
+        })
+    }
+
+    /// `queries`: a non-empty array of queries, each checked, their ids
+    /// unique.
+    fn queries(&mut self, root: &Map<String, Value>, top_k: usize) -> Vec<Query> {
+        let shown = self.shown;
         let mut queries: Vec<Query> = Vec::new();
         let mut query_ids: HashSet<&str> = HashSet::new();
-        let mut find = Locator::items(&lines, "queries");
+        let mut find = Locator::items(self.lines, "queries");
         match root.get("queries") {
             Some(Value::Array(qs)) if !qs.is_empty() => {
                 for (i, q) in qs.iter().enumerate() {
                     let qid = q.get("id").and_then(Value::as_str);
                     let line = find.next(qid);
-                    let p = |m: String| Problem::new(shown, line, m);
-                    let Some(o) = q.as_object() else {
-                        problems.push(p(format!(
-                            "queries[{i}]: expected an object, found {}",
-                            kind_of(q)
-                        )));
+                    let Some(query) = self.query(i, q, qid, line, top_k) else {
                         continue;
                     };
-                    const QUERY: &[&str] = &["id", "query", "relevant", "topK", "scopePrefix"];
-                    for k in unknown(o, QUERY) {
-                        problems.push(p(unknown_message(&format!("queries[{i}]."), k, QUERY)));
-                    }
-                    if let Some(r) = o.get("relevant").and_then(Value::as_object) {
-                        for k in unknown(r, &["sourceIds"]) {
-                            problems.push(p(unknown_message(
-                                &format!("queries[{i}].relevant."),
-                                k,
-                                &["sourceIds"],
-                            )));
-                        }
-                    }
-                    let Some(id) = qid.filter(|s| !s.trim().is_empty()) else {
-                        problems.push(p(format!("queries[{i}]: needs an `id` (stable across edits, used in reports and diffs)")).field("id"));
-                        continue;
-                    };
-                    let Some(query) = o
-                        .get("query")
-                        .and_then(Value::as_str)
-                        .filter(|s| !s.trim().is_empty())
-                    else {
-                        problems.push(
-                            p(format!("query `{id}` needs a non-empty `query`")).field("query"),
-                        );
-                        continue;
-                    };
-                    let relevant = match o.get("relevant").and_then(|r| r.get("sourceIds")) {
-                        Some(Value::Array(ids)) => {
-                            let mut out = Vec::new();
-                            for v in ids {
-                                match v.as_str() {
-                                    Some("") => problems.push(p(format!(
-                                        "query `{id}`: relevant.sourceIds holds an empty id"
-                                    ))),
-                                    Some(s) => out.push(s.to_string()),
-                                    None => problems.push(p(format!("query `{id}`: relevant.sourceIds holds {}, expected strings", kind_of(v)))),
-                                }
-                            }
-                            out
-                        }
-                        _ => {
-                            problems.push(p(format!("query `{id}` needs `relevant.sourceIds` (an array; empty means nothing should be found)")).field("relevant"));
-                            continue;
-                        }
-                    };
-                    let top_k = match o.get("topK") {
-                        None => top_k,
-                        Some(v) => match positive(v) {
-                            Some(n) => n,
-                            None => {
-                                problems.push(p(format!("query `{id}`: `topK` expected a whole number ≥ 1, found {v}")).field("topK"));
-                                top_k
-                            }
-                        },
-                    };
+                    let id = qid.unwrap_or_default();
                     if !query_ids.insert(id) {
-                        problems.push(p(format!("query id `{id}` is used twice")).field("id"));
+                        self.push(
+                            Problem::new(shown, line, format!("query id `{id}` is used twice"))
+                                .field("id"),
+                        );
                     }
-                    let scope = match o.get("scopePrefix") {
-                        None => None,
-                        Some(Value::String(sp)) if !sp.is_empty() => Some(sp.clone()),
-                        Some(other) => {
-                            problems.push(p(format!("query `{id}`: `scopePrefix` expected a non-empty string, found {other}")));
-                            None
-                        }
-                    };
+                    let scope = self.query_scope(q, id, line);
                     queries.push(Query {
-                        id: id.to_string(),
-                        query: query.to_string(),
-                        relevant,
-                        top_k,
                         scope_prefix: scope,
-                        line,
+                        ..query
                     });
                 }
             }
-            Some(Value::Array(_)) => {
-                problems.push(Problem::new(shown, at("queries"), "`queries` is empty"))
-            }
-            Some(other) => problems.push(Problem::new(
+            Some(Value::Array(_)) => self.push(Problem::new(
                 shown,
-                at("queries"),
+                self.at("queries"),
+                "`queries` is empty",
+            )),
+            Some(other) => self.push(Problem::new(
+                shown,
+                self.at("queries"),
                 format!("`queries`: expected an array, found {}", kind_of(other)),
             )),
-            None => problems.push(Problem::new(shown, 1, "missing `queries`")),
+            None => self.push(Problem::new(shown, 1, "missing `queries`")),
         }
-        if !problems.is_empty() {
-            problems.sort_by_key(|p| p.line);
-            return Err(invalid(problems));
+        queries
+    }
+
+    /// `queries[i]` (at `line`, its `id` `qid`): an object of known keys
+    /// with an `id`, a `query`, `relevant.sourceIds` and a `topK` (else
+    /// `top_k`). Its scope is read by [`query_scope`](Self::query_scope).
+    /// `None` when there is no query to keep.
+    fn query(
+        &mut self,
+        i: usize,
+        q: &Value,
+        qid: Option<&str>,
+        line: usize,
+        top_k: usize,
+    ) -> Option<Query> {
+        let shown = self.shown;
+        let p = |m: String| Problem::new(shown, line, m);
+        let Some(o) = q.as_object() else {
+            self.push(p(format!(
+                "queries[{i}]: expected an object, found {}",
+                kind_of(q)
+            )));
+            return None;
+        };
+        const QUERY: &[&str] = &["id", "query", "relevant", "topK", "scopePrefix"];
+        for k in unknown(o, QUERY) {
+            self.push(p(unknown_message(&format!("queries[{i}]."), k, QUERY)));
         }
-        Ok(RetrievalDataset {
-            path: shown.to_string(),
-            id,
-            description,
+        if let Some(r) = o.get("relevant").and_then(Value::as_object) {
+            for k in unknown(r, &["sourceIds"]) {
+                self.push(p(unknown_message(
+                    &format!("queries[{i}].relevant."),
+                    k,
+                    &["sourceIds"],
+                )));
+            }
+        }
+        let Some(id) = qid.filter(|s| !s.trim().is_empty()) else {
+            self.push(
+                p(format!(
+                    "queries[{i}]: needs an `id` (stable across edits, used in reports and diffs)"
+                ))
+                .field("id"),
+            );
+            return None;
+        };
+        let Some(query) = o
+            .get("query")
+            .and_then(Value::as_str)
+            .filter(|s| !s.trim().is_empty())
+        else {
+            self.push(p(format!("query `{id}` needs a non-empty `query`")).field("query"));
+            return None;
+        };
+        let relevant = match o.get("relevant").and_then(|r| r.get("sourceIds")) {
+            Some(Value::Array(ids)) => {
+                let mut out = Vec::new();
+                for v in ids {
+                    match v.as_str() {
+                        Some("") => self.push(p(format!(
+                            "query `{id}`: relevant.sourceIds holds an empty id"
+                        ))),
+                        Some(s) => out.push(s.to_string()),
+                        None => self.push(p(format!(
+                            "query `{id}`: relevant.sourceIds holds {}, expected strings",
+                            kind_of(v)
+                        ))),
+                    }
+                }
+                out
+            }
+            _ => {
+                self.push(p(format!("query `{id}` needs `relevant.sourceIds` (an array; empty means nothing should be found)")).field("relevant"));
+                return None;
+            }
+        };
+        let top_k = match o.get("topK") {
+            None => top_k,
+            Some(v) => match positive(v) {
+                Some(n) => n,
+                None => {
+                    self.push(
+                        p(format!(
+                            "query `{id}`: `topK` expected a whole number ≥ 1, found {v}"
+                        ))
+                        .field("topK"),
+                    );
+                    top_k
+                }
+            },
+        };
+        Some(Query {
+            id: id.to_string(),
+            query: query.to_string(),
+            relevant,
             top_k,
-            scope_prefix,
-            mode,
-            rerank_top_k,
-            thresholds,
-            documents,
-            queries,
+            scope_prefix: None,
+            line,
         })
+    }
+
+    /// A query's own `scopePrefix`: a non-empty string, if given.
+    fn query_scope(&mut self, q: &Value, id: &str, line: usize) -> Option<String> {
+        match q.get("scopePrefix") {
+            None => None,
+            Some(Value::String(sp)) if !sp.is_empty() => Some(sp.clone()),
+            Some(other) => {
+                self.push(Problem::new(
+                    self.shown,
+                    line,
+                    format!(
+                        "query `{id}`: `scopePrefix` expected a non-empty string, found {other}"
+                    ),
+                ));
+                None
+            }
+        }
     }
 }
 

@@ -178,6 +178,20 @@ pub(super) struct Graded {
     pub(super) binary: bool,
 }
 
+/// A suite being read: where it is, and what its parts say so far.
+struct Reading<'a> {
+    shown: &'a str,
+    dir: &'a Path,
+    root: &'a Path,
+    allow_outside: bool,
+    problems: Vec<Problem>,
+    notes: Vec<String>,
+    tracked: Vec<std::path::PathBuf>,
+}
+
+/// A map of graders (or the early form's one grader).
+type RawGraders = Spanned<BTreeMap<String, Spanned<RawGrader>>>;
+
 /// Parses suite `text` (shown as `shown`, in directory `dir`): the dataset
 /// path is relative to `dir` and must lie inside `root` unless
 /// `allow_outside`. Every problem is reported at its line.
@@ -188,266 +202,58 @@ pub(crate) fn parse(
     root: &Path,
     allow_outside: bool,
 ) -> Result<Manifest, ManifestError> {
-    let at = |line: usize, message: String| Problem::new(shown, line.max(1), message);
     let invalid = |problems: Vec<Problem>| ManifestError::Invalid {
         path: shown.to_string(),
         problems,
     };
     let raw: RawSuite = serde_saphyr::from_str(text)
         .map_err(|e| invalid(vec![yaml_problem(&e, shown, "letta-evals suite")]))?;
-    let mut problems = Vec::new();
-    let mut notes = Vec::new();
-    let mut tracked = Vec::new();
-
-    let name = match raw.name {
-        Some(n) if !n.value.trim().is_empty() => n.value.trim().to_string(),
-        _ => {
-            problems.push(at(1, "the suite has no `name`".into()).field("name"));
-            String::new()
-        }
+    let mut r = Reading {
+        shown,
+        dir,
+        root,
+        allow_outside,
+        problems: Vec::new(),
+        notes: Vec::new(),
+        tracked: Vec::new(),
     };
-    let file = match &raw.dataset {
-        None => {
-            problems.push(at(1, "the suite has no `dataset`".into()).field("dataset"));
-            None
-        }
-        Some(d) => match resolve(&d.value, dir, root, allow_outside) {
-            Ok(found) => Some(found),
-            Err(message) => {
-                problems.push(at(d.referenced.line() as usize, message).field("dataset"));
-                None
-            }
-        },
-    };
+    let name = r.name(raw.name.as_ref());
+    let file = r.dataset_file(raw.dataset.as_ref());
     let line = raw
         .dataset
         .as_ref()
         .map_or(1, |d| d.referenced.line() as usize);
-    let max = match raw.max_samples {
-        None => None,
-        Some(m) if m.value >= 1 => Some(m.value as usize),
-        Some(m) => {
-            problems.push(
-                at(
-                    m.referenced.line() as usize,
-                    format!(
-                        "`max_samples: {}`: expected a whole number of samples, 1 or more",
-                        m.value
-                    ),
-                )
-                .field("max_samples"),
-            );
-            None
-        }
-    };
+    let max = r.max_samples(raw.max_samples.as_ref());
+    let unused = unused_note(&raw);
     let tags = raw.sample_tags.map(|t| t.value).unwrap_or_default();
-    let repeat = match raw.num_runs {
-        None => crate::Repeat::default(),
-        Some(n) if (1..=i64::from(MAX_REPEAT)).contains(&n.value) => {
-            crate::Repeat::Runs(n.value as u32)
-        }
-        Some(n) => {
-            problems.push(
-                at(
-                    n.referenced.line() as usize,
-                    format!(
-                        "`num_runs: {}`: expected 1 to {MAX_REPEAT} runs per sample",
-                        n.value
-                    ),
-                )
-                .field("num_runs"),
-            );
-            crate::Repeat::default()
-        }
-    };
+    let repeat = r.repeat(raw.num_runs.as_ref());
 
     // The graders, as metrics.
-    let mut graded: Vec<Graded> = Vec::new();
-    let mut failed: Vec<String> = Vec::new();
-    let mut renamed: Vec<String> = Vec::new();
-    let mut displayed: Vec<String> = Vec::new();
-    let graders = match (raw.graders, raw.grader) {
-        (Some(_), Some(one)) => {
-            problems.push(
-                at(
-                    one.referenced.line() as usize,
-                    "give `graders` or (as early suites did) one `grader`, not both".into(),
-                )
-                .field("grader"),
-            );
-            None
-        }
-        (None, Some(one)) => Some(Spanned {
-            referenced: one.referenced,
-            defined: one.defined,
-            value: BTreeMap::from([("grader".to_string(), one)]),
-        }),
-        (graders, None) => graders,
-    };
-    match graders {
-        None if !problems.is_empty() => {}
-        None => problems.push(at(1, "the suite has no `graders`".into()).field("graders")),
-        Some(g) if g.value.is_empty() => problems
-            .push(at(g.referenced.line() as usize, "`graders` is empty".into()).field("graders")),
-        Some(g) => {
-            for (key, grader) in g.value {
-                let line = grader.referenced.line() as usize;
-                match grader_spec(&grader.value, dir, root, allow_outside) {
-                    Ok((spec, binary, file)) => {
-                        // Each grader is its own metric, named by its key,
-                        // so several judges (or tools) of one kind coexist.
-                        if spec.name != key {
-                            renamed.push(format!("`{key}` ({})", spec.name));
-                        }
-                        let spec = spec.labelled(&key);
-                        if let Some(shown_as) = grader.value.display_name.as_deref() {
-                            let shown_as = shown_as.trim();
-                            if !shown_as.is_empty() && shown_as != key {
-                                displayed.push(format!("`{key}`: {shown_as}"));
-                            }
-                        }
-                        tracked.extend(file);
-                        graded.push(Graded { key, spec, binary });
-                    }
-                    Err(message) => {
-                        problems
-                            .push(at(line, format!("grader `{key}`: {message}")).field("graders"));
-                        failed.push(key);
-                    }
-                }
-            }
-        }
-    }
-    if !renamed.is_empty() {
-        notes.push(format!(
-            "{shown}: results name each grader by its key: {}",
-            renamed.join(", ")
-        ));
-    }
-    if !displayed.is_empty() {
-        notes.push(format!("{shown}: display names: {}", displayed.join(", ")));
-    }
-
+    let (graded, failed) = r.graders(raw.graders, raw.grader);
     // The reward (letta-evals 0.26) or, before it, the gate.
-    let mut gates = Vec::new();
-    let gate_failed = |key: Option<&String>| {
-        // A grader already refused says why; its gate has nothing to add.
-        !failed.is_empty() && key.is_none_or(|k| failed.contains(k))
-    };
-    match (raw.reward, raw.gate) {
-        (Some(_), Some(g)) => problems.push(
-            at(
-                g.referenced.line() as usize,
-                "give `reward` (letta-evals 0.26) or the older `gate`, not both: letta-evals 0.26 refuses a top-level `gate`".into(),
-            )
-            .field("gate"),
-        ),
-        (None, None) => notes.push(format!(
-            "{shown}: the suite has no `reward` (letta-evals 0.26 requires one): every grader is scored and reported, and none fails the run"
-        )),
-        (Some(r), None) if gate_failed(r.value.metric_key.as_ref()) => {}
-        (Some(r), None) if r.value.kind.as_deref() == Some("custom") => notes.push(format!(
-            "{shown}: `reward.kind: custom` is Python code{}, which this tool does not run: every grader is scored and reported, and none fails the run (use `kind: metric` with a grader's `metric_key` to gate it)",
-            r.value.function.as_deref().map(|f| format!(" (`{f}`)")).unwrap_or_default()
-        )),
-        (Some(r), None) => match suite_reward::reward_gate(
-            r.value.kind.as_deref(),
-            r.value.metric_key.as_deref(),
-            &graded,
-        ) {
-            Ok(gate) => {
-                notes.push(format!(
-                    "{shown}: the reward is grader `{}`'s score; the run fails when the mean reward is below {:.1} (letta-evals' pass mark: every sample at full marks); the other graders are reported, not enforced",
-                    gate.spec.name,
-                    suite_reward::REWARD_PASS
-                ));
-                gates.push(gate);
-            }
-            Err(message) => {
-                problems.push(at(r.referenced.line() as usize, message).field("reward"))
-            }
-        },
-        (None, Some(g)) if gate_failed(g.value.metric_key.as_ref()) => {}
-        (None, Some(g)) => match gate(&g.value, &graded) {
-            Ok(gate) => {
-                notes.push(format!(
-                    "{shown}: `gate` is the form before letta-evals 0.26, which refuses it: write `reward: {{kind: metric, metric_key: {}}}` instead",
-                    gate.spec.name
-                ));
-                gates.push(gate);
-            }
-            Err(message) => {
-                problems.push(at(g.referenced.line() as usize, message).field("gate"))
-            }
-        },
-    }
-
+    let gates = r.reward(raw.reward, raw.gate, &graded, &failed);
     // What letta runs that this tool does not.
-    let mut unused = Vec::new();
-    let has_handles = raw
-        .target
-        .as_ref()
-        .is_some_and(|t| t.value.get("model_handles").is_some());
-    if raw.target.is_some() {
-        unused.push(if has_handles {
-            "`target` but its `model_handles` (the agent is the front end's: EVAL_AGENT_URL or the test function)"
-        } else {
-            "`target` (the agent is the front end's: EVAL_AGENT_URL or the test function)"
-        });
-    }
-    if raw.setup_script.is_some() {
-        unused.push("`setup_script`");
-    }
-    if raw.sandbox.is_some() {
-        unused.push("`sandbox`");
-    }
-    for (set, what) in [
-        (
-            raw.max_concurrent.is_some(),
-            "`max_concurrent` (EVAL_CONCURRENCY)",
-        ),
-        (raw.output.is_some(), "`output`"),
-        (raw.cleanup.is_some(), "`cleanup`"),
-        (raw.dataset_provenance.is_some(), "`dataset_provenance`"),
-    ] {
-        if set {
-            unused.push(what);
-        }
-    }
-    if !unused.is_empty() {
-        notes.push(format!("{shown}: not used here: {}", unused.join(", ")));
+    if let Some(unused) = unused {
+        r.notes.push(format!("{shown}: not used here: {unused}"));
     }
     // One run per model (letta's `target.model_handles`).
-    let handles = match suite_models::model_handles(raw.target.as_ref().map(|t| &t.value)) {
-        Ok(handles) => handles,
-        Err(message) => {
-            let line = raw
-                .target
-                .as_ref()
-                .map_or(1, |t| t.referenced.line() as usize);
-            problems.push(at(line, message).field("target"));
-            None
-        }
-    };
-    if let Some(handles) = &handles {
-        notes.push(format!(
-            "{shown}: `target.model_handles`: the suite runs once per model, as datasets {}: each sample is sent with the model (an HTTP agent's `model`, `agent_args.model`), and each model's reward is judged on its own",
-            handles
-                .iter()
-                .map(|h| format!("`{name}@{h}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
+    let handles = r.model_handles(raw.target.as_ref(), &name);
 
+    let Reading {
+        mut problems,
+        notes,
+        tracked,
+        ..
+    } = r;
     if !problems.is_empty() {
         problems.sort_by_key(|p| p.line);
         return Err(invalid(problems));
     }
     let Some((file, dataset_shown)) = file else {
-        return Err(invalid(vec![at(
+        return Err(invalid(vec![Problem::new(
+            shown,
             1,
-            "the suite has no usable `dataset`".into(),
+            "the suite has no usable `dataset`",
         )]));
     };
     let dataset = ManifestDataset {
@@ -486,6 +292,325 @@ pub(crate) fn parse(
             None,
         ),
     })
+}
+
+/// What the suite sets that letta runs and this tool does not, listed.
+fn unused_note(raw: &RawSuite) -> Option<String> {
+    let mut unused = Vec::new();
+    let has_handles = raw
+        .target
+        .as_ref()
+        .is_some_and(|t| t.value.get("model_handles").is_some());
+    if raw.target.is_some() {
+        unused.push(if has_handles {
+            "`target` but its `model_handles` (the agent is the front end's: EVAL_AGENT_URL or the test function)"
+        } else {
+            "`target` (the agent is the front end's: EVAL_AGENT_URL or the test function)"
+        });
+    }
+    if raw.setup_script.is_some() {
+        unused.push("`setup_script`");
+    }
+    if raw.sandbox.is_some() {
+        unused.push("`sandbox`");
+    }
+    for (set, what) in [
+        (
+            raw.max_concurrent.is_some(),
+            "`max_concurrent` (EVAL_CONCURRENCY)",
+        ),
+        (raw.output.is_some(), "`output`"),
+        (raw.cleanup.is_some(), "`cleanup`"),
+        (raw.dataset_provenance.is_some(), "`dataset_provenance`"),
+    ] {
+        if set {
+            unused.push(what);
+        }
+    }
+    (!unused.is_empty()).then(|| unused.join(", "))
+}
+
+impl Reading<'_> {
+    /// A problem at `line` (1 at least).
+    fn at(&self, line: usize, message: String) -> Problem {
+        Problem::new(self.shown, line.max(1), message)
+    }
+
+    /// `name`: not blank.
+    fn name(&mut self, name: Option<&Spanned<String>>) -> String {
+        match name {
+            Some(n) if !n.value.trim().is_empty() => n.value.trim().to_string(),
+            _ => {
+                let p = self.at(1, "the suite has no `name`".into()).field("name");
+                self.problems.push(p);
+                String::new()
+            }
+        }
+    }
+
+    /// `dataset`: a file inside the project, and how it is shown.
+    fn dataset_file(
+        &mut self,
+        dataset: Option<&Spanned<String>>,
+    ) -> Option<(std::path::PathBuf, String)> {
+        match dataset {
+            None => {
+                let p = self
+                    .at(1, "the suite has no `dataset`".into())
+                    .field("dataset");
+                self.problems.push(p);
+                None
+            }
+            Some(d) => match resolve(&d.value, self.dir, self.root, self.allow_outside) {
+                Ok(found) => Some(found),
+                Err(message) => {
+                    let p = self
+                        .at(d.referenced.line() as usize, message)
+                        .field("dataset");
+                    self.problems.push(p);
+                    None
+                }
+            },
+        }
+    }
+
+    /// `max_samples`: 1 or more.
+    fn max_samples(&mut self, max: Option<&Spanned<i64>>) -> Option<usize> {
+        match max {
+            None => None,
+            Some(m) if m.value >= 1 => Some(m.value as usize),
+            Some(m) => {
+                let p = self
+                    .at(
+                        m.referenced.line() as usize,
+                        format!(
+                            "`max_samples: {}`: expected a whole number of samples, 1 or more",
+                            m.value
+                        ),
+                    )
+                    .field("max_samples");
+                self.problems.push(p);
+                None
+            }
+        }
+    }
+
+    /// `num_runs`: 1 to [`MAX_REPEAT`].
+    fn repeat(&mut self, runs: Option<&Spanned<i64>>) -> crate::Repeat {
+        match runs {
+            None => crate::Repeat::default(),
+            Some(n) if (1..=i64::from(MAX_REPEAT)).contains(&n.value) => {
+                crate::Repeat::Runs(n.value as u32)
+            }
+            Some(n) => {
+                let p = self
+                    .at(
+                        n.referenced.line() as usize,
+                        format!(
+                            "`num_runs: {}`: expected 1 to {MAX_REPEAT} runs per sample",
+                            n.value
+                        ),
+                    )
+                    .field("num_runs");
+                self.problems.push(p);
+                crate::Repeat::default()
+            }
+        }
+    }
+
+    /// `graders` (or one `grader`): each a metric named by its key. Returns
+    /// the graders read and the keys of those refused.
+    fn graders(
+        &mut self,
+        graders: Option<RawGraders>,
+        grader: Option<Spanned<RawGrader>>,
+    ) -> (Vec<Graded>, Vec<String>) {
+        let graders = match (graders, grader) {
+            (Some(_), Some(one)) => {
+                let p = self
+                    .at(
+                        one.referenced.line() as usize,
+                        "give `graders` or (as early suites did) one `grader`, not both".into(),
+                    )
+                    .field("grader");
+                self.problems.push(p);
+                None
+            }
+            (None, Some(one)) => Some(Spanned {
+                referenced: one.referenced,
+                defined: one.defined,
+                value: BTreeMap::from([("grader".to_string(), one)]),
+            }),
+            (graders, None) => graders,
+        };
+        let mut graded: Vec<Graded> = Vec::new();
+        let mut failed: Vec<String> = Vec::new();
+        match graders {
+            None if !self.problems.is_empty() => {}
+            None => {
+                let p = self
+                    .at(1, "the suite has no `graders`".into())
+                    .field("graders");
+                self.problems.push(p);
+            }
+            Some(g) if g.value.is_empty() => {
+                let p = self
+                    .at(g.referenced.line() as usize, "`graders` is empty".into())
+                    .field("graders");
+                self.problems.push(p);
+            }
+            Some(g) => self.each_grader(g.value, &mut graded, &mut failed),
+        }
+        (graded, failed)
+    }
+
+    /// Each grader as its metric, into `graded` (or its key into `failed`),
+    /// with notes of graders renamed and display names.
+    fn each_grader(
+        &mut self,
+        graders: BTreeMap<String, Spanned<RawGrader>>,
+        graded: &mut Vec<Graded>,
+        failed: &mut Vec<String>,
+    ) {
+        let shown = self.shown;
+        let mut renamed: Vec<String> = Vec::new();
+        let mut displayed: Vec<String> = Vec::new();
+        for (key, grader) in graders {
+            let line = grader.referenced.line() as usize;
+            match grader_spec(&grader.value, self.dir, self.root, self.allow_outside) {
+                Ok((spec, binary, file)) => {
+                    // Each grader is its own metric, named by its key,
+                    // so several judges (or tools) of one kind coexist.
+                    if spec.name != key {
+                        renamed.push(format!("`{key}` ({})", spec.name));
+                    }
+                    let spec = spec.labelled(&key);
+                    if let Some(shown_as) = grader.value.display_name.as_deref() {
+                        let shown_as = shown_as.trim();
+                        if !shown_as.is_empty() && shown_as != key {
+                            displayed.push(format!("`{key}`: {shown_as}"));
+                        }
+                    }
+                    self.tracked.extend(file);
+                    graded.push(Graded { key, spec, binary });
+                }
+                Err(message) => {
+                    let p = self
+                        .at(line, format!("grader `{key}`: {message}"))
+                        .field("graders");
+                    self.problems.push(p);
+                    failed.push(key);
+                }
+            }
+        }
+        if !renamed.is_empty() {
+            self.notes.push(format!(
+                "{shown}: results name each grader by its key: {}",
+                renamed.join(", ")
+            ));
+        }
+        if !displayed.is_empty() {
+            self.notes
+                .push(format!("{shown}: display names: {}", displayed.join(", ")));
+        }
+    }
+
+    /// The reward (letta-evals 0.26) or, before it, the gate: the gate of
+    /// the run, if any.
+    fn reward(
+        &mut self,
+        reward: Option<Spanned<RawReward>>,
+        gate_: Option<Spanned<RawGate>>,
+        graded: &[Graded],
+        failed: &[String],
+    ) -> Vec<GateSpec> {
+        let shown = self.shown;
+        let mut gates = Vec::new();
+        let gate_failed = |key: Option<&String>| {
+            // A grader already refused says why; its gate has nothing to add.
+            !failed.is_empty() && key.is_none_or(|k| failed.contains(k))
+        };
+        match (reward, gate_) {
+            (Some(_), Some(g)) => {
+                let p = self.at(
+                    g.referenced.line() as usize,
+                    "give `reward` (letta-evals 0.26) or the older `gate`, not both: letta-evals 0.26 refuses a top-level `gate`".into(),
+                )
+                .field("gate");
+                self.problems.push(p);
+            }
+            (None, None) => self.notes.push(format!(
+                "{shown}: the suite has no `reward` (letta-evals 0.26 requires one): every grader is scored and reported, and none fails the run"
+            )),
+            (Some(r), None) if gate_failed(r.value.metric_key.as_ref()) => {}
+            (Some(r), None) if r.value.kind.as_deref() == Some("custom") => self.notes.push(format!(
+                "{shown}: `reward.kind: custom` is Python code{}, which this tool does not run: every grader is scored and reported, and none fails the run (use `kind: metric` with a grader's `metric_key` to gate it)",
+                r.value.function.as_deref().map(|f| format!(" (`{f}`)")).unwrap_or_default()
+            )),
+            (Some(r), None) => match suite_reward::reward_gate(
+                r.value.kind.as_deref(),
+                r.value.metric_key.as_deref(),
+                graded,
+            ) {
+                Ok(gate) => {
+                    self.notes.push(format!(
+                        "{shown}: the reward is grader `{}`'s score; the run fails when the mean reward is below {:.1} (letta-evals' pass mark: every sample at full marks); the other graders are reported, not enforced",
+                        gate.spec.name,
+                        suite_reward::REWARD_PASS
+                    ));
+                    gates.push(gate);
+                }
+                Err(message) => {
+                    let p = self.at(r.referenced.line() as usize, message).field("reward");
+                    self.problems.push(p);
+                }
+            },
+            (None, Some(g)) if gate_failed(g.value.metric_key.as_ref()) => {}
+            (None, Some(g)) => match gate(&g.value, graded) {
+                Ok(gate) => {
+                    self.notes.push(format!(
+                        "{shown}: `gate` is the form before letta-evals 0.26, which refuses it: write `reward: {{kind: metric, metric_key: {}}}` instead",
+                        gate.spec.name
+                    ));
+                    gates.push(gate);
+                }
+                Err(message) => {
+                    let p = self.at(g.referenced.line() as usize, message).field("gate");
+                    self.problems.push(p);
+                }
+            },
+        }
+        gates
+    }
+
+    /// `target.model_handles`: the models the suite runs once each, noted.
+    fn model_handles(
+        &mut self,
+        target: Option<&Spanned<serde_json::Value>>,
+        name: &str,
+    ) -> Option<Vec<String>> {
+        let shown = self.shown;
+        let handles = match suite_models::model_handles(target.map(|t| &t.value)) {
+            Ok(handles) => handles,
+            Err(message) => {
+                let line = target.map_or(1, |t| t.referenced.line() as usize);
+                let p = self.at(line, message).field("target");
+                self.problems.push(p);
+                None
+            }
+        };
+        if let Some(handles) = &handles {
+            self.notes.push(format!(
+                "{shown}: `target.model_handles`: the suite runs once per model, as datasets {}: each sample is sent with the model (an HTTP agent's `model`, `agent_args.model`), and each model's reward is judged on its own",
+                handles
+                    .iter()
+                    .map(|h| format!("`{name}@{h}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        handles
+    }
 }
 
 /// A grader as a metric spec, whether its score is pass/fail, and the file

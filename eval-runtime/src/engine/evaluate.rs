@@ -85,102 +85,7 @@ where
         let Some(agent) = run(k) else {
             break;
         };
-        // Each request of this run starts a trace (when the run propagates
-        // them), under which the agent's spans come back.
-        let trace = services.traces.sample();
-        let agent = async {
-            match &trace {
-                Some(t) => t.scope(agent).await,
-                None => agent.await,
-            }
-        };
-        // What the run spends is metered as it goes: a run cut short (a
-        // timeout, a failed call) still says what it spent.
-        let meter = Meter::new();
-        let started = Instant::now();
-        let mut outcome = match tokio::time::timeout(timeout, meter.scope(Role::Agent, agent)).await
-        {
-            Ok(outcome) => outcome.map_err(SampleError::Agent),
-            Err(_) => Err(SampleError::Timeout {
-                secs: timeout.as_secs_f64(),
-            }),
-        };
-        // A replayed answer took the time it took when recorded.
-        let latency = match &outcome {
-            Ok(response) => response.measured_latency.unwrap_or(started.elapsed()),
-            Err(_) => started.elapsed(),
-        };
-        // An agent run outside the engine's scheduling (a sample evaluated
-        // directly): its spans now, outside its time.
-        if let Ok(response) = &mut outcome
-            && let Some(trace) = &trace
-        {
-            trace
-                .scope(collect_trajectory(&services.traces, response))
-                .await;
-        }
-        // A failed or timed-out agent still says what it spent: what the
-        // meter counted (every call made, the tokens of those answered),
-        // else what the error tells.
-        let metered = meter.spent().agent;
-        // Embeddings the agent's own code asked for (a RAG agent embedding
-        // its query) before it failed: kept with the sample's.
-        let agent_embeddings = meter.spent().embeddings;
-        let failed_calls = match &outcome {
-            Err(SampleError::Agent(_) | SampleError::Timeout { .. }) if metered != Usage::ZERO => {
-                Some(metered)
-            }
-            Err(SampleError::Agent(e)) => Some(e.calls_made()),
-            _ => None,
-        };
-        let answered = outcome.as_ref().ok().map(|r| (r.usage, r.model.clone()));
-        // Judging is bounded too: retries and re-asks cannot stall a sample.
-        let scoring = score(
-            SampleReport::new(test_name.clone(), sample),
-            sample,
-            specs,
-            outcome,
-            services,
-        );
-        let mut run = match tokio::time::timeout(timeout, meter.scope(Role::Judge, scoring)).await {
-            Ok(mut run) => {
-                if failed_calls.is_some() {
-                    run.embeddings.add(agent_embeddings);
-                }
-                run
-            }
-            Err(_) => {
-                // Cut short: the agent's usage, and the judge's and the
-                // embeddings' calls so far, still count (and cost).
-                let mut run = SampleReport::new(test_name.clone(), sample);
-                run.error = Some(SampleError::ScoringTimeout {
-                    secs: timeout.as_secs_f64(),
-                });
-                let spent = meter.spent();
-                if let Some((usage, model)) = answered {
-                    run.agent = usage;
-                    run.model = model;
-                }
-                run.usage = spent.judge;
-                run.embeddings = spent.embeddings;
-                run
-            }
-        };
-        run.latency = latency;
-        if let Some(trace) = &trace {
-            run.agent_spans = trace.turns().iter().map(|t| t.agent_span()).collect();
-        }
-        if let Some(spent) = failed_calls {
-            run.agent = spent;
-        }
-        // What it cost is known once the judge has answered; then the
-        // measured metrics (latency, time to first token, cost) are scored.
-        match services.pricing.cost(&run, services) {
-            Some(Ok(cost)) => run.cost_usd = Some(cost),
-            Some(Err(why)) => run.cost_unknown = Some(why),
-            None => {}
-        }
-        measured::fill(&mut run, specs);
+        let mut run = one_run(&test_name, sample, specs, timeout, agent, services).await;
         if let Some(e) = run.error.take() {
             // What the earlier runs cost still counts.
             for earlier in scored.iter().chain(std::iter::once(&run)) {
@@ -209,6 +114,118 @@ where
         return scored.pop().unwrap_or(report);
     }
     combine(report, specs, scored, (sampling, runs.policy))
+}
+
+/// One run of the agent on `sample`: the agent's answer (bounded by
+/// `timeout`, under the run's trace), scored (bounded too), with what it
+/// spent, cost and the measured metrics.
+async fn one_run<Fut>(
+    test_name: &str,
+    sample: &Sample,
+    specs: &[MetricSpec],
+    timeout: Duration,
+    agent: Fut,
+    services: &Services,
+) -> SampleReport
+where
+    Fut: Future<Output = Result<Response, AgentError>>,
+{
+    // Each request of this run starts a trace (when the run propagates
+    // them), under which the agent's spans come back.
+    let trace = services.traces.sample();
+    let agent = async {
+        match &trace {
+            Some(t) => t.scope(agent).await,
+            None => agent.await,
+        }
+    };
+    // What the run spends is metered as it goes: a run cut short (a
+    // timeout, a failed call) still says what it spent.
+    let meter = Meter::new();
+    let started = Instant::now();
+    let mut outcome = match tokio::time::timeout(timeout, meter.scope(Role::Agent, agent)).await {
+        Ok(outcome) => outcome.map_err(SampleError::Agent),
+        Err(_) => Err(SampleError::Timeout {
+            secs: timeout.as_secs_f64(),
+        }),
+    };
+    // A replayed answer took the time it took when recorded.
+    let latency = match &outcome {
+        Ok(response) => response.measured_latency.unwrap_or(started.elapsed()),
+        Err(_) => started.elapsed(),
+    };
+    // An agent run outside the engine's scheduling (a sample evaluated
+    // directly): its spans now, outside its time.
+    if let Ok(response) = &mut outcome
+        && let Some(trace) = &trace
+    {
+        trace
+            .scope(collect_trajectory(&services.traces, response))
+            .await;
+    }
+    // A failed or timed-out agent still says what it spent: what the
+    // meter counted (every call made, the tokens of those answered),
+    // else what the error tells.
+    let metered = meter.spent().agent;
+    // Embeddings the agent's own code asked for (a RAG agent embedding
+    // its query) before it failed: kept with the sample's.
+    let agent_embeddings = meter.spent().embeddings;
+    let failed_calls = match &outcome {
+        Err(SampleError::Agent(_) | SampleError::Timeout { .. }) if metered != Usage::ZERO => {
+            Some(metered)
+        }
+        Err(SampleError::Agent(e)) => Some(e.calls_made()),
+        _ => None,
+    };
+    let answered = outcome.as_ref().ok().map(|r| (r.usage, r.model.clone()));
+    // Judging is bounded too: retries and re-asks cannot stall a sample.
+    let scoring = score(
+        SampleReport::new(test_name.to_string(), sample),
+        sample,
+        specs,
+        outcome,
+        services,
+    );
+    let mut run = match tokio::time::timeout(timeout, meter.scope(Role::Judge, scoring)).await {
+        Ok(mut run) => {
+            if failed_calls.is_some() {
+                run.embeddings.add(agent_embeddings);
+            }
+            run
+        }
+        Err(_) => {
+            // Cut short: the agent's usage, and the judge's and the
+            // embeddings' calls so far, still count (and cost).
+            let mut run = SampleReport::new(test_name.to_string(), sample);
+            run.error = Some(SampleError::ScoringTimeout {
+                secs: timeout.as_secs_f64(),
+            });
+            let spent = meter.spent();
+            if let Some((usage, model)) = answered {
+                run.agent = usage;
+                run.model = model;
+            }
+            run.usage = spent.judge;
+            run.embeddings = spent.embeddings;
+            run
+        }
+    };
+    run.latency = latency;
+    if let Some(trace) = &trace {
+        run.agent_spans = trace.turns().iter().map(|t| t.agent_span()).collect();
+    }
+    if let Some(spent) = failed_calls {
+        run.agent = spent;
+    }
+    // What it cost is known once the judge has answered; then the
+    // measured metrics (latency, time to first token, cost) are scored.
+    match services.pricing.cost(&run, services) {
+        Some(Ok(cost)) => run.cost_usd = Some(cost),
+        Some(Err(why)) => run.cost_unknown = Some(why),
+        None => {}
+    }
+    measured::fill(&mut run, specs);
+    run
 }
 
 /// The agent's spans under the running sample's trace, once complete, as

@@ -389,25 +389,7 @@ pub async fn generate(
     if options.count == 0 {
         return Err(GenerateError::ZeroCount);
     }
-    let two_docs = QueryType::ALL
-        .into_iter()
-        .filter(|t| {
-            matches!(
-                t,
-                QueryType::MultiHop | QueryType::Ambiguous | QueryType::Contradictory
-            )
-        })
-        .find(|t| options.types.weights().iter().any(|(k, _)| k == t));
-    let documents: std::collections::BTreeSet<&str> =
-        corpus.chunks.iter().map(|c| c.doc.as_str()).collect();
-    if let Some(kind) = two_docs
-        && documents.len() < 2
-    {
-        return Err(GenerateError::OneDocument {
-            corpus: corpus.source.clone(),
-            kind: kind.name(),
-        });
-    }
+    check_documents(corpus, options)?;
     // Held to the end: runs into one output take turns (see golden::lock).
     let _lock = golden::lock(output)?;
     let mut records = if output.exists() && !options.fresh {
@@ -433,27 +415,7 @@ pub async fn generate(
     let mut seen: Vec<Query> = records.iter().map(|r| Query::new(&r.query)).collect();
     seen.extend(options.against.iter().map(|q| Query::new(q)));
     let needed = options.count.saturating_sub(existing);
-    let count = |key: &str| -> BTreeMap<String, usize> {
-        let mut m = BTreeMap::new();
-        for r in &records {
-            if let Some(v) = r.meta(key) {
-                *m.entry(v.to_string()).or_insert(0) += 1;
-            }
-        }
-        m
-    };
-    let have_types: BTreeMap<QueryType, usize> = count("query_type")
-        .into_iter()
-        .filter_map(|(k, n)| QueryType::parse(&k).map(|t| (t, n)))
-        .collect();
-    let have_difficulty: BTreeMap<Difficulty, usize> = count("difficulty")
-        .into_iter()
-        .filter_map(|(k, n)| Difficulty::parse(&k).map(|d| (d, n)))
-        .collect();
-    let types = select::fill(&options.types, options.count, &have_types, needed);
-    let difficulties = select::fill(&options.difficulty, options.count, &have_difficulty, needed);
-    let mut queue: std::collections::VecDeque<(QueryType, Difficulty)> =
-        select::slots(types, difficulties, options.seed).into();
+    let mut queue = slots(&records, options, needed);
     // Resuming draws on from where the run before stopped.
     let mut picker = select::Picker::new(corpus, options.seed.wrapping_add(existing as u64));
     let mut next_id = next_id(&records);
@@ -544,6 +506,59 @@ pub async fn generate(
     }
     finish(&mut outcome, &records, prices);
     Ok(outcome)
+}
+
+/// A type of question over two documents needs a corpus of two or more.
+fn check_documents(corpus: &Corpus, options: &Options) -> Result<(), GenerateError> {
+    let two_docs = QueryType::ALL
+        .into_iter()
+        .filter(|t| {
+            matches!(
+                t,
+                QueryType::MultiHop | QueryType::Ambiguous | QueryType::Contradictory
+            )
+        })
+        .find(|t| options.types.weights().iter().any(|(k, _)| k == t));
+    let documents: std::collections::BTreeSet<&str> =
+        corpus.chunks.iter().map(|c| c.doc.as_str()).collect();
+    if let Some(kind) = two_docs
+        && documents.len() < 2
+    {
+        return Err(GenerateError::OneDocument {
+            corpus: corpus.source.clone(),
+            kind: kind.name(),
+        });
+    }
+    Ok(())
+}
+
+/// The (type, difficulty) slots still to fill: `needed` more, spread so
+/// that with `records` the output holds the asked shares.
+fn slots(
+    records: &[Record],
+    options: &Options,
+    needed: usize,
+) -> std::collections::VecDeque<(QueryType, Difficulty)> {
+    let count = |key: &str| -> BTreeMap<String, usize> {
+        let mut m = BTreeMap::new();
+        for r in records {
+            if let Some(v) = r.meta(key) {
+                *m.entry(v.to_string()).or_insert(0) += 1;
+            }
+        }
+        m
+    };
+    let have_types: BTreeMap<QueryType, usize> = count("query_type")
+        .into_iter()
+        .filter_map(|(k, n)| QueryType::parse(&k).map(|t| (t, n)))
+        .collect();
+    let have_difficulty: BTreeMap<Difficulty, usize> = count("difficulty")
+        .into_iter()
+        .filter_map(|(k, n)| Difficulty::parse(&k).map(|d| (d, n)))
+        .collect();
+    let types = select::fill(&options.types, options.count, &have_types, needed);
+    let difficulties = select::fill(&options.difficulty, options.count, &have_difficulty, needed);
+    select::slots(types, difficulties, options.seed).into()
 }
 
 /// Fills the outcome's distributions and cost.

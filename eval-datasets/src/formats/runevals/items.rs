@@ -113,6 +113,8 @@ pub fn legacy_pair_items(doc: &Value) -> Result<Vec<Value>, PathProblem> {
         .collect())
 }
 
+/// An item of the file as a record's fields: a prompt or a conversation,
+/// with what the item keeps besides. `None` after pushing its problems.
 fn item_fields(
     i: usize,
     item: &Value,
@@ -129,8 +131,7 @@ fn item_fields(
         ));
         return None;
     };
-    let mut fields: Vec<(String, Value)> = Vec::new();
-    match (o.get("prompt"), o.get("turns")) {
+    let mut fields: Vec<(String, Value)> = match (o.get("prompt"), o.get("turns")) {
         (Some(_), Some(_)) => {
             problems.push(problem(
                 Some(i),
@@ -147,147 +148,202 @@ fn item_fields(
             ));
             return None;
         }
-        (Some(_), None) => {
-            for k in o.keys().filter(|k| !ITEM_KEYS.contains(&k.as_str())) {
-                problems.push(problem(Some(i), Some(k), unknown_key(&path, k, ITEM_KEYS)));
-            }
-            check_types(o, &path, Some(i), problems);
-            let Some(prompt) = non_empty_str(o.get("prompt")) else {
-                problems.push(problem(
-                    Some(i),
-                    Some("prompt"),
-                    format!("{path}.prompt: expected a non-empty string"),
-                ));
-                return None;
-            };
-            fields.push(("input".into(), Value::from(prompt)));
-            if let Some(e) = o.get("expected_response") {
-                fields.push(("expected".into(), e.clone()));
-            }
-            if let Some(c) = o.get("context") {
-                fields.push(("context".into(), c.clone()));
-            }
-            let evaluators = resolve(o, defaults, &path, Some(i), problems);
-            if !evaluators.is_empty() {
-                fields.push(("evaluators".into(), Value::Object(evaluators)));
-            }
+        (Some(_), None) => prompt_fields(i, &path, o, defaults, problems)?,
+        (None, Some(turns)) => thread_fields(i, &path, o, turns, defaults, problems)?,
+    };
+    kept_fields(o, &mut fields);
+    if let Some(Value::Object(scores)) = o.get("scores") {
+        check_scores(scores, &format!("{path}.scores"), Some(i), problems);
+    }
+    (problems.len() == before).then_some(fields)
+}
+
+/// An item of one prompt (at `path`): its input, expected answer, context
+/// and evaluators.
+fn prompt_fields(
+    i: usize,
+    path: &str,
+    o: &Map<String, Value>,
+    defaults: &Map<String, Value>,
+    problems: &mut Vec<PathProblem>,
+) -> Option<Vec<(String, Value)>> {
+    let mut fields: Vec<(String, Value)> = Vec::new();
+    for k in o.keys().filter(|k| !ITEM_KEYS.contains(&k.as_str())) {
+        problems.push(problem(Some(i), Some(k), unknown_key(path, k, ITEM_KEYS)));
+    }
+    check_types(o, path, Some(i), problems);
+    let Some(prompt) = non_empty_str(o.get("prompt")) else {
+        problems.push(problem(
+            Some(i),
+            Some("prompt"),
+            format!("{path}.prompt: expected a non-empty string"),
+        ));
+        return None;
+    };
+    fields.push(("input".into(), Value::from(prompt)));
+    if let Some(e) = o.get("expected_response") {
+        fields.push(("expected".into(), e.clone()));
+    }
+    if let Some(c) = o.get("context") {
+        fields.push(("context".into(), c.clone()));
+    }
+    let evaluators = resolve(o, defaults, path, Some(i), problems);
+    if !evaluators.is_empty() {
+        fields.push(("evaluators".into(), Value::Object(evaluators)));
+    }
+    Some(fields)
+}
+
+/// A conversation's turns, read one by one.
+#[derive(Default)]
+struct Turns {
+    prompts: Vec<Value>,
+    expected: Vec<Option<Value>>,
+    contexts: Vec<Value>,
+    per_turn: Vec<Value>,
+}
+
+/// The turns of item `i` (at `path`), each checked.
+fn read_turns(
+    i: usize,
+    path: &str,
+    turns: &[Value],
+    defaults: &Map<String, Value>,
+    problems: &mut Vec<PathProblem>,
+) -> Turns {
+    let mut read = Turns::default();
+    for (t, turn) in turns.iter().enumerate() {
+        let tpath = format!("{path}.turns[{t}]");
+        let Some(to) = turn.as_object() else {
+            problems.push(problem(
+                Some(i),
+                Some("turns"),
+                format!("{tpath}: expected an object, found {}", kind_of(turn)),
+            ));
+            continue;
+        };
+        for k in to.keys().filter(|k| !TURN_KEYS.contains(&k.as_str())) {
+            problems.push(problem(Some(i), Some(k), unknown_key(&tpath, k, TURN_KEYS)));
         }
-        (None, Some(turns)) => {
-            for k in o.keys().filter(|k| !THREAD_KEYS.contains(&k.as_str())) {
-                problems.push(problem(
-                    Some(i),
-                    Some(k),
-                    unknown_key(&path, k, THREAD_KEYS),
-                ));
-            }
-            check_types(o, &path, Some(i), problems);
-            let Some(turns) = turns.as_array() else {
-                problems.push(problem(
-                    Some(i),
-                    Some("turns"),
-                    format!(
-                        "{path}.turns: expected an array of turns, found {}",
-                        kind_of(turns)
-                    ),
-                ));
-                return None;
-            };
-            if turns.is_empty() || turns.len() > MAX_TURNS {
-                problems.push(problem(
-                    Some(i),
-                    Some("turns"),
-                    format!(
-                        "{path}.turns: has {} turns; a conversation has 1 to {MAX_TURNS}",
-                        turns.len()
-                    ),
-                ));
-                return None;
-            }
-            let mut prompts = Vec::new();
-            let mut expected = Vec::new();
-            let mut contexts = Vec::new();
-            let mut per_turn = Vec::new();
-            for (t, turn) in turns.iter().enumerate() {
-                let tpath = format!("{path}.turns[{t}]");
-                let Some(to) = turn.as_object() else {
-                    problems.push(problem(
-                        Some(i),
-                        Some("turns"),
-                        format!("{tpath}: expected an object, found {}", kind_of(turn)),
-                    ));
-                    continue;
-                };
-                for k in to.keys().filter(|k| !TURN_KEYS.contains(&k.as_str())) {
-                    problems.push(problem(Some(i), Some(k), unknown_key(&tpath, k, TURN_KEYS)));
-                }
-                check_types(to, &tpath, Some(i), problems);
-                match non_empty_str(to.get("prompt")) {
-                    Some(p) => prompts.push(Value::from(p)),
-                    None => problems.push(problem(
-                        Some(i),
-                        Some("turns"),
-                        format!("{tpath}: needs a non-empty `prompt`"),
-                    )),
-                }
-                expected.push(to.get("expected_response").cloned());
-                if let Some(Value::String(c)) = to.get("context") {
-                    contexts.push(Value::from(c.clone()));
-                }
-                per_turn.push(Value::Object(resolve(
-                    to,
-                    defaults,
-                    &tpath,
-                    Some(i),
-                    problems,
-                )));
-            }
-            fields.push(("input".into(), Value::Array(prompts)));
-            // One expected answer per turn when every turn has one; else the
-            // last turn's, when it has one.
-            if expected.iter().all(Option::is_some) {
-                fields.push((
-                    "expected".into(),
-                    Value::Array(expected.into_iter().flatten().collect()),
-                ));
-            } else {
-                if let Some(Some(last)) = expected.last() {
-                    fields.push(("expected".into(), last.clone()));
-                }
-                // An earlier turn has an answer: each keeps its own (seed
-                // 003); only the last turn's is the sample's `expected`.
-                let earlier = &expected[..expected.len().saturating_sub(1)];
-                if earlier.iter().any(Option::is_some) {
-                    fields.push((
-                        "turn_expected".into(),
-                        Value::Array(
-                            expected
-                                .into_iter()
-                                .map(|e| e.unwrap_or(Value::Null))
-                                .collect(),
-                        ),
-                    ));
-                }
-            }
-            if !contexts.is_empty() {
-                fields.push(("context".into(), Value::Array(contexts)));
-            }
-            // Each turn's evaluators score that turn (seed 003: in the
-            // "Expense policy flow", turn 1 inherits the defaults and turn 2,
-            // `replace`, runs only ExactMatch).
-            if per_turn
-                .iter()
-                .any(|e| e.as_object().is_some_and(|m| !m.is_empty()))
-            {
-                fields.push(("turn_evaluators".into(), Value::Array(per_turn)));
-            }
-            // The turns as written, unless `evals convert` wrote them from
-            // the sample (their data is then all in the sample already).
-            let ours = o.get("extensions").and_then(|e| e.get("evals")).is_some();
-            if !ours {
-                fields.push(("turns".into(), Value::Array(turns.clone())));
-            }
+        check_types(to, &tpath, Some(i), problems);
+        match non_empty_str(to.get("prompt")) {
+            Some(p) => read.prompts.push(Value::from(p)),
+            None => problems.push(problem(
+                Some(i),
+                Some("turns"),
+                format!("{tpath}: needs a non-empty `prompt`"),
+            )),
+        }
+        read.expected.push(to.get("expected_response").cloned());
+        if let Some(Value::String(c)) = to.get("context") {
+            read.contexts.push(Value::from(c.clone()));
+        }
+        read.per_turn.push(Value::Object(resolve(
+            to,
+            defaults,
+            &tpath,
+            Some(i),
+            problems,
+        )));
+    }
+    read
+}
+
+/// An item of a conversation (at `path`): its turns as the input, their
+/// expected answers, contexts and evaluators, and the turns as written.
+fn thread_fields(
+    i: usize,
+    path: &str,
+    o: &Map<String, Value>,
+    turns: &Value,
+    defaults: &Map<String, Value>,
+    problems: &mut Vec<PathProblem>,
+) -> Option<Vec<(String, Value)>> {
+    let mut fields: Vec<(String, Value)> = Vec::new();
+    for k in o.keys().filter(|k| !THREAD_KEYS.contains(&k.as_str())) {
+        problems.push(problem(Some(i), Some(k), unknown_key(path, k, THREAD_KEYS)));
+    }
+    check_types(o, path, Some(i), problems);
+    let Some(turns) = turns.as_array() else {
+        problems.push(problem(
+            Some(i),
+            Some("turns"),
+            format!(
+                "{path}.turns: expected an array of turns, found {}",
+                kind_of(turns)
+            ),
+        ));
+        return None;
+    };
+    if turns.is_empty() || turns.len() > MAX_TURNS {
+        problems.push(problem(
+            Some(i),
+            Some("turns"),
+            format!(
+                "{path}.turns: has {} turns; a conversation has 1 to {MAX_TURNS}",
+                turns.len()
+            ),
+        ));
+        return None;
+    }
+    let Turns {
+        prompts,
+        expected,
+        contexts,
+        per_turn,
+    } = read_turns(i, path, turns, defaults, problems);
+    fields.push(("input".into(), Value::Array(prompts)));
+    // One expected answer per turn when every turn has one; else the
+    // last turn's, when it has one.
+    if expected.iter().all(Option::is_some) {
+        fields.push((
+            "expected".into(),
+            Value::Array(expected.into_iter().flatten().collect()),
+        ));
+    } else {
+        if let Some(Some(last)) = expected.last() {
+            fields.push(("expected".into(), last.clone()));
+        }
+        // An earlier turn has an answer: each keeps its own (seed
+        // 003); only the last turn's is the sample's `expected`.
+        let earlier = &expected[..expected.len().saturating_sub(1)];
+        if earlier.iter().any(Option::is_some) {
+            fields.push((
+                "turn_expected".into(),
+                Value::Array(
+                    expected
+                        .into_iter()
+                        .map(|e| e.unwrap_or(Value::Null))
+                        .collect(),
+                ),
+            ));
         }
     }
+    if !contexts.is_empty() {
+        fields.push(("context".into(), Value::Array(contexts)));
+    }
+    // Each turn's evaluators score that turn (seed 003: in the
+    // "Expense policy flow", turn 1 inherits the defaults and turn 2,
+    // `replace`, runs only ExactMatch).
+    if per_turn
+        .iter()
+        .any(|e| e.as_object().is_some_and(|m| !m.is_empty()))
+    {
+        fields.push(("turn_evaluators".into(), Value::Array(per_turn)));
+    }
+    // The turns as written, unless `evals convert` wrote them from
+    // the sample (their data is then all in the sample already).
+    let ours = o.get("extensions").and_then(|e| e.get("evals")).is_some();
+    if !ours {
+        fields.push(("turns".into(), Value::Array(turns.clone())));
+    }
+    Some(fields)
+}
+
+/// What an item keeps besides its prompt or turns: `evals convert`'s
+/// fields under `extensions.evals`, its id, category, other extensions and
+/// the fields of a run's item.
+fn kept_fields(o: &Map<String, Value>, fields: &mut Vec<(String, Value)>) {
     // What `evals convert` keeps of other formats, under extensions.evals.
     if let Some(Value::Object(ours)) = o.get("extensions").and_then(|e| e.get("evals")) {
         for (k, v) in ours {
@@ -328,10 +384,6 @@ fn item_fields(
             fields.push((k.into(), v.clone()));
         }
     }
-    if let Some(Value::Object(scores)) = o.get("scores") {
-        check_scores(scores, &format!("{path}.scores"), Some(i), problems);
-    }
-    (problems.len() == before).then_some(fields)
 }
 
 /// The evaluators an item (or turn) is scored with, after `evaluators_mode`.
