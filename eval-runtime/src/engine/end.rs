@@ -181,10 +181,12 @@ fn write_end(
         // The command prints what the samples were; a step summary too.
         let command = matches!(end.ending, Ending::Command { .. });
         let mut shown = (command || step_summary).then(Shown::default);
+        let base = config.base_dir();
         let files = Files {
             results: results_path,
             html: html.as_deref(),
             junit: junit.as_deref(),
+            base: Some(&base),
         };
         let header = write_streamed(runs, key, missing, files, shown.as_mut())?;
         if step_summary && let Some(gathered) = &shown {
@@ -231,7 +233,7 @@ fn write_end(
         write_html(html, std::slice::from_ref(&results), old.as_ref())?;
     }
     if let Some(junit) = &junit {
-        results.write_junit(junit)?;
+        results.write_junit_from(junit, Some(&config.base_dir()))?;
     }
     if step_summary {
         auto_step_summary(
