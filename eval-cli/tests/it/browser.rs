@@ -533,7 +533,7 @@ fn the_first_screen_leads_with_the_verdict() {
     );
     let run = read(&dir.join("qa.json"));
     let d = &run.datasets[0];
-    assert!(d.failed >= 1 && d.errors >= 1 && d.passed >= 1, "{d:#?}");
+    assert!(d.failed >= 1 && d.errors >= 1, "{d:#?}");
     let report = dir.join("qa.html");
     assert!(report.is_file(), "the run wrote its page beside qa.json");
     let mut chrome = Chrome::launch(&exe, &dir.join("profile"));

@@ -211,7 +211,8 @@ fn inconclusive_samples_pass_or_fail_as_counted_and_say_so() {
         } else {
             assert_eq!(
                 messages[0].0,
-                "contains 0.500 >= 0.5 not proven (mean of 6 runs, 95% interval 0.118..0.882, inconclusive)",
+                // issue39:reports: then why the last run missed, in words.
+                "contains 0.500 >= 0.5 not proven (mean of 6 runs, 95% interval 0.118..0.882, inconclusive): run 6/6: the expected text is not found in the answer",
                 "{messages:?}"
             );
         }
