@@ -259,3 +259,39 @@ fn the_schema_refuses_what_ci_systems_cannot_read() {
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// issue39:reports: `evals evaluate` run in a member crate of a workspace
+/// writes each `file=` relative to the workspace root (where a CI
+/// annotator looks), not to the crate.
+#[test]
+fn file_paths_start_at_the_workspace_root() {
+    let root = scratch("junit-workspace");
+    std::fs::write(
+        root.join("Cargo.toml"),
+        "[workspace]\nmembers = [\"crates/app\"]\n",
+    )
+    .unwrap();
+    let app = root.join("crates/app");
+    std::fs::create_dir_all(app.join("evals")).unwrap();
+    std::fs::write(app.join("Cargo.toml"), "[package]\nname = \"app\"\n").unwrap();
+    std::fs::write(
+        app.join("evals/qa.jsonl"),
+        "{\"input\": \"What is 2 + 2?\", \"expected\": \"five\"}\n",
+    )
+    .unwrap();
+    let out = evaluate_demo(
+        &app,
+        "evals/qa.jsonl",
+        "contains",
+        &["--junit", "j.xml", "--output", "r.json"],
+        &[],
+    );
+    let (stdout, stderr) = text(&out);
+    assert_eq!(code(&out), 1, "{stdout}{stderr}");
+    let xml = std::fs::read_to_string(app.join("j.xml")).unwrap();
+    assert!(
+        xml.contains("file=\"crates/app/evals/qa.jsonl\" line=\"1\""),
+        "{xml}"
+    );
+    let _ = std::fs::remove_dir_all(root);
+}

@@ -159,6 +159,14 @@ fn write_end(
         }
     }
     let keep = matches!(end.ending, Ending::Command { keep: true, .. });
+    // Where the samples' relative paths start, for JUnit's `file=`: the
+    // command's are the working directory's (CARGO_MANIFEST_DIR, which
+    // `cargo run` sets, is not theirs); the attribute's and the harness's
+    // the crate's.
+    let base = match end.ending {
+        Ending::Command { .. } => std::env::current_dir().unwrap_or_else(|_| config.base_dir()),
+        _ => config.base_dir(),
+    };
     let junit = (!part)
         .then(|| end.junit.clone().or_else(|| config.junit.clone()))
         .flatten();
@@ -181,7 +189,6 @@ fn write_end(
         // The command prints what the samples were; a step summary too.
         let command = matches!(end.ending, Ending::Command { .. });
         let mut shown = (command || step_summary).then(Shown::default);
-        let base = config.base_dir();
         let files = Files {
             results: results_path,
             html: html.as_deref(),
@@ -233,7 +240,7 @@ fn write_end(
         write_html(html, std::slice::from_ref(&results), old.as_ref())?;
     }
     if let Some(junit) = &junit {
-        results.write_junit_from(junit, Some(&config.base_dir()))?;
+        results.write_junit_from(junit, Some(&base))?;
     }
     if step_summary {
         auto_step_summary(
