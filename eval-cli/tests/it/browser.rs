@@ -574,9 +574,8 @@ fn the_first_screen_leads_with_the_verdict() {
         assert!(counts.contains(&want), "{want:?} in {counts:?}");
     }
     // The table shows what was expected beside what was said.
-    let heads = page.eval(
-        "[...document.querySelectorAll('table#samples thead th')].map(h => h.textContent)",
-    );
+    let heads = page
+        .eval("[...document.querySelectorAll('table#samples thead th')].map(h => h.textContent)");
     assert!(
         heads.as_array().unwrap().iter().any(|h| h == "expected"),
         "{heads}"

@@ -38,7 +38,9 @@ fn the_guide_s_workflow_is_a_valid_github_workflow() {
     // Complete: triggers, a job with its steps, and the steps the chapter
     // speaks of (the summary, the annotations, the comparison).
     let workflow: Value = serde_saphyr::from_str(&yaml).unwrap();
-    assert!(workflow["on"]["pull_request"].is_null() && workflow["on"].get("pull_request").is_some());
+    assert!(
+        workflow["on"]["pull_request"].is_null() && workflow["on"].get("pull_request").is_some()
+    );
     let steps = workflow["jobs"]["evals"]["steps"].as_array().unwrap();
     let runs: Vec<&str> = steps.iter().filter_map(|s| s["run"].as_str()).collect();
     for want in ["evals report summary", "evals report diff", "cargo test"] {
@@ -46,7 +48,10 @@ fn the_guide_s_workflow_is_a_valid_github_workflow() {
     }
     // The chapter shows this very file.
     let chapter = std::fs::read_to_string(repo().join("docs/src/ci-summaries.md")).unwrap();
-    assert!(chapter.contains("{{#include ci/evals.yml}}"), "the CI chapter includes it");
+    assert!(
+        chapter.contains("{{#include ci/evals.yml}}"),
+        "the CI chapter includes it"
+    );
 }
 
 #[test]
@@ -58,5 +63,9 @@ fn the_schema_check_refuses_a_broken_workflow() {
     let found = errors(&validator, broken);
     assert!(!found.is_empty(), "a broken workflow passed the schema");
     let fine = "on: push\njobs:\n  evals:\n    runs-on: ubuntu-latest\n    steps:\n      - run: cargo test\n";
-    assert!(errors(&validator, fine).is_empty(), "{:#?}", errors(&validator, fine));
+    assert!(
+        errors(&validator, fine).is_empty(),
+        "{:#?}",
+        errors(&validator, fine)
+    );
 }

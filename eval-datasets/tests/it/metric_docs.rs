@@ -77,7 +77,12 @@ fn no_cell_of_the_metric_table_is_a_paragraph() {
     let long: Vec<(usize, String)> = rows
         .iter()
         // `\|` is a pipe inside a cell, not between cells.
-        .flat_map(|row| row.replace("\\|", "¦").split('|').map(str::to_string).collect::<Vec<_>>())
+        .flat_map(|row| {
+            row.replace("\\|", "¦")
+                .split('|')
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
         .map(|cell| (cell.trim().chars().count(), cell))
         .filter(|(n, _)| *n > MAX_CELL_CHARS)
         .collect();

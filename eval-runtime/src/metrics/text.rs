@@ -554,5 +554,4 @@ mod tests {
         );
         assert_eq!(explain(&kind("is_json"), 0.0, 1), None);
     }
-
 }

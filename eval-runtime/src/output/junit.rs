@@ -522,5 +522,4 @@ mod tests {
         let xml = std::fs::read_to_string(&path).unwrap();
         assert!(xml.contains("file=\"evals/qa.jsonl\" line=\"3\""), "{xml}");
     }
-
 }

@@ -610,7 +610,10 @@ mod tests {
             ),
             "{listed}"
         );
-        assert!(listed.contains("x… (118 more chars)\n    contains 0.000 < 1\n"), "{listed}");
+        assert!(
+            listed.contains("x… (118 more chars)\n    contains 0.000 < 1\n"),
+            "{listed}"
+        );
         // The same lines as the attribute's failure report.
         let sample = eval_datasets::Sample::new("What is RAG?")
             .with_expected("Retrieval Augmented Generation");

@@ -120,14 +120,20 @@ mod tests {
         assert_eq!(workspace_root(&app), dir.path());
         let paths = FilePaths::under(&app);
         assert_eq!(paths.file("evals/qa.jsonl"), "crates/app/evals/qa.jsonl");
-        assert_eq!(paths.file("./evals/../evals/qa.jsonl"), "crates/app/evals/qa.jsonl");
+        assert_eq!(
+            paths.file("./evals/../evals/qa.jsonl"),
+            "crates/app/evals/qa.jsonl"
+        );
         let absolute = app.join("evals/qa.jsonl");
         assert_eq!(
             paths.file(absolute.to_str().unwrap()),
             "crates/app/evals/qa.jsonl"
         );
         // Outside the root, or not a file: as given.
-        assert_eq!(paths.file("../../../elsewhere.jsonl"), "../../../elsewhere.jsonl");
+        assert_eq!(
+            paths.file("../../../elsewhere.jsonl"),
+            "../../../elsewhere.jsonl"
+        );
         assert_eq!(paths.file("--prompts[1]"), "--prompts[1]");
         assert_eq!(paths.file("<inline>"), "<inline>");
     }
@@ -135,7 +141,11 @@ mod tests {
     #[test]
     fn without_a_workspace_the_crate_is_the_root() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("Cargo.toml"), "[package]\nname = \"solo\"\n").unwrap();
+        std::fs::write(
+            dir.path().join("Cargo.toml"),
+            "[package]\nname = \"solo\"\n",
+        )
+        .unwrap();
         assert_eq!(workspace_root(dir.path()), dir.path());
         let paths = FilePaths::under(dir.path());
         assert_eq!(paths.file("evals/qa.jsonl"), "evals/qa.jsonl");

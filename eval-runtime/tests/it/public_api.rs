@@ -213,7 +213,9 @@ fn macro_fns(file: &Path, mac: &syn::Macro) -> Vec<syn::ImplItemFn> {
             continue;
         }
         let text = std::fs::read_to_string(&f).unwrap_or_default();
-        if f.extension().is_none_or(|e| e != "rs") || !text.contains(&format!("macro_rules! {name}")) {
+        if f.extension().is_none_or(|e| e != "rs")
+            || !text.contains(&format!("macro_rules! {name}"))
+        {
             continue;
         }
         let parsed = syn::parse_file(&text).unwrap();
@@ -224,7 +226,9 @@ fn macro_fns(file: &Path, mac: &syn::Macro) -> Vec<syn::ImplItemFn> {
             }
             // `() => { <items> };`: the items between the arm's braces.
             let text = m.mac.tokens.to_string();
-            let open = text.find("=>").and_then(|at| text[at..].find('{').map(|b| at + b));
+            let open = text
+                .find("=>")
+                .and_then(|at| text[at..].find('{').map(|b| at + b));
             let body = &text[open.unwrap() + 1..text.rfind('}').unwrap()];
             let block: syn::ItemImpl = syn::parse_str(&format!("impl X {{ {body} }}")).unwrap();
             return block

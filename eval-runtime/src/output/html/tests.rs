@@ -424,7 +424,12 @@ fn the_page_is_titled_by_its_datasets_and_carries_the_verdict() {
         "{v}"
     );
     assert_eq!(
-        [&v["samples"], &v["passed_samples"], &v["failed"], &v["errors"]],
+        [
+            &v["samples"],
+            &v["passed_samples"],
+            &v["failed"],
+            &v["errors"]
+        ],
         [3, 1, 1, 1],
         "{v}"
     );
@@ -439,11 +444,7 @@ fn the_page_is_titled_by_its_datasets_and_carries_the_verdict() {
     );
     // A dataset's name in the title: HTML-escaped (html-escape), a bidi
     // control shown escaped by the terminal rule.
-    let odd = results(vec![test_record(
-        "a<b>&\u{202e}c",
-        "x::a",
-        Verdict::Pass,
-    )]);
+    let odd = results(vec![test_record("a<b>&\u{202e}c", "x::a", Verdict::Pass)]);
     let page = html(&[odd], None);
     assert!(
         page.contains("<title>Eval report: a&lt;b&gt;&amp;\\u{202e}c</title>"),
