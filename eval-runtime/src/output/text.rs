@@ -409,6 +409,37 @@ pub(crate) fn summary_text_of(
             ))
         );
     }
+    failing_list(&mut out, shown, paint, rest);
+    let doubtful = shown.unproven.passed();
+    if doubtful > 0 {
+        let _ = writeln!(
+            out,
+            "\n{}",
+            paint.heading(&format!("{}:", super::unproven::heading(doubtful, true)))
+        );
+        for s in &shown.doubtful {
+            let _ = writeln!(
+                out,
+                "  {} {} ({})",
+                paint.note("inconclusive"),
+                escaped(&s.test_name),
+                escaped(&s.source)
+            );
+            for line in inconclusive_lines(s) {
+                let _ = writeln!(out, "    {}", paint.note(&line));
+            }
+        }
+        if doubtful > SHOWN_FAILURES {
+            let _ = writeln!(out, "  ... and {} more", doubtful - SHOWN_FAILURES);
+        }
+    }
+    out
+}
+
+/// The samples that did not pass (errors first, at most
+/// [`SHOWN_FAILURES`]), each with its input, expected and actual answer and
+/// why, then where the rest are (`rest`).
+fn failing_list(out: &mut String, shown: &Shown, paint: Paint, rest: Rest<'_>) {
     let total = shown.not_passed;
     if total > 0 {
         let _ = writeln!(
@@ -468,30 +499,6 @@ pub(crate) fn summary_text_of(
             };
         }
     }
-    let doubtful = shown.unproven.passed();
-    if doubtful > 0 {
-        let _ = writeln!(
-            out,
-            "\n{}",
-            paint.heading(&format!("{}:", super::unproven::heading(doubtful, true)))
-        );
-        for s in &shown.doubtful {
-            let _ = writeln!(
-                out,
-                "  {} {} ({})",
-                paint.note("inconclusive"),
-                escaped(&s.test_name),
-                escaped(&s.source)
-            );
-            for line in inconclusive_lines(s) {
-                let _ = writeln!(out, "    {}", paint.note(&line));
-            }
-        }
-        if doubtful > SHOWN_FAILURES {
-            let _ = writeln!(out, "  ... and {} more", doubtful - SHOWN_FAILURES);
-        }
-    }
-    out
 }
 
 /// `as passed` / `as failed` / `by the point estimate` for a setting.
