@@ -8,6 +8,8 @@
 //! not run (bad flags, unreadable or malformed files, an unreachable setup,
 //! no sample scored).
 
+#![forbid(unsafe_code)]
+
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};

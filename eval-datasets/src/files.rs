@@ -335,32 +335,15 @@ pub fn write_replacing(path: &Path, bytes: &[u8]) -> std::io::Result<Replaced> {
     Ok(done)
 }
 
-/// `YYYYMMDDTHHMMSSZ` for `time` (UTC).
+/// `YYYYMMDDTHHMMSSZ` for `time` (UTC), by jiff's calendar; a time before
+/// 1970 is stamped as 1970-01-01 (as before), one beyond jiff's range (the
+/// year 9999) as its end.
 pub fn utc_stamp(time: SystemTime) -> String {
-    let secs = time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    let (y, m, d) = civil_from_days(days as i64);
-    format!(
-        "{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
-/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian
-/// (Howard Hinnant's `civil_from_days`).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
+    let at = match time.duration_since(UNIX_EPOCH) {
+        Ok(_) => jiff::Timestamp::try_from(time).unwrap_or(jiff::Timestamp::MAX),
+        Err(_) => jiff::Timestamp::UNIX_EPOCH,
+    };
+    at.strftime("%Y%m%dT%H%M%SZ").to_string()
 }
 
 #[cfg(test)]
@@ -399,6 +382,11 @@ mod tests {
         assert_eq!(
             utc_stamp(UNIX_EPOCH + Duration::from_secs(951_827_696)),
             "20000229T123456Z"
+        );
+        // Before 1970: the epoch, as before.
+        assert_eq!(
+            utc_stamp(UNIX_EPOCH - Duration::from_secs(86_400)),
+            "19700101T000000Z"
         );
         // 2026-11-22 00:00:00 UTC = 1795305600.
         assert_eq!(

@@ -516,6 +516,98 @@ fn the_report_of_a_real_run_filters_and_opens_its_samples() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// The first screen of the page a run writes beside its results file
+/// (1280×900, nothing scrolled): the run's verdict and counts in a banner,
+/// the title naming the dataset (not the binary, `evals`); then the table's
+/// expected answers, and a reason beside every failed metric.
+#[test]
+fn the_first_screen_leads_with_the_verdict() {
+    let Some(exe) = chromium() else { return };
+    let dir = scratch("browser-verdict");
+    std::fs::write(dir.join("qa.jsonl"), QA).unwrap();
+    let args = ["--output", "qa.json"];
+    expect_exit(
+        evaluate_demo(&dir, "qa.jsonl", "contains, exact_match", &args, &[]),
+        &args,
+        1,
+    );
+    let run = read(&dir.join("qa.json"));
+    let d = &run.datasets[0];
+    assert!(d.failed >= 1 && d.errors >= 1, "{d:#?}");
+    let report = dir.join("qa.html");
+    assert!(report.is_file(), "the run wrote its page beside qa.json");
+    let mut chrome = Chrome::launch(&exe, &dir.join("profile"));
+    let (mut page, _) = page_at(&mut chrome, &report, Duration::from_secs(30));
+    page.screenshot(&screenshot_path("first-screen"), false);
+    let first = page.eval(
+        "(() => { const b = document.querySelector('#verdict'); if (!b) return null; \
+         const r = b.getBoundingClientRect(); \
+         const h1 = document.querySelector('h1'); \
+         return {title: document.title, h1: h1 && h1.textContent, \
+                 headline: b.querySelector('.headline').textContent, \
+                 counts: b.querySelector('.counts').textContent, cls: b.className, \
+                 top: r.top, bottom: r.bottom, height: window.innerHeight, \
+                 first: document.querySelector('main').firstElementChild.firstElementChild === b, \
+                 visible: getComputedStyle(b).display !== 'none' && r.height > 0}; })()",
+    );
+    assert!(!first.is_null(), "no #verdict banner on the page");
+    assert_eq!(first["title"], "Eval report: qa", "{first:#}");
+    assert_eq!(first["h1"], "Eval report: qa", "{first:#}");
+    assert_eq!(first["first"], true, "the banner opens the page: {first:#}");
+    assert_eq!(first["visible"], true, "{first:#}");
+    assert!(
+        first["bottom"].as_f64().unwrap() <= first["height"].as_f64().unwrap()
+            && first["top"].as_f64().unwrap() >= 0.0,
+        "the banner is above the fold: {first:#}"
+    );
+    let headline = first["headline"].as_str().unwrap();
+    assert!(headline.starts_with("FAILED ("), "{first:#}");
+    assert!(first["cls"].as_str().unwrap().contains("fail"), "{first:#}");
+    let counts = first["counts"].as_str().unwrap();
+    for want in [
+        format!("{} samples", d.samples),
+        format!("{} passed", d.passed),
+        format!("{} failed", d.failed),
+        format!("{} errors", d.errors),
+        "complete run".to_string(),
+    ] {
+        assert!(counts.contains(&want), "{want:?} in {counts:?}");
+    }
+    // The table shows what was expected beside what was said.
+    let heads = page
+        .eval("[...document.querySelectorAll('table#samples thead th')].map(h => h.textContent)");
+    assert!(
+        heads.as_array().unwrap().iter().any(|h| h == "expected"),
+        "{heads}"
+    );
+    let sum = run.samples.iter().find(|s| s.id == "sum").unwrap();
+    let row = page.eval(&format!(
+        "document.querySelector('tr.sample[data-id={}] td.expected').textContent",
+        json!(sum.id)
+    ));
+    assert_eq!(row, "five");
+    // Every failed metric says why: `contains` and `exact_match` included.
+    let d = open_detail(&mut page, sum);
+    let rows = d["metrics"].as_array().unwrap();
+    let failed: Vec<_> = sum.metrics.iter().filter(|m| !m.passed).collect();
+    assert!(failed.len() >= 2, "{sum:#?}");
+    for m in failed {
+        let shown = rows
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|r| r.starts_with(&m.name))
+            .unwrap();
+        assert!(
+            shown.contains("the expected text is not found in the answer")
+                || shown.contains("the answer is not the expected text"),
+            "{} says why: {shown:?}",
+            m.name
+        );
+    }
+    assert_clean(&mut page, &report);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 #[test]
 fn a_baseline_shows_what_got_worse() {
     let Some(exe) = chromium() else { return };

@@ -45,10 +45,33 @@ fn docs() -> Vec<(String, PathBuf, String)> {
         .into_iter()
         .map(|p| {
             let shown = p.strip_prefix(repo()).unwrap().display().to_string();
-            let text = read(&p);
+            let text = with_yaml_included(&p, &read(&p));
             (shown, p, text)
         })
         .collect()
+}
+
+/// `text` (of the chapter at `path`) with each mdBook `{{#include F}}` line
+/// of a YAML file `F` replaced by the file: a workflow kept as a real file
+/// (`docs/src/ci/evals.yml`) has its `run:` steps checked as if written in.
+fn with_yaml_included(path: &Path, text: &str) -> String {
+    text.lines()
+        .map(|line| {
+            let file = line
+                .trim()
+                .strip_prefix("{{#include ")
+                .and_then(|l| l.strip_suffix("}}"))
+                .filter(|f| f.ends_with(".yml") || f.ends_with(".yaml"));
+            match file {
+                Some(f) => read(&path.parent().unwrap().join(f.trim()))
+                    .trim_end()
+                    .to_string(),
+                None => line.to_string(),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
 }
 
 /// A fenced code block: its info string, its first line's number, its lines.

@@ -43,3 +43,4 @@ mod summary;
 mod terminal;
 mod traces;
 mod unrag_command; // issue38:models
+mod workflow; // issue39:reports

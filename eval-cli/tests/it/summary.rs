@@ -95,7 +95,13 @@ fn report_summary_prints_text_or_markdown_and_appends_the_markdown() {
     assert!(
         stdout.contains("gate qa FAILED: mean(contains) >= 0.3 missed: 1 of 3 samples not scored")
     );
-    assert!(stdout.contains("  FAILED qa::what_is_2_2 (qa.jsonl:2)\n    contains 0.000 < 1"));
+    // issue39:reports: as the attribute's failure report shows it.
+    assert!(
+        stdout.contains(
+            "  FAILED qa::what_is_2_2 (qa.jsonl:2)\n    input:    What is 2 + 2?\n    expected: five | `5`\n    actual:   4\n    contains 0.000 < 1: the expected text is not found in the answer\n"
+        ),
+        "{stdout}"
+    );
 
     let step = dir.join("step.md");
     let out = evals_with(

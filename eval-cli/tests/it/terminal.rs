@@ -206,7 +206,8 @@ fn a_gate_missed_for_an_unanswered_sample_says_how_many() {
         "{stdout}"
     );
     assert!(!stdout.contains("missed by"), "{stdout}");
-    // Each sample that did not pass, and why, one line per metric.
+    // Each sample that did not pass: its input, expected and actual answer
+    // as the attribute shows them, and why, one line per metric.
     assert!(
         stdout.contains(
             "  ERROR qa::hello_there (qa.jsonl:3)\n    error: sample has no `expected` field"
@@ -214,7 +215,9 @@ fn a_gate_missed_for_an_unanswered_sample_says_how_many() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("  FAILED qa::what_is_2_2 (qa.jsonl:2)\n    contains 0.000 < 1\n"),
+        stdout.contains(
+            "  FAILED qa::what_is_2_2 (qa.jsonl:2)\n    input:    What is 2 + 2?\n    expected: 5\n    actual:   4\n    contains 0.000 < 1: the expected text is not found in the answer\n"
+        ),
         "{stdout}"
     );
 }

@@ -58,3 +58,36 @@ fn the_table_reader_finds_what_a_row_names() {
     let page = "# M\n\n| metric | score |\n|---|---|\n| `a` / `b` | x `y` |\n| `c`, `d` | z |\n\nafter `e`\n";
     assert_eq!(table_names(page), ["a", "b", "c", "d"]);
 }
+
+/// Longest a cell of the metric table may be, in characters: a table row
+/// is read across a page; a longer definition goes under "Definitions in
+/// full", linked from its row.
+const MAX_CELL_CHARS: usize = 300;
+
+#[test]
+fn no_cell_of_the_metric_table_is_a_paragraph() {
+    let page = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/src/metrics.md");
+    let page = std::fs::read_to_string(&page).unwrap();
+    let rows: Vec<&str> = page
+        .lines()
+        .skip_while(|l| !l.starts_with("| metric | score"))
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    assert!(rows.len() > 10, "the table was not found");
+    let long: Vec<(usize, String)> = rows
+        .iter()
+        // `\|` is a pipe inside a cell, not between cells.
+        .flat_map(|row| {
+            row.replace("\\|", "¦")
+                .split('|')
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .map(|cell| (cell.trim().chars().count(), cell))
+        .filter(|(n, _)| *n > MAX_CELL_CHARS)
+        .collect();
+    assert!(
+        long.is_empty(),
+        "cells of docs/src/metrics.md's table over {MAX_CELL_CHARS} characters: {long:#?}"
+    );
+}

@@ -159,6 +159,14 @@ fn write_end(
         }
     }
     let keep = matches!(end.ending, Ending::Command { keep: true, .. });
+    // Where the samples' relative paths start, for JUnit's `file=`: the
+    // command's are the working directory's (CARGO_MANIFEST_DIR, which
+    // `cargo run` sets, is not theirs); the attribute's and the harness's
+    // the crate's.
+    let base = match end.ending {
+        Ending::Command { .. } => std::env::current_dir().unwrap_or_else(|_| config.base_dir()),
+        _ => config.base_dir(),
+    };
     let junit = (!part)
         .then(|| end.junit.clone().or_else(|| config.junit.clone()))
         .flatten();
@@ -185,6 +193,7 @@ fn write_end(
             results: results_path,
             html: html.as_deref(),
             junit: junit.as_deref(),
+            base: Some(&base),
         };
         let header = write_streamed(runs, key, missing, files, shown.as_mut())?;
         if step_summary && let Some(gathered) = &shown {
@@ -231,7 +240,7 @@ fn write_end(
         write_html(html, std::slice::from_ref(&results), old.as_ref())?;
     }
     if let Some(junit) = &junit {
-        results.write_junit(junit)?;
+        results.write_junit_from(junit, Some(&base))?;
     }
     if step_summary {
         auto_step_summary(

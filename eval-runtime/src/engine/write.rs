@@ -23,6 +23,9 @@ pub(crate) struct Files<'p> {
     pub results: Option<&'p Path>,
     pub html: Option<&'p Path>,
     pub junit: Option<&'p Path>,
+    /// Where the samples' relative file paths start: JUnit's `file=` are
+    /// written relative to its workspace root.
+    pub base: Option<&'p Path>,
 }
 
 /// Writes `files` of `runs` (one file for all of them: the attribute's
@@ -95,7 +98,8 @@ pub(crate) fn write_streamed(
         })?;
     }
     if let (Some(path), Some(plan)) = (files.junit, junit) {
-        crate::output::write_junit_along(path, &key.binary, (&datasets, &plan), |junit| {
+        let summaries = (&datasets[..], &plan);
+        crate::output::write_junit_along(path, &key.binary, summaries, files.base, |junit| {
             for_each_record(&mut held, |_, record| {
                 junit.sample(&record);
                 Ok(())

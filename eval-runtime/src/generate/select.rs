@@ -7,33 +7,31 @@ use std::collections::BTreeMap;
 use super::corpus::{Chunk, Corpus};
 use super::{Difficulty, GenerateError, Mix, QueryType};
 
-/// SplitMix64: a small generator, stable across platforms and releases.
+/// The seeded generator of `evals generate`: ChaCha8 (rand_chacha), whose
+/// stream for a seed is the same on every platform; numbers below a bound
+/// and shuffles are rand's, without modulo bias. (Before issue 39 this was a
+/// hand-written SplitMix64 taking `next() % n`: the same seed now draws
+/// other slots and passages than it did then.)
 #[derive(Debug, Clone)]
-pub(crate) struct Rng(u64);
+pub(crate) struct Rng(rand_chacha::ChaCha8Rng);
 
 impl Rng {
     pub(crate) fn new(seed: u64) -> Rng {
-        Rng(seed)
+        use rand::SeedableRng as _;
+        Rng(rand_chacha::ChaCha8Rng::seed_from_u64(seed))
     }
 
     pub(crate) fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        rand::RngCore::next_u64(&mut self.0)
     }
 
-    /// A number below `n` (`n` ≥ 1).
+    /// A number below `n` (`n` ≥ 1), each as likely.
     pub(crate) fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
+        rand::Rng::random_range(&mut self.0, 0..n.max(1))
     }
 
     pub(crate) fn shuffle<T>(&mut self, items: &mut [T]) {
-        for i in (1..items.len()).rev() {
-            let j = self.below(i + 1);
-            items.swap(i, j);
-        }
+        rand::seq::SliceRandom::shuffle(items, &mut self.0);
     }
 }
 

@@ -194,8 +194,12 @@ async fn score_turn(
     // conversation up to that turn.
     let judged = match of_answer {
         Ok(kind) => {
-            let result = MetricResult::of(spec, text::score(spec, kind, output, expected));
-            return Scored::offline(explained(result, || json::explain(spec, output, expected)));
+            let scored = text::score(spec, kind, output, expected);
+            let score = scored.as_ref().ok().copied();
+            let result = MetricResult::of(spec, scored);
+            return Scored::offline(explained(result, || {
+                json::explain(spec, output, expected).or_else(|| text::explain(kind, score?, 1))
+            }));
         }
         Err(kind) => kind,
     };
@@ -332,10 +336,13 @@ fn score_text(
             other.as_ref().map(Expected::last),
         ),
     };
-    // why a structured-output check failed
+    // why a structured-output check failed, or in words what a text
+    // metric's score says
+    let score = result.as_ref().ok().copied();
     explained(MetricResult::of(spec, result), || {
         let expected = sample.expected.as_ref().map(Expected::last);
         json::explain(spec, &response.output, expected)
+            .or_else(|| text::explain(kind, score?, accepted.len()))
     })
 }
 

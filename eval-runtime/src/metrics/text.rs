@@ -109,6 +109,52 @@ fn compiled(pattern: &str, case_sensitive: bool) -> Result<Arc<regex::Regex>, re
     Ok(re)
 }
 
+/// Why a text metric scored `score` against `answers` expected answers
+/// (more than one: an `ideal` list, any of which is accepted), in words, for
+/// a metric on the wrong side of its threshold: `the expected text is not
+/// found in the answer`. `None` for a structured-output metric (its own
+/// explanation says more).
+pub(crate) fn explain(kind: &TextMetric, score: f64, answers: usize) -> Option<String> {
+    let yes = score >= 1.0;
+    let expected = if answers > 1 {
+        format!("any of the {answers} accepted answers")
+    } else {
+        "the expected text".to_string()
+    };
+    let case = |sensitive: bool| if sensitive { " (case-sensitive)" } else { "" };
+    Some(match kind {
+        TextMetric::ExactMatch { case_sensitive } => format!(
+            "the answer {} {expected}{}",
+            if yes { "is" } else { "is not" },
+            case(*case_sensitive)
+        ),
+        TextMetric::Contains { case_sensitive } => format!(
+            "{expected} {} in the answer{}",
+            if yes { "is found" } else { "is not found" },
+            case(*case_sensitive)
+        ),
+        TextMetric::Regex {
+            pattern,
+            case_sensitive,
+        } => format!(
+            "the answer {} {}{}",
+            if yes { "matches" } else { "does not match" },
+            if pattern.is_some() {
+                "the `pattern` option"
+            } else {
+                "the expected answer as a regex"
+            },
+            case(*case_sensitive)
+        ),
+        TextMetric::PartialMatch => format!(
+            "the answer shares {:.0}% of its words with the expected answer (token F1 {score:.3})",
+            score * 100.0
+        ),
+        TextMetric::Citations { .. } => format!("the answer cites {score} distinct source(s)"),
+        TextMetric::Json(_) => return None,
+    })
+}
+
 fn bool_score(b: bool) -> f64 {
     if b { 1.0 } else { 0.0 }
 }
@@ -477,5 +523,35 @@ mod tests {
         let e = score(&spec("contains"), "x", None).unwrap_err();
         assert!(matches!(e, MetricError::Unscorable(_)), "{e}");
         assert!(e.to_string().contains("needs an expected answer"), "{e}");
+    }
+
+    #[test]
+    fn a_failed_text_metric_says_why_in_words() {
+        let kind = |name: &str| match spec(name).kind {
+            eval_datasets::metric::MetricKind::Text(k) => k,
+            _ => unreachable!("{name} is a text metric"),
+        };
+        assert_eq!(
+            explain(&kind("contains"), 0.0, 1).as_deref(),
+            Some("the expected text is not found in the answer")
+        );
+        // `contains <= 0` fails when the text is there: said as it is.
+        assert_eq!(
+            explain(&kind("contains"), 1.0, 3).as_deref(),
+            Some("any of the 3 accepted answers is found in the answer")
+        );
+        assert_eq!(
+            explain(&kind("exact_match"), 0.0, 1).as_deref(),
+            Some("the answer is not the expected text")
+        );
+        assert_eq!(
+            explain(&kind("regex"), 0.0, 1).as_deref(),
+            Some("the answer does not match the expected answer as a regex")
+        );
+        assert_eq!(
+            explain(&kind("partial_match"), 0.25, 1).as_deref(),
+            Some("the answer shares 25% of its words with the expected answer (token F1 0.250)")
+        );
+        assert_eq!(explain(&kind("is_json"), 0.0, 1), None);
     }
 }

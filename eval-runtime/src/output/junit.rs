@@ -18,6 +18,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use super::text::{failure_lines, metric_line};
+use super::workspace::FilePaths;
 use super::{DatasetSummary, Results, ResultsError, SampleRecord, Verdict, numbered};
 use crate::model::one_line;
 
@@ -35,7 +36,7 @@ pub fn junit_xml(results: &Results) -> String {
     for dataset in &results.datasets {
         suite_head(&mut out, dataset, &plan);
         for sample in results.samples.iter().filter(|s| s.dataset == dataset.name) {
-            case(&mut out, sample);
+            case(&mut out, sample, None);
         }
         out.push_str("  </testsuite>\n");
     }
@@ -115,12 +116,15 @@ fn suite_head(out: &mut String, dataset: &DatasetSummary, plan: &JunitPlan) {
 /// Writes the JUnit XML of one run to `path` (atomically) as `with` hands
 /// it the run's records one by one, in the results file's order (by
 /// dataset): one record's XML is held at a time. `datasets`: the run's
-/// summaries; `plan`: a first pass over the same records. An error of
+/// summaries; `plan`: a first pass over the same records; `base`: where
+/// the samples' relative file paths start, when known (each `file=` is then
+/// relative to its workspace root, [`FilePaths`]). An error of
 /// `with` is returned as is (and no file is written).
 pub(crate) fn write_junit_along(
     path: &Path,
     binary: &str,
     (datasets, plan): (&[DatasetSummary], &JunitPlan),
+    base: Option<&Path>,
     with: impl FnOnce(&mut JunitWriter<'_>) -> Result<(), ResultsError>,
 ) -> Result<(), ResultsError> {
     let error = |source| ResultsError::Write {
@@ -139,6 +143,7 @@ pub(crate) fn write_junit_along(
             out,
             datasets,
             plan,
+            paths: base.map(FilePaths::under),
             next: 0,
             buf,
             error: None,
@@ -162,6 +167,8 @@ pub(crate) struct JunitWriter<'a> {
     out: &'a mut dyn std::io::Write,
     datasets: &'a [DatasetSummary],
     plan: &'a JunitPlan,
+    /// How sources' file paths are written (`None`: as they are).
+    paths: Option<FilePaths>,
     /// The dataset whose suite opens next (the one before it is open).
     next: usize,
     buf: String,
@@ -192,7 +199,7 @@ impl JunitWriter<'_> {
                 self.next += 1;
             }
         }
-        case(&mut self.buf, s);
+        case(&mut self.buf, s, self.paths.as_ref());
         if let Err(e) = self.out.write_all(self.buf.as_bytes()) {
             self.error = Some(e);
         }
@@ -221,18 +228,19 @@ impl JunitWriter<'_> {
     }
 }
 
-fn case(out: &mut String, s: &SampleRecord) {
+fn case(out: &mut String, s: &SampleRecord, paths: Option<&FilePaths>) {
     let (file, line) = match s.source.rsplit_once(':') {
         Some((file, line)) if line.parse::<u64>().is_ok() => (file, Some(line)),
         _ => (s.source.as_str(), None),
     };
+    let file = paths.map_or(std::borrow::Cow::Borrowed(file), |p| p.file(file));
     let _ = write!(
         out,
         "    <testcase name=\"{}\" classname=\"{}\" time=\"{:.3}\" file=\"{}\"",
         attr(&s.test_name),
         attr(&s.dataset),
         s.latency_ms / 1000.0,
-        attr(file)
+        attr(&file)
     );
     if let Some(line) = line {
         let _ = write!(out, " line=\"{line}\"");
@@ -374,8 +382,19 @@ impl Results {
     /// Writes [`junit_xml`] of these results to `path`, atomically, one
     /// sample's XML at a time.
     pub fn write_junit(&self, path: &Path) -> Result<(), ResultsError> {
+        self.write_junit_from(path, None)
+    }
+
+    /// [`write_junit`](Self::write_junit), each `file=` relative to the
+    /// workspace root of `base` (where the samples' relative paths start).
+    pub(crate) fn write_junit_from(
+        &self,
+        path: &Path,
+        base: Option<&Path>,
+    ) -> Result<(), ResultsError> {
         let plan = JunitPlan::of(&self.samples);
-        write_junit_along(path, &self.binary, (&self.datasets, &plan), |junit| {
+        let datasets = (&self.datasets[..], &plan);
+        write_junit_along(path, &self.binary, datasets, base, |junit| {
             // Grouped by dataset, in the summaries' order, as `junit_xml`.
             for d in &self.datasets {
                 for s in self.samples.iter().filter(|s| s.dataset == d.name) {
@@ -458,7 +477,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("eval-junit-along-{}", std::process::id()));
         let path = dir.join("j.xml");
         let plan = JunitPlan::of(&results.samples);
-        write_junit_along(&path, "evals", (&results.datasets, &plan), |junit| {
+        write_junit_along(&path, "evals", (&results.datasets, &plan), None, |junit| {
             results.samples.iter().for_each(|s| junit.sample(s));
             Ok(())
         })
@@ -472,5 +491,35 @@ mod tests {
         results.write_junit(&path).unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), streamed);
         let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn file_paths_are_relative_to_the_workspace_root() {
+        // A member crate `crates/app` of a workspace: its dataset path
+        // `evals/qa.jsonl` is `crates/app/evals/qa.jsonl` for a CI
+        // annotator, which resolves paths from the repository's root.
+        let root = tempfile::tempdir().unwrap();
+        std::fs::write(
+            root.path().join("Cargo.toml"),
+            "[workspace]\nmembers = [\"crates/app\"]\n",
+        )
+        .unwrap();
+        let app = root.path().join("crates/app");
+        std::fs::create_dir_all(&app).unwrap();
+        std::fs::write(app.join("Cargo.toml"), "[package]\nname = \"app\"\n").unwrap();
+        let mut record = test_record("qa", "qa::a", Verdict::Fail);
+        record.source = "evals/qa.jsonl:3".into();
+        let results = Results::new("evals", vec![record], &BTreeMap::new());
+        let path = root.path().join("j.xml");
+        results.write_junit_from(&path, Some(&app)).unwrap();
+        let xml = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            xml.contains("file=\"crates/app/evals/qa.jsonl\" line=\"3\""),
+            "{xml}"
+        );
+        // Without a base (a results file read back), as the file says.
+        results.write_junit(&path).unwrap();
+        let xml = std::fs::read_to_string(&path).unwrap();
+        assert!(xml.contains("file=\"evals/qa.jsonl\" line=\"3\""), "{xml}");
     }
 }

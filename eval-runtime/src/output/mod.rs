@@ -21,6 +21,7 @@ mod summary;
 mod text;
 mod unproven;
 mod verdict;
+mod workspace;
 
 pub use crate::config::{
     ResultsKey, binary_name, calibration_dir, project_calibration_dir, results_dir,

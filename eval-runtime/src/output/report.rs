@@ -42,6 +42,20 @@ fn calls_text(calls: &[eval_datasets::ToolCall]) -> String {
         .join(", ")
 }
 
+/// What was asked, what was expected and what the agent answered, one line
+/// each (`input:    …`, `expected: …` when the sample says, `actual:   …`),
+/// flattened, cut to [`SHOWN_CHARS`] characters and escaped for a terminal:
+/// the heart of the attribute's failure report ([`SampleReport::render`]),
+/// which a run's summary shows for each sample that did not pass.
+pub(crate) fn exchange_lines(input: &str, expected: Option<&str>, actual: &str) -> Vec<String> {
+    let mut lines = vec![format!("input:    {}", one_line(input, SHOWN_CHARS))];
+    if let Some(e) = expected {
+        lines.push(format!("expected: {}", one_line(e, SHOWN_CHARS)));
+    }
+    lines.push(format!("actual:   {}", one_line(actual, SHOWN_CHARS)));
+    lines
+}
+
 /// Metadata on one line: `key: value, ...`, strings as they are, other
 /// values as JSON.
 pub(crate) fn metadata_line(metadata: &serde_json::Map<String, serde_json::Value>) -> String {
@@ -149,15 +163,13 @@ impl SampleReport {
             self.source,
             self.id
         );
-        let _ = writeln!(out, "  input:    {}", one_line(&self.input, SHOWN_CHARS));
-        if let Some(e) = &self.expected {
-            let _ = writeln!(out, "  expected: {}", one_line(e, SHOWN_CHARS));
+        for line in exchange_lines(
+            &self.input,
+            self.expected.as_deref(),
+            self.output.as_deref().unwrap_or(""),
+        ) {
+            let _ = writeln!(out, "  {line}");
         }
-        let _ = writeln!(
-            out,
-            "  actual:   {}",
-            one_line(self.output.as_deref().unwrap_or(""), SHOWN_CHARS)
-        );
         if !self.retrieved.is_empty() || !self.relevant.is_empty() {
             let _ = writeln!(out, "  retrieved: {}", ids_text(&self.retrieved));
             let _ = writeln!(out, "  relevant:  {}", ids_text(&self.relevant));

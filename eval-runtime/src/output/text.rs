@@ -34,6 +34,17 @@ pub(crate) fn failure_lines(s: &SampleRecord) -> Vec<String> {
         .collect()
 }
 
+/// The input, expected and actual lines of a sample's record, as the
+/// attribute's failure report shows them ([`super::report::exchange_lines`]);
+/// a conversation's turns numbered `[1] …  [2] …`, as its expected answers are.
+pub(crate) fn sample_exchange(s: &SampleRecord) -> Vec<String> {
+    super::report::exchange_lines(
+        &super::numbered(&s.input),
+        s.expected.as_deref(),
+        s.output.as_deref().unwrap_or(""),
+    )
+}
+
 /// One line per metric of `s` whose verdict is inconclusive:
 /// `contains 0.800 inconclusive (mean of 5 runs, 95% interval 0.380..0.960)`.
 pub(crate) fn inconclusive_lines(s: &SampleRecord) -> Vec<String> {
@@ -95,6 +106,21 @@ pub(crate) fn why_failed(v: &RunVerdict) -> Option<String> {
         parts.push(format!("{} regression(s)", v.regressions));
     }
     Some(parts.join(", "))
+}
+
+/// A run's verdict in a few words, whether it passed first: `passed`,
+/// `FAILED (<why>)`, or `INCOMPLETE (...)` for a run that did not finish
+/// (never read as passed). The terminal summary's first line and the HTML
+/// report's banner.
+pub(crate) fn headline(verdict: &RunVerdict, incomplete: bool) -> (bool, String) {
+    match (why_failed(verdict), incomplete) {
+        (Some(why), _) => (false, format!("FAILED ({why})")),
+        (None, true) => (
+            false,
+            "INCOMPLETE (nothing failed of what ran; see below)".into(),
+        ),
+        (None, false) => (true, "passed".into()),
+    }
 }
 
 /// One tag's share of a dataset's samples: how many carry it, how many of
@@ -276,10 +302,9 @@ pub(crate) fn summary_text_of(
     let verdict = RunVerdict::of(&results.datasets);
     let mut out = String::new();
     // A run that did not finish never reads as passed.
-    let headline = match (why_failed(&verdict), results.incompleteness()) {
-        (Some(why), _) => paint.fail(&format!("FAILED ({why})")),
-        (None, Some(_)) => paint.fail("INCOMPLETE (nothing failed of what ran; see below)"),
-        (None, None) => paint.pass("passed"),
+    let headline = match headline(&verdict, results.incompleteness().is_some()) {
+        (true, text) => paint.pass(&text),
+        (false, text) => paint.fail(&text),
     };
     let _ = writeln!(
         out,
@@ -384,6 +409,37 @@ pub(crate) fn summary_text_of(
             ))
         );
     }
+    failing_list(&mut out, shown, paint, rest);
+    let doubtful = shown.unproven.passed();
+    if doubtful > 0 {
+        let _ = writeln!(
+            out,
+            "\n{}",
+            paint.heading(&format!("{}:", super::unproven::heading(doubtful, true)))
+        );
+        for s in &shown.doubtful {
+            let _ = writeln!(
+                out,
+                "  {} {} ({})",
+                paint.note("inconclusive"),
+                escaped(&s.test_name),
+                escaped(&s.source)
+            );
+            for line in inconclusive_lines(s) {
+                let _ = writeln!(out, "    {}", paint.note(&line));
+            }
+        }
+        if doubtful > SHOWN_FAILURES {
+            let _ = writeln!(out, "  ... and {} more", doubtful - SHOWN_FAILURES);
+        }
+    }
+    out
+}
+
+/// The samples that did not pass (errors first, at most
+/// [`SHOWN_FAILURES`]), each with its input, expected and actual answer and
+/// why, then where the rest are (`rest`).
+fn failing_list(out: &mut String, shown: &Shown, paint: Paint, rest: Rest<'_>) {
     let total = shown.not_passed;
     if total > 0 {
         let _ = writeln!(
@@ -415,6 +471,14 @@ pub(crate) fn summary_text_of(
                     paint.dim(&format!("notes: {}", one_line(notes, 160)))
                 );
             }
+            // What was asked, expected and answered, as the attribute's
+            // failure report shows it (a sample the agent failed on says
+            // only its error, as there).
+            if s.error.is_none() {
+                for line in sample_exchange(s) {
+                    let _ = writeln!(out, "    {line}");
+                }
+            }
             for line in failure_lines(s) {
                 let _ = writeln!(out, "    {}", paint.verdict(s.verdict, &line));
             }
@@ -435,30 +499,6 @@ pub(crate) fn summary_text_of(
             };
         }
     }
-    let doubtful = shown.unproven.passed();
-    if doubtful > 0 {
-        let _ = writeln!(
-            out,
-            "\n{}",
-            paint.heading(&format!("{}:", super::unproven::heading(doubtful, true)))
-        );
-        for s in &shown.doubtful {
-            let _ = writeln!(
-                out,
-                "  {} {} ({})",
-                paint.note("inconclusive"),
-                escaped(&s.test_name),
-                escaped(&s.source)
-            );
-            for line in inconclusive_lines(s) {
-                let _ = writeln!(out, "    {}", paint.note(&line));
-            }
-        }
-        if doubtful > SHOWN_FAILURES {
-            let _ = writeln!(out, "  ... and {} more", doubtful - SHOWN_FAILURES);
-        }
-    }
-    out
 }
 
 /// `as passed` / `as failed` / `by the point estimate` for a setting.
@@ -556,6 +596,45 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("results file)"), "{text}");
+    }
+
+    #[test]
+    fn a_failed_sample_shows_expected_and_actual_as_the_attribute_does() {
+        let mut r = record("qa", "qa::what_is_rag", Verdict::Fail);
+        r.input = vec!["What is RAG?".into()];
+        r.expected = Some("Retrieval Augmented Generation".into());
+        // A long answer is cut as the attribute cuts it; a control
+        // character in it reaches the terminal escaped.
+        r.output = Some(format!("I don't know.\u{1b}[2J {}", "x".repeat(400)));
+        let mut e = record("qa", "qa::down", Verdict::Error);
+        e.input = vec!["Ping?".into()];
+        let results = Results::new("evals", vec![r.clone(), e], &BTreeMap::new());
+        let text = summary_text(&results, Paint::plain());
+        let listed = text.split("did not pass:\n").nth(1).unwrap();
+        assert!(
+            listed.contains(
+                "  FAILED qa::what_is_rag (f.jsonl:1)\n    input:    What is RAG?\n    expected: Retrieval Augmented Generation\n    actual:   I don't know.\\u{1b}[2J xxx"
+            ),
+            "{listed}"
+        );
+        assert!(
+            listed.contains("x… (118 more chars)\n    contains 0.000 < 1\n"),
+            "{listed}"
+        );
+        // The same lines as the attribute's failure report.
+        let sample = eval_datasets::Sample::new("What is RAG?")
+            .with_expected("Retrieval Augmented Generation");
+        let mut report = crate::model::SampleReport::new("qa::what_is_rag".into(), &sample);
+        report.output = r.output.clone();
+        for line in sample_exchange(&r) {
+            assert!(report.render().contains(&format!("\n  {line}\n")), "{line}");
+        }
+        // An agent error says only its error, as the attribute's does.
+        assert!(
+            listed.contains("  ERROR qa::down (f.jsonl:1)\n    error: agent error: down\n"),
+            "{listed}"
+        );
+        assert!(!listed.contains("Ping?"), "{listed}");
     }
 
     #[test]

@@ -58,51 +58,11 @@ impl Embedder {
         })
     }
 
-    /// Shares `permits` for calls in flight (a run's judge and embeddings
-    /// share one bound, `EVAL_JUDGE_CONCURRENCY`).
-    pub(crate) fn share_permits(mut self, permits: std::sync::Arc<tokio::sync::Semaphore>) -> Self {
-        self.endpoint.permits = permits;
-        self
-    }
-
-    /// Sets (or clears) the API key.
-    pub fn api_key(mut self, key: Option<String>) -> Self {
-        self.endpoint = self.endpoint.with_key(key);
-        self
-    }
+    super::client::endpoint_client!();
 
     /// Sets (or clears) the cache.
     pub fn cache(mut self, cache: Option<Cache>) -> Self {
         self.cache = cache;
-        self
-    }
-
-    /// Sets the per-request timeout (default 120 s; `EVAL_EMBED_TIMEOUT_SECS`).
-    pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
-        self.endpoint.timeout = timeout;
-        self
-    }
-
-    /// Sets how many times a 429/5xx/unreachable call is retried (default 4).
-    pub fn max_retries(mut self, n: u32) -> Self {
-        self.endpoint.max_retries = n;
-        self
-    }
-
-    /// The model asked.
-    pub fn model(&self) -> &str {
-        &self.model
-    }
-
-    /// The server's host and port (no path, user or key).
-    pub fn host(&self) -> String {
-        self.endpoint.host()
-    }
-
-    /// This embedder in an estimate's dry run: texts are counted by `dry`,
-    /// none is sent.
-    pub(crate) fn dry_run(mut self, dry: std::sync::Arc<super::DryRun>) -> Self {
-        self.dry = Some(dry);
         self
     }
 

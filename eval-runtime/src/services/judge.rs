@@ -220,35 +220,12 @@ impl Judge {
         Ok(judge)
     }
 
-    /// Shares `permits` for calls in flight (a run's judge and embeddings
-    /// share one bound, `EVAL_JUDGE_CONCURRENCY`).
-    pub(crate) fn share_permits(mut self, permits: Arc<tokio::sync::Semaphore>) -> Self {
-        self.endpoint.permits = permits;
-        self
-    }
-
-    /// Sets (or clears) the API key.
-    pub fn api_key(mut self, key: Option<String>) -> Self {
-        self.endpoint = self.endpoint.with_key(key);
-        self
-    }
+    super::client::endpoint_client!();
 
     /// Sets (or clears) the cache (and so where the boundary key is kept).
     pub fn cache(mut self, cache: Option<Cache>) -> Self {
         self.cache = cache;
         self.key = Default::default();
-        self
-    }
-
-    /// Sets the per-request timeout.
-    pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
-        self.endpoint.timeout = timeout;
-        self
-    }
-
-    /// Sets how many times a 429/5xx/unreachable call is retried (default 4).
-    pub fn max_retries(mut self, n: u32) -> Self {
-        self.endpoint.max_retries = n;
         self
     }
 
@@ -278,27 +255,9 @@ impl Judge {
         self.lock_modes().current
     }
 
-    /// The model asked.
-    pub fn model(&self) -> &str {
-        &self.model
-    }
-
     /// Whether this judge answers an estimate's dry run (nothing is sent).
     pub(crate) fn is_dry(&self) -> bool {
         self.dry.is_some()
-    }
-
-    /// This judge in an estimate's dry run: every question is answered by
-    /// `dry` (and counted there), none is sent.
-    pub(crate) fn dry_run(mut self, dry: Arc<super::DryRun>) -> Self {
-        self.dry = Some(dry);
-        self
-    }
-
-    /// The endpoint's host (and port, when the URL gives one): no scheme,
-    /// path, query or credentials. For a fingerprint of the judge.
-    pub fn host(&self) -> String {
-        self.endpoint.host()
     }
 
     /// The sampling temperature every request asks for (0).

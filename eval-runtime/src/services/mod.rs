@@ -4,6 +4,7 @@
 //! `Retry-After`) and counted ([`Usage`]); keys never appear in messages.
 
 mod cache;
+mod client;
 mod dry;
 mod embed;
 #[cfg(feature = "http")]

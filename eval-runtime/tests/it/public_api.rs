@@ -177,6 +177,13 @@ fn list_items(items: &[Item], module: &str, file: &Path, out: &mut Vec<String>) 
                     {
                         out.push(format!("fn {module}: {ty}::{}", tokens(&f.sig)));
                     }
+                    // issue39: setters two types share, written once in a
+                    // `macro_rules!` expanded in each impl: listed as its fns.
+                    if let ImplItem::Macro(m) = ii {
+                        for f in macro_fns(file, &m.mac) {
+                            out.push(format!("fn {module}: {ty}::{}", tokens(&f.sig)));
+                        }
+                    }
                     if let ImplItem::Const(c) = ii
                         && is_pub(&c.vis)
                     {
@@ -191,6 +198,50 @@ fn list_items(items: &[Item], module: &str, file: &Path, out: &mut Vec<String>) 
             _ => {}
         }
     }
+}
+
+/// The pub fns an impl gets from the crate's `macro_rules!` that `mac`
+/// calls (found in the crate's `src/` above `file`): its first arm's body
+/// read as impl items.
+fn macro_fns(file: &Path, mac: &syn::Macro) -> Vec<syn::ImplItemFn> {
+    let name = mac.path.segments.last().unwrap().ident.to_string();
+    let src = file.ancestors().find(|d| d.ends_with("src")).unwrap();
+    let mut files = vec![src.to_path_buf()];
+    while let Some(f) = files.pop() {
+        if f.is_dir() {
+            files.extend(std::fs::read_dir(&f).unwrap().map(|e| e.unwrap().path()));
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap_or_default();
+        if f.extension().is_none_or(|e| e != "rs")
+            || !text.contains(&format!("macro_rules! {name}"))
+        {
+            continue;
+        }
+        let parsed = syn::parse_file(&text).unwrap();
+        for item in parsed.items {
+            let Item::Macro(m) = item else { continue };
+            if m.ident.as_ref().is_none_or(|i| *i != name) {
+                continue;
+            }
+            // `() => { <items> };`: the items between the arm's braces.
+            let text = m.mac.tokens.to_string();
+            let open = text
+                .find("=>")
+                .and_then(|at| text[at..].find('{').map(|b| at + b));
+            let body = &text[open.unwrap() + 1..text.rfind('}').unwrap()];
+            let block: syn::ItemImpl = syn::parse_str(&format!("impl X {{ {body} }}")).unwrap();
+            return block
+                .items
+                .into_iter()
+                .filter_map(|i| match i {
+                    ImplItem::Fn(f) if is_pub(&f.vis) => Some(f),
+                    _ => None,
+                })
+                .collect();
+        }
+    }
+    panic!("no macro_rules! {name} under {}", src.display());
 }
 
 fn listing(src: &Path) -> String {

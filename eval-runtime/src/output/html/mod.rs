@@ -97,7 +97,7 @@ pub(crate) fn write_along(
         let compressed = plan.samples() > COMPRESS_ABOVE;
         let mut page = PageWriter::start(
             out,
-            &title(&[binary]),
+            &title(&[binary], plan.datasets()),
             (compressed, inline, vec![plan]),
             None,
         )?;
@@ -115,11 +115,30 @@ pub(crate) fn write_along(
     }
 }
 
-/// The page's title.
-pub(crate) fn title(binaries: &[&str]) -> String {
-    match binaries {
-        [one] => format!("evals: {one}"),
-        _ => format!("evals: {} results files", binaries.len()),
+/// Most dataset names the page's title lists.
+const TITLE_DATASETS: usize = 3;
+
+/// The page's title: `Eval report: rag, tools` after the datasets run
+/// (the first [`TITLE_DATASETS`], then how many more), the test binary's
+/// name only when no dataset ran; several results files say how many.
+pub(crate) fn title<'d>(binaries: &[&str], datasets: impl Iterator<Item = &'d str>) -> String {
+    let mut names: Vec<&str> = datasets.collect();
+    names.sort_unstable();
+    names.dedup();
+    let mut what = names
+        .iter()
+        .take(TITLE_DATASETS)
+        .copied()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > TITLE_DATASETS {
+        what.push_str(&format!(" and {} more", names.len() - TITLE_DATASETS));
+    }
+    match (binaries, what.is_empty()) {
+        ([one], true) => format!("Eval report: {one}"),
+        ([_], false) => format!("Eval report: {what}"),
+        (_, true) => format!("Eval report: {} results files", binaries.len()),
+        (_, false) => format!("Eval report: {what} ({} results files)", binaries.len()),
     }
 }
 
@@ -140,10 +159,14 @@ fn write_page_with(
 ) -> std::io::Result<()> {
     let binaries: Vec<&str> = results.iter().map(|r| r.binary.as_str()).collect();
     let samples: usize = results.iter().map(|r| r.samples.len()).sum();
-    let plans = results.iter().map(|r| PagePlan::of(&r.samples)).collect();
+    let plans: Vec<PagePlan> = results.iter().map(|r| PagePlan::of(&r.samples)).collect();
+    let datasets = results
+        .iter()
+        .flat_map(|r| r.datasets.iter().map(|d| d.name.as_str()));
+    let title = title(&binaries, datasets);
     let mut page = PageWriter::start(
         out,
-        &title(&binaries),
+        &title,
         (samples > COMPRESS_ABOVE, inline, plans),
         baseline,
     )?;

@@ -54,6 +54,8 @@ pub(crate) struct PagePlan {
     /// Per dataset and metric: the first record's threshold and operator,
     /// and the range of the threshold and every finite score.
     ranges: BTreeMap<(String, String), Range>,
+    /// The datasets the records are of (the page's title names them).
+    datasets: std::collections::BTreeSet<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -68,6 +70,9 @@ impl PagePlan {
     /// One more record of the run.
     pub(crate) fn add(&mut self, record: &SampleRecord) {
         self.samples += 1;
+        if !self.datasets.contains(&record.dataset) {
+            self.datasets.insert(record.dataset.clone());
+        }
         if record.counts_as_passed() {
             self.passing += 1;
         }
@@ -97,6 +102,11 @@ impl PagePlan {
     /// How many records it was given.
     pub(crate) fn samples(&self) -> usize {
         self.samples
+    }
+
+    /// The names of the datasets its records are of, in order.
+    pub(crate) fn datasets(&self) -> impl Iterator<Item = &str> {
+        self.datasets.iter().map(String::as_str)
     }
 
     /// The plan of `records`.
@@ -263,10 +273,49 @@ struct DatasetView<'a> {
     new_dataset: bool,
 }
 
+/// A run's verdict, as the page's banner shows it first: the words of the
+/// terminal summary's first line, and the samples counted.
+#[derive(Serialize, Debug, PartialEq)]
+struct VerdictView {
+    /// The run passed (and was complete).
+    passed: bool,
+    /// `passed`, `FAILED (2 of 5 samples failed, 1 gate(s) missed)`,
+    /// `INCOMPLETE (...)`.
+    headline: String,
+    samples: usize,
+    /// Counted as passed (an inconclusive sample as the run counts it).
+    passed_samples: usize,
+    failed: usize,
+    errors: usize,
+    inconclusive: usize,
+    complete: bool,
+}
+
+impl VerdictView {
+    fn of(meta: &RunMeta<'_>) -> VerdictView {
+        let verdict = crate::output::verdict::RunVerdict::of(meta.datasets);
+        let incomplete = meta.incomplete.is_some() || !meta.complete;
+        let (passed, headline) = crate::output::text::headline(&verdict, incomplete);
+        let sum = |f: fn(&DatasetSummary) -> usize| meta.datasets.iter().map(f).sum();
+        VerdictView {
+            passed,
+            headline,
+            samples: sum(|d| d.samples),
+            passed_samples: sum(|d| d.passed),
+            failed: sum(|d| d.failed),
+            errors: sum(|d| d.errors),
+            inconclusive: sum(|d| d.inconclusive),
+            complete: !incomplete,
+        }
+    }
+}
+
 #[derive(Serialize)]
 struct MetaOf<'a> {
     #[serde(flatten)]
     run: &'a RunMeta<'a>,
+    /// The run's verdict and counts, for the banner at the top.
+    verdict: VerdictView,
     datasets: Vec<DatasetView<'a>>,
     /// The run's page holds only part of its samples.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -442,6 +491,7 @@ impl<'b, W: Write> PageWriter<'b, W> {
         let partial = std::mem::take(&mut self.partial);
         let whole = MetaOf {
             run: meta,
+            verdict: VerdictView::of(meta),
             datasets,
             partial: (partial.shown < partial.samples).then_some(partial),
         };
@@ -528,12 +578,10 @@ fn dataset_view<'a>(
     }
 }
 
-/// `s` as HTML text (for the title; the data never goes through this),
+/// `s` as HTML text (for the title; the data never goes through this;
+/// html-escape's `encode_text`: `&`, `<`, `>`),
 /// under the terminal rule (issue37:escape): a bidi control would reorder
 /// the title, so it is shown escaped (`\u{202e}`), not isolated.
 fn escape_text(s: &str) -> String {
-    eval_datasets::terminal::escaped(s)
-        .replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
+    html_escape::encode_text(&eval_datasets::terminal::escaped(s)).into_owned()
 }

@@ -192,8 +192,12 @@
 
   function header(data, runs) {
     var node = el("header", null);
-    var title = runs.length === 1 ? "Eval report: " + runs[0].binary : "Eval report: " + runs.length + " results files";
-    node.appendChild(el("h1", null, title));
+    /* The verdict first: one banner per run, above everything else. */
+    runs.forEach(function (run) {
+      node.appendChild(banner(run, runs.length > 1));
+    });
+    /* The title the page was written with: the datasets run. */
+    node.appendChild(el("h1", null, document.title));
     runs.forEach(function (run) {
       var parts = [run.package ? run.package + " / " + run.binary : run.binary, "written " + when(run.written_unix)];
       parts.push(run.complete ? "complete run" : "incomplete run (" + (run.incomplete || "part of the samples") + ")");
@@ -204,6 +208,35 @@
     });
     node.appendChild(el("p", { class: "meta" }, "report generated " + when(data.generated_unix)));
     return node;
+  }
+
+  /* A run's verdict and its samples counted, as the terminal summary's
+     first line says it: "passed", "FAILED (...)" or "INCOMPLETE (...)". */
+  function banner(run, several) {
+    var v = run.verdict;
+    if (!v) {
+      return el("div", { class: "verdict muted", role: "status" }, "no verdict in this results file");
+    }
+    var state = v.passed ? "pass" : v.complete ? "fail" : "incomplete";
+    var counts = [
+      [v.passed_samples, "passed", "pass"],
+      [v.failed, "failed", "fail"],
+      [v.errors, "errors", "error"],
+      [v.inconclusive, "inconclusive", "inconclusive"]
+    ].map(function (c) {
+      return el("span", { class: "count" + (c[0] ? " " + c[2] : "") }, c[0] + " " + c[1]);
+    });
+    counts.unshift(el("span", { class: "count" }, v.samples + " samples"));
+    counts.push(el("span", { class: "count" }, v.complete ? "complete run" : "incomplete run"));
+    return el("div", { class: "verdict " + state, id: several ? null : "verdict", role: "status" },
+      el("p", { class: "headline" }, (several ? run.binary + ": " : "") + v.headline),
+      el("p", { class: "counts" }, counts));
+  }
+
+  /* Why a metric did not pass when it gives no reason: its score beside
+     the threshold it missed. */
+  function shortfall(m) {
+    return "score " + fmt(m.score, 3) + " does not meet " + m.op + " " + m.threshold;
   }
 
   /* A huge run's page holds part of its samples: say which, and link the
@@ -595,7 +628,7 @@
     section.appendChild(el("div", { class: "filters" }, fDataset[1], fVerdict[1], fTag[1], fMetric[1], search));
     var count = el("p", { id: "count" });
     section.appendChild(count);
-    var heads = ["verdict", "dataset", "sample", "metrics", "latency", "output"];
+    var heads = ["verdict", "dataset", "sample", "metrics", "latency", "expected", "output"];
     var tbody = el("tbody", null);
     var table = el("table", { id: "samples" },
       el("thead", null, el("tr", null, heads.map(function (h) { return el("th", null, h); }))), tbody);
@@ -683,12 +716,14 @@
       return el("span", { class: "metric-chip " + cls }, m.name + " " + (m.score === undefined || m.score === null ? "error" : fmt(m.score)));
     });
     var output = s.output !== undefined && s.output !== null ? s.output : s.error || "";
+    var expected = s.expected || "";
     var row = el("tr", { class: "sample v-" + s.verdict, tabindex: "0", "data-id": s.id, "data-verdict": s.verdict, "data-dataset": s.dataset },
       el("td", null, badge(s.verdict)),
       el("td", null, s.dataset),
       el("td", { class: "name" }, s.test_name || s.id),
       el("td", null, metrics.length ? metrics : none("no metric")),
       el("td", { class: "num" }, ms(s.latency_ms)),
+      el("td", { class: "out expected", title: expected.slice(0, 300) }, expected ? expected.slice(0, 160) : none()),
       el("td", { class: "out", title: output.slice(0, 300) }, output.slice(0, 160)));
     var toggle = function () {
       var after = row.nextSibling;
@@ -814,6 +849,9 @@
         verdict = m.passed ? "inconclusive: counted pass" : "inconclusive: counted fail";
       }
       var why = [m.error ? el("span", { class: "error" }, m.error) : null, m.reason ? el("span", { class: "reason" }, (m.error ? " " : "") + m.reason) : null];
+      if (!m.passed && !m.error && !m.reason) {
+        why = [el("span", { class: "reason" }, shortfall(m))];
+      }
       var score = fmt(m.score, 4);
       if (m.spread) {
         var level = m.spread.level ? Math.round(m.spread.level * 1000) / 10 : 95;

@@ -193,7 +193,10 @@ fn several_results_files_are_shown_together_and_compared_as_one() {
         &BTreeMap::new(),
     );
     let page = html(&[a, b], Some(&old));
-    assert!(page.contains("<title>evals: 2 results files</title>"));
+    assert!(
+        page.contains("<title>Eval report: qa, rag (2 results files)</title>"),
+        "{page}"
+    );
     let data = embedded(&page);
     assert_eq!(data["runs"].as_array().unwrap().len(), 2);
     assert_eq!(data["runs"][1]["samples"][0]["id"], "rag::a");
@@ -397,4 +400,55 @@ fn the_histogram_of_a_plan_is_the_histogram_of_every_score() {
     assert_eq!(h, &serde_json::to_value(&whole).unwrap());
     assert_eq!(whole.lo, -2.0);
     assert_eq!(whole.counts.iter().sum::<usize>(), 5);
+}
+
+#[test]
+fn the_page_is_titled_by_its_datasets_and_carries_the_verdict() {
+    let run = results(vec![
+        test_record("qa", "qa::a", Verdict::Pass),
+        test_record("qa", "qa::b", Verdict::Fail),
+        test_record("qa", "qa::c", Verdict::Error),
+    ]);
+    let page = html(&[run], None);
+    // Not the binary's name ("evals: evals" before).
+    assert!(page.contains("<title>Eval report: qa</title>"), "{page}");
+    let data = embedded(&page);
+    let v = &data["runs"][0]["meta"]["verdict"];
+    assert_eq!(v["passed"], false, "{v}");
+    // The words of the terminal summary's first line.
+    assert!(
+        v["headline"]
+            .as_str()
+            .unwrap()
+            .starts_with("FAILED (2 of 3 samples failed"),
+        "{v}"
+    );
+    assert_eq!(
+        [
+            &v["samples"],
+            &v["passed_samples"],
+            &v["failed"],
+            &v["errors"]
+        ],
+        [3, 1, 1, 1],
+        "{v}"
+    );
+    let many = ["d1", "d2", "d3", "d4", "d5"];
+    assert_eq!(
+        super::title(&["evals"], many.into_iter()),
+        "Eval report: d1, d2, d3 and 2 more"
+    );
+    assert_eq!(
+        super::title(&["evals"], std::iter::empty()),
+        "Eval report: evals"
+    );
+    // A dataset's name in the title: HTML-escaped (html-escape), a bidi
+    // control shown escaped by the terminal rule.
+    let odd = results(vec![test_record("a<b>&\u{202e}c", "x::a", Verdict::Pass)]);
+    let page = html(&[odd], None);
+    assert!(
+        page.contains("<title>Eval report: a&lt;b&gt;&amp;\\u{202e}c</title>"),
+        "{}",
+        &page[..400]
+    );
 }
