@@ -109,82 +109,7 @@ pub fn diff(old: &Results, new: &Results, epsilon: f64) -> Diff {
             continue;
         }
         compared += 1;
-        for m in &n.metrics {
-            let was = o.metrics.iter().find(|x| x.name == m.name);
-            let old_score = was.and_then(|x| x.score);
-            let lower_is_better = m.op == "<=";
-            if was.is_some() {
-                let cell = cells
-                    .entry((n.dataset.clone(), m.name.clone()))
-                    .or_insert_with(|| Cell::new(&m.op));
-                match (old_score, m.score) {
-                    (Some(a), Some(b)) => {
-                        cell.pairs.push((a, b));
-                        cell.runs.push((
-                            (o.runs, was.and_then(|x| x.spread).and_then(|s| s.sd)),
-                            (n.runs, m.spread.and_then(|s| s.sd)),
-                        ));
-                    }
-                    (Some(_), None) => cell.lost += 1,
-                    _ => {}
-                }
-            }
-            let (better, delta) = match (old_score, m.score) {
-                (Some(a), Some(b)) => {
-                    let d = b - a;
-                    // 1.0 -> 0.95 with epsilon 0.05 is within it, float error aside.
-                    if d.abs() <= epsilon + 1e-12 {
-                        continue;
-                    }
-                    (if lower_is_better { d < 0.0 } else { d > 0.0 }, Some(d))
-                }
-                (None, Some(_)) if was.is_some() => (true, None),
-                (Some(_), None) => (false, None),
-                _ => continue,
-            };
-            changes.push(Change {
-                dataset: n.dataset.clone(),
-                id: n.id.clone(),
-                test_name: n.test_name.clone(),
-                metric: m.name.clone(),
-                old: old_score,
-                new: m.score,
-                delta,
-                better,
-            });
-        }
-        // A metric scored before and not at all now is lost coverage.
-        for m in o.metrics.iter().filter(|m| m.score.is_some()) {
-            if !n.metrics.iter().any(|x| x.name == m.name) {
-                cells
-                    .entry((n.dataset.clone(), m.name.clone()))
-                    .or_insert_with(|| Cell::new(&m.op))
-                    .lost += 1;
-                changes.push(Change {
-                    dataset: n.dataset.clone(),
-                    id: n.id.clone(),
-                    test_name: n.test_name.clone(),
-                    metric: m.name.clone(),
-                    old: m.score,
-                    new: None,
-                    delta: None,
-                    better: false,
-                });
-            }
-        }
-        // An agent error where there was none is worse, whatever the metrics say.
-        if n.verdict == Verdict::Error && o.verdict != Verdict::Error && n.metrics.is_empty() {
-            changes.push(Change {
-                dataset: n.dataset.clone(),
-                id: n.id.clone(),
-                test_name: n.test_name.clone(),
-                metric: "(agent)".into(),
-                old: None,
-                new: None,
-                delta: None,
-                better: false,
-            });
-        }
+        compare_pair(o, n, epsilon, &mut cells, &mut changes);
     }
     // Worst first: regressions by size, then improvements.
     changes.sort_by(|a, b| {
@@ -232,6 +157,93 @@ pub fn diff(old: &Results, new: &Results, epsilon: f64) -> Diff {
         changes,
         compared,
         epsilon,
+    }
+}
+
+/// The changes between the two runs of one sample (`o` before, `n` now),
+/// and their scores added to the (dataset, metric) cells.
+fn compare_pair(
+    o: &SampleRecord,
+    n: &SampleRecord,
+    epsilon: f64,
+    cells: &mut BTreeMap<(String, String), Cell>,
+    changes: &mut Vec<Change>,
+) {
+    for m in &n.metrics {
+        let was = o.metrics.iter().find(|x| x.name == m.name);
+        let old_score = was.and_then(|x| x.score);
+        let lower_is_better = m.op == "<=";
+        if was.is_some() {
+            let cell = cells
+                .entry((n.dataset.clone(), m.name.clone()))
+                .or_insert_with(|| Cell::new(&m.op));
+            match (old_score, m.score) {
+                (Some(a), Some(b)) => {
+                    cell.pairs.push((a, b));
+                    cell.runs.push((
+                        (o.runs, was.and_then(|x| x.spread).and_then(|s| s.sd)),
+                        (n.runs, m.spread.and_then(|s| s.sd)),
+                    ));
+                }
+                (Some(_), None) => cell.lost += 1,
+                _ => {}
+            }
+        }
+        let (better, delta) = match (old_score, m.score) {
+            (Some(a), Some(b)) => {
+                let d = b - a;
+                // 1.0 -> 0.95 with epsilon 0.05 is within it, float error aside.
+                if d.abs() <= epsilon + 1e-12 {
+                    continue;
+                }
+                (if lower_is_better { d < 0.0 } else { d > 0.0 }, Some(d))
+            }
+            (None, Some(_)) if was.is_some() => (true, None),
+            (Some(_), None) => (false, None),
+            _ => continue,
+        };
+        changes.push(Change {
+            dataset: n.dataset.clone(),
+            id: n.id.clone(),
+            test_name: n.test_name.clone(),
+            metric: m.name.clone(),
+            old: old_score,
+            new: m.score,
+            delta,
+            better,
+        });
+    }
+    // A metric scored before and not at all now is lost coverage.
+    for m in o.metrics.iter().filter(|m| m.score.is_some()) {
+        if !n.metrics.iter().any(|x| x.name == m.name) {
+            cells
+                .entry((n.dataset.clone(), m.name.clone()))
+                .or_insert_with(|| Cell::new(&m.op))
+                .lost += 1;
+            changes.push(Change {
+                dataset: n.dataset.clone(),
+                id: n.id.clone(),
+                test_name: n.test_name.clone(),
+                metric: m.name.clone(),
+                old: m.score,
+                new: None,
+                delta: None,
+                better: false,
+            });
+        }
+    }
+    // An agent error where there was none is worse, whatever the metrics say.
+    if n.verdict == Verdict::Error && o.verdict != Verdict::Error && n.metrics.is_empty() {
+        changes.push(Change {
+            dataset: n.dataset.clone(),
+            id: n.id.clone(),
+            test_name: n.test_name.clone(),
+            metric: "(agent)".into(),
+            old: None,
+            new: None,
+            delta: None,
+            better: false,
+        });
     }
 }
 
