@@ -12,8 +12,12 @@
 //! `CARGO_TARGET_TMPDIR` (under `target/`), else the system's temporary
 //! directory. Sessions older than a week are removed as new ones are made
 //! (the newest few are always kept). Check-only builds (`cargo check`,
-//! clippy, an IDE) write nothing: their code is never run.
+//! clippy) and hosts that are no compiler (rust-analyzer's proc-macro
+//! server) write nothing: their code is never run ([`records_here`]). In
+//! one process an attribute site expanded again keeps its key and file,
+//! so files and keys are bounded by the sites ([`MAX_SITES`]).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -76,30 +80,94 @@ const KEEP_NEWEST: usize = 16;
 /// Sessions older than this (and not among the newest) are removed.
 const MAX_AGE: Duration = Duration::from_secs(7 * 24 * 3600);
 
-/// Records `function`'s dataset at `path` in this compilation's session
-/// for the crate being compiled (read from cargo's environment) and
-/// returns the session directory and the entry's key, which the generated
-/// code carries. `None` when nothing is recorded: a check-only build, or a
-/// directory that cannot be written (the binary then says it cannot tell
-/// which datasets it has, and its results are never complete).
-pub fn record(function: &str, path: &str) -> Option<(PathBuf, String)> {
-    if check_only() {
+/// Most attribute sites one compiler process records; past them nothing
+/// more is recorded (the binary then says its list is incomplete).
+pub const MAX_SITES: usize = 10_000;
+
+/// Records `function`'s dataset at `path`, whose attribute is at `site`
+/// (`file:line:column`), in this compilation's session for the crate being
+/// compiled (read from cargo's environment) and returns the session
+/// directory and the entry's key, which the generated code carries.
+///
+/// `None` when nothing is recorded: a host that does not compile code
+/// ([`records_here`]: a check-only build, rust-analyzer's proc-macro
+/// server), more than [`MAX_SITES`] sites, or a directory that cannot be
+/// written (the binary then says it cannot tell which datasets it has, and
+/// its results are never complete).
+///
+/// The same site expanded again in one process gets the same key and
+/// rewrites the same file: what a process holds and writes is bounded by
+/// the attribute sites it sees.
+pub fn record(function: &str, path: &str, site: &str) -> Option<(PathBuf, String)> {
+    if !records_here(std::env::args()) {
         return None;
     }
-    let dir = session_dir()?;
-    static KEYS: Mutex<Vec<(PathBuf, String)>> = Mutex::new(Vec::new());
-    let mut keys = KEYS.lock().unwrap_or_else(|p| p.into_inner());
-    let base = format!("{function} {path}");
-    let mut key = base.clone();
-    let mut n = 1;
-    while keys.iter().any(|(d, k)| *d == dir && *k == key) {
-        n += 1;
-        key = format!("{base} #{n}");
+    record_in(session_dir()?, function, path, site)
+}
+
+/// [`record`] into the session directory `dir`, whatever the host.
+fn record_in(dir: PathBuf, function: &str, path: &str, site: &str) -> Option<(PathBuf, String)> {
+    let key = KEYS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .key(&dir, function, path, site)?;
+    write_entry(&dir, &key, function, path)?;
+    Some((dir, key))
+}
+
+/// The keys given in this process: one per (session, attribute site).
+static KEYS: Mutex<Keys> = Mutex::new(Keys::new());
+
+/// The key of every (session, site) recorded, at most [`MAX_SITES`], and
+/// how many sites of each session share a `function path`.
+struct Keys {
+    by_site: BTreeMap<(PathBuf, String), String>,
+    sharing: BTreeMap<(PathBuf, String), usize>,
+}
+
+impl Keys {
+    const fn new() -> Keys {
+        Keys {
+            by_site: BTreeMap::new(),
+            sharing: BTreeMap::new(),
+        }
     }
-    keys.push((dir.clone(), key.clone()));
-    drop(keys);
+
+    /// Sites held.
+    fn len(&self) -> usize {
+        self.by_site.len()
+    }
+
+    /// `function path`, then `#2`… for another site with the same function
+    /// and path; the same site again gets its key back.
+    fn key(&mut self, dir: &Path, function: &str, path: &str, site: &str) -> Option<String> {
+        let at = (dir.to_path_buf(), site.to_string());
+        if let Some(key) = self.by_site.get(&at) {
+            return Some(key.clone());
+        }
+        if self.len() >= MAX_SITES {
+            return None;
+        }
+        let base = format!("{function} {path}");
+        let n = self
+            .sharing
+            .entry((dir.to_path_buf(), base.clone()))
+            .or_insert(0);
+        *n += 1;
+        let key = if *n == 1 {
+            base
+        } else {
+            format!("{base} #{n}")
+        };
+        self.by_site.insert(at, key.clone());
+        Some(key)
+    }
+}
+
+/// Writes the entry's file in `dir`, named by its key's hash.
+fn write_entry(dir: &Path, key: &str, function: &str, path: &str) -> Option<()> {
     let entry = Entry {
-        key: key.clone(),
+        key: key.to_string(),
         function: function.to_string(),
         path: path.to_string(),
     };
@@ -108,8 +176,7 @@ pub fn record(function: &str, path: &str) -> Option<(PathBuf, String)> {
         crate::hash::fnv1a64(&[key.as_bytes()])
     ));
     let bytes = serde_json::to_vec(&entry).ok()?;
-    crate::files::write_atomically(&file, &bytes).ok()?;
-    Some((dir, key))
+    crate::files::write_atomically(&file, &bytes).ok()
 }
 
 /// Every entry of the session directory `dir` (written by [`record`]).
@@ -147,23 +214,51 @@ pub fn read(dir: &Path) -> Result<Vec<Entry>, RegistryError> {
     Ok(entries)
 }
 
-/// Whether this compiler process only checks (emits metadata, no code).
-fn check_only() -> bool {
-    let mut args = std::env::args();
+/// Whether the process expanding the macro, whose command line is `args`,
+/// is a compiler building code that will run: it names a crate
+/// (`--crate-name` or `--crate-type`, as cargo and rustdoc's doctest
+/// builds pass to rustc) and, when it says what it emits, emits `link` or
+/// `obj`. A check-only build (`--emit=dep-info,metadata`: `cargo check`,
+/// clippy) and a host that is no compiler — rust-analyzer's long-lived
+/// proc-macro server, whose command line names no crate and which may
+/// expand an attribute at every keystroke — record nothing.
+/// `std::env::args()` is the usual `args`.
+pub fn records_here(args: impl Iterator<Item = String>) -> bool {
+    // `@file` arguments (cargo's and rustdoc's argument files) hold one
+    // argument a line.
+    let mut expanded = Vec::new();
+    for arg in args {
+        match arg.strip_prefix('@') {
+            Some(file) => match crate::files::read_checked(Path::new(file), 1 << 20) {
+                Ok(bytes) => {
+                    expanded.extend(String::from_utf8_lossy(&bytes).lines().map(str::to_string))
+                }
+                Err(_) => expanded.push(arg),
+            },
+            None => expanded.push(arg),
+        }
+    }
+    let mut names_a_crate = false;
+    let mut emits_code = true;
+    let mut args = expanded.into_iter();
     while let Some(arg) = args.next() {
+        if ["--crate-name", "--crate-type"]
+            .iter()
+            .any(|flag| arg == *flag || arg.starts_with(&format!("{flag}=")))
+        {
+            names_a_crate = true;
+            continue;
+        }
         let emit = match arg.strip_prefix("--emit=") {
             Some(v) => v.to_string(),
             None if arg == "--emit" => args.next().unwrap_or_default(),
             None => continue,
         };
-        if !emit
+        emits_code = emit
             .split(',')
-            .any(|e| e.starts_with("link") || e.starts_with("obj"))
-        {
-            return true;
-        }
+            .any(|e| e.starts_with("link") || e.starts_with("obj"));
     }
-    false
+    names_a_crate && emits_code
 }
 
 /// This compiler process's session directory for the crate it compiles,
@@ -259,6 +354,116 @@ mod tests {
         let gone = read(&dir.join("gone")).unwrap_err().to_string();
         assert!(gone.contains("rebuild the tests"), "{gone}");
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    fn args(line: &str) -> impl Iterator<Item = String> {
+        line.split(' ')
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+            .into_iter()
+    }
+
+    #[test]
+    fn only_a_compiler_building_code_records() {
+        // cargo build / cargo test (rustc, as cargo runs it).
+        assert!(records_here(args(
+            "rustc --crate-name evals --edition=2024 tests/evals.rs --crate-type bin --emit=dep-info,link -C debuginfo=1 --test"
+        )));
+        // cargo check, clippy: metadata only.
+        assert!(!records_here(args(
+            "rustc --crate-name evals tests/evals.rs --emit=dep-info,metadata --test"
+        )));
+        assert!(!records_here(args(
+            "clippy-driver rustc --crate-name evals --emit dep-info,metadata"
+        )));
+        // rustdoc's doctest build names a crate type and emits the default (link).
+        assert!(records_here(args(
+            "rustc --crate-type bin -o /tmp/rust_out /tmp/doctest.rs"
+        )));
+        // rust-analyzer's proc-macro server: no crate on its command line.
+        assert!(!records_here(args(
+            "/usr/lib/rust-analyzer/rust-analyzer-proc-macro-srv"
+        )));
+        assert!(!records_here(args("rust-analyzer proc-macro")));
+        // This test process: no compiler.
+        assert!(!records_here(std::env::args()));
+        // An argument file holds the arguments, one a line.
+        let dir = std::env::temp_dir().join(format!("eval-registry-args-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("args");
+        std::fs::write(&file, "--crate-name\nevals\n--emit=dep-info,metadata\n").unwrap();
+        assert!(!records_here(args(&format!("rustc @{}", file.display()))));
+        std::fs::write(&file, "--crate-name\nevals\n--emit=dep-info,link\n").unwrap();
+        assert!(records_here(args(&format!("rustc @{}", file.display()))));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The keys this process holds for session `dir`.
+    fn held(dir: &Path) -> usize {
+        let keys = KEYS.lock().unwrap_or_else(|p| p.into_inner());
+        keys.by_site.keys().filter(|(d, _)| d == dir).count()
+    }
+
+    fn files(dir: &Path) -> usize {
+        std::fs::read_dir(dir).map(|d| d.count()).unwrap_or(0)
+    }
+
+    /// An IDE expands one attribute again and again in one long-lived
+    /// process: whatever the host, files written and keys held stay one
+    /// per attribute site. (Before, each expansion took a new key
+    /// `rag evals/rag.jsonl #n` and wrote a new file: 1,000 of each here.)
+    #[test]
+    fn bounded_under_repeated_expansion() {
+        let dir = std::env::temp_dir().join(format!("eval-registry-again-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        // The entry point, as this process (no compiler) runs it: nothing.
+        for _ in 0..1_000 {
+            assert_eq!(record("rag", "evals/rag.jsonl", "tests/evals.rs:3:1"), None);
+        }
+        // Recording as a compiler would, 1,000 times over two sites.
+        let mut first = None;
+        for n in 0..1_000 {
+            let site = if n % 2 == 0 {
+                "tests/evals.rs:3:1"
+            } else {
+                "tests/evals.rs:9:1"
+            };
+            let (at, key) = record_in(dir.clone(), "rag", "evals/rag.jsonl", site).unwrap();
+            assert_eq!(at, dir);
+            if n == 0 {
+                first = Some(key.clone());
+            }
+            if n % 2 == 0 {
+                assert_eq!(Some(&key), first.as_ref(), "the same site keeps its key");
+            } else {
+                assert_eq!(key, "rag evals/rag.jsonl #2");
+            }
+        }
+        assert_eq!(files(&dir), 2, "one file per site");
+        assert_eq!(held(&dir), 2, "one key per site");
+        let entries = read(&dir).unwrap();
+        assert_eq!(entries.len(), 2);
+        assert!(KEYS.lock().unwrap_or_else(|p| p.into_inner()).len() <= MAX_SITES);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn sites_past_the_bound_are_not_recorded() {
+        let mut keys = Keys::new();
+        let dir = Path::new("/nonexistent-session");
+        for n in 0..MAX_SITES {
+            assert!(
+                keys.key(dir, "f", "d.jsonl", &format!("a.rs:{n}:1"))
+                    .is_some()
+            );
+        }
+        assert_eq!(
+            keys.key(dir, "f", "d.jsonl", "a.rs:0:1").as_deref(),
+            Some("f d.jsonl")
+        );
+        assert_eq!(keys.key(dir, "f", "d.jsonl", "b.rs:1:1"), None);
+        assert_eq!(keys.len(), MAX_SITES);
     }
 
     #[test]

@@ -6,6 +6,7 @@ use eval_datasets::metric::{Op, OptionValue, Stat};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{quote, quote_spanned};
 
+use crate::private::private;
 use crate::validate::Checked;
 
 /// `path` as written beside the function, as seen from the module the
@@ -34,8 +35,8 @@ fn bound_tokens(bound: Option<(Op, f64)>) -> TokenStream {
     match bound {
         Some((op, value)) => {
             let op = match op {
-                Op::AtLeast => quote!(::eval_runtime::__private::Op::AtLeast),
-                Op::AtMost => quote!(::eval_runtime::__private::Op::AtMost),
+                Op::AtLeast => quote!(::eval_runtime::#private::Op::AtLeast),
+                Op::AtMost => quote!(::eval_runtime::#private::Op::AtMost),
             };
             quote!(::core::option::Option::Some((#op, #value)))
         }
@@ -48,14 +49,14 @@ fn metric_decl(m: &crate::validate::CheckedMetric) -> TokenStream {
     let name = &m.name;
     let options = m.options.iter().map(|(k, v)| {
         let v = match v {
-            OptionValue::Bool(b) => quote!(::eval_runtime::__private::OptionValue::Bool(#b)),
+            OptionValue::Bool(b) => quote!(::eval_runtime::#private::OptionValue::Bool(#b)),
             OptionValue::Str(s) => {
                 let s = s.as_ref();
-                quote!(::eval_runtime::__private::OptionValue::Str(
-                    ::eval_runtime::__private::Cow::Borrowed(#s)
+                quote!(::eval_runtime::#private::OptionValue::Str(
+                    ::eval_runtime::#private::Cow::Borrowed(#s)
                 ))
             }
-            OptionValue::Num(n) => quote!(::eval_runtime::__private::OptionValue::Num(#n)),
+            OptionValue::Num(n) => quote!(::eval_runtime::#private::OptionValue::Num(#n)),
         };
         quote!((#k, #v))
     });
@@ -65,7 +66,7 @@ fn metric_decl(m: &crate::validate::CheckedMetric) -> TokenStream {
         None => quote!(::core::option::Option::None),
     };
     quote! {
-        ::eval_runtime::__private::MetricDecl {
+        ::eval_runtime::#private::MetricDecl {
             name: #name,
             options: &[#(#options),*],
             bound: #bound,
@@ -77,14 +78,14 @@ fn metric_decl(m: &crate::validate::CheckedMetric) -> TokenStream {
 /// A gate as its `GateDecl`: the statistic, and the metric it is on.
 fn gate_decl(stat: Stat, m: &crate::validate::CheckedMetric) -> TokenStream {
     let stat = match stat {
-        Stat::Percentile(p) => quote!(::eval_runtime::__private::Stat::Percentile(#p)),
-        Stat::PassAt(k) => quote!(::eval_runtime::__private::Stat::PassAt(#k)),
-        Stat::PassHat(k) => quote!(::eval_runtime::__private::Stat::PassHat(#k)),
-        Stat::Mean => quote!(::eval_runtime::__private::Stat::Mean),
+        Stat::Percentile(p) => quote!(::eval_runtime::#private::Stat::Percentile(#p)),
+        Stat::PassAt(k) => quote!(::eval_runtime::#private::Stat::PassAt(#k)),
+        Stat::PassHat(k) => quote!(::eval_runtime::#private::Stat::PassHat(#k)),
+        Stat::Mean => quote!(::eval_runtime::#private::Stat::Mean),
     };
     let metric = metric_decl(m);
     quote! {
-        ::eval_runtime::__private::GateDecl { stat: #stat, metric: #metric }
+        ::eval_runtime::#private::GateDecl { stat: #stat, metric: #metric }
     }
 }
 
@@ -98,18 +99,28 @@ fn user_decl(u: &crate::validate::UserMetricArg) -> TokenStream {
     let gate = match u.gate {
         None => quote!(::core::option::Option::None),
         Some(Stat::Percentile(p)) => quote!(::core::option::Option::Some(
-            ::eval_runtime::__private::Stat::Percentile(#p)
+            ::eval_runtime::#private::Stat::Percentile(#p)
         )),
         Some(_) => quote!(::core::option::Option::Some(
-            ::eval_runtime::__private::Stat::Mean
+            ::eval_runtime::#private::Stat::Mean
         )),
     };
     let at = u.at;
     let path = from_inner_module(path);
-    let make = quote_spanned!(span=> || ::eval_runtime::__private::into_metric(&#path));
+    let make = quote_spanned!(span=> || ::eval_runtime::#private::into_metric(&#path));
     quote! {
-        ::eval_runtime::__private::UserDecl { metric: #make, bound: #bound, at: #at, gate: #gate }
+        ::eval_runtime::#private::UserDecl { metric: #make, bound: #bound, at: #at, gate: #gate }
     }
+}
+
+/// `file:line:column` of the function's name, as the compiler knows it
+/// (empty outside a compiler: unit tests).
+fn site(ident: &Ident) -> String {
+    if !proc_macro::is_available() {
+        return String::new();
+    }
+    let span = ident.span().unwrap();
+    format!("{}:{}:{}", span.file(), span.line(), span.column())
 }
 
 pub fn expand(c: Checked) -> TokenStream {
@@ -124,7 +135,7 @@ pub fn expand(c: Checked) -> TokenStream {
     let user_checks = c.user.iter().map(|u| {
         let path = &u.path;
         let span = syn::spanned::Spanned::span(path);
-        quote_spanned!(span=> let _ = ::eval_runtime::__private::into_metric(&#path);)
+        quote_spanned!(span=> let _ = ::eval_runtime::#private::into_metric(&#path);)
     });
     let ci_gate = c.ci_gate;
     let enforce_thresholds = c.enforce_thresholds;
@@ -133,9 +144,9 @@ pub fn expand(c: Checked) -> TokenStream {
         None => quote!(::core::option::Option::None),
     };
     let repeat = match c.repeat {
-        eval_datasets::Repeat::Runs(n) => quote!(::eval_runtime::__private::Repeat::Runs(#n)),
+        eval_datasets::Repeat::Runs(n) => quote!(::eval_runtime::#private::Repeat::Runs(#n)),
         eval_datasets::Repeat::Auto { max } => {
-            quote!(::eval_runtime::__private::Repeat::Auto { max: #max })
+            quote!(::eval_runtime::#private::Repeat::Auto { max: #max })
         }
     };
     let some_str = |v: &Option<String>| match v {
@@ -158,23 +169,25 @@ pub fn expand(c: Checked) -> TokenStream {
         None => quote!(::core::option::Option::None),
     };
     let notes = &c.notes;
-    // This binary's list of datasets (see `eval_datasets::registry`).
-    let registry = match eval_datasets::registry::record(&fn_ident.to_string(), shown_path) {
-        Some((dir, key)) => {
-            let dir = dir.to_string_lossy().into_owned();
-            quote!(::core::option::Option::Some((#dir, #key)))
-        }
-        None => quote!(::core::option::Option::None),
-    };
+    // This binary's list of datasets (see `eval_datasets::registry`), keyed
+    // by where the attribute is, so expanding it again keeps its entry.
+    let registry =
+        match eval_datasets::registry::record(&fn_ident.to_string(), shown_path, &site(fn_ident)) {
+            Some((dir, key)) => {
+                let dir = dir.to_string_lossy().into_owned();
+                quote!(::core::option::Option::Some((#dir, #key)))
+            }
+            None => quote!(::core::option::Option::None),
+        };
     let (entry, gates_entry) = if c.is_async {
         (
-            quote!(::eval_runtime::__private::run_async),
-            quote!(::eval_runtime::__private::gates_async),
+            quote!(::eval_runtime::#private::run_async),
+            quote!(::eval_runtime::#private::gates_async),
         )
     } else {
         (
-            quote!(::eval_runtime::__private::run_sync),
-            quote!(::eval_runtime::__private::gates_sync),
+            quote!(::eval_runtime::#private::run_sync),
+            quote!(::eval_runtime::#private::gates_sync),
         )
     };
     // Judges the dataset's gates (explicit, ciGate, a retrieval dataset's own
@@ -199,9 +212,9 @@ pub fn expand(c: Checked) -> TokenStream {
     // the dataset; the tests keep the attribute's span.
     let mod_ident = fn_ident.clone();
     let check = if c.is_async {
-        quote!(::eval_runtime::__private::check_async)
+        quote!(::eval_runtime::#private::check_async)
     } else {
-        quote!(::eval_runtime::__private::check_sync)
+        quote!(::eval_runtime::#private::check_sync)
     };
     let ret_span = syn::spanned::Spanned::span(&func.sig.output);
     let check_call = quote_spanned!(ret_span=> #check(#fn_ident););
@@ -224,8 +237,8 @@ pub fn expand(c: Checked) -> TokenStream {
             #(const _: &[u8] = ::core::include_bytes!(#tracked);)*
 
             #[allow(clippy::needless_borrows_for_generic_args)]
-            static __EVAL_DATASET: ::eval_runtime::__private::Embedded =
-                ::eval_runtime::__private::Embedded::new(::eval_runtime::__private::Decl {
+            static __EVAL_DATASET: ::eval_runtime::#private::Embedded =
+                ::eval_runtime::#private::Embedded::new(::eval_runtime::#private::Decl {
                     module_path: ::core::module_path!(),
                     package: ::core::env!("CARGO_PKG_NAME"),
                     path: #shown_path,

@@ -13,8 +13,11 @@
 
 use proc_macro::TokenStream;
 
+#[cfg(test)]
+mod again;
 mod expand;
 mod parse;
+mod private;
 mod schema_file;
 mod validate;
 

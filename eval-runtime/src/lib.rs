@@ -18,14 +18,19 @@
 //! on the wrong side of its threshold, with a report a person can read:
 //!
 //! ```text
-//! FAILED rag::what_is_rag__basics (evals/rag.jsonl:1, id 0)
+//! ---- rag::what_is_rag__basics__ stdout ----
+//! FAILED rag::what_is_rag__basics__ (tests/data/rag.jsonl:1, id 0)
 //!   input:    What is RAG?
 //!   expected: Retrieval Augmented Generation
 //!   actual:   I don't know.
 //!   metric         score   threshold  verdict
-//!   contains       0.000   >= 1.000   FAIL
-//!   partial_match  0.000   >= 0.500   FAIL
+//!   contains       0.000   >= 1.000    FAIL
+//!   partial_match  0.000   >= 0.500    FAIL
+//!   tags:     basics
 //! ```
+//!
+//! The guide, [evals as cargo tests](https://evals-rs.github.io/evals/index.html), starts at
+//! [Getting started](https://evals-rs.github.io/evals/getting-started.html).
 //!
 //! The agent can equally be in-process: the function is the agent.
 //!
@@ -60,8 +65,8 @@
 //!   manifest (see [`eval_datasets::manifest`]); samples lacking a field a metric
 //!   needs are a compile error.
 //! * `<metric>` is `name`, `name >= x`, `name <= x` or
-//!   `name(option = value, ...) >= x`; the guide's metrics reference
-//!   (`docs/src/metrics.md`) lists them. A missing
+//!   `name(option = value, ...) >= x`; the guide's
+//!   [metrics reference](https://evals-rs.github.io/evals/metrics.html) lists them. A missing
 //!   threshold takes the metric's default.
 //! * `gate(...)` gates the dataset's *means* (same syntax), judged by one
 //!   more test, `<fn>::gates`, when every sample ran in the process;
@@ -69,7 +74,7 @@
 //!   when they cannot be scored; a manifest's thresholds are always gates,
 //!   enforced only under its `ciGate: true` (else reported, "not enforced
 //!   (ciGate is false)"). See the verdict table in
-//!   the guide's "Verdicts" chapter (`docs/src/verdicts.md`).
+//!   the guide's [Verdicts](https://evals-rs.github.io/evals/verdicts.html) chapter.
 //! * `timeout_secs` bounds one sample's agent interaction, and separately
 //!   its scoring (default `EVAL_SAMPLE_TIMEOUT_SECS`, else 300).
 //! * `repeat = n` runs the agent n times per sample (`repeat = "auto"`:
@@ -95,10 +100,21 @@
 //! setting comes from one [`Config`], read once (the `EVAL_*` variables are
 //! listed there).
 //!
-//! Known limitations are listed once, in the guide (`docs/src/limitations.md`).
+//! Known limitations are listed once, in the guide:
+//! [known limitations](https://evals-rs.github.io/evals/limitations.html).
+//!
+//! # Features
+//!
+//! `http` (default): HTTP agents, the judge and embeddings clients; `otel`:
+//! the agent's OpenTelemetry spans as trajectories, evaluations exported;
+//! `tokenizer`: exact token counts. See the guide's
+//! [Cargo features](https://evals-rs.github.io/evals/getting-started.html#cargo-features).
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
+// docs.rs (`--cfg docsrs`, all features): each feature-gated item shows
+// the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(unreachable_pub, unnameable_types)]
 
 mod agent;
@@ -129,6 +145,9 @@ mod stats;
 #[doc(hidden)]
 #[path = "macro_support.rs"]
 pub mod __private;
+// `__private_<version>`, re-exporting `__private`: the name the attribute's
+// expansion uses (build.rs writes it from this crate's version).
+include!(concat!(env!("OUT_DIR"), "/private.rs"));
 
 /// Results files: their layout, where they go, merging parts and shards,
 /// and the verdict they amount to.

@@ -1,6 +1,7 @@
 //! eval-datasets's integration tests: every integration test of the crate in one binary (one link
 //! instead of one per file), a module per former file.
 
+mod architecture_doc;
 mod containment;
 mod fuzz;
 mod letta026;

@@ -43,7 +43,7 @@ impl Tokenizer {
     #[cfg(not(feature = "tokenizer"))]
     pub(crate) fn for_model(_model: &str) -> Tokenizer {
         Tokenizer {
-            name: "4 characters per token (built without the `tokenizer` feature)",
+            name: "4 characters per token (built without the `tokenizer` feature: `features = [\"tokenizer\"]` counts exactly)",
             exact: false,
         }
     }

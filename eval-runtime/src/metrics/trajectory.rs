@@ -132,8 +132,14 @@ fn most(
     let why = if of_kind(steps, kind).next().is_none() {
         format!("the agent took no {steps_of}step")
     } else if trajectory.source == crate::model::TrajectorySource::Answer {
+        // Spans arrive through the OTLP receiver, which is the `otel` feature's.
+        let receiver = if cfg!(feature = "otel") {
+            ""
+        } else {
+            "; this build has no OTLP receiver: enable eval-runtime's `otel` feature (`features = [\"otel\"]`) and set EVAL_OTLP_RECEIVER"
+        };
         format!(
-            "no {steps_of}step has a {what}: the steps come from the answer's tool calls, not from spans (see the guide's Traces chapter)"
+            "no {steps_of}step has a {what}: the steps come from the answer's tool calls, not from spans (see the guide's Traces chapter){receiver}"
         )
     } else {
         format!("no {steps_of}step's span reported a {what}")

@@ -144,7 +144,7 @@ pub enum CostError {
     /// (answers without `usage`, streamed or whole, built without the `tokenizer`
     /// feature): their cost is unknown, not $0.
     #[error(
-        "the {what} reported no usage for {replies} repl(ies) (answers without `usage`) and this build cannot count their tokens (build eval-runtime with the `tokenizer` feature, or have the server report usage)"
+        "the {what} reported no usage for {replies} repl(ies) (answers without `usage`) and this build cannot count their tokens (enable eval-runtime's `tokenizer` feature in Cargo.toml, `eval-runtime = {{ version = \"0.1\", features = [\"tokenizer\"] }}`, or have the server report usage)"
     )]
     NoUsage {
         /// Whose tokens: `agent`, `judge` or `embeddings`.

@@ -89,7 +89,7 @@ pub enum TraceError {
     },
     /// `EVAL_OTLP_RECEIVER` is set in a build without the receiver.
     #[error(
-        "EVAL_OTLP_RECEIVER is set, but eval-runtime was built without its `otel` feature (the OTLP receiver)"
+        "EVAL_OTLP_RECEIVER is set, but eval-runtime was built without its `otel` feature (the OTLP receiver): enable it in Cargo.toml, `eval-runtime = {{ version = \"0.1\", features = [\"otel\"] }}`, or unset EVAL_OTLP_RECEIVER"
     )]
     NotBuilt,
 }

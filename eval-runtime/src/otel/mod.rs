@@ -160,7 +160,7 @@ impl Tracing {
         {
             let _ = (run, datasets);
             if self.export_asked {
-                notes.push("OTEL_EXPORTER_OTLP_ENDPOINT is set, but eval-runtime was built without its `otel` feature: no evaluation was exported".into());
+                notes.push("OTEL_EXPORTER_OTLP_ENDPOINT is set, but eval-runtime was built without its `otel` feature: no evaluation was exported (enable it in Cargo.toml: `eval-runtime = { version = \"0.1\", features = [\"otel\"] }`)".into());
             }
         }
         notes
@@ -222,4 +222,24 @@ fn start(addr: std::net::SocketAddr) -> Result<Receiving, TraceError> {
 #[cfg(not(feature = "otel"))]
 fn start(_addr: std::net::SocketAddr) -> Result<Receiving, TraceError> {
     Err(TraceError::NotBuilt)
+}
+
+/// Without the `otel` feature, a receiver asked for is an error that names
+/// the feature to enable.
+#[cfg(all(test, not(feature = "otel")))]
+mod without_otel {
+    use super::*;
+
+    #[test]
+    fn a_receiver_asked_for_names_the_feature() {
+        let settings = TraceSettings {
+            receiver: Some(std::net::SocketAddr::from(([127, 0, 0, 1], 4318))),
+            ..TraceSettings::default()
+        };
+        let tracing = Tracing::new(&settings);
+        let e = tracing.setup_error().map(ToString::to_string);
+        let e = e.unwrap_or_default();
+        assert!(e.contains("EVAL_OTLP_RECEIVER"), "{e}");
+        assert!(e.contains(r#"features = ["otel"]"#), "{e}");
+    }
 }

@@ -5,7 +5,11 @@ mod common;
 
 mod attribute_paths;
 mod cassette;
+// Exact counts need the `tokenizer` feature (CI tests the workspace, where
+// eval-cli turns it on).
+#[cfg(feature = "tokenizer")]
 mod estimate;
+mod features_table;
 mod geval;
 mod harness;
 mod http_agent;
@@ -22,13 +26,18 @@ mod local_models;
 mod module_layout;
 mod openai_agent;
 mod pass_k;
+mod pinned_macro;
 mod providers;
 mod public_api;
 mod ragas_metrics;
+mod readme_links;
 mod recorded_llama_cpp;
 mod rerank_cohere; // issue38:models
 mod retrieval;
 mod settings_table;
+// The OTLP receiver is the `otel` feature's (CI tests the workspace, where
+// eval-cli turns it on).
+#[cfg(feature = "otel")]
 mod spans;
 mod streamed;
 mod suite_models; // issue38:models

@@ -171,12 +171,13 @@ fn a_stream_without_usage_is_counted_from_its_text_and_never_costs_a_known_zero(
         // Nothing to count with: unknown, never $0, and the gate is missed.
         assert_eq!(usage.unreported, 1);
         assert_eq!(s.cost_usd, None);
+        let why = s.cost_unknown.as_deref().unwrap();
         assert!(
-            s.cost_unknown
-                .as_deref()
-                .unwrap()
-                .starts_with("the agent reported no usage for 1 repl(ies)")
+            why.starts_with("the agent reported no usage for 1 repl(ies)"),
+            "{why}"
         );
+        // It names the feature that would count them.
+        assert!(why.contains(r#"features = ["tokenizer"]"#), "{why}");
         assert_eq!(out.code, 101);
     }
     let _ = std::fs::remove_dir_all(dir);

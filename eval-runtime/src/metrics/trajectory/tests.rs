@@ -226,6 +226,12 @@ fn an_answer_without_spans_is_one_tool_step_per_call() {
     assert_eq!(score(&spec("repeated_calls", &[], None)).unwrap(), 2.0);
     let e = score(&spec("step_latency_ms", &[], Some((Op::AtMost, 10.0)))).unwrap_err();
     assert!(e.to_string().contains("not from spans"), "{e}");
+    // Without the receiver in the build, the error names the feature.
+    assert_eq!(
+        e.to_string().contains(r#"features = ["otel"]"#),
+        !cfg!(feature = "otel"),
+        "{e}"
+    );
     let e = score(&spec(
         "step_tokens",
         &[("step", OptionValue::Str("llm".into()))],
