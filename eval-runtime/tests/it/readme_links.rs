@@ -167,3 +167,67 @@ fn a_relative_link_or_a_missing_page_is_caught() {
     let found = problems("x", &text, &base);
     assert_eq!(found.len(), 4, "{found:#?}");
 }
+
+/// `text` with its links into the guide's sources (`docs/src/PAGE.md#a`,
+/// `docs/src/IMAGE`) made absolute under `base` (`PAGE.html#a`, `IMAGE`;
+/// `SUMMARY.md`, the book itself, is `base`).
+fn absolute(text: &str, base: &str) -> String {
+    let mut out = text.to_string();
+    for (open, close) in [("](docs/src/", ')'), ("src=\"docs/src/", '"')] {
+        let mut done = String::with_capacity(out.len());
+        let mut rest = out.as_str();
+        while let Some(i) = rest.find(open) {
+            let after = &rest[i + open.len()..];
+            let end = after.find(close).unwrap_or(after.len());
+            let (page, anchor) = match after[..end].split_once('#') {
+                Some((p, a)) => (p, format!("#{a}")),
+                None => (&after[..end], String::new()),
+            };
+            let page = match page {
+                "SUMMARY.md" => String::new(),
+                p => match p.strip_suffix(".md") {
+                    Some(stem) => format!("{stem}.html"),
+                    None => p.to_string(),
+                },
+            };
+            done.push_str(&rest[..i]);
+            done.push_str(&open[..open.len() - "docs/src/".len()]);
+            done.push_str(&format!("{base}{page}{anchor}"));
+            rest = &after[end..];
+        }
+        done.push_str(rest);
+        out = done;
+    }
+    out
+}
+
+/// eval-runtime's README on crates.io is the repository's README with its
+/// guide links made absolute (the repository's own stay relative, so they
+/// work where the repository is read). `UPDATE_README=1` rewrites it.
+#[test]
+fn eval_runtimes_readme_is_the_repository_readme_with_absolute_links() {
+    let base = guide_base();
+    let repository = std::fs::read_to_string(root().join("README.md")).unwrap();
+    assert!(
+        repository.contains("](docs/src/"),
+        "the repository README links the guide's sources"
+    );
+    let want = absolute(&repository, &base);
+    let path = root().join("eval-runtime/README.md");
+    if std::env::var_os("UPDATE_README").is_some() {
+        std::fs::write(&path, &want).unwrap();
+    }
+    let have = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        have == want,
+        "eval-runtime/README.md is not README.md with absolute links: \
+         UPDATE_README=1 cargo test -p eval-runtime --test it readme"
+    );
+    assert_eq!(
+        absolute(
+            "[a](docs/src/x.md#b) [c](docs/src/SUMMARY.md) <img src=\"docs/src/i.png\">",
+            "https://g/"
+        ),
+        "[a](https://g/x.html#b) [c](https://g/) <img src=\"https://g/i.png\">"
+    );
+}
