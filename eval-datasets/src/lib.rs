@@ -18,6 +18,7 @@
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
+#![deny(unreachable_pub)]
 
 // The public API: these modules and the re-exports below.
 pub mod agent;

@@ -123,7 +123,7 @@ fn site(ident: &Ident) -> String {
     format!("{}:{}:{}", span.file(), span.line(), span.column())
 }
 
-pub fn expand(c: Checked) -> TokenStream {
+pub(crate) fn expand(c: Checked) -> TokenStream {
     let func = &c.func;
     let fn_ident = &func.sig.ident;
     let abs_path = &c.abs_path;

@@ -10,6 +10,7 @@
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
+#![deny(unreachable_pub)]
 
 use proc_macro::TokenStream;
 

@@ -7,7 +7,7 @@ use syn::{Ident, ItemFn, Lit, LitStr, Token, parenthesized};
 
 /// `#[eval_dataset("path", metrics(...), gate(...), timeout_secs = N)]` or
 /// `#[eval_dataset(manifest = "agent.yaml", dataset = "name")]` on a function.
-pub struct Input {
+pub(crate) struct Input {
     pub path: Option<LitStr>,
     pub manifest: Option<LitStr>,
     pub dataset: Option<LitStr>,
@@ -38,7 +38,7 @@ pub struct Input {
 }
 
 /// One `name`, `name(opt = value, ...)`, optionally followed by `>= x` / `<= x`.
-pub struct MetricArg {
+pub(crate) struct MetricArg {
     /// The name, or (for a metric of the user's) the path's last segment.
     pub name: Ident,
     pub options: Vec<(Ident, Lit)>,
@@ -48,14 +48,14 @@ pub struct MetricArg {
 }
 
 /// One gate: `metric >= x` (the mean) or `stat(metric) <= x`.
-pub struct GateArg {
+pub(crate) struct GateArg {
     /// The statistic as written (`p95`, `mean`), when one wraps the metric.
     pub stat: Option<Ident>,
     /// The metric, with the bound written after the statistic's parentheses.
     pub metric: MetricArg,
 }
 
-pub struct Bound {
+pub(crate) struct Bound {
     pub at_least: bool,
     pub op_span: Span,
     pub value: f64,
@@ -283,7 +283,7 @@ impl Parse for OptionArg {
     }
 }
 
-pub fn parse(args: TokenStream, item: TokenStream) -> syn::Result<Input> {
+pub(crate) fn parse(args: TokenStream, item: TokenStream) -> syn::Result<Input> {
     let func: ItemFn = syn::parse2(item)?;
     let args = Punctuated::<Arg, Token![,]>::parse_terminated.parse2(args)?;
     let mut path = None;

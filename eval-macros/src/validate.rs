@@ -12,7 +12,7 @@ use crate::parse::{Input, MetricArg};
 mod dataset;
 
 /// Everything expansion needs, all checked.
-pub struct Checked {
+pub(crate) struct Checked {
     pub func: ItemFn,
     pub is_async: bool,
     /// Absolute path for `include_bytes!`.
@@ -61,7 +61,7 @@ pub struct Checked {
 
 /// A metric of the user's, written by its path: checked to be a metric by
 /// the code the expansion writes (a compile error at the path if not).
-pub struct UserMetricArg {
+pub(crate) struct UserMetricArg {
     pub path: syn::Path,
     pub bound: Option<(Op, f64)>,
     /// Its place in `metrics(...)`.
@@ -108,7 +108,7 @@ fn path_text(path: &syn::Path) -> String {
         .replace(' ', "")
 }
 
-pub struct CheckedMetric {
+pub(crate) struct CheckedMetric {
     pub name: String,
     pub options: Vec<(String, OptionValue)>,
     pub bound: Option<(Op, f64)>,
@@ -120,7 +120,7 @@ pub struct CheckedMetric {
 /// `valid.rs` does): the function's signature, the metrics, the gates, the
 /// run's options, then the dataset (a path or a manifest's) and what it
 /// holds. Every problem is reported at once, in that order.
-pub fn validate(input: Input) -> syn::Result<Checked> {
+pub(crate) fn validate(input: Input) -> syn::Result<Checked> {
     let mut errors: Vec<syn::Error> = Vec::new();
     check_signature(&input.func.sig, &mut errors);
     let (metrics, mut user) = check_metrics(&input, &mut errors);

@@ -22,10 +22,11 @@ use super::error::{MetricSpecError, SpecErrorKind, SpecPart};
 use super::options::OptionValue;
 
 /// The catalogue name of external scorers.
-pub const EXEC: &str = "exec";
+pub(super) const EXEC: &str = "exec";
 /// How long a scorer may run on one sample when `timeout_s` is not given.
-pub const DEFAULT_TIMEOUT_S: f64 = 30.0;
-pub use super::exec_error::{ExecSpecError, MAX_COMMAND_BYTES, MAX_TIMEOUT_S};
+pub(super) const DEFAULT_TIMEOUT_S: f64 = 30.0;
+pub use super::exec_error::ExecSpecError;
+pub(super) use super::exec_error::{MAX_COMMAND_BYTES, MAX_TIMEOUT_S};
 
 /// An external scorer's settings, checked.
 #[derive(Debug, Clone, PartialEq)]
@@ -223,7 +224,7 @@ fn is_identifier(name: &str) -> bool {
 /// The results name of a command: the stem of the first argument after
 /// the program that looks like a file (has an extension or a `/`, does
 /// not start with `-`), else the program's stem; made an identifier.
-pub fn derived_name(argv: &[String]) -> String {
+pub(super) fn derived_name(argv: &[String]) -> String {
     let file_like = |w: &&String| !w.starts_with('-') && (w.contains('.') || w.contains('/'));
     let word = argv
         .iter()

@@ -3,9 +3,9 @@
 //! `error.rs` can hold these without the two files importing each other).
 
 /// The longest `timeout_s` accepted (one hour).
-pub const MAX_TIMEOUT_S: f64 = 3600.0;
+pub(super) const MAX_TIMEOUT_S: f64 = 3600.0;
 /// The longest command accepted, in bytes.
-pub const MAX_COMMAND_BYTES: usize = 4096;
+pub(super) const MAX_COMMAND_BYTES: usize = 4096;
 
 /// What is wrong with an `exec` spec.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -62,11 +62,11 @@ fn build(o: &Resolved<'_>) -> Result<MetricKind, MetricSpecError> {
 
 /// The highest top of a scale (`scale = 10`: 1 to 10): every score is one
 /// token in the usual tokenizers, so its probability can be read.
-pub const MAX_SCALE: u8 = 10;
+pub(super) const MAX_SCALE: u8 = 10;
 /// The longest `name`.
 const MAX_NAME: usize = 64;
 /// The most evaluation steps given.
-pub const MAX_STEPS: usize = 12;
+pub(super) const MAX_STEPS: usize = 12;
 
 /// What of the sample and the answer the judge is shown (deepeval's
 /// `evaluation_params`, as far as this crate's samples have them).
@@ -214,7 +214,7 @@ impl super::MetricSpec {
 }
 
 /// G-Eval's scale for its SummEval criteria: 1 to 5.
-pub const DEFAULT_SCALE: u8 = 5;
+pub(super) const DEFAULT_SCALE: u8 = 5;
 const DEFAULT_PARAMS: [GEvalParam; 2] = [GEvalParam::Input, GEvalParam::Output];
 
 /// The options of a `g_eval` spec as they are read.

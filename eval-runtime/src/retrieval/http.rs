@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::{BoxFuture, Hit, IngestDocument, Retriever, RetrieverError};
+use super::{Hit, IngestDocument, Retriever, RetrieverError, RetrieverFuture};
 use crate::config::Config;
 use crate::http::{Failure, read_body, redact_url, runtime_client};
 use crate::model::{Error, Result, one_line};
@@ -217,14 +217,14 @@ impl Retriever for HttpRetriever {
         Some(self.base.to_string())
     }
 
-    fn delete_prefix<'a>(&'a self, prefix: &'a str) -> BoxFuture<'a, u64> {
+    fn delete_prefix<'a>(&'a self, prefix: &'a str) -> RetrieverFuture<'a, u64> {
         Box::pin(async move {
             let v = self.post("delete", json!({ "prefix": prefix })).await?;
             Ok(v.get("deleted").and_then(Value::as_u64).unwrap_or(0))
         })
     }
 
-    fn ingest<'a>(&'a self, documents: &'a [IngestDocument]) -> BoxFuture<'a, ()> {
+    fn ingest<'a>(&'a self, documents: &'a [IngestDocument]) -> RetrieverFuture<'a, ()> {
         Box::pin(async move {
             let docs: Vec<Value> = documents
                 .iter()
@@ -236,7 +236,12 @@ impl Retriever for HttpRetriever {
         })
     }
 
-    fn search<'a>(&'a self, query: &'a str, prefix: &'a str, k: usize) -> BoxFuture<'a, Vec<Hit>> {
+    fn search<'a>(
+        &'a self,
+        query: &'a str,
+        prefix: &'a str,
+        k: usize,
+    ) -> RetrieverFuture<'a, Vec<Hit>> {
         Box::pin(async move {
             let v = self
                 .post(
@@ -256,7 +261,7 @@ impl Retriever for HttpRetriever {
         query: &'a str,
         candidates: Vec<Hit>,
         k: usize,
-    ) -> BoxFuture<'a, Vec<Hit>> {
+    ) -> RetrieverFuture<'a, Vec<Hit>> {
         if let Some(reranker) = &self.reranker {
             return Box::pin(async move {
                 if candidates.is_empty() {

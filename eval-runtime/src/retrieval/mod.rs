@@ -77,7 +77,7 @@ use crate::model::{AgentError, Error, Result, SharedError};
 pub use http::HttpRetriever;
 
 /// A boxed future of a retriever call.
-pub type BoxFuture<'a, T> =
+pub type RetrieverFuture<'a, T> =
     Pin<Box<dyn Future<Output = std::result::Result<T, RetrieverError>> + Send + 'a>>;
 
 /// A document to ingest.
@@ -105,11 +105,16 @@ pub struct Hit {
 /// A search index the evaluation ingests into and queries.
 pub trait Retriever: Send + Sync + 'static {
     /// Deletes every document whose `sourceId` starts with `prefix`.
-    fn delete_prefix<'a>(&'a self, prefix: &'a str) -> BoxFuture<'a, u64>;
+    fn delete_prefix<'a>(&'a self, prefix: &'a str) -> RetrieverFuture<'a, u64>;
     /// Ingests documents.
-    fn ingest<'a>(&'a self, documents: &'a [IngestDocument]) -> BoxFuture<'a, ()>;
+    fn ingest<'a>(&'a self, documents: &'a [IngestDocument]) -> RetrieverFuture<'a, ()>;
     /// The best `k` chunks for `query` among documents under `prefix`, best first.
-    fn search<'a>(&'a self, query: &'a str, prefix: &'a str, k: usize) -> BoxFuture<'a, Vec<Hit>>;
+    fn search<'a>(
+        &'a self,
+        query: &'a str,
+        prefix: &'a str,
+        k: usize,
+    ) -> RetrieverFuture<'a, Vec<Hit>>;
     /// For an index other processes share (a server): its identity, so that
     /// under nextest one process ingests for the whole run. `None` (the
     /// default) for an index of this process alone.
@@ -123,7 +128,7 @@ pub trait Retriever: Send + Sync + 'static {
         query: &'a str,
         candidates: Vec<Hit>,
         k: usize,
-    ) -> BoxFuture<'a, Vec<Hit>> {
+    ) -> RetrieverFuture<'a, Vec<Hit>> {
         let _ = (query, candidates, k);
         Box::pin(async { Err(RetrieverError::NoReranker) })
     }
@@ -154,7 +159,7 @@ impl MemoryRetriever {
 }
 
 /// Lower-case words of at least 3 letters.
-pub fn words(text: &str) -> std::collections::HashSet<String> {
+fn words(text: &str) -> std::collections::HashSet<String> {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|w| w.chars().count() >= 3)
         .map(str::to_lowercase)
@@ -162,7 +167,7 @@ pub fn words(text: &str) -> std::collections::HashSet<String> {
 }
 
 impl Retriever for MemoryRetriever {
-    fn delete_prefix<'a>(&'a self, prefix: &'a str) -> BoxFuture<'a, u64> {
+    fn delete_prefix<'a>(&'a self, prefix: &'a str) -> RetrieverFuture<'a, u64> {
         Box::pin(async move {
             let mut docs = self
                 .docs
@@ -174,7 +179,7 @@ impl Retriever for MemoryRetriever {
         })
     }
 
-    fn ingest<'a>(&'a self, documents: &'a [IngestDocument]) -> BoxFuture<'a, ()> {
+    fn ingest<'a>(&'a self, documents: &'a [IngestDocument]) -> RetrieverFuture<'a, ()> {
         Box::pin(async move {
             let mut docs = self
                 .docs
@@ -187,7 +192,12 @@ impl Retriever for MemoryRetriever {
         })
     }
 
-    fn search<'a>(&'a self, query: &'a str, prefix: &'a str, k: usize) -> BoxFuture<'a, Vec<Hit>> {
+    fn search<'a>(
+        &'a self,
+        query: &'a str,
+        prefix: &'a str,
+        k: usize,
+    ) -> RetrieverFuture<'a, Vec<Hit>> {
         Box::pin(async move {
             let docs = self
                 .docs

@@ -11,7 +11,7 @@ use eval_runtime::Harness;
 use eval_runtime::diff;
 use eval_runtime::results::Results;
 use eval_runtime::retrieval::{
-    BoxFuture, Hit, IngestDocument, Retriever, RetrieverAgent, RetrieverError,
+    Hit, IngestDocument, Retriever, RetrieverAgent, RetrieverError, RetrieverFuture,
 };
 use libtest_mimic::Arguments;
 
@@ -48,11 +48,11 @@ impl Scripted {
 }
 
 impl Retriever for Scripted {
-    fn delete_prefix<'a>(&'a self, prefix: &'a str) -> BoxFuture<'a, u64> {
+    fn delete_prefix<'a>(&'a self, prefix: &'a str) -> RetrieverFuture<'a, u64> {
         self.log.lock().unwrap().push(format!("delete {prefix}"));
         Box::pin(async { Ok(0) })
     }
-    fn ingest<'a>(&'a self, documents: &'a [IngestDocument]) -> BoxFuture<'a, ()> {
+    fn ingest<'a>(&'a self, documents: &'a [IngestDocument]) -> RetrieverFuture<'a, ()> {
         let ids: Vec<String> = documents
             .iter()
             .map(|d| format!("{}={}", d.source_id, d.content))
@@ -63,7 +63,12 @@ impl Retriever for Scripted {
             .push(format!("ingest {}", ids.join(",")));
         Box::pin(async { Ok(()) })
     }
-    fn search<'a>(&'a self, query: &'a str, _prefix: &'a str, k: usize) -> BoxFuture<'a, Vec<Hit>> {
+    fn search<'a>(
+        &'a self,
+        query: &'a str,
+        _prefix: &'a str,
+        k: usize,
+    ) -> RetrieverFuture<'a, Vec<Hit>> {
         self.log
             .lock()
             .unwrap()
@@ -473,11 +478,11 @@ struct Slow {
 }
 
 impl Retriever for Slow {
-    fn delete_prefix<'a>(&'a self, _prefix: &'a str) -> BoxFuture<'a, u64> {
+    fn delete_prefix<'a>(&'a self, _prefix: &'a str) -> RetrieverFuture<'a, u64> {
         *self.deletes.lock().unwrap() += 1;
         Box::pin(async { Ok(0) })
     }
-    fn ingest<'a>(&'a self, _documents: &'a [IngestDocument]) -> BoxFuture<'a, ()> {
+    fn ingest<'a>(&'a self, _documents: &'a [IngestDocument]) -> RetrieverFuture<'a, ()> {
         Box::pin(async {
             tokio::time::sleep(std::time::Duration::from_secs(5)).await;
             Ok(())
@@ -488,7 +493,7 @@ impl Retriever for Slow {
         _query: &'a str,
         _prefix: &'a str,
         _k: usize,
-    ) -> BoxFuture<'a, Vec<Hit>> {
+    ) -> RetrieverFuture<'a, Vec<Hit>> {
         Box::pin(async { Ok(Vec::new()) })
     }
 }
@@ -537,13 +542,18 @@ fn an_ingest_cut_off_by_the_timeout_is_not_restarted_by_every_query() {
 struct SlowMixed(Scripted);
 
 impl Retriever for SlowMixed {
-    fn delete_prefix<'a>(&'a self, prefix: &'a str) -> BoxFuture<'a, u64> {
+    fn delete_prefix<'a>(&'a self, prefix: &'a str) -> RetrieverFuture<'a, u64> {
         self.0.delete_prefix(prefix)
     }
-    fn ingest<'a>(&'a self, documents: &'a [IngestDocument]) -> BoxFuture<'a, ()> {
+    fn ingest<'a>(&'a self, documents: &'a [IngestDocument]) -> RetrieverFuture<'a, ()> {
         self.0.ingest(documents)
     }
-    fn search<'a>(&'a self, query: &'a str, prefix: &'a str, k: usize) -> BoxFuture<'a, Vec<Hit>> {
+    fn search<'a>(
+        &'a self,
+        query: &'a str,
+        prefix: &'a str,
+        k: usize,
+    ) -> RetrieverFuture<'a, Vec<Hit>> {
         Box::pin(async move {
             if query == "mixed" {
                 tokio::time::sleep(std::time::Duration::from_millis(150)).await;
