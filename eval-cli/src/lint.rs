@@ -60,7 +60,7 @@ pub fn run(args: Args) -> Result<u8, Failure> {
                 fix_file(&file)?;
             }
             match lint_file(&file) {
-                Err(findings) => match eval_runtime::profile::companion_kind(&file) {
+                Err(findings) => match crate::profile::companion_kind(&file) {
                     Some(reason) => {
                         linted -= 1;
                         skipped.push(Skipped {

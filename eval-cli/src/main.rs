@@ -26,6 +26,7 @@ mod evaluate;
 mod generate;
 mod interactive;
 mod lint;
+mod profile;
 mod report;
 mod stats;
 

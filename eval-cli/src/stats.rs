@@ -1,14 +1,14 @@
 //! `evals stats`: seed 002's statistical summary of a dataset
-//! (`eval_runtime::profile::DatasetStats`), printed, or written beside the
+//! (`crate::profile::DatasetStats`), printed, or written beside the
 //! dataset with `--write`; and `evals guide`: its annotation guide.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::profile::{self, DatasetStats, Lengths};
 use eval_datasets::Dataset;
 use eval_datasets::files::{Replaced, write_replacing};
 use eval_datasets::terminal::escaped;
-use eval_runtime::profile::{self, DatasetStats, Lengths};
 
 use crate::Failure;
 

@@ -134,7 +134,6 @@ mod otel;
 mod output;
 mod permit;
 pub mod plan;
-pub mod profile;
 #[cfg(feature = "http")]
 mod provider;
 pub mod retrieval;

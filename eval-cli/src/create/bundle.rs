@@ -3,9 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::profile::{self, DatasetStats};
 use eval_datasets::similarity::{Query, same_question};
 use eval_datasets::{Dataset, Sample};
-use eval_runtime::profile::{self, DatasetStats};
 use serde_json::{Map, Value};
 
 use super::{EDGE_CASES, Pair};

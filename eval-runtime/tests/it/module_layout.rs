@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&[&str]] = &[
     // Leaves: statistics, masking secrets, the run's permits, stderr notes,
     // dataset profiles. They import nothing of the crate.
-    &["stats", "secrets", "permit", "notice", "profile"],
+    &["stats", "secrets", "permit", "notice"],
     // The data model: usage, settings as data, sample reports, provenance,
     // every error as data.
     &["model"],

@@ -4,6 +4,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use super::guide::EXAMPLE_CHARS;
+
 use eval_datasets::Dataset;
 
 use super::*;

@@ -1,7 +1,7 @@
 //! A dataset described from itself (seed 002's outputs beside the dataset):
 //! its statistical summary, `<dataset>-stats.json` ([`DatasetStats`],
 //! `evals stats --write`), and its annotation guide,
-//! `<dataset>-annotation-guide.md` ([`guide`], `evals guide`).
+//! `<dataset>-annotation-guide.md` ([`guide()`], `evals guide`).
 //!
 //! Both are functions of the file's samples alone: the same dataset gives
 //! the same bytes (no time, no path beyond the file's name), so they can be
@@ -10,10 +10,8 @@
 mod guide;
 mod stats;
 
-pub use guide::{EXAMPLE_CHARS, guide};
-pub use stats::{
-    Coverage, DatasetStats, Distributions, Lengths, Quality, SMALL_VOCABULARY, SourceDocs,
-};
+pub use guide::guide;
+pub use stats::{DatasetStats, Lengths};
 
 use std::path::{Path, PathBuf};
 
