@@ -185,7 +185,7 @@ impl Plan {
 
 /// Step 3 and 4 on the pairs made: answers by the plan's strategy, the
 /// per-pair annotation and context references on a terminal, the
-/// organisation's metadata; unanswered pairs marked as such. `save` is
+/// organisation's metadata (the labels of unanswered pairs are `label`'s). `save` is
 /// given the pairs after each one a person answered (the draft).
 pub(super) fn annotate(
     plan: &Plan,
@@ -266,10 +266,6 @@ pub(super) fn annotate(
     }
     super::references::ask_references(pairs, ask, save);
     super::references::organise(pairs, plan.organisation);
-    for p in pairs.iter_mut().filter(|p| p.ground_truth.is_none()) {
-        p.metadata.insert("annotator".into(), Value::Null);
-        p.metadata.insert("confidence".into(), Value::Null);
-    }
     Ok(())
 }
 

@@ -599,9 +599,10 @@ fn label(pairs: &mut [Pair], slug: &str, types: &[&'static str]) {
         let kind = query_type_of(&p.query, types);
         p.metadata.entry("query_type").or_insert(Value::from(kind));
         p.metadata.entry("edge_case").or_insert(Value::Null);
+        // An unanswered pair claims no one (a rejected candidate loses its label).
         if p.ground_truth.is_none() {
-            p.metadata.entry("annotator").or_insert(Value::Null);
-            p.metadata.entry("confidence").or_insert(Value::Null);
+            p.metadata.insert("annotator".into(), Value::Null);
+            p.metadata.insert("confidence".into(), Value::Null);
             continue;
         }
         let annotator = p
