@@ -1,6 +1,6 @@
 //! `evals generate`: a synthetic golden dataset from a document corpus,
 //! written by the configured judge model. A thin front end over
-//! [`eval_runtime::generate`]: the flags become [`Options`], the outcome a
+//! [`crate::synth`]: the flags become [`Options`], the outcome a
 //! report and an exit code (0 the target count reached, 1 not reached
 //! because candidates kept repeating questions already made, 2 could not
 //! run or a batch failed: `SYNTHETIC_GENERATION_FAILED`).
@@ -8,11 +8,11 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use eval_datasets::terminal::{escaped, escaped_lines};
-use eval_runtime::generate::{
+use crate::synth::{
     Corpus, DEFAULT_BATCH, DEFAULT_CHUNK_WORDS, DEFAULT_SEED, Difficulty, GenerateError, Mix,
     MixError, Options, Outcome, OutputFormat, QueryType, generate_blocking, questions_of,
 };
+use eval_datasets::terminal::{escaped, escaped_lines};
 use eval_runtime::services::Judge;
 
 use crate::Failure;

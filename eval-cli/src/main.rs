@@ -29,6 +29,7 @@ mod lint;
 mod profile;
 mod report;
 mod stats;
+mod synth;
 
 /// Run LLM-agent evals from the command line.
 #[derive(Debug, Parser)]

@@ -46,7 +46,9 @@
 
 use std::sync::{Mutex, OnceLock};
 
-pub(crate) use crate::config::{PriceTable, Pricing};
+#[cfg(doc)]
+use crate::config::PriceTable;
+pub(crate) use crate::config::Pricing;
 pub(crate) use crate::model::CostError;
 use crate::model::{SampleReport, UsageTotals};
 use crate::services::Services;

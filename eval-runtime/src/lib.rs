@@ -124,7 +124,6 @@ mod cost;
 mod engine;
 pub mod estimate;
 mod front;
-pub mod generate;
 #[cfg(feature = "http")]
 mod http;
 mod metrics;
@@ -144,6 +143,12 @@ mod stats;
 #[doc(hidden)]
 #[path = "macro_support.rs"]
 pub mod __private;
+// What only the `evals` command uses: hidden, unstable, behind the internal
+// `_cli` feature that only eval-cli enables.
+#[cfg(feature = "_cli")]
+#[doc(hidden)]
+#[path = "cli_support.rs"]
+pub mod __cli;
 // `__private_<version>`, re-exporting `__private`: the name the attribute's
 // expansion uses (build.rs writes it from this crate's version).
 include!(concat!(env!("OUT_DIR"), "/private.rs"));

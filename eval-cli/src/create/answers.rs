@@ -35,11 +35,9 @@
 
 use std::path::PathBuf;
 
+use crate::synth::{AnswerMode, Chunk, Corpus, DEFAULT_CHUNK_WORDS, Index, answer_blocking};
 use eval_datasets::terminal::escaped;
 use eval_runtime::Config;
-use eval_runtime::generate::{
-    AnswerMode, Chunk, Corpus, DEFAULT_CHUNK_WORDS, Index, answer_blocking,
-};
 use eval_runtime::services::{Judge, ServiceError, Usage};
 use serde_json::Value;
 

@@ -5,9 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::synth::{Corpus, Mix, Options, QueryType, generate_blocking};
 use eval_datasets::{Dataset, Sample};
 use eval_runtime::Config;
-use eval_runtime::generate::{Corpus, Mix, Options, QueryType, generate_blocking};
 use eval_runtime::services::Judge;
 use serde_json::{Map, Value};
 
@@ -317,7 +317,7 @@ pub(super) fn generated(
     let judge = Judge::from_config(config).map_err(|e| Failure::config(e.to_string()))?;
     let c = Corpus::load(
         corpus,
-        eval_runtime::generate::DEFAULT_CHUNK_WORDS,
+        crate::synth::DEFAULT_CHUNK_WORDS,
         config.max_dataset_bytes,
     )
     .map_err(|e| Failure::config(e.to_string()))?;

@@ -1,5 +1,6 @@
 //! The guide's feature table (docs/src/getting-started.md, "Cargo
-//! features") lists exactly eval-runtime's features, marks exactly the
+//! features") lists exactly eval-runtime's features (but the internal
+//! `_`-named ones, e.g. `_cli`, which only eval-cli enables), marks exactly the
 //! default ones "(default)", and the crate-count table names the script
 //! that measures it.
 
@@ -19,7 +20,8 @@ fn cargo_features() -> (BTreeSet<String>, BTreeSet<String>) {
     let features = manifest["features"].as_table().expect("a [features] table");
     let all = features
         .keys()
-        .filter(|k| *k != "default")
+        // `_cli` and any `_`-named feature: internal, not for test authors.
+        .filter(|k| *k != "default" && !k.starts_with('_'))
         .cloned()
         .collect();
     let default = features["default"]

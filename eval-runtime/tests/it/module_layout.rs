@@ -50,10 +50,12 @@ const LAYERS: &[&[&str]] = &[
     // What to run, and running it.
     &["plan"],
     &["engine"],
-    &["estimate", "generate"],
+    &["estimate"],
     // The front ends: the attribute's support, the harness, the runner.
     &["front"],
     &["macro_support"],
+    // What only the `evals` command uses (hidden, behind `_cli`).
+    &["cli_support"],
 ];
 
 struct Source {

@@ -50,17 +50,14 @@ use std::path::{Path, PathBuf};
 use eval_datasets::similarity::{Query, same_question};
 use serde_json::{Map, Value};
 
-pub use answers::{ANSWER_PROMPT_VERSION, AnswerMode, Answered, Index, answer, answer_blocking};
-pub use corpus::{Chunk, Corpus, DEFAULT_CHUNK_WORDS, chunk_text};
+pub use answers::{AnswerMode, Index, answer_blocking};
+pub use corpus::{Chunk, Corpus, DEFAULT_CHUNK_WORDS};
 pub use golden::{OutputFormat, Record};
 pub use mix::{Difficulty, Mix, MixError, QueryType};
-pub use prompts::PROMPT_VERSION;
 
-use crate::cost::{CostError, PriceTable};
-use crate::services::{Judge, ServiceError, Usage};
+use eval_runtime::CostError;
+use eval_runtime::services::{Judge, PriceTable, ServiceError, Usage};
 
-/// Seed 002's error code for a failed generation.
-pub const SYNTHETIC_GENERATION_FAILED: &str = "SYNTHETIC_GENERATION_FAILED";
 /// Default questions asked of the judge at once.
 pub const DEFAULT_BATCH: usize = 4;
 /// Default seed.
@@ -231,14 +228,6 @@ pub enum GenerateError {
         /// The limit.
         limit: u64,
     },
-    /// A corpus file is not UTF-8 text.
-    #[error("{path}: not UTF-8 text: {source}")]
-    CorpusNotText {
-        /// The file.
-        path: PathBuf,
-        /// Where the bytes stop being UTF-8.
-        source: std::str::Utf8Error,
-    },
     /// An Unrag dataset given as the corpus does not load.
     #[error(transparent)]
     CorpusDataset(eval_datasets::DatasetError),
@@ -319,20 +308,6 @@ pub enum GenerateError {
         /// What the run did up to then.
         outcome: Box<Outcome>,
     },
-}
-
-impl GenerateError {
-    /// Seed 002's error code, where it has one.
-    pub fn code(&self) -> Option<&'static str> {
-        match self {
-            GenerateError::CorpusNotFound { .. } => Some("CORPUS_NOT_FOUND"),
-            GenerateError::Failed { .. } => Some(SYNTHETIC_GENERATION_FAILED),
-            GenerateError::Existing(_)
-            | GenerateError::Against(_)
-            | GenerateError::CorpusDataset(_) => Some("FILE_FORMAT_ERROR"),
-            _ => None,
-        }
-    }
 }
 
 /// The questions of the dataset files `paths` (for [`Options::against`]),
@@ -585,7 +560,7 @@ pub fn generate_blocking(
     prices: Option<&PriceTable>,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Outcome, GenerateError> {
-    let runtime = crate::engine::schedule::local_runtime().map_err(GenerateError::Runtime)?;
+    let runtime = eval_runtime::__cli::local_runtime().map_err(GenerateError::Runtime)?;
     runtime.block_on(generate(corpus, output, options, judge, prices, progress))
 }
 

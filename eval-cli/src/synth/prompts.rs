@@ -35,7 +35,7 @@ use serde_json::Value;
 
 use super::corpus::Chunk;
 use super::{Difficulty, QueryType};
-use crate::services::JudgePrompt;
+use eval_runtime::services::JudgePrompt;
 
 /// Version of the prompts, part of the judge cache's key: a changed prompt
 /// never reuses an old answer.
@@ -177,7 +177,7 @@ pub(crate) enum AnswerError {
 }
 
 /// The generated question and answer, or why the judge's answer is not one
-/// (it is then re-asked, see [`crate::services::Judge::ask_checked`]).
+/// (it is then re-asked, see [`eval_runtime::services::Judge::ask_checked`]).
 pub(crate) fn parse(answer: &Value) -> Result<(String, String), AnswerError> {
     let text = |key: &'static str| -> Result<String, AnswerError> {
         match answer.get(key) {

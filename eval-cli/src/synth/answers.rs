@@ -25,8 +25,8 @@ use serde_json::{Value, json};
 
 use super::GenerateError;
 use super::corpus::{Chunk, Corpus};
-use crate::model::sentences;
-use crate::services::{Answer, Judge, JudgePrompt, ServiceError, Usage};
+use eval_runtime::__cli::sentences;
+use eval_runtime::services::{Answer, Judge, JudgePrompt, ServiceError, Usage};
 
 /// Version of the answering prompts (part of the judge's cache key).
 pub const ANSWER_PROMPT_VERSION: u32 = 1;
@@ -346,7 +346,7 @@ pub fn answer_blocking<E>(
     usage: &mut Usage,
     each: &mut dyn FnMut(usize, Result<Answered, ServiceError>) -> Result<(), E>,
 ) -> Result<Result<(), E>, GenerateError> {
-    let runtime = crate::engine::schedule::local_runtime().map_err(GenerateError::Runtime)?;
+    let runtime = eval_runtime::__cli::local_runtime().map_err(GenerateError::Runtime)?;
     Ok(runtime.block_on(async {
         for (i, (query, passages)) in items.iter().enumerate() {
             let got = answer(judge, mode, query, passages, usage).await;

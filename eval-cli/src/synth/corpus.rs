@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use eval_datasets::files::ContainmentError;
 
 use super::GenerateError;
-use crate::model::sentences;
+use eval_runtime::__cli::sentences;
 
 /// Words per chunk, at most (a single longer sentence is kept whole).
 pub const DEFAULT_CHUNK_WORDS: usize = 200;
@@ -146,6 +146,7 @@ impl Corpus {
     }
 
     /// A corpus of `(id, text)` documents.
+    #[cfg(test)]
     pub fn from_documents(
         source: &str,
         documents: &[(String, String)],
