@@ -60,6 +60,7 @@
 //! mid-way would. [`spawn_recording`] also keeps every chat request's
 //! messages.
 
+mod attacks;
 mod cache;
 mod generate;
 mod geval;
@@ -69,6 +70,7 @@ mod tasks;
 mod tests;
 mod words;
 
+pub use attacks::attacks;
 pub use read::{Orders, Question, Section, fold};
 
 use std::sync::atomic::{AtomicU64, Ordering};

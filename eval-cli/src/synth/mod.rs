@@ -44,6 +44,9 @@ mod mix;
 mod prompts;
 mod select;
 
+#[cfg(test)]
+mod injection;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
