@@ -251,6 +251,8 @@ impl Crate {
             lines.push((hidden, format!("impl {path}{own}: {not}{name}{args}")));
             return;
         }
+        // A `#[doc(hidden)] impl`'s fns are internal.
+        let internal = internal || is_hidden(&imp.attrs);
         for item in &imp.items {
             match item {
                 ImplItem::Fn(f) if is_pub(&f.vis) && enabled(&f.attrs, file) => {

@@ -20,7 +20,8 @@
 //! each metric). Items behind a feature are listed as if it were on;
 //! `#[cfg(test)]` ones are not. An item declared `pub` that no public path
 //! reaches is an error, as is a name the listing cannot resolve.
-//! The internal listing's file is written even when empty.
+//! A listing with no lines is no file (the internal one of a crate with
+//! nothing internal).
 
 mod describe;
 mod model;
@@ -43,23 +44,33 @@ fn text(lines: &[String]) -> String {
     lines.iter().map(|l| format!("{l}\n")).collect()
 }
 
-/// Compares `now` with `file` (rewriting it under `update`); a difference
-/// is pushed to `changed`, its lines marked `+` (appeared) and `-` (went).
+/// Compares `now` with `file` (rewriting it under `update`; an empty
+/// listing is no file); a difference is pushed to `changed`, its lines
+/// marked `+` (appeared) and `-` (went).
 fn compare(name: &str, file: &Path, now: &str, update: bool, changed: &mut Vec<String>) {
-    let before = std::fs::read_to_string(file).unwrap_or_default();
-    if now == before {
+    let before = std::fs::read_to_string(file).ok();
+    let expected = (!now.is_empty()).then_some(now);
+    if before.as_deref() == expected {
         return;
     }
     if update {
-        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-        std::fs::write(file, now).unwrap();
+        if now.is_empty() {
+            std::fs::remove_file(file).unwrap();
+        } else {
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(file, now).unwrap();
+        }
         return;
     }
+    let before = before.unwrap_or_default();
     let old: std::collections::BTreeSet<&str> = before.lines().collect();
     let new: std::collections::BTreeSet<&str> = now.lines().collect();
     let mut lines = vec![format!("{name} ({}):", file.display())];
     lines.extend(new.difference(&old).map(|l| format!("  + {l}")));
     lines.extend(old.difference(&new).map(|l| format!("  - {l}")));
+    if now.is_empty() {
+        lines.push("  (no lines: the file goes)".into());
+    }
     changed.push(lines.join("\n"));
 }
 

@@ -50,13 +50,16 @@ pub use globbed::*;
 pub use eval_datasets::x;
 pub use eval_datasets::prelude::*;
 mod lost { pub fn nobody_reaches_me() {} }
+#[doc(hidden)]
+pub struct Shadow;
+impl Shadow { pub fn shade(&self) {} }
 pub(crate) fn internal() {}
 #[cfg(test)]
 mod tests { pub fn test_only() {} }
 "#;
 
 const INNER: &str = "pub struct S { pub a: u32, b: u8 }
-impl S { pub fn get(&self) -> u32 { self.a } fn private(&self) {} }
+impl S { pub fn get(&self) -> u32 { self.a } fn private(&self) {} #[doc(hidden)] pub fn hush(&self) {} }
 pub(crate) fn internal() {}
 ";
 
@@ -100,6 +103,10 @@ fn the_listing_sees_items_fields_methods_and_reexports() {
         "mod __private",
         "struct __private::Internal",
         "alias __private::S -> inner::S",
+        // Itself hidden, at the root; a hidden method of a promised type.
+        "struct Shadow",
+        "fn Shadow::shade (& self)",
+        "fn inner::S::hush (& self)",
     ] {
         assert!(
             listed.internal.iter().any(|l| l == expected),
@@ -128,8 +135,12 @@ fn the_listing_sees_items_fields_methods_and_reexports() {
     }
     assert_eq!(
         all.lines().filter(|l| l.starts_with("struct ")).count(),
-        3,
-        "S, G and Internal, each described once:\n{all}"
+        4,
+        "S, G, Internal and Shadow, each described once:\n{all}"
+    );
+    assert!(
+        !promised.contains("Shadow") && !promised.contains("hush"),
+        "{promised}"
     );
     assert_eq!(listed.unreachable, ["src/lib.rs nobody_reaches_me"]);
     std::fs::remove_dir_all(dir).unwrap();
