@@ -136,7 +136,10 @@ fn describe(item: &Item, path: &str, internal: bool, lines: &mut Lines) {
         Item::Enum(e) => {
             lines.push((internal, format!("enum {path}{}", tokens(&e.generics))));
             for v in e.variants.iter().filter(|v| enabled(&v.attrs, file)) {
-                let line = format!("variant {path}::{}{}", v.ident, tokens(&v.fields));
+                // The fields' types, not their docs.
+                let mut fields = v.fields.clone();
+                fields.iter_mut().for_each(|f| f.attrs.clear());
+                let line = format!("variant {path}::{}{}", v.ident, tokens(&fields));
                 lines.push((internal || is_hidden(&v.attrs), line));
             }
         }
