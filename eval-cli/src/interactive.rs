@@ -2,7 +2,7 @@
 //! `--interactive`). A prompt (or a conversation built turn by turn) goes
 //! to the agent; its answer, context, tool calls, latency and tokens are
 //! shown with the scores of the chosen metrics (the engine's scoring, by
-//! [`eval_runtime::Probe`]); the answer can be accepted as the expected one,
+//! [`eval_runtime::__cli::Probe`]); the answer can be accepted as the expected one,
 //! the expected answer edited, tags added, and the sample appended to a
 //! dataset file ([`eval_datasets::append::Appender`]: whole records, the file
 //! locked, a backup before the first write).
@@ -24,7 +24,8 @@ use eval_datasets::append::{AppendError, Appender};
 use eval_datasets::files::ReadError;
 use eval_datasets::terminal::{escaped, escaped_lines};
 use eval_datasets::{Sample, ToolCall};
-use eval_runtime::{HttpAgent, Paint, Probe, Probed, Response};
+use eval_runtime::{HttpAgent, Response};
+use eval_runtime::__cli::{Paint, Probe, Probed};
 use rustyline::error::ReadlineError;
 
 use crate::Failure;

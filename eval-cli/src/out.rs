@@ -22,7 +22,7 @@ use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use eval_datasets::terminal::escaped_layout;
-use eval_runtime::Paint;
+use eval_runtime::__cli::Paint;
 
 /// Formats `args` into `out` through [`escaped_layout`], piece by piece
 /// (a large output is never copied whole), and flushes. A piece is a

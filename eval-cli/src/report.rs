@@ -7,11 +7,10 @@
 use std::path::PathBuf;
 
 use eval_runtime::Config;
-use eval_runtime::Paint;
+use eval_runtime::__cli::Paint;
 use eval_runtime::diff;
-use eval_runtime::results::{
-    Results, RunVerdict, append_step_summary, merge_paths_allowing, summary_markdown, summary_text,
-};
+use eval_runtime::results::{Results, RunVerdict};
+use eval_runtime::__cli::results::{append_step_summary, merge_paths_allowing, summary_markdown, summary_text};
 
 use crate::Failure;
 
@@ -265,10 +264,10 @@ fn merge(args: MergeArgs) -> Result<u8, Failure> {
     // The report of the whole, beside it (EVAL_HTML=off: not).
     let html = Config::global()
         .is_ok_and(|c| c.html)
-        .then(|| eval_runtime::report::html_path(&args.output))
+        .then(|| eval_runtime::__cli::report::html_path(&args.output))
         .filter(|p| *p != args.output);
     if let Some(path) = &html {
-        eval_runtime::report::write_html(path, std::slice::from_ref(&merged), None)
+        eval_runtime::__cli::report::write_html(path, std::slice::from_ref(&merged), None)
             .map_err(|e| Failure::config(e.to_string()))?;
     }
     let verdict = RunVerdict::of(&merged.datasets);
@@ -288,12 +287,12 @@ fn merge(args: MergeArgs) -> Result<u8, Failure> {
                 d.errors
             );
         }
-        for line in verdict.gate_lines_with(eval_runtime::Paint::stdout()) {
+        for line in verdict.gate_lines_with(eval_runtime::__cli::Paint::stdout()) {
             outln!("{line}");
         }
         // Under nextest no process says how many samples passed or
         // failed without proof: the join does.
-        for line in eval_runtime::results::unproven_lines(&merged, Some(&args.output)) {
+        for line in eval_runtime::__cli::results::unproven_lines(&merged, Some(&args.output)) {
             errln!("note: {line}");
         }
         outln!(
@@ -369,14 +368,14 @@ pub fn run(command: Command) -> Result<u8, Failure> {
             let output = args
                 .output
                 .clone()
-                .unwrap_or_else(|| eval_runtime::report::html_path(&args.results[0]));
+                .unwrap_or_else(|| eval_runtime::__cli::report::html_path(&args.results[0]));
             if args.results.contains(&output) {
                 return Err(Failure::config(format!(
                     "{} is an input: the report would replace it (-o names another file)",
                     output.display()
                 )));
             }
-            eval_runtime::report::write_html(&output, &results, baseline.as_ref())
+            eval_runtime::__cli::report::write_html(&output, &results, baseline.as_ref())
                 .map_err(|e| Failure::config(e.to_string()))?;
             outln!("html: {}", output.display());
             Ok(0)

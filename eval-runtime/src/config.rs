@@ -9,7 +9,7 @@
 //!
 //! Colour (`NO_COLOR`, `CLICOLOR`, `CLICOLOR_FORCE`) is decided with whether
 //! the output is a terminal, once per process, in
-//! [`Paint`](crate::Paint): not here.
+//! [`Paint`](crate::output::Paint): not here.
 //!
 //! The settings, one row each (the same table is the guide's configuration
 //! reference, `docs/src/configuration.md`, which includes this file):
@@ -92,121 +92,170 @@ pub struct ServiceSettings {
 /// let e = Config::from_vars(bad, &["EVAL_CONCURRENCY".into()]).unwrap_err();
 /// assert!(e.to_string().contains("EVAL_CONCURRENCY"), "{e}");
 /// ```
+///
+/// Its fields are what the engine and the `evals` command read: hidden, not
+/// a stable API (read a setting by running with it; see the guide's
+/// "Configuration").
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Config {
     /// `EVAL_AGENT_URL`.
+    #[doc(hidden)]
     pub agent_url: Option<String>,
     /// `EVAL_AGENT_TIMEOUT_SECS`.
+    #[doc(hidden)]
     pub agent_timeout: Duration,
     /// `EVAL_AGENT_API_KEY`.
+    #[doc(hidden)]
     pub agent_api_key: Option<Secret>,
     /// `EVAL_AGENT_MAX_RETRIES`: retries of an agent call answered 429/503.
+    #[doc(hidden)]
     pub agent_max_retries: u32,
     /// `EVAL_AGENT_ADAPTIVE`: calls in flight to the agent adapt to its
     /// overloaded answers (else fixed at the engine's concurrency).
+    #[doc(hidden)]
     pub agent_adaptive: bool,
     /// `EVAL_AGENT_PROTOCOL`, when set (else the URL implies it).
+    #[doc(hidden)]
     pub agent_protocol: Option<eval_datasets::Protocol>,
     /// `EVAL_AGENT_MODEL`: the `model` of OpenAI requests, and the agent's
     /// model for its prices when its answers do not name it.
+    #[doc(hidden)]
     pub agent_model: Option<String>,
     /// `EVAL_AGENT_STREAM`: ask the agent for a streamed answer.
+    #[doc(hidden)]
     pub agent_stream: bool,
     /// `EVAL_AGENT_TEMPERATURE`, `_TOP_P`, `_MAX_TOKENS`, `_SEED`.
+    #[doc(hidden)]
     pub agent_sampling: crate::model::Sampling,
     /// `EVAL_AGENT_REQUEST`, `_METHOD`, `_QUERY`, `_HEADERS`, `_OUTPUT`,
     /// `_CONTEXT`, `_TOOL_CALLS`, `_USAGE_PROMPT_TOKENS`,
     /// `_USAGE_COMPLETION_TOKENS`: how any HTTP agent's request is built and
     /// its answer read (header values masked).
+    #[doc(hidden)]
     pub agent_http: eval_datasets::HttpMapping,
     /// `EVAL_SAMPLE_TIMEOUT_SECS`, when set (a front end's own setting wins).
+    #[doc(hidden)]
     pub sample_timeout: Option<Duration>,
     /// `EVAL_CONCURRENCY`, when set (a front end's own setting wins).
+    #[doc(hidden)]
     pub concurrency: Option<usize>,
     /// `EVAL_JUDGE_CONCURRENCY`, when set: judge and embedding calls in
     /// flight (see [`Config::judge_concurrency`]).
+    #[doc(hidden)]
     pub judge_concurrency: Option<usize>,
     /// `EVAL_AGENT_CASSETTE`: the file agent answers are recorded into or
     /// replayed from.
+    #[doc(hidden)]
     pub agent_cassette: Option<PathBuf>,
     /// `EVAL_JUNIT`: also write the results as JUnit XML there (every
     /// front end; not under nextest, which writes its own).
+    #[doc(hidden)]
     pub junit: Option<PathBuf>,
     /// `EVAL_HTML` is not off: write the HTML report beside every results
     /// file (every front end; `evals evaluate --no-html` turns it off).
+    #[doc(hidden)]
     pub html: bool,
     /// `EVAL_DELETE_SCOPES`: the retrieval scopes outside `eval:` whose
     /// documents ingest may delete (with `allow_custom_prefix`): the
     /// confirmation the attribute and the harness cannot ask for.
+    #[doc(hidden)]
     pub delete_scopes: Vec<String>,
     /// `LANGSMITH_API_KEY`: `evals create` uploads the dataset it makes to
     /// LangSmith when set.
+    #[doc(hidden)]
     pub langsmith_api_key: Option<Secret>,
     /// `LANGSMITH_ENDPOINT`: LangSmith's API (default
     /// `https://api.smith.langchain.com`).
+    #[doc(hidden)]
     pub langsmith_endpoint: Option<String>,
     /// `EVAL_AGENT_CASSETTE_MODE`: `record` or `replay` (the default: a
     /// cassette never calls the agent unless told to record).
+    #[doc(hidden)]
     pub agent_cassette_mode: crate::model::CassetteMode,
     /// `EVAL_RESULTS_DIR`, when set.
+    #[doc(hidden)]
     pub results_dir: Option<PathBuf>,
     /// `EVAL_CACHE` is not off.
+    #[doc(hidden)]
     pub cache: bool,
     /// `EVAL_CACHE_DIR`, when set.
+    #[doc(hidden)]
     pub cache_dir: Option<PathBuf>,
     /// `EVAL_JUDGE_*`.
+    #[doc(hidden)]
     pub judge: ServiceSettings,
     /// `EVAL_EMBED_*`.
+    #[doc(hidden)]
     pub embed: ServiceSettings,
     /// `EVAL_RETRIEVER_URL`.
+    #[doc(hidden)]
     pub retriever_url: Option<String>,
     /// `EVAL_RETRIEVER_TIMEOUT_SECS`.
+    #[doc(hidden)]
     pub retriever_timeout: Duration,
     /// `EVAL_RERANK_*`: a Cohere-style reranker for `retrieve+rerank`.
+    #[doc(hidden)]
     pub rerank: rerank::RerankSettings,
     /// `EVAL_ACCEPT_BASELINE`.
+    #[doc(hidden)]
     pub accept_baseline: bool,
     /// `EVAL_INCONCLUSIVE`: what an inconclusive verdict counts as (a front
     /// end's own setting wins).
+    #[doc(hidden)]
     pub inconclusive: Option<crate::stats::OnInconclusive>,
     /// `EVAL_MAX_RESPONSE_BYTES`: the most one HTTP answer may hold.
+    #[doc(hidden)]
     pub max_response_bytes: u64,
     /// `EVAL_MAX_DATASET_BYTES`: the largest dataset file read.
+    #[doc(hidden)]
     pub max_dataset_bytes: u64,
     /// `EVAL_SPILL_BYTES`: how many bytes of finished records a run holds
     /// in memory before it writes them, sorted, to a temporary file
     /// (default 4 MiB).
+    #[doc(hidden)]
     pub spill_bytes: u64,
     /// `NEXTEST` or `NEXTEST_RUN_ID` is set: this process runs one test.
+    #[doc(hidden)]
     pub under_nextest: bool,
     /// `NEXTEST_RUN_ID`: which nextest run this process belongs to.
+    #[doc(hidden)]
     pub nextest_run_id: Option<String>,
     /// `CARGO_MANIFEST_DIR`: where relative dataset paths start.
+    #[doc(hidden)]
     pub manifest_dir: Option<PathBuf>,
     /// `CARGO_PKG_NAME`: the package whose tests run (results are kept apart per package).
+    #[doc(hidden)]
     pub package: Option<String>,
     /// The user's own cache directory (`XDG_CACHE_HOME`, else `~/.cache`;
     /// `LOCALAPPDATA` on Windows): where results and the judge cache go
     /// outside a cargo target directory.
+    #[doc(hidden)]
     pub user_cache_dir: Option<PathBuf>,
     /// Unknown `EVAL_*` variables close to a known one: `(unknown, known)`.
+    #[doc(hidden)]
     pub near_misses: Vec<(String, &'static str)>,
     /// `EVAL_PRICES`: the price table read from that file.
+    #[doc(hidden)]
     pub prices: Option<PriceTable>,
     // CI summaries.
     /// `GITHUB_STEP_SUMMARY`: the file GitHub Actions shows as the step's
     /// summary (`evals report summary` appends its Markdown there).
+    #[doc(hidden)]
     pub step_summary: Option<PathBuf>,
     /// `EVAL_STEP_SUMMARY` (default on): the harness and `evals evaluate`
     /// append their run's summary to [`step_summary`](Self::step_summary) too.
+    #[doc(hidden)]
     pub step_summary_auto: bool,
     /// The agent's spans collected, results exported: see [`TraceSettings`].
+    #[doc(hidden)]
     pub traces: TraceSettings,
     /// `EVAL_JUDGE_MAX_TOKENS`, `EVAL_JUDGE_STRUCTURED`: see [`JudgeAnswers`].
+    #[doc(hidden)]
     pub judge_answers: JudgeAnswers,
     /// Which API the judge, embeddings and agent speak; custom headers
     /// (`EVAL_*_PROVIDER`, `EVAL_*_HEADERS`): see [`ProviderSettings`].
+    #[doc(hidden)]
     pub providers: ProviderSettings,
 }
 
@@ -280,6 +329,7 @@ static GLOBAL: OnceLock<Result<Config, ConfigError>> = OnceLock::new();
 impl Config {
     /// The process's settings, read from the environment the first time and
     /// kept: later changes to the environment are not seen.
+    #[doc(hidden)]
     pub fn global() -> Result<&'static Config, &'static ConfigError> {
         GLOBAL.get_or_init(Config::from_env).as_ref()
     }
@@ -288,6 +338,7 @@ impl Config {
     /// `files` (name, value) pairs for the variables the environment does
     /// not set — a `.env.local` file's, say: the real environment wins. The
     /// first call of either decides the process's settings.
+    #[doc(hidden)]
     pub fn global_with(
         files: &[(String, String)],
     ) -> Result<&'static Config, &'static ConfigError> {
@@ -301,6 +352,7 @@ impl Config {
 
     /// Reads the process environment now, `files` filling what it does
     /// not set.
+    #[doc(hidden)]
     pub fn from_env_and(files: &[(String, String)]) -> Result<Config, ConfigError> {
         let mut names: Vec<String> = std::env::vars_os()
             .filter_map(|(k, _)| k.into_string().ok())
@@ -343,6 +395,7 @@ impl Config {
 
     /// The sample timeout to use: the front end's own setting, else
     /// `EVAL_SAMPLE_TIMEOUT_SECS`, else 300 s. The same rule everywhere.
+    #[doc(hidden)]
     pub fn sample_timeout_or(&self, own: Option<Duration>) -> Duration {
         own.or(self.sample_timeout)
             .unwrap_or(DEFAULT_SAMPLE_TIMEOUT)
@@ -367,6 +420,7 @@ impl Config {
     }
 
     /// Where relative paths start: `CARGO_MANIFEST_DIR`, else the working directory.
+    #[doc(hidden)]
     pub fn base_dir(&self) -> PathBuf {
         self.manifest_dir
             .clone()
@@ -375,6 +429,7 @@ impl Config {
     }
 
     /// One warning line per near-miss variable (empty when there are none).
+    #[doc(hidden)]
     pub fn warnings(&self) -> Vec<String> {
         self.near_misses
             .iter()

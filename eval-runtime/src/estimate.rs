@@ -55,7 +55,7 @@ use crate::engine::evaluate;
 use crate::metrics::judged;
 use crate::output::SampleReport;
 use crate::plan::LoadedDataset;
-pub use crate::services::Calls;
+pub use crate::services::dry::Calls;
 use crate::services::{DryRun, Services, Tokenizer};
 
 /// The answer assumed for a turn without an expected answer (about 50 tokens).

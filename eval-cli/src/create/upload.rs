@@ -5,7 +5,7 @@
 
 use eval_datasets::terminal::escaped;
 use eval_runtime::Config;
-use eval_runtime::services::{LANGSMITH_ENDPOINT, LangSmith};
+use eval_runtime::__cli::services::{LANGSMITH_ENDPOINT, LangSmith};
 use serde_json::{Map, Value, json};
 
 use super::Args;

@@ -59,7 +59,8 @@ pub use golden::{OutputFormat, Record};
 pub use mix::{Difficulty, Mix, MixError, QueryType};
 
 use eval_runtime::CostError;
-use eval_runtime::services::{Judge, PriceTable, ServiceError, Usage};
+use eval_runtime::services::{Judge, ServiceError, Usage};
+use eval_runtime::__cli::services::{PriceTable};
 
 /// Default questions asked of the judge at once.
 pub const DEFAULT_BATCH: usize = 4;

@@ -171,7 +171,7 @@ fn junit_streamed_from_the_records_is_the_junit_of_the_results_file() {
     // workspace root of the working directory; a scratch folder outside any
     // workspace is its own root, so the paths are as the results file's.
     assert!(streamed.contains("file=\"data.jsonl\""), "{streamed}");
-    assert_eq!(streamed, eval_runtime::results::junit_xml(&results));
+    assert_eq!(streamed, eval_runtime::__cli::results::junit_xml(&results));
     assert_eq!(streamed.matches("<testcase ").count(), 3, "{streamed}");
     assert_eq!(streamed.matches("<failure ").count(), 1, "{streamed}");
 }

@@ -12,7 +12,7 @@
 //!   [`openai`](super::openai) for the request and the answer. Spoken to
 //!   OpenAI-compatible servers, Azure OpenAI (`api-key`, `api-version`) or
 //!   Anthropic's Messages API (translated): `EVAL_AGENT_PROVIDER`,
-//!   [`HttpAgent::provider`], else the URL's host (see [`crate::Provider`]).
+//!   [`HttpAgent::provider`], else the URL's host (see [`crate::config::Provider`]).
 //!
 //! Either may answer with a stream (`Content-Type: text/event-stream`), read
 //! as it arrives (see [`stream`](super::stream)); whatever was asked, the
@@ -157,7 +157,7 @@ impl HttpAgent {
             tools: Ok(Vec::new()),
             chosen: AgentSettings::default(),
         };
-        agent.locate(crate::DEFAULT_AZURE_API_VERSION);
+        agent.locate(crate::config::DEFAULT_AZURE_API_VERSION);
         Ok(agent)
     }
 
@@ -176,7 +176,7 @@ impl HttpAgent {
         // The configured `api-version` before `new` adds the default one.
         let url = crate::provider::with_api_version(
             url,
-            crate::Provider::resolve(config.providers.agent, url),
+            crate::config::Provider::resolve(config.providers.agent, url),
             config.providers.azure_api_version(),
         );
         let mut agent = HttpAgent::new(&url)?;
@@ -213,9 +213,10 @@ impl HttpAgent {
     /// Anthropic's Messages API, the bodies translated (see the guide's
     /// "Local models and other providers"); either of the latter implies
     /// the OpenAI protocol and completes the URL's path.
-    pub fn provider(mut self, provider: crate::Provider) -> Self {
+    #[doc(hidden)]
+    pub fn provider(mut self, provider: crate::config::Provider) -> Self {
         self.wire.provider = provider;
-        self.locate(crate::DEFAULT_AZURE_API_VERSION);
+        self.locate(crate::config::DEFAULT_AZURE_API_VERSION);
         self
     }
 
@@ -279,6 +280,7 @@ impl HttpAgent {
 
     /// Applies what `settings` say (a manifest's `spec.evaluation.agent`,
     /// the `evals` command's flags); what they leave out stays as it is.
+    #[doc(hidden)]
     pub fn settings(mut self, settings: &AgentSettings) -> Self {
         if let Some(p) = settings.protocol {
             self = self.protocol(p);
@@ -317,6 +319,7 @@ impl HttpAgent {
     /// `evals`' flags: code and flags first, then the manifest, then the
     /// `EVAL_AGENT_*` variables. The engine applies a plan's settings this
     /// way for the harness and for `evals evaluate` alike.
+    #[doc(hidden)]
     pub fn under_plan(self, plan: &AgentSettings) -> Self {
         let chosen = self.chosen.clone();
         let mut agent = self.settings(&chosen.clone().or(plan));
@@ -326,6 +329,7 @@ impl HttpAgent {
 
     /// The protocol, model and streaming in use (the protocol always said:
     /// the one chosen, else the one the URL implies).
+    #[doc(hidden)]
     pub fn current_settings(&self) -> AgentSettings {
         AgentSettings::new(
             Some(self.wire_protocol()),
@@ -336,9 +340,10 @@ impl HttpAgent {
     }
 
     /// The protocol spoken: the one chosen, else the one the URL implies.
+    #[doc(hidden)]
     pub fn wire_protocol(&self) -> Protocol {
         self.protocol.unwrap_or_else(|| match self.wire.provider {
-            crate::Provider::OpenAi => Protocol::implied_by_path(self.url.path()),
+            crate::config::Provider::OpenAi => Protocol::implied_by_path(self.url.path()),
             _ => Protocol::OpenAi,
         })
     }
@@ -358,7 +363,7 @@ impl HttpAgent {
         }
         super::mapped::check(&self.http, self.wire_protocol(), self.api_key.is_some())?;
         self.headers.as_ref().map_err(Clone::clone)?;
-        if self.stream && self.wire.provider == crate::Provider::Anthropic {
+        if self.stream && self.wire.provider == crate::config::Provider::Anthropic {
             return Err("a streamed Anthropic answer is not read: unset EVAL_AGENT_STREAM (or --stream, HttpAgent::stream) for this agent".into());
         }
         if self.wire_protocol() == Protocol::OpenAi && self.model.is_none() {
@@ -416,6 +421,7 @@ impl HttpAgent {
 
     /// The current limit on calls in flight to this agent (`None` when not
     /// [`adaptive`](Self::adaptive): the engine's concurrency alone).
+    #[doc(hidden)]
     pub fn concurrency_limit(&self) -> Option<f64> {
         self.pacer.limit()
     }
@@ -449,6 +455,7 @@ impl HttpAgent {
 
     /// What shapes this agent's answers besides the sample (see
     /// [`Agent::cassette_settings`](super::Agent::cassette_settings)).
+    #[doc(hidden)]
     pub fn cassette_settings(&self) -> Value {
         let mut sampling = Map::new();
         self.sampling.insert_into(&mut sampling);
@@ -548,7 +555,7 @@ impl HttpAgent {
             return Ok(f(request));
         }
         match self.wire_protocol() {
-            Protocol::OpenAi if self.wire.provider == crate::Provider::Anthropic => {
+            Protocol::OpenAi if self.wire.provider == crate::config::Provider::Anthropic => {
                 super::anthropic::request_body(
                     request,
                     self.model.as_deref().unwrap_or_default(),
@@ -647,7 +654,7 @@ impl HttpAgent {
             };
             // Anthropic's 529: overloaded, as 503.
             let overloaded =
-                status.as_u16() == 529 && self.wire.provider == crate::Provider::Anthropic;
+                status.as_u16() == 529 && self.wire.provider == crate::config::Provider::Anthropic;
             return if matches!(status.as_u16(), 429 | 503) || overloaded {
                 Attempt::Overloaded { error, retry_after }
             } else {
@@ -700,7 +707,7 @@ impl HttpAgent {
         };
         let reply = match (&self.map_response, self.wire_protocol()) {
             (Some(f), _) => f(&value).map_err(|e| with_sources(&*e)),
-            (None, Protocol::OpenAi) if self.wire.provider == crate::Provider::Anthropic => {
+            (None, Protocol::OpenAi) if self.wire.provider == crate::config::Provider::Anthropic => {
                 super::anthropic::parse_reply(&value)
             }
             (None, Protocol::OpenAi) => openai::parse_reply(&value)

@@ -18,6 +18,7 @@ use crate::services::Services;
 
 impl Config {
     /// `own` settings (a front end's `.config(...)`), else the process's.
+    #[doc(hidden)]
     pub fn own_or_global(own: Option<&Config>) -> Result<&Config, ConfigError> {
         match own {
             Some(c) => Ok(c),
@@ -27,6 +28,7 @@ impl Config {
 
     /// The largest dataset file to read: the process's
     /// `EVAL_MAX_DATASET_BYTES`, else (unset, or the settings are invalid) 1 GiB.
+    #[doc(hidden)]
     pub fn max_dataset_bytes() -> u64 {
         Config::global().map_or(eval_datasets::files::DEFAULT_MAX_DATASET_BYTES, |c| {
             c.max_dataset_bytes
@@ -36,6 +38,7 @@ impl Config {
 
 impl Services {
     /// The services of `own` settings, else the process's (built once).
+    #[doc(hidden)]
     pub fn own_or_global(own: Option<&Config>) -> Services {
         match own {
             Some(config) => Services::from_config(config),
@@ -46,6 +49,7 @@ impl Services {
     /// The process's services, from [`Config::global`], built once (none
     /// when the environment's settings are invalid: that error is reported
     /// by whoever reads the config).
+    #[doc(hidden)]
     pub fn global() -> &'static Services {
         static SERVICES: std::sync::OnceLock<Services> = std::sync::OnceLock::new();
         SERVICES.get_or_init(|| match Config::global() {

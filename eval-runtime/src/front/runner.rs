@@ -68,6 +68,7 @@ pub struct RunOutcome {
     /// What it amounts to (see [`RunVerdict`]).
     pub verdict: RunVerdict,
     /// The comparison with the plan's baseline, if it has one.
+    #[doc(hidden)]
     pub baseline: Option<(PathBuf, BaselineOutcome)>,
     /// The results file written ([`Runner::output`]).
     pub results_path: Option<PathBuf>,
@@ -79,13 +80,15 @@ pub struct RunOutcome {
     shown: Option<crate::output::Shown>,
     /// Things worth saying that are not errors (e.g. how many evaluation
     /// spans were exported, and dropped).
+    #[doc(hidden)]
     pub notes: Vec<String>,
 }
 
 impl RunOutcome {
     /// The run's summary for a terminal ([`summary_text`](crate::results::summary_text)),
     /// whether its samples are in [`results`](Self::results) or were streamed.
-    pub fn summary_text(&self, paint: crate::Paint) -> String {
+    #[doc(hidden)]
+    pub fn summary_text(&self, paint: crate::output::Paint) -> String {
         let rest = match &self.results_path {
             Some(path) => crate::output::Rest::File(path),
             None => crate::output::Rest::NoFile,
@@ -203,6 +206,7 @@ impl Runner {
 impl Prepared<'_> {
     /// Agent calls the run makes (samples × repeat; under `repeat =
     /// "auto"`, at most).
+    #[doc(hidden)]
     pub fn agent_calls(&self) -> usize {
         self.run
             .datasets()
@@ -214,12 +218,14 @@ impl Prepared<'_> {
     /// What the plan's manifest says about the agent
     /// (`spec.evaluation.agent`): apply it with [`HttpAgent::under_plan`](crate::HttpAgent::under_plan),
     /// as the harness does.
+    #[doc(hidden)]
     pub fn agent_settings(&self) -> &eval_datasets::AgentSettings {
         &self.agent
     }
 
     /// What the run will call and cost, computed now without any call
     /// (see [`Estimate`](crate::estimate::Estimate)).
+    #[doc(hidden)]
     pub fn estimate(&self) -> crate::estimate::Estimate {
         crate::estimate::Estimate::of(self.run.datasets(), self.run.services())
     }
@@ -227,6 +233,7 @@ impl Prepared<'_> {
     /// [`estimate`](Self::estimate) for an agent answering as `model` (its
     /// tokenizer and price), as the real run prices the agent's answers:
     /// what `evals evaluate --estimate --model M` asks.
+    #[doc(hidden)]
     pub fn estimate_for_model(&self, model: Option<&str>) -> crate::estimate::Estimate {
         let mut services = self.run.services().clone();
         if let Some(model) = model {
@@ -247,6 +254,7 @@ impl Prepared<'_> {
 
     /// Whether some sample is a retrieval query, and whether some is not
     /// (known from the load: no sample is read again).
+    #[doc(hidden)]
     pub fn holds_retrieval(&self) -> (bool, bool) {
         let datasets = self.run.datasets();
         (

@@ -406,6 +406,7 @@ impl Results {
     /// How the question `new` asked of each dataset both runs hold differs
     /// from this run's: thresholds, options, metrics and gates (see
     /// [`QuestionChange`]).
+    #[doc(hidden)]
     pub fn question_changes(&self, new: &Results) -> Vec<QuestionChange> {
         let mut out = Vec::new();
         for d in &new.datasets {

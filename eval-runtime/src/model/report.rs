@@ -467,6 +467,7 @@ fn item_text(sample: &Sample, key: &str) -> Option<String> {
 
 impl SampleReport {
     /// A report for `sample` with nothing evaluated yet.
+    #[doc(hidden)]
     pub fn new(test_name: String, sample: &Sample) -> Self {
         SampleReport {
             test_name,

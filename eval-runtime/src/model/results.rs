@@ -74,6 +74,7 @@ pub enum Verdict {
 
 impl Verdict {
     /// The verdict of a report.
+    #[doc(hidden)]
     pub fn of(report: &SampleReport) -> Verdict {
         match report.decision() {
             None => Verdict::Error,
@@ -351,6 +352,7 @@ fn is_one(n: &u32) -> bool {
 impl SampleRecord {
     /// Whether the sample counts as passed: it passed, or it is
     /// inconclusive and counted as passed.
+    #[doc(hidden)]
     pub fn counts_as_passed(&self) -> bool {
         match self.verdict {
             Verdict::Pass => true,
@@ -362,6 +364,7 @@ impl SampleRecord {
     /// What the engine measured of this sample, per run of the agent (the
     /// value a gate on `latency_ms`, `ttft_ms` or `cost_usd` takes), when
     /// it was measured.
+    #[doc(hidden)]
     pub fn measured(&self, measure: Measure) -> Option<f64> {
         let runs = f64::from(self.runs.max(1));
         match measure {
@@ -407,6 +410,7 @@ impl MetricRecord {
     /// the record does not say: a repeated run's record of an earlier
     /// version). One run passes when its score is on the right side of the
     /// record's threshold.
+    #[doc(hidden)]
     pub fn runs_passed(&self) -> (u32, Option<u32>) {
         match &self.spread {
             Some(s) => (
@@ -442,6 +446,7 @@ impl MetricRecord {
     }
 
     /// The persisted form of one metric result.
+    #[doc(hidden)]
     pub fn from_result(m: &crate::model::MetricResult) -> Self {
         MetricRecord {
             name: m.name.clone(),
@@ -460,6 +465,7 @@ impl MetricRecord {
 
 impl SampleRecord {
     /// The persisted form of `sample`'s report.
+    #[doc(hidden)]
     pub fn from_report(
         dataset: &str,
         sample: &eval_datasets::Sample,
@@ -565,6 +571,7 @@ impl Results {
     }
 
     /// `Ok` when the run is complete; else [`ResultsError::Incomplete`] naming `path`.
+    #[doc(hidden)]
     pub fn require_complete(&self, path: &Path) -> Result<(), ResultsError> {
         match self.incompleteness() {
             None => Ok(()),
@@ -577,6 +584,7 @@ impl Results {
 
     /// The terms each dataset was summarised under, to recompute summaries
     /// (when merging).
+    #[doc(hidden)]
     pub fn terms(&self) -> BTreeMap<String, DatasetTerms> {
         self.datasets
             .iter()

@@ -49,6 +49,7 @@ pub struct Gate {
 
 impl Gate {
     /// A gate on the mean of `spec`'s metric, with `spec`'s operator and threshold.
+    #[doc(hidden)]
     pub fn from_spec(spec: &MetricSpec) -> Self {
         Gate {
             metric: spec.name.clone(),
@@ -74,6 +75,7 @@ impl Gate {
     }
 
     /// The gate `gate` describes.
+    #[doc(hidden)]
     pub fn from_gate(gate: &GateSpec) -> Self {
         Gate {
             stat: gate.stat,
@@ -82,6 +84,7 @@ impl Gate {
     }
 
     /// A gate on the mean of `metric`.
+    #[doc(hidden)]
     pub fn new(metric: &str, op: Op, threshold: f64) -> Self {
         Gate {
             metric: metric.to_string(),
@@ -96,12 +99,14 @@ impl Gate {
 
     /// The same gate, judged and reported but not failing the run when
     /// missed (`enforced = false`).
+    #[doc(hidden)]
     pub fn enforced(mut self, enforced: bool) -> Self {
         self.enforced = enforced;
         self
     }
 
     /// The same gate on another statistic.
+    #[doc(hidden)]
     pub fn with_stat(mut self, stat: Stat) -> Self {
         self.stat = stat;
         self
@@ -118,11 +123,13 @@ impl Gate {
     }
 
     /// What the engine measures for the gate's metric, if it is a measured one.
+    #[doc(hidden)]
     pub fn measured(&self) -> Option<Measure> {
         eval_datasets::metric::lookup(&self.metric).and_then(|i| i.measured())
     }
 
     /// `<=` or `>=`.
+    #[doc(hidden)]
     pub fn op(&self) -> Op {
         if self.op == Op::AtMost.to_string() {
             Op::AtMost

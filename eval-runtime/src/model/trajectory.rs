@@ -180,6 +180,7 @@ pub enum TrajectorySource {
 
 impl Trajectory {
     /// A trajectory of the tool calls in an answer: one tool step each.
+    #[doc(hidden)]
     pub fn from_tool_calls(calls: &[eval_datasets::ToolCall]) -> Self {
         Trajectory {
             steps: calls

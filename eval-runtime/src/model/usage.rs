@@ -301,6 +301,7 @@ impl Usage {
     /// reported), `~12 + ~7 tokens (estimated: no usage reported)` when all
     /// are, `12 + 7 tokens (~9 of them estimated: no usage reported)` when
     /// some are; and replies whose tokens are unknown, when any.
+    #[doc(hidden)]
     pub fn tokens_text(&self) -> String {
         let (p, c) = (self.prompt_tokens, self.completion_tokens);
         let mut text = if self.estimated_tokens == 0 {

@@ -40,6 +40,7 @@ impl Results {
     /// is incomplete is consistent. Fields that files of earlier versions
     /// lack read as their defaults (no `planned`: what is there counts as
     /// complete), so such a file passes when its counts agree.
+    #[doc(hidden)]
     pub fn check_consistency(&self, path: &Path) -> Result<(), ResultsError> {
         let mut problems = self.inconsistencies();
         if problems.is_empty() {
@@ -66,6 +67,7 @@ impl Results {
 
     /// What does not add up in this file, one entry each (empty when it is
     /// consistent).
+    #[doc(hidden)]
     pub fn inconsistencies(&self) -> Vec<String> {
         let mut problems = Vec::new();
         let mut seen = BTreeSet::new();

@@ -381,6 +381,7 @@ fn escape(s: &str, attribute: bool) -> String {
 impl Results {
     /// Writes [`junit_xml`] of these results to `path`, atomically, one
     /// sample's XML at a time.
+    #[doc(hidden)]
     pub fn write_junit(&self, path: &Path) -> Result<(), ResultsError> {
         self.write_junit_from(path, None)
     }

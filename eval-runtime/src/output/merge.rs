@@ -184,6 +184,7 @@ impl Results {
     /// `evals report merge --inconclusive` does): each inconclusive metric
     /// passes or not anew, each inconclusive sample is counted anew, and
     /// aggregates and gates are recomputed. Decided verdicts do not change.
+    #[doc(hidden)]
     pub fn counting_inconclusive(&self, on: OnInconclusive) -> Results {
         let mut samples = self.samples.clone();
         for s in &mut samples {

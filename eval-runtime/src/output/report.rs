@@ -73,11 +73,13 @@ impl SampleReport {
     /// One line: `ok <name> (<source>)  metric=score ...`, each metric that
     /// did not pass with why (`partial_match 0.200 < 0.5`, `contains error:
     /// ...`).
+    #[doc(hidden)]
     pub fn summary_line(&self) -> String {
         self.summary_line_with(Paint::plain())
     }
 
     /// [`summary_line`](Self::summary_line), its verdicts painted.
+    #[doc(hidden)]
     pub fn summary_line_with(&self, paint: Paint) -> String {
         let verdict = Verdict::of(self);
         let word = match (self.passed(), verdict) {

@@ -20,6 +20,7 @@ pub(crate) use crate::model::{counted_as, incompleteness, now_unix};
 
 impl Results {
     /// Writes the file atomically: readers see the old file or the new one.
+    #[doc(hidden)]
     pub fn write(&self, path: &Path) -> Result<(), ResultsError> {
         super::write_json(path, self)
     }

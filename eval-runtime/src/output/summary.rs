@@ -561,6 +561,7 @@ impl MetricTally {
 impl Results {
     /// Results for `samples` under `terms` (per dataset name); aggregates
     /// and gate verdicts computed here.
+    #[doc(hidden)]
     pub fn new(
         binary: &str,
         mut samples: Vec<SampleRecord>,

@@ -50,6 +50,7 @@ pub struct RunVerdict {
 
 impl RunVerdict {
     /// The verdict of `datasets`' summaries.
+    #[doc(hidden)]
     pub fn of(datasets: &[DatasetSummary]) -> RunVerdict {
         let mut v = RunVerdict::default();
         for d in datasets {
@@ -90,6 +91,7 @@ impl RunVerdict {
     /// Why the run did not really run, if it did not: samples were evaluated
     /// and not one could be scored (an agent that is down), or a metric could
     /// not be scored on any sample (a judge that is down or misconfigured).
+    #[doc(hidden)]
     pub fn not_scored(&self) -> Option<String> {
         if self.unscorable_metrics.is_empty() {
             return (self.samples > 0 && self.unscored == self.samples).then(|| {
@@ -110,11 +112,13 @@ impl RunVerdict {
     /// One line per gate: `gate <dataset> passed|FAILED: ...`, or `gate
     /// <dataset>: gate ... not judged: ...`; a gate missed because samples
     /// could not be scored says how many.
+    #[doc(hidden)]
     pub fn gate_lines(&self) -> Vec<String> {
         self.gate_lines_with(Paint::plain())
     }
 
     /// [`gate_lines`](Self::gate_lines), the verdicts painted.
+    #[doc(hidden)]
     pub fn gate_lines_with(&self, paint: Paint) -> Vec<String> {
         let mut lines = Vec::new();
         let doubt = |g: &GateResult| {

@@ -8,7 +8,7 @@ use std::time::Duration;
 use eval_datasets::metric::{MetricSpec, UserMetrics, parse_gates_with, parse_specs_with};
 use eval_datasets::{Manifest, Sample, naming};
 
-use super::{Baseline, DatasetPlan, DatasetSource, Metrics, Plan, PlanError, Subset};
+use super::{Baseline, DatasetPlan, DatasetSource, Metrics, Plan, Subset};
 use crate::config::Config;
 use crate::output::Gate;
 
@@ -280,12 +280,13 @@ impl PlanBuilder {
 
     /// The plan, or every problem found: metrics, gates, globs, manifests.
     /// Datasets are read when the plan is loaded, not here.
-    pub fn build(self, config: &Config) -> Result<Plan, PlanError> {
+    #[cfg(test)]
+    pub(crate) fn build(self, config: &Config) -> Result<Plan, super::PlanError> {
         let (plan, problems) = self.build_lenient(config);
         if problems.is_empty() {
             Ok(plan)
         } else {
-            Err(PlanError::new(problems))
+            Err(super::PlanError::new(problems))
         }
     }
 

@@ -53,18 +53,18 @@ pub(crate) use runs::runs_needed;
 /// What to evaluate. See the [module docs](self).
 #[derive(Debug, Clone)]
 #[non_exhaustive]
-pub struct Plan {
+pub(crate) struct Plan {
     /// The datasets, in order.
-    pub datasets: Vec<DatasetPlan>,
+    pub(crate) datasets: Vec<DatasetPlan>,
     /// Agent calls in flight at once.
-    pub concurrency: usize,
+    pub(crate) concurrency: usize,
     /// A baseline to compare complete runs with.
-    pub baseline: Option<Baseline>,
+    pub(crate) baseline: Option<Baseline>,
     /// Where relative paths start (rubric files).
-    pub base_dir: PathBuf,
+    pub(crate) base_dir: PathBuf,
     /// What a manifest says about the agent (`spec.evaluation.agent`),
     /// applied with [`HttpAgent::under_plan`](crate::HttpAgent::under_plan).
-    pub agent: eval_datasets::AgentSettings,
+    pub(crate) agent: eval_datasets::AgentSettings,
 }
 
 /// The agent a plan's run uses: `agent` with what the plan says about
@@ -124,20 +124,20 @@ pub(crate) fn cluster_value(sample: &Sample, field: &str) -> Option<String> {
 /// A baseline results file and how much a score may move before it counts.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
-pub struct Baseline {
+pub(crate) struct Baseline {
     /// The baseline results file.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// A difference whose interval lies within ±`epsilon` is no change.
-    pub epsilon: f64,
+    pub(crate) epsilon: f64,
     /// Which provenance differences (judge, dataset content) the
     /// comparison accepts.
-    pub allow: crate::output::Allow,
+    pub(crate) allow: crate::output::Allow,
 }
 
 /// Where a dataset's samples come from.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
-pub enum DatasetSource {
+pub(crate) enum DatasetSource {
     /// A file: its path and the path shown in messages.
     File {
         /// Where to read it.
@@ -159,7 +159,7 @@ pub enum DatasetSource {
 /// How a dataset's samples are scored.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
-pub enum Metrics {
+pub(crate) enum Metrics {
     /// These metrics for every sample.
     Given(Vec<MetricSpec>),
     /// The dataset's own (see the [module docs](self)).
@@ -169,61 +169,61 @@ pub enum Metrics {
 /// One dataset of a plan.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
-pub struct DatasetPlan {
+pub(crate) struct DatasetPlan {
     /// Its name in results; its tests are named `<name>::<sample>`.
-    pub name: String,
+    pub(crate) name: String,
     /// Where its samples come from.
-    pub source: DatasetSource,
+    pub(crate) source: DatasetSource,
     /// How they are scored.
-    pub metrics: Metrics,
+    pub(crate) metrics: Metrics,
     /// Gates given explicitly (the rest are derived when it is loaded).
-    pub gates: Vec<Gate>,
+    pub(crate) gates: Vec<Gate>,
     /// `ciGate`: every threshold gates the mean; samples fail only when they
     /// cannot be scored.
-    pub ci_gate: bool,
+    pub(crate) ci_gate: bool,
     /// Whether the gates made of its thresholds (under `ci_gate`) fail the
     /// run when missed. A manifest's datasets are always judged by their
     /// means; their thresholds are enforced only under `ciGate: true` (or
     /// the front end's `ci_gate`), and reported otherwise ("not enforced
     /// (ciGate is false)").
-    pub enforce_thresholds: bool,
+    pub(crate) enforce_thresholds: bool,
     /// Under `ci_gate`, whether each threshold gates the mean (agentspec's
     /// `thresholds`); `false` for a letta suite, whose `gate` alone decides
     /// (its other graders are scored and reported in the summary).
-    pub threshold_gates: bool,
+    pub(crate) threshold_gates: bool,
     /// Agent runs per sample: a fixed number, or `auto` (runs added while
     /// a verdict is inconclusive).
-    pub repeat: eval_datasets::Repeat,
+    pub(crate) repeat: eval_datasets::Repeat,
     /// What an inconclusive verdict counts as (a sample's over repeated
     /// runs, a gate's over the dataset).
-    pub inconclusive: crate::stats::OnInconclusive,
+    pub(crate) inconclusive: crate::stats::OnInconclusive,
     /// The sample field gates cluster samples by (Miller's cluster-robust
     /// standard error), when one is named.
-    pub cluster: Option<String>,
+    pub(crate) cluster: Option<String>,
     /// Limit on one sample's agent interaction, and separately on its scoring.
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
     /// Retrieval datasets: a scope not starting with `eval:` may be deleted.
-    pub allow_custom_prefix: bool,
+    pub(crate) allow_custom_prefix: bool,
     /// For a manifest's dataset: seed 000's field table, checked on loading.
-    pub manifest: Option<ManifestDataset>,
+    pub(crate) manifest: Option<ManifestDataset>,
     /// The `evals` command's choice of samples (the plan is that subset).
-    pub subset: Subset,
+    pub(crate) subset: Subset,
     /// Largest dataset file read (`EVAL_MAX_DATASET_BYTES`).
-    pub max_dataset_bytes: u64,
+    pub(crate) max_dataset_bytes: u64,
     /// Tool definitions offered with each sample (a manifest dataset's
     /// `tools`, [`PlanBuilder::tools`]), added to each sample's own when it
     /// is loaded.
-    pub tools: Vec<serde_json::Value>,
+    pub(crate) tools: Vec<serde_json::Value>,
     /// The model its agent runs as (a letta suite's model handle, see
     /// [`ManifestDataset::model`]): an HTTP agent answers as this model
     /// ([`Agent::with_model`](crate::Agent::with_model)) and each sample
     /// carries it as `agent_args.model`; `None`: the agent as set up.
-    pub model: Option<String>,
+    pub(crate) model: Option<String>,
 }
 
 impl DatasetPlan {
     /// A dataset with defaults: one run per sample, no gates, no subset.
-    pub fn new(
+    pub(crate) fn new(
         name: impl Into<String>,
         source: DatasetSource,
         metrics: Metrics,

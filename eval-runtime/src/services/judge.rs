@@ -288,6 +288,7 @@ impl Judge {
     /// that does not parse, and only answers that pass are cached. In an
     /// estimate's dry run the answer is the one `answer` assumes, and
     /// nothing is sent.
+    #[doc(hidden)]
     pub async fn ask_checked(
         &self,
         prompt: &JudgePrompt,

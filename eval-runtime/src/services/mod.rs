@@ -5,31 +5,30 @@
 
 mod cache;
 mod client;
-mod dry;
+pub(crate) mod dry;
 mod embed;
 #[cfg(feature = "http")]
 mod endpoint;
 #[cfg(not(feature = "http"))]
 #[path = "endpoint_off.rs"]
 mod endpoint;
-mod judge;
+pub(crate) mod judge;
 #[cfg(feature = "http")]
-mod langsmith;
-mod prompt;
+pub(crate) mod langsmith;
+pub(crate) mod prompt;
 mod warm;
 
-pub use crate::config::{JudgeAnswers, Price, PriceError, PriceTable, Pricing, Structured};
+pub use crate::config::Structured;
 pub use cache::Cache;
-pub use dry::Calls;
-pub(crate) use dry::{DryRun, Tokenizer};
 pub use embed::{Embedder, cosine};
 pub use endpoint::{ServiceError, Usage};
-pub use judge::{
-    Answer, AnswerProblem, DEFAULT_MAX_TOKENS, DEFAULT_SEED, Judge, MAX_REASKS, MAX_TOKENS_CAP,
-};
-#[cfg(feature = "http")]
-pub use langsmith::{DEFAULT_ENDPOINT as LANGSMITH_ENDPOINT, LangSmith, UploadError, Uploaded};
-pub use prompt::{BoundaryKey, DataBlock, JudgePrompt, PromptError, Rendered};
+pub use judge::Judge;
+pub use prompt::JudgePrompt;
+// The rest is the engine's and the `evals` command's (`__cli::services`).
+pub(crate) use crate::config::Pricing;
+pub(crate) use dry::{DryRun, Tokenizer};
+pub(crate) use judge::Answer;
+pub(crate) use prompt::{DataBlock, Rendered};
 
 use crate::config::Config;
 
@@ -106,12 +105,14 @@ impl Services {
     }
 
     /// These services pricing samples with `pricing`.
+    #[doc(hidden)]
     pub fn with_pricing(mut self, pricing: Pricing) -> Services {
         self.pricing = pricing;
         self
     }
 
     /// These services reading relative files from `dir`.
+    #[doc(hidden)]
     pub fn with_base_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Services {
         self.base_dir = dir.into();
         self
@@ -121,6 +122,7 @@ impl Services {
     /// requests carry a `traceparent`, its spans are received on
     /// `settings.receiver` (started once per process and address) and become
     /// each sample's trajectory.
+    #[doc(hidden)]
     pub fn with_traces(mut self, settings: &crate::config::TraceSettings) -> Services {
         self.traces = crate::otel::Tracing::new(settings);
         self
@@ -128,6 +130,7 @@ impl Services {
 
     /// Where this run receives the agent's spans (OTLP/HTTP, at
     /// `http://<addr>/v1/traces`), when it does and could start listening.
+    #[doc(hidden)]
     pub fn trace_receiver(&self) -> Option<std::net::SocketAddr> {
         self.traces.receiver_addr()
     }

@@ -170,6 +170,7 @@ impl JudgePrompt {
     }
 
     /// The data blocks, in order.
+    #[doc(hidden)]
     pub fn blocks(&self) -> &[DataBlock] {
         &self.blocks
     }
@@ -183,6 +184,7 @@ impl JudgePrompt {
     }
 
     /// Whether every block's name is valid and unique.
+    #[doc(hidden)]
     pub fn check(&self) -> Result<(), PromptError> {
         match &self.invalid {
             Some(e) => Err(e.clone()),
@@ -193,6 +195,7 @@ impl JudgePrompt {
     /// The messages of this question with a fresh random boundary (a
     /// [`Judge`](super::Judge) renders with its [`BoundaryKey`] instead:
     /// the same question, the same bytes).
+    #[doc(hidden)]
     pub fn render(&self) -> Result<Rendered, PromptError> {
         self.check()?;
         for _ in 0..16 {
@@ -210,6 +213,7 @@ impl JudgePrompt {
     /// The messages with the boundary `key` gives this question: the keyed
     /// hash of its context blocks (else of the whole question), the next
     /// one while the question holds it.
+    #[doc(hidden)]
     pub fn render_keyed(&self, key: &BoundaryKey) -> Result<Rendered, PromptError> {
         self.check()?;
         let anchor = self.anchor();
@@ -296,6 +300,7 @@ impl JudgePrompt {
 
     /// The logical prompt, for the cache key: task, version, format,
     /// instructions, block names and contents (never the boundary).
+    #[doc(hidden)]
     pub fn cache_text(&self) -> String {
         let blocks: Vec<[&str; 2]> = self
             .blocks

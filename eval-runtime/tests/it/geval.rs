@@ -361,7 +361,7 @@ fn a_criteria_metric_calibrates_as_a_built_in_under_its_name_and_hashes() {
         ("name", s("calibrated")),
         ("criteria", s("Calibrated criteria (calibration test).")),
     ]);
-    let c = eval_runtime::calibrate::calibrate(
+    let c = eval_runtime::__cli::calibrate::calibrate(
         &labels,
         "labels.jsonl",
         &spec,

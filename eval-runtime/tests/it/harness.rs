@@ -198,7 +198,7 @@ fn gates_on_means_exit_with_1() {
         })
         .evaluate(args(&[]));
     assert_eq!(out.code, 1);
-    let failed = eval_runtime::results::failed_gates(&out.datasets);
+    let failed = eval_runtime::__cli::results::failed_gates(&out.datasets);
     assert_eq!(failed.len(), 1);
     // [answer, N, and, more, words] vs [answer, N]: P = 2/5, R = 1, F1 = 4/7.
     let gate = failed[0].1;
@@ -687,7 +687,7 @@ fn an_agentspec_manifest_drives_metrics_gates_and_repeat() {
     let results = read(&out);
     assert_eq!(results.datasets[0].name, "qa_set");
     assert!(results.samples[0].test_name.starts_with("qa_set::"));
-    let failed = eval_runtime::results::failed_gates(&out.datasets);
+    let failed = eval_runtime::__cli::results::failed_gates(&out.datasets);
     assert_eq!(failed.len(), 1);
     assert_eq!(failed[0].0, "qa_set");
     assert!(
@@ -990,7 +990,7 @@ fn nextest_processes_leave_gates_to_the_merge_and_own_metrics_never_take_the_ind
         .find(|e| e.file_name().to_string_lossy().ends_with(".parts"))
         .map(|e| e.path())
         .expect("a parts directory");
-    let merged = eval_runtime::results::merge_dir(&parts).expect("the parts agree on their gates");
+    let merged = eval_runtime::__cli::results::merge_dir(&parts).expect("the parts agree on their gates");
     assert!(merged.complete);
     let failed: Vec<String> = merged
         .failed_gates()

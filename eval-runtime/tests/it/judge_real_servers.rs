@@ -19,9 +19,8 @@
 use crate::common;
 
 use common::{Reply, chat};
-use eval_runtime::services::{
-    Cache, Judge, JudgePrompt, MAX_TOKENS_CAP, ServiceError, Structured, Usage,
-};
+use eval_runtime::services::{Cache, Judge, JudgePrompt, ServiceError, Structured, Usage};
+use eval_runtime::__cli::services::{MAX_TOKENS_CAP};
 use serde_json::{Value, json};
 
 /// A llama-cpp-python chat completion: `content`, `finish_reason`.
@@ -205,7 +204,7 @@ async fn auto_falls_back_from_a_refused_json_schema_once_and_remembers() {
             .ok_or_else(|| "no polite".into())
     };
     struct Polite<F>(F);
-    impl<F: Fn(&Value) -> Result<(), String> + Sync> eval_runtime::services::Answer for Polite<F> {
+    impl<F: Fn(&Value) -> Result<(), String> + Sync> eval_runtime::__cli::services::Answer for Polite<F> {
         fn check(&self, v: &Value) -> Result<(), String> {
             (self.0)(v)
         }
@@ -241,7 +240,7 @@ async fn auto_falls_back_from_a_refused_json_schema_once_and_remembers() {
     assert_eq!(sent[0]["response_format"]["json_schema"]["strict"], true);
     assert_eq!(
         sent[2]["response_format"]["schema"],
-        eval_runtime::services::Answer::schema(&answer).unwrap()
+        eval_runtime::__cli::services::Answer::schema(&answer).unwrap()
     );
     assert!(sent.iter().all(|b| b["max_tokens"] == 64));
     assert_eq!(judge.structured_mode(), Structured::JsonObjectSchema);

@@ -25,7 +25,8 @@
 
 use eval_runtime::retrieval::{HttpRetriever, Retriever};
 use eval_runtime::services::{Embedder, Judge, JudgePrompt, ServiceError, Usage};
-use eval_runtime::{Config, HttpAgent, Provider, Sample};
+use eval_runtime::{Config, HttpAgent, Sample};
+use eval_runtime::__cli::{Provider};
 use serde_json::{Value, json};
 
 use crate::common::{self, Reply};

@@ -420,7 +420,7 @@ fn a_diff_shows_the_query_that_regressed_and_the_baseline_gates() {
     );
     assert!(!lost.regressions().is_empty(), "{}", lost.render());
     // Accepting on purpose keeps the old baseline as a backup.
-    let backup = diff::accept(&after, &baseline).unwrap().unwrap();
+    let backup = eval_runtime::__cli::diff::accept(&after, &baseline).unwrap().unwrap();
     assert!(backup.exists());
     assert_eq!(Results::read(&baseline).unwrap().samples, after.samples);
 }
@@ -464,7 +464,7 @@ fn epsilon_is_inclusive_and_vanished_metrics_are_worse() {
     let d = diff::diff(&before, &after, 0.05);
     // A metric scored before and not now is lost coverage: a regression.
     assert_eq!(d.regressions().len(), 1);
-    let diff::Regression::Metric(lost) = d.regressions()[0] else {
+    let eval_runtime::__cli::diff::Regression::Metric(lost) = d.regressions()[0] else {
         panic!("{d:?}")
     };
     assert_eq!((lost.metric.as_str(), lost.lost), ("ndcg_at_k", 1));

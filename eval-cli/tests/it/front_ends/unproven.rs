@@ -259,7 +259,7 @@ fn nextest_says_nothing_and_the_merge_does(dir: &Path, exe: &Path, url: &str) {
     let (passed, failed) = unproven(&r, "estimate");
     assert!(passed >= 2 && failed >= 1, "{}", text(&out));
     // What `evals report merge` can print of it, and the summary's words.
-    let lines = eval_runtime::results::unproven_lines(&r, Some(&merged));
+    let lines = eval_runtime::__cli::results::unproven_lines(&r, Some(&merged));
     assert!(lines[0].starts_with(&said(passed, true)), "{lines:?}");
     assert!(lines[1].starts_with(&said(failed, false)), "{lines:?}");
     let summary = evals(
