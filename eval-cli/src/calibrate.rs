@@ -7,8 +7,8 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use eval_datasets::terminal::escaped;
-use eval_runtime::Services;
 use eval_runtime::__cli::calibrate::{Calibration, calibrate};
+use eval_runtime::Services;
 
 use crate::Failure;
 
@@ -65,7 +65,8 @@ pub fn run(args: Args) -> Result<u8, Failure> {
     let cwd = std::env::current_dir()
         .map_err(|e| Failure::config(format!("cannot read the working directory: {e}")))?;
     let path = args.output.clone().unwrap_or_else(|| {
-        eval_runtime::__cli::results::project_calibration_dir(config, &cwd).join(calibration.file_name())
+        eval_runtime::__cli::results::project_calibration_dir(config, &cwd)
+            .join(calibration.file_name())
     });
     calibration
         .write(&path)

@@ -10,10 +10,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use eval_datasets::{Sample, manifest};
+use eval_runtime::__cli::Paint;
 use eval_runtime::plan::{PlanBuilder, Subset};
 use eval_runtime::retrieval::{HttpRetriever, RetrieverAgent};
 use eval_runtime::{AgentError, BoxFuture, Config, HttpAgent, Response, Runner};
-use eval_runtime::__cli::{Paint};
 
 use crate::Failure;
 use crate::discover;

@@ -24,8 +24,8 @@ use eval_datasets::append::{AppendError, Appender};
 use eval_datasets::files::ReadError;
 use eval_datasets::terminal::{escaped, escaped_lines};
 use eval_datasets::{Sample, ToolCall};
-use eval_runtime::{HttpAgent, Response};
 use eval_runtime::__cli::{Paint, Probe, Probed};
+use eval_runtime::{HttpAgent, Response};
 use rustyline::error::ReadlineError;
 
 use crate::Failure;

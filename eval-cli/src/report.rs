@@ -6,11 +6,13 @@
 
 use std::path::PathBuf;
 
-use eval_runtime::Config;
 use eval_runtime::__cli::Paint;
+use eval_runtime::__cli::results::{
+    append_step_summary, merge_paths_allowing, summary_markdown, summary_text,
+};
+use eval_runtime::Config;
 use eval_runtime::diff;
 use eval_runtime::results::{Results, RunVerdict};
-use eval_runtime::__cli::results::{append_step_summary, merge_paths_allowing, summary_markdown, summary_text};
 
 use crate::Failure;
 
@@ -353,7 +355,10 @@ pub fn run(command: Command) -> Result<u8, Failure> {
                 DiffFormat::Json => outjson!(
                     serde_json::to_string_pretty(&d).map_err(|e| Failure::config(e.to_string()))?
                 ),
-                DiffFormat::Markdown => out!("{}", diff::diff_markdown(&old, &new, &d)),
+                DiffFormat::Markdown => out!(
+                    "{}",
+                    eval_runtime::__cli::diff::diff_markdown(&old, &new, &d)
+                ),
                 DiffFormat::Text => out!("{}", d.render()),
             }
             Ok(u8::from(!d.regressions().is_empty()))
@@ -382,7 +387,7 @@ pub fn run(command: Command) -> Result<u8, Failure> {
         }
         Command::Accept(args) => {
             let results = read_whole(&args.results, args.partial)?;
-            let backup = diff::accept(&results, &args.baseline)
+            let backup = eval_runtime::__cli::diff::accept(&results, &args.baseline)
                 .map_err(|e| Failure::config(e.to_string()))?;
             outln!(
                 "{} is the baseline now{}",

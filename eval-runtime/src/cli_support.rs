@@ -36,6 +36,7 @@ pub mod services {
 pub mod results {
     pub use crate::model::ScorerFingerprint;
     pub use crate::output::UserMetricProvenance;
+    pub use crate::output::unproven_lines;
     pub use crate::output::{
         AgentProvenance, CalibrationSummary, DatasetProvenance, EmbeddingsFingerprint, GitState,
         JudgeFingerprint, MetricVersions, Provenance,
@@ -46,7 +47,6 @@ pub mod results {
         merge_paths, merge_paths_allowing, project_calibration_dir, results_dir, total_usage,
     };
     pub use crate::output::{SHOWN_FAILURES, append_step_summary, summary_markdown, summary_text};
-    pub use crate::output::unproven_lines;
 }
 
 /// Comparisons beyond the diff itself: the statistics of each metric and

@@ -4,8 +4,8 @@
 //! printed.
 
 use eval_datasets::terminal::escaped;
-use eval_runtime::Config;
 use eval_runtime::__cli::services::{LANGSMITH_ENDPOINT, LangSmith};
+use eval_runtime::Config;
 use serde_json::{Map, Value, json};
 
 use super::Args;

@@ -10,8 +10,8 @@
 use std::fmt::Write;
 
 use eval_datasets::terminal::{escaped, escaped_lines};
-use eval_runtime::{Response};
 use eval_runtime::__cli::{Paint, Probed};
+use eval_runtime::Response;
 use serde_json::{Map, Value};
 
 use super::Draft;

@@ -26,8 +26,8 @@ use serde_json::{Value, json};
 use super::GenerateError;
 use super::corpus::{Chunk, Corpus};
 use eval_runtime::__cli::sentences;
+use eval_runtime::__cli::services::Answer;
 use eval_runtime::services::{Judge, JudgePrompt, ServiceError, Usage};
-use eval_runtime::__cli::services::{Answer};
 
 /// Version of the answering prompts (part of the judge's cache key).
 pub const ANSWER_PROMPT_VERSION: u32 = 1;

@@ -58,9 +58,9 @@ pub use corpus::{Chunk, Corpus, DEFAULT_CHUNK_WORDS};
 pub use golden::{OutputFormat, Record};
 pub use mix::{Difficulty, Mix, MixError, QueryType};
 
+use eval_runtime::__cli::services::PriceTable;
 use eval_runtime::CostError;
 use eval_runtime::services::{Judge, ServiceError, Usage};
-use eval_runtime::__cli::services::{PriceTable};
 
 /// Default questions asked of the judge at once.
 pub const DEFAULT_BATCH: usize = 4;

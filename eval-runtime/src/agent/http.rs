@@ -32,11 +32,13 @@
 //! (`data.answer`, `/data/sources`); a `text/plain` answer that is not JSON
 //! is the output as a whole.
 
+mod engine;
+
 use std::sync::Arc;
 use std::time::Duration;
 
 use eval_datasets::{AgentSettings, HttpMapping, Protocol, Sample};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::Response;
 use super::openai::{self, Sampling};
@@ -314,40 +316,6 @@ impl HttpAgent {
         self.http = http;
     }
 
-    /// Applies what a plan says about the agent (a manifest's
-    /// `spec.evaluation.agent`) where nothing was chosen in code or by
-    /// `evals`' flags: code and flags first, then the manifest, then the
-    /// `EVAL_AGENT_*` variables. The engine applies a plan's settings this
-    /// way for the harness and for `evals evaluate` alike.
-    #[doc(hidden)]
-    pub fn under_plan(self, plan: &AgentSettings) -> Self {
-        let chosen = self.chosen.clone();
-        let mut agent = self.settings(&chosen.clone().or(plan));
-        agent.chosen = chosen;
-        agent
-    }
-
-    /// The protocol, model and streaming in use (the protocol always said:
-    /// the one chosen, else the one the URL implies).
-    #[doc(hidden)]
-    pub fn current_settings(&self) -> AgentSettings {
-        AgentSettings::new(
-            Some(self.wire_protocol()),
-            self.model.clone(),
-            Some(self.stream),
-        )
-        .with_http(self.http.clone())
-    }
-
-    /// The protocol spoken: the one chosen, else the one the URL implies.
-    #[doc(hidden)]
-    pub fn wire_protocol(&self) -> Protocol {
-        self.protocol.unwrap_or_else(|| match self.wire.provider {
-            crate::config::Provider::OpenAi => Protocol::implied_by_path(self.url.path()),
-            _ => Protocol::OpenAi,
-        })
-    }
-
     /// Whether the settings can make requests: the OpenAI protocol needs a
     /// model, and the agent's tool definitions must be valid.
     pub fn check(&self) -> Result<()> {
@@ -419,13 +387,6 @@ impl HttpAgent {
         self
     }
 
-    /// The current limit on calls in flight to this agent (`None` when not
-    /// [`adaptive`](Self::adaptive): the engine's concurrency alone).
-    #[doc(hidden)]
-    pub fn concurrency_limit(&self) -> Option<f64> {
-        self.pacer.limit()
-    }
-
     /// Replaces the request body mapping.
     pub fn map_request(
         mut self,
@@ -451,25 +412,6 @@ impl HttpAgent {
     {
         self.map_response = Some(Arc::new(move |v: &Value| f(v).map_err(Into::into)));
         self
-    }
-
-    /// What shapes this agent's answers besides the sample (see
-    /// [`Agent::cassette_settings`](super::Agent::cassette_settings)).
-    #[doc(hidden)]
-    pub fn cassette_settings(&self) -> Value {
-        let mut sampling = Map::new();
-        self.sampling.insert_into(&mut sampling);
-        let mut settings = json!({
-            "protocol": self.wire_protocol().name(),
-            "model": self.model,
-            "stream": self.stream,
-            "sampling": sampling,
-            "tools": self.tools.as_ref().ok(),
-        });
-        if !self.http.is_empty() {
-            settings["http"] = self.http.shape();
-        }
-        settings
     }
 
     /// The URL, with any credentials removed.
@@ -707,7 +649,9 @@ impl HttpAgent {
         };
         let reply = match (&self.map_response, self.wire_protocol()) {
             (Some(f), _) => f(&value).map_err(|e| with_sources(&*e)),
-            (None, Protocol::OpenAi) if self.wire.provider == crate::config::Provider::Anthropic => {
+            (None, Protocol::OpenAi)
+                if self.wire.provider == crate::config::Provider::Anthropic =>
+            {
                 super::anthropic::parse_reply(&value)
             }
             (None, Protocol::OpenAi) => openai::parse_reply(&value)

@@ -91,7 +91,11 @@ impl HttpRetriever {
 
     /// Reranks with the service `settings` name (`EVAL_RERANK_*`), if any
     /// ([`cohere_rerank`](Self::cohere_rerank)).
-    pub fn reranker_from(self, settings: &crate::config::rerank::RerankSettings) -> Result<HttpRetriever> {
+    #[doc(hidden)]
+    pub fn reranker_from(
+        self,
+        settings: &crate::config::rerank::RerankSettings,
+    ) -> Result<HttpRetriever> {
         match &settings.url {
             Some(url) => self.cohere_rerank(url, &settings.model, settings.api_key.clone()),
             None => Ok(self),

@@ -225,6 +225,7 @@ impl Retriever for MemoryRetriever {
 }
 
 /// Loads a document's text from its `loaderRef`; `None` when it cannot.
+#[doc(hidden)]
 pub type Loader = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
 /// Loads a document's text from its `loaderRef`, or says why it cannot.
@@ -233,6 +234,7 @@ type Resolve = Arc<dyn Fn(&str) -> std::result::Result<String, LoadError> + Send
 /// Why a `loaderRef` was not loaded.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
+#[doc(hidden)]
 pub enum LoadError {
     /// An absolute path outside the loader directory.
     #[error("{} is an absolute path outside the loader directory {}", .path.display(), .dir.display())]
@@ -317,6 +319,7 @@ pub enum LoadError {
 /// The text of the file `reference` names under `dir`: inside it (after
 /// `..` and every symlink are resolved) unless `anywhere`, a regular file
 /// of at most `limit` bytes, UTF-8. Each refusal says why, with the path.
+#[doc(hidden)]
 pub fn load_from_dir(
     dir: &Path,
     reference: &str,
@@ -648,6 +651,7 @@ const NO_LOADER: &str = "set one with RetrieverAgent::loader, try_loader or load
 /// allowed (an empty one always), resolve
 /// every `loaderRef` (all unresolved refs are named), delete everything under
 /// the prefix, ingest the documents.
+#[doc(hidden)]
 pub async fn ingest(
     retriever: &dyn Retriever,
     dataset: &RetrievalDataset,

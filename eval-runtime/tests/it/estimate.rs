@@ -10,9 +10,9 @@ use crate::common;
 use std::path::PathBuf;
 
 use common::{Reply, serve_detached};
+use eval_runtime::__cli::services::{Price, PriceTable, Pricing};
 use eval_runtime::plan::PlanBuilder;
 use eval_runtime::services::{Embedder, Judge};
-use eval_runtime::__cli::services::{Price, PriceTable, Pricing};
 use eval_runtime::{Config, HttpAgent, Runner, Services};
 use serde_json::{Value, json};
 

@@ -990,7 +990,8 @@ fn nextest_processes_leave_gates_to_the_merge_and_own_metrics_never_take_the_ind
         .find(|e| e.file_name().to_string_lossy().ends_with(".parts"))
         .map(|e| e.path())
         .expect("a parts directory");
-    let merged = eval_runtime::__cli::results::merge_dir(&parts).expect("the parts agree on their gates");
+    let merged =
+        eval_runtime::__cli::results::merge_dir(&parts).expect("the parts agree on their gates");
     assert!(merged.complete);
     let failed: Vec<String> = merged
         .failed_gates()

@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::common;
 
-use eval_runtime::results::{Results};
-use eval_runtime::__cli::results::{junit_xml};
+use eval_runtime::__cli::results::junit_xml;
+use eval_runtime::results::Results;
 use eval_runtime::{Harness, Outcome, Response, Sample};
 
 fn data() -> PathBuf {

@@ -4,8 +4,8 @@
 //! parser written here (not the renderer's), holds it byte for byte and
 //! nothing else, and every other block is intact.
 
-use eval_runtime::services::{JudgePrompt};
-use eval_runtime::__cli::services::{Rendered};
+use eval_runtime::__cli::services::Rendered;
+use eval_runtime::services::JudgePrompt;
 use proptest::prelude::*;
 
 /// The data blocks of `r.user`, read strictly: sections, each

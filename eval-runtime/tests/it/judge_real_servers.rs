@@ -19,8 +19,8 @@
 use crate::common;
 
 use common::{Reply, chat};
+use eval_runtime::__cli::services::MAX_TOKENS_CAP;
 use eval_runtime::services::{Cache, Judge, JudgePrompt, ServiceError, Structured, Usage};
-use eval_runtime::__cli::services::{MAX_TOKENS_CAP};
 use serde_json::{Value, json};
 
 /// A llama-cpp-python chat completion: `content`, `finish_reason`.
@@ -204,7 +204,9 @@ async fn auto_falls_back_from_a_refused_json_schema_once_and_remembers() {
             .ok_or_else(|| "no polite".into())
     };
     struct Polite<F>(F);
-    impl<F: Fn(&Value) -> Result<(), String> + Sync> eval_runtime::__cli::services::Answer for Polite<F> {
+    impl<F: Fn(&Value) -> Result<(), String> + Sync> eval_runtime::__cli::services::Answer
+        for Polite<F>
+    {
         fn check(&self, v: &Value) -> Result<(), String> {
             (self.0)(v)
         }

@@ -130,7 +130,8 @@ fn pass_at_k_and_pass_hat_k_gate_repeated_runs() {
         results.datasets, out.datasets,
         "recomputed from the records alike"
     );
-    let text = eval_runtime::__cli::results::summary_text(&results, eval_runtime::__cli::Paint::plain());
+    let text =
+        eval_runtime::__cli::results::summary_text(&results, eval_runtime::__cli::Paint::plain());
     assert!(text.contains("pass^2 contains = 0.2917"), "{text}");
     // `report diff` of the run against itself names the gates too.
     let diff = eval_runtime::diff::diff(&results, &results, 0.0);

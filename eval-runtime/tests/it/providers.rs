@@ -23,10 +23,10 @@
 //!   exist.", type `NotFoundError`), FastAPI's `{"detail": ...}`
 //!   (llama-cpp-python's server is a FastAPI app).
 
+use eval_runtime::__cli::Provider;
 use eval_runtime::retrieval::{HttpRetriever, Retriever};
 use eval_runtime::services::{Embedder, Judge, JudgePrompt, ServiceError, Usage};
 use eval_runtime::{Config, HttpAgent, Sample};
-use eval_runtime::__cli::{Provider};
 use serde_json::{Value, json};
 
 use crate::common::{self, Reply};

@@ -11,8 +11,8 @@
 
 use std::path::PathBuf;
 
+use eval_runtime::__cli::services::Answer;
 use eval_runtime::services::{Embedder, Judge, JudgePrompt, Usage};
-use eval_runtime::__cli::services::{Answer};
 use eval_runtime::{HttpAgent, Sample};
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;

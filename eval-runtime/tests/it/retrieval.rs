@@ -420,7 +420,9 @@ fn a_diff_shows_the_query_that_regressed_and_the_baseline_gates() {
     );
     assert!(!lost.regressions().is_empty(), "{}", lost.render());
     // Accepting on purpose keeps the old baseline as a backup.
-    let backup = eval_runtime::__cli::diff::accept(&after, &baseline).unwrap().unwrap();
+    let backup = eval_runtime::__cli::diff::accept(&after, &baseline)
+        .unwrap()
+        .unwrap();
     assert!(backup.exists());
     assert_eq!(Results::read(&baseline).unwrap().samples, after.samples);
 }

@@ -115,16 +115,21 @@ fn the_public_api_is_what_the_listings_say() {
 }
 
 /// issue 39: eval-runtime's promised API fits in a listing a person reads.
+/// A ratchet: the listing may shrink, never grow past `CEILING` (lower it as
+/// the API is cut). The aim is under 400 lines; what stands between is the
+/// records of a results file and the error enums, listed field by field and
+/// variant by variant (see issue 39's note).
 #[test]
-#[ignore = "issue 39: the lead enables it once the API is cut"]
-fn eval_runtimes_promised_listing_is_under_400_lines() {
-    const LIMIT: usize = 400;
+fn eval_runtimes_promised_listing_does_not_grow() {
+    const CEILING: usize = 850;
+    const AIM: usize = 400;
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
     let count = listing(&here.join("src")).promised.len();
-    println!("eval-runtime's promised listing: {count} lines (limit {LIMIT})");
+    println!("eval-runtime's promised listing: {count} lines (ceiling {CEILING}, aim {AIM})");
     assert!(
-        count < LIMIT,
-        "eval-runtime's promised listing has {count} lines, the limit is {LIMIT}: \
-         move what only this workspace uses behind a #[doc(hidden)] module"
+        count <= CEILING,
+        "eval-runtime's promised listing has {count} lines, over its ceiling of {CEILING}: \
+         a test author's API grew; put what only the `evals` command uses in `__cli` \
+         (src/cli_support.rs) or make it pub(crate)"
     );
 }
