@@ -31,7 +31,8 @@ const NAME: &str = "interactive";
 /// interactive`.
 ///
 /// ```no_run
-/// use eval_runtime::{HttpAgent, Probe, Sample};
+/// use eval_runtime::__cli::Probe;
+/// use eval_runtime::{HttpAgent, Sample};
 ///
 /// let probe = Probe::new("contains, partial_match >= 0.5");
 /// let agent = HttpAgent::new("http://127.0.0.1:4000").unwrap();
