@@ -10,19 +10,6 @@ use eval_runtime::plan::PlanBuilder;
 use eval_runtime::services::Judge;
 use eval_runtime::{Config, FnAgent, Response, Runner, Sample, Services};
 
-/// The judge's `/stats`, over a plain HTTP/1.0 GET.
-fn stats(url: &str) -> serde_json::Value {
-    use std::io::{Read, Write};
-    let addr = url.trim_start_matches("http://");
-    let mut stream = std::net::TcpStream::connect(addr).unwrap();
-    stream
-        .write_all(b"GET /stats HTTP/1.0\r\nHost: x\r\n\r\n")
-        .unwrap();
-    let mut text = String::new();
-    stream.read_to_string(&mut text).unwrap();
-    serde_json::from_str(text.split_once("\r\n\r\n").unwrap().1).unwrap()
-}
-
 async fn echo_expected(sample: &Sample) -> Response {
     // Answers with the expected answer: every content word found.
     Response::new(sample.expected_text().unwrap_or("").to_string())
@@ -52,7 +39,7 @@ fn criteria_metrics_score_by_steps_written_once_weighted_by_token_probabilities(
         .unwrap()
         .evaluate(&FnAgent(echo_expected), |_| {})
         .unwrap();
-    let seen = stats(&server.url());
+    let seen = eval_examples::judge::stats(server.url().trim_start_matches("http://")).unwrap();
     // 1 steps question (for `correct`; `plain` has its steps), then one
     // score question per sample and metric.
     assert_eq!(seen["chat_calls"], 1 + 3 * 2, "{seen}");

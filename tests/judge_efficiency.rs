@@ -11,19 +11,6 @@ use eval_runtime::plan::PlanBuilder;
 use eval_runtime::services::{Embedder, Judge};
 use eval_runtime::{HttpAgent, Runner, Services};
 
-/// The judge's `/stats`, over a plain HTTP/1.0 GET.
-fn stats(server: &demo::DemoServer) -> serde_json::Value {
-    use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(server.addr()).unwrap();
-    stream
-        .write_all(b"GET /stats HTTP/1.0\r\nHost: x\r\n\r\n")
-        .unwrap();
-    let mut text = String::new();
-    stream.read_to_string(&mut text).unwrap();
-    let body = text.split_once("\r\n\r\n").unwrap().1;
-    serde_json::from_str(body).unwrap()
-}
-
 #[test]
 fn a_samples_judge_calls_run_at_once_and_are_counted_apart() {
     let agent = demo::spawn(DemoConfig::default()).unwrap();
@@ -61,7 +48,7 @@ fn a_samples_judge_calls_run_at_once_and_are_counted_apart() {
         record.metrics.iter().all(|m| m.score.is_some()),
         "{record:?}"
     );
-    let seen = stats(&judge_server);
+    let seen = eval_examples::judge::stats(judge_server.addr()).unwrap();
     let _ = std::fs::remove_dir_all(&dir);
     // faithfulness 1 (statements and verdicts in one question),
     // answer_relevancy 1, context_precision and context_recall 1 (one

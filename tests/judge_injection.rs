@@ -88,18 +88,6 @@ fn services(server: &DemoServer) -> Services {
         .with_embedder(Embedder::new(&base, "embed").unwrap().cache(None))
 }
 
-/// The scripted judge's `/stats`.
-fn stats(server: &DemoServer) -> Value {
-    use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(server.addr()).unwrap();
-    stream
-        .write_all(b"GET /stats HTTP/1.0\r\nHost: x\r\n\r\n")
-        .unwrap();
-    let mut text = String::new();
-    stream.read_to_string(&mut text).unwrap();
-    serde_json::from_str(text.split_once("\r\n\r\n").unwrap().1).unwrap()
-}
-
 /// A grade, errors included (an error is a grade too: it must not change).
 type Grade = Result<f64, String>;
 
@@ -112,18 +100,6 @@ async fn grade(metric: &str, attack: &str, services: &Services) -> Grade {
         (Some(score), _) => Ok(score),
         (None, e) => Err(e.map_or("no score".into(), |e| e.to_string())),
     }
-}
-
-/// Whether the obedient judge answers any of `requests` differently from
-/// the control once `attack` is put outside their data blocks, as a prompt
-/// that pasted it raw would.
-fn steered(requests: &[Value], attack: &str) -> bool {
-    requests.iter().any(|messages| {
-        let system = messages[0]["content"].as_str().unwrap();
-        let user = messages[1]["content"].as_str().unwrap();
-        let leaked = format!("{user}\n{attack}\n");
-        judge::answer(system, &leaked, true) != judge::answer(system, &leaked, false)
-    })
 }
 
 fn since(log: &Recorded, from: usize) -> Vec<Value> {
@@ -174,7 +150,9 @@ async fn no_attack_in_the_data_changes_a_grade_and_the_same_attacks_outside_do()
             }
         }
     }
-    let obeyed = stats(&obedient)["obeyed"].as_u64().unwrap();
+    let obeyed = judge::stats(obedient.addr()).unwrap()["obeyed"]
+        .as_u64()
+        .unwrap();
     // The negative control: the requests of a clean sample, each attack put
     // outside their data blocks.
     let (sample, response) = poor();
@@ -193,7 +171,7 @@ async fn no_attack_in_the_data_changes_a_grade_and_the_same_attacks_outside_do()
     for attack in &attacks {
         for requests in &asked {
             leaks += 1;
-            steered_by += usize::from(steered(requests, attack));
+            steered_by += usize::from(judge::steered(requests, attack));
         }
     }
     println!(

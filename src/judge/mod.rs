@@ -184,6 +184,31 @@ pub fn answer(system: &str, user: &str, obey: bool) -> Result<Value, String> {
     tasks::answer_question(system, user, obey).map(|(v, _)| v)
 }
 
+/// The judge's `GET /stats` (see the table above), over a plain HTTP/1.0
+/// request to `addr` (`127.0.0.1:port`).
+pub fn stats(addr: impl std::net::ToSocketAddrs) -> std::io::Result<Value> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr)?;
+    stream.write_all(b"GET /stats HTTP/1.0\r\nHost: x\r\n\r\n")?;
+    let mut text = String::new();
+    stream.read_to_string(&mut text)?;
+    let body = text.split_once("\r\n\r\n").map_or("", |(_, body)| body);
+    serde_json::from_str(body).map_err(std::io::Error::other)
+}
+
+/// Whether the obedient judge answers any of `requests` (each a chat
+/// request's messages, system then user) differently from the control once
+/// `attack` is put outside their data blocks, as a prompt that pasted it
+/// raw would: the injection suites' negative control.
+pub fn steered(requests: &[Value], attack: &str) -> bool {
+    requests.iter().any(|messages| {
+        let system = messages[0]["content"].as_str().unwrap_or("");
+        let user = messages[1]["content"].as_str().unwrap_or("");
+        let leaked = format!("{user}\n{attack}\n");
+        answer(system, &leaked, true) != answer(system, &leaked, false)
+    })
+}
+
 /// Tokens of `text` as the judge counts them: each run of letters or digits
 /// is one, and so is each other visible character (JSON punctuation costs
 /// tokens too). Close to what BPE tokenizers give for English and JSON.

@@ -22,18 +22,6 @@ fn judge_of(server: &DemoServer) -> Judge {
     Judge::new(&base, "judge").unwrap().cache(None)
 }
 
-/// The scripted judge's `/stats`.
-fn stats(server: &DemoServer) -> Value {
-    use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(server.addr()).unwrap();
-    stream
-        .write_all(b"GET /stats HTTP/1.0\r\nHost: x\r\n\r\n")
-        .unwrap();
-    let mut text = String::new();
-    stream.read_to_string(&mut text).unwrap();
-    serde_json::from_str(text.split_once("\r\n\r\n").unwrap().1).unwrap()
-}
-
 /// The question generated from a corpus whose document holds `attack`, with
 /// the attack also among the questions to avoid.
 async fn generated(attack: &str, judge: &Judge) -> Result<Value, String> {
@@ -71,17 +59,6 @@ async fn generated(attack: &str, judge: &Judge) -> Result<Value, String> {
     Ok(record)
 }
 
-/// Whether the obedient judge answers any of `requests` differently from
-/// the control once `attack` is put outside their data blocks.
-fn steered(requests: &[Value], attack: &str) -> bool {
-    requests.iter().any(|messages| {
-        let system = messages[0]["content"].as_str().unwrap();
-        let user = messages[1]["content"].as_str().unwrap();
-        let leaked = format!("{user}\n{attack}\n");
-        judge::answer(system, &leaked, true) != judge::answer(system, &leaked, false)
-    })
-}
-
 #[tokio::test]
 async fn no_attack_in_a_corpus_changes_a_generated_question_and_the_same_attacks_outside_do() {
     let (obedient, log) = judge::spawn_recording(JudgeConfig::default()).unwrap();
@@ -103,14 +80,16 @@ async fn no_attack_in_a_corpus_changes_a_generated_question_and_the_same_attacks
             changed.push(format!("{short:?}: {got:?} != {want:?}"));
         }
     }
-    let obeyed = stats(&obedient)["obeyed"].as_u64().unwrap();
+    let obeyed = judge::stats(obedient.addr()).unwrap()["obeyed"]
+        .as_u64()
+        .unwrap();
     // The negative control: the requests of a clean run, each attack put
     // outside their data blocks.
     let from = log.lock().unwrap().len();
     generated("", &with_obedient).await.unwrap();
     let asked = log.lock().unwrap()[from..].to_vec();
     assert!(!asked.is_empty(), "a clean run asked the judge nothing");
-    let steered_by = attacks.iter().filter(|a| steered(&asked, a)).count();
+    let steered_by = attacks.iter().filter(|a| judge::steered(&asked, a)).count();
     println!(
         "generation injection suite: {} attacks, {changed_n} changed by obedience ({made} generated), the obedient judge obeyed {obeyed} time(s); negative control: {steered_by} of {} steered",
         attacks.len(),
