@@ -93,7 +93,7 @@ pub struct DatasetEstimate {
     pub metrics: Vec<MetricCalls>,
 }
 
-/// The calls, tokens and cost a run will make (see the [module docs](self)).
+/// The calls, tokens and cost a run will make.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct Estimate {

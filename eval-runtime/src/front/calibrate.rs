@@ -139,7 +139,7 @@ fn label_value(v: &serde_json::Value) -> Option<bool> {
 }
 
 /// Measures `spec` against the human labels of the file at `path` (see the
-/// [`calibrate`](crate::calibrate) module), scoring up to `concurrency` samples at once with
+/// `calibrate` module), scoring up to `concurrency` samples at once with
 /// `services`' judge and embeddings. Every problem of the file is reported
 /// at once, before any judge call.
 pub fn calibrate(

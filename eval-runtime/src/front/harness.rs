@@ -69,7 +69,7 @@ impl Outcome {
 /// attribute, so `-- advanced`, `--skip`, `--exact` and `--list` behave as
 /// with `#[test]`s, and `cargo nextest run` can run and shard them. An
 /// `--exact` name that matches no sample is an error, not a silent pass.
-/// The harness only builds a [`Plan`](crate::plan::Plan) and turns the
+/// The harness only builds a plan and turns the
 /// engine's verdict into its exit code: 0 all passed, 101 a sample failed, 1
 /// a gate was missed (or the baseline regressed), 2 the run could not start.
 #[must_use = "call .run() to evaluate"]
@@ -310,7 +310,7 @@ impl Harness {
 
     /// Also write the results as JUnit XML to `path` (else to
     /// `EVAL_JUNIT`, when set): one testcase per sample, see
-    /// [`junit_xml`](crate::results::junit_xml).
+    /// `junit_xml`.
     pub fn junit(mut self, path: impl Into<PathBuf>) -> Self {
         self.junit_path = Some(path.into());
         self

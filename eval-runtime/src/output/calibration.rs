@@ -111,7 +111,7 @@ pub struct RankCorrelation {
     pub pairs: usize,
 }
 
-/// A metric measured against human labels (see the [`calibrate`](crate::calibrate) module).
+/// A metric measured against human labels (`evals calibrate`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Calibration {

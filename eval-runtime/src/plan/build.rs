@@ -26,7 +26,7 @@ enum Source {
     },
 }
 
-/// Builds a [`Plan`]. The harness and the `evals` command are thin layers
+/// Builds a plan. The harness and the `evals` command are thin layers
 /// over it; see the [plan module](super) for the rules it applies.
 ///
 /// ```

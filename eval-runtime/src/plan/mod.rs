@@ -1,7 +1,7 @@
 //! The plan: what a run evaluates, built once by a front end and run by the
 //! engine. The attribute builds it from its arguments, the harness from its
 //! builder calls, the `evals` command from its flags; all three go through
-//! [`PlanBuilder`] (or, for the attribute, the same [`DatasetPlan`] fields),
+//! [`PlanBuilder`] (or, for the attribute, the same dataset plans),
 //! so names, gates, timeouts and concurrency follow one set of rules:
 //!
 //! * **name** of a dataset, in results and as the first part of its test

@@ -375,7 +375,7 @@ impl Diff {
     }
 }
 
-/// A run compared with its baseline (see [`check_baseline`](crate::diff::check_baseline)).
+/// A run compared with its baseline (`check_baseline`).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum BaselineOutcome {
