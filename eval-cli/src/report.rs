@@ -361,7 +361,7 @@ pub fn run(command: Command) -> Result<u8, Failure> {
                 ),
                 DiffFormat::Text => out!("{}", d.render()),
             }
-            Ok(u8::from(!d.regressions().is_empty()))
+            Ok(u8::from(d.regressed()))
         }
         Command::Html(args) => {
             let results = args

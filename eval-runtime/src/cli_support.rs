@@ -14,6 +14,7 @@ pub use crate::engine::Selection;
 pub use crate::front::probe::{Probe, Probed, Waiting};
 #[cfg(feature = "http")]
 pub use crate::http::MAX_REDIRECTS;
+pub use crate::model::Spread;
 pub use crate::output::Paint;
 
 /// The judge's and embedder's workings: answers it checks, prompts as
@@ -41,6 +42,7 @@ pub mod results {
         AgentProvenance, CalibrationSummary, DatasetProvenance, EmbeddingsFingerprint, GitState,
         JudgeFingerprint, MetricVersions, Provenance,
     };
+    pub use crate::output::{DatasetSummary, Gate, GateResult, MetricRecord, MetricSummary};
     pub use crate::output::{
         DatasetTerms, KEPT_CHARS, KEPT_CHUNKS, ResultsKey, RunSpread, UsageTotals, WrittenMetric,
         binary_name, calibration_dir, failed_gates, junit_xml, merge, merge_allowing, merge_dir,
@@ -56,14 +58,15 @@ pub mod diff {
         ALPHA, BaselineOutcome, Bound, Comparison, Count, Differences, GateChange, GateNeeded,
         GateOutcome, Needed, POWER, QuestionChange, Regression, accept, check_baseline,
     };
-    pub use crate::output::{SHOWN_CHANGES, diff_markdown};
+    pub use crate::output::{Change, Only, Outcome, SHOWN_CHANGES, diff_markdown};
     pub use crate::stats::PairedTest;
 }
 
 /// Sample sizes and power, for "Needed at 80% power".
 pub mod verdict {
     pub use crate::stats::{
-        Level, SampleSize, mcnemar_power, mcnemar_samples, paired_t_power, paired_t_samples,
+        Interval, Level, Method, SampleSize, mcnemar_power, mcnemar_samples, paired_t_power,
+        paired_t_samples,
     };
 }
 

@@ -79,7 +79,7 @@
 //!   its scoring (default `EVAL_SAMPLE_TIMEOUT_SECS`, else 300).
 //! * `repeat = n` runs the agent n times per sample (`repeat = "auto"`:
 //!   more only while a verdict is in doubt); scores are means with their
-//!   interval (see [`Spread`]), and a sample passes, fails or is
+//!   interval, and a sample passes, fails or is
 //!   inconclusive by where the interval lies; `inconclusive = "fail"` makes
 //!   an inconclusive one fail, `cluster = "field"` clusters the gates'
 //!   samples (see [`verdict`]).
@@ -161,24 +161,25 @@ pub mod __cli;
 // expansion uses (build.rs writes it from this crate's version).
 include!(concat!(env!("OUT_DIR"), "/private.rs"));
 
-/// Results files: reading one, its records, and the verdict it amounts to.
+/// Results files: reading one, its samples' verdicts and scores, and the
+/// verdict the run amounts to. The file's format, field by field, is in the
+/// guide's "Results files" chapter; these are a typed view of it.
 pub mod results {
     pub use crate::output::{
-        DatasetSummary, FORMAT_VERSION, Gate, GateResult, MetricRecord, MetricSummary, Results,
-        ResultsError, RunVerdict, SampleRecord, Verdict,
+        FORMAT_VERSION, Results, ResultsError, RunVerdict, SampleRecord, Verdict,
     };
 }
 
 /// Comparing two runs' results, sample by sample and metric by metric.
 pub mod diff {
-    pub use crate::output::{Allow, Change, Diff, Only, Outcome, compare, diff};
+    pub use crate::output::{Allow, Diff, compare, diff};
 }
 
 /// The statistics of verdicts: where a score's interval lies against its
 /// threshold, how the interval was computed, and what an inconclusive
 /// verdict counts as (see the guide's "Verdicts" chapter).
 pub mod verdict {
-    pub use crate::stats::{Decision, Interval, Method, OnInconclusive};
+    pub use crate::stats::{Decision, OnInconclusive};
 }
 
 /// Datasets and the [`Sample`] model (from `eval-datasets`).
@@ -210,7 +211,7 @@ pub use model::ScorerError;
 pub use model::{
     AgentError, BadVar, CassetteError, CassetteMode, ConfigError, CostError, Error, MetricError,
     MetricResult, Refusal, ReplyError, Result, SampleError, SampleReport, Scored, SharedError,
-    Spread, TraceError, Usage,
+    TraceError, Usage,
 };
 pub use model::{Step, StepKind, Trajectory, TrajectorySource};
 pub use secrets::Secret;

@@ -2,7 +2,8 @@
 
 use std::sync::atomic::Ordering;
 
-use eval_runtime::diff::{self, Allow, Outcome};
+use eval_runtime::__cli::diff::Outcome;
+use eval_runtime::diff::{self, Allow};
 use eval_runtime::results::Verdict;
 use eval_runtime::{Repeat, Sample};
 

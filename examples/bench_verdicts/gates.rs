@@ -5,7 +5,8 @@
 //! how often the rule of earlier versions (any gate met → missed) would have.
 
 use eval_runtime::__cli::diff::GateOutcome;
-use eval_runtime::diff::{self, Allow, Outcome};
+use eval_runtime::__cli::diff::Outcome;
+use eval_runtime::diff::{self, Allow};
 use eval_runtime::plan::PlanBuilder;
 use eval_runtime::results::Results;
 use eval_runtime::{Repeat, Sample};

@@ -7,11 +7,12 @@
 //! exact power computed at that count and what the normal approximation
 //! of earlier versions printed.
 
+use eval_runtime::__cli::diff::Outcome;
 use eval_runtime::__cli::verdict::{
     Level, SampleSize, mcnemar_power, mcnemar_samples, paired_t_power, paired_t_samples,
 };
 use eval_runtime::Repeat;
-use eval_runtime::diff::{self, Allow, Outcome};
+use eval_runtime::diff::{self, Allow};
 
 use crate::sim::{Agent, rate, run, samples};
 

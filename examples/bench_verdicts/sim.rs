@@ -4,10 +4,10 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use eval_runtime::__cli::verdict::Interval;
 use eval_runtime::__cli::verdict::Level;
 use eval_runtime::plan::PlanBuilder;
 use eval_runtime::results::Results;
-use eval_runtime::verdict::Interval;
 use eval_runtime::{Config, Repeat, Response, Runner, Sample};
 
 /// A seeded generator (SplitMix64): the same draws every run of the bench.

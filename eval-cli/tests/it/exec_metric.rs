@@ -50,7 +50,7 @@ fn run(dir: &std::path::Path, metrics: &str, out: &str) -> std::process::Output 
     )
 }
 
-fn metric<'a>(r: &'a Results, name: &str) -> &'a eval_runtime::results::MetricRecord {
+fn metric<'a>(r: &'a Results, name: &str) -> &'a eval_runtime::__cli::results::MetricRecord {
     r.samples
         .iter()
         .find(|s| s.id != "rome")

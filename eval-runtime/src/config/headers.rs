@@ -120,21 +120,25 @@ impl Headers {
     }
 
     /// No header.
+    #[doc(hidden)]
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 
     /// The names, in order.
+    #[doc(hidden)]
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.0.iter().map(|(k, _)| k.as_str())
     }
 
     /// Whether `name` (any case) is set.
+    #[doc(hidden)]
     pub fn contains(&self, name: &str) -> bool {
         self.0.iter().any(|(k, _)| k.eq_ignore_ascii_case(name))
     }
 
     /// The first value of `name` (any case), for the one place that sends it.
+    #[doc(hidden)]
     pub fn get(&self, name: &str) -> Option<&str> {
         self.0
             .iter()
@@ -143,6 +147,7 @@ impl Headers {
     }
 
     /// `(name, value)` pairs, for the one place that sends them.
+    #[doc(hidden)]
     pub fn expose(&self) -> impl Iterator<Item = (&str, &str)> {
         self.0.iter().map(|(k, v)| (k.as_str(), v.expose()))
     }

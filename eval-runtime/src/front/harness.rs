@@ -27,6 +27,7 @@ pub struct Outcome {
     /// (or the baseline regressed), 2 the run could not start.
     pub code: u8,
     /// Per-dataset aggregates and gate verdicts (empty for `--list`).
+    #[doc(hidden)]
     pub datasets: Vec<DatasetSummary>,
     /// The verdict of what ran.
     pub verdict: RunVerdict,

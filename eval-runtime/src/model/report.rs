@@ -50,8 +50,10 @@ pub struct MetricResult {
     pub score: Option<f64>,
     /// Comparison against the threshold.
     #[serde(serialize_with = "ser_op")]
+    #[doc(hidden)]
     pub op: Op,
     /// The threshold.
+    #[doc(hidden)]
     pub threshold: f64,
     /// Whether the score is on the right side of the threshold.
     pub passed: bool,
@@ -60,12 +62,15 @@ pub struct MetricResult {
     pub error: Option<MetricError>,
     /// How it was scored when not by the metric's primary method (e.g. an
     /// offline variant without a judge).
+    #[doc(hidden)]
     pub method: Option<&'static str>,
     /// The value in the metric's original direction, when the score is
     /// reported flipped (deepeval toxicity and bias, where lower is better).
+    #[doc(hidden)]
     pub raw: Option<f64>,
     /// Over repeated runs (`repeat = n`): the score is their mean; this is
     /// the spread.
+    #[doc(hidden)]
     pub spread: Option<Spread>,
     /// Why the metric scored as it did, when it says (the judge's reason,
     /// the verdicts it counted).
@@ -248,7 +253,7 @@ pub(crate) fn why_not_passed(
 /// A metric over `n` runs of the agent: the mean, its interval, and where
 /// the interval lies against the threshold. The interval is the one that
 /// holds whatever the distribution of the runs' scores (see
-/// [`crate::verdict::Method`]): a pass/fail metric (`contains`,
+/// `Method`): a pass/fail metric (`contains`,
 /// `exact_match`...) over a fixed number of runs has the exact
 /// (Clopper–Pearson) interval of its pass rate; any other score in a known
 /// range (0..1), and a pass rate under `repeat = "auto"`, the betting
@@ -345,10 +350,13 @@ pub struct SampleReport {
     /// Sample id.
     pub id: String,
     /// File and line.
+    #[doc(hidden)]
     pub source: Source,
     /// The input (all turns).
+    #[doc(hidden)]
     pub input: String,
     /// The expected answer, if any.
+    #[doc(hidden)]
     pub expected: Option<String>,
     /// The agent's output, when it answered.
     pub output: Option<String>,
@@ -359,13 +367,17 @@ pub struct SampleReport {
     pub error: Option<SampleError>,
     /// Time spent in the agent.
     #[serde(serialize_with = "ser_secs")]
+    #[doc(hidden)]
     pub latency: Duration,
     /// Time to the agent's first token, when it streamed.
+    #[doc(hidden)]
     pub ttft: Option<Duration>,
     /// The tool calls the agent made, in order.
+    #[doc(hidden)]
     pub tool_calls: Vec<eval_datasets::ToolCall>,
     /// The steps the agent took (from its spans, or its answers' tool
     /// calls), when it took any.
+    #[doc(hidden)]
     pub trajectory: Option<super::Trajectory>,
     /// The requests' traces (one per request, every run): what an exported
     /// evaluation links to.
@@ -376,42 +388,57 @@ pub struct SampleReport {
     #[serde(skip)]
     pub(crate) response_id: Option<String>,
     /// The context the agent returned (retrieved chunks), in order.
+    #[doc(hidden)]
     pub context: Vec<String>,
     /// The document ids the agent retrieved, best first (retrieval queries).
+    #[doc(hidden)]
     pub retrieved: Vec<String>,
     /// The score of each of them, when the retriever (or reranker) gave it.
+    #[doc(hidden)]
     pub retrieved_scores: Vec<f64>,
     /// The ids the query should retrieve (a retrieval dataset's `relevant`).
+    #[doc(hidden)]
     pub relevant: Vec<String>,
     /// The item's own name, when the dataset gives one (a runevals item's
     /// `name`).
+    #[doc(hidden)]
     pub name: Option<String>,
     /// The item's notes, when the dataset gives them (a runevals item's
     /// `notes`: why it is there, a bug it guards against).
+    #[doc(hidden)]
     pub notes: Option<String>,
     /// The id of the retrieval dataset the query belongs to (Unrag's `id`).
+    #[doc(hidden)]
     pub dataset_id: Option<String>,
     /// The sample's tags.
+    #[doc(hidden)]
     pub tags: Vec<String>,
     /// The sample's metadata, as the dataset gives it.
+    #[doc(hidden)]
     pub metadata: serde_json::Map<String, serde_json::Value>,
     /// The tool calls the sample expects (shown beside the agent's when a
     /// tool metric fails).
+    #[doc(hidden)]
     pub expected_tools: Option<Vec<eval_datasets::ToolCall>>,
     /// The agent's calls, retries and tokens.
+    #[doc(hidden)]
     pub agent: Usage,
     /// The model that answered, when the agent said.
+    #[doc(hidden)]
     pub model: Option<String>,
     /// Judge calls made to score it.
     pub usage: Usage,
     /// Embedding calls made to score it.
+    #[doc(hidden)]
     pub embeddings: Usage,
     /// What it cost in US dollars, when every model it used has a price
     /// (see [`Pricing`](crate::services::Pricing)).
+    #[doc(hidden)]
     pub cost_usd: Option<f64>,
     /// Why the cost is unknown though a price table is set (a model it used
     /// has no price); serialized as its message.
     #[serde(serialize_with = "serialize_message")]
+    #[doc(hidden)]
     pub cost_unknown: Option<CostError>,
 }
 

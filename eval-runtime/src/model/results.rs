@@ -23,33 +23,43 @@ use crate::stats::Decision;
 #[non_exhaustive]
 pub struct Results {
     /// [`FORMAT_VERSION`](super::FORMAT_VERSION).
+    #[doc(hidden)]
     pub version: u32,
     /// Test binary (or harness) that produced it.
+    #[doc(hidden)]
     pub binary: String,
     /// The package of that test binary, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[doc(hidden)]
     pub package: Option<String>,
     /// When the file was written, seconds since the Unix epoch.
+    #[doc(hidden)]
     pub written_unix: f64,
     /// Every dataset holds every sample its plan holds (so every gate was
     /// judged), and no dataset of the binary's previous run is missing.
     #[serde(default)]
+    #[doc(hidden)]
     pub complete: bool,
     /// Datasets the previous results file of this test binary held that this
     /// run did not run (filtered out, or the process was stopped first).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[doc(hidden)]
     pub missing_datasets: Vec<String>,
     /// Where the scores come from: the tool, the revision, the datasets'
     /// content hashes, the judge's and embeddings' fingerprints, the agent
     /// (absent in files of earlier versions).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[doc(hidden)]
     pub provenance: Option<crate::model::Provenance>,
     /// Per-dataset aggregates, by dataset name.
+    #[doc(hidden)]
     pub datasets: Vec<DatasetSummary>,
     /// Calls, tokens and cost of the whole run (the datasets' together).
     #[serde(default, skip_serializing_if = "UsageTotals::is_empty")]
+    #[doc(hidden)]
     pub usage: UsageTotals,
     /// One record per evaluated sample, sorted by dataset then test name.
+    #[doc(hidden)]
     pub samples: Vec<SampleRecord>,
 }
 
@@ -227,113 +237,146 @@ impl From<crate::model::Spread> for RunSpread {
 pub struct SampleRecord {
     /// Dataset name (see the guide's results chapter: the manifest's name, the eval
     /// function's path, or the file stem).
+    #[doc(hidden)]
     pub dataset: String,
     /// Full test name.
+    #[doc(hidden)]
     pub test_name: String,
     /// Sample id.
+    #[doc(hidden)]
     pub id: String,
     /// `file:line`.
+    #[doc(hidden)]
     pub source: String,
     /// Pass, fail, inconclusive or error.
+    #[doc(hidden)]
     pub verdict: Verdict,
     /// For an inconclusive sample: whether it counted as passed (`pass`) or
     /// failed (`fail`), as the run's setting says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[doc(hidden)]
     pub counted_as: Option<Verdict>,
     /// The sample's cluster (the value of the field the dataset is
     /// clustered by), when one is named and the sample has it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[doc(hidden)]
     pub cluster: Option<String>,
     /// A hash of what the dataset says of the sample (its input, expected
     /// answer, context, tags, metadata...: everything but where it is in
     /// the file): a sample whose content changed between two runs is not
     /// the same sample.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[doc(hidden)]
     pub hash: Option<String>,
     /// Per-metric scores.
+    #[doc(hidden)]
     pub metrics: Vec<MetricRecord>,
     /// Time in the agent, milliseconds.
+    #[doc(hidden)]
     pub latency_ms: f64,
     /// Why the sample could not be scored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[doc(hidden)]
     pub error: Option<String>,
     /// The item's name, when the dataset gives one (a runevals item's `name`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[doc(hidden)]
     pub name: Option<String>,
     /// The item's notes, when the dataset gives them (a runevals item's
     /// `notes`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[doc(hidden)]
     pub notes: Option<String>,
     /// The id of the retrieval dataset the query belongs to (Unrag's `id`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[doc(hidden)]
     pub dataset_id: Option<String>,
     /// The user turns sent to the agent, in order (each cut to
     /// [`KEPT_CHARS`] characters).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[doc(hidden)]
     pub input: Vec<String>,
     /// The expected answer (one per turn: `[1] …  [2] …`), cut to
     /// [`KEPT_CHARS`] characters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[doc(hidden)]
     pub expected: Option<String>,
     /// The tool calls the sample expects, when it says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[doc(hidden)]
     pub expected_tools: Option<Vec<eval_datasets::ToolCall>>,
     /// The sample's tags.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[doc(hidden)]
     pub tags: Vec<String>,
     /// The sample's metadata, as the dataset gives it.
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    #[doc(hidden)]
     pub metadata: serde_json::Map<String, serde_json::Value>,
     /// The agent's output, when it answered (cut to [`KEPT_CHARS`]
     /// characters; files of earlier versions hold it only for samples that
     /// failed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[doc(hidden)]
     pub output: Option<String>,
     /// The context the agent returned with its answer (at most
     /// [`KEPT_CHUNKS`] chunks, each cut to [`KEPT_CHARS`] characters).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[doc(hidden)]
     pub context: Vec<String>,
     /// The document ids the agent retrieved, best first (retrieval queries).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[doc(hidden)]
     pub retrieved_ids: Vec<String>,
     /// The retriever's (or reranker's) score of each retrieved id, in the
     /// same order, when it gave them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[doc(hidden)]
     pub retrieved_scores: Vec<f64>,
     /// The ids the query should retrieve (a retrieval dataset's `relevant`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[doc(hidden)]
     pub relevant_ids: Vec<String>,
     /// Time to the agent's first token, milliseconds, when it streamed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[doc(hidden)]
     pub ttft_ms: Option<f64>,
     /// The tool calls the agent made, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[doc(hidden)]
     pub tool_calls: Vec<eval_datasets::ToolCall>,
     /// The steps the agent took, from its OpenTelemetry spans (or its
     /// answers' tool calls): each step's kind, name, arguments, result (cut
     /// to [`KEPT_CHARS`]), timing and tokens, and the traces they are in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[doc(hidden)]
     pub trajectory: Option<super::Trajectory>,
     /// The agent's calls, retries and tokens.
     #[serde(default, skip_serializing_if = "is_zero")]
+    #[doc(hidden)]
     pub agent: Usage,
     /// Judge calls made to score it.
     #[serde(default, skip_serializing_if = "is_zero")]
+    #[doc(hidden)]
     pub usage: Usage,
     /// Embedding calls made to score it.
     #[serde(default, skip_serializing_if = "is_zero")]
+    #[doc(hidden)]
     pub embeddings: Usage,
     /// What it cost in US dollars (agent, judge and embeddings tokens at the
     /// price table's prices); absent without a price table or when a model
     /// used is not in it (unknown, not 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[doc(hidden)]
     pub cost_usd: Option<f64>,
     /// Why the cost is unknown though a price table is set (a model it used
     /// has no price).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[doc(hidden)]
     pub cost_unknown: Option<String>,
     /// Runs of the agent scored (`repeat`); latency and cost are their total.
     #[serde(default = "one", skip_serializing_if = "is_one")]
+    #[doc(hidden)]
     pub runs: u32,
 }
 
@@ -602,6 +645,7 @@ impl Results {
     }
 
     /// The gates that were judged and missed, as `(dataset, gate result)`.
+    #[doc(hidden)]
     pub fn failed_gates(&self) -> Vec<(&str, &GateResult)> {
         failed_gates(&self.datasets)
     }

@@ -55,36 +55,43 @@ pub struct Usage {
     /// HTTP calls made.
     pub calls: u32,
     /// Calls repeated after a 429/5xx, a connection failure or a timeout.
+    #[doc(hidden)]
     pub retries: u32,
     /// Judge answers re-asked because they could not be used (not JSON, no message, wrong shape).
+    #[doc(hidden)]
     pub reasks: u32,
     /// Prompt tokens reported by the server (at most `u64::MAX`: totals saturate).
     pub prompt_tokens: u64,
     /// Completion tokens reported by the server (at most `u64::MAX`: totals saturate).
     pub completion_tokens: u64,
     /// Answers served from the cache (no call).
+    #[doc(hidden)]
     pub cache_hits: u32,
     /// Of the prompt tokens, those the server read from its prompt cache
     /// (billed at its cached rate): OpenAI's and vLLM's
     /// `prompt_tokens_details.cached_tokens`, DeepSeek's
     /// `prompt_cache_hit_tokens`, Anthropic's `cache_read_input_tokens`.
     #[serde(default, skip_serializing_if = "is_zero_u64")]
+    #[doc(hidden)]
     pub cached_tokens: u64,
     /// Replies whose reported usage was not credible (more than 10^12
     /// tokens in one reply): their tokens are in neither count above, nor
     /// in the cost.
     #[serde(default, skip_serializing_if = "is_zero")]
+    #[doc(hidden)]
     pub not_credible: u32,
     /// Of the prompt and completion tokens, those this client counted from
     /// the text with a tokenizer because the server reported none (a
     /// streamed answer without a usage chunk): an estimate, shown as
     /// `~N tokens (estimated)`; its cost is computed from them.
     #[serde(default, skip_serializing_if = "is_zero_u64")]
+    #[doc(hidden)]
     pub estimated_tokens: u64,
     /// Replies that reported no usage and whose tokens could not be counted
     /// (built without the `tokenizer` feature): the cost of their sample is
     /// unknown, never $0.
     #[serde(default, skip_serializing_if = "is_zero")]
+    #[doc(hidden)]
     pub unreported: u32,
 }
 

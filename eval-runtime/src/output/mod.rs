@@ -14,6 +14,7 @@ mod markdown;
 mod md;
 mod merge;
 mod paint;
+mod reader;
 mod report;
 mod results;
 mod runs_gate;

@@ -29,22 +29,28 @@ pub struct RunVerdict {
     /// Samples that could not be scored.
     pub unscored: usize,
     /// Gates judged and missed, with their dataset.
+    #[doc(hidden)]
     pub missed_gates: Vec<(String, GateResult)>,
     /// Gates not judged (their dataset is incomplete here), with their dataset.
+    #[doc(hidden)]
     pub unjudged_gates: Vec<(String, GateResult)>,
     /// Gates judged and met, with their dataset.
+    #[doc(hidden)]
     pub met_gates: Vec<(String, GateResult)>,
     /// Gates judged and missed that are not enforced (a manifest's
     /// thresholds under `ciGate: false`), with their dataset: reported,
     /// failing nothing.
+    #[doc(hidden)]
     pub unenforced_gates: Vec<(String, GateResult)>,
     /// Samples whose verdict is inconclusive (counted as passed or failed
     /// as their dataset's setting says, and so in `failed_samples` or not).
     pub inconclusive_samples: usize,
     /// Sample metrics that got worse than the baseline allows.
+    #[doc(hidden)]
     pub regressions: usize,
     /// Metrics that could not be scored on any sample of their dataset (a
     /// judge that is down), with their dataset.
+    #[doc(hidden)]
     pub unscorable_metrics: Vec<(String, String)>,
 }
 

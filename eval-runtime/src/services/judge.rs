@@ -251,6 +251,7 @@ impl Judge {
 
     /// The structured-output mode requests carry now (under `auto`, the
     /// strongest the server has not refused).
+    #[doc(hidden)]
     pub fn structured_mode(&self) -> Structured {
         self.lock_modes().current
     }
@@ -261,11 +262,13 @@ impl Judge {
     }
 
     /// The sampling temperature every request asks for (0).
+    #[doc(hidden)]
     pub fn temperature(&self) -> f64 {
         f64::from(TEMPERATURE)
     }
 
     /// The seed every request sends.
+    #[doc(hidden)]
     pub fn seed(&self) -> u64 {
         self.seed
     }

@@ -60,10 +60,12 @@ pub struct Services {
     /// from instead of calling the agent.
     pub(crate) cassette: Option<std::sync::Arc<crate::cassette::Cassette>>,
     /// `EVAL_PRICES` and `EVAL_AGENT_MODEL` (none: costs are not computed).
+    #[doc(hidden)]
     pub pricing: Pricing,
     /// Where files a metric names are read from when relative (a
     /// `rubric_file` scored outside a plan, which reads its own): the
     /// config's [`base_dir`](Config::base_dir).
+    #[doc(hidden)]
     pub base_dir: std::path::PathBuf,
     /// What the run does with traces: `traceparent` on agent requests, the
     /// agent's spans received (`EVAL_OTLP_RECEIVER`).

@@ -55,6 +55,7 @@ impl Decision {
     /// Where `interval` lies against `threshold` under `op`: for `>=`, it
     /// passes when its low end is at least the threshold and fails when its
     /// high end is below it (for `<=`, the other way round).
+    #[doc(hidden)]
     pub fn of(interval: Interval, op: eval_datasets::Op, threshold: f64) -> Decision {
         match op {
             eval_datasets::Op::AtLeast if interval.low >= threshold => Decision::Pass,

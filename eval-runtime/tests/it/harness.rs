@@ -529,7 +529,7 @@ fn a_clustered_gate_knows_its_samples_are_not_independent() {
     assert_eq!(plain.decision, Some(Decision::Pass));
     assert_eq!(
         plain.method,
-        Some(eval_runtime::verdict::Method::ClopperPearson)
+        Some(eval_runtime::__cli::verdict::Method::ClopperPearson)
     );
     let i = plain.interval.unwrap();
     assert!((i.low - 0.118_117).abs() < 1e-5, "{i:?}");
@@ -537,7 +537,7 @@ fn a_clustered_gate_knows_its_samples_are_not_independent() {
     assert_eq!(clustered.decision, Some(Decision::Inconclusive));
     assert_eq!(
         clustered.method,
-        Some(eval_runtime::verdict::Method::TClustered)
+        Some(eval_runtime::__cli::verdict::Method::TClustered)
     );
     assert_eq!(
         clustered.interval.map(|i| (i.low, i.high)),
@@ -596,7 +596,10 @@ fn repeat_auto_adds_runs_only_where_the_verdict_is_in_doubt() {
     // holds at every look at once.
     let spread = coin.metrics[0].spread.unwrap();
     assert_eq!(spread.level, 0.95);
-    assert_eq!(spread.method, Some(eval_runtime::verdict::Method::Betting));
+    assert_eq!(
+        spread.method,
+        Some(eval_runtime::__cli::verdict::Method::Betting)
+    );
     assert_eq!(out.code, 101, "`wrong` fails");
 }
 

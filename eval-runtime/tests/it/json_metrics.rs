@@ -46,7 +46,7 @@ fn metric<'a>(
     results: &'a Results,
     id: &str,
     name: &str,
-) -> &'a eval_runtime::results::MetricRecord {
+) -> &'a eval_runtime::__cli::results::MetricRecord {
     let sample = results
         .samples
         .iter()

@@ -11,10 +11,12 @@ use std::sync::{Arc, Mutex};
 
 use crate::common;
 
+use eval_runtime::__cli::results::GateResult;
+use eval_runtime::__cli::verdict::Method;
 use eval_runtime::Outcome;
 use eval_runtime::metric_spec::Stat;
-use eval_runtime::results::{GateResult, Results};
-use eval_runtime::verdict::{Decision, Method};
+use eval_runtime::results::Results;
+use eval_runtime::verdict::Decision;
 use eval_runtime::{Harness, Response, Sample};
 use libtest_mimic::Arguments;
 

@@ -312,37 +312,54 @@ pub enum Regression<'a> {
 #[non_exhaustive]
 pub struct Diff {
     /// Per dataset and metric, the paired comparison and its verdict.
+    #[doc(hidden)]
     pub comparisons: Vec<Comparison>,
     /// Gates judged in both runs, and how their outcome moved.
+    #[doc(hidden)]
     pub gates: Vec<GateChange>,
     /// Per sample and metric, movements beyond `epsilon`, worst first:
     /// evidence, never a verdict on their own.
+    #[doc(hidden)]
     pub changes: Vec<Change>,
     /// Samples only in the new run.
+    #[doc(hidden)]
     pub added: Vec<Only>,
     /// Samples only in the old run.
+    #[doc(hidden)]
     pub removed: Vec<Only>,
     /// Samples in both runs whose content changed (their hashes differ):
     /// not paired.
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[doc(hidden)]
     pub changed: Vec<Only>,
     /// Samples compared.
+    #[doc(hidden)]
     pub compared: usize,
     /// A difference whose interval lies within ±`epsilon` is no change.
+    #[doc(hidden)]
     pub epsilon: f64,
     /// What differs between the runs' provenance and was allowed (a judge
     /// or dataset change): every output of the comparison says so.
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[doc(hidden)]
     pub caveats: Vec<String>,
     /// How the question the runs asked differs (thresholds, options,
     /// metrics, gates): every output of the comparison says so.
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[doc(hidden)]
     pub question: Vec<QuestionChange>,
 }
 
 impl Diff {
+    /// Whether anything got worse: a metric that regressed beyond chance,
+    /// or a gate met before and proven missed now (what fails a baseline).
+    pub fn regressed(&self) -> bool {
+        !self.regressions().is_empty()
+    }
+
     /// What got worse: comparisons that regressed, gates met before and
     /// proven missed now. A run with none passes a baseline.
+    #[doc(hidden)]
     pub fn regressions(&self) -> Vec<Regression<'_>> {
         self.comparisons
             .iter()
@@ -358,6 +375,7 @@ impl Diff {
     }
 
     /// The comparisons with `outcome`.
+    #[doc(hidden)]
     pub fn with_outcome(&self, outcome: Outcome) -> impl Iterator<Item = &Comparison> {
         self.comparisons
             .iter()
@@ -365,11 +383,13 @@ impl Diff {
     }
 
     /// The per-sample movements for the worse.
+    #[doc(hidden)]
     pub fn worse(&self) -> Vec<&Change> {
         self.changes.iter().filter(|c| !c.better).collect()
     }
 
     /// The per-sample movements for the better.
+    #[doc(hidden)]
     pub fn better(&self) -> Vec<&Change> {
         self.changes.iter().filter(|c| c.better).collect()
     }
