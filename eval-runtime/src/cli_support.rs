@@ -23,13 +23,13 @@ pub mod services {
     pub use crate::config::{JudgeAnswers, Price, PriceError, PriceTable, Pricing};
     pub use crate::services::dry::Calls;
     pub use crate::services::judge::{
-        Answer, AnswerProblem, DEFAULT_MAX_TOKENS, DEFAULT_SEED, MAX_REASKS, MAX_TOKENS_CAP,
+        Answer, DEFAULT_MAX_TOKENS, DEFAULT_SEED, MAX_REASKS, MAX_TOKENS_CAP,
     };
     #[cfg(feature = "http")]
     pub use crate::services::langsmith::{
         DEFAULT_ENDPOINT as LANGSMITH_ENDPOINT, LangSmith, UploadError, Uploaded,
     };
-    pub use crate::services::prompt::{BoundaryKey, DataBlock, PromptError, Rendered};
+    pub use crate::services::prompt::{BoundaryKey, DataBlock, Rendered};
 }
 
 /// Results files beyond reading one: where they go, merging parts and

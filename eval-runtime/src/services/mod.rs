@@ -22,8 +22,8 @@ pub use crate::config::Structured;
 pub use cache::Cache;
 pub use embed::{Embedder, cosine};
 pub use endpoint::{ServiceError, Usage};
-pub use judge::Judge;
-pub use prompt::JudgePrompt;
+pub use judge::{AnswerProblem, Judge};
+pub use prompt::{JudgePrompt, PromptError};
 // The rest is the engine's and the `evals` command's (`__cli::services`).
 pub(crate) use crate::config::Pricing;
 pub(crate) use dry::{DryRun, Tokenizer};

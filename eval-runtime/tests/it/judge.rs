@@ -151,7 +151,7 @@ async fn an_answer_that_is_not_json_is_re_asked_then_fails() {
             err,
             ServiceError::UnusableAnswer {
                 attempts: 3,
-                problem: eval_runtime::__cli::services::AnswerProblem::NotJson(_)
+                problem: eval_runtime::services::AnswerProblem::NotJson(_)
             }
         ),
         "{err}"
@@ -435,7 +435,7 @@ async fn a_prompt_with_a_bad_block_name_is_never_sent() {
     assert!(
         matches!(
             err,
-            ServiceError::Prompt(eval_runtime::__cli::services::PromptError::BadBlockName(_))
+            ServiceError::Prompt(eval_runtime::services::PromptError::BadBlockName(_))
         ),
         "{err:?}"
     );
