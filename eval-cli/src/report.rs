@@ -12,7 +12,7 @@ use eval_runtime::__cli::results::{
 };
 use eval_runtime::Config;
 use eval_runtime::diff;
-use eval_runtime::results::{Results, RunVerdict};
+use eval_runtime::results::Results;
 
 use crate::Failure;
 
@@ -236,7 +236,7 @@ fn summary(args: SummaryArgs) -> Result<u8, Failure> {
     // An incomplete run (killed, filtered) is not a pass.
     let passed = runs
         .iter()
-        .all(|r| RunVerdict::of(&r.datasets).passed() && r.incompleteness().is_none());
+        .all(|r| r.verdict().passed() && r.incompleteness().is_none());
     Ok(u8::from(!passed))
 }
 
@@ -272,7 +272,7 @@ fn merge(args: MergeArgs) -> Result<u8, Failure> {
         eval_runtime::__cli::report::write_html(path, std::slice::from_ref(&merged), None)
             .map_err(|e| Failure::config(e.to_string()))?;
     }
-    let verdict = RunVerdict::of(&merged.datasets);
+    let verdict = merged.verdict();
     if args.json {
         outjson!(
             serde_json::to_string_pretty(&merged).map_err(|e| Failure::config(e.to_string()))?

@@ -1,7 +1,8 @@
 //! What the `evals` command (eval-cli) uses of this crate beyond the API a
 //! test author is promised. Not a public API: hidden from the docs, free to
 //! change in any release, and compiled only with the internal `_cli`
-//! feature, which eval-cli alone enables (and this workspace's own tests).
+//! feature, which eval-cli alone enables (and this workspace's own tests and
+//! benchmarks).
 //! It only re-exports or forwards; the behaviour lives in the modules it
 //! names. The public-API test lists it apart, in `api/eval-runtime.internal.txt`.
 
@@ -21,7 +22,6 @@ pub use crate::output::Paint;
 /// rendered, prices, the estimate's call counts, LangSmith uploads.
 pub mod services {
     pub use crate::config::{JudgeAnswers, Price, PriceError, PriceTable, Pricing};
-    pub use crate::services::dry::Calls;
     pub use crate::services::judge::{
         Answer, DEFAULT_MAX_TOKENS, DEFAULT_SEED, MAX_REASKS, MAX_TOKENS_CAP,
     };

@@ -68,7 +68,7 @@ pub struct ServiceSettings {
 }
 
 /// Everything the environment says about a run, read once
-/// ([`Config::global`]) and passed down to every client; a bad value is an
+/// (`Config::global`) and passed down to every client; a bad value is an
 /// error naming the variable and the value. The settings, one row each:
 ///
 #[doc = include_str!("config/settings.md")]

@@ -176,8 +176,8 @@ pub mod diff {
 }
 
 /// The statistics of verdicts: where a score's interval lies against its
-/// threshold, how the interval was computed, and what an inconclusive
-/// verdict counts as (see the guide's "Verdicts" chapter).
+/// threshold, and what an inconclusive verdict counts as (see the guide's
+/// "Verdicts" chapter).
 pub mod verdict {
     pub use crate::stats::{Decision, OnInconclusive};
 }

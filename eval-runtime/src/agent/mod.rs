@@ -260,7 +260,7 @@ pub trait Agent: Send + Sync + 'static {
 
     /// This agent with what the plan says about agents (a manifest's
     /// `spec.evaluation.agent`: protocol, model, streaming) applied where
-    /// the agent's own code chose nothing ([`HttpAgent::under_plan`]);
+    /// the agent's own code chose nothing (`HttpAgent::under_plan`);
     /// `None` for an agent those settings do not concern (in-process
     /// agents, retrievers), which the engine then says.
     fn with_plan_settings(&self, _settings: &AgentSettings) -> Option<std::sync::Arc<dyn Agent>> {
@@ -368,7 +368,7 @@ where
 /// let plan = PlanBuilder::new().samples("shout", samples, "exact_match(case_sensitive = true)");
 /// let runner = Runner::new().config(Config::empty());
 /// let outcome = runner.prepare(plan).unwrap().evaluate(&SyncFnAgent(shout), |_| {}).unwrap();
-/// assert_eq!(outcome.results.samples.len(), 1);
+/// assert_eq!(outcome.results.samples().len(), 1);
 /// assert!(outcome.verdict.passed());
 /// ```
 pub struct SyncFnAgent<F>(pub F);

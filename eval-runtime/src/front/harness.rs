@@ -303,7 +303,7 @@ impl Harness {
     }
 
     /// Where to write the results file (default
-    /// `target/evals/<package>/<binary>.json`, see [`ResultsKey`]).
+    /// `target/evals/<package>/<binary>.json`, its results key).
     pub fn results_file(mut self, path: impl Into<PathBuf>) -> Self {
         self.results_path = Some(path.into());
         self

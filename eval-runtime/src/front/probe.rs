@@ -28,20 +28,9 @@ use crate::services::Services;
 const NAME: &str = "interactive";
 
 /// Scores samples one at a time as they are written, for `evals
-/// interactive`.
-///
-/// ```no_run
-/// use eval_runtime::__cli::Probe;
-/// use eval_runtime::{HttpAgent, Sample};
-///
-/// let probe = Probe::new("contains, partial_match >= 0.5");
-/// let agent = HttpAgent::new("http://127.0.0.1:4000").unwrap();
-/// let probed = probe.ask(&agent, &Sample::new("What is RAG?"));
-/// println!("{:?}", probed.report.output);
-/// for w in &probed.waiting {
-///     println!("{} waits for `{}`", w.metric, w.field);
-/// }
-/// ```
+/// interactive`: `Probe::new("contains, partial_match >= 0.5").ask(&agent,
+/// &sample)` gives the sample's report and the metrics that wait for a
+/// field the sample lacks (the command's tests drive it).
 #[must_use]
 pub struct Probe {
     metrics: String,

@@ -25,7 +25,7 @@ use crate::services::Services;
 /// let prepared = runner.prepare(plan).unwrap();
 /// let agent = HttpAgent::new("http://127.0.0.1:4000").unwrap();
 /// let outcome = prepared.evaluate(&agent, |_| {}).unwrap();
-/// println!("{} samples, passed: {}", outcome.results.samples.len(), outcome.verdict.passed());
+/// println!("{} samples, passed: {}", outcome.results.samples().len(), outcome.verdict.passed());
 /// ```
 #[must_use]
 #[derive(Default)]
@@ -85,7 +85,7 @@ pub struct RunOutcome {
 }
 
 impl RunOutcome {
-    /// The run's summary for a terminal ([`summary_text`](crate::results::summary_text)),
+    /// The run's summary for a terminal (`summary_text`),
     /// whether its samples are in [`results`](Self::results) or were streamed.
     #[doc(hidden)]
     pub fn summary_text(&self, paint: crate::output::Paint) -> String {
@@ -148,7 +148,7 @@ impl Runner {
 
     /// Streams the records to the results file ([`output`](Self::output))
     /// as they finish and keeps only the summaries: the outcome's `results`
-    /// then hold no samples ([`RunOutcome::summary_text`] still lists those
+    /// then hold no samples (the run's summary still lists those
     /// that did not pass), and memory stays bounded however large the run.
     /// JUnit, a baseline and a step summary need the run whole and keep it.
     pub fn streamed(mut self, on: bool) -> Self {
@@ -224,7 +224,7 @@ impl Prepared<'_> {
     }
 
     /// What the run will call and cost, computed now without any call
-    /// (see [`Estimate`](crate::estimate::Estimate)).
+    /// (see `Estimate`).
     #[doc(hidden)]
     pub fn estimate(&self) -> crate::estimate::Estimate {
         crate::estimate::Estimate::of(self.run.datasets(), self.run.services())

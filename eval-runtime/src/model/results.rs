@@ -75,7 +75,7 @@ pub enum Verdict {
     Fail,
     /// Over repeated runs, no metric failed and a metric's interval
     /// straddles its threshold: the sample could pass or fail. Whether it
-    /// counts as passed is the run's setting ([`SampleRecord::counted_as`]).
+    /// counts as passed is the run's setting ([`SampleRecord::counts_as_passed`]).
     Inconclusive,
     /// The sample could not be scored (agent error, missing field, a
     /// metric without a score...).
@@ -395,7 +395,6 @@ fn is_one(n: &u32) -> bool {
 impl SampleRecord {
     /// Whether the sample counts as passed: it passed, or it is
     /// inconclusive and counted as passed.
-    #[doc(hidden)]
     pub fn counts_as_passed(&self) -> bool {
         match self.verdict {
             Verdict::Pass => true,

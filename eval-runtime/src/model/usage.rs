@@ -48,7 +48,8 @@ pub(crate) fn saturating<T: Count>(count: &mut T, by: T) {
     *count = count.plus(by);
 }
 
-/// Calls made, retries, re-asks, tokens and cache hits, for one sample or a run.
+/// Calls made and their tokens, for one sample or a run (the results file
+/// also keeps retries, re-asks and cache hits).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub struct Usage {

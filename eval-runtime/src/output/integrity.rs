@@ -57,7 +57,7 @@ impl Results {
         })
     }
 
-    /// [`Results::read`], then [`Results::check_consistency`]: what a
+    /// [`Results::read`], then its consistency check: what a
     /// summary, a comparison, a baseline or a join may rely on.
     pub fn read_consistent(path: &Path) -> Result<Results, ResultsError> {
         let results = Results::read(path)?;

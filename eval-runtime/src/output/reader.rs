@@ -12,8 +12,11 @@ impl Results {
         &self.samples
     }
 
-    /// The verdict of the run, as the front ends give it (gates, failed,
-    /// inconclusive and unscored samples).
+    /// The verdict the file itself holds: its gates and its failed,
+    /// inconclusive and unscored samples. A baseline's regressions are not
+    /// in it (a run compared with one says so in its outcome), and a run
+    /// that did not finish can still pass: check [`Results::is_complete`]
+    /// too, as `evals report summary` does.
     pub fn verdict(&self) -> RunVerdict {
         RunVerdict::of(&self.datasets)
     }
@@ -46,7 +49,9 @@ impl SampleRecord {
         self.verdict
     }
 
-    /// The agent's answer (its last turn's), when it answered.
+    /// The agent's answer (its last turn's), when it answered, cut to
+    /// `KEPT_CHARS` (500) characters; files of earlier versions keep it
+    /// only for samples that did not pass.
     pub fn output(&self) -> Option<&str> {
         self.output.as_deref()
     }

@@ -46,7 +46,7 @@ enum Source {
 /// let outcome = runner.prepare(plan).unwrap().evaluate(&agent, |_| {}).unwrap();
 /// // The second sample's answer lacks "ranking": it fails in all 3 runs.
 /// assert!(!outcome.verdict.passed());
-/// assert_eq!(outcome.results.samples.len(), 2);
+/// assert_eq!(outcome.results.samples().len(), 2);
 /// ```
 #[derive(Debug, Clone, Default)]
 #[must_use]

@@ -421,7 +421,7 @@ pub struct RetrieverAgent {
 
 impl RetrieverAgent {
     /// An agent searching `retriever`, reading dataset files as `config`
-    /// says (relative to its [`base_dir`](Config::base_dir), at most
+    /// says (relative to its base directory, at most
     /// `EVAL_MAX_DATASET_BYTES`). `RetrieverAgent::new` takes the process's
     /// settings.
     pub fn with_config(retriever: impl Retriever, config: &Config) -> Self {

@@ -67,7 +67,7 @@ pub struct DataBlock {
 /// be read as instructions: the task and instructions are ours; everything
 /// from the agent or the dataset is a named data block, quoted between
 /// markers holding a random boundary no content can know (see
-/// [`render`](JudgePrompt::render)).
+/// `render`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JudgePrompt {
     task: String,

@@ -19,7 +19,7 @@ fn key(s: &SampleRecord) -> (String, String) {
 /// every metric both scored (model, host, settings, prompt and definition
 /// versions) and the content of every dataset both hold must be the same,
 /// unless `allow` accepts the difference; then the comparison says so in
-/// [`Diff::caveats`]. Otherwise [`ResultsError::Incomparable`], naming what
+/// its caveats (shown by [`Diff::render`]). Otherwise [`ResultsError::Incomparable`], naming what
 /// differs. See [`diff`] for the comparison itself.
 pub fn compare(
     old: &Results,
@@ -75,7 +75,7 @@ fn caveats(old: &Results, new: &Results, metrics: &[String]) -> Vec<String> {
 /// whose 95% interval lies within ±`epsilon` is no change, and per-sample
 /// movements of at most `epsilon` are not listed. Samples whose content
 /// changed (their hashes differ) are not paired. Whatever differs in the
-/// runs' provenance is said in [`Diff::caveats`]; [`compare`] refuses
+/// runs' provenance is said in its caveats (shown by [`Diff::render`]); [`compare`] refuses
 /// runs scored by different judges or on different data.
 pub fn diff(old: &Results, new: &Results, epsilon: f64) -> Diff {
     // The user metrics' scales, from the runs' provenance.

@@ -134,7 +134,7 @@ impl Count {
         }
     }
 
-    /// How a [`SampleSize`](crate::verdict::SampleSize) was found.
+    /// How a `SampleSize` was found.
     pub(crate) fn of(size: crate::stats::SampleSize) -> Count {
         match size {
             crate::stats::SampleSize::About(_) => Count::About,
