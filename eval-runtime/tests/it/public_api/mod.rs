@@ -114,22 +114,33 @@ fn the_public_api_is_what_the_listings_say() {
     );
 }
 
-/// issue 39: eval-runtime's promised API fits in a listing a person reads.
-/// A ratchet: the listing may shrink, never grow past `CEILING` (lower it as
-/// the API is cut). Issue 39 aimed at under 400 lines; the promised surface
-/// it names (front ends, agents, errors variant by variant, the user-metric
-/// API, readers) lists about 640 (see its closing note).
+/// issue 39: eval-runtime's promised API fits in a listing a person reads:
+/// under 400 items (functions and methods, types, traits, constants,
+/// aliases), and a listing, with each public field, enum variant and trait
+/// impl on a line of its own, that may shrink but never grow past
+/// `CEILING` (lower it as the API is cut). The issue asked for 400 lines;
+/// the surface it names as promised has about 330 items but, error enums
+/// variant by variant, about 640 lines (see its closing note).
 #[test]
-fn eval_runtimes_promised_listing_does_not_grow() {
+fn eval_runtimes_promised_api_stays_small() {
+    const MAX_ITEMS: usize = 400;
     const CEILING: usize = 640;
-    const AIM: usize = 400;
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let count = listing(&here.join("src")).promised.len();
-    println!("eval-runtime's promised listing: {count} lines (ceiling {CEILING}, aim {AIM})");
+    let promised = listing(&here.join("src")).promised;
+    let is_item = |line: &&String| {
+        let kind = line.split(' ').next().unwrap_or("");
+        matches!(kind, "fn" | "struct" | "enum" | "trait" | "type" | "const")
+    };
+    let items = promised.iter().filter(is_item).count();
+    let lines = promised.len();
+    println!(
+        "eval-runtime's promised API: {items} items (under {MAX_ITEMS}), \
+         {lines} listing lines (ceiling {CEILING})"
+    );
     assert!(
-        count <= CEILING,
-        "eval-runtime's promised listing has {count} lines, over its ceiling of {CEILING}: \
-         a test author's API grew; put what only the `evals` command uses in `__cli` \
-         (src/cli_support.rs) or make it pub(crate)"
+        items < MAX_ITEMS && lines <= CEILING,
+        "eval-runtime's promised API has {items} items (limit {MAX_ITEMS}) and {lines} \
+         listing lines (ceiling {CEILING}): a test author's API grew; put what only the \
+         `evals` command uses in `__cli` (src/cli_support.rs) or make it pub(crate)"
     );
 }
