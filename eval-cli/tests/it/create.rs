@@ -7,9 +7,9 @@
 use crate::common;
 
 use std::path::Path;
-use std::process::Command;
 use std::sync::{Arc, Mutex};
 
+use common::terminal::{answer_pair, evals_pty, first_steps, step};
 use common::{code, evals_with, repo, scratch, text};
 use eval_datasets::Dataset;
 use serde_json::Value;
@@ -458,46 +458,8 @@ fn what_cannot_be_asked_must_be_given_and_the_minimum_holds() {
 #[test]
 fn on_a_terminal_it_walks_the_seven_steps() {
     let dir = scratch("create-terminal");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_evals"));
-    cmd.arg("create")
-        .current_dir(&dir)
-        .env("TERM", "xterm")
-        .env("NO_COLOR", "1")
-        .env("EVAL_CACHE", "off")
-        .env_remove("EVAL_JUDGE_URL")
-        .env_remove("LANGSMITH_API_KEY");
-    let mut p = rexpect::session::spawn_command(cmd, Some(30_000)).expect("start in a pty");
-    let step = |p: &mut rexpect::session::PtySession, expect: &str, answer: &str| {
-        p.exp_string(expect)
-            .unwrap_or_else(|e| panic!("{expect}: {e}"));
-        p.send_line(answer).expect("answer");
-    };
-    step(&mut p, "Domain: ", "customer-support");
-    step(&mut p, "Select types (comma-separated): ", "1,3");
-    step(&mut p, "Your choice? [1/2/3/4]: ", "4");
-    step(&mut p, "Number of pairs (10 or more): ", "10");
-    step(&mut p, "Your choice? [1/2/3/4/5]: ", "1");
-    let questions: Vec<String> = [
-        "How do I add a new team member?",
-        "How do I reset a forgotten password?",
-        "How do I export my invoices to CSV?",
-        "How do I change the billing address?",
-        "How do I enable two-factor authentication?",
-        "How do I cancel a subscription?",
-        "How do I connect the Slack integration?",
-        "How do I restore a deleted project?",
-        "How do I transfer ownership of a workspace?",
-        "How do I request a refund for an order?",
-    ]
-    .iter()
-    .map(|q| q.to_string())
-    .collect();
-    for (i, q) in questions.iter().enumerate() {
-        step(&mut p, &format!("Query {}: ", i + 1), q);
-    }
-    step(&mut p, "Query 11: ", "");
-    step(&mut p, "Your choice? [1/2/3/4]: ", "1");
-    step(&mut p, "Your choice? [1/2/3]: ", "2");
+    let mut p = evals_pty(&dir, &["create"], &[]);
+    first_steps(&mut p, "2", "customer-support");
     step(&mut p, "(comma-separated, empty for none): ", "2");
     // Step 5: the examples of the category chosen, asked.
     p.exp_string("Category: Ambiguous").expect("the category");
@@ -511,22 +473,12 @@ fn on_a_terminal_it_walks_the_seven_steps() {
     );
     step(&mut p, "Query 3: ", "");
     for i in 1..=10 {
-        step(
+        answer_pair(
             &mut p,
-            "Expected answer: ",
             &format!(
                 "Open the admin page, choose feature {i}, add the member and save the change."
             ),
         );
-        // issue38:answers: the seed's per-pair questions after the answer.
-        step(&mut p, "Source document(s): ", "help/admin.md");
-        step(
-            &mut p,
-            "Relevant context passage(s): ",
-            "Members are added from the admin page.",
-        );
-        step(&mut p, "Confidence level: [high/medium/low]: ", "high");
-        step(&mut p, "Difficulty: [easy/medium/hard]: ", "easy");
     }
     step(
         &mut p,

@@ -16,9 +16,9 @@
 use crate::common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::{Arc, Mutex};
 
+use common::terminal::{PtySession, evals_pty, step};
 use common::{code, evals_with, scratch, text};
 use serde_json::{Value, json};
 
@@ -436,19 +436,12 @@ fn document_and_llm_strategies_need_a_corpus() {
         && r["metadata"]["confidence"].is_null()));
 }
 
-fn pty(dir: &Path, args: &[&str], judge_url: Option<&str>) -> rexpect::session::PtySession {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_evals"));
-    cmd.args(args)
-        .current_dir(dir)
-        .env("TERM", "xterm")
-        .env("NO_COLOR", "1")
-        .env("EVAL_CACHE", "off")
-        .env_remove("EVAL_JUDGE_URL")
-        .env_remove("LANGSMITH_API_KEY");
-    if let Some(url) = judge_url {
-        cmd.env("EVAL_JUDGE_URL", url);
-    }
-    let mut p = rexpect::session::spawn_command(cmd, Some(30_000)).expect("start in a pty");
+fn pty(dir: &Path, args: &[&str], judge_url: Option<&str>) -> PtySession {
+    let env: Vec<(&str, &str)> = judge_url
+        .map(|url| ("EVAL_JUDGE_URL", url))
+        .into_iter()
+        .collect();
+    let mut p = evals_pty(dir, args, &env);
     if args.contains(&"--corpus") {
         // Step 2 with a corpus: the generation model and the queries per
         // document, both left at their defaults.
@@ -456,12 +449,6 @@ fn pty(dir: &Path, args: &[&str], judge_url: Option<&str>) -> rexpect::session::
         step(&mut p, "Queries per document [", "");
     }
     p
-}
-
-fn step(p: &mut rexpect::session::PtySession, expect: &str, answer: &str) {
-    p.exp_string(expect)
-        .unwrap_or_else(|e| panic!("{expect}: {e}"));
-    p.send_line(answer).expect("answer");
 }
 
 /// Manual annotation on a terminal: the seed's five questions per pair, a

@@ -7,80 +7,16 @@
 use crate::common;
 
 use std::path::Path;
-use std::process::Command;
 
+use common::terminal::{PtySession, TEN_QUESTIONS, answer_pair, evals_pty, first_steps, step};
 use common::{code, evals_with, repo, scratch, text};
 use serde_json::Value;
 
 use crate::create::{DATASET_ID, inputs, mock, records};
 
 /// `evals create ARGS` on a pseudo-terminal in `dir`, with `env`.
-fn pty(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> rexpect::session::PtySession {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_evals"));
-    cmd.arg("create")
-        .args(args)
-        .current_dir(dir)
-        .env("TERM", "xterm")
-        .env("NO_COLOR", "1")
-        .env("EVAL_CACHE", "off")
-        .env_remove("EVAL_JUDGE_URL")
-        .env_remove("LANGSMITH_API_KEY")
-        .env_remove("LANGSMITH_ENDPOINT");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    rexpect::session::spawn_command(cmd, Some(30_000)).expect("start in a pty")
-}
-
-/// Waits for `expect`, then answers `answer`.
-fn step(p: &mut rexpect::session::PtySession, expect: &str, answer: &str) {
-    p.exp_string(expect)
-        .unwrap_or_else(|e| panic!("{expect}: {e}"));
-    p.send_line(answer).expect("answer");
-}
-
-/// Step 3's per-pair form of a manual answer: the answer, its source,
-/// its passage, confidence and difficulty.
-fn answer_pair(p: &mut rexpect::session::PtySession, answer: &str) {
-    step(p, "Expected answer: ", answer);
-    step(p, "Source document(s): ", "help/admin.md");
-    step(
-        p,
-        "Relevant context passage(s): ",
-        "Every setting is changed from the admin page.",
-    );
-    step(p, "Confidence level: [high/medium/low]: ", "high");
-    step(p, "Difficulty: [easy/medium/hard]: ", "easy");
-}
-
-/// Ten how-to questions, typed at step 2.
-const TEN: [&str; 10] = [
-    "How do I add a new team member?",
-    "How do I reset a forgotten password?",
-    "How do I export my invoices to CSV?",
-    "How do I change the billing address?",
-    "How do I enable two-factor authentication?",
-    "How do I cancel a subscription?",
-    "How do I connect the Slack integration?",
-    "How do I restore a deleted project?",
-    "How do I transfer ownership of a workspace?",
-    "How do I request a refund for an order?",
-];
-
-/// Steps 1 to 4 on a terminal: `domain`, types 1 and 3, a custom size of
-/// 10, the ten questions typed, manual answers, one knowledge base.
-fn first_steps(p: &mut rexpect::session::PtySession, domain: &str) {
-    step(p, "Domain: ", domain);
-    step(p, "Select types (comma-separated): ", "1,3");
-    step(p, "Your choice? [1/2/3/4]: ", "4");
-    step(p, "Number of pairs (10 or more): ", "10");
-    step(p, "Your choice? [1/2/3/4/5]: ", "1");
-    for (i, q) in TEN.iter().enumerate() {
-        step(p, &format!("Query {}: ", i + 1), q);
-    }
-    step(p, "Query 11: ", "");
-    step(p, "Your choice? [1/2/3/4]: ", "1");
-    step(p, "Your choice? [1/2/3]: ", "1");
+fn create_pty(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> PtySession {
+    evals_pty(dir, &[&["create"], args].concat(), env)
 }
 
 /// Issue 38: a typo at a menu or a yes/no question took a default or
@@ -89,7 +25,7 @@ fn first_steps(p: &mut rexpect::session::PtySession, domain: &str) {
 #[test]
 fn on_a_terminal_a_wrong_answer_is_asked_again() {
     let dir = scratch("create-typos");
-    let mut p = pty(&dir, &[], &[]);
+    let mut p = create_pty(&dir, &[], &[]);
     step(&mut p, "Domain: ", "support desk");
     step(&mut p, "Select types (comma-separated): ", "9");
     step(&mut p, "expected factual, analytical", "1,3");
@@ -99,7 +35,7 @@ fn on_a_terminal_a_wrong_answer_is_asked_again() {
     step(&mut p, "expected a number of 10 or more", "10");
     step(&mut p, "Your choice? [1/2/3/4/5]: ", "6");
     step(&mut p, "expected 1, 2, 3, 4 or 5", "1");
-    for (i, q) in TEN.iter().enumerate() {
+    for (i, q) in TEN_QUESTIONS.iter().enumerate() {
         step(&mut p, &format!("Query {}: ", i + 1), q);
     }
     step(&mut p, "Query 11: ", "");
@@ -173,8 +109,8 @@ fn on_a_terminal_a_wrong_answer_is_asked_again() {
 #[test]
 fn the_end_of_input_keeps_a_draft_and_resume_finishes_it() {
     let dir = scratch("create-resume");
-    let mut p = pty(&dir, &[], &[]);
-    first_steps(&mut p, "billing");
+    let mut p = create_pty(&dir, &[], &[]);
+    first_steps(&mut p, "1", "billing");
     step(&mut p, "(comma-separated, empty for none): ", "");
     for i in 1..=4 {
         answer_pair(
@@ -197,7 +133,7 @@ fn the_end_of_input_keeps_a_draft_and_resume_finishes_it() {
     assert!(kept.contains("choose option 4"), "{kept}");
     assert!(!dir.join("data/eval/billing-eval-dataset-v1.jsonl").exists());
 
-    let mut p = pty(&dir, &["--resume", "--fix"], &[]);
+    let mut p = create_pty(&dir, &["--resume", "--fix"], &[]);
     p.exp_string("resuming from").expect("the draft taken");
     for i in 5..=10 {
         answer_pair(
@@ -225,7 +161,7 @@ fn the_end_of_input_keeps_a_draft_and_resume_finishes_it() {
     let rs = records(&dir.join("data/eval/billing-eval-dataset-v1.jsonl"));
     assert_eq!(rs.len(), 10);
     for (i, r) in rs.iter().enumerate() {
-        assert_eq!(r["query"], TEN[i]);
+        assert_eq!(r["query"], TEN_QUESTIONS[i]);
         assert!(
             r["ground_truth"]
                 .as_str()
@@ -239,7 +175,7 @@ fn the_end_of_input_keeps_a_draft_and_resume_finishes_it() {
 
 /// Ten pairs with nothing for validation to call an error.
 fn golden_file(dir: &Path) {
-    let lines: Vec<String> = TEN
+    let lines: Vec<String> = TEN_QUESTIONS
         .iter()
         .enumerate()
         .map(|(i, q)| {
@@ -261,7 +197,7 @@ fn on_a_terminal_step_7_is_asked_and_prints_the_dataset_url() {
     let dir = scratch("create-upload-asked");
     golden_file(&dir);
     let langsmith = mock(200);
-    let mut p = pty(
+    let mut p = create_pty(
         &dir,
         &[
             "--domain",
@@ -542,7 +478,7 @@ fn on_a_terminal_step_2_asks_the_generation_model_and_queries_per_document() {
     let judge = eval_examples::judge::spawn(eval_examples::judge::JudgeConfig::default()).unwrap();
     let judge_url = format!("{}/v1", judge.url());
     let dir = inputs("create-generation-asked");
-    let mut p = pty(
+    let mut p = create_pty(
         &dir,
         &[
             "--domain",
@@ -618,8 +554,8 @@ fn upload_without_a_key_and_resume_without_a_draft_are_refused() {
 #[test]
 fn a_kill_mid_annotation_keeps_the_pairs_answered_so_far() {
     let dir = scratch("create-killed");
-    let mut p = pty(&dir, &[], &[]);
-    first_steps(&mut p, "killed");
+    let mut p = create_pty(&dir, &[], &[]);
+    first_steps(&mut p, "1", "killed");
     step(&mut p, "(comma-separated, empty for none): ", "");
     for i in 1..=3 {
         answer_pair(

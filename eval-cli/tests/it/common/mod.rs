@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod loopback;
+pub mod terminal;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
