@@ -376,46 +376,35 @@ impl Reading<'_> {
 
     /// `max_samples`: 1 or more.
     fn max_samples(&mut self, max: Option<&Spanned<i64>>) -> Option<usize> {
-        match max {
-            None => None,
-            Some(m) if m.value >= 1 => Some(m.value as usize),
-            Some(m) => {
-                let p = self
-                    .at(
-                        m.referenced.line() as usize,
-                        format!(
-                            "`max_samples: {}`: expected a whole number of samples, 1 or more",
-                            m.value
-                        ),
-                    )
-                    .field("max_samples");
-                self.problems.push(p);
-                None
-            }
-        }
+        let expected = "a whole number of samples, 1 or more";
+        self.whole("max_samples", max, 1..=i64::MAX, expected)
+            .map(|m| m as usize)
     }
 
     /// `num_runs`: 1 to [`MAX_REPEAT`].
     fn repeat(&mut self, runs: Option<&Spanned<i64>>) -> crate::Repeat {
-        match runs {
-            None => crate::Repeat::default(),
-            Some(n) if (1..=i64::from(MAX_REPEAT)).contains(&n.value) => {
-                crate::Repeat::Runs(n.value as u32)
-            }
-            Some(n) => {
-                let p = self
-                    .at(
-                        n.referenced.line() as usize,
-                        format!(
-                            "`num_runs: {}`: expected 1 to {MAX_REPEAT} runs per sample",
-                            n.value
-                        ),
-                    )
-                    .field("num_runs");
-                self.problems.push(p);
-                crate::Repeat::default()
-            }
+        let expected = format!("1 to {MAX_REPEAT} runs per sample");
+        self.whole("num_runs", runs, 1..=i64::from(MAX_REPEAT), &expected)
+            .map_or_else(crate::Repeat::default, |n| crate::Repeat::Runs(n as u32))
+    }
+
+    /// The whole number `field` holds when it lies in `range`; outside it, a
+    /// problem at its line saying what was `expected`.
+    fn whole(
+        &mut self,
+        field: &str,
+        value: Option<&Spanned<i64>>,
+        range: std::ops::RangeInclusive<i64>,
+        expected: &str,
+    ) -> Option<i64> {
+        let v = value?;
+        if range.contains(&v.value) {
+            return Some(v.value);
         }
+        let message = format!("`{field}: {}`: expected {expected}", v.value);
+        let p = self.at(v.referenced.line() as usize, message).field(field);
+        self.problems.push(p);
+        None
     }
 
     /// `graders` (or one `grader`): each a metric named by its key. Returns
